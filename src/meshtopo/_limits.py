@@ -1,0 +1,62 @@
+"""The limit on sizes taken from input, checked before anything is allocated.
+
+Every count that comes from text or from a caller (devices in a tile, ids in a group list,
+replicas x partitions) passes through ``check_size`` first, so ``[1000000000,1000000000]<=[...]``
+is refused at once instead of exhausting memory. The default is 2**26 devices.
+
+>>> with device_limit(16):
+...     check_size(32, "the tile [4,8]")
+Traceback (most recent call last):
+...
+meshtopo._errors.LimitError: the tile [4,8] has 32 elements, more than the device limit of 16; raise it with meshtopo.set_device_limit(n) or meshtopo.device_limit(n)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterable, Iterator
+
+from ._errors import LimitError
+
+DEFAULT_DEVICE_LIMIT = 2**26
+_device_limit = DEFAULT_DEVICE_LIMIT
+
+
+def get_device_limit() -> int:
+    """The largest number of devices (elements) an input may ask for."""
+    return _device_limit
+
+
+def set_device_limit(limit: int) -> None:
+    """Set the device limit for the whole process; ``limit`` must be a positive int."""
+    global _device_limit
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise LimitError(f"device limit must be a positive int, got {limit!r}")
+    _device_limit = limit
+
+
+@contextlib.contextmanager
+def device_limit(limit: int) -> Iterator[None]:
+    """Use ``limit`` as the device limit inside a ``with`` block, restoring the old one after."""
+    previous = _device_limit
+    set_device_limit(limit)
+    try:
+        yield
+    finally:
+        set_device_limit(previous)
+
+
+def check_size(count: int, what: str) -> int:
+    """Return ``count`` if it is within the device limit, else raise ``LimitError`` naming ``what``."""
+    if count > _device_limit:
+        raise LimitError(
+            f"{what} has {count} elements, more than the device limit of {_device_limit}; "
+            "raise it with meshtopo.set_device_limit(n) or meshtopo.device_limit(n)"
+        )
+    return count
+
+
+def checked_product(sizes: Iterable[int], what: str) -> int:
+    """The product of ``sizes`` as a Python int, refused with ``LimitError`` past the limit."""
+    return check_size(math.prod(sizes), what)
