@@ -1,0 +1,1 @@
+"""Oracle tests: meshtopo's groups checked against XLA by executing programs on CPU devices."""
