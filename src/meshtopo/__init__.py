@@ -1,1 +1,44 @@
-"""meshtopo."""
+"""meshtopo: XLA's collective topology math, exactly.
+
+Layers, in the order data flows (a module imports only modules above it in this list):
+
+- math: ``_text``, ``_iota``, ``_mesh``, ``_device_list``, ``_modes``, ``_placement``,
+  ``_pairs`` (with ``_errors`` and ``_limits`` beneath everything);
+- ``hlo``: HLO text to a module model, XLA's verifier checks;
+- ``neuron``: Neuron's 3-D rank model;
+- front ends: ``cli``, ``explore``.
+
+>>> import meshtopo as mt
+>>> mt.Mesh({"data": 2, "model": 4}).replica_groups(over="data").replica_groups
+[[0, 4], [1, 5], [2, 6], [3, 7]]
+"""
+
+from ._device_list import CollectiveDeviceList as CollectiveDeviceList
+from ._errors import HloParseError as HloParseError
+from ._errors import InternalError as InternalError
+from ._errors import InvalidArgumentError as InvalidArgumentError
+from ._errors import LimitError as LimitError
+from ._errors import MeshtopoError as MeshtopoError
+from ._iota import IotaReplicaGroupList as IotaReplicaGroupList
+from ._iota import IotaTileAssignment as IotaTileAssignment
+from ._limits import DEFAULT_DEVICE_LIMIT as DEFAULT_DEVICE_LIMIT
+from ._limits import device_limit as device_limit
+from ._limits import get_device_limit as get_device_limit
+from ._limits import set_device_limit as set_device_limit
+from ._mesh import Mesh as Mesh
+from ._mesh import MeshAxesReplicaGroupList as MeshAxesReplicaGroupList
+from ._mesh import SubAxis as SubAxis
+from ._modes import CollectiveOpGroupMode as CollectiveOpGroupMode
+from ._modes import group_mode as group_mode
+from ._modes import group_mode_for_opcode as group_mode_for_opcode
+from ._placement import DeviceAssignment as DeviceAssignment
+from ._placement import flattened_id_groups as flattened_id_groups
+from ._placement import participant_counts as participant_counts
+from ._placement import participating_device_groups as participating_device_groups
+from ._placement import participating_device_groups_array as participating_device_groups_array
+from ._placement import participating_devices as participating_devices
+from ._placement import participating_ids as participating_ids
+from ._placement import replica_group_count_and_size as replica_group_count_and_size
+from ._placement import subgroup_size as subgroup_size
+
+__version__ = "0.1.0"

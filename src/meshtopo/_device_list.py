@@ -1,0 +1,340 @@
+"""``CollectiveDeviceList``: a collective's replica groups in any of XLA's three encodings.
+
+The list holds explicit groups (``{{0,1},{2,3}}``), an iota list (``[2,2]<=[4]``) or mesh axes
+(``mesh['x'=2,'y'=2] {'y'}``). The explicit groups of a compact form are expanded on first use
+and cached; equality and hashing compare the expanded groups, so the same groups in two
+encodings are equal, as in XLA.
+
+>>> d = CollectiveDeviceList.parse("{{0,4},{1,5},{2,6},{3,7}}")
+>>> d.compact()
+CollectiveDeviceList('[4,2]<=[2,4]T(1,0)')
+>>> d == CollectiveDeviceList.parse("mesh['data'=2,'model'=4] {'data'}")
+True
+>>> CollectiveDeviceList.parse("[2,10]<=[4,5]T(1,0)").to_text(full=True)
+'{{0,5,10,15,1,6,11,16,2,7},{12,17,3,8,13,18,4,9,14,19}}'
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._errors import InvalidArgumentError
+from ._iota import IotaReplicaGroupList, find_iota, read_iota
+from ._limits import check_size
+from ._mesh import MeshAxesReplicaGroupList, read_mesh_axes
+from ._text import Scanner
+
+# An explicit list of int lists with numbers of at most 18 digits (so they fit in int64).
+_GROUP = r"\{\s*(?:-?\d{1,18}\s*(?:,\s*-?\d{1,18}\s*)*)?\}"
+_EXPLICIT = re.compile(rf"\{{\s*(?:{_GROUP}\s*(?:,\s*{_GROUP}\s*)*)?\}}\s*\Z")
+_GROUP_BODY = re.compile(r"\{([^{}]*)\}")
+_DIGITS = re.compile(r"\d+")
+
+
+class CollectiveDeviceList:
+    """Replica groups as written on a collective: explicit, iota or mesh-axes.
+
+    Construct from a list of int lists (ragged allowed), a 2-D int array, an
+    ``IotaReplicaGroupList``, a ``MeshAxesReplicaGroupList`` or another device list;
+    ``CollectiveDeviceList.parse`` reads XLA's text in any encoding.
+    """
+
+    def __init__(self, groups: object = ()) -> None:
+        self._iota: IotaReplicaGroupList | None = None
+        self._mesh_axes: MeshAxesReplicaGroupList | None = None
+        self._flat: np.ndarray | None = None
+        self._sizes: np.ndarray | None = None
+        if isinstance(groups, CollectiveDeviceList):
+            self._iota, self._mesh_axes = groups._iota, groups._mesh_axes
+            self._flat, self._sizes = groups._flat, groups._sizes
+        elif isinstance(groups, IotaReplicaGroupList):
+            self._iota = groups
+        elif isinstance(groups, MeshAxesReplicaGroupList):
+            self._mesh_axes = groups
+        else:
+            self._flat, self._sizes = _explicit_arrays(groups)
+
+    @classmethod
+    def parse(cls, text: str, line: int = 1, column: int = 1) -> CollectiveDeviceList:
+        """Read XLA's text for replica groups in any of the three encodings.
+
+        ``line``/``column`` locate ``text`` in a larger input so that an ``HloParseError``
+        points into that input.
+        """
+        stripped = text.strip()
+        if stripped.startswith("{") and _EXPLICIT.match(stripped):
+            return cls._from_explicit_text(stripped)
+        scanner = Scanner(text, "replica groups", line, column)
+        if scanner.peek("{"):
+            result = cls(_read_explicit(scanner))
+        elif scanner.peek("["):
+            result = cls(IotaReplicaGroupList.from_tile(read_iota(scanner, tile_rank=2)))
+        elif scanner.peek("mesh"):
+            result = cls(read_mesh_axes(scanner))
+        else:
+            raise scanner.error(
+                f"expected '{{', '[' or 'mesh' to start replica groups but found {scanner.describe_next()}"
+            )
+        scanner.finish()
+        return result
+
+    @classmethod
+    def _from_explicit_text(cls, text: str) -> CollectiveDeviceList:
+        """Fast path for well-formed explicit text: one regex check, then numpy conversion."""
+        bodies = _GROUP_BODY.findall(text[1:-1] if text.endswith("}") else text)
+        sizes = np.fromiter(
+            (body.count(",") + 1 if _DIGITS.search(body) else 0 for body in bodies),
+            dtype=np.int64,
+            count=len(bodies),
+        )
+        total = check_size(int(sizes.sum()), "the replica groups")
+        joined = ",".join(body for body, size in zip(bodies, sizes, strict=True) if size)
+        flat = np.array(joined.split(","), dtype=np.int64) if total else np.empty(0, np.int64)
+        return cls.from_flat(flat, sizes)
+
+    @classmethod
+    def from_flat(cls, flat: np.ndarray, sizes: np.ndarray) -> CollectiveDeviceList:
+        """Explicit groups from all ids concatenated (int64) and each group's size."""
+        flat = np.asarray(flat, dtype=np.int64).reshape(-1)
+        sizes = np.asarray(sizes, dtype=np.int64).reshape(-1)
+        if (sizes < 0).any() or int(sizes.sum()) != flat.size:
+            raise InvalidArgumentError(
+                f"group sizes {sizes.tolist()} do not add up to the {flat.size} ids given"
+            )
+        result = cls.__new__(cls)
+        result._iota = result._mesh_axes = None
+        result._flat, result._sizes = flat, sizes
+        return result
+
+    # ---- what the list holds ------------------------------------------------------------
+
+    @property
+    def iota(self) -> IotaReplicaGroupList | None:
+        """The iota list this device list holds, or None for explicit and mesh-axes lists."""
+        return self._iota
+
+    @property
+    def mesh_axes(self) -> MeshAxesReplicaGroupList | None:
+        """The mesh-axes list this device list holds, or None."""
+        return self._mesh_axes
+
+    @property
+    def encoding(self) -> str:
+        """"explicit", "iota" or "mesh_axes": which text form ``str()`` prints."""
+        if self._iota is not None:
+            return "iota"
+        if self._mesh_axes is not None:
+            return "mesh_axes"
+        return "explicit"
+
+    @property
+    def num_replica_groups(self) -> int:
+        """The number of groups."""
+        if self._iota is not None:
+            return self._iota.num_replica_groups
+        if self._mesh_axes is not None:
+            return self._mesh_axes.num_replica_groups
+        return int(self._expanded[1].size)
+
+    @property
+    def num_devices_per_group(self) -> int:
+        """The size of the first group (0 for an empty list), as XLA reports it."""
+        if self._iota is not None:
+            return self._iota.num_devices_per_group
+        if self._mesh_axes is not None:
+            return self._mesh_axes.num_devices_per_group
+        sizes = self._expanded[1]
+        return int(sizes[0]) if sizes.size else 0
+
+    @property
+    def is_empty(self) -> bool:
+        """True for ``{}``: no groups written, which means "everyone" in most modes."""
+        return self.num_replica_groups == 0
+
+    def __len__(self) -> int:
+        return self.num_replica_groups
+
+    # ---- expanded views -----------------------------------------------------------------
+
+    @functools.cached_property
+    def _expanded(self) -> tuple[np.ndarray, np.ndarray]:
+        """(all ids concatenated, group sizes): computed once, then shared."""
+        if self._flat is not None and self._sizes is not None:
+            return self._flat, self._sizes
+        compact = self._iota if self._iota is not None else self._mesh_axes
+        assert compact is not None
+        check_size(compact.num_replica_groups * compact.num_devices_per_group, f"the replica groups {self}")
+        array = compact.to_array()
+        flat = np.ascontiguousarray(array).reshape(-1)
+        flat.setflags(write=False)
+        sizes = np.full(compact.num_replica_groups, compact.num_devices_per_group, dtype=np.int64)
+        return flat, sizes
+
+    @property
+    def group_sizes(self) -> np.ndarray:
+        """The size of every group (int64, one entry per group)."""
+        return self._expanded[1]
+
+    @property
+    def is_uniform(self) -> bool:
+        """True when every group has the same size (always for iota and mesh-axes lists)."""
+        sizes = self._expanded[1] if self.encoding == "explicit" else None
+        return sizes is None or sizes.size == 0 or bool((sizes == sizes[0]).all())
+
+    def flattened_replica_groups(self) -> np.ndarray:
+        """All groups concatenated, group-major and rank-minor (read-only 1-D int64)."""
+        flat = self._expanded[0]
+        flat.setflags(write=False)
+        return flat
+
+    def to_array(self) -> np.ndarray:
+        """The groups as a read-only ``[num_replica_groups, num_devices_per_group]`` array.
+
+        Ragged explicit lists have no such array and raise ``InvalidArgumentError``.
+        """
+        if not self.is_uniform:
+            raise InvalidArgumentError(
+                f"replica groups {self} have different sizes {self.group_sizes.tolist()}; "
+                "use .replica_groups for ragged lists"
+            )
+        return self.flattened_replica_groups().reshape(self.num_replica_groups, -1)
+
+    @functools.cached_property
+    def replica_groups(self) -> list[list[int]]:
+        """The groups as lists of ints, expanded on first use and cached."""
+        flat, sizes = self._expanded
+        if sizes.size == 0:
+            return []
+        if self.is_uniform:
+            return flat.reshape(sizes.size, -1).tolist()
+        return [part.tolist() for part in np.split(flat, np.cumsum(sizes)[:-1])]
+
+    def group_of(self, device_ids: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        """(group index, rank in group) of each id; -1 where an id is in no group.
+
+        Iota lists answer by stride arithmetic without expanding. An id listed twice reports
+        its first place.
+        """
+        ids = np.asarray(device_ids, dtype=np.int64)
+        if self._iota is not None:
+            inside = (ids >= 0) & (ids < self._iota.num_devices)
+            group, rank = self._iota.group_of(np.where(inside, ids, 0))
+            return np.where(inside, group, -1), np.where(inside, rank, -1)
+        flat, sizes = self._expanded
+        if flat.size == 0:
+            missing = np.full(ids.shape, -1, dtype=np.int64)
+            return missing, missing.copy()
+        groups = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+        ranks = np.arange(flat.size, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        order = np.argsort(flat, kind="stable")
+        where = np.minimum(np.searchsorted(flat[order], ids), flat.size - 1)
+        position = order[where]
+        found = flat[position] == ids
+        return np.where(found, groups[position], -1), np.where(found, ranks[position], -1)
+
+    # ---- conversions --------------------------------------------------------------------
+
+    def compact(self) -> CollectiveDeviceList:
+        """The same groups in iota form where one exists, else this list unchanged.
+
+        Linear in the number of ids (see ``find_iota``); mesh-axes lists convert through
+        their device order when it is an iota.
+        """
+        if self._iota is not None:
+            return self
+        if self._mesh_axes is not None:
+            iota = self._mesh_axes.to_iota()
+            return CollectiveDeviceList(iota) if iota is not None else self
+        if not self.is_uniform or self.num_replica_groups == 0 or self.num_devices_per_group == 0:
+            return self
+        found = find_iota(self._expanded[0])
+        if found is None:
+            return self
+        return CollectiveDeviceList(
+            IotaReplicaGroupList(self.num_replica_groups, self.num_devices_per_group, *found)
+        )
+
+    def to_explicit(self) -> CollectiveDeviceList:
+        """The same groups in explicit form."""
+        return CollectiveDeviceList.from_flat(*self._expanded)
+
+    def to_text(self, full: bool = False) -> str:
+        """XLA's text for the held form; ``full=True`` always prints the explicit groups."""
+        if not full and self._iota is not None:
+            return str(self._iota)
+        if not full and self._mesh_axes is not None:
+            return str(self._mesh_axes)
+        return "{" + ",".join("{" + ",".join(map(str, g)) + "}" for g in self.replica_groups) + "}"
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def __repr__(self) -> str:
+        return f"CollectiveDeviceList({self.to_text()!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, list | tuple):
+            other = CollectiveDeviceList(other)
+        if not isinstance(other, CollectiveDeviceList):
+            return NotImplemented
+        if self._iota is not None and other._iota is not None:
+            return self._iota == other._iota
+        (a_flat, a_sizes), (b_flat, b_sizes) = self._expanded, other._expanded
+        return bool(np.array_equal(a_sizes, b_sizes) and np.array_equal(a_flat, b_flat))
+
+    def __hash__(self) -> int:
+        flat, sizes = self._expanded
+        return hash((flat.tobytes(), sizes.tobytes()))
+
+
+def _explicit_arrays(groups: object) -> tuple[np.ndarray, np.ndarray]:
+    """(flat ids, sizes) from a list of int lists or a 2-D int array, validated."""
+    if isinstance(groups, np.ndarray):
+        if groups.ndim != 2 or not np.issubdtype(groups.dtype, np.integer):
+            raise InvalidArgumentError(
+                f"replica groups as an array must be 2-D ints, got shape {list(groups.shape)} "
+                f"of {groups.dtype}"
+            )
+        check_size(int(groups.size), "the replica groups")
+        flat = groups.astype(np.int64).reshape(-1)
+        return flat, np.full(groups.shape[0], groups.shape[1], dtype=np.int64)
+    if isinstance(groups, str | bytes) or not hasattr(groups, "__iter__"):
+        raise InvalidArgumentError(
+            f"replica groups must be a list of int lists, got {groups!r}; "
+            "use CollectiveDeviceList.parse for text"
+        )
+    sizes, parts = [], []
+    for group in groups:  # type: ignore[attr-defined,unused-ignore]
+        if isinstance(group, str | bytes) or not hasattr(group, "__iter__"):
+            raise InvalidArgumentError(f"each replica group must be a list of ints, got {group!r}")
+        ids = list(group)
+        for value in ids:
+            if isinstance(value, bool) or not isinstance(value, int | np.integer):
+                raise InvalidArgumentError(f"replica group {ids!r} must hold ints, got {value!r}")
+        sizes.append(len(ids))
+        check_size(sum(sizes), "the replica groups")
+        parts.append(ids)
+    flat = np.array([v for ids in parts for v in ids], dtype=np.int64) if parts else np.empty(0, np.int64)
+    return flat, np.array(sizes, dtype=np.int64)
+
+
+def _read_explicit(scanner: Scanner) -> list[list[int]]:
+    """Read ``{{a,b},{c}}`` with exact error positions (the slow path for unusual text)."""
+    scanner.expect("{")
+    groups: list[list[int]] = []
+    total = 0
+    if scanner.accept("}"):
+        return groups
+    while True:
+        if not scanner.peek("{"):
+            raise scanner.error(f"expected '{{' to start a replica group but found {scanner.describe_next()}")
+        groups.append(scanner.integer_list("{", "}"))
+        total += len(groups[-1])
+        check_size(total, "the replica groups")
+        if scanner.accept("}"):
+            return groups
+        scanner.expect(",")
