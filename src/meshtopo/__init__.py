@@ -31,6 +31,13 @@ from ._mesh import SubAxis as SubAxis
 from ._modes import CollectiveOpGroupMode as CollectiveOpGroupMode
 from ._modes import group_mode as group_mode
 from ._modes import group_mode_for_opcode as group_mode_for_opcode
+from ._pairs import cycle_type as cycle_type
+from ._pairs import has_cycles as has_cycles
+from ._pairs import is_backward_cycle as is_backward_cycle
+from ._pairs import is_forward_cycle as is_forward_cycle
+from ._pairs import pair_problems as pair_problems
+from ._pairs import participating_device_pairs as participating_device_pairs
+from ._pairs import split_edges as split_edges
 from ._placement import DeviceAssignment as DeviceAssignment
 from ._placement import flattened_id_groups as flattened_id_groups
 from ._placement import participant_counts as participant_counts

@@ -124,7 +124,7 @@ class CollectiveDeviceList:
 
     @property
     def encoding(self) -> str:
-        """"explicit", "iota" or "mesh_axes": which text form ``str()`` prints."""
+        """ "explicit", "iota" or "mesh_axes": which text form ``str()`` prints."""
         if self._iota is not None:
             return "iota"
         if self._mesh_axes is not None:
@@ -167,7 +167,9 @@ class CollectiveDeviceList:
             return self._flat, self._sizes
         compact = self._iota if self._iota is not None else self._mesh_axes
         assert compact is not None
-        check_size(compact.num_replica_groups * compact.num_devices_per_group, f"the replica groups {self}")
+        check_size(
+            compact.num_replica_groups * compact.num_devices_per_group, f"the replica groups {self}"
+        )
         array = compact.to_array()
         flat = np.ascontiguousarray(array).reshape(-1)
         flat.setflags(write=False)
@@ -318,7 +320,11 @@ def _explicit_arrays(groups: object) -> tuple[np.ndarray, np.ndarray]:
         sizes.append(len(ids))
         check_size(sum(sizes), "the replica groups")
         parts.append(ids)
-    flat = np.array([v for ids in parts for v in ids], dtype=np.int64) if parts else np.empty(0, np.int64)
+    flat = (
+        np.array([v for ids in parts for v in ids], dtype=np.int64)
+        if parts
+        else np.empty(0, np.int64)
+    )
     return flat, np.array(sizes, dtype=np.int64)
 
 
@@ -331,7 +337,9 @@ def _read_explicit(scanner: Scanner) -> list[list[int]]:
         return groups
     while True:
         if not scanner.peek("{"):
-            raise scanner.error(f"expected '{{' to start a replica group but found {scanner.describe_next()}")
+            raise scanner.error(
+                f"expected '{{' to start a replica group but found {scanner.describe_next()}"
+            )
         groups.append(scanner.integer_list("{", "}"))
         total += len(groups[-1])
         check_size(total, "the replica groups")

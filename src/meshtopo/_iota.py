@@ -262,9 +262,7 @@ def read_iota(scanner: Scanner, tile_rank: int | None = None) -> IotaTileAssignm
     start = scanner.pos
     dims = scanner.integer_list("[", "]", minimum=0)
     if tile_rank is not None and len(dims) != tile_rank:
-        raise scanner.error(
-            f"expected {tile_rank} tile dims but found {len(dims)} ({dims})", start
-        )
+        raise scanner.error(f"expected {tile_rank} tile dims but found {len(dims)} ({dims})", start)
     checked_product(dims, f"the tile {dims}")
     scanner.expect("<=")
     reshape_start = scanner.pos
@@ -399,7 +397,9 @@ def _regroup_transpose(
             found = candidate(target, index)
         if target != 1:
             return None
-    flat_perm = [f for axis in perm if one_to_non_one[axis] >= 0 for f in groups[one_to_non_one[axis]]]
+    flat_perm = [
+        f for axis in perm if one_to_non_one[axis] >= 0 for f in groups[one_to_non_one[axis]]
+    ]
     if len(flat_perm) != len(factor_perm):
         return None
     return IotaTileAssignment(new_dims, factors, flat_perm)

@@ -119,9 +119,13 @@ class Mesh:
                 raise InvalidArgumentError(f"mesh axes must be (name, size) pairs, got {item!r}")
             name, size = item
             if not isinstance(name, str) or not name or any(c in name for c in "'\":=,{}[]()"):
-                raise InvalidArgumentError(f"mesh axis name {name!r} must be a plain non-empty name")
+                raise InvalidArgumentError(
+                    f"mesh axis name {name!r} must be a plain non-empty name"
+                )
             if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 1:
-                raise InvalidArgumentError(f"mesh axis {name!r} must have a positive int size, got {size!r}")
+                raise InvalidArgumentError(
+                    f"mesh axis {name!r} must have a positive int size, got {size!r}"
+                )
             names.append(name)
             sizes.append(int(size))
         if len(set(names)) != len(names):
@@ -145,7 +149,9 @@ class Mesh:
                 )
             array = array.astype(np.int64).reshape(-1)
             if (array < 0).any():
-                raise InvalidArgumentError(f"mesh device ids must be non-negative, got {array.min()}")
+                raise InvalidArgumentError(
+                    f"mesh device ids must be non-negative, got {array.min()}"
+                )
             if np.unique(array).size != array.size:
                 raise InvalidArgumentError("mesh device ids must be distinct")
         array = array.reshape(sizes)
@@ -192,7 +198,11 @@ class Mesh:
         return self._sizes[self._names.index(name)]
 
     def _axes_text(self) -> str:
-        return "[" + ",".join(f"{_quote(n)}={s}" for n, s in zip(self._names, self._sizes, strict=True)) + "]"
+        return (
+            "["
+            + ",".join(f"{_quote(n)}={s}" for n, s in zip(self._names, self._sizes, strict=True))
+            + "]"
+        )
 
     def __str__(self) -> str:
         text = "mesh" + self._axes_text()
@@ -249,7 +259,9 @@ class Mesh:
         """
         from ._device_list import CollectiveDeviceList
 
-        device_list = groups if isinstance(groups, CollectiveDeviceList) else CollectiveDeviceList(groups)
+        device_list = (
+            groups if isinstance(groups, CollectiveDeviceList) else CollectiveDeviceList(groups)
+        )
         if not device_list.is_uniform or device_list.num_replica_groups == 0:
             return None
         first = device_list.to_array()[0]
@@ -260,11 +272,17 @@ class Mesh:
         if not np.array_equal(self._devices.reshape(-1)[positions], first):
             return None
         coords = np.stack(np.unravel_index(positions, self._sizes), axis=1)
-        varying = [axis for axis in range(len(self._sizes)) if (coords[:, axis] != coords[0, axis]).any()]
-        first_change = {axis: int(np.argmax(coords[:, axis] != coords[0, axis])) for axis in varying}
+        varying = [
+            axis for axis in range(len(self._sizes)) if (coords[:, axis] != coords[0, axis]).any()
+        ]
+        first_change = {
+            axis: int(np.argmax(coords[:, axis] != coords[0, axis])) for axis in varying
+        }
         axes = tuple(self._names[axis] for axis in sorted(varying, key=lambda a: -first_change[a]))
         candidate = self.group_array(axes) if axes else self._devices.reshape(-1, 1)
-        if candidate.shape == device_list.to_array().shape and np.array_equal(candidate, device_list.to_array()):
+        if candidate.shape == device_list.to_array().shape and np.array_equal(
+            candidate, device_list.to_array()
+        ):
             return axes
         return None
 
@@ -351,7 +369,8 @@ class MeshAxesReplicaGroupList:
     def num_devices_per_group(self) -> int:
         """The product of the spanned (sub-)axis sizes."""
         return math.prod(
-            axis.size if isinstance(axis, SubAxis) else self.mesh.axis_size(axis) for axis in self.axes
+            axis.size if isinstance(axis, SubAxis) else self.mesh.axis_size(axis)
+            for axis in self.axes
         )
 
     @property
@@ -424,7 +443,9 @@ def read_mesh_axes(scanner: Scanner) -> MeshAxesReplicaGroupList:
         if scanner.peek("["):
             reshape, perm = read_iota_array(scanner)
             try:
-                tile = IotaTileAssignment(tuple(size for _, size in axes), tuple(reshape), tuple(perm))
+                tile = IotaTileAssignment(
+                    tuple(size for _, size in axes), tuple(reshape), tuple(perm)
+                )
             except InvalidArgumentError as error:
                 raise scanner.error(str(error), devices_start) from None
             devices = tile.to_array()

@@ -38,8 +38,10 @@ class DeviceAssignment:
 
     def __init__(self, table: object) -> None:
         array = np.asarray(table)
-        if array.dtype == object or array.ndim != 2 or not (
-            array.size == 0 or np.issubdtype(array.dtype, np.integer)
+        if (
+            array.dtype == object
+            or array.ndim != 2
+            or not (array.size == 0 or np.issubdtype(array.dtype, np.integer))
         ):
             raise InvalidArgumentError(
                 f"a device assignment must be a 2-D int table [replica][computation], got {table!r}"
@@ -68,7 +70,11 @@ class DeviceAssignment:
         """XLA's default placer (Host, CUDA, ROCm): ``array[r][c] = c * replica_count + r``."""
         _check_counts(replica_count, computation_count)
         checked_product([replica_count, computation_count], "the device assignment")
-        return cls(np.arange(replica_count * computation_count, dtype=np.int64).reshape(computation_count, replica_count).T)
+        return cls(
+            np.arange(replica_count * computation_count, dtype=np.int64)
+            .reshape(computation_count, replica_count)
+            .T
+        )
 
     @classmethod
     def row_major(cls, replica_count: int, computation_count: int) -> DeviceAssignment:
@@ -76,7 +82,11 @@ class DeviceAssignment:
         where device ids equal flattened ids."""
         _check_counts(replica_count, computation_count)
         checked_product([replica_count, computation_count], "the device assignment")
-        return cls(np.arange(replica_count * computation_count, dtype=np.int64).reshape(replica_count, computation_count))
+        return cls(
+            np.arange(replica_count * computation_count, dtype=np.int64).reshape(
+                replica_count, computation_count
+            )
+        )
 
     @property
     def array(self) -> np.ndarray:
@@ -205,7 +215,11 @@ def _spread(values: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarr
         return flat, np.full(groups * count, size, dtype=np.int64)
     group_of = np.repeat(np.arange(sizes.size), sizes)
     rank = np.arange(group_of.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    keys = (np.repeat(rank, count), np.tile(np.arange(count), group_of.size), np.repeat(group_of, count))
+    keys = (
+        np.repeat(rank, count),
+        np.tile(np.arange(count), group_of.size),
+        np.repeat(group_of, count),
+    )
     return values.reshape(-1)[np.lexsort(keys)], np.repeat(sizes, count)
 
 
