@@ -411,19 +411,26 @@ def measure_in_subprocess(
     axes, device_ids, perm) in one fresh interpreter with ``device_count`` CPU devices.
     Returns the measurements in case order. Raises ``RuntimeError`` with the child's stderr
     when it fails, and ``subprocess.TimeoutExpired`` after ``timeout`` seconds."""
+    payload = [_case_json(c) for c in cases]
+    return [Measurement.from_json(m) for m in run_child("_measure", payload, device_count, timeout)]
+
+
+def run_child(module: str, payload: Any, device_count: int, timeout: float) -> Any:
+    """Run ``<this package>.<module>.main()`` in a fresh interpreter with ``device_count``
+    CPU devices, JSON ``payload`` on its stdin; return its JSON stdout. A crash or non-zero
+    exit is a ``RuntimeError`` carrying the child's stderr; a hang ends after ``timeout``."""
     env = dict(os.environ)
     flags = [f for f in env.get("XLA_FLAGS", "").split() if "device_count" not in f]
     env["XLA_FLAGS"] = " ".join([*flags, f"--xla_force_host_platform_device_count={device_count}"])
     env["JAX_PLATFORMS"] = "cpu"
-    payload = json.dumps([_case_json(c) for c in cases])
     package_dir = os.path.dirname(os.path.abspath(__file__))
     program = (
         f"import sys; sys.path.insert(0, {os.path.dirname(package_dir)!r}); "
-        f"from {os.path.basename(package_dir)}._measure import main; main()"
+        f"from {os.path.basename(package_dir)}.{module} import main; main()"
     )
     proc = subprocess.run(
         [sys.executable, "-c", program],
-        input=payload,
+        input=json.dumps(payload),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -434,7 +441,7 @@ def measure_in_subprocess(
         raise RuntimeError(
             f"measuring subprocess failed ({proc.returncode}):\n{proc.stderr[-4000:]}"
         )
-    return [Measurement.from_json(m) for m in json.loads(proc.stdout)]
+    return json.loads(proc.stdout)
 
 
 def _case_json(case: Mapping[str, Any]) -> dict[str, Any]:

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ._decode import decode_gathered, decode_pairs, decode_sets
 from ._hlo_text import HloCollective, extract_collectives, header_counts
-from ._measure import _devices_by_id, _jax
+from ._measure import _devices_by_id, _jax, run_child
 
 RAW_OPS = ("all_reduce", "all_gather", "collective_permute")
 
@@ -106,6 +106,26 @@ class RawMeasurement:
     replica_count: int
     num_partitions: int
 
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["collectives"] = [c.to_json() for c in self.collectives]
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RawMeasurement:
+        return cls(
+            op=data["op"],
+            device_assignment=tuple(tuple(int(d) for d in r) for r in data["device_assignment"]),
+            groups=tuple(tuple(int(d) for d in g) for g in data["groups"]),
+            pairs=None
+            if data["pairs"] is None
+            else tuple((int(a), int(b)) for a, b in data["pairs"]),
+            hlo_text=data["hlo_text"],
+            collectives=tuple(HloCollective(**c) for c in data["collectives"]),
+            replica_count=int(data["replica_count"]),
+            num_partitions=int(data["num_partitions"]),
+        )
+
 
 @functools.cache
 def _measure_raw_cached(
@@ -115,6 +135,7 @@ def _measure_raw_cached(
     channel_id: int | None,
     use_global_device_ids: bool,
     group_size: int,
+    pass_assignment: bool,
 ) -> RawMeasurement:
     jax = _jax()
     from jax._src.lib import xla_client as xc
@@ -133,8 +154,10 @@ def _measure_raw_cached(
     options.num_replicas = replicas
     options.num_partitions = partitions
     options.executable_build_options.use_spmd_partitioning = partitions > 1
-    options.device_assignment = xc.DeviceAssignment.create(table)
-    # The executable takes one buffer per (replica, partition), in row-major table order.
+    if pass_assignment:
+        options.device_assignment = xc.DeviceAssignment.create(table)
+    # The executable takes one buffer per (replica, partition), in row-major table order
+    # (when the assignment is not passed, a wrong guess fails with INVALID_ARGUMENT).
     order = [by_id[int(d)] for d in table.flat]
     client = order[0].client
     executable = client.compile_and_load(
@@ -181,6 +204,7 @@ def measure_raw(
     channel_id: int | None = None,
     use_global_device_ids: bool = False,
     group_size: int | None = None,
+    pass_assignment: bool = True,
 ) -> RawMeasurement:
     """Compile and run one collective written in StableHLO, with an explicit device assignment
     (``[replica][partition]`` device ids) and groups as written (or, for
@@ -188,9 +212,51 @@ def measure_raw(
 
     ``channel_id`` and ``use_global_device_ids`` choose the group mode exactly as in HLO.
     ``group_size`` (all_gather only) is the number of devices per resolved group, which sets
-    the output width; default: the size of the first written group. Cached per arguments.
+    the output width; default: the size of the first written group. With
+    ``pass_assignment=False`` the table is not given to XLA, which then places the program
+    itself; the table is the caller's claim of that placement (inputs are laid out by it, and
+    execution fails if XLA placed otherwise). Cached per arguments.
     """
     table = tuple(tuple(int(d) for d in row) for row in np.asarray(device_assignment))
     groups_t = tuple(tuple(int(v) for v in g) for g in groups)
     size = group_size if group_size is not None else (len(groups_t[0]) if groups_t else 1)
-    return _measure_raw_cached(op, table, groups_t, channel_id, use_global_device_ids, size)
+    return _measure_raw_cached(
+        op, table, groups_t, channel_id, use_global_device_ids, size, pass_assignment
+    )
+
+
+def measure_raw_in_subprocess(
+    cases: Sequence[Mapping[str, Any]], device_count: int = 8, timeout: float = 120.0
+) -> list[RawMeasurement]:
+    """Run :func:`measure_raw` for each case (a dict of its arguments) in a fresh interpreter.
+
+    Use this where a wrong guess could crash the process: when XLA is left to place the
+    program (``pass_assignment=False``) and its placement differs from the table given,
+    jaxlib 0.10.2 segfaults rather than raising."""
+    payload = [
+        {
+            "op": c["op"],
+            "device_assignment": np.asarray(c["device_assignment"]).tolist(),
+            "groups": [list(g) for g in c["groups"]],
+            "channel_id": c.get("channel_id"),
+            "use_global_device_ids": bool(c.get("use_global_device_ids", False)),
+            "group_size": c.get("group_size"),
+            "pass_assignment": bool(c.get("pass_assignment", True)),
+        }
+        for c in cases
+    ]
+    return [RawMeasurement.from_json(m) for m in run_child("_raw", payload, device_count, timeout)]
+
+
+def main() -> None:
+    """Subprocess entry point: JSON raw cases on stdin, JSON measurements on stdout."""
+    import json
+    import sys
+
+    results = []
+    for case in json.load(sys.stdin):
+        op = case.pop("op")
+        table = case.pop("device_assignment")
+        groups = case.pop("groups")
+        results.append(measure_raw(op, table, groups, **case).to_json())
+    json.dump(results, sys.stdout)
