@@ -1,0 +1,75 @@
+"""``meshtopo explore``: the local web explorer on 127.0.0.1."""
+
+from __future__ import annotations
+
+import webbrowser
+from pathlib import Path
+
+import click
+
+from .._errors import InvalidArgumentError
+from ..explore import DEFAULT_DEVICE_LIMIT, DEFAULT_MAX_BODY, DEFAULT_PORT, make_server
+
+_MAX_DUMP_BYTES = 64 << 20
+
+
+@click.command("explore")
+@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="Port to listen on; 0 picks a free one.",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind. Only loopback unless you name another one here.",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open the page in a web browser.")
+@click.option(
+    "--device-limit",
+    type=click.IntRange(1),
+    default=DEFAULT_DEVICE_LIMIT,
+    show_default=True,
+    help="Largest grid the page may dial.",
+)
+@click.option(
+    "--max-body",
+    type=click.IntRange(1),
+    default=DEFAULT_MAX_BODY,
+    show_default=True,
+    help="Largest request body in bytes (pasted dumps count).",
+)
+def explore(
+    file: Path | None, port: int, host: str, open_browser: bool, device_limit: int, max_body: int
+) -> None:
+    """Start the explorer: dial a mesh and watch the group arithmetic and the checks.
+
+    FILE, if given, is an HLO text dump opened in the page at start. Everything is served from
+    the package; nothing is fetched from the network. Stop with Ctrl-C.
+    """
+    dump = None
+    if file is not None:
+        size = file.stat().st_size
+        if size > _MAX_DUMP_BYTES:
+            raise InvalidArgumentError(
+                f"{file}: {size} bytes is more than the explorer reads ({_MAX_DUMP_BYTES})"
+            )
+        dump = (file.name, file.read_text(encoding="utf-8", errors="replace"))
+    server = make_server(host, port, max_body=max_body, device_limit=device_limit)
+    server.initial_dump = dump
+    click.echo(f"meshtopo explorer at {server.url}  (Ctrl-C to stop)")
+    if open_browser:
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        click.echo("stopped")
+    finally:
+        server.server_close()
+
+
+COMMANDS: list[click.Command] = [explore]

@@ -1,0 +1,52 @@
+"""The explorer's JSON API, in one screen (the full schema is in docs/explorer-api.md).
+
+``GET  /api/info``    version, limits, the opcodes and the four modes with the fields that
+                      select them.
+``POST /api/groups``  a grid (``replicas`` x ``partitions``, or a named ``mesh``), a
+                      ``device_assignment``, the mode fields (``opcode``, ``channel_id``,
+                      ``use_global_device_ids``) and the written groups (``groups`` text in any
+                      encoding, or ``over`` mesh axes) -> the mode, the device groups, per-cell
+                      arrays, the compact form, the findings, the expansion steps, and the four
+                      modes side by side.
+``POST /api/hlo``     ``{"text": ...}`` -> the module's replica and partition counts, its
+                      collectives (each with a ready ``/api/groups`` body) and verifier findings.
+
+Errors are ``{"error": {"kind", "message", ...}}`` with a 4xx status: 400 for malformed input
+(HLO text errors add ``line`` and ``column``), 404/405 for wrong paths or methods, 411 for
+chunked bodies, 413 for bodies or grids above the limits, 501 for a layer this build lacks.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from typing import Any
+
+import meshtopo as mt
+
+from ._schema import OPCODES
+
+API_VERSION = 1
+
+
+def _version() -> str:
+    try:
+        return metadata.version("meshtopo")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def info_response(device_limit: int, max_body: int) -> dict[str, Any]:
+    """Answer ``GET /api/info``."""
+    selectors: dict[str, dict[str, bool | None]] = {
+        "kCrossReplica": {"channel_id": False, "use_global_device_ids": None},
+        "kCrossPartition": {"channel_id": True, "use_global_device_ids": None},
+        "kCrossReplicaAndPartition": {"channel_id": True, "use_global_device_ids": False},
+        "kFlattenedID": {"channel_id": True, "use_global_device_ids": True},
+    }
+    return {
+        "api_version": API_VERSION,
+        "meshtopo_version": _version(),
+        "limits": {"devices": device_limit, "body_bytes": max_body},
+        "opcodes": list(OPCODES),
+        "modes": [{"name": str(mode), **selectors[str(mode)]} for mode in mt.CollectiveOpGroupMode],
+    }

@@ -1,0 +1,293 @@
+"""``POST /api/groups``: one dialed collective, multiplied out against one grid by the library.
+
+The groups come from the library's own functions (``CollectiveDeviceList.parse``,
+``Mesh.replica_groups``, ``group_mode``/``group_mode_for_opcode``,
+``participating_device_groups``); this module only reshapes their answers for the page:
+per-cell arrays, the compact form, the expansion steps and the four modes side by side.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import meshtopo as mt
+
+from . import _findings
+from ._grid import Grid, build_grid
+from ._schema import OPCODES, Fields, RequestError
+
+GROUP_FIELDS = (
+    "replicas",
+    "partitions",
+    "mesh",
+    "device_assignment",
+    "opcode",
+    "channel_id",
+    "use_global_device_ids",
+    "groups",
+    "over",
+    "include",
+)
+SECTIONS = ("cells", "steps", "modes", "findings")
+
+# The loop XLA's GetParticipatingDevicesGroups runs inside each written group, per mode:
+# (what the inner loop walks, a sentence for the page).
+_LOOPS = {
+    "kCrossReplica": (
+        "partition",
+        "ids are replica ids; each written group is read once per partition p, giving "
+        "[DA[r][p] for r in group]",
+    ),
+    "kCrossPartition": (
+        "replica",
+        "ids are partition ids; each written group is read once per replica r, giving "
+        "[DA[r][p] for p in group]",
+    ),
+    "kCrossReplicaAndPartition": (
+        "none",
+        "ids are replica ids; each written group becomes one device group sweeping every "
+        "partition: [DA[r][q] for r in group for q in 0..P-1]",
+    ),
+    "kFlattenedID": (
+        "none",
+        "ids are flattened ids f = r*P + p; each written group becomes one device group "
+        "[DA[f div P][f mod P] for f in group]",
+    ),
+}
+# The field values that select each mode (channel_id present, use_global_device_ids).
+_MODE_FIELDS = {
+    "kCrossReplica": (False, None),
+    "kCrossPartition": (True, None),
+    "kCrossReplicaAndPartition": (True, False),
+    "kFlattenedID": (True, True),
+}
+
+
+def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
+    """Answer one ``POST /api/groups`` body (see docs/explorer-api.md for the schema)."""
+    fields = Fields(body)
+    fields.check_known(GROUP_FIELDS)
+    include = _include(fields)
+    grid = build_grid(fields, limit)
+    opcode = fields.raw("opcode")
+    if opcode is not None and opcode not in OPCODES:
+        raise RequestError(
+            400, f"field 'opcode' must be null or one of {', '.join(OPCODES)}, got {opcode!r}"
+        )
+    has_channel = fields.boolean("channel_id", False)
+    global_ids = fields.optional_boolean("use_global_device_ids")
+    written = _written_groups(fields, grid, limit)
+
+    mode, mode_json = _mode(opcode, has_channel, global_ids)
+    table = grid.table
+    result: dict[str, Any] = {
+        "grid": grid.to_json(),
+        "mesh": grid.mesh_json(),
+        "device_assignment": grid.assignment_json(),
+        "mode": mode_json,
+        "written_groups": _written_json(written),
+    }
+    groups, error = _expand(written, mode, grid) if mode is not None else (None, None)
+    if error is not None:
+        result["mode"]["expansion_error"] = error
+    result["device_groups"] = None if groups is None else _groups_json(groups)
+    if "cells" in include:
+        result["cells"] = _cells(table, groups)
+    if "steps" in include:
+        result["steps"] = _steps(written, mode, grid, groups)
+    if "modes" in include:
+        result["modes"] = [_mode_column(m, written, grid) for m in mt.CollectiveOpGroupMode]
+    if "findings" in include:
+        result["findings"] = _findings.findings(
+            grid.replicas,
+            grid.partitions,
+            opcode or "all-reduce",
+            has_channel,
+            global_ids,
+            written,
+            mode_json.get("error"),
+            error,
+        )
+    return result
+
+
+def _include(fields: Fields) -> tuple[str, ...]:
+    raw = fields.raw("include")
+    if raw is None:
+        return SECTIONS
+    if not isinstance(raw, list) or any(item not in SECTIONS for item in raw):
+        raise RequestError(
+            400, f"field 'include' must be an array drawn from {', '.join(map(repr, SECTIONS))}"
+        )
+    return tuple(raw)
+
+
+def _written_groups(fields: Fields, grid: Grid, limit: int) -> Any:
+    """The written groups as a ``CollectiveDeviceList``, from ``groups`` text or ``over`` axes."""
+    if fields.has("over"):
+        if fields.has("groups"):
+            raise RequestError(400, "give either 'groups' (text) or 'over' (mesh axes), not both")
+        if grid.mesh is None:
+            raise RequestError(400, "field 'over' needs a 'mesh' to pick axes from")
+        over = fields.raw("over")
+        axes = [over] if isinstance(over, str) else over
+        names = {name for name, _ in grid.mesh_axes}
+        if not isinstance(axes, list) or not all(isinstance(a, str) for a in axes):
+            raise RequestError(400, "field 'over' must be an axis name or an array of axis names")
+        for axis in axes:
+            if axis not in names:
+                raise RequestError(
+                    400,
+                    f"field 'over' names axis {axis!r}, which the mesh does not have; "
+                    f"its axes are {', '.join(map(repr, sorted(names)))}",
+                )
+        return grid.mesh.replica_groups(over=axes)
+    text = fields.string("groups", default="{}", max_length=1 << 20)
+    written = mt.CollectiveDeviceList.parse(text if text.strip() else "{}")
+    if written.encoding == "explicit":
+        count = int(written.group_sizes.sum())
+    else:
+        count = written.num_replica_groups * written.num_devices_per_group
+    if count > limit:
+        raise RequestError(
+            413,
+            f"the replica groups {_short(text)} hold {count} ids, more than the explorer's "
+            f"device limit of {limit}",
+            kind="LimitError",
+        )
+    return written
+
+
+def _short(text: str, width: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _mode(
+    opcode: str | None, has_channel: bool, global_ids: bool | None
+) -> tuple[Any, dict[str, Any]]:
+    """The mode (or None) and its JSON: by the two fields, and by the opcode's rule if given."""
+    out: dict[str, Any] = {
+        "name": None,
+        "by": "opcode" if opcode else "fields",
+        "fields_mode": None,
+        "error": None,
+    }
+    try:
+        out["fields_mode"] = str(mt.group_mode(has_channel, global_ids))
+    except mt.MeshtopoError as error:
+        out["fields_mode_error"] = str(error)
+    try:
+        if opcode:
+            mode = mt.group_mode_for_opcode(opcode, has_channel, global_ids)
+        else:
+            mode = mt.group_mode(has_channel, global_ids)
+    except mt.MeshtopoError as error:
+        out["error"] = str(error)
+        return None, out
+    out["name"] = str(mode)
+    out["loop"], out["explanation"] = _LOOPS[str(mode)]
+    return mode, out
+
+
+def _written_json(written: Any) -> dict[str, Any]:
+    compact = written.compact()
+    return {
+        "text": str(written),
+        "encoding": written.encoding,
+        "compact": str(compact) if compact.iota is not None else None,
+        "groups": written.replica_groups,
+        "count": written.num_replica_groups,
+        "ids": int(written.group_sizes.sum()),
+    }
+
+
+def _expand(written: Any, mode: Any, grid: Grid) -> tuple[Any, str | None]:
+    """XLA's device groups for ``written`` under ``mode`` as a ``CollectiveDeviceList``, or
+    None and the library's error message."""
+    try:
+        if written.is_uniform:
+            array = mt.participating_device_groups_array(written, mode, grid.assignment)
+            return mt.CollectiveDeviceList(array), None
+        groups = mt.participating_device_groups(written, mode, grid.assignment)
+    except mt.MeshtopoError as error:
+        return None, str(error)
+    return mt.CollectiveDeviceList(groups), None
+
+
+def _groups_json(groups: Any) -> dict[str, Any]:
+    listed = groups.replica_groups
+    compact = None
+    if listed and groups.is_uniform and groups.num_devices_per_group > 0:
+        found = groups.compact()
+        compact = str(found) if found.iota is not None else None
+    return {"groups": listed, "count": len(listed), "compact": compact}
+
+
+def _cell_groups(table: np.ndarray, groups: Any) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """For each cell (flattened-id order): its device group (-1: none), its rank in that group,
+    and the cells whose device is listed more than once."""
+    flat_table = table.ravel()
+    if groups is None or groups.is_empty:
+        missing = np.full(flat_table.size, -1, dtype=np.int64)
+        return missing, missing.copy(), []
+    group_of, rank_of = groups.group_of(flat_table)
+    members = groups.flattened_replica_groups()
+    values, counts = np.unique(members, return_counts=True)
+    repeated = values[counts > 1]
+    overlaps = np.flatnonzero(np.isin(flat_table, repeated)).tolist() if repeated.size else []
+    return group_of, rank_of, overlaps
+
+
+def _cells(table: np.ndarray, groups: Any) -> dict[str, Any]:
+    flat_table = table.ravel()
+    group_of, rank_of, overlaps = _cell_groups(table, groups)
+    mismatched = np.flatnonzero(flat_table != np.arange(flat_table.size))
+    return {
+        "device_id": flat_table.tolist(),
+        "group": group_of.tolist(),
+        "rank": rank_of.tolist(),
+        "overlaps": overlaps,
+        "mismatched": mismatched.tolist(),
+    }
+
+
+def _steps(written: Any, mode: Any, grid: Grid, groups: Any) -> dict[str, Any] | None:
+    """The multiplying-out loop: step i read written group i // per_group, inner index
+    i % per_group (a partition for kCrossReplica, a replica for kCrossPartition)."""
+    if mode is None or groups is None:
+        return None
+    name = str(mode)
+    loop = _LOOPS[name][0]
+    listed = written.replica_groups
+    substituted = not listed
+    if substituted:
+        count = grid.partitions if name == "kCrossPartition" else grid.replicas
+        listed = [list(range(count))]
+    per_group = {"partition": grid.partitions, "replica": grid.replicas}.get(loop, 1)
+    if groups.num_replica_groups != len(listed) * per_group:
+        return None
+    return {
+        "loop": loop,
+        "per_group": per_group,
+        "count": groups.num_replica_groups,
+        "written_groups": listed,
+        "substituted_empty": substituted,
+    }
+
+
+def _mode_column(mode: Any, written: Any, grid: Grid) -> dict[str, Any]:
+    channel, global_ids = _MODE_FIELDS[str(mode)]
+    groups, error = _expand(written, mode, grid)
+    column: dict[str, Any] = {
+        "name": str(mode),
+        "channel_id": channel,
+        "use_global_device_ids": global_ids,
+        "error": error,
+        "count": None if groups is None else groups.num_replica_groups,
+        "sizes": None if groups is None else np.unique(groups.group_sizes).tolist(),
+        "group": _cell_groups(grid.table, groups)[0].tolist(),
+    }
+    return column

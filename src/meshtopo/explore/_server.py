@@ -1,0 +1,237 @@
+"""The explorer's HTTP server: the JSON API plus the page's static files, on loopback.
+
+Built on the standard library's ``ThreadingHTTPServer``. Request bodies are capped
+(``max_body`` bytes, 1 MiB by default) and read only after ``Content-Length`` is checked; grids
+are capped at ``device_limit`` devices (65,536 by default). Static files are served only from
+the fixed list in the package's ``static/`` folder, so no request path reaches the file system.
+Every bad request is answered with a 4xx JSON error; an unexpected failure is a 500 whose body
+says so without a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any, ClassVar
+
+import meshtopo as mt
+
+from ._api import info_response
+from ._groups import groups_response
+from ._hlo import hlo_response
+from ._schema import RequestError, decode_body
+
+DEFAULT_PORT = 8737
+DEFAULT_MAX_BODY = 1 << 20
+DEFAULT_DEVICE_LIMIT = 65_536
+
+_CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".json": "application/json",
+    ".txt": "text/plain; charset=utf-8",
+    ".hlo": "text/plain; charset=utf-8",
+}
+_log = logging.getLogger("meshtopo.explore")
+
+
+def _static_files() -> dict[str, tuple[bytes, str]]:
+    """Every file in the package's ``static/`` folder, by URL path, read once at start-up."""
+    files: dict[str, tuple[bytes, str]] = {}
+    folder = resources.files("meshtopo.explore").joinpath("static")
+    for entry in folder.iterdir():
+        name = entry.name
+        suffix = name[name.rfind(".") :] if "." in name else ""
+        if entry.is_file() and suffix in _CONTENT_TYPES:
+            files["/" + name] = (entry.read_bytes(), _CONTENT_TYPES[suffix])
+    if "/index.html" in files:
+        files["/"] = files["/index.html"]
+    return files
+
+
+class ExplorerServer(ThreadingHTTPServer):
+    """A ``ThreadingHTTPServer`` that knows its limits and its static files."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        max_body: int = DEFAULT_MAX_BODY,
+        device_limit: int = DEFAULT_DEVICE_LIMIT,
+    ) -> None:
+        self.max_body = max_body
+        self.device_limit = device_limit
+        self.static = _static_files()
+        self.initial_dump: tuple[str, str] | None = None
+        super().__init__(address, ExplorerHandler)
+
+    @property
+    def url(self) -> str:
+        """``http://host:port/`` for the bound address (IPv6 hosts in brackets)."""
+        host, port = self.server_address[0], self.server_address[1]
+        host = str(host)
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{port}/"
+
+
+class ExplorerHandler(BaseHTTPRequestHandler):
+    """Routes ``GET`` to static files and ``/api/info``, ``POST`` to the API endpoints."""
+
+    server: ExplorerServer
+    server_version = "meshtopo-explore"
+    protocol_version = "HTTP/1.1"
+    _POST_ROUTES: ClassVar[dict[str, str]] = {"/api/groups": "groups", "/api/hlo": "hlo"}
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet by default; requests go to the ``meshtopo.explore`` logger at debug level."""
+        _log.debug("%s %s", self.address_string(), format % args)
+
+    def do_GET(self) -> None:
+        """Serve a static file, ``/api/info``, or a 404."""
+        path = self.path.split("?", 1)[0]
+        if path == "/api/info":
+            self._send_json(200, info_response(self.server.device_limit, self.server.max_body))
+            return
+        if path == "/api/dump":
+            self._send_json(200, self._dump())
+            return
+        if path in self._POST_ROUTES:
+            self._send_error(RequestError(405, f"{path} takes POST", kind="MethodNotAllowed"))
+            return
+        found = self.server.static.get(path)
+        if found is None:
+            self._send_error(
+                RequestError(404, f"no such page or endpoint: {path[:200]}", kind="NotFound")
+            )
+            return
+        body, content_type = found
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        """Read a capped JSON body and answer it from the matching endpoint."""
+        path = self.path.split("?", 1)[0]
+        route = self._POST_ROUTES.get(path)
+        try:
+            body = self._read_body()
+            if route is None:
+                kind = "MethodNotAllowed" if path == "/api/info" else "NotFound"
+                status = 405 if path == "/api/info" else 404
+                raise RequestError(status, f"no endpoint takes POST at {path[:200]}", kind=kind)
+            request = decode_body(body)
+            self._send_json(200, self._answer(route, request))
+        except RequestError as error:
+            self._send_error(error)
+        except mt.HloParseError as error:
+            self._send_error(
+                RequestError(
+                    400, str(error), kind="HloParseError", line=error.line, column=error.column
+                )
+            )
+        except mt.LimitError as error:
+            self._send_error(RequestError(413, str(error), kind="LimitError"))
+        except mt.MeshtopoError as error:
+            self._send_error(RequestError(400, str(error), kind=type(error).__name__))
+        except Exception:
+            _log.exception("unexpected failure answering %s", path)
+            self._send_error(
+                RequestError(
+                    500,
+                    "the explorer failed on this request; this is a bug in meshtopo",
+                    kind="InternalServerError",
+                )
+            )
+
+    def _dump(self) -> dict[str, Any]:
+        """The dump named on the command line: ``{"name", "text", "result", "error"}``, where
+        ``result`` is the ``/api/hlo`` answer for it; all null when no dump was named."""
+        if self.server.initial_dump is None:
+            return {"name": None, "text": None, "result": None, "error": None}
+        name, text = self.server.initial_dump
+        try:
+            result = hlo_response({"text": text}, max_text=len(text) + 1)
+        except RequestError as error:
+            return {"name": name, "text": text, "result": None, "error": error.to_json()["error"]}
+        except mt.MeshtopoError as error:
+            kind = type(error).__name__
+            failure = {"kind": kind, "message": str(error)}
+            return {"name": name, "text": text, "result": None, "error": failure}
+        return {"name": name, "text": text, "result": result, "error": None}
+
+    def _answer(self, route: str, request: dict[str, Any]) -> dict[str, Any]:
+        if route == "groups":
+            return groups_response(request, self.server.device_limit)
+        return hlo_response(request, self.server.max_body)
+
+    def _read_body(self) -> bytes:
+        raw_length = self.headers.get("Content-Length")
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            self.close_connection = True
+            raise RequestError(
+                411, "send the body with a Content-Length, not chunked", kind="LengthRequired"
+            )
+        try:
+            length = int(raw_length) if raw_length is not None else 0
+        except ValueError:
+            self.close_connection = True
+            raise RequestError(400, f"bad Content-Length {str(raw_length)[:40]!r}") from None
+        if length < 0:
+            self.close_connection = True
+            raise RequestError(400, f"bad Content-Length {length}")
+        if length > self.server.max_body:
+            self.close_connection = True
+            raise RequestError(
+                413,
+                f"request body is {length} bytes, more than the limit of {self.server.max_body}",
+                kind="BodyTooLarge",
+            )
+        return self.rfile.read(length)
+
+    def _send_json(self, status: int, value: dict[str, Any]) -> None:
+        body = json.dumps(value, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _send_error(self, error: RequestError) -> None:
+        self._send_json(error.status, error.to_json())
+
+
+def make_server(
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    max_body: int = DEFAULT_MAX_BODY,
+    device_limit: int = DEFAULT_DEVICE_LIMIT,
+) -> ExplorerServer:
+    """A bound (not yet serving) explorer; ``port=0`` picks a free port. Loopback by default."""
+    if max_body < 1 or device_limit < 1:
+        raise mt.InvalidArgumentError(
+            f"max_body and device_limit must be positive, got {max_body} and {device_limit}"
+        )
+    return ExplorerServer((host, port), max_body=max_body, device_limit=device_limit)
+
+
+def serve_in_thread(server: ExplorerServer) -> threading.Thread:
+    """Start ``server.serve_forever`` on a daemon thread (for tests and embedding)."""
+    thread = threading.Thread(target=server.serve_forever, name="meshtopo-explore", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,226 @@
+"""``/api/info`` and ``/api/groups`` over HTTP: exact groups, cells, modes and steps."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import Client
+
+
+def test_info_lists_limits_opcodes_and_mode_selectors(client: Client) -> None:
+    reply = client.get("/api/info")
+    assert reply.status == 200
+    info = reply.body
+    assert info["api_version"] == 1
+    assert info["limits"] == {"devices": 65536, "body_bytes": 1 << 20}
+    assert "all-reduce" in info["opcodes"]
+    assert info["modes"] == [
+        {"name": "kCrossReplica", "channel_id": False, "use_global_device_ids": None},
+        {"name": "kCrossPartition", "channel_id": True, "use_global_device_ids": None},
+        {"name": "kCrossReplicaAndPartition", "channel_id": True, "use_global_device_ids": False},
+        {"name": "kFlattenedID", "channel_id": True, "use_global_device_ids": True},
+    ]
+
+
+def test_cross_replica_reads_each_written_group_once_per_partition(client: Client) -> None:
+    r = client.groups(replicas=2, partitions=4, groups="{{0,1}}")
+    assert r["mode"]["name"] == "kCrossReplica"
+    assert r["mode"]["by"] == "fields"
+    assert r["device_assignment"] == {"kind": "default", "table": [[0, 2, 4, 6], [1, 3, 5, 7]]}
+    assert r["device_groups"] == {
+        "groups": [[0, 1], [2, 3], [4, 5], [6, 7]],
+        "count": 4,
+        "compact": "[4,2]<=[8]",
+    }
+    cells = r["cells"]
+    assert cells["device_id"] == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert cells["group"] == [0, 1, 2, 3, 0, 1, 2, 3]
+    assert cells["rank"] == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert cells["mismatched"] == [1, 2, 3, 4, 5, 6]
+    assert cells["overlaps"] == []
+    assert r["steps"] == {
+        "loop": "partition",
+        "per_group": 4,
+        "count": 4,
+        "written_groups": [[0, 1]],
+        "substituted_empty": False,
+    }
+    assert r["grid"] == {
+        "replicas": 2,
+        "partitions": 4,
+        "devices": 8,
+        "layout": {"rows": 2, "cols": 4, "by": "grid"},
+    }
+    assert r["findings"] == []
+
+
+def test_cross_partition_reads_each_written_group_once_per_replica(client: Client) -> None:
+    r = client.groups(replicas=2, partitions=4, groups="{{0,1},{2,3}}", channel_id=True)
+    assert r["mode"]["name"] == "kCrossPartition"
+    assert r["device_groups"]["groups"] == [[0, 2], [1, 3], [4, 6], [5, 7]]
+    assert r["steps"]["loop"] == "replica"
+    assert r["steps"]["per_group"] == 2
+
+
+def test_opcode_rule_reads_absent_flag_as_false_for_all_reduce(client: Client) -> None:
+    r = client.groups(
+        replicas=2, partitions=2, groups="{{0,1}}", channel_id=True, opcode="all-reduce"
+    )
+    assert r["mode"]["name"] == "kCrossReplicaAndPartition"
+    assert r["mode"]["by"] == "opcode"
+    assert r["mode"]["fields_mode"] == "kCrossPartition"
+    assert r["device_groups"]["groups"] == [[0, 2, 1, 3]]
+
+
+def test_flattened_ids_and_device_ids_disagree_under_default_placement(client: Client) -> None:
+    r = client.groups(
+        replicas=2, partitions=2, groups="{{0,1,2,3}}", channel_id=True, use_global_device_ids=True
+    )
+    assert r["mode"]["name"] == "kFlattenedID"
+    assert r["device_groups"]["groups"] == [[0, 2, 1, 3]]
+    assert r["cells"]["mismatched"] == [1, 2]
+    row_major = client.groups(
+        replicas=2,
+        partitions=2,
+        groups="{{0,1,2,3}}",
+        channel_id=True,
+        use_global_device_ids=True,
+        device_assignment="row_major",
+    )
+    assert row_major["device_groups"]["groups"] == [[0, 1, 2, 3]]
+    assert row_major["cells"]["mismatched"] == []
+
+
+def test_custom_device_assignment_is_used_as_given(client: Client) -> None:
+    r = client.groups(
+        replicas=2,
+        partitions=2,
+        groups="{{0,1},{2,3}}",
+        channel_id=True,
+        use_global_device_ids=True,
+        device_assignment=[[3, 2], [1, 0]],
+    )
+    assert r["device_assignment"] == {"kind": "custom", "table": [[3, 2], [1, 0]]}
+    assert r["device_groups"]["groups"] == [[3, 2], [1, 0]]
+    assert r["cells"]["group"] == [0, 0, 1, 1]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{{0,4},{1,5},{2,6},{3,7}}", "[4,2]<=[2,4]T(1,0)", "mesh['data'=2,'model'=4] {'data'}"],
+    ids=["explicit", "iota", "mesh-axes"],
+)
+def test_every_encoding_gives_the_same_groups(client: Client, text: str) -> None:
+    r = client.groups(
+        replicas=1, partitions=8, groups=text, channel_id=True, use_global_device_ids=True
+    )
+    assert r["written_groups"]["text"] == text
+    assert r["written_groups"]["compact"] == "[4,2]<=[2,4]T(1,0)"
+    assert r["device_groups"]["groups"] == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    assert r["cells"]["group"] == [0, 1, 2, 3, 0, 1, 2, 3]
+
+
+def test_over_mesh_axes_and_mesh_layout(client: Client) -> None:
+    mesh = {"axes": [{"name": "data", "size": 2}, {"name": "model", "size": 4}]}
+    r = client.groups(mesh=mesh, over=["data"], channel_id=True, use_global_device_ids=True)
+    assert r["grid"]["replicas"] == 1 and r["grid"]["partitions"] == 8
+    assert r["grid"]["layout"] == {"rows": 2, "cols": 4, "by": "mesh"}
+    assert r["written_groups"]["groups"] == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    assert r["mesh"]["devices"] == [0, 1, 2, 3, 4, 5, 6, 7]
+    reversed_mesh = client.groups(
+        mesh={**mesh, "device_order": "reversed"},
+        over="data",
+        channel_id=True,
+        use_global_device_ids=True,
+    )
+    assert reversed_mesh["mesh"]["device_order"] == "reversed"
+    assert reversed_mesh["written_groups"]["groups"] == [[7, 3], [6, 2], [5, 1], [4, 0]]
+    custom = client.groups(
+        mesh={**mesh, "device_order": [0, 2, 4, 6, 1, 3, 5, 7]},
+        over=["model"],
+        channel_id=True,
+        use_global_device_ids=True,
+    )
+    assert custom["written_groups"]["groups"] == [[0, 2, 4, 6], [1, 3, 5, 7]]
+
+
+def test_mesh_with_replicas_splits_the_devices(client: Client) -> None:
+    mesh = {"axes": [{"name": "x", "size": 2}, {"name": "y", "size": 4}]}
+    r = client.groups(mesh=mesh, replicas=2, over=["y"])
+    assert (r["grid"]["replicas"], r["grid"]["partitions"]) == (2, 4)
+    # {'y'} lists 0..3 and 4..7: replica ids 4..7 do not exist with 2 replicas.
+    assert r["device_groups"] is None
+    assert r["findings"][0]["source"] == "expansion"
+    assert "out of range" in r["findings"][0]["message"]
+
+
+def test_invalid_mode_is_an_answer_not_a_request_error(client: Client) -> None:
+    r = client.groups(replicas=2, partitions=2, groups="{{0,1}}", use_global_device_ids=True)
+    assert r["mode"]["name"] is None
+    assert r["mode"]["error"].startswith(
+        "Invalid combination of has_channel_id and use_global_device_ids"
+    )
+    assert r["device_groups"] is None
+    assert r["cells"]["group"] == [-1, -1, -1, -1]
+    assert r["steps"] is None
+    assert r["findings"][0] == {"source": "mode", "message": r["mode"]["error"]}
+
+
+def test_empty_groups_per_mode(client: Client) -> None:
+    r = client.groups(replicas=2, partitions=3, groups="{}", channel_id=True)
+    assert r["mode"]["name"] == "kCrossPartition"
+    assert r["steps"]["substituted_empty"] is True
+    assert r["steps"]["written_groups"] == [[0, 1, 2]]
+    assert r["device_groups"]["groups"] == [[0, 2, 4], [1, 3, 5]]
+    modes = {m["name"]: m for m in r["modes"]}
+    assert modes["kCrossReplica"]["count"] == 3
+    assert modes["kCrossReplicaAndPartition"]["sizes"] == [6]
+    assert modes["kFlattenedID"]["error"] == (
+        "replica groups cannot be empty for kFlattenedID mode"
+    )
+    assert modes["kFlattenedID"]["group"] == [-1] * 6
+    assert [m["channel_id"] for m in r["modes"]] == [False, True, True, True]
+
+
+def test_a_device_in_two_groups_is_reported_as_overlap(client: Client) -> None:
+    r = client.groups(replicas=2, partitions=1, groups="{{0,1},{1}}")
+    assert r["device_groups"]["groups"] == [[0, 1], [1]]
+    assert r["cells"]["overlaps"] == [1]
+    assert r["cells"]["group"] == [0, 0]
+
+
+def test_ragged_groups_are_expanded(client: Client) -> None:
+    r = client.groups(replicas=4, partitions=1, groups="{{0},{1,3},{2}}")
+    assert r["device_groups"]["groups"] == [[0], [1, 3], [2]]
+    assert r["device_groups"]["compact"] is None
+    assert r["cells"]["group"] == [0, 1, 2, 1]
+
+
+def test_include_selects_sections(client: Client) -> None:
+    r = client.groups(replicas=2, partitions=2, groups="{{0,1}}", include=["cells"])
+    assert "cells" in r and "steps" not in r and "modes" not in r and "findings" not in r
+
+
+def test_wrapped_layout_for_one_replica(client: Client) -> None:
+    r = client.groups(replicas=1, partitions=64, groups="{}", include=[])
+    assert r["grid"]["layout"] == {"rows": 8, "cols": 8, "by": "wrapped"}
+
+
+def test_large_grid_answers_with_columnar_cells(client: Client) -> None:
+    r = client.groups(
+        replicas=64,
+        partitions=64,
+        groups="[64,64]<=[64,64]T(1,0)",
+        channel_id=True,
+        use_global_device_ids=True,
+    )
+    assert r["grid"]["devices"] == 4096
+    assert len(r["cells"]["group"]) == 4096
+    assert r["device_groups"]["count"] == 64
+    assert r["written_groups"]["compact"] == "[64,64]<=[64,64]T(1,0)"
+
+
+def test_dump_endpoint_without_a_file(client: Client) -> None:
+    reply = client.get("/api/dump")
+    assert reply.status == 200
+    assert reply.body == {"name": None, "text": None, "result": None, "error": None}
