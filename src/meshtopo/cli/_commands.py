@@ -13,7 +13,7 @@ import click
 
 from .._errors import MeshtopoError
 
-_MODULES = ["_math"]
+_MODULES = ["_math", "_explore"]
 
 
 def all_commands() -> list[click.Command]:
