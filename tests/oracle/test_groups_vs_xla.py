@@ -1,0 +1,182 @@
+"""meshtopo's mesh groups and group resolution against XLA, measured by execution.
+
+For every mesh (shape and device order), collective and choice of axes, a jitted shard_map
+runs on CPU devices and its outputs say which devices met (and in which rank order, where the
+collective reveals it). Two things must equal that measurement:
+
+* ``mt.Mesh(shape, devices=...).replica_groups(over=axes)``, meshtopo's groups for the mesh;
+* the groups XLA wrote in the compiled HLO, parsed by ``mt.CollectiveDeviceList.parse`` and
+  resolved by ``mt.participating_device_groups`` under the instruction's group mode through
+  the executable's device assignment (for ppermute, the written source_target_pairs mapped by
+  ``mt.participating_device_pairs``).
+
+The 16-device meshes run in one child process with its own device count.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from ._expect import (
+    as_measured,
+    mesh_groups,
+    mesh_pairs,
+    the_collective,
+    written_groups,
+    written_pairs,
+)
+from ._measure import COLLECTIVES, Measurement, measure, measure_in_subprocess
+
+pytestmark = pytest.mark.jax
+
+PERM_8 = [5, 2, 7, 0, 3, 6, 1, 4]
+PERM_8_B = [3, 7, 1, 4, 0, 6, 2, 5]
+PERM_16 = [9, 14, 3, 0, 12, 7, 1, 10, 5, 15, 8, 2, 13, 6, 11, 4]
+
+MESHES_8: list[tuple[str, dict[str, int], list[int] | None]] = [
+    ("2x4", {"data": 2, "model": 4}, None),
+    ("4x2", {"data": 4, "model": 2}, None),
+    ("2x4-interleaved", {"data": 2, "model": 4}, [0, 2, 4, 6, 1, 3, 5, 7]),
+    ("2x4-reversed", {"data": 2, "model": 4}, list(range(7, -1, -1))),
+    ("4x2-permuted", {"data": 4, "model": 2}, PERM_8_B),
+    ("2x2x2", {"a": 2, "b": 2, "c": 2}, None),
+    ("2x2x2-reversed", {"a": 2, "b": 2, "c": 2}, list(range(7, -1, -1))),
+    ("2x2x2-permuted", {"a": 2, "b": 2, "c": 2}, PERM_8),
+]
+
+MESHES_16: list[tuple[str, dict[str, int], list[int] | None]] = [
+    ("4x4", {"x": 4, "y": 4}, None),
+    ("4x4-reversed", {"x": 4, "y": 4}, list(range(15, -1, -1))),
+    ("2x2x4", {"a": 2, "b": 2, "c": 4}, None),
+    ("2x2x4-permuted", {"a": 2, "b": 2, "c": 4}, PERM_16),
+]
+
+
+def axis_choices(names: Sequence[str]) -> list[tuple[str, ...]]:
+    """Single axes, every ordered pair, every order of all axes (3-D: 15 choices)."""
+    return [
+        axes for count in range(1, len(names) + 1) for axes in itertools.permutations(names, count)
+    ]
+
+
+def cases(meshes: list[tuple[str, dict[str, int], list[int] | None]]) -> list[Any]:
+    return [
+        pytest.param(
+            collective, shape, devices, axes, id=f"{mesh_id}-{collective}-over-{'+'.join(axes)}"
+        )
+        for mesh_id, shape, devices in meshes
+        for axes in axis_choices(list(shape))
+        for collective in COLLECTIVES
+    ]
+
+
+def assert_mesh_groups(m: Measurement) -> None:
+    if m.collective == "ppermute":
+        assert mesh_pairs(m) == m.pairs
+    else:
+        assert as_measured(mesh_groups(m), m.ordered) == m.groups
+
+
+def assert_written_groups(m: Measurement) -> None:
+    assert (m.replica_count, m.num_partitions) == (1, len(m.device_ids))
+    c = the_collective(m)
+    if m.collective == "ppermute":
+        assert written_pairs(c, m.device_assignment) == m.pairs
+    else:
+        assert as_measured(written_groups(c, m.device_assignment), m.ordered) == m.groups
+
+
+# --------------------------------------------------------------------------------------------
+# 8 devices, in this process
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("collective", "shape", "devices", "axes"), cases(MESHES_8))
+def test_mesh_groups_equal_measured(
+    collective: str, shape: dict[str, int], devices: list[int] | None, axes: tuple[str, ...]
+) -> None:
+    assert_mesh_groups(measure(collective, shape, axes, device_ids=devices))
+
+
+@pytest.mark.parametrize(("collective", "shape", "devices", "axes"), cases(MESHES_8))
+def test_written_groups_resolve_to_measured(
+    collective: str, shape: dict[str, int], devices: list[int] | None, axes: tuple[str, ...]
+) -> None:
+    assert_written_groups(measure(collective, shape, axes, device_ids=devices))
+
+
+@pytest.mark.parametrize(("shape", "devices"), [pytest.param(s, d, id=i) for i, s, d in MESHES_8])
+def test_shard_map_device_assignment_is_mesh_order(
+    shape: dict[str, int], devices: list[int] | None
+) -> None:
+    """JAX compiles a shard_map over a Mesh with one replica and partitions placed in
+    ``mesh.devices.flat`` order (the resolution tests above confirm it by execution)."""
+    m = measure("psum", shape, next(iter(shape)), device_ids=devices)
+    assert m.device_assignment == (m.device_ids,)
+
+
+def test_psum_over_data_on_interleaved_mesh() -> None:
+    """Mesh devices [[0,2,4,6],[1,3,5,7]]: XLA writes logical ids, flattened-id mode."""
+    m = measure("psum", {"data": 2, "model": 4}, "data", device_ids=[[0, 2, 4, 6], [1, 3, 5, 7]])
+    c = the_collective(m)
+    assert (c.opcode, c.replica_groups, c.channel_id, c.use_global_device_ids) == (
+        "all-reduce",
+        "{{0,4},{1,5},{2,6},{3,7}}",
+        1,
+        True,
+    )
+    assert (m.replica_count, m.num_partitions) == (1, 8)
+    assert m.groups == ((0, 1), (2, 3), (4, 5), (6, 7))
+    assert written_groups(c, m.device_assignment) == [[0, 1], [2, 3], [4, 5], [6, 7]]
+
+
+def test_all_gather_rank_order_follows_named_axis_order() -> None:
+    """Over ("c", "a") the first named axis varies slowest inside a group."""
+    m = measure("all_gather", {"a": 2, "b": 2, "c": 2}, ("c", "a"))
+    assert m.groups == ((0, 4, 1, 5), (2, 6, 3, 7))
+    assert mesh_groups(m) == [[0, 4, 1, 5], [2, 6, 3, 7]]
+
+
+# --------------------------------------------------------------------------------------------
+# 16 devices, one child process for all cases
+# --------------------------------------------------------------------------------------------
+
+CASES_16 = cases(MESHES_16)
+
+
+def _key(collective: str, shape: dict[str, int], devices: Any, axes: tuple[str, ...]) -> str:
+    return f"{collective}|{sorted(shape.items())}|{devices}|{axes}"
+
+
+@pytest.fixture(scope="module")
+def measured_16() -> dict[str, Measurement]:
+    specs = [p.values for p in CASES_16]
+    requests = [{"collective": c, "shape": s, "device_ids": d, "axes": a} for c, s, d, a in specs]
+    results = measure_in_subprocess(requests, device_count=16, timeout=240)
+    return {_key(*spec): m for spec, m in zip(specs, results, strict=True)}
+
+
+@pytest.mark.parametrize(("collective", "shape", "devices", "axes"), CASES_16)
+def test_mesh_groups_equal_measured_16(
+    measured_16: dict[str, Measurement],
+    collective: str,
+    shape: dict[str, int],
+    devices: list[int] | None,
+    axes: tuple[str, ...],
+) -> None:
+    assert_mesh_groups(measured_16[_key(collective, shape, devices, axes)])
+
+
+@pytest.mark.parametrize(("collective", "shape", "devices", "axes"), CASES_16)
+def test_written_groups_resolve_to_measured_16(
+    measured_16: dict[str, Measurement],
+    collective: str,
+    shape: dict[str, int],
+    devices: list[int] | None,
+    axes: tuple[str, ...],
+) -> None:
+    assert_written_groups(measured_16[_key(collective, shape, devices, axes)])
