@@ -1,0 +1,227 @@
+"""Group modes, device assignments and mesh-axes groups against XLA, measured by execution.
+
+* Collectives the SPMD partitioner inserts are written as mesh-axes groups
+  (``mesh['axis_0'=4,'axis_1'=2], device_ids=([2,4]T(1,0)) {'axis_0'}``); meshtopo must parse
+  and resolve them to the devices that really met.
+* Programs with ``replica_count > 1`` (compiled from StableHLO through XLA's client, with an
+  explicit device assignment) exercise every group mode: cross_replica, cross_partition
+  (permutes), cross_replica_and_partition and flattened_id.
+* Left to place a program itself, jaxlib's CPU client uses a row-major table, not
+  ``ComputationPlacer``'s column-major default (see ``_raw``); measured in a child process.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pytest
+
+import meshtopo as mt
+
+from ._expect import as_measured, assignment, mesh_groups, mode_of, written_groups
+from ._hlo_text import parse_int_pairs
+from ._measure import measure_partitioner
+from ._raw import RawMeasurement, measure_raw, measure_raw_in_subprocess
+
+pytestmark = pytest.mark.jax
+
+# --------------------------------------------------------------------------------------------
+# Partitioner-inserted collectives: mesh-axes groups
+# --------------------------------------------------------------------------------------------
+
+PARTITIONER_MESHES: list[tuple[str, dict[str, int], list[int] | None]] = [
+    ("2x4", {"data": 2, "model": 4}, None),
+    ("2x4-interleaved", {"data": 2, "model": 4}, [0, 2, 4, 6, 1, 3, 5, 7]),
+    ("2x4-reversed", {"data": 2, "model": 4}, list(range(7, -1, -1))),
+    ("4x2-permuted", {"data": 4, "model": 2}, [3, 7, 1, 4, 0, 6, 2, 5]),
+    ("2x2x2-permuted", {"a": 2, "b": 2, "c": 2}, [5, 2, 7, 0, 3, 6, 1, 4]),
+]
+
+PARTITIONER_CASES = [
+    pytest.param(kind, shape, devices, axes, id=f"{mesh_id}-{kind}-over-{'+'.join(axes)}")
+    for mesh_id, shape, devices in PARTITIONER_MESHES
+    for count in range(1, len(shape) + 1)
+    for axes in itertools.permutations(shape, count)
+    for kind in ("sum", "gather")
+]
+
+
+@pytest.mark.parametrize(("kind", "shape", "devices", "axes"), PARTITIONER_CASES)
+def test_partitioner_groups_equal_measured(
+    kind: str, shape: dict[str, int], devices: list[int] | None, axes: tuple[str, ...]
+) -> None:
+    m = measure_partitioner(kind, shape, axes, device_ids=devices)
+    assert as_measured(mesh_groups(m), m.ordered) == m.groups
+    (c,) = m.collectives
+    assert as_measured(written_groups(c, m.device_assignment), m.ordered) == m.groups
+
+
+# --------------------------------------------------------------------------------------------
+# replica_count > 1: every group mode, explicit device assignments
+# --------------------------------------------------------------------------------------------
+
+TABLES: list[tuple[str, Any]] = [
+    ("default-2x2", mt.DeviceAssignment.default(2, 2).array),
+    ("default-4x2", mt.DeviceAssignment.default(4, 2).array),
+    ("default-2x4", mt.DeviceAssignment.default(2, 4).array),
+    ("row-major-2x4", mt.DeviceAssignment.row_major(2, 4).array),
+    ("permuted-2x4", [[5, 2, 7, 0], [3, 6, 1, 4]]),
+    ("permuted-4x2", [[3, 7], [1, 4], [0, 6], [2, 5]]),
+    ("high-ids-2x2", [[7, 4], [5, 6]]),
+    ("replicas-8x1", [[6], [1], [4], [3], [0], [7], [2], [5]]),
+]
+
+# Groups that cover every id, with non-trivial in-group order, per id count.
+COVERING_GROUPS = {
+    2: [[[1, 0]], [[0], [1]]],
+    4: [[[0, 3], [2, 1]], [[3, 1, 0, 2]]],
+    8: [[[0, 5, 2, 7], [1, 4, 3, 6]], [[7, 0], [1, 6], [5, 2], [3, 4]]],
+}
+
+# Permutations over n ids: a cycle and a partial one.
+PERMUTE_PAIRS = {
+    1: [[[0, 0]]],
+    2: [[[0, 1], [1, 0]], [[1, 0]]],
+    4: [[[0, 1], [1, 3], [3, 2], [2, 0]], [[0, 2], [3, 1]]],
+    8: [[[i, (i + 3) % 8] for i in range(8)], [[7, 0], [2, 5]]],
+}
+
+
+def _raw_cases() -> list[Any]:
+    cases = []
+    for table_id, table in TABLES:
+        replicas, partitions = np.asarray(table).shape
+        modes = [
+            ("cross_replica", None, False, replicas),
+            ("cross_replica_and_partition", 1, False, replicas),
+            ("flattened_id", 1, True, replicas * partitions),
+        ]
+        for op in ("all_reduce", "all_gather"):
+            for mode, channel, global_ids, count in modes:
+                for groups in COVERING_GROUPS[count]:
+                    size = len(groups[0]) * (partitions if mode.endswith("_partition") else 1)
+                    text = "".join(str(v) for g in groups for v in g)
+                    cases.append(
+                        pytest.param(
+                            op,
+                            table,
+                            groups,
+                            channel,
+                            global_ids,
+                            size,
+                            id=f"{table_id}-{op}-{mode}-{text}",
+                        )
+                    )
+        for mode, channel, count in [
+            ("cross_replica", None, replicas),
+            ("cross_partition", 1, partitions),
+        ]:
+            for pairs in PERMUTE_PAIRS[count]:
+                text = "".join(f"{s}{t}" for s, t in pairs)
+                cases.append(
+                    pytest.param(
+                        "collective_permute",
+                        table,
+                        pairs,
+                        channel,
+                        False,
+                        1,
+                        id=f"{table_id}-permute-{mode}-{text}",
+                    )
+                )
+    return cases
+
+
+def _resolved(r: RawMeasurement) -> Any:
+    """meshtopo's answer for the collective XLA compiled, in the measurement's form."""
+    (c,) = r.collectives
+    if r.op == "collective_permute":
+        assert c.source_target_pairs is not None
+        pairs = mt.participating_device_pairs(
+            parse_int_pairs(c.source_target_pairs), mode_of(c), assignment(r.device_assignment)
+        )
+        return tuple(sorted(pairs))
+    return as_measured(written_groups(c, r.device_assignment), ordered=r.op == "all_gather")
+
+
+@pytest.mark.parametrize(
+    ("op", "table", "groups", "channel_id", "use_global_device_ids", "group_size"), _raw_cases()
+)
+def test_device_groups_equal_measured(
+    op: str,
+    table: Any,
+    groups: list[list[int]],
+    channel_id: int | None,
+    use_global_device_ids: bool,
+    group_size: int,
+) -> None:
+    r = measure_raw(
+        op,
+        table,
+        groups,
+        channel_id=channel_id,
+        use_global_device_ids=use_global_device_ids,
+        group_size=group_size,
+    )
+    assert (r.replica_count, r.num_partitions) == np.asarray(table).shape
+    measured = r.pairs if op == "collective_permute" else r.groups
+    assert _resolved(r) == measured
+
+
+def test_flattened_ids_are_not_device_ids_under_the_default_placer() -> None:
+    """R=2, P=2 with XLA's default table [[0,2],[1,3]]: flattened {0,1} is devices {0,2}."""
+    table = mt.DeviceAssignment.default(2, 2).array
+    assert table.tolist() == [[0, 2], [1, 3]]
+    r = measure_raw("all_reduce", table, [[0, 1], [2, 3]], channel_id=1, use_global_device_ids=True)
+    (c,) = r.collectives
+    assert (c.replica_groups, c.use_global_device_ids) == ("{{0,1},{2,3}}", True)
+    assert mode_of(c) is mt.CollectiveOpGroupMode.FLATTENED_ID
+    assert r.groups == ((0, 2), (1, 3))
+    assert written_groups(c, table) == [[0, 2], [1, 3]]
+
+
+def test_cross_replica_and_partition_rank_order_is_replica_major() -> None:
+    """An all-gather with a channel and groups {1,0} spans every partition, replica-major."""
+    table = [[5, 2], [1, 3]]
+    r = measure_raw("all_gather", table, [[1, 0]], channel_id=1, group_size=4)
+    (c,) = r.collectives
+    assert mode_of(c) is mt.CollectiveOpGroupMode.CROSS_REPLICA_AND_PARTITION
+    assert r.groups == ((1, 3, 5, 2),)
+    assert written_groups(c, table) == [[1, 3, 5, 2]]
+
+
+# --------------------------------------------------------------------------------------------
+# The CPU client's own placement
+# --------------------------------------------------------------------------------------------
+
+CPU_PLACEMENT_SHAPES = [(2, 2), (2, 4), (4, 2), (1, 8), (8, 1)]
+
+
+def test_cpu_client_places_row_major_when_left_to_itself() -> None:
+    """With no device assignment given, jaxlib 0.10.2's CPU client runs R x P programs on
+    ``DA[r][p] = r*P + p``; meshtopo resolves the measured groups with that table."""
+    cases = []
+    for replicas, partitions in CPU_PLACEMENT_SHAPES:
+        count = replicas * partitions
+        scrambled = [[(3 * i + 1) % count for i in range(count)]] if count > 2 else [[1, 0]]
+        cases.append(
+            {
+                "op": "all_gather",
+                "device_assignment": mt.DeviceAssignment.row_major(replicas, partitions).array,
+                "groups": scrambled,
+                "channel_id": 1,
+                "use_global_device_ids": True,
+                "pass_assignment": False,
+            }
+        )
+    results = measure_raw_in_subprocess(cases, device_count=8, timeout=120)
+    for (replicas, partitions), case, r in zip(CPU_PLACEMENT_SHAPES, cases, results, strict=True):
+        table = mt.DeviceAssignment.row_major(replicas, partitions)
+        (c,) = r.collectives
+        expected = mt.participating_device_groups(
+            mt.CollectiveDeviceList.parse(c.replica_groups or ""), mode_of(c), table
+        )
+        assert as_measured(expected, ordered=True) == r.groups, (replicas, partitions)
+        assert r.groups == (tuple(case["groups"][0]),)
