@@ -1,0 +1,271 @@
+"""``expand``, ``groups`` and ``devices``: the math layer on the command line.
+
+The ``--json`` schemas are documented in docs/cli-json.md and are stable.
+"""
+
+from __future__ import annotations
+
+import click
+import numpy as np
+
+from .._device_list import CollectiveDeviceList
+from .._errors import InvalidArgumentError
+from .._iota import IotaTileAssignment
+from .._mesh import Mesh
+from .._modes import group_mode, group_mode_for_opcode
+from .._placement import DeviceAssignment, participating_device_groups
+from ._render import cell_table, console, emit_json, grid, group_style, groups_text
+
+
+def _device_list_payload(device_list: CollectiveDeviceList) -> dict[str, object]:
+    compact = device_list.compact()
+    return {
+        "encoding": device_list.encoding,
+        "text": str(device_list),
+        "compact": str(compact) if compact.encoding == "iota" else None,
+        "num_replica_groups": device_list.num_replica_groups,
+        "num_devices_per_group": device_list.num_devices_per_group,
+        "replica_groups": device_list.replica_groups,
+    }
+
+
+@click.command()
+@click.argument("text")
+@click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+def expand(text: str, as_json: bool) -> None:
+    """Expand replica groups or an iota tile given as XLA text.
+
+    TEXT is explicit groups ``{{0,4},{1,5}}``, an iota list ``[4,2]<=[2,4]T(1,0)``, mesh axes
+    ``mesh['x'=2,'y'=4] {'y'}``, or an iota tile of any rank ``[2,2,2]<=[8]``.
+    """
+    stripped = text.strip()
+    if stripped.startswith("[") and stripped.split("]", 1)[0].count(",") != 1:
+        tile = IotaTileAssignment.parse(stripped)
+        payload: dict[str, object] = {
+            "encoding": "tile",
+            "text": str(tile),
+            "dims": list(tile.dims),
+            "reshape_dims": list(tile.reshape_dims),
+            "transpose_perm": list(tile.transpose_perm),
+            "array": tile.to_array().tolist(),
+        }
+        if as_json:
+            emit_json(payload)
+            return
+        out = console()
+        out.print(f"[bold]{tile}[/bold]  ({tile.num_elements} devices)")
+        out.print(np.array2string(tile.to_array(), separator=","))
+        return
+    device_list = CollectiveDeviceList.parse(stripped)
+    payload = _device_list_payload(device_list)
+    if device_list.iota is not None:
+        iota = device_list.iota
+        payload["reshape_dims"] = list(iota.reshape_dims)
+        payload["transpose_perm"] = list(iota.transpose_perm)
+    if as_json:
+        emit_json(payload)
+        return
+    out = console()
+    out.print(f"[bold]{device_list}[/bold]  ({device_list.encoding})")
+    out.print(
+        f"{device_list.num_replica_groups} groups x {device_list.num_devices_per_group} devices"
+    )
+    if payload["compact"] and device_list.encoding != "iota":
+        out.print(f"compact form: [bold]{payload['compact']}[/bold]")
+    for index, group in enumerate(device_list.replica_groups[:64]):
+        out.print(f"  group {index}: ", end="")
+        out.print(str(group), style=group_style(index))
+    if device_list.num_replica_groups > 64:
+        out.print(f"  ... {device_list.num_replica_groups - 64} more groups")
+
+
+def _parse_mesh(spec: str, devices: str | None) -> Mesh:
+    axes = []
+    for part in spec.split(","):
+        name, _, size = part.partition("=")
+        if not name.strip() or not size.strip().isdigit():
+            raise InvalidArgumentError(
+                f"--mesh expects name=size pairs like data=2,model=4, got {spec!r}"
+            )
+        axes.append((name.strip(), int(size)))
+    order = None
+    if devices is not None:
+        order = _int_list(devices, "--devices")
+    return Mesh(axes, order)
+
+
+def _int_list(text: str, option: str) -> list[int]:
+    try:
+        return [int(value) for value in text.replace(" ", "").split(",") if value != ""]
+    except ValueError:
+        raise InvalidArgumentError(f"{option} expects comma-separated ints, got {text!r}") from None
+
+
+@click.command()
+@click.option(
+    "--mesh", "mesh_spec", required=True, help="Axes major to minor, e.g. data=2,model=4."
+)
+@click.option("--over", help="Axes the collective spans, in order: model or data,model or x:(2)2.")
+@click.option("--devices", help="Device ids in mesh order (a permutation), e.g. 0,2,4,6,1,3,5,7.")
+@click.option("--find", "find_groups", help="Name the mesh axes whose groups are these (reverse).")
+@click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+def groups(
+    mesh_spec: str, over: str | None, devices: str | None, find_groups: str | None, as_json: bool
+) -> None:
+    """Replica groups of a collective over named mesh axes (or the axes behind given groups)."""
+    mesh = _parse_mesh(mesh_spec, devices)
+    mesh_payload = {
+        "axes": [
+            {"name": n, "size": s} for n, s in zip(mesh.axis_names, mesh.axis_sizes, strict=True)
+        ],
+        "devices": mesh.devices.reshape(-1).tolist(),
+        "text": str(mesh),
+    }
+    if find_groups is not None:
+        axes = mesh.axes_for(CollectiveDeviceList.parse(find_groups))
+        if as_json:
+            emit_json(
+                {
+                    "mesh": mesh_payload,
+                    "groups": find_groups,
+                    "over": list(axes) if axes is not None else None,
+                }
+            )
+        elif axes is None:
+            console().print("no mesh axes give exactly these groups")
+        else:
+            console().print(f"over {','.join(axes)}")
+        return
+    if over is None:
+        raise InvalidArgumentError("groups needs --over AXES (or --find GROUPS)")
+    device_list = mesh.replica_groups(over=[axis for axis in over.split(",") if axis])
+    payload = {
+        "mesh": mesh_payload,
+        "over": [a for a in over.split(",") if a],
+        **_device_list_payload(device_list),
+    }
+    if as_json:
+        emit_json(payload)
+        return
+    out = console()
+    out.print(f"{mesh} over {over}: [bold]{device_list}[/bold]")
+    out.print(
+        f"{device_list.num_replica_groups} groups x {device_list.num_devices_per_group} devices"
+    )
+    group_of, _ = device_list.group_of(mesh.devices.reshape(-1))
+    if mesh.size <= 1024 and len(mesh.axis_sizes) <= 2:
+        rows, columns = (1, mesh.size) if len(mesh.axis_sizes) == 1 else mesh.axis_sizes
+        for row in range(rows):
+            for column in range(columns):
+                position = row * columns + column
+                out.print(
+                    f" {int(mesh.devices.reshape(-1)[position]):>4} ",
+                    style=group_style(int(group_of[position])),
+                    end="",
+                )
+            out.print()
+    out.print(groups_text(device_list.replica_groups))
+
+
+def _device_assignment(spec: str, replicas: int, partitions: int) -> DeviceAssignment:
+    if spec == "default":
+        return DeviceAssignment.default(replicas, partitions)
+    if spec == "row-major":
+        return DeviceAssignment.row_major(replicas, partitions)
+    rows = [_int_list(row, "--device-assignment") for row in spec.split(";")]
+    if len({len(row) for row in rows}) != 1:
+        raise InvalidArgumentError(f"--device-assignment rows must have equal length, got {spec!r}")
+    assignment = DeviceAssignment(rows)
+    if (assignment.replica_count, assignment.computation_count) != (replicas, partitions):
+        raise InvalidArgumentError(
+            f"--device-assignment is {assignment.replica_count} x {assignment.computation_count} "
+            f"but the grid is {replicas} replicas x {partitions} partitions"
+        )
+    return assignment
+
+
+@click.command()
+@click.option("--replicas", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--partitions", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--groups",
+    "groups_text_",
+    default="{}",
+    show_default=True,
+    help="replica_groups in any encoding.",
+)
+@click.option("--channel-id", is_flag=True, help="The collective has a channel_id.")
+@click.option(
+    "--use-global-device-ids",
+    type=click.Choice(["absent", "false", "true"]),
+    default="absent",
+    show_default=True,
+)
+@click.option("--opcode", help="Apply XLA's per-opcode rule, e.g. all-reduce or all-to-all.")
+@click.option(
+    "--device-assignment",
+    "assignment_spec",
+    default="default",
+    show_default=True,
+    help="default (c*R+r), row-major (r*P+p), or rows like '0,2;1,3' ([replica][partition]).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+def devices(
+    replicas: int,
+    partitions: int,
+    groups_text_: str,
+    channel_id: bool,
+    use_global_device_ids: str,
+    opcode: str | None,
+    assignment_spec: str,
+    as_json: bool,
+) -> None:
+    """Resolve replica groups to the devices that really talk, on a replicas x partitions grid."""
+    flag = None if use_global_device_ids == "absent" else use_global_device_ids == "true"
+    mode = (
+        group_mode_for_opcode(opcode, channel_id, flag) if opcode else group_mode(channel_id, flag)
+    )
+    assignment = _device_assignment(assignment_spec, replicas, partitions)
+    device_list = CollectiveDeviceList.parse(groups_text_)
+    device_groups = participating_device_groups(device_list, mode, assignment)
+    cells = cell_table(assignment, device_groups)
+    differs = [cell for cell in cells if cell["flattened_id"] != cell["device_id"]]
+    payload = {
+        "replica_count": replicas,
+        "partition_count": partitions,
+        "channel_id": channel_id,
+        "use_global_device_ids": flag,
+        "opcode": opcode,
+        "mode": str(mode),
+        "device_assignment": assignment.array.tolist(),
+        "replica_groups": str(device_list),
+        "device_groups": device_groups,
+        "cells": cells,
+        "flattened_ids_differ_from_device_ids": bool(differs),
+    }
+    if as_json:
+        emit_json(payload)
+        return
+    out = console()
+    out.print(
+        f"mode [bold]{mode}[/bold]  groups {device_list}  on {replicas} replicas x {partitions} partitions"
+    )
+    out.print(
+        grid(
+            cells,
+            replicas,
+            partitions,
+            "cells: r<replica> p<partition> / f<flattened id> d<device id> / g<group>.<rank>",
+        )
+    )
+    out.print(f"device groups: {groups_text(device_groups)}")
+    if differs:
+        example = differs[0]
+        out.print(
+            f"[bold]*[/bold] flattened id and device id differ in {len(differs)} cells, e.g. replica "
+            f"{example['replica']} partition {example['partition']} is flattened id "
+            f"{example['flattened_id']} but device {example['device_id']}"
+        )
+
+
+COMMANDS = [expand, groups, devices]
