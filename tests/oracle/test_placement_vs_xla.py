@@ -179,7 +179,7 @@ def test_flattened_ids_are_not_device_ids_under_the_default_placer() -> None:
     assert (c.replica_groups, c.use_global_device_ids) == ("{{0,1},{2,3}}", True)
     assert mode_of(c) is mt.CollectiveOpGroupMode.FLATTENED_ID
     assert r.groups == ((0, 2), (1, 3))
-    assert written_groups(c, table) == [[0, 2], [1, 3]]
+    assert written_groups(c, table.tolist()) == [[0, 2], [1, 3]]
 
 
 def test_cross_replica_and_partition_rank_order_is_replica_major() -> None:
@@ -202,7 +202,7 @@ CPU_PLACEMENT_SHAPES = [(2, 2), (2, 4), (4, 2), (1, 8), (8, 1)]
 def test_cpu_client_places_row_major_when_left_to_itself() -> None:
     """With no device assignment given, jaxlib 0.10.2's CPU client runs R x P programs on
     ``DA[r][p] = r*P + p``; meshtopo resolves the measured groups with that table."""
-    cases = []
+    cases: list[dict[str, Any]] = []
     for replicas, partitions in CPU_PLACEMENT_SHAPES:
         count = replicas * partitions
         scrambled = [[(3 * i + 1) % count for i in range(count)]] if count > 2 else [[1, 0]]
