@@ -1,0 +1,68 @@
+"""Pair async starts with their dones and async wrappers with the collective they call.
+
+- ``all-reduce-done`` (and the other ``-done`` forms, ``send-done``, ``recv-done``) name their
+  start as operand 0: the done takes the start's attributes and ``start`` names it.
+- ``async-start`` with ``calls=%c``: when the root of ``%c`` is a collective, the wrapper takes
+  its attributes and ``wrapped_opcode``; ``async-update``/``async-done`` follow their operand.
+  Async wrappers of anything else (fusions, copies) are dropped: they are not collectives.
+"""
+
+from __future__ import annotations
+
+from ._collective import DONE_OPCODES, START_OPCODES, Collective
+from ._context import ScanContext
+
+
+class Linker:
+    """Links collectives block by block; holds the starts still waiting for their done."""
+
+    def __init__(self, context: ScanContext) -> None:
+        self.context = context
+        self.pending: dict[str, Collective] = {}
+        self.root_collectives: dict[str, Collective] = {}
+
+    def note_roots(self, collectives: list[Collective]) -> None:
+        """Remember which computations have a collective as their root."""
+        for c in collectives:
+            if c.is_root and c.computation is not None and c.opcode not in _ASYNC:
+                self.root_collectives[c.computation] = c
+
+    def link(self, collectives: list[Collective]) -> list[Collective]:
+        """The collectives with starts, dones and async wrappers resolved, in order."""
+        self.note_roots(collectives)
+        out: list[Collective] = []
+        pending = self.pending
+        for c in collectives:
+            opcode = c.opcode
+            if opcode == "async-start":
+                called = c.attributes.get("calls", "").strip("{} ").split(",")[0].strip()
+                wrapped = self.root_collectives.get(called.lstrip("%"))
+                if wrapped is None:
+                    continue
+                c.copy_attributes_from(wrapped)
+                self.context.wrapped[c.name] = wrapped
+                pending[c.name] = c
+            elif opcode in ("async-update", "async-done"):
+                start = pending.get(c.operands[0]) if c.operands else None
+                if start is None:
+                    continue
+                c.copy_attributes_from(start)
+                c.start = start.name if start.start is None else start.start
+                self.context.wrapped[c.name] = self.context.wrapped.get(start.name, start)
+                if opcode == "async-update":
+                    pending[c.name] = c
+                else:
+                    pending.pop(c.operands[0], None)
+            elif opcode in DONE_OPCODES or opcode in ("send-done", "recv-done"):
+                if c.operands:
+                    c.start = c.operands[0]
+                    start = pending.pop(c.operands[0], None)
+                    if start is not None:
+                        c.copy_attributes_from(start)
+            elif opcode in START_OPCODES or opcode in ("send", "recv"):
+                pending[c.name] = c
+            out.append(c)
+        return out
+
+
+_ASYNC = frozenset({"async-start", "async-update", "async-done"})

@@ -1,0 +1,206 @@
+"""HLO shapes as XLA prints them: arrays, tuples, tokens, layouts and dynamic dimensions.
+
+Grammar (``xla/hlo/parser/hlo_parser.cc``, ``ParseShape``)::
+
+    shape  := tuple | array
+    tuple  := '(' [ shape ( ',' shape )* ] ')'
+    array  := TYPE '[' [ dim ( ',' dim )* ] ']' [ '{' layout '}' ]
+    dim    := INT | '<=' INT | '?'
+
+The layout is kept as raw text (``"1,0:T(8,128)"``); meshtopo never needs its parts.
+
+>>> s = parse_shape("(f32[8,128]{1,0:T(8,128)}, s32[<=4], token[])")
+>>> [leaf.element_type for leaf in s.leaves()], s.tuple_shapes[1].dynamic
+(['f32', 's32', 'token'], (True,))
+>>> s.is_dynamic, s.byte_size
+(True, 4112)
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .._errors import HloParseError
+
+# Bits per element; sub-byte types occupy a whole byte unless the layout packs them (E(n)).
+ELEMENT_BITS: dict[str, int] = {
+    "pred": 8,
+    "s1": 1, "s2": 2, "s4": 4, "s8": 8, "s16": 16, "s32": 32, "s64": 64,
+    "u1": 1, "u2": 2, "u4": 4, "u8": 8, "u16": 16, "u32": 32, "u64": 64,
+    "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "c64": 64, "c128": 128,
+    "f4e2m1fn": 4, "f8e3m4": 8, "f8e4m3": 8, "f8e4m3fn": 8, "f8e4m3b11fnuz": 8,
+    "f8e4m3fnuz": 8, "f8e5m2": 8, "f8e5m2fnuz": 8, "f8e8m0fnu": 8,
+    "token": 0, "opaque": 0,
+}  # fmt: skip
+
+_INT64_MAX = 2**63 - 1
+_ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\]")
+_LAYOUT = re.compile(r"\{([^{}]*)\}")
+_PACKED = re.compile(r"E\((\d+)\)")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One HLO shape: an array (``tuple_shapes is None``) or a tuple of shapes.
+
+    ``dimensions`` are the sizes (the bound for ``<=N``, -1 for ``?``); ``dynamic[i]`` says
+    whether dimension i was written as ``<=N`` or ``?``. ``layout`` is the raw text inside the
+    braces, or None when none was written.
+    """
+
+    element_type: str
+    dimensions: tuple[int, ...] = ()
+    dynamic: tuple[bool, ...] = ()
+    layout: str | None = None
+    tuple_shapes: tuple[Shape, ...] | None = None
+
+    @property
+    def is_tuple(self) -> bool:
+        """True for tuple shapes."""
+        return self.tuple_shapes is not None
+
+    @property
+    def is_dynamic(self) -> bool:
+        """True if any dimension (of any leaf) is dynamic."""
+        return any(any(leaf.dynamic) for leaf in self.leaves())
+
+    def leaves(self) -> Iterator[Shape]:
+        """The array (and token) shapes inside, depth first, left to right."""
+        if self.tuple_shapes is None:
+            yield self
+            return
+        for sub in self.tuple_shapes:
+            yield from sub.leaves()
+
+    @property
+    def element_count(self) -> int | None:
+        """Elements of an array shape (bounds for ``<=N``), None for tuples and ``?`` dims."""
+        if self.tuple_shapes is not None or -1 in self.dimensions:
+            return None
+        return math.prod(self.dimensions)
+
+    @property
+    def byte_size(self) -> int | None:
+        """Bytes of all array leaves (XLA's ``ByteSizeOfElements`` summed over the leaves).
+
+        Dynamic ``<=N`` dimensions count at their bound; a ``?`` dimension or an unknown
+        element type makes the size unknown (None). Sub-byte types take one byte per element
+        unless the layout packs them with ``E(bits)``.
+        """
+        total = 0
+        for leaf in self.leaves():
+            count = leaf.element_count
+            bits = ELEMENT_BITS.get(leaf.element_type)
+            if count is None or bits is None:
+                return None
+            if bits < 8:
+                packed = _PACKED.search(leaf.layout or "")
+                bits = int(packed.group(1)) if packed else 8
+            total += (count * bits + 7) // 8
+        return total
+
+    def __str__(self) -> str:
+        if self.tuple_shapes is not None:
+            return "(" + ", ".join(str(s) for s in self.tuple_shapes) + ")"
+        dims = ",".join(
+            ("?" if d < 0 else f"<={d}") if dyn else str(d)
+            for d, dyn in zip(self.dimensions, self.dynamic, strict=True)
+        )
+        layout = "" if self.layout is None else "{" + self.layout + "}"
+        return f"{self.element_type}[{dims}]{layout}"
+
+
+def parse_shape(text: str, line: int = 1, column: int = 1) -> Shape:
+    """Parse one shape; errors are ``HloParseError`` at ``line``/``column`` + offset."""
+    return _parse_shape_cached(text.strip(), line, column)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_shape_cached(text: str, line: int, column: int) -> Shape:
+    reader = _ShapeReader(text, line, column)
+    shape = reader.shape()
+    reader.skip_space()
+    if reader.pos != len(text):
+        raise reader.error(f"unexpected {text[reader.pos:reader.pos + 10]!r} after the shape")
+    return shape
+
+
+class _ShapeReader:
+    """Recursive-descent reader for the shape grammar above."""
+
+    def __init__(self, text: str, line: int, column: int) -> None:
+        self.text = text
+        self.pos = 0
+        self.line = line
+        self.column = column
+
+    def error(self, message: str, pos: int | None = None) -> HloParseError:
+        return HloParseError(
+            f"{message} in shape {self.text[:60]!r}", self.line, self.column + (pos or self.pos)
+        )
+
+    def skip_space(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos] in " \t\r\n":
+            self.pos += 1
+
+    def shape(self, depth: int = 0) -> Shape:
+        self.skip_space()
+        if depth > 64:
+            raise self.error("tuple shapes nested more than 64 deep")
+        if self.text.startswith("(", self.pos):
+            self.pos += 1
+            parts: list[Shape] = []
+            self.skip_space()
+            if self.text.startswith(")", self.pos):
+                self.pos += 1
+                return Shape("tuple", tuple_shapes=())
+            while True:
+                parts.append(self.shape(depth + 1))
+                self.skip_space()
+                if self.text.startswith(",", self.pos):
+                    self.pos += 1
+                    continue
+                if self.text.startswith(")", self.pos):
+                    self.pos += 1
+                    return Shape("tuple", tuple_shapes=tuple(parts))
+                raise self.error("expected ',' or ')' in a tuple shape")
+        match = _ARRAY.match(self.text, self.pos)
+        if match is None:
+            raise self.error("expected a shape such as f32[8,128]{1,0} or a tuple (...)")
+        element_type, dims_text = match.groups()
+        if element_type not in ELEMENT_BITS:
+            raise self.error(f"unknown element type {element_type!r}")
+        dims, dynamic = self._dimensions(dims_text, match.start(2))
+        self.pos = match.end()
+        layout = None
+        layout_match = _LAYOUT.match(self.text, self.pos)
+        if layout_match:
+            layout = layout_match.group(1)
+            self.pos = layout_match.end()
+        return Shape(element_type, dims, dynamic, layout)
+
+    def _dimensions(self, text: str, offset: int) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+        if not text.strip():
+            return (), ()
+        dims: list[int] = []
+        dynamic: list[bool] = []
+        for part in text.split(","):
+            item = part.strip()
+            is_dynamic = item.startswith("<=") or item == "?"
+            digits = item[2:].strip() if item.startswith("<=") else item
+            if item == "?":
+                dims.append(-1)
+            elif digits.isdigit() and digits.isascii():
+                value = int(digits) if len(digits) <= 19 else _INT64_MAX + 1
+                if value > _INT64_MAX:
+                    raise self.error(f"dimension {digits} does not fit in int64", offset)
+                dims.append(value)
+            else:
+                raise self.error(f"bad dimension {item!r}", offset)
+            dynamic.append(is_dynamic)
+            offset += len(part) + 1
+        return tuple(dims), tuple(dynamic)
