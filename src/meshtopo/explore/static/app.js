@@ -364,6 +364,24 @@ function drawCanvasGrid(result, active) {
     }
   }
   ctx.globalAlpha = 1;
+  if (size >= 4) drawBoundaries(ctx, groups, rows, cols, size);
+}
+
+// A line wherever two neighbouring cells belong to different device groups, so that the
+// groups stay readable when colours repeat.
+function drawBoundaries(ctx, groups, rows, cols, size) {
+  ctx.fillStyle = "#14202e";
+  const w = size >= 10 ? 2 : 1;
+  for (let f = 0; f < groups.length; f++) {
+    const c = f % cols;
+    const r = Math.floor(f / cols);
+    if (c + 1 < cols && f + 1 < groups.length && groups[f + 1] !== groups[f]) {
+      ctx.fillRect((c + 1) * size - w / 2 - 0.5, r * size, w, size);
+    }
+    if (r + 1 < rows && f + cols < groups.length && groups[f + cols] !== groups[f]) {
+      ctx.fillRect(c * size, (r + 1) * size - w / 2 - 0.5, size, w);
+    }
+  }
 }
 
 function renderLegend(result) {
@@ -481,8 +499,8 @@ function togglePlay() {
   $("step-play").textContent = "⏸ pause";
   $("step-play").setAttribute("aria-label", "pause");
   const tick = () => {
-    if (state.step >= steps.count - 1) { stopPlaying(); return; }
-    showStep(state.step + 1);
+    showStep(Math.min(steps.count - 1, state.step + 1));
+    if (state.step >= steps.count - 1) stopPlaying();
   };
   tick();
   state.timer = setInterval(tick, STEP_MS);

@@ -1,0 +1,131 @@
+"""``meshtopo explore`` as a process: prints its loopback URL, serves, stops cleanly on Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+DUMP = """HloModule dumped, replica_count=2, num_partitions=2
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY main {
+  p = f32[8] parameter(0)
+  ROOT ar = f32[8] all-reduce(p), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, to_apply=add
+}
+"""
+
+
+def start(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from meshtopo.cli import main; main()",
+            "explore",
+            "--port",
+            "0",
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    found = re.search(r"http://\S+/", line)
+    if found is None:
+        process.kill()
+        raise AssertionError(f"no URL in {line!r}; stderr: {process.communicate(timeout=10)[1]}")
+    return process, found.group(0)
+
+
+@pytest.fixture
+def explorer(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    dump = tmp_path / "dump.hlo"
+    dump.write_text(DUMP)
+    process, url = start(str(dump), "--open", env={"BROWSER": "true"})
+    yield process, url
+    if process.poll() is None:
+        process.kill()
+        process.communicate(timeout=10)
+
+
+def get(url: str) -> dict[str, object]:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.loads(response.read())
+
+
+@pytest.mark.timeout(60)
+def test_serves_on_loopback_and_stops_on_ctrl_c(
+    explorer: tuple[subprocess.Popen[str], str],
+) -> None:
+    process, url = explorer
+    assert url.startswith("http://127.0.0.1:")
+    assert get(url + "api/info")["api_version"] == 1
+    dump = get(url + "api/dump")
+    assert dump["name"] == "dump.hlo"
+    assert dump["text"] == DUMP
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=20)
+    assert process.returncode == 0
+    assert out.strip() == "stopped"
+    assert err == ""
+
+
+@pytest.mark.timeout(60)
+def test_a_missing_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from meshtopo.cli import main; main()",
+            "explore",
+            str(tmp_path / "no.hlo"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("meshtopo: error: ")
+    assert "no.hlo" in result.stderr and result.stderr.count("\n") == 1
+
+
+@pytest.mark.timeout(60)
+def test_a_busy_port_is_one_line_and_exit_2() -> None:
+    process, url = start()
+    try:
+        port = url.rsplit(":", 1)[1].strip("/")
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from meshtopo.cli import main; main()",
+                "explore",
+                "--port",
+                port,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert result.returncode == 2
+        assert result.stderr.startswith("meshtopo: error: ") and result.stderr.count("\n") == 1
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=20)
