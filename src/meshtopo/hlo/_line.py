@@ -160,18 +160,18 @@ def _read(text: str, line: int, computation: str | None, context: ScanContext) -
     head = _HEAD.match(text)
     if head is None:
         return None
-    shape_end = _shape_end(text, head.end())
-    opcode_match = _OPCODE.match(text, shape_end)
+    end_of_shape = shape_end(text, head.end())
+    opcode_match = _OPCODE.match(text, end_of_shape)
     if opcode_match is None or opcode_match.group(1) not in COLLECTIVE_OPCODES:
         return None
     opcode = opcode_match.group(1)
     operands_start = opcode_match.end()
-    close = _operands_end(text, operands_start, line)
+    close = operands_end(text, operands_start, line)
     operands = split_operands(text[operands_start:close], line, operands_start + 1)
     names = [operand_name(op) for op, _ in operands]
     name = head.group(2)
     collective = Collective(
-        name.lstrip("%"), opcode, text[head.end():shape_end].strip(),
+        name.lstrip("%"), opcode, text[head.end():end_of_shape].strip(),
         tuple(n for n, _ in names), line, head.start(2) + 1, computation, context,
     )
     collective.is_root = head.group(1) is not None
@@ -190,7 +190,8 @@ def _read(text: str, line: int, computation: str | None, context: ScanContext) -
     return collective
 
 
-def _shape_end(text: str, pos: int) -> int:
+def shape_end(text: str, pos: int) -> int:
+    """The offset where the shape starting at ``pos`` ends (white space at depth 0)."""
     depth = 0
     for index in range(pos, len(text)):
         char = text[index]
@@ -203,7 +204,8 @@ def _shape_end(text: str, pos: int) -> int:
     return len(text)
 
 
-def _operands_end(text: str, pos: int, line: int) -> int:
+def operands_end(text: str, pos: int, line: int) -> int:
+    """The offset of the ')' that closes the operand list starting at ``pos``."""
     while True:
         end = value_end(text, pos, line, 1)
         if end >= len(text):
