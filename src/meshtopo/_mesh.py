@@ -264,27 +264,32 @@ class Mesh:
         )
         if not device_list.is_uniform or device_list.num_replica_groups == 0:
             return None
-        first = device_list.to_array()[0]
-        order = np.argsort(self._devices.reshape(-1))
-        where = np.searchsorted(self._devices.reshape(-1), first, sorter=order)
-        where = np.minimum(where, self.size - 1)
-        positions = order[where]
-        if not np.array_equal(self._devices.reshape(-1)[positions], first):
+        array = device_list.to_array()
+        positions = self.positions_of(array[0])
+        if (positions < 0).any():
             return None
         coords = np.stack(np.unravel_index(positions, self._sizes), axis=1)
-        varying = [
-            axis for axis in range(len(self._sizes)) if (coords[:, axis] != coords[0, axis]).any()
-        ]
-        first_change = {
-            axis: int(np.argmax(coords[:, axis] != coords[0, axis])) for axis in varying
-        }
-        axes = tuple(self._names[axis] for axis in sorted(varying, key=lambda a: -first_change[a]))
-        candidate = self.group_array(axes) if axes else self._devices.reshape(-1, 1)
-        if candidate.shape == device_list.to_array().shape and np.array_equal(
-            candidate, device_list.to_array()
-        ):
-            return axes
-        return None
+        changes = coords != coords[0]
+        first_change = changes.argmax(axis=0)
+        varying = np.flatnonzero(changes.any(axis=0)).tolist()
+        # An axis that changes later between ranks is more major in the collective's order.
+        axes = tuple(
+            self._names[axis] for axis in sorted(varying, key=lambda axis: -first_change[axis])
+        )
+        return axes if np.array_equal(self.group_array(axes), array) else None
+
+    @functools.cached_property
+    def _device_lookup(self) -> tuple[np.ndarray, np.ndarray]:
+        flat = self._devices.reshape(-1)
+        order = np.argsort(flat)
+        return flat[order], order
+
+    def positions_of(self, device_ids: object) -> np.ndarray:
+        """The flat mesh position of each device id (-1 for ids the mesh does not hold)."""
+        ids = np.asarray(device_ids, dtype=np.int64)
+        sorted_ids, order = self._device_lookup
+        where = np.minimum(np.searchsorted(sorted_ids, ids), sorted_ids.size - 1)
+        return np.where(sorted_ids[where] == ids, order[where], -1)
 
     def _reindexed_axes(self, axes: tuple[AxisRef, ...]) -> tuple[list[int], list[int]]:
         """XLA's ``ComputeReindexedAxes``: mesh dims split by the sub-axes used, and the
