@@ -45,13 +45,7 @@ def test_groups_over_mesh_axes(capsys):
     assert payload["replica_groups"] == [[0, 4], [1, 5], [2, 6], [3, 7]]
     code, out, _ = run(
         capsys,
-        "groups",
-        "--mesh",
-        "data=2,model=4",
-        "--over",
-        "data",
-        "--devices",
-        "0,2,4,6,1,3,5,7",
+        *["groups", "--mesh", "data=2,model=4", "--over", "data", "--devices", "0,2,4,6,1,3,5,7"],
     )
     assert code == 0
     assert "{{0,1},{2,3},{4,5},{6,7}}" in out
@@ -68,17 +62,7 @@ def test_groups_find(capsys):
 def test_devices_flattened_example(capsys):
     code, out, _ = run(
         capsys,
-        "devices",
-        "--replicas",
-        "2",
-        "--partitions",
-        "2",
-        "--groups",
-        "{{0,1},{2,3}}",
-        "--channel-id",
-        "--use-global-device-ids",
-        "true",
-        "--json",
+        *"devices --replicas 2 --partitions 2 --groups {{0,1},{2,3}} --channel-id --use-global-device-ids true --json".split(),
     )
     payload = json.loads(out)
     assert code == 0
@@ -98,16 +82,7 @@ def test_devices_flattened_example(capsys):
 def test_devices_human_output_marks_disagreement(capsys):
     code, out, _ = run(
         capsys,
-        "devices",
-        "--replicas",
-        "2",
-        "--partitions",
-        "2",
-        "--groups",
-        "{{0,1}}",
-        "--channel-id",
-        "--use-global-device-ids",
-        "true",
+        *"devices --replicas 2 --partitions 2 --groups {{0,1}} --channel-id --use-global-device-ids true".split(),
     )
     assert code == 0
     assert "mode kFlattenedID" in out
@@ -119,17 +94,7 @@ def test_devices_human_output_marks_disagreement(capsys):
 def test_devices_per_opcode_rule(capsys):
     code, out, _ = run(
         capsys,
-        "devices",
-        "--replicas",
-        "2",
-        "--partitions",
-        "2",
-        "--groups",
-        "{{0,1}}",
-        "--channel-id",
-        "--opcode",
-        "all-reduce",
-        "--json",
+        *"devices --replicas 2 --partitions 2 --groups {{0,1}} --channel-id --opcode all-reduce --json".split(),
     )
     assert code == 0
     assert json.loads(out)["mode"] == "kCrossReplicaAndPartition"

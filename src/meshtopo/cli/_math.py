@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import click
 import numpy as np
+from rich.console import Console
 
 from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError
@@ -15,6 +16,12 @@ from .._mesh import Mesh
 from .._modes import group_mode, group_mode_for_opcode
 from .._placement import DeviceAssignment, participating_device_groups
 from ._render import cell_table, console, emit_json, grid, group_style, groups_text
+
+
+def _print_shape(out: Console, device_list: CollectiveDeviceList) -> None:
+    out.print(
+        f"{device_list.num_replica_groups} groups x {device_list.num_devices_per_group} devices"
+    )
 
 
 def _device_list_payload(device_list: CollectiveDeviceList) -> dict[str, object]:
@@ -67,9 +74,7 @@ def expand(text: str, as_json: bool) -> None:
         return
     out = console()
     out.print(f"[bold]{device_list}[/bold]  ({device_list.encoding})")
-    out.print(
-        f"{device_list.num_replica_groups} groups x {device_list.num_devices_per_group} devices"
-    )
+    _print_shape(out, device_list)
     if payload["compact"] and device_list.encoding != "iota":
         out.print(f"compact form: [bold]{payload['compact']}[/bold]")
     for index, group in enumerate(device_list.replica_groups[:64]):
@@ -149,9 +154,7 @@ def groups(
         return
     out = console()
     out.print(f"{mesh} over {over}: [bold]{device_list}[/bold]")
-    out.print(
-        f"{device_list.num_replica_groups} groups x {device_list.num_devices_per_group} devices"
-    )
+    _print_shape(out, device_list)
     group_of, _ = device_list.group_of(mesh.devices.reshape(-1))
     if mesh.size <= 1024 and len(mesh.axis_sizes) <= 2:
         rows, columns = (1, mesh.size) if len(mesh.axis_sizes) == 1 else mesh.axis_sizes
