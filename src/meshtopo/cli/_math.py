@@ -14,7 +14,9 @@ from .._errors import InvalidArgumentError
 from .._iota import IotaTileAssignment
 from .._mesh import Mesh
 from .._modes import group_mode, group_mode_for_opcode
-from .._placement import DeviceAssignment, participating_device_groups
+from .._placement import participating_device_groups
+from ._options import device_assignment as _device_assignment
+from ._options import int_list as _int_list
 from ._render import cell_table, console, emit_json, grid, group_style, groups_text
 
 
@@ -99,13 +101,6 @@ def _parse_mesh(spec: str, devices: str | None) -> Mesh:
     return Mesh(axes, order)
 
 
-def _int_list(text: str, option: str) -> list[int]:
-    try:
-        return [int(value) for value in text.replace(" ", "").split(",") if value != ""]
-    except ValueError:
-        raise InvalidArgumentError(f"{option} expects comma-separated ints, got {text!r}") from None
-
-
 @click.command()
 @click.option(
     "--mesh", "mesh_spec", required=True, help="Axes major to minor, e.g. data=2,model=4."
@@ -168,23 +163,6 @@ def groups(
                 )
             out.print()
     out.print(groups_text(device_list.replica_groups))
-
-
-def _device_assignment(spec: str, replicas: int, partitions: int) -> DeviceAssignment:
-    if spec == "default":
-        return DeviceAssignment.default(replicas, partitions)
-    if spec == "row-major":
-        return DeviceAssignment.row_major(replicas, partitions)
-    rows = [_int_list(row, "--device-assignment") for row in spec.split(";")]
-    if len({len(row) for row in rows}) != 1:
-        raise InvalidArgumentError(f"--device-assignment rows must have equal length, got {spec!r}")
-    assignment = DeviceAssignment(rows)
-    if (assignment.replica_count, assignment.computation_count) != (replicas, partitions):
-        raise InvalidArgumentError(
-            f"--device-assignment is {assignment.replica_count} x {assignment.computation_count} "
-            f"but the grid is {replicas} replicas x {partitions} partitions"
-        )
-    return assignment
 
 
 @click.command()
