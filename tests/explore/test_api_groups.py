@@ -40,6 +40,7 @@ def test_cross_replica_reads_each_written_group_once_per_partition(client: Clien
     assert cells["overlaps"] == []
     assert r["steps"] == {
         "loop": "partition",
+        "outer": "written",
         "per_group": 4,
         "count": 4,
         "written_groups": [[0, 1]],
@@ -224,3 +225,48 @@ def test_dump_endpoint_without_a_file(client: Client) -> None:
     reply = client.get("/api/dump")
     assert reply.status == 200
     assert reply.body == {"name": None, "text": None, "result": None, "error": None}
+
+
+def test_permute_reads_groups_as_pairs_in_the_library_order(client: Client) -> None:
+    r = client.groups(
+        replicas=2,
+        partitions=2,
+        groups="{{0,1},{1,0}}",
+        channel_id=True,
+        opcode="collective-permute",
+    )
+    assert r["pairs"] is True
+    assert r["mode"]["name"] == "kCrossPartition"
+    # Every pair in every replica, replica-major: DA = [[0,2],[1,3]].
+    assert r["device_groups"]["groups"] == [[0, 2], [2, 0], [1, 3], [3, 1]]
+    assert r["steps"]["outer"] == "loop"
+    assert r["steps"]["loop"] == "replica"
+    assert r["findings"] == []
+    modes = {m["name"]: m["error"] for m in r["modes"]}
+    assert modes["kFlattenedID"] == (
+        "collective-permute reads pairs as replica or partition ids, not in kFlattenedID mode"
+    )
+
+
+def test_permute_findings_are_xla_source_target_checks(client: Client) -> None:
+    r = client.groups(
+        replicas=1,
+        partitions=4,
+        groups="{{0,1},{2,1},{0,7}}",
+        channel_id=True,
+        opcode="collective-permute",
+    )
+    assert [f["message"] for f in r["findings"] if f["source"] == "verifier"] == [
+        "Target 1 appears more than once in instruction's source-target pairs",
+        "Source 0 appears more than once in instruction's source-target pairs",
+        "Target 7 in the instruction's source-target pair must be < 4",
+    ]
+
+
+def test_permute_groups_must_be_pairs(client: Client) -> None:
+    reply = client.post("/api/groups", {"groups": "{{0,1,2}}", "opcode": "collective-permute"})
+    assert reply.status == 400
+    assert reply.body["error"]["message"] == (
+        "collective-permute takes source-target pairs, written as groups of two ids "
+        "({{0,1},{1,2}}); group 0 {0,1,2} has 3 ids"
+    )

@@ -249,3 +249,70 @@ def test_large_grids_draw_on_canvas_and_answer_quickly(page: Any) -> None:
     (ARTIFACTS / "explore-timings.json").write_text(json.dumps(timings, indent=1))
     # Timings are reported, not asserted.
     assert all(t["total"] > 0 for t in timings)
+
+
+def test_load_a_dump_and_open_its_collectives(page: Any) -> None:
+    page.click("#tab-dump")
+    page.click("#dump-example")
+    page.wait_for_function("document.body.dataset.dump === 'ready'")
+    names = page.eval_on_selector_all("#collectives li", "ls => ls.map(l => l.dataset.name)")
+    assert names == [
+        "grads",
+        "tp",
+        "tp_flat",
+        "dp_flat",
+        "gathered",
+        "ars",
+        "ard",
+        "shifted",
+        "bad",
+        "out",
+    ]
+    assert page.text_content("#dump-module").startswith(
+        "example_dp2_tp4: 2 replicas × 4 partitions, 10 collectives"
+    )
+    after(page, lambda: page.click("#collectives li[data-name=dp_flat]"))
+    assert page.text_content("#mode-name") == "kFlattenedID"
+    assert page.input_value("#groups") == "[4,2]<=[2,4]T(1,0)"
+    assert groups_of(page) == [0, 1, 2, 3, 0, 1, 2, 3]
+    after(page, lambda: page.click("#collectives li[data-name=shifted]"))
+    assert page.text_content("#mode-name") == "kCrossPartition"
+    # Pairs {0,1},{1,2},{2,3},{3,0} in each replica: every device is a source and a target.
+    assert page.eval_on_selector_all("#grid .cell.overlap", "cs => cs.length") == 8
+    page.click("#step-next")
+    assert "pair #0 {0,1} as partition ids, in replica 0" in page.text_content("#step-text")
+    after(page, lambda: page.click("#collectives li[data-name=tp]"))
+    assert "out of range" in page.text_content("#findings")
+    shot(page, "explore-dump.png")
+
+
+def test_a_malformed_dump_shows_the_parse_error(page: Any) -> None:
+    page.click("#tab-dump")
+    page.fill(
+        "#dump-text",
+        "HloModule m\n\nENTRY e {\n  p = f32[4] parameter(0)\n"
+        "  ROOT r = f32[4] all-reduce(p), replica_groups={{0,1}\n}\n",
+    )
+    page.click("#dump-load")
+    page.wait_for_function("document.body.dataset.dump === 'error'")
+    assert page.text_content("#dump-error").startswith("HloParseError: ")
+
+
+def test_a_dump_named_on_the_command_line_opens_at_start(
+    browser: Any, server: ExplorerServer
+) -> None:
+    text = (
+        Path(__file__).resolve().parents[2] / "src/meshtopo/explore/static/example.hlo"
+    ).read_text()
+    server.initial_dump = ("example.hlo", text)
+    context = browser.new_context(bypass_csp=True)
+    try:
+        opened = context.new_page()
+        opened.set_default_timeout(15_000)
+        opened.goto(server.url)
+        opened.wait_for_function("document.body.dataset.dump === 'ready'")
+        assert opened.is_visible("#panel-dump")
+        assert opened.input_value("#dump-text") == text
+    finally:
+        server.initial_dump = None
+        context.close()

@@ -48,7 +48,7 @@ def findings(
     tools = _verifier()
     if tools is None:
         return out
-    text = module_text(replicas, partitions, opcode, has_channel, global_ids, str(written))
+    text = module_text(replicas, partitions, opcode, has_channel, global_ids, written)
     parse, verify = tools
     try:
         module = parse(text)
@@ -64,52 +64,79 @@ def findings(
     return out
 
 
+def pair_findings(
+    pairs: list[tuple[int, int]],
+    replicas: int,
+    partitions: int,
+    has_channel: bool,
+    mode_error: str | None,
+    expansion_error: str | None,
+) -> list[dict[str, Any]]:
+    """Findings for a collective-permute dial: XLA's source-target checks
+    (``mt.pair_problems``, range R without a channel and P with one) plus the library's errors.
+    """
+    out: list[dict[str, Any]] = []
+    if mode_error:
+        out.append({"source": "mode", "message": mode_error})
+    limit = partitions if has_channel else replicas
+    for problem in mt.pair_problems(pairs, limit):
+        out.append({"source": "verifier", "message": problem})
+    if expansion_error:
+        out.append({"source": "expansion", "message": expansion_error})
+    return out
+
+
 def module_text(
     replicas: int,
     partitions: int,
     opcode: str,
     has_channel: bool,
     global_ids: bool | None,
-    groups_text: str,
+    written: Any,
 ) -> str:
     """A one-collective HLO module for the dial, shaped so that only the groups can fail.
 
-    Shapes follow the subgroup size the verifier derives, so that all-gather's shard count,
-    reduce-scatter's and all-to-all's split count agree with the groups whatever they are.
+    Shapes follow the subgroup size the verifier derives (``mt.subgroup_size``), so that
+    all-gather's shard count and reduce-scatter's and all-to-all's split counts agree with the
+    groups whatever they are. Start forms are checked as their synchronous op, and
+    ragged-all-to-all as all-to-all (the same group checks, without its six operands); for
+    collective-permute the written groups are read as the source-target pairs.
     """
-    attrs = []
-    if has_channel:
-        attrs.append("channel_id=1")
-    if opcode.startswith("collective-permute"):
-        attrs.append("source_target_pairs={}")
+    sync = {
+        "all-reduce-start": "all-reduce",
+        "all-gather-start": "all-gather",
+        "collective-permute-start": "collective-permute",
+        "ragged-all-to-all": "all-to-all",
+    }.get(opcode, opcode)
+    attrs = ["channel_id=1"] if has_channel else []
+    if sync == "collective-permute":
+        attrs.append(f"source_target_pairs={written.to_text(full=True)}")
     else:
-        attrs.append(f"replica_groups={groups_text}")
-    if global_ids is not None and opcode in {
-        "all-reduce",
-        "all-reduce-start",
-        "all-gather",
-        "all-gather-start",
-        "reduce-scatter",
-    }:
+        attrs.append(f"replica_groups={written}")
+    if global_ids is not None and sync in {"all-reduce", "all-gather", "reduce-scatter"}:
         attrs.append(f"use_global_device_ids={'true' if global_ids else 'false'}")
+    body = ", ".join(attrs)
+    try:
+        mode = mt.group_mode_for_opcode(sync, has_channel, global_ids)
+        size = max(1, mt.subgroup_size(written, mode, replicas, partitions))
+    except mt.MeshtopoError:
+        size = 1
     header = f"HloModule explore, replica_count={replicas}, num_partitions={partitions}\n\n"
     add = (
         "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
         "  ROOT sum = f32[] add(x, y)\n}\n\n"
     )
-    body = ", ".join(attrs)
-    if opcode in {"all-reduce", "all-reduce-start"}:
-        instr = f"ROOT c = f32[8] {opcode}(p), {body}, to_apply=add"
-        return header + add + _entry(instr)
-    if opcode == "reduce-scatter":
-        instr = f"ROOT c = f32[8] reduce-scatter(p), {body}, dimensions={{0}}, to_apply=add"
-        return header + add + _entry(instr)
-    if opcode in {"all-gather", "all-gather-start"}:
-        return header + _entry(f"ROOT c = f32[8] {opcode}(p), {body}, dimensions={{0}}")
-    if opcode == "all-to-all":
-        return header + _entry(f"ROOT c = f32[8] all-to-all(p), {body}, dimensions={{0}}")
-    return header + _entry(f"ROOT c = f32[8] {opcode}(p), {body}")
+    if sync == "all-reduce":
+        return header + add + _entry(4, f"f32[4] all-reduce(p), {body}, to_apply=add")
+    if sync == "reduce-scatter":
+        instr = f"f32[4] reduce-scatter(p), {body}, dimensions={{0}}, to_apply=add"
+        return header + add + _entry(4 * size, instr)
+    if sync == "all-gather":
+        return header + _entry(4, f"f32[{4 * size}] all-gather(p), {body}, dimensions={{0}}")
+    if sync == "all-to-all":
+        return header + _entry(4 * size, f"f32[{4 * size}] all-to-all(p), {body}, dimensions={{0}}")
+    return header + _entry(4, f"f32[4] {sync}(p), {body}")
 
 
-def _entry(instruction: str) -> str:
-    return f"ENTRY main {{\n  p = f32[8] parameter(0)\n  {instruction}\n}}\n"
+def _entry(operand: int, instruction: str) -> str:
+    return f"ENTRY main {{\n  p = f32[{operand}] parameter(0)\n  ROOT c = {instruction}\n}}\n"

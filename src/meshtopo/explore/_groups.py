@@ -31,6 +31,7 @@ GROUP_FIELDS = (
     "include",
 )
 SECTIONS = ("cells", "steps", "modes", "findings")
+PERMUTE_OPCODES = ("collective-permute", "collective-permute-start")
 
 # The loop XLA's GetParticipatingDevicesGroups runs inside each written group, per mode:
 # (what the inner loop walks, a sentence for the page).
@@ -79,6 +80,7 @@ def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
     has_channel = fields.boolean("channel_id", False)
     global_ids = fields.optional_boolean("use_global_device_ids")
     written = _written_groups(fields, grid, limit)
+    pairs = _pairs(written) if opcode in PERMUTE_OPCODES else None
 
     mode, mode_json = _mode(opcode, has_channel, global_ids)
     table = grid.table
@@ -88,18 +90,23 @@ def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
         "device_assignment": grid.assignment_json(),
         "mode": mode_json,
         "written_groups": _written_json(written),
+        "pairs": pairs is not None,
     }
-    groups, error = _expand(written, mode, grid) if mode is not None else (None, None)
+    groups, error = _expand(written, mode, grid, pairs) if mode is not None else (None, None)
     if error is not None:
         result["mode"]["expansion_error"] = error
     result["device_groups"] = None if groups is None else _groups_json(groups)
     if "cells" in include:
         result["cells"] = _cells(table, groups)
     if "steps" in include:
-        result["steps"] = _steps(written, mode, grid, groups)
+        result["steps"] = _steps(written, mode, grid, groups, pairs)
     if "modes" in include:
-        result["modes"] = [_mode_column(m, written, grid) for m in mt.CollectiveOpGroupMode]
-    if "findings" in include:
+        result["modes"] = [_mode_column(m, written, grid, pairs) for m in mt.CollectiveOpGroupMode]
+    if "findings" in include and pairs is not None:
+        result["findings"] = _findings.pair_findings(
+            pairs, grid.replicas, grid.partitions, has_channel, mode_json.get("error"), error
+        )
+    elif "findings" in include:
         result["findings"] = _findings.findings(
             grid.replicas,
             grid.partitions,
@@ -204,10 +211,31 @@ def _written_json(written: Any) -> dict[str, Any]:
     }
 
 
-def _expand(written: Any, mode: Any, grid: Grid) -> tuple[Any, str | None]:
+def _pairs(written: Any) -> list[tuple[int, int]]:
+    """The groups text of a permute read as its source-target pairs (each group two ids)."""
+    groups = written.replica_groups
+    for index, group in enumerate(groups):
+        if len(group) != 2:
+            raise RequestError(
+                400,
+                "collective-permute takes source-target pairs, written as groups of two ids "
+                f"({{{{0,1}},{{1,2}}}}); group {index} {{{','.join(map(str, group))}}} has "
+                f"{len(group)} ids",
+            )
+    return [(group[0], group[1]) for group in groups]
+
+
+def _expand(
+    written: Any, mode: Any, grid: Grid, pairs: list[tuple[int, int]] | None = None
+) -> tuple[Any, str | None]:
     """XLA's device groups for ``written`` under ``mode`` as a ``CollectiveDeviceList``, or
-    None and the library's error message."""
+    None and the library's error message. For a permute, one two-member group per device
+    pair, in the library's order (``participating_device_pairs``)."""
     try:
+        if pairs is not None:
+            found = mt.participating_device_pairs(pairs, mode, grid.assignment)
+            array = np.array(found, dtype=np.int64).reshape(-1, 2)
+            return mt.CollectiveDeviceList(array), None
         if written.is_uniform:
             array = mt.participating_device_groups_array(written, mode, grid.assignment)
             return mt.CollectiveDeviceList(array), None
@@ -254,11 +282,26 @@ def _cells(table: np.ndarray, groups: Any) -> dict[str, Any]:
     }
 
 
-def _steps(written: Any, mode: Any, grid: Grid, groups: Any) -> dict[str, Any] | None:
-    """The multiplying-out loop: step i read written group i // per_group, inner index
-    i % per_group (a partition for kCrossReplica, a replica for kCrossPartition)."""
+def _steps(
+    written: Any, mode: Any, grid: Grid, groups: Any, pairs: list[tuple[int, int]] | None
+) -> dict[str, Any] | None:
+    """The multiplying-out loop. With ``outer`` = "written", step i read written group
+    i // per_group at loop index i % per_group (a partition for kCrossReplica, a replica for
+    kCrossPartition); with ``outer`` = "loop" (permute pairs), loop index i // len(written)
+    and written pair i % len(written)."""
     if mode is None or groups is None:
         return None
+    if pairs is not None:
+        loop = "partition" if str(mode) == "kCrossReplica" else "replica"
+        per = grid.partitions if loop == "partition" else grid.replicas
+        return {
+            "loop": loop,
+            "outer": "loop",
+            "per_group": per,
+            "count": groups.num_replica_groups,
+            "written_groups": [list(pair) for pair in pairs],
+            "substituted_empty": False,
+        }
     name = str(mode)
     loop = _LOOPS[name][0]
     listed = written.replica_groups
@@ -271,6 +314,7 @@ def _steps(written: Any, mode: Any, grid: Grid, groups: Any) -> dict[str, Any] |
         return None
     return {
         "loop": loop,
+        "outer": "written",
         "per_group": per_group,
         "count": groups.num_replica_groups,
         "written_groups": listed,
@@ -278,9 +322,11 @@ def _steps(written: Any, mode: Any, grid: Grid, groups: Any) -> dict[str, Any] |
     }
 
 
-def _mode_column(mode: Any, written: Any, grid: Grid) -> dict[str, Any]:
+def _mode_column(
+    mode: Any, written: Any, grid: Grid, pairs: list[tuple[int, int]] | None
+) -> dict[str, Any]:
     channel, global_ids = _MODE_FIELDS[str(mode)]
-    groups, error = _expand(written, mode, grid)
+    groups, error = _expand(written, mode, grid, pairs)
     column: dict[str, Any] = {
         "name": str(mode),
         "channel_id": channel,

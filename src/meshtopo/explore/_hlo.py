@@ -73,7 +73,11 @@ def _opt_str(value: Any) -> str | None:
 
 
 def _collective_json(c: Any) -> dict[str, Any]:
-    """One collective: where it is, how it reads its groups, and a ready ``/api/groups`` body."""
+    """One collective: where it is, how it reads its groups, and a ready ``/api/groups`` body.
+
+    Permutes and send/recv carry pairs instead of groups; their ``groups_request`` writes the
+    pairs as two-member groups, which multiply out to exactly the device pairs XLA forms.
+    """
     try:
         mode: str | None = str(c.mode)
         mode_error = None
@@ -81,24 +85,33 @@ def _collective_json(c: Any) -> dict[str, Any]:
         mode, mode_error = None, str(error)
     pairs = c.source_target_pairs
     groups = c.replica_groups
-    groups_text = None if groups is None else str(groups)
-    base = c.opcode
-    opcode = base if base in OPCODES else None
+    if groups is not None:
+        groups_text = getattr(c, "groups_text", None) or str(groups)
+    elif pairs is not None:
+        groups_text = "{" + ",".join(f"{{{s},{t}}}" for s, t in pairs) + "}"
+    else:
+        groups_text = "{}"
+    underlying = getattr(c, "underlying_opcode", c.opcode)
+    if underlying in ("send", "recv"):
+        underlying = "collective-permute"
     return {
         "name": c.name,
         "opcode": c.opcode,
+        "underlying_opcode": underlying,
         "line": c.line,
         "column": c.column,
+        "is_done": bool(getattr(c, "is_done", False)),
+        "start": getattr(c, "start", None),
         "mode": mode,
         "mode_error": mode_error,
         "channel_id": c.channel_id,
         "use_global_device_ids": c.use_global_device_ids,
-        "replica_groups": groups_text,
+        "replica_groups": None if groups is None else groups_text,
         "source_target_pairs": None if pairs is None else [list(p) for p in pairs],
         "groups_request": {
-            "opcode": opcode,
+            "opcode": underlying if underlying in OPCODES else None,
             "channel_id": c.channel_id is not None,
             "use_global_device_ids": c.use_global_device_ids,
-            "groups": groups_text if groups_text is not None else "{}",
+            "groups": groups_text,
         },
     }

@@ -432,8 +432,9 @@ function renderSteps(result) {
   }
   range.max = enabled ? String(steps.count - 1) : "0";
   range.value = "0";
+  const written = enabled && steps.outer === "loop" ? "pair" : "written group";
   $("step-text").textContent = enabled
-    ? `${steps.count} device group${steps.count === 1 ? "" : "s"} from ${steps.written_groups.length} written group${steps.written_groups.length === 1 ? "" : "s"}` +
+    ? `${steps.count} device ${steps.outer === "loop" ? "pair" : "group"}${steps.count === 1 ? "" : "s"} from ${steps.written_groups.length} ${written}${steps.written_groups.length === 1 ? "" : "s"}` +
       (steps.per_group > 1 ? `, each read once per ${steps.loop} (${steps.per_group} times)` : "") +
       (steps.substituted_empty ? "; the empty list stands for one group of every id" : "") +
       ". Press play or step through."
@@ -443,12 +444,23 @@ function renderSteps(result) {
 
 function describeStep(result, i) {
   const s = result.steps;
-  const w = Math.floor(i / s.per_group);
-  const j = i % s.per_group;
-  const written = s.written_groups[w];
   const out = result.device_groups.groups[i];
   const frag = document.createDocumentFragment();
   const code = (t) => el("code", "", t);
+  if (s.outer === "loop") {
+    const count = s.written_groups.length;
+    const j = Math.floor(i / count);
+    const [src, dst] = s.written_groups[i % count];
+    frag.append(`Step ${i + 1} of ${s.count}: pair #${i % count} `, code(`{${src},${dst}}`));
+    frag.append(s.loop === "partition"
+      ? ` as replica ids, in partition ${j}: ` : ` as partition ids, in replica ${j}: `);
+    frag.append(code(s.loop === "partition" ? `(DA[${src}][${j}], DA[${dst}][${j}])` : `(DA[${j}][${src}], DA[${j}][${dst}])`));
+    frag.append(" → devices ", code(`${out[0]} → ${out[1]}`));
+    return frag;
+  }
+  const w = Math.floor(i / s.per_group);
+  const j = i % s.per_group;
+  const written = s.written_groups[w];
   frag.append(`Step ${i + 1} of ${s.count}: written group #${w} `, code(shortList(written, 12)));
   if (s.loop === "partition") {
     frag.append(` as replica ids, in partition ${j}: `, code(`[DA[r][${j}] for r in group]`));
@@ -569,7 +581,9 @@ function showDump(result) {
     `${m.name || "module"}: ${m.replica_count} replica${m.replica_count === 1 ? "" : "s"} × ` +
     `${m.num_partitions} partition${m.num_partitions === 1 ? "" : "s"}, ` +
     `${result.collectives.length} collective${result.collectives.length === 1 ? "" : "s"}` +
-    (result.findings && result.findings.length ? `, ${result.findings.length} verifier finding(s)` : "");
+    (result.findings && result.findings.length
+      ? `, ${result.findings.length} verifier finding${result.findings.length === 1 ? "" : "s"}`
+      : "");
   $("dump-status").textContent = "";
   const list = $("collectives");
   list.replaceChildren();
@@ -578,6 +592,7 @@ function showDump(result) {
     item.dataset.name = c.name;
     item.tabIndex = 0;
     item.append(el("span", "nm", c.name), el("span", "op", `${c.opcode} · line ${c.line}`));
+    if (c.is_done) item.append(el("span", "op", `(waits for ${c.start})`));
     item.append(el("span", "md", c.mode || c.mode_error || ""));
     const groups = c.source_target_pairs
       ? `source_target_pairs=${braces(c.source_target_pairs.map(braces))}`
@@ -605,9 +620,7 @@ function selectCollective(index) {
   const ugdi = req.use_global_device_ids === null ? "absent" : String(req.use_global_device_ids);
   document.querySelector(`input[name=ugdi][value=${ugdi}]`).checked = true;
   document.querySelector("input[name=groupsrc][value=text]").checked = true;
-  $("groups").value = c.source_target_pairs
-    ? braces(c.source_target_pairs.map(braces))
-    : req.groups;
+  $("groups").value = req.groups;
   syncVisibility();
   update();
 }
@@ -709,6 +722,10 @@ async function start() {
   $("step-range").addEventListener("input", () => { stopPlaying(); showStep(Number($("step-range").value)); });
   document.querySelectorAll(".tab").forEach((t) => t.addEventListener("click", () => switchTab(t)));
   $("dump-load").addEventListener("click", loadDump);
+  $("dump-example").addEventListener("click", async () => {
+    $("dump-text").value = await (await fetch("/example.hlo")).text();
+    loadDump();
+  });
   $("dump-file").addEventListener("change", async () => {
     const file = $("dump-file").files[0];
     if (!file) return;

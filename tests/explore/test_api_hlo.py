@@ -1,0 +1,99 @@
+"""``/api/hlo``: a dump's collectives through the library's parser, ready for ``/api/groups``."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pytest
+
+from .conftest import Client
+
+EXAMPLE = resources.files("meshtopo.explore").joinpath("static", "example.hlo").read_text()
+
+
+def test_example_dump_lists_every_collective_in_text_order(client: Client) -> None:
+    reply = client.post("/api/hlo", {"text": EXAMPLE})
+    assert reply.status == 200, reply.body
+    body = reply.body
+    assert body["module"] == {"name": "example_dp2_tp4", "replica_count": 2, "num_partitions": 4}
+    rows = [(c["name"], c["opcode"], c["mode"], c["replica_groups"]) for c in body["collectives"]]
+    assert rows == [
+        ("grads", "all-reduce", "kCrossReplica", "{{0,1}}"),
+        ("tp", "all-reduce", "kCrossReplicaAndPartition", "{{0,1,2,3}}"),
+        ("tp_flat", "all-reduce", "kFlattenedID", "[2,4]<=[8]"),
+        ("dp_flat", "all-reduce", "kFlattenedID", "[4,2]<=[2,4]T(1,0)"),
+        ("gathered", "all-gather", "kFlattenedID", "mesh['data'=2,'model'=4] {'model'}"),
+        ("ars", "all-reduce-start", "kFlattenedID", "{{0,1,2,3,4,5,6,7}}"),
+        ("ard", "all-reduce-done", "kFlattenedID", "{{0,1,2,3,4,5,6,7}}"),
+        ("shifted", "collective-permute", "kCrossPartition", None),
+        ("bad", "all-reduce", "kFlattenedID", "{{0,1,2},{3,4,5}}"),
+        ("out", "reduce-scatter", "kFlattenedID", "[2,4]<=[8]"),
+    ]
+    by_name = {c["name"]: c for c in body["collectives"]}
+    assert by_name["ard"]["is_done"] is True and by_name["ard"]["start"] == "ars"
+    assert (by_name["grads"]["line"], by_name["grads"]["column"]) == (11, 3)
+    shifted = by_name["shifted"]
+    assert shifted["source_target_pairs"] == [[0, 1], [1, 2], [2, 3], [3, 0]]
+    assert shifted["groups_request"] == {
+        "opcode": "collective-permute",
+        "channel_id": True,
+        "use_global_device_ids": None,
+        "groups": "{{0,1},{1,2},{2,3},{3,0}}",
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "device_groups"),
+    [
+        ("grads", [[0, 1], [2, 3], [4, 5], [6, 7]]),
+        ("tp_flat", [[0, 2, 4, 6], [1, 3, 5, 7]]),
+        ("dp_flat", [[0, 1], [2, 3], [4, 5], [6, 7]]),
+        ("gathered", [[0, 2, 4, 6], [1, 3, 5, 7]]),
+        ("shifted", [[0, 2], [2, 4], [4, 6], [6, 0], [1, 3], [3, 5], [5, 7], [7, 1]]),
+    ],
+)
+def test_groups_request_reproduces_the_library_device_groups(
+    client: Client, name: str, device_groups: list[list[int]]
+) -> None:
+    body = client.post("/api/hlo", {"text": EXAMPLE}).body
+    collective = next(c for c in body["collectives"] if c["name"] == name)
+    module = body["module"]
+    answer = client.groups(
+        replicas=module["replica_count"],
+        partitions=module["num_partitions"],
+        **collective["groups_request"],
+    )
+    assert answer["mode"]["name"] == collective["mode"]
+    assert answer["device_groups"]["groups"] == device_groups
+    assert answer["pairs"] is (collective["source_target_pairs"] is not None)
+
+
+def test_header_counts_can_be_overridden(client: Client) -> None:
+    body = client.post("/api/hlo", {"text": EXAMPLE, "replica_count": 4}).body
+    assert body["module"]["replica_count"] == 4
+
+
+def test_parse_errors_are_400_with_line_and_column(client: Client) -> None:
+    text = EXAMPLE.replace("replica_groups={{0,1}}", "replica_groups={{0,1}")
+    reply = client.post("/api/hlo", {"text": text})
+    assert reply.status == 400
+    error = reply.body["error"]
+    assert error["kind"] == "HloParseError"
+    assert error["line"] == 11
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({}, "field 'text' is required (a string)"),
+        ({"text": 3}, "field 'text' must be a string, got an integer"),
+        (
+            {"text": "HloModule m", "replica_count": 0},
+            "field 'replica_count' must be at least 1, got 0",
+        ),
+    ],
+)
+def test_bad_hlo_requests(client: Client, body: dict[str, object], message: str) -> None:
+    reply = client.post("/api/hlo", body)
+    assert reply.status == 400
+    assert reply.body["error"]["message"] == message
