@@ -273,6 +273,7 @@ def test_load_a_dump_and_open_its_collectives(page: Any) -> None:
     )
     after(page, lambda: page.click("#collectives li[data-name=dp_flat]"))
     assert page.text_content("#mode-name") == "kFlattenedID"
+    assert page.text_content("#origin") == "from the dump: dp_flat · all-reduce · line 14"
     assert page.input_value("#groups") == "[4,2]<=[2,4]T(1,0)"
     assert groups_of(page) == [0, 1, 2, 3, 0, 1, 2, 3]
     after(page, lambda: page.click("#collectives li[data-name=shifted]"))

@@ -62,6 +62,8 @@ def explore(
     server = make_server(host, port, max_body=max_body, device_limit=device_limit)
     server.initial_dump = dump
     click.echo(f"meshtopo explorer at {server.url}  (Ctrl-C to stop)")
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        click.echo(f"meshtopo: note: listening on {host}, reachable from other machines", err=True)
     if open_browser:
         webbrowser.open(server.url)
     try:

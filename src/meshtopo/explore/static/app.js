@@ -121,8 +121,9 @@ async function postJson(path, body, signal) {
   return value;
 }
 
-async function update() {
+async function update(origin) {
   const t0 = performance.now();
+  state.origin = typeof origin === "string" ? origin : null;
   const seq = ++state.seq;
   if (state.controller) state.controller.abort();
   state.controller = new AbortController();
@@ -176,6 +177,8 @@ function render(result) {
   $("grid-canvas").classList.remove("stale");
   state.deviceCell = new Map(result.cells.device_id.map((d, f) => [d, f]));
   renderMode(result);
+  $("origin").textContent = state.origin ? `from the dump: ${state.origin}` : "";
+  $("origin").hidden = !state.origin;
   renderFacts(result);
   renderGrid(result);
   renderLegend(result);
@@ -622,7 +625,7 @@ function selectCollective(index) {
   document.querySelector("input[name=groupsrc][value=text]").checked = true;
   $("groups").value = req.groups;
   syncVisibility();
-  update();
+  update(`${c.name} · ${c.opcode} · line ${c.line}`);
 }
 
 // ---------------------------------------------------------------- wiring
@@ -657,7 +660,7 @@ function syncOverAxes() {
     input.type = "checkbox";
     input.value = axis.name;
     input.checked = checked.has(axis.name);
-    input.addEventListener("change", update);
+    input.addEventListener("change", () => update());
     label.append(input, axis.name);
     box.append(label);
   }
@@ -696,12 +699,12 @@ async function start() {
   document.querySelectorAll("input[name=gridkind], input[name=groupsrc]").forEach((i) =>
     i.addEventListener("change", () => { syncVisibility(); update(); }));
   for (const id of ["replicas", "partitions", "mesh-replicas", "mesh-perm", "groups", "assignment-table"]) {
-    $(id).addEventListener("input", update);
+    $(id).addEventListener("input", () => update());
   }
   for (const id of ["mesh-order", "assignment", "opcode", "channel"]) {
     $(id).addEventListener("change", () => { syncVisibility(); update(); });
   }
-  document.querySelectorAll("input[name=ugdi]").forEach((i) => i.addEventListener("change", update));
+  document.querySelectorAll("input[name=ugdi]").forEach((i) => i.addEventListener("change", () => update()));
   document.querySelectorAll("[data-example]").forEach((b) => b.addEventListener("click", () => {
     $("groups").value = b.dataset.example;
     update();
