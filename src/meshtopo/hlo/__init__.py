@@ -23,6 +23,7 @@ Imports only the math layer (and ``_errors``/``_limits``) beneath it.
 
 from ._collective import Collective as Collective
 from ._collective import base_opcode as base_opcode
+from ._finding import Finding as Finding
 from ._module import Module as Module
 from ._module import ModuleHeader as ModuleHeader
 from ._module import load as load
@@ -32,3 +33,4 @@ from ._shape import parse_shape as parse_shape
 from ._stream import iter_collectives as iter_collectives
 from ._structure import Computation as Computation
 from ._structure import Instruction as Instruction
+from ._verifier import verify as verify
