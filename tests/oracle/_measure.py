@@ -399,6 +399,63 @@ def measure_partitioner(
     return _measure_partitioner_cached(kind, items, ids, axes_t)
 
 
+@functools.cache
+def _measure_reshard_cached(
+    shape: tuple[tuple[str, int], ...],
+    device_ids: tuple[int, ...],
+    in_axes: tuple[str, ...],
+    out_axes: tuple[str, ...],
+) -> Measurement:
+    jax = _jax()
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    mesh = _jax_mesh(shape, device_ids)
+    n = len(device_ids)
+    if sorted(in_axes) != sorted(name for name, _ in shape):
+        raise ValueError(f"in_axes {in_axes} must order every axis of the mesh {shape}")
+    # x: [N] with one element per device, its id; every shard is distinct, nothing replicated.
+    x = _per_device_array(
+        mesh, PartitionSpec(in_axes), lambda d: np.array([d], dtype=np.int32), (n,)
+    )
+    out_spec = PartitionSpec(out_axes) if out_axes else PartitionSpec()
+    fn = jax.jit(lambda v: v, out_shardings=NamedSharding(mesh, out_spec))
+    compiled = fn.lower(x).compile()
+    text, collectives, replicas, partitions = _compiled_facts(compiled)
+    return Measurement(
+        collective="all_gather",
+        mesh_shape=shape,
+        device_ids=device_ids,
+        axes=tuple(a for a in in_axes if a not in out_axes),
+        groups=decode_gathered(_outputs_by_device(compiled(x))),
+        ordered=True,
+        pairs=None,
+        permutation=None,
+        hlo_text=text,
+        collectives=collectives,
+        replica_count=replicas,
+        num_partitions=partitions,
+        device_assignment=_shard_map_assignment(compiled),
+    )
+
+
+def measure_reshard(
+    shape: Mapping[str, int] | Sequence[tuple[str, int]],
+    in_axes: Sequence[str],
+    out_axes: Sequence[str],
+    device_ids: Any = None,
+) -> Measurement:
+    """Reshard a 1-D array with one element per device (its id) from ``P(in_axes)``, which
+    names every mesh axis, to ``P(out_axes)``, a prefix of it (empty: replicated).
+
+    The partitioner does this with one all-gather over the remaining axes (written as an
+    iota or mesh-axes list); each device's output lists its group in rank order, which is
+    what ``groups`` holds, as long as the compiled module has that single collective (check
+    ``collectives``). ``axes`` is the remaining axes, in order. Cached per argument tuple.
+    """
+    items, ids = _normalise_mesh(shape, device_ids)
+    return _measure_reshard_cached(items, ids, tuple(in_axes), tuple(out_axes))
+
+
 # --------------------------------------------------------------------------------------------
 # Subprocess with its own device count
 # --------------------------------------------------------------------------------------------

@@ -17,10 +17,10 @@ import meshtopo.hlo
 
 from ._expect import as_measured, assignment
 from ._hlo_text import HloCollective
-from ._measure import COLLECTIVES, OPCODE_FOR, measure, measure_partitioner
+from ._measure import COLLECTIVES, OPCODE_FOR, measure, measure_partitioner, measure_reshard
 from ._raw import measure_raw
 from .test_groups_vs_xla import MESHES_8, axis_choices
-from .test_placement_vs_xla import PARTITIONER_CASES
+from .test_placement_vs_xla import PARTITIONER_CASES, RESHARD_CASES
 
 pytestmark = pytest.mark.jax
 
@@ -88,6 +88,25 @@ def test_partitioner_module(
         m.device_assignment,
         m.groups,
         m.ordered,
+    )
+
+
+@pytest.mark.parametrize(("shape", "devices", "in_axes", "out_axes"), RESHARD_CASES)
+def test_reshard_module(
+    shape: dict[str, int],
+    devices: list[int] | None,
+    in_axes: tuple[str, ...],
+    out_axes: tuple[str, ...],
+) -> None:
+    m = measure_reshard(shape, in_axes, out_axes, device_ids=devices)
+    _check_module(
+        m.hlo_text,
+        m.collectives,
+        (m.replica_count, m.num_partitions),
+        "all-gather",
+        m.device_assignment,
+        m.groups,
+        True,
     )
 
 

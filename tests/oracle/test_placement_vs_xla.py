@@ -3,6 +3,9 @@
 * Collectives the SPMD partitioner inserts are written as mesh-axes groups
   (``mesh['axis_0'=4,'axis_1'=2], device_ids=([2,4]T(1,0)) {'axis_0'}``); meshtopo must parse
   and resolve them to the devices that really met.
+* Reshards from ``P(all axes in some order)`` to a prefix of it are one all-gather, written
+  as an iota list (``[2,4]<=[2,2,2]T(1,0,2)``) or, to replicated, as a mesh-axes list with
+  ``device_ids``; each device's output lists its group in rank order.
 * Programs with ``replica_count > 1`` (compiled from StableHLO through XLA's client, with an
   explicit device assignment) exercise every group mode: cross_replica, cross_partition
   (permutes), cross_replica_and_partition and flattened_id.
@@ -22,7 +25,7 @@ import meshtopo as mt
 
 from ._expect import as_measured, assignment, mesh_groups, mode_of, written_groups
 from ._hlo_text import parse_int_pairs
-from ._measure import measure_partitioner
+from ._measure import measure_partitioner, measure_reshard
 from ._raw import RawMeasurement, measure_raw, measure_raw_in_subprocess
 
 pytestmark = pytest.mark.jax
@@ -56,6 +59,34 @@ def test_partitioner_groups_equal_measured(
     assert as_measured(mesh_groups(m), m.ordered) == m.groups
     (c,) = m.collectives
     assert as_measured(written_groups(c, m.device_assignment), m.ordered) == m.groups
+
+
+RESHARD_CASES = [
+    pytest.param(
+        shape,
+        devices,
+        in_axes,
+        in_axes[:k],
+        id=f"{mesh_id}-{'+'.join(in_axes)}-to-{'+'.join(in_axes[:k]) or 'replicated'}",
+    )
+    for mesh_id, shape, devices in PARTITIONER_MESHES
+    for in_axes in itertools.permutations(shape)
+    for k in range(len(shape))
+]
+
+
+@pytest.mark.parametrize(("shape", "devices", "in_axes", "out_axes"), RESHARD_CASES)
+def test_reshard_gather_groups_equal_measured(
+    shape: dict[str, int],
+    devices: list[int] | None,
+    in_axes: tuple[str, ...],
+    out_axes: tuple[str, ...],
+) -> None:
+    m = measure_reshard(shape, in_axes, out_axes, device_ids=devices)
+    (c,) = m.collectives
+    assert c.opcode == "all-gather"
+    assert as_measured(mesh_groups(m), ordered=True) == m.groups
+    assert as_measured(written_groups(c, m.device_assignment), ordered=True) == m.groups
 
 
 # --------------------------------------------------------------------------------------------
