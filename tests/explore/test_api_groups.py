@@ -151,8 +151,19 @@ def test_mesh_with_replicas_splits_the_devices(client: Client) -> None:
     assert (r["grid"]["replicas"], r["grid"]["partitions"]) == (2, 4)
     # {'y'} lists 0..3 and 4..7: replica ids 4..7 do not exist with 2 replicas.
     assert r["device_groups"] is None
-    assert r["findings"][0]["source"] == "expansion"
-    assert "out of range" in r["findings"][0]["message"]
+    assert r["findings"] == [
+        {
+            "source": "verifier",
+            "message": "In kCrossReplica mode, replica groups should contain 2 replicas, but "
+            "found 8: %collective = f32[4]{0} all-reduce(f32[4]{0} %p), "
+            "replica_groups=[2,4]<=[8], to_apply=%add",
+        },
+        {
+            "source": "expansion",
+            "message": "replica group id 2 is out of range in kCrossReplica mode: there are 2 "
+            "replicas (ids 0..1) in replica groups [2,4]<=[8]",
+        },
+    ]
 
 
 def test_invalid_mode_is_an_answer_not_a_request_error(client: Client) -> None:
@@ -270,3 +281,109 @@ def test_permute_groups_must_be_pairs(client: Client) -> None:
         "collective-permute takes source-target pairs, written as groups of two ids "
         "({{0,1},{1,2}}); group 0 {0,1,2} has 3 ids"
     )
+
+
+@pytest.mark.parametrize(
+    ("body", "instruction"),
+    [
+        (
+            {"replicas": 2, "partitions": 4, "groups": "{{0,1}}"},
+            "%collective = f32[4]{0} all-reduce(f32[4]{0} %p), replica_groups={{0,1}}, "
+            "to_apply=%add",
+        ),
+        (
+            {"replicas": 2, "partitions": 4, "groups": "{{0,1},{2,3}}", "channel_id": True},
+            "%collective = f32[8]{0} all-to-all(f32[8]{0} %p), channel_id=1, "
+            "replica_groups={{0,1},{2,3}}, dimensions={0}",
+        ),
+        (
+            {
+                "replicas": 1,
+                "partitions": 8,
+                "groups": "[2,4]<=[8]",
+                "channel_id": True,
+                "use_global_device_ids": True,
+                "opcode": "all-gather",
+            },
+            "%collective = f32[16]{0} all-gather(f32[4]{0} %p), channel_id=1, "
+            "replica_groups=[2,4]<=[8], dimensions={0}, use_global_device_ids=true",
+        ),
+        (
+            {
+                "replicas": 1,
+                "partitions": 4,
+                "groups": "{{0,1},{1,2}}",
+                "channel_id": True,
+                "opcode": "collective-permute-start",
+            },
+            "%collective = f32[4]{0} collective-permute(f32[4]{0} %p), channel_id=1, "
+            "source_target_pairs={{0,1},{1,2}}",
+        ),
+    ],
+    ids=["cross-replica", "cross-partition", "all-gather", "permute"],
+)
+def test_the_dial_as_one_hlo_instruction(
+    client: Client, body: dict[str, object], instruction: str
+) -> None:
+    assert client.groups(**body)["hlo_instruction"] == instruction
+
+
+@pytest.mark.parametrize(
+    ("body", "messages"),
+    [
+        (
+            {"replicas": 2, "partitions": 1, "groups": "{{0,1},{1}}"},
+            [
+                "Replica 1 is repeated in instruction's replica-groups: %collective = f32[4]{0} "
+                "all-reduce(f32[4]{0} %p), replica_groups={{0,1},{1}}, to_apply=%add"
+            ],
+        ),
+        (
+            {
+                "replicas": 1,
+                "partitions": 8,
+                "groups": "{{0,1,2},{3,4,5}}",
+                "channel_id": True,
+                "use_global_device_ids": True,
+                "opcode": "all-gather",
+            },
+            [
+                "In kFlattenedID mode, replica groups should contain 8 flattened IDs, but found 6: "
+                "%collective = f32[12]{0} all-gather(f32[4]{0} %p), channel_id=1, "
+                "replica_groups={{0,1,2},{3,4,5}}, dimensions={0}, use_global_device_ids=true"
+            ],
+        ),
+        (
+            {
+                "replicas": 2,
+                "partitions": 3,
+                "groups": "{}",
+                "channel_id": True,
+                "use_global_device_ids": True,
+            },
+            [
+                "Replica groups must be specified in flattened-id mode",
+                "replica groups cannot be empty for kFlattenedID mode",
+            ],
+        ),
+        (
+            {"replicas": 4, "partitions": 1, "groups": "{{0},{1,3},{2}}"},
+            [],
+        ),
+        (
+            {"replicas": 4, "partitions": 1, "groups": "{{0},{1,3},{2}}", "opcode": "all-gather"},
+            ["Replica groups expected to be of uniform size"],
+        ),
+    ],
+    ids=[
+        "repeated",
+        "flattened-count",
+        "flattened-empty",
+        "ragged-all-reduce",
+        "ragged-all-gather",
+    ],
+)
+def test_findings_are_the_verifier_words_then_the_expansion(
+    client: Client, body: dict[str, object], messages: list[str]
+) -> None:
+    assert [f["message"] for f in client.groups(**body)["findings"]] == messages

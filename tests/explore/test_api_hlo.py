@@ -68,6 +68,18 @@ def test_groups_request_reproduces_the_library_device_groups(
     assert answer["pairs"] is (collective["source_target_pairs"] is not None)
 
 
+def test_verifier_findings_name_instruction_line_and_column(client: Client) -> None:
+    findings = client.post("/api/hlo", {"text": EXAMPLE}).body["findings"]
+    assert [(f["instruction"], f["line"], f["column"]) for f in findings] == [
+        ("tp", 12, 3),
+        ("bad", 19, 3),
+    ]
+    assert findings[0]["message"].startswith(
+        "In kCrossReplicaAndPartition mode, replica groups should contain 2 replicas, but found 4: "
+        "tp = f32[64] all-reduce(grads)"
+    )
+
+
 def test_header_counts_can_be_overridden(client: Client) -> None:
     body = client.post("/api/hlo", {"text": EXAMPLE, "replica_count": 4}).body
     assert body["module"]["replica_count"] == 4

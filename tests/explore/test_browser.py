@@ -271,6 +271,10 @@ def test_load_a_dump_and_open_its_collectives(page: Any) -> None:
     assert page.text_content("#dump-module").startswith(
         "example_dp2_tp4: 2 replicas × 4 partitions, 10 collectives"
     )
+    flagged = page.eval_on_selector_all(
+        "#collectives li.flagged", "ls => ls.map(l => [l.dataset.name, l.dataset.findings])"
+    )
+    assert flagged == [["tp", "1"], ["bad", "1"]]
     after(page, lambda: page.click("#collectives li[data-name=dp_flat]"))
     assert page.text_content("#mode-name") == "kFlattenedID"
     assert page.text_content("#origin") == "from the dump: dp_flat · all-reduce · line 14"
@@ -283,7 +287,9 @@ def test_load_a_dump_and_open_its_collectives(page: Any) -> None:
     page.click("#step-next")
     assert "pair #0 {0,1} as partition ids, in replica 0" in page.text_content("#step-text")
     after(page, lambda: page.click("#collectives li[data-name=tp]"))
-    assert "out of range" in page.text_content("#findings")
+    findings = page.text_content("#findings")
+    assert "In kCrossReplicaAndPartition mode, replica groups should contain 2 replicas" in findings
+    assert "out of range" in findings
     shot(page, "explore-dump.png")
 
 

@@ -2,7 +2,8 @@
 
 Two sources: the library's own errors while reading the mode and multiplying the groups out,
 and the HLO verifier (``meshtopo.hlo.verify``) run over a one-instruction module built from the
-dial. ``findings`` is the single seam the groups endpoint calls.
+dial (``module_text``), so the messages are XLA's. ``findings`` and ``pair_findings`` are the
+seams the groups endpoint calls.
 """
 
 from __future__ import annotations
@@ -37,30 +38,26 @@ def findings(
 ) -> list[dict[str, Any]]:
     """Every finding for the dial, each ``{"source", "message"}``; ``[]`` when all is well.
 
-    ``source`` is ``"mode"`` (the two fields do not form a mode), ``"expansion"`` (the library
-    could not multiply the groups out on this grid) or ``"verifier"`` (XLA's collective checks).
+    ``source`` is ``"mode"`` (the two fields do not form a mode; nothing else is checked then),
+    ``"verifier"`` (XLA's collective checks on the dial written as one HLO instruction, when
+    the library has a verifier) or ``"expansion"`` (the library could not multiply the groups
+    out on this grid).
     """
-    out: list[dict[str, Any]] = []
     if mode_error:
-        out.append({"source": "mode", "message": mode_error})
+        return [{"source": "mode", "message": mode_error}]
+    out: list[dict[str, Any]] = []
+    tools = _verifier()
+    if tools is not None:
+        parse, verify = tools
+        text = module_text(replicas, partitions, opcode, has_channel, global_ids, written)
+        try:
+            results = verify(parse(text), check_replica_groups=True)
+        except mt.MeshtopoError as error:
+            results = [error]
+        for finding in results:
+            out.append({"source": "verifier", "message": str(getattr(finding, "message", finding))})
     if expansion_error:
         out.append({"source": "expansion", "message": expansion_error})
-    tools = _verifier()
-    if tools is None:
-        return out
-    text = module_text(replicas, partitions, opcode, has_channel, global_ids, written)
-    parse, verify = tools
-    try:
-        module = parse(text)
-        results = verify(module, check_replica_groups=True)
-    except mt.MeshtopoError as error:
-        out.append({"source": "verifier", "message": str(error)})
-        return out
-    for finding in results:
-        message = str(getattr(finding, "message", finding))
-        if mode_error and message.startswith(mode_error.split(":")[0]):
-            continue
-        out.append({"source": "verifier", "message": message})
     return out
 
 
@@ -113,8 +110,10 @@ def module_text(
         attrs.append(f"source_target_pairs={written.to_text(full=True)}")
     else:
         attrs.append(f"replica_groups={written}")
-    if global_ids is not None and sync in {"all-reduce", "all-gather", "reduce-scatter"}:
-        attrs.append(f"use_global_device_ids={'true' if global_ids else 'false'}")
+    if sync in {"all-gather", "reduce-scatter", "all-to-all"}:
+        attrs.append("dimensions={0}")
+    if global_ids and sync in {"all-reduce", "all-gather", "reduce-scatter"}:
+        attrs.append("use_global_device_ids=true")
     body = ", ".join(attrs)
     try:
         mode = mt.group_mode_for_opcode(sync, has_channel, global_ids)
@@ -123,20 +122,33 @@ def module_text(
         size = 1
     header = f"HloModule explore, replica_count={replicas}, num_partitions={partitions}\n\n"
     add = (
-        "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
-        "  ROOT sum = f32[] add(x, y)\n}\n\n"
+        "%add (x: f32[], y: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n"
+        "  %y = f32[] parameter(1)\n  ROOT %sum = f32[] add(f32[] %x, f32[] %y)\n}\n\n"
     )
+    n, m = 4, 4 * size
     if sync == "all-reduce":
-        return header + add + _entry(4, f"f32[4] all-reduce(p), {body}, to_apply=add")
+        return header + add + _entry(n, n, f"all-reduce(@), {body}, to_apply=%add")
     if sync == "reduce-scatter":
-        instr = f"f32[4] reduce-scatter(p), {body}, dimensions={{0}}, to_apply=add"
-        return header + add + _entry(4 * size, instr)
+        return header + add + _entry(m, n, f"reduce-scatter(@), {body}, to_apply=%add")
     if sync == "all-gather":
-        return header + _entry(4, f"f32[{4 * size}] all-gather(p), {body}, dimensions={{0}}")
+        return header + _entry(n, m, f"all-gather(@), {body}")
     if sync == "all-to-all":
-        return header + _entry(4 * size, f"f32[{4 * size}] all-to-all(p), {body}, dimensions={{0}}")
-    return header + _entry(4, f"f32[4] {sync}(p), {body}")
+        return header + _entry(m, m, f"all-to-all(@), {body}")
+    return header + _entry(n, n, f"{sync}(@), {body}")
 
 
-def _entry(operand: int, instruction: str) -> str:
-    return f"ENTRY main {{\n  p = f32[{operand}] parameter(0)\n  ROOT c = {instruction}\n}}\n"
+def _entry(operand: int, result: int, instruction: str) -> str:
+    """The entry computation: parameter ``%p`` of f32[operand] fed to the collective (whose
+    operand list is written ``@`` in ``instruction``)."""
+    call = instruction.replace("(@)", f"(f32[{operand}]{{0}} %p)", 1)
+    return (
+        f"ENTRY %main (p: f32[{operand}]) -> f32[{result}] {{\n"
+        f"  %p = f32[{operand}]{{0}} parameter(0)\n"
+        f"  ROOT %collective = f32[{result}]{{0}} {call}\n}}\n"
+    )
+
+
+def instruction_text(module: str) -> str:
+    """The collective's line of ``module_text``'s module, as XLA would print it."""
+    line = next(x for x in module.splitlines() if "%collective =" in x)
+    return line.strip().removeprefix("ROOT ")

@@ -83,6 +83,13 @@ def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
     pairs = _pairs(written) if opcode in PERMUTE_OPCODES else None
 
     mode, mode_json = _mode(opcode, has_channel, global_ids)
+    # The dial as one HLO instruction; without an opcode, an op whose rule gives the same mode.
+    check_opcode = opcode or ("all-to-all" if str(mode) == "kCrossPartition" else "all-reduce")
+    instruction = _findings.instruction_text(
+        _findings.module_text(
+            grid.replicas, grid.partitions, check_opcode, has_channel, global_ids, written
+        )
+    )
     table = grid.table
     result: dict[str, Any] = {
         "grid": grid.to_json(),
@@ -91,6 +98,7 @@ def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
         "mode": mode_json,
         "written_groups": _written_json(written),
         "pairs": pairs is not None,
+        "hlo_instruction": instruction,
     }
     groups, error = _expand(written, mode, grid, pairs) if mode is not None else (None, None)
     if error is not None:
@@ -110,7 +118,7 @@ def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
         result["findings"] = _findings.findings(
             grid.replicas,
             grid.partitions,
-            opcode or "all-reduce",
+            check_opcode,
             has_channel,
             global_ids,
             written,

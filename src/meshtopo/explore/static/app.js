@@ -215,6 +215,7 @@ function renderMode(result) {
 }
 
 function renderFacts(result) {
+  $("f-hlo").textContent = result.hlo_instruction || "";
   const w = result.written_groups;
   $("f-written").textContent = w.text;
   $("f-compact").textContent = w.compact || "none (not an iota list)";
@@ -590,6 +591,11 @@ function showDump(result) {
   $("dump-status").textContent = "";
   const list = $("collectives");
   list.replaceChildren();
+  const problems = new Map();
+  for (const f of result.findings || []) {
+    if (!problems.has(f.instruction)) problems.set(f.instruction, []);
+    problems.get(f.instruction).push(f.message);
+  }
   result.collectives.forEach((c, index) => {
     const item = el("li");
     item.dataset.name = c.name;
@@ -601,6 +607,12 @@ function showDump(result) {
       ? `source_target_pairs=${braces(c.source_target_pairs.map(braces))}`
       : `replica_groups=${c.replica_groups}`;
     item.append(el("span", "gr", groups));
+    const found = problems.get(c.name);
+    if (found) {
+      item.classList.add("flagged");
+      item.dataset.findings = String(found.length);
+      for (const message of found) item.append(el("span", "fd", message));
+    }
     const pick = () => selectCollective(index);
     item.addEventListener("click", pick);
     item.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); pick(); } });
