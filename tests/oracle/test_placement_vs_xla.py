@@ -104,11 +104,21 @@ TABLES: list[tuple[str, Any]] = [
     ("replicas-8x1", [[6], [1], [4], [3], [0], [7], [2], [5]]),
 ]
 
+PERM_16 = [9, 14, 3, 0, 12, 7, 1, 10, 5, 15, 8, 2, 13, 6, 11, 4]
+
+TABLES_16: list[tuple[str, Any]] = [
+    ("default-4x4", mt.DeviceAssignment.default(4, 4).array),
+    ("default-2x8", mt.DeviceAssignment.default(2, 8).array),
+    ("default-8x2", mt.DeviceAssignment.default(8, 2).array),
+    ("permuted-4x4", np.reshape(PERM_16, (4, 4))),
+]
+
 # Groups that cover every id, with non-trivial in-group order, per id count.
 COVERING_GROUPS = {
     2: [[[1, 0]], [[0], [1]]],
     4: [[[0, 3], [2, 1]], [[3, 1, 0, 2]]],
     8: [[[0, 5, 2, 7], [1, 4, 3, 6]], [[7, 0], [1, 6], [5, 2], [3, 4]]],
+    16: [[PERM_16[i : i + 4] for i in range(0, 16, 4)], [PERM_16[:8], PERM_16[8:]]],
 }
 
 # Permutations over n ids: a cycle and a partial one.
@@ -117,12 +127,13 @@ PERMUTE_PAIRS = {
     2: [[[0, 1], [1, 0]], [[1, 0]]],
     4: [[[0, 1], [1, 3], [3, 2], [2, 0]], [[0, 2], [3, 1]]],
     8: [[[i, (i + 3) % 8] for i in range(8)], [[7, 0], [2, 5]]],
+    16: [[[i, (i + 5) % 16] for i in range(16)], [[15, 0], [3, 9]]],
 }
 
 
-def _raw_cases() -> list[Any]:
+def _raw_cases(tables: list[tuple[str, Any]]) -> list[Any]:
     cases = []
-    for table_id, table in TABLES:
+    for table_id, table in tables:
         replicas, partitions = np.asarray(table).shape
         modes = [
             ("cross_replica", None, False, replicas),
@@ -178,7 +189,8 @@ def _resolved(r: RawMeasurement) -> Any:
 
 
 @pytest.mark.parametrize(
-    ("op", "table", "groups", "channel_id", "use_global_device_ids", "group_size"), _raw_cases()
+    ("op", "table", "groups", "channel_id", "use_global_device_ids", "group_size"),
+    _raw_cases(TABLES),
 )
 def test_device_groups_equal_measured(
     op: str,
@@ -198,6 +210,28 @@ def test_device_groups_equal_measured(
     )
     assert (r.replica_count, r.num_partitions) == np.asarray(table).shape
     measured = r.pairs if op == "collective_permute" else r.groups
+    assert _resolved(r) == measured
+
+
+RAW_CASES_16 = _raw_cases(TABLES_16)
+
+
+@pytest.fixture(scope="module")
+def measured_raw_16() -> list[RawMeasurement]:
+    """Every 16-device raw case, run in one child process with 16 CPU devices."""
+    keys = ("op", "device_assignment", "groups", "channel_id", "use_global_device_ids")
+    requests = [
+        {**dict(zip(keys, p.values[:5], strict=True)), "group_size": p.values[5]}
+        for p in RAW_CASES_16
+    ]
+    return measure_raw_in_subprocess(requests, device_count=16, timeout=240)
+
+
+@pytest.mark.parametrize("index", [pytest.param(i, id=p.id) for i, p in enumerate(RAW_CASES_16)])
+def test_device_groups_equal_measured_16(measured_raw_16: list[RawMeasurement], index: int) -> None:
+    r = measured_raw_16[index]
+    assert (r.replica_count, r.num_partitions) == np.asarray(r.device_assignment).shape
+    measured = r.pairs if r.op == "collective_permute" else r.groups
     assert _resolved(r) == measured
 
 
