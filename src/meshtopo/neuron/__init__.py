@@ -29,7 +29,9 @@ from ._rank_model import pairs_span as pairs_span
 from ._rank_model import rank_of_core as rank_of_core
 from ._rank_model import replica_groups_3d as replica_groups_3d
 from ._rank_model import source_target_pairs as source_target_pairs
+from ._tp_group import GROUP_OPCODES as GROUP_OPCODES
 from ._tp_group import find_tp_collective as find_tp_collective
 from ._tp_group import has_matching_replica_groups as has_matching_replica_groups
+from ._tp_group import instruction_groups as instruction_groups
 from ._tp_group import post_order as post_order
 from ._tp_group import tp_replica_group as tp_replica_group

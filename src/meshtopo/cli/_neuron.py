@@ -1,0 +1,163 @@
+"""``neuron``: Neuron's 3-D rank model of an HLO module.
+
+Prints the ``[topology][group][rank]`` envelope, the CC world size, the physical cores of each
+rank at the given LNC, the TP group read from the graph and the reduce-scatters a Neuron-style
+combiner could merge. An envelope with more than one topology is MPMD: a finding about valid
+input, printed with exit 1. Text that does not parse, or a permute carrying replica groups, is
+bad input (exit 2). The ``--json`` schema is in docs/cli-json.md.
+"""
+
+from __future__ import annotations
+
+import click
+import numpy as np
+from rich.text import Text
+
+from ..hlo import Module, load
+from ..neuron import (
+    GROUP_OPCODES,
+    MpmdError,
+    RankModel,
+    cc_rank_world_size,
+    combinable_sets,
+    find_tp_collective,
+    instruction_groups,
+    source_target_pairs,
+)
+from ._render import console, emit_json, groups_text
+
+
+def _core_groups(model: RankModel, lnc: int) -> list[list[int]]:
+    """The physical cores of each group of topology 0: rank r holds cores r*lnc .. r*lnc+lnc-1."""
+    if model.num_topologies == 0:
+        return []
+    topology = model.topologies[0]
+    flat = topology.flattened_replica_groups()
+    cores = (flat[:, None] * lnc + np.arange(lnc, dtype=np.int64)).reshape(-1)
+    sizes = topology.group_sizes * lnc
+    return [part.tolist() for part in np.split(cores, np.cumsum(sizes)[:-1])] if sizes.size else []
+
+
+def _payload(module: Module, lnc: int, tp_opcode: str) -> dict[str, object]:
+    model = RankModel.from_module(module)
+    pairs = source_target_pairs(module)
+    world_size: int | None
+    mpmd: str | None = None
+    try:
+        world_size = cc_rank_world_size(model, source_target_pairs=pairs)
+    except MpmdError as error:
+        world_size, mpmd = None, str(error)
+    tp = find_tp_collective(module, opcode=tp_opcode)
+    return {
+        "file": module.source,
+        "replica_count": module.replica_count,
+        "num_partitions": module.num_partitions,
+        "lnc": lnc,
+        "num_cores": module.num_partitions * lnc,
+        "num_topologies": model.num_topologies,
+        "topologies": [
+            {
+                "text": str(topology.compact()),
+                "num_replica_groups": model.group_count(index),
+                "num_devices_per_group": model.group_size(index),
+                "replica_groups": topology.replica_groups,
+            }
+            for index, topology in enumerate(model.topologies)
+        ],
+        "source_target_pairs": [list(pair) for pair in pairs],
+        "world_size": world_size,
+        "mpmd": mpmd,
+        "core_groups": None if mpmd else _core_groups(model, lnc),
+        "tp": None if tp is None else {
+            "opcode": tp.opcode,
+            "instruction": tp.name,
+            "computation": tp.computation,
+            "line": tp.line,
+            "replica_groups": instruction_groups(tp).replica_groups,
+        },
+        "combinable_sets": [
+            {
+                "computation": found.computation,
+                "instructions": list(found.instructions),
+                "key": {
+                    "reduction": found.key.reduction,
+                    "element_type": found.key.element_type,
+                    "scatter_dimension": found.key.scatter_dimension,
+                    "has_channel_id": found.key.has_channel_id,
+                    "use_global_device_ids": found.key.use_global_device_ids,
+                    "replica_groups": [list(g) for g in found.key.replica_groups],
+                },
+            }
+            for found in combinable_sets(module)
+        ],
+        "ok": mpmd is None,
+    }
+
+
+@click.command()
+@click.argument("file")
+@click.option("--lnc", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Physical cores per logical core (rank = core // lnc).")
+@click.option("--tp-opcode", type=click.Choice(sorted(GROUP_OPCODES)), default="reduce-scatter",
+              show_default=True, help="The collective whose groups name the TP group.")
+@click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+def neuron(file: str, lnc: int, tp_opcode: str, as_json: bool) -> int:
+    """Neuron's 3-D rank model of the HLO module in FILE ('-' reads stdin).
+
+    Prints the [topology][group][rank] envelope (one topology per distinct group list), the CC
+    world size, each rank's physical cores, the TP group and the combinable reduce-scatters.
+    Exits 1 when the envelope is MPMD (more than one topology), 0 otherwise.
+    """
+    module = load(file)
+    payload = _payload(module, lnc, tp_opcode)
+    if as_json:
+        emit_json(payload)
+        return 0 if payload["ok"] else 1
+    _print(payload)
+    return 0 if payload["ok"] else 1
+
+
+def _print(payload: dict[str, object]) -> None:
+    out = console()
+    topologies: list[dict[str, object]] = payload["topologies"]  # type: ignore[assignment]
+    count = len(topologies)
+    out.print(Text(f"{payload['file']}: {count} topolog{'y' if count == 1 else 'ies'} "
+                   f"[topology][group][rank] (replica_count={payload['replica_count']}, "
+                   f"num_partitions={payload['num_partitions']})", style="bold"))
+    for index, topology in enumerate(topologies):
+        groups: list[list[int]] = topology["replica_groups"]  # type: ignore[assignment]
+        out.print(f"  topology {index}: {topology['num_replica_groups']} groups x "
+                  f"{topology['num_devices_per_group']} ranks  {topology['text']}"
+                  + ("" if topology["text"] == groups_text(groups) else
+                     f"  = {groups_text(groups, limit=16)}"))
+    pairs: list[list[int]] = payload["source_target_pairs"]  # type: ignore[assignment]
+    if pairs:
+        out.print(f"  source_target_pairs: {groups_text(pairs, limit=16)}")
+    if payload["mpmd"] is not None:
+        out.print(Text(f"MPMD: {payload['mpmd']}", style="bold red"))
+    else:
+        out.print(Text(f"world size: {payload['world_size']}", style="bold green"))
+        core_groups: list[list[int]] = payload["core_groups"]  # type: ignore[assignment]
+        if core_groups:
+            out.print(f"  cores at LNC {payload['lnc']} (rank = core // {payload['lnc']}): "
+                      f"{groups_text(core_groups, limit=16)}")
+    tp: dict[str, object] | None = payload["tp"]  # type: ignore[assignment]
+    if tp is None:
+        out.print("TP group: none (no such collective)")
+    else:
+        tp_groups: list[list[int]] = tp["replica_groups"]  # type: ignore[assignment]
+        out.print(f"TP group: {groups_text(tp_groups, limit=16)}  from {tp['opcode']} "
+                  f"%{tp['instruction']} in {tp['computation']} (line {tp['line']})")
+    sets: list[dict[str, object]] = payload["combinable_sets"]  # type: ignore[assignment]
+    if not sets:
+        out.print("combinable reduce-scatters: none")
+    for found in sets:
+        key: dict[str, object] = found["key"]  # type: ignore[assignment]
+        names: list[str] = found["instructions"]  # type: ignore[assignment]
+        out.print(f"combinable reduce-scatters in {found['computation']}: "
+                  f"{', '.join('%' + n for n in names)}  (key: {key['reduction']}, "
+                  f"{key['element_type']}, dim {key['scatter_dimension']}, channel "
+                  f"{key['has_channel_id']}, global ids {key['use_global_device_ids']})")
+
+
+COMMANDS: list[click.Command] = [neuron]
