@@ -172,6 +172,19 @@ def test_body_above_the_cap_is_refused_before_reading(client: Client) -> None:
     }
 
 
+def test_a_huge_declared_length_is_refused_without_reading(client: Client) -> None:
+    with socket.create_connection((client.host, client.port), timeout=10) as raw:
+        raw.sendall(
+            b"POST /api/groups HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000\r\n\r\n{"
+        )
+        chunks = []
+        while chunk := raw.recv(65536):
+            chunks.append(chunk)
+        answer = b"".join(chunks).decode()
+    assert answer.startswith("HTTP/1.1 413 ")
+    assert '"kind":"BodyTooLarge"' in answer
+
+
 def test_chunked_bodies_are_refused(client: Client) -> None:
     reply = client.request(
         "POST", "/api/groups", b"2\r\n{}\r\n0\r\n\r\n", {"Transfer-Encoding": "chunked"}

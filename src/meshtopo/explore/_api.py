@@ -13,7 +13,7 @@
 
 Errors are ``{"error": {"kind", "message", ...}}`` with a 4xx status: 400 for malformed input
 (HLO text errors add ``line`` and ``column``), 404/405 for wrong paths or methods, 411 for
-chunked bodies, 413 for bodies or grids above the limits, 501 for a layer this build lacks.
+chunked bodies, 413 for bodies or grids above the limits.
 """
 
 from __future__ import annotations

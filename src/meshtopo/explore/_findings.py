@@ -8,22 +8,10 @@ seams the groups endpoint calls.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import meshtopo as mt
-
-
-def _verifier() -> tuple[Any, Any] | None:
-    """``(parse_module, verify)`` from ``meshtopo.hlo``, or None where that layer is absent."""
-    try:
-        hlo = importlib.import_module("meshtopo.hlo")
-    except ImportError:
-        return None
-    parse, verify = getattr(hlo, "parse_module", None), getattr(hlo, "verify", None)
-    if parse is None or verify is None:
-        return None
-    return parse, verify
+from meshtopo import hlo
 
 
 def findings(
@@ -46,16 +34,13 @@ def findings(
     if mode_error:
         return [{"source": "mode", "message": mode_error}]
     out: list[dict[str, Any]] = []
-    tools = _verifier()
-    if tools is not None:
-        parse, verify = tools
-        text = module_text(replicas, partitions, opcode, has_channel, global_ids, written)
-        try:
-            results = verify(parse(text), check_replica_groups=True)
-        except mt.MeshtopoError as error:
-            results = [error]
-        for finding in results:
-            out.append({"source": "verifier", "message": str(getattr(finding, "message", finding))})
+    text = module_text(replicas, partitions, opcode, has_channel, global_ids, written)
+    try:
+        results: list[Any] = hlo.verify(hlo.parse_module(text), check_replica_groups=True)
+    except mt.MeshtopoError as error:
+        results = [error]
+    for finding in results:
+        out.append({"source": "verifier", "message": str(getattr(finding, "message", finding))})
     if expansion_error:
         out.append({"source": "expansion", "message": expansion_error})
     return out

@@ -6,25 +6,14 @@ client) can send one of them straight to ``POST /api/groups`` to see its grid.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import meshtopo as mt
+from meshtopo import hlo
 
-from ._schema import OPCODES, Fields, RequestError
+from ._schema import OPCODES, Fields
 
 HLO_FIELDS = ("text", "replica_count", "num_partitions")
-
-
-def _hlo_layer() -> Any:
-    """The ``meshtopo.hlo`` module, or a 501 when this build has no HLO parser yet."""
-    try:
-        hlo = importlib.import_module("meshtopo.hlo")
-    except ImportError:
-        hlo = None
-    if hlo is None or getattr(hlo, "parse_module", None) is None:
-        raise RequestError(501, "this build of meshtopo has no HLO parser", kind="NotAvailable")
-    return hlo
 
 
 def hlo_response(body: dict[str, Any], max_text: int) -> dict[str, Any]:
@@ -32,34 +21,22 @@ def hlo_response(body: dict[str, Any], max_text: int) -> dict[str, Any]:
     fields = Fields(body)
     fields.check_known(HLO_FIELDS)
     text = fields.string("text", max_length=max_text)
-    overrides: dict[str, int] = {}
-    for key in ("replica_count", "num_partitions"):
-        if fields.has(key):
-            overrides[key] = fields.integer(key)
-    hlo = _hlo_layer()
-    module = hlo.parse_module(text, **overrides)
+    replicas = fields.integer("replica_count") if fields.has("replica_count") else None
+    partitions = fields.integer("num_partitions") if fields.has("num_partitions") else None
+    module = hlo.parse_module(text, replica_count=replicas, num_partitions=partitions)
     collectives = [_collective_json(c) for c in module.collectives]
-    verify = getattr(hlo, "verify", None)
-    findings: list[dict[str, Any]] | None = None
-    if verify is not None:
-        findings = []
-        try:
-            for finding in verify(module, check_replica_groups=True):
-                findings.append(
-                    {
-                        "message": str(finding.message),
-                        "instruction": _opt_str(getattr(finding, "instruction", None)),
-                        "line": getattr(finding, "line", None),
-                        "column": getattr(finding, "column", None),
-                    }
-                )
-        except mt.MeshtopoError as error:
-            findings.append(
-                {"message": str(error), "instruction": None, "line": None, "column": None}
-            )
+    findings = [
+        {
+            "message": finding.message,
+            "instruction": finding.instruction,
+            "line": finding.line,
+            "column": finding.column,
+        }
+        for finding in hlo.verify(module, check_replica_groups=True)
+    ]
     return {
         "module": {
-            "name": getattr(module, "name", None),
+            "name": module.name,
             "replica_count": module.replica_count,
             "num_partitions": module.num_partitions,
         },
@@ -68,11 +45,7 @@ def hlo_response(body: dict[str, Any], max_text: int) -> dict[str, Any]:
     }
 
 
-def _opt_str(value: Any) -> str | None:
-    return None if value is None else str(getattr(value, "name", value))
-
-
-def _collective_json(c: Any) -> dict[str, Any]:
+def _collective_json(c: hlo.Collective) -> dict[str, Any]:
     """One collective: where it is, how it reads its groups, and a ready ``/api/groups`` body.
 
     Permutes and send/recv carry pairs instead of groups; their ``groups_request`` writes the
@@ -86,12 +59,12 @@ def _collective_json(c: Any) -> dict[str, Any]:
     pairs = c.source_target_pairs
     groups = c.replica_groups
     if groups is not None:
-        groups_text = getattr(c, "groups_text", None) or str(groups)
+        groups_text = c.groups_text or str(groups)
     elif pairs is not None:
         groups_text = "{" + ",".join(f"{{{s},{t}}}" for s, t in pairs) + "}"
     else:
         groups_text = "{}"
-    underlying = getattr(c, "underlying_opcode", c.opcode)
+    underlying = c.underlying_opcode
     if underlying in ("send", "recv"):
         underlying = "collective-permute"
     return {
@@ -100,8 +73,8 @@ def _collective_json(c: Any) -> dict[str, Any]:
         "underlying_opcode": underlying,
         "line": c.line,
         "column": c.column,
-        "is_done": bool(getattr(c, "is_done", False)),
-        "start": getattr(c, "start", None),
+        "is_done": c.is_done,
+        "start": c.start,
         "mode": mode,
         "mode_error": mode_error,
         "channel_id": c.channel_id,

@@ -193,12 +193,25 @@ class ExplorerHandler(BaseHTTPRequestHandler):
             raise RequestError(400, f"bad Content-Length {length}")
         if length > self.server.max_body:
             self.close_connection = True
+            self._discard(length)
             raise RequestError(
                 413,
                 f"request body is {length} bytes, more than the limit of {self.server.max_body}",
                 kind="BodyTooLarge",
             )
         return self.rfile.read(length)
+
+    def _discard(self, length: int) -> None:
+        """Read and drop a refused body of moderate size, so that the client, still sending,
+        gets the 413 instead of a broken connection; bodies past 16 x the cap are not read."""
+        if length > 16 * self.server.max_body:
+            return
+        remaining = length
+        while remaining > 0:
+            chunk = self.rfile.read(min(remaining, 1 << 16))
+            if not chunk:
+                return
+            remaining -= len(chunk)
 
     def _send_json(self, status: int, value: dict[str, Any]) -> None:
         body = json.dumps(value, separators=(",", ":"), allow_nan=False).encode("utf-8")
