@@ -1,0 +1,145 @@
+"""``meshtopo check``: output lines, summary, JSON, exit codes 0/1/2, stdin."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from meshtopo.cli import main
+
+from ._modules import module_text
+
+BAD_GROUPS = "ROOT %ar = f32[8]{0} all-reduce(%p), replica_groups={{0,1},{2,5}}, to_apply=%add"
+GOOD = "ROOT %ar = f32[8]{0} all-reduce(%p), replica_groups={{0,1},{2,3}}, to_apply=%add"
+BAD_MESSAGE = ("Replica 5 is out of range (should be in [0, 4) range) in instruction's "
+               "replica-groups: %ar = f32[8]{0} all-reduce(%p), replica_groups={{0,1},{2,5}}, "
+               "to_apply=%add")
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capsys.readouterr()
+    code = done.value.code
+    return (code if isinstance(code, int) else 0), out, err
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, str]:
+    paths = {}
+    for name, text in {
+        "good": module_text(GOOD, r=4),
+        "bad": module_text(BAD_GROUPS, r=4),
+        "broken": "HloModule m\nENTRY %e {\n  %p = f32[8 parameter(0)\n}\n",
+        "permute": module_text(
+            "%a = f32[8]{0} collective-permute(%p), source_target_pairs={{0,1},{0,2}}\n"
+            "ROOT %b = f32[8]{0} all-gather(%a), replica_groups={{0,1,2,3}}, dimensions={0}",
+            r=4),
+    }.items():
+        path = tmp_path / f"{name}.hlo"
+        path.write_text(text)
+        paths[name] = str(path)
+    return paths
+
+
+def test_clean_module_exits_0(capsys: pytest.CaptureFixture[str], files: dict[str, str]) -> None:
+    code, out, err = run(capsys, "check", files["good"])
+    assert (code, err) == (0, "")
+    assert out == (f"{files['good']}: 1 collective verified, no findings "
+                   "(replica_count=4, num_partitions=1)\n")
+
+
+def test_findings_exit_1_with_position_lines(
+    capsys: pytest.CaptureFixture[str], files: dict[str, str]
+) -> None:
+    code, out, err = run(capsys, "check", files["bad"])
+    assert (code, err) == (1, "")
+    assert out.splitlines() == [
+        f"{files['bad']}:9:8: ar: {BAD_MESSAGE}",
+        f"{files['bad']}: 1 finding in 1 collective (replica_count=4, num_partitions=1)",
+    ]
+
+
+def test_every_failing_instruction_is_listed(
+    capsys: pytest.CaptureFixture[str], files: dict[str, str]
+) -> None:
+    code, out, _ = run(capsys, "check", files["permute"])
+    lines = out.splitlines()
+    assert code == 1
+    assert lines[0].startswith(f"{files['permute']}:9:3: a: Source 0 appears more than once ")
+    assert lines[1].startswith(f"{files['permute']}:10:8: b: shard_count = 1, subgroup_size = 4")
+    assert lines[2] == f"{files['permute']}: 2 findings in 2 collectives (replica_count=4, " \
+                       "num_partitions=1)"
+
+
+def test_json(capsys: pytest.CaptureFixture[str], files: dict[str, str]) -> None:
+    code, out, _ = run(capsys, "check", files["bad"], "--json")
+    assert code == 1
+    assert json.loads(out) == {
+        "file": files["bad"], "replica_count": 4, "num_partitions": 1, "collectives": 1,
+        "findings": [{"message": BAD_MESSAGE, "instruction": "ar", "opcode": "all-reduce",
+                      "line": 9, "column": 8, "check": "replica_groups", "severity": "error"}],
+        "ok": False,
+    }
+    code, out, _ = run(capsys, "check", files["good"], "--json")
+    assert code == 0
+    assert json.loads(out)["ok"] is True
+    assert json.loads(out)["findings"] == []
+
+
+def test_counts_override_header(capsys: pytest.CaptureFixture[str], files: dict[str, str]) -> None:
+    code, out, _ = run(capsys, "check", files["good"], "--replica-count", "8")
+    assert code == 1
+    assert "In kCrossReplica mode, replica groups should contain 8 replicas, but found 4" in out
+    code, _, _ = run(capsys, "check", files["good"], "--replica-count", "8",
+                     "--no-replica-group-checks")
+    assert code == 0
+
+
+def test_unparseable_text_exits_2_with_position(
+    capsys: pytest.CaptureFixture[str], files: dict[str, str]
+) -> None:
+    code, out, err = run(capsys, "check", files["broken"])
+    assert (code, out) == (2, "")
+    assert err.startswith(f"meshtopo: error: {files['broken']}:3:")
+    assert len(err.splitlines()) == 1
+
+
+def test_missing_file_and_bad_count_exit_2(
+    capsys: pytest.CaptureFixture[str], files: dict[str, str], tmp_path: Path
+) -> None:
+    code, _, err = run(capsys, "check", str(tmp_path / "absent.hlo"))
+    assert code == 2 and err.startswith("meshtopo: error: cannot read HLO file")
+    code, _, err = run(capsys, "check", files["good"], "--replica-count", "0")
+    assert code == 2 and len(err.splitlines()) == 1
+
+
+def test_parser_rejection_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "mode.hlo"
+    path.write_text(module_text(
+        "ROOT %ar = f32[8]{0} all-reduce(%p), replica_groups={{0,1}}, "
+        "use_global_device_ids=true, to_apply=%add", r=2))
+    code, _, err = run(capsys, "check", str(path))
+    assert code == 2
+    assert err == (f"meshtopo: error: {path}:9:8: Invalid combination of has_channel_id and "
+                   "use_global_device_ids: use_global_device_ids=true needs a channel_id\n")
+
+
+@pytest.mark.parametrize("text,code", [(module_text(GOOD, r=4), 0),
+                                       (module_text(BAD_GROUPS, r=4), 1),
+                                       ("not hlo\n", 2)], ids=["clean", "findings", "garbage"])
+def test_stdin_in_a_process(text: str, code: int) -> None:
+    done = subprocess.run([sys.executable, "-m", "meshtopo", "check", "-"], input=text,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == code, done.stderr
+    if code == 0:
+        assert done.stdout.startswith("<stdin>: 1 collective verified")
+    if code == 1:
+        assert done.stdout.startswith(f"<stdin>:9:8: ar: {BAD_MESSAGE}")
+    if code == 2:
+        assert done.stdout == "" and done.stderr.startswith("meshtopo: error: <stdin>:1:1:")
+        assert "Traceback" not in done.stderr
