@@ -253,3 +253,23 @@ def test_world_size_covers_every_group_and_pair(
     size = neuron.cc_rank_world_size([groups], source_target_pairs=pairs)
     assert size >= max([len(g) for g in groups] + [1])
     assert all(max(pair) < size for pair in pairs)
+
+
+def test_send_and_recv_pairs_are_read_once() -> None:
+    pairs = '"{{0,1},{1,2},{2,3}}"'
+    text = f"""HloModule m, num_partitions=4
+ENTRY %main (p: f32[8]) -> f32[8] {{
+  %p = f32[8]{{0}} parameter(0)
+  %tok = token[] after-all()
+  %recv = (f32[8]{{0}}, u32[], token[]) recv(%tok), channel_id=1, frontend_attributes={{_xla_send_recv_source_target_pairs={pairs}}}
+  %send = (f32[8]{{0}}, u32[], token[]) send(%p, %tok), channel_id=1, frontend_attributes={{_xla_send_recv_source_target_pairs={pairs}}}
+  %recv-done = (f32[8]{{0}}, token[]) recv-done(%recv), channel_id=1
+  %send-done = token[] send-done(%send), channel_id=1
+  ROOT %gte = f32[8]{{0}} get-tuple-element(%recv-done), index=0
+}}
+"""
+    parsed = parse_module(text)
+    assert neuron.replica_groups_3d(parsed) == []
+    assert neuron.source_target_pairs(parsed) == [(0, 1), (1, 2), (2, 3)]
+    assert [i.name for i in neuron.post_order(parsed.entry)] == [
+        "p", "tok", "send", "send-done", "recv", "recv-done", "gte"]

@@ -98,15 +98,18 @@ class RankModel:
         collective that wrote no groups (``{}``) contributes an empty topology.
         """
         seen: dict[CollectiveDeviceList, None] = {}
+        read: set[int] = set()  # the parser shares one device list per distinct text
         for collective in collectives:
             if not collective.is_start or collective.is_host_transfer:
                 continue
             if collective.underlying_opcode in PAIR_OPCODES:
                 check_permute(collective)
                 continue
-            if collective.replica_groups is None:
+            groups = collective.replica_groups
+            if groups is None or id(groups) in read:
                 continue
-            seen.setdefault(CollectiveDeviceList(collective.replica_groups).to_explicit(), None)
+            read.add(id(groups))
+            seen.setdefault(CollectiveDeviceList(groups).to_explicit(), None)
         return cls(list(seen))
 
     @classmethod
@@ -244,17 +247,18 @@ def check_permute(collective: Collective) -> None:
 
 
 def source_target_pairs(module: Module) -> list[tuple[int, int]]:
-    """Every source-target pair of the module's permutes and send/recv, in text order.
+    """Every source-target pair of the module's permutes and sends, in text order.
 
-    A permute that carries replica groups is refused ("Permute should not contain
-    replica_groups").
+    A send and its recv carry the same pairs, so they are read once, from the send. A permute
+    that carries replica groups is refused ("Permute should not contain replica_groups").
     """
     pairs: list[tuple[int, int]] = []
     for collective in module.collectives:
         if collective.underlying_opcode not in PAIR_OPCODES:
             continue
         check_permute(collective)
-        if collective.is_start and not collective.is_host_transfer:
+        if (collective.is_start and not collective.is_host_transfer
+                and collective.underlying_opcode != "recv"):
             pairs.extend(collective.source_target_pairs or ())
     return pairs
 
