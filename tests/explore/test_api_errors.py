@@ -98,6 +98,11 @@ def test_bodies_that_are_not_json_objects(client: Client, body: bytes, message: 
             "[replica][partition] of device ids, got 'column_major'",
         ),
         (
+            {"mesh": {"axes": [{"name": "x", "size": 2}], "device_order": [2**70, 0]}},
+            "field 'mesh.device_order' entry 0 is 1180591620717411303424, which does not fit in "
+            "int64",
+        ),
+        (
             {"device_assignment": [["0"]]},
             "field 'device_assignment[0]' must hold integers only; entry 0 is a string",
         ),
@@ -304,4 +309,39 @@ def test_arbitrary_json_never_fails_with_500(client: Client, body: dict[str, Any
 @given(st.text(alphabet="{}[]<=T(),0123456789 'mesh=xy:", max_size=30))
 def test_arbitrary_group_text_never_fails_with_500(client: Client, text: str) -> None:
     reply = client.post("/api/groups", {"replicas": 2, "partitions": 4, "groups": text})
+    assert reply.status in (200, 400, 413), reply.body
+
+
+_hlo_text = st.lists(
+    st.sampled_from(
+        [
+            "HloModule m, replica_count=2, num_partitions=2\n",
+            "ENTRY e {\n",
+            "}\n",
+            "  p = f32[4] parameter(0)\n",
+            "  ROOT r = f32[4] all-reduce(p), replica_groups={{0,1}}, to_apply=add\n",
+            "  c = f32[4] collective-permute(p), source_target_pairs={{0,1}}\n",
+            "  g = f32[8] all-gather(p), channel_id=1, replica_groups=[1,2]<=[2], dimensions={0}\n",
+            "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n",
+            "{{",
+            "}}",
+            "replica_groups=",
+            "[2,2]<=[4]",
+            "%",
+            "=",
+            "\n",
+            "ROOT ",
+            "channel_id=0, ",
+        ]
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(_hlo_text)
+def test_arbitrary_hlo_text_never_fails_with_500(client: Client, text: str) -> None:
+    reply = client.post("/api/hlo", {"text": text})
     assert reply.status in (200, 400, 413), reply.body

@@ -194,6 +194,10 @@ def int_list(value: Any, name: str, limit: int) -> list[int]:
             raise RequestError(
                 400, f"field {name!r} must hold integers only; entry {index} is {_kind(item)}"
             )
+        if not -(2**63) <= item < 2**63:
+            raise RequestError(
+                400, f"field {name!r} entry {index} is {item}, which does not fit in int64"
+            )
     return value
 
 
