@@ -75,12 +75,13 @@ def verify(module: Module, check_replica_groups: bool = True) -> list[Finding]:
     for finding in pair_findings + channel_findings:
         add(finding)
     replica_count, num_partitions = module.replica_count, module.num_partitions
+    memo: dict[int, tuple[str, int, int] | None] = {}
     for computation in _by_computation(module.collectives):
         for collective in computation:
             result = permute_problem(collective, replica_count, num_partitions, source)
             if result is None:
                 result = collective_problem(
-                    collective, replica_count, num_partitions, check_replica_groups, source
+                    collective, replica_count, num_partitions, check_replica_groups, source, memo
                 )
             if result is not None:
                 add(_finding(collective, *result))

@@ -17,6 +17,8 @@ Checks that need an operand shape the text does not give are skipped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .._device_list import CollectiveDeviceList
@@ -36,21 +38,37 @@ def check_replica_groups(
     replica_count: int,
     num_partitions: int,
     uniform: bool,
-    instruction: str,
+    instruction: str | Callable[[], str],
+    memo: dict[int, tuple[str, int, int] | None] | None = None,
 ) -> str | None:
     """XLA's ``CheckReplicaGroups``: the first failure's message, or None.
 
     Non-empty lists: no empty group, ids a permutation of ``[0, n)`` (n = ids listed), n equal
     to the mode's count unless that count is 1, and (``uniform``) one group size. Empty lists
-    are legal except in ``kFlattenedID`` mode.
+    are legal except in ``kFlattenedID`` mode. ``instruction`` (text, or a function giving it
+    when a message needs it) is appended as XLA appends ``hlo->ToString()``; ``memo`` keeps the
+    id checks of device lists already seen (lists are shared per text by the parser).
     """
     if groups.is_empty:
         if mode is Mode.FLATTENED_ID:
             return "Replica groups must be specified in flattened-id mode"
         return None
-    problem = _ids_problem(groups, instruction)
+    key = id(groups)
+    if memo is not None and key in memo:
+        problem = memo[key]
+    else:
+        problem = _ids_problem(groups)
+        if memo is not None:
+            memo[key] = problem
     if problem is not None:
-        return problem
+        kind, value, n = problem
+        text = instruction if isinstance(instruction, str) else instruction()
+        if kind == "empty":
+            return f"Instruction cannot have an empty replica group: {text}"
+        if kind == "range":
+            return (f"Replica {value} is out of range (should be in [0, {n}) range) in "
+                    f"instruction's replica-groups: {text}")
+        return f"Replica {value} is repeated in instruction's replica-groups: {text}"
     if groups.iota is not None:
         n = groups.num_replica_groups * groups.num_devices_per_group
     else:
@@ -62,23 +80,25 @@ def check_replica_groups(
     else:
         expected, what = replica_count * num_partitions, "flattened IDs"
     if expected != 1 and n != expected:
+        text = instruction if isinstance(instruction, str) else instruction()
         return (f"In {mode} mode, replica groups should contain {expected} {what}, "
-                f"but found {n}: {instruction}")
+                f"but found {n}: {text}")
     if uniform and not groups.is_uniform:
         return "Replica groups expected to be of uniform size"
     return None
 
 
-def _ids_problem(groups: CollectiveDeviceList, instruction: str) -> str | None:
-    """Empty groups, then ids out of ``[0, n)`` or repeated, the first in text order."""
+def _ids_problem(groups: CollectiveDeviceList) -> tuple[str, int, int] | None:
+    """Empty groups, then ids out of ``[0, n)`` or repeated, the first in text order, as
+    ``("empty" | "range" | "repeat", id, n)``."""
     if groups.iota is not None:
         # An iota list holds a permutation of [0, G*S) by construction.
         if groups.num_devices_per_group == 0:
-            return f"Instruction cannot have an empty replica group: {instruction}"
+            return "empty", 0, 0
         return None
     sizes = groups.group_sizes
     if (sizes == 0).any():
-        return f"Instruction cannot have an empty replica group: {instruction}"
+        return "empty", 0, 0
     flat = groups.flattened_replica_groups()
     n = flat.size
     outside = np.flatnonzero((flat < 0) | (flat >= n))
@@ -89,12 +109,9 @@ def _ids_problem(groups: CollectiveDeviceList, instruction: str) -> str | None:
     first_outside = int(outside[0]) if outside.size else n
     first_repeat = int(repeated[0]) if repeated.size else n
     if first_outside < first_repeat:
-        value = int(flat[first_outside])
-        return (f"Replica {value} is out of range (should be in [0, {n}) range) in "
-                f"instruction's replica-groups: {instruction}")
+        return "range", int(flat[first_outside]), n
     if first_repeat < n:
-        value = int(flat[first_repeat])
-        return f"Replica {value} is repeated in instruction's replica-groups: {instruction}"
+        return "repeat", int(flat[first_repeat]), n
     return None
 
 
@@ -104,6 +121,7 @@ def collective_problem(
     num_partitions: int,
     check_groups: bool,
     source: SourceText,
+    memo: dict[int, tuple[str, int, int] | None] | None = None,
 ) -> Problem | None:
     """The first shape-verifier failure of a grouped collective (None when it passes or the
     opcode has no such checks: permutes, dones, async wrappers, send/recv)."""
@@ -111,7 +129,7 @@ def collective_problem(
     handler = _HANDLERS.get(opcode)
     if handler is None:
         return None
-    context = _Context(collective, replica_count, num_partitions, check_groups, source)
+    context = _Context(collective, replica_count, num_partitions, check_groups, source, memo)
     try:
         return handler(context)
     except _Stop as stop:
@@ -130,12 +148,14 @@ class _Context:
     """One collective under check, with the helpers every handler uses."""
 
     def __init__(self, collective: Collective, replica_count: int, num_partitions: int,
-                 check_groups: bool, source: SourceText) -> None:
+                 check_groups: bool, source: SourceText,
+                 memo: dict[int, tuple[str, int, int] | None] | None) -> None:
         self.c = collective
         self.replica_count = replica_count
         self.num_partitions = num_partitions
         self.check_groups = check_groups
         self.source = source
+        self.memo = memo
         self._text: str | None = None
 
     @property
@@ -158,7 +178,8 @@ class _Context:
         if not self.check_groups:
             return
         problem = check_replica_groups(self.groups, mode, self.replica_count,
-                                       self.num_partitions, uniform, self.text)
+                                       self.num_partitions, uniform, lambda: self.text,
+                                       self.memo)
         if problem is not None:
             raise _Stop(problem, "replica_groups")
 

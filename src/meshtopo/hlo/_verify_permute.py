@@ -33,9 +33,12 @@ def permute_problem(
             return problem, "shapes"
     limit = replica_count if collective.mode is Mode.CROSS_REPLICA else num_partitions
     allowed = _allowed_occurrences(shapes) if four else 1
-    problems = pair_problems(collective.source_target_pairs or [], limit, allowed,
+    pairs = collective.source_target_pairs or []
+    if not pair_problems(pairs, limit, allowed):
+        return None
+    problems = pair_problems(pairs, limit, allowed,
                              instruction=source.instruction_text(collective.line))
-    return (problems[0], "source_target_pairs") if problems else None
+    return problems[0], "source_target_pairs"
 
 
 def _allowed_occurrences(shapes: list[Shape | None]) -> int:
