@@ -10,8 +10,11 @@ Facts measured with jaxlib 0.10.2 on CPU, relied on below:
 * the executable takes one buffer per (replica, partition), in row-major device-assignment
   order (``table.flat``); ``local_devices()`` only echoes the device list passed in;
 * without an explicit assignment the CPU client places row-major, ``DA[r][p] = r*P + p`` over
-  its addressable devices (``TfrtCpuClient::GetDefaultDeviceAssignment``), and only falls back
-  to ``ComputationPlacer::AssignDevices`` (``DA[r][c] = c*R + r``) when ``R*P`` exceeds them.
+  its addressable devices (``TfrtCpuClient::GetDefaultDeviceAssignment``); its source falls
+  back to ``ComputationPlacer::AssignDevices`` (``DA[r][c] = c*R + r``) only when ``R*P``
+  exceeds them, which cannot run here (that table names devices that do not exist);
+* if XLA placed the program differently from the table the inputs were laid out by, the
+  client crashes the process (SIGSEGV) instead of raising, hence the child-process runner.
 """
 
 from __future__ import annotations

@@ -15,12 +15,11 @@ The 16-device meshes run in one child process with its own device count.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
+from ._cases import MESHES_8, MESHES_16, shard_map_cases
 from ._expect import (
     as_measured,
     mesh_groups,
@@ -29,49 +28,9 @@ from ._expect import (
     written_groups,
     written_pairs,
 )
-from ._measure import COLLECTIVES, Measurement, measure, measure_in_subprocess
+from ._measure import Measurement, measure, measure_in_subprocess
 
 pytestmark = pytest.mark.jax
-
-PERM_8 = [5, 2, 7, 0, 3, 6, 1, 4]
-PERM_8_B = [3, 7, 1, 4, 0, 6, 2, 5]
-PERM_16 = [9, 14, 3, 0, 12, 7, 1, 10, 5, 15, 8, 2, 13, 6, 11, 4]
-
-MESHES_8: list[tuple[str, dict[str, int], list[int] | None]] = [
-    ("2x4", {"data": 2, "model": 4}, None),
-    ("4x2", {"data": 4, "model": 2}, None),
-    ("2x4-interleaved", {"data": 2, "model": 4}, [0, 2, 4, 6, 1, 3, 5, 7]),
-    ("2x4-reversed", {"data": 2, "model": 4}, list(range(7, -1, -1))),
-    ("4x2-permuted", {"data": 4, "model": 2}, PERM_8_B),
-    ("2x2x2", {"a": 2, "b": 2, "c": 2}, None),
-    ("2x2x2-reversed", {"a": 2, "b": 2, "c": 2}, list(range(7, -1, -1))),
-    ("2x2x2-permuted", {"a": 2, "b": 2, "c": 2}, PERM_8),
-]
-
-MESHES_16: list[tuple[str, dict[str, int], list[int] | None]] = [
-    ("4x4", {"x": 4, "y": 4}, None),
-    ("4x4-reversed", {"x": 4, "y": 4}, list(range(15, -1, -1))),
-    ("2x2x4", {"a": 2, "b": 2, "c": 4}, None),
-    ("2x2x4-permuted", {"a": 2, "b": 2, "c": 4}, PERM_16),
-]
-
-
-def axis_choices(names: Sequence[str]) -> list[tuple[str, ...]]:
-    """Single axes, every ordered pair, every order of all axes (3-D: 15 choices)."""
-    return [
-        axes for count in range(1, len(names) + 1) for axes in itertools.permutations(names, count)
-    ]
-
-
-def cases(meshes: list[tuple[str, dict[str, int], list[int] | None]]) -> list[Any]:
-    return [
-        pytest.param(
-            collective, shape, devices, axes, id=f"{mesh_id}-{collective}-over-{'+'.join(axes)}"
-        )
-        for mesh_id, shape, devices in meshes
-        for axes in axis_choices(list(shape))
-        for collective in COLLECTIVES
-    ]
 
 
 def assert_mesh_groups(m: Measurement) -> None:
@@ -95,14 +54,14 @@ def assert_written_groups(m: Measurement) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("collective", "shape", "devices", "axes"), cases(MESHES_8))
+@pytest.mark.parametrize(("collective", "shape", "devices", "axes"), shard_map_cases(MESHES_8))
 def test_mesh_groups_equal_measured(
     collective: str, shape: dict[str, int], devices: list[int] | None, axes: tuple[str, ...]
 ) -> None:
     assert_mesh_groups(measure(collective, shape, axes, device_ids=devices))
 
 
-@pytest.mark.parametrize(("collective", "shape", "devices", "axes"), cases(MESHES_8))
+@pytest.mark.parametrize(("collective", "shape", "devices", "axes"), shard_map_cases(MESHES_8))
 def test_written_groups_resolve_to_measured(
     collective: str, shape: dict[str, int], devices: list[int] | None, axes: tuple[str, ...]
 ) -> None:
@@ -145,7 +104,7 @@ def test_all_gather_rank_order_follows_named_axis_order() -> None:
 # 16 devices, one child process for all cases
 # --------------------------------------------------------------------------------------------
 
-CASES_16 = cases(MESHES_16)
+CASES_16 = shard_map_cases(MESHES_16)
 
 
 def _key(collective: str, shape: dict[str, int], devices: Any, axes: tuple[str, ...]) -> str:

@@ -15,12 +15,12 @@ import pytest
 
 import meshtopo.hlo
 
+from ._cases import MESHES_8, PARTITIONER_CASES, RESHARD_CASES, shard_map_cases
 from ._expect import as_measured, assignment
 from ._hlo_text import HloCollective
-from ._measure import COLLECTIVES, OPCODE_FOR, measure, measure_partitioner, measure_reshard
+from ._measure import OPCODE_FOR, measure
+from ._partitioner import measure_partitioner, measure_reshard
 from ._raw import measure_raw
-from .test_groups_vs_xla import MESHES_8, axis_choices
-from .test_placement_vs_xla import PARTITIONER_CASES, RESHARD_CASES
 
 pytestmark = pytest.mark.jax
 
@@ -47,14 +47,7 @@ def _check_module(
         assert as_measured(c.device_groups(da), ordered) == measured
 
 
-SHARD_MAP_CASES = [
-    pytest.param(
-        collective, shape, devices, axes, id=f"{mesh_id}-{collective}-over-{'+'.join(axes)}"
-    )
-    for mesh_id, shape, devices in MESHES_8
-    for axes in axis_choices(list(shape))
-    for collective in COLLECTIVES
-]
+SHARD_MAP_CASES = shard_map_cases(MESHES_8)
 
 
 @pytest.mark.parametrize(("collective", "shape", "devices", "axes"), SHARD_MAP_CASES)

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
@@ -23,9 +22,10 @@ import pytest
 
 import meshtopo as mt
 
+from ._cases import PARTITIONER_CASES, PERM_16, RESHARD_CASES
 from ._expect import as_measured, assignment, mesh_groups, mode_of, written_groups
 from ._hlo_text import parse_int_pairs
-from ._measure import measure_partitioner, measure_reshard
+from ._partitioner import measure_partitioner, measure_reshard
 from ._raw import RawMeasurement, measure_raw, measure_raw_in_subprocess
 
 pytestmark = pytest.mark.jax
@@ -33,22 +33,6 @@ pytestmark = pytest.mark.jax
 # --------------------------------------------------------------------------------------------
 # Partitioner-inserted collectives: mesh-axes groups
 # --------------------------------------------------------------------------------------------
-
-PARTITIONER_MESHES: list[tuple[str, dict[str, int], list[int] | None]] = [
-    ("2x4", {"data": 2, "model": 4}, None),
-    ("2x4-interleaved", {"data": 2, "model": 4}, [0, 2, 4, 6, 1, 3, 5, 7]),
-    ("2x4-reversed", {"data": 2, "model": 4}, list(range(7, -1, -1))),
-    ("4x2-permuted", {"data": 4, "model": 2}, [3, 7, 1, 4, 0, 6, 2, 5]),
-    ("2x2x2-permuted", {"a": 2, "b": 2, "c": 2}, [5, 2, 7, 0, 3, 6, 1, 4]),
-]
-
-PARTITIONER_CASES = [
-    pytest.param(kind, shape, devices, axes, id=f"{mesh_id}-{kind}-over-{'+'.join(axes)}")
-    for mesh_id, shape, devices in PARTITIONER_MESHES
-    for count in range(1, len(shape) + 1)
-    for axes in itertools.permutations(shape, count)
-    for kind in ("sum", "gather")
-]
 
 
 @pytest.mark.parametrize(("kind", "shape", "devices", "axes"), PARTITIONER_CASES)
@@ -59,20 +43,6 @@ def test_partitioner_groups_equal_measured(
     assert as_measured(mesh_groups(m), m.ordered) == m.groups
     (c,) = m.collectives
     assert as_measured(written_groups(c, m.device_assignment), m.ordered) == m.groups
-
-
-RESHARD_CASES = [
-    pytest.param(
-        shape,
-        devices,
-        in_axes,
-        in_axes[:k],
-        id=f"{mesh_id}-{'+'.join(in_axes)}-to-{'+'.join(in_axes[:k]) or 'replicated'}",
-    )
-    for mesh_id, shape, devices in PARTITIONER_MESHES
-    for in_axes in itertools.permutations(shape)
-    for k in range(len(shape))
-]
 
 
 @pytest.mark.parametrize(("shape", "devices", "in_axes", "out_axes"), RESHARD_CASES)
@@ -103,8 +73,6 @@ TABLES: list[tuple[str, Any]] = [
     ("high-ids-2x2", [[7, 4], [5, 6]]),
     ("replicas-8x1", [[6], [1], [4], [3], [0], [7], [2], [5]]),
 ]
-
-PERM_16 = [9, 14, 3, 0, 12, 7, 1, 10, 5, 15, 8, 2, 13, 6, 11, 4]
 
 TABLES_16: list[tuple[str, Any]] = [
     ("default-4x4", mt.DeviceAssignment.default(4, 4).array),
