@@ -231,9 +231,19 @@ def _compiled_facts(compiled: Any) -> tuple[str, tuple[HloCollective, ...], int,
 
 def _shard_map_assignment(compiled: Any) -> tuple[tuple[int, ...], ...]:
     """The executable's device assignment as JAX compiled it: one replica, partitions in
-    ``mesh.devices.flat`` order (read from the compiled input sharding's device assignment)."""
-    sharding = compiled.input_shardings[0][0]
-    return (tuple(int(d.id) for d in sharding._device_assignment),)
+    ``mesh.devices.flat`` order.
+
+    Read from the compiled input sharding's device assignment, and checked against the
+    devices of the loaded XLA executable (``local_devices()``, in logical-id order). Whether
+    XLA really ran logical id i on that device is what the resolution tests establish: they
+    map the written logical ids through this table and compare with the measured groups.
+    """
+    jax_view = tuple(int(d.id) for d in compiled.input_shardings[0][0]._device_assignment)
+    executable = compiled._executable.xla_extension_executable()
+    xla_view = tuple(int(d.id) for d in executable.local_devices())
+    if jax_view != xla_view:
+        raise AssertionError(f"JAX's device assignment {jax_view} != the executable's {xla_view}")
+    return (jax_view,)
 
 
 @functools.cache
