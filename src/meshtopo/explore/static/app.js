@@ -299,7 +299,7 @@ function renderGrid(result) {
 }
 
 function drawDomGrid(result, grid, cols) {
-  grid.style.gridTemplateColumns = `repeat(${cols}, 74px)`;
+  grid.style.gridTemplateColumns = `repeat(${cols}, 78px)`;
   const mismatched = new Set(result.cells.mismatched);
   const overlaps = new Set(result.cells.overlaps);
   const frag = document.createDocumentFragment();
@@ -319,12 +319,9 @@ function drawDomGrid(result, grid, cols) {
       flat: f, replica: c.replica, partition: c.partition, device: c.device,
       group: c.group, rank: c.rank, colour: c.group < 0 ? "none" : colour,
     });
-    cell.append(
-      el("div", "dev", `d${c.device}`),
-      el("div", "rp", `r${c.replica} p${c.partition}`),
-      el("div", "fl", `f${c.flat}`),
-      el("span", "grp", c.group < 0 ? "–" : `g${c.group}`),
-    );
+    const rp = el("div", "rp");
+    rp.append(el("span", "", `r${c.replica} p${c.partition}`), el("span", "grp", c.group < 0 ? "–" : `g${c.group}`));
+    cell.append(el("div", "dev", `d${c.device}`), rp, el("div", "fl", `f${c.flat}`));
     cell.title = tipText(result, f);
     frag.append(cell);
   }
@@ -335,39 +332,56 @@ function canvasCellSize(cols, width, lo, hi) {
   return Math.max(lo, Math.min(hi, Math.floor(width / cols)));
 }
 
+const RGB = PALETTE.map((hex) => {
+  const n = parseInt(hex.slice(1), 16);
+  return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+});
+const NONE_RGB = [0xe4, 0xe8, 0xed];
+const DARK = PALETTE.map(isDark);
+
+// Fill one square per cell straight into an ImageData: one pass, no per-cell canvas calls.
+// Cells not in ``active`` (when given) are faded towards white.
+// With ``devices``, cells whose device id differs from their flattened id get a corner mark.
+function paintCells(ctx, groups, cols, size, gap, active, devices) {
+  const width = cols * size;
+  const height = Math.ceil(groups.length / cols) * size;
+  const image = ctx.createImageData(width, height);
+  const data = image.data;
+  data.fill(255);
+  for (let f = 0; f < groups.length; f++) {
+    const g = groups[f];
+    let [r, gr, b] = g < 0 ? NONE_RGB : RGB[g % RGB.length];
+    if (active && !active.has(f)) {
+      r = 255 - (255 - r) * 0.15; gr = 255 - (255 - gr) * 0.15; b = 255 - (255 - b) * 0.15;
+    }
+    const x0 = (f % cols) * size;
+    const y0 = Math.floor(f / cols) * size;
+    const inner = size - gap;
+    const corner = devices && devices[f] !== f ? 2 * inner - 6 : Infinity;
+    const m = g >= 0 && DARK[g % DARK.length] ? 255 : 17;
+    for (let y = 0; y < inner; y++) {
+      let i = ((y0 + y) * width + x0) * 4;
+      for (let x = 0; x < inner; x++, i += 4) {
+        if (x + y >= corner) { data[i] = m; data[i + 1] = m; data[i + 2] = m; }
+        else { data[i] = r; data[i + 1] = gr; data[i + 2] = b; }
+      }
+    }
+  }
+  ctx.putImageData(image, 0, 0);
+}
+
 function drawCanvasGrid(result, active) {
   const canvas = $("grid-canvas");
   const { rows, cols } = layoutOf(result);
   const width = Math.max(320, $("grid-wrap").clientWidth - 26);
   const size = canvasCellSize(cols, width, 2, 28);
   const gap = size >= 8 ? 1 : 0;
-  const ratio = window.devicePixelRatio || 1;
-  canvas.width = cols * size * ratio;
-  canvas.height = rows * size * ratio;
-  canvas.style.width = `${cols * size}px`;
-  canvas.style.height = `${rows * size}px`;
+  canvas.width = cols * size;
+  canvas.height = rows * size;
   canvas.dataset.cell = String(size);
   const ctx = canvas.getContext("2d");
-  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-  ctx.clearRect(0, 0, cols * size, rows * size);
   const groups = result.cells.group;
-  const devices = result.cells.device_id;
-  for (let f = 0; f < groups.length; f++) {
-    const x = (f % cols) * size;
-    const y = Math.floor(f / cols) * size;
-    ctx.globalAlpha = active && !active.has(f) ? 0.15 : 1;
-    ctx.fillStyle = colourOf(groups[f]);
-    ctx.fillRect(x, y, size - gap, size - gap);
-    if (size >= 10 && devices[f] !== f) {
-      ctx.fillStyle = isDark(colourOf(groups[f])) ? "#fff" : "#111";
-      ctx.beginPath();
-      ctx.moveTo(x + size - gap, y + size - gap - 5);
-      ctx.lineTo(x + size - gap, y + size - gap);
-      ctx.lineTo(x + size - gap - 5, y + size - gap);
-      ctx.fill();
-    }
-  }
-  ctx.globalAlpha = 1;
+  paintCells(ctx, groups, cols, size, gap, active, size >= 14 ? result.cells.device_id : null);
   if (size >= 4) drawBoundaries(ctx, groups, rows, cols, size);
 }
 
@@ -443,7 +457,9 @@ function renderSteps(result) {
       (steps.substituted_empty ? "; the empty list stands for one group of every id" : "") +
       ". Press play or step through."
     : "Nothing to multiply out.";
-  showStep(-1);
+  state.step = -1;
+  $("grid").dataset.step = "-1";
+  $("grid").classList.remove("stepping");
 }
 
 function describeStep(result, i) {
@@ -543,15 +559,10 @@ function renderModes(result) {
       col.append(el("div", "err", m.error));
     } else {
       const canvas = document.createElement("canvas");
-      const size = canvasCellSize(cols, 200, 2, 22);
-      const gap = size >= 6 ? 1 : 0;
+      const size = canvasCellSize(cols, 200, 1, 22);
       canvas.width = cols * size;
       canvas.height = rows * size;
-      const ctx = canvas.getContext("2d");
-      m.group.forEach((g, f) => {
-        ctx.fillStyle = colourOf(g);
-        ctx.fillRect((f % cols) * size, Math.floor(f / cols) * size, size - gap, size - gap);
-      });
+      paintCells(canvas.getContext("2d"), m.group, cols, size, size >= 6 ? 1 : 0, null);
       col.append(canvas);
       const sizes = m.sizes.length === 1 ? `of ${m.sizes[0]}` : `of sizes ${m.sizes.join(", ")}`;
       col.append(el("div", "cnt", `${m.count} group${m.count === 1 ? "" : "s"} ${sizes}`));
