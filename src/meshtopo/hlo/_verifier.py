@@ -10,7 +10,8 @@ mode spelled the seed's way: ``kCrossReplica`` ...). They run in XLA's phase ord
 3. per computation, in text order, the shape verifier's collective checks (``_verify_groups``,
    ``_verify_permute``): the group mode, ``CheckReplicaGroups``, all-gather and reduce-scatter
    shard counts, all-to-all split counts, ragged-all-to-all operands, collective-permute
-   pairs; then the instruction verifier's all-reduce channel id check.
+   pairs; then the instruction verifier's all-reduce channel id check;
+4. all-reduce layout constraints: all constrained or none (``constrain_layout``).
 
 XLA stops at its first error. ``verify`` goes on and reports, for every instruction, the first
 check it fails (so ``findings[0]`` is the error XLA would return, and one bad instruction
@@ -89,7 +90,25 @@ def verify(module: Module, check_replica_groups: bool = True) -> list[Finding]:
             problem = _channel_id_problem(collective)
             if problem is not None:
                 add(_finding(collective, problem, "channel_id"))
+    mixed = _mixed_layout_constraint(module.collectives)
+    if mixed is not None:
+        add(_finding(mixed, "HloModule has a mix of layout constrained and unconstrained "
+                            "AllReduce instructions.", "layout"))
     return findings
+
+
+def _mixed_layout_constraint(collectives: list[Collective]) -> Collective | None:
+    """``VerifyLayoutConstrainedAllReduce``: the first all-reduce(-start) whose
+    ``constrain_layout`` differs from the first one's, if any."""
+    reference: bool | None = None
+    for collective in collectives:
+        if collective.opcode not in ("all-reduce", "all-reduce-start"):
+            continue
+        if reference is None:
+            reference = collective.constrain_layout
+        elif collective.constrain_layout != reference:
+            return collective
+    return None
 
 
 def _by_computation(collectives: list[Collective]) -> list[list[Collective]]:
