@@ -13,6 +13,8 @@ Layers, in the order data flows (a module imports only modules above it in this 
 [[0, 4], [1, 5], [2, 6], [3, 7]]
 """
 
+from . import hlo as hlo
+from . import neuron as neuron
 from ._device_list import CollectiveDeviceList as CollectiveDeviceList
 from ._errors import HloParseError as HloParseError
 from ._errors import InternalError as InternalError
