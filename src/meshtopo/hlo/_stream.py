@@ -101,8 +101,7 @@ def _blocks(
         if headers:
             computation = headers[-1][1]
         _resolve_operands(found, previous + block)
-        for collective in linker.link(found):
-            yield collective
+        yield from linker.link(found)
         line += block.count("\n")
         previous = block[-(1 << 20):]
         if bar is not None:

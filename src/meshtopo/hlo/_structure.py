@@ -190,9 +190,9 @@ def _read_instruction(text: str, line: int, computation: str) -> Instruction:
             raise HloParseError(f"attribute {key} already exists", line, column)
         attributes[key] = value
     called: list[str] = []
-    for key in CALL_ATTRIBUTES:
-        if key in attributes:
-            called.extend(parse_name_list(attributes[key], key, line, 1))
+    for key, value in attributes.items():
+        if key in CALL_ATTRIBUTES:
+            called.extend(parse_name_list(value, key, line, 1))
     control = tuple(parse_name_list(attributes.get("control-predecessors", "{}"),
                                     "control-predecessors", line, 1))
     return Instruction(
