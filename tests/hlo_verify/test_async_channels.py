@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import meshtopo as mt
 import meshtopo.hlo as hlo
 
 from ._modules import SUM, module_text
@@ -168,3 +169,8 @@ def test_finding_is_frozen_and_exported() -> None:
         "all-reduce", "error", "replica_groups")
     with pytest.raises(AttributeError):
         finding.message = "changed"  # type: ignore[misc]
+
+
+def test_verify_refuses_what_is_not_a_module() -> None:
+    with pytest.raises(mt.InvalidArgumentError, match="verify expects a Module"):
+        hlo.verify("HloModule m")  # type: ignore[arg-type]

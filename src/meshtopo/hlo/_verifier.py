@@ -45,14 +45,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._errors import InvalidArgumentError
 from ._finding import Finding, SourceText, short_text
+from ._module import Module
 from ._verify_async import async_findings
 from ._verify_groups import collective_problem
 from ._verify_permute import permute_problem
 
 if TYPE_CHECKING:
     from ._collective import Collective
-    from ._module import Module
 
 
 def verify(module: Module, check_replica_groups: bool = True) -> list[Finding]:
@@ -63,6 +64,10 @@ def verify(module: Module, check_replica_groups: bool = True) -> list[Finding]:
     ``replica_count`` and ``num_partitions`` are the counts checked against. Structural
     errors in the text met while pairing async instructions raise ``HloParseError``.
     """
+    if not isinstance(module, Module):
+        raise InvalidArgumentError(
+            f"verify expects a Module (from meshtopo.hlo.parse_module or load), got "
+            f"{type(module).__name__}")
     source = SourceText(module.text)
     findings: list[Finding] = []
     reported: set[str] = set()
