@@ -148,7 +148,13 @@ def find_tp_collective(
     """The collective ``tp_replica_group`` reads its group from, or None when there is none.
 
     Computations are scanned in text order (XLA prints callees before callers), each in post
-    order; ``names`` limits the scan to those computations (every name must exist).
+    order, and the first match wins; ``names`` limits the scan to those computations (every
+    name must exist).
+
+    Two readings here are interpretations of the seed, which says only that the module form
+    "takes a flat_hash_set<string_view> of names to scan and aggregates": the names are taken
+    as computation names (XLA's module-level passes take execution-thread names in that type),
+    and "aggregates" as "the first computation that has a match gives the group".
     """
     _check_opcode(opcode)
     computations = module.computations
