@@ -81,10 +81,14 @@ def renders(page: Any) -> int:
 
 
 def after(page: Any, action: Any) -> None:
-    """Run ``action`` and wait for the page to render its answer (or its error)."""
+    """Run ``action`` and wait until the page has shown the answer (or error) to its latest
+    request."""
     before = renders(page)
     action()
-    page.wait_for_function(f"Number(document.body.dataset.renders) > {before}")
+    page.wait_for_function(
+        f"Number(document.body.dataset.renders) > {before} && "
+        "document.body.dataset.answered === String(explorer.state.seq)"
+    )
 
 
 def cells(page: Any) -> list[dict[str, str]]:
@@ -222,10 +226,13 @@ def test_large_grids_draw_on_canvas_and_answer_quickly(page: Any) -> None:
 
     def measure(action: Any) -> None:
         after(page, action)
-        page.wait_for_function("document.body.dataset.timing !== undefined")
+        page.wait_for_function(
+            "document.body.dataset.timing !== undefined && "
+            "JSON.parse(document.body.dataset.timing).seq === explorer.state.seq"
+        )
         timings.append(json.loads(page.evaluate("document.body.dataset.timing")))
 
-    page.fill("#replicas", "64")
+    after(page, lambda: page.fill("#replicas", "64"))
     measure(lambda: page.fill("#partitions", "64"))
     assert page.get_attribute("#grid", "data-render") == "canvas"
     assert page.is_visible("#grid-canvas")
@@ -237,7 +244,7 @@ def test_large_grids_draw_on_canvas_and_answer_quickly(page: Any) -> None:
     measure(lambda: page.fill("#groups", "[1024,4]<=[4096]"))
     measure(lambda: page.select_option("#assignment", "row_major"))
     shot(page, "explore-4096.png")
-    page.fill("#replicas", "256")
+    after(page, lambda: page.fill("#replicas", "256"))
     measure(lambda: page.fill("#partitions", "256"))
     measure(lambda: page.fill("#groups", "[256,256]<=[65536]"))
     groups = page.evaluate("explorer.cellGroups()")

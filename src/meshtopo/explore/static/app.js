@@ -135,16 +135,18 @@ async function update(origin) {
   } catch (error) {
     if (error.name === "AbortError" || seq !== state.seq) return;
     showRequestError(error);
+    document.body.dataset.answered = String(seq);
     return;
   }
   if (seq !== state.seq) return;
   const t1 = performance.now();
   state.request = request;
   render(result);
+  document.body.dataset.answered = String(seq);
   const t2 = performance.now();
   requestAnimationFrame(() => {
     const t3 = performance.now();
-    state.timing = { api: t1 - t0, render: t2 - t1, total: t3 - t0, devices: result.grid.devices };
+    state.timing = { api: t1 - t0, render: t2 - t1, total: t3 - t0, devices: result.grid.devices, seq };
     $("timing").textContent =
       `${result.grid.devices} devices · api ${state.timing.api.toFixed(0)} ms · ` +
       `shown in ${state.timing.total.toFixed(0)} ms`;
