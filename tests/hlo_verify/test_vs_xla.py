@@ -95,6 +95,10 @@ CASES = [
             channel=True, out=32, rejected=False),
     XlaCase("permute_channel_uses_partitions_ok", "collective_permute", 2, 4, ((0, 3),),
             channel=True, rejected=False),
+    XlaCase("permute_replica_count_1_skips_range", "collective_permute", 1, 1, ((0, 1),),
+            rejected=False),
+    XlaCase("permute_partition_count_1_skips_range", "collective_permute", 2, 1, ((0, 1),),
+            channel=True, rejected=False),
 ]
 
 
