@@ -77,3 +77,15 @@ def test_jax_dump_against_wrong_partition_count_is_rejected() -> None:
     findings = hlo.verify(module)
     assert findings
     assert any("should contain 16" in f.message for f in findings)
+
+
+def test_cli_check_of_a_jax_dump_exits_0(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from meshtopo.cli import main
+
+    path = tmp_path / "dump.hlo"
+    path.write_text(shard_map_collectives())
+    with pytest.raises(SystemExit) as done:
+        main(["check", str(path)])
+    out, err = capsys.readouterr()
+    assert (done.value.code, err) == (0, "")
+    assert out.startswith(f"{path}: 5 collectives verified, no findings")
