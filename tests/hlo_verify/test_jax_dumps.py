@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -79,7 +80,9 @@ def test_jax_dump_against_wrong_partition_count_is_rejected() -> None:
     assert any("should contain 16" in f.message for f in findings)
 
 
-def test_cli_check_of_a_jax_dump_exits_0(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_cli_check_of_a_jax_dump_exits_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from meshtopo.cli import main
 
     path = tmp_path / "dump.hlo"
