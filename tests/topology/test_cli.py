@@ -1,6 +1,7 @@
 """The math commands: human output, the JSON schema, and bad input (exit 2, one stderr line)."""
 
 import json
+import shlex
 import subprocess
 import sys
 
@@ -10,8 +11,10 @@ from meshtopo.cli import main
 
 
 def run(capsys, *args):
+    """Run the command line in-process; a single string argument is split like a shell would."""
+    argv = shlex.split(args[0]) if len(args) == 1 else list(args)
     with pytest.raises(SystemExit) as done:
-        main(list(args))
+        main(argv)
     out, err = capsys.readouterr()
     return done.value.code, out, err
 
@@ -62,7 +65,7 @@ def test_groups_find(capsys):
 def test_devices_flattened_example(capsys):
     code, out, _ = run(
         capsys,
-        *"devices --replicas 2 --partitions 2 --groups {{0,1},{2,3}} --channel-id --use-global-device-ids true --json".split(),
+        "devices --replicas 2 --partitions 2 --groups {{0,1},{2,3}} --channel-id --use-global-device-ids true --json",
     )
     payload = json.loads(out)
     assert code == 0
@@ -82,7 +85,7 @@ def test_devices_flattened_example(capsys):
 def test_devices_human_output_marks_disagreement(capsys):
     code, out, _ = run(
         capsys,
-        *"devices --replicas 2 --partitions 2 --groups {{0,1}} --channel-id --use-global-device-ids true".split(),
+        "devices --replicas 2 --partitions 2 --groups {{0,1}} --channel-id --use-global-device-ids true",
     )
     assert code == 0
     assert "mode kFlattenedID" in out
@@ -94,7 +97,7 @@ def test_devices_human_output_marks_disagreement(capsys):
 def test_devices_per_opcode_rule(capsys):
     code, out, _ = run(
         capsys,
-        *"devices --replicas 2 --partitions 2 --groups {{0,1}} --channel-id --opcode all-reduce --json".split(),
+        "devices --replicas 2 --partitions 2 --groups {{0,1}} --channel-id --opcode all-reduce --json",
     )
     assert code == 0
     assert json.loads(out)["mode"] == "kCrossReplicaAndPartition"
