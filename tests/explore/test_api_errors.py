@@ -223,6 +223,7 @@ def test_static_files_come_from_the_package_and_name_no_network(client: Client) 
     for path, kind in [
         ("/", "text/html"),
         ("/app.js", "text/javascript"),
+        ("/grid.js", "text/javascript"),
         ("/style.css", "text/css"),
         ("/favicon.svg", "image/svg+xml"),
     ]:

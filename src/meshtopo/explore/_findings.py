@@ -20,7 +20,7 @@ def findings(
     opcode: str,
     has_channel: bool,
     global_ids: bool | None,
-    written: Any,
+    written: mt.CollectiveDeviceList,
     mode_error: str | None,
     expansion_error: str | None,
 ) -> list[dict[str, Any]]:
@@ -74,7 +74,7 @@ def module_text(
     opcode: str,
     has_channel: bool,
     global_ids: bool | None,
-    written: Any,
+    written: mt.CollectiveDeviceList,
 ) -> str:
     """A one-collective HLO module for the dial, shaped so that only the groups can fail.
 

@@ -24,9 +24,9 @@ class Grid:
 
     replicas: int
     partitions: int
-    assignment: Any  # mt.DeviceAssignment
+    assignment: mt.DeviceAssignment
     assignment_kind: str
-    mesh: Any  # mt.Mesh | None
+    mesh: mt.Mesh | None
     mesh_axes: tuple[tuple[str, int], ...]
     mesh_order: str
     mesh_devices: np.ndarray | None
@@ -188,7 +188,9 @@ def _mesh_devices(mesh: Fields, axes: tuple[tuple[str, int], ...]) -> tuple[str,
     return "custom", order.reshape(shape)
 
 
-def _assignment(fields: Fields, replicas: int, partitions: int, limit: int) -> tuple[str, Any]:
+def _assignment(
+    fields: Fields, replicas: int, partitions: int, limit: int
+) -> tuple[str, mt.DeviceAssignment]:
     raw = fields.raw("device_assignment")
     if raw is None or raw == "default":
         return "default", mt.DeviceAssignment.default(

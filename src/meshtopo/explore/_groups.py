@@ -18,6 +18,9 @@ from . import _findings
 from ._grid import Grid, build_grid
 from ._schema import OPCODES, Fields, RequestError
 
+DeviceList = mt.CollectiveDeviceList
+Mode = mt.CollectiveOpGroupMode
+
 GROUP_FIELDS = (
     "replicas",
     "partitions",
@@ -139,7 +142,7 @@ def _include(fields: Fields) -> tuple[str, ...]:
     return tuple(raw)
 
 
-def _written_groups(fields: Fields, grid: Grid, limit: int) -> Any:
+def _written_groups(fields: Fields, grid: Grid, limit: int) -> DeviceList:
     """The written groups as a ``CollectiveDeviceList``, from ``groups`` text or ``over`` axes."""
     if fields.has("over"):
         if fields.has("groups"):
@@ -182,7 +185,7 @@ def _short(text: str, width: int = 60) -> str:
 
 def _mode(
     opcode: str | None, has_channel: bool, global_ids: bool | None
-) -> tuple[Any, dict[str, Any]]:
+) -> tuple[Mode | None, dict[str, Any]]:
     """The mode (or None) and its JSON: by the two fields, and by the opcode's rule if given."""
     out: dict[str, Any] = {
         "name": None,
@@ -207,7 +210,7 @@ def _mode(
     return mode, out
 
 
-def _written_json(written: Any) -> dict[str, Any]:
+def _written_json(written: DeviceList) -> dict[str, Any]:
     compact = written.compact()
     return {
         "text": str(written),
@@ -219,7 +222,7 @@ def _written_json(written: Any) -> dict[str, Any]:
     }
 
 
-def _pairs(written: Any) -> list[tuple[int, int]]:
+def _pairs(written: DeviceList) -> list[tuple[int, int]]:
     """The groups text of a permute read as its source-target pairs (each group two ids)."""
     groups = written.replica_groups
     for index, group in enumerate(groups):
@@ -234,8 +237,8 @@ def _pairs(written: Any) -> list[tuple[int, int]]:
 
 
 def _expand(
-    written: Any, mode: Any, grid: Grid, pairs: list[tuple[int, int]] | None = None
-) -> tuple[Any, str | None]:
+    written: DeviceList, mode: Mode, grid: Grid, pairs: list[tuple[int, int]] | None = None
+) -> tuple[DeviceList | None, str | None]:
     """XLA's device groups for ``written`` under ``mode`` as a ``CollectiveDeviceList``, or
     None and the library's error message. For a permute, one two-member group per device
     pair, in the library's order (``participating_device_pairs``)."""
@@ -253,7 +256,7 @@ def _expand(
     return mt.CollectiveDeviceList(groups), None
 
 
-def _groups_json(groups: Any) -> dict[str, Any]:
+def _groups_json(groups: DeviceList) -> dict[str, Any]:
     listed = groups.replica_groups
     compact = None
     if listed and groups.is_uniform and groups.num_devices_per_group > 0:
@@ -262,7 +265,9 @@ def _groups_json(groups: Any) -> dict[str, Any]:
     return {"groups": listed, "count": len(listed), "compact": compact}
 
 
-def _cell_groups(table: np.ndarray, groups: Any) -> tuple[np.ndarray, np.ndarray, list[int]]:
+def _cell_groups(
+    table: np.ndarray, groups: DeviceList | None
+) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """For each cell (flattened-id order): its device group (-1: none), its rank in that group,
     and the cells whose device is listed more than once."""
     flat_table = table.ravel()
@@ -277,7 +282,7 @@ def _cell_groups(table: np.ndarray, groups: Any) -> tuple[np.ndarray, np.ndarray
     return group_of, rank_of, overlaps
 
 
-def _cells(table: np.ndarray, groups: Any) -> dict[str, Any]:
+def _cells(table: np.ndarray, groups: DeviceList | None) -> dict[str, Any]:
     flat_table = table.ravel()
     group_of, rank_of, overlaps = _cell_groups(table, groups)
     mismatched = np.flatnonzero(flat_table != np.arange(flat_table.size))
@@ -291,7 +296,11 @@ def _cells(table: np.ndarray, groups: Any) -> dict[str, Any]:
 
 
 def _steps(
-    written: Any, mode: Any, grid: Grid, groups: Any, pairs: list[tuple[int, int]] | None
+    written: DeviceList,
+    mode: Mode | None,
+    grid: Grid,
+    groups: DeviceList | None,
+    pairs: list[tuple[int, int]] | None,
 ) -> dict[str, Any] | None:
     """The multiplying-out loop. With ``outer`` = "written", step i read written group
     i // per_group at loop index i % per_group (a partition for kCrossReplica, a replica for
@@ -331,7 +340,7 @@ def _steps(
 
 
 def _mode_column(
-    mode: Any, written: Any, grid: Grid, pairs: list[tuple[int, int]] | None
+    mode: Mode, written: DeviceList, grid: Grid, pairs: list[tuple[int, int]] | None
 ) -> dict[str, Any]:
     channel, global_ids = _MODE_FIELDS[str(mode)]
     groups, error = _expand(written, mode, grid, pairs)
