@@ -59,6 +59,8 @@ _REQUIRED = {
     "collective-permute-start": ("source_target_pairs",),
     "collective-broadcast": ("replica_groups",),
 }  # fmt: skip
+_FIELDS = {"to_apply": "to_apply", "dimensions": "dimensions",
+           "source_target_pairs": "source_target_pairs", "replica_groups": "groups_text"}
 _EMPTY_GROUPS = CollectiveDeviceList([])
 
 
@@ -186,7 +188,7 @@ def _read(text: str, line: int, computation: str | None, context: ScanContext) -
     collective.tail_column = close + 2
     attributes = split_attributes(rest, line, close + 2)
     keys = apply_attributes(collective, attributes, context)
-    finish(collective, keys, context)
+    finish(collective, "mode" in keys)
     return collective
 
 
@@ -251,20 +253,21 @@ def apply_attributes(
     return frozenset(seen)
 
 
-def finish(collective: Collective, keys: frozenset[str], context: ScanContext) -> None:
-    """Defaults and XLA's parser rejections, once all attributes are decoded."""
+def finish(collective: Collective, has_mode: bool = False) -> None:
+    """Defaults and XLA's parser rejections, once all attributes are decoded (``has_mode``:
+    a ``mode=`` attribute was written, which turns off the mode check)."""
     opcode = collective.opcode
     if opcode in GROUPED_OPCODES and collective.replica_groups is None:
         collective.replica_groups = _EMPTY_GROUPS
     for key in _REQUIRED.get(opcode, ()):
-        if key not in keys:
+        if getattr(collective, _FIELDS[key]) is None:
             raise HloParseError(
                 f"attribute {key} is expected but not seen", collective.line, collective.column)
     if (
         opcode in _MODE_CHECK_OPCODES
         and collective.use_global_device_ids
         and collective.channel_id is None
-        and "mode" not in keys
+        and not has_mode
     ):
         raise HloParseError(
             "Invalid combination of has_channel_id and use_global_device_ids: "

@@ -110,7 +110,7 @@ def scan_collectives(
         name = f[2]
         c = Collective(
             name[1:] if name[0] == "%" else name, f[4], f[3],
-            tuple(_operand_names(f[5])) if f[5] else (), line, m.start(3) - start, computation,
+            tuple(_operand_names(f[5].strip())) if f[5] else (), line, m.start(3) - start, computation,
             context,
         )
         if f[1]:
@@ -142,30 +142,16 @@ def scan_collectives(
         if tail:
             c.tail = tail
             c.tail_column = m.start(16) - start
-        finish(c, set_keys(f), context)
+        finish(c)
         append(c)
     if len(_OPCODE_TOKEN.findall(text)) > seen:
         return _rescan(text, context, computations, first_line, out)
     return out
 
 
-def set_keys(f: tuple[str | None, ...]) -> frozenset[str]:
-    """Which collective attributes a fast-path match wrote."""
-    keys = []
-    for index, key in _FAST_KEYS:
-        if f[index] is not None:
-            keys.append(key)
-    return frozenset(keys)
-
-
-_FAST_KEYS = (
-    (6, "channel_id"), (7, "replica_groups"), (8, "constrain_layout"), (9, "dimensions"),
-    (10, "use_global_device_ids"), (11, "dimensions"), (12, "source_target_pairs"),
-    (13, "slice_sizes"), (14, "to_apply"),
-)  # fmt: skip
-
-
 def _operand_names(operands: str) -> list[str]:
+    if "," not in operands and " " not in operands:
+        return [operands[1:] if operands[:1] == "%" else operands]
     if "/*" in operands:
         operands = re.sub(r"/\*.*?\*/", "", operands)
     return [part.rsplit(" ", 1)[-1].lstrip("%") for part in operands.split(",") if part.strip()]

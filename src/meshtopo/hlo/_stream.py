@@ -20,21 +20,18 @@ from __future__ import annotations
 import gzip
 import io
 import os
-import re
 import sys
 from collections.abc import Iterator
 from typing import IO
 
 from .._errors import HloParseError, InvalidArgumentError
 from ._collective import Collective
-from ._context import _ROOT_LINE, SHAPE_PATTERN, ScanContext, collective_inline
+from ._context import _DEFINITION, _ROOT_LINE, ScanContext
 from ._link import Linker
 from ._module import parse_header, resolve_counts
 from ._scan import find_computations, scan_collectives
 
 BLOCK_SIZE = 8 << 20
-_DEFINITION_HEAD = r"\n[ \t]*(?:ROOT[ \t]+)?%?"
-_DEFINITION_TAIL = r"[ \t]*=[ \t]*(" + SHAPE_PATTERN + r")[ \t]"
 
 
 def iter_collectives(
@@ -134,19 +131,21 @@ def _computation_before(headers: list[tuple[int, str, bool]], offset: int,
 
 
 def _resolve_operands(collectives: list[Collective], window: str) -> None:
-    """Record operand shapes from definitions in ``window`` while it is in memory."""
+    """Record operand shapes from definitions in ``window`` while it is in memory: one pass
+    over the window for all the names this block's collectives need."""
+    needed = {
+        operand for c in collectives if c.operands and not c.inline_shapes for operand in c.operands
+    }
+    if not needed:
+        return
+    found: dict[str, str] = {}
+    for match in _DEFINITION.finditer(window):
+        name = match.group(1).lstrip("%")
+        if name in needed:
+            found[name] = match.group(2)
     for c in collectives:
-        if not c.operands or c.inline_shapes:
-            continue
-        shapes: list[str | None] = []
-        for operand in c.operands:
-            found = collective_inline(c, operand)
-            if found is None:
-                pattern = re.compile(_DEFINITION_HEAD + re.escape(operand) + _DEFINITION_TAIL)
-                matches = pattern.findall(window)
-                found = matches[-1] if matches else None
-            shapes.append(found)
-        c.inline_shapes = tuple(shapes)
+        if c.operands and not c.inline_shapes:
+            c.inline_shapes = tuple(found.get(operand) for operand in c.operands)
 
 
 def _open(
