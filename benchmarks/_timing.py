@@ -1,8 +1,8 @@
 """Timing and reporting shared by the benchmark modules.
 
-``measure`` takes the best of several ``time.perf_counter`` samples after one warm-up call; a
-fast call is repeated inside each sample so that a sample lasts a few milliseconds, and the
-figure is per call. ``Comparison`` records one measurement against its anchor and the goal
+``measure_all`` takes the best of several ``time.perf_counter`` samples after one warm-up call,
+interleaving the functions it compares; a fast call is repeated inside each sample so that a
+sample lasts a few milliseconds, and the figure is per call. ``Comparison`` records one measurement against its anchor and the goal
 ratio; ``comparison_table`` and ``summary`` print them.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -34,36 +34,54 @@ class Timing:
 
 
 def measure(function: Callable[[], object], repeat: int = 5) -> Timing:
-    """Time ``function()``: one warm-up call, then the best of ``repeat`` samples.
+    """Time ``function()`` alone: see ``measure_all``."""
+    return measure_all({"function": function}, repeat)["function"]
 
-    Garbage collection runs before each sample and is off during it; each call's result is
-    dropped before the next call, so memory holds at most one result at a time.
+
+def measure_all(
+    functions: Mapping[str, Callable[[], object]], repeat: int = 5, budget: float = 0.25
+) -> dict[str, Timing]:
+    """Time several functions side by side: one warm-up call each, then rounds in which each
+    function takes one sample in turn; each figure is its best sample.
+
+    Interleaving means a burst of load from elsewhere on the machine hits every function
+    alike. There are at least ``repeat`` rounds, more (up to 50) while the rounds fit in about
+    ``budget`` seconds, so fast calls get many samples. Garbage collection runs before each
+    sample and is off during it; results are dropped at once, so memory holds one at a time.
     """
-    start = time.perf_counter()
-    function()
-    first = time.perf_counter() - start
-    calls = (
-        1
-        if first >= _SAMPLE_SECONDS
-        else max(1, min(100_000, int(_SAMPLE_SECONDS / max(first, 1e-7))))
-    )
-    best = float("inf")
+    first: dict[str, float] = {}
+    calls: dict[str, int] = {}
+    for name, function in functions.items():
+        start = time.perf_counter()
+        function()
+        first[name] = elapsed = time.perf_counter() - start
+        calls[name] = (
+            1
+            if elapsed >= _SAMPLE_SECONDS
+            else max(1, min(100_000, int(_SAMPLE_SECONDS / max(elapsed, 1e-7))))
+        )
+    round_seconds = sum(first[name] * calls[name] for name in functions)
+    rounds = max(repeat, min(50, int(budget / max(round_seconds, 1e-9))))
+    best = dict.fromkeys(functions, float("inf"))
     enabled = gc.isenabled()
     try:
-        for _ in range(repeat):
-            gc.collect()
-            gc.disable()
-            start = time.perf_counter()
-            for _ in range(calls):
-                function()
-            elapsed = (time.perf_counter() - start) / calls
-            if enabled:
-                gc.enable()
-            best = min(best, elapsed)
+        for _ in range(rounds):
+            for name, function in functions.items():
+                gc.collect()
+                gc.disable()
+                start = time.perf_counter()
+                for _ in range(calls[name]):
+                    function()
+                best[name] = min(best[name], (time.perf_counter() - start) / calls[name])
+                if enabled:
+                    gc.enable()
     finally:
         if enabled:
             gc.enable()
-    return Timing(best=best, first=first, samples=repeat, calls=calls)
+    return {
+        name: Timing(best=best[name], first=first[name], samples=rounds, calls=calls[name])
+        for name in functions
+    }
 
 
 def seconds(value: float) -> str:

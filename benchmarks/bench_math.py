@@ -16,6 +16,7 @@ Goals (figure / anchor, best of several runs after a warm-up; reported, never as
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from functools import partial
 
@@ -23,7 +24,15 @@ import numpy as np
 from rich.table import Table
 
 import meshtopo as mt
-from benchmarks._timing import Comparison, comparison_table, console, measure, seconds, summary
+from benchmarks._timing import (
+    Comparison,
+    comparison_table,
+    console,
+    measure,
+    measure_all,
+    seconds,
+    summary,
+)
 
 N_TILE = 2**24
 TILE_CASES = (
@@ -87,10 +96,15 @@ def bench_tiles(rows: list[Comparison]) -> None:
             groups.flattened_replica_groups(), expected.reshape(-1)
         )
         del expected
-        raw = measure(tile.to_array)
-        to_array = measure(partial(_contiguous, tile))
-        flat = measure(groups.flattened_replica_groups)
-        numpy = measure(partial(_numpy_transpose, N_TILE, reshape, perm))
+        timings = measure_all(
+            {
+                "raw": tile.to_array,
+                "to_array": partial(_contiguous, tile),
+                "flat": groups.flattened_replica_groups,
+                "numpy": partial(_numpy_transpose, N_TILE, reshape, perm),
+            }
+        )
+        raw, to_array, flat, numpy = (timings[key] for key in ("raw", "to_array", "flat", "numpy"))
         console.print(
             f"    values equal numpy's: {same}; to_array() alone {seconds(raw.best)}, "
             f"C-contiguous: {contiguous}"
@@ -142,9 +156,16 @@ def bench_compact(rows: list[Comparison]) -> None:
         explicit = np.ascontiguousarray(iota.to_array(), dtype=np.int64)
         device_list = mt.CollectiveDeviceList(explicit)
         found = device_list.compact().iota
-        compact = measure(device_list.compact)
-        with_construction = measure(partial(_construct_and_compact, explicit))
-        expand = measure(iota.flattened_replica_groups)
+        timings = measure_all(
+            {
+                "compact": device_list.compact,
+                "with_construction": partial(_construct_and_compact, explicit),
+                "expand": iota.flattened_replica_groups,
+            }
+        )
+        compact, with_construction, expand = (
+            timings[key] for key in ("compact", "with_construction", "expand")
+        )
         console.print(
             f"  {label}: {iota} as an explicit [1024,1024] int64 array; compact() finds {found} "
             f"(equal to the source: {found == iota}); with construction "
@@ -197,13 +218,18 @@ def bench_modes(rows: list[Comparison]) -> None:
         fresh = _mode_inputs(groups)
         result = mt.participating_device_groups_array(fresh(), mode, assignment)
         index = position_of[result]
-        as_array = measure(
-            partial(_fresh_call, mt.participating_device_groups_array, fresh, mode, assignment)
+        timings = measure_all(
+            {
+                "array": partial(
+                    _fresh_call, mt.participating_device_groups_array, fresh, mode, assignment
+                ),
+                "lists": partial(
+                    _fresh_call, mt.participating_device_groups, fresh, mode, assignment
+                ),
+                "gather": partial(np.take, table, index),
+            }
         )
-        as_lists = measure(
-            partial(_fresh_call, mt.participating_device_groups, fresh, mode, assignment)
-        )
-        gather = measure(partial(np.take, table, index))
+        as_array, as_lists, gather = (timings[key] for key in ("array", "lists", "gather"))
         console.print(f"  {mode}: {label} -> {list(result.shape)}")
         rows.append(
             Comparison("3", f"{mode} array", as_array.best, "np.take gather", gather.best, 5.0)
@@ -241,12 +267,22 @@ def _group_of_case(reshape: tuple[int, ...], perm: tuple[int, ...], total: int) 
     values = iota.to_array()[group, rank]
     if not np.array_equal(values, batch):
         console.print(f"[red]group_of disagrees with the expanded groups for {iota}[/red]")
+    singles = measure_all(
+        {
+            "iota_single": partial(iota.group_of, single),
+            "list_single": partial(device_list.group_of, single),
+        }
+    )
+    batches = measure_all(
+        {
+            "iota_batch": partial(iota.group_of, batch),
+            "list_batch": partial(device_list.group_of, batch),
+        }
+    )
     return {
         "canonical": len(iota.reshape_dims),
-        "iota_single": measure(partial(iota.group_of, single)).best,
-        "list_single": measure(partial(device_list.group_of, single)).best,
-        "iota_batch": measure(partial(iota.group_of, batch)).best / BATCH,
-        "list_batch": measure(partial(device_list.group_of, batch)).best / BATCH,
+        **{key: timing.best for key, timing in singles.items()},
+        **{key: timing.best / BATCH for key, timing in batches.items()},
     }
 
 
@@ -321,6 +357,11 @@ def _add_group_of_row(
 def main() -> None:
     """Run the four goals and print a table of every comparison, then a summary paragraph."""
     rows: list[Comparison] = []
+    load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
+    console.print(
+        f"[dim]{os.cpu_count()} CPUs, load average {load} at the start (other work on the machine "
+        "slows the memory-bound 2^24 cases most)[/dim]"
+    )
     for title, bench in (
         ("1: materialising iota tiles of 2^24 devices", bench_tiles),
         ("2: compact() of 2^20 explicit ids", bench_compact),
