@@ -15,11 +15,12 @@ MAX = """%max (a: f32[], b: f32[]) -> f32[] {
 """
 
 
-def module(body: str, num_partitions: int = 8, extra: str = "") -> str:
-    """An 8-partition module: the reductions, ``extra`` computations, then ENTRY ``body``."""
+def module(body: str, num_partitions: int = 8, extra: str = "", result: str = "f32[8,4]") -> str:
+    """An 8-partition module: the reductions, ``extra`` computations, then ENTRY ``body``
+    (``result`` is the ENTRY's result shape, which only XLA's own parser checks)."""
     return (
         f"HloModule m, num_partitions={num_partitions}\n{ADD}{MAX}{extra}"
-        f"ENTRY %main (p: f32[8,4], q: f32[8,4]) -> f32[8,4] {{\n{body}}}\n"
+        f"ENTRY %main (p: f32[8,4], q: f32[8,4]) -> {result} {{\n{body}}}\n"
     )
 
 

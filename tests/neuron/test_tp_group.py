@@ -53,11 +53,13 @@ def test_instructions_without_users_start_walks_in_text_order() -> None:
     assert neuron.tp_replica_group(parsed) == DATA_GROUPS
 
 
-def test_shared_channel_orders_later_collectives_after_earlier_ones() -> None:
+def test_ordering_by_shared_channel_is_a_version_flag() -> None:
     body = (PARAMS + rs("rs.a", "p", MODEL, 7) + rs("rs.b", "q", DATA, 7)
             + "  ROOT %t = (f32[2,4]{1,0}, f32[2,4]{1,0}) tuple(%rs.b, %rs.a)\n")
     parsed = parse_module(module(body))
-    assert _names(neuron.post_order(parsed.entry)) == ["q", "p", "rs.a", "rs.b", "t"]
+    assert _names(neuron.post_order(parsed.entry)) == ["q", "rs.b", "p", "rs.a", "t"]
+    assert _names(neuron.post_order(parsed.entry, channel_dependencies=True)) == [
+        "q", "p", "rs.a", "rs.b", "t"]
 
 
 def test_module_form_scans_named_computations_in_text_order() -> None:

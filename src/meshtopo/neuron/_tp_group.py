@@ -7,8 +7,8 @@ as the TP group. The module form scans a set of computations and takes the first
 ``HasMatchingReplicaGroups`` gates combiners on exact equality of groups.
 
 Post order here is XLA's: a depth-first walk from every instruction without users (in text
-order), operands first (first operand first), control predecessors before the instruction, and
-collectives sharing a channel id after the earlier ones of that channel.
+order), operands first (first operand first), control predecessors before the instruction
+(older XLA versions also order collectives sharing a channel id; ``post_order`` has the flag).
 """
 
 from __future__ import annotations
@@ -35,8 +35,17 @@ GROUP_OPCODES = frozenset({
 _CHANNEL_ORDERED = GROUP_OPCODES | {"collective-permute"}
 
 
-def post_order(computation: Computation) -> list[Instruction]:
+def post_order(
+    computation: Computation, channel_dependencies: bool = False
+) -> list[Instruction]:
     """The instructions of ``computation`` in XLA's ``MakeInstructionPostOrder`` order.
+
+    ``channel_dependencies`` selects between XLA versions: False is the XLA in current jaxlib
+    (checked against its printer, which prints in this order), where collectives that share a
+    channel id are not ordered among themselves; True is the older rule
+    (``ComputeChannelDependencies``), where each collective with a channel id comes after the
+    earlier collectives of that channel. The two differ only when collectives share a channel
+    id, which single-program SPMD never writes.
 
     An operand naming no instruction of the computation, or a cycle, is refused with
     ``InvalidArgumentError``.
@@ -62,7 +71,7 @@ def post_order(computation: Computation) -> list[Instruction]:
     for used in operands:
         for operand in used:
             has_user[operand] = True
-    channel_dependencies = _channel_dependencies(instructions)
+    after_channel = _channel_dependencies(instructions) if channel_dependencies else {}
 
     new, visiting, visited = 0, 1, 2
     state = [new] * len(instructions)
@@ -82,7 +91,7 @@ def post_order(computation: Computation) -> list[Instruction]:
                     order.append(current)
                 continue
             if current != root:
-                stack.extend(d for d in channel_dependencies.get(current, ()) if state[d] != visited)
+                stack.extend(d for d in after_channel.get(current, ()) if state[d] != visited)
             stack.extend(o for o in reversed(operands[current]) if state[o] != visited)
             stack.extend(c for c in controls[current] if state[c] != visited)
     if len(order) != len(instructions):
