@@ -387,3 +387,16 @@ def test_findings_are_the_verifier_words_then_the_expansion(
     client: Client, body: dict[str, object], messages: list[str]
 ) -> None:
     assert [f["message"] for f in client.groups(**body)["findings"]] == messages
+
+
+def test_repeated_ids_that_would_multiply_past_the_limit_are_not_expanded(client: Client) -> None:
+    zeros = "{{" + ",".join(["0"] * 2048) + "}}"
+    r = client.groups(replicas=1, partitions=64, groups=zeros)
+    assert r["device_groups"] is None
+    assert r["findings"][-1] == {
+        "source": "expansion",
+        "message": "the device groups would list 131072 device ids (2048 written ids x 64), more "
+        "than the explorer's device limit of 65536; each device can appear at most once in "
+        "valid groups",
+    }
+    assert r["findings"][0]["message"].startswith("Replica 0 is repeated in instruction's")

@@ -103,7 +103,9 @@ def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
         "pairs": pairs is not None,
         "hlo_instruction": instruction,
     }
-    groups, error = _expand(written, mode, grid, pairs) if mode is not None else (None, None)
+    groups, error = (None, None)
+    if mode is not None:
+        groups, error = _expand(written, mode, grid, limit, pairs)
     if error is not None:
         result["mode"]["expansion_error"] = error
     result["device_groups"] = None if groups is None else _groups_json(groups)
@@ -112,7 +114,9 @@ def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
     if "steps" in include:
         result["steps"] = _steps(written, mode, grid, groups, pairs)
     if "modes" in include:
-        result["modes"] = [_mode_column(m, written, grid, pairs) for m in mt.CollectiveOpGroupMode]
+        result["modes"] = [
+            _mode_column(m, written, grid, limit, pairs) for m in mt.CollectiveOpGroupMode
+        ]
     if "findings" in include and pairs is not None:
         result["findings"] = _findings.pair_findings(
             pairs, grid.replicas, grid.partitions, has_channel, mode_json.get("error"), error
@@ -237,11 +241,33 @@ def _pairs(written: DeviceList) -> list[tuple[int, int]]:
 
 
 def _expand(
-    written: DeviceList, mode: Mode, grid: Grid, pairs: list[tuple[int, int]] | None = None
+    written: DeviceList,
+    mode: Mode,
+    grid: Grid,
+    limit: int,
+    pairs: list[tuple[int, int]] | None = None,
 ) -> tuple[DeviceList | None, str | None]:
     """XLA's device groups for ``written`` under ``mode`` as a ``CollectiveDeviceList``, or
     None and the library's error message. For a permute, one two-member group per device
-    pair, in the library's order (``participating_device_pairs``)."""
+    pair, in the library's order (``participating_device_pairs``).
+
+    Groups that list ids more than once can multiply out to far more ids than the grid has
+    devices; past ``limit`` ids the expansion is not attempted and the message says why.
+    """
+    ids = 2 * len(pairs) if pairs is not None else int(written.group_sizes.sum())
+    if written.is_empty and pairs is None:
+        ids = grid.partitions if mode is Mode.CROSS_PARTITION else grid.replicas
+    copies = {
+        Mode.CROSS_REPLICA: grid.partitions,
+        Mode.CROSS_PARTITION: grid.replicas,
+        Mode.CROSS_REPLICA_AND_PARTITION: grid.partitions,
+    }.get(mode, 1)
+    if ids * copies > limit:
+        return None, (
+            f"the device groups would list {ids * copies} device ids ({ids} written ids x "
+            f"{copies}), more than the explorer's device limit of {limit}; each device can "
+            "appear at most once in valid groups"
+        )
     try:
         if pairs is not None:
             found = mt.participating_device_pairs(pairs, mode, grid.assignment)
@@ -340,10 +366,14 @@ def _steps(
 
 
 def _mode_column(
-    mode: Mode, written: DeviceList, grid: Grid, pairs: list[tuple[int, int]] | None
+    mode: Mode,
+    written: DeviceList,
+    grid: Grid,
+    limit: int,
+    pairs: list[tuple[int, int]] | None,
 ) -> dict[str, Any]:
     channel, global_ids = _MODE_FIELDS[str(mode)]
-    groups, error = _expand(written, mode, grid, pairs)
+    groups, error = _expand(written, mode, grid, limit, pairs)
     column: dict[str, Any] = {
         "name": str(mode),
         "channel_id": channel,
