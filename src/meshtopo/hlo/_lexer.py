@@ -243,6 +243,16 @@ def parse_dictionary(text: str, line: int, column: int) -> dict[str, str]:
     return result
 
 
+def remap_error(error: HloParseError, logical: str, line: int) -> HloParseError:
+    """``error`` raised on ``logical`` read as one line (its newlines as spaces), moved to
+    the physical line and column where its offset falls (``logical`` starts on ``line``)."""
+    offset = min(max(error.column - 1, 0), len(logical))
+    before = logical[:offset]
+    newlines = before.count("\n")
+    column = offset + 1 if newlines == 0 else offset - before.rfind("\n")
+    return HloParseError(error.message, line + newlines, column, error.source)
+
+
 def _checked(digits: str, what: str, line: int, column: int) -> int:
     if len(digits.lstrip("-")) > 19:
         raise HloParseError(f"integer {digits[:24]}... in {what} does not fit in int64", line, column)

@@ -44,6 +44,7 @@ from ._lexer import (
     parse_int,
     parse_int_list,
     parse_int_lists,
+    remap_error,
     split_attributes,
     split_operands,
     value_end,
@@ -62,6 +63,7 @@ _REQUIRED = {
 _FIELDS = {"to_apply": "to_apply", "dimensions": "dimensions",
            "source_target_pairs": "source_target_pairs", "replica_groups": "groups_text"}
 _EMPTY_GROUPS = CollectiveDeviceList([])
+_LONG_NUMBER = re.compile(r"\d{20,}")
 
 
 def decode_groups(text: str, line: int, column: int, context: ScanContext) -> CollectiveDeviceList:
@@ -69,6 +71,10 @@ def decode_groups(text: str, line: int, column: int, context: ScanContext) -> Co
     cached = context.group_cache.get(text)
     if cached is not None:
         return cached
+    long_number = _LONG_NUMBER.search(text)
+    if long_number is not None:
+        raise HloParseError(f"integer {long_number.group()[:24]}... does not fit in int64 in "
+                            "replica groups", line, column + long_number.start())
     try:
         groups = CollectiveDeviceList.parse(text, line, column)
     except LimitError as error:
@@ -128,11 +134,7 @@ def read_line(
     except HloParseError as error:
         if "\n" not in logical:
             raise
-        offset = min(max(error.column - 1, 0), len(logical))
-        before = logical[:offset]
-        newlines = before.count("\n")
-        column = offset + 1 if newlines == 0 else offset - before.rfind("\n")
-        raise HloParseError(error.message, line + newlines, column, error.source) from None
+        raise remap_error(error, logical, line) from None
 
 
 def _logical_line(text: str, pos: int) -> tuple[str, int]:

@@ -20,6 +20,7 @@ import io
 import os
 import re
 import sys
+import zlib
 from typing import IO, TYPE_CHECKING
 
 from .._errors import HloParseError, InvalidArgumentError
@@ -216,7 +217,7 @@ def _decode(data: bytes, name: str) -> str:
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError, gzip.BadGzipFile) as error:
+        except (OSError, EOFError, zlib.error) as error:
             raise InvalidArgumentError(f"{name} is not a readable gzip file: {error}") from None
     return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace").read()
 

@@ -21,6 +21,7 @@ import gzip
 import io
 import os
 import sys
+import zlib
 from collections.abc import Iterator
 from typing import IO
 
@@ -73,7 +74,10 @@ def _blocks(
     previous = ""
     done = False
     while not done:
-        chunk = handle.read(block_size)
+        try:
+            chunk = handle.read(block_size)
+        except (OSError, EOFError, zlib.error) as error:
+            raise InvalidArgumentError(f"cannot read {name}: {error}") from None
         done = not chunk
         buffer += chunk
         cut = len(buffer) if done else _cut(buffer)

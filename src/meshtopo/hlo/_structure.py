@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING
 
 from .._errors import HloParseError
 from ._collective import Collective
-from ._lexer import operand_name, parse_name_list, split_attributes, split_operands
+from ._lexer import (
+    operand_name,
+    parse_name_list,
+    remap_error,
+    split_attributes,
+    split_operands,
+)
 from ._line import operands_end, shape_end
 from ._shape import Shape, parse_shape
 
@@ -147,8 +153,11 @@ def _read_body(body: str, header_line: int, computation: Computation,
         extra = 0
         while _open(logical) and index + extra + 1 < len(lines) and extra < 1000:
             extra += 1
-            logical += " " + lines[index + extra]
-        instruction = _read_instruction(logical, line, computation.name)
+            logical += "\n" + lines[index + extra]
+        try:
+            instruction = _read_instruction(logical.replace("\n", " "), line, computation.name)
+        except HloParseError as error:
+            raise remap_error(error, logical, line) from None
         collective = collectives.get(instruction.name)
         if collective is not None and collective.computation == computation.name:
             instruction.collective = collective

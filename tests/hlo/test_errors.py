@@ -1,0 +1,130 @@
+"""XLA's parser rejections and bad input: HloParseError with line and column, or LimitError."""
+
+from __future__ import annotations
+
+import pytest
+
+import meshtopo as mt
+from meshtopo import hlo
+
+HEAD = """HloModule m, replica_count=4
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+ENTRY %main (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+"""
+
+
+def error_for(line: str) -> mt.HloParseError:
+    with pytest.raises(mt.HloParseError) as info:
+        hlo.parse_module(HEAD + line + "\n}\n")
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("line", "message", "column"),
+    [
+        ("  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups={}, use_global_device_ids=true, to_apply=%add",
+         "Invalid combination of has_channel_id and use_global_device_ids", 8),
+        ("  ROOT %a = f32[2]{0} reduce-scatter(%p), replica_groups={}, use_global_device_ids=true, dimensions={0}, to_apply=%add",
+         "Invalid combination of has_channel_id and use_global_device_ids", 8),
+        ("  ROOT %a = f32[8]{0} collective-permute(%p), source_target_pairs={{0,1},{1}}",
+         "expects 'source_target_pairs=' to be a list of pairs", 67),
+        ("  ROOT %a = f32[8]{0} collective-permute(%p), source_target_pairs={{0,1}}, slice_sizes={{4}}",
+         "CollectivePermute and CollectivePermuteStart must have exactly four operands", 8),
+        ("  ROOT %a = f32[8]{0} all-to-all(%p), replica_groups={}, dimensions={0,1}",
+         "error parsing attribute dimensions", 8),
+        ("  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups={}", "attribute to_apply is expected", 8),
+        ("  ROOT %a = f32[8]{0} collective-permute(%p)", "attribute source_target_pairs is expected", 8),
+        ("  ROOT %a = f32[8]{0} collective-broadcast(%p)", "attribute replica_groups is expected", 8),
+        ("  ROOT %a = f32[8]{0} all-reduce(%p), channel_id=1, channel_id=2, to_apply=%add",
+         "attribute channel_id already exists", 64),
+        ("  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups={{0,1},}, to_apply=%add",
+         "expected '{' to start a replica group but found '}'", 61),
+        ("  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups=[2,2,2]<=[8], to_apply=%add",
+         "expected 2 tile dims but found 3", 54),
+        ("  ROOT %a = f32[8]{0} all-reduce(%p), channel_id=99999999999999999999999, to_apply=%add",
+         "does not fit in int64", 50),
+        ("  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups={{0,99999999999999999999999}}, to_apply=%add",
+         "does not fit in int64", 58),
+    ],
+    ids=["mode-all-reduce", "mode-reduce-scatter", "pairs", "in-place-operands", "a2a-dims",
+         "no-to_apply", "no-pairs", "no-groups", "duplicate", "trailing-comma", "iota-rank",
+         "int64-channel", "int64-group"],
+)
+def test_rejections(line: str, message: str, column: int) -> None:
+    error = error_for(line)
+    assert error.line == 9
+    assert message in error.message
+    assert error.column == column
+
+
+def test_all_gather_mode_error_is_left_for_the_verifier() -> None:
+    module = hlo.parse_module(HEAD + "  ROOT %a = f32[32]{0} all-gather(%p), replica_groups={}, "
+                              "dimensions={0}, use_global_device_ids=true\n}\n")
+    with pytest.raises(mt.InvalidArgumentError, match="Invalid combination of has_channel_id"):
+        _ = module.collectives[0].mode
+
+
+def test_mode_attribute_turns_the_check_off() -> None:
+    module = hlo.parse_module(HEAD + "  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups={}, "
+                              "use_global_device_ids=true, mode=cross_replica, to_apply=%add\n}\n")
+    assert module.collectives[0].use_global_device_ids is True
+
+
+def test_device_limit() -> None:
+    with mt.device_limit(16), pytest.raises(mt.LimitError, match="9:54"):
+        hlo.parse_module(HEAD + "  ROOT %a = f32[8]{0} all-reduce(%p), "
+                         "replica_groups=[4,8]<=[32], to_apply=%add\n}\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("", 1), ("\x00\x01garbage", 1), ("HloModule m, replica_count=0\n", 1),
+        ("HloModule m, replica_count=x\n", 1), ("HloModule m, num_partitions={\n", 1),
+        (HEAD + "  %a = f32[8]{0} all-reduce(%p), replica_groups={{0,1}", 9),
+        (HEAD + '  %a = f32[8]{0} all-reduce(%p), metadata={op_name="abc', 9),
+    ],
+    ids=["empty", "binary", "zero-replicas", "bad-int", "open-brace", "truncated-groups",
+         "truncated-string"],
+)
+def test_bad_input(text: str, line: int) -> None:
+    with pytest.raises(mt.HloParseError) as info:
+        hlo.parse_module(text)
+    assert info.value.line == line and info.value.column >= 1
+
+
+def test_structure_errors_surface_lazily_with_positions() -> None:
+    module = hlo.parse_module(HEAD + "  %q = f32[8]{0} negate(%p\n}\n")
+    assert module.collectives == []
+    with pytest.raises(mt.HloParseError) as info:
+        _ = module.computations
+    assert info.value.line == 9
+    unclosed = hlo.parse_module(HEAD + "  %q = f32[8]{0} negate(%p)\n")
+    with pytest.raises(mt.HloParseError, match="never closed"):
+        _ = unclosed.computations
+
+
+def test_unknown_opcodes_and_attributes_are_kept() -> None:
+    module = hlo.parse_module(HEAD + "  %q = f32[8]{0} fancy-new-op(%p), wibble={a{b}c}, x=\"y\"\n"
+                              "  ROOT %a = f32[8]{0} all-reduce(%q), replica_groups={}, "
+                              "to_apply=%add, new_attr=[1,2]<=[2], sharding={replicated}\n}\n")
+    q = module.entry.instruction("q")
+    assert q.opcode == "fancy-new-op" and q.attributes == {"wibble": "{a{b}c}", "x": '"y"'}
+    (a,) = module.collectives
+    assert a.attributes["new_attr"] == "[1,2]<=[2]" and a.attributes["sharding"] == "{replicated}"
+
+
+def test_load_errors(tmp_path: object) -> None:
+    with pytest.raises(mt.InvalidArgumentError, match="cannot read"):
+        hlo.load(tmp_path / "missing.hlo")  # type: ignore[operator]
+    bad = tmp_path / "bad.hlo.gz"  # type: ignore[operator]
+    bad.write_bytes(b"\x1f\x8b\x08garbage")
+    with pytest.raises(mt.MeshtopoError):
+        hlo.load(bad)
+    with pytest.raises(mt.InvalidArgumentError, match="cannot read"):
+        list(hlo.iter_collectives(bad, progress=False))
