@@ -13,8 +13,11 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/meshtopo groups --mesh data=2,model=4 --over data
-	$(BIN)/meshtopo devices --replicas 2 --partitions 2 --groups "{{0,1},{2,3}}" --channel-id --use-global-device-ids true
 	$(BIN)/meshtopo expand "[4,2]<=[2,4]T(1,0)"
+	$(BIN)/meshtopo devices --replicas 2 --partitions 2 --groups "{{0,1},{2,3}}" --channel-id --use-global-device-ids true
+	$(BIN)/meshtopo inspect examples/data_model_2x4.hlo
+	$(BIN)/meshtopo inspect examples/replicas_x_partitions.hlo
+	$(BIN)/meshtopo check examples/broken.hlo || test $$? -eq 1
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
