@@ -133,7 +133,9 @@ def device_groups_text(pattern: Pattern) -> str:
 
 
 def shape_text(pattern: Pattern) -> str:
-    """``4x2`` (group count x size), ``3 pairs``, or ``4x(ragged)``."""
+    """``4x2`` (group count x size), ``3 pairs``, ``4xragged``, or ``-`` after an error."""
+    if pattern.error is not None:
+        return "-"
     if pattern.is_pairs:
         return f"{pattern.group_count} pairs"
     size = "ragged" if pattern.group_size is None else str(pattern.group_size)

@@ -93,15 +93,21 @@ def inspect_file(
     replica_count: int | None = None,
     num_partitions: int | None = None,
     progress: bool | None = None,
+    block_size: int | None = None,
 ) -> Inspection:
     """Read every collective of an HLO dump (path, ``'-'`` for stdin, or open file) and resolve
-    its device groups under the given placement (an ``--device-assignment`` spec)."""
+    its device groups under the given placement (an ``--device-assignment`` spec).
+
+    ``progress`` and ``block_size`` go to ``iter_collectives`` (None: its defaults).
+    """
     rows: list[Row] = []
     patterns: dict[tuple[object, ...], Pattern] = {}
     assignment: DeviceAssignment | None = None
     counts = (replica_count or 1, num_partitions or 1)
     name = source if isinstance(source, str) else str(getattr(source, "name", "<stream>"))
-    for collective in iter_collectives(source, replica_count, num_partitions, progress=progress):
+    options = {} if block_size is None else {"block_size": block_size}
+    stream = iter_collectives(source, replica_count, num_partitions, progress=progress, **options)
+    for collective in stream:
         if assignment is None:
             counts = _module_counts(collective)
             assignment = device_assignment(assignment_spec, *counts)

@@ -1,0 +1,236 @@
+"""``meshtopo inspect``: the table, the JSON schema, placements, stdin, gzip and bad input."""
+
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+
+from meshtopo.cli import main
+
+from ._dumps import FLATTENED_2X2, MIXED_2X2, REJECTED, REPLICAS_8, module
+
+
+def run(capsys, *args):
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return done.value.code, out, err
+
+
+@pytest.fixture
+def dump(tmp_path):
+    def write(text, name="m.hlo"):
+        path = tmp_path / name
+        path.write_text(text)
+        return str(path)
+
+    return write
+
+
+def rows(capsys, *args):
+    code, out, err = run(capsys, "inspect", *args, "--json")
+    assert (code, err) == (0, "")
+    return json.loads(out)
+
+
+def test_flattened_ids_resolve_through_the_default_placement(capsys, dump):
+    # {0,1} are flattened ids r*P+p: (r0,p0) and (r0,p1), which XLA's default placement
+    # (c*R+r) puts on devices 0 and 2.
+    payload = rows(capsys, dump(FLATTENED_2X2))
+    assert payload["device_assignment"] == [[0, 2], [1, 3]]
+    assert payload["collectives"] == [
+        {
+            "name": "ar",
+            "opcode": "all-reduce",
+            "computation": "main",
+            "line": 11,
+            "column": 8,
+            "channel_id": 1,
+            "use_global_device_ids": True,
+            "mode": "kFlattenedID",
+            "replica_groups": "{{0,1},{2,3}}",
+            "source_target_pairs": None,
+            "device_groups": [[0, 2], [1, 3]],
+            "group_count": 2,
+            "group_size": 2,
+            "bytes": 32,
+            "flattened_ids_differ_from_device_ids": True,
+            "in_group_order_ascending": True,
+            "error": None,
+        }
+    ]
+    assert (payload["collective_count"], payload["ids_differ_count"]) == (1, 1)
+
+
+def test_json_header_fields(capsys, dump):
+    path = dump(MIXED_2X2)
+    payload = rows(capsys, path)
+    assert {k: v for k, v in payload.items() if k != "collectives"} == {
+        "source": path,
+        "replica_count": 2,
+        "partition_count": 2,
+        "device_assignment_spec": "default",
+        "device_assignment": [[0, 2], [1, 3]],
+        "collective_count": 5,
+        "ids_differ_count": 5,
+        "not_ascending_count": 1,
+        "error_count": 0,
+    }
+
+
+def test_every_collective_with_its_mode_and_devices(capsys, dump):
+    payload = rows(capsys, dump(MIXED_2X2))
+    got = [
+        (c["name"], c["mode"], c["device_groups"], c["in_group_order_ascending"], c["bytes"])
+        for c in payload["collectives"]
+    ]
+    assert got == [
+        ("ar", "kFlattenedID", [[0, 2], [1, 3]], True, 32),
+        # Replica ids {1,0} in every partition, partitions concatenated: rank order kept.
+        ("ag", "kCrossReplicaAndPartition", [[1, 3, 0, 2]], False, 64),
+        # Pairs are partition ids within each replica; order is direction, not rank.
+        ("cp", "kCrossPartition", [[0, 2], [2, 0], [1, 3], [3, 1]], None, 32),
+        ("rs", "kCrossReplica", [[0, 1], [2, 3]], True, 32),
+        ("ar2", "kCrossReplica", [[0, 1], [2, 3]], True, 32),
+    ]
+    cp = payload["collectives"][2]
+    assert (cp["replica_groups"], cp["source_target_pairs"]) == (None, "{{0,1},{1,0}}")
+    assert (cp["group_count"], cp["group_size"]) == (4, 2)
+
+
+def test_table_flags_and_header(capsys, dump):
+    path = dump(MIXED_2X2)
+    code, out, err = run(capsys, "inspect", path)
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0] == f"{path}: 5 collectives on 2 replicas x 2 partitions, device assignment default"
+    assert lines[1].split() == [
+        "name", "opcode", "mode", "groups", "device", "groups", "groups", "x", "size", "bytes",
+        "line", "flags",
+    ]  # fmt: skip
+    ag = next(line for line in lines if line.startswith("ag "))
+    assert ag.split() == [
+        "ag", "all-gather", "kCrossReplicaAndPartition", "{{1,0}}", "{{1,3,0,2}}", "1x4", "64",
+        "B", "12", "ids!=devices", "unsorted",
+    ]  # fmt: skip
+    cp = next(line for line in lines if line.startswith("cp "))
+    assert "(pairs) {{0,1},{1,0}}" in cp and "4 pairs" in cp
+    assert lines[-2].startswith("ids!=devices: 5 collectives")
+    assert lines[-1].startswith("unsorted: 1 collectives")
+
+
+def test_single_partition_has_no_flags(capsys, dump):
+    code, out, _ = run(capsys, "inspect", dump(REPLICAS_8))
+    assert code == 0
+    assert "ids!=devices" not in out and "unsorted" not in out
+    payload = rows(capsys, dump(REPLICAS_8))
+    assert [(c["opcode"], c["device_groups"]) for c in payload["collectives"]] == [
+        ("all-reduce", [[0, 2, 4, 6], [1, 3, 5, 7]]),
+        ("all-reduce-start", [[0, 1, 2, 3, 4, 5, 6, 7]]),
+        ("all-reduce-done", [[0, 1, 2, 3, 4, 5, 6, 7]]),
+    ]
+
+
+def test_long_groups_are_abbreviated_in_the_table(capsys, dump):
+    groups = "{" + ",".join(f"{{{i}}}" for i in range(64)) + "}"
+    text = module(
+        f"  ROOT %ar = f32[8]{{0}} all-reduce(%p), replica_groups={groups}, to_apply=%add\n",
+        replica_count=64,
+    )
+    code, out, _ = run(capsys, "inspect", dump(text))
+    assert code == 0
+    row = out.splitlines()[2]
+    assert "{{0},{1},{2},{3},... (60 more)}" in row
+    assert "64x1" in row
+    assert max(len(cell) for cell in row.split("  ") if cell) <= 48
+    # JSON keeps every group.
+    assert rows(capsys, dump(text))["collectives"][0]["device_groups"] == [[i] for i in range(64)]
+
+
+@pytest.mark.parametrize(
+    ("spec", "devices", "differ"),
+    [
+        ("default", [[0, 2], [1, 3]], True),
+        ("row-major", [[0, 1], [2, 3]], False),
+        ("0,2;1,3", [[0, 2], [1, 3]], True),
+        ("3,2;1,0", [[3, 2], [1, 0]], True),
+    ],
+    ids=["default", "row-major", "table-default", "table-reversed"],
+)
+def test_device_assignment_option(capsys, dump, spec, devices, differ):
+    payload = rows(capsys, dump(FLATTENED_2X2), "--device-assignment", spec)
+    c = payload["collectives"][0]
+    assert (c["device_groups"], c["flattened_ids_differ_from_device_ids"]) == (devices, differ)
+    assert payload["device_assignment_spec"] == spec
+
+
+def test_count_overrides_win_over_the_header(capsys, dump):
+    payload = rows(capsys, dump(FLATTENED_2X2), "--replica-count", "1", "--num-partitions", "4")
+    assert (payload["replica_count"], payload["partition_count"]) == (1, 4)
+    c = payload["collectives"][0]
+    assert (c["device_groups"], c["flattened_ids_differ_from_device_ids"]) == (
+        [[0, 1], [2, 3]],
+        False,
+    )
+
+
+def test_rejected_collective_is_a_row_with_the_error(capsys, dump):
+    code, out, err = run(capsys, "inspect", dump(REJECTED))
+    assert (code, err) == (0, "")
+    assert "error: line 11: all-gather ag: Invalid combination of has_channel_id" in out
+    c = rows(capsys, dump(REJECTED))["collectives"][0]
+    assert (c["mode"], c["device_groups"], c["in_group_order_ascending"]) == (None, [], None)
+    assert c["error"].startswith("Invalid combination of has_channel_id and use_global_device_ids")
+
+
+def test_gzip_input(capsys, tmp_path):
+    path = tmp_path / "m.hlo.gz"
+    path.write_bytes(gzip.compress(FLATTENED_2X2.encode()))
+    assert rows(capsys, str(path))["collectives"][0]["device_groups"] == [[0, 2], [1, 3]]
+
+
+def test_stdin_dash():
+    done = subprocess.run(
+        [sys.executable, "-m", "meshtopo", "inspect", "-", "--json"],
+        input=FLATTENED_2X2,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    payload = json.loads(done.stdout)
+    assert payload["source"] == "<stdin>"
+    assert payload["collectives"][0]["device_groups"] == [[0, 2], [1, 3]]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.hlo"], "meshtopo: error: cannot read HLO file missing.hlo: No such file or directory\n"),
+        (
+            ["{path}", "--device-assignment", "0,1,2,3"],
+            "meshtopo: error: --device-assignment is 1 x 4 but the grid is 2 replicas x 2 partitions\n",
+        ),
+        (
+            ["{path}", "--device-assignment", "0,x;1,2"],
+            "meshtopo: error: --device-assignment expects comma-separated ints, got '0,x'\n",
+        ),
+    ],
+    ids=["missing-file", "assignment-shape", "assignment-syntax"],
+)
+def test_bad_input_exits_2_with_one_line(capsys, dump, monkeypatch, tmp_path, args, message):
+    monkeypatch.chdir(tmp_path)
+    path = dump(FLATTENED_2X2)
+    code, out, err = run(capsys, "inspect", *[a.replace("{path}", path) for a in args])
+    assert (code, out, err) == (2, "", message)
+
+
+def test_parse_error_names_file_line_and_column(capsys, dump):
+    path = dump(module("  ROOT %ar = f32[8]{0} all-reduce(%p), replica_groups={{0,1}, to_apply=%add\n"))
+    code, out, err = run(capsys, "inspect", path)
+    assert (code, out) == (2, "")
+    assert err.startswith("meshtopo: error: ") and path in err and ":11:" in err
+    assert err.count("\n") == 1
