@@ -21,7 +21,7 @@ from ..hlo import Collective, iter_collectives
 from ._options import device_assignment
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Pattern:
     """The resolution of one ``(mode, groups as written)``, shared by every collective with it.
 
@@ -44,7 +44,7 @@ class Pattern:
     error: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Row:
     """One collective instruction and the pattern it resolves to."""
 

@@ -45,14 +45,15 @@ def _write(result: Inspection, out: IO[str]) -> None:
     out.write(_HEAD.replace("{title}", e(f"meshtopo inspect: {result.source}")))
     out.write(f"<h1>{e(result.source)}</h1>\n")
     out.write(_summary(result))
-    out.write(_defs(result))
+    drawings = _drawings(result.patterns)
+    out.write(_defs(result, drawings))
     out.write("<h2>Collectives</h2>\n")
     out.write(_table(result))
     out.write("<h2>Device grids</h2>\n")
     out.write(_KEY)
     shown = result.rows[:DETAIL_LIMIT]
     for index, row in enumerate(shown):
-        out.write(_detail(result, index, row))
+        out.write(_detail(result, index, row, drawings))
     if len(result.rows) > len(shown):
         out.write(
             f'<p class="note">{len(result.rows) - len(shown)} more collectives are in the table '
@@ -125,7 +126,7 @@ def _flag_badges(pattern: Pattern) -> str:
     ).replace("!=", "&ne;")
 
 
-def _detail(result: Inspection, index: int, row: Row) -> str:
+def _detail(result: Inspection, index: int, row: Row, drawings: dict[int, int]) -> str:
     e = html.escape
     p = row.pattern
     head = (
@@ -150,7 +151,7 @@ def _detail(result: Inspection, index: int, row: Row) -> str:
     width, height = _size(result)
     grid = (
         f'<svg class="grid" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-        f'role="img" aria-label="device grid of {e(row.name)}"><use href="#p{p.index}"/></svg>'
+        f'role="img" aria-label="device grid of {e(row.name)}"><use href="#p{drawings[p.index]}"/></svg>'
     )
     _, columns, wrapped = _layout(result)
     caption = (
@@ -209,7 +210,7 @@ def _size(result: Inspection) -> tuple[int, int]:
     return _MARGIN + columns * w + 4, _MARGIN + rows * h + 4
 
 
-def _defs(result: Inspection) -> str:
+def _defs(result: Inspection, drawings: dict[int, int]) -> str:
     """A hidden SVG with one ``<symbol>`` per drawn pattern, the hatch and the arrowhead."""
     cells = result.replica_count * result.num_partitions
     used = {row.pattern.index for row in result.rows[:DETAIL_LIMIT] if row.pattern.error is None}
@@ -226,7 +227,7 @@ def _defs(result: Inspection) -> str:
     if cells <= GRID_CELL_LIMIT:
         width, height = _size(result)
         for pattern in result.patterns:
-            if pattern.index in used:
+            if pattern.index in used and drawings[pattern.index] == pattern.index:
                 parts.append(
                     f'<symbol id="p{pattern.index}" viewBox="0 0 {width} {height}">'
                     + "".join(_grid(result, pattern))
@@ -234,6 +235,16 @@ def _defs(result: Inspection) -> str:
                 )
     parts.append("</defs></svg>\n")
     return "".join(parts)
+
+
+def _drawings(patterns: list[Pattern]) -> dict[int, int]:
+    """Pattern index -> the index of the first pattern drawn the same way (same device groups,
+    both groups or both pairs), whose symbol serves them all."""
+    first: dict[tuple[object, ...], int] = {}
+    return {
+        p.index: first.setdefault((p.is_pairs, tuple(map(tuple, p.device_groups))), p.index)
+        for p in patterns
+    }
 
 
 def _grid(result: Inspection, pattern: Pattern) -> Iterator[str]:
