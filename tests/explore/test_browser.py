@@ -219,6 +219,13 @@ def test_four_modes_side_by_side(page: Any) -> None:
         ["kCrossReplicaAndPartition", [0] * 8, False],
         ["kFlattenedID", [0, 0, -1, -1, -1, -1, -1, -1], False],
     ]
+    after(page, lambda: page.click("#modes .mode-col[data-mode=kFlattenedID]"))
+    assert page.text_content("#mode-name") == "kFlattenedID"
+    assert page.is_checked("#channel")
+    assert page.is_checked("input[name=ugdi][value=true]")
+    assert groups_of(page) == [0, 0, -1, -1, -1, -1, -1, -1]
+    page.keyboard.press("ArrowRight")
+    assert page.get_attribute("#grid", "data-step") == "0"
 
 
 def test_large_grids_draw_on_canvas_and_answer_quickly(page: Any) -> None:

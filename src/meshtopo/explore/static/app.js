@@ -163,7 +163,7 @@ function render(result) {
   renderLegend(result);
   renderFindings(result);
   renderSteps(result);
-  renderModes(result);
+  renderModes(result, chooseMode);
   document.body.dataset.state = "ready";
   document.body.dataset.renders = String(++state.renders);
 }
@@ -322,6 +322,16 @@ function togglePlay() {
   };
   tick();
   state.timer = setInterval(tick, STEP_MS);
+}
+
+// Dial the fields that select ``m`` (a column of the four-mode view); the opcode is cleared so
+// that the two fields alone decide.
+function chooseMode(m) {
+  $("opcode").value = "";
+  $("channel").checked = m.channel_id;
+  const ugdi = m.use_global_device_ids === null ? "absent" : String(m.use_global_device_ids);
+  document.querySelector(`input[name=ugdi][value=${ugdi}]`).checked = true;
+  update();
 }
 
 // ---------------------------------------------------------------- dumps
@@ -498,6 +508,17 @@ async function start() {
   });
   $("step-clear").addEventListener("click", () => { stopPlaying(); showStep(-1); });
   $("step-play").addEventListener("click", togglePlay);
+  document.addEventListener("keydown", (event) => {
+    const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
+    if (typing || !state.result || !state.result.steps) return;
+    if (event.key === "ArrowRight") {
+      stopPlaying();
+      showStep(Math.min(state.result.steps.count - 1, state.step + 1));
+    } else if (event.key === "ArrowLeft") {
+      stopPlaying();
+      showStep(Math.max(0, state.step - 1));
+    }
+  });
   $("step-range").addEventListener("input", () => { stopPlaying(); showStep(Number($("step-range").value)); });
   document.querySelectorAll(".tab").forEach((t) => t.addEventListener("click", () => switchTab(t)));
   $("dump-load").addEventListener("click", loadDump);

@@ -230,13 +230,21 @@ function selectorText(m) {
   return `${ch}, ${g}`;
 }
 
-export function renderModes(result) {
+// ``choose(mode)`` is called when a column is picked (click, Enter or Space).
+export function renderModes(result, choose) {
   const box = $("modes");
   box.replaceChildren();
   const { rows, cols } = layoutOf(result);
   for (const m of result.modes || []) {
     const col = el("div", "mode-col" + (m.name === result.mode.name ? " current" : ""));
     col.dataset.mode = m.name;
+    col.tabIndex = 0;
+    col.setAttribute("role", "button");
+    col.title = `dial ${selectorText(m)}`;
+    col.addEventListener("click", () => choose(m));
+    col.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") { event.preventDefault(); choose(m); }
+    });
     col.dataset.groups = JSON.stringify(m.group);
     col.append(el("h3", "", m.name), el("div", "sel", selectorText(m)));
     if (m.error) {
