@@ -70,7 +70,19 @@ def test_opcode_rule_reads_absent_flag_as_false_for_all_reduce(client: Client) -
     assert r["mode"]["name"] == "kCrossReplicaAndPartition"
     assert r["mode"]["by"] == "opcode"
     assert r["mode"]["fields_mode"] == "kCrossPartition"
+    assert r["mode"]["flag_reading"] == "plain_bool"
     assert r["device_groups"]["groups"] == [[0, 2, 1, 3]]
+    ignored = client.groups(
+        replicas=2,
+        partitions=2,
+        groups="{{0,1}}",
+        channel_id=True,
+        use_global_device_ids=False,
+        opcode="all-to-all",
+    )
+    assert ignored["mode"]["name"] == "kCrossPartition"
+    assert ignored["mode"]["fields_mode"] == "kCrossReplicaAndPartition"
+    assert ignored["mode"]["flag_reading"] == "ignored"
 
 
 def test_flattened_ids_and_device_ids_disagree_under_default_placement(client: Client) -> None:

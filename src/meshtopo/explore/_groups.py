@@ -35,6 +35,15 @@ GROUP_FIELDS = (
 )
 SECTIONS = ("cells", "steps", "modes", "findings")
 PERMUTE_OPCODES = ("collective-permute", "collective-permute-start")
+# Ops that hold use_global_device_ids as a plain bool (absent reads as false); the others
+# ignore the field (XLA's per-instruction rule).
+PLAIN_BOOL_OPCODES = (
+    "all-reduce",
+    "all-reduce-start",
+    "all-gather",
+    "all-gather-start",
+    "reduce-scatter",
+)
 
 # The loop XLA's GetParticipatingDevicesGroups runs inside each written group, per mode:
 # (what the inner loop walks, a sentence for the page).
@@ -211,6 +220,8 @@ def _mode(
         return None, out
     out["name"] = str(mode)
     out["loop"], out["explanation"] = _LOOPS[str(mode)]
+    if opcode:
+        out["flag_reading"] = "plain_bool" if opcode in PLAIN_BOOL_OPCODES else "ignored"
     return mode, out
 
 

@@ -16,7 +16,7 @@ const state = {
   controller: null,
   renders: 0,
   timing: null,
-  t0: 0,
+  origin: null, // the dump collective being shown, if any
   deviceCell: null, // Map device id -> flattened index
   dump: null,
 };
@@ -133,8 +133,8 @@ async function update(origin) {
 
 function showRequestError(error) {
   const box = $("input-error");
-  const where = error.detail && error.detail.line ? ` (line ${error.detail.line}, column ${error.detail.column})` : "";
-  box.textContent = `${error.detail && error.detail.kind ? error.detail.kind + ": " : ""}${error.message}${where}`;
+  const kind = error.detail && error.detail.kind ? `${error.detail.kind}: ` : "";
+  box.textContent = kind + error.message;
   box.hidden = false;
   $("request-error").textContent = error.message;
   $("request-error").hidden = false;
@@ -175,10 +175,14 @@ function renderMode(result) {
   if (mode.name) {
     name.textContent = mode.name;
     name.classList.remove("error");
-    const byOpcode = mode.by === "opcode" && mode.fields_mode && mode.fields_mode !== mode.name;
-    $("mode-why").textContent = byOpcode
-      ? `${(state.request && state.request.opcode) || "this opcode"} reads an absent use_global_device_ids as false (the fields alone give ${mode.fields_mode})`
-      : mode.by === "opcode" ? "by the opcode's rule" : "from channel_id and use_global_device_ids";
+    const opcode = (state.request && state.request.opcode) || "this opcode";
+    const reading = mode.flag_reading === "plain_bool"
+      ? `${opcode} holds use_global_device_ids as a plain bool (absent reads as false)`
+      : `${opcode} ignores use_global_device_ids`;
+    const alone = mode.fields_mode || "no mode";
+    $("mode-why").textContent = mode.by !== "opcode"
+      ? "from channel_id and use_global_device_ids"
+      : alone !== mode.name ? `${reading}; the two fields alone give ${alone}` : `by ${opcode}'s rule`;
     $("mode-explain").textContent = mode.explanation;
     badge.className = "mode-badge";
     badge.replaceChildren("mode: ", el("b", "", mode.name));
