@@ -237,6 +237,17 @@ def test_static_files_come_from_the_package_and_name_no_network(client: Client) 
             assert needle not in text, (path, needle)
 
 
+def test_requests_naming_another_host_are_refused(client: Client) -> None:
+    reply = client.request("GET", "/api/info", headers={"Host": "attacker.example:8737"})
+    assert error_of(reply, 403) == {
+        "kind": "Forbidden",
+        "message": "this server answers only to 127.0.0.1 or localhost",
+    }
+    reply = client.request("POST", "/api/groups", b"{}", {"Host": "attacker.example"})
+    assert reply.status == 403
+    assert client.request("GET", "/", headers={"Host": "localhost:8737"}).status == 200
+
+
 def test_server_binds_loopback_by_default() -> None:
     server = make_server(port=0)
     try:

@@ -12,7 +12,8 @@
                       collectives (each with a ready ``/api/groups`` body) and verifier findings.
 
 Errors are ``{"error": {"kind", "message", ...}}`` with a 4xx status: 400 for malformed input
-(HLO text errors add ``line`` and ``column``), 404/405 for wrong paths or methods, 411 for
+(HLO text errors add ``line`` and ``column``), 403 for a foreign ``Host`` on loopback, 404/405
+for wrong paths or methods, 411 for
 chunked bodies, 413 for bodies or grids above the limits.
 """
 

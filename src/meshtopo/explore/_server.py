@@ -70,6 +70,7 @@ class ExplorerServer(ThreadingHTTPServer):
         self.device_limit = device_limit
         self.static = _static_files()
         self.initial_dump: tuple[str, str] | None = None
+        self.loopback_only = address[0] in ("127.0.0.1", "localhost", "::1")
         super().__init__(address, ExplorerHandler)
 
     @property
@@ -93,9 +94,29 @@ class ExplorerHandler(BaseHTTPRequestHandler):
         """Quiet by default; requests go to the ``meshtopo.explore`` logger at debug level."""
         _log.debug("%s %s", self.address_string(), format % args)
 
+    def _host_allowed(self) -> bool:
+        """Whether the ``Host`` header names this server by a loopback name (or any name when
+        it listens beyond loopback): a page from another site that resolves its own name to
+        127.0.0.1 (DNS rebinding) is refused."""
+        if not self.server.loopback_only:
+            return True
+        host = self.headers.get("Host", "")
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        return name in {"127.0.0.1", "localhost", "[::1]", "::1"}
+
+    def _refuse_host(self) -> None:
+        self._send_error(
+            RequestError(
+                403, "this server answers only to 127.0.0.1 or localhost", kind="Forbidden"
+            )
+        )
+
     def do_GET(self) -> None:
         """Serve a static file, ``/api/info``, or a 404."""
         path = self.path.split("?", 1)[0]
+        if not self._host_allowed():
+            self._refuse_host()
+            return
         if path == "/api/info":
             self._send_json(200, info_response(self.server.device_limit, self.server.max_body))
             return
@@ -127,6 +148,10 @@ class ExplorerHandler(BaseHTTPRequestHandler):
         route = self._POST_ROUTES.get(path)
         try:
             body = self._read_body()
+            if not self._host_allowed():
+                raise RequestError(
+                    403, "this server answers only to 127.0.0.1 or localhost", kind="Forbidden"
+                )
             if route is None:
                 kind = "MethodNotAllowed" if path == "/api/info" else "NotFound"
                 status = 405 if path == "/api/info" else 404
