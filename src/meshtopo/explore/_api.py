@@ -10,11 +10,11 @@
                       modes side by side.
 ``POST /api/hlo``     ``{"text": ...}`` -> the module's replica and partition counts, its
                       collectives (each with a ready ``/api/groups`` body) and verifier findings.
+``GET  /api/dump``    the dump named on the command line, with its ``/api/hlo`` answer.
 
 Errors are ``{"error": {"kind", "message", ...}}`` with a 4xx status: 400 for malformed input
 (HLO text errors add ``line`` and ``column``), 403 for a foreign ``Host`` on loopback, 404/405
-for wrong paths or methods, 411 for
-chunked bodies, 413 for bodies or grids above the limits.
+for wrong paths or methods, 411 for chunked bodies, 413 for bodies or grids above the limits.
 """
 
 from __future__ import annotations
