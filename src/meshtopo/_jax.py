@@ -1,0 +1,164 @@
+"""``meshtopo.jax.inspect``: the collectives of a JAX program, resolved to JAX device ids.
+
+JAX compiles a program for a list of devices; XLA numbers them by logical id (replica,
+partition) and the executable's device assignment maps those to device ids. For a jitted SPMD
+program (``jit``, ``shard_map``) there is one replica and ``num_partitions`` partitions, and
+partition ``p`` runs on the ``p``-th device of the executable, which for a mesh is
+``mesh.devices.flat[p]``, whatever order the mesh lists its devices in. ``inspect`` reads that
+table from the compiled executable, so ``device_groups()`` answers in JAX device ids.
+
+JAX is imported only when ``inspect`` is called: meshtopo works without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ._errors import InvalidArgumentError
+from ._placement import DeviceAssignment
+from .hlo import Collective, Module, parse_module
+
+
+class PlacedCollective:
+    """A ``Collective`` whose ``device_groups()``/``device_pairs()`` default to the device
+    assignment the program was compiled with. Every other attribute is the collective's."""
+
+    def __init__(self, collective: Collective, device_assignment: DeviceAssignment) -> None:
+        self.collective = collective
+        self.device_assignment = device_assignment
+
+    def device_groups(self, device_assignment: DeviceAssignment | None = None) -> list[list[int]]:
+        """The device ids that talk, per group in rank order (see ``Collective.device_groups``),
+        under the program's device assignment unless another is given."""
+        return self.collective.device_groups(device_assignment or self.device_assignment)
+
+    def device_pairs(
+        self, device_assignment: DeviceAssignment | None = None
+    ) -> list[tuple[int, int]]:
+        """(source, target) device ids of a permute under the program's device assignment."""
+        return self.collective.device_pairs(device_assignment or self.device_assignment)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.collective, name)
+
+    def __repr__(self) -> str:
+        return f"<Placed{repr(self.collective)[1:]}"
+
+
+class CompiledModule:
+    """The compiled program's HLO module with the device assignment it runs with.
+
+    ``module`` is the ``mt.hlo.Module`` of ``compiled.as_text()``; ``device_assignment`` is
+    ``[replica][partition] -> JAX device id``; ``collectives`` are ``PlacedCollective``s, so
+    ``c.device_groups()`` gives JAX device ids. Other attributes (``name``,
+    ``replica_count``, ``num_partitions``, ``computations``, ...) are the module's.
+    """
+
+    def __init__(self, module: Module, device_assignment: DeviceAssignment) -> None:
+        if (device_assignment.replica_count, device_assignment.computation_count) != (
+            module.replica_count,
+            module.num_partitions,
+        ):
+            raise InvalidArgumentError(
+                f"the device assignment is {device_assignment.replica_count} x "
+                f"{device_assignment.computation_count} but module {module.name} has "
+                f"replica_count={module.replica_count}, num_partitions={module.num_partitions}"
+            )
+        self.module = module
+        self.device_assignment = device_assignment
+        self.collectives = [PlacedCollective(c, device_assignment) for c in module.collectives]
+
+    @property
+    def text(self) -> str:
+        """The compiled HLO text."""
+        return self.module.text
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.module, name)
+
+    def __repr__(self) -> str:
+        return (
+            f"<CompiledModule {self.module.name}: {len(self.collectives)} collectives, "
+            f"device assignment {self.device_assignment.array.tolist()}>"
+        )
+
+
+def inspect(fn: Callable[..., Any] | Any, *args: Any, **kwargs: Any) -> CompiledModule:
+    """Compile ``fn`` for ``args``/``kwargs`` and return its HLO module with the device
+    assignment the executable runs with.
+
+    ``fn`` is a plain function (it is wrapped in ``jax.jit``), a jitted function (anything with
+    ``.lower``), or an already compiled ``jax.stages.Compiled`` (then give no arguments).
+    """
+    compiled = _compile(fn, args, kwargs)
+    text = compiled.as_text()
+    if not isinstance(text, str) or not text:
+        raise InvalidArgumentError("the compiled program has no HLO text (as_text() was empty)")
+    module = parse_module(text, source=f"<compiled {getattr(fn, '__name__', 'function')}>")
+    table = executable_device_assignment(compiled, module.replica_count, module.num_partitions)
+    return CompiledModule(module, table)
+
+
+def _compile(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if hasattr(fn, "as_text") and hasattr(fn, "input_shardings") and not hasattr(fn, "lower"):
+        if args or kwargs:
+            raise InvalidArgumentError("inspect of a compiled program takes no arguments")
+        return fn
+    if not callable(fn):
+        raise InvalidArgumentError(
+            f"inspect expects a function, a jitted function or a compiled program, got "
+            f"{type(fn).__name__}"
+        )
+    if not hasattr(fn, "lower"):
+        import jax
+
+        fn = jax.jit(fn)
+    return fn.lower(*args, **kwargs).compile()
+
+
+def executable_device_assignment(
+    compiled: Any, replica_count: int, num_partitions: int
+) -> DeviceAssignment:
+    """``[replica][partition] -> device id`` of a compiled JAX program.
+
+    XLA lists an executable's addressable devices replica-major (for each replica, each
+    partition), so in a single process the list reshapes to the table. Where the process does
+    not hold every device, an SPMD program's input sharding lists all of them in partition
+    order instead.
+    """
+    count = replica_count * num_partitions
+    devices = _executable_devices(compiled)
+    if devices is None or len(devices) != count:
+        devices = _sharding_devices(compiled)
+    if devices is None or len(devices) != count:
+        raise InvalidArgumentError(
+            f"cannot read the device assignment of the compiled program: expected {count} "
+            f"devices for replica_count={replica_count}, num_partitions={num_partitions}"
+        )
+    ids = [int(device.id) for device in devices]
+    return DeviceAssignment([ids[r * num_partitions : (r + 1) * num_partitions]
+                             for r in range(replica_count)])  # fmt: skip
+
+
+def _executable_devices(compiled: Any) -> list[Any] | None:
+    executable = getattr(compiled, "_executable", None)
+    loaded = getattr(executable, "xla_extension_executable", None)
+    if loaded is None:
+        return None
+    try:
+        return list(loaded().local_devices())
+    except (AttributeError, RuntimeError, TypeError):
+        return None
+
+
+def _sharding_devices(compiled: Any) -> list[Any] | None:
+    shardings: list[Any] = []
+    for group in (getattr(compiled, "input_shardings", None), getattr(compiled, "output_shardings", None)):
+        if isinstance(group, (tuple, list)):
+            shardings.extend(group[0] if group and isinstance(group[0], (tuple, list)) else group)
+    for sharding in shardings:
+        devices = getattr(sharding, "_device_assignment", None)
+        if devices:
+            return list(devices)
+    return None
