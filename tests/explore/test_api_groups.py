@@ -412,3 +412,18 @@ def test_repeated_ids_that_would_multiply_past_the_limit_are_not_expanded(client
         "valid groups",
     }
     assert r["findings"][0]["message"].startswith("Replica 0 is repeated in instruction's")
+
+
+def test_over_a_sub_axis(client: Client) -> None:
+    mesh = {"axes": [{"name": "x", "size": 2}, {"name": "y", "size": 8}]}
+    r = client.groups(mesh=mesh, over=["y:(2)4"], channel_id=True, use_global_device_ids=True)
+    # y (size 8) splits into [2, 4, 1]; the groups run over the middle factor of size 4.
+    assert r["written_groups"]["groups"] == [
+        [0, 1, 2, 3],
+        [4, 5, 6, 7],
+        [8, 9, 10, 11],
+        [12, 13, 14, 15],
+    ]
+    reply = client.post("/api/groups", {"mesh": mesh, "over": ["y:(2)3"]})
+    assert reply.status == 400
+    assert reply.body["error"]["kind"] == "InvalidArgumentError"

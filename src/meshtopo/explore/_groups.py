@@ -168,7 +168,8 @@ def _written_groups(fields: Fields, grid: Grid, limit: int) -> DeviceList:
         if not isinstance(axes, list) or not all(isinstance(a, str) for a in axes):
             raise RequestError(400, "field 'over' must be an axis name or an array of axis names")
         for axis in axes:
-            if axis not in names:
+            base = axis.split(":", 1)[0].strip().strip("'\"")  # a sub-axis 'x:(2)4' names x
+            if base not in names:
                 raise RequestError(
                     400,
                     f"field 'over' names axis {axis!r}, which the mesh does not have; "
