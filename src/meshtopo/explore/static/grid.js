@@ -92,6 +92,8 @@ export function renderGrid(result) {
     grid.replaceChildren();
     grid.dataset.render = "canvas";
     canvas.hidden = false;
+    const count = result.device_groups ? result.device_groups.count : 0;
+    canvas.setAttribute("aria-label", `${n} devices in ${count} device groups; hover a cell for its ids`);
     drawCanvasGrid(result);
   }
 }
@@ -104,7 +106,7 @@ function drawDomGrid(result, grid, cols) {
   for (let f = 0; f < result.grid.devices; f++) {
     const c = cellInfo(result, f);
     const cell = el("div", "cell");
-    cell.setAttribute("role", "gridcell");
+    cell.setAttribute("role", "listitem");
     const colour = colourOf(c.group);
     if (c.group < 0) cell.classList.add("none");
     else {
@@ -121,6 +123,7 @@ function drawDomGrid(result, grid, cols) {
     rp.append(el("span", "", `r${c.replica} p${c.partition}`), el("span", "grp", c.group < 0 ? "–" : `g${c.group}`));
     cell.append(el("div", "dev", `d${c.device}`), rp, el("div", "fl", `f${c.flat}`));
     cell.title = tipText(result, f);
+    cell.setAttribute("aria-label", cell.title.replaceAll("\n", "; "));
     frag.append(cell);
   }
   grid.replaceChildren(frag);
