@@ -80,7 +80,7 @@ def mutated(draw: st.DrawFn) -> str:
     return "".join(tokens[:i] + [tokens[i]] * 2 + tokens[i:])
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(__import__("os").environ.get("HLO_FUZZ_EXAMPLES", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_mutated_dumps(text: str) -> None:
     with mt.device_limit(4096):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import meshtopo as mt
 from meshtopo import hlo
@@ -255,3 +257,23 @@ def test_multi_line_instruction_and_comments() -> None:
     c = only("  ROOT %ar = f32[8]{0} all-reduce(%p /*index=0*/),\n      replica_groups={{0,1}},\n"
              "      to_apply=%add", header="HloModule m, replica_count=2")
     assert c.replica_groups.replica_groups == [[0, 1]] and c.to_apply == "add" and c.line == 14
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(-5, 2**40), min_size=1, max_size=60), min_size=1, max_size=8),
+       st.sampled_from(["", "0", "-", "00", " ", "99999999999999999999", "{}", ",,"]))
+def test_long_explicit_lists_read_like_the_math_layer(groups: list[list[int]], junk: str) -> None:
+    """The numpy reading of long explicit lists agrees with CollectiveDeviceList.parse."""
+    from meshtopo.hlo._context import ScanContext
+    from meshtopo.hlo._line import decode_groups
+
+    text = "{" + ",".join("{" + ",".join(map(str, g)) + "}" for g in groups) + "}"
+    text = text.replace("}}", junk + "}}") if junk and len(groups[0]) > 3 else text
+    try:
+        expected = mt.CollectiveDeviceList.parse(text)
+    except mt.MeshtopoError:
+        with pytest.raises(mt.MeshtopoError):
+            decode_groups(text, 1, 1, ScanContext())
+        return
+    got = decode_groups(text, 1, 1, ScanContext())
+    assert got.replica_groups == expected.replica_groups

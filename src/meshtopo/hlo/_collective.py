@@ -79,33 +79,24 @@ class Collective:
     ``use_global_device_ids`` and ``channel_id`` are None when not written.
     """
 
-    __slots__ = (
-        "_attributes",
-        "_context",
-        "_shape",
-        "channel_id",
-        "column",
-        "computation",
-        "constrain_layout",
-        "dimensions",
-        "groups_text",
-        "inline_shapes",
-        "is_root",
-        "line",
-        "name",
-        "opcode",
-        "operands",
-        "replica_groups",
-        "shape_text",
-        "slice_sizes",
-        "source_target_pairs",
-        "start",
-        "tail",
-        "tail_column",
-        "to_apply",
-        "use_global_device_ids",
-        "wrapped_opcode",
-    )  # fmt: skip
+    # Defaults live on the class so that reading a line sets only what it wrote.
+    is_root: bool = False
+    channel_id: int | None = None
+    use_global_device_ids: bool | None = None
+    replica_groups: CollectiveDeviceList | None = None
+    groups_text: str | None = None
+    source_target_pairs: list[tuple[int, int]] | None = None
+    slice_sizes: list[list[int]] | None = None
+    dimensions: tuple[int, ...] | None = None
+    constrain_layout: bool = False
+    to_apply: str | None = None
+    wrapped_opcode: str | None = None
+    start: str | None = None
+    tail: str = ""
+    tail_column: int = 0
+    inline_shapes: tuple[str | None, ...] = ()
+    _attributes: dict[str, str] | None = None
+    _shape: Shape | None = None
 
     def __init__(
         self,
@@ -126,23 +117,6 @@ class Collective:
         self.column = column
         self.computation = computation
         self._context = context
-        self.is_root = False
-        self.channel_id: int | None = None
-        self.use_global_device_ids: bool | None = None
-        self.replica_groups: CollectiveDeviceList | None = None
-        self.groups_text: str | None = None
-        self.source_target_pairs: list[tuple[int, int]] | None = None
-        self.slice_sizes: list[list[int]] | None = None
-        self.dimensions: tuple[int, ...] | None = None
-        self.constrain_layout = False
-        self.to_apply: str | None = None
-        self.wrapped_opcode: str | None = None
-        self.start: str | None = None
-        self.tail = ""
-        self.tail_column = 0
-        self._attributes: dict[str, str] | None = None
-        self._shape: Shape | None = None
-        self.inline_shapes: tuple[str | None, ...] = ()
 
     # ---- kinds ------------------------------------------------------------------------
 

@@ -24,6 +24,9 @@ all-gather mode error) is left for ``meshtopo.hlo.verify``.
 from __future__ import annotations
 
 import re
+import warnings
+
+import numpy as np
 
 from .._device_list import CollectiveDeviceList
 from .._errors import HloParseError, InvalidArgumentError, LimitError
@@ -64,6 +67,7 @@ _FIELDS = {"to_apply": "to_apply", "dimensions": "dimensions",
            "source_target_pairs": "source_target_pairs", "replica_groups": "groups_text"}
 _EMPTY_GROUPS = CollectiveDeviceList([])
 _LONG_NUMBER = re.compile(r"\d{20,}")
+_EXPLICIT_CHARS = str.maketrans("", "", "0123456789,{}-")
 
 
 def decode_groups(text: str, line: int, column: int, context: ScanContext) -> CollectiveDeviceList:
@@ -71,20 +75,56 @@ def decode_groups(text: str, line: int, column: int, context: ScanContext) -> Co
     cached = context.group_cache.get(text)
     if cached is not None:
         return cached
-    long_number = _LONG_NUMBER.search(text)
-    if long_number is not None:
-        raise HloParseError(f"integer {long_number.group()[:24]}... does not fit in int64 in "
-                            "replica groups", line, column + long_number.start())
-    try:
-        groups = CollectiveDeviceList.parse(text, line, column)
-    except LimitError as error:
-        raise LimitError(f"{line}:{column}: replica_groups: {error}") from None
-    except HloParseError:
-        raise
-    except InvalidArgumentError as error:
-        raise HloParseError(f"error parsing attribute replica_groups: {error}", line, column) from None
+    groups = _explicit_with_numpy(text) if len(text) > 256 else None
+    if groups is None:
+        try:
+            groups = CollectiveDeviceList.parse(text, line, column)
+        except LimitError as error:
+            raise LimitError(f"{line}:{column}: replica_groups: {error}") from None
+        except HloParseError:
+            raise
+        except InvalidArgumentError as error:
+            raise HloParseError(
+                f"error parsing attribute replica_groups: {error}", line, column) from None
+        except ValueError:  # an integer too long for int() to convert
+            found = _LONG_NUMBER.search(text)
+            at = column + (found.start() if found else 0)
+            raise HloParseError("an integer in replica groups does not fit in int64", line,
+                                at) from None
     context.group_cache[text] = groups
     return groups
+
+
+def _explicit_with_numpy(text: str) -> CollectiveDeviceList | None:
+    """Long explicit lists as XLA prints them (``{{0,1,...},{...}}``, uniform groups, no
+    spaces) read with numpy; None for anything else, which ``CollectiveDeviceList.parse``
+    then reads (and reports)."""
+    if not (text.startswith("{{") and text.endswith("}}")) or text.translate(_EXPLICIT_CHARS):
+        return None
+    body = text[2:-2]
+    if not body or ",," in body or "{}" in body or "{," in body or ",}" in body:
+        return None
+    rows = body.count("},{") + 1
+    numbers = body.replace("},{", ",")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            flat = np.fromstring(numbers, dtype=np.int64, sep=",")
+    except ValueError:  # text numpy could not read to its end
+        return None
+    if flat.size != numbers.count(",") + 1 or flat.size % rows:
+        return None
+    if flat.size and (flat.max() >= 10**15 or flat.min() <= -(10**15)):
+        return None
+    # Every character must have been read: digits per value (+1 for a sign) add up.
+    magnitude = np.abs(flat)
+    digits = np.where(magnitude == 0, 1, np.floor(np.log10(np.maximum(magnitude, 1))) + 1)
+    if int(digits.sum()) + int((flat < 0).sum()) != len(numbers) - numbers.count(","):
+        return None
+    groups = flat.reshape(rows, -1)
+    if rows > 1 and any(len(part.split(",")) != groups.shape[1] for part in body.split("},{")):
+        return None
+    return CollectiveDeviceList(groups)
 
 
 def decode_int_list(

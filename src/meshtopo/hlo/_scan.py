@@ -28,29 +28,44 @@ OPCODE_PATTERN = (
 )
 _INTS = r"[\d, ]*"
 _GROUPS = (
-    r"\{[\d,{} ]*\}|\[" + _INTS + r"\]<=\[" + _INTS + r"\](?:T\(" + _INTS + r"\))?"
+    r"\{\{(?=[\d,{} ]{" + str(256) + r"})|\{[\d,{} ]*\}|\[" + _INTS + r"\]<=\[" + _INTS + r"\](?:T\(" + _INTS + r"\))?"
     r"|mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?[ \t]*\{[^{}\n]*\}"
 )
 # Groups: 1 indent, 2 ROOT, 3 name, 4 shape, 5 opcode, 6 operands, 7 channel_id,
 # 8 replica_groups, 9 constrain_layout, 10/12 dimensions, 11 use_global_device_ids,
 # 13 source_target_pairs, 14 slice_sizes, 15 to_apply, 16 the rest of the line.
+_AFTER_GROUPS = (
+    r"(?:, constrain_layout=(true|false))?(?:, dimensions=\{(" + _INTS + r")\})?"
+    r"(?:, use_global_device_ids=(true|false))?(?:, dimensions=\{(" + _INTS + r")\})?"
+    r"(?:, source_target_pairs=(\{[\d,{} ]*\}))?(?:, slice_sizes=(\{[\d,{} ]*\}))?"
+    r"(?:, to_apply=(%?[\w.\-]+))?"
+)
 COLLECTIVE_LINE = re.compile(
     r"\n([ \t]*)(ROOT[ \t]+)?(%?[^\s=%]+)[ \t]*=[ \t]*(" + SHAPE_PATTERN + r")[ \t]+("
     + OPCODE_PATTERN + r")\((?:([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\)"
     r"(?:, channel_id=(\d{1,18}))?(?:, replica_groups=(" + _GROUPS + r"))?"
-    r"(?:, constrain_layout=(true|false))?(?:, dimensions=\{(" + _INTS + r")\})?"
-    r"(?:, use_global_device_ids=(true|false))?(?:, dimensions=\{(" + _INTS + r")\})?"
-    r"(?:, source_target_pairs=(\{[\d,{} ]*\}))?(?:, slice_sizes=(\{[\d,{} ]*\}))?"
-    r"(?:, to_apply=(%?[\w.\-]+))?)?([^\n]*)"
+    + _AFTER_GROUPS + r")?([^\n]*)"
 )
+# A long explicit list is matched only by its opening "{{" (a regex walk over thousands of
+# ids is slow); its end is found with str.find and the rest of the line read by this regex.
+_REST_AFTER_LONG_GROUPS = re.compile(_AFTER_GROUPS + r"([^\n]*)")
 # A later attribute that the fast groups above would have to read: the line takes the
 # general reader instead.
 _LATE_KEYS = re.compile(
     r"(?:channel_id|replica_groups|use_global_device_ids|dimensions|source_target_pairs"
     r"|slice_sizes|to_apply|calls|constrain_layout|mode|_xla_send_recv_source_target_pairs)="
 )
-# Any opcode-shaped token: counts the collective lines the fast regex must have seen.
-_OPCODE_TOKEN = re.compile(r"[ \t](?:" + OPCODE_PATTERN + r")\(")
+# Any opcode-shaped token: counts the collective lines the fast regex must have seen. It
+# starts with a literal '(' and looks behind, which keeps the pass cheap.
+_OPCODE_NAMES = (
+    "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
+    "collective-broadcast", "all-reduce-start", "all-reduce-done", "all-gather-start",
+    "all-gather-done", "collective-permute-start", "collective-permute-done", "send", "recv",
+    "send-done", "recv-done", "async-start", "async-update", "async-done",
+)  # fmt: skip
+_OPCODE_TOKEN = re.compile(
+    r"\((?:" + "|".join(f"(?<=[ \t]{re.escape(n)})" for n in _OPCODE_NAMES) + ")"
+)
 COMPUTATION_HEADER = re.compile(
     r"\n(ENTRY[ \t]+)?(%?[^\s(){}=,\"%]+|%[^\s(){}=,\"]+)[ \t]*(?:\([^\n]*)?\{[ \t]*\r?(?=\n|\Z)"
 )
@@ -97,6 +112,9 @@ def scan_collectives(
         if start < handled_to:
             continue
         f = m.groups()
+        rest = None
+        if f[7] == "{{":
+            rest, f = _long_groups(text, m, f)
         tail = f[15]
         if (
             f[5] is None
@@ -107,64 +125,95 @@ def scan_collectives(
             if collective is not None:
                 append(collective)
             continue
+
+        def column(group: int, m: re.Match[str] = m, rest: re.Match[str] | None = rest) -> int:
+            if rest is not None and group > 8:
+                return rest.start(group - 8) - m.start()
+            return m.start(group) - m.start()
+
         name = f[2]
+        opcode = f[4]
+        operand_text = f[5]
+        if " " not in operand_text and "," not in operand_text and "/" not in operand_text:
+            operands: tuple[str, ...] = (
+                (operand_text[1:] if operand_text[:1] == "%" else operand_text,)
+                if operand_text else ())
+            inline: tuple[str | None, ...] = ()
+        else:
+            operands, inline = _operands(operand_text)
         c = Collective(
-            name[1:] if name[0] == "%" else name, f[4], f[3],
-            tuple(_operand_names(f[5].strip())) if f[5] else (), line, m.start(3) - start, computation,
-            context,
+            name[1:] if name[0] == "%" else name, opcode, f[3], operands, line,
+            m.start(3) - start, computation, context,
         )
+        if inline:
+            c.inline_shapes = inline
         if f[1]:
             c.is_root = True
-        if "%" in f[5] and " " in f[5].strip().replace(", ", ","):
-            c.inline_shapes = _inline_shapes(f[5])
         if f[6]:
             c.channel_id = int(f[6])
         groups = f[7]
         if groups is not None:
             cached = groups_cache.get(groups)
             if cached is None:
-                cached = decode_groups(groups, line, m.start(8) - start, context)
+                cached = decode_groups(groups, line, column(8), context)
             c.replica_groups = cached
             c.groups_text = groups
         if f[8]:
             c.constrain_layout = f[8] == "true"
-        dims = f[9] if f[9] is not None else f[11]
-        if dims is not None:
-            c.dimensions = decode_int_list(dims, "dimensions", line, m.start(10 if f[9] is not None else 12) - start, context)
         if f[10]:
             c.use_global_device_ids = f[10] == "true"
+        if f[9] is not None or f[11] is not None:
+            group = 10 if f[9] is not None else 12
+            c.dimensions = decode_int_list(
+                f[group - 1], "dimensions", line, column(group), context)
         if f[12] is not None:
-            c.source_target_pairs = decode_pairs(f[12], line, m.start(13) - start, context)
+            pairs = context.pairs_cache.get(f[12])
+            c.source_target_pairs = pairs if pairs is not None else decode_pairs(
+                f[12], line, column(13), context)
         if f[13] is not None:
-            c.slice_sizes = decode_pairs(f[13], line, m.start(14) - start, context, pairs=False)  # type: ignore[assignment]
+            c.slice_sizes = decode_pairs(f[13], line, column(14), context, pairs=False)  # type: ignore[assignment]
         if f[14]:
-            c.to_apply = f[14].lstrip("%")
+            c.to_apply = f[14][1:] if f[14][0] == "%" else f[14]
         if tail:
             c.tail = tail
-            c.tail_column = m.start(16) - start
-        finish(c)
+            c.tail_column = column(16)
+        if opcode not in _CHECKED or groups is None or c.to_apply is None or (
+            f[10] == "true" and not f[6]
+        ):
+            finish(c)
         append(c)
     if len(_OPCODE_TOKEN.findall(text)) > seen:
         return _rescan(text, context, computations, first_line, out)
     return out
 
 
-def _operand_names(operands: str) -> list[str]:
-    if "," not in operands and " " not in operands:
-        return [operands[1:] if operands[:1] == "%" else operands]
-    if "/*" in operands:
-        operands = re.sub(r"/\*.*?\*/", "", operands)
-    return [part.rsplit(" ", 1)[-1].lstrip("%") for part in operands.split(",") if part.strip()]
+# all-reduce with to_apply, groups and no flag problem needs none of ``finish``'s checks.
+_CHECKED = frozenset({"all-reduce", "all-reduce-start"})
 
 
-def _inline_shapes(operands: str) -> tuple[str | None, ...]:
-    from ._lexer import split_operands
+def _long_groups(
+    text: str, m: re.Match[str], f: tuple[str | None, ...]
+) -> tuple[re.Match[str] | None, tuple[str | None, ...]]:
+    """Complete a match that stopped at the "{{" of a long explicit list."""
+    begin = m.start(8)
+    end = text.find("}}", begin)
+    newline = text.find("\n", begin)
+    if end < 0 or (0 <= newline < end):
+        return None, (*f[:5], None, *f[6:])  # let the general reader report it
+    rest = _REST_AFTER_LONG_GROUPS.match(text, end + 2)
+    if rest is None:  # pragma: no cover - every group of the regex is optional
+        return None, (*f[:5], None, *f[6:])
+    return rest, (*f[:7], text[begin:end + 2], *rest.groups())
 
-    result: list[str | None] = []
-    for operand, _ in split_operands(operands, 0, 1):
-        head, _, _name = operand.rpartition(" ")
-        result.append(head.strip() or None)
-    return tuple(result)
+
+def _operands(text: str) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
+    """Operand names and inline shapes (all None when none is written) of an operand list."""
+    from ._lexer import operand_name, split_operands
+
+    pairs = [operand_name(op) for op, _ in split_operands(text, 0, 1)]
+    names = tuple(name for name, _ in pairs)
+    shapes = tuple(shape for _, shape in pairs)
+    return names, (shapes if any(shapes) else ())
 
 
 def _rescan(

@@ -1,0 +1,206 @@
+"""HLO reading speed: meshtopo's collective scan against jaxlib's C++ HLO parser.
+
+Run with ``python -m benchmarks.bench_hlo``. Three inputs, generated in memory or in /tmp:
+
+1. 20,000 collectives (explicit, iota and mesh-axes all-reduces, collective-permutes);
+2. 2,000 all-reduces each naming 1,024 devices explicitly (about 8 MB), once with one group
+   text shared by all (as in real dumps) and once with every list distinct (worst case);
+3. a generated 200 MB dump read by ``iter_collectives``, reporting peak RSS.
+
+"Resolving" a collective means reading its groups, mode, channel id and pairs.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+GROUPS = [
+    "{{0,4},{1,5},{2,6},{3,7}}",
+    "[2,4]<=[8]",
+    "[4,2]<=[2,4]T(1,0)",
+    "mesh['x'=2,'y'=4] {'y'}",
+    "mesh['x'=2,'y'=4], device_ids=([2,4]T(1,0)) {'x'}",
+]
+
+
+def _header(n_partitions: int = 8) -> list[str]:
+    return [
+        f"HloModule bench, is_scheduled=true, num_partitions={n_partitions}",
+        "",
+        "%add (x: f32[], y: f32[]) -> f32[] {",
+        "  %x = f32[] parameter(0)",
+        "  %y = f32[] parameter(1)",
+        "  ROOT %add = f32[] add(%x, %y)",
+        "}",
+        "",
+        "ENTRY %main (p: f32[8,128]) -> f32[8,128] {",
+        "  %p = f32[8,128]{1,0} parameter(0)",
+    ]
+
+
+def mixed_module(count: int = 20000, offset: int = 0) -> str:
+    """``count`` collectives cycling through the three group encodings and permutes."""
+    lines = _header()
+    prev = "%p"
+    for i in range(offset, offset + count):
+        if i % 6 == 5:
+            lines.append(
+                f"  %collective-permute.{i} = f32[8,128]{{1,0}} collective-permute({prev}), "
+                f"channel_id={i + 1}, source_target_pairs={{{{0,1}},{{1,2}},{{2,3}},{{3,0}}}}"
+            )
+            prev = f"%collective-permute.{i}"
+        else:
+            lines.append(
+                f"  %all-reduce.{i} = f32[8,128]{{1,0}} all-reduce({prev}), channel_id={i + 1}, "
+                f"replica_groups={GROUPS[i % 6 % 5]}, use_global_device_ids=true, to_apply=%add"
+            )
+            prev = f"%all-reduce.{i}"
+    lines[-1] = lines[-1].replace("  %", "  ROOT %", 1)
+    return "\n".join([*lines, "}", ""])
+
+
+def explicit_module(count: int = 2000, devices: int = 1024, distinct: bool = False) -> str:
+    """``count`` all-reduces each naming ``devices`` devices in one explicit group."""
+    lines = _header(devices)
+    prev = "%p"
+    base = list(range(devices))
+    for i in range(count):
+        ids = base[i % devices :] + base[: i % devices] if distinct else base
+        group = "{{" + ",".join(map(str, ids)) + "}}"
+        lines.append(
+            f"  %all-reduce.{i} = f32[8,128]{{1,0}} all-reduce({prev}), channel_id={i + 1}, "
+            f"replica_groups={group}, use_global_device_ids=true, to_apply=%add"
+        )
+        prev = f"%all-reduce.{i}"
+    lines[-1] = lines[-1].replace("  %", "  ROOT %", 1)
+    return "\n".join([*lines, "}", ""])
+
+
+def _best(fn: object, repeat: int = 5) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()  # type: ignore[operator]
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _resolve(text: str) -> int:
+    from meshtopo import hlo
+
+    module = hlo.parse_module(text)
+    for c in module.collectives:
+        _ = (c.replica_groups, c.mode, c.channel_id, c.source_target_pairs)
+    return len(module.collectives)
+
+
+def _jaxlib_parse(text: str) -> object:
+    import jaxlib._hlo as jax_hlo  # type: ignore[import-not-found]
+
+    return jax_hlo.hlo_module_from_text(text)
+
+
+def compare(label: str, text: str) -> tuple[float, float | None]:
+    """Print MB/s for meshtopo and jaxlib on ``text`` and their ratio."""
+    megabytes = len(text) / 1e6
+    ours = _best(lambda: _resolve(text))
+    try:
+        theirs: float | None = _best(lambda: _jaxlib_parse(text), repeat=3)
+    except Exception as error:  # jaxlib missing or refusing the text
+        print(f"  jaxlib unavailable: {error}")
+        theirs = None
+    line = (
+        f"{label}: {megabytes:.1f} MB, meshtopo {ours * 1e3:.1f} ms ({megabytes / ours:.0f} MB/s)"
+    )
+    if theirs is not None:
+        line += (
+            f", jaxlib {theirs * 1e3:.1f} ms ({megabytes / theirs:.0f} MB/s), "
+            f"jaxlib/meshtopo = {theirs / ours:.2f}x"
+        )
+    print(line)
+    return ours, theirs
+
+
+def write_big_dump(path: str, megabytes: int = 200) -> int:
+    """Write a ``megabytes`` MB dump (about 100,000 collectives among other lines)."""
+    with open(path, "w") as handle:
+        handle.write("\n".join(_header()) + "\n")
+        i = 0
+        written = 0
+        while written < megabytes * 1_000_000:
+            lines = []
+            for _ in range(14):
+                lines.append(
+                    f"  %fusion.{i} = f32[8,128]{{1,0}} fusion(%p), kind=kLoop, calls=%add, "
+                    f'metadata={{op_name="jit(f)/some/long/op/name/{i}" source_file="/x.py" '
+                    f"source_line={i % 1000}}}"
+                )
+                i += 1
+            lines.append(
+                f"  %all-reduce.{i} = f32[8,128]{{1,0}} all-reduce(%fusion.{i - 1}), "
+                f"channel_id={i}, replica_groups={GROUPS[i % 5]}, use_global_device_ids=true, "
+                f'to_apply=%add, metadata={{op_name="jit(f)/psum"}}'
+            )
+            i += 1
+            chunk = "\n".join(lines) + "\n"
+            handle.write(chunk)
+            written += len(chunk)
+        handle.write("  ROOT %r = f32[8,128]{1,0} copy(%p)\n}\n")
+    return written
+
+
+def stream_rss(path: str) -> None:
+    """Run ``iter_collectives`` over ``path`` in a fresh process; print time and peak RSS."""
+    code = (
+        "import resource, sys, time\n"
+        "from meshtopo import hlo\n"
+        "t = time.perf_counter()\n"
+        "n = sum(1 for c in hlo.iter_collectives(sys.argv[1], progress=False)"
+        " if c.replica_groups is not None)\n"
+        "print(n, time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    base = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import resource, meshtopo.hlo; "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, path], capture_output=True, text=True, timeout=1200, check=True
+    )
+    count, seconds, rss = out.stdout.split()
+    size = os.path.getsize(path) / 1e6
+    print(
+        f"iter_collectives: {size:.0f} MB, {count} collectives, {float(seconds):.1f} s "
+        f"({size / float(seconds):.0f} MB/s), peak RSS {int(rss) / 1024:.0f} MB "
+        f"(import alone {int(base.stdout) / 1024:.0f} MB)"
+    )
+
+
+def main() -> None:
+    """Run every benchmark and print the figures."""
+    compare("20,000 mixed collectives", mixed_module())
+    compare("2,000 x 1,024 explicit (shared text)", explicit_module())
+    compare("2,000 x 1,024 explicit (all distinct)", explicit_module(distinct=True))
+    with tempfile.TemporaryDirectory(dir="/tmp") as directory:
+        path = os.path.join(directory, "big.hlo")
+        write_big_dump(path)
+        stream_rss(path)
+    print(
+        f"(this process peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)"
+    )
+
+
+if __name__ == "__main__":
+    main()
