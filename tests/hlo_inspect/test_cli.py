@@ -234,3 +234,12 @@ def test_parse_error_names_file_line_and_column(capsys, dump):
     assert (code, out) == (2, "")
     assert err.startswith("meshtopo: error: ") and path in err and ":11:" in err
     assert err.count("\n") == 1
+
+
+def test_dump_without_collectives_reports_the_header_grid(capsys, dump):
+    text = "HloModule m, replica_count=2\nENTRY %e (p: f32[8]) -> f32[8] {\n  ROOT %p = f32[8]{0} parameter(0)\n}\n"
+    path = dump(text)
+    code, out, _ = run(capsys, "inspect", path)
+    assert (code, out) == (0, f"{path}: 0 collectives on 2 replicas x 1 partitions, device assignment default\n")
+    payload = rows(capsys, path, "--num-partitions", "2")
+    assert (payload["device_assignment"], payload["collectives"]) == ([[0, 2], [1, 3]], [])

@@ -14,18 +14,18 @@ import sys
 
 import numpy as np
 import pytest
-from tests.oracle._decode import sorted_groups
-from tests.oracle._expect import as_measured
-from tests.oracle._measure import (
+
+import meshtopo as mt
+import meshtopo.jax as mtj
+from oracle._decode import sorted_groups
+from oracle._expect import as_measured
+from oracle._measure import (
     _block_for,
     _collective_fn,
     _jax_mesh,
     _per_device_array,
     measure,
 )
-
-import meshtopo as mt
-import meshtopo.jax as mtj
 
 pytestmark = pytest.mark.jax
 
