@@ -8,6 +8,7 @@ per-cell arrays, the compact form, the expansion steps and the four modes side b
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -78,11 +79,36 @@ _MODE_FIELDS = {
 }
 
 
-def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
-    """Answer one ``POST /api/groups`` body (see docs/explorer-api.md for the schema)."""
+@dataclass(frozen=True)
+class Dial:
+    """One request read and multiplied out: what every section of the answer is drawn from."""
+
+    grid: Grid
+    opcode: str | None
+    has_channel: bool
+    global_ids: bool | None
+    written: DeviceList
+    pairs: list[tuple[int, int]] | None  # set when a permute reads its groups as pairs
+    mode: Mode | None
+    mode_json: dict[str, Any]
+    groups: DeviceList | None  # the device groups, None when they cannot be formed
+    error: str | None  # why they cannot be formed
+    limit: int
+
+    @property
+    def check_opcode(self) -> str:
+        """The opcode the dial is written as: the given one, else an op whose rule gives the
+        same mode (all-to-all for kCrossPartition, which an all-reduce cannot express)."""
+        if self.opcode:
+            return self.opcode
+        return "all-to-all" if self.mode is Mode.CROSS_PARTITION else "all-reduce"
+
+
+def read_dial(body: dict[str, Any], limit: int) -> Dial:
+    """Check a ``POST /api/groups`` body and multiply its groups out; 4xx ``RequestError``
+    (or the library's error) for malformed input."""
     fields = Fields(body)
     fields.check_known(GROUP_FIELDS)
-    include = _include(fields)
     grid = build_grid(fields, limit)
     opcode = fields.raw("opcode")
     if opcode is not None and opcode not in OPCODES:
@@ -93,55 +119,68 @@ def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
     global_ids = fields.optional_boolean("use_global_device_ids")
     written = _written_groups(fields, grid, limit)
     pairs = _pairs(written) if opcode in PERMUTE_OPCODES else None
-
     mode, mode_json = _mode(opcode, has_channel, global_ids)
-    # The dial as one HLO instruction; without an opcode, an op whose rule gives the same mode.
-    check_opcode = opcode or ("all-to-all" if str(mode) == "kCrossPartition" else "all-reduce")
-    instruction = _findings.instruction_text(
-        _findings.module_text(
-            grid.replicas, grid.partitions, check_opcode, has_channel, global_ids, written
-        )
-    )
-    table = grid.table
-    result: dict[str, Any] = {
-        "grid": grid.to_json(),
-        "mesh": grid.mesh_json(),
-        "device_assignment": grid.assignment_json(),
-        "mode": mode_json,
-        "written_groups": _written_json(written),
-        "pairs": pairs is not None,
-        "hlo_instruction": instruction,
-    }
     groups, error = (None, None)
     if mode is not None:
         groups, error = _expand(written, mode, grid, limit, pairs)
     if error is not None:
-        result["mode"]["expansion_error"] = error
-    result["device_groups"] = None if groups is None else _groups_json(groups)
+        mode_json["expansion_error"] = error
+    return Dial(
+        grid, opcode, has_channel, global_ids, written, pairs, mode, mode_json, groups, error, limit
+    )
+
+
+def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
+    """Answer one ``POST /api/groups`` body (see docs/explorer-api.md for the schema)."""
+    include = _include(Fields(body))
+    dial = read_dial(body, limit)
+    grid = dial.grid
+    module = _findings.module_text(
+        grid.replicas,
+        grid.partitions,
+        dial.check_opcode,
+        dial.has_channel,
+        dial.global_ids,
+        dial.written,
+    )
+    result: dict[str, Any] = {
+        "grid": grid.to_json(),
+        "mesh": grid.mesh_json(),
+        "device_assignment": grid.assignment_json(),
+        "mode": dial.mode_json,
+        "written_groups": _written_json(dial.written),
+        "pairs": dial.pairs is not None,
+        "hlo_instruction": _findings.instruction_text(module),
+        "device_groups": None if dial.groups is None else _groups_json(dial.groups),
+    }
     if "cells" in include:
-        result["cells"] = _cells(table, groups)
+        result["cells"] = _cells(grid.table, dial.groups)
     if "steps" in include:
-        result["steps"] = _steps(written, mode, grid, groups, pairs)
+        result["steps"] = _steps(dial)
     if "modes" in include:
-        result["modes"] = [
-            _mode_column(m, written, grid, limit, pairs) for m in mt.CollectiveOpGroupMode
-        ]
-    if "findings" in include and pairs is not None:
-        result["findings"] = _findings.pair_findings(
-            pairs, grid.replicas, grid.partitions, has_channel, mode_json.get("error"), error
-        )
-    elif "findings" in include:
-        result["findings"] = _findings.findings(
-            grid.replicas,
-            grid.partitions,
-            check_opcode,
-            has_channel,
-            global_ids,
-            written,
-            mode_json.get("error"),
-            error,
-        )
+        result["modes"] = [_mode_column(dial, mode) for mode in Mode]
+    if "findings" in include:
+        result["findings"] = _dial_findings(dial)
     return result
+
+
+def _dial_findings(dial: Dial) -> list[dict[str, Any]]:
+    mode_error = dial.mode_json.get("error")
+    grid = dial.grid
+    if dial.pairs is not None:
+        return _findings.pair_findings(
+            dial.pairs, grid.replicas, grid.partitions, dial.has_channel, mode_error, dial.error
+        )
+    return _findings.findings(
+        grid.replicas,
+        grid.partitions,
+        dial.check_opcode,
+        dial.has_channel,
+        dial.global_ids,
+        dial.written,
+        mode_error,
+        dial.error,
+    )
 
 
 def _include(fields: Fields) -> tuple[str, ...]:
@@ -333,33 +372,28 @@ def _cells(table: np.ndarray, groups: DeviceList | None) -> dict[str, Any]:
     }
 
 
-def _steps(
-    written: DeviceList,
-    mode: Mode | None,
-    grid: Grid,
-    groups: DeviceList | None,
-    pairs: list[tuple[int, int]] | None,
-) -> dict[str, Any] | None:
+def _steps(dial: Dial) -> dict[str, Any] | None:
     """The multiplying-out loop. With ``outer`` = "written", step i read written group
     i // per_group at loop index i % per_group (a partition for kCrossReplica, a replica for
     kCrossPartition); with ``outer`` = "loop" (permute pairs), loop index i // len(written)
     and written pair i % len(written)."""
+    mode, grid, groups = dial.mode, dial.grid, dial.groups
     if mode is None or groups is None:
         return None
-    if pairs is not None:
-        loop = "partition" if str(mode) == "kCrossReplica" else "replica"
+    if dial.pairs is not None:
+        loop = "partition" if mode is Mode.CROSS_REPLICA else "replica"
         per = grid.partitions if loop == "partition" else grid.replicas
         return {
             "loop": loop,
             "outer": "loop",
             "per_group": per,
             "count": groups.num_replica_groups,
-            "written_groups": [list(pair) for pair in pairs],
+            "written_groups": [list(pair) for pair in dial.pairs],
             "substituted_empty": False,
         }
     name = str(mode)
     loop = _LOOPS[name][0]
-    listed = written.replica_groups
+    listed = dial.written.replica_groups
     substituted = not listed
     if substituted:
         count = grid.partitions if name == "kCrossPartition" else grid.replicas
@@ -377,15 +411,10 @@ def _steps(
     }
 
 
-def _mode_column(
-    mode: Mode,
-    written: DeviceList,
-    grid: Grid,
-    limit: int,
-    pairs: list[tuple[int, int]] | None,
-) -> dict[str, Any]:
+def _mode_column(dial: Dial, mode: Mode) -> dict[str, Any]:
+    """The same written groups under ``mode``: its selecting fields, its groups per cell."""
     channel, global_ids = _MODE_FIELDS[str(mode)]
-    groups, error = _expand(written, mode, grid, limit, pairs)
+    groups, error = _expand(dial.written, mode, dial.grid, dial.limit, dial.pairs)
     column: dict[str, Any] = {
         "name": str(mode),
         "channel_id": channel,
@@ -393,6 +422,6 @@ def _mode_column(
         "error": error,
         "count": None if groups is None else groups.num_replica_groups,
         "sizes": None if groups is None else np.unique(groups.group_sizes).tolist(),
-        "group": _cell_groups(grid.table, groups)[0].tolist(),
+        "group": _cell_groups(dial.grid.table, groups)[0].tolist(),
     }
     return column
