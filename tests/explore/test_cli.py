@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -85,6 +86,20 @@ def test_serves_on_loopback_and_stops_on_ctrl_c(
     assert process.returncode == 0
     assert out.strip() == "stopped"
     assert err == ""
+
+
+@pytest.mark.timeout(60)
+def test_a_gzip_dump_is_read(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.hlo.gz"
+    dump.write_bytes(gzip.compress(DUMP.encode()))
+    process, url = start(str(dump))
+    try:
+        answer = get(url + "api/dump")
+        assert answer["text"] == DUMP
+        assert answer["result"]["collectives"][0]["mode"] == "kFlattenedID"
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=20)
 
 
 @pytest.mark.timeout(60)

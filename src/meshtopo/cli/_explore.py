@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import io
 import webbrowser
 from pathlib import Path
 
@@ -58,7 +60,7 @@ def explore(
             raise InvalidArgumentError(
                 f"{file}: {size} bytes is more than the explorer reads ({_MAX_DUMP_BYTES})"
             )
-        dump = (file.name, file.read_text(encoding="utf-8", errors="replace"))
+        dump = (file.name, _read_dump(file))
     server = make_server(host, port, max_body=max_body, device_limit=device_limit)
     server.initial_dump = dump
     click.echo(f"meshtopo explorer at {server.url}  (Ctrl-C to stop)")
@@ -72,6 +74,20 @@ def explore(
         click.echo("stopped")
     finally:
         server.server_close()
+
+
+def _read_dump(file: Path) -> str:
+    """The text of an HLO dump, plain or gzip-compressed, at most ``_MAX_DUMP_BYTES``."""
+    data = file.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+            data = stream.read(_MAX_DUMP_BYTES + 1)
+        if len(data) > _MAX_DUMP_BYTES:
+            raise InvalidArgumentError(
+                f"{file}: more than {_MAX_DUMP_BYTES} bytes once decompressed; the explorer "
+                "reads dumps up to that size"
+            )
+    return data.decode("utf-8", errors="replace")
 
 
 COMMANDS: list[click.Command] = [explore]
