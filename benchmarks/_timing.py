@@ -46,8 +46,9 @@ def measure_all(
 
     Interleaving means a burst of load from elsewhere on the machine hits every function
     alike. There are at least ``repeat`` rounds, more (up to 50) while the rounds fit in about
-    ``budget`` seconds, so fast calls get many samples. Garbage collection runs before each
-    sample and is off during it; results are dropped at once, so memory holds one at a time.
+    ``budget`` seconds, so fast calls get many samples. Garbage collection runs once before
+    the rounds and is off during each sample; results are dropped at once (reference counting
+    frees them), so memory holds one at a time.
     """
     first: dict[str, float] = {}
     calls: dict[str, int] = {}
@@ -64,10 +65,10 @@ def measure_all(
     rounds = max(repeat, min(50, int(budget / max(round_seconds, 1e-9))))
     best = dict.fromkeys(functions, float("inf"))
     enabled = gc.isenabled()
+    gc.collect()  # once: with jax imported a full collection takes tens of milliseconds
     try:
         for _ in range(rounds):
             for name, function in functions.items():
-                gc.collect()
                 gc.disable()
                 start = time.perf_counter()
                 for _ in range(calls[name]):

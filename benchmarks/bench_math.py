@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Callable
 from functools import partial
 
@@ -369,7 +370,9 @@ def main() -> None:
         ("4: group_of on iota lists", bench_group_of),
     ):
         console.print(f"[bold]{title}[/bold]")
+        start = time.perf_counter()
         bench(rows)
+        console.print(f"[dim]  ({time.perf_counter() - start:.1f} s)[/dim]")
     console.print(
         comparison_table("meshtopo math layer vs anchors (ratio = meshtopo / anchor)", rows)
     )
