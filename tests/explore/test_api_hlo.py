@@ -86,12 +86,13 @@ def test_header_counts_can_be_overridden(client: Client) -> None:
 
 
 def test_parse_errors_are_400_with_line_and_column(client: Client) -> None:
-    text = EXAMPLE.replace("replica_groups={{0,1}}", "replica_groups={{0,1}")
+    text = EXAMPLE.replace("replica_groups={{0,1}}", "replica_groups={{0,x}}")
     reply = client.post("/api/hlo", {"text": text})
     assert reply.status == 400
     error = reply.body["error"]
     assert error["kind"] == "HloParseError"
-    assert error["line"] == 11
+    assert (error["line"], error["column"]) == (11, 53)
+    assert error["message"] == "11:53: expected an integer but found 'x}}' in replica groups"
 
 
 @pytest.mark.parametrize(

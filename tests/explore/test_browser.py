@@ -342,3 +342,25 @@ def test_a_dump_named_on_the_command_line_opens_at_start(
     finally:
         server.initial_dump = None
         context.close()
+
+
+def test_custom_assignment_and_custom_mesh_order(page: Any) -> None:
+    page.fill("#partitions", "2")
+    after(page, lambda: page.fill("#groups", "{{0,1},{2,3}}"))
+    after(page, lambda: page.check("#channel"))
+    after(page, lambda: page.click("label:has(input[name=ugdi][value=true])"))
+    after(page, lambda: page.select_option("#assignment", "custom"))
+    assert page.is_visible("#assignment-table")
+    assert page.text_content("#input-error").startswith("BadRequest: field 'device_assignment'")
+    after(page, lambda: page.fill("#assignment-table", "3 2\n1 0"))
+    assert [int(c["device"]) for c in cells(page)] == [3, 2, 1, 0]
+    assert groups_of(page) == [0, 0, 1, 1]
+    after(page, lambda: page.select_option("#assignment", "default"))
+    after(page, lambda: page.click("label:has(input[name=gridkind][value=mesh])"))
+    after(page, lambda: page.select_option("#mesh-order", "custom"))
+    after(page, lambda: page.fill("#mesh-perm", "0 2 4 6 1 3 5 7"))
+    after(page, lambda: page.click("label:has(input[name=groupsrc][value=over])"))
+    after(page, lambda: page.check("#over-axes input[value=y]"))
+    # Positions hold devices 0 2 4 6 / 1 3 5 7: the groups over y are every other id.
+    assert page.text_content("#f-written") == "[2,4]<=[4,2]T(1,0)"
+    assert groups_of(page) == [0, 1, 0, 1, 0, 1, 0, 1]

@@ -133,18 +133,27 @@ class ExplorerHandler(BaseHTTPRequestHandler):
             )
             return
         body, content_type = found
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
-        self.end_headers()
-        self.wfile.write(body)
+        headers = {
+            "Content-Type": content_type,
+            "Cache-Control": "no-cache",
+            "Content-Security-Policy": "default-src 'self'; img-src 'self' data:",
+        }
+        self._send(200, body, headers)
 
     def do_POST(self) -> None:
         """Read a capped JSON body and answer it from the matching endpoint."""
         path = self.path.split("?", 1)[0]
+        try:
+            status, answer = 200, self._post_answer(path)
+        except RequestError as error:
+            status, answer = error.status, error.to_json()
+        except ConnectionError:  # the client went away while sending
+            self.close_connection = True
+            return
+        self._send_json(status, answer)
+
+    def _post_answer(self, path: str) -> dict[str, Any]:
+        """The answer to a POST at ``path``; every refusal is a ``RequestError``."""
         route = self._POST_ROUTES.get(path)
         try:
             body = self._read_body()
@@ -156,29 +165,24 @@ class ExplorerHandler(BaseHTTPRequestHandler):
                 kind = "MethodNotAllowed" if path == "/api/info" else "NotFound"
                 status = 405 if path == "/api/info" else 404
                 raise RequestError(status, f"no endpoint takes POST at {path[:200]}", kind=kind)
-            request = decode_body(body)
-            self._send_json(200, self._answer(route, request))
-        except RequestError as error:
-            self._send_error(error)
+            return self._answer(route, decode_body(body))
         except mt.HloParseError as error:
-            self._send_error(
-                RequestError(
-                    400, str(error), kind="HloParseError", line=error.line, column=error.column
-                )
-            )
+            raise RequestError(
+                400, str(error), kind="HloParseError", line=error.line, column=error.column
+            ) from None
         except mt.LimitError as error:
-            self._send_error(RequestError(413, str(error), kind="LimitError"))
+            raise RequestError(413, str(error), kind="LimitError") from None
         except mt.MeshtopoError as error:
-            self._send_error(RequestError(400, str(error), kind=type(error).__name__))
+            raise RequestError(400, str(error), kind=type(error).__name__) from None
+        except (RequestError, ConnectionError):
+            raise
         except Exception:
             _log.exception("unexpected failure answering %s", path)
-            self._send_error(
-                RequestError(
-                    500,
-                    "the explorer failed on this request; this is a bug in meshtopo",
-                    kind="InternalServerError",
-                )
-            )
+            raise RequestError(
+                500,
+                "the explorer failed on this request; this is a bug in meshtopo",
+                kind="InternalServerError",
+            ) from None
 
     def _dump(self) -> dict[str, Any]:
         """The dump named on the command line: ``{"name", "text", "result", "error"}``, where
@@ -240,15 +244,24 @@ class ExplorerHandler(BaseHTTPRequestHandler):
 
     def _send_json(self, status: int, value: dict[str, Any]) -> None:
         body = json.dumps(value, separators=(",", ":"), allow_nan=False).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(body)
+        headers = {"Content-Type": "application/json", "Cache-Control": "no-store"}
+        self._send(status, body, headers)
+
+    def _send(self, status: int, body: bytes, headers: dict[str, str]) -> None:
+        """Write one response; a client that went away (the page dropped a stale request) is
+        not an error, the connection is just closed."""
+        try:
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("X-Content-Type-Options", "nosniff")
+            if self.close_connection:
+                self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(body)
+        except ConnectionError:
+            self.close_connection = True
 
     def _send_error(self, error: RequestError) -> None:
         self._send_json(error.status, error.to_json())
