@@ -36,6 +36,8 @@ class ScanContext:
         self.pairs_cache: dict[str, list[tuple[int, int]]] = {}
         self.dims_cache: dict[str, tuple[int, ...]] = {}
         self.wrapped: dict[str, Collective] = {}
+        # Decoded attributes per distinct attribute text (see ``_scan``).
+        self.templates: dict[str, dict[str, object] | None] = {}
         self._assignment: DeviceAssignment | None = None
 
     def default_assignment(self) -> DeviceAssignment:

@@ -15,6 +15,7 @@ block by block in memory proportional to the collectives found.
 from __future__ import annotations
 
 import functools
+import gc
 import gzip
 import io
 import os
@@ -179,6 +180,8 @@ def parse_module(
     """
     if not isinstance(text, str):
         raise InvalidArgumentError(f"parse_module expects str text, got {type(text).__name__}")
+    collecting = gc.isenabled()
+    gc.disable()  # the scan creates many long-lived objects; cyclic GC passes only cost time
     try:
         header, _ = parse_header(text)
         r, p = resolve_counts(header, replica_count, num_partitions)
@@ -193,6 +196,9 @@ def parse_module(
         if source and error.source is None:
             raise HloParseError(error.message, error.line, error.column, source) from None
         raise
+    finally:
+        if collecting:
+            gc.enable()
     return Module(header, text, context, collectives, headers, source)
 
 

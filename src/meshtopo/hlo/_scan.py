@@ -31,21 +31,22 @@ _GROUPS = (
     r"\{\{(?=[\d,{} ]{" + str(256) + r"})|\{[\d,{} ]*\}|\[" + _INTS + r"\]<=\[" + _INTS + r"\](?:T\(" + _INTS + r"\))?"
     r"|mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?[ \t]*\{[^{}\n]*\}"
 )
-# Groups: 1 indent, 2 ROOT, 3 name, 4 shape, 5 opcode, 6 operands, 7 channel_id,
-# 8 replica_groups, 9 constrain_layout, 10/12 dimensions, 11 use_global_device_ids,
-# 13 source_target_pairs, 14 slice_sizes, 15 to_apply, 16 the rest of the line.
+# Groups: 1 indent, 2 ROOT, 3 name, 4 shape, 5 opcode, 6 operands, 7 channel_id, 8 the rest.
+COLLECTIVE_LINE = re.compile(
+    r"\n([ \t]*)(ROOT[ \t]+)?(%?[^\s=%]+)[ \t]*=[ \t]*(" + SHAPE_PATTERN + r")[ \t]+("
+    + OPCODE_PATTERN + r")\((?:([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\))?"
+    r"(?:, channel_id=(\d{1,18}))?([^\n]*)"
+)
+# The collective attributes after channel_id, in XLA's order. Groups: 1 replica_groups,
+# 2 constrain_layout, 3/5 dimensions, 4 use_global_device_ids, 6 source_target_pairs,
+# 7 slice_sizes, 8 to_apply, 9 the rest of the line.
 _AFTER_GROUPS = (
     r"(?:, constrain_layout=(true|false))?(?:, dimensions=\{(" + _INTS + r")\})?"
     r"(?:, use_global_device_ids=(true|false))?(?:, dimensions=\{(" + _INTS + r")\})?"
     r"(?:, source_target_pairs=(\{[\d,{} ]*\}))?(?:, slice_sizes=(\{[\d,{} ]*\}))?"
     r"(?:, to_apply=(%?[\w.\-]+))?"
 )
-COLLECTIVE_LINE = re.compile(
-    r"\n([ \t]*)(ROOT[ \t]+)?(%?[^\s=%]+)[ \t]*=[ \t]*(" + SHAPE_PATTERN + r")[ \t]+("
-    + OPCODE_PATTERN + r")\((?:([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\)"
-    r"(?:, channel_id=(\d{1,18}))?(?:, replica_groups=(" + _GROUPS + r"))?"
-    + _AFTER_GROUPS + r")?([^\n]*)"
-)
+_ATTRIBUTES = re.compile(r"(?:, replica_groups=(" + _GROUPS + r"))?" + _AFTER_GROUPS + r"([^\n]*)")
 # A long explicit list is matched only by its opening "{{" (a regex walk over thousands of
 # ids is slow); its end is found with str.find and the rest of the line read by this regex.
 _REST_AFTER_LONG_GROUPS = re.compile(_AFTER_GROUPS + r"([^\n]*)")
@@ -87,8 +88,10 @@ def scan_collectives(
     computations: list[tuple[int, str, bool]],
     first_line: int = 1,
     computation: str | None = None,
+    offsets: list[int] | None = None,
 ) -> list[Collective]:
-    """Every collective instruction in ``text``, in text order; ``first_line`` is the line
+    """Every collective instruction in ``text``, in text order (their offsets in ``text`` are
+    appended to ``offsets`` when given); ``first_line`` is the line
     number of ``text[0]`` (instructions are found after a newline, so a block should start
     with the newline that ends the line before it). ``computations`` are the headers from
     ``find_computations`` and ``computation`` is the one open at the start of ``text``."""
@@ -99,7 +102,7 @@ def scan_collectives(
     next_header = next(headers, None)
     last, line = 0, first_line
     handled_to = -1
-    groups_cache = context.group_cache
+    templates = context.templates
     seen = 0
     for m in COLLECTIVE_LINE.finditer(text):
         start = m.start()
@@ -111,29 +114,24 @@ def scan_collectives(
         last = start + 1
         if start < handled_to:
             continue
-        f = m.groups()
-        rest = None
-        if f[7] == "{{":
-            rest, f = _long_groups(text, m, f)
-        tail = f[15]
-        if (
-            f[5] is None
-            or (tail and (_LATE_KEYS.search(tail) or tail.count("{") != tail.count("}")))
-            or tail.endswith(",")
+        _indent, root, name, shape, opcode, operand_text, channel, rest = m.groups()
+        template: dict[str, object] | None = None
+        if operand_text is not None and not (
+            rest and (rest[-1] == "," or rest.count("{") != rest.count("}"))
         ):
+            cut = rest.find(", metadata=")
+            if cut < 0 or _LATE_KEYS.search(rest, cut) is None:
+                key = opcode + ("#" if channel else "") + (rest if cut < 0 else rest[:cut])
+                template = templates.get(key, _MISSING)
+        if offsets is not None:
+            offsets.append(start)
+        if template is None:
             collective, handled_to = read_line(text, start + 1, line, computation, context)
             if collective is not None:
                 append(collective)
+            elif offsets is not None:
+                offsets.pop()
             continue
-
-        def column(group: int, m: re.Match[str] = m, rest: re.Match[str] | None = rest) -> int:
-            if rest is not None and group > 8:
-                return rest.start(group - 8) - m.start()
-            return m.start(group) - m.start()
-
-        name = f[2]
-        opcode = f[4]
-        operand_text = f[5]
         if " " not in operand_text and "," not in operand_text and "/" not in operand_text:
             operands: tuple[str, ...] = (
                 (operand_text[1:] if operand_text[:1] == "%" else operand_text,)
@@ -142,68 +140,95 @@ def scan_collectives(
         else:
             operands, inline = _operands(operand_text)
         c = Collective(
-            name[1:] if name[0] == "%" else name, opcode, f[3], operands, line,
+            name[1:] if name[0] == "%" else name, opcode, shape, operands, line,
             m.start(3) - start, computation, context,
         )
         if inline:
             c.inline_shapes = inline
-        if f[1]:
+        if root:
             c.is_root = True
-        if f[6]:
-            c.channel_id = int(f[6])
-        groups = f[7]
-        if groups is not None:
-            cached = groups_cache.get(groups)
-            if cached is None:
-                cached = decode_groups(groups, line, column(8), context)
-            c.replica_groups = cached
-            c.groups_text = groups
-        if f[8]:
-            c.constrain_layout = f[8] == "true"
-        if f[10]:
-            c.use_global_device_ids = f[10] == "true"
-        if f[9] is not None or f[11] is not None:
-            group = 10 if f[9] is not None else 12
-            c.dimensions = decode_int_list(
-                f[group - 1], "dimensions", line, column(group), context)
-        if f[12] is not None:
-            pairs = context.pairs_cache.get(f[12])
-            c.source_target_pairs = pairs if pairs is not None else decode_pairs(
-                f[12], line, column(13), context)
-        if f[13] is not None:
-            c.slice_sizes = decode_pairs(f[13], line, column(14), context, pairs=False)  # type: ignore[assignment]
-        if f[14]:
-            c.to_apply = f[14][1:] if f[14][0] == "%" else f[14]
-        if tail:
-            c.tail = tail
-            c.tail_column = column(16)
-        if opcode not in _CHECKED or groups is None or c.to_apply is None or (
-            f[10] == "true" and not f[6]
-        ):
-            finish(c)
+        if channel:
+            c.channel_id = int(channel)
+        if rest:
+            c.tail = rest
+            c.tail_column = m.start(8) - start
+        if template is _MISSING:
+            template = _template(c, text, m.start(8), start, context)
+            templates[key] = template
+            if template is None:
+                collective, handled_to = read_line(text, start + 1, line, computation, context)
+                if collective is not None:
+                    append(collective)
+                elif offsets is not None:
+                    offsets.pop()
+                continue
+        else:
+            c.__dict__.update(template)
+            if c.slice_sizes is not None and len(operands) != 4:
+                finish(c)
         append(c)
     if len(_OPCODE_TOKEN.findall(text)) > seen:
         return _rescan(text, context, computations, first_line, out)
     return out
 
 
-# all-reduce with to_apply, groups and no flag problem needs none of ``finish``'s checks.
-_CHECKED = frozenset({"all-reduce", "all-reduce-start"})
+_MISSING: dict[str, object] = {}
+_TEMPLATE_FIELDS = (
+    "replica_groups", "groups_text", "constrain_layout", "use_global_device_ids", "dimensions",
+    "source_target_pairs", "slice_sizes", "to_apply",
+)  # fmt: skip
 
 
-def _long_groups(
-    text: str, m: re.Match[str], f: tuple[str | None, ...]
-) -> tuple[re.Match[str] | None, tuple[str | None, ...]]:
-    """Complete a match that stopped at the "{{" of a long explicit list."""
-    begin = m.start(8)
-    end = text.find("}}", begin)
-    newline = text.find("\n", begin)
-    if end < 0 or (0 <= newline < end):
-        return None, (*f[:5], None, *f[6:])  # let the general reader report it
-    rest = _REST_AFTER_LONG_GROUPS.match(text, end + 2)
-    if rest is None:  # pragma: no cover - every group of the regex is optional
-        return None, (*f[:5], None, *f[6:])
-    return rest, (*f[:7], text[begin:end + 2], *rest.groups())
+def _template(
+    c: Collective, text: str, pos: int, line_start: int, context: ScanContext
+) -> dict[str, object] | None:
+    """Decode the attributes after channel_id (at ``pos``) into ``c``, check them, and return
+    them as a template for lines with the same attribute text; None when the line needs the
+    general reader (attributes out of XLA's order, or text the regex cannot place)."""
+    m = _ATTRIBUTES.match(text, pos)
+    if m is None:  # pragma: no cover - every group of the regex is optional
+        return None
+    g = m.groups()
+    spans = m
+    offset = 0
+    if g[0] == "{{":
+        begin = m.start(1)
+        end = text.find("}}", begin)
+        newline = text.find("\n", begin)
+        if end < 0 or (0 <= newline < end):
+            return None
+        after = _REST_AFTER_LONG_GROUPS.match(text, end + 2)
+        if after is None:  # pragma: no cover
+            return None
+        g = (text[begin:end + 2], *after.groups())
+        spans, offset = after, 1
+
+    def column(group: int) -> int:
+        at = spans.start(group - offset) if group > 1 or offset == 0 else m.start(1)
+        return at - line_start
+
+    if _LATE_KEYS.search(g[8]) or g[8].count("{") != g[8].count("}"):
+        return None
+    line = c.line
+    if g[0] is not None:
+        c.replica_groups = decode_groups(g[0], line, column(1), context)
+        c.groups_text = g[0]
+    if g[1]:
+        c.constrain_layout = g[1] == "true"
+    if g[3]:
+        c.use_global_device_ids = g[3] == "true"
+    if g[2] is not None or g[4] is not None:
+        group = 3 if g[2] is not None else 5
+        c.dimensions = decode_int_list(g[group - 1], "dimensions", line, column(group), context)
+    if g[5] is not None:
+        c.source_target_pairs = decode_pairs(g[5], line, column(6), context)
+    if g[6] is not None:
+        c.slice_sizes = decode_pairs(g[6], line, column(7), context, pairs=False)  # type: ignore[assignment]
+    if g[7]:
+        c.to_apply = g[7][1:] if g[7][0] == "%" else g[7]
+    finish(c)
+    fields = c.__dict__
+    return {key: fields[key] for key in _TEMPLATE_FIELDS if key in fields}
 
 
 def _operands(text: str) -> tuple[tuple[str, ...], tuple[str | None, ...]]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import sys
 import zlib
 from collections.abc import Iterator
@@ -27,7 +28,7 @@ from typing import IO
 
 from .._errors import HloParseError, InvalidArgumentError
 from ._collective import Collective
-from ._context import _DEFINITION, _ROOT_LINE, ScanContext
+from ._context import _ROOT_LINE, SHAPE_PATTERN, ScanContext
 from ._link import Linker
 from ._module import parse_header, resolve_counts
 from ._scan import find_computations, scan_collectives
@@ -96,12 +97,15 @@ def _blocks(
                 if root_name is not None:
                     shape = match.group(1)
                     context.roots[root_name] = (match.group(2), shape[: shape.find("[")])
-            found = scan_collectives(block, context, headers, first_line=line, computation=computation)
+            offsets: list[int] = []
+            found = scan_collectives(block, context, headers, first_line=line,
+                                     computation=computation, offsets=offsets)
         except HloParseError as error:
             raise HloParseError(error.message, error.line, error.column, name) from None
         if headers:
             computation = headers[-1][1]
-        _resolve_operands(found, previous + block)
+        if len(offsets) == len(found):
+            _resolve_operands(found, offsets, previous, block)
         yield from linker.link(found)
         line += block.count("\n")
         previous = block[-(1 << 20):]
@@ -134,22 +138,31 @@ def _computation_before(headers: list[tuple[int, str, bool]], offset: int,
     return name
 
 
-def _resolve_operands(collectives: list[Collective], window: str) -> None:
-    """Record operand shapes from definitions in ``window`` while it is in memory: one pass
-    over the window for all the names this block's collectives need."""
-    needed = {
-        operand for c in collectives if c.operands and not c.inline_shapes for operand in c.operands
-    }
-    if not needed:
-        return
-    found: dict[str, str] = {}
-    for match in _DEFINITION.finditer(window):
-        name = match.group(1).lstrip("%")
-        if name in needed:
-            found[name] = match.group(2)
-    for c in collectives:
-        if c.operands and not c.inline_shapes:
-            c.inline_shapes = tuple(found.get(operand) for operand in c.operands)
+def _resolve_operands(
+    collectives: list[Collective], offsets: list[int], previous: str, block: str
+) -> None:
+    """Record operand shapes from their definitions while the text is in memory: searched
+    backwards from each collective through this block and the tail of the previous one."""
+    for c, offset in zip(collectives, offsets, strict=True):
+        if not c.operands or c.inline_shapes:
+            continue
+        shapes: list[str | None] = []
+        for operand in c.operands:
+            shapes.append(_definition_before(block, offset, operand)
+                          or _definition_before(previous, len(previous), operand))
+        c.inline_shapes = tuple(shapes)
+
+
+def _definition_before(text: str, end: int, name: str) -> str | None:
+    for needle in (f"%{name} = ", f" {name} = "):
+        at = text.rfind(needle, 0, end)
+        if at >= 0:
+            match = _SHAPE_AT.match(text, at + len(needle))
+            return match.group(1) if match else None
+    return None
+
+
+_SHAPE_AT = re.compile(r"[ \t]*(" + SHAPE_PATTERN + r")[ \t]")
 
 
 def _open(
