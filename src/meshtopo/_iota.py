@@ -215,11 +215,8 @@ class IotaTileAssignment:
         return value
 
     def to_array(self) -> np.ndarray:
-        """The materialised int64 array of shape ``dims`` (a fresh, writable copy)."""
-        flat = np.arange(self.num_elements, dtype=np.int64)
-        if len(self._reshape) == 1:
-            return flat.reshape(self.dims)
-        return flat.reshape(self._reshape).transpose(self._perm).reshape(self.dims)
+        """The materialised int64 array of shape ``dims`` (a fresh, writable, C-ordered copy)."""
+        return iota_values(self._reshape, self._perm).reshape(self.dims)
 
     def _reshape_in_perm_order(self) -> tuple[int, ...]:
         return tuple(self._reshape[axis] for axis in self._perm)
@@ -252,6 +249,26 @@ class IotaTileAssignment:
         if transposed is not None:
             return transposed
         return np.ascontiguousarray(self.to_array().transpose(perm))
+
+
+def iota_values(reshape_dims: Sequence[int], perm: Sequence[int]) -> np.ndarray:
+    """``arange(N).reshape(reshape_dims).transpose(perm)`` flattened, as a fresh int64 array.
+
+    Each value is a sum of per-axis terms ``coordinate * stride``; adding the terms axis by axis
+    in the transposed order writes every element once, in memory order, instead of copying a
+    strided transpose.
+
+    >>> iota_values([2, 4], [1, 0]).tolist()
+    [0, 4, 1, 5, 2, 6, 3, 7]
+    """
+    if len(reshape_dims) == 1:
+        return np.arange(reshape_dims[0], dtype=np.int64)
+    strides = [math.prod(reshape_dims[axis + 1 :]) for axis in range(len(reshape_dims))]
+    terms = [np.arange(reshape_dims[axis], dtype=np.int64) * strides[axis] for axis in perm]
+    flat = terms[-1]
+    for term in reversed(terms[:-1]):
+        flat = np.add.outer(term, flat).reshape(-1)
+    return flat
 
 
 def read_iota(scanner: Scanner, tile_rank: int | None = None) -> IotaTileAssignment:
@@ -514,10 +531,10 @@ def find_iota(flat: np.ndarray) -> tuple[tuple[int, ...], tuple[int, ...]] | Non
     """The canonical ``(reshape_dims, transpose_perm)`` whose iota transpose is ``flat``, or None.
 
     ``flat`` is read as a walk over positional axes (major to minor) with constant strides; the
-    axes are found from the minor end, each the longest arithmetic run of the block below it,
-    and each level is verified against the whole prefix it covers. The levels grow at least
-    twofold, so the work is linear in ``len(flat)`` (no search over permutations). The strides
-    must then be the row-major strides of some reshape dims, which gives the permutation.
+    axes are found from the minor end, each the longest arithmetic run of block starts. The
+    blocks grow at least twofold, so finding them is linear in ``len(flat)`` (no search over
+    permutations). The strides must be the row-major strides of some reshape dims, which gives
+    the permutation, and one comparison with that iota's values confirms the whole array.
 
     >>> find_iota(np.array([0, 4, 1, 5, 2, 6, 3, 7]))
     ((2, 4), (1, 0))
@@ -535,16 +552,11 @@ def find_iota(flat: np.ndarray) -> tuple[tuple[int, ...], tuple[int, ...]] | Non
     block = 1
     while block < count:
         heads = values[::block]
-        stride = int(heads[1] - heads[0])
+        stride = int(heads[1])
         if stride <= 0:
             return None
-        run = np.flatnonzero(heads != np.arange(heads.size, dtype=np.int64) * stride)
-        length = int(run[0]) if run.size else heads.size
+        length = _run_length(heads, stride)
         if length < 2 or (count // block) % length:  # a run must end on an axis boundary
-            return None
-        covered = values[: block * length].reshape(length, block)
-        expected = values[:block] + np.arange(length, dtype=np.int64)[:, None] * stride
-        if not np.array_equal(covered, expected):
             return None
         sizes.append(length)
         strides.append(stride)
@@ -562,4 +574,19 @@ def find_iota(flat: np.ndarray) -> tuple[tuple[int, ...], tuple[int, ...]] | Non
     perm = [position_of[axis] for axis in reversed(range(len(sizes)))]
     if not reshape_dims:
         return (1,), (0,)
+    if not np.array_equal(iota_values(reshape_dims, perm), values):
+        return None
     return canonicalize(reshape_dims, perm)
+
+
+def _run_length(heads: np.ndarray, stride: int) -> int:
+    """How many of ``heads`` from the start equal ``k * stride``, checked in doubling spans so
+    that a short run costs little and a long one linear time."""
+    checked, span = 1, 64
+    while checked < heads.size:
+        end = min(heads.size, checked + span)
+        bad = np.flatnonzero(heads[checked:end] != np.arange(checked, end, dtype=np.int64) * stride)
+        if bad.size:
+            return checked + int(bad[0])
+        checked, span = end, span * 2
+    return int(heads.size)

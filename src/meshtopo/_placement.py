@@ -52,7 +52,7 @@ class DeviceAssignment:
                 f"got {array.shape[0]} x {array.shape[1]}"
             )
         check_size(int(array.size), "the device assignment")
-        array = array.astype(np.int64)
+        array = np.array(array, dtype=np.int64, order="C")
         if (array < 0).any():
             raise InvalidArgumentError(
                 f"device assignment ids must be non-negative, got {int(array.min())}"
@@ -132,6 +132,13 @@ class DeviceAssignment:
     def is_default(self) -> bool:
         """True when this is XLA's default placement for its shape."""
         return self == DeviceAssignment.default(self.replica_count, self.computation_count)
+
+    @functools.cached_property
+    def by_computation(self) -> np.ndarray:
+        """The table transposed to ``[computation][replica]`` (read-only, C-ordered)."""
+        columns = np.ascontiguousarray(self._array.T)
+        columns.setflags(write=False)
+        return columns
 
     @functools.cached_property
     def _flat_order(self) -> np.ndarray:
@@ -235,7 +242,7 @@ def device_group_arrays(
     if mode is Mode.CROSS_REPLICA:
         return _spread(table[flat], sizes)
     if mode is Mode.CROSS_PARTITION:
-        return _spread(table[:, flat].T, sizes)
+        return _spread(device_assignment.by_computation[flat], sizes)
     if mode is Mode.CROSS_REPLICA_AND_PARTITION:
         return table[flat].reshape(-1), sizes * partitions
     return table.reshape(-1)[flat], sizes
