@@ -53,6 +53,18 @@ REDUCTIONS = {"add": "sum", "multiply": "prod", "minimum": "min", "maximum": "ma
 SEND_RECV_PAIRS = "_xla_send_recv_source_target_pairs"
 
 
+# The attributes decoded from text, in the order of ``Collective.decoded()``.
+DECODED_FIELDS = (
+    "replica_groups", "groups_text", "constrain_layout", "use_global_device_ids", "dimensions",
+    "source_target_pairs", "slice_sizes", "to_apply",
+)  # fmt: skip
+DecodedAttributes = tuple[
+    "CollectiveDeviceList | None", "str | None", bool, "bool | None", "tuple[int, ...] | None",
+    "list[tuple[int, int]] | None", "list[list[int]] | None", "str | None",
+]
+NOTHING_DECODED: DecodedAttributes = (None, None, False, None, None, None, None, None)
+
+
 def base_opcode(opcode: str) -> str:
     """The synchronous op behind a start/done form: ``all-gather-start`` -> ``all-gather``."""
     for suffix in ("-start", "-done"):
@@ -79,24 +91,13 @@ class Collective:
     ``use_global_device_ids`` and ``channel_id`` are None when not written.
     """
 
-    # Defaults live on the class so that reading a line sets only what it wrote.
-    is_root: bool = False
-    channel_id: int | None = None
-    use_global_device_ids: bool | None = None
-    replica_groups: CollectiveDeviceList | None = None
-    groups_text: str | None = None
-    source_target_pairs: list[tuple[int, int]] | None = None
-    slice_sizes: list[list[int]] | None = None
-    dimensions: tuple[int, ...] | None = None
-    constrain_layout: bool = False
-    to_apply: str | None = None
-    wrapped_opcode: str | None = None
-    start: str | None = None
-    tail: str = ""
-    tail_column: int = 0
-    inline_shapes: tuple[str | None, ...] = ()
-    _attributes: dict[str, str] | None = None
-    _shape: Shape | None = None
+    __slots__ = (
+        "_attributes", "_context", "_shape", "channel_id", "column", "computation",
+        "constrain_layout", "dimensions", "groups_text", "inline_shapes", "is_root", "line",
+        "name", "opcode", "operands", "replica_groups", "shape_text", "slice_sizes",
+        "source_target_pairs", "start", "tail", "tail_column", "to_apply",
+        "use_global_device_ids", "wrapped_opcode",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -108,7 +109,13 @@ class Collective:
         column: int,
         computation: str | None,
         context: ScanContext,
+        decoded: DecodedAttributes = None,  # type: ignore[assignment]
+        channel_id: int | None = None,
+        tail: str = "",
+        tail_column: int = 0,
     ) -> None:
+        """Built by the readers; ``decoded`` holds the attributes shared by every line with
+        the same attribute text (see ``DECODED_FIELDS``)."""
         self.name = name
         self.opcode = opcode
         self.shape_text = shape_text
@@ -117,6 +124,28 @@ class Collective:
         self.column = column
         self.computation = computation
         self._context = context
+        (
+            self.replica_groups, self.groups_text, self.constrain_layout,
+            self.use_global_device_ids, self.dimensions, self.source_target_pairs,
+            self.slice_sizes, self.to_apply,
+        ) = decoded or NOTHING_DECODED  # fmt: skip
+        self.channel_id = channel_id
+        self.tail = tail
+        self.tail_column = tail_column
+        self.is_root = False
+        self.inline_shapes: tuple[str | None, ...] = ()
+        self.start: str | None = None
+        self.wrapped_opcode: str | None = None
+        self._attributes: dict[str, str] | None = None
+        self._shape: Shape | None = None
+
+    def decoded(self) -> DecodedAttributes:
+        """The attributes named by ``DECODED_FIELDS``, as a tuple in that order."""
+        return (
+            self.replica_groups, self.groups_text, self.constrain_layout,
+            self.use_global_device_ids, self.dimensions, self.source_target_pairs,
+            self.slice_sizes, self.to_apply,
+        )  # fmt: skip
 
     # ---- kinds ------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ import re
 
 from .._device_list import CollectiveDeviceList
 from .._placement import DeviceAssignment
-from ._collective import Collective
+from ._collective import Collective, DecodedAttributes
 from ._shape import Shape, parse_shape
 
 SHAPE_PATTERN = (
@@ -37,7 +37,7 @@ class ScanContext:
         self.dims_cache: dict[str, tuple[int, ...]] = {}
         self.wrapped: dict[str, Collective] = {}
         # Decoded attributes per distinct attribute text (see ``_scan``).
-        self.templates: dict[str, dict[str, object] | None] = {}
+        self.templates: dict[str, DecodedAttributes | None] = {}
         self._assignment: DeviceAssignment | None = None
 
     def default_assignment(self) -> DeviceAssignment:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from .._errors import HloParseError
-from ._collective import COLLECTIVE_OPCODES, Collective
+from ._collective import COLLECTIVE_OPCODES, Collective, DecodedAttributes
 from ._context import SHAPE_PATTERN, ScanContext
 from ._line import decode_groups, decode_int_list, decode_pairs, finish, read_line
 
@@ -115,13 +115,17 @@ def scan_collectives(
         if start < handled_to:
             continue
         _indent, root, name, shape, opcode, operand_text, channel, rest = m.groups()
-        template: dict[str, object] | None = None
-        if operand_text is not None and not (
-            rest and (rest[-1] == "," or rest.count("{") != rest.count("}"))
-        ):
+        template: DecodedAttributes | None = None
+        # Lines that share the attribute text before metadata share the decoded attributes
+        # (``_template`` checks that text once); the metadata part is checked per line.
+        if operand_text is not None and not (rest and rest[-1] == ","):
             cut = rest.find(", metadata=")
-            if cut < 0 or _LATE_KEYS.search(rest, cut) is None:
-                key = opcode + ("#" if channel else "") + (rest if cut < 0 else rest[:cut])
+            if cut < 0:
+                key = opcode + ("#" if channel else "") + rest
+                template = templates.get(key, _MISSING)
+            elif (rest.count("{", cut) == rest.count("}", cut)
+                  and _LATE_KEYS.search(rest, cut) is None):
+                key = opcode + ("#" if channel else "") + rest[:cut]
                 template = templates.get(key, _MISSING)
         if offsets is not None:
             offsets.append(start)
@@ -142,16 +146,13 @@ def scan_collectives(
         c = Collective(
             name[1:] if name[0] == "%" else name, opcode, shape, operands, line,
             m.start(3) - start, computation, context,
+            None if template is _MISSING else template,  # type: ignore[arg-type]
+            int(channel) if channel else None, rest, m.start(8) - start,
         )
         if inline:
             c.inline_shapes = inline
         if root:
             c.is_root = True
-        if channel:
-            c.channel_id = int(channel)
-        if rest:
-            c.tail = rest
-            c.tail_column = m.start(8) - start
         if template is _MISSING:
             template = _template(c, text, m.start(8), start, context)
             templates[key] = template
@@ -162,26 +163,20 @@ def scan_collectives(
                 elif offsets is not None:
                     offsets.pop()
                 continue
-        else:
-            c.__dict__.update(template)
-            if c.slice_sizes is not None and len(operands) != 4:
-                finish(c)
+        elif c.slice_sizes is not None and len(operands) != 4:
+            finish(c)
         append(c)
     if len(_OPCODE_TOKEN.findall(text)) > seen:
         return _rescan(text, context, computations, first_line, out)
     return out
 
 
-_MISSING: dict[str, object] = {}
-_TEMPLATE_FIELDS = (
-    "replica_groups", "groups_text", "constrain_layout", "use_global_device_ids", "dimensions",
-    "source_target_pairs", "slice_sizes", "to_apply",
-)  # fmt: skip
+_MISSING: DecodedAttributes = (None, None, False, None, None, None, None, "<missing>")
 
 
 def _template(
     c: Collective, text: str, pos: int, line_start: int, context: ScanContext
-) -> dict[str, object] | None:
+) -> DecodedAttributes | None:
     """Decode the attributes after channel_id (at ``pos``) into ``c``, check them, and return
     them as a template for lines with the same attribute text; None when the line needs the
     general reader (attributes out of XLA's order, or text the regex cannot place)."""
@@ -227,8 +222,7 @@ def _template(
     if g[7]:
         c.to_apply = g[7][1:] if g[7][0] == "%" else g[7]
     finish(c)
-    fields = c.__dict__
-    return {key: fields[key] for key in _TEMPLATE_FIELDS if key in fields}
+    return c.decoded()
 
 
 def _operands(text: str) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
