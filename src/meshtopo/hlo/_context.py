@@ -20,7 +20,7 @@ SHAPE_PATTERN = (
     r"(?:[a-z][a-z0-9]*\[[^\]\n]*\](?:\{[^}\n]*\})?"
     r"|\((?:[^()\n]|\((?:[^()\n]|\((?:[^()\n]|\([^()\n]*\))*\))*\))*\))"
 )
-_ROOT_LINE = re.compile(
+ROOT_LINE = re.compile(
     r"\n[ \t]*ROOT[ \t]+%?[^\s=]+[ \t]*=[ \t]*(" + SHAPE_PATTERN + r")[ \t]+([\w\-]+)\("
 )
 
@@ -111,7 +111,7 @@ class TextContext(ScanContext):
     def computation_root(self, name: str) -> tuple[str, str] | None:
         if name not in self.roots and name in self._spans:
             start, end = self._span(name)
-            match = _ROOT_LINE.search(self.text, start, end)
+            match = ROOT_LINE.search(self.text, start, end)
             if match is not None:
                 shape = match.group(1)
                 self.roots[name] = (match.group(2), shape[: shape.find("[")] if "[" in shape else "")
@@ -126,7 +126,7 @@ class TextContext(ScanContext):
             start, end = self._span(collective.computation)
             table = {
                 m.group(1).lstrip("%"): m.group(2)
-                for m in _DEFINITION.finditer(self.text, max(start - 1, 0), end)
+                for m in DEFINITION_LINE.finditer(self.text, max(start - 1, 0), end)
             }
             self._definitions[collective.computation or ""] = table
         return table.get(name)
@@ -137,7 +137,7 @@ class TextContext(ScanContext):
         return None if index < 0 else self._names[index]
 
 
-_DEFINITION = re.compile(
+DEFINITION_LINE = re.compile(
     r"\n[ \t]*(?:ROOT[ \t]+)?(%?[^\s=]+)[ \t]*=[ \t]*(" + SHAPE_PATTERN + r")[ \t]+[\w\-]+\("
 )
 

@@ -68,6 +68,8 @@ _FIELDS = {"to_apply": "to_apply", "dimensions": "dimensions",
 _EMPTY_GROUPS = CollectiveDeviceList([])
 _LONG_NUMBER = re.compile(r"\d{20,}")
 _EXPLICIT_CHARS = str.maketrans("", "", "0123456789,{}-")
+_BAD_MINUS = re.compile(r"-(?!\d)|\d-")
+_QUIET_FROMSTRING = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 
 
 def decode_groups(text: str, line: int, column: int, context: ScanContext) -> CollectiveDeviceList:
@@ -106,10 +108,15 @@ def _explicit_with_numpy(text: str) -> CollectiveDeviceList | None:
         return None
     rows = body.count("},{") + 1
     numbers = body.replace("},{", ",")
+    if "-" in numbers and _BAD_MINUS.search(numbers):
+        return None
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        if _QUIET_FROMSTRING:
             flat = np.fromstring(numbers, dtype=np.int64, sep=",")
+        else:  # numpy 1.x warns (instead of raising) on text it cannot read to its end
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                flat = np.fromstring(numbers, dtype=np.int64, sep=",")
     except ValueError:  # text numpy could not read to its end
         return None
     if flat.size != numbers.count(",") + 1 or flat.size % rows:

@@ -28,7 +28,7 @@ from typing import IO
 
 from .._errors import HloParseError, InvalidArgumentError
 from ._collective import Collective
-from ._context import _ROOT_LINE, SHAPE_PATTERN, ScanContext
+from ._context import ROOT_LINE, SHAPE_PATTERN, ScanContext
 from ._link import Linker
 from ._module import parse_header, resolve_counts
 from ._scan import find_computations, scan_collectives
@@ -92,7 +92,7 @@ def _blocks(
                 context = ScanContext(replica_count=r, num_partitions=p)
                 linker = Linker(context)
             headers = find_computations(block)
-            for match in _ROOT_LINE.finditer(block):
+            for match in ROOT_LINE.finditer(block):
                 root_name = _computation_before(headers, match.start(), computation)
                 if root_name is not None:
                     shape = match.group(1)
