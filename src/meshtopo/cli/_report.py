@@ -87,6 +87,12 @@ def _summary(result: Inspection) -> str:
             '<table class="assignment"><caption>device assignment [replica][partition]</caption>'
             f"<tr><th></th>{heads}</tr>{rows}</table>"
         )
+    if len(result.rows) > DETAIL_LIMIT:
+        shown = min(len(result.rows), TABLE_LIMIT)
+        badges.append(
+            f'<span class="note">(the table lists the first {shown}, with device grids for the '
+            f"first {DETAIL_LIMIT}; <code>--json</code> has every collective)</span>"
+        )
     return (
         f'<section class="summary"><p>{" &middot; ".join(facts)}</p>'
         f'<p>{" &nbsp; ".join(badges) or "no flags"}</p>{table}</section>\n'
