@@ -1,6 +1,34 @@
-"""The HLO layer: HLO text to a module model with its collectives decoded.
+"""The HLO layer: HLO text to a module model with its collectives decoded, and XLA's checks.
 
 Imports only the math layer (and ``_errors``/``_limits``) beneath it.
+
+Reading (``_scan``, ``_line``, ``_module``, ``_stream``):
+
+- ``parse_module(text, replica_count=None, num_partitions=None)`` / ``load(path)`` (plain or
+  gzip, ``'-'`` for stdin): header values (counts default to 1; keyword overrides win), every
+  computation header and every collective, in one regex pass. The full structural model
+  (``module.computations``: instructions, operands, raw attributes, call edges) is built from
+  the kept text on first use, so structural errors outside collective lines surface then.
+- ``iter_collectives(path_or_file, progress=None)``: the same collectives read block by block
+  (8 MB), in memory proportional to the collectives found; a rich progress bar on stderr when
+  it is a terminal. Operand shapes come from definitions in the same or previous block.
+
+Model: ``Module`` (``name``, ``is_scheduled``, ``replica_count``, ``num_partitions``,
+``header_attributes``, ``collectives``, ``computations``, ``entry``), ``Computation``
+(ordered ``instructions``, ``root``, ``called_computations``), ``Instruction`` (``opcode``,
+``operands``, ``attributes`` as raw text, ``called_computations``, ``control_predecessors``,
+``collective``), ``Collective`` (see its module docstring: every field of the contract plus
+``bytes``, ``reduction``, ``shape``, ``operand_shapes``, ``is_async``/``is_done``/``start``,
+``wrapped_opcode``, ``attributes``, ``metadata``, ``frontend_attributes``).
+
+``module.collectives`` holds every collective instruction in text order: sync ops, -start and
+-done forms (a done carries its start's attributes and names it in ``start``), async-start/
+-update/-done wrapping a collective (and the wrapped op itself, in its own computation, as XLA
+verifies both), send/recv and their -done forms.
+
+Errors: what XLA's *parser* rejects is an ``HloParseError`` with line and column (see
+``_line``); what XLA's *verifier* rejects is a ``Finding`` from ``verify``. Groups past the
+device limit are a ``LimitError`` naming line:column.
 
 >>> import meshtopo as mt
 >>> module = mt.hlo.parse_module('''HloModule m, num_partitions=4
