@@ -70,6 +70,11 @@ class CompiledModule:
         self.collectives = [PlacedCollective(c, device_assignment) for c in module.collectives]
 
     @property
+    def collectives_by_name(self) -> dict[str, PlacedCollective]:
+        """``collectives`` keyed by instruction name."""
+        return {c.collective.name: c for c in self.collectives}
+
+    @property
     def text(self) -> str:
         """The compiled HLO text."""
         return self.module.text

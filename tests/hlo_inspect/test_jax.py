@@ -116,6 +116,7 @@ def test_jitted_and_compiled_forms_agree():
     assert (c.opcode, str(c.mode), c.use_global_device_ids) == ("all-reduce", "kFlattenedID", True)
     assert c.device_groups(mt.DeviceAssignment.default(1, 8)) == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert by_fn.name == by_fn.module.name
+    assert by_fn.collectives_by_name[c.name] is c
 
 
 def test_compiled_program_takes_no_arguments():
