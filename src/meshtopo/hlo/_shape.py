@@ -97,7 +97,7 @@ class Shape:
             bits = ELEMENT_BITS.get(leaf.element_type)
             if count is None or bits is None:
                 return None
-            if bits < 8:
+            if 0 < bits < 8:
                 packed = _PACKED.search(leaf.layout or "")
                 bits = int(packed.group(1)) if packed else 8
             total += (count * bits + 7) // 8
