@@ -87,3 +87,16 @@ def test_streaming_links_async_wrappers_across_blocks() -> None:
                 for c in hlo.iter_collectives(io.StringIO(text), progress=False, block_size=200)]
     assert streamed == loaded and len(loaded) == 60
     assert loaded[20][1:] == ("async-start", "all-to-all", None, 84)
+
+
+def test_lines_the_fast_regex_cannot_place_are_still_read() -> None:
+    deep = "((((f32[8]{0}), s32[]), u32[]), token[])"
+    text = ("HloModule m\n" + ADD + "ENTRY %main (p: f32[8]) -> f32[8] {\n"
+            "  %p = f32[8]{0} parameter(0), metadata={op_name=\"an all-reduce(x) in a name\"}\n"
+            f"  %t = {deep} all-to-all(%p), replica_groups={{{{0}}}}\n"
+            "  ROOT %ar = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply=%add\n}\n")
+    module = hlo.parse_module(text)
+    assert [(c.name, c.line, c.shape_text) for c in module.collectives] == [
+        ("t", 14, deep), ("ar", 15, "f32[8]{0}")]
+    streamed = list(hlo.iter_collectives(io.StringIO(text), progress=False))
+    assert [(c.name, c.line) for c in streamed] == [("t", 14), ("ar", 15)]

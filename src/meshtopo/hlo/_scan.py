@@ -14,10 +14,10 @@ Replica-group texts, pair lists and dimension lists are decoded once per distinc
 
 from __future__ import annotations
 
+import bisect
 import re
 
-from .._errors import HloParseError
-from ._collective import COLLECTIVE_OPCODES, Collective, DecodedAttributes
+from ._collective import Collective, DecodedAttributes
 from ._context import SHAPE_PATTERN, ScanContext
 from ._line import decode_groups, decode_int_list, decode_pairs, finish, read_line
 
@@ -249,14 +249,14 @@ def _rescan(
     starts = [offset for offset, _, _ in computations]
     names = [name for _, name, _ in computations]
     line_starts_seen: set[int] = set()
+    line, counted_to = first_line, 0
     for token in _OPCODE_TOKEN.finditer(text):
         begin = text.rfind("\n", 0, token.start())
         if begin in line_starts_seen or _LINE_START.match(text, begin) is None:
             continue
         line_starts_seen.add(begin)
-        line = first_line + text.count("\n", 0, begin + 1)
-        import bisect
-
+        line += text.count("\n", counted_to, begin + 1)
+        counted_to = begin + 1
         index = bisect.bisect_right(starts, begin) - 1
         computation = names[index] if index >= 0 else None
         collective, _ = read_line(text, begin + 1, line, computation, context)
@@ -265,9 +265,3 @@ def _rescan(
     if not extra:
         return found
     return sorted(found + extra, key=lambda c: (c.line, c.column))
-
-
-def check_opcode(opcode: str, line: int, column: int) -> None:
-    """Raise if ``opcode`` is not a collective opcode (guards the general reader)."""
-    if opcode not in COLLECTIVE_OPCODES:
-        raise HloParseError(f"{opcode} is not a collective opcode", line, column)
