@@ -90,7 +90,7 @@ def test_streaming_links_async_wrappers_across_blocks() -> None:
 
 
 def test_lines_the_fast_regex_cannot_place_are_still_read() -> None:
-    deep = "((((f32[8]{0}), s32[]), u32[]), token[])"
+    deep = "(((((f32[8]{0}), s32[]), u32[]), token[]), pred[])"
     text = ("HloModule m\n" + ADD + "ENTRY %main (p: f32[8]) -> f32[8] {\n"
             "  %p = f32[8]{0} parameter(0), metadata={op_name=\"an all-reduce(x) in a name\"}\n"
             f"  %t = {deep} all-to-all(%p), replica_groups={{{{0}}}}\n"

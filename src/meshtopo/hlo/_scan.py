@@ -6,7 +6,9 @@ XLA prints one instruction per line, with a collective's attributes in a fixed o
 attributes meshtopo keeps as raw text (``metadata``, ``frontend_attributes``, ...). One regex
 reads such a line in one match. Anything else (other orders, unusual nesting, attributes split
 over lines, async wrappers) goes through the general line reader in ``_line``, so the fast
-path decides only how quickly a line is read, never what it means.
+path decides only how quickly a line is read, never what it means. An instruction is found
+when its head (name, shape, opcode) is on one line, as XLA prints it; its attributes may
+continue on the following lines.
 
 Replica-group texts, pair lists and dimension lists are decoded once per distinct text
 (``ScanContext`` caches), which is what makes 20,000 collectives cheap.
@@ -14,7 +16,6 @@ Replica-group texts, pair lists and dimension lists are decoded once per distinc
 
 from __future__ import annotations
 
-import bisect
 import re
 
 from ._collective import Collective, DecodedAttributes
@@ -31,10 +32,15 @@ _GROUPS = (
     r"\{\{(?=[\d,{} ]{" + str(256) + r"})|\{[\d,{} ]*\}|\[" + _INTS + r"\]<=\[" + _INTS + r"\](?:T\(" + _INTS + r"\))?"
     r"|mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?[ \t]*\{[^{}\n]*\}"
 )
+# A shape: XLA's forms (atomic, so a non-collective line fails fast), or a tuple nested deeper
+# than SHAPE_PATTERN follows, taken lazily up to the opcode (the general reader checks it).
+_TUPLE_PATTERN = SHAPE_PATTERN[SHAPE_PATTERN.index("|") + 1:-1]
+_SHAPE = r"(?>" + SHAPE_PATTERN + r")|(?=\()(?!" + _TUPLE_PATTERN + r")[^\n]*?"
 # Groups: 1 indent, 2 ROOT, 3 name, 4 shape, 5 opcode, 6 operands, 7 channel_id, 8 the rest.
+# Every instruction whose head (name, shape, opcode) is on one line is found.
 COLLECTIVE_LINE = re.compile(
-    r"\n([ \t]*)(ROOT[ \t]+)?(%?[^\s=%]+)[ \t]*=[ \t]*(" + SHAPE_PATTERN + r")[ \t]+("
-    + OPCODE_PATTERN + r")\((?:([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\))?"
+    r"\n([ \t]*)(ROOT[ \t]+)?(%?[^\s=%]+)[ \t]*=[ \t]*(" + _SHAPE + r")[ \t]+("
+    + OPCODE_PATTERN + r")[ \t]*\((?:([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\))?"
     r"(?:, channel_id=(\d{1,18}))?([^\n]*)"
 )
 # The collective attributes after channel_id, in XLA's order. Groups: 1 replica_groups,
@@ -56,21 +62,9 @@ _LATE_KEYS = re.compile(
     r"(?:channel_id|replica_groups|use_global_device_ids|dimensions|source_target_pairs"
     r"|slice_sizes|to_apply|calls|constrain_layout|mode|_xla_send_recv_source_target_pairs)="
 )
-# Any opcode-shaped token: counts the collective lines the fast regex must have seen. It
-# starts with a literal '(' and looks behind, which keeps the pass cheap.
-_OPCODE_NAMES = (
-    "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
-    "collective-broadcast", "all-reduce-start", "all-reduce-done", "all-gather-start",
-    "all-gather-done", "collective-permute-start", "collective-permute-done", "send", "recv",
-    "send-done", "recv-done", "async-start", "async-update", "async-done",
-)  # fmt: skip
-_OPCODE_TOKEN = re.compile(
-    r"\((?:" + "|".join(f"(?<=[ \t]{re.escape(n)})" for n in _OPCODE_NAMES) + ")"
-)
 COMPUTATION_HEADER = re.compile(
     r"\n(ENTRY[ \t]+)?(%?[^\s(){}=,\"%]+|%[^\s(){}=,\"]+)[ \t]*(?:\([^\n]*)?\{[ \t]*\r?(?=\n|\Z)"
 )
-_LINE_START = re.compile(r"\n[ \t]*(?:ROOT[ \t]+)?%?[^\s=%]+[ \t]*=")
 
 
 def find_computations(text: str, base: int = 0) -> list[tuple[int, str, bool]]:
@@ -103,10 +97,8 @@ def scan_collectives(
     last, line = 0, first_line
     handled_to = -1
     templates = context.templates
-    seen = 0
     for m in COLLECTIVE_LINE.finditer(text):
         start = m.start()
-        seen += 1
         while next_header is not None and next_header[0] <= start:
             computation = next_header[1]
             next_header = next(headers, None)
@@ -166,8 +158,6 @@ def scan_collectives(
         elif c.slice_sizes is not None and len(operands) != 4:
             finish(c)
         append(c)
-    if len(_OPCODE_TOKEN.findall(text)) > seen:
-        return _rescan(text, context, computations, first_line, out)
     return out
 
 
@@ -233,35 +223,3 @@ def _operands(text: str) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
     names = tuple(name for name, _ in pairs)
     shapes = tuple(shape for _, shape in pairs)
     return names, (shapes if any(shapes) else ())
-
-
-def _rescan(
-    text: str,
-    context: ScanContext,
-    computations: list[tuple[int, str, bool]],
-    first_line: int,
-    found: list[Collective],
-) -> list[Collective]:
-    """Some opcode token was not on a line the fast regex read: read every such line with
-    the general reader (rare: exotic shapes or operand nesting)."""
-    known = {(c.line, c.column) for c in found}
-    extra: list[Collective] = []
-    starts = [offset for offset, _, _ in computations]
-    names = [name for _, name, _ in computations]
-    line_starts_seen: set[int] = set()
-    line, counted_to = first_line, 0
-    for token in _OPCODE_TOKEN.finditer(text):
-        begin = text.rfind("\n", 0, token.start())
-        if begin in line_starts_seen or _LINE_START.match(text, begin) is None:
-            continue
-        line_starts_seen.add(begin)
-        line += text.count("\n", counted_to, begin + 1)
-        counted_to = begin + 1
-        index = bisect.bisect_right(starts, begin) - 1
-        computation = names[index] if index >= 0 else None
-        collective, _ = read_line(text, begin + 1, line, computation, context)
-        if collective is not None and (collective.line, collective.column) not in known:
-            extra.append(collective)
-    if not extra:
-        return found
-    return sorted(found + extra, key=lambda c: (c.line, c.column))
