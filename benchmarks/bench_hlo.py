@@ -156,38 +156,35 @@ def write_big_dump(path: str, megabytes: int = 200) -> int:
     return written
 
 
+_PEAK = (
+    "def peak():\n"
+    "    for line in open('/proc/self/status'):\n"
+    "        if line.startswith('VmHWM:'):\n"
+    "            return int(line.split()[1])\n"
+    "    import resource\n"
+    "    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+)
+
+
 def stream_rss(path: str) -> None:
-    """Run ``iter_collectives`` over ``path`` in a fresh process; print time and peak RSS."""
-    code = (
-        "import resource, sys, time\n"
+    """Run ``iter_collectives`` over ``path`` in a fresh process; print time and peak RSS
+    (the process's own high-water mark, VmHWM, which a fork does not inherit)."""
+    code = _PEAK + (
+        "import sys, time\n"
         "from meshtopo import hlo\n"
+        "base = peak()\n"
         "t = time.perf_counter()\n"
         "n = sum(1 for c in hlo.iter_collectives(sys.argv[1], progress=False)"
         " if c.replica_groups is not None)\n"
-        "print(n, time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+        "print(n, time.perf_counter() - t, peak(), base)\n"
     )
-    base = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import resource, meshtopo.hlo; "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code, path], capture_output=True, text=True, timeout=1200, check=True
-    )
-    count, seconds, rss = out.stdout.split()
+    out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True,
+                         timeout=1200, check=True)
+    count, seconds, rss, base = out.stdout.split()
     size = os.path.getsize(path) / 1e6
-    print(
-        f"iter_collectives: {size:.0f} MB, {count} collectives, {float(seconds):.1f} s "
-        f"({size / float(seconds):.0f} MB/s), peak RSS {int(rss) / 1024:.0f} MB "
-        f"(import alone {int(base.stdout) / 1024:.0f} MB)"
-    )
+    print(f"iter_collectives: {size:.0f} MB, {count} collectives, {float(seconds):.1f} s "
+          f"({size / float(seconds):.0f} MB/s), peak RSS {int(rss) / 1024:.0f} MB "
+          f"(after import {int(base) / 1024:.0f} MB)")
 
 
 def main() -> None:
