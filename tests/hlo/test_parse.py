@@ -277,3 +277,34 @@ def test_long_explicit_lists_read_like_the_math_layer(groups: list[list[int]], j
         return
     got = decode_groups(text, 1, 1, ScanContext())
     assert got.replica_groups == expected.replica_groups
+
+
+def test_spec_permute_and_flattened_examples() -> None:
+    m = module(
+        "  %ar = f32[8]{0} all-reduce(%p), channel_id=1, replica_groups={{0,1}}, "
+        "use_global_device_ids=true, to_apply=%add\n"
+        "  %cp = f32[8]{0} collective-permute(%ar), source_target_pairs={{0,1},{1,2},{2,3}}\n"
+        "  %c = s32[] constant(0)\n"
+        "  %o = (s32[], s32[], s32[]) tuple(%c, %c, %c)\n"
+        "  ROOT %ip = f32[8]{0} collective-permute(%cp, %cp, %o, %o), channel_id=2, "
+        "source_target_pairs={{0,1},{1,2},{2,3},{3,0},{0,3},{3,2},{2,1},{1,0}}, "
+        "slice_sizes={{1,8,128},{1,8,128},{2,8,128},{2,8,128}}",
+        header="HloModule m, replica_count=4, num_partitions=1")
+    ar, cp, ip = m.collectives
+    assert ar.mode is mt.CollectiveOpGroupMode.FLATTENED_ID and ar.device_groups() == [[0, 1]]
+    assert cp.source_target_pairs == [(0, 1), (1, 2), (2, 3)] and str(cp.mode) == "kCrossReplica"
+    assert ip.slice_sizes == [(1, 8, 128), (1, 8, 128), (2, 8, 128), (2, 8, 128)]
+    assert len(ip.source_target_pairs or []) == 8 and ip.operands == ("cp", "cp", "o", "o")
+
+
+def test_load_stdin_and_progress(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    text = ("HloModule m, replica_count=2\n" + ADD + "ENTRY %main (p: f32[8]) -> f32[8] {\n"
+            "  %p = f32[8]{0} parameter(0)\n"
+            "  ROOT %ar = f32[8]{0} all-reduce(%p), replica_groups={{0,1}}, to_apply=%add\n}\n")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    assert [c.name for c in hlo.load("-").collectives] == ["ar"]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    assert [c.name for c in hlo.iter_collectives("-", progress=True)] == ["ar"]
