@@ -73,6 +73,7 @@ def test_fields_of_an_all_reduce() -> None:
     assert str(c.shape) == "f32[8]{0}" and [str(s) for s in c.operand_shapes] == ["f32[8]{0}"]
     assert c.metadata == {"op_name": "a, b", "source_file": "x.py"}
     assert c.attributes["backend_config"] == '{"k":1}'
+    assert list(c.attributes)[:3] == ["channel_id", "replica_groups", "use_global_device_ids"]
     # Flattened ids 0..3 on R=2, P=2 land on devices [[0,2],[1,3]] by default placement.
     assert c.device_groups() == [[0, 2], [1, 3]]
     da = mt.DeviceAssignment([[0, 1], [2, 3]])

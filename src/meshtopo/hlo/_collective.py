@@ -267,9 +267,13 @@ class Collective:
         """Every attribute written after the operands, as raw text (``metadata``,
         ``frontend_attributes``, ``backend_config``, ... included)."""
         if self._attributes is None:
-            self._attributes = {
+            written = {
                 a.key: a.value for a in split_attributes(self.tail, self.line, self.tail_column)
             }
+            if self.channel_id is not None and "channel_id" not in written:
+                # The fast reader keeps the text after channel_id as the tail.
+                written = {"channel_id": str(self.channel_id), **written}
+            self._attributes = written
         return self._attributes
 
     @property
