@@ -128,3 +128,8 @@ def test_load_errors(tmp_path: object) -> None:
         hlo.load(bad)
     with pytest.raises(mt.InvalidArgumentError, match="cannot read"):
         list(hlo.iter_collectives(bad, progress=False))
+
+
+def test_empty_operand_is_located() -> None:
+    error = error_for("  ROOT %a = f32[8]{0} all-reduce(,%p), replica_groups={}, to_apply=%add")
+    assert (error.line, error.column, error.message) == (9, 34, "empty operand")

@@ -20,6 +20,7 @@ import re
 
 from ._collective import Collective, DecodedAttributes
 from ._context import SHAPE_PATTERN, ScanContext
+from ._lexer import operand_name, split_operands
 from ._line import decode_groups, decode_int_list, decode_pairs, finish, read_line
 
 OPCODE_PATTERN = (
@@ -134,7 +135,7 @@ def scan_collectives(
                 if operand_text else ())
             inline: tuple[str | None, ...] = ()
         else:
-            operands, inline = _operands(operand_text)
+            operands, inline = _operands(operand_text, line, m.start(6) - start)
         c = Collective(
             name[1:] if name[0] == "%" else name, opcode, shape, operands, line,
             m.start(3) - start, computation, context,
@@ -215,11 +216,12 @@ def _template(
     return c.decoded()
 
 
-def _operands(text: str) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
-    """Operand names and inline shapes (all None when none is written) of an operand list."""
-    from ._lexer import operand_name, split_operands
-
-    pairs = [operand_name(op) for op, _ in split_operands(text, 0, 1)]
+def _operands(
+    text: str, line: int, column: int
+) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
+    """Operand names and inline shapes (empty when none is written) of an operand list that
+    starts at ``column`` of ``line``."""
+    pairs = [operand_name(op) for op, _ in split_operands(text, line, column)]
     names = tuple(name for name, _ in pairs)
     shapes = tuple(shape for _, shape in pairs)
     return names, (shapes if any(shapes) else ())
