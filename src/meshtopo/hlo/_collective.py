@@ -20,11 +20,10 @@ Opcode families (``kind``):
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .._device_list import CollectiveDeviceList
-from .._errors import InvalidArgumentError
+from .._errors import HloParseError, InvalidArgumentError
 from .._modes import CollectiveOpGroupMode, group_mode_for_opcode
 from .._pairs import participating_device_pairs
 from .._placement import DeviceAssignment, participating_device_groups
@@ -311,13 +310,9 @@ class Collective:
 
 def send_recv_pairs(text: str, line: int, column: int) -> list[tuple[int, int]]:
     """The pairs of ``_xla_send_recv_source_target_pairs="{{0,1},{1,2}}"``."""
-    from .._errors import HloParseError
-
     lists = parse_int_lists(text, SEND_RECV_PAIRS, line, column)
     for item in lists:
         if len(item) != 2:
             raise HloParseError(f"Incorrect element size : {text}", line, column)
     return [(a, b) for a, b in lists]
 
-
-ShapeLookup = Callable[[Collective, str], "Shape | None"]
