@@ -36,6 +36,8 @@ def dumps() -> dict[str, str]:
     b = jax.device_put(jnp.ones((32, 64)), NamedSharding(mesh, P("y", None)))
     matmul = jax.jit(lambda a, b: a @ b, out_shardings=NamedSharding(mesh, P("x", "y")))
     out["matmul"] = matmul.lower(x, b).compile().as_text()
+    gram = jax.jit(lambda a: a.T @ a, out_shardings=NamedSharding(mesh, P("y", None)))
+    out["gram"] = gram.lower(x).compile().as_text()  # mesh-axes all-gather, iota-T all-reduce
     return out
 
 

@@ -87,7 +87,7 @@ def test_mutated_dumps(text: str) -> None:
         exercise(text)
 
 
-@pytest.mark.parametrize("index", range(4))
+@pytest.mark.parametrize("index", range(5))
 def test_unmutated_dumps_parse(index: int) -> None:
     text = _texts()[index]
     module = hlo.parse_module(text)

@@ -45,7 +45,7 @@ def test_shard_map_collectives() -> None:
     assert by_op["reduce-scatter"].bytes == 256 and permute.bytes == 256
 
 
-@pytest.mark.parametrize("name", ["shard_map", "sum_replicated", "matmul"])
+@pytest.mark.parametrize("name", ["shard_map", "sum_replicated", "matmul", "gram"])
 def test_groups_agree_with_xla(name: str) -> None:
     text = dumps()[name]
     module = hlo.parse_module(text)
@@ -62,8 +62,9 @@ def test_groups_agree_with_xla(name: str) -> None:
 
 
 def test_encodings_seen() -> None:
-    texts = [c.groups_text or "" for name in ("sum_replicated", "matmul")
+    texts = [c.groups_text or "" for name in ("sum_replicated", "matmul", "gram")
              for c in hlo.parse_module(dumps()[name]).collectives]
     assert any(t.startswith("mesh[") for t in texts) and any("<=" in t for t in texts)
+    assert any(t.startswith("[") and "T(" in t for t in texts)
     (reduce_all, *_rest) = hlo.parse_module(dumps()["sum_replicated"]).collectives
     assert reduce_all.device_groups() == [[0, 4], [1, 5], [2, 6], [3, 7]]
