@@ -36,6 +36,10 @@ class ScanContext:
         self.pairs_cache: dict[str, list[tuple[int, int]]] = {}
         self.dims_cache: dict[str, tuple[int, ...]] = {}
         self.wrapped: dict[str, Collective] = {}
+        # The collective at the root of each computation (for async wrappers), and whether
+        # the last scan found any op that ``Linker`` has to pair (not a plain sync collective).
+        self.root_collectives: dict[str, Collective] = {}
+        self.needs_link = False
         # Decoded attributes per distinct attribute text (see ``_scan``).
         self.templates: dict[str, DecodedAttributes | None] = {}
         self._assignment: DeviceAssignment | None = None

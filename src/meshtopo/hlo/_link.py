@@ -19,17 +19,13 @@ class Linker:
     def __init__(self, context: ScanContext) -> None:
         self.context = context
         self.pending: dict[str, Collective] = {}
-        self.root_collectives: dict[str, Collective] = {}
-
-    def note_roots(self, collectives: list[Collective]) -> None:
-        """Remember which computations have a collective as their root."""
-        for c in collectives:
-            if c.is_root and c.computation is not None and c.opcode not in _ASYNC:
-                self.root_collectives[c.computation] = c
+        self.root_collectives = context.root_collectives
 
     def link(self, collectives: list[Collective]) -> list[Collective]:
-        """The collectives with starts, dones and async wrappers resolved, in order."""
-        self.note_roots(collectives)
+        """The collectives with starts, dones and async wrappers resolved, in order (the
+        scan records root collectives and whether anything needs pairing)."""
+        if not self.context.needs_link:
+            return collectives
         out: list[Collective] = []
         pending = self.pending
         for c in collectives:
@@ -64,5 +60,3 @@ class Linker:
             out.append(c)
         return out
 
-
-_ASYNC = frozenset({"async-start", "async-update", "async-done"})

@@ -189,9 +189,7 @@ def parse_module(
         context = TextContext(text, [(o, n) for o, n, _ in headers], replica_count=r,
                               num_partitions=p)
         found = scan_collectives(text, context, headers, first_line=1)
-        linker = Linker(context)
-        linker.note_roots(found)
-        collectives = linker.link(found)
+        collectives = Linker(context).link(found)
     except HloParseError as error:
         if source and error.source is None:
             raise HloParseError(error.message, error.line, error.column, source) from None

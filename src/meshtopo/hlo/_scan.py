@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from ._collective import Collective, DecodedAttributes
+from ._collective import ASYNC_OPCODES, SYNC_OPCODES, Collective, DecodedAttributes
 from ._context import SHAPE_PATTERN, ScanContext
 from ._lexer import operand_name, split_operands
 from ._line import decode_groups, decode_int_list, decode_pairs, finish, read_line
@@ -98,6 +98,7 @@ def scan_collectives(
     last, line = 0, first_line
     handled_to = -1
     templates = context.templates
+    context.needs_link = False
     for m in COLLECTIVE_LINE.finditer(text):
         start = m.start()
         while next_header is not None and next_header[0] <= start:
@@ -125,6 +126,7 @@ def scan_collectives(
         if template is None:
             collective, handled_to = read_line(text, start + 1, line, computation, context)
             if collective is not None:
+                _note(collective, context)
                 append(collective)
             elif offsets is not None:
                 offsets.pop()
@@ -146,12 +148,17 @@ def scan_collectives(
             c.inline_shapes = inline
         if root:
             c.is_root = True
+            if computation is not None and opcode not in ASYNC_OPCODES:
+                context.root_collectives[computation] = c
+        if opcode not in SYNC_OPCODES:
+            context.needs_link = True
         if template is _MISSING:
             template = _template(c, text, m.start(8), start, context)
             templates[key] = template
             if template is None:
                 collective, handled_to = read_line(text, start + 1, line, computation, context)
                 if collective is not None:
+                    _note(collective, context)
                     append(collective)
                 elif offsets is not None:
                     offsets.pop()
@@ -214,6 +221,18 @@ def _template(
         c.to_apply = g[7][1:] if g[7][0] == "%" else g[7]
     finish(c)
     return c.decoded()
+
+
+def _note(collective: Collective, context: ScanContext) -> None:
+    """Record what ``Linker`` needs from a collective read by the general reader."""
+    if (
+        collective.is_root
+        and collective.computation is not None
+        and collective.opcode not in ASYNC_OPCODES
+    ):
+        context.root_collectives[collective.computation] = collective
+    if collective.opcode not in SYNC_OPCODES:
+        context.needs_link = True
 
 
 def _operands(
