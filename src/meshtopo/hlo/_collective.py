@@ -1,11 +1,11 @@
 """``Collective``: one collective instruction of an HLO module, with its attributes decoded.
 
-A collective is found by the fast scanner (``_scan``) or the full structural parser
-(``_structure``); both produce the same object. Attributes XLA interprets are decoded when the
+A collective is read by the fast scanner (``_scan``) or, for text it does not place, the
+general line reader (``_line``); both produce the same object. Attributes XLA interprets are decoded when the
 line is read (so malformed values fail at once, with line:column); the shape, operand shapes,
 byte size, reduction kind and the full raw attribute dict are computed on first use.
 
-Opcode families (``kind``):
+Opcode families:
 
 - sync collectives: all-reduce, all-gather, reduce-scatter, all-to-all, ragged-all-to-all,
   collective-permute, collective-broadcast;
@@ -59,7 +59,7 @@ DECODED_FIELDS = (
 )  # fmt: skip
 DecodedAttributes = tuple[
     "CollectiveDeviceList | None", "str | None", bool, "bool | None", "tuple[int, ...] | None",
-    "list[tuple[int, int]] | None", "list[list[int]] | None", "str | None",
+    "list[tuple[int, int]] | None", "list[tuple[int, ...]] | None", "str | None",
 ]
 NOTHING_DECODED: DecodedAttributes = (None, None, False, None, None, None, None, None)
 

@@ -34,6 +34,7 @@ class ScanContext:
         self.roots: dict[str, tuple[str, str]] = {}
         self.group_cache: dict[str, CollectiveDeviceList] = {}
         self.pairs_cache: dict[str, list[tuple[int, int]]] = {}
+        self.slice_sizes_cache: dict[str, list[tuple[int, ...]]] = {}
         self.dims_cache: dict[str, tuple[int, ...]] = {}
         self.wrapped: dict[str, Collective] = {}
         # The collective at the root of each computation (for async wrappers), and whether

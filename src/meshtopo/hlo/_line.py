@@ -143,22 +143,27 @@ def decode_int_list(
     return cached
 
 
-def decode_pairs(
-    text: str, line: int, column: int, context: ScanContext, pairs: bool = True
-) -> list[tuple[int, int]]:
-    """``source_target_pairs=`` (each inner list a pair) or, with ``pairs=False``,
-    ``slice_sizes=`` (lists of any length), cached per text."""
-    key = text if pairs else "slice_sizes " + text
-    cached = context.pairs_cache.get(key)
-    if cached is not None:
-        return cached
-    what = "source_target_pairs" if pairs else "slice_sizes"
-    lists = parse_int_lists(text, what, line, column)
-    if pairs and any(len(item) != 2 for item in lists):
-        raise HloParseError("expects 'source_target_pairs=' to be a list of pairs", line, column)
-    result = [tuple(item) for item in lists]
-    context.pairs_cache[key] = result  # type: ignore[assignment]
-    return result  # type: ignore[return-value]
+def decode_pairs(text: str, line: int, column: int, context: ScanContext) -> list[tuple[int, int]]:
+    """``source_target_pairs=``: each inner list must be a pair; cached per text."""
+    cached = context.pairs_cache.get(text)
+    if cached is None:
+        lists = parse_int_lists(text, "source_target_pairs", line, column)
+        if any(len(item) != 2 for item in lists):
+            raise HloParseError("expects 'source_target_pairs=' to be a list of pairs", line,
+                                column)
+        cached = context.pairs_cache[text] = [(a, b) for a, b in lists]
+    return cached
+
+
+def decode_slice_sizes(
+    text: str, line: int, column: int, context: ScanContext
+) -> list[tuple[int, ...]]:
+    """``slice_sizes=`` of an in-place permute (lists of any length); cached per text."""
+    cached = context.slice_sizes_cache.get(text)
+    if cached is None:
+        lists = parse_int_lists(text, "slice_sizes", line, column)
+        cached = context.slice_sizes_cache[text] = [tuple(item) for item in lists]
+    return cached
 
 
 def read_line(
@@ -288,7 +293,7 @@ def apply_attributes(
         elif key == "source_target_pairs":
             collective.source_target_pairs = decode_pairs(value, line, column, context)
         elif key == "slice_sizes":
-            collective.slice_sizes = decode_pairs(value, line, column, context, pairs=False)  # type: ignore[assignment]
+            collective.slice_sizes = decode_slice_sizes(value, line, column, context)
         elif key == "to_apply":
             collective.to_apply = value.lstrip("%")
         elif key == "frontend_attributes" and collective.opcode in P2P_OPCODES:

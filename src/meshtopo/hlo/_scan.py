@@ -21,7 +21,14 @@ import re
 from ._collective import ASYNC_OPCODES, SYNC_OPCODES, Collective, DecodedAttributes
 from ._context import SHAPE_PATTERN, ScanContext
 from ._lexer import operand_name, split_operands
-from ._line import decode_groups, decode_int_list, decode_pairs, finish, read_line
+from ._line import (
+    decode_groups,
+    decode_int_list,
+    decode_pairs,
+    decode_slice_sizes,
+    finish,
+    read_line,
+)
 
 OPCODE_PATTERN = (
     r"(?:all-reduce|all-gather|collective-permute)(?:-start|-done)?|reduce-scatter"
@@ -216,7 +223,7 @@ def _template(
     if g[5] is not None:
         c.source_target_pairs = decode_pairs(g[5], line, column(6), context)
     if g[6] is not None:
-        c.slice_sizes = decode_pairs(g[6], line, column(7), context, pairs=False)  # type: ignore[assignment]
+        c.slice_sizes = decode_slice_sizes(g[6], line, column(7), context)
     if g[7]:
         c.to_apply = g[7][1:] if g[7][0] == "%" else g[7]
     finish(c)
