@@ -89,6 +89,15 @@ def test_serves_on_loopback_and_stops_on_ctrl_c(
 
 
 @pytest.mark.timeout(60)
+def test_sigterm_stops_it_cleanly_too() -> None:
+    process, url = start()
+    assert get(url + "api/info")["api_version"] == 1
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=20)
+    assert (process.returncode, out.strip(), err) == (0, "stopped", "")
+
+
+@pytest.mark.timeout(60)
 def test_a_gzip_dump_is_read(tmp_path: Path) -> None:
     dump = tmp_path / "dump.hlo.gz"
     dump.write_bytes(gzip.compress(DUMP.encode()))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import signal
 import webbrowser
 from pathlib import Path
 
@@ -68,12 +69,18 @@ def explore(
         click.echo(f"meshtopo: note: listening on {host}, reachable from other machines", err=True)
     if open_browser:
         webbrowser.open(server.url)
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         click.echo("stopped")
     finally:
         server.server_close()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """Treat SIGTERM like Ctrl-C: leave ``serve_forever`` and close the socket."""
+    raise KeyboardInterrupt
 
 
 def _read_dump(file: Path) -> str:
