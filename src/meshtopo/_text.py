@@ -86,9 +86,13 @@ class Scanner:
         match = _INT.match(self.text, self.pos)
         if not match:
             raise self.error(f"expected an integer but found {self.describe_next()}")
-        value = int(match.group())
-        if abs(value) > INT64_MAX:
-            raise self.error(f"integer {match.group()} does not fit in int64", start)
+        digits = match.group()
+        if (
+            len(digits.lstrip("-")) > 19
+            or not -INT64_MAX - 1 <= (value := int(digits)) <= INT64_MAX
+        ):
+            shown = digits if len(digits) <= 24 else f"{digits[:20]}... ({len(digits)} digits)"
+            raise self.error(f"integer {shown} does not fit in int64", start)
         if minimum is not None and value < minimum:
             raise self.error(f"expected an integer >= {minimum} but found {value}", start)
         self.pos = match.end()

@@ -170,6 +170,17 @@ def test_bad_text_names_the_position(text, message):
     assert str(caught.value) == message
 
 
+def test_integers_of_any_length_are_refused_cleanly():
+    with pytest.raises(mt.HloParseError) as caught:
+        C.parse("{{0," + "1" * 5000 + "}}")
+    assert str(caught.value) == (
+        "1:5: integer 11111111111111111111... (5000 digits) does not fit in int64 in replica groups"
+    )
+    assert C.parse("{{-9223372036854775808,9223372036854775807}}").replica_groups == [
+        [-(2**63), 2**63 - 1]
+    ]
+
+
 def test_positions_offset_into_a_larger_file():
     with pytest.raises(mt.HloParseError) as caught:
         C.parse("{{0,1},}", line=12, column=40)
