@@ -24,7 +24,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: lint
-	XLA_FLAGS=--xla_force_host_platform_device_count=8 $(BIN)/pytest
+	XLA_FLAGS=--xla_force_host_platform_device_count=8 $(BIN)/pytest -q
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
