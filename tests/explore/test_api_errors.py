@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from meshtopo.explore import make_server, serve_in_thread
+from meshtopo.explore._groups import GROUP_FIELDS
 
 from .conftest import Client
 
@@ -288,20 +289,7 @@ _json = st.recursive(
     ),
     max_leaves=12,
 )
-_fields = st.sampled_from(
-    [
-        "replicas",
-        "partitions",
-        "mesh",
-        "device_assignment",
-        "opcode",
-        "channel_id",
-        "use_global_device_ids",
-        "groups",
-        "over",
-        "include",
-    ]
-)
+_fields = st.sampled_from(GROUP_FIELDS)
 
 
 @settings(
