@@ -17,92 +17,28 @@ from typing import Any
 
 from ._errors import InvalidArgumentError
 from ._placement import DeviceAssignment
-from .hlo import Collective, Module, parse_module
+from .hlo import Module, parse_module
 
 
-class PlacedCollective:
-    """A ``Collective`` whose ``device_groups()``/``device_pairs()`` default to the device
-    assignment the program was compiled with. Every other attribute is the collective's."""
-
-    def __init__(self, collective: Collective, device_assignment: DeviceAssignment) -> None:
-        self.collective = collective
-        self.device_assignment = device_assignment
-
-    def device_groups(self, device_assignment: DeviceAssignment | None = None) -> list[list[int]]:
-        """The device ids that talk, per group in rank order (see ``Collective.device_groups``),
-        under the program's device assignment unless another is given."""
-        return self.collective.device_groups(device_assignment or self.device_assignment)
-
-    def device_pairs(
-        self, device_assignment: DeviceAssignment | None = None
-    ) -> list[tuple[int, int]]:
-        """(source, target) device ids of a permute under the program's device assignment."""
-        return self.collective.device_pairs(device_assignment or self.device_assignment)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.collective, name)
-
-    def __repr__(self) -> str:
-        return f"<Placed{repr(self.collective)[1:]}"
-
-
-class CompiledModule:
-    """The compiled program's HLO module with the device assignment it runs with.
-
-    ``module`` is the ``mt.hlo.Module`` of ``compiled.as_text()``; ``device_assignment`` is
-    ``[replica][partition] -> JAX device id``; ``collectives`` are ``PlacedCollective``s, so
-    ``c.device_groups()`` gives JAX device ids. Other attributes (``name``,
-    ``replica_count``, ``num_partitions``, ``computations``, ...) are the module's.
-    """
-
-    def __init__(self, module: Module, device_assignment: DeviceAssignment) -> None:
-        if (device_assignment.replica_count, device_assignment.computation_count) != (
-            module.replica_count,
-            module.num_partitions,
-        ):
-            raise InvalidArgumentError(
-                f"the device assignment is {device_assignment.replica_count} x "
-                f"{device_assignment.computation_count} but module {module.name} has "
-                f"replica_count={module.replica_count}, num_partitions={module.num_partitions}"
-            )
-        self.module = module
-        self.device_assignment = device_assignment
-        self.collectives = [PlacedCollective(c, device_assignment) for c in module.collectives]
-
-    @property
-    def collectives_by_name(self) -> dict[str, PlacedCollective]:
-        """``collectives`` keyed by instruction name."""
-        return {c.collective.name: c for c in self.collectives}
-
-    @property
-    def text(self) -> str:
-        """The compiled HLO text."""
-        return self.module.text
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.module, name)
-
-    def __repr__(self) -> str:
-        return (
-            f"<CompiledModule {self.module.name}: {len(self.collectives)} collectives, "
-            f"device assignment {self.device_assignment.array.tolist()}>"
-        )
-
-
-def inspect(fn: Callable[..., Any] | Any, *args: Any, **kwargs: Any) -> CompiledModule:
-    """Compile ``fn`` for ``args``/``kwargs`` and return its HLO module with the device
-    assignment the executable runs with.
+def inspect(fn: Callable[..., Any] | Any, *args: Any, **kwargs: Any) -> Module:
+    """Compile ``fn`` for ``args``/``kwargs`` and return its HLO module placed on the devices
+    the executable runs with.
 
     ``fn`` is a plain function (it is wrapped in ``jax.jit``), a jitted function (anything with
-    ``.lower``), or an already compiled ``jax.stages.Compiled`` (then give no arguments).
+    ``.lower``), or an already compiled ``jax.stages.Compiled`` (then give no arguments). The
+    module's ``device_assignment`` is the executable's ``[replica][partition] -> JAX device
+    id``, so every collective's ``device_groups()``/``device_pairs()`` answer in JAX device
+    ids (pass another assignment to either to override it).
     """
     compiled = _compile(fn, args, kwargs)
     text = compiled.as_text()
     if not isinstance(text, str) or not text:
         raise InvalidArgumentError("the compiled program has no HLO text (as_text() was empty)")
-    module = parse_module(text, source=f"<compiled {getattr(fn, '__name__', 'function')}>")
-    table = executable_device_assignment(compiled, module.replica_count, module.num_partitions)
-    return CompiledModule(module, table)
+    source = f"<compiled {getattr(fn, '__name__', 'function')}>"
+    # The counts come from the header line (XLA prints it first); the table needs them.
+    header = parse_module(text.lstrip().split("\n", 1)[0] + "\n", source=source)
+    table = executable_device_assignment(compiled, header.replica_count, header.num_partitions)
+    return parse_module(text, device_assignment=table, source=source)
 
 
 def _compile(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

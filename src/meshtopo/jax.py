@@ -1,10 +1,9 @@
 """JAX integration (optional: ``pip install 'meshtopo[jax]'``); JAX is imported on first use.
 
-``inspect(fn, *args)`` compiles a JAX program and returns its HLO module with the executable's
-device assignment, so each collective's ``device_groups()`` are JAX device ids.
+``inspect(fn, *args)`` compiles a JAX program and returns its HLO module (``mt.hlo.Module``)
+placed on the executable's device assignment, so each collective's ``device_groups()`` are JAX
+device ids.
 """
 
-from ._jax import CompiledModule as CompiledModule
-from ._jax import PlacedCollective as PlacedCollective
 from ._jax import executable_device_assignment as executable_device_assignment
 from ._jax import inspect as inspect

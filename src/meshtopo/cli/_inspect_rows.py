@@ -9,7 +9,6 @@ per distinct ``(mode, groups)`` and shared: a ``Pattern``. A ``Row`` is the per-
 
 from __future__ import annotations
 
-import gzip
 import os
 from dataclasses import dataclass
 from typing import IO
@@ -18,8 +17,8 @@ import numpy as np
 
 from .._errors import MeshtopoError
 from .._placement import DeviceAssignment
-from ..hlo import Collective, iter_collectives, parse_module
-from ._options import device_assignment, int_list
+from ..hlo import Collective, iter_collectives
+from ._options import device_assignment
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +109,7 @@ def inspect_file(
     stream = iter_collectives(source, replica_count, num_partitions, progress=progress, **options)
     for collective in stream:
         if assignment is None:
-            counts = _module_counts(collective)
+            counts = (collective.replica_count, collective.num_partitions)
             assignment = device_assignment(assignment_spec, *counts)
         rows.append(
             Row(
@@ -126,9 +125,9 @@ def inspect_file(
             )
         )
     if assignment is None:
-        replica_count, num_partitions = _header_counts(source, replica_count, num_partitions)
-        assignment = _assignment_without_collectives(assignment_spec, replica_count, num_partitions)
-        counts = (assignment.replica_count, assignment.computation_count)
+        # No collectives: the stream has still read the header (or raised).
+        counts = (stream.replica_count or 1, stream.num_partitions or 1)
+        assignment = device_assignment(assignment_spec, *counts)
     return Inspection(
         "<stdin>" if name == "-" else name,
         counts[0],
@@ -138,44 +137,6 @@ def inspect_file(
         rows,
         list(patterns.values()),
     )
-
-
-def _header_counts(
-    source: object, replica_count: int | None, num_partitions: int | None
-) -> tuple[int | None, int | None]:
-    """The header's counts of a dump file that had no collectives (overrides win); unknown
-    (None) for streams, where the header has been read already."""
-    if not isinstance(source, (str, os.PathLike)) or os.fspath(source) == "-":
-        return replica_count, num_partitions
-    try:
-        with open(source, "rb") as raw:
-            handle = gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw
-            for _, line in zip(range(1000), handle, strict=False):
-                text = line.decode("utf-8", "replace").strip()
-                if text.startswith("HloModule"):
-                    module = parse_module(text + "\n", replica_count, num_partitions)
-                    return module.replica_count, module.num_partitions
-    except (OSError, EOFError, MeshtopoError):
-        pass
-    return replica_count, num_partitions
-
-
-def _assignment_without_collectives(
-    spec: str, replica_count: int | None, num_partitions: int | None
-) -> DeviceAssignment:
-    """The placement shown for a dump with no collectives, whose header counts the reader does
-    not report: the overrides when given, else a table's own shape, else 1 x 1."""
-    if replica_count is None and num_partitions is None and spec not in ("default", "row-major"):
-        rows = [int_list(row, "--device-assignment") for row in spec.split(";")]
-        return device_assignment(spec, len(rows), len(rows[0]))
-    return device_assignment(spec, replica_count or 1, num_partitions or 1)
-
-
-def _module_counts(collective: Collective) -> tuple[int, int]:
-    """The module's replica and partition counts (header values or overrides) as the reader
-    resolved them; the streaming reader keeps them on the collectives' shared context."""
-    context = collective._context
-    return int(context.replica_count), int(context.num_partitions)
 
 
 def _bytes(collective: Collective) -> int | None:

@@ -4,22 +4,27 @@ Imports only the math layer (and ``_errors``/``_limits``) beneath it.
 
 Reading (``_scan``, ``_line``, ``_module``, ``_stream``):
 
-- ``parse_module(text, replica_count=None, num_partitions=None)`` / ``load(path)`` (plain or
-  gzip, ``'-'`` for stdin): header values (counts default to 1; keyword overrides win), every
+- ``parse_module(text, replica_count=None, num_partitions=None, device_assignment=None)`` /
+  ``load(path, ...)`` (plain or gzip, ``'-'`` for stdin): header values (counts default to 1;
+  keyword overrides win), the placement (``module.device_assignment``: the table given, else
+  XLA's default placement; every ``device_groups()`` defaults to it), every
   computation header and every collective, in one regex pass. The full structural model
   (``module.computations``: instructions, operands, raw attributes, call edges) is built from
   the kept text on first use, so structural errors outside collective lines surface then.
 - ``iter_collectives(path_or_file, progress=None)``: the same collectives read block by block
   (8 MB), in memory proportional to the collectives found; a rich progress bar on stderr when
-  it is a terminal. Operand shapes come from definitions in the same or previous block.
+  it is a terminal. Operand shapes come from definitions in the same or previous block. The
+  returned ``CollectiveStream`` tells the header and counts once read (so does each
+  collective: ``replica_count``, ``num_partitions``).
 
 Model: ``Module`` (``name``, ``is_scheduled``, ``replica_count``, ``num_partitions``,
-``header_attributes``, ``collectives``, ``computations``, ``entry``), ``Computation``
+``device_assignment``, ``header_attributes``, ``collectives``, ``computations``, ``entry``), ``Computation``
 (ordered ``instructions``, ``root``, ``called_computations``), ``Instruction`` (``opcode``,
 ``operands``, ``attributes`` as raw text, ``called_computations``, ``control_predecessors``,
 ``collective``), ``Collective`` (see its module docstring: every field of the contract plus
 ``bytes``, ``reduction``, ``shape``, ``operand_shapes``, ``is_async``/``is_done``/``start``,
-``wrapped_opcode``, ``attributes``, ``metadata``, ``frontend_attributes``).
+``wrapped_opcode``, ``text``, ``attributes``, ``written_channel_id``, ``metadata``,
+``frontend_attributes``, ``replica_count``, ``num_partitions``).
 
 ``module.collectives`` holds every collective instruction in text order: sync ops, -start and
 -done forms (a done carries its start's attributes and names it in ``start``), async-start/
@@ -58,6 +63,7 @@ from ._module import load as load
 from ._module import parse_module as parse_module
 from ._shape import Shape as Shape
 from ._shape import parse_shape as parse_shape
+from ._stream import CollectiveStream as CollectiveStream
 from ._stream import iter_collectives as iter_collectives
 from ._structure import Computation as Computation
 from ._structure import Instruction as Instruction

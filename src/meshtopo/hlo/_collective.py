@@ -27,7 +27,7 @@ from .._errors import HloParseError, InvalidArgumentError
 from .._modes import CollectiveOpGroupMode, group_mode_for_opcode
 from .._pairs import participating_device_pairs
 from .._placement import DeviceAssignment, participating_device_groups
-from ._lexer import parse_dictionary, parse_int_lists, split_attributes
+from ._lexer import parse_dictionary, parse_int, parse_int_lists, split_attributes
 from ._shape import Shape, parse_shape
 
 if TYPE_CHECKING:
@@ -91,10 +91,10 @@ class Collective:
     """
 
     __slots__ = (
-        "_attributes", "_context", "_shape", "channel_id", "column", "computation",
-        "constrain_layout", "dimensions", "groups_text", "inline_shapes", "is_root", "line",
-        "name", "opcode", "operands", "replica_groups", "shape_text", "slice_sizes",
-        "source_target_pairs", "start", "tail", "tail_column", "to_apply",
+        "_attributes", "_context", "_mode", "_shape", "_source", "_tail", "channel_id",
+        "column", "computation", "constrain_layout", "dimensions", "groups_text",
+        "inline_shapes", "is_root", "line", "name", "opcode", "operands", "replica_groups",
+        "shape_text", "slice_sizes", "source_target_pairs", "start", "tail_column", "to_apply",
         "use_global_device_ids", "wrapped_opcode",
     )  # fmt: skip
 
@@ -108,13 +108,18 @@ class Collective:
         column: int,
         computation: str | None,
         context: ScanContext,
-        decoded: DecodedAttributes = None,  # type: ignore[assignment]
+        decoded: DecodedAttributes | None = None,
         channel_id: int | None = None,
-        tail: str = "",
+        tail: str | None = "",
         tail_column: int = 0,
+        source: int | str = "",
+        mode: CollectiveOpGroupMode | None = None,
     ) -> None:
         """Built by the readers; ``decoded`` holds the attributes shared by every line with
-        the same attribute text (see ``DECODED_FIELDS``)."""
+        the same attribute text (see ``DECODED_FIELDS``) and ``mode`` their group mode when
+        known. ``tail`` is the text after the operands (None: read from ``source`` when
+        asked for); ``source`` is the instruction's text, or the offset of its line in the
+        module text the context holds."""
         self.name = name
         self.opcode = opcode
         self.shape_text = shape_text
@@ -129,8 +134,10 @@ class Collective:
             self.slice_sizes, self.to_apply,
         ) = decoded or NOTHING_DECODED  # fmt: skip
         self.channel_id = channel_id
-        self.tail = tail
+        self._tail = tail
         self.tail_column = tail_column
+        self._source = source
+        self._mode = mode
         self.is_root = False
         self.inline_shapes: tuple[str | None, ...] = ()
         self.start: str | None = None
@@ -188,8 +195,13 @@ class Collective:
         ``use_global_device_ids=true`` and no channel_id raises ``InvalidArgumentError``
         (XLA's verifier rejects it; the parser does not).
         """
-        opcode = self.wrapped_opcode if self.opcode in ASYNC_OPCODES else self.opcode
-        return _mode(opcode or self.opcode, self.channel_id is not None, self.use_global_device_ids)
+        mode = self._mode
+        if mode is None:
+            opcode = self.wrapped_opcode if self.opcode in ASYNC_OPCODES else self.opcode
+            mode = _mode(opcode or self.opcode, self.channel_id is not None,
+                         self.use_global_device_ids)
+            self._mode = mode
+        return mode
 
     @property
     def reduction(self) -> str | None:
@@ -211,8 +223,8 @@ class Collective:
     def device_groups(self, device_assignment: DeviceAssignment | None = None) -> list[list[int]]:
         """The global device ids that talk, per group, in rank order.
 
-        Default placement: ``DeviceAssignment.default(replica_count, num_partitions)`` of the
-        module. Ops with pairs (permutes, send/recv) give one ``[source, target]`` group per
+        Default placement: the module's ``device_assignment`` (given to ``parse_module``,
+        else XLA's ``DeviceAssignment.default(replica_count, num_partitions)``). Ops with pairs (permutes, send/recv) give one ``[source, target]`` group per
         device pair.
         """
         if self.replica_groups is None:
@@ -224,7 +236,8 @@ class Collective:
         self, device_assignment: DeviceAssignment | None = None
     ) -> list[tuple[int, int]]:
         """(source device, target device) for collective-permute and send/recv: each written
-        pair in every partition (no channel) or every replica (channel), per XLA."""
+        pair in every partition (no channel) or every replica (channel), per XLA. Default
+        placement as in ``device_groups``."""
         if self.source_target_pairs is None:
             raise InvalidArgumentError(
                 f"{self.opcode} {self.name} (line {self.line}) has no source_target_pairs"
@@ -259,21 +272,68 @@ class Collective:
         """
         return self._context.payload_bytes(self)
 
-    # ---- raw text ---------------------------------------------------------------------
+    # ---- the module it belongs to and raw text -----------------------------------------
+
+    @property
+    def replica_count(self) -> int:
+        """The module's replica count (the header's, or the reader's override)."""
+        return self._context.replica_count
+
+    @property
+    def num_partitions(self) -> int:
+        """The module's partition count (the header's, or the reader's override)."""
+        return self._context.num_partitions
+
+    @property
+    def text(self) -> str:
+        """The instruction as written, from its name to its end (``ROOT`` and indentation
+        left out; an instruction written over several lines joined with one space per line
+        break), as XLA's verifier messages quote it."""
+        source = self._source
+        if isinstance(source, str):
+            return source
+        return self._context.instruction_text(source + self.column - 1)
+
+    @property
+    def tail(self) -> str:
+        """The text after the operand list (``, channel_id=1, replica_groups=...``)."""
+        tail = self._tail
+        if tail is None:
+            source = self._source
+            if isinstance(source, str):
+                tail = source[self.tail_column - self.column:]
+            else:
+                tail = self._context.line_text(source + self.tail_column - 1)
+            self._tail = tail
+        return tail
+
+    def keep_text(self, text: str) -> None:
+        """Copy the instruction's text out of ``text`` (the block it was read from, whose
+        offsets ``_source`` counts), so that ``text`` and ``tail`` outlive the block."""
+        source = self._source
+        if not isinstance(source, str):
+            end = text.find("\n", source)
+            self._source = text[source + self.column - 1:end if end >= 0 else len(text)].rstrip()
 
     @property
     def attributes(self) -> dict[str, str]:
         """Every attribute written after the operands, as raw text (``metadata``,
-        ``frontend_attributes``, ``backend_config``, ... included)."""
+        ``frontend_attributes``, ``backend_config``, ... included). A ``-done`` lists what it
+        wrote itself, not its start's attributes."""
         if self._attributes is None:
-            written = {
+            self._attributes = {
                 a.key: a.value for a in split_attributes(self.tail, self.line, self.tail_column)
             }
-            if self.channel_id is not None and "channel_id" not in written:
-                # The fast reader keeps the text after channel_id as the tail.
-                written = {"channel_id": str(self.channel_id), **written}
-            self._attributes = written
         return self._attributes
+
+    @property
+    def written_channel_id(self) -> int | None:
+        """The ``channel_id`` written on this instruction itself (``channel_id`` of a
+        ``-done`` is its start's), or None when it wrote none."""
+        text = self.attributes.get("channel_id")
+        if text is None:
+            return None
+        return parse_int(text, "channel_id", self.line, self.tail_column)
 
     @property
     def frontend_attributes(self) -> dict[str, str]:
@@ -297,6 +357,7 @@ class Collective:
         self.dimensions = other.dimensions
         self.constrain_layout = other.constrain_layout
         self.to_apply = other.to_apply
+        self._mode = None
         if self.opcode in ASYNC_OPCODES and other.opcode not in ASYNC_OPCODES:
             self.wrapped_opcode = other.opcode
         elif other.wrapped_opcode is not None:

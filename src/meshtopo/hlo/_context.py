@@ -12,6 +12,8 @@ import bisect
 import re
 
 from .._device_list import CollectiveDeviceList
+from .._errors import InternalError
+from .._modes import CollectiveOpGroupMode
 from .._placement import DeviceAssignment
 from ._collective import Collective, DecodedAttributes
 from ._shape import Shape, parse_shape
@@ -28,7 +30,12 @@ ROOT_LINE = re.compile(
 class ScanContext:
     """Module-wide facts and caches for the collectives of one module."""
 
-    def __init__(self, replica_count: int = 1, num_partitions: int = 1) -> None:
+    def __init__(
+        self,
+        replica_count: int = 1,
+        num_partitions: int = 1,
+        device_assignment: DeviceAssignment | None = None,
+    ) -> None:
         self.replica_count = replica_count
         self.num_partitions = num_partitions
         self.roots: dict[str, tuple[str, str]] = {}
@@ -36,17 +43,21 @@ class ScanContext:
         self.pairs_cache: dict[str, list[tuple[int, int]]] = {}
         self.slice_sizes_cache: dict[str, list[tuple[int, ...]]] = {}
         self.dims_cache: dict[str, tuple[int, ...]] = {}
+        # One string per distinct shape text, shared by the collectives that write it.
+        self.shapes: dict[str, str] = {}
         self.wrapped: dict[str, Collective] = {}
         # The collective at the root of each computation (for async wrappers), and whether
         # the last scan found any op that ``Linker`` has to pair (not a plain sync collective).
         self.root_collectives: dict[str, Collective] = {}
         self.needs_link = False
         # Decoded attributes per distinct attribute text (see ``_scan``).
-        self.templates: dict[str, DecodedAttributes | None] = {}
-        self._assignment: DeviceAssignment | None = None
+        self.templates: dict[str, tuple[DecodedAttributes | None, CollectiveOpGroupMode | None]
+                             | None] = {}
+        self._assignment = device_assignment
 
     def default_assignment(self) -> DeviceAssignment:
-        """XLA's default placement for the module's replica and partition counts."""
+        """The module's device assignment: the one given to the reader, else XLA's default
+        placement for the module's replica and partition counts (built on first use)."""
         if self._assignment is None:
             self._assignment = DeviceAssignment.default(self.replica_count, self.num_partitions)
         return self._assignment
@@ -54,6 +65,15 @@ class ScanContext:
     def computation_root(self, name: str) -> tuple[str, str] | None:
         """(root opcode, root element type) of computation ``name``, if known."""
         return self.roots.get(name)
+
+    def line_text(self, offset: int) -> str:
+        """The text from ``offset`` of the module text to the end of its line (readers
+        without the module text keep each instruction's text instead)."""
+        raise InternalError("this reader keeps no module text; the instruction text was lost")
+
+    def instruction_text(self, offset: int) -> str:
+        """``line_text(offset)`` without trailing white space."""
+        return self.line_text(offset).rstrip()
 
     def definition(self, collective: Collective, name: str) -> str | None:
         """The shape text of operand ``name`` of ``collective``, if its definition was seen."""
@@ -98,13 +118,24 @@ class ScanContext:
 class TextContext(ScanContext):
     """A ``ScanContext`` over the whole module text: roots and definitions looked up lazily."""
 
-    def __init__(self, text: str, computations: list[tuple[int, str]], **counts: int) -> None:
-        super().__init__(**counts)
+    def __init__(
+        self,
+        text: str,
+        computations: list[tuple[int, str]],
+        replica_count: int = 1,
+        num_partitions: int = 1,
+        device_assignment: DeviceAssignment | None = None,
+    ) -> None:
+        super().__init__(replica_count, num_partitions, device_assignment)
         self.text = text
         self._starts = [offset for offset, _ in computations]
         self._names = [name for _, name in computations]
         self._spans = {name: (offset, index) for index, (offset, name) in enumerate(computations)}
         self._definitions: dict[str, dict[str, str]] = {}
+
+    def line_text(self, offset: int) -> str:
+        end = self.text.find("\n", offset)
+        return self.text[offset:end if end >= 0 else len(self.text)]
 
     def _span(self, computation: str | None) -> tuple[int, int]:
         if computation is None or computation not in self._spans:

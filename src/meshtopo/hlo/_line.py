@@ -178,7 +178,7 @@ def read_line(
     logical, end = _logical_line(text, pos)
     flat = logical.replace("\n", " ").replace("\r", " ")
     try:
-        return _read(flat, line, computation, context), end
+        return _read(flat, line, computation, context, _written_text(logical)), end
     except HloParseError as error:
         if "\n" not in logical:
             raise
@@ -201,6 +201,15 @@ def _logical_line(text: str, pos: int) -> tuple[str, int]:
     return chunk, end
 
 
+def _written_text(logical: str) -> str:
+    """The instruction as ``Collective.text`` gives it: lines stripped and joined with one
+    space, ``ROOT`` left out."""
+    text = " ".join(part.strip() for part in logical.split("\n"))
+    if text.startswith("ROOT") and text[4:5] in (" ", "\t"):
+        text = text[4:].lstrip()
+    return text
+
+
 def _continues(chunk: str) -> bool:
     stripped = re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', chunk).rstrip()
     if stripped.endswith(","):
@@ -208,7 +217,9 @@ def _continues(chunk: str) -> bool:
     return sum(stripped.count(c) for c in "{([") > sum(stripped.count(c) for c in "})]")
 
 
-def _read(text: str, line: int, computation: str | None, context: ScanContext) -> Collective | None:
+def _read(
+    text: str, line: int, computation: str | None, context: ScanContext, written: str
+) -> Collective | None:
     head = _HEAD.match(text)
     if head is None:
         return None
@@ -221,21 +232,19 @@ def _read(text: str, line: int, computation: str | None, context: ScanContext) -
     close = operands_end(text, operands_start, line)
     operands = split_operands(text[operands_start:close], line, operands_start + 1)
     names = [operand_name(op) for op, _ in operands]
-    name = head.group(2)
+    rest = text[close + 1:]
+    if rest.strip() and not rest.lstrip().startswith(","):
+        raise HloParseError(
+            f"unexpected {rest.strip()[:20]!r} after the operands of {head.group(2).lstrip('%')}",
+            line, close + 2 + len(rest) - len(rest.lstrip()))
     collective = Collective(
-        name.lstrip("%"), opcode, text[head.end():end_of_shape].strip(),
+        head.group(2).lstrip("%"), opcode, text[head.end():end_of_shape].strip(),
         tuple(n for n, _ in names), line, head.start(2) + 1, computation, context,
+        tail=rest, tail_column=close + 2, source=written,
     )
     collective.is_root = head.group(1) is not None
     if any(shape for _, shape in names):
         collective.inline_shapes = tuple(shape for _, shape in names)
-    rest = text[close + 1:]
-    if rest.strip() and not rest.lstrip().startswith(","):
-        raise HloParseError(
-            f"unexpected {rest.strip()[:20]!r} after the operands of {collective.name}",
-            line, close + 2 + len(rest) - len(rest.lstrip()))
-    collective.tail = rest
-    collective.tail_column = close + 2
     attributes = split_attributes(rest, line, close + 2)
     keys = apply_attributes(collective, attributes, context)
     finish(collective, "mode" in keys)

@@ -24,7 +24,10 @@ import sys
 import zlib
 from typing import IO, TYPE_CHECKING
 
+from numpy.typing import ArrayLike
+
 from .._errors import HloParseError, InvalidArgumentError
+from .._placement import DeviceAssignment
 from ._collective import Collective
 from ._context import TextContext
 from ._lexer import parse_bool, parse_int, split_attributes
@@ -132,6 +135,13 @@ class Module:
             computation_headers[-1][1] if computation_headers else None)
 
     @property
+    def device_assignment(self) -> DeviceAssignment:
+        """``[replica][partition] -> device id`` used by ``device_groups()``/``device_pairs()``
+        of the collectives: the one given to ``parse_module``/``load``, else XLA's default
+        placement ``DeviceAssignment.default(replica_count, num_partitions)``."""
+        return self._context.default_assignment()
+
+    @property
     def entry_computation_layout(self) -> str | None:
         """The header's ``entry_computation_layout`` text, if written."""
         return self.header_attributes.get("entry_computation_layout")
@@ -170,24 +180,31 @@ def parse_module(
     text: str,
     replica_count: int | None = None,
     num_partitions: int | None = None,
+    device_assignment: DeviceAssignment | ArrayLike | None = None,
     source: str | None = None,
 ) -> Module:
     """Read HLO module text (as XLA prints it, before or after optimisation).
 
     ``replica_count``/``num_partitions`` override the header's values when given (the header
-    defaults them to 1). Errors are ``HloParseError`` with 1-based line and column (``source``
-    names the input in messages), or ``LimitError`` for groups past the device limit.
+    defaults them to 1). ``device_assignment`` (a ``DeviceAssignment`` or a 2-D table
+    ``[replica][partition] -> device id``) places the module on devices: it becomes
+    ``module.device_assignment``, the default of every collective's ``device_groups()``, and
+    must be ``replica_count x num_partitions`` (else ``InvalidArgumentError``). Errors are
+    ``HloParseError`` with 1-based line and column (``source`` names the input in messages),
+    or ``LimitError`` for groups past the device limit.
     """
     if not isinstance(text, str):
         raise InvalidArgumentError(f"parse_module expects str text, got {type(text).__name__}")
+    assignment = None if device_assignment is None else _as_assignment(device_assignment)
     collecting = gc.isenabled()
     gc.disable()  # the scan creates many long-lived objects; cyclic GC passes only cost time
     try:
         header, _ = parse_header(text)
         r, p = resolve_counts(header, replica_count, num_partitions)
+        if assignment is not None:
+            check_assignment(assignment, r, p, header.name)
         headers = find_computations(text)
-        context = TextContext(text, [(o, n) for o, n, _ in headers], replica_count=r,
-                              num_partitions=p)
+        context = TextContext(text, [(o, n) for o, n, _ in headers], r, p, assignment)
         found = scan_collectives(text, context, headers, first_line=1)
         collectives = Linker(context).link(found)
     except HloParseError as error:
@@ -198,6 +215,29 @@ def parse_module(
         if collecting:
             gc.enable()
     return Module(header, text, context, collectives, headers, source)
+
+
+def _as_assignment(value: object) -> DeviceAssignment:
+    if isinstance(value, DeviceAssignment):
+        return value
+    try:
+        return DeviceAssignment(value)
+    except InvalidArgumentError as error:
+        raise InvalidArgumentError(f"device_assignment: {error}") from None
+
+
+def check_assignment(
+    assignment: DeviceAssignment, replica_count: int, num_partitions: int, module: str
+) -> None:
+    """Raise ``InvalidArgumentError`` unless ``assignment`` is ``replica_count x
+    num_partitions``."""
+    shape = (assignment.replica_count, assignment.computation_count)
+    if shape != (replica_count, num_partitions):
+        raise InvalidArgumentError(
+            f"device_assignment is {shape[0]} x {shape[1]} (replicas x partitions) but module "
+            f"{module} has replica_count={replica_count}, num_partitions={num_partitions}; "
+            "give a table with one row per replica and one column per partition"
+        )
 
 
 def read_text(path: str | os.PathLike[str] | IO[bytes] | IO[str]) -> tuple[str, str]:
@@ -230,7 +270,8 @@ def load(
     path: str | os.PathLike[str] | IO[bytes] | IO[str],
     replica_count: int | None = None,
     num_partitions: int | None = None,
+    device_assignment: DeviceAssignment | ArrayLike | None = None,
 ) -> Module:
     """``parse_module`` of a file (plain or gzip-compressed), an open file, or ``'-'`` (stdin)."""
     text, name = read_text(path)
-    return parse_module(text, replica_count, num_partitions, source=name)
+    return parse_module(text, replica_count, num_partitions, device_assignment, source=name)

@@ -17,7 +17,10 @@ Replica-group texts, pair lists and dimension lists are decoded once per distinc
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+from .._errors import InvalidArgumentError
+from .._modes import CollectiveOpGroupMode
 from ._collective import ASYNC_OPCODES, SYNC_OPCODES, Collective, DecodedAttributes
 from ._context import SHAPE_PATTERN, ScanContext
 from ._lexer import operand_name, split_operands
@@ -44,10 +47,11 @@ _GROUPS = (
 # than SHAPE_PATTERN follows, taken lazily up to the opcode (the general reader checks it).
 _TUPLE_PATTERN = SHAPE_PATTERN[SHAPE_PATTERN.index("|") + 1:-1]
 _SHAPE = r"(?>" + SHAPE_PATTERN + r")|(?=\()(?!" + _TUPLE_PATTERN + r")[^\n]*?"
-# Groups: 1 indent, 2 ROOT, 3 name, 4 shape, 5 opcode, 6 operands, 7 channel_id, 8 the rest.
-# Every instruction whose head (name, shape, opcode) is on one line is found.
+# Groups: 1 ROOT, 2 the name's '%' (or nothing), 3 the name, 4 shape, 5 opcode, 6 operands,
+# 7 channel_id, 8 the rest. Every instruction whose head (name, shape, opcode) is on one line
+# is found; nothing in a match but its first character is a newline.
 COLLECTIVE_LINE = re.compile(
-    r"\n([ \t]*)(ROOT[ \t]+)?(%?[^\s=%]+)[ \t]*=[ \t]*(" + _SHAPE + r")[ \t]+("
+    r"\n[ \t]*(ROOT[ \t]+)?(%?)([^\s=%]+)[ \t]*=[ \t]*(" + _SHAPE + r")[ \t]+("
     + OPCODE_PATTERN + r")[ \t]*\((?:([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\))?"
     r"(?:, channel_id=(\d{1,18}))?([^\n]*)"
 )
@@ -90,33 +94,40 @@ def scan_collectives(
     computations: list[tuple[int, str, bool]],
     first_line: int = 1,
     computation: str | None = None,
-    offsets: list[int] | None = None,
 ) -> list[Collective]:
-    """Every collective instruction in ``text``, in text order (their offsets in ``text`` are
-    appended to ``offsets`` when given); ``first_line`` is the line
+    """Every collective instruction in ``text``, in text order; ``first_line`` is the line
     number of ``text[0]`` (instructions are found after a newline, so a block should start
     with the newline that ends the line before it). ``computations`` are the headers from
-    ``find_computations`` and ``computation`` is the one open at the start of ``text``."""
+    ``find_computations`` and ``computation`` is the one open at the start of ``text``.
+
+    A collective's ``_source`` is the offset of its line in ``text``: ``parse_module`` keeps
+    the text, the streaming reader copies each instruction's text out of its block.
+    """
     out: list[Collective] = []
     append = out.append
     count = text.count
     headers = iter(computations)
     next_header = next(headers, None)
+    next_start = next_header[0] if next_header is not None else len(text)
     last, line = 0, first_line
     handled_to = -1
     templates = context.templates
+    shapes = context.shapes
     context.needs_link = False
     for m in COLLECTIVE_LINE.finditer(text):
-        start = m.start()
-        while next_header is not None and next_header[0] <= start:
-            computation = next_header[1]
-            next_header = next(headers, None)
-        line += count("\n", last, start + 1)
-        last = start + 1
+        start, end = m.span()
+        if start >= next_start:
+            while next_header is not None and next_header[0] <= start:
+                computation = next_header[1]
+                next_header = next(headers, None)
+            next_start = next_header[0] if next_header is not None else len(text)
+        # A match holds no newline but its first character: count only the lines between.
+        line += 1 if start == last else count("\n", last, start) + 1
+        last = end
         if start < handled_to:
             continue
-        _indent, root, name, shape, opcode, operand_text, channel, rest = m.groups()
-        template: DecodedAttributes | None = None
+        root, _percent, name, shape, opcode, operand_text, channel, rest = m.groups()
+        template: _Template | None = None
         # Lines that share the attribute text before metadata share the decoded attributes
         # (``_template`` checks that text once); the metadata part is checked per line.
         if operand_text is not None and not (rest and rest[-1] == ","):
@@ -128,15 +139,8 @@ def scan_collectives(
                   and _LATE_KEYS.search(rest, cut) is None):
                 key = opcode + ("#" if channel else "") + rest[:cut]
                 template = templates.get(key, _MISSING)
-        if offsets is not None:
-            offsets.append(start)
         if template is None:
-            collective, handled_to = read_line(text, start + 1, line, computation, context)
-            if collective is not None:
-                _note(collective, context)
-                append(collective)
-            elif offsets is not None:
-                offsets.pop()
+            handled_to = _read_line(text, start, line, computation, context, append)
             continue
         if " " not in operand_text and "," not in operand_text and "/" not in operand_text:
             operands: tuple[str, ...] = (
@@ -146,10 +150,10 @@ def scan_collectives(
         else:
             operands, inline = _operands(operand_text, line, m.start(6) - start)
         c = Collective(
-            name[1:] if name[0] == "%" else name, opcode, shape, operands, line,
-            m.start(3) - start, computation, context,
-            None if template is _MISSING else template,  # type: ignore[arg-type]
-            int(channel) if channel else None, rest, m.start(8) - start,
+            name, opcode, shapes.setdefault(shape, shape), operands, line,
+            m.start(2) - start, computation, context, template[0],
+            int(channel) if channel else None, None, m.end(6) + 1 - start, start + 1,
+            template[1],
         )
         if inline:
             c.inline_shapes = inline
@@ -160,23 +164,50 @@ def scan_collectives(
         if opcode not in SYNC_OPCODES:
             context.needs_link = True
         if template is _MISSING:
-            template = _template(c, text, m.start(8), start, context)
-            templates[key] = template
-            if template is None:
-                collective, handled_to = read_line(text, start + 1, line, computation, context)
-                if collective is not None:
-                    _note(collective, context)
-                    append(collective)
-                elif offsets is not None:
-                    offsets.pop()
+            decoded = _template(c, text, m.start(8), start, context)
+            if decoded is None:
+                templates[key] = None
+                handled_to = _read_line(text, start, line, computation, context, append)
                 continue
+            templates[key] = (decoded, _known_mode(c))
         elif c.slice_sizes is not None and len(operands) != 4:
             finish(c)
         append(c)
     return out
 
 
-_MISSING: DecodedAttributes = (None, None, False, None, None, None, None, "<missing>")
+# A template: the decoded attributes and the group mode (None when the mode is decided later,
+# for async wrappers, or raises) shared by every line with the same attribute text.
+_Template = tuple[DecodedAttributes | None, "CollectiveOpGroupMode | None"]
+_MISSING: _Template = (None, None)
+
+
+def _known_mode(c: Collective) -> CollectiveOpGroupMode | None:
+    """The group mode of a freshly decoded sync or start collective (None for async wrappers,
+    whose mode follows the op they wrap, and for modes that raise)."""
+    if c.opcode in ASYNC_OPCODES:
+        return None
+    try:
+        return c.mode
+    except InvalidArgumentError:
+        return None
+
+
+def _read_line(
+    text: str,
+    start: int,
+    line: int,
+    computation: str | None,
+    context: ScanContext,
+    append: Callable[[Collective], None],
+) -> int:
+    """Read the instruction at the newline ``start`` with the general reader; append it when
+    it is a collective and return the offset just past it."""
+    collective, handled_to = read_line(text, start + 1, line, computation, context)
+    if collective is not None:
+        _note(collective, context)
+        append(collective)
+    return handled_to
 
 
 def _template(

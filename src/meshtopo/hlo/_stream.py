@@ -23,17 +23,46 @@ import os
 import re
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import IO
 
 from .._errors import HloParseError, InvalidArgumentError
 from ._collective import Collective
 from ._context import ROOT_LINE, SHAPE_PATTERN, ScanContext
 from ._link import Linker
-from ._module import parse_header, resolve_counts
+from ._module import ModuleHeader, parse_header, resolve_counts
 from ._scan import find_computations, scan_collectives
 
 BLOCK_SIZE = 8 << 20
+
+
+class CollectiveStream(Iterator[Collective]):
+    """The iterator ``iter_collectives`` returns: the collectives, and the module header once
+    it has been read (after the first ``next()``, or at the end for a dump without
+    collectives).
+
+    ``header`` is the ``ModuleHeader`` as written; ``replica_count``/``num_partitions`` are
+    the counts the collectives use (the header's, or the overrides), None until the header
+    has been read.
+    """
+
+    def __init__(
+        self, collectives: Callable[[CollectiveStream], Generator[Collective, None, None]]
+    ) -> None:
+        self.header: ModuleHeader | None = None
+        self.replica_count: int | None = None
+        self.num_partitions: int | None = None
+        self._collectives = collectives(self)
+
+    def __iter__(self) -> CollectiveStream:
+        return self
+
+    def __next__(self) -> Collective:
+        return next(self._collectives)
+
+    def close(self) -> None:
+        """Stop reading and close the input (also done at the end and on garbage collection)."""
+        self._collectives.close()
 
 
 def iter_collectives(
@@ -42,21 +71,28 @@ def iter_collectives(
     num_partitions: int | None = None,
     progress: bool | None = None,
     block_size: int = BLOCK_SIZE,
-) -> Iterator[Collective]:
+) -> CollectiveStream:
     """Yield every collective of an HLO dump in text order, reading it block by block.
 
     ``source`` is a path (plain or gzip), ``'-'`` for stdin, or an open file (bytes or text).
     Counts default to the header's; keyword overrides win. Errors as in ``parse_module``.
+    The returned ``CollectiveStream`` also tells the header and the counts once read; each
+    collective tells them too (``replica_count``, ``num_partitions``).
     """
     handle, name, total, closers = _open(source)
-    bar = _Bar(name, total) if (progress or (progress is None and sys.stderr.isatty())) else None
-    try:
-        yield from _blocks(handle, name, replica_count, num_partitions, block_size, bar)
-    finally:
-        if bar is not None:
-            bar.stop()
-        for closer in closers:
-            closer.close()
+
+    def collectives(stream: CollectiveStream) -> Generator[Collective, None, None]:
+        bar = _Bar(name, total) if (progress or (progress is None and sys.stderr.isatty())) else None
+        try:
+            yield from _blocks(handle, name, replica_count, num_partitions, block_size, bar,
+                               stream)
+        finally:
+            if bar is not None:
+                bar.stop()
+            for closer in closers:
+                closer.close()
+
+    return CollectiveStream(collectives)
 
 
 def _blocks(
@@ -66,6 +102,7 @@ def _blocks(
     num_partitions: int | None,
     block_size: int,
     bar: _Bar | None,
+    stream: CollectiveStream,
 ) -> Iterator[Collective]:
     buffer = ""
     line = 0  # the line number of the newline that starts the next block
@@ -89,6 +126,7 @@ def _blocks(
             if context is None or linker is None:
                 header, _ = parse_header(block[1:])
                 r, p = resolve_counts(header, replica_count, num_partitions)
+                stream.header, stream.replica_count, stream.num_partitions = header, r, p
                 context = ScanContext(replica_count=r, num_partitions=p)
                 linker = Linker(context)
             headers = find_computations(block)
@@ -97,15 +135,15 @@ def _blocks(
                 if root_name is not None:
                     shape = match.group(1)
                     context.roots[root_name] = (match.group(2), shape[: shape.find("[")])
-            offsets: list[int] = []
             found = scan_collectives(block, context, headers, first_line=line,
-                                     computation=computation, offsets=offsets)
+                                     computation=computation)
         except HloParseError as error:
             raise HloParseError(error.message, error.line, error.column, name) from None
         if headers:
             computation = headers[-1][1]
-        if len(offsets) == len(found):
-            _resolve_operands(found, offsets, previous, block)
+        _resolve_operands(found, previous, block)
+        for c in found:
+            c.keep_text(block)
         yield from linker.link(found)
         line += block.count("\n")
         previous = block[-(1 << 20):]
@@ -138,13 +176,13 @@ def _computation_before(headers: list[tuple[int, str, bool]], offset: int,
     return name
 
 
-def _resolve_operands(
-    collectives: list[Collective], offsets: list[int], previous: str, block: str
-) -> None:
+def _resolve_operands(collectives: list[Collective], previous: str, block: str) -> None:
     """Record operand shapes from their definitions while the text is in memory: searched
     backwards from each collective through this block and the tail of the previous one."""
-    for c, offset in zip(collectives, offsets, strict=True):
-        if not c.operands or c.inline_shapes:
+    for c in collectives:
+        # Until ``keep_text``, a collective read from the block knows its line's offset.
+        offset = c._source
+        if not c.operands or c.inline_shapes or not isinstance(offset, int):
             continue
         shapes: list[str | None] = []
         for operand in c.operands:

@@ -46,7 +46,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._errors import InvalidArgumentError
-from ._finding import Finding, SourceText, short_text
+from ._finding import Finding, short_text
 from ._module import Module
 from ._verify_async import async_findings
 from ._verify_groups import collective_problem
@@ -68,7 +68,6 @@ def verify(module: Module, check_replica_groups: bool = True) -> list[Finding]:
         raise InvalidArgumentError(
             f"verify expects a Module (from meshtopo.hlo.parse_module or load), got "
             f"{type(module).__name__}")
-    source = SourceText(module.text)
     findings: list[Finding] = []
     reported: set[str] = set()
 
@@ -77,17 +76,17 @@ def verify(module: Module, check_replica_groups: bool = True) -> list[Finding]:
             reported.add(finding.instruction)
             findings.append(finding)
 
-    pair_findings, channel_findings = async_findings(module, source)
+    pair_findings, channel_findings = async_findings(module)
     for finding in pair_findings + channel_findings:
         add(finding)
     replica_count, num_partitions = module.replica_count, module.num_partitions
     memo: dict[int, tuple[str, int, int] | None] = {}
     for computation in _by_computation(module.collectives):
         for collective in computation:
-            result = permute_problem(collective, replica_count, num_partitions, source)
+            result = permute_problem(collective, replica_count, num_partitions)
             if result is None:
                 result = collective_problem(
-                    collective, replica_count, num_partitions, check_replica_groups, source, memo
+                    collective, replica_count, num_partitions, check_replica_groups, memo
                 )
             if result is not None:
                 add(_finding(collective, *result))

@@ -96,11 +96,12 @@ def _finding(instruction: Instruction, message: str, check: str) -> Finding:
                    line=instruction.line, column=instruction.column, check=check)
 
 
-def async_findings(module: Module, source: SourceText) -> tuple[list[Finding], list[Finding]]:
+def async_findings(module: Module) -> tuple[list[Finding], list[Finding]]:
     """(async pairing findings, channel findings): XLA's phases 2 and 3, in that order."""
     if not _needs_graph(module):
         return [], []
     graph = _Graph(module)
+    source = SourceText(module.text)
     return async_pair_findings(module, graph), channel_findings(module, graph, source)
 
 
@@ -168,9 +169,16 @@ def channel_findings(module: Module, graph: _Graph, source: SourceText) -> list[
                 findings.append(_finding(other, (
                     "Host-transfer send/recv instructions that use the same channel must be "
                     "identical up to having different operands. Found different instructions "
-                    f"with the same channel ID: \n{source.instruction_text(reference.line)} "
-                    f"\nvs \n{source.instruction_text(other.line)}."), "channels"))
+                    f"with the same channel ID: \n{_text(reference, source)} "
+                    f"\nvs \n{_text(other, source)}."), "channels"))
     return findings
+
+
+def _text(instruction: Instruction, source: SourceText) -> str:
+    """The instruction as written: its collective's ``text``, else rebuilt from its line."""
+    if instruction.collective is not None:
+        return instruction.collective.text
+    return source.instruction_text(instruction.line)
 
 
 def _is_host_transfer(instruction: Instruction) -> bool:
@@ -186,7 +194,7 @@ def _channel(instruction: Instruction) -> int:
 
 
 def _done_problem(start: Instruction, done: Instruction, source: SourceText) -> str | None:
-    start_text, done_text = source.instruction_text(start.line), source.instruction_text(done.line)
+    start_text, done_text = _text(start, source), _text(done, source)
     if _channel(start) != _channel(done):
         return ("Expected to have the same channel id, actual channel ids are: "
                 f"{start_text} ({_channel(start)}), {done_text} ({_channel(done)})")

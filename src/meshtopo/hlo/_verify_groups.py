@@ -26,7 +26,6 @@ from .._errors import MeshtopoError
 from .._modes import CollectiveOpGroupMode as Mode
 from .._placement import subgroup_size
 from ._collective import Collective
-from ._finding import SourceText
 from ._shape import Shape
 
 Problem = tuple[str, str]  # (message, check family)
@@ -120,7 +119,6 @@ def collective_problem(
     replica_count: int,
     num_partitions: int,
     check_groups: bool,
-    source: SourceText,
     memo: dict[int, tuple[str, int, int] | None] | None = None,
 ) -> Problem | None:
     """The first shape-verifier failure of a grouped collective (None when it passes or the
@@ -129,7 +127,7 @@ def collective_problem(
     handler = _HANDLERS.get(opcode)
     if handler is None:
         return None
-    context = _Context(collective, replica_count, num_partitions, check_groups, source, memo)
+    context = _Context(collective, replica_count, num_partitions, check_groups, memo)
     try:
         return handler(context)
     except _Stop as stop:
@@ -148,21 +146,18 @@ class _Context:
     """One collective under check, with the helpers every handler uses."""
 
     def __init__(self, collective: Collective, replica_count: int, num_partitions: int,
-                 check_groups: bool, source: SourceText,
+                 check_groups: bool,
                  memo: dict[int, tuple[str, int, int] | None] | None) -> None:
         self.c = collective
         self.replica_count = replica_count
         self.num_partitions = num_partitions
         self.check_groups = check_groups
-        self.source = source
         self.memo = memo
-        self._text: str | None = None
 
     @property
     def text(self) -> str:
-        if self._text is None:
-            self._text = self.source.instruction_text(self.c.line)
-        return self._text
+        """The instruction as written, which XLA's messages end with."""
+        return self.c.text
 
     def mode(self) -> Mode:
         try:

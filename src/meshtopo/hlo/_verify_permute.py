@@ -12,14 +12,13 @@ from __future__ import annotations
 from .._modes import CollectiveOpGroupMode as Mode
 from .._pairs import pair_problems
 from ._collective import Collective
-from ._finding import SourceText
 from ._shape import Shape
 
 PERMUTE_OPCODES = frozenset({"collective-permute", "collective-permute-start"})
 
 
 def permute_problem(
-    collective: Collective, replica_count: int, num_partitions: int, source: SourceText
+    collective: Collective, replica_count: int, num_partitions: int
 ) -> tuple[str, str] | None:
     """The first failure of a collective-permute(-start) as (message, check), else None."""
     if collective.opcode not in PERMUTE_OPCODES:
@@ -37,7 +36,7 @@ def permute_problem(
     if not pair_problems(pairs, limit, allowed):
         return None
     problems = pair_problems(pairs, limit, allowed,
-                             instruction=source.instruction_text(collective.line))
+                             instruction=collective.text)
     return problems[0], "source_target_pairs"
 
 
