@@ -43,6 +43,10 @@ class ScanContext:
         self.pairs_cache: dict[str, list[tuple[int, int]]] = {}
         self.slice_sizes_cache: dict[str, list[tuple[int, ...]]] = {}
         self.dims_cache: dict[str, tuple[int, ...]] = {}
+        # Templates of lines without metadata by their whole attribute text: (opcode, whether
+        # channel_id is absent, template).
+        self.whole_templates: dict[str, tuple[str, bool, tuple[DecodedAttributes | None,
+                                                            CollectiveOpGroupMode | None]]] = {}
         # One string per distinct shape text, shared by the collectives that write it.
         self.shapes: dict[str, str] = {}
         self.wrapped: dict[str, Collective] = {}
@@ -121,13 +125,17 @@ class TextContext(ScanContext):
     def __init__(
         self,
         text: str,
-        computations: list[tuple[int, str]],
         replica_count: int = 1,
         num_partitions: int = 1,
         device_assignment: DeviceAssignment | None = None,
     ) -> None:
         super().__init__(replica_count, num_partitions, device_assignment)
         self.text = text
+        self.set_computations([])
+
+    def set_computations(self, computations: list[tuple[int, str]]) -> None:
+        """The (offset, name) of every computation header, in text order (found by the scan
+        that reads the collectives)."""
         self._starts = [offset for offset, _ in computations]
         self._names = [name for _, name in computations]
         self._spans = {name: (offset, index) for index, (offset, name) in enumerate(computations)}

@@ -32,7 +32,7 @@ from ._collective import Collective
 from ._context import TextContext
 from ._lexer import parse_bool, parse_int, split_attributes
 from ._link import Linker
-from ._scan import find_computations, scan_collectives
+from ._scan import scan_collectives
 
 if TYPE_CHECKING:
     from ._structure import Computation
@@ -203,9 +203,10 @@ def parse_module(
         r, p = resolve_counts(header, replica_count, num_partitions)
         if assignment is not None:
             check_assignment(assignment, r, p, header.name)
-        headers = find_computations(text)
-        context = TextContext(text, [(o, n) for o, n, _ in headers], r, p, assignment)
-        found = scan_collectives(text, context, headers, first_line=1)
+        context = TextContext(text, r, p, assignment)
+        headers: list[tuple[int, str, bool]] = []
+        found = scan_collectives(text, context, first_line=1, headers=headers)
+        context.set_computations([(offset, name) for offset, name, _ in headers])
         collectives = Linker(context).link(found)
     except HloParseError as error:
         if source and error.source is None:

@@ -47,13 +47,18 @@ _GROUPS = (
 # than SHAPE_PATTERN follows, taken lazily up to the opcode (the general reader checks it).
 _TUPLE_PATTERN = SHAPE_PATTERN[SHAPE_PATTERN.index("|") + 1:-1]
 _SHAPE = r"(?>" + SHAPE_PATTERN + r")|(?=\()(?!" + _TUPLE_PATTERN + r")[^\n]*?"
-# Groups: 1 ROOT, 2 the name's '%' (or nothing), 3 the name, 4 shape, 5 opcode, 6 operands,
-# 7 channel_id, 8 the rest. Every instruction whose head (name, shape, opcode) is on one line
-# is found; nothing in a match but its first character is a newline.
+_HEADER_PATTERN = (
+    r"(ENTRY[ \t]+)?(%?[^\s(){}=,\"%]+|%[^\s(){}=,\"]+)[ \t]*(?:\([^\n]*)?\{[ \t]*\r?(?=\n|\Z)"
+)
+COMPUTATION_HEADER = re.compile(r"\n" + _HEADER_PATTERN)
+# Groups: 1 ROOT, 2 the name's '%' (or nothing), 3 the name, 4 shape, 5 opcode, 6 the name of a
+# single plain operand, else 7 the operand list, 8 channel_id, 9 the rest; or, for a computation
+# header, 10 ENTRY and 11 its name. Every instruction whose head (name, shape, opcode) is on one
+# line is found; nothing in a match but its first character is a newline.
 COLLECTIVE_LINE = re.compile(
-    r"\n[ \t]*(ROOT[ \t]+)?(%?)([^\s=%]+)[ \t]*=[ \t]*(" + _SHAPE + r")[ \t]+("
-    + OPCODE_PATTERN + r")[ \t]*\((?:([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\))?"
-    r"(?:, channel_id=(\d{1,18}))?([^\n]*)"
+    r"\n(?:[ \t]*(ROOT[ \t]+)?(%?)([^\s=%]+)[ \t]*=[ \t]*(" + _SHAPE + r")[ \t]+("
+    + OPCODE_PATTERN + r")[ \t]*\((?:%?([\w.\-]+)\)|([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\))?"
+    r"(?:, channel_id=(\d{1,18}))?([^\n]*)|" + _HEADER_PATTERN + ")"
 )
 # The collective attributes after channel_id, in XLA's order. Groups: 1 replica_groups,
 # 2 constrain_layout, 3/5 dimensions, 4 use_global_device_ids, 6 source_target_pairs,
@@ -74,9 +79,6 @@ _LATE_KEYS = re.compile(
     r"(?:channel_id|replica_groups|use_global_device_ids|dimensions|source_target_pairs"
     r"|slice_sizes|to_apply|calls|constrain_layout|mode|_xla_send_recv_source_target_pairs)="
 )
-COMPUTATION_HEADER = re.compile(
-    r"\n(ENTRY[ \t]+)?(%?[^\s(){}=,\"%]+|%[^\s(){}=,\"]+)[ \t]*(?:\([^\n]*)?\{[ \t]*\r?(?=\n|\Z)"
-)
 
 
 def find_computations(text: str, base: int = 0) -> list[tuple[int, str, bool]]:
@@ -91,14 +93,15 @@ def find_computations(text: str, base: int = 0) -> list[tuple[int, str, bool]]:
 def scan_collectives(
     text: str,
     context: ScanContext,
-    computations: list[tuple[int, str, bool]],
     first_line: int = 1,
     computation: str | None = None,
+    headers: list[tuple[int, str, bool]] | None = None,
 ) -> list[Collective]:
     """Every collective instruction in ``text``, in text order; ``first_line`` is the line
     number of ``text[0]`` (instructions are found after a newline, so a block should start
-    with the newline that ends the line before it). ``computations`` are the headers from
-    ``find_computations`` and ``computation`` is the one open at the start of ``text``.
+    with the newline that ends the line before it) and ``computation`` the computation open
+    there. The computation headers met (offset, name without %, is_entry) are appended to
+    ``headers`` when given.
 
     A collective's ``_source`` is the offset of its line in ``text``: ``parse_module`` keeps
     the text, the streaming reader copies each instruction's text out of its block.
@@ -106,35 +109,43 @@ def scan_collectives(
     out: list[Collective] = []
     append = out.append
     count = text.count
-    headers = iter(computations)
-    next_header = next(headers, None)
-    next_start = next_header[0] if next_header is not None else len(text)
     last, line = 0, first_line
     handled_to = -1
     templates = context.templates
+    whole = context.whole_templates
     shapes = context.shapes
     context.needs_link = False
     for m in COLLECTIVE_LINE.finditer(text):
         start, end = m.span()
-        if start >= next_start:
-            while next_header is not None and next_header[0] <= start:
-                computation = next_header[1]
-                next_header = next(headers, None)
-            next_start = next_header[0] if next_header is not None else len(text)
         # A match holds no newline but its first character: count only the lines between.
         line += 1 if start == last else count("\n", last, start) + 1
         last = end
+        (root, _percent, name, shape, opcode, operand, operand_text, channel, rest, entry,
+         header) = m.groups()
+        if header is not None:
+            computation = header[1:] if header[0] == "%" else header
+            if headers is not None:
+                headers.append((start, computation, entry is not None))
+            continue
         if start < handled_to:
             continue
-        root, _percent, name, shape, opcode, operand_text, channel, rest = m.groups()
         template: _Template | None = None
+        cut = 0
         # Lines that share the attribute text before metadata share the decoded attributes
-        # (``_template`` checks that text once); the metadata part is checked per line.
-        if operand_text is not None and not (rest and rest[-1] == ","):
+        # (``_template`` checks that text once); the metadata part is checked per line. A
+        # line without metadata is first looked up by its whole attribute text.
+        if operand is None and operand_text is None:
+            pass
+        elif (known := whole.get(rest)) is not None and known[0] == opcode and (
+                known[1] is (channel is None)):
+            template = known[2]
+        elif not (rest and rest[-1] == ","):
             cut = rest.find(", metadata=")
             if cut < 0:
                 key = opcode + ("#" if channel else "") + rest
                 template = templates.get(key, _MISSING)
+                if template is not None and template is not _MISSING:
+                    whole.setdefault(rest, (opcode, channel is None, template))
             elif (rest.count("{", cut) == rest.count("}", cut)
                   and _LATE_KEYS.search(rest, cut) is None):
                 key = opcode + ("#" if channel else "") + rest[:cut]
@@ -142,18 +153,20 @@ def scan_collectives(
         if template is None:
             handled_to = _read_line(text, start, line, computation, context, append)
             continue
-        if " " not in operand_text and "," not in operand_text and "/" not in operand_text:
-            operands: tuple[str, ...] = (
-                (operand_text[1:] if operand_text[:1] == "%" else operand_text,)
-                if operand_text else ())
-            inline: tuple[str | None, ...] = ()
+        inline: tuple[str | None, ...] = ()
+        if operand is not None:
+            operands: tuple[str, ...] = (operand,)
+            tail_column = m.end(6) + 1 - start
         else:
-            operands, inline = _operands(operand_text, line, m.start(6) - start)
+            tail_column = m.end(7) + 1 - start
+            if operand_text.strip():
+                operands, inline = _operands(operand_text, line, m.start(7) - start)
+            else:
+                operands = ()
         c = Collective(
             name, opcode, shapes.setdefault(shape, shape), operands, line,
             m.start(2) - start, computation, context, template[0],
-            int(channel) if channel else None, None, m.end(6) + 1 - start, start + 1,
-            template[1],
+            int(channel) if channel else None, None, tail_column, start + 1, template[1],
         )
         if inline:
             c.inline_shapes = inline
@@ -164,12 +177,14 @@ def scan_collectives(
         if opcode not in SYNC_OPCODES:
             context.needs_link = True
         if template is _MISSING:
-            decoded = _template(c, text, m.start(8), start, context)
+            decoded = _template(c, text, m.start(9), start, context)
             if decoded is None:
                 templates[key] = None
                 handled_to = _read_line(text, start, line, computation, context, append)
                 continue
             templates[key] = (decoded, _known_mode(c))
+            if cut < 0:
+                whole[rest] = (opcode, channel is None, templates[key])
         elif c.slice_sizes is not None and len(operands) != 4:
             finish(c)
         append(c)

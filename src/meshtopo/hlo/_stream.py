@@ -31,7 +31,7 @@ from ._collective import Collective
 from ._context import ROOT_LINE, SHAPE_PATTERN, ScanContext
 from ._link import Linker
 from ._module import ModuleHeader, parse_header, resolve_counts
-from ._scan import find_computations, scan_collectives
+from ._scan import scan_collectives
 
 BLOCK_SIZE = 8 << 20
 
@@ -129,14 +129,14 @@ def _blocks(
                 stream.header, stream.replica_count, stream.num_partitions = header, r, p
                 context = ScanContext(replica_count=r, num_partitions=p)
                 linker = Linker(context)
-            headers = find_computations(block)
+            headers: list[tuple[int, str, bool]] = []
+            found = scan_collectives(block, context, first_line=line, computation=computation,
+                                     headers=headers)
             for match in ROOT_LINE.finditer(block):
                 root_name = _computation_before(headers, match.start(), computation)
                 if root_name is not None:
                     shape = match.group(1)
                     context.roots[root_name] = (match.group(2), shape[: shape.find("[")])
-            found = scan_collectives(block, context, headers, first_line=line,
-                                     computation=computation)
         except HloParseError as error:
             raise HloParseError(error.message, error.line, error.column, name) from None
         if headers:
