@@ -182,9 +182,10 @@ def scan_collectives(
                 templates[key] = None
                 handled_to = _read_line(text, start, line, computation, context, append)
                 continue
-            templates[key] = (decoded, _known_mode(c))
+            new: _Template = (decoded, _known_mode(c))
+            templates[key] = new
             if cut < 0:
-                whole[rest] = (opcode, channel is None, templates[key])
+                whole[rest] = (opcode, channel is None, new)
         elif c.slice_sizes is not None and len(operands) != 4:
             finish(c)
         append(c)
