@@ -16,6 +16,7 @@ from .._errors import InternalError
 from .._modes import CollectiveOpGroupMode
 from .._placement import DeviceAssignment
 from ._collective import Collective, DecodedAttributes
+from ._explicit import PendingGroups
 from ._shape import Shape, parse_shape
 
 SHAPE_PATTERN = (
@@ -43,10 +44,8 @@ class ScanContext:
         self.pairs_cache: dict[str, list[tuple[int, int]]] = {}
         self.slice_sizes_cache: dict[str, list[tuple[int, ...]]] = {}
         self.dims_cache: dict[str, tuple[int, ...]] = {}
-        # Templates of lines without metadata by their whole attribute text: (opcode, whether
-        # channel_id is absent, template).
-        self.whole_templates: dict[str, tuple[str, bool, tuple[DecodedAttributes | None,
-                                                            CollectiveOpGroupMode | None]]] = {}
+        # Long explicit lists met by the running scan, decoded together when it ends.
+        self.pending_groups: dict[str, PendingGroups] = {}
         # One string per distinct shape text, shared by the collectives that write it.
         self.shapes: dict[str, str] = {}
         self.wrapped: dict[str, Collective] = {}
@@ -55,7 +54,8 @@ class ScanContext:
         self.root_collectives: dict[str, Collective] = {}
         self.needs_link = False
         # Decoded attributes per distinct attribute text (see ``_scan``).
-        self.templates: dict[str, tuple[DecodedAttributes | None, CollectiveOpGroupMode | None]
+        self.templates: dict[tuple[str, bool, str],
+                             tuple[DecodedAttributes | None, CollectiveOpGroupMode | None]
                              | None] = {}
         self._assignment = device_assignment
 

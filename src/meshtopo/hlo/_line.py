@@ -24,9 +24,6 @@ all-gather mode error) is left for ``meshtopo.hlo.verify``.
 from __future__ import annotations
 
 import re
-import warnings
-
-import numpy as np
 
 from .._device_list import CollectiveDeviceList
 from .._errors import HloParseError, InvalidArgumentError, LimitError
@@ -39,6 +36,7 @@ from ._collective import (
     send_recv_pairs,
 )
 from ._context import ScanContext
+from ._explicit import decode_explicit_lists
 from ._lexer import (
     Attribute,
     operand_name,
@@ -67,9 +65,6 @@ _FIELDS = {"to_apply": "to_apply", "dimensions": "dimensions",
            "source_target_pairs": "source_target_pairs", "replica_groups": "groups_text"}
 _EMPTY_GROUPS = CollectiveDeviceList([])
 _LONG_NUMBER = re.compile(r"\d{20,}")
-_EXPLICIT_CHARS = str.maketrans("", "", "0123456789,{}-")
-_BAD_MINUS = re.compile(r"-(?!\d)|\d-")
-_QUIET_FROMSTRING = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 
 
 def decode_groups(text: str, line: int, column: int, context: ScanContext) -> CollectiveDeviceList:
@@ -77,7 +72,7 @@ def decode_groups(text: str, line: int, column: int, context: ScanContext) -> Co
     cached = context.group_cache.get(text)
     if cached is not None:
         return cached
-    groups = _explicit_with_numpy(text) if len(text) > 256 else None
+    groups = decode_explicit_lists([text])[0] if len(text) > 256 else None
     if groups is None:
         try:
             groups = CollectiveDeviceList.parse(text, line, column)
@@ -95,39 +90,6 @@ def decode_groups(text: str, line: int, column: int, context: ScanContext) -> Co
                                 at) from None
     context.group_cache[text] = groups
     return groups
-
-
-def _explicit_with_numpy(text: str) -> CollectiveDeviceList | None:
-    """Long explicit lists as XLA prints them (``{{0,1,...},{...}}``, uniform groups, no
-    spaces) read with numpy; None for anything else, which ``CollectiveDeviceList.parse``
-    then reads (and reports)."""
-    if not (text.startswith("{{") and text.endswith("}}")) or text.translate(_EXPLICIT_CHARS):
-        return None
-    body = text[2:-2]
-    if not body or ",," in body or "{}" in body or "{," in body or ",}" in body:
-        return None
-    rows = body.count("},{") + 1
-    numbers = body.replace("},{", ",")
-    if "-" in numbers and _BAD_MINUS.search(numbers):
-        return None
-    try:
-        if _QUIET_FROMSTRING:
-            flat = np.fromstring(numbers, dtype=np.int64, sep=",")
-        else:  # numpy 1.x warns (instead of raising) on text it cannot read to its end
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                flat = np.fromstring(numbers, dtype=np.int64, sep=",")
-    except ValueError:  # text numpy could not read to its end
-        return None
-    if flat.size != numbers.count(",") + 1 or flat.size % rows:
-        return None
-    # numpy clamps numbers past int64; such lists take the exact reader, which reports them.
-    if flat.size and (flat.max() >= 10**18 or flat.min() <= -(10**18)):
-        return None
-    groups = flat.reshape(rows, -1)
-    if rows > 1 and any(len(part.split(",")) != groups.shape[1] for part in body.split("},{")):
-        return None
-    return CollectiveDeviceList(groups)
 
 
 def decode_int_list(

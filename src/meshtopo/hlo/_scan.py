@@ -19,10 +19,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .._errors import InvalidArgumentError
+from .._errors import InvalidArgumentError, MeshtopoError
 from .._modes import CollectiveOpGroupMode
 from ._collective import ASYNC_OPCODES, SYNC_OPCODES, Collective, DecodedAttributes
 from ._context import SHAPE_PATTERN, ScanContext
+from ._explicit import PendingGroups, decode_explicit_lists
 from ._lexer import operand_name, split_operands
 from ._line import (
     decode_groups,
@@ -40,7 +41,7 @@ OPCODE_PATTERN = (
 )
 _INTS = r"[\d, ]*"
 _GROUPS = (
-    r"\{\{(?=[\d,{} ]{" + str(256) + r"})|\{[\d,{} ]*\}|\[" + _INTS + r"\]<=\[" + _INTS + r"\](?:T\(" + _INTS + r"\))?"
+    r"\{[\d,{} ]*\}|\[" + _INTS + r"\]<=\[" + _INTS + r"\](?:T\(" + _INTS + r"\))?"
     r"|mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?[ \t]*\{[^{}\n]*\}"
 )
 # A shape: XLA's forms (atomic, so a non-collective line fails fast), or a tuple nested deeper
@@ -70,8 +71,7 @@ _AFTER_GROUPS = (
     r"(?:, to_apply=(%?[\w.\-]+))?"
 )
 _ATTRIBUTES = re.compile(r"(?:, replica_groups=(" + _GROUPS + r"))?" + _AFTER_GROUPS + r"([^\n]*)")
-# A long explicit list is matched only by its opening "{{" (a regex walk over thousands of
-# ids is slow); its end is found with str.find and the rest of the line read by this regex.
+# The attributes after a long explicit list (see ``_long_groups_end``).
 _REST_AFTER_LONG_GROUPS = re.compile(_AFTER_GROUPS + r"([^\n]*)")
 # A later attribute that the fast groups above would have to read: the line takes the
 # general reader instead.
@@ -104,15 +104,32 @@ def scan_collectives(
     ``headers`` when given.
 
     A collective's ``_source`` is the offset of its line in ``text``: ``parse_module`` keeps
-    the text, the streaming reader copies each instruction's text out of its block.
+    the text, the streaming reader copies each instruction's text out of its block. Long
+    explicit replica groups are decoded together when the scan ends (``_explicit``).
     """
+    try:
+        out = _scan(text, context, first_line, computation, headers)
+    except MeshtopoError:
+        # The lists still pending come earlier in the text: their errors come first.
+        _resolve_pending([], context)
+        raise
+    _resolve_pending(out, context)
+    return out
+
+
+def _scan(
+    text: str,
+    context: ScanContext,
+    first_line: int,
+    computation: str | None,
+    headers: list[tuple[int, str, bool]] | None,
+) -> list[Collective]:
     out: list[Collective] = []
     append = out.append
     count = text.count
     last, line = 0, first_line
     handled_to = -1
     templates = context.templates
-    whole = context.whole_templates
     shapes = context.shapes
     context.needs_link = False
     for m in COLLECTIVE_LINE.finditer(text):
@@ -129,27 +146,25 @@ def scan_collectives(
             continue
         if start < handled_to:
             continue
-        template: _Template | None = None
-        cut = 0
         # Lines that share the attribute text before metadata share the decoded attributes
         # (``_template`` checks that text once); the metadata part is checked per line. A
-        # line without metadata is first looked up by its whole attribute text.
+        # line is first looked up by its whole attribute text.
         if operand is None and operand_text is None:
-            pass
-        elif (known := whole.get(rest)) is not None and known[0] == opcode and (
-                known[1] is (channel is None)):
-            template = known[2]
-        elif not (rest and rest[-1] == ","):
-            cut = rest.find(", metadata=")
-            if cut < 0:
-                key = opcode + ("#" if channel else "") + rest
-                template = templates.get(key, _MISSING)
-                if template is not None and template is not _MISSING:
-                    whole.setdefault(rest, (opcode, channel is None, template))
-            elif (rest.count("{", cut) == rest.count("}", cut)
-                  and _LATE_KEYS.search(rest, cut) is None):
-                key = opcode + ("#" if channel else "") + rest[:cut]
-                template = templates.get(key, _MISSING)
+            template: _Template | None = None
+        else:
+            key = (opcode, channel is None, rest)
+            template = templates.get(key, _MISSING)
+            if template is not _MISSING:
+                pass
+            elif rest and rest[-1] == ",":
+                template = None
+            elif (cut := rest.find(", metadata=", _after_long_list(rest))) >= 0:
+                if (rest.count("{", cut) == rest.count("}", cut)
+                        and _LATE_KEYS.search(rest, cut) is None):
+                    key = (opcode, channel is None, rest[:cut])
+                    template = templates.get(key, _MISSING)
+                else:
+                    template = None
         if template is None:
             handled_to = _read_line(text, start, line, computation, context, append)
             continue
@@ -182,10 +197,7 @@ def scan_collectives(
                 templates[key] = None
                 handled_to = _read_line(text, start, line, computation, context, append)
                 continue
-            new: _Template = (decoded, _known_mode(c))
-            templates[key] = new
-            if cut < 0:
-                whole[rest] = (opcode, channel is None, new)
+            templates[key] = (decoded, _known_mode(c))
         elif c.slice_sizes is not None and len(operands) != 4:
             finish(c)
         append(c)
@@ -196,6 +208,31 @@ def scan_collectives(
 # for async wrappers, or raises) shared by every line with the same attribute text.
 _Template = tuple[DecodedAttributes | None, "CollectiveOpGroupMode | None"]
 _MISSING: _Template = (None, None)
+
+
+def _resolve_pending(collectives: list[Collective], context: ScanContext) -> None:
+    """Decode the long explicit lists the scan left pending (together; the exact reader,
+    which raises with line and column, for any not in XLA's form) and put them in place."""
+    pending = list(context.pending_groups.values())
+    if not pending:
+        return
+    context.pending_groups.clear()
+    cache = context.group_cache
+    for item, groups in zip(pending, decode_explicit_lists([p.text for p in pending]),
+                            strict=True):
+        if groups is None:
+            groups = decode_groups(item.text, item.line, item.column, context)
+        item.result = cache[item.text] = groups
+    for c in collectives:
+        found = c.replica_groups
+        if found.__class__ is PendingGroups:
+            c.replica_groups = found.result
+    templates = context.templates
+    for key, template in templates.items():
+        if template is not None and template[0] is not None:
+            found = template[0][0]
+            if found.__class__ is PendingGroups:
+                templates[key] = ((found.result, *template[0][1:]), template[1])
 
 
 def _known_mode(c: Collective) -> CollectiveOpGroupMode | None:
@@ -232,33 +269,38 @@ def _template(
     """Decode the attributes after channel_id (at ``pos``) into ``c``, check them, and return
     them as a template for lines with the same attribute text; None when the line needs the
     general reader (attributes out of XLA's order, or text the regex cannot place)."""
-    m = _ATTRIBUTES.match(text, pos)
-    if m is None:  # pragma: no cover - every group of the regex is optional
-        return None
-    g = m.groups()
-    spans = m
-    offset = 0
-    if g[0] == "{{":
-        begin = m.start(1)
-        end = text.find("}}", begin)
-        newline = text.find("\n", begin)
-        if end < 0 or (0 <= newline < end):
+    end = _long_groups_end(text, pos)
+    if end < 0:
+        m = _ATTRIBUTES.match(text, pos)
+        if m is None:  # pragma: no cover - every group of the regex is optional
+            return None
+        g, spans, offset, begin = m.groups(), m, 0, m.start(1)
+    else:
+        # A long explicit list is cut out with str.find (a regex walk over thousands of ids
+        # is slow), and the rest of the line read by a regex.
+        begin = pos + len(_LONG_GROUPS)
+        if text.find("\n", begin, end) >= 0:
             return None
         after = _REST_AFTER_LONG_GROUPS.match(text, end + 2)
-        if after is None:  # pragma: no cover
+        if after is None:  # pragma: no cover - every group of the regex is optional
             return None
-        g = (text[begin:end + 2], *after.groups())
-        spans, offset = after, 1
+        g, spans, offset = (text[begin:end + 2], *after.groups()), after, 1
 
     def column(group: int) -> int:
-        at = spans.start(group - offset) if group > 1 or offset == 0 else m.start(1)
-        return at - line_start
+        return (spans.start(group - offset) if group > 1 else begin) - line_start
 
     if _LATE_KEYS.search(g[8]) or g[8].count("{") != g[8].count("}"):
         return None
     line = c.line
     if g[0] is not None:
-        c.replica_groups = decode_groups(g[0], line, column(1), context)
+        if offset and g[0] not in context.group_cache:
+            # A long explicit list: read with the others of this scan when it ends.
+            pending = context.pending_groups.get(g[0])
+            if pending is None:
+                pending = context.pending_groups[g[0]] = PendingGroups(g[0], line, column(1))
+            c.replica_groups = pending  # type: ignore[assignment]
+        else:
+            c.replica_groups = decode_groups(g[0], line, column(1), context)
         c.groups_text = g[0]
     if g[1]:
         c.constrain_layout = g[1] == "true"
@@ -275,6 +317,30 @@ def _template(
         c.to_apply = g[7][1:] if g[7][0] == "%" else g[7]
     finish(c)
     return c.decoded()
+
+
+_LONG_GROUPS = ", replica_groups="
+
+
+def _after_long_list(rest: str) -> int:
+    """Where to look for metadata in ``rest``: past the first group of a long explicit list
+    written first (metadata comes after the collective attributes), else 0."""
+    if len(rest) > 512 and rest.startswith(_LONG_GROUPS + "{{"):
+        return max(rest.find("}"), 0)
+    return 0
+
+
+def _long_groups_end(text: str, pos: int) -> int:
+    """The offset of the closing "}}" of an explicit replica-group list of more than 256
+    characters written at ``pos`` (``, replica_groups={{...}}``), else -1."""
+    if not text.startswith(_LONG_GROUPS + "{{", pos):
+        return -1
+    begin = pos + len(_LONG_GROUPS)
+    # The first "}" ends a list of one group (a memchr-fast search); else search on.
+    end = text.find("}", begin)
+    if end >= 0 and text[end + 1:end + 2] != "}":
+        end = text.find("}}", end)
+    return end if end - begin > 256 else -1
 
 
 def _note(collective: Collective, context: ScanContext) -> None:
