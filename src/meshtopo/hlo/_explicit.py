@@ -31,8 +31,6 @@ _QUIET_FROMSTRING = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 _LARGEST = 10**18  # numbers of 19 digits may not fit int64: the exact reader decides
 _COMMA, _OPEN, _CLOSE = 44, 123, 125
 _BRACES_TO_SPACES = str.maketrans("{}", "  ")
-# What numpy's reader would skip or read as a sign (the lists XLA prints have none of it).
-_NOT_IN_LISTS = (" ", "\t", "\r", "\x0b", "\x0c", "+", "-")
 
 
 class PendingGroups:
@@ -52,11 +50,18 @@ def decode_explicit_lists(texts: Sequence[str]) -> list[CollectiveDeviceList | N
     """The device list of each ``{{...},...}`` text, or None where the exact reader must
     read it (see the module docstring)."""
     results: list[CollectiveDeviceList | None] = [None] * len(texts)
-    chosen = [i for i, text in enumerate(texts)
-              if len(text) > 4 and text[:2] == "{{" and text[-2:] == "}}" and text.isascii()]
+    chosen: list[int] = []
+    bodies: list[str] = []
+    for i, text in enumerate(texts):
+        if len(text) > 4 and text[:2] == "{{" and text[-2:] == "}}" and text.isascii():
+            body = text[2:-2]
+            if "}" in body or "{" in body:
+                chosen.append(i)
+                bodies.append(body)
+            else:  # one group: numpy reads it directly
+                results[i] = _one_group(body)
     if not chosen:
         return results
-    bodies = [texts[i][2:-2] for i in chosen]
     read = _read_bodies(bodies)
     if read is None:  # some text is not in XLA's form: find which, one by one
         if len(chosen) > 1:
@@ -78,6 +83,24 @@ def decode_explicit_lists(texts: Sequence[str]) -> list[CollectiveDeviceList | N
     return results
 
 
+def _one_group(body: str) -> CollectiveDeviceList | None:
+    """``{{body}}`` for a body of digits and commas, or None."""
+    if not (body[:1].isdigit() and body[-1:].isdigit()) or _unexpected(body):
+        return None
+    # numpy refuses ",," and other characters; the edges are digits, so nothing is dropped.
+    flat = _numbers(body)
+    if flat is None or flat.max() >= _LARGEST or flat.size > get_device_limit():
+        return None
+    return CollectiveDeviceList.from_flat(flat, np.array([flat.size], dtype=np.int64))
+
+
+def _unexpected(text: str) -> bool:
+    """True when ``text`` holds what numpy's reader would skip or read as a sign (the lists
+    XLA prints have none of it)."""
+    return ("-" in text or " " in text or "+" in text or "\t" in text or "\r" in text
+            or "\x0b" in text or "\x0c" in text)
+
+
 def _read_bodies(
     bodies: list[str],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
@@ -89,7 +112,7 @@ def _read_bodies(
     if not all(body[:1].isdigit() and body[-1:].isdigit() for body in bodies):
         return None
     joined = ",".join(bodies)
-    if any(char in joined for char in _NOT_IN_LISTS):
+    if _unexpected(joined):
         return None
     counts = np.array([body.count(",") + 1 for body in bodies], dtype=np.int64)
     if "}" not in joined and "{" not in joined:
