@@ -2,7 +2,7 @@
 
 Imports only the math layer (and ``_errors``/``_limits``) beneath it.
 
-Reading (``_scan``, ``_line``, ``_module``, ``_stream``):
+Reading (``_scan``, ``_line``, ``_explicit``, ``_module``, ``_stream``):
 
 - ``parse_module(text, replica_count=None, num_partitions=None, device_assignment=None)`` /
   ``load(path, ...)`` (plain or gzip, ``'-'`` for stdin): header values (counts default to 1;
@@ -18,10 +18,10 @@ Reading (``_scan``, ``_line``, ``_module``, ``_stream``):
   collective: ``replica_count``, ``num_partitions``).
 
 Model: ``Module`` (``name``, ``is_scheduled``, ``replica_count``, ``num_partitions``,
-``device_assignment``, ``header_attributes``, ``collectives``, ``computations``, ``entry``), ``Computation``
-(ordered ``instructions``, ``root``, ``called_computations``), ``Instruction`` (``opcode``,
-``operands``, ``attributes`` as raw text, ``called_computations``, ``control_predecessors``,
-``collective``), ``Collective`` (see its module docstring: every field of the contract plus
+``device_assignment``, ``header_attributes``, ``collectives``, ``computations``, ``entry``),
+``Computation`` (ordered ``instructions``, ``root``, ``called_computations``), ``Instruction``
+(``opcode``, ``operands``, ``attributes`` as raw text, ``called_computations``,
+``control_predecessors``, ``collective``), ``Collective`` (see its module docstring: every field of the contract plus
 ``bytes``, ``reduction``, ``shape``, ``operand_shapes``, ``is_async``/``is_done``/``start``,
 ``wrapped_opcode``, ``text``, ``attributes``, ``written_channel_id``, ``metadata``,
 ``frontend_attributes``, ``replica_count``, ``num_partitions``).

@@ -1,9 +1,11 @@
 """``Collective``: one collective instruction of an HLO module, with its attributes decoded.
 
 A collective is read by the fast scanner (``_scan``) or, for text it does not place, the
-general line reader (``_line``); both produce the same object. Attributes XLA interprets are decoded when the
-line is read (so malformed values fail at once, with line:column); the shape, operand shapes,
-byte size, reduction kind and the full raw attribute dict are computed on first use.
+general line reader (``_line``); both produce the same object. Attributes XLA interprets are
+decoded while the module is read (so malformed values fail then, with line:column), once per
+distinct attribute text; the group mode is known from that text too. The shape, operand
+shapes, byte size, reduction kind, the instruction's text and the raw attribute dict are
+computed on first use, and device groups on request.
 
 Opcode families:
 
@@ -224,8 +226,8 @@ class Collective:
         """The global device ids that talk, per group, in rank order.
 
         Default placement: the module's ``device_assignment`` (given to ``parse_module``,
-        else XLA's ``DeviceAssignment.default(replica_count, num_partitions)``). Ops with pairs (permutes, send/recv) give one ``[source, target]`` group per
-        device pair.
+        else XLA's ``DeviceAssignment.default(replica_count, num_partitions)``). Ops with
+        pairs (permutes, send/recv) give one ``[source, target]`` group per device pair.
         """
         if self.replica_groups is None:
             return [list(pair) for pair in self.device_pairs(device_assignment)]

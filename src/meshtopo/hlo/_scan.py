@@ -10,8 +10,11 @@ path decides only how quickly a line is read, never what it means. An instructio
 when its head (name, shape, opcode) is on one line, as XLA prints it; its attributes may
 continue on the following lines.
 
-Replica-group texts, pair lists and dimension lists are decoded once per distinct text
-(``ScanContext`` caches), which is what makes 20,000 collectives cheap.
+The regex also finds the computation headers, so the text is walked once. Lines with the
+same attribute text (before ``metadata``) share one decoded template and its group mode, and
+replica-group texts, pair lists and dimension lists are decoded once per distinct text
+(``ScanContext`` caches): that is what makes 20,000 collectives cheap. Long explicit lists are
+decoded together when the scan ends (``_explicit``), before any error found after them.
 """
 
 from __future__ import annotations
@@ -51,7 +54,6 @@ _SHAPE = r"(?>" + SHAPE_PATTERN + r")|(?=\()(?!" + _TUPLE_PATTERN + r")[^\n]*?"
 _HEADER_PATTERN = (
     r"(ENTRY[ \t]+)?(%?[^\s(){}=,\"%]+|%[^\s(){}=,\"]+)[ \t]*(?:\([^\n]*)?\{[ \t]*\r?(?=\n|\Z)"
 )
-COMPUTATION_HEADER = re.compile(r"\n" + _HEADER_PATTERN)
 # Groups: 1 ROOT, 2 the name's '%' (or nothing), 3 the name, 4 shape, 5 opcode, 6 the name of a
 # single plain operand, else 7 the operand list, 8 channel_id, 9 the rest; or, for a computation
 # header, 10 ENTRY and 11 its name. Every instruction whose head (name, shape, opcode) is on one
@@ -79,15 +81,6 @@ _LATE_KEYS = re.compile(
     r"(?:channel_id|replica_groups|use_global_device_ids|dimensions|source_target_pairs"
     r"|slice_sizes|to_apply|calls|constrain_layout|mode|_xla_send_recv_source_target_pairs)="
 )
-
-
-def find_computations(text: str, base: int = 0) -> list[tuple[int, str, bool]]:
-    """(offset, name without %, is_entry) of every computation header in ``text``
-    (``text`` starts with a newline)."""
-    return [
-        (m.start() + base, m.group(2).lstrip("%"), m.group(1) is not None)
-        for m in COMPUTATION_HEADER.finditer(text)
-    ]
 
 
 def scan_collectives(

@@ -110,7 +110,7 @@ class Computation:
 def parse_computations(
     text: str, headers: list[tuple[int, str, bool]], module: Module
 ) -> dict[str, Computation]:
-    """Every computation of ``text`` (headers from ``find_computations``), in text order."""
+    """Every computation of ``text`` (headers as the scan found them), in text order."""
     by_name = module.collectives_by_name
     computations: dict[str, Computation] = {}
     for index, (offset, name, is_entry) in enumerate(headers):
