@@ -58,10 +58,12 @@ _HEADER_PATTERN = (
 # single plain operand, else 7 the operand list, 8 channel_id, 9 the rest; or, for a computation
 # header, 10 ENTRY and 11 its name. Every instruction whose head (name, shape, opcode) is on one
 # line is found; nothing in a match but its first character is a newline.
+# (Character classes are spelled out: sre checks literal ranges faster than \s, \w or \d.)
 COLLECTIVE_LINE = re.compile(
-    r"\n(?:[ \t]*(ROOT[ \t]+)?(%?)([^\s=%]+)[ \t]*=[ \t]*(" + _SHAPE + r")[ \t]+("
-    + OPCODE_PATTERN + r")[ \t]*\((?:%?([\w.\-]+)\)|([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\))?"
-    r"(?:, channel_id=(\d{1,18}))?([^\n]*)|" + _HEADER_PATTERN + ")"
+    r"\n(?:[ \t]*(ROOT[ \t]+)?(%?)([^ \t\r\n\f\v=%]++)[ \t]*=[ \t]*(" + _SHAPE + r")[ \t]+("
+    + OPCODE_PATTERN + r")[ \t]*\((?:%?([A-Za-z0-9_.\-]++)\)"
+    r"|([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\))?(?:, channel_id=([0-9]{1,18}))?([^\n]*)|"
+    + _HEADER_PATTERN + ")"
 )
 # The collective attributes after channel_id, in XLA's order. Groups: 1 replica_groups,
 # 2 constrain_layout, 3/5 dimensions, 4 use_global_device_ids, 6 source_target_pairs,
