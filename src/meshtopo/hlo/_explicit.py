@@ -1,11 +1,15 @@
-"""Long explicit replica-group lists read together: one numpy pass over all their texts.
+"""Long explicit replica-group lists decoded with numpy, many at a time.
 
 XLA prints explicit groups as ``{{0,1,2,3},{4,5,6,7}}``: digits and commas, groups joined by
 ``},{``, no spaces. A dump that names thousands of devices per collective repeats such texts
-(often each one different); reading them one by one costs a numpy call per text. Here the
-texts' bodies are joined and checked at once on their bytes (each comma between two numbers or
-inside ``},{``, each brace part of ``},{``, every group non-empty), converted by one
-``np.fromstring``, and split back into one ``CollectiveDeviceList`` per text.
+(often each one different). The scanner collects them and decodes them when it ends:
+
+- a list of one group is checked with a few string searches (its edges are digits, nothing
+  numpy would skip or read as a sign) and converted by ``np.fromstring``, which refuses
+  anything else (``,,``, letters);
+- lists of several groups are joined and checked at once on their bytes (each brace part of a
+  ``d},{d``), converted by one ``np.fromstring`` and split back into one
+  ``CollectiveDeviceList`` per text, so a dump of many small groups costs a few numpy calls.
 
 A text in any other form (spaces, signs, empty groups, numbers of 19 digits or more, more ids
 than the device limit, non-ASCII) gets None: the exact reader then reads it and reports what
