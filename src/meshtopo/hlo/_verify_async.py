@@ -186,6 +186,11 @@ def _is_host_transfer(instruction: Instruction) -> bool:
 
 
 def _channel(instruction: Instruction) -> int:
+    """The channel id the instruction writes itself (-1 when none); a -done's own, not the
+    one it copies from its start."""
+    if instruction.collective is not None:
+        written = instruction.collective.written_channel_id
+        return -1 if written is None else written
     text = instruction.attributes.get("channel_id")
     try:
         return int(text) if text is not None else -1
