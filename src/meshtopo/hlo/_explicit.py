@@ -95,7 +95,7 @@ def _one_group(body: str) -> CollectiveDeviceList | None:
     flat = _numbers(body)
     if flat is None or flat.max() >= _LARGEST or flat.size > get_device_limit():
         return None
-    return CollectiveDeviceList.from_flat(flat, np.array([flat.size], dtype=np.int64))
+    return CollectiveDeviceList(flat.reshape(1, -1))
 
 
 def _unexpected(text: str) -> bool:
