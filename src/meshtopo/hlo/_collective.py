@@ -24,11 +24,14 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
+from numpy.typing import ArrayLike
+
 from .._device_list import CollectiveDeviceList
 from .._errors import HloParseError, InvalidArgumentError
 from .._modes import CollectiveOpGroupMode, group_mode_for_opcode
 from .._pairs import participating_device_pairs
 from .._placement import DeviceAssignment, participating_device_groups
+from ._assignment import placed
 from ._lexer import parse_dictionary, parse_int, parse_int_lists, split_attributes
 from ._shape import Shape, parse_shape
 
@@ -222,30 +225,41 @@ class Collective:
             return "min" if opcode == "and" else "max"
         return opcode
 
-    def device_groups(self, device_assignment: DeviceAssignment | None = None) -> list[list[int]]:
+    def device_groups(
+        self, device_assignment: DeviceAssignment | ArrayLike | None = None
+    ) -> list[list[int]]:
         """The global device ids that talk, per group, in rank order.
 
         Default placement: the module's ``device_assignment`` (given to ``parse_module``,
-        else XLA's ``DeviceAssignment.default(replica_count, num_partitions)``). Ops with
-        pairs (permutes, send/recv) give one ``[source, target]`` group per device pair.
+        else XLA's ``DeviceAssignment.default(replica_count, num_partitions)``). A placement
+        given here is a ``DeviceAssignment`` or a 2-D table ``[replica][partition]`` (array or
+        list of rows), checked as ``parse_module`` checks it: it must be ``replica_count x
+        num_partitions`` (else ``InvalidArgumentError``). Ops with pairs (permutes, send/recv)
+        give one ``[source, target]`` group per device pair.
         """
         if self.replica_groups is None:
             return [list(pair) for pair in self.device_pairs(device_assignment)]
-        assignment = device_assignment or self._context.default_assignment()
+        assignment = self._placement(device_assignment)
         return participating_device_groups(self.replica_groups, self.mode, assignment)
 
     def device_pairs(
-        self, device_assignment: DeviceAssignment | None = None
+        self, device_assignment: DeviceAssignment | ArrayLike | None = None
     ) -> list[tuple[int, int]]:
         """(source device, target device) for collective-permute and send/recv: each written
-        pair in every partition (no channel) or every replica (channel), per XLA. Default
-        placement as in ``device_groups``."""
+        pair in every partition (no channel) or every replica (channel), per XLA. Placement
+        as in ``device_groups``."""
         if self.source_target_pairs is None:
             raise InvalidArgumentError(
                 f"{self.opcode} {self.name} (line {self.line}) has no source_target_pairs"
             )
-        assignment = device_assignment or self._context.default_assignment()
+        assignment = self._placement(device_assignment)
         return participating_device_pairs(self.source_target_pairs, self.mode, assignment)
+
+    def _placement(self, device_assignment: DeviceAssignment | ArrayLike | None) -> DeviceAssignment:
+        if device_assignment is None:
+            return self._context.default_assignment()
+        return placed(device_assignment, self.replica_count, self.num_partitions,
+                      f"the module of {self.opcode} {self.name} (line {self.line})")
 
     # ---- shapes and sizes -------------------------------------------------------------
 

@@ -8,7 +8,6 @@ operand definitions as it goes); ``TextContext`` adds lookups in the whole modul
 
 from __future__ import annotations
 
-import bisect
 import re
 
 from .._device_list import CollectiveDeviceList
@@ -174,11 +173,6 @@ class TextContext(ScanContext):
             }
             self._definitions[collective.computation or ""] = table
         return table.get(name)
-
-    def computation_at(self, offset: int) -> str | None:
-        """The name of the computation whose header is the last one before ``offset``."""
-        index = bisect.bisect_right(self._starts, offset) - 1
-        return None if index < 0 else self._names[index]
 
 
 DEFINITION_LINE = re.compile(

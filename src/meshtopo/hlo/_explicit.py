@@ -100,9 +100,10 @@ def _one_group(body: str) -> CollectiveDeviceList | None:
 
 def _unexpected(text: str) -> bool:
     """True when ``text`` holds what numpy's reader would skip or read as a sign (the lists
-    XLA prints have none of it)."""
-    return ("-" in text or " " in text or "+" in text or "\t" in text or "\r" in text
-            or "\x0b" in text or "\x0c" in text)
+    XLA prints have none of it): a sign, white space, or any non-ASCII character, since
+    numpy reads other Unicode digits as numbers and XLA reads only [0-9])."""
+    return (not text.isascii() or "-" in text or " " in text or "+" in text or "\t" in text
+            or "\r" in text or "\x0b" in text or "\x0c" in text)
 
 
 def _read_bodies(

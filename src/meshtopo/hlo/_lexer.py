@@ -25,7 +25,7 @@ _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _KEY = re.compile(r"[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*")
 _DEVICE_IDS = re.compile(r",[ \t]*device_ids[ \t]*=")
 _COMMENT = re.compile(r"/\*.*?\*/")
-_INT = re.compile(r"[ \t]*(-?\d+)[ \t]*")
+_INT = re.compile(r"[ \t]*(-?[0-9]+)[ \t]*")
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)")
 _CLOSER = {"{": "}", "(": ")", "[": "]"}
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "0": "\0"}

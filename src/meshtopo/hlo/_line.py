@@ -64,7 +64,7 @@ _REQUIRED = {
 _FIELDS = {"to_apply": "to_apply", "dimensions": "dimensions",
            "source_target_pairs": "source_target_pairs", "replica_groups": "groups_text"}
 _EMPTY_GROUPS = CollectiveDeviceList([])
-_LONG_NUMBER = re.compile(r"\d{20,}")
+_LONG_NUMBER = re.compile(r"[0-9]{20,}")
 
 
 def decode_groups(text: str, line: int, column: int, context: ScanContext) -> CollectiveDeviceList:

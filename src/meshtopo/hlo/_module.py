@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike
 
 from .._errors import HloParseError, InvalidArgumentError
 from .._placement import DeviceAssignment
+from ._assignment import as_assignment, check_assignment, count
 from ._collective import Collective
 from ._context import TextContext
 from ._lexer import parse_bool, parse_int, split_attributes
@@ -88,19 +89,12 @@ def parse_header(text: str, offset: int = 0) -> tuple[ModuleHeader, int]:
 def resolve_counts(
     header: ModuleHeader, replica_count: int | None, num_partitions: int | None
 ) -> tuple[int, int]:
-    """The header's counts, with the keyword overrides winning when given."""
-    counts = []
-    for value, default, what in (
-        (replica_count, header.replica_count, "replica_count"),
-        (num_partitions, header.num_partitions, "num_partitions"),
-    ):
-        if value is None:
-            counts.append(default)
-        elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InvalidArgumentError(f"{what} must be a positive int, got {value!r}")
-        else:
-            counts.append(value)
-    return counts[0], counts[1]
+    """The header's counts, with the keyword overrides winning when given (any integral value
+    but a bool, at least 1; else ``InvalidArgumentError``)."""
+    r = header.replica_count if replica_count is None else count(replica_count, "replica_count")
+    p = (header.num_partitions if num_partitions is None
+         else count(num_partitions, "num_partitions"))
+    return r, p
 
 
 class Module:
@@ -146,11 +140,6 @@ class Module:
         """The header's ``entry_computation_layout`` text, if written."""
         return self.header_attributes.get("entry_computation_layout")
 
-    @property
-    def computation_names(self) -> list[str]:
-        """Computation names in text order (no full parse needed)."""
-        return [name for _, name, _ in self._headers]
-
     @functools.cached_property
     def computations(self) -> dict[str, Computation]:
         """Every computation, in text order, with its instructions (built on first use)."""
@@ -195,14 +184,14 @@ def parse_module(
     """
     if not isinstance(text, str):
         raise InvalidArgumentError(f"parse_module expects str text, got {type(text).__name__}")
-    assignment = None if device_assignment is None else _as_assignment(device_assignment)
+    assignment = None if device_assignment is None else as_assignment(device_assignment)
     collecting = gc.isenabled()
     gc.disable()  # the scan creates many long-lived objects; cyclic GC passes only cost time
     try:
         header, _ = parse_header(text)
         r, p = resolve_counts(header, replica_count, num_partitions)
         if assignment is not None:
-            check_assignment(assignment, r, p, header.name)
+            check_assignment(assignment, r, p, f"module {header.name}")
         context = TextContext(text, r, p, assignment)
         headers: list[tuple[int, str, bool]] = []
         found = scan_collectives(text, context, first_line=1, headers=headers)
@@ -216,29 +205,6 @@ def parse_module(
         if collecting:
             gc.enable()
     return Module(header, text, context, collectives, headers, source)
-
-
-def _as_assignment(value: object) -> DeviceAssignment:
-    if isinstance(value, DeviceAssignment):
-        return value
-    try:
-        return DeviceAssignment(value)
-    except InvalidArgumentError as error:
-        raise InvalidArgumentError(f"device_assignment: {error}") from None
-
-
-def check_assignment(
-    assignment: DeviceAssignment, replica_count: int, num_partitions: int, module: str
-) -> None:
-    """Raise ``InvalidArgumentError`` unless ``assignment`` is ``replica_count x
-    num_partitions``."""
-    shape = (assignment.replica_count, assignment.computation_count)
-    if shape != (replica_count, num_partitions):
-        raise InvalidArgumentError(
-            f"device_assignment is {shape[0]} x {shape[1]} (replicas x partitions) but module "
-            f"{module} has replica_count={replica_count}, num_partitions={num_partitions}; "
-            "give a table with one row per replica and one column per partition"
-        )
 
 
 def read_text(path: str | os.PathLike[str] | IO[bytes] | IO[str]) -> tuple[str, str]:

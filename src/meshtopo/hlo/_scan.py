@@ -42,9 +42,9 @@ OPCODE_PATTERN = (
     r"|ragged-all-to-all|all-to-all|collective-broadcast|(?:send|recv)(?:-done)?"
     r"|async-(?:start|update|done)"
 )
-_INTS = r"[\d, ]*"
+_INTS = r"[0-9, ]*"
 _GROUPS = (
-    r"\{[\d,{} ]*\}|\[" + _INTS + r"\]<=\[" + _INTS + r"\](?:T\(" + _INTS + r"\))?"
+    r"\{[0-9,{} ]*\}|\[" + _INTS + r"\]<=\[" + _INTS + r"\](?:T\(" + _INTS + r"\))?"
     r"|mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?[ \t]*\{[^{}\n]*\}"
 )
 # A shape: XLA's forms (atomic, so a non-collective line fails fast), or a tuple nested deeper
@@ -58,7 +58,8 @@ _HEADER_PATTERN = (
 # single plain operand, else 7 the operand list, 8 channel_id, 9 the rest; or, for a computation
 # header, 10 ENTRY and 11 its name. Every instruction whose head (name, shape, opcode) is on one
 # line is found; nothing in a match but its first character is a newline.
-# (Character classes are spelled out: sre checks literal ranges faster than \s, \w or \d.)
+# (Character classes are spelled out: sre checks literal ranges faster than \s, \w or \d; digits
+# are [0-9] only, as in XLA's lexer, never other Unicode digits.)
 COLLECTIVE_LINE = re.compile(
     r"\n(?:[ \t]*(ROOT[ \t]+)?(%?)([^ \t\r\n\f\v=%]++)[ \t]*=[ \t]*(" + _SHAPE + r")[ \t]+("
     + OPCODE_PATTERN + r")[ \t]*\((?:%?([A-Za-z0-9_.\-]++)\)"
@@ -71,7 +72,7 @@ COLLECTIVE_LINE = re.compile(
 _AFTER_GROUPS = (
     r"(?:, constrain_layout=(true|false))?(?:, dimensions=\{(" + _INTS + r")\})?"
     r"(?:, use_global_device_ids=(true|false))?(?:, dimensions=\{(" + _INTS + r")\})?"
-    r"(?:, source_target_pairs=(\{[\d,{} ]*\}))?(?:, slice_sizes=(\{[\d,{} ]*\}))?"
+    r"(?:, source_target_pairs=(\{[0-9,{} ]*\}))?(?:, slice_sizes=(\{[0-9,{} ]*\}))?"
     r"(?:, to_apply=(%?[\w.\-]+))?"
 )
 _ATTRIBUTES = re.compile(r"(?:, replica_groups=(" + _GROUPS + r"))?" + _AFTER_GROUPS + r"([^\n]*)")

@@ -40,7 +40,7 @@ ELEMENT_BITS: dict[str, int] = {
 _INT64_MAX = 2**63 - 1
 _ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\]")
 _LAYOUT = re.compile(r"\{([^{}]*)\}")
-_PACKED = re.compile(r"E\((\d+)\)")
+_PACKED = re.compile(r"E\(([0-9]+)\)")
 
 
 @dataclass(frozen=True)
