@@ -42,6 +42,7 @@ from ._pairs import pair_problems as pair_problems
 from ._pairs import participating_device_pairs as participating_device_pairs
 from ._pairs import split_edges as split_edges
 from ._placement import DeviceAssignment as DeviceAssignment
+from ._placement import expansion_factor as expansion_factor
 from ._placement import flattened_id_groups as flattened_id_groups
 from ._placement import participant_counts as participant_counts
 from ._placement import participating_device_groups as participating_device_groups

@@ -29,10 +29,10 @@ from ._mesh import MeshAxesReplicaGroupList, read_mesh_axes
 from ._text import Scanner
 
 # An explicit list of int lists with numbers of at most 18 digits (so they fit in int64).
-_GROUP = r"\{\s*(?:-?\d{1,18}\s*(?:,\s*-?\d{1,18}\s*)*)?\}"
+_GROUP = r"\{\s*(?:-?[0-9]{1,18}\s*(?:,\s*-?[0-9]{1,18}\s*)*)?\}"
 _EXPLICIT = re.compile(rf"\{{\s*(?:{_GROUP}\s*(?:,\s*{_GROUP}\s*)*)?\}}\s*\Z")
 _GROUP_BODY = re.compile(r"\{([^{}]*)\}")
-_DIGITS = re.compile(r"\d+")
+_DIGITS = re.compile(r"[0-9]+")
 
 
 class CollectiveDeviceList:
@@ -65,6 +65,8 @@ class CollectiveDeviceList:
         ``line``/``column`` locate ``text`` in a larger input so that an ``HloParseError``
         points into that input.
         """
+        if not isinstance(text, str):
+            raise InvalidArgumentError(f"replica groups text must be a string, got {text!r}")
         stripped = text.strip()
         if stripped.startswith("{") and _EXPLICIT.match(stripped):
             return cls._from_explicit_text(stripped)
@@ -203,11 +205,13 @@ class CollectiveDeviceList:
                 f"replica groups {self} have different sizes {self.group_sizes.tolist()}; "
                 "use .replica_groups for ragged lists"
             )
-        return self.flattened_replica_groups().reshape(self.num_replica_groups, -1)
+        return self.flattened_replica_groups().reshape(
+            self.num_replica_groups, self.num_devices_per_group
+        )
 
-    @functools.cached_property
+    @property
     def replica_groups(self) -> list[list[int]]:
-        """The groups as lists of ints, expanded on first use and cached."""
+        """The groups as lists of ints: a fresh list each call, built from the cached arrays."""
         flat, sizes = self._expanded
         if sizes.size == 0:
             return []
@@ -270,7 +274,17 @@ class CollectiveDeviceList:
             return str(self._iota)
         if not full and self._mesh_axes is not None:
             return str(self._mesh_axes)
-        return "{" + ",".join("{" + ",".join(map(str, g)) + "}" for g in self.replica_groups) + "}"
+        flat, sizes = self._expanded
+        ids = flat.astype(str)
+        ends = np.cumsum(sizes)
+        return (
+            "{"
+            + ",".join(
+                "{" + ",".join(ids[end - size : end]) + "}"
+                for size, end in zip(sizes.tolist(), ends.tolist(), strict=True)
+            )
+            + "}"
+        )
 
     def __str__(self) -> str:
         return self.to_text()
@@ -310,6 +324,7 @@ def _explicit_arrays(groups: object) -> tuple[np.ndarray, np.ndarray]:
             "use CollectiveDeviceList.parse for text"
         )
     sizes, parts = [], []
+    total = 0
     for group in groups:  # type: ignore[attr-defined,unused-ignore]
         if isinstance(group, str | bytes) or not hasattr(group, "__iter__"):
             raise InvalidArgumentError(f"each replica group must be a list of ints, got {group!r}")
@@ -318,14 +333,13 @@ def _explicit_arrays(groups: object) -> tuple[np.ndarray, np.ndarray]:
             if isinstance(value, bool) or not isinstance(value, int | np.integer):
                 raise InvalidArgumentError(f"replica group {ids!r} must hold ints, got {value!r}")
         sizes.append(len(ids))
-        check_size(sum(sizes), "the replica groups")
+        total = check_size(total + len(ids), "the replica groups")
         parts.append(ids)
-    flat = (
-        np.array([v for ids in parts for v in ids], dtype=np.int64)
-        if parts
-        else np.empty(0, np.int64)
-    )
-    return flat, np.array(sizes, dtype=np.int64)
+    try:
+        flat = np.array([v for ids in parts for v in ids], dtype=np.int64)
+    except OverflowError:
+        raise InvalidArgumentError(f"replica group ids must fit in int64, got {groups!r}") from None
+    return flat.reshape(-1), np.array(sizes, dtype=np.int64)
 
 
 def _read_explicit(scanner: Scanner) -> list[list[int]]:

@@ -95,7 +95,10 @@ def _executable_devices(compiled: Any) -> list[Any] | None:
 
 def _sharding_devices(compiled: Any) -> list[Any] | None:
     shardings: list[Any] = []
-    for group in (getattr(compiled, "input_shardings", None), getattr(compiled, "output_shardings", None)):
+    for group in (
+        getattr(compiled, "input_shardings", None),
+        getattr(compiled, "output_shardings", None),
+    ):
         if isinstance(group, (tuple, list)):
             shardings.extend(group[0] if group and isinstance(group[0], (tuple, list)) else group)
     for sharding in shardings:

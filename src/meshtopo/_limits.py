@@ -17,6 +17,8 @@ import contextlib
 import math
 from collections.abc import Iterable, Iterator
 
+import numpy as np
+
 from ._errors import LimitError
 
 DEFAULT_DEVICE_LIMIT = 2**26
@@ -31,9 +33,9 @@ def get_device_limit() -> int:
 def set_device_limit(limit: int) -> None:
     """Set the device limit for the whole process; ``limit`` must be a positive int."""
     global _device_limit
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+    if not isinstance(limit, int | np.integer) or isinstance(limit, bool) or limit < 1:
         raise LimitError(f"device limit must be a positive int, got {limit!r}")
-    _device_limit = limit
+    _device_limit = int(limit)
 
 
 @contextlib.contextmanager

@@ -38,7 +38,7 @@ from ._text import Scanner
 if TYPE_CHECKING:
     from ._device_list import CollectiveDeviceList
 
-_SUB_AXIS = re.compile(r"^\s*'?([^':()]+)'?\s*:\s*\(\s*(\d+)\s*\)\s*(\d+)\s*$")
+_SUB_AXIS = re.compile(r"^\s*'?([^':()]+)'?\s*:\s*\(\s*([0-9]+)\s*\)\s*([0-9]+)\s*$")
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,14 @@ class SubAxis:
     size: int
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not all(
+            isinstance(v, int | np.integer) and not isinstance(v, bool)
+            for v in (self.pre_size, self.size)
+        ):
+            raise InvalidArgumentError(
+                f"a sub-axis needs a name and int pre_size and size, got {self.name!r}, "
+                f"{self.pre_size!r}, {self.size!r}"
+            )
         if self.pre_size < 1 or self.size < 2:
             raise InvalidArgumentError(
                 f"sub-axis {self.name}:({self.pre_size}){self.size} needs pre_size >= 1 and size >= 2"
@@ -110,7 +118,14 @@ class Mesh:
         axes: Mapping[str, int] | Sequence[tuple[str, int]],
         devices: object = None,
     ) -> None:
-        items = list(axes.items()) if isinstance(axes, Mapping) else list(axes)
+        if isinstance(axes, Mapping):
+            items = list(axes.items())
+        elif isinstance(axes, Sequence) and not isinstance(axes, str):
+            items = list(axes)
+        else:
+            raise InvalidArgumentError(
+                f"mesh axes must be a mapping like {{'data': 2}} or (name, size) pairs, got {axes!r}"
+            )
         if not items:
             raise InvalidArgumentError("a mesh needs at least one axis")
         names, sizes = [], []
@@ -262,7 +277,10 @@ class Mesh:
         device_list = (
             groups if isinstance(groups, CollectiveDeviceList) else CollectiveDeviceList(groups)
         )
-        if not device_list.is_uniform or device_list.num_replica_groups == 0:
+        if not device_list.is_uniform or 0 in (
+            device_list.num_replica_groups,
+            device_list.num_devices_per_group,
+        ):
             return None
         array = device_list.to_array()
         positions = self.positions_of(array[0])

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import enum
 
+import numpy as np
+
 from ._errors import InternalError, InvalidArgumentError
 
 INVALID_MODE_MESSAGE = "Invalid combination of has_channel_id and use_global_device_ids"
@@ -56,6 +58,17 @@ class CollectiveOpGroupMode(enum.Enum):
                 return mode
         raise InvalidArgumentError(f"Invalid collective op group mode: {name}")
 
+    @classmethod
+    def coerce(cls, mode: object) -> CollectiveOpGroupMode:
+        """``mode`` itself, or the mode a name spells (any spelling ``parse`` reads)."""
+        if isinstance(mode, cls):
+            return mode
+        if isinstance(mode, str):
+            return cls.parse(mode)
+        raise InvalidArgumentError(
+            f"mode must be a CollectiveOpGroupMode or its name, got {mode!r}"
+        )
+
 
 def group_mode(has_channel_id: bool, use_global_device_ids: bool | None) -> CollectiveOpGroupMode:
     """XLA's ``GetCollectiveOpGroupMode``: the mode for the two fields as written.
@@ -63,6 +76,12 @@ def group_mode(has_channel_id: bool, use_global_device_ids: bool | None) -> Coll
     ``use_global_device_ids`` is ``None`` when the field is absent, which differs from ``False``
     once a channel id is present. Without a channel, ``True`` is an ``InvalidArgumentError``.
     """
+    if not isinstance(has_channel_id, bool | np.bool_):
+        raise InvalidArgumentError(f"has_channel_id must be a bool, got {has_channel_id!r}")
+    if use_global_device_ids is not None and not isinstance(use_global_device_ids, bool | np.bool_):
+        raise InvalidArgumentError(
+            f"use_global_device_ids must be a bool or None (absent), got {use_global_device_ids!r}"
+        )
     if not has_channel_id:
         if use_global_device_ids:
             raise InvalidArgumentError(
@@ -101,6 +120,8 @@ def group_mode_for_opcode(
     they are never ``kCrossPartition``; all-to-all, collective-broadcast, collective-permute and
     ragged-all-to-all ignore it. Any other opcode is an ``InternalError``.
     """
+    if not isinstance(opcode, str):
+        raise InvalidArgumentError(f"opcode must be a string like 'all-reduce', got {opcode!r}")
     if opcode in PLAIN_BOOL_OPCODES:
         return group_mode(has_channel_id, bool(use_global_device_ids))
     if opcode in ABSENT_FLAG_OPCODES:

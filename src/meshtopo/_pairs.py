@@ -21,14 +21,14 @@ import numpy as np
 from ._errors import InvalidArgumentError
 from ._limits import check_size
 from ._modes import CollectiveOpGroupMode
-from ._placement import DeviceAssignment
+from ._placement import DeviceAssignment, as_device_assignment
 
 Pair = tuple[int, int]
 
 
 def as_pairs(pairs: Iterable[Sequence[int]]) -> list[Pair]:
     """``pairs`` as a list of ``(source, target)`` int tuples; anything else is refused."""
-    if isinstance(pairs, str | bytes):
+    if isinstance(pairs, str | bytes) or not hasattr(pairs, "__iter__"):
         raise InvalidArgumentError(f"source_target_pairs must be a list of pairs, got {pairs!r}")
     result: list[Pair] = []
     for pair in pairs:
@@ -57,6 +57,9 @@ def pair_problems(
     XLA does. In-place permutes allow each id ``max_occurrences`` times. ``instruction`` (the
     instruction's text) is appended as XLA appends it.
     """
+    for name, value in (("limit", limit), ("max_occurrences", max_occurrences)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            raise InvalidArgumentError(f"{name} must be a positive int, got {value!r}")
     problems: list[str] = []
     seen: dict[str, Counter[int]] = {"Source": Counter(), "Target": Counter()}
     for source, target in as_pairs(pairs):
@@ -99,11 +102,15 @@ def participating_device_pairs(
     ``kCrossReplica`` (no channel): every pair in every partition, partition-major.
     ``kCrossPartition`` (channel): every pair in every replica, replica-major.
     """
-    ids = np.array(as_pairs(pairs), dtype=np.int64).reshape(-1, 2)
-    table = device_assignment.array
-    if CollectiveOpGroupMode(mode) is CollectiveOpGroupMode.CROSS_PARTITION:
+    try:
+        ids = np.array(as_pairs(pairs), dtype=np.int64).reshape(-1, 2)
+    except OverflowError:
+        raise InvalidArgumentError(f"source-target ids must fit in int64, got {pairs!r}") from None
+    table = as_device_assignment(device_assignment).array
+    mode = CollectiveOpGroupMode.coerce(mode)
+    if mode is CollectiveOpGroupMode.CROSS_PARTITION:
         limit, what, rows = table.shape[1], "partitions", table
-    elif CollectiveOpGroupMode(mode) is CollectiveOpGroupMode.CROSS_REPLICA:
+    elif mode is CollectiveOpGroupMode.CROSS_REPLICA:
         limit, what, rows = table.shape[0], "replicas", table.T
     else:
         raise InvalidArgumentError(
@@ -120,16 +127,19 @@ def participating_device_pairs(
 
 def has_cycles(pairs: Iterable[Sequence[int]]) -> bool:
     """XLA's ``HasCycles``: follow source -> target (a repeated source keeps its last target);
-    a path that revisits a node is a cycle. Self-loops count."""
+    a path that revisits a node is a cycle. Self-loops count. Linear in the number of pairs:
+    every node is walked once, and a walk that reaches a node already finished stops there."""
     successor = dict(as_pairs(pairs))
+    finished: set[int] = set()
     for start in successor:
-        seen = {start}
-        node = start
-        while node in successor:
-            node = successor[node]
-            if node in seen:
+        path: set[int] = set()
+        node: int | None = start
+        while node is not None and node not in finished:
+            if node in path:
                 return True
-            seen.add(node)
+            path.add(node)
+            node = successor.get(node)
+        finished |= path
     return False
 
 

@@ -37,7 +37,12 @@ class DeviceAssignment:
     """
 
     def __init__(self, table: object) -> None:
-        array = np.asarray(table)
+        try:
+            array = np.asarray(table)
+        except (ValueError, TypeError):
+            raise InvalidArgumentError(
+                f"a device assignment must be a 2-D int table [replica][computation], got {table!r}"
+            ) from None
         if (
             array.dtype == object
             or array.ndim != 2
@@ -161,16 +166,38 @@ class DeviceAssignment:
         replica, computation = self.logical_ids(np.int64(device))
         return int(replica), int(computation)
 
-    def flattened_id_of(self, device: int) -> int:
-        """The flattened id ``replica * computation_count + computation`` of ``device``."""
-        replica, computation = self.logical_id(device)
-        return replica * self.computation_count + computation
-
 
 def _check_counts(replica_count: object, computation_count: object) -> None:
     for name, value in (("replica_count", replica_count), ("computation_count", computation_count)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
             raise InvalidArgumentError(f"{name} must be a positive int, got {value!r}")
+
+
+def as_device_assignment(device_assignment: object) -> DeviceAssignment:
+    """``device_assignment`` itself, or the ``DeviceAssignment`` of a 2-D table."""
+    if isinstance(device_assignment, DeviceAssignment):
+        return device_assignment
+    return DeviceAssignment(device_assignment)
+
+
+def expansion_factor(mode: object, replica_count: int, partition_count: int) -> int:
+    """How many device ids each written id becomes under ``mode``: the partition count in
+    ``kCrossReplica`` and ``kCrossReplicaAndPartition``, the replica count in
+    ``kCrossPartition``, 1 in ``kFlattenedID``."""
+    mode = Mode.coerce(mode)
+    if mode is Mode.CROSS_PARTITION:
+        return replica_count
+    if mode is Mode.FLATTENED_ID:
+        return 1
+    return partition_count
+
+
+def _as_int(value: object, what: str, minimum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise InvalidArgumentError(f"{what} must be an int, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise InvalidArgumentError(f"{what} must be >= {minimum}, got {value}")
+    return int(value)
 
 
 def as_device_list(groups: object) -> CollectiveDeviceList:
@@ -235,10 +262,12 @@ def device_group_arrays(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(all device ids concatenated, group sizes) of ``participating_device_groups``."""
     groups = as_device_list(device_list)
+    mode = Mode.coerce(mode)
+    device_assignment = as_device_assignment(device_assignment)
     table = device_assignment.array
     replicas, partitions = table.shape
-    flat, sizes = written_groups(groups, Mode(mode), replicas, partitions)
-    check_size(int(flat.size) * max(replicas, partitions), "the device groups")
+    flat, sizes = written_groups(groups, mode, replicas, partitions)
+    check_size(int(flat.size) * expansion_factor(mode, replicas, partitions), "the device groups")
     if mode is Mode.CROSS_REPLICA:
         return _spread(table[flat], sizes)
     if mode is Mode.CROSS_PARTITION:
@@ -286,17 +315,20 @@ def participating_ids(
     ``InternalError``, as are an id found twice or not at all.
     """
     groups = as_device_list(device_list)
+    mode = Mode.coerce(mode)
+    current_id = _as_int(current_id, "current_id")
     if groups.is_empty:
         if total_count is None:
-            raise InternalError(f"replica groups cannot be empty for {Mode(mode)} mode")
-        return list(range(total_count))
+            raise InternalError(f"replica groups cannot be empty for {mode} mode")
+        total = check_size(_as_int(total_count, "total_count", minimum=0), "the participating ids")
+        return list(range(total))
     flat = groups.flattened_replica_groups()
     count = int(np.count_nonzero(flat == current_id))
     if count != 1:
         shown = ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups.replica_groups)
         problem = "appears twice in" if count > 1 else "doesn't appear in"
         raise InternalError(
-            f"Replica ID {current_id} {problem} replica groups; group_mode={Mode(mode)}; "
+            f"Replica ID {current_id} {problem} replica groups; group_mode={mode}; "
             f"groups_size={groups.num_replica_groups}; groups= {shown}"
         )
     group, _ = groups.group_of(np.int64(current_id))
@@ -308,10 +340,11 @@ def participating_devices(
     device_id: int, device_list: object, mode: Mode, device_assignment: DeviceAssignment
 ) -> list[int]:
     """XLA's ``GetParticipatingDevices``: the devices ``device_id`` talks to, in rank order."""
+    device_assignment = as_device_assignment(device_assignment)
     table = device_assignment.array
     replicas, partitions = table.shape
-    replica, partition = device_assignment.logical_id(device_id)
-    mode = Mode(mode)
+    replica, partition = device_assignment.logical_id(_as_int(device_id, "device_id"))
+    mode = Mode.coerce(mode)
     if mode is Mode.FLATTENED_ID:
         ids = participating_ids(mode, replica * partitions + partition, None, device_list)
         _check_range(ids, replicas * partitions, mode)
@@ -328,9 +361,12 @@ def participating_devices(
 
 
 def _check_range(ids: list[int], limit: int, mode: Mode) -> None:
-    for value in ids:
-        if not 0 <= value < limit:
-            raise InvalidArgumentError(f"id {value} is out of range [0, {limit}) in {mode} mode")
+    values = np.asarray(ids, dtype=np.int64)
+    outside = (values < 0) | (values >= limit)
+    if outside.any():
+        raise InvalidArgumentError(
+            f"id {int(values[outside][0])} is out of range [0, {limit}) in {mode} mode"
+        )
 
 
 def flattened_id_groups(
@@ -343,8 +379,9 @@ def flattened_id_groups(
     ``participating_device_groups`` over the row-major table.
     """
     groups = as_device_list(device_list)
-    if Mode(mode) is Mode.FLATTENED_ID:
+    if Mode.coerce(mode) is Mode.FLATTENED_ID:
         return groups
+    _check_counts(replica_count, partition_count)
     table = DeviceAssignment.row_major(replica_count, partition_count)
     return CollectiveDeviceList.from_flat(*device_group_arrays(groups, mode, table))
 
@@ -357,7 +394,8 @@ def participant_counts(
     Note the asymmetry XLA has: ``kCrossPartition`` reports one count per written group.
     """
     groups = as_device_list(device_list)
-    mode = Mode(mode)
+    mode = Mode.coerce(mode)
+    _check_counts(replica_count, partition_count)
     if groups.is_empty:
         if mode is Mode.FLATTENED_ID:
             raise InternalError(f"replica groups cannot be empty for {Mode.FLATTENED_ID} mode")
@@ -365,6 +403,7 @@ def participant_counts(
     else:
         sizes = groups.group_sizes
     if mode is Mode.CROSS_REPLICA:
+        check_size(int(sizes.size) * int(partition_count), "the participant counts")
         return np.repeat(sizes, partition_count).tolist()
     if mode is Mode.CROSS_REPLICA_AND_PARTITION:
         return (sizes * partition_count).tolist()
@@ -377,6 +416,7 @@ def replica_group_count_and_size(
     """XLA's ``GetReplicaGroupCountAndSize``: (count, size) of the device groups, or None when
     their sizes differ. An iota list answers ``(G, S)`` directly, whatever the mode."""
     groups = as_device_list(device_list)
+    mode = Mode.coerce(mode)
     if groups.iota is not None:
         return groups.iota.num_replica_groups, groups.iota.num_devices_per_group
     counts = participant_counts(replica_count, partition_count, groups, mode)
@@ -389,7 +429,7 @@ def subgroup_size(device_list: object, mode: Mode, replica_count: int, partition
     """XLA's ``GetSubgroupSize`` (used by the verifier): the first group's size, or the mode's
     count when there are no groups; times the partition count in ``kCrossReplicaAndPartition``."""
     groups = as_device_list(device_list)
-    mode = Mode(mode)
+    mode = Mode.coerce(mode)
     if mode is Mode.CROSS_PARTITION:
         return groups.num_devices_per_group if not groups.is_empty else partition_count
     size = groups.num_devices_per_group if not groups.is_empty else replica_count

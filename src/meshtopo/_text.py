@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ._errors import HloParseError
+from ._errors import HloParseError, InvalidArgumentError
 
 INT64_MAX = 2**63 - 1
 _INT = re.compile(r"-?[0-9]+")
@@ -24,6 +24,8 @@ class Scanner:
     """
 
     def __init__(self, text: str, what: str, line: int = 1, column: int = 1) -> None:
+        if not isinstance(text, str):
+            raise InvalidArgumentError(f"{what} must be given as text, got {text!r}")
         self.text = text
         self.what = what
         self.pos = 0
