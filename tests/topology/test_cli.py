@@ -152,3 +152,143 @@ def test_entry_point_runs_as_a_program():
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
     assert "more than the device limit of 67108864" in done.stderr
+
+
+# ---- input hardening and large grids -----------------------------------------------------------
+
+
+def test_find_groups_no_axis_gives(capsys):
+    code, out, err = run(capsys, "groups", "--mesh", "data=2", "--find", "{{}}")
+    assert (code, out, err) == (0, "no mesh axes give exactly these groups\n", "")
+    code, out, err = run(capsys, "groups", "--mesh", "data=2", "--find", "{{}}", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["over"] is None
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["groups", "--mesh", "data=\u00b2", "--over", "data"],
+         "--mesh expects name=size pairs like data=2,model=4, got 'data=\u00b2'"),
+        (["groups", "--mesh", "data=\u0662", "--over", "data"],
+         "--mesh expects name=size pairs like data=2,model=4, got 'data=\u0662'"),
+        (["groups", "--mesh", "data=1_0", "--over", "data"],
+         "--mesh expects name=size pairs like data=2,model=4, got 'data=1_0'"),
+        (["groups", "--mesh", "data=2", "--over", "data", "--devices", "1,\u0660"],
+         "--devices expects comma-separated ints, got '1,\u0660'"),
+        (["groups", "--mesh", "data=2", "--over", "data", "--devices", "1,+0"],
+         "--devices expects comma-separated ints, got '1,+0'"),
+        (["groups", "--mesh", "data=2", "--over", "data", "--devices", "1," + "9" * 5000],
+         "--devices expects comma-separated ints, got '1," + "9" * 78 + "'"),
+        (["devices", "--replicas", "2", "--device-assignment", "0;\u0661"],
+         "--device-assignment expects comma-separated ints, got '\u0661'"),
+        (["devices", "--replicas", "\u0661"],
+         "Invalid value for '--replicas': '\u0661' is not a decimal integer"),
+        (["devices", "--partitions", "\u00b2"],
+         "Invalid value for '--partitions': '\u00b2' is not a decimal integer"),
+        (["check", "-", "--replica-count", "\u0661"],
+         "Invalid value for '--replica-count': '\u0661' is not a decimal integer"),
+        (["inspect", "-", "--num-partitions", "\u0661"],
+         "Invalid value for '--num-partitions': '\u0661' is not a decimal integer"),
+    ],
+)
+def test_numbers_are_ascii_decimal_digits(capsys, args, message):
+    code, out, err = run(capsys, *args)
+    assert (code, out, err) == (2, "", f"meshtopo: error: {message}\n")
+
+
+def _reference_cells(table, device_groups):
+    place = {d: (g, r) for g, group in enumerate(device_groups) for r, d in enumerate(group)}
+    partitions = len(table[0])
+    return [
+        {"replica": f // partitions, "partition": f % partitions, "flattened_id": f,
+         "device_id": table[f // partitions][f % partitions],
+         "group": place.get(table[f // partitions][f % partitions], (None, None))[0],
+         "rank": place.get(table[f // partitions][f % partitions], (None, None))[1]}
+        for f in range(len(table) * partitions)
+    ]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "devices --replicas 3 --partitions 4 --groups {{0,2},{1}} --device-assignment row-major",
+        "devices --replicas 2 --partitions 3 --groups {{5,0,3},{1,2,4}} --channel-id "
+        "--use-global-device-ids true --device-assignment 5,1,3;0,4,2",
+        "devices --replicas 2 --partitions 4 --groups [2,2]<=[4] --channel-id",
+        "devices --replicas 2 --partitions 2 --groups {}",
+    ],
+)
+def test_devices_cells_are_each_devices_group_and_rank(capsys, args):
+    code, out, err = run(capsys, args + " --json")
+    assert (code, err) == (0, "")
+    payload = json.loads(out)
+    assert payload["cells"] == _reference_cells(payload["device_assignment"],
+                                                payload["device_groups"])
+    differs = any(c["flattened_id"] != c["device_id"] for c in payload["cells"])
+    assert payload["flattened_ids_differ_from_device_ids"] is differs
+    assert list(payload) == [
+        "replica_count", "partition_count", "channel_id", "use_global_device_ids", "opcode",
+        "mode", "device_assignment", "replica_groups", "device_groups", "cells",
+        "flattened_ids_differ_from_device_ids"]
+
+
+def test_devices_text_on_a_large_grid_builds_no_cell_records(capsys, monkeypatch):
+    from meshtopo.cli import _render
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("per-cell records built for a grid that is not drawn")
+
+    monkeypatch.setattr(_render.Cells, "records", refuse)
+    code, out, err = run(capsys, "devices --replicas 64 --partitions 64 --groups {}")
+    assert (code, err) == (0, "")
+    assert "(64 x 64 grid: too large to draw; use --json)" in out
+    assert "flattened id and device id differ in 4032 cells, e.g. replica 0 partition 1 is " \
+        "flattened id 1 but device 64" in out
+
+
+def _peak_bytes(capsys, *args):
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        code, out, err = run(capsys, *args)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (code, err) == (0, "")
+    return out, peak
+
+
+@pytest.mark.timeout(120)
+def test_devices_on_a_large_grid_allocates_arrays_not_records(capsys):
+    out, peak = _peak_bytes(capsys, "devices --replicas 512 --partitions 512 --groups {}")
+    assert "flattened id and device id differ in 261632 cells" in out
+    # One dict per cell was about 100 MB here; the arrays and the groups' lists take ~20 MB.
+    assert peak < 40 * 2**20
+
+
+@pytest.mark.timeout(120)
+def test_text_output_converts_only_the_groups_shown(capsys):
+    out, peak = _peak_bytes(capsys, "expand [1,4194304]<=[4194304]")
+    assert out.endswith(", 1022, 1023, ... (4193280 more)]\n")
+    assert "group 1:" not in out
+    assert peak < 80 * 2**20  # the 32 MB id array; Python ints for every id were ~150 MB
+    out, peak = _peak_bytes(capsys, "groups --mesh a=2048,b=2048 --over a")
+    assert out.endswith(",... (1984 more)}\n")
+    assert out.count("{") == 64 + 1
+    assert peak < 80 * 2**20
+
+
+def test_devices_json_cells_stream_in_chunks():
+    import meshtopo as mt
+    from meshtopo.cli._render import Cells
+
+    assignment = mt.DeviceAssignment.row_major(3, 5)
+    cells = Cells(assignment, [[0, 1, 2], [7], [14, 3]])
+    whole = "".join(cells.json_lines("  "))
+    assert "".join(cells.json_lines("  ", chunk=4)) == whole
+    assert json.loads("[" + whole + "]") == cells.records()
+    assert cells.records(13)[0] == {"replica": 2, "partition": 3, "flattened_id": 13,
+                                    "device_id": 13, "group": None, "rank": None}
+    assert cells.records()[14]["group"] == 2

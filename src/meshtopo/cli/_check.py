@@ -11,21 +11,27 @@ import click
 from rich.text import Text
 
 from ..hlo import Finding, load, verify
+from ._options import DecimalRange
 from ._render import console, emit_json
 
 
-def finding_line(file: str, finding: Finding) -> str:
-    """``FILE:LINE:COL: <instruction>: <message>``."""
-    return (f"{file}:{finding.line}:{finding.column}: {finding.instruction}: "
-            f"{finding.message}")
+def finding_text(file: str, finding: Finding) -> Text:
+    """``FILE:LINE:COL: <instruction>: <message>``, the position bold, the name in cyan."""
+    text = Text()
+    text.append(f"{file}:{finding.line}:{finding.column}:", style="bold")
+    text.append(" ")
+    text.append(finding.instruction, style="cyan")
+    text.append(": ")
+    text.append(finding.message)
+    return text
 
 
 @click.command()
 @click.argument("file")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
-@click.option("--replica-count", type=click.IntRange(min=1), default=None,
+@click.option("--replica-count", type=DecimalRange(min=1), default=None,
               help="Check against this replica count instead of the header's.")
-@click.option("--num-partitions", type=click.IntRange(min=1), default=None,
+@click.option("--num-partitions", type=DecimalRange(min=1), default=None,
               help="Check against this partition count instead of the header's.")
 @click.option("--no-replica-group-checks", is_flag=True,
               help="Skip CheckReplicaGroups, like HloVerifierOpts check_replica_groups=false.")
@@ -57,13 +63,7 @@ def check(file: str, as_json: bool, replica_count: int | None, num_partitions: i
         return 1 if findings else 0
     out = console()
     for finding in findings:
-        text = Text()
-        text.append(f"{name}:{finding.line}:{finding.column}:", style="bold")
-        text.append(" ")
-        text.append(finding.instruction, style="cyan")
-        text.append(": ")
-        text.append(finding.message)
-        out.print(text)
+        out.print(finding_text(name, finding))
     collectives = len(module.collectives)
     noun = "collective" if collectives == 1 else "collectives"
     if findings:

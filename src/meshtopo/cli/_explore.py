@@ -12,6 +12,7 @@ import click
 
 from .._errors import InvalidArgumentError
 from ..explore import DEFAULT_DEVICE_LIMIT, DEFAULT_MAX_BODY, DEFAULT_PORT, make_server
+from ._options import DecimalRange
 
 _MAX_DUMP_BYTES = 64 << 20
 
@@ -20,7 +21,7 @@ _MAX_DUMP_BYTES = 64 << 20
 @click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--port",
-    type=click.IntRange(0, 65535),
+    type=DecimalRange(0, 65535),
     default=DEFAULT_PORT,
     show_default=True,
     help="Port to listen on; 0 picks a free one.",
@@ -34,14 +35,14 @@ _MAX_DUMP_BYTES = 64 << 20
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in a web browser.")
 @click.option(
     "--device-limit",
-    type=click.IntRange(1),
+    type=DecimalRange(1),
     default=DEFAULT_DEVICE_LIMIT,
     show_default=True,
     help="Largest grid the page may dial.",
 )
 @click.option(
     "--max-body",
-    type=click.IntRange(1),
+    type=DecimalRange(1),
     default=DEFAULT_MAX_BODY,
     show_default=True,
     help="Largest request body in bytes (pasted dumps count).",

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import click
 
 from ._inspect_rows import Inspection, Pattern, Row, inspect_file
-from ._options import DEVICE_ASSIGNMENT_HELP
+from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange
 from ._render import groups_text
 
 GROUPS_SHOWN = 4
@@ -31,8 +31,8 @@ TEXT_WIDTH = 48
     show_default=True,
     help=DEVICE_ASSIGNMENT_HELP,
 )
-@click.option("--replica-count", type=click.IntRange(min=1), help="Override the header's.")
-@click.option("--num-partitions", type=click.IntRange(min=1), help="Override the header's.")
+@click.option("--replica-count", type=DecimalRange(min=1), help="Override the header's.")
+@click.option("--num-partitions", type=DecimalRange(min=1), help="Override the header's.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
 @click.option(
     "--html",

@@ -5,6 +5,9 @@ The ``--json`` schemas are documented in docs/cli-json.md and are stable.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+
 import click
 import numpy as np
 from rich.console import Console
@@ -15,9 +18,20 @@ from .._iota import IotaTileAssignment
 from .._mesh import Mesh
 from .._modes import group_mode, group_mode_for_opcode
 from .._placement import participating_device_groups
+from ._options import DecimalRange, is_decimal
 from ._options import device_assignment as _device_assignment
 from ._options import int_list as _int_list
-from ._render import cell_table, console, emit_json, grid, group_style, groups_text
+from ._render import (
+    GROUPS_SHOWN,
+    IDS_SHOWN,
+    Cells,
+    console,
+    emit_json,
+    first_groups,
+    grid,
+    group_style,
+    groups_text,
+)
 
 
 def _print_shape(out: Console, device_list: CollectiveDeviceList) -> None:
@@ -50,49 +64,55 @@ def expand(text: str, as_json: bool) -> None:
     stripped = text.strip()
     if stripped.startswith("[") and stripped.split("]", 1)[0].count(",") != 1:
         tile = IotaTileAssignment.parse(stripped)
-        payload: dict[str, object] = {
-            "encoding": "tile",
-            "text": str(tile),
-            "dims": list(tile.dims),
-            "reshape_dims": list(tile.reshape_dims),
-            "transpose_perm": list(tile.transpose_perm),
-            "array": tile.to_array().tolist(),
-        }
         if as_json:
-            emit_json(payload)
+            emit_json({
+                "encoding": "tile",
+                "text": str(tile),
+                "dims": list(tile.dims),
+                "reshape_dims": list(tile.reshape_dims),
+                "transpose_perm": list(tile.transpose_perm),
+                "array": tile.to_array().tolist(),
+            })
             return
         out = console()
         out.print(f"[bold]{tile}[/bold]  ({tile.num_elements} devices)")
+        # numpy summarises arrays past its print threshold; nothing else is converted.
         out.print(np.array2string(tile.to_array(), separator=","))
         return
     device_list = CollectiveDeviceList.parse(stripped)
-    payload = _device_list_payload(device_list)
-    if device_list.iota is not None:
-        iota = device_list.iota
-        payload["reshape_dims"] = list(iota.reshape_dims)
-        payload["transpose_perm"] = list(iota.transpose_perm)
     if as_json:
+        payload = _device_list_payload(device_list)
+        if device_list.iota is not None:
+            iota = device_list.iota
+            payload["reshape_dims"] = list(iota.reshape_dims)
+            payload["transpose_perm"] = list(iota.transpose_perm)
         emit_json(payload)
         return
     out = console()
     out.print(f"[bold]{device_list}[/bold]  ({device_list.encoding})")
     _print_shape(out, device_list)
-    if payload["compact"] and device_list.encoding != "iota":
-        out.print(f"compact form: [bold]{payload['compact']}[/bold]")
-    for index, group in enumerate(device_list.replica_groups[:64]):
+    if device_list.encoding != "iota":
+        compact = device_list.compact()
+        if compact.encoding == "iota":
+            out.print(f"compact form: [bold]{compact}[/bold]")
+    sizes = device_list.group_sizes[:GROUPS_SHOWN].tolist()
+    shown = first_groups(device_list, GROUPS_SHOWN, IDS_SHOWN)
+    for index, (group, size) in enumerate(zip(shown, sizes, strict=True)):
         out.print(f"  group {index}: ", end="")
-        out.print(str(group), style=group_style(index))
-    if device_list.num_replica_groups > 64:
-        out.print(f"  ... {device_list.num_replica_groups - 64} more groups")
+        more = f", ... ({size - len(group)} more)" if size > len(group) else ""
+        out.print("[" + ", ".join(map(str, group)) + more + "]", style=group_style(index))
+    if device_list.num_replica_groups > GROUPS_SHOWN:
+        out.print(f"  ... {device_list.num_replica_groups - GROUPS_SHOWN} more groups")
 
 
 def _parse_mesh(spec: str, devices: str | None) -> Mesh:
     axes = []
     for part in spec.split(","):
         name, _, size = part.partition("=")
-        if not name.strip() or not size.strip().isdigit():
+        size = size.strip()
+        if not name.strip() or not (is_decimal(size) and size.isdigit()):
             raise InvalidArgumentError(
-                f"--mesh expects name=size pairs like data=2,model=4, got {spec!r}"
+                f"--mesh expects name=size pairs like data=2,model=4, got {spec[:80]!r}"
             )
         axes.append((name.strip(), int(size)))
     order = None
@@ -114,19 +134,12 @@ def groups(
 ) -> None:
     """Replica groups of a collective over named mesh axes (or the axes behind given groups)."""
     mesh = _parse_mesh(mesh_spec, devices)
-    mesh_payload = {
-        "axes": [
-            {"name": n, "size": s} for n, s in zip(mesh.axis_names, mesh.axis_sizes, strict=True)
-        ],
-        "devices": mesh.devices.reshape(-1).tolist(),
-        "text": str(mesh),
-    }
     if find_groups is not None:
         axes = mesh.axes_for(CollectiveDeviceList.parse(find_groups))
         if as_json:
             emit_json(
                 {
-                    "mesh": mesh_payload,
+                    "mesh": _mesh_payload(mesh),
                     "groups": find_groups,
                     "over": list(axes) if axes is not None else None,
                 }
@@ -139,35 +152,46 @@ def groups(
     if over is None:
         raise InvalidArgumentError("groups needs --over AXES (or --find GROUPS)")
     device_list = mesh.replica_groups(over=[axis for axis in over.split(",") if axis])
-    payload = {
-        "mesh": mesh_payload,
-        "over": [a for a in over.split(",") if a],
-        **_device_list_payload(device_list),
-    }
     if as_json:
-        emit_json(payload)
+        emit_json({
+            "mesh": _mesh_payload(mesh),
+            "over": [a for a in over.split(",") if a],
+            **_device_list_payload(device_list),
+        })
         return
     out = console()
     out.print(f"{mesh} over {over}: [bold]{device_list}[/bold]")
     _print_shape(out, device_list)
-    group_of, _ = device_list.group_of(mesh.devices.reshape(-1))
     if mesh.size <= 1024 and len(mesh.axis_sizes) <= 2:
+        mesh_devices = mesh.devices.reshape(-1)
+        group_of, _ = device_list.group_of(mesh_devices)
         rows, columns = (1, mesh.size) if len(mesh.axis_sizes) == 1 else mesh.axis_sizes
         for row in range(rows):
             for column in range(columns):
                 position = row * columns + column
                 out.print(
-                    f" {int(mesh.devices.reshape(-1)[position]):>4} ",
+                    f" {int(mesh_devices[position]):>4} ",
                     style=group_style(int(group_of[position])),
                     end="",
                 )
             out.print()
-    out.print(groups_text(device_list.replica_groups))
+    shown = first_groups(device_list, GROUPS_SHOWN)
+    out.print(groups_text(shown, total=device_list.num_replica_groups))
+
+
+def _mesh_payload(mesh: Mesh) -> dict[str, object]:
+    return {
+        "axes": [
+            {"name": n, "size": s} for n, s in zip(mesh.axis_names, mesh.axis_sizes, strict=True)
+        ],
+        "devices": mesh.devices.reshape(-1).tolist(),
+        "text": str(mesh),
+    }
 
 
 @click.command()
-@click.option("--replicas", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--partitions", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--replicas", type=DecimalRange(min=1), default=1, show_default=True)
+@click.option("--partitions", type=DecimalRange(min=1), default=1, show_default=True)
 @click.option(
     "--groups",
     "groups_text_",
@@ -209,8 +233,8 @@ def devices(
     assignment = _device_assignment(assignment_spec, replicas, partitions)
     device_list = CollectiveDeviceList.parse(groups_text_)
     device_groups = participating_device_groups(device_list, mode, assignment)
-    cells = cell_table(assignment, device_groups)
-    differs = [cell for cell in cells if cell["flattened_id"] != cell["device_id"]]
+    cells = Cells(assignment, device_groups)
+    differs = cells.differing()
     payload = {
         "replica_count": replicas,
         "partition_count": partitions,
@@ -221,32 +245,39 @@ def devices(
         "device_assignment": assignment.array.tolist(),
         "replica_groups": str(device_list),
         "device_groups": device_groups,
-        "cells": cells,
-        "flattened_ids_differ_from_device_ids": bool(differs),
+        "flattened_ids_differ_from_device_ids": bool(differs.size),
     }
     if as_json:
-        emit_json(payload)
+        for chunk in _devices_json(payload, cells):
+            click.echo(chunk, nl=False)
+        click.echo()
         return
     out = console()
     out.print(
         f"mode [bold]{mode}[/bold]  groups {device_list}  on {replicas} replicas x {partitions} partitions"
     )
     out.print(
-        grid(
-            cells,
-            replicas,
-            partitions,
-            "cells: r<replica> p<partition> / f<flattened id> d<device id> / g<group>.<rank>",
-        )
+        grid(cells, "cells: r<replica> p<partition> / f<flattened id> d<device id> / g<group>.<rank>")
     )
     out.print(f"device groups: {groups_text(device_groups)}")
-    if differs:
-        example = differs[0]
+    if differs.size:
+        flat = int(differs[0])
         out.print(
-            f"[bold]*[/bold] flattened id and device id differ in {len(differs)} cells, e.g. replica "
-            f"{example['replica']} partition {example['partition']} is flattened id "
-            f"{example['flattened_id']} but device {example['device_id']}"
+            f"[bold]*[/bold] flattened id and device id differ in {differs.size} cells, e.g. replica "
+            f"{flat // partitions} partition {flat % partitions} is flattened id "
+            f"{flat} but device {int(cells.device_id[flat])}"
         )
+
+
+def _devices_json(payload: dict[str, object], cells: Cells) -> Iterator[str]:
+    """The ``devices --json`` document in pieces: the fields as ``emit_json`` writes them,
+    with ``cells`` (one object per line) before ``flattened_ids_differ_from_device_ids``."""
+    head = {k: v for k, v in payload.items() if k != "flattened_ids_differ_from_device_ids"}
+    yield "{\n" + ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in head.items())
+    yield ',\n  "cells": ['
+    yield from cells.json_lines("    ")
+    yield ("\n  ]" if cells.size else "]") + ",\n  \"flattened_ids_differ_from_device_ids\": "
+    yield json.dumps(payload["flattened_ids_differ_from_device_ids"]) + "\n}"
 
 
 COMMANDS = [expand, groups, devices]

@@ -24,6 +24,7 @@ from ..neuron import (
     instruction_groups,
     source_target_pairs,
 )
+from ._options import DecimalRange
 from ._render import console, emit_json, groups_text
 
 
@@ -96,7 +97,7 @@ def _payload(module: Module, lnc: int, tp_opcode: str) -> dict[str, object]:
 
 @click.command()
 @click.argument("file")
-@click.option("--lnc", type=click.IntRange(min=1), default=2, show_default=True,
+@click.option("--lnc", type=DecimalRange(min=1), default=2, show_default=True,
               help="Physical cores per logical core (rank = core // lnc).")
 @click.option("--tp-opcode", type=click.Choice(sorted(GROUP_OPCODES)), default="reduce-scatter",
               show_default=True, help="The collective whose groups name the TP group.")

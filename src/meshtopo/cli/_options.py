@@ -1,6 +1,15 @@
-"""Option parsing shared by the commands: int lists and ``--device-assignment`` specs."""
+"""Option parsing shared by the commands: ints, int lists and ``--device-assignment`` specs.
+
+Numbers on the command line are ASCII decimal digits (an optional ``-`` first), as XLA writes
+them: Python's ``int()`` alone would also take ``1_0``, ``+3`` or other Unicode digits
+(``'\u0661'``), and ``str.isdigit()`` takes ``'\u00b2'``, which ``int()`` then refuses.
+"""
 
 from __future__ import annotations
+
+from typing import Any
+
+import click
 
 from .._errors import InvalidArgumentError
 from .._placement import DeviceAssignment
@@ -8,14 +17,31 @@ from .._placement import DeviceAssignment
 DEVICE_ASSIGNMENT_HELP = (
     "default (c*R+r), row-major (r*P+p), or rows like '0,2;1,3' ([replica][partition])."
 )
+_MAX_DIGITS = 18  # every int of at most 18 digits fits in int64
+
+
+def is_decimal(text: str) -> bool:
+    """True when ``text`` is ASCII digits, optionally after one ``-``, and fits in int64
+    (at most 18 digits)."""
+    digits = text[1:] if text.startswith("-") else text
+    return 0 < len(digits) <= _MAX_DIGITS and digits.isascii() and digits.isdigit()
 
 
 def int_list(text: str, option: str) -> list[int]:
     """``'0, 2,4'`` -> ``[0, 2, 4]``; ``InvalidArgumentError`` naming ``option`` otherwise."""
-    try:
-        return [int(value) for value in text.replace(" ", "").split(",") if value != ""]
-    except ValueError:
-        raise InvalidArgumentError(f"{option} expects comma-separated ints, got {text!r}") from None
+    values = [value for value in text.replace(" ", "").split(",") if value != ""]
+    if not all(is_decimal(value) for value in values):
+        raise InvalidArgumentError(f"{option} expects comma-separated ints, got {text[:80]!r}")
+    return [int(value) for value in values]
+
+
+class DecimalRange(click.IntRange):
+    """``click.IntRange`` that takes only ASCII decimal digits (see ``is_decimal``)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not is_decimal(value.strip()):
+            self.fail(f"{value[:40]!r} is not a decimal integer", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 def device_assignment(spec: str, replicas: int, partitions: int) -> DeviceAssignment:

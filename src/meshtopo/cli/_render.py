@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import click
 import numpy as np
@@ -12,11 +11,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .._device_list import CollectiveDeviceList
 from .._placement import DeviceAssignment
 
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999")
 GRID_CELL_LIMIT = 1024
+GROUPS_SHOWN = 64  # groups printed in text output; the rest are counted
+IDS_SHOWN = 1024  # ids of one group printed by expand; the rest are counted
 
 
 def console() -> Console:
@@ -39,56 +41,97 @@ def emit_json(payload: object) -> None:
     click.echo(json.dumps(payload, indent=2))
 
 
-def cell_table(
-    device_assignment: DeviceAssignment, device_groups: Sequence[Sequence[int]]
-) -> list[dict[str, int | None]]:
-    """One record per (replica, partition): flattened id, device id, its group and rank."""
-    table = device_assignment.array
-    replicas, partitions = table.shape
-    group_of = np.full(table.size, -1, dtype=np.int64)
-    rank_of = np.full(table.size, -1, dtype=np.int64)
-    flat_ids = (
-        np.concatenate([np.asarray(g, dtype=np.int64) for g in device_groups])
-        if device_groups
-        else np.empty(0, np.int64)
-    )
-    if flat_ids.size:
-        sizes = np.array([len(g) for g in device_groups], dtype=np.int64)
-        replica, partition = device_assignment.logical_ids(flat_ids)
-        cells = replica * partitions + partition
-        group_of[cells] = np.repeat(np.arange(sizes.size), sizes)
-        rank_of[cells] = np.arange(flat_ids.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    flat_table = table.reshape(-1)
-    return [
-        {
-            "replica": index // partitions,
-            "partition": index % partitions,
-            "flattened_id": index,
-            "device_id": int(flat_table[index]),
-            "group": int(group_of[index]) if group_of[index] >= 0 else None,
-            "rank": int(rank_of[index]) if rank_of[index] >= 0 else None,
-        }
-        for index in range(replicas * partitions)
-    ]
+class Cells:
+    """The cells of a replicas x partitions grid, as arrays in flattened-id (row-major) order:
+    each cell's device id, and its group and rank in ``device_groups`` (-1 where it is in
+    none). Group and rank come from ``CollectiveDeviceList.group_of``."""
+
+    def __init__(
+        self, device_assignment: DeviceAssignment, device_groups: Sequence[Sequence[int]]
+    ) -> None:
+        self.replicas, self.partitions = device_assignment.array.shape
+        self.device_id = device_assignment.array.reshape(-1)
+        if device_groups:
+            size = len(device_groups[0])
+            uniform = all(len(group) == size for group in device_groups)
+            # Equal-sized groups go in as one 2-D array (numpy converts the lists in C).
+            groups = np.array(device_groups, dtype=np.int64) if uniform else device_groups
+            self.group, self.rank = CollectiveDeviceList(groups).group_of(self.device_id)
+        else:
+            self.group = np.full(self.device_id.size, -1, dtype=np.int64)
+            self.rank = self.group
+
+    @property
+    def size(self) -> int:
+        """The number of cells, replicas * partitions."""
+        return int(self.device_id.size)
+
+    def differing(self) -> np.ndarray:
+        """The flattened ids of the cells whose device id differs from their flattened id."""
+        return np.flatnonzero(self.device_id != np.arange(self.size, dtype=np.int64))
+
+    def records(self, start: int = 0, stop: int | None = None) -> list[dict[str, int | None]]:
+        """One dict per cell in ``[start, stop)``: ``replica``, ``partition``,
+        ``flattened_id``, ``device_id``, ``group`` and ``rank`` (None where in no group)."""
+        stop = self.size if stop is None else min(stop, self.size)
+        partitions = self.partitions
+        return [
+            {
+                "replica": flat // partitions,
+                "partition": flat % partitions,
+                "flattened_id": flat,
+                "device_id": device,
+                "group": group if group >= 0 else None,
+                "rank": rank if rank >= 0 else None,
+            }
+            for flat, device, group, rank in zip(
+                range(start, stop),
+                self.device_id[start:stop].tolist(),
+                self.group[start:stop].tolist(),
+                self.rank[start:stop].tolist(),
+                strict=True,
+            )
+        ]
+
+    def json_lines(self, indent: str, chunk: int = 1 << 16) -> Iterator[str]:
+        """The records as JSON objects, one per line after ``indent``, joined by ``,``; in
+        pieces of ``chunk`` cells (no per-cell numpy work, no whole-grid string)."""
+        partitions = self.partitions
+        for start in range(0, self.size, chunk):
+            stop = min(start + chunk, self.size)
+            yield ",".join(
+                f'\n{indent}{{"replica": {flat // partitions}, "partition": {flat % partitions}, '
+                f'"flattened_id": {flat}, "device_id": {device}, '
+                f'"group": {group if group >= 0 else "null"}, '
+                f'"rank": {rank if rank >= 0 else "null"}}}'
+                for flat, device, group, rank in zip(
+                    range(start, stop),
+                    self.device_id[start:stop].tolist(),
+                    self.group[start:stop].tolist(),
+                    self.rank[start:stop].tolist(),
+                    strict=True,
+                )
+            ) + ("," if stop < self.size else "")
 
 
-def grid(
-    cells: list[dict[str, int | None]], replicas: int, partitions: int, title: str
-) -> Table | Text:
+def grid(cells: Cells, title: str) -> Table | Text:
     """A rich table with one cell per (replica, partition), coloured by group.
 
     Each cell reads ``r<replica> p<partition> / f<flattened id> d<device id> / g<group>.<rank>``;
-    ``*`` marks cells whose flattened id and device id differ.
+    ``*`` marks cells whose flattened id and device id differ. Grids of more than
+    ``GRID_CELL_LIMIT`` cells are a one-line note instead.
     """
-    if replicas * partitions > GRID_CELL_LIMIT:
+    replicas, partitions = cells.replicas, cells.partitions
+    if cells.size > GRID_CELL_LIMIT:
         return Text(f"({replicas} x {partitions} grid: too large to draw; use --json)", style="dim")
+    records = cells.records()
     view = Table(title=title, show_lines=True, header_style="bold")
     view.add_column("")
     for partition in range(partitions):
         view.add_column(f"partition {partition}", justify="center")
     for replica in range(replicas):
         row: list[Text | str] = [f"replica {replica}"]
-        for cell in cells[replica * partitions : (replica + 1) * partitions]:
+        for cell in records[replica * partitions : (replica + 1) * partitions]:
             group = cell["group"]
             mark = "*" if cell["flattened_id"] != cell["device_id"] else " "
             place = "-" if group is None else f"g{group}.{cell['rank']}"
@@ -98,13 +141,25 @@ def grid(
     return view
 
 
-def groups_text(groups: Sequence[Sequence[int]], limit: int = 64) -> str:
-    """``{{0,1},{2,3}}``-style text, cut after ``limit`` groups with a count of the rest."""
+def groups_text(
+    groups: Sequence[Sequence[int]], limit: int = GROUPS_SHOWN, total: int | None = None
+) -> str:
+    """``{{0,1},{2,3}}``-style text, cut after ``limit`` groups with a count of the rest
+    (``total`` is the number of groups when ``groups`` holds only the first ones)."""
+    total = len(groups) if total is None else total
     shown = ",".join("{" + ",".join(map(str, g)) + "}" for g in groups[:limit])
-    more = f",... ({len(groups) - limit} more)" if len(groups) > limit else ""
+    more = f",... ({total - limit} more)" if total > limit else ""
     return "{" + shown + more + "}"
 
 
-def stdout_is_terminal() -> bool:
-    """True when stdout is an interactive terminal."""
-    return sys.stdout.isatty()
+def first_groups(
+    device_list: CollectiveDeviceList, limit: int, ids: int | None = None
+) -> list[list[int]]:
+    """The first ``limit`` groups of ``device_list`` as lists, each cut to its first ``ids``
+    ids when given (only what is returned is converted to Python ints)."""
+    sizes = device_list.group_sizes[:limit]
+    if not sizes.size:
+        return []
+    flat = device_list.flattened_replica_groups()[: int(sizes.sum())]
+    parts = np.split(flat, np.cumsum(sizes)[:-1])
+    return [part[:ids].tolist() for part in parts]

@@ -18,7 +18,7 @@ from typing import IO
 from .._errors import InvalidArgumentError
 from ._inspect import bytes_text, device_groups_text, flags_text, shape_text, short
 from ._inspect_rows import Inspection, Pattern, Row
-from ._render import PALETTE, cell_table, groups_text
+from ._render import PALETTE, Cells, groups_text
 
 GRID_CELL_LIMIT = 4096
 """Largest grid (replicas x partitions) drawn; larger grids are summarised."""
@@ -258,7 +258,7 @@ def _grid(result: Inspection, pattern: Pattern) -> Iterator[str]:
     w, h, lines = _cell_size(columns)
     partitions = result.num_partitions
     if pattern.is_pairs:
-        table = cell_table(result.assignment, [])
+        table = Cells(result.assignment, []).records()
         sends = {a: b for a, b in pattern.device_groups}
         sender = {
             device: index
@@ -268,7 +268,7 @@ def _grid(result: Inspection, pattern: Pattern) -> Iterator[str]:
         }
         receives = {b for _, b in pattern.device_groups}
     else:
-        table = cell_table(result.assignment, pattern.device_groups)
+        table = Cells(result.assignment, pattern.device_groups).records()
     if not wrapped:
         step = 1 if w >= 30 else 8
         for c in range(0, columns, step):
