@@ -191,6 +191,33 @@ def test_a_huge_declared_length_is_refused_without_reading(client: Client) -> No
     assert '"kind":"BodyTooLarge"' in answer
 
 
+@pytest.mark.parametrize(
+    "length", [b"+2", b"1_0", b"\xb2", b"-1", b"0x2", b"9" * 19, b"2 2"]
+)
+def test_content_length_is_ascii_digits(client: Client, length: bytes) -> None:
+    with socket.create_connection((client.host, client.port), timeout=10) as raw:
+        raw.sendall(b"POST /api/groups HTTP/1.1\r\nHost: x\r\nContent-Length: " + length
+                    + b"\r\n\r\n{}")
+        chunks = []
+        while chunk := raw.recv(65536):
+            chunks.append(chunk)
+        answer = b"".join(chunks).decode()
+    assert answer.startswith("HTTP/1.1 400 ")
+    assert json.loads(answer.split("\r\n\r\n", 1)[1])["error"]["message"] == (
+        f"bad Content-Length {length.decode('latin-1')!r}")
+
+
+def test_content_length_may_carry_white_space(client: Client) -> None:
+    with socket.create_connection((client.host, client.port), timeout=10) as raw:
+        raw.sendall(b"POST /api/groups HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length:   2 \t\r\n"
+                    b"Connection: close\r\n\r\n{}")
+        chunks = []
+        while chunk := raw.recv(65536):
+            chunks.append(chunk)
+        answer = b"".join(chunks).decode()
+    assert answer.startswith("HTTP/1.1 200 ")
+
+
 def test_chunked_bodies_are_refused(client: Client) -> None:
     reply = client.request(
         "POST", "/api/groups", b"2\r\n{}\r\n0\r\n\r\n", {"Transfer-Encoding": "chunked"}

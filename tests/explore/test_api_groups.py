@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+import meshtopo as mt
+
 from .conftest import Client
 
 
@@ -427,3 +429,31 @@ def test_over_a_sub_axis(client: Client) -> None:
     reply = client.post("/api/groups", {"mesh": mesh, "over": ["y:(2)3"]})
     assert reply.status == 400
     assert reply.body["error"]["kind"] == "InvalidArgumentError"
+
+
+@pytest.mark.parametrize(
+    ("fields", "copies"),
+    [
+        ({}, 128),  # kCrossReplica: once per partition
+        ({"channel_id": True}, 2),  # kCrossPartition: once per replica
+        ({"channel_id": True, "use_global_device_ids": False}, 128),  # sweeps every partition
+        ({"channel_id": True, "use_global_device_ids": True}, 1),  # flattened ids: once
+    ],
+)
+def test_the_limit_counts_each_written_id_by_the_modes_expansion_factor(
+    client: Client, fields: dict[str, object], copies: int
+) -> None:
+    zeros = "{{" + ",".join(["0"] * 1024) + "}}"
+    r = client.groups(replicas=2, partitions=128, groups=zeros, **fields)
+    assert copies == mt.expansion_factor(r["mode"]["name"], 2, 128)
+    if 1024 * copies <= 65536:
+        groups = r["device_groups"]["groups"]
+        assert sum(len(group) for group in groups) == 1024 * copies
+        return
+    assert r["device_groups"] is None
+    assert r["findings"][-1] == {
+        "source": "expansion",
+        "message": f"the device groups would list {1024 * copies} device ids (1024 written ids "
+        f"x {copies}), more than the explorer's device limit of 65536; each device can appear "
+        "at most once in valid groups",
+    }

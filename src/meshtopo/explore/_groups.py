@@ -307,12 +307,8 @@ def _expand(
     """
     ids = 2 * len(pairs) if pairs is not None else int(written.group_sizes.sum())
     if written.is_empty and pairs is None:
-        ids = grid.partitions if mode is Mode.CROSS_PARTITION else grid.replicas
-    copies = {
-        Mode.CROSS_REPLICA: grid.partitions,
-        Mode.CROSS_PARTITION: grid.replicas,
-        Mode.CROSS_REPLICA_AND_PARTITION: grid.partitions,
-    }.get(mode, 1)
+        ids = _empty_group_size(mode, grid)
+    copies = mt.expansion_factor(mode, grid.replicas, grid.partitions)
     if ids * copies > limit:
         return None, (
             f"the device groups would list {ids * copies} device ids ({ids} written ids x "
@@ -331,6 +327,12 @@ def _expand(
     except mt.MeshtopoError as error:
         return None, str(error)
     return mt.CollectiveDeviceList(groups), None
+
+
+def _empty_group_size(mode: Mode, grid: Grid) -> int:
+    """The size of the one group XLA reads ``{}`` as: every partition in kCrossPartition, every
+    replica otherwise (kFlattenedID refuses ``{}``; the library says so when expanding)."""
+    return grid.partitions if mode is Mode.CROSS_PARTITION else grid.replicas
 
 
 def _groups_json(groups: DeviceList) -> dict[str, Any]:
@@ -396,8 +398,7 @@ def _steps(dial: Dial) -> dict[str, Any] | None:
     listed = dial.written.replica_groups
     substituted = not listed
     if substituted:
-        count = grid.partitions if name == "kCrossPartition" else grid.replicas
-        listed = [list(range(count))]
+        listed = [list(range(_empty_group_size(mode, grid)))]
     per_group = {"partition": grid.partitions, "replica": grid.replicas}.get(loop, 1)
     if groups.num_replica_groups != len(listed) * per_group:
         return None

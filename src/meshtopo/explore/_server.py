@@ -212,14 +212,13 @@ class ExplorerHandler(BaseHTTPRequestHandler):
             raise RequestError(
                 411, "send the body with a Content-Length, not chunked", kind="LengthRequired"
             )
-        try:
-            length = int(raw_length) if raw_length is not None else 0
-        except ValueError:
+        # 1*DIGIT (RFC 9110) around optional white space: int() alone would also take "+5",
+        # "1_0" or other Unicode digits.
+        text = "0" if raw_length is None else raw_length.strip(" \t")
+        if not (0 < len(text) <= 18 and text.isascii() and text.isdigit()):
             self.close_connection = True
-            raise RequestError(400, f"bad Content-Length {str(raw_length)[:40]!r}") from None
-        if length < 0:
-            self.close_connection = True
-            raise RequestError(400, f"bad Content-Length {length}")
+            raise RequestError(400, f"bad Content-Length {str(raw_length)[:40]!r}")
+        length = int(text)
         if length > self.server.max_body:
             self.close_connection = True
             self._discard(length)
