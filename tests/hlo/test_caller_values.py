@@ -107,3 +107,24 @@ def test_non_ascii_digits_are_not_a_packed_element_size() -> None:
 
     assert parse_shape("s4[8]{0:E(4)}", 1, 1).byte_size == 4
     assert parse_shape("s4[8]{0:E(\u0664)}", 1, 1).byte_size == 8
+
+
+@pytest.mark.parametrize(
+    ("groups", "found", "offset"),
+    [
+        ("{{\u0660,\u0661}}", "\u0660,\u0661}}", 2),
+        ("{{0,\u0661}}", "\u0661}}", 4),
+        ("{{" + ",".join(["\u0661"] * 200) + "}}", ",".join(["\u0661"] * 6) + ",", 2),
+        ("{" + ",".join(["{0,\u0661}"] * 100) + "}", "\u0661},{0,\u0661},{0,", 4),
+        ("[\u0662]<=[\u0662]", "\u0662]<=[\u0662]", 1),
+        ("{{1,\u00b2}}", "\u00b2}}", 4),
+    ],
+)
+def test_non_ascii_digits_are_not_replica_group_ids(groups: str, found: str, offset: int) -> None:
+    # The fast scanner, the batch reader and the exact reader all refuse them, as XLA does.
+    text = TEXT.replace("replica_groups={{0,1}}", f"replica_groups={groups}")
+    with pytest.raises(mt.HloParseError) as info:
+        hlo.parse_module(text)
+    column = text.split("\n")[8].index("replica_groups=") + len("replica_groups=") + 1
+    assert (info.value.message, info.value.line, info.value.column) == (
+        f"expected an integer but found {found!r} in replica groups", 9, column + offset)
