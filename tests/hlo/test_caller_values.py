@@ -13,15 +13,9 @@ import meshtopo as mt
 from meshtopo import hlo
 from meshtopo.hlo._explicit import decode_explicit_lists
 
-TEXT = """HloModule m, replica_count=2, num_partitions=2
-%add (x: f32[], y: f32[]) -> f32[] {
-  %x = f32[] parameter(0)
-  %y = f32[] parameter(1)
-  ROOT %s = f32[] add(%x, %y)
-}
-ENTRY %main (p: f32[8]) -> f32[8] {
-  %p = f32[8]{0} parameter(0)
-  %ar = f32[8]{0} all-reduce(%p), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=%add
+from ._text import entry_head
+
+TEXT = entry_head("HloModule m, replica_count=2, num_partitions=2") + """  %ar = f32[8]{0} all-reduce(%p), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=%add
   ROOT %cp = f32[8]{0} collective-permute(%ar), channel_id=2, source_target_pairs={{0,1}}
 }
 """

@@ -7,15 +7,9 @@ import pytest
 import meshtopo as mt
 from meshtopo import hlo
 
-HEAD = """HloModule m, replica_count=4
-%add (x: f32[], y: f32[]) -> f32[] {
-  %x = f32[] parameter(0)
-  %y = f32[] parameter(1)
-  ROOT %s = f32[] add(%x, %y)
-}
-ENTRY %main (p: f32[8]) -> f32[8] {
-  %p = f32[8]{0} parameter(0)
-"""
+from ._text import entry_head
+
+HEAD = entry_head("HloModule m, replica_count=4")
 
 
 def error_for(line: str) -> mt.HloParseError:

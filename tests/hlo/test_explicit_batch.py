@@ -13,15 +13,9 @@ import meshtopo as mt
 from meshtopo import hlo
 from meshtopo.hlo._explicit import decode_explicit_lists
 
-HEAD = """HloModule m, num_partitions=2048
-%add (x: f32[], y: f32[]) -> f32[] {
-  %x = f32[] parameter(0)
-  %y = f32[] parameter(1)
-  ROOT %s = f32[] add(%x, %y)
-}
-ENTRY %main (p: f32[8]) -> f32[8] {
-  %p = f32[8]{0} parameter(0)
-"""
+from ._text import entry_head
+
+HEAD = entry_head("HloModule m, num_partitions=2048")
 
 
 def text_of(groups: list[list[int]]) -> str:

@@ -1,0 +1,14 @@
+"""Hand-written HLO shared by the reader's tests."""
+
+ADD = """%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+"""
+
+
+def entry_head(header: str) -> str:
+    """A module's text up to and including the entry's parameter ``%p = f32[8]``: the header
+    line, the ``%add`` reduction and the first line of ``ENTRY %main``."""
+    return f"{header}\n{ADD}ENTRY %main (p: f32[8]) -> f32[8] {{\n  %p = f32[8]{{0}} parameter(0)\n"
