@@ -6,7 +6,7 @@ Layers, in the order data flows (a module imports only modules above it in this 
   ``_pairs`` (with ``_errors`` and ``_limits`` beneath everything);
 - ``hlo``: HLO text to a module model, XLA's verifier checks;
 - ``neuron``: Neuron's 3-D rank model;
-- front ends: ``cli``, ``explore``.
+- front ends: ``cli``, ``explore``, ``jax`` (imports jax only when called).
 
 >>> import meshtopo as mt
 >>> mt.Mesh({"data": 2, "model": 4}).replica_groups(over="data").replica_groups
