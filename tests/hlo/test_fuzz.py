@@ -39,15 +39,15 @@ def exercise(text: str) -> None:
                  c.operand_shapes, c.device_groups())
         _ = module.computations
     except mt.HloParseError as error:
-        assert 1 <= error.line <= len(lines), error
-        assert 1 <= error.column <= len(lines[error.line - 1]) + 2, error
+        assert 0 < error.line <= len(lines), error
+        assert 0 < error.column <= len(lines[error.line - 1]) + 2, error
     except mt.MeshtopoError:
         pass
     try:
         for c in hlo.iter_collectives(io.StringIO(text), progress=False, block_size=512):
             _ = c.replica_groups
     except mt.HloParseError as error:
-        assert 1 <= error.line <= len(lines), error
+        assert 0 < error.line <= len(lines), error
     except mt.MeshtopoError:
         pass
 
