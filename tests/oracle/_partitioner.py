@@ -57,22 +57,8 @@ def _measure_partitioner_cached(
     compiled = fn.lower(x).compile()
     outputs = _outputs_by_device(compiled(x))
     groups = decode_sets(outputs) if kind == "sum" else decode_gathered(outputs)
-    text, collectives, replicas, partitions = _compiled_facts(compiled)
-    return Measurement(
-        collective="psum" if kind == "sum" else "all_gather",
-        mesh_shape=shape,
-        device_ids=device_ids,
-        axes=axes,
-        groups=groups,
-        ordered=kind == "gather",
-        pairs=None,
-        permutation=None,
-        hlo_text=text,
-        collectives=collectives,
-        replica_count=replicas,
-        num_partitions=partitions,
-        device_assignment=_shard_map_assignment(compiled),
-    )
+    collective = "psum" if kind == "sum" else "all_gather"
+    return _group_measurement(compiled, collective, shape, device_ids, axes, groups, kind == "gather")
 
 
 def measure_partitioner(
@@ -110,22 +96,9 @@ def _measure_reshard_cached(
     out_spec = PartitionSpec(out_axes) if out_axes else PartitionSpec()
     fn = jax.jit(lambda v: v, out_shardings=NamedSharding(mesh, out_spec))
     compiled = fn.lower(x).compile()
-    text, collectives, replicas, partitions = _compiled_facts(compiled)
-    return Measurement(
-        collective="all_gather",
-        mesh_shape=shape,
-        device_ids=device_ids,
-        axes=tuple(a for a in in_axes if a not in out_axes),
-        groups=decode_gathered(_outputs_by_device(compiled(x))),
-        ordered=True,
-        pairs=None,
-        permutation=None,
-        hlo_text=text,
-        collectives=collectives,
-        replica_count=replicas,
-        num_partitions=partitions,
-        device_assignment=_shard_map_assignment(compiled),
-    )
+    axes = tuple(a for a in in_axes if a not in out_axes)
+    groups = decode_gathered(_outputs_by_device(compiled(x)))
+    return _group_measurement(compiled, "all_gather", shape, device_ids, axes, groups, True)
 
 
 def measure_reshard(
@@ -144,3 +117,31 @@ def measure_reshard(
     """
     items, ids = _normalise_mesh(shape, device_ids)
     return _measure_reshard_cached(items, ids, tuple(in_axes), tuple(out_axes))
+
+
+def _group_measurement(
+    compiled: Any,
+    collective: str,
+    shape: Any,
+    device_ids: tuple[int, ...],
+    axes: tuple[str, ...],
+    groups: Any,
+    ordered: bool,
+) -> Measurement:
+    """A group collective's measurement with the compiled program's facts."""
+    text, collectives, replicas, partitions = _compiled_facts(compiled)
+    return Measurement(
+        collective=collective,
+        mesh_shape=shape,
+        device_ids=device_ids,
+        axes=axes,
+        groups=groups,
+        ordered=ordered,
+        pairs=None,
+        permutation=None,
+        hlo_text=text,
+        collectives=collectives,
+        replica_count=replicas,
+        num_partitions=partitions,
+        device_assignment=_shard_map_assignment(compiled),
+    )
