@@ -70,6 +70,16 @@ class Cells:
         """The flattened ids of the cells whose device id differs from their flattened id."""
         return np.flatnonzero(self.device_id != np.arange(self.size, dtype=np.int64))
 
+    def _rows(self, start: int, stop: int) -> Iterator[tuple[int, int, int, int]]:
+        """(flattened id, device id, group, rank) per cell in ``[start, stop)``; -1: no group."""
+        return zip(
+            range(start, stop),
+            self.device_id[start:stop].tolist(),
+            self.group[start:stop].tolist(),
+            self.rank[start:stop].tolist(),
+            strict=True,
+        )
+
     def records(self, start: int = 0, stop: int | None = None) -> list[dict[str, int | None]]:
         """One dict per cell in ``[start, stop)``: ``replica``, ``partition``,
         ``flattened_id``, ``device_id``, ``group`` and ``rank`` (None where in no group)."""
@@ -84,13 +94,7 @@ class Cells:
                 "group": group if group >= 0 else None,
                 "rank": rank if rank >= 0 else None,
             }
-            for flat, device, group, rank in zip(
-                range(start, stop),
-                self.device_id[start:stop].tolist(),
-                self.group[start:stop].tolist(),
-                self.rank[start:stop].tolist(),
-                strict=True,
-            )
+            for flat, device, group, rank in self._rows(start, stop)
         ]
 
     def json_lines(self, indent: str, chunk: int = 1 << 16) -> Iterator[str]:
@@ -104,13 +108,7 @@ class Cells:
                 f'"flattened_id": {flat}, "device_id": {device}, '
                 f'"group": {group if group >= 0 else "null"}, '
                 f'"rank": {rank if rank >= 0 else "null"}}}'
-                for flat, device, group, rank in zip(
-                    range(start, stop),
-                    self.device_id[start:stop].tolist(),
-                    self.group[start:stop].tolist(),
-                    self.rank[start:stop].tolist(),
-                    strict=True,
-                )
+                for flat, device, group, rank in self._rows(start, stop)
             ) + ("," if stop < self.size else "")
 
 
