@@ -15,16 +15,10 @@ from meshtopo import hlo
 
 
 def findings(
-    replicas: int,
-    partitions: int,
-    opcode: str,
-    has_channel: bool,
-    global_ids: bool | None,
-    written: mt.CollectiveDeviceList,
-    mode_error: str | None,
-    expansion_error: str | None,
+    module: str, mode_error: str | None, expansion_error: str | None
 ) -> list[dict[str, Any]]:
-    """Every finding for the dial, each ``{"source", "message"}``; ``[]`` when all is well.
+    """Every finding for the dial written as the one-collective ``module`` (``module_text``),
+    each ``{"source", "message"}``; ``[]`` when all is well.
 
     ``source`` is ``"mode"`` (the two fields do not form a mode; nothing else is checked then),
     ``"verifier"`` (XLA's collective checks on the dial written as one HLO instruction, when
@@ -34,9 +28,8 @@ def findings(
     if mode_error:
         return [{"source": "mode", "message": mode_error}]
     out: list[dict[str, Any]] = []
-    text = module_text(replicas, partitions, opcode, has_channel, global_ids, written)
     try:
-        results: list[Any] = hlo.verify(hlo.parse_module(text), check_replica_groups=True)
+        results: list[Any] = hlo.verify(hlo.parse_module(module), check_replica_groups=True)
     except mt.MeshtopoError as error:
         results = [error]
     for finding in results:

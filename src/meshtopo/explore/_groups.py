@@ -160,27 +160,18 @@ def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
     if "modes" in include:
         result["modes"] = [_mode_column(dial, mode) for mode in Mode]
     if "findings" in include:
-        result["findings"] = _dial_findings(dial)
+        result["findings"] = _dial_findings(dial, module)
     return result
 
 
-def _dial_findings(dial: Dial) -> list[dict[str, Any]]:
+def _dial_findings(dial: Dial, module: str) -> list[dict[str, Any]]:
     mode_error = dial.mode_json.get("error")
     grid = dial.grid
     if dial.pairs is not None:
         return _findings.pair_findings(
             dial.pairs, grid.replicas, grid.partitions, dial.has_channel, mode_error, dial.error
         )
-    return _findings.findings(
-        grid.replicas,
-        grid.partitions,
-        dial.check_opcode,
-        dial.has_channel,
-        dial.global_ids,
-        dial.written,
-        mode_error,
-        dial.error,
-    )
+    return _findings.findings(module, mode_error, dial.error)
 
 
 def _include(fields: Fields) -> tuple[str, ...]:
