@@ -17,7 +17,7 @@ from typing import Any
 
 from ._errors import InvalidArgumentError
 from ._placement import DeviceAssignment
-from .hlo import Module, parse_module
+from .hlo import Module, parse_module, read_header
 
 
 def inspect(fn: Callable[..., Any] | Any, *args: Any, **kwargs: Any) -> Module:
@@ -36,7 +36,7 @@ def inspect(fn: Callable[..., Any] | Any, *args: Any, **kwargs: Any) -> Module:
         raise InvalidArgumentError("the compiled program has no HLO text (as_text() was empty)")
     source = f"<compiled {getattr(fn, '__name__', 'function')}>"
     # The counts come from the header line (XLA prints it first); the table needs them.
-    header = parse_module(text.lstrip().split("\n", 1)[0] + "\n", source=source)
+    header = read_header(text, source)
     table = executable_device_assignment(compiled, header.replica_count, header.num_partitions)
     return parse_module(text, device_assignment=table, source=source)
 

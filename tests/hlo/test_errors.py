@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 import meshtopo as mt
@@ -92,15 +94,20 @@ def test_bad_input(text: str, line: int) -> None:
     assert info.value.line == line and info.value.column >= 1
 
 
-def test_structure_errors_surface_lazily_with_positions() -> None:
-    module = hlo.parse_module(HEAD + "  %q = f32[8]{0} negate(%p\n}\n")
-    assert module.collectives == []
-    with pytest.raises(mt.HloParseError) as info:
-        _ = module.computations
-    assert info.value.line == 9
-    unclosed = hlo.parse_module(HEAD + "  %q = f32[8]{0} negate(%p)\n")
-    with pytest.raises(mt.HloParseError, match="never closed"):
-        _ = unclosed.computations
+def test_structure_errors_are_raised_by_every_reading_path() -> None:
+    """A module XLA's parser refuses is refused when read, by parse_module and the stream."""
+    for text, where, message in [
+        (HEAD + "  %q = f32[8]{0} negate(%p\n}\n", (9, 24), "'(' is never closed: '}'"),
+        (HEAD + "  %q = f32[8]{0} negate(%p", (9, 24), "'(' is never closed"),
+        (HEAD + "  %q = f32[8]{0} negate(%p)\n", (10, 1), "computation main is never closed"),
+    ]:
+        with pytest.raises(mt.HloParseError) as info:
+            hlo.parse_module(text)
+        assert ((info.value.line, info.value.column), info.value.message[:len(message)]) == (
+            where, message)
+        with pytest.raises(mt.HloParseError) as streamed:
+            list(hlo.iter_collectives(io.StringIO(text), progress=False))
+        assert (streamed.value.line, streamed.value.column) == where
 
 
 def test_unknown_opcodes_and_attributes_are_kept() -> None:

@@ -228,6 +228,7 @@ ENTRY %main (p: f32[8], q: pred[]) -> f32[8] {{
 def test_header_and_overrides() -> None:
     text = ("HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[8]{0})->f32[8]{0}}, "
             "replica_count=2, num_partitions=4, frontend_attributes={x=\"1\"}, unknown_thing={a{b}}\n"
+            "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n"
             "ENTRY main {\n  p = f32[8]{0} parameter(0)\n"
             "  ROOT ar = f32[8]{0} all-reduce(p), replica_groups={{0,1}}, to_apply=add\n}\n")
     m = hlo.parse_module(text)
@@ -237,7 +238,7 @@ def test_header_and_overrides() -> None:
     assert hlo.parse_module(text, replica_count=8).replica_count == 8
     (c,) = m.collectives
     assert (c.name, c.operands, c.to_apply, c.column) == ("ar", ("p",), "add", 8)
-    assert hlo.parse_module("HloModule m\n").replica_count == 1
+    assert hlo.parse_module(text.split("\n", 1)[1]).replica_count == 1
 
 
 def test_load_gzip_and_stream(tmp_path: object) -> None:
@@ -265,8 +266,7 @@ def test_multi_line_instruction_and_comments() -> None:
        st.sampled_from(["", "0", "-", "00", " ", "99999999999999999999", "{}", ",,"]))
 def test_long_explicit_lists_read_like_the_math_layer(groups: list[list[int]], junk: str) -> None:
     """The numpy reading of long explicit lists agrees with CollectiveDeviceList.parse."""
-    from meshtopo.hlo._context import ScanContext
-    from meshtopo.hlo._line import decode_groups
+    from meshtopo.hlo._decode import decode_groups
 
     text = "{" + ",".join("{" + ",".join(map(str, g)) + "}" for g in groups) + "}"
     text = text.replace("}}", junk + "}}") if junk and len(groups[0]) > 3 else text
@@ -274,9 +274,9 @@ def test_long_explicit_lists_read_like_the_math_layer(groups: list[list[int]], j
         expected = mt.CollectiveDeviceList.parse(text)
     except mt.MeshtopoError:
         with pytest.raises(mt.MeshtopoError):
-            decode_groups(text, 1, 1, ScanContext())
+            decode_groups(text, 1, 1)
         return
-    got = decode_groups(text, 1, 1, ScanContext())
+    got = decode_groups(text, 1, 1)
     assert got.replica_groups == expected.replica_groups
 
 

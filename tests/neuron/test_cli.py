@@ -115,16 +115,16 @@ def test_permute_pairs_and_tp_opcode(tmp_path: Path, capsys: pytest.CaptureFixtu
          "meshtopo: error: Permute should not contain replica_groups: collective-permute cp "
          "(line 15) has replica_groups={{0,1}}; a permute routes by source_target_pairs only"),
         (PARAMS + "  ROOT %r = f32[8,4]{1,0} add(%p, %nowhere)\n",
-         "meshtopo: error: instruction r (line 15) names the operand %nowhere, which "
-         "computation main does not define"),
+         "meshtopo: error: {path}:15:8: instruction does not exist: nowhere"),
     ],
     ids=["permute-groups", "unknown-operand"],
 )
 def test_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str,
                            message: str) -> None:
-    code, out, err = run(capsys, "neuron", write(tmp_path, body))
+    path = write(tmp_path, body)
+    code, out, err = run(capsys, "neuron", path)
     assert (code, out) == (2, "")
-    assert err.strip() == message
+    assert err.strip() == message.replace("{path}", path)
 
 
 def test_unparsable_and_missing_files_exit_2(tmp_path: Path,

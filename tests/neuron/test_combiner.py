@@ -128,8 +128,7 @@ def test_non_trivial_reduction_has_no_key() -> None:
     assert neuron.combinable_sets(parsed) == []
 
 
-def test_reduce_scatter_without_its_reduction_is_refused() -> None:
+def test_reduce_scatter_without_its_reduction_is_refused_by_the_reader() -> None:
     body = PARAMS + rs("a", "p", MODEL, 1, apply="nowhere").replace("  %a", "  ROOT %a")
-    parsed = parse_module(module(body))
-    with pytest.raises(mt.InvalidArgumentError, match="applies %nowhere, which module m"):
-        neuron.combinable_sets(parsed)
+    with pytest.raises(mt.HloParseError, match="computation does not exist: nowhere"):
+        parse_module(module(body))

@@ -2,38 +2,36 @@
 
 Imports only the math layer (and ``_errors``/``_limits``) beneath it.
 
-Reading (``_scan``, ``_line``, ``_explicit``, ``_module``, ``_stream``):
+Reading, one way: ``_syntax`` (lexical rules) -> ``_reader`` (the grammar: header,
+computations, instructions; the one place that decides where an instruction ends) ->
+``_structure`` records -> ``_decode`` (collective attributes, beside the reader) ->
+``_link`` (starts with dones, async wrappers) -> ``_module`` / ``_stream``.
 
 - ``parse_module(text, replica_count=None, num_partitions=None, device_assignment=None)`` /
-  ``load(path, ...)`` (plain or gzip, ``'-'`` for stdin): header values (counts default to 1;
-  keyword overrides win), the placement (``module.device_assignment``: the table given, else
-  XLA's default placement; every ``device_groups()`` defaults to it), every
-  computation header and every collective, in one regex pass. The full structural model
-  (``module.computations``: instructions, operands, raw attributes, call edges) is built from
-  the kept text on first use, so structural errors outside collective lines surface then.
-- ``iter_collectives(path_or_file, progress=None)``: the same collectives read block by block
-  (8 MB), in memory proportional to the collectives found; a rich progress bar on stderr when
-  it is a terminal. Operand shapes come from definitions in the same or previous block. The
-  returned ``CollectiveStream`` tells the header and counts once read (so does each
-  collective: ``replica_count``, ``num_partitions``).
+  ``load(path, ...)`` (plain or gzip, ``'-'`` for stdin): the header (or none: counts from
+  the keywords, defaulting to 1), every computation and instruction, every collective
+  decoded. ``load`` of a file in XLA's dump layout takes the device table and counts from the
+  ``compile_options.textproto`` beside it; ``module.device_assignment_source`` says
+  ``given``, ``dump`` or ``default``.
+- ``iter_collectives(path_or_file, progress=None)``: the same reader over the file block by
+  block (8 MB), in memory bounded by a block and the collectives found; a rich progress bar
+  on stderr when it is a terminal.
 
 Model: ``Module`` (``name``, ``is_scheduled``, ``replica_count``, ``num_partitions``,
-``device_assignment``, ``header_attributes``, ``collectives``, ``computations``, ``entry``),
-``Computation`` (ordered ``instructions``, ``root``, ``called_computations``), ``Instruction``
-(``opcode``, ``operands``, ``attributes`` as raw text, ``called_computations``,
-``control_predecessors``, ``collective``), ``Collective`` (see its module docstring: every field of the contract plus
-``bytes``, ``reduction``, ``shape``, ``operand_shapes``, ``is_async``/``is_done``/``start``,
-``wrapped_opcode``, ``text``, ``attributes``, ``written_channel_id``, ``metadata``,
-``frontend_attributes``, ``replica_count``, ``num_partitions``).
+``device_assignment``, ``device_assignment_source``, ``header_attributes``, ``collectives``,
+``computations``, ``entry``), ``Computation`` (ordered ``instructions``, ``root``,
+``called_computations``), ``Instruction`` (``opcode``, ``operands``, ``attributes`` as raw
+text, ``called_computations``, ``control_predecessors``, ``collective``), ``Collective``
+(see its module docstring).
 
 ``module.collectives`` holds every collective instruction in text order: sync ops, -start and
 -done forms (a done carries its start's attributes and names it in ``start``), async-start/
 -update/-done wrapping a collective (and the wrapped op itself, in its own computation, as XLA
 verifies both), send/recv and their -done forms.
 
-Errors: what XLA's *parser* rejects is an ``HloParseError`` with line and column (see
-``_line``); what XLA's *verifier* rejects is a ``Finding`` from ``verify``. Groups past the
-device limit are a ``LimitError`` naming line:column.
+Errors: what XLA's *parser* rejects is an ``HloParseError`` with line and column; what XLA's
+*verifier* rejects is a ``Finding`` from ``verify``. Groups past the device limit are a
+``LimitError`` naming line:column.
 
 >>> import meshtopo as mt
 >>> module = mt.hlo.parse_module('''HloModule m, num_partitions=4
@@ -56,11 +54,14 @@ device limit are a ``LimitError`` naming line:column.
 
 from ._collective import Collective as Collective
 from ._collective import base_opcode as base_opcode
+from ._compile_options import CompileOptions as CompileOptions
+from ._compile_options import parse_compile_options as parse_compile_options
 from ._finding import Finding as Finding
 from ._module import Module as Module
 from ._module import ModuleHeader as ModuleHeader
 from ._module import load as load
 from ._module import parse_module as parse_module
+from ._module import read_header as read_header
 from ._shape import Shape as Shape
 from ._shape import parse_shape as parse_shape
 from ._stream import CollectiveStream as CollectiveStream

@@ -1,11 +1,10 @@
 """``Collective``: one collective instruction of an HLO module, with its attributes decoded.
 
-A collective is read by the fast scanner (``_scan``) or, for text it does not place, the
-general line reader (``_line``); both produce the same object. Attributes XLA interprets are
-decoded while the module is read (so malformed values fail then, with line:column), once per
-distinct attribute text; the group mode is known from that text too. The shape, operand
-shapes, byte size, reduction kind, the instruction's text and the raw attribute dict are
-computed on first use, and device groups on request.
+The reader (``_reader``) builds an ``Instruction`` for every instruction; ``_decode`` turns
+each collective one into a ``Collective`` while the module is read, so malformed values fail
+then, with line:column. The shape, operand shapes, byte size and reduction kind are computed
+on first use, device groups on request; what a collective needs from its module (counts,
+placement, computation roots, operand definitions) comes from a ``CollectiveScope``.
 
 Opcode families:
 
@@ -22,7 +21,7 @@ Opcode families:
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from numpy.typing import ArrayLike
 
@@ -32,11 +31,11 @@ from .._modes import CollectiveOpGroupMode, group_mode_for_opcode
 from .._pairs import participating_device_pairs
 from .._placement import DeviceAssignment, participating_device_groups
 from ._assignment import placed
-from ._lexer import parse_dictionary, parse_int, parse_int_lists, split_attributes
 from ._shape import Shape, parse_shape
+from ._values import parse_dictionary, parse_int, parse_int_lists
 
 if TYPE_CHECKING:
-    from ._context import ScanContext
+    from ._structure import Instruction
 
 SYNC_OPCODES = frozenset({
     "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
@@ -57,18 +56,6 @@ REDUCTIONS = {"add": "sum", "multiply": "prod", "minimum": "min", "maximum": "ma
 SEND_RECV_PAIRS = "_xla_send_recv_source_target_pairs"
 
 
-# The attributes decoded from text, in the order of ``Collective.decoded()``.
-DECODED_FIELDS = (
-    "replica_groups", "groups_text", "constrain_layout", "use_global_device_ids", "dimensions",
-    "source_target_pairs", "slice_sizes", "to_apply",
-)  # fmt: skip
-DecodedAttributes = tuple[
-    "CollectiveDeviceList | None", "str | None", bool, "bool | None", "tuple[int, ...] | None",
-    "list[tuple[int, int]] | None", "list[tuple[int, ...]] | None", "str | None",
-]
-NOTHING_DECODED: DecodedAttributes = (None, None, False, None, None, None, None, None)
-
-
 def base_opcode(opcode: str) -> str:
     """The synchronous op behind a start/done form: ``all-gather-start`` -> ``all-gather``."""
     for suffix in ("-start", "-done"):
@@ -86,6 +73,23 @@ def _mode(opcode: str, has_channel_id: bool, use_global: bool | None) -> Collect
     return group_mode_for_opcode(opcode, has_channel_id, use_global)
 
 
+class CollectiveScope(Protocol):
+    """What a collective needs from the module it belongs to."""
+
+    replica_count: int
+    num_partitions: int
+    wrapped: dict[str, Collective]
+
+    def default_assignment(self) -> DeviceAssignment:
+        """The module's device assignment."""
+
+    def computation_root(self, name: str) -> tuple[str, str] | None:
+        """(root opcode, root element type) of computation ``name``, if known."""
+
+    def definition(self, computation: str, name: str) -> str | None:
+        """The shape text of instruction ``name`` of ``computation``, if known."""
+
+
 class Collective:
     """One collective instruction. Names carry no ``%``; ``line``/``column`` (1-based) locate
     the instruction's name token (its ``%`` when written).
@@ -96,67 +100,73 @@ class Collective:
     """
 
     __slots__ = (
-        "_attributes", "_context", "_mode", "_shape", "_source", "_tail", "channel_id",
-        "column", "computation", "constrain_layout", "dimensions", "groups_text",
-        "inline_shapes", "is_root", "line", "name", "opcode", "operands", "replica_groups",
-        "shape_text", "slice_sizes", "source_target_pairs", "start", "tail_column", "to_apply",
-        "use_global_device_ids", "wrapped_opcode",
+        "_instruction", "_mode", "_scope", "_shape", "channel_id", "constrain_layout",
+        "dimensions", "groups_text", "replica_groups", "slice_sizes",
+        "source_target_pairs", "start", "to_apply", "use_global_device_ids", "wrapped_opcode",
     )  # fmt: skip
 
-    def __init__(
-        self,
-        name: str,
-        opcode: str,
-        shape_text: str,
-        operands: tuple[str, ...],
-        line: int,
-        column: int,
-        computation: str | None,
-        context: ScanContext,
-        decoded: DecodedAttributes | None = None,
-        channel_id: int | None = None,
-        tail: str | None = "",
-        tail_column: int = 0,
-        source: int | str = "",
-        mode: CollectiveOpGroupMode | None = None,
-    ) -> None:
-        """Built by the readers; ``decoded`` holds the attributes shared by every line with
-        the same attribute text (see ``DECODED_FIELDS``) and ``mode`` their group mode when
-        known. ``tail`` is the text after the operands (None: read from ``source`` when
-        asked for); ``source`` is the instruction's text, or the offset of its line in the
-        module text the context holds."""
-        self.name = name
-        self.opcode = opcode
-        self.shape_text = shape_text
-        self.operands = operands
-        self.line = line
-        self.column = column
-        self.computation = computation
-        self._context = context
-        (
-            self.replica_groups, self.groups_text, self.constrain_layout,
-            self.use_global_device_ids, self.dimensions, self.source_target_pairs,
-            self.slice_sizes, self.to_apply,
-        ) = decoded or NOTHING_DECODED  # fmt: skip
-        self.channel_id = channel_id
-        self._tail = tail
-        self.tail_column = tail_column
-        self._source = source
-        self._mode = mode
-        self.is_root = False
-        self.inline_shapes: tuple[str | None, ...] = ()
+    def __init__(self, instruction: Instruction, scope: CollectiveScope) -> None:
+        """An undecoded collective of ``instruction``; ``_decode`` fills in its attributes."""
+        self._instruction = instruction
+        self._scope = scope
+        self.replica_groups: CollectiveDeviceList | None = None
+        self.groups_text: str | None = None
+        self.constrain_layout = False
+        self.use_global_device_ids: bool | None = None
+        self.dimensions: tuple[int, ...] | None = None
+        self.source_target_pairs: list[tuple[int, int]] | None = None
+        self.slice_sizes: list[tuple[int, ...]] | None = None
+        self.to_apply: str | None = None
+        self.channel_id: int | None = None
+        self._mode: CollectiveOpGroupMode | None = None
         self.start: str | None = None
         self.wrapped_opcode: str | None = None
-        self._attributes: dict[str, str] | None = None
         self._shape: Shape | None = None
 
-    def decoded(self) -> DecodedAttributes:
-        """The attributes named by ``DECODED_FIELDS``, as a tuple in that order."""
-        return (
-            self.replica_groups, self.groups_text, self.constrain_layout,
-            self.use_global_device_ids, self.dimensions, self.source_target_pairs,
-            self.slice_sizes, self.to_apply,
-        )  # fmt: skip
+    @property
+    def instruction(self) -> Instruction:
+        """The instruction this collective was read from."""
+        return self._instruction
+
+    @property
+    def name(self) -> str:
+        """The instruction's name (no ``%``)."""
+        return self._instruction.name
+
+    @property
+    def opcode(self) -> str:
+        """The opcode as written."""
+        return self._instruction.opcode
+
+    @property
+    def shape_text(self) -> str:
+        """The result shape as written."""
+        return self._instruction.shape_text
+
+    @property
+    def operands(self) -> tuple[str, ...]:
+        """Operand names (no ``%``)."""
+        return self._instruction.operands
+
+    @property
+    def line(self) -> int:
+        """1-based line of the name token."""
+        return self._instruction.line
+
+    @property
+    def column(self) -> int:
+        """1-based column of the name token."""
+        return self._instruction.column
+
+    @property
+    def computation(self) -> str:
+        """The name of the computation holding the instruction."""
+        return self._instruction.computation
+
+    @property
+    def is_root(self) -> bool:
+        """True for its computation's ROOT."""
+        return self._instruction.is_root
 
     # ---- kinds ------------------------------------------------------------------------
 
@@ -215,7 +225,7 @@ class Collective:
         those, or None without ``to_apply``."""
         if self.to_apply is None:
             return None
-        root = self._context.computation_root(self.to_apply)
+        root = self._scope.computation_root(self.to_apply)
         if root is None:
             return None
         opcode, element_type = root
@@ -257,7 +267,7 @@ class Collective:
 
     def _placement(self, device_assignment: DeviceAssignment | ArrayLike | None) -> DeviceAssignment:
         if device_assignment is None:
-            return self._context.default_assignment()
+            return self._scope.default_assignment()
         return placed(device_assignment, self.replica_count, self.num_partitions,
                       f"the module of {self.opcode} {self.name} (line {self.line})")
 
@@ -273,11 +283,18 @@ class Collective:
     @property
     def operand_shapes(self) -> list[Shape | None]:
         """Operand shapes, from inline shapes or the operands' definitions (None if unseen)."""
-        return [self._context.operand_shape(self, name) for name in self.operands]
+        return [None if text is None else parse_shape(text, self.line, self.column)
+                for text in self._operand_shape_texts()]
+
+    def _operand_shape_texts(self) -> list[str | None]:
+        inline = self._instruction.inline_shapes or (None,) * len(self.operands)
+        return [shape if shape is not None else self._scope.definition(self.computation, name)
+                for name, shape in zip(self.operands, inline, strict=True)]
 
     @property
     def bytes(self) -> int | None:
-        """Bytes of the payload buffer, by opcode (None when a needed shape is unknown):
+        """Bytes of the payload buffer per device, by opcode (None when a needed shape is
+        unknown):
 
         - all-gather: the gathered result; reduce-scatter: the full operand;
         - all-reduce, all-to-all, ragged-all-to-all, collective-broadcast, collective-permute:
@@ -286,81 +303,85 @@ class Collective:
         - start/done and async forms: the same as their synchronous op (a done reports its
           start's size when the start was seen).
         """
-        return self._context.payload_bytes(self)
+        wrapped = self._scope.wrapped.get(self.name)
+        if wrapped is not None and wrapped is not self:
+            return wrapped.bytes
+        opcode = self.opcode
+        shape = self.shape
+        if opcode.endswith("-done"):
+            if opcode == "recv-done":
+                return _element_bytes(shape, 0)
+            return None if opcode == "send-done" else shape.byte_size
+        underlying = self.underlying_opcode
+        if underlying == "all-gather":
+            if opcode == "all-gather-start" and shape.tuple_shapes and len(shape.tuple_shapes) == 2:
+                return shape.tuple_shapes[1].byte_size
+            return shape.byte_size
+        if underlying == "recv":
+            return _element_bytes(shape, 0)
+        operands = self.operand_shapes
+        if underlying in ("ragged-all-to-all", "collective-permute", "send"):
+            operands = operands[:1]
+        sizes = [s.byte_size if s is not None else None for s in operands]
+        if not sizes or any(size is None for size in sizes):
+            # Without operand shapes, ops whose result has the operand's size use the result.
+            same_size = ("all-reduce", "all-to-all", "collective-broadcast", "collective-permute")
+            return shape.byte_size if opcode in same_size else None
+        return sum(size for size in sizes if size is not None)
 
     # ---- the module it belongs to and raw text -----------------------------------------
 
     @property
     def replica_count(self) -> int:
         """The module's replica count (the header's, or the reader's override)."""
-        return self._context.replica_count
+        return self._scope.replica_count
 
     @property
     def num_partitions(self) -> int:
         """The module's partition count (the header's, or the reader's override)."""
-        return self._context.num_partitions
+        return self._scope.num_partitions
 
     @property
     def text(self) -> str:
         """The instruction as written, from its name to its end (``ROOT`` and indentation
         left out; an instruction written over several lines joined with one space per line
         break), as XLA's verifier messages quote it."""
-        source = self._source
-        if isinstance(source, str):
-            return source
-        return self._context.instruction_text(source + self.column - 1)
-
-    @property
-    def tail(self) -> str:
-        """The text after the operand list (``, channel_id=1, replica_groups=...``)."""
-        tail = self._tail
-        if tail is None:
-            source = self._source
-            if isinstance(source, str):
-                tail = source[self.tail_column - self.column:]
-            else:
-                tail = self._context.line_text(source + self.tail_column - 1)
-            self._tail = tail
-        return tail
-
-    def keep_text(self, text: str) -> None:
-        """Copy the instruction's text out of ``text`` (the block it was read from, whose
-        offsets ``_source`` counts), so that ``text`` and ``tail`` outlive the block."""
-        source = self._source
-        if not isinstance(source, str):
-            end = text.find("\n", source)
-            self._source = text[source + self.column - 1:end if end >= 0 else len(text)].rstrip()
+        written = self._instruction.text
+        if "\n" not in written:
+            return written.rstrip()
+        return " ".join(part.strip() for part in written.split("\n"))
 
     @property
     def attributes(self) -> dict[str, str]:
         """Every attribute written after the operands, as raw text (``metadata``,
         ``frontend_attributes``, ``backend_config``, ... included). A ``-done`` lists what it
         wrote itself, not its start's attributes."""
-        if self._attributes is None:
-            self._attributes = {
-                a.key: a.value for a in split_attributes(self.tail, self.line, self.tail_column)
-            }
-        return self._attributes
+        return self._instruction.attributes
+
+    def _attribute(self, key: str) -> tuple[str, int, int] | None:
+        for attribute in self._instruction.attribute_list:
+            if attribute.key == key:
+                return attribute.value, attribute.line, attribute.column
+        return None
 
     @property
     def written_channel_id(self) -> int | None:
         """The ``channel_id`` written on this instruction itself (``channel_id`` of a
         ``-done`` is its start's), or None when it wrote none."""
-        text = self.attributes.get("channel_id")
-        if text is None:
-            return None
-        return parse_int(text, "channel_id", self.line, self.tail_column)
+        found = self._attribute("channel_id")
+        return None if found is None else parse_int(found[0], "channel_id", found[1], found[2])
 
     @property
     def frontend_attributes(self) -> dict[str, str]:
         """``frontend_attributes={k="v",...}`` decoded (empty when absent)."""
-        text = self.attributes.get("frontend_attributes", "")
-        return parse_dictionary(text, self.line, self.tail_column)
+        found = self._attribute("frontend_attributes")
+        return {} if found is None else parse_dictionary(*found)
 
     @property
     def metadata(self) -> dict[str, str]:
         """``metadata={op_name="..." source_file=...}`` decoded (empty when absent)."""
-        return parse_dictionary(self.attributes.get("metadata", ""), self.line, self.tail_column)
+        found = self._attribute("metadata")
+        return {} if found is None else parse_dictionary(*found)
 
     def copy_attributes_from(self, other: Collective) -> None:
         """Take the decoded collective attributes of ``other`` (a done's start, a wrapped op)."""
@@ -383,6 +404,14 @@ class Collective:
         groups = "" if self.groups_text is None else f", replica_groups={self.groups_text}"
         channel = "" if self.channel_id is None else f", channel_id={self.channel_id}"
         return f"<Collective {self.opcode} {self.name} at {self.line}:{self.column}{channel}{groups}>"
+
+
+def _element_bytes(shape: Shape, index: int) -> int | None:
+    if shape.tuple_shapes is None:
+        return shape.byte_size
+    if index < len(shape.tuple_shapes):
+        return shape.tuple_shapes[index].byte_size
+    return None
 
 
 def send_recv_pairs(text: str, line: int, column: int) -> list[tuple[int, int]]:

@@ -9,22 +9,26 @@
 
 from __future__ import annotations
 
-from ._collective import DONE_OPCODES, START_OPCODES, Collective
-from ._context import ScanContext
+from collections.abc import Callable
+
+from ._collective import DONE_OPCODES, START_OPCODES, SYNC_OPCODES, Collective
 
 
 class Linker:
-    """Links collectives block by block; holds the starts still waiting for their done."""
+    """Links collectives in text order, as many at a time as come; holds the starts still
+    waiting for their done. ``root_collective(name)`` is the collective at the root of
+    computation ``name`` (None when it is none), ``wrapped`` records what each async wrapper
+    stands for."""
 
-    def __init__(self, context: ScanContext) -> None:
-        self.context = context
+    def __init__(self, root_collective: Callable[[str], Collective | None],
+                 wrapped: dict[str, Collective]) -> None:
         self.pending: dict[str, Collective] = {}
-        self.root_collectives = context.root_collectives
+        self.root_collective = root_collective
+        self.wrapped = wrapped
 
     def link(self, collectives: list[Collective]) -> list[Collective]:
-        """The collectives with starts, dones and async wrappers resolved, in order (the
-        scan records root collectives and whether anything needs pairing)."""
-        if not self.context.needs_link:
+        """The collectives with starts, dones and async wrappers resolved, in order."""
+        if all(c.opcode in SYNC_OPCODES for c in collectives):
             return collectives
         out: list[Collective] = []
         pending = self.pending
@@ -32,11 +36,11 @@ class Linker:
             opcode = c.opcode
             if opcode == "async-start":
                 called = c.attributes.get("calls", "").strip("{} ").split(",")[0].strip()
-                wrapped = self.root_collectives.get(called.lstrip("%"))
+                wrapped = self.root_collective(called.lstrip("%"))
                 if wrapped is None:
                     continue
                 c.copy_attributes_from(wrapped)
-                self.context.wrapped[c.name] = wrapped
+                self.wrapped[c.name] = wrapped
                 pending[c.name] = c
             elif opcode in ("async-update", "async-done"):
                 start = pending.get(c.operands[0]) if c.operands else None
@@ -44,7 +48,7 @@ class Linker:
                     continue
                 c.copy_attributes_from(start)
                 c.start = start.name if start.start is None else start.start
-                self.context.wrapped[c.name] = self.context.wrapped.get(start.name, start)
+                self.wrapped[c.name] = self.wrapped.get(start.name, start)
                 if opcode == "async-update":
                     pending[c.name] = c
                 else:

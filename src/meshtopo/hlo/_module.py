@@ -1,89 +1,60 @@
 """``Module``: an HLO module read from text; ``parse_module`` and ``load``.
 
-Reading is two-speed. ``parse_module`` reads the header, every computation header and every
-collective at once (the fast path of ``_scan``: one regex pass, decoded values cached per
-distinct text). The full structural model (``module.computations``: every instruction of
-every computation, with operands, attributes and called computations) is built from the same
-text the first time it is asked for, so structural errors in non-collective lines surface
-then, as ``HloParseError`` with line and column.
-
-Memory: the module keeps the text (for the lazy structural model), so ``load`` of a 200 MB
-dump holds those 200 MB plus the model. For big files use ``iter_collectives``, which reads
-block by block in memory proportional to the collectives found.
+``parse_module`` reads the whole text through the one reader (``_reader``): the header (or
+none: counts from the keywords, defaulting to 1), every computation and every instruction,
+and decodes every collective as it is met, so any text XLA's parser refuses is an
+``HloParseError`` with line and column, whatever the entry point. ``load`` reads a file; a
+module in XLA's dump layout takes its device table and counts from the
+``compile_options.textproto`` XLA wrote beside it (``_compile_options``).
 """
 
 from __future__ import annotations
 
-import functools
 import gc
 import gzip
 import io
 import os
-import re
 import sys
 import zlib
-from typing import IO, TYPE_CHECKING
+from collections.abc import Iterator
+from typing import IO, Literal
 
 from numpy.typing import ArrayLike
 
 from .._errors import HloParseError, InvalidArgumentError
 from .._placement import DeviceAssignment
 from ._assignment import as_assignment, check_assignment, count
-from ._collective import Collective
-from ._context import TextContext
-from ._lexer import parse_bool, parse_int, split_attributes
+from ._collective import ASYNC_OPCODES, COLLECTIVE_OPCODES, Collective, CollectiveScope
+from ._compile_options import CompileOptions, compile_options_for
+from ._decode import DecodeCache, decode_collective
 from ._link import Linker
-from ._scan import scan_collectives
+from ._reader import HeaderRecord, Reader
+from ._structure import Computation, Instruction
+from ._values import flat_value, parse_bool, parse_int
 
-if TYPE_CHECKING:
-    from ._structure import Computation
-
-_HEADER = re.compile(r"[ \t]*HloModule[ \t]+(\"(?:[^\"\\]|\\.)*\"|[^\s,]+)")
-_SKIPPABLE = re.compile(r"(?:[ \t]*(?://[^\n]*)?\r?\n)*")
+AssignmentSource = Literal["given", "dump", "default"]
 
 
 class ModuleHeader:
-    """The ``HloModule name, key=value, ...`` line: name, counts, scheduling and raw attributes."""
+    """The ``HloModule name, key=value, ...`` line: name, counts, scheduling and raw attributes
+    (a module written without the line gets its name from the entry computation)."""
 
-    def __init__(self, name: str, attributes: dict[str, str], line: int) -> None:
-        self.name = name
-        self.attributes = attributes
-        self.line = line
+    def __init__(self, record: HeaderRecord) -> None:
+        self.name = record.name if record.name is not None else "module_"
+        self.attributes = {a.key: a.value for a in record.attributes}
+        self.line = record.line
+        self.has_header_line = record.name is not None
         self.replica_count = 1
         self.num_partitions = 1
         self.is_scheduled = False
-
-
-def parse_header(text: str, offset: int = 0) -> tuple[ModuleHeader, int]:
-    """Read the module header at or after ``offset`` (blank and ``//`` lines skipped).
-
-    Returns the header and the offset of the newline that ends it.
-    """
-    skipped = _SKIPPABLE.match(text, offset)
-    start = skipped.end() if skipped else offset
-    line = 1 + text.count("\n", 0, start)
-    match = _HEADER.match(text, start)
-    if match is None:
-        found = text[start:start + 20].split("\n")[0]
-        raise HloParseError(f"expected 'HloModule <name>' but found {found!r}", line, 1)
-    end = text.find("\n", start)
-    end = len(text) if end < 0 else end
-    header_text = text[start:end].rstrip("\r")
-    attributes: dict[str, str] = {}
-    for key, value, column in split_attributes(header_text, line, 1, match.end() - start):
-        attributes[key] = value
-        if key in ("replica_count", "num_partitions"):
-            number = parse_int(value, key, line, column)
-            if number < 1:
-                raise HloParseError(f"{key} must be at least 1, got {number}", line, column)
-    header = ModuleHeader(match.group(1).strip('"'), attributes, line)
-    if "replica_count" in attributes:
-        header.replica_count = int(attributes["replica_count"])
-    if "num_partitions" in attributes:
-        header.num_partitions = int(attributes["num_partitions"])
-    if "is_scheduled" in attributes:
-        header.is_scheduled = parse_bool(attributes["is_scheduled"], "is_scheduled", line, 1)
-    return header, end
+        for key, value, line, column in record.attributes:
+            if key in ("replica_count", "num_partitions"):
+                number = parse_int(flat_value(value), key, line, column)
+                if number < 1:
+                    raise HloParseError(f"{key} must be at least 1, got {number}", line, column)
+                setattr(self, key, number)
+            elif key == "is_scheduled":
+                self.is_scheduled = parse_bool(value.strip(), key, line, column)
 
 
 def resolve_counts(
@@ -97,72 +68,122 @@ def resolve_counts(
     return r, p
 
 
+class ModuleScope:
+    """What the collectives of a module ask of it: counts, placement, computation roots,
+    definitions, and the collectives async wrappers stand for."""
+
+    def __init__(self, replica_count: int, num_partitions: int,
+                 assignment: DeviceAssignment | None) -> None:
+        self.replica_count = replica_count
+        self.num_partitions = num_partitions
+        self.computations: dict[str, Computation] = {}
+        self.wrapped: dict[str, Collective] = {}
+        self._assignment = assignment
+
+    def default_assignment(self) -> DeviceAssignment:
+        """The table given to the reader, else XLA's default placement (built on first use)."""
+        if self._assignment is None:
+            self._assignment = DeviceAssignment.default(self.replica_count, self.num_partitions)
+        return self._assignment
+
+    def computation_root(self, name: str) -> tuple[str, str] | None:
+        """(root opcode, root element type) of computation ``name``, if it exists."""
+        computation = self.computations.get(name)
+        root = computation.root if computation is not None else None
+        return None if root is None else (root.opcode, _element_type(root.shape_text))
+
+    def root_collective(self, name: str) -> Collective | None:
+        """The collective at the root of computation ``name`` (not an async wrapper)."""
+        computation = self.computations.get(name)
+        root = computation.root if computation is not None else None
+        found = root.collective if root is not None else None
+        return None if found is None or found.opcode in ASYNC_OPCODES else found
+
+    def definition(self, computation: str, name: str) -> str | None:
+        """The shape text of instruction ``name`` of ``computation``."""
+        found = self.computations.get(computation)
+        instruction = found.by_name.get(name) if found is not None else None
+        return None if instruction is None else instruction.shape_text
+
+
+def _element_type(shape_text: str) -> str:
+    bracket = shape_text.find("[")
+    return shape_text[:bracket] if bracket > 0 else ""
+
+
 class Module:
     """An HLO module: header values, computations and collectives.
 
     ``collectives`` lists every collective in text order (async wrappers and the collectives
-    they call both appear, as in XLA where each is its own instruction). ``computations``
-    (name -> ``Computation``, in text order) and ``entry`` are built on first use.
+    they call both appear, as in XLA where each is its own instruction); ``computations``
+    (name -> ``Computation``, in text order) and ``entry`` hold every instruction.
+    ``device_assignment_source`` says where ``device_assignment`` came from: ``"given"`` (the
+    caller's table), ``"dump"`` (the ``compile_options.textproto`` beside the file) or
+    ``"default"`` (XLA's default placement, for want of anything better).
     """
 
     def __init__(
         self,
         header: ModuleHeader,
         text: str,
-        context: TextContext,
+        scope: ModuleScope,
         collectives: list[Collective],
-        computation_headers: list[tuple[int, str, bool]],
         source: str | None,
+        assignment_source: AssignmentSource,
     ) -> None:
         self.name = header.name
         self.header_attributes = header.attributes
         self.is_scheduled = header.is_scheduled
-        self.replica_count = context.replica_count
-        self.num_partitions = context.num_partitions
+        self.replica_count = scope.replica_count
+        self.num_partitions = scope.num_partitions
         self.collectives = collectives
+        self.computations = scope.computations
         self.source = source
         self.text = text
-        self._context = context
-        self._headers = computation_headers
-        entries = [name for _, name, is_entry in computation_headers if is_entry]
-        self.entry_name: str | None = entries[0] if entries else (
-            computation_headers[-1][1] if computation_headers else None)
+        self.device_assignment_source = assignment_source
+        self.compile_options: CompileOptions | None = None
+        self._scope = scope
+        entries = [c.name for c in self.computations.values() if c.is_entry]
+        names = list(self.computations)
+        self.entry_name: str | None = entries[0] if entries else (names[-1] if names else None)
 
     @property
     def device_assignment(self) -> DeviceAssignment:
         """``[replica][partition] -> device id`` used by ``device_groups()``/``device_pairs()``
-        of the collectives: the one given to ``parse_module``/``load``, else XLA's default
-        placement ``DeviceAssignment.default(replica_count, num_partitions)``."""
-        return self._context.default_assignment()
+        of the collectives (see ``device_assignment_source``)."""
+        return self._scope.default_assignment()
 
     @property
     def entry_computation_layout(self) -> str | None:
         """The header's ``entry_computation_layout`` text, if written."""
         return self.header_attributes.get("entry_computation_layout")
 
-    @functools.cached_property
-    def computations(self) -> dict[str, Computation]:
-        """Every computation, in text order, with its instructions (built on first use)."""
-        from ._structure import parse_computations
-
-        return parse_computations(self.text, self._headers, self)
-
     @property
     def entry(self) -> Computation:
         """The ENTRY computation (the last one when none is marked ENTRY)."""
-        if self.entry_name is None or self.entry_name not in self.computations:
+        if self.entry_name is None:
             raise InvalidArgumentError(f"module {self.name} has no computations")
         return self.computations[self.entry_name]
 
-    @functools.cached_property
+    @property
     def collectives_by_name(self) -> dict[str, Collective]:
         """``collectives`` keyed by instruction name."""
         return {c.name: c for c in self.collectives}
 
+    @property
+    def instructions(self) -> list[Instruction]:
+        """Every instruction of every computation, in text order."""
+        return [i for c in self.computations.values() for i in c.instructions]
+
     def __repr__(self) -> str:
-        return (f"<Module {self.name}: {len(self._headers)} computations, "
+        return (f"<Module {self.name}: {len(self.computations)} computations, "
                 f"{len(self.collectives)} collectives, replica_count={self.replica_count}, "
                 f"num_partitions={self.num_partitions}>")
+
+
+def read_header(text: str, source: str | None = None) -> ModuleHeader:
+    """The module header of ``text`` alone (the rest is not read)."""
+    return ModuleHeader(Reader(text, source).header())
 
 
 def parse_module(
@@ -172,7 +193,8 @@ def parse_module(
     device_assignment: DeviceAssignment | ArrayLike | None = None,
     source: str | None = None,
 ) -> Module:
-    """Read HLO module text (as XLA prints it, before or after optimisation).
+    """Read HLO module text (as XLA prints it, before or after optimisation, with or without
+    the ``HloModule`` line).
 
     ``replica_count``/``num_partitions`` override the header's values when given (the header
     defaults them to 1). ``device_assignment`` (a ``DeviceAssignment`` or a 2-D table
@@ -182,21 +204,46 @@ def parse_module(
     ``HloParseError`` with 1-based line and column (``source`` names the input in messages),
     or ``LimitError`` for groups past the device limit.
     """
+    return _parse(text, replica_count, num_partitions, device_assignment, source,
+                  "given" if device_assignment is not None else "default")
+
+
+def _parse(
+    text: str,
+    replica_count: int | None,
+    num_partitions: int | None,
+    device_assignment: DeviceAssignment | ArrayLike | None,
+    source: str | None,
+    assignment_source: AssignmentSource,
+) -> Module:
     if not isinstance(text, str):
         raise InvalidArgumentError(f"parse_module expects str text, got {type(text).__name__}")
     assignment = None if device_assignment is None else as_assignment(device_assignment)
     collecting = gc.isenabled()
-    gc.disable()  # the scan creates many long-lived objects; cyclic GC passes only cost time
+    gc.disable()  # reading creates many long-lived objects; cyclic GC passes only cost time
     try:
-        header, _ = parse_header(text)
+        reader = Reader(text, source)
+        header = ModuleHeader(reader.header())
         r, p = resolve_counts(header, replica_count, num_partitions)
         if assignment is not None:
             check_assignment(assignment, r, p, f"module {header.name}")
-        context = TextContext(text, r, p, assignment)
-        headers: list[tuple[int, str, bool]] = []
-        found = scan_collectives(text, context, first_line=1, headers=headers)
-        context.set_computations([(offset, name) for offset, name, _ in headers])
-        collectives = Linker(context).link(found)
+        scope = ModuleScope(r, p, assignment)
+        cache = DecodeCache()
+        found: list[Collective] = []
+        while (computation := reader.computation_head()) is not None:
+            scope.computations[computation.name] = computation
+            for instruction in read_instructions(reader, computation, scope, cache):
+                computation.instructions.append(instruction)
+                computation.by_name[instruction.name] = instruction
+                if instruction.collective is not None:
+                    found.append(instruction.collective)
+        if not scope.computations:
+            raise reader.error("expects a computation (the module has none)", len(text))
+        if not header.has_header_line:
+            computations = list(scope.computations.values())
+            entry = next((c.name for c in computations if c.is_entry), computations[-1].name)
+            header.name = f"module_{entry}"
+        collectives = Linker(scope.root_collective, scope.wrapped).link(found)
     except HloParseError as error:
         if source and error.source is None:
             raise HloParseError(error.message, error.line, error.column, source) from None
@@ -204,7 +251,18 @@ def parse_module(
     finally:
         if collecting:
             gc.enable()
-    return Module(header, text, context, collectives, headers, source)
+    return Module(header, text, scope, collectives, source, assignment_source)
+
+
+def read_instructions(
+    reader: Reader, computation: Computation, scope: CollectiveScope, cache: DecodeCache
+) -> Iterator[Instruction]:
+    """The instructions of ``computation`` as ``reader`` reads them, each collective one
+    decoded (``instruction.collective``) as soon as it is read, so errors come in text order."""
+    while (instruction := reader.instruction(computation)) is not None:
+        if instruction.opcode in COLLECTIVE_OPCODES:
+            instruction.collective = decode_collective(instruction, scope, cache)
+        yield instruction
 
 
 def read_text(path: str | os.PathLike[str] | IO[bytes] | IO[str]) -> tuple[str, str]:
@@ -239,6 +297,26 @@ def load(
     num_partitions: int | None = None,
     device_assignment: DeviceAssignment | ArrayLike | None = None,
 ) -> Module:
-    """``parse_module`` of a file (plain or gzip-compressed), an open file, or ``'-'`` (stdin)."""
+    """``parse_module`` of a file (plain or gzip-compressed), an open file, or ``'-'`` (stdin).
+
+    Without ``device_assignment``, a file in XLA's dump layout (``module_NNNN.NAME.*.txt``
+    beside ``module_NNNN.NAME/compile_options.textproto``, or the textproto beside it) takes
+    the table and the replica and partition counts from XLA's compile options;
+    ``module.device_assignment_source`` says which was used.
+    """
     text, name = read_text(path)
-    return parse_module(text, replica_count, num_partitions, device_assignment, source=name)
+    options = None
+    if device_assignment is None and isinstance(path, (str, os.PathLike)) and name != "-":
+        options = compile_options_for(name)
+    if options is None or options.device_assignment is None:
+        source: AssignmentSource = "given" if device_assignment is not None else "default"
+        module = _parse(text, replica_count, num_partitions, device_assignment, name, source)
+    else:
+        table = options.device_assignment
+        module = _parse(
+            text,
+            table.replica_count if replica_count is None else replica_count,
+            table.computation_count if num_partitions is None else num_partitions,
+            table, name, "dump")
+    module.compile_options = options
+    return module

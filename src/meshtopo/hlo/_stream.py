@@ -1,16 +1,17 @@
 """``iter_collectives``: the collectives of a big dump, read block by block.
 
-The file is read in blocks of whole lines (default 8 MB); each block goes through the same
-fast scanner as ``parse_module``. Memory is bounded by one block plus what the collectives
-themselves hold (their strings, decoded values shared per distinct text, the starts still
-waiting for their done, one root per computation): proportional to the collectives found,
-not to the file. Differences from ``parse_module``, all documented on the collective:
+The file is read in blocks (default 8 MB) by the same reader as ``parse_module``
+(``_reader``): an instruction cut by a block's end is read again once the next block has
+arrived, so what is accepted, refused and found is the same as for the whole text. Memory is
+bounded by one block, the names of the current computation's instructions (to check operands
+as XLA does), and what the collectives themselves hold, not by the file. Differences from
+``parse_module``, all documented on the collective:
 
-- an operand's shape is known when written inline or defined in the same or previous block
-  (otherwise ``operand_shapes`` has None there and ``bytes`` uses the result where the sizes
-  agree);
-- an ``async-start`` is linked to its wrapped collective when the called computation came
-  earlier in the file (XLA prints callees first), and a ``-done`` to a start seen earlier.
+- an operand's shape is known when written inline or defined among the 4,096 instructions
+  before it (otherwise ``operand_shapes`` has None there and ``bytes`` uses the result where
+  the sizes agree);
+- the module's name comes from the header line, or for a module without one from its entry
+  computation once the whole text is read.
 
 When ``progress`` is None a rich progress bar is drawn on stderr if stderr is a terminal.
 """
@@ -20,20 +21,23 @@ from __future__ import annotations
 import gzip
 import io
 import os
-import re
 import sys
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator
 from typing import IO
 
 from .._errors import HloParseError, InvalidArgumentError
-from ._collective import Collective
-from ._context import ROOT_LINE, SHAPE_PATTERN, ScanContext
+from .._placement import DeviceAssignment
+from ._collective import ASYNC_OPCODES, Collective
+from ._decode import DecodeCache
 from ._link import Linker
-from ._module import ModuleHeader, parse_header, resolve_counts
-from ._scan import scan_collectives
+from ._module import ModuleHeader, read_instructions, resolve_counts
+from ._reader import Reader
+from ._structure import Instruction
 
 BLOCK_SIZE = 8 << 20
+RECENT_DEFINITIONS = 1 << 12
 
 
 class CollectiveStream(Iterator[Collective]):
@@ -86,6 +90,10 @@ def iter_collectives(
         try:
             yield from _blocks(handle, name, replica_count, num_partitions, block_size, bar,
                                stream)
+        except HloParseError as error:
+            if error.source is None:
+                raise HloParseError(error.message, error.line, error.column, name) from None
+            raise
         finally:
             if bar is not None:
                 bar.stop()
@@ -93,6 +101,30 @@ def iter_collectives(
                 closer.close()
 
     return CollectiveStream(collectives)
+
+
+class _StreamScope:
+    """What the streamed collectives ask of their module: counts, placement, the roots of the
+    computations read so far; definitions are resolved as each collective is read."""
+
+    def __init__(self, replica_count: int, num_partitions: int) -> None:
+        self.replica_count = replica_count
+        self.num_partitions = num_partitions
+        self.wrapped: dict[str, Collective] = {}
+        self.roots: dict[str, tuple[str, str]] = {}
+        self.root_collectives: dict[str, Collective] = {}
+        self._assignment: DeviceAssignment | None = None
+
+    def default_assignment(self) -> DeviceAssignment:
+        if self._assignment is None:
+            self._assignment = DeviceAssignment.default(self.replica_count, self.num_partitions)
+        return self._assignment
+
+    def computation_root(self, name: str) -> tuple[str, str] | None:
+        return self.roots.get(name)
+
+    def definition(self, computation: str, name: str) -> str | None:
+        return None
 
 
 def _blocks(
@@ -104,103 +136,60 @@ def _blocks(
     bar: _Bar | None,
     stream: CollectiveStream,
 ) -> Iterator[Collective]:
-    buffer = ""
-    line = 0  # the line number of the newline that starts the next block
-    context: ScanContext | None = None
-    linker: Linker | None = None
-    computation: str | None = None
-    previous = ""
-    done = False
-    while not done:
+    def refill() -> str | None:
         try:
             chunk = handle.read(block_size)
         except (OSError, EOFError, zlib.error) as error:
             raise InvalidArgumentError(f"cannot read {name}: {error}") from None
-        done = not chunk
-        buffer += chunk
-        cut = len(buffer) if done else _cut(buffer)
-        if cut <= 0 and not done:
-            continue
-        block, buffer = "\n" + buffer[:cut], buffer[cut + 1:] if not done else ""
-        try:
-            if context is None or linker is None:
-                header, _ = parse_header(block[1:])
-                r, p = resolve_counts(header, replica_count, num_partitions)
-                stream.header, stream.replica_count, stream.num_partitions = header, r, p
-                context = ScanContext(replica_count=r, num_partitions=p)
-                linker = Linker(context)
-            headers: list[tuple[int, str, bool]] = []
-            found = scan_collectives(block, context, first_line=line, computation=computation,
-                                     headers=headers)
-            for match in ROOT_LINE.finditer(block):
-                root_name = _computation_before(headers, match.start(), computation)
-                if root_name is not None:
-                    shape = match.group(1)
-                    context.roots[root_name] = (match.group(2), shape[: shape.find("[")])
-        except HloParseError as error:
-            raise HloParseError(error.message, error.line, error.column, name) from None
-        if headers:
-            computation = headers[-1][1]
-        _resolve_operands(found, previous, block)
-        for c in found:
-            c.keep_text(block)
-        yield from linker.link(found)
-        line += block.count("\n")
-        previous = block[-(1 << 20):]
         if bar is not None:
-            bar.advance(len(block.encode("utf-8", "replace")))
-    if context is None:
-        raise HloParseError("expected 'HloModule <name>' but the input is empty", 1, 1, name)
+            bar.advance(len(chunk.encode("utf-8", "replace")))
+        return chunk or None
+
+    reader = Reader("", name, refill)
+    record = reader.header()
+    header = ModuleHeader(record)
+    r, p = resolve_counts(header, replica_count, num_partitions)
+    stream.replica_count, stream.num_partitions = r, p
+    if record.name is not None:
+        stream.header = header
+    scope = _StreamScope(r, p)
+    linker = Linker(scope.root_collectives.get, scope.wrapped)
+    cache = DecodeCache()
+    recent: OrderedDict[str, str] = OrderedDict()
+    entry, marked = None, False
+    count = 0
+    while (computation := reader.computation_head()) is not None:
+        count += 1
+        recent.clear()
+        for instruction in read_instructions(reader, computation, scope, cache):
+            if instruction.collective is not None:
+                _resolve_operands(instruction, recent)
+                yield from linker.link([instruction.collective])
+            recent[instruction.name] = instruction.shape_text
+            if len(recent) > RECENT_DEFINITIONS:
+                recent.popitem(last=False)
+        root = computation.root
+        if root is not None:
+            scope.roots[computation.name] = (root.opcode, root.shape_text.split("[", 1)[0])
+            if root.collective is not None and root.opcode not in ASYNC_OPCODES:
+                scope.root_collectives[computation.name] = root.collective
+        if computation.is_entry or not marked:
+            entry, marked = computation.name, computation.is_entry
+    if count == 0:
+        raise HloParseError("expects a computation (the module has none)", reader.line, 1, name)
+    if stream.header is None:
+        header.name = f"module_{entry}"
+        stream.header = header
 
 
-def _cut(buffer: str) -> int:
-    """The last newline that ends a complete instruction (not a line ending in ',')."""
-    cut = buffer.rfind("\n")
-    for _ in range(100):
-        if cut <= 0:
-            return cut
-        start = buffer.rfind("\n", 0, cut) + 1
-        if not buffer[start:cut].rstrip().endswith(","):
-            return cut
-        cut = start - 1
-    return cut
-
-
-def _computation_before(headers: list[tuple[int, str, bool]], offset: int,
-                        current: str | None) -> str | None:
-    name = current
-    for start, header_name, _ in headers:
-        if start > offset:
-            break
-        name = header_name
-    return name
-
-
-def _resolve_operands(collectives: list[Collective], previous: str, block: str) -> None:
-    """Record operand shapes from their definitions while the text is in memory: searched
-    backwards from each collective through this block and the tail of the previous one."""
-    for c in collectives:
-        # Until ``keep_text``, a collective read from the block knows its line's offset.
-        offset = c._source
-        if not c.operands or c.inline_shapes or not isinstance(offset, int):
-            continue
-        shapes: list[str | None] = []
-        for operand in c.operands:
-            shapes.append(_definition_before(block, offset, operand)
-                          or _definition_before(previous, len(previous), operand))
-        c.inline_shapes = tuple(shapes)
-
-
-def _definition_before(text: str, end: int, name: str) -> str | None:
-    for needle in (f"%{name} = ", f" {name} = "):
-        at = text.rfind(needle, 0, end)
-        if at >= 0:
-            match = _SHAPE_AT.match(text, at + len(needle))
-            return match.group(1) if match else None
-    return None
-
-
-_SHAPE_AT = re.compile(r"[ \t]*(" + SHAPE_PATTERN + r")[ \t]")
+def _resolve_operands(instruction: Instruction, recent: OrderedDict[str, str]) -> None:
+    """Record the operands' shapes from their recent definitions while they are known."""
+    if not instruction.operands:
+        return
+    inline = instruction.inline_shapes or (None,) * len(instruction.operands)
+    instruction.inline_shapes = tuple(
+        shape if shape is not None else recent.get(name)
+        for name, shape in zip(instruction.operands, inline, strict=True))
 
 
 def _open(

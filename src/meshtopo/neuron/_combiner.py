@@ -84,12 +84,7 @@ def combiner_key(instruction: Instruction, module: Module) -> CombinerKey | None
             f"reduce-scatter {instruction.name} (line {instruction.line}) needs to_apply= and "
             "dimensions= to have a combine key"
         )
-    reduction = module.computations.get(collective.to_apply)
-    if reduction is None:
-        raise InvalidArgumentError(
-            f"reduce-scatter {instruction.name} (line {instruction.line}) applies "
-            f"%{collective.to_apply}, which module {module.name} does not define"
-        )
+    reduction = module.computations[collective.to_apply]  # the reader checked it exists
     parameters = sum(1 for i in reduction.instructions if i.opcode == "parameter")
     root = reduction.root
     if len(reduction.instructions) != 3 or parameters != 2 or root is None:

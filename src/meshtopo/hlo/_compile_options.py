@@ -1,0 +1,171 @@
+"""The device table XLA wrote beside a dumped module: ``compile_options.textproto``.
+
+With ``--xla_dump_to=DIR`` XLA writes ``DIR/module_NNNN.NAME.<stage>.txt`` for each module and,
+in ``DIR/module_NNNN.NAME/``, the ``CompileOptionsProto`` it compiled with, as protobuf text::
+
+    executable_build_options {
+      num_replicas: 1
+      num_partitions: 8
+      device_assignment {
+        replica_count: 1
+        computation_count: 8
+        computation_devices { replica_device_ids: 3 }
+        ...
+      }
+    }
+
+``computation_devices[c].replica_device_ids[r]`` is the device of replica r, partition c: the
+table ``DeviceAssignment`` holds as ``[replica][computation]``. Only what the table needs is
+read from the protobuf text; a file that is not protobuf text is an ``InvalidArgumentError``.
+
+>>> options = parse_compile_options('''executable_build_options { num_replicas: 1
+...   num_partitions: 2 device_assignment { replica_count: 1 computation_count: 2
+...   computation_devices { replica_device_ids: 1 } computation_devices { replica_device_ids: 0 } } }''')
+>>> options.num_partitions, options.device_assignment.array.tolist()
+(2, [[1, 0]])
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._errors import InvalidArgumentError, MeshtopoError
+from .._limits import check_size
+from .._placement import DeviceAssignment
+
+FILE_NAME = "compile_options.textproto"
+_TOKEN = re.compile(r'\s+|#[^\n]*|([A-Za-z_][A-Za-z0-9_.]*)|("(?:[^"\\]|\\.)*"|-?[0-9.eE+\-]+)'
+                    r"|([:{}<>;,\[\]])")
+_DUMP_FILE = re.compile(r"(module_[0-9]+)\.")
+
+# A protobuf text message: field name -> values in order (scalars as text, messages nested).
+Message = dict[str, list["str | Message"]]
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """What meshtopo reads from XLA's compile options: the counts and the device table (None
+    where not written), and the file they came from."""
+
+    num_replicas: int | None
+    num_partitions: int | None
+    device_assignment: DeviceAssignment | None
+    path: str | None = None
+
+
+def parse_textproto(text: str, source: str = "compile options") -> Message:
+    """Protobuf text format (fields ``name: value`` and ``name { ... }``) as nested dicts."""
+    stack: list[Message] = [{}]
+    name: str | None = None
+    pos = 0
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if match is None:
+            raise InvalidArgumentError(f"{source}: unexpected {text[pos:pos + 20]!r} at offset {pos}")
+        pos = match.end()
+        word, scalar, punct = match.groups()
+        if word is not None and name is None:
+            name = word
+        elif (word is not None or scalar is not None) and name is not None:
+            stack[-1].setdefault(name, []).append(word if word is not None else scalar)
+            name = None
+        elif punct in ("{", "<") and name is not None:
+            child: Message = {}
+            stack[-1].setdefault(name, []).append(child)
+            stack.append(child)
+            name = None
+        elif punct in ("}", ">") and name is None and len(stack) > 1:
+            stack.pop()
+        elif punct in (":", ";", ",") or (word is None and scalar is None and punct is None):
+            continue
+        else:
+            raise InvalidArgumentError(f"{source}: unexpected {match.group()!r} at offset "
+                                       f"{match.start()}")
+    if len(stack) != 1:
+        raise InvalidArgumentError(f"{source}: a message is never closed")
+    return stack[0]
+
+
+def parse_compile_options(text: str, path: str | None = None) -> CompileOptions:
+    """The counts and device table of a ``CompileOptionsProto`` in protobuf text."""
+    source = path or "compile options"
+    message = parse_textproto(text, source)
+    build = _first(message, "executable_build_options")
+    if not isinstance(build, dict):
+        build = message
+    table = _first(build, "device_assignment")
+    return CompileOptions(_int(build, "num_replicas", source), _int(build, "num_partitions", source),
+                          _table(table, source) if isinstance(table, dict) else None, path)
+
+
+def _first(message: Message, key: str) -> str | Message | None:
+    values = message.get(key)
+    return values[0] if values else None
+
+
+def _int(message: Message, key: str, source: str) -> int | None:
+    value = _first(message, key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.isdigit():
+        raise InvalidArgumentError(f"{source}: {key} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def _table(message: Message, source: str) -> DeviceAssignment:
+    replicas = _int(message, "replica_count", source)
+    computations = _int(message, "computation_count", source)
+    columns = message.get("computation_devices", [])
+    if replicas is None or computations is None or len(columns) != computations:
+        raise InvalidArgumentError(
+            f"{source}: device_assignment needs replica_count, computation_count and one "
+            f"computation_devices per computation (found {len(columns)})")
+    check_size(replicas * computations, f"{source}: device_assignment")
+    ids: list[list[int]] = []
+    for column in columns:
+        values = column.get("replica_device_ids", []) if isinstance(column, dict) else []
+        if len(values) != replicas or not all(isinstance(v, str) and v.isdigit() for v in values):
+            raise InvalidArgumentError(
+                f"{source}: each computation_devices needs {replicas} replica_device_ids")
+        ids.append([int(v) for v in values])  # type: ignore[arg-type]
+    try:
+        return DeviceAssignment(np.array(ids, dtype=np.int64).T.reshape(replicas, computations))
+    except MeshtopoError as error:
+        raise InvalidArgumentError(f"{source}: device_assignment: {error}") from None
+
+
+def compile_options_path(module_path: str) -> str | None:
+    """The ``compile_options.textproto`` XLA wrote for the dumped module file
+    ``module_path`` (``DIR/module_NNNN.NAME.<stage>.txt`` -> ``DIR/module_NNNN.NAME/``), or
+    None when there is none."""
+    directory, base = os.path.split(os.path.abspath(module_path))
+    match = _DUMP_FILE.match(base)
+    if match is None:
+        return None
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return None
+    for entry in sorted(entries, key=len, reverse=True):
+        if entry.startswith(match.group()) and base.startswith(entry + "."):
+            candidate = os.path.join(directory, entry, FILE_NAME)
+            if os.path.isfile(candidate):
+                return candidate
+    return None
+
+
+def compile_options_for(module_path: str) -> CompileOptions | None:
+    """The compile options XLA dumped beside ``module_path``, read, or None without any."""
+    path = compile_options_path(module_path)
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError as error:
+        raise InvalidArgumentError(f"cannot read {path}: {error.strerror}") from None
+    return parse_compile_options(text, path)

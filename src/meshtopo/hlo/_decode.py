@@ -1,0 +1,198 @@
+"""A collective instruction's attributes decoded, and XLA's parser rejections.
+
+``decode_collective`` reads the attributes XLA interprets from an ``Instruction`` into a
+``Collective``; values are decoded once per distinct text (``DecodeCache``). XLA's parser
+rejections (``hlo_parser.cc``) are raised here as ``HloParseError`` with the 1-based line and
+column of the offending text, because XLA refuses to build such a module:
+
+- all-reduce, all-reduce-start and reduce-scatter with ``use_global_device_ids=true``, no
+  ``channel_id`` and no ``mode=``: "Invalid combination of has_channel_id and
+  use_global_device_ids: use_global_device_ids=true needs a channel_id" (XLA's newer wording
+  is "Cannot have use_global_device_ids=true without channel_id");
+- ``source_target_pairs`` entries that are not pairs: "expects 'source_target_pairs=' to be a
+  list of pairs";
+- ``slice_sizes`` (in-place permute) without exactly 4 operands;
+- ``dimensions`` with other than one element on all-to-all / ragged-all-to-all;
+- required attributes missing: ``to_apply`` (all-reduce, all-reduce-start, reduce-scatter),
+  ``dimensions`` (all-gather, all-gather-start, reduce-scatter), ``source_target_pairs``
+  (collective-permute, collective-permute-start), ``replica_groups`` (collective-broadcast).
+
+Everything XLA's *verifier* rejects (ids out of range, wrong counts, empty groups, the
+all-gather mode error) is left for ``meshtopo.hlo.verify``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
+from .._device_list import CollectiveDeviceList
+from .._errors import HloParseError, InvalidArgumentError, LimitError
+from ._collective import (
+    GROUPED_OPCODES,
+    P2P_OPCODES,
+    SEND_RECV_PAIRS,
+    Collective,
+    CollectiveScope,
+    send_recv_pairs,
+)
+from ._explicit import decode_explicit_lists
+from ._structure import Instruction
+from ._values import (
+    flat_value,
+    parse_bool,
+    parse_dictionary,
+    parse_int,
+    parse_int_list,
+    parse_int_lists,
+    relocate,
+)
+
+_MODE_CHECK_OPCODES = frozenset({"all-reduce", "all-reduce-start", "reduce-scatter"})
+_REQUIRED = {
+    "all-reduce": ("to_apply",), "all-reduce-start": ("to_apply",),
+    "reduce-scatter": ("to_apply", "dimensions"), "all-gather": ("dimensions",),
+    "all-gather-start": ("dimensions",), "collective-permute": ("source_target_pairs",),
+    "collective-permute-start": ("source_target_pairs",),
+    "collective-broadcast": ("replica_groups",),
+}  # fmt: skip
+_FIELDS = {"to_apply": "to_apply", "dimensions": "dimensions",
+           "source_target_pairs": "source_target_pairs", "replica_groups": "groups_text"}
+_EMPTY_GROUPS = CollectiveDeviceList([])
+_LONG_NUMBER = re.compile(r"[0-9]{20,}")
+_T = TypeVar("_T")
+
+
+class DecodeCache:
+    """Decoded values per distinct text, shared by the collectives of one module."""
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[str, str], object] = {}
+
+    def get(self, key: str, text: str, line: int, column: int,
+            decode: Callable[[str, int, int], _T]) -> _T:
+        """``decode(text, line, column)``, once per (key, text); a text written over several
+        lines is read as one line and its errors moved back to where they are."""
+        found = self.values.get((key, text), _MISSING)
+        if found is _MISSING:
+            flat = flat_value(text)
+            try:
+                found = decode(flat, line, column)
+            except HloParseError as error:
+                raise relocate(error, text, line, column) from None
+            self.values[(key, text)] = found
+        return found  # type: ignore[return-value]
+
+
+_MISSING = object()
+
+
+def decode_groups(text: str, line: int, column: int) -> CollectiveDeviceList:
+    """``replica_groups=`` in any encoding; errors point into the input."""
+    groups = decode_explicit_lists([text])[0] if len(text) > 256 else None
+    if groups is not None:
+        return groups
+    try:
+        return CollectiveDeviceList.parse(text, line, column)
+    except LimitError as error:
+        raise LimitError(f"{line}:{column}: replica_groups: {error}") from None
+    except HloParseError:
+        raise
+    except InvalidArgumentError as error:
+        raise HloParseError(
+            f"error parsing attribute replica_groups: {error}", line, column) from None
+    except ValueError:  # an integer too long for int() to convert
+        found = _LONG_NUMBER.search(text)
+        at = column + (found.start() if found else 0)
+        raise HloParseError("an integer in replica groups does not fit in int64", line,
+                            at) from None
+
+
+def _dimensions(text: str, line: int, column: int) -> tuple[int, ...]:
+    braced = text if text.strip().startswith("{") else "{" + text + "}"
+    return tuple(parse_int_list(braced, "dimensions", line, column - (braced is not text)))
+
+
+def _pairs(text: str, line: int, column: int) -> list[tuple[int, int]]:
+    lists = parse_int_lists(text, "source_target_pairs", line, column)
+    if any(len(item) != 2 for item in lists):
+        raise HloParseError("expects 'source_target_pairs=' to be a list of pairs", line, column)
+    return [(a, b) for a, b in lists]
+
+
+def _slice_sizes(text: str, line: int, column: int) -> list[tuple[int, ...]]:
+    return [tuple(item) for item in parse_int_lists(text, "slice_sizes", line, column)]
+
+
+def _name(text: str, line: int, column: int) -> str:
+    return text.strip().lstrip("%")
+
+
+def decode_collective(
+    instruction: Instruction, scope: CollectiveScope, cache: DecodeCache
+) -> Collective:
+    """The ``Collective`` of a collective ``instruction``, its attributes decoded and checked
+    against XLA's parser rules."""
+    c = Collective(instruction, scope)
+    keys: set[str] = set()
+    for key, value, line, column in instruction.attribute_list:
+        keys.add(key)
+        if key == "channel_id":
+            c.channel_id = parse_int(flat_value(value), key, line, column)
+        elif key == "replica_groups":
+            c.replica_groups = cache.get(key, value, line, column, decode_groups)
+            c.groups_text = value
+        elif key == "use_global_device_ids":
+            c.use_global_device_ids = parse_bool(value, key, line, column)
+        elif key == "constrain_layout":
+            c.constrain_layout = parse_bool(value, key, line, column)
+        elif key == "dimensions":
+            c.dimensions = cache.get(key, value, line, column, _dimensions)
+        elif key == "source_target_pairs":
+            c.source_target_pairs = cache.get(key, value, line, column, _pairs)
+        elif key == "slice_sizes":
+            c.slice_sizes = cache.get(key, value, line, column, _slice_sizes)
+        elif key == "to_apply":
+            c.to_apply = _name(value, line, column)
+        elif key == "frontend_attributes" and c.opcode in P2P_OPCODES:
+            pairs = parse_dictionary(value, line, column).get(SEND_RECV_PAIRS)
+            if pairs is not None:
+                c.source_target_pairs = send_recv_pairs(pairs, line, column)
+    _finish(c, "mode" in keys)
+    return c
+
+
+def _finish(collective: Collective, has_mode: bool) -> None:
+    """Defaults and XLA's parser rejections, once all attributes are decoded (``has_mode``:
+    a ``mode=`` attribute was written, which turns off the mode check)."""
+    opcode = collective.opcode
+    if opcode in GROUPED_OPCODES and collective.replica_groups is None:
+        collective.replica_groups = _EMPTY_GROUPS
+    for key in _REQUIRED.get(opcode, ()):
+        if getattr(collective, _FIELDS[key]) is None:
+            raise HloParseError(
+                f"attribute {key} is expected but not seen", collective.line, collective.column)
+    if (
+        opcode in _MODE_CHECK_OPCODES
+        and collective.use_global_device_ids
+        and collective.channel_id is None
+        and not has_mode
+    ):
+        raise HloParseError(
+            "Invalid combination of has_channel_id and use_global_device_ids: "
+            "use_global_device_ids=true needs a channel_id",
+            collective.line, collective.column)
+    if collective.slice_sizes is not None and len(collective.operands) != 4:
+        raise HloParseError(
+            "CollectivePermute and CollectivePermuteStart must have exactly four operands for "
+            "dynamic-slice and in-place update.", collective.line, collective.column)
+    if (
+        opcode in ("all-to-all", "ragged-all-to-all")
+        and collective.dimensions is not None
+        and len(collective.dimensions) != 1
+    ):
+        raise HloParseError(
+            f"error parsing attribute dimensions: {opcode} takes exactly one split dimension, "
+            f"got {{{','.join(map(str, collective.dimensions))}}}",
+            collective.line, collective.column)

@@ -1,0 +1,469 @@
+"""The HLO reader: text to header, computations and instructions, by XLA's grammar.
+
+Grammar (``xla/hlo/parser/hlo_parser.cc``; white space and comments between any two tokens)::
+
+    module       := [ 'HloModule' name ( ',' key '=' value )* ] computation+
+    computation  := [ 'ENTRY' ] name [ signature ] '{' instruction* '}'
+    instruction  := [ 'ROOT' ] name '=' shape opcode '(' operands ')' ( ',' key '=' value )*
+
+An instruction ends after its last value when the next token is neither ``,`` nor a
+continuation of that value (``_syntax.continues``): that rule alone decides where an
+instruction ends, whatever the line breaks. Operands and called computations must be defined
+before they are used, names are unique in a computation, and a computation has one ROOT (its
+last instruction when none is marked), as XLA's parser requires.
+
+The fast path reads an instruction written on one line as XLA prints it with one regex
+(built from the same lexical patterns); it accepts a line only when the next token after it
+does not continue the instruction, and otherwise declines to the general reader, so it
+decides only how quickly an instruction is read. Text that is only partly available (the
+streaming reader) raises ``SyntaxFault`` with ``at_end`` wherever the grammar needs text past
+the end, and is read again once more has arrived.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import numpy as np
+
+from .._errors import HloParseError
+from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
+from ._syntax import (
+    BARE,
+    KEY,
+    NAME,
+    STRING,
+    SyntaxFault,
+    atoms_end,
+    continues,
+    group_end,
+    group_items,
+    group_pattern,
+    lookahead,
+    skip,
+    string_end,
+    value_end,
+)
+from ._values import parse_name_list, split_operands
+
+_LITERAL_OPCODES = frozenset({"constant", "parameter", "iota", "rng-bit-generator-state"})
+_OPCODE = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
+_TYPE = re.compile(r"[a-z][a-z0-9]*")
+_ROOT = re.compile(r"ROOT(?![A-Za-z0-9_.\-])")
+_ENTRY = re.compile(r"ENTRY(?![A-Za-z0-9_.\-])")
+_HLO_MODULE = re.compile(r"HloModule(?![A-Za-z0-9_.\-])")
+_MODULE_NAME = re.compile(STRING + r"|[^ \t\r\n\f\v,]+")
+_FRAME_SECTION = re.compile(r"(?:FileNames|FunctionNames|FileLocations|StackFrames)(?![A-Za-z0-9_])")
+_FRAME_ID = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
+_THREAD = re.compile(r'execution_thread="([^"]*)"')
+_DEVICE_IDS = re.compile(r",[ \t\r\n]*device_ids[ \t\r\n]*=")
+_STRUCTURAL = re.compile(
+    r"(?:calls|to_apply|body|condition|branch_computations|true_computation|false_computation"
+    r"|select|scatter|called_computations|comparator|control-predecessors)[ \t]*=")
+
+_GROUP = group_pattern(4)
+_VALUE = (r"(?:mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?"
+          r"[ \t]*\{[^{}\n]*\}|(?:" + _GROUP + "|" + STRING + "|" + BARE + r")++)")
+_SHAPE = r"[a-z][a-z0-9]*\[[^\]\n]*\](?:\{" + group_items(3) + r"\})?|\(" + group_items(3) + r"\)"
+# One instruction on one line as XLA prints it. Groups: 1 ROOT, 2 name, 3 shape, 4 opcode,
+# 5 operand text, 6 the attributes (each ", key=value").
+FAST_INSTRUCTION = re.compile(
+    r"[ \t]*(ROOT[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*"
+    r"(" + _SHAPE + r")[ \t]+([a-z][a-z0-9\-]*)\((" + group_items(3) + r")\)"
+    r"((?:,[ \t]*[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*=[ \t]*" + _VALUE + r")*+)[ \t\r]*(?=\n)"
+)
+_KEYS = re.compile(r",[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=")
+
+
+# Operand names and their inline shapes (empty when none is written).
+_Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
+
+
+class NameSet:
+    """The names of a computation's instructions read so far, as 64-bit hashes: recent ones in
+    a set, the rest merged into a sorted numpy array (8 bytes a name), so that the stream's
+    memory grows by 8 bytes per instruction of its largest computation, not by its text."""
+
+    _MERGE = 1 << 12
+
+    def __init__(self) -> None:
+        self._recent: set[int] = set()
+        self._merged = np.empty(0, dtype=np.int64)
+
+    def __contains__(self, name: str) -> bool:
+        key = hash(name)
+        if key in self._recent:
+            return True
+        merged = self._merged
+        at = int(np.searchsorted(merged, key))
+        return at < merged.size and int(merged[at]) == key
+
+    def add(self, name: str) -> None:
+        self._recent.add(hash(name))
+        if len(self._recent) >= self._MERGE:
+            added = np.sort(np.fromiter(self._recent, dtype=np.int64, count=len(self._recent)))
+            merged = np.concatenate((self._merged, added))
+            merged.sort(kind="stable")  # two sorted runs: a linear merge
+            self._merged = merged
+            self._recent = set()
+
+
+class HeaderRecord:
+    """The ``HloModule name, key=value, ...`` line as written (None values: no header)."""
+
+    def __init__(self, name: str | None, attributes: list[Attribute], line: int) -> None:
+        self.name = name
+        self.attributes = attributes
+        self.line = line
+
+
+class Reader:
+    """Reads one module's text: ``header()`` once, then ``computation()`` until it returns
+    None. ``refill(keep_from)`` (streaming) returns more text to append, or None at the end;
+    without it the text is complete."""
+
+    def __init__(
+        self,
+        text: str,
+        source: str | None = None,
+        refill: Callable[[], str | None] | None = None,
+    ) -> None:
+        self.text = text
+        self.source = source
+        self._refill = refill
+        self.final = refill is None
+        self.pos = 0
+        self.line = 1  # the line of ``self.pos``
+        self.computation_names: set[str] = set()
+
+    # ---- positions, errors and more text -------------------------------------------------
+
+    def _advance(self, pos: int) -> None:
+        """Move to ``pos`` (at or after the current position), counting lines."""
+        self.line += self.text.count("\n", self.pos, pos)
+        self.pos = pos
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of ``offset`` (at or after the current position)."""
+        text = self.text
+        offset = min(offset, len(text))
+        line = self.line + text.count("\n", self.pos, offset)
+        return line, offset - text.rfind("\n", 0, offset)
+
+    def error(self, message: str, offset: int) -> HloParseError:
+        """An ``HloParseError`` at ``offset``."""
+        line, column = self.position(offset)
+        return HloParseError(message, line, column, self.source)
+
+    def _more(self) -> bool:
+        """Append more text, dropping what has been read; False when there is no more."""
+        if self._refill is None:
+            return False
+        more = self._refill()
+        if more is None:
+            self.final = True
+            self._refill = None
+            return True
+        self.text = self.text[self.pos:] + more
+        self.pos = 0
+        return True
+
+    def _step(self, read: Callable[[int], tuple[object, int]]) -> object:
+        """Run one grammar step at the current position, reading on when it needs more text
+        than has arrived; a fault becomes an ``HloParseError`` with line and column."""
+        while True:
+            try:
+                found, end = read(self.pos)
+            except SyntaxFault as fault:
+                if fault.at_end and not self.final and self._more():
+                    continue
+                raise self.error(fault.message, fault.offset) from None
+            self._advance(end)
+            return found
+
+    def _next(self, pos: int) -> int:
+        return lookahead(self.text, pos, self.final)
+
+    def _expect(self, char: str, pos: int, what: str) -> int:
+        pos = self._next(pos)
+        if not self.text.startswith(char, pos):
+            raise SyntaxFault(f"expects '{char}' {what}", pos, at_end=pos >= len(self.text))
+        return pos + 1
+
+    # ---- module and computations ---------------------------------------------------------
+
+    def header(self) -> HeaderRecord:
+        """The module header, or a record with ``name`` None when the text has none."""
+        return self._step(self._header)  # type: ignore[return-value]
+
+    def _header(self, pos: int) -> tuple[HeaderRecord, int]:
+        text = self.text
+        pos = self._next(pos)
+        line, _ = self.position(pos)
+        found = _HLO_MODULE.match(text, pos)
+        if found is None:
+            return HeaderRecord(None, [], line), pos
+        at = self._next(found.end())
+        name = _MODULE_NAME.match(text, at)
+        if name is None:
+            raise SyntaxFault("expects a module name after HloModule", at, at >= len(text))
+        attributes, end = self.attributes_after(name.end())
+        return HeaderRecord(name.group().strip('"'), attributes, line), self._stack_frames(end)
+
+    def _stack_frames(self, pos: int) -> int:
+        """Skip the stack-frame index XLA prints after the header (``FileNames``,
+        ``FunctionNames``, ``FileLocations``, ``StackFrames``, each a list of ``id value``)."""
+        text = self.text
+        while (section := _FRAME_SECTION.match(text, at := self._next(pos))) is not None:
+            pos = section.end()
+            while (number := _FRAME_ID.match(text, at := self._next(pos))) is not None:
+                at = self._next(number.end())
+                if text.startswith('"', at):
+                    pos = string_end(text, at)
+                elif text.startswith("{", at):
+                    pos = group_end(text, at)
+                else:
+                    raise SyntaxFault(f"expects a string or '{{' in {section.group()}", at,
+                                      at_end=at >= len(text))
+        return pos
+
+    def computation(self) -> Computation | None:
+        """The next computation with all its instructions, or None at the end of the text."""
+        computation = self.computation_head()
+        if computation is None:
+            return None
+        while (instruction := self.instruction(computation)) is not None:
+            computation.instructions.append(instruction)
+            computation.by_name[instruction.name] = instruction
+        return computation
+
+    def computation_head(self) -> Computation | None:
+        """The next computation's header (no instructions yet), or None at the end."""
+        computation: Computation | None = self._step(self._computation_head)  # type: ignore[assignment]
+        if computation is not None and computation.name in self.computation_names:
+            raise HloParseError(f"computation {computation.name} is defined twice",
+                                computation.line, 1, self.source)
+        self._names = NameSet()
+        self._last: Instruction | None = None
+        return computation
+
+    def instruction(self, computation: Computation) -> Instruction | None:
+        """The next instruction of ``computation`` (checked against those before it), or None
+        once its closing brace is read; the computation's root is set then."""
+        found: Instruction | None = self._step(  # type: ignore[assignment]
+            lambda pos: self._instruction(pos, computation))
+        if found is None:
+            if computation.root is None:
+                computation.root = self._last
+            self.computation_names.add(computation.name)
+            return None
+        self._check(computation, found)
+        self._last = found
+        return found
+
+    def _computation_head(self, pos: int) -> tuple[Computation | None, int]:
+        text = self.text
+        pos = skip(text, pos)
+        if pos >= len(text):
+            if not self.final:
+                raise SyntaxFault("the text ends here", pos, at_end=True)
+            return None, pos
+        start_line, _ = self.position(pos)
+        entry = _ENTRY.match(text, pos)
+        at = self._next(entry.end()) if entry else pos
+        name = NAME.match(text, at)
+        if name is None:
+            raise SyntaxFault("expects a computation name", at)
+        begin = self._next(name.end())
+        at = begin
+        while not text.startswith("{", at):
+            if at >= len(text):
+                raise SyntaxFault("expects '{' at the beginning of instruction list.", at,
+                                  at_end=True)
+            if text[at] in "([":
+                end = group_end(text, at)
+            elif text[at] in ",=":
+                end = at + 1
+            else:
+                end = atoms_end(text, at)
+                if end == at:
+                    raise SyntaxFault("expects '{' at the beginning of instruction list.", at)
+            at = self._next(end)
+        signature = text[begin:at].strip()
+        thread = _THREAD.search(signature)
+        computation = Computation(
+            name.group().lstrip("%"), entry is not None, start_line, signature,
+            execution_thread=thread.group(1) if thread else None)
+        return computation, at + 1
+
+    def _check(self, computation: Computation, instruction: Instruction) -> None:
+        """XLA's parser rules between instructions: unique names, one ROOT, operands and
+        called computations defined before use."""
+        names = self._names
+        if instruction.name in names:
+            raise HloParseError(f"instruction already exists: {instruction.name}",
+                                instruction.line, instruction.column, self.source)
+        if instruction.is_root:
+            if computation.root is not None:
+                raise HloParseError("one computation should have only one ROOT",
+                                    instruction.line, instruction.column, self.source)
+            computation.root = instruction
+        for operand in instruction.operands:
+            if operand not in names:
+                raise HloParseError(f"instruction does not exist: {operand}",
+                                    instruction.line, instruction.column, self.source)
+        for callee in instruction.called_computations:
+            if callee not in self.computation_names:
+                raise HloParseError(f"computation does not exist: {callee}",
+                                    instruction.line, instruction.column, self.source)
+        names.add(instruction.name)
+
+    # ---- instructions ---------------------------------------------------------------------
+
+    def _instruction(self, pos: int, computation: Computation) -> tuple[Instruction | None, int]:
+        text = self.text
+        at = skip(text, pos)
+        if at >= len(text):
+            raise SyntaxFault(f"computation {computation.name} is never closed (expected '}}')",
+                              at, at_end=True)
+        if text[at] == "}":
+            return None, at + 1
+        newline = text.rfind("\n", pos, at)
+        if newline >= 0:
+            fast = FAST_INSTRUCTION.match(text, newline + 1)
+            if fast is not None and not continues(text, fast.end(), self.final):
+                return self._fast(fast, computation), fast.end()
+        return self._general(at, computation)
+
+    def _fast(self, m: re.Match[str], computation: Computation) -> Instruction:
+        root, name, shape, opcode, operand_text, attribute_text = m.groups()
+        line, column = self.position(m.start(2))
+        operands = self._operands(opcode, operand_text, m.start(5))
+        base = m.start(6)
+        attributes: list[Attribute] | Callable[[], list[Attribute]]
+        if attribute_text:
+            def split(text: str = attribute_text, line: int = line,
+                      shift: int = self.position(base)[1] - 1) -> list[Attribute]:
+                found, _ = read_attributes(text, 0, True)
+                return [Attribute(k, text[s:e], line, shift + s + 1) for k, s, e in found]
+
+            keys = _KEYS.findall(attribute_text)
+            eager = len(set(keys)) != len(keys) or _STRUCTURAL.search(attribute_text)
+            attributes = split() if eager else split
+        else:
+            attributes = []
+        return self._make(name, opcode, shape, operands, line, column, computation,
+                          root is not None, operand_text, self.text[m.start(2):m.end(6)],
+                          attributes)
+
+    def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
+        text = self.text
+        root = _ROOT.match(text, at)
+        start = self._next(root.end()) if root else at
+        name = NAME.match(text, start)
+        if name is None:
+            raise SyntaxFault("expects an instruction name", start, at_end=start >= len(text))
+        pos = self._expect("=", name.end(), "in instruction")
+        shape_start = self._next(pos)
+        shape_stop = self._shape_end(shape_start)
+        op_start = self._next(shape_stop)
+        opcode = _OPCODE.match(text, op_start)
+        if opcode is None:
+            raise SyntaxFault("expects an opcode", op_start, at_end=op_start >= len(text))
+        open_at = self._expect("(", opcode.end(), f"after the opcode {opcode.group()}") - 1
+        close = group_end(text, open_at)
+        operands = self._operands(opcode.group(), text[open_at + 1:close - 1], open_at + 1)
+        found, end = read_attributes(text, close, self.final)
+        line, column = self.position(name.start())
+        attributes = [Attribute(k, text[s:e], *self.position(s)) for k, s, e in found]
+        instruction = self._make(
+            name.group(), opcode.group(), text[shape_start:shape_stop], operands, line, column,
+            computation, root is not None, text[open_at + 1:close - 1], text[name.start():end],
+            attributes)
+        return instruction, end
+
+    def _shape_end(self, pos: int) -> int:
+        text = self.text
+        if text.startswith("(", pos):
+            return group_end(text, pos)
+        element = _TYPE.match(text, pos)
+        if element is None:
+            raise SyntaxFault("expects a shape", pos, at_end=pos >= len(text))
+        at = self._next(element.end())
+        if not text.startswith("[", at):
+            raise SyntaxFault("expects '[' to start the dimensions of the shape", at,
+                              at_end=at >= len(text))
+        end = group_end(text, at)
+        layout = self._next(end)
+        return group_end(text, layout) if text.startswith("{", layout) else end
+
+    def _operands(self, opcode: str, text: str, offset: int) -> _Operands:
+        if opcode in _LITERAL_OPCODES or not text.strip():
+            return (), ()
+        if NAME.fullmatch(text):
+            return (text.lstrip("%"),), ()
+        try:
+            found = split_operands(text)
+        except SyntaxFault as fault:
+            raise SyntaxFault(fault.message, offset + fault.offset) from None
+        shapes = tuple(shape for _, shape in found)
+        return tuple(name for name, _ in found), (shapes if any(shapes) else ())
+
+    def _make(
+        self, name: str, opcode: str, shape: str, operands: _Operands, line: int,
+        column: int, computation: Computation, is_root: bool, operand_text: str, written: str,
+        attributes: list[Attribute] | Callable[[], list[Attribute]],
+    ) -> Instruction:
+        instruction = Instruction(
+            name.lstrip("%"), opcode, shape.strip(), operands[0], line, column, computation.name,
+            is_root, operand_text, written, attributes, inline_shapes=operands[1])
+        if isinstance(attributes, list) and attributes:
+            called: list[str] = []
+            seen: set[str] = set()
+            for key, value, at_line, at_column in attributes:
+                if key in seen:
+                    raise HloParseError(f"attribute {key} already exists", at_line, at_column,
+                                        self.source)
+                seen.add(key)
+                if key in CALL_ATTRIBUTES:
+                    called.extend(parse_name_list(value, key, at_line, at_column))
+                elif key == "control-predecessors":
+                    instruction.control_predecessors = tuple(
+                        parse_name_list(value, key, at_line, at_column))
+            instruction.called_computations = tuple(called)
+        return instruction
+
+    def attributes_after(self, pos: int) -> tuple[list[Attribute], int]:
+        """The ``, key=value`` attributes from ``pos`` (the module header's), with positions."""
+        found, end = read_attributes(self.text, pos, self.final)
+        return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
+
+
+def read_attributes(
+    text: str, pos: int, final: bool = True
+) -> tuple[list[tuple[str, int, int]], int]:
+    """The ``, key=value`` attributes starting at ``pos``: (key, value start, value end) each,
+    and the offset where the instruction ends (after its last value). A mesh-axes
+    ``replica_groups`` value takes its ``, device_ids=(...)`` part along, as XLA reads it."""
+    found: list[tuple[str, int, int]] = []
+    end = pos
+    while True:
+        at = lookahead(text, end, final)
+        if not text.startswith(",", at):
+            return found, end
+        at = lookahead(text, at + 1, final)
+        key = KEY.match(text, at)
+        if key is None:
+            raise SyntaxFault("expects attribute name", at, at_end=at >= len(text))
+        at = lookahead(text, key.end(), final)
+        if not text.startswith("=", at):
+            raise SyntaxFault(f"expects '=' after attribute name {key.group()}", at,
+                              at_end=at >= len(text))
+        start = lookahead(text, at + 1, final)
+        end = value_end(text, start, final)
+        if key.group() == "replica_groups" and text.startswith("mesh", start):
+            device_ids = _DEVICE_IDS.match(text, end)
+            if device_ids is not None:
+                end = value_end(text, lookahead(text, device_ids.end(), final), final)
+        found.append((key.group(), start, end))

@@ -1,0 +1,167 @@
+"""HLO's lexical rules on offsets of a text: white space, comments, names, strings, values.
+
+XLA's lexer (``xla/hlo/parser/hlo_lexer.cc``) skips white space (newlines included),
+``/* ... */`` comments and ``// ...`` comments to the end of the line between any two tokens,
+so nothing here treats a line break as special. Every function takes the text and an offset
+and returns an offset; errors are ``SyntaxFault`` with the offset where the text goes wrong,
+turned into line:column by the reader that owns the text (``_reader``).
+
+The patterns are also spelled out as strings (``STRING``, ``BARE``, ``group_pattern``) so that
+the reader's one-line fast path is built from the same lexical rules.
+
+>>> text = "x = {a, /* } */ b}, y"
+>>> group_end(text, 4), value_end(text, 4), skip(text, 2)
+(18, 18, 2)
+>>> value_end("[4,2] <= [2,4] T(1,0), next", 0)
+21
+"""
+
+from __future__ import annotations
+
+import re
+
+# White space and both kinds of comment, any number of them.
+SKIP = re.compile(r"(?:[ \t\r\n\f\v]+|/\*(?:[^*]|\*(?!/))*\*/|//[^\n]*)*")
+STRING = r'"(?:[^"\\\n]|\\.)*"'
+_STRING = re.compile(STRING)
+# A run of characters that is no bracket, string, separator, '=' (but '<=') or comment.
+BARE = r"(?:[^ \t\r\n\f\v,{}()\[\]\"=/<]|<=?|/(?![*/]))++"
+_BARE = re.compile(BARE)
+NAME = re.compile(r"%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*")
+KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+# After a value and white space, text that continues the same value: XLA's multi-token values
+# (iota ``[4,2] <= [2,4] T(1,0)``, mesh axes ``mesh[...] {...}``) are the only ones.
+CONTINUATION = re.compile(r"[{(\[]|<=|T[ \t\r\n]*\(")
+_SPECIAL = re.compile(r'[{}()\[\]"/]')
+_CLOSER = {"{": "}", "(": ")", "[": "]"}
+MAX_DEPTH = 256
+
+
+class SyntaxFault(Exception):
+    """A lexical or grammatical error at ``offset`` of the text being read; ``at_end`` when the
+    text ended where more was expected (a reader of a partial text reads on instead)."""
+
+    def __init__(self, message: str, offset: int, at_end: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+        self.at_end = at_end
+
+
+def skip(text: str, pos: int) -> int:
+    """The offset of the next token at or after ``pos`` (past white space and comments); an
+    unterminated ``/*`` is an error."""
+    end = SKIP.match(text, pos).end()  # type: ignore[union-attr]
+    if text.startswith("/*", end):
+        raise SyntaxFault("unterminated comment", end, at_end=True)
+    return end
+
+
+def string_end(text: str, pos: int) -> int:
+    """The offset just past the string literal starting at ``pos``."""
+    match = _STRING.match(text, pos)
+    if match is None:
+        raise SyntaxFault("unterminated string", pos, at_end=text.find("\n", pos) < 0)
+    return match.end()
+
+
+def group_end(text: str, pos: int) -> int:
+    """The offset just past the bracketed group (``{}``, ``()`` or ``[]``) opening at ``pos``:
+    brackets must balance in kind, strings and comments inside are skipped."""
+    stack = [text[pos]]
+    opened = [pos]
+    at = pos + 1
+    search = _SPECIAL.search
+    while True:
+        found = search(text, at)
+        if found is None:
+            raise SyntaxFault(f"'{stack[-1]}' is never closed (expected '{_CLOSER[stack[-1]]}')",
+                              opened[-1], at_end=True)
+        char, at = found.group(), found.start()
+        if char == '"':
+            at = string_end(text, at)
+        elif char == "/":
+            if text.startswith("/*", at) or text.startswith("//", at):
+                at = skip(text, at)
+            else:
+                at += 1
+        elif char in "{([":
+            if len(stack) >= MAX_DEPTH:
+                raise SyntaxFault(f"values nested more than {MAX_DEPTH} deep", at)
+            stack.append(char)
+            opened.append(at)
+            at += 1
+        elif _CLOSER[stack[-1]] != char:
+            raise SyntaxFault(f"'{stack[-1]}' is never closed: '{char}' comes before the "
+                              f"'{_CLOSER[stack[-1]]}' it needs", opened[-1])
+        else:
+            stack.pop()
+            opened.pop()
+            at += 1
+            if not stack:
+                return at
+
+
+def atoms_end(text: str, pos: int) -> int:
+    """The offset just past the adjacent groups, strings and bare runs starting at ``pos``
+    (no white space between them); ``pos`` itself if none starts there."""
+    n = len(text)
+    while pos < n:
+        char = text[pos]
+        if char in "{([":
+            pos = group_end(text, pos)
+        elif char == '"':
+            pos = string_end(text, pos)
+        else:
+            bare = _BARE.match(text, pos)
+            if bare is None:
+                return pos
+            pos = bare.end()
+    return pos
+
+
+def value_end(text: str, pos: int, final: bool = True) -> int:
+    """The offset just past the attribute value starting at ``pos``: adjacent atoms, and the
+    continuations XLA's multi-token values allow after white space (``CONTINUATION``).
+    ``final`` says the text is complete (else reaching its end is a fault at the end)."""
+    end = atoms_end(text, pos)
+    if end == pos:
+        raise SyntaxFault("expects a value", pos, at_end=pos >= len(text))
+    while True:
+        after = lookahead(text, end, final)
+        if after >= len(text) or CONTINUATION.match(text, after) is None:
+            return end
+        end = atoms_end(text, after)
+
+
+def lookahead(text: str, pos: int, final: bool = True) -> int:
+    """``skip``, where reaching the end of a text that is not ``final`` is a fault at the end
+    (what comes next decides the grammar, and it has not been read yet)."""
+    after = skip(text, pos)
+    if after >= len(text) and not final:
+        raise SyntaxFault("the text ends here", after, at_end=True)
+    return after
+
+
+def continues(text: str, pos: int, final: bool = True) -> bool:
+    """True when the instruction whose last value ends at ``pos`` goes on: the next token is a
+    ``,`` (another attribute) or continues that value. The one rule for where an instruction
+    ends, used by the general reader and by the fast path's check alike."""
+    after = lookahead(text, pos, final)
+    return after < len(text) and (text[after] == "," or CONTINUATION.match(text, after) is not None)
+
+
+def group_items(depth: int) -> str:
+    """A regex for the inside of a bracketed group on one line, nested at most ``depth``
+    deep, with the same strings and comments as ``group_end`` (the fast path's groups)."""
+    inner = r'[^{}()\[\]"/\n]|' + STRING + r"|/\*(?:[^*\n]|\*(?!/))*\*/|/(?![*/])"
+    for _ in range(depth):
+        item = f"(?:{inner})*+"
+        inner = inner + r"|\{" + item + r"\}|\(" + item + r"\)|\[" + item + r"\]"
+    return f"(?:{inner})*+"
+
+
+def group_pattern(depth: int) -> str:
+    """A regex for a whole bracketed group on one line (see ``group_items``)."""
+    item = group_items(depth - 1)
+    return r"\{" + item + r"\}|\(" + item + r"\)|\[" + item + r"\]"

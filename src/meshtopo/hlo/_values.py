@@ -1,0 +1,202 @@
+"""Typed readers of attribute values and operand lists, on the raw text the reader kept.
+
+A value's text may hold line breaks and comments (XLA reads them as white space):
+``flat_value`` turns them into spaces of the same length before a typed reader runs, and
+``relocate`` moves an error's column back to the physical line. Errors are ``HloParseError``
+with the 1-based line and column of the offending character.
+
+>>> parse_int_lists("{{0,1},{2,3}}", "source_target_pairs", 1, 1)
+[[0, 1], [2, 3]]
+>>> split_operands("f32[8]{0} %x, /*index=1*/ %y")
+[('x', 'f32[8]{0}'), ('y', None)]
+"""
+
+from __future__ import annotations
+
+import re
+
+from .._errors import HloParseError
+from ._syntax import NAME, SyntaxFault, atoms_end, skip, value_end
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_KEY = re.compile(r"[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*")
+SKIP_COMMENTS = re.compile(r"/\*(?:[^*]|\*(?!/))*\*/|//[^\n]*")
+_INT = re.compile(r"[ \t]*(-?[0-9]+)[ \t]*")
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)")
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "0": "\0"}
+
+
+def split_operands(text: str) -> list[tuple[str, str | None]]:
+    """``(name without %, inline shape text or None)`` of each operand of an operand list's
+    text (``f32[8]{0} %x, %y``); comments and line breaks are white space. Errors are
+    ``SyntaxFault`` at offsets of ``text``."""
+    operands: list[tuple[str, str | None]] = []
+    pos = skip(text, 0)
+    while True:
+        atoms: list[tuple[int, int]] = []
+        at = pos
+        while (end := atoms_end(text, at)) > at:
+            atoms.append((at, end))
+            at = skip(text, end)
+        if not atoms:
+            raise SyntaxFault("empty operand", at)
+        name = text[atoms[-1][0]:atoms[-1][1]]
+        if NAME.fullmatch(name) is None:
+            raise SyntaxFault(f"expects an operand name but found {name[:30]!r}", atoms[-1][0])
+        shape = " ".join(text[a:b] for a, b in atoms[:-1]) or None
+        operands.append((name.lstrip("%"), shape))
+        if at >= len(text):
+            return operands
+        if text[at] != ",":
+            raise SyntaxFault(f"unexpected '{text[at]}' in the operand list", at)
+        pos = skip(text, at + 1)
+
+
+def flat_value(text: str) -> str:
+    """``text`` with comments and line breaks turned into spaces of the same length, so that
+    the typed readers below see one line and their offsets still count into ``text``."""
+    if "\n" not in text and "/" not in text and "\r" not in text:
+        return text
+    out = SKIP_COMMENTS.sub(lambda m: " " * len(m.group()), text)
+    return out.replace("\n", " ").replace("\r", " ")
+
+
+def relocate(error: HloParseError, text: str, line: int, column: int) -> HloParseError:
+    """``error`` raised at a column of ``text`` read as one line starting at ``line:column``,
+    moved to the physical line and column where its offset falls."""
+    offset = min(max(error.column - column, 0), len(text))
+    newlines = text.count("\n", 0, offset)
+    if newlines == 0 or error.line != line:
+        return error
+    return HloParseError(error.message, line + newlines, offset - text.rfind("\n", 0, offset),
+                         error.source)
+
+
+def parse_int(text: str, what: str, line: int, column: int) -> int:
+    """A decimal int64; anything else is an ``HloParseError`` naming ``what``."""
+    match = _INT.fullmatch(text)
+    if match is None:
+        raise HloParseError(f"expected an integer for {what} but found {text[:40]!r}", line, column)
+    return _checked(match.group(1), what, line, column)
+
+
+def parse_bool(text: str, what: str, line: int, column: int) -> bool:
+    """``true`` or ``false``."""
+    if text in ("true", "false"):
+        return text == "true"
+    raise HloParseError(f"expected true or false for {what} but found {text[:40]!r}", line, column)
+
+
+def parse_int_list(text: str, what: str, line: int, column: int) -> list[int]:
+    """``{1,2,3}`` (braces required, may be empty) as a list of int64."""
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        raise HloParseError(f"expected '{{' to start the list for {what}", line, column)
+    body = stripped[1:-1]
+    if not body.strip():
+        return []
+    offset = column + text.find("{") + 1
+    values: list[int] = []
+    for part in body.split(","):
+        if _INT.fullmatch(part) is None:
+            raise HloParseError(
+                f"expected an integer in {what} but found {part.strip()[:40]!r}", line, offset)
+        values.append(_checked(part.strip(), what, line, offset))
+        offset += len(part) + 1
+    return values
+
+
+def parse_int_lists(text: str, what: str, line: int, column: int) -> list[list[int]]:
+    """``{{0,1},{2,3}}`` as a list of int64 lists (XLA's ``kBracedInt64ListList``)."""
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        raise HloParseError(f"expected '{{' to start the list of lists for {what}", line, column)
+    lists: list[list[int]] = []
+    pos = text.find("{") + 1
+    inner = text[: text.rfind("}")]
+    while True:
+        while pos < len(inner) and inner[pos] in " \t,":
+            pos += 1
+        if pos >= len(inner):
+            return lists
+        if inner[pos] != "{":
+            raise HloParseError(
+                f"expected '{{' to start an inner list of {what}", line, column + pos)
+        close = inner.find("}", pos)
+        if close < 0:
+            raise HloParseError(f"inner list of {what} is never closed", line, column + pos)
+        lists.append(parse_int_list(inner[pos:close + 1], what, line, column + pos))
+        pos = close + 1
+
+
+def parse_name_list(text: str, what: str, line: int, column: int) -> list[str]:
+    """``{%a, %b}`` (or a single ``%a``) as names without ``%``."""
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        if not stripped.endswith("}"):
+            raise HloParseError(f"expected '}}' to end the names of {what}", line, column)
+        stripped = stripped[1:-1]
+    return [part.strip().lstrip("%") for part in stripped.split(",") if part.strip()]
+
+
+def unquote(text: str) -> str:
+    """The value of a quoted string (C escapes decoded); unquoted text is returned as is."""
+    if len(text) < 2 or not (text.startswith('"') and text.endswith('"')):
+        return text
+
+    def decode(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if code[0] == "x":
+            return chr(int(code[1:], 16))
+        if code[0] in "01234567":
+            return chr(int(code, 8))
+        return _SIMPLE_ESCAPES.get(code, code)
+
+    return _ESCAPE.sub(decode, text[1:-1])
+
+
+def parse_dictionary(text: str, line: int, column: int) -> dict[str, str]:
+    """``{key=value key2="v"}`` (metadata; space or comma separated) or ``{k="v",k2="w"}``
+    (frontend attributes) as a dict of unquoted values."""
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return {}
+    body = stripped[1:-1]
+    result: dict[str, str] = {}
+    pos = 0
+    while pos < len(body):
+        key = _KEY.match(body, pos)
+        if key is None:
+            pos += 1
+            continue
+        begin = key.end()
+        end = begin
+        if body.startswith('"', begin):
+            string = _STRING.match(body, begin)
+            if string is None:
+                raise HloParseError("unterminated string", line, column + begin + 1)
+            end = string.end()
+        else:
+            end = _dictionary_value_end(body, begin, line, column + 1)
+            space = body.find(" ", begin, end)
+            end = space if space >= 0 else end
+        result[key.group(1)] = unquote(body[begin:end].strip())
+        pos = end + 1
+    return result
+
+
+def _dictionary_value_end(body: str, pos: int, line: int, column: int) -> int:
+    try:
+        return value_end(body, pos)
+    except SyntaxFault as fault:
+        raise HloParseError(fault.message, line, column + fault.offset) from None
+
+
+def _checked(digits: str, what: str, line: int, column: int) -> int:
+    if len(digits.lstrip("-")) > 19:
+        raise HloParseError(f"integer {digits[:24]}... in {what} does not fit in int64", line, column)
+    value = int(digits)
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise HloParseError(f"integer {digits} in {what} does not fit in int64", line, column)
+    return value
