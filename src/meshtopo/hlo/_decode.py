@@ -39,6 +39,7 @@ from ._collective import (
 )
 from ._explicit import decode_explicit_lists
 from ._structure import Instruction
+from ._syntax import leading_channel
 from ._values import (
     flat_value,
     parse_bool,
@@ -69,6 +70,7 @@ class DecodeCache:
 
     def __init__(self) -> None:
         self.values: dict[tuple[str, str], object] = {}
+        self.templates: dict[tuple[str, int, bool, str], tuple[object, ...]] = {}
 
     def get(self, key: str, text: str, line: int, column: int,
             decode: Callable[[str, int, int], _T]) -> _T:
@@ -129,12 +131,35 @@ def _name(text: str, line: int, column: int) -> str:
     return text.strip().lstrip("%")
 
 
+_TEMPLATE_FIELDS = (
+    "replica_groups", "groups_text", "use_global_device_ids", "constrain_layout", "dimensions",
+    "source_target_pairs", "slice_sizes", "to_apply", "channel_id",
+)  # fmt: skip
+
+
 def decode_collective(
     instruction: Instruction, scope: CollectiveScope, cache: DecodeCache
 ) -> Collective:
     """The ``Collective`` of a collective ``instruction``, its attributes decoded and checked
-    against XLA's parser rules."""
+    against XLA's parser rules. Collectives whose attributes read the same but for a leading
+    ``channel_id`` (and with as many operands) share one decoding: what is decoded and
+    refused depends on that text alone."""
     c = Collective(instruction, scope)
+    channel, rest = leading_channel(instruction.attribute_text)
+    key = (instruction.opcode, len(instruction.operands), channel is not None, rest)
+    template = cache.templates.get(key)
+    if template is None:
+        _decode(c, instruction, cache)
+        cache.templates[key] = tuple(getattr(c, name) for name in _TEMPLATE_FIELDS)
+    else:
+        for name, value in zip(_TEMPLATE_FIELDS, template, strict=True):
+            setattr(c, name, value)
+        if channel is not None:
+            c.channel_id = int(channel)
+    return c
+
+
+def _decode(c: Collective, instruction: Instruction, cache: DecodeCache) -> None:
     keys: set[str] = set()
     for key, value, line, column in instruction.attribute_list:
         keys.add(key)
@@ -160,7 +185,6 @@ def decode_collective(
             if pairs is not None:
                 c.source_target_pairs = send_recv_pairs(pairs, line, column)
     _finish(c, "mode" in keys)
-    return c
 
 
 def _finish(collective: Collective, has_mode: bool) -> None:

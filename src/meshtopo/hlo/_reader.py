@@ -40,6 +40,7 @@ from ._syntax import (
     group_end,
     group_items,
     group_pattern,
+    leading_channel,
     lookahead,
     skip,
     string_end,
@@ -58,10 +59,6 @@ _FRAME_SECTION = re.compile(r"(?:FileNames|FunctionNames|FileLocations|StackFram
 _FRAME_ID = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
 _THREAD = re.compile(r'execution_thread="([^"]*)"')
 _DEVICE_IDS = re.compile(r",[ \t\r\n]*device_ids[ \t\r\n]*=")
-_STRUCTURAL = re.compile(
-    r"(?:calls|to_apply|body|condition|branch_computations|true_computation|false_computation"
-    r"|select|scatter|called_computations|comparator|control-predecessors)[ \t]*=")
-
 _GROUP = group_pattern(4)
 _VALUE = (r"(?:mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?"
           r"[ \t]*\{[^{}\n]*\}|(?:" + _GROUP + "|" + STRING + "|" + BARE + r")++)")
@@ -73,9 +70,13 @@ FAST_INSTRUCTION = re.compile(
     r"(" + _SHAPE + r")[ \t]+([a-z][a-z0-9\-]*)\((" + group_items(3) + r")\)"
     r"((?:,[ \t]*[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*=[ \t]*" + _VALUE + r")*+)[ \t\r]*(?=\n)"
 )
-_KEYS = re.compile(r",[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=")
 
 
+# What one-line attribute lists with the same text share: the split (key, value start, end),
+# called computations, control predecessors.
+_Layout = tuple[list[tuple[str, int, int]], tuple[str, ...], tuple[str, ...]]
+_NO_ATTRIBUTES: _Layout = ([], (), ())
+_LAYOUTS_KEPT = 512
 # Operand names and their inline shapes (empty when none is written).
 _Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
 
@@ -96,6 +97,8 @@ class NameSet:
         if key in self._recent:
             return True
         merged = self._merged
+        if not merged.size:
+            return False
         at = int(np.searchsorted(merged, key))
         return at < merged.size and int(merged[at]) == key
 
@@ -136,6 +139,7 @@ class Reader:
         self.pos = 0
         self.line = 1  # the line of ``self.pos``
         self.computation_names: set[str] = set()
+        self._layouts: dict[tuple[bool, str], _Layout] = {}
 
     # ---- positions, errors and more text -------------------------------------------------
 
@@ -340,22 +344,55 @@ class Reader:
         root, name, shape, opcode, operand_text, attribute_text = m.groups()
         line, column = self.position(m.start(2))
         operands = self._operands(opcode, operand_text, m.start(5))
-        base = m.start(6)
-        attributes: list[Attribute] | Callable[[], list[Attribute]]
-        if attribute_text:
-            def split(text: str = attribute_text, line: int = line,
-                      shift: int = self.position(base)[1] - 1) -> list[Attribute]:
-                found, _ = read_attributes(text, 0, True)
-                return [Attribute(k, text[s:e], line, shift + s + 1) for k, s, e in found]
+        layout = self._layout(attribute_text) if attribute_text else _NO_ATTRIBUTES
+        if layout is None:  # a duplicate or malformed name list: the full split says where
+            split = self._split(attribute_text, line, self.position(m.start(6))[1])
+            return self._make(name, opcode, shape, operands, line, column, computation,
+                              root is not None, operand_text, self.text[m.start(2):m.end(6)],
+                              split(), attribute_text)
+        _, called, controls = layout
+        attributes = self._split(attribute_text, line, self.position(m.start(6))[1])
+        instruction = self._make(name, opcode, shape, operands, line, column, computation,
+                                 root is not None, operand_text, self.text[m.start(2):m.end(6)],
+                                 attributes, attribute_text)
+        instruction.called_computations = called
+        instruction.control_predecessors = controls
+        return instruction
 
-            keys = _KEYS.findall(attribute_text)
-            eager = len(set(keys)) != len(keys) or _STRUCTURAL.search(attribute_text)
-            attributes = split() if eager else split
-        else:
-            attributes = []
-        return self._make(name, opcode, shape, operands, line, column, computation,
-                          root is not None, operand_text, self.text[m.start(2):m.end(6)],
-                          attributes)
+    def _layout(self, attribute_text: str) -> _Layout | None:
+        """What instructions with the same attributes (but their leading channel id) share:
+        the split, called computations and control predecessors; None when the full split
+        must report an error."""
+        channel, rest = leading_channel(attribute_text)
+        key = (channel is not None, rest)
+        layout = self._layouts.get(key)
+        if layout is None:
+            spans, _ = read_attributes(rest, 0, True)
+            keys = [k for k, _, _ in spans] + (["channel_id"] if channel is not None else [])
+            if len(set(keys)) != len(keys):
+                return None
+            called: list[str] = []
+            controls: tuple[str, ...] = ()
+            try:
+                for k, start, end in spans:
+                    if k in CALL_ATTRIBUTES:
+                        called.extend(parse_name_list(rest[start:end], k, 1, 1))
+                    elif k == "control-predecessors":
+                        controls = tuple(parse_name_list(rest[start:end], k, 1, 1))
+            except HloParseError:
+                return None
+            if len(self._layouts) >= _LAYOUTS_KEPT:  # lines that share nothing: keep few
+                self._layouts.clear()
+            layout = self._layouts[key] = (spans, tuple(called), controls)
+        return layout
+
+    @staticmethod
+    def _split(text: str, line: int, column: int) -> Callable[[], list[Attribute]]:
+        """The attributes of a one-line attribute list starting at ``column``, on demand."""
+        def split() -> list[Attribute]:
+            found, _ = read_attributes(text, 0, True)
+            return [Attribute(k, text[s:e], line, column + s) for k, s, e in found]
+        return split
 
     def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
         text = self.text
@@ -380,7 +417,7 @@ class Reader:
         instruction = self._make(
             name.group(), opcode.group(), text[shape_start:shape_stop], operands, line, column,
             computation, root is not None, text[open_at + 1:close - 1], text[name.start():end],
-            attributes)
+            attributes, text[close:end])
         return instruction, end
 
     def _shape_end(self, pos: int) -> int:
@@ -413,11 +450,12 @@ class Reader:
     def _make(
         self, name: str, opcode: str, shape: str, operands: _Operands, line: int,
         column: int, computation: Computation, is_root: bool, operand_text: str, written: str,
-        attributes: list[Attribute] | Callable[[], list[Attribute]],
+        attributes: list[Attribute] | Callable[[], list[Attribute]], attribute_text: str,
     ) -> Instruction:
         instruction = Instruction(
             name.lstrip("%"), opcode, shape.strip(), operands[0], line, column, computation.name,
-            is_root, operand_text, written, attributes, inline_shapes=operands[1])
+            is_root, operand_text, written, attributes, inline_shapes=operands[1],
+            attribute_text=attribute_text)
         if isinstance(attributes, list) and attributes:
             called: list[str] = []
             seen: set[str] = set()

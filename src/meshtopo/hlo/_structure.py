@@ -40,7 +40,8 @@ class Attribute(NamedTuple):
 class Instruction:
     """One instruction: ``[ROOT] name = shape opcode(operands), key=value, ...``.
 
-    ``line``/``column`` (1-based) locate its name token. ``attribute_list`` holds every
+    ``line``/``column`` (1-based) locate its name token; ``attribute_text`` is the
+    attribute list as written (from the first ``,`` after the operands). ``attribute_list`` holds every
     attribute in written order with positions (split on first use where the reader's fast
     path already checked the text); ``attributes`` is the same as a dict of raw values.
     """
@@ -59,6 +60,7 @@ class Instruction:
     called_computations: tuple[str, ...] = ()
     control_predecessors: tuple[str, ...] = ()
     inline_shapes: tuple[str | None, ...] = ()
+    attribute_text: str = ""
     collective: Collective | None = None
 
     @property

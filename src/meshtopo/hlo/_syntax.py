@@ -25,7 +25,7 @@ SKIP = re.compile(r"(?:[ \t\r\n\f\v]+|/\*(?:[^*]|\*(?!/))*\*/|//[^\n]*)*")
 STRING = r'"(?:[^"\\\n]|\\.)*"'
 _STRING = re.compile(STRING)
 # A run of characters that is no bracket, string, separator, '=' (but '<=') or comment.
-BARE = r"(?:[^ \t\r\n\f\v,{}()\[\]\"=/<]|<=?|/(?![*/]))++"
+BARE = r"(?:[^ \t\r\n\f\v,{}()\[\]\"=/<]++|<=?|/(?![*/]))++"
 _BARE = re.compile(BARE)
 NAME = re.compile(r"%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*")
 KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
@@ -151,10 +151,23 @@ def continues(text: str, pos: int, final: bool = True) -> bool:
     return after < len(text) and (text[after] == "," or CONTINUATION.match(text, after) is not None)
 
 
+_LEADING_CHANNEL = re.compile(r",[ \t]*channel_id[ \t]*=[ \t]*([0-9]{1,18})[ \t]*(?=,|$)")
+
+
+def leading_channel(attribute_text: str) -> tuple[str | None, str]:
+    """``(channel_id digits, the attributes after it)`` when an attribute list written on one
+    line starts with ``, channel_id=N`` (as XLA prints collectives), else ``(None, text)``:
+    the rest is what lines of one collective share, so readers key their caches on it."""
+    found = _LEADING_CHANNEL.match(attribute_text)
+    if found is None:
+        return None, attribute_text
+    return found.group(1), attribute_text[found.end():]
+
+
 def group_items(depth: int) -> str:
     """A regex for the inside of a bracketed group on one line, nested at most ``depth``
     deep, with the same strings and comments as ``group_end`` (the fast path's groups)."""
-    inner = r'[^{}()\[\]"/\n]|' + STRING + r"|/\*(?:[^*\n]|\*(?!/))*\*/|/(?![*/])"
+    inner = r'[^{}()\[\]"/\n]++|' + STRING + r"|/\*(?:[^*\n]|\*(?!/))*\*/|/(?![*/])"
     for _ in range(depth):
         item = f"(?:{inner})*+"
         inner = inner + r"|\{" + item + r"\}|\(" + item + r"\)|\[" + item + r"\]"
