@@ -17,8 +17,8 @@ class Finding:
     ``%``), ``opcode`` its opcode, ``line``/``column`` (1-based) the position of its name.
     ``check`` names the family of checks: ``"async_pairs"``, ``"channels"``,
     ``"group_mode"``, ``"replica_groups"``, ``"shapes"``, ``"source_target_pairs"``,
-    ``"channel_id"``, ``"layout"``. ``severity`` is ``"error"`` (XLA rejects the module) for
-    every check meshtopo runs today.
+    ``"channel_id"``, ``"deadlock"``, ``"layout"``. ``severity`` is ``"error"`` (XLA rejects
+    the module) for every check meshtopo runs today.
     """
 
     message: str
