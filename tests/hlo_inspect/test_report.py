@@ -9,14 +9,14 @@ from meshtopo.cli import main
 from ._dumps import MIXED_2X2, REJECTED, module
 
 
-def report(tmp_path, capsys, text, *args):
+def report(tmp_path, capsys, text, *args, code=0):
     source = tmp_path / "m.hlo"
     source.write_text(text)
     page = tmp_path / "report.html"
     with pytest.raises(SystemExit) as done:
         main(["inspect", str(source), "--html", str(page), *args])
     out, err = capsys.readouterr()
-    assert (done.value.code, err) == (0, "")
+    assert (done.value.code, err) == (code, "")
     assert out.endswith(f"report written to {page}\n")
     return page.read_text()
 
@@ -51,7 +51,7 @@ def test_one_grid_per_collective_with_labelled_cells(tmp_path, capsys):
 
 
 def test_rejected_collective_shows_the_error(tmp_path, capsys):
-    page = report(tmp_path, capsys, REJECTED)
+    page = report(tmp_path, capsys, REJECTED, code=1)
     assert '<p class="error">Invalid combination of has_channel_id' in page
     assert '<svg class="grid"' not in page
 

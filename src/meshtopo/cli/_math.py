@@ -105,7 +105,8 @@ def expand(text: str, as_json: bool) -> None:
         out.print(f"  ... {device_list.num_replica_groups - GROUPS_SHOWN} more groups")
 
 
-def _parse_mesh(spec: str, devices: str | None) -> Mesh:
+def parse_mesh(spec: str, devices: str | None) -> Mesh:
+    """The ``--mesh name=size,...`` mesh, with ``--devices`` order when given."""
     axes = []
     for part in spec.split(","):
         name, _, size = part.partition("=")
@@ -133,7 +134,7 @@ def groups(
     mesh_spec: str, over: str | None, devices: str | None, find_groups: str | None, as_json: bool
 ) -> None:
     """Replica groups of a collective over named mesh axes (or the axes behind given groups)."""
-    mesh = _parse_mesh(mesh_spec, devices)
+    mesh = parse_mesh(mesh_spec, devices)
     if find_groups is not None:
         axes = mesh.axes_for(CollectiveDeviceList.parse(find_groups))
         if as_json:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from .._errors import InvalidArgumentError
-from ._inspect import bytes_text, device_groups_text, flags_text, shape_text, short
+from ._inspect_cells import bytes_text, device_groups_text, flags_text, shape_text, short
 from ._inspect_rows import Inspection, Pattern, Row
 from ._render import PALETTE, Cells, groups_text
 

@@ -31,6 +31,9 @@ Model: ``Module`` (``name``, ``is_scheduled``, ``replica_count``, ``num_partitio
 -update/-done wrapping a collective (and the wrapped op itself, in its own computation, as XLA
 verifies both), send/recv and their -done forms.
 
+Dump directories (``_dump``): ``module_files(path)`` lists the after-optimisations modules of
+a directory in XLA's ``--xla_dump_to`` layout (a file is itself).
+
 Errors: what XLA's *parser* rejects is an ``HloParseError`` with line and column (see
 ``_line``); what XLA's *verifier* rejects is a ``Finding`` from ``verify``. Groups past the
 device limit are a ``LimitError`` naming line:column.
@@ -56,6 +59,7 @@ device limit are a ``LimitError`` naming line:column.
 
 from ._collective import Collective as Collective
 from ._collective import base_opcode as base_opcode
+from ._dump import module_files as module_files
 from ._finding import Finding as Finding
 from ._module import Module as Module
 from ._module import ModuleHeader as ModuleHeader

@@ -1,0 +1,95 @@
+"""Dump directories as ``--xla_dump_to`` writes them: ``module_files`` and the commands that
+take several files and directories (one section each)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import meshtopo as mt
+from meshtopo.cli import main
+
+from ._dumps import FLATTENED_2X2, MIXED_2X2
+
+PROGRAM = """
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+f = jax.jit(lambda x: x.sum(0), in_shardings=NamedSharding(mesh, P("data", "model")))
+f(jnp.ones((8, 8))).block_until_ready()
+"""
+
+
+@pytest.fixture(scope="module")
+def dump_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real dump: one jitted program on a 2x4 mesh, compiled in a child process."""
+    pytest.importorskip("jax")
+    directory = tmp_path_factory.mktemp("dump")
+    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=(
+        f"--xla_force_host_platform_device_count=8 --xla_dump_to={directory}"))
+    done = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
+                          text=True, timeout=240, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return directory
+
+
+@pytest.mark.jax
+def test_module_files_of_a_real_dump(dump_dir: Path) -> None:
+    files = mt.hlo.module_files(dump_dir)
+    names = [os.path.basename(f) for f in files]
+    assert names and all(n.startswith("module_") and n.endswith("after_optimizations.txt")
+                         for n in names)
+    assert names == sorted(names)
+    every = sorted(os.listdir(dump_dir))
+    assert any("before_optimizations" in n for n in every)
+    assert any("after_optimizations-buffer-assignment" in n for n in every)
+    reduced = [f for f in files if "jit__lambda" in f]
+    assert len(reduced) == 1
+    module = mt.hlo.load(reduced[0])
+    assert module.num_partitions == 8
+    assert [c.opcode for c in module.collectives] == ["all-reduce"]
+
+
+def test_module_files_of_a_file_and_of_an_empty_directory(tmp_path: Path) -> None:
+    path = tmp_path / "m.hlo"
+    path.write_text(FLATTENED_2X2)
+    assert mt.hlo.module_files(path) == [str(path)]
+    assert mt.hlo.module_files("-") == ["-"]
+    with pytest.raises(mt.InvalidArgumentError, match="no module after optimizations found"):
+        mt.hlo.module_files(tmp_path)
+
+
+@pytest.mark.jax
+def test_inspect_reads_a_dump_directory_one_section_per_module(
+        dump_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["inspect", str(dump_dir)])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    files = mt.hlo.module_files(dump_dir)
+    for path in files:
+        assert f"{path}: " in out
+    assert "1 collective on 1 replica x 8 partitions" in out
+
+
+def test_check_and_inspect_take_several_files(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = tmp_path / "a.hlo", tmp_path / "b.hlo"
+    first.write_text(FLATTENED_2X2)
+    second.write_text(MIXED_2X2)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["inspect", "--json", str(first), str(second)])
+    assert exit_info.value.code == 0
+    documents = json.loads(capsys.readouterr().out)
+    assert [d["source"] for d in documents["modules"]] == [str(first), str(second)]
+    assert [d["collective_count"] for d in documents["modules"]] == [1, 5]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["check", str(first), str(second)])
+    out = capsys.readouterr().out
+    assert f"{first}: 1 collective verified, no findings" in out
+    assert f"{second}: " in out
