@@ -37,6 +37,10 @@ def run(group: click.Group, argv: list[str] | None) -> None:
 
     The device limit a ``--device-limit`` option sets holds for this run only."""
     limit = get_device_limit()
+    if not (sys.argv[1:] if argv is None else argv):
+        # Bare ``meshtopo``: the group's help, formatted as for --help.
+        click.echo(group.get_help(click.Context(group, info_name="meshtopo")))
+        sys.exit(0)
     try:
         code = group.main(args=argv, prog_name="meshtopo", standalone_mode=False)
     except LimitError as error:

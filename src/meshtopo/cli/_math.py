@@ -18,6 +18,7 @@ from .._iota import IotaTileAssignment
 from .._mesh import Mesh
 from .._modes import group_mode, group_mode_for_opcode
 from .._placement import participating_device_groups
+from ._inputs import device_limit_option
 from ._options import DecimalRange, is_decimal
 from ._options import device_assignment as _device_assignment
 from ._options import int_list as _int_list
@@ -55,11 +56,12 @@ def _device_list_payload(device_list: CollectiveDeviceList) -> dict[str, object]
 @click.command()
 @click.argument("text")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@device_limit_option
 def expand(text: str, as_json: bool) -> None:
     """Expand replica groups or an iota tile given as XLA text.
 
-    TEXT is explicit groups ``{{0,4},{1,5}}``, an iota list ``[4,2]<=[2,4]T(1,0)``, mesh axes
-    ``mesh['x'=2,'y'=4] {'y'}``, or an iota tile of any rank ``[2,2,2]<=[8]``.
+    TEXT is explicit groups {{0,4},{1,5}}, an iota list [4,2]<=[2,4]T(1,0), mesh axes
+    mesh['x'=2,'y'=4] {'y'}, or an iota tile of any rank [2,2,2]<=[8].
     """
     stripped = text.strip()
     if stripped.startswith("[") and stripped.split("]", 1)[0].count(",") != 1:
@@ -130,6 +132,7 @@ def parse_mesh(spec: str, devices: str | None) -> Mesh:
 @click.option("--devices", help="Device ids in mesh order (a permutation), e.g. 0,2,4,6,1,3,5,7.")
 @click.option("--find", "find_groups", help="Name the mesh axes whose groups are these (reverse).")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@device_limit_option
 def groups(
     mesh_spec: str, over: str | None, devices: str | None, find_groups: str | None, as_json: bool
 ) -> None:
@@ -191,8 +194,10 @@ def _mesh_payload(mesh: Mesh) -> dict[str, object]:
 
 
 @click.command()
-@click.option("--replicas", type=DecimalRange(min=1), default=1, show_default=True)
-@click.option("--partitions", type=DecimalRange(min=1), default=1, show_default=True)
+@click.option("--replicas", type=DecimalRange(min=1), default=1, show_default=True,
+              help="Replica count R of the grid.")
+@click.option("--partitions", type=DecimalRange(min=1), default=1, show_default=True,
+              help="Partition count P of the grid.")
 @click.option(
     "--groups",
     "groups_text_",
@@ -206,6 +211,7 @@ def _mesh_payload(mesh: Mesh) -> dict[str, object]:
     type=click.Choice(["absent", "false", "true"]),
     default="absent",
     show_default=True,
+    help="The collective's use_global_device_ids attribute (absent: not written).",
 )
 @click.option("--opcode", help="Apply XLA's per-opcode rule, e.g. all-reduce or all-to-all.")
 @click.option(
@@ -216,6 +222,7 @@ def _mesh_payload(mesh: Mesh) -> dict[str, object]:
     help="default (c*R+r), row-major (r*P+p), or rows like '0,2;1,3' ([replica][partition]).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@device_limit_option
 def devices(
     replicas: int,
     partitions: int,
