@@ -32,12 +32,14 @@ from ._render import (
     grid,
     group_style,
     groups_text,
+    plural,
 )
 
 
 def _print_shape(out: Console, device_list: CollectiveDeviceList) -> None:
     out.print(
-        f"{device_list.num_replica_groups} groups x {device_list.num_devices_per_group} devices"
+        f"{plural(device_list.num_replica_groups, 'group')} x "
+        f"{plural(device_list.num_devices_per_group, 'device')}"
     )
 
 
@@ -77,7 +79,7 @@ def expand(text: str, as_json: bool) -> None:
             })
             return
         out = console()
-        out.print(f"[bold]{tile}[/bold]  ({tile.num_elements} devices)")
+        out.print(f"[bold]{tile}[/bold]  ({plural(tile.num_elements, 'device')})")
         # numpy summarises arrays past its print threshold; nothing else is converted.
         out.print(np.array2string(tile.to_array(), separator=","))
         return
@@ -104,7 +106,8 @@ def expand(text: str, as_json: bool) -> None:
         more = f", ... ({size - len(group)} more)" if size > len(group) else ""
         out.print("[" + ", ".join(map(str, group)) + more + "]", style=group_style(index))
     if device_list.num_replica_groups > GROUPS_SHOWN:
-        out.print(f"  ... {device_list.num_replica_groups - GROUPS_SHOWN} more groups")
+        rest = device_list.num_replica_groups - GROUPS_SHOWN
+        out.print(f"  ... {rest} more group{'' if rest == 1 else 's'}")
 
 
 def parse_mesh(spec: str, devices: str | None) -> Mesh:
