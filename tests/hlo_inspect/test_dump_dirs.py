@@ -17,11 +17,20 @@ from meshtopo.cli import main
 from ._dumps import FLATTENED_2X2, MIXED_2X2
 
 PROGRAM = """
-import jax, jax.numpy as jnp
-from jax.sharding import NamedSharding, PartitionSpec as P
-mesh = jax.make_mesh((2, 4), ("data", "model"))
-f = jax.jit(lambda x: x.sum(0), in_shardings=NamedSharding(mesh, P("data", "model")))
+import json, jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()[:8]).reshape(2, 4), ("data", "model"))
+def total(x):
+    return x.sum(0)
+def psum_model(x):
+    return jax.lax.psum(x, "model")
+f = jax.jit(total, in_shardings=NamedSharding(mesh, P("data", "model")))
 f(jnp.ones((8, 8))).block_until_ready()
+psum = jax.jit(jax.shard_map(psum_model, mesh=mesh, in_specs=P(("data", "model")),
+                             out_specs=P(("data", "model"))))
+# Each device holds the position (in mesh order) of its shard; the psum sums its group.
+out = np.asarray(psum(jnp.arange(8.0)))
+print(json.dumps(out.tolist()))
 """
 
 
@@ -35,6 +44,7 @@ def dump_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
                           text=True, timeout=240, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
+    (directory / "psum.json").write_text(done.stdout)
     return directory
 
 
@@ -48,7 +58,7 @@ def test_module_files_of_a_real_dump(dump_dir: Path) -> None:
     every = sorted(os.listdir(dump_dir))
     assert any("before_optimizations" in n for n in every)
     assert any("after_optimizations-buffer-assignment" in n for n in every)
-    reduced = [f for f in files if "jit__lambda" in f]
+    reduced = [f for f in files if ".jit_total." in f]
     assert len(reduced) == 1
     module = mt.hlo.load(reduced[0])
     assert module.num_partitions == 8
@@ -93,3 +103,46 @@ def test_check_and_inspect_take_several_files(tmp_path: Path,
     out = capsys.readouterr().out
     assert f"{first}: 1 collective verified, no findings" in out
     assert f"{second}: " in out
+
+
+@pytest.mark.jax
+def test_mesh_axes_of_a_real_dump_agree_with_execution(
+        dump_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    measured = json.loads((dump_dir / "psum.json").read_text())
+    # Positions whose psum results agree were reduced together: the measured groups.
+    by_sum: dict[float, list[int]] = {}
+    for position, value in enumerate(measured):
+        by_sum.setdefault(value, []).append(position)
+    groups = sorted(by_sum.values())
+    assert groups == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    (path,) = [f for f in mt.hlo.module_files(dump_dir) if ".jit_psum_model." in f]
+    module = mt.hlo.load(path)
+    (collective,) = [c for c in module.collectives if c.opcode == "all-reduce"]
+    assert sorted(map(sorted, collective.device_groups())) == groups
+    with pytest.raises(SystemExit):
+        main(["inspect", "--json", path])
+    payload = json.loads(capsys.readouterr().out)
+    # shard_map writes explicit groups: no mesh in the module, so no axes without --mesh.
+    assert (payload["mesh"], payload["collectives"][0]["mesh_axes"]) == (None, None)
+    with pytest.raises(SystemExit):
+        main(["inspect", "--json", "--mesh", "data=2,model=4", path])
+    payload = json.loads(capsys.readouterr().out)
+    assert (payload["mesh_source"], payload["collectives"][0]["mesh_axes"]) == ("--mesh", "model")
+
+
+@pytest.mark.jax
+def test_mesh_axes_written_by_jax_and_named_by_mesh(
+        dump_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # x.sum(0) of x sharded P("data", "model") reduces over "data"; JAX writes the groups as a
+    # mesh-axes list on its own axis names.
+    (path,) = [f for f in mt.hlo.module_files(dump_dir) if ".jit_total." in f]
+    with pytest.raises(SystemExit):
+        main(["inspect", "--json", path])
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["mesh"] == "mesh['axis_0'=2,'axis_1'=4]"
+    assert payload["mesh_source"] == "module"
+    assert payload["collectives"][0]["mesh_axes"] == "axis_0"
+    assert payload["collectives"][0]["op_name"] == "jit(total)/reduce_sum"
+    with pytest.raises(SystemExit):
+        main(["inspect", "--json", "--mesh", "data=2,model=4", path])
+    assert json.loads(capsys.readouterr().out)["collectives"][0]["mesh_axes"] == "data"

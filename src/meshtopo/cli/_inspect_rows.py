@@ -7,9 +7,10 @@ per distinct ``(mode, groups)`` and shared: a ``Pattern``. A ``Row`` is the per-
 (name, opcode, line, bytes, op_name) and a reference to its pattern.
 
 Mesh axes: when a mesh is known (given, or the mesh of the first mesh-axes replica group list
-in the module), each pattern with replica groups names the axes it spans: the axes written in
-a mesh-axes list, else ``Mesh.axes_for`` of the groups as written (None when no set of whole
-axes gives them).
+in the module), each pattern with replica groups names the axes it spans: without a given mesh
+the axes written in a mesh-axes list, else ``Mesh.axes_for`` of the groups as written on the
+mesh (None when no set of whole axes gives them). A given mesh thus names the axes in the
+user's words even where the module writes its own (JAX writes ``axis_0``, ``axis_1``, ...).
 """
 
 from __future__ import annotations
@@ -165,7 +166,8 @@ def inspect_file(
         found,
         mesh,
         mesh_source,
-        None if mesh is None else {p.index: _axes(p, mesh) for p in found},
+        None if mesh is None else {p.index: _axes(p, mesh, mesh_source == "module")
+                                   for p in found},
     )
 
 
@@ -176,13 +178,14 @@ def _op_name(collective: Collective) -> str | None:
         return None
 
 
-def _axes(pattern: Pattern, mesh: Mesh) -> str | None:
-    """The mesh axes of one pattern: written in a mesh-axes list, else found by ``axes_for``."""
+def _axes(pattern: Pattern, mesh: Mesh, use_written: bool) -> str | None:
+    """The mesh axes of one pattern: as written in a mesh-axes list (``use_written``: the mesh
+    is the module's), else found by ``axes_for`` on ``mesh`` (so ``--mesh`` names them)."""
     groups = pattern.device_list
     if groups is None or pattern.is_pairs:
         return None
     written = groups.mesh_axes
-    if written is not None:
+    if written is not None and use_written:
         return ",".join(
             f"{a.name}:({a.pre_size}){a.size}" if isinstance(a, SubAxis) else str(a)
             for a in written.axes)
