@@ -4,7 +4,8 @@
 async-start/-update (wrapping a collective), send or recv has exactly one user of the matching
 kind; a -done's (or async-update's) single operand is the matching start. ``VerifyChannels``:
 a send/recv whose user is its -done shares its channel id and is-host-transfer property, and
-host-transfer send/recv on one channel are identical up to their operands.
+host-transfer send/recv on one channel are identical up to their operands, which must still
+have the same shapes.
 
 These read users and operand opcodes, so they build the module's structural model; they run
 only when the module has such instructions.
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 from ._collective import P2P_OPCODES, SYNC_OPCODES
 from ._finding import Finding, SourceText
 from ._shape import Shape, parse_shape
+from ._verify_shapes import with_layout
 
 if TYPE_CHECKING:
     from ._module import Module
@@ -195,7 +197,7 @@ def channel_findings(module: Module, graph: Graph, source: SourceText) -> list[F
     for group in host_transfers.values():
         reference = group[0]
         for other in group[1:]:
-            if not _identical(reference, other):
+            if not _identical(reference, other, graph):
                 findings.append(_finding(other, (
                     "Host-transfer send/recv instructions that use the same channel must be "
                     "identical up to having different operands. Found different instructions "
@@ -240,19 +242,23 @@ def _done_problem(start: Instruction, done: Instruction, source: SourceText) -> 
     return None
 
 
-def _identical(a: Instruction, b: Instruction) -> bool:
+def _identical(a: Instruction, b: Instruction, graph: Graph) -> bool:
     """XLA's ``Identical`` up to operands: opcode, shape, operand count and attributes
-    (metadata and other annotations ignored; operand shapes are not compared)."""
+    (metadata and other annotations ignored), with operands compared by shape (newer XLA:
+    "the operands must still have the same shapes"; an unknown operand shape passes)."""
     if a.opcode != b.opcode or _shape(a.shape_text) != _shape(b.shape_text):
         return False
     if len(a.operands) != len(b.operands):
         return False
+    for x, y in zip(graph.operand_shapes(a), graph.operand_shapes(b), strict=True):
+        if x is not None and y is not None and with_layout(x) != with_layout(y):
+            return False
     keys = (set(a.attributes) | set(b.attributes)) - _NOT_COMPARED
     return all(a.attributes.get(k) == b.attributes.get(k) for k in keys)
 
 
 def _shape(text: str) -> str:
     try:
-        return str(parse_shape(text))
+        return with_layout(parse_shape(text))
     except ValueError:
         return text
