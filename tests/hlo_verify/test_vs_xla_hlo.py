@@ -4,7 +4,10 @@ Each module goes through XLA's HLO parser, the StableHLO import and compilation 
 devices in a child process. jaxlib reaches XLA's compiler only through StableHLO, whose
 importer and verifiers reject a malformed async pair or all-to-all before XLA's HLO verifier
 runs, so the comparison is of verdicts (accepted or rejected), with the substring each layer
-gives where it names the same fault.
+gives where it names the same fault; where the import turns an async pair into its
+synchronous op, XLA's HLO verifier answers itself (``all_gather_start_shard_count``). The
+import drops a -done whose result is unused, so a wrong -done shape is not compared here (the
+verifier's own messages for it are in test_result_shapes).
 """
 
 from __future__ import annotations
@@ -59,6 +62,21 @@ CASES = [
      "ROOT %s = f32[8]{0} add(%d1, %d2)",
      "Expected exactly one user for async start op",
      "The all-reduce-start instruction requires one consumer, found 2"),
+    ("permute_start_with_context_ok",
+     "%cps = (f32[8]{0}, f32[8]{0}, u32[], u32[]) collective-permute-start(%p), "
+     "source_target_pairs={{0,1},{1,0}}\nROOT %cpd = f32[8]{0} collective-permute-done(%cps)",
+     None, None),
+    ("all_gather_start_shard_count",
+     "%ags = (f32[4]{0}, f32[4]{0}) all-gather-start(%q), replica_groups={{0,1}}, "
+     "dimensions={0}\n%agd = f32[4]{0} all-gather-done(%ags)\nROOT %r = f32[8]{0} add(%p, %p)",
+     "subgroup_size == 1 || shard_count == subgroup_size shard_count = 1, subgroup_size = 2, ",
+     "shard_count = 1, subgroup_size = 2, %ags = "),
+    ("all_to_all_result_shape",
+     "%a = f32[4]{0} all-to-all(%p), replica_groups={{0,1}}, dimensions={0}\n"
+     "ROOT %r = f32[8]{0} add(%p, %p)",
+     "inferred type(s) 'tensor<8xf32>' are incompatible with return type(s) of operation "
+     "'tensor<4xf32>'",
+     "Expected instruction to have shape equal to f32[8], actual shape is f32[4]:"),
     ("all_to_all_tuple_shapes_differ",
      "%a = (f32[8]{0}, f32[4]{0}) all-to-all(%p, %q), replica_groups={{0,1}}\n" + GTE0,
      "requires the same shape for all operands",
