@@ -163,3 +163,21 @@ def test_async_done_output_differs() -> None:
     assert async_found("((f32[8]{0}), f32[8]{0}, u32[])", "f32[4]{0}") == [
         ("ad", 14, 8, "The async-done expects the shape of output to match the async shape at "
          "index {1} (f32[4]{0} vs f32[8]{0}).")]
+
+
+@pytest.mark.parametrize("body,expected", [
+    (f"{ARS}\n%t = (f32[8]{{0}}) tuple(%ars)\nROOT %ard = f32[8]{{0}} all-reduce-done(%t)",
+     "The operand of a all-reduce-done instruction needs to be all-reduce-start, found tuple"),
+    ("ROOT %agd = f32[8]{0} all-gather-done(%p)",
+     None),  # XLA has no pairing rule for all-gather; its shape check needs a tuple operand
+    (f"{ARS}\nROOT %ard = f32[4]{{0}} all-reduce-done(%ars)",
+     "Expected instruction to have shape equal to f32[8], actual shape is f32[4]:\n"
+     "%ard = f32[4]{0} all-reduce-done(%ars)"),
+])
+def test_dones_are_found_through_the_structural_model(body: str, expected: str | None) -> None:
+    # A reader may leave a -done whose operand is no start out of module.collectives; the
+    # verifier reads -done instructions from module.computations, so it checks them anyway.
+    module = hlo.parse_module(module_text(body, r=2))
+    module.collectives[:] = [c for c in module.collectives if not c.opcode.endswith("-done")]
+    found = [f.message for f in hlo.verify(module) if f.opcode.endswith("-done")]
+    assert found == ([] if expected is None else [expected])

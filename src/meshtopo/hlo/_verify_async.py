@@ -13,6 +13,7 @@ only when the module has such instructions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,8 @@ _PAIRS: dict[str, tuple[tuple[str, ...] | None, tuple[str, ...] | None]] = {
     "recv-done": (None, ("recv", "get-tuple-element")),
 }
 ASYNC_WRAPPERS = frozenset({"async-start", "async-update", "async-done"})
+# An opcode ending in -start or -done before its operand list (white space allowed between).
+_ASYNC_OPCODE = re.compile(r"[a-z]-(?:start|done)\s*\(")
 # Attributes that do not take part in XLA's ``Identical`` for send/recv.
 _NOT_COMPARED = frozenset({"metadata", "backend_config", "frontend_attributes",
                            "control-predecessors", "sharding", "statistics_viz"})
@@ -102,8 +105,7 @@ def needs_graph(module: Module) -> bool:
     then read users and operands)."""
     if any(c.opcode not in SYNC_OPCODES for c in module.collectives):
         return True
-    text = module.text
-    return "-done(" in text or "-start(" in text
+    return _ASYNC_OPCODE.search(module.text) is not None
 
 
 def wrapping_names(module: Module) -> set[str]:
