@@ -34,7 +34,7 @@ def finding_text(file: str, finding: Finding) -> Text:
 
 Prints FILE:LINE:COL: INSTRUCTION: MESSAGE for each finding (messages in XLA's words), then a
 summary per module. Exits 1 when there are findings, 0 when there are none.""")
-@click.argument("files", nargs=-1, required=True)
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
 @click.option("--replica-count", type=DecimalRange(min=1), default=None,
               help="Check against this replica count instead of the header's.")

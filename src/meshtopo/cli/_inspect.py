@@ -39,7 +39,7 @@ the devices that talk, the mesh axes they span, bytes per device.
 Flags: ids!=devices where a participating cell's flattened id (r*P+p) differs from its device
 id; unsorted where a group does not list its devices in ascending order (rank order follows
 the list). Exits 1 when a collective could not be resolved, 0 otherwise.""")
-@click.argument("files", nargs=-1, required=True)
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
 @click.option(
     "--device-assignment",
     "assignment_spec",

@@ -124,7 +124,7 @@ Prints the [topology][group][rank] envelope (one topology per distinct group lis
 collectives that carry it), the CC world size, each rank's physical cores, the TP group and
 the combinable reduce-scatters. Exits 1 when an envelope is MPMD (more than one topology), 0
 otherwise.""")
-@click.argument("files", nargs=-1, required=True)
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
 @click.option("--lnc", type=DecimalRange(min=1), default=2, show_default=True,
               help="Physical cores per logical core (rank = core // lnc).")
 @click.option("--tp-opcode", type=click.Choice(sorted(GROUP_OPCODES)), default="reduce-scatter",
