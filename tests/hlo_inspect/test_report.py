@@ -78,3 +78,13 @@ def test_long_one_row_grid_is_wrapped(tmp_path, capsys):
     page = report(tmp_path, capsys, text)
     assert "cells in flattened-id order, 16 per row" in page
     assert page.count("<g><title>") == 256
+
+
+def test_table_has_mesh_axes_op_name_and_both_byte_columns(tmp_path, capsys):
+    page = report(tmp_path, capsys, MIXED_2X2, "--mesh", "x=2,y=2")
+    assert "<th>mesh axes</th>" in page and "<th>op_name</th>" in page
+    assert '<th class="num">payload/device</th><th class="num">wire/device</th>' in page
+    # ar: flattened ids {{0,1},{2,3}} are the rows of the 2x2 mesh, i.e. axis y.
+    assert "<td>kFlattenedID</td><td><code>{{0,1},{2,3}}</code></td>" in page
+    row = page.split('<a href="#c0">ar</a>')[1].split("</tr>")[0]
+    assert "<td>y</td>" in row and "<td class=num>32 B</td>" in row

@@ -116,8 +116,9 @@ def _table(result: Inspection) -> str:
     parts = [
         '<div class="scroll"><table class="collectives"><thead><tr><th>#</th><th>name</th><th>opcode</th>'
         "<th>mode</th><th>groups as written</th><th>device groups</th><th>groups&times;size</th>"
+        "<th>mesh axes</th>"
         '<th class="num">payload/device</th><th class="num">wire/device</th>'
-        '<th class="num">line</th><th>flags</th></tr></thead><tbody>'
+        '<th class="num">line</th><th>op_name</th><th>flags</th></tr></thead><tbody>'
     ]
     for index, row in enumerate(result.rows[:TABLE_LIMIT]):
         p = row.pattern
@@ -128,8 +129,10 @@ def _table(result: Inspection) -> str:
             f"<tr><td class=num>{index}</td><td>{link}</td><td>{e(row.opcode)}</td>"
             f"<td>{e(p.mode or '-')}</td><td><code>{e(written)}</code></td>"
             f"<td><code>{e(device_groups_text(p))}</code></td><td>{e(shape_text(p))}</td>"
+            f"<td>{e(result.mesh_axes(p) or '-')}</td>"
             f"<td class=num>{e(bytes_text(row.bytes))}</td>"
             f"<td class=num>{e(bytes_text(wire_bytes(row)))}</td><td class=num>{row.line}</td>"
+            f"<td><code>{e(short(row.op_name or '-', 60))}</code></td>"
             f"<td>{_flag_badges(p)}</td></tr>"
         )
     parts.append("</tbody></table></div>\n")
