@@ -181,3 +181,20 @@ def test_dones_are_found_through_the_structural_model(body: str, expected: str |
     module.collectives[:] = [c for c in module.collectives if not c.opcode.endswith("-done")]
     found = [f.message for f in hlo.verify(module) if f.opcode.endswith("-done")]
     assert found == ([] if expected is None else [expected])
+
+
+def test_collective_broadcast_and_ragged_all_to_all_results() -> None:
+    broadcast = "ROOT %cb = f32[4]{0} collective-broadcast(%p), replica_groups={{0,1}}"
+    assert found(broadcast) == [
+        ("cb", 9, 8, "shapes", "Expected instruction to have shape equal to f32[8], actual "
+         "shape is f32[4]:\n%cb = f32[4]{0} collective-broadcast(%p), replica_groups={{0,1}}")]
+    params = ("%p = f32[8]{0} parameter(0)\n%o = f32[16]{0} parameter(1)\n"
+              "%a = s64[2]{0} parameter(2)\n%b = s64[2]{0} parameter(3)\n"
+              "%c = s64[2]{0} parameter(4)\n%d = s64[2]{0} parameter(5)")
+    ragged = ("ROOT %r = f32[{n}]{{0}} ragged-all-to-all(%p, %o, %a, %b, %c, %d), "
+              "replica_groups={{{{0,1}}}}")
+    assert found(ragged.format(n=16), params=params) == []
+    ((name, _, _, check, message),) = found(ragged.format(n=8), params=params)
+    assert (name, check) == ("r", "shapes")
+    assert message.startswith("Expected instruction to have shape equal to f32[16], actual "
+                              "shape is f32[8]:\n%r = f32[8]{0} ragged-all-to-all(")

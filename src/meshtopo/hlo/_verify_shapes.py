@@ -17,6 +17,8 @@ collective-permute         the operand (a tuple of the operands when several; in
                            operand 1)
 collective-permute-start   ``(operand, operand, context...)`` (tuples when several)
 collective-permute-done    element 1 of its operand's shape
+collective-broadcast       operand 0
+ragged-all-to-all          operand 1 (the output buffer)
 =========================  ==============================================================
 
 A mismatch reads ``Expected instruction to have shape equal to <inferred>, actual shape is
@@ -87,6 +89,10 @@ def _infer(opcode: str, shape: Shape, operands: list[Shape], dimension: int | No
         return _arrays(operands, "operand of collective-permute") or _one_or_tuple(operands)
     if opcode == "collective-permute-start":
         return _permute_start(shape, operands, in_place)
+    if opcode == "collective-broadcast":
+        return _arrays(operands[:1], "operand of collective-broadcast") or operands[0]
+    if opcode == "ragged-all-to-all" and len(operands) > 1:
+        return _arrays(operands[1:2], "operand 1 of ragged-all-to-all") or operands[1]
     return None
 
 
