@@ -146,3 +146,19 @@ def test_mesh_axes_written_by_jax_and_named_by_mesh(
     with pytest.raises(SystemExit):
         main(["inspect", "--json", "--mesh", "data=2,model=4", path])
     assert json.loads(capsys.readouterr().out)["collectives"][0]["mesh_axes"] == "data"
+
+
+@pytest.mark.jax
+def test_check_and_neuron_read_a_dump_directory(dump_dir: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    files = mt.hlo.module_files(dump_dir)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["check", str(dump_dir)])
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0  # XLA compiled every module: no findings
+    assert [line.split(": ")[0] for line in out.splitlines()] == files
+    with pytest.raises(SystemExit) as exit_info:
+        main(["neuron", "--json", str(dump_dir)])
+    payload = json.loads(capsys.readouterr().out)
+    assert exit_info.value.code == 0 and payload["ok"] is True
+    assert [m["file"] for m in payload["modules"]] == files
