@@ -265,7 +265,8 @@ def devices(
         return
     out = console()
     out.print(
-        f"mode [bold]{mode}[/bold]  groups {device_list}  on {replicas} replicas x {partitions} partitions"
+        f"mode [bold]{mode}[/bold]  groups {device_list}  on {plural(replicas, 'replica')} x "
+        f"{plural(partitions, 'partition')}"
     )
     out.print(
         grid(cells, "cells: r<replica> p<partition> / f<flattened id> d<device id> / g<group>.<rank>")
@@ -274,7 +275,7 @@ def devices(
     if differs.size:
         flat = int(differs[0])
         out.print(
-            f"[bold]*[/bold] flattened id and device id differ in {differs.size} cells, e.g. replica "
+            f"[bold]*[/bold] flattened id and device id differ in {plural(differs.size, 'cell')}, e.g. replica "
             f"{flat // partitions} partition {flat % partitions} is flattened id "
             f"{flat} but device {int(cells.device_id[flat])}"
         )

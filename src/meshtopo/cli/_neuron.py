@@ -144,6 +144,13 @@ def neuron(files: tuple[str, ...], lnc: int, tp_opcode: str, as_json: bool) -> i
     return 0 if ok else 1
 
 
+def _geometry(topology: dict[str, object]) -> str:
+    """``4 groups x 2 ranks`` (singular where one)."""
+    groups: int = topology["num_replica_groups"]  # type: ignore[assignment]
+    ranks: int = topology["num_devices_per_group"]  # type: ignore[assignment]
+    return f"{plural(groups, 'group')} x {plural(ranks, 'rank')}"
+
+
 def _print(payload: dict[str, object]) -> None:
     out = console()
     topologies: list[dict[str, object]] = payload["topologies"]  # type: ignore[assignment]
@@ -153,8 +160,7 @@ def _print(payload: dict[str, object]) -> None:
                    f"num_partitions={payload['num_partitions']})", style="bold"))
     for index, topology in enumerate(topologies):
         groups: list[list[int]] = topology["replica_groups"]  # type: ignore[assignment]
-        out.print(f"  topology {index}: {topology['num_replica_groups']} groups x "
-                  f"{topology['num_devices_per_group']} ranks  {topology['text']}"
+        out.print(f"  topology {index}: {_geometry(topology)}  {topology['text']}"
                   + ("" if topology["text"] == groups_text(groups) else
                      f"  = {groups_text(groups, limit=16)}"))
     pairs: list[list[int]] = payload["source_target_pairs"]  # type: ignore[assignment]
@@ -167,9 +173,8 @@ def _print(payload: dict[str, object]) -> None:
             carried: list[str] = topology["collectives"]  # type: ignore[assignment]
             shown = ", ".join("%" + n for n in carried[:8])
             more = f" and {len(carried) - 8} more" if len(carried) > 8 else ""
-            out.print(f"    topology {index} ({topology['num_replica_groups']} groups x "
-                      f"{topology['num_devices_per_group']} ranks, {topology['text']}): carried "
-                      f"by {plural(len(carried), 'collective')}: {shown}{more}")
+            out.print(f"    topology {index} ({_geometry(topology)}, {topology['text']}): "
+                      f"carried by {plural(len(carried), 'collective')}: {shown}{more}")
     else:
         out.print(Text(f"world size: {payload['world_size']}", style="bold green"))
         core_groups: list[list[int]] = payload["core_groups"]  # type: ignore[assignment]
