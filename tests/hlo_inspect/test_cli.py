@@ -186,10 +186,11 @@ def test_count_overrides_win_over_the_header(capsys, dump):
 
 
 def test_rejected_collective_is_a_row_with_the_error_and_exit_1(capsys, dump):
-    code, out, err = run(capsys, "inspect", dump(REJECTED))
+    path = dump(REJECTED)
+    code, out, err = run(capsys, "inspect", path)
     assert (code, err) == (1, "")
-    assert "error: line 11: all-gather ag: Invalid combination of has_channel_id" in out
-    code, out, err = run(capsys, "inspect", dump(REJECTED), "--json")
+    assert f"{path}:11:8: ag: Invalid combination of has_channel_id" in out
+    code, out, err = run(capsys, "inspect", path, "--json")
     assert (code, err) == (1, "")
     c = json.loads(out)["collectives"][0]
     assert (c["mode"], c["device_groups"], c["in_group_order_ascending"]) == (None, [], None)

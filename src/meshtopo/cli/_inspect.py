@@ -243,9 +243,11 @@ def _print_notes(result: Inspection) -> None:
         )
     errors = [row for row in result.rows if row.pattern.error is not None]
     for row in errors[:10]:
-        click.echo(f"error: line {row.line}: {row.opcode} {row.name}: {row.pattern.error}")
+        # The position format of ``check``'s findings: FILE:LINE:COL: NAME: MESSAGE.
+        click.echo(f"{result.source}:{row.line}:{row.column}: {row.name}: {row.pattern.error}")
     if len(errors) > 10:
-        click.echo(f"error: ... {len(errors) - 10} more")
+        click.echo(f"{result.source}: ... {len(errors) - 10} more collectives that could not be "
+                   "resolved")
 
 
 COMMANDS = [inspect_command]
