@@ -110,3 +110,21 @@ def test_full_prints_whole_lists_and_singulars(tmp_path: Path,
     assert "more)" in out and "1 collective on 16 replicas x 1 partition," in out
     _, out, _ = run(capsys, "inspect", str(path), "--full")
     assert "{" + groups + "}" in out and "more)" not in out
+
+
+def test_usage_errors_of_the_new_options(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "m.hlo"
+    path.write_text(FLATTENED_2X2)
+    code, out, err = run(capsys, "inspect", str(path), str(path), "--html",
+                         str(tmp_path / "r.html"))
+    assert (code, out) == (2, "")
+    assert err == "meshtopo: error: --html writes one module's report, got 2 modules\n"
+    code, _, err = run(capsys, "inspect", str(path), "--mesh-devices", "0,1,2,3")
+    assert (code, err) == (2, "meshtopo: error: --mesh-devices needs --mesh\n")
+    code, _, err = run(capsys, "inspect", str(path), "--mesh", "x=3")
+    assert (code, err) == (2, f"meshtopo: error: --mesh mesh['x'=3] has 3 devices, but {path} "
+                              "has 2 x 2 (replicas x partitions); a mesh must span the "
+                              "replicas, the partitions or both\n")
+    code, _, err = run(capsys, "inspect", str(tmp_path))
+    assert code == 2 and "no module after optimizations found" in err

@@ -22,7 +22,7 @@ from typing import IO
 import numpy as np
 
 from .._device_list import CollectiveDeviceList
-from .._errors import MeshtopoError
+from .._errors import InvalidArgumentError, MeshtopoError
 from .._mesh import Mesh, SubAxis
 from .._placement import DeviceAssignment
 from ..hlo import Collective, iter_collectives
@@ -151,6 +151,10 @@ def inspect_file(
         counts = (stream.replica_count or 1, stream.num_partitions or 1)
         assignment = device_assignment(assignment_spec, *counts)
     found = list(patterns.values())
+    if mesh is not None and mesh.size not in (counts[0], counts[1], counts[0] * counts[1]):
+        raise InvalidArgumentError(
+            f"--mesh {mesh} has {mesh.size} devices, but {name} has {counts[0]} x {counts[1]} "
+            "(replicas x partitions); a mesh must span the replicas, the partitions or both")
     mesh_source = "--mesh" if mesh is not None else None
     if mesh is None:
         mesh = next((p.device_list.mesh_axes.mesh for p in found if p.device_list is not None
