@@ -15,7 +15,7 @@ mode spelled the seed's way: ``kCrossReplica`` ...). They run in XLA's phase ord
    from the structural model, so a -done whose operand is no start is checked too); then the
    instruction verifier's all-reduce channel id check;
 4. only with ``verify_no_collective_deadlocks=True`` and a scheduled module: the send/recv
-   deadlock checker (``_verify_deadlock``, spec 5.6);
+   deadlock checker (``_verify_deadlock``, XLA's ``VerifyNoCollectiveDeadlocks``);
 5. all-reduce layout constraints: all constrained or none (``constrain_layout``).
 
 XLA stops at its first error. ``verify`` goes on and reports, for every instruction, the first
@@ -76,8 +76,8 @@ def verify(module: Module, check_replica_groups: bool = True,
 
     ``check_replica_groups=False`` skips ``CheckReplicaGroups`` (and, where XLA computes the
     group mode only for that check, the mode), and ``verify_no_collective_deadlocks=True``
-    adds the send/recv deadlock checker on scheduled modules, like ``HloVerifierOpts``. The module's
-    ``replica_count`` and ``num_partitions`` are the counts checked against. Structural
+    adds the send/recv deadlock checker on scheduled modules, like ``HloVerifierOpts``. The
+    module's ``replica_count`` and ``num_partitions`` are the counts checked against. Structural
     errors in the text met while pairing async instructions raise ``HloParseError``.
     """
     if not isinstance(module, Module):
