@@ -128,3 +128,25 @@ def test_usage_errors_of_the_new_options(tmp_path: Path,
                               "replicas, the partitions or both\n")
     code, _, err = run(capsys, "inspect", str(tmp_path))
     assert code == 2 and "no module after optimizations found" in err
+
+
+def test_wire_bytes_per_device_by_opcode(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from ._dumps import MIXED_2X2, REPLICAS_8
+
+    got = {}
+    for text in (MIXED_2X2, REPLICAS_8):
+        path = tmp_path / "m.hlo"
+        path.write_text(text)
+        _, out, _ = run(capsys, "inspect", str(path), "--json")
+        for c in json.loads(out)["collectives"]:
+            got[c["name"]] = (c["opcode"], c["group_size"], c["bytes"], c["wire_bytes"])
+    assert got == {
+        "ar": ("all-reduce", 4, 32, 48),            # 2 (n-1)/n x 32, n = 4 (REPLICAS_8)
+        "ag": ("all-gather", 4, 64, 48),            # (n-1)/n x the 64-byte result
+        "cp": ("collective-permute", 2, 32, 32),    # a source sends its buffer once
+        "rs": ("reduce-scatter", 2, 32, 16),        # (n-1)/n x the 32-byte operand
+        "ar2": ("all-reduce", 2, 32, 32),           # 2 (n-1)/n x 32, n = 2
+        "ars": ("all-reduce-start", 8, 32, 56),     # the start carries the traffic
+        "ard": ("all-reduce-done", 8, 32, 0),
+    }
