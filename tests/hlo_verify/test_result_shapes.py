@@ -198,3 +198,21 @@ def test_collective_broadcast_and_ragged_all_to_all_results() -> None:
     assert (name, check) == ("r", "shapes")
     assert message.startswith("Expected instruction to have shape equal to f32[16], actual "
                               "shape is f32[8]:\n%r = f32[8]{0} ragged-all-to-all(")
+
+
+def test_dynamic_dimensions_and_layouts_do_not_take_part() -> None:
+    # ShapeUtil::Compatible ignores layouts and which dimensions are dynamic.
+    assert found("ROOT %ar = f32[<=8]{0} all-reduce(%p), replica_groups={{0,1}}, "
+                 "to_apply=%add") == []
+    assert found("ROOT %ar = f32[8,2]{0,1} all-reduce(%p), replica_groups={{0,1}}, "
+                 "to_apply=%add", params="%p = f32[8,2]{1,0} parameter(0)") == []
+
+
+def test_all_to_all_tuple_operands_compare_layouts_and_dynamic_dimensions() -> None:
+    body = "ROOT %a = (f32[8]{0}, f32[8]{0}) all-to-all(%p, %q), replica_groups={{0,1}}"
+    same = "%p = f32[8]{0} parameter(0)\n%q = f32[8] parameter(1)"  # default layout {0}
+    assert found(body, params=same) == []
+    dynamic = "%p = f32[8]{0} parameter(0)\n%q = f32[<=8]{0} parameter(1)"
+    ((_, _, _, _, message),) = found(body, params=dynamic)
+    assert message.startswith("HLO all-to-all has operands with different shapes: the 0th "
+                              "operand shape f32[8], but the 1th operand has shape f32[<=8].")

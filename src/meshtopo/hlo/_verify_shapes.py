@@ -151,7 +151,7 @@ def _all_to_all(operands: list[Shape], dimension: int | None,
     if dimension is None:
         first = operands[0]
         for index, operand in enumerate(operands):
-            if not compatible(first, operand) or not _same_layout(first, operand):
+            if not _equal(first, operand):
                 return (f"HLO all-to-all has operands with different shapes: the 0th operand "
                         f"shape {human(first)}, but the {index}th operand has shape "
                         f"{human(operand)}.")
@@ -232,22 +232,20 @@ def async_problem(
 
 
 def compatible(a: Shape, b: Shape) -> bool:
-    """XLA's ``ShapeUtil::Compatible``: same structure, element types and dimensions (dynamic
-    markers included); layouts ignored."""
+    """XLA's ``ShapeUtil::Compatible``: same structure, element types and dimension sizes;
+    layouts and which dimensions are dynamic ignored (``<=8`` is compatible with ``8``)."""
     if a.tuple_shapes is not None or b.tuple_shapes is not None:
         return (a.tuple_shapes is not None and b.tuple_shapes is not None
                 and len(a.tuple_shapes) == len(b.tuple_shapes)
                 and all(compatible(x, y)
                         for x, y in zip(a.tuple_shapes, b.tuple_shapes, strict=True)))
-    return (a.element_type, a.dimensions, a.dynamic) == (b.element_type, b.dimensions, b.dynamic)
+    return (a.element_type, a.dimensions) == (b.element_type, b.dimensions)
 
 
-def _same_layout(a: Shape, b: Shape) -> bool:
-    """Layouts equal where both write one (XLA's ``Shape::Equal`` on parsed shapes)."""
-    if a.tuple_shapes is not None and b.tuple_shapes is not None:
-        return all(_same_layout(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes,
-                                                      strict=False))
-    return a.layout is None or b.layout is None or a.layout == b.layout
+def _equal(a: Shape, b: Shape) -> bool:
+    """XLA's ``Shape::Equal`` on parsed shapes: structure, element types, dimensions and
+    their dynamic markers, and layouts (a missing layout read as XLA's default)."""
+    return with_layout(a) == with_layout(b)
 
 
 def human(shape: Shape) -> str:
