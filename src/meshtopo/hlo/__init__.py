@@ -35,8 +35,9 @@ Dump directories (``_dump``): ``module_files(path)`` lists the after-optimisatio
 a directory in XLA's ``--xla_dump_to`` layout (a file is itself).
 
 Errors: what XLA's *parser* rejects is an ``HloParseError`` with line and column (see
-``_line``); what XLA's *verifier* rejects is a ``Finding`` from ``verify``. Groups past the
-device limit are a ``LimitError`` naming line:column.
+``_line``); what XLA's *verifier* rejects is a ``Finding`` from ``verify(module,
+check_replica_groups=True, verify_no_collective_deadlocks=False)`` (see ``_verifier``). Groups
+past the device limit are a ``LimitError`` naming line:column.
 
 >>> import meshtopo as mt
 >>> module = mt.hlo.parse_module('''HloModule m, num_partitions=4
