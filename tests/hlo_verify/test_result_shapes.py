@@ -216,3 +216,11 @@ def test_all_to_all_tuple_operands_compare_layouts_and_dynamic_dimensions() -> N
     ((_, _, _, _, message),) = found(body, params=dynamic)
     assert message.startswith("HLO all-to-all has operands with different shapes: the 0th "
                               "operand shape f32[8], but the 1th operand has shape f32[<=8].")
+
+
+def test_a_done_written_over_two_lines_is_quoted_whole() -> None:
+    from meshtopo.hlo._finding import SourceText
+
+    text = "a\n  %d = f32[4]{0} all-reduce-done(%s)\n      , metadata={op_name=\"x\"}\n}\n"
+    assert SourceText(text).instruction_text(2) == (
+        '%d = f32[4]{0} all-reduce-done(%s), metadata={op_name="x"}')
