@@ -56,6 +56,9 @@ def test_flattened_ids_resolve_through_the_default_placement(capsys, dump):
             "group_count": 2,
             "group_size": 2,
             "bytes": 32,
+            "wire_bytes": 32,
+            "op_name": None,
+            "mesh_axes": None,
             "flattened_ids_differ_from_device_ids": True,
             "in_group_order_ascending": True,
             "error": None,
@@ -77,6 +80,8 @@ def test_json_header_fields(capsys, dump):
         "ids_differ_count": 5,
         "not_ascending_count": 1,
         "error_count": 0,
+        "mesh": None,
+        "mesh_source": None,
     }
 
 
@@ -107,18 +112,22 @@ def test_table_flags_and_header(capsys, dump):
     lines = out.splitlines()
     assert lines[0] == f"{path}: 5 collectives on 2 replicas x 2 partitions, device assignment default"
     assert lines[1].split() == [
-        "name", "opcode", "mode", "groups", "device", "groups", "groups", "x", "size", "bytes",
-        "line", "flags",
+        "name", "opcode", "mode", "groups", "device", "groups", "groups", "x", "size",
+        "payload/device", "wire/device", "line", "op_name", "flags",
     ]  # fmt: skip
     ag = next(line for line in lines if line.startswith("ag "))
+    # all-gather over 4 devices: each sends (n-1)/n of the 64-byte result.
     assert ag.split() == [
         "ag", "all-gather", "kCrossReplicaAndPartition", "{{1,0}}", "{{1,3,0,2}}", "1x4", "64",
-        "B", "12", "ids!=devices", "unsorted",
+        "B", "48", "B", "12", "-", "ids!=devices", "unsorted",
     ]  # fmt: skip
+    ar = next(line for line in lines if line.startswith("ar "))
+    assert ar.split()[6:10] == ["32", "B", "32", "B"]  # 2 (n-1)/n x 32 with n = 2
     cp = next(line for line in lines if line.startswith("cp "))
     assert "(pairs) {{0,1},{1,0}}" in cp and "4 pairs" in cp
-    assert lines[-2].startswith("ids!=devices: 5 collectives")
-    assert lines[-1].startswith("unsorted: 1 collectives")
+    assert lines[-3].startswith("payload/device: the buffer each device holds")
+    assert lines[-2].startswith("ids!=devices: 5 collectives use")
+    assert lines[-1].startswith("unsorted: 1 collective has")
 
 
 def test_single_partition_has_no_flags(capsys, dump):
@@ -176,11 +185,14 @@ def test_count_overrides_win_over_the_header(capsys, dump):
     )
 
 
-def test_rejected_collective_is_a_row_with_the_error(capsys, dump):
-    code, out, err = run(capsys, "inspect", dump(REJECTED))
-    assert (code, err) == (0, "")
-    assert "error: line 11: all-gather ag: Invalid combination of has_channel_id" in out
-    c = rows(capsys, dump(REJECTED))["collectives"][0]
+def test_rejected_collective_is_a_row_with_the_error_and_exit_1(capsys, dump):
+    path = dump(REJECTED)
+    code, out, err = run(capsys, "inspect", path)
+    assert (code, err) == (1, "")
+    assert f"{path}:11:8: ag: Invalid combination of has_channel_id" in out
+    code, out, err = run(capsys, "inspect", path, "--json")
+    assert (code, err) == (1, "")
+    c = json.loads(out)["collectives"][0]
     assert (c["mode"], c["device_groups"], c["in_group_order_ascending"]) == (None, [], None)
     assert c["error"].startswith("Invalid combination of has_channel_id and use_global_device_ids")
 
@@ -240,6 +252,6 @@ def test_dump_without_collectives_reports_the_header_grid(capsys, dump):
     text = "HloModule m, replica_count=2\nENTRY %e (p: f32[8]) -> f32[8] {\n  ROOT %p = f32[8]{0} parameter(0)\n}\n"
     path = dump(text)
     code, out, _ = run(capsys, "inspect", path)
-    assert (code, out) == (0, f"{path}: 0 collectives on 2 replicas x 1 partitions, device assignment default\n")
+    assert (code, out) == (0, f"{path}: 0 collectives on 2 replicas x 1 partition, device assignment default\n")
     payload = rows(capsys, path, "--num-partitions", "2")
     assert (payload["device_assignment"], payload["collectives"]) == ([[0, 2], [1, 3]], [])

@@ -9,14 +9,14 @@ from meshtopo.cli import main
 from ._dumps import MIXED_2X2, REJECTED, module
 
 
-def report(tmp_path, capsys, text, *args):
+def report(tmp_path, capsys, text, *args, code=0):
     source = tmp_path / "m.hlo"
     source.write_text(text)
     page = tmp_path / "report.html"
     with pytest.raises(SystemExit) as done:
         main(["inspect", str(source), "--html", str(page), *args])
     out, err = capsys.readouterr()
-    assert (done.value.code, err) == (0, "")
+    assert (done.value.code, err) == (code, "")
     assert out.endswith(f"report written to {page}\n")
     return page.read_text()
 
@@ -51,7 +51,7 @@ def test_one_grid_per_collective_with_labelled_cells(tmp_path, capsys):
 
 
 def test_rejected_collective_shows_the_error(tmp_path, capsys):
-    page = report(tmp_path, capsys, REJECTED)
+    page = report(tmp_path, capsys, REJECTED, code=1)
     assert '<p class="error">Invalid combination of has_channel_id' in page
     assert '<svg class="grid"' not in page
 
@@ -78,3 +78,13 @@ def test_long_one_row_grid_is_wrapped(tmp_path, capsys):
     page = report(tmp_path, capsys, text)
     assert "cells in flattened-id order, 16 per row" in page
     assert page.count("<g><title>") == 256
+
+
+def test_table_has_mesh_axes_op_name_and_both_byte_columns(tmp_path, capsys):
+    page = report(tmp_path, capsys, MIXED_2X2, "--mesh", "x=2,y=2")
+    assert "<th>mesh axes</th>" in page and "<th>op_name</th>" in page
+    assert '<th class="num">payload/device</th><th class="num">wire/device</th>' in page
+    # ar: flattened ids {{0,1},{2,3}} are the rows of the 2x2 mesh, i.e. axis y.
+    assert "<td>kFlattenedID</td><td><code>{{0,1},{2,3}}</code></td>" in page
+    row = page.split('<a href="#c0">ar</a>')[1].split("</tr>")[0]
+    assert "<td>y</td>" in row and "<td class=num>32 B</td>" in row

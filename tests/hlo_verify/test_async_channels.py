@@ -174,3 +174,19 @@ def test_finding_is_frozen_and_exported() -> None:
 def test_verify_refuses_what_is_not_a_module() -> None:
     with pytest.raises(mt.InvalidArgumentError, match="verify expects a Module"):
         hlo.verify("HloModule m")  # type: ignore[arg-type]
+
+
+def test_host_transfers_on_one_channel_need_operands_of_one_shape() -> None:
+    text = module_text(
+        "%tok = token[] after-all()\n"
+        "%s1 = (f32[8]{0}, u32[], token[]) send(%p, %tok), channel_id=5, is_host_transfer=true\n"
+        "%d1 = token[] send-done(%s1), channel_id=5, is_host_transfer=true\n"
+        "%s2 = (f32[8]{0}, u32[], token[]) send(%q, %d1), channel_id=5, is_host_transfer=true\n"
+        "ROOT %d2 = token[] send-done(%s2), channel_id=5, is_host_transfer=true",
+        params="%p = f32[8]{0} parameter(0)\n%q = f32[8]{0} parameter(1)")
+    assert hlo.verify(hlo.parse_module(text)) == []
+    other = text.replace("%q = f32[8]{0} parameter(1)", "%q = s32[8]{0} parameter(1)")
+    findings = hlo.verify(hlo.parse_module(other))
+    assert [(f.instruction, f.check) for f in findings] == [("s2", "channels")]
+    assert findings[0].message.startswith("Host-transfer send/recv instructions that use the "
+                                          "same channel must be identical")

@@ -143,3 +143,31 @@ def test_stdin_in_a_process(text: str, code: int) -> None:
     if code == 2:
         assert done.stdout == "" and done.stderr.startswith("meshtopo: error: <stdin>:2:1:")
         assert "Traceback" not in done.stderr
+
+
+SCHEDULED_RECV = """HloModule m, is_scheduled=true, num_partitions=2
+ENTRY %main (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  %tok = token[] after-all()
+  %recv = (f32[8]{0}, u32[], token[]) recv(%tok), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}"}
+  %recv-done = (f32[8]{0}, token[]) recv-done(%recv), channel_id=1
+  ROOT %r = f32[8]{0} get-tuple-element(%recv-done), index=0
+}
+"""
+
+
+def test_deadlocks_flag_and_several_files(tmp_path: Path, files: dict[str, str],
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "recv.hlo"
+    path.write_text(SCHEDULED_RECV)
+    code, out, _ = run(capsys, "check", str(path))
+    assert code == 0 and "2 collectives verified, no findings" in out  # recv and recv-done
+    code, out, _ = run(capsys, "check", "--deadlocks", str(path))
+    assert code == 1
+    assert f"{path}:5:3: recv: Expected send to match recv" in out
+    assert f"{path}: 1 finding in " in out
+    code, out, _ = run(capsys, "check", "--json", files["good"], files["bad"])
+    payload = json.loads(out)
+    assert code == 1 and payload["ok"] is False
+    assert [(m["file"], m["ok"]) for m in payload["modules"]] == [
+        (files["good"], True), (files["bad"], False)]

@@ -46,7 +46,8 @@ def test_json_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
         "num_cores": 16,
         "num_topologies": 1,
         "topologies": [{"text": "[2,4]<=[8]", "num_replica_groups": 2,
-                        "num_devices_per_group": 4, "replica_groups": groups}],
+                        "num_devices_per_group": 4, "replica_groups": groups,
+                        "collectives": ["a", "b"]}],
         "source_target_pairs": [],
         "world_size": 4,
         "mpmd": None,
@@ -89,9 +90,16 @@ def test_mpmd_is_a_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert payload["mpmd"] == ("Inconsistent worker count across topologies: topology 0 has 4 "
                                "ranks per group, topology 1 has 2; MPMD is not supported")
     assert (payload["world_size"], payload["core_groups"], payload["ok"]) == (None, None, False)
+    assert [t["collectives"] for t in payload["topologies"]] == [["a"], ["b"]]
     code, out, _ = run(capsys, "neuron", path)
     assert code == 1
     assert "MPMD: Inconsistent worker count across topologies" in out
+    lines = out.splitlines()
+    at = lines.index("  2 distinct group geometries:")
+    assert lines[at + 1].startswith("    topology 0 (2 groups x 4 ranks, [2,4]<=[8]): carried by "
+                                    "1 collective: %a")
+    assert lines[at + 2].startswith("    topology 1 (4 groups x 2 ranks, ")
+    assert lines[at + 2].endswith("carried by 1 collective: %b")
 
 
 def test_permute_pairs_and_tp_opcode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

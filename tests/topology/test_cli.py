@@ -124,7 +124,7 @@ def test_devices_per_opcode_rule(capsys):
         ),
         (
             ["devices", "--replicas", "2", "--device-assignment", "0,1;2,3"],
-            "meshtopo: error: --device-assignment is 2 x 2 but the grid is 2 replicas x 1 partitions\n",
+            "meshtopo: error: --device-assignment is 2 x 2 but the grid is 2 replicas x 1 partition\n",
         ),
         (["nonsense"], "meshtopo: error: No such command 'nonsense'.\n"),
     ],

@@ -1,18 +1,20 @@
-"""``check``: XLA's verifier checks on an HLO file, one line per finding.
+"""``check``: XLA's verifier checks on HLO files and dump directories, one line per finding.
 
-Exit 1 when there are findings, 0 when the module is clean; text that does not parse is bad
+Exit 1 when there are findings, 0 when every module is clean; text that does not parse is bad
 input (exit 2, one stderr line with its position). The ``--json`` schema is in
-docs/cli-json.md.
+docs/cli-json.md (one module: its object; several: ``{"modules": [...], "ok"}``).
 """
 
 from __future__ import annotations
 
 import click
+from rich.console import Console
 from rich.text import Text
 
-from ..hlo import Finding, load, verify
+from ..hlo import Finding, Module, load, verify
+from ._inputs import FILES_HELP, device_limit_option, input_files, is_single_file
 from ._options import DecimalRange
-from ._render import console, emit_json
+from ._render import console, emit_json, plural
 
 
 def finding_text(file: str, finding: Finding) -> Text:
@@ -26,8 +28,13 @@ def finding_text(file: str, finding: Finding) -> Text:
     return text
 
 
-@click.command()
-@click.argument("file")
+@click.command(help=f"""Run XLA's collective verifier checks on HLO modules.
+
+{FILES_HELP}
+
+Prints FILE:LINE:COL: INSTRUCTION: MESSAGE for each finding (messages in XLA's words), then a
+summary per module. Exits 1 when there are findings, 0 when there are none.""")
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
 @click.option("--replica-count", type=DecimalRange(min=1), default=None,
               help="Check against this replica count instead of the header's.")
@@ -35,47 +42,58 @@ def finding_text(file: str, finding: Finding) -> Text:
               help="Check against this partition count instead of the header's.")
 @click.option("--no-replica-group-checks", is_flag=True,
               help="Skip CheckReplicaGroups, like HloVerifierOpts check_replica_groups=false.")
-def check(file: str, as_json: bool, replica_count: int | None, num_partitions: int | None,
-          no_replica_group_checks: bool) -> int:
-    """Run XLA's collective verifier checks on the HLO module in FILE ('-' reads stdin).
-
-    Prints FILE:LINE:COL: INSTRUCTION: MESSAGE for each finding (messages in XLA's words),
-    then a summary. Exits 1 when there are findings, 0 when there are none.
-    """
-    module = load(file, replica_count=replica_count, num_partitions=num_partitions)
-    # The full structural parse, so that malformed lines anywhere are bad input (exit 2).
-    _ = module.computations
-    findings = verify(module, check_replica_groups=not no_replica_group_checks)
-    name = module.source or file
-    if as_json:
-        emit_json({
-            "file": name,
-            "replica_count": module.replica_count,
-            "num_partitions": module.num_partitions,
-            "collectives": len(module.collectives),
-            "findings": [
-                {"message": f.message, "instruction": f.instruction, "opcode": f.opcode,
-                 "line": f.line, "column": f.column, "check": f.check, "severity": f.severity}
-                for f in findings
-            ],
-            "ok": not findings,
-        })
-        return 1 if findings else 0
+@click.option("--deadlocks", is_flag=True,
+              help="Also run the send/recv deadlock checker on scheduled modules, like "
+                   "HloVerifierOpts verify_no_collective_deadlocks=true.")
+@device_limit_option
+def check(files: tuple[str, ...], as_json: bool, replica_count: int | None,
+          num_partitions: int | None, no_replica_group_checks: bool, deadlocks: bool) -> int:
+    paths = input_files(files)
+    payloads = []
     out = console()
+    for path in paths:
+        module = load(path, replica_count=replica_count, num_partitions=num_partitions)
+        # The full structural parse, so that malformed lines anywhere are bad input (exit 2).
+        _ = module.computations
+        findings = verify(module, check_replica_groups=not no_replica_group_checks,
+                          verify_no_collective_deadlocks=deadlocks)
+        name = module.source or path
+        payloads.append(_payload(name, module, findings))
+        if not as_json:
+            _print(out, name, module, findings)
+    ok = all(payload["ok"] for payload in payloads)
+    if as_json:
+        emit_json(payloads[0] if is_single_file(files, paths) else
+                  {"modules": payloads, "ok": ok})
+    return 0 if ok else 1
+
+
+def _payload(name: str, module: Module, findings: list[Finding]) -> dict[str, object]:
+    return {
+        "file": name,
+        "replica_count": module.replica_count,
+        "num_partitions": module.num_partitions,
+        "collectives": len(module.collectives),
+        "findings": [
+            {"message": f.message, "instruction": f.instruction, "opcode": f.opcode,
+             "line": f.line, "column": f.column, "check": f.check, "severity": f.severity}
+            for f in findings
+        ],
+        "ok": not findings,
+    }
+
+
+def _print(out: Console, name: str, module: Module, findings: list[Finding]) -> None:
     for finding in findings:
         out.print(finding_text(name, finding))
-    collectives = len(module.collectives)
-    noun = "collective" if collectives == 1 else "collectives"
+    collectives = plural(len(module.collectives), "collective")
+    counts = f"(replica_count={module.replica_count}, num_partitions={module.num_partitions})"
     if findings:
-        count = len(findings)
-        out.print(Text(f"{name}: {count} finding{'s' if count != 1 else ''} in {collectives} "
-                       f"{noun} (replica_count={module.replica_count}, "
-                       f"num_partitions={module.num_partitions})", style="bold red"))
-        return 1
-    out.print(Text(f"{name}: {collectives} {noun} verified, no findings "
-                   f"(replica_count={module.replica_count}, "
-                   f"num_partitions={module.num_partitions})", style="bold green"))
-    return 0
+        out.print(Text(f"{name}: {plural(len(findings), 'finding')} in {collectives} {counts}",
+                       style="bold red"))
+    else:
+        out.print(Text(f"{name}: {collectives} verified, no findings {counts}",
+                       style="bold green"))
 
 
 COMMANDS: list[click.Command] = [check]

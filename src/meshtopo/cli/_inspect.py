@@ -1,8 +1,10 @@
 """``inspect``: every collective of an HLO dump, its mode, its groups and the devices they name.
 
-The dump is read block by block (``mt.hlo.iter_collectives``), so memory follows the number of
+A dump is read block by block (``mt.hlo.iter_collectives``), so memory follows the number of
 collectives, not the file size; a progress bar is drawn on stderr when stderr is a terminal.
-The ``--json`` schema is documented in docs/cli-json.md and is stable.
+Several files and dump directories give one section each. Exit 1 when any collective could
+not be resolved (XLA would reject it), as ``check`` does. The ``--json`` schema is documented
+in docs/cli-json.md and is stable.
 """
 
 from __future__ import annotations
@@ -12,18 +14,32 @@ from collections.abc import Iterator
 
 import click
 
-from ._inspect_rows import Inspection, Pattern, Row, inspect_file
+from .._mesh import Mesh
+from ._inputs import FILES_HELP, device_limit_option, input_files, is_single_file
+from ._inspect_cells import (
+    bytes_text,
+    device_groups_text,
+    flags_text,
+    shape_text,
+    short,
+    wire_bytes,
+)
+from ._inspect_rows import Inspection, Row, inspect_file
+from ._math import parse_mesh
 from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange
-from ._render import groups_text
-
-GROUPS_SHOWN = 4
-"""Device groups written out per collective in the terminal table before ``...``."""
-TEXT_WIDTH = 48
-"""Longest groups text in a terminal table cell before it is cut with ``...``."""
+from ._render import plural
+from ._report import write_report
 
 
-@click.command(name="inspect")
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.command(name="inspect", help=f"""Every collective in HLO dumps: mode, groups as written,
+the devices that talk, the mesh axes they span, bytes per device.
+
+{FILES_HELP}
+
+Flags: ids!=devices where a participating cell's flattened id (r*P+p) differs from its device
+id; unsorted where a group does not list its devices in ascending order (rank order follows
+the list). Exits 1 when a collective could not be resolved, 0 otherwise.""")
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
 @click.option(
     "--device-assignment",
     "assignment_spec",
@@ -31,49 +47,74 @@ TEXT_WIDTH = 48
     show_default=True,
     help=DEVICE_ASSIGNMENT_HELP,
 )
-@click.option("--replica-count", type=DecimalRange(min=1), help="Override the header's.")
-@click.option("--num-partitions", type=DecimalRange(min=1), help="Override the header's.")
+@click.option("--replica-count", type=DecimalRange(min=1),
+              help="Use this replica count instead of the header's.")
+@click.option("--num-partitions", type=DecimalRange(min=1),
+              help="Use this partition count instead of the header's.")
+@click.option("--mesh", "mesh_spec",
+              help="Name the mesh axes of each collective on this mesh, e.g. data=2,model=4 "
+                   "(default: the mesh the module's mesh-axes groups write, if any).")
+@click.option("--mesh-devices", help="Device ids of --mesh in mesh order, e.g. 0,2,4,6,1,3,5,7.")
+@click.option("--full", is_flag=True,
+              help="Print whole group and pair lists instead of cutting them short.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
 @click.option(
     "--html",
     "html_path",
     type=click.Path(dir_okay=False, writable=True),
-    help="Also write a self-contained HTML report with a device grid per collective.",
+    help="Also write a self-contained HTML report with a device grid per collective "
+         "(one module only).",
 )
+@device_limit_option
 def inspect_command(
-    file: str,
+    files: tuple[str, ...],
     assignment_spec: str,
     replica_count: int | None,
     num_partitions: int | None,
+    mesh_spec: str | None,
+    mesh_devices: str | None,
+    full: bool,
     as_json: bool,
     html_path: str | None,
-) -> None:
-    """Every collective in an HLO dump: mode, groups as written, the devices that talk.
-
-    FILE is HLO text (plain or gzip), or - for stdin. Flags: ``ids!=devices`` where a
-    participating cell's flattened id (r*P+p) differs from its device id, ``unsorted`` where a
-    group does not list its devices in ascending order (rank order follows the list).
-    """
-    result = inspect_file(file, assignment_spec, replica_count, num_partitions)
+) -> int:
+    paths = input_files(files)
+    if html_path is not None and len(paths) != 1:
+        raise click.UsageError(f"--html writes one module's report, got {len(paths)} modules")
+    if mesh_devices is not None and mesh_spec is None:
+        raise click.UsageError("--mesh-devices needs --mesh")
+    mesh: Mesh | None = None if mesh_spec is None else parse_mesh(mesh_spec, mesh_devices)
+    results = [inspect_file(path, assignment_spec, replica_count, num_partitions, mesh=mesh)
+               for path in paths]
     if html_path is not None:
-        from ._report import write_report
-
-        write_report(result, html_path)
+        write_report(results[0], html_path)
     if as_json:
-        for chunk in json_chunks(result):
-            click.echo(chunk, nl=False)
+        if is_single_file(files, paths):
+            for chunk in json_chunks(results[0]):
+                click.echo(chunk, nl=False)
+        else:
+            click.echo('{\n"modules": [', nl=False)
+            for index, result in enumerate(results):
+                click.echo(("," if index else "") + "\n", nl=False)
+                for chunk in json_chunks(result):
+                    click.echo(chunk, nl=False)
+            click.echo("\n]}", nl=False)
         click.echo()
-        return
-    _print_table(result)
-    if html_path is not None:
-        click.echo(f"report written to {html_path}")
+    else:
+        for index, result in enumerate(results):
+            if index:
+                click.echo()
+            _print_table(result, full)
+        if html_path is not None:
+            click.echo(f"report written to {html_path}")
+    return 1 if any(result.error_count for result in results) else 0
 
 
 # ---- JSON ------------------------------------------------------------------------------------
 
 
-def row_payload(row: Row) -> dict[str, object]:
-    """The JSON object of one collective (schema in docs/cli-json.md)."""
+def row_payload(row: Row, mesh_axes: str | None = None) -> dict[str, object]:
+    """The JSON object of one collective (schema in docs/cli-json.md); ``mesh_axes`` as
+    ``Inspection.mesh_axes`` gives it."""
     pattern = row.pattern
     return {
         "name": row.name,
@@ -90,6 +131,9 @@ def row_payload(row: Row) -> dict[str, object]:
         "group_count": pattern.group_count,
         "group_size": pattern.group_size,
         "bytes": row.bytes,
+        "wire_bytes": wire_bytes(row),
+        "op_name": row.op_name,
+        "mesh_axes": mesh_axes,
         "flattened_ids_differ_from_device_ids": pattern.ids_differ,
         "in_group_order_ascending": pattern.ascending,
         "error": pattern.error,
@@ -108,95 +152,66 @@ def json_chunks(result: Inspection) -> Iterator[str]:
         "ids_differ_count": result.ids_differ_count,
         "not_ascending_count": result.descending_count,
         "error_count": result.error_count,
+        "mesh": None if result.mesh is None else str(result.mesh),
+        "mesh_source": result.mesh_source,
     }
     yield "{\n" + ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in head.items())
     yield ',\n  "collectives": ['
     for index, row in enumerate(result.rows):
-        yield ("," if index else "") + "\n    " + json.dumps(row_payload(row))
+        payload = row_payload(row, result.mesh_axes(row.pattern))
+        yield ("," if index else "") + "\n    " + json.dumps(payload)
     yield ("\n  ]" if result.rows else "]") + "\n}"
 
 
 # ---- terminal table ----------------------------------------------------------------------------
 
 
-def short(text: str, width: int = TEXT_WIDTH) -> str:
-    """``text`` cut to ``width`` characters with ``...`` when longer."""
-    return text if len(text) <= width else text[: width - 3] + "..."
+_HEADERS = ("name", "opcode", "mode", "groups", "device groups", "groups x size",
+            "payload/device", "wire/device", "line", "op_name", "flags")  # fmt: skip
+_RIGHT = frozenset({6, 7, 8})
 
 
-def device_groups_text(pattern: Pattern) -> str:
-    """The device groups, abbreviated after ``GROUPS_SHOWN`` groups and ``TEXT_WIDTH`` chars."""
-    if pattern.error is not None:
-        return "error"
-    text = groups_text(pattern.device_groups, limit=GROUPS_SHOWN)
-    return short(text)
-
-
-def shape_text(pattern: Pattern) -> str:
-    """``4x2`` (group count x size), ``3 pairs``, ``4xragged``, or ``-`` after an error."""
-    if pattern.error is not None:
-        return "-"
-    if pattern.is_pairs:
-        return f"{pattern.group_count} pairs"
-    size = "ragged" if pattern.group_size is None else str(pattern.group_size)
-    return f"{pattern.group_count}x{size}"
-
-
-def bytes_text(size: int | None) -> str:
-    """``512 B``, ``4.0 KiB``, ``1.5 MiB``; ``-`` when unknown."""
-    if size is None:
-        return "-"
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"  # pragma: no cover - the loop always returns
-
-
-def flags_text(pattern: Pattern) -> str:
-    """Space-separated flags: ``ids!=devices``, ``unsorted``, ``error``."""
-    flags = []
-    if pattern.ids_differ:
-        flags.append("ids!=devices")
-    if pattern.ascending is False:
-        flags.append("unsorted")
-    if pattern.error is not None:
-        flags.append("error")
-    return " ".join(flags)
-
-
-_HEADERS = ("name", "opcode", "mode", "groups", "device groups", "groups x size", "bytes",
-            "line", "flags")  # fmt: skip
-
-
-def table_cells(row: Row) -> tuple[str, ...]:
-    """The terminal table's cells for one collective, in ``_HEADERS`` order."""
+def table_cells(row: Row, mesh_axes: str | None = None, full: bool = False,
+                with_axes: bool = False) -> tuple[str, ...]:
+    """The terminal table's cells for one collective, in ``_HEADERS`` order (a ``mesh axes``
+    cell after ``groups x size`` when ``with_axes``)."""
     pattern = row.pattern
     written = "(pairs) " + (pattern.written or "") if pattern.is_pairs else pattern.written
-    return (
+    text = written if written is not None else "(none)"
+    cells = [
         row.name,
         row.opcode,
         pattern.mode or "-",
-        short(written if written is not None else "(none)"),
-        device_groups_text(pattern),
+        text if full else short(text),
+        device_groups_text(pattern, full),
         shape_text(pattern),
         bytes_text(row.bytes),
+        bytes_text(wire_bytes(row)),
         str(row.line),
+        (row.op_name or "-") if full else short(row.op_name or "-", 40),
         flags_text(pattern),
-    )
+    ]
+    if with_axes:
+        cells.insert(6, "-" if pattern.is_pairs else mesh_axes or "?")
+    return tuple(cells)
 
 
-def _print_table(result: Inspection) -> None:
+def _print_table(result: Inspection, full: bool = False) -> None:
+    mesh = "" if result.mesh is None else f", mesh {result.mesh} (from {result.mesh_source})"
     click.echo(
-        f"{result.source}: {len(result.rows)} collectives on {result.replica_count} replicas x "
-        f"{result.num_partitions} partitions, device assignment {result.assignment_spec}"
+        f"{result.source}: {plural(len(result.rows), 'collective')} on "
+        f"{plural(result.replica_count, 'replica')} x "
+        f"{plural(result.num_partitions, 'partition')}, device assignment "
+        f"{result.assignment_spec}{mesh}"
     )
     if not result.rows:
         return
-    table = [table_cells(row) for row in result.rows]
-    widths = [max([len(h)] + [len(cells[i]) for cells in table]) for i, h in enumerate(_HEADERS)]
-    right = {6, 7}
+    with_axes = result.mesh is not None
+    headers = (*_HEADERS[:6], "mesh axes", *_HEADERS[6:]) if with_axes else _HEADERS
+    right = {i + 1 for i in _RIGHT} if with_axes else set(_RIGHT)
+    table = [table_cells(row, result.mesh_axes(row.pattern), full, with_axes)
+             for row in result.rows]
+    widths = [max([len(h)] + [len(cells[i]) for cells in table]) for i, h in enumerate(headers)]
 
     def line(cells: tuple[str, ...]) -> str:
         return "  ".join(
@@ -204,7 +219,7 @@ def _print_table(result: Inspection) -> None:
             for i, (c, w) in enumerate(zip(cells[:-1], widths, strict=False))
         )
 
-    click.echo(click.style((line(_HEADERS) + "  " + _HEADERS[-1]), bold=True))
+    click.echo(click.style((line(headers) + "  " + headers[-1]), bold=True))
     for cells in table:
         flags = cells[-1]
         click.echo(line(cells) + ("  " + click.style(flags, fg="yellow", bold=True) if flags else ""))
@@ -212,21 +227,27 @@ def _print_table(result: Inspection) -> None:
 
 
 def _print_notes(result: Inspection) -> None:
+    click.echo("payload/device: the buffer each device holds; wire/device: bytes each device "
+               "sends under the ring algorithm of its opcode (docs/cli-json.md)")
     if result.ids_differ_count:
         click.echo(
-            f"ids!=devices: {result.ids_differ_count} collectives use cells whose flattened id "
+            f"ids!=devices: {plural(result.ids_differ_count, 'collective')} "
+            f"{'uses' if result.ids_differ_count == 1 else 'use'} cells whose flattened id "
             "(replica * partitions + partition) is not their device id"
         )
     if result.descending_count:
         click.echo(
-            f"unsorted: {result.descending_count} collectives have a group whose devices are not "
+            f"unsorted: {plural(result.descending_count, 'collective')} "
+            f"{'has' if result.descending_count == 1 else 'have'} a group whose devices are not "
             "ascending; rank order follows the written order"
         )
     errors = [row for row in result.rows if row.pattern.error is not None]
     for row in errors[:10]:
-        click.echo(f"error: line {row.line}: {row.opcode} {row.name}: {row.pattern.error}")
+        # The position format of ``check``'s findings: FILE:LINE:COL: NAME: MESSAGE.
+        click.echo(f"{result.source}:{row.line}:{row.column}: {row.name}: {row.pattern.error}")
     if len(errors) > 10:
-        click.echo(f"error: ... {len(errors) - 10} more")
+        click.echo(f"{result.source}: ... {len(errors) - 10} more collectives that could not be "
+                   "resolved")
 
 
 COMMANDS = [inspect_command]

@@ -4,7 +4,13 @@ Collectives are read with ``mt.hlo.iter_collectives`` (block by block, so a big 
 memory in proportion to its collectives, not its size). What a collective resolves to depends
 only on its group mode and its groups (or pairs) as written, so the resolution is computed once
 per distinct ``(mode, groups)`` and shared: a ``Pattern``. A ``Row`` is the per-instruction part
-(name, opcode, line, bytes) and a reference to its pattern.
+(name, opcode, line, bytes, op_name) and a reference to its pattern.
+
+Mesh axes: when a mesh is known (given, or the mesh of the first mesh-axes replica group list
+in the module), each pattern with replica groups names the axes it spans: without a given mesh
+the axes written in a mesh-axes list, else ``Mesh.axes_for`` of the groups as written on the
+mesh (None when no set of whole axes gives them). A given mesh thus names the axes in the
+user's words even where the module writes its own (JAX writes ``axis_0``, ``axis_1``, ...).
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ from typing import IO
 
 import numpy as np
 
-from .._errors import MeshtopoError
+from .._device_list import CollectiveDeviceList
+from .._errors import InvalidArgumentError, MeshtopoError
+from .._mesh import Mesh, SubAxis
 from .._placement import DeviceAssignment
 from ..hlo import Collective, iter_collectives
 from ._options import device_assignment
@@ -42,6 +50,7 @@ class Pattern:
     ids_differ: bool
     ascending: bool | None
     error: str | None
+    device_list: CollectiveDeviceList | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +66,8 @@ class Row:
     use_global_device_ids: bool | None
     bytes: int | None
     pattern: Pattern
+    op_name: str | None = None
+    underlying_opcode: str = ""
 
 
 @dataclass
@@ -70,6 +81,13 @@ class Inspection:
     assignment_spec: str
     rows: list[Row]
     patterns: list[Pattern]
+    mesh: Mesh | None = None
+    mesh_source: str | None = None
+    axes: dict[int, str | None] | None = None
+
+    def mesh_axes(self, pattern: Pattern) -> str | None:
+        """The mesh axes the pattern's groups span (``data,model``), None when unknown."""
+        return None if self.axes is None else self.axes.get(pattern.index)
 
     @property
     def ids_differ_count(self) -> int:
@@ -94,9 +112,11 @@ def inspect_file(
     num_partitions: int | None = None,
     progress: bool | None = None,
     block_size: int | None = None,
+    mesh: Mesh | None = None,
 ) -> Inspection:
     """Read every collective of an HLO dump (path, ``'-'`` for stdin, or open file) and resolve
-    its device groups under the given placement (an ``--device-assignment`` spec).
+    its device groups under the given placement (an ``--device-assignment`` spec); name the
+    mesh axes of each pattern under ``mesh`` (else the module's own mesh, if it writes one).
 
     ``progress`` and ``block_size`` go to ``iter_collectives`` (None: its defaults).
     """
@@ -122,12 +142,24 @@ def inspect_file(
                 collective.use_global_device_ids,
                 _bytes(collective),
                 _pattern_of(collective, assignment, patterns),
+                _op_name(collective),
+                collective.underlying_opcode,
             )
         )
     if assignment is None:
         # No collectives: the stream has still read the header (or raised).
         counts = (stream.replica_count or 1, stream.num_partitions or 1)
         assignment = device_assignment(assignment_spec, *counts)
+    found = list(patterns.values())
+    if mesh is not None and mesh.size not in (counts[0], counts[1], counts[0] * counts[1]):
+        raise InvalidArgumentError(
+            f"--mesh {mesh} has {mesh.size} devices, but {name} has {counts[0]} x {counts[1]} "
+            "(replicas x partitions); a mesh must span the replicas, the partitions or both")
+    mesh_source = "--mesh" if mesh is not None else None
+    if mesh is None:
+        mesh = next((p.device_list.mesh_axes.mesh for p in found if p.device_list is not None
+                     and p.device_list.mesh_axes is not None), None)
+        mesh_source = None if mesh is None else "module"
     return Inspection(
         "<stdin>" if name == "-" else name,
         counts[0],
@@ -135,8 +167,37 @@ def inspect_file(
         assignment,
         assignment_spec,
         rows,
-        list(patterns.values()),
+        found,
+        mesh,
+        mesh_source,
+        None if mesh is None else {p.index: _axes(p, mesh, mesh_source == "module")
+                                   for p in found},
     )
+
+
+def _op_name(collective: Collective) -> str | None:
+    try:
+        return collective.metadata.get("op_name")
+    except MeshtopoError:
+        return None
+
+
+def _axes(pattern: Pattern, mesh: Mesh, use_written: bool) -> str | None:
+    """The mesh axes of one pattern: as written in a mesh-axes list (``use_written``: the mesh
+    is the module's), else found by ``axes_for`` on ``mesh`` (so ``--mesh`` names them)."""
+    groups = pattern.device_list
+    if groups is None or pattern.is_pairs:
+        return None
+    written = groups.mesh_axes
+    if written is not None and use_written:
+        return ",".join(
+            f"{a.name}:({a.pre_size}){a.size}" if isinstance(a, SubAxis) else str(a)
+            for a in written.axes)
+    try:
+        axes = mesh.axes_for(groups)
+    except MeshtopoError:
+        return None
+    return None if axes is None else ",".join(axes) or "(none)"
 
 
 def _bytes(collective: Collective) -> int | None:
@@ -205,6 +266,7 @@ def _resolve(
         ids_differ,
         ascending,
         error,
+        None if is_pairs else collective.replica_groups,
     )
 
 

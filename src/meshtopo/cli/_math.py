@@ -18,6 +18,7 @@ from .._iota import IotaTileAssignment
 from .._mesh import Mesh
 from .._modes import group_mode, group_mode_for_opcode
 from .._placement import participating_device_groups
+from ._inputs import device_limit_option
 from ._options import DecimalRange, is_decimal
 from ._options import device_assignment as _device_assignment
 from ._options import int_list as _int_list
@@ -31,12 +32,14 @@ from ._render import (
     grid,
     group_style,
     groups_text,
+    plural,
 )
 
 
 def _print_shape(out: Console, device_list: CollectiveDeviceList) -> None:
     out.print(
-        f"{device_list.num_replica_groups} groups x {device_list.num_devices_per_group} devices"
+        f"{plural(device_list.num_replica_groups, 'group')} x "
+        f"{plural(device_list.num_devices_per_group, 'device')}"
     )
 
 
@@ -55,11 +58,12 @@ def _device_list_payload(device_list: CollectiveDeviceList) -> dict[str, object]
 @click.command()
 @click.argument("text")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@device_limit_option
 def expand(text: str, as_json: bool) -> None:
     """Expand replica groups or an iota tile given as XLA text.
 
-    TEXT is explicit groups ``{{0,4},{1,5}}``, an iota list ``[4,2]<=[2,4]T(1,0)``, mesh axes
-    ``mesh['x'=2,'y'=4] {'y'}``, or an iota tile of any rank ``[2,2,2]<=[8]``.
+    TEXT is explicit groups {{0,4},{1,5}}, an iota list [4,2]<=[2,4]T(1,0), mesh axes
+    mesh['x'=2,'y'=4] {'y'}, or an iota tile of any rank [2,2,2]<=[8].
     """
     stripped = text.strip()
     if stripped.startswith("[") and stripped.split("]", 1)[0].count(",") != 1:
@@ -75,7 +79,7 @@ def expand(text: str, as_json: bool) -> None:
             })
             return
         out = console()
-        out.print(f"[bold]{tile}[/bold]  ({tile.num_elements} devices)")
+        out.print(f"[bold]{tile}[/bold]  ({plural(tile.num_elements, 'device')})")
         # numpy summarises arrays past its print threshold; nothing else is converted.
         out.print(np.array2string(tile.to_array(), separator=","))
         return
@@ -102,10 +106,12 @@ def expand(text: str, as_json: bool) -> None:
         more = f", ... ({size - len(group)} more)" if size > len(group) else ""
         out.print("[" + ", ".join(map(str, group)) + more + "]", style=group_style(index))
     if device_list.num_replica_groups > GROUPS_SHOWN:
-        out.print(f"  ... {device_list.num_replica_groups - GROUPS_SHOWN} more groups")
+        rest = device_list.num_replica_groups - GROUPS_SHOWN
+        out.print(f"  ... {rest} more group{'' if rest == 1 else 's'}")
 
 
-def _parse_mesh(spec: str, devices: str | None) -> Mesh:
+def parse_mesh(spec: str, devices: str | None) -> Mesh:
+    """The ``--mesh name=size,...`` mesh, with ``--devices`` order when given."""
     axes = []
     for part in spec.split(","):
         name, _, size = part.partition("=")
@@ -129,11 +135,12 @@ def _parse_mesh(spec: str, devices: str | None) -> Mesh:
 @click.option("--devices", help="Device ids in mesh order (a permutation), e.g. 0,2,4,6,1,3,5,7.")
 @click.option("--find", "find_groups", help="Name the mesh axes whose groups are these (reverse).")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@device_limit_option
 def groups(
     mesh_spec: str, over: str | None, devices: str | None, find_groups: str | None, as_json: bool
 ) -> None:
     """Replica groups of a collective over named mesh axes (or the axes behind given groups)."""
-    mesh = _parse_mesh(mesh_spec, devices)
+    mesh = parse_mesh(mesh_spec, devices)
     if find_groups is not None:
         axes = mesh.axes_for(CollectiveDeviceList.parse(find_groups))
         if as_json:
@@ -190,8 +197,10 @@ def _mesh_payload(mesh: Mesh) -> dict[str, object]:
 
 
 @click.command()
-@click.option("--replicas", type=DecimalRange(min=1), default=1, show_default=True)
-@click.option("--partitions", type=DecimalRange(min=1), default=1, show_default=True)
+@click.option("--replicas", type=DecimalRange(min=1), default=1, show_default=True,
+              help="Replica count R of the grid.")
+@click.option("--partitions", type=DecimalRange(min=1), default=1, show_default=True,
+              help="Partition count P of the grid.")
 @click.option(
     "--groups",
     "groups_text_",
@@ -205,6 +214,7 @@ def _mesh_payload(mesh: Mesh) -> dict[str, object]:
     type=click.Choice(["absent", "false", "true"]),
     default="absent",
     show_default=True,
+    help="The collective's use_global_device_ids attribute (absent: not written).",
 )
 @click.option("--opcode", help="Apply XLA's per-opcode rule, e.g. all-reduce or all-to-all.")
 @click.option(
@@ -215,6 +225,7 @@ def _mesh_payload(mesh: Mesh) -> dict[str, object]:
     help="default (c*R+r), row-major (r*P+p), or rows like '0,2;1,3' ([replica][partition]).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@device_limit_option
 def devices(
     replicas: int,
     partitions: int,
@@ -254,7 +265,8 @@ def devices(
         return
     out = console()
     out.print(
-        f"mode [bold]{mode}[/bold]  groups {device_list}  on {replicas} replicas x {partitions} partitions"
+        f"mode [bold]{mode}[/bold]  groups {device_list}  on {plural(replicas, 'replica')} x "
+        f"{plural(partitions, 'partition')}"
     )
     out.print(
         grid(cells, "cells: r<replica> p<partition> / f<flattened id> d<device id> / g<group>.<rank>")
@@ -263,7 +275,7 @@ def devices(
     if differs.size:
         flat = int(differs[0])
         out.print(
-            f"[bold]*[/bold] flattened id and device id differ in {differs.size} cells, e.g. replica "
+            f"[bold]*[/bold] flattened id and device id differ in {plural(differs.size, 'cell')}, e.g. replica "
             f"{flat // partitions} partition {flat % partitions} is flattened id "
             f"{flat} but device {int(cells.device_id[flat])}"
         )

@@ -13,6 +13,7 @@ import click
 import numpy as np
 from rich.text import Text
 
+from .._device_list import CollectiveDeviceList
 from ..hlo import Module, load
 from ..neuron import (
     GROUP_OPCODES,
@@ -24,8 +25,9 @@ from ..neuron import (
     instruction_groups,
     source_target_pairs,
 )
+from ._inputs import FILES_HELP, device_limit_option, input_files, is_single_file
 from ._options import DecimalRange
-from ._render import console, emit_json, groups_text
+from ._render import console, emit_json, groups_text, plural
 
 
 def _core_groups(model: RankModel, lnc: int) -> list[list[int]]:
@@ -39,8 +41,26 @@ def _core_groups(model: RankModel, lnc: int) -> list[list[int]]:
     return [part.tolist() for part in np.split(cores, np.cumsum(sizes)[:-1])] if sizes.size else []
 
 
+def _carriers(module: Module, model: RankModel) -> list[list[str]]:
+    """Per topology, the collectives whose groups it is (the issuing forms, text order)."""
+    index = {topology: i for i, topology in enumerate(model.topologies)}
+    carriers: list[list[str]] = [[] for _ in model.topologies]
+    keys: dict[int, int | None] = {}  # the parser shares one device list per distinct text
+    for collective in module.collectives:
+        groups = collective.replica_groups
+        if not collective.is_start or collective.is_host_transfer or groups is None:
+            continue
+        if id(groups) not in keys:
+            keys[id(groups)] = index.get(CollectiveDeviceList(groups).to_explicit())
+        found = keys[id(groups)]
+        if found is not None:
+            carriers[found].append(collective.name)
+    return carriers
+
+
 def _payload(module: Module, lnc: int, tp_opcode: str) -> dict[str, object]:
     model = RankModel.from_module(module)
+    carriers = _carriers(module, model)
     pairs = source_target_pairs(module)
     world_size: int | None
     mpmd: str | None = None
@@ -62,6 +82,7 @@ def _payload(module: Module, lnc: int, tp_opcode: str) -> dict[str, object]:
                 "num_replica_groups": model.group_count(index),
                 "num_devices_per_group": model.group_size(index),
                 "replica_groups": topology.replica_groups,
+                "collectives": carriers[index],
             }
             for index, topology in enumerate(model.topologies)
         ],
@@ -95,40 +116,51 @@ def _payload(module: Module, lnc: int, tp_opcode: str) -> dict[str, object]:
     }
 
 
-@click.command()
-@click.argument("file")
+@click.command(help=f"""Neuron's 3-D rank model of HLO modules.
+
+{FILES_HELP}
+
+Prints the [topology][group][rank] envelope (one topology per distinct group list, with the
+collectives that carry it), the CC world size, each rank's physical cores, the TP group and
+the combinable reduce-scatters. Exits 1 when an envelope is MPMD (more than one topology), 0
+otherwise.""")
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
 @click.option("--lnc", type=DecimalRange(min=1), default=2, show_default=True,
               help="Physical cores per logical core (rank = core // lnc).")
 @click.option("--tp-opcode", type=click.Choice(sorted(GROUP_OPCODES)), default="reduce-scatter",
               show_default=True, help="The collective whose groups name the TP group.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
-def neuron(file: str, lnc: int, tp_opcode: str, as_json: bool) -> int:
-    """Neuron's 3-D rank model of the HLO module in FILE ('-' reads stdin).
-
-    Prints the [topology][group][rank] envelope (one topology per distinct group list), the CC
-    world size, each rank's physical cores, the TP group and the combinable reduce-scatters.
-    Exits 1 when the envelope is MPMD (more than one topology), 0 otherwise.
-    """
-    module = load(file)
-    payload = _payload(module, lnc, tp_opcode)
+@device_limit_option
+def neuron(files: tuple[str, ...], lnc: int, tp_opcode: str, as_json: bool) -> int:
+    paths = input_files(files)
+    payloads = [_payload(load(path), lnc, tp_opcode) for path in paths]
+    ok = all(payload["ok"] for payload in payloads)
     if as_json:
-        emit_json(payload)
-        return 0 if payload["ok"] else 1
-    _print(payload)
-    return 0 if payload["ok"] else 1
+        emit_json(payloads[0] if is_single_file(files, paths) else
+                  {"modules": payloads, "ok": ok})
+        return 0 if ok else 1
+    for payload in payloads:
+        _print(payload)
+    return 0 if ok else 1
+
+
+def _geometry(topology: dict[str, object]) -> str:
+    """``4 groups x 2 ranks`` (singular where one)."""
+    groups: int = topology["num_replica_groups"]  # type: ignore[assignment]
+    ranks: int = topology["num_devices_per_group"]  # type: ignore[assignment]
+    return f"{plural(groups, 'group')} x {plural(ranks, 'rank')}"
 
 
 def _print(payload: dict[str, object]) -> None:
     out = console()
     topologies: list[dict[str, object]] = payload["topologies"]  # type: ignore[assignment]
     count = len(topologies)
-    out.print(Text(f"{payload['file']}: {count} topolog{'y' if count == 1 else 'ies'} "
+    out.print(Text(f"{payload['file']}: {plural(count, 'topology', 'topologies')} "
                    f"[topology][group][rank] (replica_count={payload['replica_count']}, "
                    f"num_partitions={payload['num_partitions']})", style="bold"))
     for index, topology in enumerate(topologies):
         groups: list[list[int]] = topology["replica_groups"]  # type: ignore[assignment]
-        out.print(f"  topology {index}: {topology['num_replica_groups']} groups x "
-                  f"{topology['num_devices_per_group']} ranks  {topology['text']}"
+        out.print(f"  topology {index}: {_geometry(topology)}  {topology['text']}"
                   + ("" if topology["text"] == groups_text(groups) else
                      f"  = {groups_text(groups, limit=16)}"))
     pairs: list[list[int]] = payload["source_target_pairs"]  # type: ignore[assignment]
@@ -136,6 +168,13 @@ def _print(payload: dict[str, object]) -> None:
         out.print(f"  source_target_pairs: {groups_text(pairs, limit=16)}")
     if payload["mpmd"] is not None:
         out.print(Text(f"MPMD: {payload['mpmd']}", style="bold red"))
+        out.print(f"  {plural(count, 'distinct group geometry', 'distinct group geometries')}:")
+        for index, topology in enumerate(topologies):
+            carried: list[str] = topology["collectives"]  # type: ignore[assignment]
+            shown = ", ".join("%" + n for n in carried[:8])
+            more = f" and {len(carried) - 8} more" if len(carried) > 8 else ""
+            out.print(f"    topology {index} ({_geometry(topology)}, {topology['text']}): "
+                      f"carried by {plural(len(carried), 'collective')}: {shown}{more}")
     else:
         out.print(Text(f"world size: {payload['world_size']}", style="bold green"))
         core_groups: list[list[int]] = payload["core_groups"]  # type: ignore[assignment]

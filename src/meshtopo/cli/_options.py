@@ -13,6 +13,7 @@ import click
 
 from .._errors import InvalidArgumentError
 from .._placement import DeviceAssignment
+from ._render import plural
 
 DEVICE_ASSIGNMENT_HELP = (
     "default (c*R+r), row-major (r*P+p), or rows like '0,2;1,3' ([replica][partition])."
@@ -62,6 +63,6 @@ def device_assignment(spec: str, replicas: int, partitions: int) -> DeviceAssign
     if (assignment.replica_count, assignment.computation_count) != (replicas, partitions):
         raise InvalidArgumentError(
             f"--device-assignment is {assignment.replica_count} x {assignment.computation_count} "
-            f"but the grid is {replicas} replicas x {partitions} partitions"
+            f"but the grid is {plural(replicas, 'replica')} x {plural(partitions, 'partition')}"
         )
     return assignment

@@ -36,6 +36,11 @@ def group_style(group: int) -> str:
     )
 
 
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``1 collective``, ``2 collectives`` (``many`` for irregular plurals: ``topologies``)."""
+    return f"{count} {noun if count == 1 else many or noun + 's'}"
+
+
 def emit_json(payload: object) -> None:
     """Write ``payload`` as indented JSON on stdout."""
     click.echo(json.dumps(payload, indent=2))

@@ -16,7 +16,14 @@ from collections.abc import Iterator
 from typing import IO
 
 from .._errors import InvalidArgumentError
-from ._inspect import bytes_text, device_groups_text, flags_text, shape_text, short
+from ._inspect_cells import (
+    bytes_text,
+    device_groups_text,
+    flags_text,
+    shape_text,
+    short,
+    wire_bytes,
+)
 from ._inspect_rows import Inspection, Pattern, Row
 from ._render import PALETTE, Cells, groups_text
 
@@ -64,10 +71,11 @@ def _write(result: Inspection, out: IO[str]) -> None:
 
 def _summary(result: Inspection) -> str:
     facts = [
-        f"<b>{len(result.rows)}</b> collectives",
-        f"<b>{result.replica_count}</b> replicas &times; <b>{result.num_partitions}</b> partitions",
+        f"<b>{len(result.rows)}</b> collective{_s(len(result.rows))}",
+        f"<b>{result.replica_count}</b> replica{_s(result.replica_count)} &times; "
+        f"<b>{result.num_partitions}</b> partition{_s(result.num_partitions)}",
         f"device assignment <code>{html.escape(result.assignment_spec)}</code>",
-        f"<b>{len(result.patterns)}</b> distinct group patterns",
+        f"<b>{len(result.patterns)}</b> distinct group pattern{_s(len(result.patterns))}",
     ]
     badges = []
     if result.ids_differ_count:
@@ -99,12 +107,18 @@ def _summary(result: Inspection) -> str:
     )
 
 
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"
+
+
 def _table(result: Inspection) -> str:
     e = html.escape
     parts = [
         '<div class="scroll"><table class="collectives"><thead><tr><th>#</th><th>name</th><th>opcode</th>'
         "<th>mode</th><th>groups as written</th><th>device groups</th><th>groups&times;size</th>"
-        '<th class="num">bytes</th><th class="num">line</th><th>flags</th></tr></thead><tbody>'
+        "<th>mesh axes</th>"
+        '<th class="num">payload/device</th><th class="num">wire/device</th>'
+        '<th class="num">line</th><th>op_name</th><th>flags</th></tr></thead><tbody>'
     ]
     for index, row in enumerate(result.rows[:TABLE_LIMIT]):
         p = row.pattern
@@ -115,7 +129,10 @@ def _table(result: Inspection) -> str:
             f"<tr><td class=num>{index}</td><td>{link}</td><td>{e(row.opcode)}</td>"
             f"<td>{e(p.mode or '-')}</td><td><code>{e(written)}</code></td>"
             f"<td><code>{e(device_groups_text(p))}</code></td><td>{e(shape_text(p))}</td>"
-            f"<td class=num>{e(bytes_text(row.bytes))}</td><td class=num>{row.line}</td>"
+            f"<td>{e(result.mesh_axes(p) or '-')}</td>"
+            f"<td class=num>{e(bytes_text(row.bytes))}</td>"
+            f"<td class=num>{e(bytes_text(wire_bytes(row)))}</td><td class=num>{row.line}</td>"
+            f"<td><code>{e(short(row.op_name or '-', 60))}</code></td>"
             f"<td>{_flag_badges(p)}</td></tr>"
         )
     parts.append("</tbody></table></div>\n")
@@ -142,7 +159,8 @@ def _detail(result: Inspection, index: int, row: Row, drawings: dict[int, int]) 
         f'<p class="meta">mode <b>{e(p.mode or "-")}</b> &middot; '
         f'{"pairs" if p.is_pairs else "groups"} as written '
         f"<code>{e(short(p.written or '(none)', 120))}</code> &middot; {e(shape_text(p))} "
-        f"&middot; {e(bytes_text(row.bytes))}</p>"
+        f"&middot; {e(bytes_text(row.bytes))} payload, {e(bytes_text(wire_bytes(row)))} sent "
+        "per device</p>"
     )
     if p.error is not None:
         return head + f'<p class="error">{e(p.error)}</p></section>\n'

@@ -29,9 +29,13 @@ text, ``called_computations``, ``control_predecessors``, ``collective``), ``Coll
 -update/-done wrapping a collective (and the wrapped op itself, in its own computation, as XLA
 verifies both), send/recv and their -done forms.
 
+Dump directories (``_dump``): ``module_files(path)`` lists the after-optimisations modules of
+a directory in XLA's ``--xla_dump_to`` layout (a file is itself).
+
 Errors: what XLA's *parser* rejects is an ``HloParseError`` with line and column; what XLA's
-*verifier* rejects is a ``Finding`` from ``verify``. Groups past the device limit are a
-``LimitError`` naming line:column.
+*verifier* rejects is a ``Finding`` from ``verify(module, check_replica_groups=True,
+verify_no_collective_deadlocks=False)`` (see ``_verifier``). Groups past the device limit are
+a ``LimitError`` naming line:column.
 
 >>> import meshtopo as mt
 >>> module = mt.hlo.parse_module('''HloModule m, num_partitions=4
@@ -56,6 +60,7 @@ from ._collective import Collective as Collective
 from ._collective import base_opcode as base_opcode
 from ._compile_options import CompileOptions as CompileOptions
 from ._compile_options import parse_compile_options as parse_compile_options
+from ._dump import module_files as module_files
 from ._finding import Finding as Finding
 from ._module import Module as Module
 from ._module import ModuleHeader as ModuleHeader

@@ -17,8 +17,8 @@ class Finding:
     ``%``), ``opcode`` its opcode, ``line``/``column`` (1-based) the position of its name.
     ``check`` names the family of checks: ``"async_pairs"``, ``"channels"``,
     ``"group_mode"``, ``"replica_groups"``, ``"shapes"``, ``"source_target_pairs"``,
-    ``"channel_id"``, ``"layout"``. ``severity`` is ``"error"`` (XLA rejects the module) for
-    every check meshtopo runs today.
+    ``"channel_id"``, ``"deadlock"``, ``"layout"``. ``severity`` is ``"error"`` (XLA rejects
+    the module) for every check meshtopo runs today.
     """
 
     message: str
@@ -38,7 +38,8 @@ class SourceText:
         self._lines: list[str] | None = None
 
     def instruction_text(self, line: int) -> str:
-        """The instruction starting at ``line`` as written (joined when it spans lines)."""
+        """The instruction starting at ``line`` as written (joined when it spans lines: while
+        a bracket or a trailing comma leaves it open, or the next line starts with a comma)."""
         if self._lines is None:
             self._lines = self._text.split("\n")
         lines = self._lines
@@ -46,11 +47,11 @@ class SourceText:
             return ""
         chunk = lines[line - 1].strip()
         index = line
-        while _is_open(chunk) and index < len(lines) and index - line < 1000:
+        while index < len(lines) and index - line < 1000:
             nxt = lines[index].strip()
-            if nxt in ("", "}"):
+            if nxt in ("", "}") or not (_is_open(chunk) or nxt.startswith(",")):
                 break
-            chunk += " " + nxt
+            chunk += ("" if nxt.startswith(",") else " ") + nxt
             index += 1
         if chunk.startswith("ROOT ") or chunk.startswith("ROOT\t"):
             chunk = chunk[5:].lstrip()

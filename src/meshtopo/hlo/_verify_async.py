@@ -4,7 +4,8 @@
 async-start/-update (wrapping a collective), send or recv has exactly one user of the matching
 kind; a -done's (or async-update's) single operand is the matching start. ``VerifyChannels``:
 a send/recv whose user is its -done shares its channel id and is-host-transfer property, and
-host-transfer send/recv on one channel are identical up to their operands.
+host-transfer send/recv on one channel are identical up to their operands, which must still
+have the same shapes.
 
 These read users and operand opcodes, so they build the module's structural model; they run
 only when the module has such instructions.
@@ -12,12 +13,14 @@ only when the module has such instructions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ._collective import P2P_OPCODES, SYNC_OPCODES
 from ._finding import Finding, SourceText
-from ._shape import parse_shape
+from ._shape import Shape, parse_shape
+from ._verify_shapes import with_layout
 
 if TYPE_CHECKING:
     from ._module import Module
@@ -37,13 +40,15 @@ _PAIRS: dict[str, tuple[tuple[str, ...] | None, tuple[str, ...] | None]] = {
     "recv": (("recv-done", "tuple"), None),
     "recv-done": (None, ("recv", "get-tuple-element")),
 }
-_ASYNC_WRAPPERS = frozenset({"async-start", "async-update", "async-done"})
+ASYNC_WRAPPERS = frozenset({"async-start", "async-update", "async-done"})
+# An opcode ending in -start or -done before its operand list (white space allowed between).
+_ASYNC_OPCODE = re.compile(r"[a-z]-(?:start|done)\s*\(")
 # Attributes that do not take part in XLA's ``Identical`` for send/recv.
 _NOT_COMPARED = frozenset({"metadata", "backend_config", "frontend_attributes",
                            "control-predecessors", "sharding", "statistics_viz"})
 
 
-class _Graph:
+class Graph:
     """Users and async computations of a module's structural model."""
 
     def __init__(self, module: Module) -> None:
@@ -74,19 +79,48 @@ class _Graph:
         root = self.computations[instruction.computation].root
         return root is not None and root.name == instruction.name
 
+    def operand_shapes(self, instruction: Instruction) -> list[Shape | None]:
+        """Each operand's shape, None where the operand is not defined in its computation."""
+        shapes: list[Shape | None] = []
+        for index in range(len(instruction.operands)):
+            operand = self.operand(instruction, index)
+            shapes.append(None if operand is None else operand.shape)
+        return shapes
 
-def _needs_graph(module: Module) -> bool:
-    return any(c.opcode not in SYNC_OPCODES for c in module.collectives)
+    def wrapped(self, instruction: Instruction) -> Computation | None:
+        """The computation an async wrapper runs: its own ``calls=``, else its start's."""
+        seen = 0
+        current: Instruction | None = instruction
+        while current is not None and seen < 1000:
+            if current.called_computations:
+                return self.computations.get(current.called_computations[0])
+            current = self.operand(current, 0)
+            seen += 1
+        return None
 
 
-def _checked(module: Module, graph: _Graph) -> Iterator[Instruction]:
+def needs_graph(module: Module) -> bool:
+    """True when the module has collectives beyond the synchronous ones, or a -start/-done
+    instruction the collectives do not list (the pairing, channel and async shape rules
+    then read users and operands)."""
+    if any(c.opcode not in SYNC_OPCODES for c in module.collectives):
+        return True
+    return _ASYNC_OPCODE.search(module.text) is not None
+
+
+def wrapping_names(module: Module) -> set[str]:
+    """The async-start/-update/-done instructions that wrap a collective."""
+    return {c.name for c in module.collectives if c.opcode in ASYNC_WRAPPERS}
+
+
+def _checked(module: Module, graph: Graph) -> Iterator[Instruction]:
     """The instructions the pairing rules apply to; async wrappers only around collectives."""
-    wrapping = {c.name for c in module.collectives if c.opcode in _ASYNC_WRAPPERS}
+    wrapping = wrapping_names(module)
     for computation in graph.computations.values():
         for instruction in computation.instructions:
             if instruction.opcode not in _PAIRS:
                 continue
-            if instruction.opcode in _ASYNC_WRAPPERS and instruction.name not in wrapping:
+            if instruction.opcode in ASYNC_WRAPPERS and instruction.name not in wrapping:
                 continue
             yield instruction
 
@@ -96,16 +130,16 @@ def _finding(instruction: Instruction, message: str, check: str) -> Finding:
                    line=instruction.line, column=instruction.column, check=check)
 
 
-def async_findings(module: Module) -> tuple[list[Finding], list[Finding]]:
-    """(async pairing findings, channel findings): XLA's phases 2 and 3, in that order."""
-    if not _needs_graph(module):
+def async_findings(module: Module, graph: Graph | None, source: SourceText
+                   ) -> tuple[list[Finding], list[Finding]]:
+    """(async pairing findings, channel findings): XLA's phases 2 and 3, in that order;
+    none without a graph (``needs_graph`` false)."""
+    if graph is None:
         return [], []
-    graph = _Graph(module)
-    source = SourceText(module.text)
     return async_pair_findings(module, graph), channel_findings(module, graph, source)
 
 
-def async_pair_findings(module: Module, graph: _Graph) -> list[Finding]:
+def async_pair_findings(module: Module, graph: Graph) -> list[Finding]:
     """``VerifyAsynchronousInstructionPairs`` over the module's collective instructions."""
     findings = []
     for instruction in _checked(module, graph):
@@ -115,7 +149,7 @@ def async_pair_findings(module: Module, graph: _Graph) -> list[Finding]:
     return findings
 
 
-def _pair_problem(graph: _Graph, instruction: Instruction) -> str | None:
+def _pair_problem(graph: Graph, instruction: Instruction) -> str | None:
     opcode = instruction.opcode
     expected_users, expected_operands = _PAIRS[opcode]
     users = graph.users_of(instruction)
@@ -139,7 +173,7 @@ def _pair_problem(graph: _Graph, instruction: Instruction) -> str | None:
     return None
 
 
-def channel_findings(module: Module, graph: _Graph, source: SourceText) -> list[Finding]:
+def channel_findings(module: Module, graph: Graph, source: SourceText) -> list[Finding]:
     """``VerifyChannels``: send/recv against their -done, host transfers per channel."""
     if not any(c.opcode in P2P_OPCODES for c in module.collectives):
         return []
@@ -165,16 +199,16 @@ def channel_findings(module: Module, graph: _Graph, source: SourceText) -> list[
     for group in host_transfers.values():
         reference = group[0]
         for other in group[1:]:
-            if not _identical(reference, other):
+            if not _identical(reference, other, graph):
                 findings.append(_finding(other, (
                     "Host-transfer send/recv instructions that use the same channel must be "
                     "identical up to having different operands. Found different instructions "
-                    f"with the same channel ID: \n{_text(reference, source)} "
-                    f"\nvs \n{_text(other, source)}."), "channels"))
+                    f"with the same channel ID: \n{instruction_text(reference, source)} "
+                    f"\nvs \n{instruction_text(other, source)}."), "channels"))
     return findings
 
 
-def _text(instruction: Instruction, source: SourceText) -> str:
+def instruction_text(instruction: Instruction, source: SourceText) -> str:
     """The instruction as written: its collective's ``text``, else rebuilt from its line."""
     if instruction.collective is not None:
         return instruction.collective.text
@@ -199,7 +233,8 @@ def _channel(instruction: Instruction) -> int:
 
 
 def _done_problem(start: Instruction, done: Instruction, source: SourceText) -> str | None:
-    start_text, done_text = _text(start, source), _text(done, source)
+    start_text = instruction_text(start, source)
+    done_text = instruction_text(done, source)
     if _channel(start) != _channel(done):
         return ("Expected to have the same channel id, actual channel ids are: "
                 f"{start_text} ({_channel(start)}), {done_text} ({_channel(done)})")
@@ -209,19 +244,23 @@ def _done_problem(start: Instruction, done: Instruction, source: SourceText) -> 
     return None
 
 
-def _identical(a: Instruction, b: Instruction) -> bool:
+def _identical(a: Instruction, b: Instruction, graph: Graph) -> bool:
     """XLA's ``Identical`` up to operands: opcode, shape, operand count and attributes
-    (metadata and other annotations ignored; operand shapes are not compared)."""
+    (metadata and other annotations ignored), with operands compared by shape (newer XLA:
+    "the operands must still have the same shapes"; an unknown operand shape passes)."""
     if a.opcode != b.opcode or _shape(a.shape_text) != _shape(b.shape_text):
         return False
     if len(a.operands) != len(b.operands):
         return False
+    for x, y in zip(graph.operand_shapes(a), graph.operand_shapes(b), strict=True):
+        if x is not None and y is not None and with_layout(x) != with_layout(y):
+            return False
     keys = (set(a.attributes) | set(b.attributes)) - _NOT_COMPARED
     return all(a.attributes.get(k) == b.attributes.get(k) for k in keys)
 
 
 def _shape(text: str) -> str:
     try:
-        return str(parse_shape(text))
+        return with_layout(parse_shape(text))
     except ValueError:
         return text

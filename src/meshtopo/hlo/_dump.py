@@ -1,0 +1,53 @@
+"""Module files in XLA's dump layout: what ``--xla_dump_to=DIR`` writes, one file per stage.
+
+XLA names each dumped module ``module_NNNN.NAME.<stage>.txt`` (NNNN the module's unique id,
+zero-padded), with a directory ``module_NNNN.NAME/`` beside it on newer versions. The module
+after optimisations is ``module_NNNN.NAME.after_optimizations.txt``, with the platform before
+the stage on backends that write one (``cpu_after_optimizations.txt``,
+``sm_8.0_gpu_after_optimizations.txt``); the other files (``before_optimizations``,
+``...after_optimizations-buffer-assignment.txt``, ``debug_options``, object code) are not
+modules after optimisation.
+
+>>> import os, tempfile
+>>> d = tempfile.mkdtemp()
+>>> for name in ("module_0004.jit_f.cpu_after_optimizations.txt",
+...              "module_0004.jit_f.before_optimizations.txt",
+...              "module_0000.jit_g.cpu_after_optimizations.txt",
+...              "module_0004.jit_f.cpu_after_optimizations-buffer-assignment.txt"):
+...     open(os.path.join(d, name), "w").close()
+>>> [os.path.basename(p) for p in module_files(d)]
+['module_0000.jit_g.cpu_after_optimizations.txt', 'module_0004.jit_f.cpu_after_optimizations.txt']
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from .._errors import InvalidArgumentError
+
+AFTER_OPTIMIZATIONS = re.compile(
+    r"module_(\d+)\.(.+?)\.(?:[A-Za-z0-9_.]*_)?after_optimizations\.txt\Z")
+
+
+def module_files(path: str | os.PathLike[str]) -> list[str]:
+    """The HLO module files ``path`` names: a file (or ``'-'``) is itself; a directory in
+    XLA's dump layout gives every after-optimisations module in it, by module id then name.
+
+    A directory without such a file is an ``InvalidArgumentError`` naming it; a path that
+    does not exist is left to the reader (which names it).
+    """
+    text = os.fspath(path)
+    if text == "-" or not os.path.isdir(text):
+        return [text]
+    found: list[tuple[int, str, str]] = []
+    with os.scandir(text) as entries:
+        for entry in entries:
+            match = AFTER_OPTIMIZATIONS.match(entry.name)
+            if match is not None and entry.is_file():
+                found.append((int(match.group(1)), entry.name, entry.path))
+    if not found:
+        raise InvalidArgumentError(
+            f"{text}: no module after optimizations found (expected XLA's dump layout, "
+            "module_NNNN.NAME.after_optimizations.txt as --xla_dump_to writes)")
+    return [entry_path for _, _, entry_path in sorted(found)]

@@ -1,0 +1,164 @@
+"""Dump directories as ``--xla_dump_to`` writes them: ``module_files`` and the commands that
+take several files and directories (one section each)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import meshtopo as mt
+from meshtopo.cli import main
+
+from ._dumps import FLATTENED_2X2, MIXED_2X2
+
+PROGRAM = """
+import json, jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()[:8]).reshape(2, 4), ("data", "model"))
+def total(x):
+    return x.sum(0)
+def psum_model(x):
+    return jax.lax.psum(x, "model")
+f = jax.jit(total, in_shardings=NamedSharding(mesh, P("data", "model")))
+f(jnp.ones((8, 8))).block_until_ready()
+psum = jax.jit(jax.shard_map(psum_model, mesh=mesh, in_specs=P(("data", "model")),
+                             out_specs=P(("data", "model"))))
+# Each device holds the position (in mesh order) of its shard; the psum sums its group.
+out = np.asarray(psum(jnp.arange(8.0)))
+print(json.dumps(out.tolist()))
+"""
+
+
+@pytest.fixture(scope="module")
+def dump_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real dump: one jitted program on a 2x4 mesh, compiled in a child process."""
+    pytest.importorskip("jax")
+    directory = tmp_path_factory.mktemp("dump")
+    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=(
+        f"--xla_force_host_platform_device_count=8 --xla_dump_to={directory}"))
+    done = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
+                          text=True, timeout=240, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (directory / "psum.json").write_text(done.stdout)
+    return directory
+
+
+@pytest.mark.jax
+def test_module_files_of_a_real_dump(dump_dir: Path) -> None:
+    files = mt.hlo.module_files(dump_dir)
+    names = [os.path.basename(f) for f in files]
+    assert names and all(n.startswith("module_") and n.endswith("after_optimizations.txt")
+                         for n in names)
+    assert names == sorted(names)
+    every = sorted(os.listdir(dump_dir))
+    assert any("before_optimizations" in n for n in every)
+    assert any("after_optimizations-buffer-assignment" in n for n in every)
+    reduced = [f for f in files if ".jit_total." in f]
+    assert len(reduced) == 1
+    module = mt.hlo.load(reduced[0])
+    assert module.num_partitions == 8
+    assert [c.opcode for c in module.collectives] == ["all-reduce"]
+
+
+def test_module_files_of_a_file_and_of_an_empty_directory(tmp_path: Path) -> None:
+    path = tmp_path / "m.hlo"
+    path.write_text(FLATTENED_2X2)
+    assert mt.hlo.module_files(path) == [str(path)]
+    assert mt.hlo.module_files("-") == ["-"]
+    with pytest.raises(mt.InvalidArgumentError, match="no module after optimizations found"):
+        mt.hlo.module_files(tmp_path)
+
+
+@pytest.mark.jax
+def test_inspect_reads_a_dump_directory_one_section_per_module(
+        dump_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["inspect", str(dump_dir)])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    files = mt.hlo.module_files(dump_dir)
+    for path in files:
+        assert f"{path}: " in out
+    assert "1 collective on 1 replica x 8 partitions" in out
+
+
+def test_check_and_inspect_take_several_files(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = tmp_path / "a.hlo", tmp_path / "b.hlo"
+    first.write_text(FLATTENED_2X2)
+    second.write_text(MIXED_2X2)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["inspect", "--json", str(first), str(second)])
+    assert exit_info.value.code == 0
+    documents = json.loads(capsys.readouterr().out)
+    assert [d["source"] for d in documents["modules"]] == [str(first), str(second)]
+    assert [d["collective_count"] for d in documents["modules"]] == [1, 5]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["check", str(first), str(second)])
+    out = capsys.readouterr().out
+    assert f"{first}: 1 collective verified, no findings" in out
+    assert f"{second}: " in out
+
+
+@pytest.mark.jax
+def test_mesh_axes_of_a_real_dump_agree_with_execution(
+        dump_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    measured = json.loads((dump_dir / "psum.json").read_text())
+    # Positions whose psum results agree were reduced together: the measured groups.
+    by_sum: dict[float, list[int]] = {}
+    for position, value in enumerate(measured):
+        by_sum.setdefault(value, []).append(position)
+    groups = sorted(by_sum.values())
+    assert groups == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    (path,) = [f for f in mt.hlo.module_files(dump_dir) if ".jit_psum_model." in f]
+    module = mt.hlo.load(path)
+    (collective,) = [c for c in module.collectives if c.opcode == "all-reduce"]
+    assert sorted(map(sorted, collective.device_groups())) == groups
+    with pytest.raises(SystemExit):
+        main(["inspect", "--json", path])
+    payload = json.loads(capsys.readouterr().out)
+    # shard_map writes explicit groups: no mesh in the module, so no axes without --mesh.
+    assert (payload["mesh"], payload["collectives"][0]["mesh_axes"]) == (None, None)
+    with pytest.raises(SystemExit):
+        main(["inspect", "--json", "--mesh", "data=2,model=4", path])
+    payload = json.loads(capsys.readouterr().out)
+    assert (payload["mesh_source"], payload["collectives"][0]["mesh_axes"]) == ("--mesh", "model")
+
+
+@pytest.mark.jax
+def test_mesh_axes_written_by_jax_and_named_by_mesh(
+        dump_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # x.sum(0) of x sharded P("data", "model") reduces over "data"; JAX writes the groups as a
+    # mesh-axes list on its own axis names.
+    (path,) = [f for f in mt.hlo.module_files(dump_dir) if ".jit_total." in f]
+    with pytest.raises(SystemExit):
+        main(["inspect", "--json", path])
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["mesh"] == "mesh['axis_0'=2,'axis_1'=4]"
+    assert payload["mesh_source"] == "module"
+    assert payload["collectives"][0]["mesh_axes"] == "axis_0"
+    assert payload["collectives"][0]["op_name"] == "jit(total)/reduce_sum"
+    with pytest.raises(SystemExit):
+        main(["inspect", "--json", "--mesh", "data=2,model=4", path])
+    assert json.loads(capsys.readouterr().out)["collectives"][0]["mesh_axes"] == "data"
+
+
+@pytest.mark.jax
+def test_check_and_neuron_read_a_dump_directory(dump_dir: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    files = mt.hlo.module_files(dump_dir)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["check", str(dump_dir)])
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0  # XLA compiled every module: no findings
+    assert [line.split(": ")[0] for line in out.splitlines()] == files
+    with pytest.raises(SystemExit) as exit_info:
+        main(["neuron", "--json", str(dump_dir)])
+    payload = json.loads(capsys.readouterr().out)
+    assert exit_info.value.code == 0 and payload["ok"] is True
+    assert [m["file"] for m in payload["modules"]] == files
