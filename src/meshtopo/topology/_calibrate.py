@@ -3,8 +3,9 @@
 nccl-tests prints one line per size: ``size count type redop root time algbw busbw #wrong``
 then the in-place columns (older versions omit ``root``); times are microseconds, bandwidths
 GB/s. The ``#  Rank  r Group g Pid p on HOST device d`` header lines give the ranks and hosts.
-The fit is ``t = alpha + beta * S`` by least squares on relative error (every size counts
-alike), from the out-of-place times. Then:
+The fit is ``t = alpha + beta * S`` from the out-of-place times: ``alpha`` is the smallest
+time (the latency floor small sizes sit on), ``beta`` the least-squares slope of ``t - alpha``
+over ``S`` (which the largest sizes decide: the bandwidth NCCL reaches). Then:
 
 - the bus bandwidth ``B = f(n) / beta`` (nccl-tests' factor ``f``), and at each size which term
   dominates, ``alpha`` or ``beta * S``;
@@ -20,7 +21,7 @@ alike), from the out-of-place times. Then:
 ...    104857600 26214400  float  sum  -1  250.0 419.43 419.43  0  250.0 419.43 419.43  0'''
 >>> fit = fit_nccl_tests(log)
 >>> fit.ranks, fit.hosts, round(fit.alpha * 1e6, 2), round(fit.bus_bandwidth / 1e9, 1)
-(2, 1, 17.68, 451.3)
+(2, 1, 20.0, 455.9)
 """
 
 from __future__ import annotations
@@ -64,8 +65,8 @@ def parse_nccl_tests(text: str) -> tuple[list[NcclTestsRow], int, int]:
         rest = tokens[3:]
         if not _NUMBER.match(rest[0]):
             rest = rest[1:]  # redop
-        if len(rest) >= 9 or (len(rest) >= 5 and not _NUMBER.match(rest[4])):
-            rest = rest[1:]  # root
+        if len(rest) % 4 == 1:
+            rest = rest[1:]  # root: then groups of time, algbw, busbw, #wrong
         try:
             time, algbw, busbw = (float(value) for value in rest[:3])
         except ValueError:
@@ -124,13 +125,10 @@ def fit_nccl_tests(
         )
     sizes = np.array([row.size for row in rows], dtype=np.float64)
     times = np.array([row.time for row in rows])
-    design = np.stack([1 / times, sizes / times], axis=1)
-    (alpha, beta), *_ = np.linalg.lstsq(design, np.ones_like(times), rcond=None)
+    alpha = float(times.min())
+    beta = float(np.sum(sizes * (times - alpha)) / np.sum(sizes * sizes))
     if beta <= 0:
         raise InvalidArgumentError("the nccl-tests times do not grow with size; no bandwidth to fit")
-    if alpha < 0:
-        alpha = 0.0
-        beta = float(np.sum(sizes * times) / np.sum(sizes * sizes))
     return Calibration(opcode, int(ranks), int(hosts), float(alpha), float(beta), tuple(rows))
 
 

@@ -76,3 +76,24 @@ def parse_seconds(text: str | int | float, what: str = "latency") -> float:
     if divisor is None:
         raise InvalidArgumentError(f"{what}: unknown time unit {unit!r} in {text!r}")
     return _checked(value / divisor, what, text)
+
+
+def format_size(size: float) -> str:
+    """``512 B``, ``64.0 MiB``, ``1.50 GiB``: binary units, as nccl-tests sizes are."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.2f} {unit}"
+        value /= 1024
+    return f"{value:.2f} TiB"
+
+
+def format_seconds(value: float) -> str:
+    """``1.23 ms``, ``45.6 us``, ``2.000 s``; ``-`` for NaN (a model that does not apply)."""
+    if math.isnan(value):
+        return "-"
+    if value >= 1:
+        return f"{value:.3f} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.2f} ms"
+    return f"{value * 1e6:.1f} us"

@@ -1,0 +1,116 @@
+"""``meshtopo plan`` and ``meshtopo calibrate``: tables, JSON, --against, saved clusters and
+bad input (exit 2, one stderr line)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from meshtopo.cli import main
+
+LOG = Path(__file__).parent / "data" / "a3mega_all_reduce_16.txt"
+XML = Path(__file__).parent / "data" / "ibm_h100_topo.xml"
+
+
+def run(capsys, *args):
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return done.value.code, out, err
+
+
+def plan_json(capsys, *args):
+    code, out, err = run(capsys, "plan", *args, "--json")
+    assert (code, err) == (0, "")
+    return json.loads(out)
+
+
+def test_plan_table_lists_every_axis_and_collective(capsys):
+    code, out, err = run(capsys, "plan", "--cluster", "h100-8x:4", "--mesh", "dp=4,tp=8")
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].startswith("h100-8x: 4 hosts x 8 devices, nvlink 450 GB/s per device")
+    assert sum(line.startswith("dp ") for line in lines) == 4
+    assert lines[1] == "mesh['dp'=4,'tp'=8], 1.00 GiB per collective"
+    assert ["tp", "all-reduce", "4x8", "host", "1", "-", "1.75", "GiB", "4.18", "ms", "4.22", "ms",
+            "4.23", "ms"] in [line.split() for line in lines]  # fmt: skip
+
+
+def test_plan_json_rows_and_against(capsys):
+    payload = plan_json(capsys, "--cluster", "h100-8x:4", "--mesh", "dp=4,tp=8",
+                        "--opcode", "all-reduce", "--size", "1GiB", "--against", "tp=8,dp=4")  # fmt: skip
+    assert payload["size"] == 2**30
+    assert [(r["axis"], r["tier"], r["hosts"]) for r in payload["rows"]] == [
+        ("dp", "network", 4), ("tp", "host", 1)]  # fmt: skip
+    assert payload["rows"][1]["seconds"]["busbw"] == pytest.approx(1.75 * 2**30 / 4.5e11)
+    against = payload["against"]
+    assert [(r["axis"], r["tier"]) for r in against["rows"]] == [("tp", "network"), ("dp", "host")]
+    assert against["ratios"][1]["busbw"] == pytest.approx(18.79 / 4.18, rel=0.01)
+
+
+def test_plan_against_a_device_order(capsys):
+    order = ",".join(str(8 * (i % 4) + i // 4) for i in range(32))
+    payload = plan_json(capsys, "--cluster", "h100-8x:4", "--mesh", "dp=4,tp=8",
+                        "--opcode", "all-gather", "--against", order)  # fmt: skip
+    assert [r["tier"] for r in payload["against"]["rows"]] == ["host", "network"]
+
+
+def test_plan_on_a_torus_reports_axes_and_hops(capsys):
+    payload = plan_json(capsys, "--cluster", "tpu-v5e:4x4", "--mesh", "y=4,x=4", "--opcode",
+                        "all-gather", "--size", "32MiB")  # fmt: skip
+    row = payload["rows"][0]
+    assert (row["tier"], row["torus_axes"], row["ring_hops"], row["seconds"]["nccl"]) == (
+        "domain", 1, 3, None)  # fmt: skip
+
+
+def test_plan_reads_an_nccl_xml_dump(capsys):
+    payload = plan_json(capsys, "--cluster", str(XML), "--hosts", "2", "--mesh", "dp=2,tp=8",
+                        "--opcode", "all-reduce")  # fmt: skip
+    assert payload["cluster"]["host_link"]["bandwidth"] == pytest.approx(3.708e11)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--cluster", "h200-9x", "--mesh", "a=8"], "neither a file nor a preset"),
+        (["--cluster", "h100-8x", "--mesh", "a=16"], "the mesh has 16 devices but the cluster"),
+        (["--cluster", "h100-8x", "--mesh", "a=8", "--size", "lots"], "--size: expected a number"),
+        (["--cluster", "h100-8x", "--mesh", "a=8", "--opcode", "all-sort"], "no cost model for"),
+    ],
+)
+def test_plan_bad_input_is_one_line_and_exit_2(capsys, args, message):
+    code, out, err = run(capsys, "plan", *args)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and message in err
+
+
+def test_calibrate_saves_a_cluster_plan_can_use(capsys, tmp_path):
+    saved = tmp_path / "fitted.json"
+    code, out, err = run(capsys, "calibrate", str(LOG), "--cluster", "h100-8x", "--save", str(saved))
+    assert (code, err) == (0, "")
+    assert "all-reduce over 16 ranks on 2 host(s)" in out and "bandwidth" in out
+    payload = plan_json(capsys, "--cluster", str(saved), "--mesh", "dp=2,tp=8", "--opcode", "all-reduce")
+    assert payload["cluster"]["network"]["bandwidth"] == pytest.approx(336.4e9 / 8, rel=0.001)
+
+
+def test_calibrate_json(capsys):
+    code, out, err = run(capsys, "calibrate", str(LOG), "--cluster", "h100-8x", "--json")
+    assert (code, err) == (0, "")
+    payload = json.loads(out)
+    assert (payload["ranks"], payload["hosts"], len(payload["sizes"])) == (16, 2, 31)
+    assert payload["sizes"][-1]["dominant"] == "bandwidth"
+
+
+def test_plan_runs_as_a_process():
+    result = subprocess.run(
+        [sys.executable, "-m", "meshtopo", "plan", "--cluster", "p6-b200:4", "--mesh", "n=32",
+         "--opcode", "all-reduce", "--size", "4GiB", "--json"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    seconds = json.loads(result.stdout)["rows"][0]["seconds"]
+    assert seconds["hierarchical"] == pytest.approx(24.75e-3, rel=0.001)
