@@ -73,10 +73,20 @@ def test_vectorised_tiers_match_the_definitions(data, name):
     assert flatten(group_tiers(cluster, groups)) == reference(cluster, groups)
 
 
+@given(data=st.data(), name=st.sampled_from(sorted(CLUSTERS)))
+def test_uniform_groups_match_the_definitions(data, name):
+    cluster = CLUSTERS[name]
+    size = data.draw(st.sampled_from([d for d in (1, 2, 3, 4, 8, 16) if cluster.num_devices % d == 0]))
+    perm = np.array(data.draw(st.permutations(range(cluster.num_devices))))
+    groups = perm.reshape(-1, size)
+    assert flatten(group_tiers(cluster, groups)) == reference(cluster, groups.tolist())
+
+
 def test_uniform_array_and_ragged_lists_agree():
-    cluster = CLUSTERS["h100x4"]
-    array = np.arange(32).reshape(8, 4)[:, ::-1]
-    assert flatten(group_tiers(cluster, array)) == flatten(group_tiers(cluster, array.tolist()))
+    cluster = CLUSTERS["v4"]
+    array = np.random.default_rng(0).permutation(64).reshape(16, 4)
+    ragged = [*array.tolist(), [0]]
+    assert flatten(group_tiers(cluster, array)) == flatten(group_tiers(cluster, ragged))[:16]
 
 
 def test_tp_inside_a_host_and_across():

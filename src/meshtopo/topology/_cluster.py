@@ -109,8 +109,10 @@ class Torus:
 
     def __post_init__(self) -> None:
         dims = len(self.shape)
-        if not 1 <= dims <= 3 or any(int(s) < 1 for s in self.shape):
-            raise InvalidArgumentError(f"a torus has 1 to 3 positive axes, got {self.shape}")
+        if not 1 <= dims <= 3 or any(not 1 <= int(s) < 1024 for s in self.shape):
+            raise InvalidArgumentError(
+                f"a torus has 1 to 3 axes of 1 to 1023 chips, got {list(self.shape)}"
+            )
         if len(self.wraparound) != dims or len(self.host_shape) != dims:
             raise InvalidArgumentError(
                 f"torus {list(self.shape)}: wraparound {list(self.wraparound)} and host_shape "
@@ -297,6 +299,23 @@ class Cluster:
         domains = self.device_hosts // self.hosts_per_domain
         domains.setflags(write=False)
         return domains
+
+    @functools.cached_property
+    def host_index(self) -> np.ndarray:
+        """``device_hosts`` as int32, the compact table the tier computations gather from."""
+        return self.device_hosts.astype(np.int32)
+
+    @functools.cached_property
+    def coord_index(self) -> np.ndarray | None:
+        """``device_coords`` packed ten bits per axis into one int32 per device (axis 0 in
+        the low bits; torus axes are below 1024 chips), or None without a torus."""
+        coords = self.device_coords
+        if coords is None:
+            return None
+        packed = np.zeros(coords.shape[0], dtype=np.int32)
+        for axis in range(coords.shape[1]):
+            packed |= coords[:, axis].astype(np.int32) << (10 * axis)
+        return packed
 
     def with_placement(self, hosts: object, coords: object = None) -> Cluster:
         """The same cluster with device id -> host (and -> torus coordinates) given

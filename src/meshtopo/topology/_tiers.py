@@ -4,8 +4,10 @@ For every group (devices in rank order, as XLA runs them): how many hosts and do
 touches, the most members it has on one host, the slowest tier it crosses, and on a TPU torus
 the number of torus axes it varies along and the largest hop count between ring neighbours
 (rank i and i+1, the last rank back to the first), with the slice's wraparound and without.
-All of it is numpy over the whole group list: one gather per device property, one sort of
-host ids per group, reductions per group.
+All of it is numpy over the whole group list. Uniform groups are laid out ``[rank, group]``
+so that every step is a pass over long rows: one gather per device property, host ids sorted
+per group by a sorting network of row-wise min/max (skipped when already in order), run
+lengths row by row; ragged lists go through one lexsort and ``reduceat``.
 
 >>> from meshtopo.topology import preset
 >>> t = group_tiers(preset("h100-8x", hosts=2), [[0, 1, 2, 3], [4, 12, 5, 13]])
@@ -15,6 +17,7 @@ host ids per group, reductions per group.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,9 +115,7 @@ def _segments(keys: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndar
     return distinct.astype(np.int64), np.maximum.reduceat(runs, first).astype(np.int64)
 
 
-def _sorted_within(values: np.ndarray, sizes: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    if sizes.size and (sizes == sizes[0]).all():
-        return np.sort(values.reshape(sizes.size, -1), axis=1).reshape(-1)
+def _sorted_within(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     group = np.repeat(np.arange(sizes.size), sizes)
     return values[np.lexsort((values, group))]
 
@@ -141,31 +142,161 @@ def _hops(
             line.astype(np.int64))  # fmt: skip
 
 
+def _check_ids(cluster: Cluster, flat: np.ndarray) -> None:
+    if flat.size and (flat.min() < 0 or flat.max() >= cluster.num_devices):
+        bad = int(flat.max() if flat.max() >= cluster.num_devices else flat.min())
+        raise InvalidArgumentError(
+            f"device id {bad} is not in the cluster {cluster.name!r} of {cluster.num_devices} devices"
+        )
+
+
+def _tier_of(sizes: np.ndarray, hosts: np.ndarray, domains: np.ndarray) -> np.ndarray:
+    tier = np.full(sizes.size, Tier.NETWORK, dtype=np.int8)
+    tier[domains == 1] = Tier.DOMAIN
+    tier[hosts == 1] = Tier.HOST
+    tier[sizes == 1] = Tier.DEVICE
+    return tier
+
+
+def _uniform_hops(
+    cluster: Cluster, ranks: np.ndarray, domains: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(axes, axis bits, ring hops, line hops) on a torus of the ids ``ranks[rank, group]``:
+    one int32 gather of packed coordinates, then one ``[size, groups]`` array per axis."""
+    torus = cluster.torus
+    packed = cluster.coord_index
+    if torus is None or packed is None:
+        raise InvalidArgumentError("torus hops need a torus")
+    p = packed[ranks]
+    ring = np.zeros(ranks.shape, dtype=np.int32)
+    line = np.zeros(ranks.shape, dtype=np.int32)
+    count = ranks.shape[1]
+    bits = np.zeros(count, dtype=np.int64)
+    axes = np.zeros(count, dtype=np.int64)
+    for axis, (size, wraps) in enumerate(zip(torus.shape, torus.wraparound, strict=True)):
+        c = (p >> (10 * axis)) & 1023
+        delta = np.abs(np.roll(c, -1, axis=0) - c)
+        line += delta
+        ring += np.minimum(delta, size - delta) if wraps else delta
+        varied = c.max(axis=0) != c.min(axis=0)
+        axes += varied
+        bits |= varied.astype(np.int64) << axis
+    ring_max = ring.max(axis=0).astype(np.int64)
+    line_max = line.max(axis=0).astype(np.int64)
+    ring_max[domains > 1] = -1
+    line_max[domains > 1] = -1
+    return axes, bits, ring_max, line_max
+
+
+@functools.cache
+def _sorting_network(size: int) -> tuple[tuple[int, int], ...]:
+    """Batcher's odd-even merge sort comparators for ``size`` inputs (those reaching past the
+    end dropped, which is sorting with +inf padding)."""
+    pairs = []
+    p = 1
+    while p < size:
+        k = p
+        while k >= 1:
+            for j in range(k % p, size - k, 2 * k):
+                for i in range(min(k, size - j - k)):
+                    if (i + j) // (2 * p) == (i + j + k) // (2 * p):
+                        pairs.append((i + j, i + j + k))
+            k //= 2
+        p *= 2
+    return tuple(pairs)
+
+
+def _sort_ranks(h: np.ndarray) -> np.ndarray:
+    """``h[rank, group]`` sorted along the ranks: a sorting network of whole-row min/max for
+    small groups (each comparator is two passes over ``groups`` values), else ``np.sort``."""
+    size = h.shape[0]
+    if size > 32:
+        return np.sort(h, axis=0)
+    rows = h.copy()
+    low = np.empty(h.shape[1], dtype=h.dtype)
+    for a, b in _sorting_network(size):
+        np.minimum(rows[a], rows[b], out=low)
+        np.maximum(rows[a], rows[b], out=rows[b])
+        rows[a] = low
+    return rows
+
+
+def _longest_runs(change: np.ndarray) -> np.ndarray:
+    """Per column of sorted host ids, the longest run of one host, from ``change[i]`` (rank
+    i+1 starts a new host): row by row for small groups, by one accumulate otherwise."""
+    size, count = change.shape[0] + 1, change.shape[1]
+    if size <= 64:
+        run = np.ones(count, dtype=np.int32)
+        best = np.ones(count, dtype=np.int32)
+        for row in change:
+            run += 1
+            run[row] = 1
+            np.maximum(best, run, out=best)
+        return best.astype(np.int64)
+    position = np.arange(size, dtype=np.int32)[:, None]
+    run_start = np.zeros((size, count), dtype=np.int32)
+    run_start[1:] = np.where(change, position[1:], 0)
+    np.maximum.accumulate(run_start, axis=0, out=run_start)
+    return (position - run_start).max(axis=0).astype(np.int64) + 1
+
+
+def _uniform_tiers(cluster: Cluster, groups: np.ndarray) -> GroupTiers:
+    """``group_tiers`` of ``[groups, size]`` ids. Work is done on ``[size, groups]`` arrays,
+    so each reduction over a group's ranks is a handful of long element-wise passes."""
+    count, size = groups.shape
+    ranks = np.ascontiguousarray(groups.T)
+    h = cluster.host_index[ranks]
+    ordered = h if size < 2 or bool((h[1:] >= h[:-1]).all()) else _sort_ranks(h)
+    change = ordered[1:] != ordered[:-1]
+    hosts = 1 + change.sum(axis=0, dtype=np.int64)
+    if bool((hosts == 1).all()):
+        max_per_host = np.full(count, size, dtype=np.int64)
+    elif bool((hosts == size).all()):
+        max_per_host = np.ones(count, dtype=np.int64)
+    else:
+        max_per_host = _longest_runs(change)
+    if cluster.hosts_per_domain == 1:
+        domains = hosts
+    else:
+        block = ordered // cluster.hosts_per_domain
+        domains = 1 + (block[1:] != block[:-1]).sum(axis=0, dtype=np.int64)
+    sizes = np.full(count, size, dtype=np.int64)
+    tier = _tier_of(sizes, hosts, domains)
+    network = tier == Tier.NETWORK
+    sharers = np.zeros(count, dtype=np.int64)
+    if bool(network.all()):
+        counts = np.bincount(h.reshape(-1), minlength=cluster.num_hosts)
+        sharers = counts[h].max(axis=0).astype(np.int64)
+    elif bool(network.any()):
+        counts = np.bincount(h[:, network].reshape(-1), minlength=cluster.num_hosts)
+        sharers[network] = counts[h[:, network]].max(axis=0)
+    axes = bits = ring = line = None
+    if cluster.torus is not None:
+        axes, bits, ring, line = _uniform_hops(cluster, ranks, domains)
+    return GroupTiers(sizes, tier, hosts, domains.astype(np.int64), max_per_host, sharers,
+                      axes, bits, ring, line)  # fmt: skip
+
+
 def group_tiers(cluster: Cluster, groups: object) -> GroupTiers:
     """Tiers, hosts and torus hops of every group in ``groups`` (see ``as_group_arrays``) on
     ``cluster``. Device ids must be below ``cluster.num_devices``."""
     flat, sizes = as_group_arrays(groups)
     if (sizes < 1).any():
         raise InvalidArgumentError("device groups must not be empty")
-    if flat.size and (flat.min() < 0 or flat.max() >= cluster.num_devices):
-        raise InvalidArgumentError(
-            f"device id {int(flat.max() if flat.max() >= cluster.num_devices else flat.min())} "
-            f"is not in the cluster {cluster.name!r} of {cluster.num_devices} devices"
-        )
+    _check_ids(cluster, flat)
     count = sizes.size
+    if count and (sizes == sizes[0]).all():
+        return _uniform_tiers(cluster, flat.reshape(count, -1))
     empty = np.zeros(0, dtype=np.int64)
     if count == 0:
         return GroupTiers(empty, empty.astype(np.int8), empty, empty, empty, empty,
                           None, None, None, None)  # fmt: skip
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
     hosts_of = cluster.device_hosts[flat]
-    sorted_hosts = _sorted_within(hosts_of, sizes, starts)
+    sorted_hosts = _sorted_within(hosts_of, sizes)
     hosts, max_per_host = _segments(sorted_hosts, starts)
     domains, _ = _segments(sorted_hosts // cluster.hosts_per_domain, starts)
-    tier = np.full(count, Tier.NETWORK, dtype=np.int8)
-    tier[domains == 1] = Tier.DOMAIN
-    tier[hosts == 1] = Tier.HOST
-    tier[sizes == 1] = Tier.DEVICE
+    tier = _tier_of(sizes, hosts, domains)
     on_network = np.repeat(tier == Tier.NETWORK, sizes)
     sharers = np.bincount(hosts_of[on_network], minlength=cluster.num_hosts)
     network_sharers = np.maximum.reduceat(sharers[hosts_of], starts) * (tier == Tier.NETWORK)
