@@ -114,3 +114,40 @@ def test_plan_runs_as_a_process():
     assert result.returncode == 0, result.stderr
     seconds = json.loads(result.stdout)["rows"][0]["seconds"]
     assert seconds["hierarchical"] == pytest.approx(24.75e-3, rel=0.001)
+
+
+DUMP = """HloModule m, replica_count=1, num_partitions=16
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[1048576] parameter(0)
+  ar = f32[1048576] all-reduce(p), channel_id=1, replica_groups=[2,8]<=[16], use_global_device_ids=true, to_apply=add
+  ROOT ag = f32[2097152] all-gather(ar), channel_id=2, replica_groups=[8,2]<=[2,8]T(1,0), dimensions={0}, use_global_device_ids=true
+}
+"""
+
+
+def test_inspect_cluster_adds_tier_and_times(capsys, tmp_path):
+    path = tmp_path / "m.hlo"
+    path.write_text(DUMP)
+    code, out, err = run(capsys, "inspect", str(path), "--cluster", "h100-8x:2", "--json")
+    assert (code, err) == (0, "")
+    first, second = (c["topology"] for c in json.loads(out)["collectives"])
+    assert (first["tier"], first["hosts"], first["link_bytes"]) == ("host", 1, 2 * 7 / 8 * 4 * 2**20)
+    assert first["seconds"]["busbw"] == pytest.approx(2 * 7 / 8 * 4 * 2**20 / 4.5e11)
+    assert (second["tier"], second["hosts"]) == ("network", 2)
+    code, out, err = run(capsys, "inspect", str(path), "--cluster", "h100-8x:2")
+    assert code == 0 and any(line.split()[:3] == ["ag", "network", "2"] for line in out.splitlines())
+
+
+def test_inspect_cluster_too_small_is_one_line(capsys, tmp_path):
+    path = tmp_path / "m.hlo"
+    path.write_text(DUMP)
+    code, out, err = run(capsys, "inspect", str(path), "--cluster", "h100-8x")
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and "is not in the cluster 'h100-8x' of 8 devices" in err

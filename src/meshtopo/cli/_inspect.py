@@ -14,6 +14,7 @@ import click
 
 from ._inspect_rows import Inspection, Pattern, Row, inspect_file
 from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange
+from ._plan import print_topology_columns, topology_columns
 from ._render import groups_text
 
 GROUPS_SHOWN = 4
@@ -33,6 +34,12 @@ TEXT_WIDTH = 48
 )
 @click.option("--replica-count", type=DecimalRange(min=1), help="Override the header's.")
 @click.option("--num-partitions", type=DecimalRange(min=1), help="Override the header's.")
+@click.option(
+    "--cluster",
+    "cluster_spec",
+    help="Also give each collective's tier and predicted times on this cluster (a preset or "
+    "a TOML, JSON or NCCL XML file, as for plan).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
 @click.option(
     "--html",
@@ -45,6 +52,7 @@ def inspect_command(
     assignment_spec: str,
     replica_count: int | None,
     num_partitions: int | None,
+    cluster_spec: str | None,
     as_json: bool,
     html_path: str | None,
 ) -> None:
@@ -55,16 +63,19 @@ def inspect_command(
     group does not list its devices in ascending order (rank order follows the list).
     """
     result = inspect_file(file, assignment_spec, replica_count, num_partitions)
+    costs = topology_columns(result, cluster_spec) if cluster_spec is not None else None
     if html_path is not None:
         from ._report import write_report
 
         write_report(result, html_path)
     if as_json:
-        for chunk in json_chunks(result):
+        for chunk in json_chunks(result, costs):
             click.echo(chunk, nl=False)
         click.echo()
         return
     _print_table(result)
+    if costs is not None:
+        print_topology_columns(result, costs)
     if html_path is not None:
         click.echo(f"report written to {html_path}")
 
@@ -72,10 +83,11 @@ def inspect_command(
 # ---- JSON ------------------------------------------------------------------------------------
 
 
-def row_payload(row: Row) -> dict[str, object]:
-    """The JSON object of one collective (schema in docs/cli-json.md)."""
+def row_payload(row: Row, topology: dict[str, object] | None = None) -> dict[str, object]:
+    """The JSON object of one collective (schema in docs/cli-json.md); ``topology`` is its
+    ``--cluster`` columns, added as the ``topology`` field when given."""
     pattern = row.pattern
-    return {
+    payload: dict[str, object] = {
         "name": row.name,
         "opcode": row.opcode,
         "computation": row.computation,
@@ -94,10 +106,16 @@ def row_payload(row: Row) -> dict[str, object]:
         "in_group_order_ascending": pattern.ascending,
         "error": pattern.error,
     }
+    if topology is not None:
+        payload["topology"] = topology
+    return payload
 
 
-def json_chunks(result: Inspection) -> Iterator[str]:
-    """The JSON document in pieces, one collective at a time (no whole-document string)."""
+def json_chunks(
+    result: Inspection, costs: list[dict[str, object] | None] | None = None
+) -> Iterator[str]:
+    """The JSON document in pieces, one collective at a time (no whole-document string);
+    ``costs`` holds each row's ``--cluster`` columns."""
     head = {
         "source": result.source,
         "replica_count": result.replica_count,
@@ -112,7 +130,8 @@ def json_chunks(result: Inspection) -> Iterator[str]:
     yield "{\n" + ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in head.items())
     yield ',\n  "collectives": ['
     for index, row in enumerate(result.rows):
-        yield ("," if index else "") + "\n    " + json.dumps(row_payload(row))
+        topology = costs[index] if costs is not None else None
+        yield ("," if index else "") + "\n    " + json.dumps(row_payload(row, topology))
     yield ("\n  ]" if result.rows else "]") + "\n}"
 
 

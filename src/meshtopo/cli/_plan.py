@@ -1,5 +1,5 @@
 """``plan`` and ``calibrate``: a mesh's collectives on a physical cluster, and a cluster fitted
-from an nccl-tests log.
+from an nccl-tests log; and the columns ``inspect --cluster`` adds.
 
 The ``--json`` schemas are documented in docs/cli-json.md and are stable.
 """
@@ -19,15 +19,19 @@ from ..topology import (
     PLAN_OPCODES,
     PRESETS,
     Cluster,
+    GroupTiers,
     PlanRow,
     calibrated,
     compare,
     fit_nccl_tests,
+    group_costs,
+    group_tiers,
     load_cluster,
     plan,
     save_cluster,
 )
 from ..topology._units import format_seconds, format_size, parse_size
+from ._inspect_rows import Inspection
 from ._math import _mesh_payload, _parse_mesh
 from ._options import DecimalRange
 from ._options import int_list as _int_list
@@ -194,6 +198,48 @@ def calibrate_command(
     click.echo(_describe(cluster))
     if save_path is not None:
         click.echo(f"calibrated cluster written to {save_path}")
+
+
+def topology_columns(result: Inspection, cluster_spec: str) -> list[dict[str, object] | None]:
+    """``inspect --cluster``: each row's ``group_costs`` (None where its groups are in error),
+    tiers computed once per distinct device-group pattern. An NCCL XML dump is repeated over
+    as many hosts as the dump's devices need."""
+    needed = int(result.assignment.array.max()) + 1 if result.assignment.array.size else 1
+    cluster = _cluster(cluster_spec, 1)
+    if cluster.source == "NCCL topology XML" and cluster.num_devices < needed:
+        cluster = _cluster(cluster_spec, -(-needed // cluster.devices_per_host))
+    tiers: dict[int, GroupTiers] = {}
+    columns: list[dict[str, object] | None] = []
+    for row in result.rows:
+        pattern = row.pattern
+        if pattern.error is not None or not pattern.device_groups:
+            columns.append(None)
+            continue
+        if pattern.index not in tiers:
+            tiers[pattern.index] = group_tiers(cluster, pattern.device_groups)
+        columns.append(group_costs(cluster, tiers[pattern.index], row.opcode, row.bytes))
+    return columns
+
+
+def print_topology_columns(result: Inspection, costs: list[dict[str, object] | None]) -> None:
+    """The ``--cluster`` table under inspect's: per collective its tier, hosts per group,
+    bytes on the slowest link and each model's predicted time."""
+    if not result.rows:
+        return
+    click.echo("")
+    cells = []
+    for row, cost in zip(result.rows, costs, strict=True):
+        if cost is None:
+            cells.append([row.name, "error", "-", "-", *("-" for _ in MODELS)])
+            continue
+        seconds = cost["seconds"] if isinstance(cost["seconds"], dict) else {}
+        link = cost["link_bytes"]
+        cells.append([
+            row.name, str(cost["tier"]), str(cost["hosts"]),
+            format_size(link) if isinstance(link, float) else "-",
+            *(format_seconds(v) if isinstance(v := seconds.get(m), float) else "-" for m in MODELS),
+        ])  # fmt: skip
+    _table(["name", "tier", "hosts", "slowest link", *MODELS], cells)
 
 
 COMMANDS = [plan_command, calibrate_command]

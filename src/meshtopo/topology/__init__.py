@@ -49,6 +49,7 @@ from ._plan import PlanDiff as PlanDiff
 from ._plan import PlanRow as PlanRow
 from ._plan import collective_costs as collective_costs
 from ._plan import compare as compare
+from ._plan import group_costs as group_costs
 from ._plan import plan as plan
 from ._presets import PRESETS as PRESETS
 from ._presets import preset as preset

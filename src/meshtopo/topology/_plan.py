@@ -19,7 +19,7 @@ from .._errors import InvalidArgumentError
 from .._mesh import Mesh
 from ._cluster import Cluster, Tier
 from ._cost import MODELS, Estimate, estimate, known_opcodes
-from ._tiers import group_tiers
+from ._tiers import GroupTiers, group_tiers
 
 if TYPE_CHECKING:
     from ..hlo._collective import Collective
@@ -140,22 +140,19 @@ def compare(a: Sequence[PlanRow], b: Sequence[PlanRow]) -> list[PlanDiff]:
     return [PlanDiff(row, index[(row.axis, row.opcode)]) for row in a]
 
 
-def collective_costs(
-    collective: Collective,
+def group_costs(
     cluster: Cluster,
-    device_assignment: object = None,
-    size: float | None = None,
+    groups: object,
+    opcode: str,
+    size: float | None,
     channels: int = 16,
     sm: int = 90,
 ) -> dict[str, object]:
-    """The ``inspect --cluster`` columns of one dump collective: ``tier``, ``hosts``,
-    ``domains``, ``link_bytes`` and ``seconds`` per model, for its device groups under
-    ``device_assignment`` (the module's by default) and ``size`` (its payload bytes by
-    default). Without a known size, or for an opcode no model knows, bytes and seconds are
-    None."""
-    groups = collective.device_groups(device_assignment)  # type: ignore[arg-type]
-    tiers = group_tiers(cluster, groups)
-    payload = size if size is not None else collective.bytes
+    """The ``inspect --cluster`` columns of one collective from its device groups (anything
+    ``group_tiers`` takes, or a ``GroupTiers``): ``tier``, ``hosts``, ``domains``,
+    ``ring_hops`` (None off a torus), ``link_bytes`` and ``seconds`` per model. Without a
+    known ``size``, or for an opcode no model knows, bytes and seconds are None."""
+    tiers = groups if isinstance(groups, GroupTiers) else group_tiers(cluster, groups)
     columns: dict[str, object] = {
         "tier": str(tiers.slowest),
         "hosts": int(tiers.hosts.max()) if tiers.num_groups else 0,
@@ -164,9 +161,26 @@ def collective_costs(
         "link_bytes": None,
         "seconds": None,
     }
-    opcode = collective.underlying_opcode or collective.opcode
-    if payload is not None and opcode in known_opcodes():
-        row = row_of("", estimate(cluster, tiers, opcode, float(payload), channels=channels, sm=sm))
+    base = opcode.removesuffix("-start").removesuffix("-done")
+    if size is not None and base in known_opcodes() and tiers.num_groups:
+        row = row_of("", estimate(cluster, tiers, base, float(size), channels=channels, sm=sm))
         columns["link_bytes"] = row.link_bytes
         columns["seconds"] = row.to_dict()["seconds"]
     return columns
+
+
+def collective_costs(
+    collective: Collective,
+    cluster: Cluster,
+    device_assignment: object = None,
+    size: float | None = None,
+    channels: int = 16,
+    sm: int = 90,
+) -> dict[str, object]:
+    """``group_costs`` of one dump collective: its device groups under ``device_assignment``
+    (the module's by default), its payload bytes unless ``size`` is given, and the
+    synchronous op it performs (``underlying_opcode``)."""
+    groups = collective.device_groups(device_assignment)  # type: ignore[arg-type]
+    payload = size if size is not None else collective.bytes
+    opcode = collective.underlying_opcode or collective.opcode
+    return group_costs(cluster, groups, opcode, payload, channels, sm)
