@@ -133,3 +133,26 @@ def test_torus_formulas_relative_to_all_gather(opcode, factor):
     other = estimate(cluster, groups, opcode, 1e9)
     bandwidth = other.hierarchical.max() - 3 * (2 if opcode == "all-reduce" else 1) * 1e-6
     assert bandwidth == pytest.approx(factor * gather, rel=1e-9)
+
+
+def test_torus_permute_uses_one_link_one_way():
+    cluster = preset("tpu-v5e", shape=(16, 16))
+    groups = mt.Mesh({"y": 16, "x": 16}).group_array("y")
+    assert estimate(cluster, groups, "collective-permute", 1e9).time("busbw") == pytest.approx(1e9 / 4.5e10)
+
+
+def test_groups_sharing_a_host_pair_share_its_nics():
+    cluster = preset("h100-8x", hosts=2)  # 8 x 50 GB/s per host
+    alone = [[0, 1, 2, 3, 8, 9, 10, 11]]
+    shared = [*alone, [4, 5, 6, 7, 12, 13, 14, 15]]
+    one = estimate(cluster, alone, "all-gather", 2**30)
+    two = estimate(cluster, shared, "all-gather", 2**30)
+    assert (one.tiers.network_sharers.tolist(), two.tiers.network_sharers.tolist()) == ([4], [8, 8])
+    # busbw: the group's share of the host's 400 GB/s is 4/4 alone, 4/8 when shared.
+    assert one.time("busbw") == pytest.approx(7 / 8 * 2**30 / 4e11)
+    assert two.time("busbw") == pytest.approx(7 / 8 * 2**30 / 2e11)
+    # hierarchical: the inter-host phase moves (k-1)/k * S/m per device at 400/4 or 400/8 GB/s.
+    intra = 3 / 4 * 2**30 / 4.5e11
+    latency = (7 - 1) * 3.4e-6 + 1 * 14e-6
+    assert one.time("hierarchical") == pytest.approx(intra + 1 / 2 * 2**30 / 4 / 1e11 + latency)
+    assert two.time("hierarchical") == pytest.approx(intra + 1 / 2 * 2**30 / 4 / 5e10 + latency)

@@ -328,15 +328,6 @@ class Cluster:
             coord_array.setflags(write=False)
         return replace(self, placement_hosts=host_array, placement_coords=coord_array)
 
-    def link_for(self, tier: Tier) -> Link:
-        """The link a group of this tier is bound by: the host link up to ``domain`` on GPUs
-        (NVLink domains use the same NVLink), the network (NICs or DCN) beyond."""
-        if tier == Tier.NETWORK:
-            return self.network
-        if self.torus is not None and tier >= Tier.HOST:
-            return Link("ici", self.torus.link_bandwidth, self.torus.hop_latency)
-        return self.host_link
-
     @property
     def network_bandwidth_per_host(self) -> float:
         """All of a host's NICs together (bytes/s one way)."""

@@ -11,7 +11,8 @@ collective takes as long as its slowest group.
   (all-reduce ``2(n-1)/n``; all-gather, reduce-scatter, all-to-all ``(n-1)/n``; broadcast,
   permute, send/recv 1) and ``B`` the bandwidth of the slowest tier crossed: the host link
   per device inside a host or NVLink domain; on a torus the ICI links the group's ring uses
-  (``link * sum over varied axes of 2 if the axis wraps and the group spans it, else 1``);
+  (``link * sum over varied axes of 2 if the axis wraps and the group spans it, else 1``;
+  one link for broadcasts and permutes);
   across domains the group's share of its busiest host's NICs,
   ``nics * nic_bw * (group members on the host) / (devices on the host using the network)``.
   No latency term.
@@ -151,6 +152,8 @@ def busbw_time(cluster: Cluster, tiers: GroupTiers, opcode: str, size: float) ->
     """The busbw model's seconds per group (see the module docstring)."""
     n = tiers.sizes.astype(np.float64)
     inner = _inner_bandwidth(cluster, tiers)
+    if cluster.torus is not None and collective_kind(opcode) in ("broadcast", "permute"):
+        inner = np.full(tiers.num_groups, cluster.torus.link_bandwidth)
     network = _network_share(cluster, tiers) * tiers.max_per_host
     bandwidth = np.where(tiers.tier == Tier.NETWORK, network, inner)
     time = busbw_factor(opcode, n) * size / bandwidth
