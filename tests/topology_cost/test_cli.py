@@ -68,9 +68,11 @@ def test_plan_on_a_torus_reports_axes_and_hops(capsys):
 
 
 def test_plan_reads_an_nccl_xml_dump(capsys):
-    payload = plan_json(capsys, "--cluster", str(XML), "--hosts", "2", "--mesh", "dp=2,tp=8",
-                        "--opcode", "all-reduce")  # fmt: skip
+    payload = plan_json(capsys, "--cluster", str(XML), "--mesh", "dp=2,tp=8", "--opcode", "all-reduce")
     assert payload["cluster"]["host_link"]["bandwidth"] == pytest.approx(3.708e11)
+    assert payload["cluster"]["hosts"] == 2
+    payload = plan_json(capsys, "--cluster", str(XML), "--hosts", "3", "--mesh", "dp=2,tp=8")
+    assert payload["cluster"]["hosts"] == 3
 
 
 @pytest.mark.parametrize(
@@ -100,9 +102,24 @@ def test_calibrate_saves_a_cluster_plan_can_use(capsys, tmp_path):
 def test_calibrate_json(capsys):
     code, out, err = run(capsys, "calibrate", str(LOG), "--cluster", "h100-8x", "--json")
     assert (code, err) == (0, "")
+    (fit,) = json.loads(out)["fits"]
+    assert (fit["ranks"], fit["hosts"], len(fit["sizes"])) == (16, 2, 31)
+    assert fit["sizes"][-1]["dominant"] == "bandwidth"
+
+
+def test_calibrate_two_logs_sets_both_tiers(capsys, tmp_path):
+    from .test_calibrate import synthetic_log
+
+    host_log = tmp_path / "host.log"
+    host_log.write_text(synthetic_log(20e-6, 4.0e11, 8, 1))
+    code, out, err = run(capsys, "calibrate", str(LOG), str(host_log), "--cluster", "h100-8x", "--json")
+    assert (code, err) == (0, "")
     payload = json.loads(out)
-    assert (payload["ranks"], payload["hosts"], len(payload["sizes"])) == (16, 2, 31)
-    assert payload["sizes"][-1]["dominant"] == "bandwidth"
+    assert [fit["hosts"] for fit in payload["fits"]] == [1, 2]
+    cluster = payload["cluster"]
+    assert cluster["hosts"] == 2
+    assert cluster["host_link"]["bandwidth"] == pytest.approx(4.0e11, rel=0.01)
+    assert cluster["network"]["bandwidth"] == pytest.approx(336.4e9 / 8, rel=0.001)
 
 
 def test_plan_runs_as_a_process():

@@ -42,8 +42,13 @@ CLUSTER_HELP = (
 )
 
 
-def _cluster(spec: str, hosts: int) -> Cluster:
-    return load_cluster(spec, hosts=hosts)
+def _cluster(spec: str, hosts: int | None, devices: int) -> Cluster:
+    """``--cluster``: an NCCL XML dump describes one host, repeated ``hosts`` times or, without
+    ``hosts``, as many times as ``devices`` devices need; presets and files are as given."""
+    cluster = load_cluster(spec, hosts=hosts or 1)
+    if hosts is None and cluster.source == "NCCL topology XML" and cluster.num_devices < devices:
+        cluster = load_cluster(spec, hosts=-(-devices // cluster.devices_per_host))
+    return cluster
 
 
 def _against(spec: str, mesh: Mesh) -> Mesh:
@@ -101,8 +106,8 @@ def _describe(cluster: Cluster) -> str:
 @click.option("--opcode", "opcodes", multiple=True,
               help=f"Collective to price (repeatable); default {', '.join(PLAN_OPCODES)}.")  # fmt: skip
 @click.option("--against", help="A second layout: another mesh spec (tp=8,dp=4) or device order.")
-@click.option("--hosts", type=DecimalRange(min=1), default=1, show_default=True,
-              help="Hosts when --cluster is an NCCL XML dump of one host.")  # fmt: skip
+@click.option("--hosts", type=DecimalRange(min=1),
+              help="Hosts when --cluster is an NCCL XML dump of one host (default: as many as the mesh needs).")  # fmt: skip
 @click.option("--channels", type=DecimalRange(min=1), default=16, show_default=True,
               help="NCCL channels for the nccl model.")  # fmt: skip
 @click.option("--sm", type=DecimalRange(min=60), default=90, show_default=True,
@@ -110,12 +115,12 @@ def _describe(cluster: Cluster) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
 def plan_command(
     cluster_spec: str, mesh_spec: str, devices: str | None, size: str, opcodes: tuple[str, ...],
-    against: str | None, hosts: int, channels: int, sm: int, as_json: bool,
+    against: str | None, hosts: int | None, channels: int, sm: int, as_json: bool,
 ) -> None:  # fmt: skip
     """Per mesh axis and collective: tier, hosts per group, bytes on the slowest link and each
     cost model's time (busbw, hierarchical alpha-beta, NCCL's tuner), from the real order."""
-    cluster = _cluster(cluster_spec, hosts)
     mesh = _parse_mesh(mesh_spec, devices)
+    cluster = _cluster(cluster_spec, hosts, mesh.size)
     chosen = list(opcodes) or list(PLAN_OPCODES)
     nbytes = parse_size(size, "--size")
     rows = plan(cluster, mesh, nbytes, chosen, channels=channels, sm=sm)
@@ -157,44 +162,52 @@ def plan_command(
 
 
 @click.command(name="calibrate")
-@click.argument("log", type=click.Path(dir_okay=False, exists=True))
+@click.argument("logs", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
 @click.option("--cluster", "cluster_spec", required=True, help=CLUSTER_HELP)
 @click.option("--opcode", default="all-reduce", show_default=True,
-              help="The collective the log measures (all_reduce_perf: all-reduce).")  # fmt: skip
-@click.option("--ranks", type=DecimalRange(min=2), help="Ranks, when the log has no '# Rank' lines.")
-@click.option("--hosts", type=DecimalRange(min=1), help="Hosts, when the log has no '# Rank' lines.")
+              help="The collective the logs measure (all_reduce_perf: all-reduce).")  # fmt: skip
+@click.option("--ranks", type=DecimalRange(min=2), help="Ranks, when a log has no '# Rank' lines.")
+@click.option("--hosts", type=DecimalRange(min=1), help="Hosts, when a log has no '# Rank' lines.")
 @click.option("--save", "save_path", type=click.Path(dir_okay=False, writable=True),
               help="Write the calibrated cluster as JSON (reusable as --cluster).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
 def calibrate_command(
-    log: str, cluster_spec: str, opcode: str, ranks: int | None, hosts: int | None,
+    logs: tuple[str, ...], cluster_spec: str, opcode: str, ranks: int | None, hosts: int | None,
     save_path: str | None, as_json: bool,
 ) -> None:  # fmt: skip
-    """Fit t = alpha + beta * size to an nccl-tests log, show which term dominates per size,
-    and put the fitted figures into the cluster's tier the test crossed."""
-    fit = fit_nccl_tests(Path(log).read_text(encoding="utf-8"), opcode, ranks, hosts)
-    base = _cluster(cluster_spec, fit.hosts)
-    if base.num_hosts < fit.hosts and base.torus is None:
-        base = replace(base, num_hosts=fit.hosts)  # a preset named without its host count
-    cluster = calibrated(base, fit)
+    """Fit t = alpha + beta * size to nccl-tests logs, show which term dominates per size,
+    and put each fit into the cluster's tier its test crossed: one host sets the host link,
+    several the network (single-host logs are applied first, whatever the order given)."""
+    fits = [fit_nccl_tests(Path(log).read_text(encoding="utf-8"), opcode, ranks, hosts)
+            for log in logs]  # fmt: skip
+    fits.sort(key=lambda fit: fit.hosts > 1)
+    widest = max(fit.hosts for fit in fits)
+    cluster = _cluster(cluster_spec, None, max(fit.ranks for fit in fits))
+    if cluster.num_hosts < widest and cluster.torus is None:
+        cluster = replace(cluster, num_hosts=widest)  # a preset named without its host count
+    for fit in fits:
+        cluster = calibrated(cluster, fit)
     if save_path is not None:
         save_cluster(cluster, save_path)
     if as_json:
         click.echo(json.dumps({
-            "opcode": fit.opcode, "ranks": fit.ranks, "hosts": fit.hosts,
-            "alpha": fit.alpha, "beta": fit.beta, "bus_bandwidth": fit.bus_bandwidth,
-            "sizes": fit.terms(), "cluster": cluster.to_dict(),
+            "fits": [{"opcode": fit.opcode, "ranks": fit.ranks, "hosts": fit.hosts,
+                      "alpha": fit.alpha, "beta": fit.beta, "bus_bandwidth": fit.bus_bandwidth,
+                      "sizes": fit.terms()} for fit in fits],
+            "cluster": cluster.to_dict(),
         }, indent=2))  # fmt: skip
         return
-    click.echo(
-        f"{fit.opcode} over {fit.ranks} ranks on {fit.hosts} host(s): alpha "
-        f"{format_seconds(fit.alpha)}, bus bandwidth {fit.bus_bandwidth / 1e9:.1f} GB/s"
-    )
-    _table(
-        ["size", "measured", "fitted", "latency", "bandwidth", "dominant"],
-        [[format_size(t["size"]), *(format_seconds(t[k]) for k in ("measured", "fitted", "latency", "bandwidth")),  # type: ignore[arg-type]
-          str(t["dominant"])] for t in fit.terms()],
-    )  # fmt: skip
+    for fit in fits:
+        click.echo(
+            f"{fit.opcode} over {fit.ranks} ranks on {fit.hosts} host(s): alpha "
+            f"{format_seconds(fit.alpha)}, bus bandwidth {fit.bus_bandwidth / 1e9:.1f} GB/s"
+        )
+        _table(
+            ["size", "measured", "fitted", "latency", "bandwidth", "dominant"],
+            [[format_size(t["size"]),  # type: ignore[arg-type]
+              *(format_seconds(t[k]) for k in ("measured", "fitted", "latency", "bandwidth")),  # type: ignore[arg-type]
+              str(t["dominant"])] for t in fit.terms()],
+        )  # fmt: skip
     click.echo(_describe(cluster))
     if save_path is not None:
         click.echo(f"calibrated cluster written to {save_path}")
@@ -205,9 +218,7 @@ def topology_columns(result: Inspection, cluster_spec: str) -> list[dict[str, ob
     tiers computed once per distinct device-group pattern. An NCCL XML dump is repeated over
     as many hosts as the dump's devices need."""
     needed = int(result.assignment.array.max()) + 1 if result.assignment.array.size else 1
-    cluster = _cluster(cluster_spec, 1)
-    if cluster.source == "NCCL topology XML" and cluster.num_devices < needed:
-        cluster = _cluster(cluster_spec, -(-needed // cluster.devices_per_host))
+    cluster = _cluster(cluster_spec, None, needed)
     tiers: dict[int, GroupTiers] = {}
     columns: list[dict[str, object] | None] = []
     for row in result.rows:

@@ -89,13 +89,14 @@ def as_group_arrays(groups: object) -> tuple[np.ndarray, np.ndarray]:
                 array = np.asarray(groups)
                 if np.issubdtype(array.dtype, np.integer):
                     return as_group_arrays(array)
-        rows = [list(row) for row in groups]
-        sizes = np.array([len(row) for row in rows], dtype=np.int64)
+        rows = [np.asarray(row) for row in groups]
+        sizes = np.array([row.size for row in rows], dtype=np.int64)
         check_size(int(sizes.sum()), "the device groups")
-        flat = [v for row in rows for v in row]
-        if not all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in flat):
-            raise InvalidArgumentError("device groups must hold int device ids")
-        return np.array(flat, dtype=np.int64), sizes
+        if any(row.ndim != 1 or (row.size and not np.issubdtype(row.dtype, np.integer))
+               for row in rows):  # fmt: skip
+            raise InvalidArgumentError("device groups must be lists of int device ids")
+        flat = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, dtype=np.int64)
+        return flat, sizes
     raise InvalidArgumentError(
         f"device groups must be an array, a list of lists or a CollectiveDeviceList, got {type(groups).__name__}"
     )
