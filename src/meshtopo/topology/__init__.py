@@ -32,6 +32,7 @@ from ._cluster import Cluster as Cluster
 from ._cluster import Link as Link
 from ._cluster import Tier as Tier
 from ._cluster import Torus as Torus
+from ._cost import COLLECTIVE_KINDS as COLLECTIVE_KINDS
 from ._cost import MODELS as MODELS
 from ._cost import Estimate as Estimate
 from ._cost import busbw_factor as busbw_factor

@@ -63,9 +63,10 @@ _BASE = {
     "all-reduce": "all-reduce", "all-gather": "all-gather", "reduce-scatter": "reduce-scatter",
     "all-to-all": "all-to-all", "ragged-all-to-all": "all-to-all",
     "collective-broadcast": "broadcast", "broadcast": "broadcast", "reduce": "broadcast",
-    "collective-permute": "permute", "send": "permute", "recv": "permute", "sendrecv": "permute",
+    "collective-permute": "permute", "permute": "permute", "send": "permute", "recv": "permute",
+    "sendrecv": "permute",
 }  # fmt: skip
-OPCODES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "broadcast", "permute")
+COLLECTIVE_KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "broadcast", "permute")
 """The collective kinds the models know (HLO opcodes and nccl-tests names map onto them)."""
 
 
@@ -76,7 +77,7 @@ def known_opcodes() -> frozenset[str]:
 
 def collective_kind(opcode: str) -> str:
     """The model's kind for an HLO opcode (async ``-start``/``-done`` forms included) or an
-    nccl-tests name: one of ``OPCODES``."""
+    nccl-tests name: one of ``COLLECTIVE_KINDS``."""
     base = opcode.removesuffix("-start").removesuffix("-done")
     kind = _BASE.get(base)
     if kind is None:
@@ -137,6 +138,13 @@ def torus_time(kind: str, size: float, n: np.ndarray, bandwidth: np.ndarray, lin
     return np.full(n.shape, size / link)
 
 
+def _ring_time(kind: str, size: float, n: np.ndarray, bandwidth: np.ndarray) -> np.ndarray:
+    """One ring of ``n`` over links of ``bandwidth`` per device: ``f(n) * S / B`` with
+    nccl-tests' factor (the bandwidth term of NCCL's ring), ``S / B`` for broadcasts and
+    permutes."""
+    return busbw_factor(kind, n) * size / bandwidth
+
+
 def _inner_bandwidth(cluster: Cluster, tiers: GroupTiers) -> np.ndarray:
     if cluster.torus is not None:
         return _torus_bandwidth(cluster, tiers)
@@ -173,9 +181,7 @@ def hierarchical_time(cluster: Cluster, tiers: GroupTiers, opcode: str, size: fl
         hops = np.maximum(tiers.ring_hops if tiers.ring_hops is not None else 1, 1)
         alpha_in = cluster.torus.hop_latency * hops
     else:
-        intra = torus_time(kind, size, m, inner, cluster.host_link.bandwidth)
-        if kind == "all-to-all":
-            intra = (m - 1) / m * size / inner
+        intra = _ring_time(kind, size, m, inner)
         alpha_in = np.full(n.shape, cluster.host_link.latency)
     per_domain = size / m
     if kind == "all-reduce":
