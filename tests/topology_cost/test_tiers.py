@@ -114,6 +114,15 @@ def test_device_list_resolved_through_mode_and_assignment():
     )
     tiers = group_tiers(cluster, groups)
     assert groups[0] == [0, 1] and tiers.tier_values == [Tier.HOST] * 8
+    direct = mt.topology.device_list_tiers(
+        cluster, mt.CollectiveDeviceList.parse("{{0,1}}"), "kCrossReplica", assignment
+    )
+    assert flatten(direct) == flatten(tiers)
+    ragged = mt.topology.device_list_tiers(
+        cluster, mt.CollectiveDeviceList.parse("{{0},{7,8,9}}"), "kFlattenedID",
+        mt.DeviceAssignment.default(replica_count=1, computation_count=16),
+    )  # fmt: skip
+    assert ragged.tier_values == [Tier.DEVICE, Tier.NETWORK]
 
 
 def test_dump_collective_groups_under_its_placement():

@@ -8,8 +8,8 @@ documented models (``busbw``, ``hierarchical``, ``nccl``); ``plan`` and ``compar
 mesh axis for two layouts; ``fit_nccl_tests`` and ``calibrated`` fit alpha and beta from an
 nccl-tests log.
 
-Layering: imports the math layer only (``_device_list``, ``_mesh``, ``_placement``, ``_errors``,
-``_limits``; ``collective_costs`` takes a ``meshtopo.hlo`` Collective but does not import the
+Layering: imports the math layer only (``_device_list``, ``_mesh``, ``_modes``, ``_placement``,
+``_errors``, ``_limits``; ``collective_costs`` takes a ``meshtopo.hlo`` Collective but does not import the
 reader); nothing below it imports this package.
 
 >>> import meshtopo as mt
@@ -38,6 +38,7 @@ from ._cost import Estimate as Estimate
 from ._cost import busbw_factor as busbw_factor
 from ._cost import collective_kind as collective_kind
 from ._cost import estimate as estimate
+from ._cost import slowest_link_bytes as slowest_link_bytes
 from ._cost import torus_time as torus_time
 from ._files import load_cluster as load_cluster
 from ._files import save_cluster as save_cluster
@@ -55,5 +56,6 @@ from ._plan import plan as plan
 from ._presets import PRESETS as PRESETS
 from ._presets import preset as preset
 from ._tiers import GroupTiers as GroupTiers
+from ._tiers import device_list_tiers as device_list_tiers
 from ._tiers import group_tiers as group_tiers
 from ._tiers import mesh_axis_tiers as mesh_axis_tiers

@@ -26,6 +26,8 @@ from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError
 from .._limits import check_size
 from .._mesh import Mesh
+from .._modes import CollectiveOpGroupMode
+from .._placement import DeviceAssignment, device_group_arrays
 from ._cluster import Cluster, Tier
 
 
@@ -308,6 +310,20 @@ def group_tiers(cluster: Cluster, groups: object) -> GroupTiers:
         line[domains > 1] = -1
     return GroupTiers(sizes, tier, hosts, domains, max_per_host, network_sharers.astype(np.int64),
                       axes, bits, ring, line)  # fmt: skip
+
+
+def device_list_tiers(
+    cluster: Cluster,
+    device_list: object,
+    mode: object,
+    device_assignment: DeviceAssignment,
+) -> GroupTiers:
+    """``group_tiers`` of written replica groups resolved through the group ``mode`` and
+    ``device_assignment`` (the math layer's ``participating_device_groups``, kept as arrays)."""
+    flat, sizes = device_group_arrays(device_list, CollectiveOpGroupMode.coerce(mode), device_assignment)
+    if sizes.size and (sizes == sizes[0]).all():
+        return group_tiers(cluster, flat.reshape(sizes.size, -1))
+    return group_tiers(cluster, np.split(flat, np.cumsum(sizes)[:-1]))
 
 
 def mesh_axis_tiers(cluster: Cluster, mesh: Mesh, over: object) -> GroupTiers:
