@@ -143,3 +143,26 @@ def test_unknown_preset_lists_the_presets():
 def test_torus_host_shape_must_divide_the_slice():
     with pytest.raises(mt.InvalidArgumentError, match="must divide"):
         Torus((4, 3), (False, False), 4.5e10, (2, 2))
+
+
+TORUS_TOML = """
+name = "v5e-4x8"
+hosts = 8
+host_link = { kind = "ici", bandwidth = 4.5e10, latency = "1us" }
+network = { kind = "dcn", bandwidth = "200Gb/s" }
+
+[torus]
+shape = [4, 8]
+wraparound = false
+link_bandwidth = "45GB/s"
+host_shape = [2, 2]
+"""
+
+
+def test_toml_torus_defaults_devices_and_domains_from_its_shape(tmp_path):
+    path = tmp_path / "slice.toml"
+    path.write_text(TORUS_TOML)
+    cluster = load_cluster(path)
+    assert (cluster.devices_per_host, cluster.hosts_per_domain, cluster.num_domains) == (4, 8, 1)
+    assert cluster.torus.wraparound == (False, False) and cluster.torus.link_bandwidth == 4.5e10
+    assert cluster.device_hosts[:8].tolist() == [0, 0, 1, 1, 0, 0, 1, 1]
