@@ -121,11 +121,14 @@ def test_json_round_trip_keeps_torus_and_placement(tmp_path):
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"hosts": 1, "host_link": {"kind": "nvlink"}, "network": {"kind": "ib", "bandwidth": 1}},
-         "host_link needs kind and bandwidth"),
-        ({"hosts": 1, "host_link": {"kind": "wifi", "bandwidth": 1},
+        ({"hosts": 1, "devices_per_host": 8, "host_link": {"kind": "nvlink"},
+          "network": {"kind": "ib", "bandwidth": 1}}, "host_link needs kind and bandwidth"),
+        ({"hosts": 1, "host_link": {"kind": "nvlink", "bandwidth": 1},
+          "network": {"kind": "ib", "bandwidth": 1}}, "needs 'devices_per_host'"),
+        ({"hosts": 1, "devices_per_host": 8, "host_link": {"kind": "wifi", "bandwidth": 1},
           "network": {"kind": "ib", "bandwidth": 1}}, "link kind must be one of"),
-        ({"hosts": 3, "hosts_per_domain": 2, "host_link": {"kind": "nvlink", "bandwidth": 1},
+        ({"hosts": 3, "devices_per_host": 8, "hosts_per_domain": 2,
+          "host_link": {"kind": "nvlink", "bandwidth": 1},
           "network": {"kind": "ib", "bandwidth": 1}}, "do not split into domains"),
         ({"hosts": 1, "colour": "red"}, "unknown keys"),
     ],

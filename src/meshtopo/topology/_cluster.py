@@ -369,10 +369,11 @@ class Cluster:
         unknown = set(data) - known
         if unknown:
             raise InvalidArgumentError(f"cluster description has unknown keys {sorted(unknown)}")
-        for key in ("hosts", "host_link", "network"):
+        torus = Torus.from_dict(data["torus"]) if "torus" in data else None
+        needed = ("hosts", "host_link", "network") + (() if torus else ("devices_per_host",))
+        for key in needed:
             if key not in data:
                 raise InvalidArgumentError(f"cluster description needs {key!r}")
-        torus = Torus.from_dict(data["torus"]) if "torus" in data else None
         default_dph = torus.chips_per_host if torus is not None else 1
         default_hpd = torus.chips // torus.chips_per_host if torus is not None else 1
         cluster = cls(

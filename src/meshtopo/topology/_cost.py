@@ -286,7 +286,9 @@ def estimate(
 ) -> Estimate:  # fmt: skip
     """Tiers and every model's time for a collective ``opcode`` of ``size`` bytes over the
     device ``groups`` (anything ``group_tiers`` takes) on ``cluster``."""
-    if not (isinstance(size, int | float) and math.isfinite(size) and size >= 0):
+    if isinstance(size, bool) or not (
+        isinstance(size, int | float | np.integer | np.floating) and math.isfinite(size) and size >= 0
+    ):
         raise InvalidArgumentError(f"collective size must be a non-negative number, got {size!r}")
     collective_kind(opcode)
     tiers = groups if isinstance(groups, GroupTiers) else group_tiers(cluster, groups)
