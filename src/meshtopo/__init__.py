@@ -6,6 +6,7 @@ Layers, in the order data flows (a module imports only modules above it in this 
   ``_pairs`` (with ``_errors`` and ``_limits`` beneath everything);
 - ``hlo``: HLO text to a module model, XLA's verifier checks;
 - ``neuron``: Neuron's 3-D rank model;
+- ``topology``: physical clusters, tiers per device group, cost models (math layer only);
 - front ends: ``cli``, ``explore``, ``jax`` (imports jax only when called).
 
 >>> import meshtopo as mt
@@ -16,6 +17,7 @@ Layers, in the order data flows (a module imports only modules above it in this 
 from . import hlo as hlo
 from . import jax as jax
 from . import neuron as neuron
+from . import topology as topology
 from ._device_list import CollectiveDeviceList as CollectiveDeviceList
 from ._errors import HloParseError as HloParseError
 from ._errors import InternalError as InternalError

@@ -27,6 +27,7 @@ from ._inspect_cells import (
 from ._inspect_rows import Inspection, Row, inspect_file
 from ._math import parse_mesh
 from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange
+from ._plan import print_topology_columns, topology_columns
 from ._render import plural
 from ._report import write_report
 
@@ -57,6 +58,12 @@ the list). Exits 1 when a collective could not be resolved, 0 otherwise.""")
 @click.option("--mesh-devices", help="Device ids of --mesh in mesh order, e.g. 0,2,4,6,1,3,5,7.")
 @click.option("--full", is_flag=True,
               help="Print whole group and pair lists instead of cutting them short.")
+@click.option(
+    "--cluster",
+    "cluster_spec",
+    help="Also give each collective's tier and predicted times on this cluster (a preset or "
+    "a TOML, JSON or NCCL XML file, as for plan).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
 @click.option(
     "--html",
@@ -74,6 +81,7 @@ def inspect_command(
     mesh_spec: str | None,
     mesh_devices: str | None,
     full: bool,
+    cluster_spec: str | None,
     as_json: bool,
     html_path: str | None,
 ) -> int:
@@ -85,17 +93,19 @@ def inspect_command(
     mesh: Mesh | None = None if mesh_spec is None else parse_mesh(mesh_spec, mesh_devices)
     results = [inspect_file(path, assignment_spec, replica_count, num_partitions, mesh=mesh)
                for path in paths]
+    costs = [None if cluster_spec is None else topology_columns(result, cluster_spec)
+             for result in results]
     if html_path is not None:
         write_report(results[0], html_path)
     if as_json:
         if is_single_file(files, paths):
-            for chunk in json_chunks(results[0]):
+            for chunk in json_chunks(results[0], costs[0]):
                 click.echo(chunk, nl=False)
         else:
             click.echo('{\n"modules": [', nl=False)
             for index, result in enumerate(results):
                 click.echo(("," if index else "") + "\n", nl=False)
-                for chunk in json_chunks(result):
+                for chunk in json_chunks(result, costs[index]):
                     click.echo(chunk, nl=False)
             click.echo("\n]}", nl=False)
         click.echo()
@@ -104,6 +114,9 @@ def inspect_command(
             if index:
                 click.echo()
             _print_table(result, full)
+            result_costs = costs[index]
+            if result_costs is not None:
+                print_topology_columns(result, result_costs)
         if html_path is not None:
             click.echo(f"report written to {html_path}")
     return 1 if any(result.error_count for result in results) else 0
@@ -112,11 +125,13 @@ def inspect_command(
 # ---- JSON ------------------------------------------------------------------------------------
 
 
-def row_payload(row: Row, mesh_axes: str | None = None) -> dict[str, object]:
+def row_payload(row: Row, mesh_axes: str | None = None,
+                topology: dict[str, object] | None = None) -> dict[str, object]:
     """The JSON object of one collective (schema in docs/cli-json.md); ``mesh_axes`` as
-    ``Inspection.mesh_axes`` gives it."""
+    ``Inspection.mesh_axes`` gives it, ``topology`` its ``--cluster`` columns (the
+    ``topology`` field, only when given)."""
     pattern = row.pattern
-    return {
+    payload: dict[str, object] = {
         "name": row.name,
         "opcode": row.opcode,
         "computation": row.computation,
@@ -138,10 +153,16 @@ def row_payload(row: Row, mesh_axes: str | None = None) -> dict[str, object]:
         "in_group_order_ascending": pattern.ascending,
         "error": pattern.error,
     }
+    if topology is not None:
+        payload["topology"] = topology
+    return payload
 
 
-def json_chunks(result: Inspection) -> Iterator[str]:
-    """The JSON document in pieces, one collective at a time (no whole-document string)."""
+def json_chunks(
+    result: Inspection, costs: list[dict[str, object] | None] | None = None
+) -> Iterator[str]:
+    """The JSON document in pieces, one collective at a time (no whole-document string);
+    ``costs`` holds each row's ``--cluster`` columns."""
     head = {
         "source": result.source,
         "replica_count": result.replica_count,
@@ -158,7 +179,8 @@ def json_chunks(result: Inspection) -> Iterator[str]:
     yield "{\n" + ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in head.items())
     yield ',\n  "collectives": ['
     for index, row in enumerate(result.rows):
-        payload = row_payload(row, result.mesh_axes(row.pattern))
+        topology = costs[index] if costs is not None else None
+        payload = row_payload(row, result.mesh_axes(row.pattern), topology)
         yield ("," if index else "") + "\n    " + json.dumps(payload)
     yield ("\n  ]" if result.rows else "]") + "\n}"
 

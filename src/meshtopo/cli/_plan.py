@@ -1,0 +1,256 @@
+"""``plan`` and ``calibrate``: a mesh's collectives on a physical cluster, and a cluster fitted
+from an nccl-tests log; and the columns ``inspect --cluster`` adds.
+
+The ``--json`` schemas are documented in docs/cli-json.md and are stable.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from .._errors import InvalidArgumentError
+from .._mesh import Mesh
+from ..topology import (
+    MODELS,
+    PLAN_OPCODES,
+    PRESETS,
+    Cluster,
+    GroupTiers,
+    PlanRow,
+    calibrated,
+    compare,
+    fit_nccl_tests,
+    group_costs,
+    group_tiers,
+    load_cluster,
+    plan,
+    save_cluster,
+)
+from ..topology._units import format_seconds, format_size, parse_size
+from ._inspect_rows import Inspection
+from ._math import _mesh_payload, parse_mesh
+from ._options import DecimalRange
+from ._options import int_list as _int_list
+
+CLUSTER_HELP = (
+    f"A preset ({', '.join(PRESETS)}; name:HOSTS or name:AxB[xC][:SLICES]), or a TOML, JSON or "
+    "NCCL topology XML file."
+)
+
+
+def _cluster(spec: str, hosts: int | None, devices: int) -> Cluster:
+    """``--cluster``: an NCCL XML dump describes one host, repeated ``hosts`` times or, without
+    ``hosts``, as many times as ``devices`` devices need; presets and files are as given."""
+    cluster = load_cluster(spec, hosts=hosts or 1)
+    if hosts is None and cluster.source == "NCCL topology XML" and cluster.num_devices < devices:
+        cluster = load_cluster(spec, hosts=-(-devices // cluster.devices_per_host))
+    return cluster
+
+
+def _against(spec: str, mesh: Mesh) -> Mesh:
+    """``--against``: a mesh spec (``tp=8,dp=4``) or a device order for the same axes."""
+    if "=" in spec:
+        return parse_mesh(spec, None)
+    return Mesh(list(zip(mesh.axis_names, mesh.axis_sizes, strict=True)), _int_list(spec, "--against"))
+
+
+def _row_cells(row: PlanRow) -> list[str]:
+    torus = "-" if row.axes is None else f"{row.axes} / {row.ring_hops}"
+    return [
+        row.axis,
+        row.opcode,
+        f"{row.groups}x{row.group_size}",
+        str(row.tier),
+        str(row.hosts),
+        torus,
+        format_size(row.link_bytes),
+        *(format_seconds(row.times[model]) for model in MODELS),
+    ]
+
+
+_HEADERS = ["axis", "opcode", "groups", "tier", "hosts", "axes / hops", "slowest link",
+            *MODELS]  # fmt: skip
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    click.echo(click.style("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)), bold=True))
+    for cells in rows:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
+
+
+def _describe(cluster: Cluster) -> str:
+    torus = ""
+    if cluster.torus is not None:
+        shape = "x".join(map(str, cluster.torus.shape))
+        wraps = "".join("w" if w else "-" for w in cluster.torus.wraparound)
+        torus = f", slices {shape} (wraparound {wraps})"
+    return (
+        f"{cluster.name}: {cluster.num_hosts} hosts x {cluster.devices_per_host} devices, "
+        f"{cluster.host_link.kind} {cluster.host_link.bandwidth / 1e9:g} GB/s per device, "
+        f"{cluster.nics_per_host} x {cluster.network.kind} {cluster.network.bandwidth / 1e9:g} GB/s "
+        f"per host{torus}"
+    )
+
+
+@click.command(name="plan")
+@click.option("--cluster", "cluster_spec", required=True, help=CLUSTER_HELP)
+@click.option("--mesh", "mesh_spec", required=True, help="Axes major to minor, e.g. dp=4,tp=8.")
+@click.option("--devices", help="Device ids in mesh order (default 0..n-1).")
+@click.option("--size", default="1GiB", show_default=True,
+              help="Collective size as nccl-tests counts it (1GiB, 64MiB, 4e9).")  # fmt: skip
+@click.option("--opcode", "opcodes", multiple=True,
+              help=f"Collective to price (repeatable); default {', '.join(PLAN_OPCODES)}.")  # fmt: skip
+@click.option("--against", help="A second layout: another mesh spec (tp=8,dp=4) or device order.")
+@click.option("--hosts", type=DecimalRange(min=1),
+              help="Hosts when --cluster is an NCCL XML dump of one host (default: as many as the mesh needs).")  # fmt: skip
+@click.option("--channels", type=DecimalRange(min=1), default=16, show_default=True,
+              help="NCCL channels for the nccl model.")  # fmt: skip
+@click.option("--sm", type=DecimalRange(min=60), default=90, show_default=True,
+              help="GPU compute capability for the nccl model's tables.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+def plan_command(
+    cluster_spec: str, mesh_spec: str, devices: str | None, size: str, opcodes: tuple[str, ...],
+    against: str | None, hosts: int | None, channels: int, sm: int, as_json: bool,
+) -> None:  # fmt: skip
+    """Per mesh axis and collective: tier, hosts per group, bytes on the slowest link and each
+    cost model's time (busbw, hierarchical alpha-beta, NCCL's tuner), from the real order."""
+    mesh = parse_mesh(mesh_spec, devices)
+    cluster = _cluster(cluster_spec, hosts, mesh.size)
+    chosen = list(opcodes) or list(PLAN_OPCODES)
+    nbytes = parse_size(size, "--size")
+    rows = plan(cluster, mesh, nbytes, chosen, channels=channels, sm=sm)
+    other = _against(against, mesh) if against is not None else None
+    other_rows = plan(cluster, other, nbytes, chosen, channels=channels, sm=sm) if other else None
+    if other is not None and set(other.axis_names) != set(mesh.axis_names):
+        raise InvalidArgumentError(
+            f"--against has axes {list(other.axis_names)}, the mesh {list(mesh.axis_names)}"
+        )
+    if as_json:
+        payload: dict[str, object] = {
+            "cluster": {k: v for k, v in cluster.to_dict().items() if k != "placement"},
+            "mesh": _mesh_payload(mesh),
+            "size": nbytes,
+            "rows": [row.to_dict() for row in rows],
+        }
+        if other is not None and other_rows is not None:
+            payload["against"] = {
+                "mesh": _mesh_payload(other),
+                "rows": [row.to_dict() for row in other_rows],
+                "ratios": [diff.ratios for diff in compare(rows, other_rows)],
+            }
+        click.echo(json.dumps(payload, indent=2, allow_nan=False))
+        return
+    click.echo(_describe(cluster))
+    click.echo(f"{mesh}, {format_size(nbytes)} per collective")
+    _table(_HEADERS, [_row_cells(row) for row in rows])
+    if other is not None and other_rows is not None:
+        click.echo(f"\nagainst {other}")
+        _table(_HEADERS, [_row_cells(row) for row in other_rows])
+        click.echo("\nratio against / mesh")
+        headers = ["axis", "opcode", "tier", *MODELS]
+        cells = [
+            [d.a.axis, d.a.opcode, f"{d.a.tier} -> {d.b.tier}",
+             *(f"{r:.2f}x" if r == r else "-" for r in d.ratios.values())]
+            for d in compare(rows, other_rows)
+        ]  # fmt: skip
+        _table(headers, cells)
+
+
+@click.command(name="calibrate")
+@click.argument("logs", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--cluster", "cluster_spec", required=True, help=CLUSTER_HELP)
+@click.option("--opcode", default="all-reduce", show_default=True,
+              help="The collective the logs measure (all_reduce_perf: all-reduce).")  # fmt: skip
+@click.option("--ranks", type=DecimalRange(min=2), help="Ranks, when a log has no '# Rank' lines.")
+@click.option("--hosts", type=DecimalRange(min=1), help="Hosts, when a log has no '# Rank' lines.")
+@click.option("--save", "save_path", type=click.Path(dir_okay=False, writable=True),
+              help="Write the calibrated cluster as JSON (reusable as --cluster).")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+def calibrate_command(
+    logs: tuple[str, ...], cluster_spec: str, opcode: str, ranks: int | None, hosts: int | None,
+    save_path: str | None, as_json: bool,
+) -> None:  # fmt: skip
+    """Fit t = alpha + beta * size to nccl-tests logs, show which term dominates per size,
+    and put each fit into the cluster's tier its test crossed: one host sets the host link,
+    several the network (single-host logs are applied first, whatever the order given)."""
+    fits = [fit_nccl_tests(Path(log).read_text(encoding="utf-8"), opcode, ranks, hosts)
+            for log in logs]  # fmt: skip
+    fits.sort(key=lambda fit: fit.hosts > 1)
+    widest = max(fit.hosts for fit in fits)
+    cluster = _cluster(cluster_spec, None, max(fit.ranks for fit in fits))
+    if cluster.num_hosts < widest and cluster.torus is None:
+        cluster = replace(cluster, num_hosts=widest)  # a preset named without its host count
+    for fit in fits:
+        cluster = calibrated(cluster, fit)
+    if save_path is not None:
+        save_cluster(cluster, save_path)
+    if as_json:
+        click.echo(json.dumps({
+            "fits": [{"opcode": fit.opcode, "ranks": fit.ranks, "hosts": fit.hosts,
+                      "alpha": fit.alpha, "beta": fit.beta, "bus_bandwidth": fit.bus_bandwidth,
+                      "sizes": fit.terms()} for fit in fits],
+            "cluster": cluster.to_dict(),
+        }, indent=2))  # fmt: skip
+        return
+    for fit in fits:
+        click.echo(
+            f"{fit.opcode} over {fit.ranks} ranks on {fit.hosts} host(s): alpha "
+            f"{format_seconds(fit.alpha)}, bus bandwidth {fit.bus_bandwidth / 1e9:.1f} GB/s"
+        )
+        _table(
+            ["size", "measured", "fitted", "latency", "bandwidth", "dominant"],
+            [[format_size(t["size"]),  # type: ignore[arg-type]
+              *(format_seconds(t[k]) for k in ("measured", "fitted", "latency", "bandwidth")),  # type: ignore[arg-type]
+              str(t["dominant"])] for t in fit.terms()],
+        )  # fmt: skip
+    click.echo(_describe(cluster))
+    if save_path is not None:
+        click.echo(f"calibrated cluster written to {save_path}")
+
+
+def topology_columns(result: Inspection, cluster_spec: str) -> list[dict[str, object] | None]:
+    """``inspect --cluster``: each row's ``group_costs`` (None where its groups are in error),
+    tiers computed once per distinct device-group pattern. An NCCL XML dump is repeated over
+    as many hosts as the dump's devices need."""
+    needed = int(result.assignment.array.max()) + 1 if result.assignment.array.size else 1
+    cluster = _cluster(cluster_spec, None, needed)
+    tiers: dict[int, GroupTiers] = {}
+    columns: list[dict[str, object] | None] = []
+    for row in result.rows:
+        pattern = row.pattern
+        if pattern.error is not None or not pattern.device_groups:
+            columns.append(None)
+            continue
+        if pattern.index not in tiers:
+            tiers[pattern.index] = group_tiers(cluster, pattern.device_groups)
+        columns.append(group_costs(cluster, tiers[pattern.index], row.opcode, row.bytes))
+    return columns
+
+
+def print_topology_columns(result: Inspection, costs: list[dict[str, object] | None]) -> None:
+    """The ``--cluster`` table under inspect's: per collective its tier, hosts per group,
+    bytes on the slowest link and each model's predicted time."""
+    if not result.rows:
+        return
+    click.echo("")
+    cells = []
+    for row, cost in zip(result.rows, costs, strict=True):
+        if cost is None:
+            cells.append([row.name, "error", "-", "-", *("-" for _ in MODELS)])
+            continue
+        seconds = cost["seconds"] if isinstance(cost["seconds"], dict) else {}
+        link = cost["link_bytes"]
+        cells.append([
+            row.name, str(cost["tier"]), str(cost["hosts"]),
+            format_size(link) if isinstance(link, float) else "-",
+            *(format_seconds(v) if isinstance(v := seconds.get(m), float) else "-" for m in MODELS),
+        ])  # fmt: skip
+    _table(["name", "tier", "hosts", "slowest link", *MODELS], cells)
+
+
+COMMANDS = [plan_command, calibrate_command]

@@ -1,0 +1,303 @@
+"""Three named cost models, side by side, each a formula you can check by hand.
+
+``S`` is the collective's size as nccl-tests counts it: the buffer of an all-reduce, the
+gathered result of an all-gather, the full operand of a reduce-scatter, a device's whole send
+buffer of an all-to-all, the payload of a broadcast or permute (``Collective.bytes``).
+``n`` is the group size, ``k`` the domains it spans (hosts of 8-GPU servers, NVL72 racks, TPU
+slices), ``m = n / k`` its members per domain. Every group of a collective runs at once; the
+collective takes as long as its slowest group.
+
+- **busbw** (nccl-tests): ``t = f(n) * S / B`` with nccl-tests' bus-bandwidth factor ``f``
+  (all-reduce ``2(n-1)/n``; all-gather, reduce-scatter, all-to-all ``(n-1)/n``; broadcast,
+  permute, send/recv 1) and ``B`` the bandwidth of the slowest tier crossed: the host link
+  per device inside a host or NVLink domain; on a torus the ICI links the group's ring uses
+  (``link * sum over varied axes of 2 if the axis wraps and the group spans it, else 1``;
+  one link for broadcasts and permutes);
+  across domains the group's share of its busiest host's NICs,
+  ``nics * nic_bw * (group members on the host) / (devices on the host using the network)``.
+  No latency term.
+- **hierarchical** alpha-beta: groups inside a domain run one ring at the domain's bandwidth.
+  Groups across domains run intra-domain, then inter-domain phases, each device using
+  ``B_net = nics * nic_bw / sharers`` (the host's NICs shared by every device of the host on
+  the network): all-reduce ``2(m-1)/m * S / B_in + 2(k-1)/k * (S/m) / B_net``; all-gather and
+  reduce-scatter ``(m-1)/m * S / B_in + (k-1)/k * (S/m) / B_net``; all-to-all the larger of
+  ``(m-1)/n * S / B_in`` and ``(n-m)/n * S / B_net``; broadcast and permute ``S / B_net``.
+  Plus a latency term per ring step, counted as NCCL's tuner counts them: ``nsteps`` (2(n-1)
+  for all-reduce, n-1 for gathers, n otherwise, 1 for a permute), of which ``inter`` cross the
+  network (2k for an all-reduce over k > 1 domains, k-1 for gathers), costing
+  ``(nsteps - inter) * alpha_in + inter * alpha_net``. On a torus the intra-domain phase is
+  the torus formula below and a step costs ``hop_latency`` per hop of the ring's longest step.
+- **nccl**: NCCL's tuner (``nccl_time``) for the group's ranks and nodes, per-channel bandwidth
+  ``B / channels`` (both graphs at the bottleneck bandwidth once the group leaves a domain),
+  at the given algorithm and protocol, or NCCL's own choice with ``"auto"``. GPU clusters only.
+
+TPU torus (the scaling book's formulas with the ring's exact ``(n-1)/n``): all-gather and
+reduce-scatter ``(n-1)/n * S / W``, all-reduce twice that, all-to-all a quarter of an
+all-gather, permute ``S / link``; ``W = link * sum over varied axes of (2 with wraparound
+over the whole axis, else 1)``: a ring closed by the wraparound sends both ways, a line
+without it has half the bandwidth.
+
+>>> from meshtopo.topology import preset, group_tiers
+>>> c = preset("p6-b200", hosts=4)
+>>> e = estimate(c, [list(range(32))], "all-reduce", 2**32)
+>>> round(e.time("busbw") * 1e3, 2), round(e.time("hierarchical") * 1e3, 2)
+(20.8, 24.75)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._errors import InvalidArgumentError
+from ._cluster import Cluster, Tier
+from ._nccl_tuning import nccl_best_time, nccl_function, nccl_time
+from ._tiers import GroupTiers, group_tiers
+
+MODELS = ("busbw", "hierarchical", "nccl")
+"""The cost models, in the order they are printed."""
+
+_BASE = {
+    "all-reduce": "all-reduce", "all-gather": "all-gather", "reduce-scatter": "reduce-scatter",
+    "all-to-all": "all-to-all", "ragged-all-to-all": "all-to-all",
+    "collective-broadcast": "broadcast", "broadcast": "broadcast", "reduce": "broadcast",
+    "collective-permute": "permute", "permute": "permute", "send": "permute", "recv": "permute",
+    "sendrecv": "permute",
+}  # fmt: skip
+COLLECTIVE_KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "broadcast", "permute")
+"""The collective kinds the models know (HLO opcodes and nccl-tests names map onto them)."""
+
+
+def known_opcodes() -> frozenset[str]:
+    """Every opcode or name ``collective_kind`` maps (without ``-start``/``-done``)."""
+    return frozenset(_BASE)
+
+
+def collective_kind(opcode: str) -> str:
+    """The model's kind for an HLO opcode (async ``-start``/``-done`` forms included) or an
+    nccl-tests name: one of ``COLLECTIVE_KINDS``."""
+    base = opcode.removesuffix("-start").removesuffix("-done")
+    kind = _BASE.get(base)
+    if kind is None:
+        raise InvalidArgumentError(
+            f"no cost model for {opcode!r}; known: {', '.join(sorted(_BASE))}"
+        )
+    return kind
+
+
+def busbw_factor(opcode: str, n: np.ndarray | int) -> np.ndarray:
+    """nccl-tests' bus-bandwidth factor for ``n`` ranks (``busbw = algbw * factor``, from its
+    ``AllReduceGetBw`` ... ``SendRecvGetBw``)."""
+    kind = collective_kind(opcode)
+    ranks = np.asarray(n, dtype=np.float64)
+    if kind == "all-reduce":
+        return 2 * (ranks - 1) / ranks
+    if kind in ("all-gather", "reduce-scatter", "all-to-all"):
+        return (ranks - 1) / ranks
+    return np.ones_like(ranks)
+
+
+def ring_steps(kind: str, n: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(steps, steps crossing the network) of NCCL's ring for ``n`` ranks over ``k`` domains,
+    as ``tuning.cc`` counts them (a permute is one step)."""
+    if kind == "all-reduce":
+        return 2 * (n - 1), np.where(k > 1, 2 * k, 0)
+    if kind in ("all-gather", "reduce-scatter", "all-to-all"):
+        return n - 1, k - 1
+    if kind == "permute":
+        return np.ones_like(n), (k > 1).astype(np.int64)
+    return n, np.where(k > 1, k, 0)
+
+
+def _torus_bandwidth(cluster: Cluster, tiers: GroupTiers) -> np.ndarray:
+    torus = cluster.torus
+    if torus is None or tiers.axis_bits is None:
+        raise InvalidArgumentError("torus bandwidth needs a torus")
+    bits = tiers.axis_bits
+    shape = np.asarray(torus.shape, dtype=np.int64)
+    varied = ((bits[:, None] >> np.arange(shape.size)) & 1).astype(bool)
+    spanned = np.prod(np.where(varied, shape, 1), axis=1)
+    whole = spanned == (tiers.sizes // np.maximum(tiers.domains, 1))
+    both = varied & np.asarray(torus.wraparound) & whole[:, None]
+    links = np.where(both, 2, varied.astype(np.int64)).sum(axis=1)
+    return torus.link_bandwidth * np.maximum(links, 1)
+
+
+def torus_time(kind: str, size: float, n: np.ndarray, bandwidth: np.ndarray, link: float) -> np.ndarray:
+    """The torus formulas: all-gather / reduce-scatter ``(n-1)/n * S / W``, all-reduce twice,
+    all-to-all a quarter of an all-gather, broadcast and permute ``S / link``."""
+    gather = (n - 1) / n * size / bandwidth
+    if kind == "all-reduce":
+        return 2 * gather
+    if kind in ("all-gather", "reduce-scatter"):
+        return gather
+    if kind == "all-to-all":
+        return gather / 4
+    return np.full(n.shape, size / link)
+
+
+def _ring_time(kind: str, size: float, n: np.ndarray, bandwidth: np.ndarray) -> np.ndarray:
+    """One ring of ``n`` over links of ``bandwidth`` per device: ``f(n) * S / B`` with
+    nccl-tests' factor (the bandwidth term of NCCL's ring), ``S / B`` for broadcasts and
+    permutes."""
+    return busbw_factor(kind, n) * size / bandwidth
+
+
+def _inner_bandwidth(cluster: Cluster, tiers: GroupTiers) -> np.ndarray:
+    if cluster.torus is not None:
+        return _torus_bandwidth(cluster, tiers)
+    return np.full(tiers.num_groups, cluster.host_link.bandwidth)
+
+
+def _network_share(cluster: Cluster, tiers: GroupTiers) -> np.ndarray:
+    """Per device bandwidth on the network: the host's NICs over the devices using them."""
+    return cluster.network_bandwidth_per_host / np.maximum(tiers.network_sharers, 1)
+
+
+def busbw_time(cluster: Cluster, tiers: GroupTiers, opcode: str, size: float) -> np.ndarray:
+    """The busbw model's seconds per group (see the module docstring)."""
+    n = tiers.sizes.astype(np.float64)
+    inner = _inner_bandwidth(cluster, tiers)
+    if cluster.torus is not None and collective_kind(opcode) in ("broadcast", "permute"):
+        inner = np.full(tiers.num_groups, cluster.torus.link_bandwidth)
+    network = _network_share(cluster, tiers) * tiers.max_per_host
+    bandwidth = np.where(tiers.tier == Tier.NETWORK, network, inner)
+    time = busbw_factor(opcode, n) * size / bandwidth
+    return np.where(tiers.tier == Tier.DEVICE, 0.0, time)
+
+
+def hierarchical_time(cluster: Cluster, tiers: GroupTiers, opcode: str, size: float) -> np.ndarray:
+    """The hierarchical alpha-beta model's seconds per group (see the module docstring)."""
+    kind = collective_kind(opcode)
+    n = tiers.sizes.astype(np.float64)
+    k = np.where(tiers.tier == Tier.NETWORK, tiers.domains, 1).astype(np.float64)
+    m = n / k
+    inner = _inner_bandwidth(cluster, tiers)
+    net = _network_share(cluster, tiers)
+    if cluster.torus is not None:
+        intra = torus_time(kind, size, m, inner, cluster.torus.link_bandwidth)
+        hops = np.maximum(tiers.ring_hops if tiers.ring_hops is not None else 1, 1)
+        alpha_in = cluster.torus.hop_latency * hops
+    else:
+        intra = _ring_time(kind, size, m, inner)
+        alpha_in = np.full(n.shape, cluster.host_link.latency)
+    per_domain = size / m
+    if kind == "all-reduce":
+        inter = 2 * (k - 1) / k * per_domain / net
+    elif kind in ("all-gather", "reduce-scatter"):
+        inter = (k - 1) / k * per_domain / net
+    elif kind == "all-to-all":
+        inter = (n - m) / n * size / net
+        intra = np.where(k > 1, (m - 1) / n * size / inner, intra)
+    else:
+        inter = size / net
+    steps, inter_steps = ring_steps(kind, tiers.sizes, k.astype(np.int64))
+    latency = (steps - inter_steps) * alpha_in + inter_steps * cluster.network.latency
+    crossing = tiers.tier == Tier.NETWORK
+    if kind == "all-to-all":
+        bandwidth_time = np.where(crossing, np.maximum(intra, inter), intra)
+    elif kind in ("broadcast", "permute"):
+        bandwidth_time = np.where(crossing, inter, intra)
+    else:
+        bandwidth_time = np.where(crossing, intra + inter, intra)
+    return np.where(tiers.tier == Tier.DEVICE, 0.0, bandwidth_time + latency)
+
+
+def nccl_model_time(
+    cluster: Cluster, tiers: GroupTiers, opcode: str, size: float,
+    channels: int = 16, algorithm: str = "auto", protocol: str = "simple", sm: int = 90,
+) -> np.ndarray | None:  # fmt: skip
+    """NCCL's tuner per group in seconds, or None on a torus or for point-to-point opcodes.
+    Computed once per distinct (ranks, nodes, bandwidth), not per group."""
+    if cluster.torus is not None or nccl_function(opcode) is None:
+        return None
+    intra = "pcie" if cluster.host_link.kind == "pcie" else "nvlink"
+    n = tiers.sizes
+    nodes = np.where(tiers.tier == Tier.NETWORK, tiers.domains, 1)
+    bus = np.where(
+        tiers.tier == Tier.NETWORK,
+        np.minimum(cluster.host_link.bandwidth,
+                   _network_share(cluster, tiers) * np.maximum(tiers.max_per_host, 1)),
+        cluster.host_link.bandwidth,
+    ) / 1e9 / channels  # fmt: skip
+    keys = np.stack([n.astype(np.float64), nodes.astype(np.float64), bus], axis=1)
+    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+    times = np.empty(unique.shape[0])
+    for index, (ranks, node_count, bw) in enumerate(unique):
+        if algorithm == "auto":
+            value = nccl_best_time(opcode, size, int(ranks), int(node_count), bw, bw,
+                                   channels, sm, intra)[0]  # fmt: skip
+        else:
+            value = nccl_time(opcode, size, int(ranks), int(node_count), bw, bw, channels,
+                              algorithm, protocol, sm, intra)  # fmt: skip
+        times[index] = value * 1e-6
+    return times[inverse.reshape(-1)]
+
+
+def slowest_link_bytes(cluster: Cluster, tiers: GroupTiers, opcode: str, size: float) -> np.ndarray:
+    """Bytes each device sends over the slowest link its group crosses: ``f(n) * S`` inside a
+    domain, ``f(k) * S / m`` over the network (after the intra-domain phase), ``S`` for
+    broadcasts and permutes."""
+    kind = collective_kind(opcode)
+    n = tiers.sizes.astype(np.float64)
+    k = np.where(tiers.tier == Tier.NETWORK, tiers.domains, n).astype(np.float64)
+    m = np.where(tiers.tier == Tier.NETWORK, n / k, 1.0)
+    if kind == "all-to-all":
+        inside = (n - 1) / n * size
+        return np.where(tiers.tier == Tier.NETWORK, (n - m) / n * size, inside) * (n > 1)
+    if kind in ("broadcast", "permute"):
+        return np.where(n > 1, float(size), 0.0)
+    return busbw_factor(opcode, k) * size / m * (n > 1)
+
+
+@dataclass(frozen=True, eq=False)
+class Estimate:
+    """One collective's groups on a cluster: their tiers and, per group, the bytes on the
+    slowest link and each model's seconds (``nccl`` is None where it does not apply)."""
+
+    opcode: str
+    size: float
+    tiers: GroupTiers
+    link_bytes: np.ndarray
+    busbw: np.ndarray
+    hierarchical: np.ndarray
+    nccl: np.ndarray | None
+
+    def time(self, model: str) -> float:
+        """The collective's seconds under ``model`` (its slowest group); NaN where the model
+        does not apply."""
+        if model not in MODELS:
+            raise InvalidArgumentError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
+        values = getattr(self, model)
+        if values is None or values.size == 0:
+            return math.nan if values is None else 0.0
+        return float(values.max())
+
+    def times(self) -> dict[str, float]:
+        """``{model: seconds}`` for every model."""
+        return {model: self.time(model) for model in MODELS}
+
+
+def estimate(
+    cluster: Cluster, groups: object, opcode: str, size: float,
+    channels: int = 16, algorithm: str = "auto", protocol: str = "simple", sm: int = 90,
+) -> Estimate:  # fmt: skip
+    """Tiers and every model's time for a collective ``opcode`` of ``size`` bytes over the
+    device ``groups`` (anything ``group_tiers`` takes) on ``cluster``."""
+    if isinstance(size, bool) or not (
+        isinstance(size, int | float | np.integer | np.floating) and math.isfinite(size) and size >= 0
+    ):
+        raise InvalidArgumentError(f"collective size must be a non-negative number, got {size!r}")
+    collective_kind(opcode)
+    tiers = groups if isinstance(groups, GroupTiers) else group_tiers(cluster, groups)
+    return Estimate(
+        opcode=opcode,
+        size=float(size),
+        tiers=tiers,
+        link_bytes=slowest_link_bytes(cluster, tiers, opcode, size),
+        busbw=busbw_time(cluster, tiers, opcode, size),
+        hierarchical=hierarchical_time(cluster, tiers, opcode, size),
+        nccl=nccl_model_time(cluster, tiers, opcode, size, channels, algorithm, protocol, sm),
+    )

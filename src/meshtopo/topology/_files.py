@@ -1,0 +1,73 @@
+"""Clusters from files or preset names, and back to JSON.
+
+``load_cluster`` takes a preset spec (``h100-8x``, ``h100-8x:4`` for four servers,
+``tpu-v5e:4x4``, ``tpu-v4:4x4x4:2`` for two slices), a TOML or JSON file in the layout of
+``Cluster.to_dict`` (bandwidths in bytes/s or text like ``"25GB/s"``, latencies in seconds or
+``"3.4us"``), or NCCL's topology XML (one host; ``hosts`` copies of it). An example TOML::
+
+    name = "my-cluster"
+    hosts = 4
+    devices_per_host = 8
+    nics_per_host = 8
+    host_link = { kind = "nvlink", bandwidth = "450GB/s", latency = "3.4us" }
+    network = { kind = "ib", bandwidth = "400Gb/s", latency = "14us" }
+
+>>> load_cluster("h100-8x:2").num_hosts
+2
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from pathlib import Path
+
+from .._errors import InvalidArgumentError
+from ._cluster import Cluster
+from ._nccl_xml import read_nccl_topology
+from ._presets import PRESETS, preset
+
+
+def _preset_spec(spec: str) -> Cluster:
+    name, _, rest = spec.partition(":")
+    if name not in PRESETS:
+        raise InvalidArgumentError(
+            f"--cluster {spec!r} is neither a file nor a preset; presets: {', '.join(PRESETS)}"
+        )
+    if not rest:
+        return preset(name)
+    size, _, slices = rest.partition(":")
+    try:
+        count = int(slices) if slices else 1
+        if "x" in size:
+            return preset(name, shape=[int(s) for s in size.split("x")], slices=count)
+        if slices:
+            raise InvalidArgumentError(f"preset spec {spec!r}: slices need a shape like 4x4")
+        return preset(name, hosts=int(size))
+    except ValueError:
+        raise InvalidArgumentError(
+            f"preset spec {spec!r}: expected name:HOSTS or name:AxB[:SLICES]"
+        ) from None
+
+
+def load_cluster(spec: str | os.PathLike[str], hosts: int = 1) -> Cluster:
+    """The cluster named by ``spec``: a preset spec, or a ``.toml``, ``.json`` or NCCL ``.xml``
+    file (``hosts`` copies of the XML's host; TOML and JSON give their own host count)."""
+    path = Path(spec)
+    if not path.is_file():
+        return _preset_spec(str(spec))
+    text = path.read_text(encoding="utf-8")
+    suffix = path.suffix.lower()
+    if suffix == ".xml" or text.lstrip().startswith("<"):
+        return read_nccl_topology(text).to_cluster(hosts=hosts, name=path.stem)
+    try:
+        data = tomllib.loads(text) if suffix == ".toml" else json.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
+        raise InvalidArgumentError(f"{path}: not valid {suffix[1:] or 'JSON'}: {error}") from None
+    return Cluster.from_dict(data)
+
+
+def save_cluster(cluster: Cluster, path: str | os.PathLike[str]) -> None:
+    """Write ``cluster`` as JSON (``load_cluster`` reads it back equal)."""
+    Path(path).write_text(json.dumps(cluster.to_dict(), indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,331 @@
+"""Which parts of a cluster each device group spans, from the real device order.
+
+For every group (devices in rank order, as XLA runs them): how many hosts and domains it
+touches, the most members it has on one host, the slowest tier it crosses, and on a TPU torus
+the number of torus axes it varies along and the largest hop count between ring neighbours
+(rank i and i+1, the last rank back to the first), with the slice's wraparound and without.
+All of it is numpy over the whole group list. Uniform groups are laid out ``[rank, group]``
+so that every step is a pass over long rows: one gather per device property, host ids sorted
+per group by a sorting network of row-wise min/max (skipped when already in order), run
+lengths row by row; ragged lists go through one lexsort and ``reduceat``.
+
+>>> from meshtopo.topology import preset
+>>> t = group_tiers(preset("h100-8x", hosts=2), [[0, 1, 2, 3], [4, 12, 5, 13]])
+>>> [str(x) for x in t.tier_values], t.hosts.tolist(), t.max_per_host.tolist()
+(['host', 'network'], [1, 2], [4, 2])
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._device_list import CollectiveDeviceList
+from .._errors import InvalidArgumentError
+from .._limits import check_size
+from .._mesh import Mesh
+from .._modes import CollectiveOpGroupMode
+from .._placement import DeviceAssignment, device_group_arrays
+from ._cluster import Cluster, Tier
+
+
+@dataclass(frozen=True, eq=False)
+class GroupTiers:
+    """Per group (arrays of length ``num_groups``): ``sizes``, ``tier`` (``Tier`` values as
+    int8), ``hosts`` and ``domains`` touched, ``max_per_host`` (most members on one host),
+    ``network_sharers`` (the most devices, over the group's hosts, that use the network at
+    once when every group of the collective runs together; 0 below the network tier), and
+    on a torus ``axes`` (how many axes the group varies along), ``axis_bits`` (bit d set when
+    it varies along axis d), ``ring_hops`` and
+    ``ring_hops_no_wrap`` (largest hop count between ring neighbours; -1 across slices).
+    Without a torus the last four are None."""
+
+    sizes: np.ndarray
+    tier: np.ndarray
+    hosts: np.ndarray
+    domains: np.ndarray
+    max_per_host: np.ndarray
+    network_sharers: np.ndarray
+    axes: np.ndarray | None
+    axis_bits: np.ndarray | None
+    ring_hops: np.ndarray | None
+    ring_hops_no_wrap: np.ndarray | None
+
+    @property
+    def num_groups(self) -> int:
+        """How many groups."""
+        return int(self.sizes.size)
+
+    @property
+    def tier_values(self) -> list[Tier]:
+        """``tier`` as ``Tier`` members."""
+        return [Tier(int(t)) for t in self.tier]
+
+    @property
+    def slowest(self) -> Tier:
+        """The slowest tier any group crosses (``DEVICE`` for no groups)."""
+        return Tier(int(self.tier.max())) if self.tier.size else Tier.DEVICE
+
+
+def as_group_arrays(groups: object) -> tuple[np.ndarray, np.ndarray]:
+    """(all device ids concatenated in rank order, group sizes) of ``groups``: a 2-D int
+    array, a list of int lists (ragged allowed), or a ``CollectiveDeviceList`` read as
+    device ids."""
+    if isinstance(groups, CollectiveDeviceList):
+        return groups.flattened_replica_groups().astype(np.int64), groups.group_sizes
+    if isinstance(groups, np.ndarray):
+        if groups.ndim != 2 or not np.issubdtype(groups.dtype, np.integer):
+            raise InvalidArgumentError(
+                f"device groups must be a 2-D int array [groups, size], got shape {groups.shape}"
+            )
+        return groups.astype(np.int64, copy=False).reshape(-1), np.full(
+            groups.shape[0], groups.shape[1], dtype=np.int64
+        )
+    if isinstance(groups, list | tuple):
+        if groups and all(isinstance(row, list | tuple) for row in groups):
+            widths = {len(row) for row in groups}
+            if len(widths) == 1:
+                check_size(len(groups) * widths.pop(), "the device groups")
+                array = np.asarray(groups)
+                if np.issubdtype(array.dtype, np.integer):
+                    return as_group_arrays(array)
+        rows = [np.asarray(row) for row in groups]
+        sizes = np.array([row.size for row in rows], dtype=np.int64)
+        check_size(int(sizes.sum()), "the device groups")
+        if any(row.ndim != 1 or (row.size and not np.issubdtype(row.dtype, np.integer))
+               for row in rows):  # fmt: skip
+            raise InvalidArgumentError("device groups must be lists of int device ids")
+        flat = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, dtype=np.int64)
+        return flat, sizes
+    raise InvalidArgumentError(
+        f"device groups must be an array, a list of lists or a CollectiveDeviceList, got {type(groups).__name__}"
+    )
+
+
+def _segments(keys: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For ``keys`` sorted inside each segment: (distinct keys, longest run) per segment."""
+    total = keys.size
+    new = np.empty(total, dtype=bool)
+    new[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    new[starts] = True
+    distinct = np.add.reduceat(new, starts)
+    run_starts = np.flatnonzero(new)
+    runs = np.diff(np.append(run_starts, total))
+    first = np.searchsorted(run_starts, starts)
+    return distinct.astype(np.int64), np.maximum.reduceat(runs, first).astype(np.int64)
+
+
+def _sorted_within(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    group = np.repeat(np.arange(sizes.size), sizes)
+    return values[np.lexsort((values, group))]
+
+
+def _hops(
+    cluster: Cluster, flat: np.ndarray, sizes: np.ndarray, starts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    torus = cluster.torus
+    coords = cluster.device_coords
+    if torus is None or coords is None:
+        raise InvalidArgumentError("torus hops need a torus")
+    c = coords[flat]
+    following = np.arange(1, flat.size + 1)
+    following[starts + sizes - 1] = starts
+    delta = np.abs(c[following] - c)
+    shape = np.asarray(torus.shape)
+    wrapped = np.where(np.asarray(torus.wraparound), np.minimum(delta, shape - delta), delta)
+    ring = np.maximum.reduceat(wrapped.sum(axis=1), starts)
+    line = np.maximum.reduceat(delta.sum(axis=1), starts)
+    first = np.repeat(c[starts], sizes, axis=0)
+    varied = np.logical_or.reduceat(c != first, starts, axis=0)
+    bits = (varied * (1 << np.arange(shape.size))).sum(axis=1)
+    return (varied.sum(axis=1).astype(np.int64), bits.astype(np.int64), ring.astype(np.int64),
+            line.astype(np.int64))  # fmt: skip
+
+
+def _check_ids(cluster: Cluster, flat: np.ndarray) -> None:
+    if flat.size and (flat.min() < 0 or flat.max() >= cluster.num_devices):
+        bad = int(flat.max() if flat.max() >= cluster.num_devices else flat.min())
+        raise InvalidArgumentError(
+            f"device id {bad} is not in the cluster {cluster.name!r} of {cluster.num_devices} devices"
+        )
+
+
+def _tier_of(sizes: np.ndarray, hosts: np.ndarray, domains: np.ndarray) -> np.ndarray:
+    tier = np.full(sizes.size, Tier.NETWORK, dtype=np.int8)
+    tier[domains == 1] = Tier.DOMAIN
+    tier[hosts == 1] = Tier.HOST
+    tier[sizes == 1] = Tier.DEVICE
+    return tier
+
+
+def _uniform_hops(
+    cluster: Cluster, ranks: np.ndarray, domains: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(axes, axis bits, ring hops, line hops) on a torus of the ids ``ranks[rank, group]``:
+    one int32 gather of packed coordinates, then one ``[size, groups]`` array per axis."""
+    torus = cluster.torus
+    packed = cluster.coord_index
+    if torus is None or packed is None:
+        raise InvalidArgumentError("torus hops need a torus")
+    p = packed[ranks]
+    ring = np.zeros(ranks.shape, dtype=np.int32)
+    line = np.zeros(ranks.shape, dtype=np.int32)
+    count = ranks.shape[1]
+    bits = np.zeros(count, dtype=np.int64)
+    axes = np.zeros(count, dtype=np.int64)
+    for axis, (size, wraps) in enumerate(zip(torus.shape, torus.wraparound, strict=True)):
+        c = (p >> (10 * axis)) & 1023
+        delta = np.abs(np.roll(c, -1, axis=0) - c)
+        line += delta
+        ring += np.minimum(delta, size - delta) if wraps else delta
+        varied = c.max(axis=0) != c.min(axis=0)
+        axes += varied
+        bits |= varied.astype(np.int64) << axis
+    ring_max = ring.max(axis=0).astype(np.int64)
+    line_max = line.max(axis=0).astype(np.int64)
+    ring_max[domains > 1] = -1
+    line_max[domains > 1] = -1
+    return axes, bits, ring_max, line_max
+
+
+@functools.cache
+def _sorting_network(size: int) -> tuple[tuple[int, int], ...]:
+    """Batcher's odd-even merge sort comparators for ``size`` inputs (those reaching past the
+    end dropped, which is sorting with +inf padding)."""
+    pairs = []
+    p = 1
+    while p < size:
+        k = p
+        while k >= 1:
+            for j in range(k % p, size - k, 2 * k):
+                for i in range(min(k, size - j - k)):
+                    if (i + j) // (2 * p) == (i + j + k) // (2 * p):
+                        pairs.append((i + j, i + j + k))
+            k //= 2
+        p *= 2
+    return tuple(pairs)
+
+
+def _sort_ranks(h: np.ndarray) -> np.ndarray:
+    """``h[rank, group]`` sorted along the ranks: a sorting network of whole-row min/max for
+    small groups (each comparator is two passes over ``groups`` values), else ``np.sort``."""
+    size = h.shape[0]
+    if size > 32:
+        return np.sort(h, axis=0)
+    rows = h.copy()
+    low = np.empty(h.shape[1], dtype=h.dtype)
+    for a, b in _sorting_network(size):
+        np.minimum(rows[a], rows[b], out=low)
+        np.maximum(rows[a], rows[b], out=rows[b])
+        rows[a] = low
+    return rows
+
+
+def _longest_runs(change: np.ndarray) -> np.ndarray:
+    """Per column of sorted host ids, the longest run of one host, from ``change[i]`` (rank
+    i+1 starts a new host): row by row for small groups, by one accumulate otherwise."""
+    size, count = change.shape[0] + 1, change.shape[1]
+    if size <= 64:
+        run = np.ones(count, dtype=np.int32)
+        best = np.ones(count, dtype=np.int32)
+        for row in change:
+            run += 1
+            run[row] = 1
+            np.maximum(best, run, out=best)
+        return best.astype(np.int64)
+    position = np.arange(size, dtype=np.int32)[:, None]
+    run_start = np.zeros((size, count), dtype=np.int32)
+    run_start[1:] = np.where(change, position[1:], 0)
+    np.maximum.accumulate(run_start, axis=0, out=run_start)
+    return (position - run_start).max(axis=0).astype(np.int64) + 1
+
+
+def _uniform_tiers(cluster: Cluster, groups: np.ndarray) -> GroupTiers:
+    """``group_tiers`` of ``[groups, size]`` ids. Work is done on ``[size, groups]`` arrays,
+    so each reduction over a group's ranks is a handful of long element-wise passes."""
+    count, size = groups.shape
+    ranks = np.ascontiguousarray(groups.T)
+    h = cluster.host_index[ranks]
+    ordered = h if size < 2 or bool((h[1:] >= h[:-1]).all()) else _sort_ranks(h)
+    change = ordered[1:] != ordered[:-1]
+    hosts = 1 + change.sum(axis=0, dtype=np.int64)
+    if bool((hosts == 1).all()):
+        max_per_host = np.full(count, size, dtype=np.int64)
+    elif bool((hosts == size).all()):
+        max_per_host = np.ones(count, dtype=np.int64)
+    else:
+        max_per_host = _longest_runs(change)
+    if cluster.hosts_per_domain == 1:
+        domains = hosts
+    else:
+        block = ordered // cluster.hosts_per_domain
+        domains = 1 + (block[1:] != block[:-1]).sum(axis=0, dtype=np.int64)
+    sizes = np.full(count, size, dtype=np.int64)
+    tier = _tier_of(sizes, hosts, domains)
+    network = tier == Tier.NETWORK
+    sharers = np.zeros(count, dtype=np.int64)
+    if bool(network.all()):
+        counts = np.bincount(h.reshape(-1), minlength=cluster.num_hosts)
+        sharers = counts[h].max(axis=0).astype(np.int64)
+    elif bool(network.any()):
+        counts = np.bincount(h[:, network].reshape(-1), minlength=cluster.num_hosts)
+        sharers[network] = counts[h[:, network]].max(axis=0)
+    axes = bits = ring = line = None
+    if cluster.torus is not None:
+        axes, bits, ring, line = _uniform_hops(cluster, ranks, domains)
+    return GroupTiers(sizes, tier, hosts, domains.astype(np.int64), max_per_host, sharers,
+                      axes, bits, ring, line)  # fmt: skip
+
+
+def group_tiers(cluster: Cluster, groups: object) -> GroupTiers:
+    """Tiers, hosts and torus hops of every group in ``groups`` (see ``as_group_arrays``) on
+    ``cluster``. Device ids must be below ``cluster.num_devices``."""
+    flat, sizes = as_group_arrays(groups)
+    if (sizes < 1).any():
+        raise InvalidArgumentError("device groups must not be empty")
+    _check_ids(cluster, flat)
+    count = sizes.size
+    if count and (sizes == sizes[0]).all():
+        return _uniform_tiers(cluster, flat.reshape(count, -1))
+    empty = np.zeros(0, dtype=np.int64)
+    if count == 0:
+        return GroupTiers(empty, empty.astype(np.int8), empty, empty, empty, empty,
+                          None, None, None, None)  # fmt: skip
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+    hosts_of = cluster.device_hosts[flat]
+    sorted_hosts = _sorted_within(hosts_of, sizes)
+    hosts, max_per_host = _segments(sorted_hosts, starts)
+    domains, _ = _segments(sorted_hosts // cluster.hosts_per_domain, starts)
+    tier = _tier_of(sizes, hosts, domains)
+    on_network = np.repeat(tier == Tier.NETWORK, sizes)
+    sharers = np.bincount(hosts_of[on_network], minlength=cluster.num_hosts)
+    network_sharers = np.maximum.reduceat(sharers[hosts_of], starts) * (tier == Tier.NETWORK)
+    axes = bits = ring = line = None
+    if cluster.torus is not None:
+        axes, bits, ring, line = _hops(cluster, flat, sizes, starts)
+        ring[domains > 1] = -1
+        line[domains > 1] = -1
+    return GroupTiers(sizes, tier, hosts, domains, max_per_host, network_sharers.astype(np.int64),
+                      axes, bits, ring, line)  # fmt: skip
+
+
+def device_list_tiers(
+    cluster: Cluster,
+    device_list: object,
+    mode: object,
+    device_assignment: DeviceAssignment,
+) -> GroupTiers:
+    """``group_tiers`` of written replica groups resolved through the group ``mode`` and
+    ``device_assignment`` (the math layer's ``participating_device_groups``, kept as arrays)."""
+    flat, sizes = device_group_arrays(device_list, CollectiveOpGroupMode.coerce(mode), device_assignment)
+    if sizes.size and (sizes == sizes[0]).all():
+        return group_tiers(cluster, flat.reshape(sizes.size, -1))
+    return group_tiers(cluster, np.split(flat, np.cumsum(sizes)[:-1]))
+
+
+def mesh_axis_tiers(cluster: Cluster, mesh: Mesh, over: object) -> GroupTiers:
+    """``group_tiers`` of the groups of a collective over mesh axes ``over``."""
+    return group_tiers(cluster, mesh.group_array(over))
