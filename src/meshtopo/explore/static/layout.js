@@ -102,7 +102,15 @@ export function flatView(result) {
 export function deviceView(result, flat) {
   const ids = result.cells.device_id;
   const n = ids.length;
-  const order = Array.from({ length: n }, (_, f) => f).sort((a, b) => ids[a] - ids[b]);
+  // Device ids are distinct; when they are 0..n-1 (as almost always) a device's slot is its
+  // id, else its rank among the ids.
+  let order;
+  if (ids.every((d) => d >= 0 && d < n)) {
+    order = new Int32Array(n);
+    ids.forEach((d, f) => { order[d] = f; });
+  } else {
+    order = Array.from({ length: n }, (_, f) => f).sort((a, b) => ids[a] - ids[b]);
+  }
   const slot = new Int32Array(n);
   order.forEach((f, k) => { slot[f] = k; });
   const cols = flat.cols;
