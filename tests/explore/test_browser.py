@@ -8,6 +8,9 @@ test asserts on the DOM; screenshots and the measured timings go to test-artifac
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -231,8 +234,17 @@ def test_every_example_fits_the_dial_it_is_offered_on(tab: Page, fragment: str) 
 
 def test_a_permuted_mesh_is_drawn_by_mesh_coordinates(tab: Page) -> None:
     page = tab.open(PERMUTED)
-    # As `meshtopo devices --devices 0,2,4,6,1,3,5,7` draws it.
-    assert by_position(page, "mesh") == [[0, 2, 4, 6], [1, 3, 5, 7]]
+    # As the CLI draws the same mesh and order.
+    drawn = subprocess.run(
+        [sys.executable, "-m", "meshtopo", "groups", "--mesh", "data=2,model=4",
+         "--devices", "0,2,4,6,1,3,5,7", "--over", "model"],
+        capture_output=True, text=True, timeout=60, check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    ).stdout.splitlines()
+    rows = [[int(x) for x in line.split()] for line in drawn if line.split() and
+            all(x.isdigit() for x in line.split())]
+    assert rows == [[0, 2, 4, 6], [1, 3, 5, 7]]
+    assert by_position(page, "mesh") == rows
     assert by_position(page, "device") == [[0, 1, 2, 3, 4, 5, 6, 7]]
     assert page.text_content("#f-dcompact") == "[2,4]<=[4,2]T(1,0)"
     assert groups_of(page, "mesh") == [0, 0, 0, 0, 1, 1, 1, 1]

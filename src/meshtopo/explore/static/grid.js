@@ -203,7 +203,7 @@ export function drawArrows(result, panes, deviceCell) {
     const defs = document.createElementNS(NS, "defs");
     const marker = document.createElementNS(NS, "marker");
     const id = `head-${pane.view.key}`;
-    Object.entries({ id, viewBox: "0 0 10 10", refX: "9", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto-start-reverse" })
+    Object.entries({ id, viewBox: "0 0 10 10", refX: "9", refY: "5", markerWidth: "10", markerHeight: "10", markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" })
       .forEach(([k, v]) => marker.setAttribute(k, v));
     const tip = document.createElementNS(NS, "path");
     tip.setAttribute("d", "M0,0 L10,5 L0,10 z");
