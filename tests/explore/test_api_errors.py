@@ -268,9 +268,8 @@ def test_static_files_come_from_the_package_and_name_no_network(client: Client) 
     for path, kind in [
         ("/", "text/html"),
         ("/app.js", "text/javascript"),
-        ("/layout.js", "text/javascript"),
-        ("/grid.js", "text/javascript"),
-        ("/canvas.js", "text/javascript"),
+        *((f"/{name}.js", "text/javascript")
+          for name in ("state", "dial", "layout", "grid", "canvas", "links", "steps", "dump")),
         ("/style.css", "text/css"),
         ("/favicon.svg", "image/svg+xml"),
     ]:

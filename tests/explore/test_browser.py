@@ -535,6 +535,20 @@ def test_large_grids_zoom_pan_and_fit_on_a_canvas(tab: Page) -> None:
     shot(page, "explore-4096.png")
 
 
+def test_a_large_permute_draws_its_arrows_once_zoomed_in(tab: Page) -> None:
+    ring = "{" + ",".join(f"{{{i},{(i + 1) % 128}}}" for i in range(128)) + "}"
+    page = tab.open(grid_hash(r="128", p="128", ch="1", op="collective-permute", groups=ring))
+    assert page.get_attribute("#views-box", "data-render") == "canvas"
+    assert page.text_content("#f-count") == "16384 groups of 2"
+    assert page.get_attribute("#grid-canvas", "data-arrows") == "0"
+    assert "zoom to 6 px or more for the arrows" in page.text_content("#zoom-level")
+    while float(page.get_attribute("#grid-canvas", "data-scale")) < 6:
+        page.click("#zoom-in")
+    assert int(page.get_attribute("#grid-canvas", "data-arrows")) > 0
+    assert "for the arrows" not in page.text_content("#zoom-level")
+    shot(page, "explore-permute-canvas.png")
+
+
 def test_large_grids_answer_quickly(tab: Page) -> None:
     page = tab.open(grid_hash(r="64", p="64"))
     timings: list[dict[str, Any]] = []

@@ -1,233 +1,33 @@
 // meshtopo explorer: every number shown here comes from the library through /api/*.
-// This module holds the page's state (the dial, mirrored in the URL fragment), reads and sets
-// the controls, talks to the API, links the views and plays the step-through; layout.js
-// places cells, grid.js and canvas.js draw them.
+// This module asks for the dial's answer (debounced while typing, the dial mirrored in the URL
+// fragment) and renders it into every panel, or marks the panels stale; dial.js reads and sets
+// the controls, links.js links the views, steps.js plays the step-through, dump.js reads dumps;
+// layout.js places cells, grid.js and canvas.js draw them.
 import {
-  $, el, braces, shortList, plural, cellInfo, rolesOf, drawViews, drawArrows, renderLegend,
-  renderAssignment, renderModes, DOM_LIMIT, PALETTE,
+  $, el, plural, rolesOf, drawViews, drawArrows, renderLegend, renderAssignment, renderModes,
+  DOM_LIMIT, PALETTE,
 } from "/grid.js";
-import { viewsOf, neighbour } from "/layout.js";
-import { CanvasView } from "/canvas.js";
+import { viewsOf } from "/layout.js";
+import { CanvasView, ARROWS_FROM } from "/canvas.js";
+import { state, postJson } from "/state.js";
+import {
+  radio, setRadio, readUi, applyUi, toBody, toHash, fromHash, addAxis, syncOverAxes,
+  syncVisibility, meshDefaults, examplesFor, setOnEdit,
+} from "/dial.js";
+import { highlight, showDetails, focusCell, gridKeys, wireViews } from "/links.js";
+import { renderSteps, showStep, stopPlaying, wireSteps } from "/steps.js";
+import { initDumps, loadDump, showDump } from "/dump.js";
 
-const STEP_MS = 750;
 const DEBOUNCE_MS = 250;
-// The dial a first visit opens on: a named mesh as JAX writes its collectives.
-const DEFAULT_UI = {
-  kind: "mesh", replicas: "2", partitions: "4",
-  axes: [{ name: "data", size: "2" }, { name: "model", size: "4" }],
-  order: "default", perm: "", meshReplicas: "1", assignment: "mesh", table: "",
-  opcode: "", channel: true, ugdi: "true", src: "over", groups: "{{0,1}}", over: ["model"],
-  shapes: null, view: "",
-};
 const PANELS = ["banner", "hlo-line", "facts", "grid-head", "views-box", "details-card",
   "assignment-card", "steps-card", "modes-card"];
-
-const state = {
-  ui: null,
-  result: null, // last good /api/groups answer
-  request: null,
-  origin: null, // the dump collective being shown, if any
-  step: -1, // -1: all groups shown
-  player: null,
-  pending: null, // the debounce timer
-  seq: 0,
-  controller: null,
-  renders: 0,
-  timing: null,
-  views: [],
-  panes: [],
-  entries: [], // device-assignment table cells by flattened id
-  roles: null,
-  deviceCell: null, // Map device id -> flattened index
-  focus: 0, // the roving cell (flattened id)
-  lit: [], // elements carrying highlight classes
-  dump: null,
-  canvas: null,
-};
-
-// ---------------------------------------------------------------- the dial <-> controls
-
-function radio(name) {
-  return document.querySelector(`input[name=${name}]:checked`).value;
-}
-
-function setRadio(name, value) {
-  const input = document.querySelector(`input[name=${name}][value="${value}"]`);
-  if (input) input.checked = true;
-}
-
-function readUi() {
-  return {
-    kind: radio("gridkind"),
-    replicas: $("replicas").value,
-    partitions: $("partitions").value,
-    axes: [...document.querySelectorAll("#mesh-axes .axis")].map((row) => ({
-      name: row.querySelector("input[type=text]").value.trim(),
-      size: row.querySelector("input[type=number]").value,
-    })),
-    order: $("mesh-order").value,
-    perm: $("mesh-perm").value,
-    meshReplicas: $("mesh-replicas").value,
-    assignment: $("assignment").value,
-    table: $("assignment-table").value,
-    opcode: $("opcode").value,
-    channel: $("channel").checked,
-    ugdi: radio("ugdi"),
-    src: radio("groupsrc"),
-    groups: $("groups").value,
-    over: [...document.querySelectorAll("#over-axes input:checked")].map((i) => i.value),
-    shapes: state.ui ? state.ui.shapes : null,
-    view: state.ui ? state.ui.view : "",
-  };
-}
-
-function applyUi(ui) {
-  setRadio("gridkind", ui.kind);
-  $("replicas").value = ui.replicas;
-  $("partitions").value = ui.partitions;
-  $("mesh-axes").replaceChildren();
-  for (const axis of ui.axes) addAxis(axis.name, axis.size);
-  $("mesh-order").value = ui.order;
-  $("mesh-perm").value = ui.perm;
-  $("mesh-replicas").value = ui.meshReplicas;
-  $("assignment").value = ui.assignment;
-  $("assignment-table").value = ui.table;
-  $("opcode").value = [...$("opcode").options].some((o) => o.value === ui.opcode) ? ui.opcode : "";
-  $("channel").checked = ui.channel;
-  setRadio("ugdi", ui.ugdi);
-  setRadio("groupsrc", ui.src);
-  $("groups").value = ui.groups;
-  syncOverAxes(ui.over);
-  state.ui = ui;
-  syncVisibility();
-}
-
-// An integer field as the API takes it: digits as a number, anything else as typed, so that
-// the answer can name it ("is empty", "must be an integer, got the string ...").
-function integer(text) {
-  return /^\s*\d{1,15}\s*$/.test(text) ? Number(text) : text;
-}
-
-function numbers(text) {
-  return text.split(/[^0-9-]+/).filter((s) => s !== "").map(Number);
-}
-
-function readTable(text) {
-  const trimmed = text.trim();
-  if (trimmed.startsWith("[")) return JSON.parse(trimmed);
-  return trimmed.split(/\n+/).filter((line) => line.trim()).map(numbers);
-}
-
-function toBody(ui) {
-  const body = {};
-  if (ui.kind === "mesh") {
-    body.mesh = {
-      axes: ui.axes.map((a) => ({ name: a.name, size: integer(a.size) })),
-      device_order: ui.order === "custom" ? numbers(ui.perm) : ui.order,
-    };
-    body.replicas = integer(ui.meshReplicas);
-  } else {
-    body.replicas = integer(ui.replicas);
-    body.partitions = integer(ui.partitions);
-  }
-  if (ui.assignment === "custom") {
-    try {
-      body.device_assignment = readTable(ui.table);
-    } catch (error) {
-      body.device_assignment = "unreadable table: " + error.message;
-    }
-  } else {
-    body.device_assignment = ui.assignment;
-  }
-  body.opcode = ui.opcode || null;
-  body.channel_id = ui.channel;
-  body.use_global_device_ids = ui.ugdi === "absent" ? null : ui.ugdi === "true";
-  if (ui.src === "over") body.over = ui.over;
-  else body.groups = ui.groups;
-  if (ui.shapes) body.shapes = ui.shapes;
-  return body;
-}
-
-// ---------------------------------------------------------------- the dial <-> the URL
-
-function toHash(ui) {
-  const q = new URLSearchParams();
-  q.set("kind", ui.kind);
-  if (ui.kind === "mesh") {
-    q.set("axes", ui.axes.map((a) => `${a.name}:${a.size}`).join(","));
-    q.set("order", ui.order === "custom" ? ui.perm.trim().split(/[\s,]+/).join(".") : ui.order);
-    q.set("mr", ui.meshReplicas);
-  } else {
-    q.set("r", ui.replicas);
-    q.set("p", ui.partitions);
-  }
-  q.set("da", ui.assignment);
-  if (ui.assignment === "custom") q.set("table", ui.table);
-  if (ui.opcode) q.set("op", ui.opcode);
-  q.set("ch", ui.channel ? "1" : "0");
-  q.set("ugdi", ui.ugdi);
-  if (ui.src === "over") q.set("over", ui.over.join(","));
-  else q.set("groups", ui.groups);
-  if (ui.shapes) q.set("shapes", `${ui.shapes.operand.join("x")}>${ui.shapes.result.join("x")}@${ui.shapes.dimension}`);
-  if (ui.view) q.set("view", ui.view);
-  return "#" + q.toString();
-}
-
-function fromHash(hash) {
-  const q = new URLSearchParams(hash.replace(/^#/, ""));
-  const ui = structuredClone(DEFAULT_UI);
-  if (!q.has("kind")) return ui;
-  const pick = (key, allowed, fallback) => (allowed.includes(q.get(key)) ? q.get(key) : fallback);
-  ui.kind = pick("kind", ["mesh", "grid"], ui.kind);
-  if (q.has("axes")) {
-    ui.axes = q.get("axes").split(",").filter(Boolean).map((item) => {
-      const [name, size] = item.split(":");
-      return { name: name || "", size: size || "" };
-    });
-  }
-  const order = q.get("order") || "default";
-  if (order === "default" || order === "reversed") ui.order = order;
-  else { ui.order = "custom"; ui.perm = order.split(".").join(" "); }
-  ui.meshReplicas = q.get("mr") ?? ui.meshReplicas;
-  ui.replicas = q.get("r") ?? ui.replicas;
-  ui.partitions = q.get("p") ?? ui.partitions;
-  ui.assignment = pick("da", ["mesh", "default", "row_major", "custom"], ui.kind === "mesh" ? "mesh" : "default");
-  ui.table = q.get("table") ?? "";
-  ui.opcode = q.get("op") ?? "";
-  ui.channel = q.get("ch") === "1";
-  ui.ugdi = pick("ugdi", ["absent", "false", "true"], "absent");
-  if (q.has("groups") || ui.kind === "grid") { ui.src = "text"; ui.groups = q.get("groups") ?? ui.groups; }
-  else { ui.src = "over"; ui.over = (q.get("over") || "").split(",").filter(Boolean); }
-  const shapes = /^([\dx]*)>([\dx]*)@(\d+)$/.exec(q.get("shapes") || "");
-  const dims = (text) => text.split("x").filter(Boolean).map(Number);
-  ui.shapes = shapes ? { operand: dims(shapes[1]), result: dims(shapes[2]), dimension: Number(shapes[3]) } : null;
-  ui.view = pick("view", ["mesh", "flat", "device"], "");
-  return ui;
-}
 
 function writeHash() {
   const hash = toHash(state.ui);
   if (location.hash !== hash) history.replaceState(null, "", hash);
 }
 
-// ---------------------------------------------------------------- talking to the API
-
-async function postJson(path, body, signal) {
-  const response = await fetch(path, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body),
-    signal,
-  });
-  const value = await response.json();
-  if (!response.ok) {
-    const error = new Error(value.error ? value.error.message : `HTTP ${response.status}`);
-    error.detail = value.error || {};
-    error.status = response.status;
-    throw error;
-  }
-  return value;
-}
+// ---------------------------------------------------------------- the URL and the API
 
 // A control changed by hand: the dial is no longer the dump's collective.
 function edited(debounced) {
@@ -454,12 +254,14 @@ function showCanvas() {
   const span = (heads) => heads.map((lvl) => `${lvl[0].label} … ${lvl[lvl.length - 1].label}`).join(" / ");
   $("canvas-axes").textContent = `rows ${span(view.rowHeads)} · columns ${span(view.colHeads)}`;
   state.canvas.cursor = state.focus;
-  state.canvas.show(state.result, view, state.roles);
+  state.canvas.show(state.result, view, state.roles, state.deviceCell);
   zoomReadout();
 }
 
 function zoomReadout() {
-  $("zoom-level").textContent = `${state.canvas.scale.toFixed(state.canvas.scale < 10 ? 1 : 0)} px a cell`;
+  const scale = state.canvas.scale;
+  $("zoom-level").textContent = `${scale.toFixed(scale < 10 ? 1 : 0)} px a cell` +
+    (state.result && state.result.pairs && scale < ARROWS_FROM ? `; zoom to ${ARROWS_FROM} px or more for the arrows` : "");
 }
 
 function renderFindings(result) {
@@ -480,34 +282,6 @@ function renderFindings(result) {
 
 // ---------------------------------------------------------------- examples that fit the dial
 
-function examplesFor(result) {
-  const { replicas: R, partitions: P } = result.grid;
-  const mode = result.mode.name;
-  const n = mode === "kCrossPartition" ? P : mode === "kFlattenedID" ? R * P : R;
-  const ids = Array.from({ length: n }, (_, i) => i);
-  const out = [];
-  if (result.pairs) {
-    if (n >= 2 && n <= 16) out.push(["ring", braces(ids.map((i) => braces([i, (i + 1) % n])))]);
-    if (n >= 2) out.push(["swap", "{{0,1},{1,0}}"]);
-    return out;
-  }
-  if (n === 1) out.push(["explicit", "{{0}}"]);
-  else if (n % 2 === 0 && n <= 8) out.push(["explicit", braces(ids.filter((i) => i % 2 === 0).map((i) => braces([i, i + 1])))]);
-  else if (n % 2 === 0 && n <= 32) out.push(["explicit", braces([braces(ids.slice(0, n / 2)), braces(ids.slice(n / 2))])]);
-  if (n % 2 === 0 && n >= 4) out.push(["iota", `[${n / 2},2]<=[2,${n / 2}]T(1,0)`]);
-  else out.push(["iota", `[1,${n}]<=[${n}]`]);
-  if (result.mesh && n === result.grid.devices) {
-    const axes = result.mesh.axes;
-    out.push(["mesh-axes", `mesh[${axes.map((a) => `'${a.name}'=${a.size}`).join(",")}] {'${axes[0].name}'}`]);
-  } else if (n % 2 === 0 && n >= 4) {
-    out.push(["mesh-axes", `mesh['a'=2,'b'=${n / 2}] {'a'}`]);
-  } else {
-    out.push(["mesh-axes", `mesh['a'=${n}] {'a'}`]);
-  }
-  if (mode !== "kFlattenedID") out.push(["empty", "{}"]);
-  return out;
-}
-
 function renderExamples(result) {
   const box = $("examples");
   box.replaceChildren("try: ");
@@ -527,235 +301,6 @@ function renderExamples(result) {
   });
 }
 
-// ---------------------------------------------------------------- linked highlighting
-
-function clearLit() {
-  for (const [node, classes] of state.lit) {
-    node.classList.remove(...classes);
-    delete node.dataset.shownRank;
-  }
-  state.lit = [];
-  $("views").classList.remove("linking");
-  $("assignment-view").classList.remove("linking");
-}
-
-function lit(node, ...classes) {
-  if (!node) return;
-  node.classList.add(...classes);
-  state.lit.push([node, classes]);
-}
-
-// The cells cell f is linked to: its device group (with ranks), or for a permute the pairs
-// its device is in. Returns [[cell, rank or null], ...].
-function linkedCells(result, f) {
-  const d = result.device_groups;
-  if (!d) return [];
-  const device = result.cells.device_id[f];
-  if (result.pairs) {
-    const out = [];
-    for (const [src, dst] of d.groups) {
-      if (src === device) out.push([state.deviceCell.get(dst), null]);
-      if (dst === device) out.push([state.deviceCell.get(src), null]);
-    }
-    return out;
-  }
-  const g = result.cells.group[f];
-  if (g < 0) return [];
-  return d.groups[g].map((dev, rank) => [state.deviceCell.get(dev), rank]);
-}
-
-function highlight(f) {
-  clearLit();
-  const result = state.result;
-  if (!result || f < 0) {
-    if (state.canvas && !$("canvas-pane").hidden) { state.canvas.highlight = -1; state.canvas.draw(); }
-    return;
-  }
-  if (!$("canvas-pane").hidden) {
-    state.canvas.highlight = result.pairs ? -1 : result.cells.group[f];
-    state.canvas.cursor = f;
-    state.canvas.draw();
-    return;
-  }
-  $("views").classList.add("linking");
-  $("assignment-view").classList.add("linking");
-  const linked = linkedCells(result, f);
-  for (const pane of state.panes) {
-    for (const [m, rank] of linked) {
-      const cell = pane.cells[m];
-      if (!cell) continue;
-      lit(cell, "in");
-      if (rank !== null) cell.dataset.shownRank = String(rank);
-    }
-    lit(pane.cells[f], "cur");
-    const device = String(result.cells.device_id[f]);
-    pane.grid.querySelectorAll("svg.arrows path").forEach((path) => {
-      if (path.dataset.source === device || path.dataset.target === device) lit(path, "in");
-    });
-  }
-  for (const [m] of linked) lit(state.entries[m], "in");
-  lit(state.entries[f], "cur");
-  const row = state.entries[f] && state.entries[f].parentElement;
-  lit(row, "hl");
-}
-
-function showDetails(f) {
-  const result = state.result;
-  const box = $("details");
-  if (!result || f < 0 || f >= result.grid.devices) { box.textContent = "Hover or focus a cell."; return; }
-  const c = cellInfo(result, f);
-  const lines = [
-    `device ${c.device}: replica ${c.replica}, partition ${c.partition}, flattened id ${c.flat} = ${c.replica}·${result.grid.partitions} + ${c.partition}; DA[${c.replica}][${c.partition}] = ${c.device}`,
-  ];
-  if (c.mesh) lines.push(`mesh position ${c.mesh} (position ${c.position} in row-major order)`);
-  const d = result.device_groups;
-  if (result.pairs && d) {
-    const to = d.groups.filter(([s]) => s === c.device).map(([, t]) => t);
-    const from = d.groups.filter(([, t]) => t === c.device).map(([s]) => s);
-    lines.push(`sends to ${to.length ? to.join(", ") : "no device"} · receives from ${from.length ? from.join(", ") : "no device"}`);
-  } else if (d && c.group >= 0) {
-    const members = d.groups[c.group];
-    lines.push(`device group g${c.group} ${shortList(members, 16)}: rank ${c.rank} of ${members.length}`);
-    if (result.cells.overlaps.includes(f)) lines.push("listed in more than one device group");
-  } else {
-    lines.push("in no device group");
-  }
-  box.replaceChildren(...lines.map((line) => el("div", "", line)));
-  Object.assign(box.dataset, { flat: f, device: c.device, group: c.group, rank: c.rank });
-}
-
-// Move the roving focus to cell f in the pane holding ``from`` (or the canvas).
-function focusCell(f, pane) {
-  state.focus = f;
-  if (!$("canvas-pane").hidden) {
-    state.canvas.cursor = f;
-    state.canvas.reveal(f);
-    highlight(f);
-    showDetails(f);
-    return;
-  }
-  for (const p of state.panes) {
-    for (const cell of p.grid.querySelectorAll(".cell[tabindex='0']")) cell.tabIndex = -1;
-    if (p.cells[f]) p.cells[f].tabIndex = 0;
-  }
-  const target = pane ? pane.cells[f] : null;
-  if (target) target.focus();
-}
-
-const MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
-
-function gridKeys(event, view, f) {
-  if (MOVES[event.key]) return neighbour(view, f, ...MOVES[event.key]);
-  const row = view.row[f];
-  const inRow = (c) => view.at[row * view.cols + c];
-  if (event.key === "Home") {
-    for (let c = 0; c < view.cols; c++) if (inRow(c) >= 0) return inRow(c);
-  }
-  if (event.key === "End") {
-    for (let c = view.cols - 1; c >= 0; c--) if (inRow(c) >= 0) return inRow(c);
-  }
-  return null;
-}
-
-// ---------------------------------------------------------------- step-through
-
-function renderSteps(result) {
-  const steps = result.steps;
-  const range = $("step-range");
-  const enabled = !!steps && steps.count > 0;
-  for (const id of ["step-first", "step-prev", "step-play", "step-next", "step-clear", "step-range"]) {
-    $(id).disabled = !enabled;
-  }
-  range.max = enabled ? String(steps.count - 1) : "0";
-  range.value = "0";
-  const written = enabled && steps.outer === "loop" ? "pair" : "written group";
-  $("step-text").textContent = enabled
-    ? `${steps.count} device ${steps.outer === "loop" ? "pair" : "group"}${steps.count === 1 ? "" : "s"} from ${plural(steps.written_groups.length, written)}` +
-      (steps.per_group > 1 ? `, each read once per ${steps.loop} (${steps.per_group} times)` : "") +
-      (steps.substituted_empty ? "; the empty list stands for one group of every id" : "") +
-      ". Press play or step through."
-    : "Nothing to multiply out.";
-  $("views-box").dataset.step = "-1";
-}
-
-function describeStep(result, i) {
-  const s = result.steps;
-  const out = result.device_groups.groups[i];
-  const frag = document.createDocumentFragment();
-  const code = (t) => el("code", "", t);
-  if (s.outer === "loop") {
-    const count = s.written_groups.length;
-    const j = Math.floor(i / count);
-    const [src, dst] = s.written_groups[i % count];
-    frag.append(`Step ${i + 1} of ${s.count}: pair #${i % count} `, code(`{${src},${dst}}`));
-    frag.append(s.loop === "partition"
-      ? ` as replica ids, in partition ${j}: ` : ` as partition ids, in replica ${j}: `);
-    frag.append(code(s.loop === "partition" ? `(DA[${src}][${j}], DA[${dst}][${j}])` : `(DA[${j}][${src}], DA[${j}][${dst}])`));
-    frag.append(" → devices ", code(`${out[0]} → ${out[1]}`));
-    return frag;
-  }
-  const w = Math.floor(i / s.per_group);
-  const j = i % s.per_group;
-  const written = s.written_groups[w];
-  frag.append(`Step ${i + 1} of ${s.count}: written group #${w} `, code(shortList(written, 12)));
-  if (s.loop === "partition") {
-    frag.append(` as replica ids, in partition ${j}: `, code(`[DA[r][${j}] for r in group]`));
-  } else if (s.loop === "replica") {
-    frag.append(` as partition ids, in replica ${j}: `, code(`[DA[${j}][p] for p in group]`));
-  } else if (result.mode.name === "kCrossReplicaAndPartition") {
-    frag.append(" as replica ids, sweeping every partition: ", code("[DA[r][q] for r in group for q < P]"));
-  } else {
-    frag.append(" as flattened ids: ", code("[DA[f div P][f mod P] for f in group]"));
-  }
-  frag.append(" → device group ", code(`g${i} ${shortList(out, 12)}`));
-  return frag;
-}
-
-function showStep(i) {
-  const result = state.result;
-  state.step = i;
-  let active = null;
-  if (i >= 0 && result && result.device_groups) {
-    active = new Set(result.device_groups.groups[i].map((d) => state.deviceCell.get(d)));
-    $("step-range").value = String(i);
-    $("step-text").replaceChildren(describeStep(result, i));
-  }
-  $("views-box").dataset.step = String(i);
-  if ($("views-box").dataset.render === "dom") {
-    $("views").classList.toggle("stepping", active !== null);
-    for (const pane of state.panes) {
-      pane.cells.forEach((cell, f) => cell && cell.classList.toggle("active", active !== null && active.has(f)));
-      pane.grid.querySelectorAll("svg.arrows path").forEach((path) =>
-        path.classList.toggle("active", Number(path.dataset.pair) === i));
-    }
-  } else if (result) {
-    state.canvas.active = active;
-    state.canvas.draw();
-  }
-}
-
-function stopPlaying() {
-  if (state.player) clearInterval(state.player);
-  state.player = null;
-  $("step-play").textContent = "play";
-  $("step-play").setAttribute("aria-label", "play");
-}
-
-function togglePlay() {
-  if (state.player) { stopPlaying(); return; }
-  const steps = state.result && state.result.steps;
-  if (!steps) return;
-  if (state.step >= steps.count - 1) showStep(-1);
-  $("step-play").textContent = "pause";
-  $("step-play").setAttribute("aria-label", "pause");
-  const tick = () => {
-    showStep(Math.min(steps.count - 1, state.step + 1));
-    if (state.step >= steps.count - 1) stopPlaying();
-  };
-  tick();
-  state.player = setInterval(tick, STEP_MS);
-}
-
 // Dial the fields that select ``m`` (a column of the four-mode view); the opcode is cleared so
 // that the two fields alone decide.
 function chooseMode(m) {
@@ -765,163 +310,7 @@ function chooseMode(m) {
   edited(false);
 }
 
-// ---------------------------------------------------------------- dumps
-
-async function loadDump() {
-  const text = $("dump-text").value;
-  $("dump-status").textContent = "reading…";
-  $("dump-error").hidden = true;
-  try {
-    const result = await postJson("/api/hlo", { text });
-    showDump(result);
-  } catch (error) {
-    const d = error.detail || {};
-    $("dump-error").textContent = (d.kind ? d.kind + ": " : "") + error.message;
-    $("dump-error").hidden = false;
-    $("dump-status").textContent = "";
-    $("collectives").replaceChildren();
-    $("dump-module").textContent = "no dump loaded";
-    state.dump = null;
-    if (state.origin) {
-      state.origin = null;
-      $("origin").hidden = true;
-      setStale("out of date: this was a collective of the previous dump");
-    }
-    document.body.dataset.dump = "error";
-  }
-}
-
-function showDump(result) {
-  state.dump = result;
-  const m = result.module;
-  $("dump-module").textContent =
-    `${m.name || "module"}: ${plural(m.replica_count, "replica")} × ${plural(m.num_partitions, "partition")}, ` +
-    `${plural(result.collectives.length, "collective")}` +
-    (result.findings && result.findings.length ? `, ${plural(result.findings.length, "verifier finding")}` : "");
-  $("dump-status").textContent = "";
-  const list = $("collectives");
-  list.replaceChildren();
-  const problems = new Map();
-  for (const f of result.findings || []) {
-    if (!problems.has(f.instruction)) problems.set(f.instruction, []);
-    problems.get(f.instruction).push(f.message);
-  }
-  result.collectives.forEach((c, index) => {
-    const item = el("li");
-    item.dataset.name = c.name;
-    item.dataset.focusKey = `collective:${c.name}`;
-    item.tabIndex = 0;
-    item.append(el("span", "nm", c.name), el("span", "op", `${c.opcode} · line ${c.line}`));
-    if (c.is_done) item.append(el("span", "op", `(waits for ${c.start})`));
-    item.append(el("span", "md", c.mode || c.mode_error || ""));
-    const groups = c.source_target_pairs
-      ? `source_target_pairs=${braces(c.source_target_pairs.map(braces))}`
-      : `replica_groups=${c.replica_groups}`;
-    item.append(el("span", "gr", groups));
-    const found = problems.get(c.name);
-    if (found) {
-      item.classList.add("flagged");
-      item.dataset.findings = String(found.length);
-      for (const message of found) item.append(el("span", "fd", message));
-    }
-    const pick = () => selectCollective(index);
-    item.addEventListener("click", pick);
-    item.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); pick(); } });
-    list.append(item);
-  });
-  document.body.dataset.dump = "ready";
-  // A new dump resets the result: its first collective, or nothing to show.
-  if (result.collectives.length) selectCollective(0);
-  else {
-    state.origin = null;
-    setStale("out of date: this dump has no collectives; this shows the last dial");
-  }
-}
-
-function selectCollective(index) {
-  const c = state.dump.collectives[index];
-  const m = state.dump.module;
-  [...$("collectives").children].forEach((li, i) => li.classList.toggle("selected", i === index));
-  const req = c.groups_request;
-  applyUi({
-    ...readUi(),
-    kind: "grid",
-    replicas: String(m.replica_count),
-    partitions: String(m.num_partitions),
-    assignment: "default",
-    opcode: req.opcode || "",
-    channel: req.channel_id,
-    ugdi: req.use_global_device_ids === null ? "absent" : String(req.use_global_device_ids),
-    src: "text",
-    groups: req.groups,
-    shapes: req.shapes,
-  });
-  state.origin = `${c.name} · ${c.opcode} · line ${c.line}`;
-  update();
-}
-
 // ---------------------------------------------------------------- wiring
-
-function addAxis(name, size) {
-  const row = el("div", "axis");
-  const n = el("input");
-  n.type = "text";
-  n.value = name;
-  n.setAttribute("aria-label", "axis name");
-  const s = el("input");
-  s.type = "number";
-  s.min = "1";
-  s.value = String(size);
-  s.setAttribute("aria-label", "axis size");
-  const remove = el("button", "small", "×");
-  remove.type = "button";
-  remove.setAttribute("aria-label", "remove axis");
-  remove.addEventListener("click", () => { row.remove(); syncOverAxes(); edited(false); });
-  row.append(n, "=", s, remove);
-  for (const input of [n, s]) input.addEventListener("input", () => { syncOverAxes(); edited(true); });
-  $("mesh-axes").append(row);
-}
-
-function syncOverAxes(checkedNames) {
-  const box = $("over-axes");
-  const checked = new Set(checkedNames || [...box.querySelectorAll("input:checked")].map((i) => i.value));
-  box.replaceChildren();
-  for (const row of document.querySelectorAll("#mesh-axes .axis")) {
-    const name = row.querySelector("input[type=text]").value.trim();
-    const label = el("label");
-    const input = el("input");
-    input.type = "checkbox";
-    input.value = name;
-    input.checked = checked.has(name);
-    input.addEventListener("change", () => edited(false));
-    label.append(input, name);
-    box.append(label);
-  }
-}
-
-function syncVisibility() {
-  const mesh = radio("gridkind") === "mesh";
-  $("grid-rp").hidden = mesh;
-  $("grid-mesh").hidden = !mesh;
-  $("mesh-perm").hidden = $("mesh-order").value !== "custom";
-  const option = $("assignment").querySelector("option[value=mesh]");
-  option.disabled = !mesh;
-  if (!mesh && $("assignment").value === "mesh") $("assignment").value = "default";
-  $("assignment-table").hidden = $("assignment").value !== "custom";
-  const over = radio("groupsrc") === "over";
-  $("groups-text-box").hidden = over;
-  $("groups-over-box").hidden = !over;
-}
-
-// Switching to a named mesh dials it as JAX writes it: one replica, the mesh's device order
-// as the device assignment, a channel and global device ids.
-function meshDefaults() {
-  $("mesh-replicas").value = "1";
-  $("assignment").value = "mesh";
-  $("channel").checked = true;
-  setRadio("ugdi", "true");
-  $("opcode").value = "";
-}
 
 function switchTab(button, focus) {
   for (const tab of document.querySelectorAll(".tab")) {
@@ -944,39 +333,6 @@ function wireTabs() {
       event.preventDefault();
       switchTab(tabs[(next + tabs.length) % tabs.length], true);
     });
-  });
-}
-
-function wireViews() {
-  const views = $("views");
-  const paneOf = (node) => state.panes.find((p) => p.node.contains(node));
-  views.addEventListener("mouseover", (event) => {
-    const cell = event.target.closest(".cell");
-    if (cell) { highlight(Number(cell.dataset.flat)); showDetails(Number(cell.dataset.flat)); }
-  });
-  views.addEventListener("mouseleave", () => {
-    const inside = views.contains(document.activeElement);
-    highlight(inside ? state.focus : -1);
-    showDetails(state.focus);
-  });
-  views.addEventListener("focusin", (event) => {
-    const cell = event.target.closest(".cell");
-    if (!cell) return;
-    state.focus = Number(cell.dataset.flat);
-    highlight(state.focus);
-    showDetails(state.focus);
-  });
-  views.addEventListener("focusout", (event) => {
-    if (!views.contains(event.relatedTarget)) highlight(-1);
-  });
-  views.addEventListener("keydown", (event) => {
-    const cell = event.target.closest(".cell");
-    if (!cell) return;
-    const pane = paneOf(cell);
-    const next = gridKeys(event, pane.view, Number(cell.dataset.flat));
-    if (next === null) return;
-    event.preventDefault();
-    focusCell(next, pane);
   });
 }
 
@@ -1010,31 +366,6 @@ function wireCanvas() {
     state.canvas.resize();
     state.canvas.clamp();
     state.canvas.draw();
-  });
-}
-
-function wireSteps() {
-  $("step-first").addEventListener("click", () => { stopPlaying(); showStep(0); });
-  $("step-prev").addEventListener("click", () => { stopPlaying(); showStep(Math.max(0, state.step - 1)); });
-  $("step-next").addEventListener("click", () => {
-    stopPlaying();
-    if (state.result && state.result.steps) showStep(Math.min(state.result.steps.count - 1, state.step + 1));
-  });
-  $("step-clear").addEventListener("click", () => { stopPlaying(); showStep(-1); });
-  $("step-play").addEventListener("click", togglePlay);
-  $("step-range").addEventListener("input", () => { stopPlaying(); showStep(Number($("step-range").value)); });
-  document.addEventListener("keydown", (event) => {
-    const active = document.activeElement;
-    const busy = /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName) ||
-      active.closest(".tabs, .pane, .mode-col, .collectives, .canvas-pane");
-    if (busy || !state.result || !state.result.steps) return;
-    if (event.key === "ArrowRight") {
-      stopPlaying();
-      showStep(Math.min(state.result.steps.count - 1, state.step + 1));
-    } else if (event.key === "ArrowLeft") {
-      stopPlaying();
-      showStep(Math.max(0, state.step - 1));
-    }
   });
 }
 
@@ -1084,6 +415,8 @@ async function start() {
   } catch (error) {
     // The dial still works without the opcode list.
   }
+  setOnEdit(edited);
+  initDumps({ update, setStale });
   wireTabs();
   wireViews();
   wireCanvas();

@@ -1,13 +1,16 @@
 // A large grid on one canvas with zoom, pan and fit. Only the visible part is painted, pixel
 // by pixel into an ImageData, so a frame costs the canvas's size whatever the device count.
 // Marks are thinned as cells shrink: gaps from 6 px a cell, group boundaries from 4 px,
-// flattened-id != device-id corners from 14 px, device ids printed from 30 px.
+// flattened-id != device-id corners from 14 px, device ids printed from 30 px; a permute's
+// pairs are drawn as arrows from 6 px a cell.
 
 import { rgbOf, rgbOfColour, colourOf } from "/grid.js";
 
 const BACKGROUND = 255;
 const LINE = [20, 32, 46];
 const MAX_SCALE = 64;
+export const ARROWS_FROM = 6; // px a cell
+const MAX_ARROWS = 20000; // drawn per frame (about as many cells as fit on screen at 6 px)
 
 export class CanvasView {
   constructor(canvas, { onHover, onPick }) {
@@ -38,7 +41,7 @@ export class CanvasView {
   }
 
   // Take a new answer and view; keep the zoom when the view's shape is unchanged.
-  show(result, view, roles) {
+  show(result, view, roles, deviceCell) {
     const same = this.view && this.view.rows === view.rows && this.view.cols === view.cols;
     this.result = result;
     this.view = view;
@@ -49,6 +52,8 @@ export class CanvasView {
       const [r, g, b] = roles ? rgbOfColour(colourOf(result, f, roles)) : rgbOf(groups[f]);
       this.rgb[3 * f] = r; this.rgb[3 * f + 1] = g; this.rgb[3 * f + 2] = b;
     }
+    this.pairs = result.pairs && result.device_groups ? result.device_groups.groups : null;
+    this.deviceCell = deviceCell;
     this.mismatched = new Uint8Array(n);
     for (const f of result.cells.mismatched) this.mismatched[f] = 1;
     this.resize();
@@ -179,12 +184,52 @@ export class CanvasView {
     }
     ctx.putImageData(image, 0, 0);
     if (s >= 30) this.labels(ctx);
+    this.canvas.dataset.arrows = String(this.pairs && s >= ARROWS_FROM ? this.arrows(ctx) : 0);
     if (this.cursor >= 0 && view.row[this.cursor] >= 0) {
       ctx.strokeStyle = "#111";
       ctx.lineWidth = 2;
       ctx.strokeRect(view.col[this.cursor] * s - this.ox + 1, view.row[this.cursor] * s - this.oy + 1, s - 2, s - 2);
     }
     this.canvas.dataset.drawn = String(Number(this.canvas.dataset.drawn || 0) + 1);
+  }
+
+  // Source -> target arrows for the pairs with an end on screen; returns how many were drawn.
+  arrows(ctx) {
+    const { view, scale: s } = this;
+    const W = this.canvas.width;
+    const H = this.canvas.height;
+    ctx.strokeStyle = "#14202e";
+    ctx.fillStyle = "#14202e";
+    ctx.lineWidth = 1.5;
+    const head = Math.min(9, s / 2);
+    let drawn = 0;
+    for (const [src, dst] of this.pairs) {
+      const a = this.deviceCell.get(src);
+      const b = this.deviceCell.get(dst);
+      if (a === undefined || b === undefined || view.row[a] < 0 || view.row[b] < 0) continue;
+      const x1 = (view.col[a] + 0.5) * s - this.ox;
+      const y1 = (view.row[a] + 0.5) * s - this.oy;
+      const x2 = (view.col[b] + 0.5) * s - this.ox;
+      const y2 = (view.row[b] + 0.5) * s - this.oy;
+      if (Math.max(x1, x2) < 0 || Math.min(x1, x2) > W || Math.max(y1, y2) < 0 || Math.min(y1, y2) > H) continue;
+      const len = Math.hypot(x2 - x1, y2 - y1);
+      if (len < 1) continue;
+      if (++drawn > MAX_ARROWS) break;
+      const ux = (x2 - x1) / len;
+      const uy = (y2 - y1) / len;
+      const ex = x2 - ux * s * 0.3;
+      const ey = y2 - uy * s * 0.3;
+      ctx.beginPath();
+      ctx.moveTo(x1, y1);
+      ctx.lineTo(ex, ey);
+      ctx.stroke();
+      ctx.beginPath();
+      ctx.moveTo(ex, ey);
+      ctx.lineTo(ex - ux * head - uy * head * 0.5, ey - uy * head + ux * head * 0.5);
+      ctx.lineTo(ex - ux * head + uy * head * 0.5, ey - uy * head - ux * head * 0.5);
+      ctx.fill();
+    }
+    return Math.min(drawn, MAX_ARROWS);
   }
 
   // Device ids on the visible cells, when they are large enough to read.
