@@ -37,6 +37,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#332288"]
 PERMUTED = "#kind=mesh&axes=data:2,model:4&order=0.2.4.6.1.3.5.7&mr=1&da=mesh&ch=1&ugdi=true&over=model"
 STALE_PANELS = [
+    "mode-badge",
     "banner",
     "hlo-line",
     "facts",
@@ -522,6 +523,23 @@ def test_large_grids_zoom_pan_and_fit_on_a_canvas(tab: Page) -> None:
     page.click("#zoom-in")
     zoomed = float(page.get_attribute("#grid-canvas", "data-scale"))
     assert zoomed == pytest.approx(fit * 2.25, rel=1e-3)
+    # Drag to pan.
+    def offset() -> tuple[int, int]:
+        found = page.eval_on_selector("#grid-canvas", "c => [c.dataset.ox, c.dataset.oy]")
+        return int(found[0]), int(found[1])
+
+    box = page.locator("#grid-canvas").bounding_box()
+    x0, y0 = offset()
+    assert x0 >= 80 and y0 >= 60  # zoomed about the centre
+    page.mouse.move(box["x"] + 120, box["y"] + 140)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 200, box["y"] + 200, steps=4)
+    page.mouse.up()
+    assert offset() == (x0 - 80, y0 - 60)
+    # Hovering picks out the cell's group (colours repeat past 16 groups).
+    page.mouse.move(box["x"] + 5, box["y"] + 5)
+    hovered = int(page.get_attribute("#details", "data-flat"))
+    assert page.evaluate("explorer.state.canvas.highlight") == groups[hovered]
     page.focus("#grid-canvas")
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowDown")

@@ -19,8 +19,8 @@ import { renderSteps, showStep, stopPlaying, wireSteps } from "/steps.js";
 import { initDumps, loadDump, showDump } from "/dump.js";
 
 const DEBOUNCE_MS = 250;
-const PANELS = ["banner", "hlo-line", "facts", "grid-head", "views-box", "details-card",
-  "assignment-card", "steps-card", "modes-card"];
+const PANELS = ["mode-badge", "banner", "hlo-line", "facts", "grid-head", "views-box",
+  "details-card", "assignment-card", "steps-card", "modes-card"];
 
 function writeHash() {
   const hash = toHash(state.ui);

@@ -93,7 +93,9 @@ export class CanvasView {
     this.canvas.height = Math.min(this.maxHeight, Math.ceil(rows * this.scale));
     this.ox = Math.max(0, Math.min(this.ox, cols * this.scale - this.canvas.width));
     this.oy = Math.max(0, Math.min(this.oy, rows * this.scale - this.canvas.height));
-    this.canvas.dataset.scale = this.scale.toFixed(3);
+    Object.assign(this.canvas.dataset, {
+      scale: this.scale.toFixed(3), ox: Math.round(this.ox), oy: Math.round(this.oy),
+    });
   }
 
   // Scroll so that cell f is on screen.
