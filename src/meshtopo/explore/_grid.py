@@ -42,7 +42,9 @@ class Grid:
         return np.asarray(self.assignment.array, dtype=np.int64)
 
     def layout(self) -> dict[str, Any]:
-        """Rows and columns for drawing the cells in flattened-id order (row-major).
+        """Rows and columns for drawing the cells in flattened-id order (row-major), for
+        clients that draw one view; the page places cells itself (by mesh position, flattened
+        id and device id).
 
         A mesh is drawn in its own shape (last axis across); a grid with one replica or one
         partition is wrapped into a near-square block; otherwise replicas go down, partitions

@@ -372,10 +372,12 @@ export function renderModes(result, view, choose) {
       col.append(el("div", "err", m.error));
     } else {
       const canvas = document.createElement("canvas");
-      paintThumb(canvas, m.group, view, size);
+      // A permute's thumbnail shows which devices are in a pair, one colour for all.
+      paintThumb(canvas, result.pairs ? m.group.map((g) => (g < 0 ? -1 : 0)) : m.group, view, size);
       col.append(canvas);
       const sizes = m.sizes.length === 1 ? `of ${m.sizes[0]}` : `of sizes ${m.sizes.join(", ")}`;
-      col.append(el("div", "cnt", `${plural(m.count, "group")} ${sizes}`));
+      col.append(el("div", "cnt", result.pairs ? `${plural(m.count, "device pair")}; coloured: in a pair`
+        : `${plural(m.count, "group")} ${sizes}`));
     }
     box.append(col);
   }
