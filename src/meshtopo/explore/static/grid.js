@@ -115,7 +115,7 @@ function drawView(result, view, roles) {
   pane.dataset.view = view.key;
   pane.append(el("h3", "", view.title));
   const grid = el("div", "vgrid" + (big ? "" : " small"));
-  grid.setAttribute("role", "grid");
+  grid.setAttribute("role", "group");
   grid.setAttribute("aria-label", `devices by ${view.title}`);
   grid.style.gridTemplateColumns = `repeat(${down}, auto) repeat(${view.cols}, var(--cell-w))`;
   const corner = el("div", "corner", view.corner);
@@ -125,7 +125,6 @@ function drawView(result, view, roles) {
     let c = 0;
     for (const { label, span } of labels) {
       const head = el("div", "head col-head", label);
-      head.setAttribute("role", "columnheader");
       place(head, lvl, down + c, 1, span);
       grid.append(head);
       c += span;
@@ -135,7 +134,6 @@ function drawView(result, view, roles) {
     let r = 0;
     for (const { label, span } of labels) {
       const head = el("div", "head row-head", label);
-      head.setAttribute("role", "rowheader");
       place(head, across + r, lvl, span, 1);
       grid.append(head);
       r += span;
@@ -148,7 +146,7 @@ function drawView(result, view, roles) {
     if (view.row[f] < 0) continue;
     const info = cellInfo(result, f);
     const cell = el("div", "cell");
-    cell.setAttribute("role", "gridcell");
+    cell.setAttribute("role", "img");
     cell.tabIndex = -1;
     const colour = colourOf(result, f, roles);
     cell.style.background = colour;
