@@ -388,7 +388,8 @@ def test_after_an_error_every_panel_says_it_is_stale(tab: Page) -> None:
     assert no_findings(page)
 
 
-def test_a_dump_collective_keeps_its_shapes_and_a_new_dump_resets_the_result(page: Any) -> None:
+def test_a_dump_collective_keeps_its_shapes_and_a_new_dump_resets_the_result(tab: Page) -> None:
+    page = tab.open()
     page.click("#tab-dump")
     page.fill("#dump-text", (ROOT / "examples/broken.hlo").read_text())
     after(page, lambda: page.click("#dump-load"))
@@ -401,9 +402,17 @@ def test_a_dump_collective_keeps_its_shapes_and_a_new_dump_resets_the_result(pag
     assert page.text_content("#shapes-text").startswith(
         "Shapes as in the dump's instruction: operand f32[8], result f32[16]"
     )
+    # The link carries the shapes: the same finding on a fresh page.
+    again = tab.open(page.evaluate("location.hash"))
+    assert "shapes=8>16@0" in again.evaluate("decodeURIComponent(location.hash)")
+    assert again.text_content("#findings").startswith("verifiershard_count = 2")
+    page = tab.open(again.evaluate("location.hash"))
     after(page, lambda: page.click("#shapes-fit"))
     assert no_findings(page)
     assert page.is_hidden("#shapes-note")
+    page.click("#tab-dump")
+    page.fill("#dump-text", (ROOT / "examples/broken.hlo").read_text())
+    after(page, lambda: page.click("#dump-load"))
     # Loading another dump replaces the result with one of its own collectives.
     after(page, lambda: page.click("#dump-example"))
     assert page.text_content("#origin") == "from the dump: grads · all-reduce · line 11"
