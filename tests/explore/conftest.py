@@ -39,7 +39,7 @@ class Client:
             response = connection.getresponse()
             raw = response.read()
             kind = response.getheader("Content-Type", "")
-            value: Any = json.loads(raw) if kind.startswith("application/json") else raw
+            value: Any = json.loads(raw) if raw and kind.startswith("application/json") else raw
             return Reply(response.status, value, dict(response.getheaders()))
         finally:
             connection.close()

@@ -45,9 +45,12 @@ def test_bodies_that_are_not_json_objects(client: Client, body: bytes, message: 
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ({"replicas": "2"}, "field 'replicas' must be an integer, got a string"),
-        ({"replicas": True}, "field 'replicas' must be an integer, got a boolean"),
-        ({"replicas": 2.5}, "field 'replicas' must be an integer, got a number"),
+        ({"replicas": "2"}, "field 'replicas' must be an integer, got the string \"2\""),
+        ({"replicas": True}, "field 'replicas' must be an integer, got a boolean (true)"),
+        ({"replicas": 2.5}, "field 'replicas' must be an integer, got the number 2.5"),
+        ({"replicas": 2.0}, "field 'replicas' must be an integer, got the number 2.0"),
+        ({"replicas": ""}, "field 'replicas' is empty; give an integer of at least 1"),
+        ({"partitions": " "}, "field 'partitions' is empty; give an integer of at least 1"),
         ({"partitions": 0}, "field 'partitions' must be at least 1, got 0"),
         ({"channel_id": "yes"}, "field 'channel_id' must be a boolean, got a string"),
         (
@@ -72,8 +75,22 @@ def test_bodies_that_are_not_json_objects(client: Client, body: bytes, message: 
         ),
         (
             {"mesh": {"axes": [{"name": "x", "size": 4}], "device_order": [0, 1, 1, 3]}},
-            "field 'mesh.device_order' must be a permutation of 0..3 (4 distinct ids, one per "
-            "mesh position), got 4 ids",
+            "field 'mesh.device_order' lists id 1 twice (entries 1 and 2); it must be a "
+            "permutation of 0..3 (4 distinct ids, one per mesh position)",
+        ),
+        (
+            {"mesh": {"axes": [{"name": "x", "size": 4}], "device_order": [0, 1, 2]}},
+            "field 'mesh.device_order' has 3 ids for 4 mesh positions; it must be a "
+            "permutation of 0..3 (4 distinct ids, one per mesh position)",
+        ),
+        (
+            {"mesh": {"axes": [{"name": "x", "size": 4}], "device_order": [0, 1, 2, 4]}},
+            "field 'mesh.device_order' entry 3 is 4, outside 0..3; it must be a "
+            "permutation of 0..3 (4 distinct ids, one per mesh position)",
+        ),
+        (
+            {"device_assignment": "mesh"},
+            "field 'device_assignment' is 'mesh' but no 'mesh' is given",
         ),
         (
             {"mesh": {"axes": [{"name": "x", "size": 4}], "device_order": "sideways"}},
@@ -95,7 +112,7 @@ def test_bodies_that_are_not_json_objects(client: Client, body: bytes, message: 
         ),
         (
             {"device_assignment": "column_major"},
-            "field 'device_assignment' must be 'default', 'row_major' or a table "
+            "field 'device_assignment' must be 'default', 'row_major', 'mesh' or a table "
             "[replica][partition] of device ids, got 'column_major'",
         ),
         (
@@ -251,17 +268,17 @@ def test_static_files_come_from_the_package_and_name_no_network(client: Client) 
     for path, kind in [
         ("/", "text/html"),
         ("/app.js", "text/javascript"),
-        ("/grid.js", "text/javascript"),
+        *((f"/{name}.js", "text/javascript")
+          for name in ("state", "dial", "layout", "grid", "canvas", "links", "steps", "dump")),
         ("/style.css", "text/css"),
         ("/favicon.svg", "image/svg+xml"),
     ]:
         reply = client.get(path)
         assert reply.status == 200
         assert reply.headers["Content-Type"].startswith(kind)
-        text = reply.body.decode()
+        # The SVG namespace URI is a name, not a fetch.
+        text = reply.body.decode().replace("http://www.w3.org/2000/svg", "")
         for needle in ("http://", "https://", "//fonts.", "@import", "cdn"):
-            if path == "/favicon.svg" and needle == "http://":
-                continue  # the SVG namespace URI is a name, not a fetch
             assert needle not in text, (path, needle)
 
 
@@ -372,3 +389,23 @@ _hlo_text = st.lists(
 def test_arbitrary_hlo_text_never_fails_with_500(client: Client, text: str) -> None:
     reply = client.post("/api/hlo", {"text": text})
     assert reply.status in (200, 400, 413), reply.body
+
+
+@pytest.mark.parametrize("method", ["PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "BREW"])
+@pytest.mark.parametrize("path", ["/api/groups", "/api/info", "/"])
+def test_other_methods_are_a_json_405(client: Client, method: str, path: str) -> None:
+    reply = client.request(method, path, b"{}", {"Content-Type": "application/json"})
+    assert reply.headers["Allow"] == "GET, HEAD, POST"
+    assert error_of(reply, 405) == {
+        "kind": "MethodNotAllowed",
+        "message": f"method {method!r} is not allowed; this server takes GET, HEAD and POST",
+    }
+
+
+def test_head_answers_as_get_without_a_body(client: Client) -> None:
+    got = client.get("/api/info")
+    head = client.request("HEAD", "/api/info")
+    assert head.status == 200 and head.body == b""
+    assert head.headers["Content-Length"] == got.headers["Content-Length"]
+    assert client.request("HEAD", "/style.css").headers["Content-Type"] == "text/css; charset=utf-8"
+    assert client.request("HEAD", "/api/groups").status == 405

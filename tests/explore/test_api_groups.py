@@ -142,30 +142,58 @@ def test_over_mesh_axes_and_mesh_layout(client: Client) -> None:
     assert r["grid"]["layout"] == {"rows": 2, "cols": 4, "by": "mesh"}
     assert r["written_groups"]["groups"] == [[0, 4], [1, 5], [2, 6], [3, 7]]
     assert r["mesh"]["devices"] == [0, 1, 2, 3, 4, 5, 6, 7]
-    reversed_mesh = client.groups(
-        mesh={**mesh, "device_order": "reversed"},
-        over="data",
-        channel_id=True,
-        use_global_device_ids=True,
-    )
+    reversed_mesh = client.groups(mesh={**mesh, "device_order": "reversed"}, over="data")
     assert reversed_mesh["mesh"]["device_order"] == "reversed"
-    assert reversed_mesh["written_groups"]["groups"] == [[7, 3], [6, 2], [5, 1], [4, 0]]
-    custom = client.groups(
-        mesh={**mesh, "device_order": [0, 2, 4, 6, 1, 3, 5, 7]},
-        over=["model"],
-        channel_id=True,
-        use_global_device_ids=True,
+    # Written ids are mesh positions; the mesh's device assignment turns them into devices.
+    assert reversed_mesh["written_groups"]["groups"] == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    assert reversed_mesh["device_assignment"] == {
+        "kind": "mesh",
+        "table": [[7, 6, 5, 4, 3, 2, 1, 0]],
+    }
+    assert reversed_mesh["device_groups"]["groups"] == [[7, 3], [6, 2], [5, 1], [4, 0]]
+
+
+def test_a_named_mesh_is_dialed_as_jax_writes_it(client: Client) -> None:
+    """data=2, model=4 in the order 0 2 4 6 1 3 5 7, over model, with no mode fields: one
+    replica, a channel and global ids (kFlattenedID), the device assignment in mesh order."""
+    mesh = {
+        "axes": [{"name": "data", "size": 2}, {"name": "model", "size": 4}],
+        "device_order": [0, 2, 4, 6, 1, 3, 5, 7],
+    }
+    r = client.groups(mesh=mesh, over=["model"])
+    assert r["mode"]["name"] == "kFlattenedID"
+    assert r["hlo_instruction"] == (
+        "%collective = f32[4]{0} all-reduce(f32[4]{0} %p), channel_id=1, "
+        "replica_groups=[2,4]<=[8], use_global_device_ids=true, to_apply=%add"
     )
-    assert custom["written_groups"]["groups"] == [[0, 2, 4, 6], [1, 3, 5, 7]]
+    assert r["device_assignment"]["table"] == [[0, 2, 4, 6, 1, 3, 5, 7]]
+    assert r["device_groups"]["groups"] == [[0, 2, 4, 6], [1, 3, 5, 7]]
+    assert r["findings"] == []
+    # Cell f holds device DA[0][f], which sits at mesh position f.
+    assert r["cells"]["device_id"] == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert r["cells"]["mesh_position"] == list(range(8))
+    # The fields still choose: null is the flag absent.
+    absent = client.groups(mesh=mesh, over=["model"], use_global_device_ids=None)
+    assert absent["mode"]["name"] == "kCrossPartition"
+    # Another device assignment moves the devices away from their mesh positions.
+    default = client.groups(mesh=mesh, over=["model"], device_assignment="default")
+    assert default["cells"]["device_id"] == list(range(8))
+    assert default["cells"]["mesh_position"] == [0, 4, 1, 5, 2, 6, 3, 7]
+    assert default["device_groups"]["groups"] == [[0, 1, 2, 3], [4, 5, 6, 7]]
 
 
 def test_mesh_with_replicas_splits_the_devices(client: Client) -> None:
     mesh = {"axes": [{"name": "x", "size": 2}, {"name": "y", "size": 4}]}
     r = client.groups(mesh=mesh, replicas=2, over=["y"])
     assert (r["grid"]["replicas"], r["grid"]["partitions"]) == (2, 4)
+    assert r["device_assignment"]["table"] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert r["device_groups"]["groups"] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    cross_replica = client.groups(
+        mesh=mesh, replicas=2, over=["y"], channel_id=False, use_global_device_ids=None
+    )
     # {'y'} lists 0..3 and 4..7: replica ids 4..7 do not exist with 2 replicas.
-    assert r["device_groups"] is None
-    assert r["findings"] == [
+    assert cross_replica["device_groups"] is None
+    assert cross_replica["findings"] == [
         {
             "source": "verifier",
             "message": "In kCrossReplica mode, replica groups should contain 2 replicas, but "
@@ -178,6 +206,28 @@ def test_mesh_with_replicas_splits_the_devices(client: Client) -> None:
             "replicas (ids 0..1) in replica groups [2,4]<=[8]",
         },
     ]
+
+
+def test_dump_shapes_are_checked_as_written(client: Client) -> None:
+    """An all-gather of f32[8] into f32[16] over groups of 4: the dial keeps the dump's shapes,
+    so XLA's shard-count check speaks as it does for the dump."""
+    body = {
+        "replicas": 4,
+        "opcode": "all-gather",
+        "groups": "{{0,1,2,3}}",
+        "shapes": {"operand": [8], "result": [16], "dimension": 0},
+    }
+    r = client.groups(**body)
+    assert r["shapes"] == "given"
+    assert r["hlo_instruction"] == (
+        "%collective = f32[16]{0} all-gather(f32[8]{0} %p), replica_groups={{0,1,2,3}}, "
+        "dimensions={0}"
+    )
+    assert [f["message"].split(", %")[0] for f in r["findings"]] == [
+        "shard_count = 2, subgroup_size = 4"
+    ]
+    fitted = client.groups(**{k: v for k, v in body.items() if k != "shapes"})
+    assert fitted["shapes"] == "fitted" and fitted["findings"] == []
 
 
 def test_invalid_mode_is_an_answer_not_a_request_error(client: Client) -> None:

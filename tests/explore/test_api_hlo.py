@@ -39,6 +39,7 @@ def test_example_dump_lists_every_collective_in_text_order(client: Client) -> No
         "channel_id": True,
         "use_global_device_ids": None,
         "groups": "{{0,1},{1,2},{2,3},{3,0}}",
+        "shapes": {"operand": [64], "result": [64], "dimension": 0},
     }
 
 

@@ -5,7 +5,8 @@
 ``POST /api/groups``  a grid (``replicas`` x ``partitions``, or a named ``mesh``), a
                       ``device_assignment``, the mode fields (``opcode``, ``channel_id``,
                       ``use_global_device_ids``) and the written groups (``groups`` text in any
-                      encoding, or ``over`` mesh axes) -> the mode, the device groups, per-cell
+                      encoding, or ``over`` mesh axes; a named mesh defaults to JAX's
+                      fields), optionally a dump's ``shapes`` -> the mode, the device groups, per-cell
                       arrays, the compact form, the findings, the expansion steps, and the four
                       modes side by side.
 ``POST /api/hlo``     ``{"text": ...}`` -> the module's replica and partition counts, its
@@ -14,7 +15,8 @@
 
 Errors are ``{"error": {"kind", "message", ...}}`` with a 4xx status: 400 for malformed input
 (HLO text errors add ``line`` and ``column``), 403 for a foreign ``Host`` on loopback, 404/405
-for wrong paths or methods, 411 for chunked bodies, 413 for bodies or grids above the limits.
+for wrong paths or methods (every method but GET, HEAD and POST is a JSON 405; HEAD answers as
+GET), 411 for chunked bodies, 413 for bodies or grids above the limits.
 """
 
 from __future__ import annotations

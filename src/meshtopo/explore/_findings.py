@@ -8,10 +8,49 @@ seams the groups endpoint calls.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import meshtopo as mt
 from meshtopo import hlo
+
+from ._schema import Fields, RequestError, int_list
+
+_MAX_RANK = 8
+_MAX_EXTENT = 1 << 40
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """The array shapes of a dump's collective (f32, default layout) and its ``dimensions``
+    entry, so that the dial's module checks the instruction as written instead of shapes
+    fitted to the groups."""
+
+    operand: tuple[int, ...]
+    result: tuple[int, ...]
+    dimension: int
+
+
+def read_shapes(fields: Fields | None) -> Shapes | None:
+    """The request's ``shapes`` object ``{"operand": [dims], "result": [dims], "dimension"}``,
+    or None when absent; a 400 for anything else."""
+    if fields is None:
+        return None
+    fields.check_known(("operand", "result", "dimension"))
+    dims: list[tuple[int, ...]] = []
+    for key in ("operand", "result"):
+        values = int_list(fields.raw(key), f"shapes.{key}", _MAX_RANK)
+        if any(not 0 <= v < _MAX_EXTENT for v in values):
+            raise RequestError(
+                400, f"field 'shapes.{key}' dimensions must be in 0..{_MAX_EXTENT - 1}"
+            )
+        dims.append(tuple(values))
+    dimension = fields.integer("dimension", default=0, minimum=0)
+    if dimension >= max(1, len(dims[0]), len(dims[1])):
+        raise RequestError(
+            400, f"field 'shapes.dimension' is {dimension}, past the rank of the shapes"
+        )
+    return Shapes(dims[0], dims[1], dimension)
 
 
 def findings(
@@ -68,12 +107,14 @@ def module_text(
     has_channel: bool,
     global_ids: bool | None,
     written: mt.CollectiveDeviceList,
+    shapes: Shapes | None = None,
 ) -> str:
     """A one-collective HLO module for the dial, shaped so that only the groups can fail.
 
-    Shapes follow the subgroup size the verifier derives (``mt.subgroup_size``), so that
-    all-gather's shard count and reduce-scatter's and all-to-all's split counts agree with the
-    groups whatever they are. Start forms are checked as their synchronous op, and
+    Without ``shapes``, shapes follow the subgroup size the verifier derives
+    (``mt.subgroup_size``), so that all-gather's shard count and reduce-scatter's and
+    all-to-all's split counts agree with the groups whatever they are; with them (a dump's
+    instruction), the shapes are the dump's and the shape checks speak too. Start forms are checked as their synchronous op, and
     ragged-all-to-all as all-to-all (the same group checks, without its six operands); for
     collective-permute the written groups are read as the source-target pairs.
     """
@@ -89,7 +130,7 @@ def module_text(
     else:
         attrs.append(f"replica_groups={written}")
     if sync in {"all-gather", "reduce-scatter", "all-to-all"}:
-        attrs.append("dimensions={0}")
+        attrs.append(f"dimensions={{{0 if shapes is None else shapes.dimension}}}")
     if global_ids and sync in {"all-reduce", "all-gather", "reduce-scatter"}:
         attrs.append("use_global_device_ids=true")
     body = ", ".join(attrs)
@@ -103,26 +144,37 @@ def module_text(
         "%add (x: f32[], y: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n"
         "  %y = f32[] parameter(1)\n  ROOT %sum = f32[] add(f32[] %x, f32[] %y)\n}\n\n"
     )
-    n, m = 4, 4 * size
-    if sync == "all-reduce":
-        return header + add + _entry(n, n, f"all-reduce(@), {body}, to_apply=%add")
-    if sync == "reduce-scatter":
-        return header + add + _entry(m, n, f"reduce-scatter(@), {body}, to_apply=%add")
-    if sync == "all-gather":
-        return header + _entry(n, m, f"all-gather(@), {body}")
-    if sync == "all-to-all":
-        return header + _entry(m, m, f"all-to-all(@), {body}")
-    return header + _entry(n, n, f"{sync}(@), {body}")
+    n, m = (4,), (4 * size,)
+    fitted = {
+        "all-reduce": (n, n),
+        "reduce-scatter": (m, n),
+        "all-gather": (n, m),
+        "all-to-all": (m, m),
+    }.get(sync, (n, n))
+    operand, result = fitted if shapes is None else (shapes.operand, shapes.result)
+    reduce = sync in {"all-reduce", "reduce-scatter"}
+    call = f"{sync}(@), {body}" + (", to_apply=%add" if reduce else "")
+    return header + (add if reduce else "") + _entry(operand, result, call)
 
 
-def _entry(operand: int, result: int, instruction: str) -> str:
+def _shape_text(dims: tuple[int, ...]) -> str:
+    """``f32[d0,...]{k-1,...,0}``: an f32 array of ``dims`` in the default layout."""
+    if not dims:
+        return "f32[]"
+    layout = ",".join(str(i) for i in range(len(dims) - 1, -1, -1))
+    return f"f32[{','.join(map(str, dims))}]{{{layout}}}"
+
+
+def _entry(operand: tuple[int, ...], result: tuple[int, ...], instruction: str) -> str:
     """The entry computation: parameter ``%p`` of f32[operand] fed to the collective (whose
     operand list is written ``@`` in ``instruction``)."""
-    call = instruction.replace("(@)", f"(f32[{operand}]{{0}} %p)", 1)
+    given, made = _shape_text(operand), _shape_text(result)
+    call = instruction.replace("(@)", f"({given} %p)", 1)
+    bare = given.split("{")[0]
     return (
-        f"ENTRY %main (p: f32[{operand}]) -> f32[{result}] {{\n"
-        f"  %p = f32[{operand}]{{0}} parameter(0)\n"
-        f"  ROOT %collective = f32[{result}]{{0}} {call}\n}}\n"
+        f"ENTRY %main (p: {bare}) -> {made.split('{')[0]} {{\n"
+        f"  %p = {given} parameter(0)\n"
+        f"  ROOT %collective = {made} {call}\n}}\n"
     )
 
 

@@ -42,7 +42,9 @@ class Grid:
         return np.asarray(self.assignment.array, dtype=np.int64)
 
     def layout(self) -> dict[str, Any]:
-        """Rows and columns for drawing the cells in flattened-id order (row-major).
+        """Rows and columns for drawing the cells in flattened-id order (row-major), for
+        clients that draw one view; the page places cells itself (by mesh position, flattened
+        id and device id).
 
         A mesh is drawn in its own shape (last axis across); a grid with one replica or one
         partition is wrapped into a near-square block; otherwise replicas go down, partitions
@@ -75,6 +77,19 @@ class Grid:
             "device_order": self.mesh_order,
             "devices": self.mesh_devices.ravel().tolist(),
         }
+
+    def mesh_positions(self) -> np.ndarray | None:
+        """For each cell (flattened-id order), the row-major mesh position of its device, -1
+        where the device is not in the mesh; None without a mesh. With the mesh's own device
+        assignment (``"mesh"``) position f holds cell f."""
+        if self.mesh_devices is None:
+            return None
+        order = self.mesh_devices.ravel()
+        inverse = np.full(order.size, -1, dtype=np.int64)
+        inverse[order] = np.arange(order.size, dtype=np.int64)
+        flat = self.table.ravel()
+        inside = (flat >= 0) & (flat < order.size)
+        return np.where(inside, inverse[np.clip(flat, 0, order.size - 1)], -1)
 
     def assignment_json(self) -> dict[str, Any]:
         """The ``device_assignment`` part of a response: its kind and its table."""
@@ -131,7 +146,7 @@ def build_grid(fields: Fields, limit: int) -> Grid:
     if mesh_fields is not None:
         order, mesh_devices = _mesh_devices(mesh_fields, mesh_axes)
         mesh = mt.Mesh(dict(mesh_axes), devices=mesh_devices)
-    kind, assignment = _assignment(fields, replicas, partitions, limit)
+    kind, assignment = _assignment(fields, replicas, partitions, limit, mesh_devices)
     return Grid(replicas, partitions, assignment, kind, mesh, mesh_axes, order, mesh_devices)
 
 
@@ -178,20 +193,42 @@ def _mesh_devices(mesh: Fields, axes: tuple[tuple[str, int], ...]) -> tuple[str,
             400,
             f"field 'mesh.device_order' must be 'default', 'reversed' or an array, got {raw!r}",
         )
-    order = np.asarray(int_list(raw, "mesh.device_order", n), dtype=np.int64)
-    if order.size != n or not np.array_equal(np.sort(order), np.arange(n)):
+    order = np.asarray(int_list(raw, "mesh.device_order", n + 1), dtype=np.int64)
+    rule = f"it must be a permutation of 0..{n - 1} ({n} distinct ids, one per mesh position)"
+    if order.size != n:
+        raise RequestError(
+            400, f"field 'mesh.device_order' has {order.size} ids for {n} mesh positions; {rule}"
+        )
+    outside = np.flatnonzero((order < 0) | (order >= n))
+    if outside.size:
         raise RequestError(
             400,
-            f"field 'mesh.device_order' must be a permutation of 0..{n - 1} "
-            f"({n} distinct ids, one per mesh position), got {order.size} ids",
+            f"field 'mesh.device_order' entry {outside[0]} is {order[outside[0]]}, outside "
+            f"0..{n - 1}; {rule}",
+        )
+    counts = np.bincount(order, minlength=n)
+    if counts.max() > 1:
+        twice = int(np.argmax(counts > 1))
+        where = np.flatnonzero(order == twice)[:2].tolist()
+        raise RequestError(
+            400,
+            f"field 'mesh.device_order' lists id {twice} twice (entries {where[0]} and "
+            f"{where[1]}); {rule}",
         )
     return "custom", order.reshape(shape)
 
 
 def _assignment(
-    fields: Fields, replicas: int, partitions: int, limit: int
+    fields: Fields, replicas: int, partitions: int, limit: int, mesh_devices: np.ndarray | None
 ) -> tuple[str, mt.DeviceAssignment]:
+    """The device assignment a request names. With a mesh it defaults to the mesh's device
+    order read row-major into ``[replica][partition]`` (``"mesh"``: flattened id f runs on the
+    device at mesh position f, as JAX places a mesh's devices)."""
     raw = fields.raw("device_assignment")
+    if raw == "mesh" or (raw is None and mesh_devices is not None):
+        if mesh_devices is None:
+            raise RequestError(400, "field 'device_assignment' is 'mesh' but no 'mesh' is given")
+        return "mesh", mt.DeviceAssignment(mesh_devices.reshape(replicas, partitions))
     if raw is None or raw == "default":
         return "default", mt.DeviceAssignment.default(
             replica_count=replicas, computation_count=partitions
@@ -202,7 +239,7 @@ def _assignment(
     if isinstance(raw, str):
         raise RequestError(
             400,
-            "field 'device_assignment' must be 'default', 'row_major' or a table "
+            "field 'device_assignment' must be 'default', 'row_major', 'mesh' or a table "
             f"[replica][partition] of device ids, got {raw!r}",
         )
     rows = int_table(raw, "device_assignment", limit)

@@ -33,6 +33,7 @@ GROUP_FIELDS = (
     "groups",
     "over",
     "include",
+    "shapes",
 )
 SECTIONS = ("cells", "steps", "modes", "findings")
 PERMUTE_OPCODES = ("collective-permute", "collective-permute-start")
@@ -91,6 +92,7 @@ class Dial:
     pairs: list[tuple[int, int]] | None  # set when a permute reads its groups as pairs
     mode: Mode | None
     mode_json: dict[str, Any]
+    shapes: _findings.Shapes | None
     groups: DeviceList | None  # the device groups, None when they cannot be formed
     error: str | None  # why they cannot be formed
     limit: int
@@ -115,18 +117,37 @@ def read_dial(body: dict[str, Any], limit: int) -> Dial:
         raise RequestError(
             400, f"field 'opcode' must be null or one of {', '.join(OPCODES)}, got {opcode!r}"
         )
-    has_channel = fields.boolean("channel_id", False)
-    global_ids = fields.optional_boolean("use_global_device_ids")
+    # A named mesh is dialed as JAX writes its collectives: a channel and global device ids,
+    # unless the request says otherwise (null: the flag absent).
+    jax = grid.mesh is not None
+    has_channel = fields.boolean("channel_id", jax)
+    global_ids = (
+        fields.optional_boolean("use_global_device_ids")
+        if "use_global_device_ids" in body or not jax
+        else True
+    )
     written = _written_groups(fields, grid, limit)
     pairs = _pairs(written) if opcode in PERMUTE_OPCODES else None
     mode, mode_json = _mode(opcode, has_channel, global_ids)
+    shapes = _findings.read_shapes(fields.object("shapes"))
     groups, error = (None, None)
     if mode is not None:
         groups, error = _expand(written, mode, grid, limit, pairs)
     if error is not None:
         mode_json["expansion_error"] = error
     return Dial(
-        grid, opcode, has_channel, global_ids, written, pairs, mode, mode_json, groups, error, limit
+        grid,
+        opcode,
+        has_channel,
+        global_ids,
+        written,
+        pairs,
+        mode,
+        mode_json,
+        shapes,
+        groups,
+        error,
+        limit,
     )
 
 
@@ -142,6 +163,7 @@ def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
         dial.has_channel,
         dial.global_ids,
         dial.written,
+        dial.shapes,
     )
     result: dict[str, Any] = {
         "grid": grid.to_json(),
@@ -151,10 +173,11 @@ def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
         "written_groups": _written_json(dial.written),
         "pairs": dial.pairs is not None,
         "hlo_instruction": _findings.instruction_text(module),
+        "shapes": "given" if dial.shapes is not None else "fitted",
         "device_groups": None if dial.groups is None else _groups_json(dial.groups),
     }
     if "cells" in include:
-        result["cells"] = _cells(grid.table, dial.groups)
+        result["cells"] = _cells(grid, dial.groups)
     if "steps" in include:
         result["steps"] = _steps(dial)
     if "modes" in include:
@@ -205,7 +228,8 @@ def _written_groups(fields: Fields, grid: Grid, limit: int) -> DeviceList:
                     f"field 'over' names axis {axis!r}, which the mesh does not have; "
                     f"its axes are {', '.join(map(repr, sorted(names)))}",
                 )
-        return grid.mesh.replica_groups(over=axes)
+        # Written ids are mesh positions (flattened ids); the device assignment places them.
+        return mt.Mesh(dict(grid.mesh_axes)).replica_groups(over=axes)
     text = fields.string("groups", default="{}", max_length=1 << 20)
     written = mt.CollectiveDeviceList.parse(text if text.strip() else "{}")
     if written.encoding == "explicit":
@@ -352,11 +376,14 @@ def _cell_groups(
     return group_of, rank_of, overlaps
 
 
-def _cells(table: np.ndarray, groups: DeviceList | None) -> dict[str, Any]:
+def _cells(grid: Grid, groups: DeviceList | None) -> dict[str, Any]:
+    table = grid.table
     flat_table = table.ravel()
     group_of, rank_of, overlaps = _cell_groups(table, groups)
     mismatched = np.flatnonzero(flat_table != np.arange(flat_table.size))
+    positions = grid.mesh_positions()
     return {
+        "mesh_position": None if positions is None else positions.tolist(),
         "device_id": flat_table.tolist(),
         "group": group_of.tolist(),
         "rank": rank_of.tolist(),

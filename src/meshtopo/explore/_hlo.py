@@ -86,5 +86,27 @@ def _collective_json(c: hlo.Collective) -> dict[str, Any]:
             "channel_id": c.channel_id is not None,
             "use_global_device_ids": c.use_global_device_ids,
             "groups": groups_text,
+            "shapes": _shapes(c),
         },
+    }
+
+
+def _shapes(c: hlo.Collective) -> dict[str, Any] | None:
+    """The collective's one array operand and array result as ``/api/groups`` ``shapes``, so
+    the dial checks the dump's instruction as written; None for other forms (tuples, several
+    operands, async pieces), which the dial writes with shapes fitted to the groups."""
+    if c.is_async or len(c.operands) != 1:
+        return None
+    try:
+        result, operands = c.shape, c.operand_shapes
+    except mt.MeshtopoError:
+        return None
+    operand = operands[0]
+    if operand is None or operand.tuple_shapes is not None or result.tuple_shapes is not None:
+        return None
+    dimension = c.attributes.get("dimensions", "{0}").strip("{} ")
+    return {
+        "operand": list(operand.dimensions),
+        "result": list(result.dimensions),
+        "dimension": int(dimension) if dimension.isascii() and dimension.isdigit() else 0,
     }

@@ -75,6 +75,18 @@ def _kind(value: object) -> str:
     return "an object"
 
 
+def _shown(value: object) -> str:
+    """``value`` named for a message: its JSON text for numbers, strings and booleans (cut to
+    40 characters), else its JSON type."""
+    if isinstance(value, bool):
+        return f"a boolean ({json.dumps(value)})"
+    if isinstance(value, float):
+        return f"the number {json.dumps(value)}"
+    if isinstance(value, str):
+        return f"the string {json.dumps(value[:40] + ('...' if len(value) > 40 else ''))}"
+    return _kind(value)
+
+
 @dataclass(frozen=True)
 class Fields:
     """Typed access to one JSON object; ``where`` prefixes field names in messages."""
@@ -106,9 +118,13 @@ class Fields:
             if default is None:
                 raise RequestError(400, f"field {self._name(key)!r} is required (an integer)")
             return default
+        if isinstance(value, str) and not value.strip():
+            raise RequestError(
+                400, f"field {self._name(key)!r} is empty; give an integer of at least {minimum}"
+            )
         if isinstance(value, bool) or not isinstance(value, int):
             raise RequestError(
-                400, f"field {self._name(key)!r} must be an integer, got {_kind(value)}"
+                400, f"field {self._name(key)!r} must be an integer, got {_shown(value)}"
             )
         if value < minimum:
             raise RequestError(

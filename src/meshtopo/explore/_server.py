@@ -111,6 +111,27 @@ class ExplorerHandler(BaseHTTPRequestHandler):
             )
         )
 
+    def do_HEAD(self) -> None:
+        """Answer as ``GET`` would, headers only."""
+        self.do_GET()
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The standard library's own refusals as JSON: a method without a ``do_`` handler
+        (its 501) is a 405 naming the methods taken, a malformed request line keeps its
+        status."""
+        self.close_connection = True
+        if code == 501:
+            method = str(self.command)[:20]
+            error = RequestError(
+                405,
+                f"method {method!r} is not allowed; this server takes GET, HEAD and POST",
+                kind="MethodNotAllowed",
+            )
+        else:
+            text = message or self.responses.get(code, ("error",))[0]
+            error = RequestError(code, str(text)[:200], kind="BadRequest")
+        self._send_error(error)
+
     def do_GET(self) -> None:
         """Serve a static file, ``/api/info``, or a 404."""
         path = self.path.split("?", 1)[0]
@@ -257,8 +278,11 @@ class ExplorerHandler(BaseHTTPRequestHandler):
             self.send_header("X-Content-Type-Options", "nosniff")
             if self.close_connection:
                 self.send_header("Connection", "close")
+            if status == 405:
+                self.send_header("Allow", "GET, HEAD, POST")
             self.end_headers()
-            self.wfile.write(body)
+            if self.command != "HEAD":
+                self.wfile.write(body)
         except ConnectionError:
             self.close_connection = True
 

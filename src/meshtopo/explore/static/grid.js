@@ -1,14 +1,31 @@
-// Drawing the device grid, its legend and the four-mode thumbnails from an /api/groups answer.
-// Cells are DOM elements (with data attributes) up to DOM_LIMIT, one canvas above that.
+// Drawing an /api/groups answer: the views as DOM grids with headers (up to DOM_LIMIT cells),
+// permute arrows, the legend, the device-assignment table and the four-mode thumbnails.
+// canvas.js draws the views of larger grids.
 
 // Okabe-Ito, then Paul Tol's muted set: sixteen colours that stay apart under the common
-// colour-vision deficiencies. Colours repeat past sixteen groups; cells also print their group.
+// colour-vision deficiencies. Past sixteen groups colours repeat; hovering or focusing a cell
+// picks out its group in every view.
 export const PALETTE = [
   "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#332288",
   "#117733", "#882255", "#44AA99", "#DDCC77", "#AA4499", "#88CCEE", "#999933", "#CC6677",
 ];
+// Permutes colour cells by their part in the pairs (the arrows carry the pairs themselves).
+export const ROLES = {
+  both: { colour: "#56B4E9", label: "sends and receives" },
+  source: { colour: "#E69F00", label: "sends only" },
+  target: { colour: "#009E73", label: "receives only" },
+};
+export const DOM_LIMIT = 1024;
+const BIG_CELLS = 64; // up to here cells print their ids; above, only the device id
 const NONE_COLOUR = "#e4e8ed";
-const DOM_LIMIT = 1024; // cells drawn as DOM elements up to here, on a canvas above
+const toRgb = (hex) => {
+  const n = parseInt(hex.slice(1), 16);
+  return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+};
+const PALETTE_RGB = PALETTE.map(toRgb);
+const NONE_RGB = toRgb(NONE_COLOUR);
+export const rgbOf = (g) => (g < 0 ? NONE_RGB : PALETTE_RGB[g % PALETTE_RGB.length]);
+export const rgbOfColour = toRgb;
 
 export const $ = (id) => document.getElementById(id);
 export const el = (tag, cls, text) => {
@@ -17,8 +34,11 @@ export const el = (tag, cls, text) => {
   if (text !== undefined) node.textContent = text;
   return node;
 };
-const colourOf = (g) => (g < 0 ? NONE_COLOUR : PALETTE[g % PALETTE.length]);
-const isDark = (hex) => {
+export const braces = (ids) => "{" + ids.join(",") + "}";
+export const shortList = (ids, n = 8) => braces(ids.length > n ? ids.slice(0, n).concat(["…"]) : ids);
+export const plural = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
+
+export const isDark = (hex) => {
   const n = parseInt(hex.slice(1), 16);
   const [r, g, b] = [(n >> 16) & 255, (n >> 8) & 255, n & 255].map((v) => {
     const c = v / 255;
@@ -26,14 +46,32 @@ const isDark = (hex) => {
   });
   return 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.25;
 };
-export const braces = (ids) => "{" + ids.join(",") + "}";
-export const shortList = (ids, n = 8) => braces(ids.length > n ? ids.slice(0, n).concat(["…"]) : ids);
 
-export function layoutOf(result) {
-  return result.grid.layout;
+// The colour of cell f: its group's, or its part in a permute's pairs.
+export function colourOf(result, f, roles) {
+  if (roles) {
+    const role = roles[f];
+    return role ? ROLES[role].colour : NONE_COLOUR;
+  }
+  const g = result.cells.group[f];
+  return g < 0 ? NONE_COLOUR : PALETTE[g % PALETTE.length];
 }
 
-function cellInfo(result, f) {
+// For a permute answer, each cell's part: "both", "source", "target" or null.
+export function rolesOf(result, deviceCell) {
+  if (!result.pairs || !result.device_groups) return null;
+  const roles = new Array(result.grid.devices).fill(null);
+  for (const [src, dst] of result.device_groups.groups) {
+    const s = deviceCell.get(src);
+    const t = deviceCell.get(dst);
+    if (s !== undefined) roles[s] = roles[s] === "target" || roles[s] === "both" ? "both" : "source";
+    if (t !== undefined) roles[t] = roles[t] === "source" || roles[t] === "both" ? "both" : "target";
+  }
+  return roles;
+}
+
+// What is known of cell f, for the details panel and the labels.
+export function cellInfo(result, f) {
   const P = result.grid.partitions;
   const info = {
     flat: f,
@@ -42,187 +80,241 @@ function cellInfo(result, f) {
     device: result.cells.device_id[f],
     group: result.cells.group[f],
     rank: result.cells.rank[f],
+    mesh: null,
   };
-  if (result.mesh) {
+  const position = result.cells.mesh_position ? result.cells.mesh_position[f] : -1;
+  if (result.mesh && position >= 0) {
     const coords = [];
-    let rest = f;
+    let rest = position;
     for (let i = result.mesh.axes.length - 1; i >= 0; i--) {
       const axis = result.mesh.axes[i];
       coords.unshift(`${axis.name}=${rest % axis.size}`);
       rest = Math.floor(rest / axis.size);
     }
     info.mesh = coords.join(", ");
-    info.meshDevice = result.mesh.devices[f];
+    info.position = position;
   }
   return info;
 }
 
-export function tipText(result, f) {
-  const c = cellInfo(result, f);
-  const lines = [
-    `device ${c.device}` + (c.group >= 0 ? ` · group ${c.group}, rank ${c.rank}` : " · in no group"),
-    `replica ${c.replica} · partition ${c.partition}`,
-    `flattened id ${c.flat}` + (c.flat !== c.device ? "  (≠ device id)" : ""),
-  ];
-  if (c.mesh) lines.push(`mesh ${c.mesh} · id in mesh ${c.meshDevice}`);
-  if (result.cells.overlaps.includes(f)) lines.push("in more than one device group");
-  return lines.join("\n");
+// ---------------------------------------------------------------- DOM views
+
+function place(node, row, col, rowSpan = 1, colSpan = 1) {
+  node.style.gridRow = `${row + 1} / span ${rowSpan}`;
+  node.style.gridColumn = `${col + 1} / span ${colSpan}`;
 }
 
-export function renderGrid(result) {
+// One view as a CSS grid: corner, column headers (one row per level), row headers (one
+// column per level), then the cells. Returns {node, cells} with cells[f] the element of f.
+function drawView(result, view, roles) {
   const n = result.grid.devices;
-  const { cols } = layoutOf(result);
-  const grid = $("grid");
-  const canvas = $("grid-canvas");
-  $("grid-caption").textContent =
-    `${result.grid.replicas} replica${result.grid.replicas === 1 ? "" : "s"} × ` +
-    `${result.grid.partitions} partition${result.grid.partitions === 1 ? "" : "s"}` +
-    (result.grid.layout.by === "mesh" ? " · drawn in mesh shape" : "") +
-    (result.grid.layout.by === "wrapped" ? ` · wrapped ${cols} across` : "") +
-    " · cells in flattened-id order";
-  grid.dataset.groups = JSON.stringify(result.cells.group);
-  grid.dataset.devices = String(n);
-  if (n <= DOM_LIMIT) {
-    canvas.hidden = true;
-    grid.hidden = false;
-    grid.dataset.render = "dom";
-    drawDomGrid(result, grid, cols);
-  } else {
-    grid.hidden = true;
-    grid.replaceChildren();
-    grid.dataset.render = "canvas";
-    canvas.hidden = false;
-    const count = result.device_groups ? result.device_groups.count : 0;
-    canvas.setAttribute("aria-label", `${n} devices in ${count} device groups; hover a cell for its ids`);
-    drawCanvasGrid(result);
-  }
-}
-
-function drawDomGrid(result, grid, cols) {
-  grid.style.gridTemplateColumns = `repeat(${cols}, 78px)`;
-  const mismatched = new Set(result.cells.mismatched);
-  const overlaps = new Set(result.cells.overlaps);
-  const frag = document.createDocumentFragment();
-  for (let f = 0; f < result.grid.devices; f++) {
-    const c = cellInfo(result, f);
-    const cell = el("div", "cell");
-    cell.setAttribute("role", "listitem");
-    const colour = colourOf(c.group);
-    if (c.group < 0) cell.classList.add("none");
-    else {
-      cell.style.background = colour;
-      cell.classList.add(isDark(colour) ? "dark" : "light");
+  const big = n <= BIG_CELLS;
+  const down = view.rowHeads.length;
+  const across = view.colHeads.length;
+  const pane = el("div", "pane");
+  pane.dataset.view = view.key;
+  pane.append(el("h3", "", view.title));
+  const grid = el("div", "vgrid" + (big ? "" : " small"));
+  grid.setAttribute("role", "group");
+  grid.setAttribute("aria-label", `devices by ${view.title}`);
+  grid.style.gridTemplateColumns = `repeat(${down}, auto) repeat(${view.cols}, var(--cell-w))`;
+  const corner = el("div", "corner", view.corner);
+  place(corner, 0, 0, Math.max(across, 1), Math.max(down, 1));
+  grid.append(corner);
+  view.colHeads.forEach((labels, lvl) => {
+    let c = 0;
+    for (const { label, span } of labels) {
+      const head = el("div", "head col-head", label);
+      place(head, lvl, down + c, 1, span);
+      grid.append(head);
+      c += span;
     }
+  });
+  view.rowHeads.forEach((labels, lvl) => {
+    let r = 0;
+    for (const { label, span } of labels) {
+      const head = el("div", "head row-head", label);
+      place(head, across + r, lvl, span, 1);
+      grid.append(head);
+      r += span;
+    }
+  });
+  const mismatched = new Set(result.cells.mismatched);
+  const overlaps = roles ? new Set() : new Set(result.cells.overlaps);
+  const cells = new Array(n);
+  for (let f = 0; f < n; f++) {
+    if (view.row[f] < 0) continue;
+    const info = cellInfo(result, f);
+    const cell = el("div", "cell");
+    cell.setAttribute("role", "img");
+    cell.tabIndex = -1;
+    const colour = colourOf(result, f, roles);
+    cell.style.background = colour;
+    const known = roles ? roles[f] : info.group >= 0;
+    cell.classList.add(!known ? "none" : isDark(colour) ? "dark" : "light");
     if (mismatched.has(f)) cell.classList.add("mismatch");
     if (overlaps.has(f)) cell.classList.add("overlap");
     Object.assign(cell.dataset, {
-      flat: f, replica: c.replica, partition: c.partition, device: c.device,
-      group: c.group, rank: c.rank, colour: c.group < 0 ? "none" : colour,
+      flat: f, replica: info.replica, partition: info.partition, device: info.device,
+      group: info.group, rank: info.rank, row: view.row[f], col: view.col[f],
+      colour: known ? colour : "none", focusKey: `cell:${view.key}:${f}`,
     });
-    const rp = el("div", "rp");
-    rp.append(el("span", "", `r${c.replica} p${c.partition}`), el("span", "grp", c.group < 0 ? "–" : `g${c.group}`));
-    cell.append(el("div", "dev", `d${c.device}`), rp, el("div", "fl", `f${c.flat}`));
-    cell.title = tipText(result, f);
-    cell.setAttribute("aria-label", cell.title.replaceAll("\n", "; "));
-    frag.append(cell);
-  }
-  grid.replaceChildren(frag);
-}
-
-function canvasCellSize(cols, width, lo, hi) {
-  return Math.max(lo, Math.min(hi, Math.floor(width / cols)));
-}
-
-const RGB = PALETTE.map((hex) => {
-  const n = parseInt(hex.slice(1), 16);
-  return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
-});
-const NONE_RGB = [0xe4, 0xe8, 0xed];
-const DARK = PALETTE.map(isDark);
-
-// Fill one square per cell straight into an ImageData: one pass, no per-cell canvas calls.
-// Cells not in ``active`` (when given) are faded towards white.
-// With ``devices``, cells whose device id differs from their flattened id get a corner mark.
-function paintCells(ctx, groups, cols, size, gap, active, devices) {
-  const width = cols * size;
-  const height = Math.ceil(groups.length / cols) * size;
-  const image = ctx.createImageData(width, height);
-  const data = image.data;
-  data.fill(255);
-  for (let f = 0; f < groups.length; f++) {
-    const g = groups[f];
-    let [r, gr, b] = g < 0 ? NONE_RGB : RGB[g % RGB.length];
-    if (active && !active.has(f)) {
-      r = 255 - (255 - r) * 0.15; gr = 255 - (255 - gr) * 0.15; b = 255 - (255 - b) * 0.15;
+    if (big) {
+      const rp = el("div", "rp");
+      const g = roles ? (roles[f] ? { both: "s+r", source: "send", target: "recv" }[roles[f]] : "–") : info.group < 0 ? "–" : `g${info.group}`;
+      rp.append(el("span", "", `r${info.replica} p${info.partition}`), el("span", "grp", g));
+      cell.append(el("div", "dev", `d${info.device}`), rp, el("div", "fl", `f${f}`));
+    } else {
+      cell.append(el("span", "dev", String(info.device)));
     }
-    const x0 = (f % cols) * size;
-    const y0 = Math.floor(f / cols) * size;
-    const inner = size - gap;
-    const corner = devices && devices[f] !== f ? 2 * inner - 6 : Infinity;
-    const m = g >= 0 && DARK[g % DARK.length] ? 255 : 17;
-    for (let y = 0; y < inner; y++) {
-      let i = ((y0 + y) * width + x0) * 4;
-      for (let x = 0; x < inner; x++, i += 4) {
-        if (x + y >= corner) { data[i] = m; data[i + 1] = m; data[i + 2] = m; }
-        else { data[i] = r; data[i + 1] = gr; data[i + 2] = b; }
+    cell.setAttribute("aria-label", `device ${info.device}, flattened id ${f}` +
+      (info.mesh ? `, mesh ${info.mesh}` : "") +
+      (roles ? "" : info.group >= 0 ? `, group ${info.group} rank ${info.rank}` : ", in no group"));
+    place(cell, across + view.row[f], down + view.col[f]);
+    cells[f] = cell;
+    grid.append(cell);
+  }
+  const wrap = el("div", "vwrap");
+  wrap.append(grid);
+  pane.append(wrap);
+  if (view.missing) pane.append(el("p", "hint", `${plural(view.missing, "device")} of the device assignment not in the mesh`));
+  return { node: pane, grid, cells, view };
+}
+
+export function drawViews(result, views, roles) {
+  const box = $("views");
+  const panes = views.map((view) => drawView(result, view, roles));
+  box.replaceChildren(...panes.map((p) => p.node));
+  return panes;
+}
+
+// Arrows source -> target for every device pair of a permute, drawn over each DOM view.
+export function drawArrows(result, panes, deviceCell) {
+  const NS = "http://www.w3.org/2000/svg";
+  for (const pane of panes) {
+    pane.grid.querySelector("svg.arrows")?.remove();
+    if (!result.pairs || !result.device_groups) continue;
+    const svg = document.createElementNS(NS, "svg");
+    svg.classList.add("arrows");
+    svg.setAttribute("width", String(pane.grid.scrollWidth));
+    svg.setAttribute("height", String(pane.grid.scrollHeight));
+    const defs = document.createElementNS(NS, "defs");
+    const marker = document.createElementNS(NS, "marker");
+    const id = `head-${pane.view.key}`;
+    Object.entries({ id, viewBox: "0 0 10 10", refX: "9", refY: "5", markerWidth: "10", markerHeight: "10", markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" })
+      .forEach(([k, v]) => marker.setAttribute(k, v));
+    const tip = document.createElementNS(NS, "path");
+    tip.setAttribute("d", "M0,0 L10,5 L0,10 z");
+    marker.append(tip);
+    defs.append(marker);
+    svg.append(defs);
+    const centre = (cell) => [cell.offsetLeft + cell.offsetWidth / 2, cell.offsetTop + cell.offsetHeight / 2];
+    result.device_groups.groups.forEach(([src, dst], index) => {
+      const a = pane.cells[deviceCell.get(src)];
+      const b = pane.cells[deviceCell.get(dst)];
+      if (!a || !b) return;
+      const [x1, y1] = centre(a);
+      const [x2, y2] = centre(b);
+      const path = document.createElementNS(NS, "path");
+      if (a === b) {
+        const r = a.offsetHeight / 3;
+        path.setAttribute("d", `M${x1 - 4},${y1 - r} a${r},${r} 0 1,1 8,0`);
+      } else {
+        // Bend to the right of the direction of travel, so that a->b and b->a do not overlap;
+        // stop short of the target's centre.
+        const dx = x2 - x1;
+        const dy = y2 - y1;
+        const len = Math.hypot(dx, dy);
+        const bend = Math.min(18, len / 4);
+        const mx = (x1 + x2) / 2 - (dy / len) * bend;
+        const my = (y1 + y2) / 2 + (dx / len) * bend;
+        const back = Math.min(14, len / 3);
+        const ex = x2 - ((x2 - mx) / Math.hypot(x2 - mx, y2 - my)) * back;
+        const ey = y2 - ((y2 - my) / Math.hypot(x2 - mx, y2 - my)) * back;
+        path.setAttribute("d", `M${x1},${y1} Q${mx},${my} ${ex},${ey}`);
       }
-    }
-  }
-  ctx.putImageData(image, 0, 0);
-}
-
-export function drawCanvasGrid(result, active) {
-  const canvas = $("grid-canvas");
-  const { rows, cols } = layoutOf(result);
-  const width = Math.max(320, $("grid-wrap").clientWidth - 26);
-  const size = canvasCellSize(cols, width, 2, 28);
-  const gap = size >= 8 ? 1 : 0;
-  canvas.width = cols * size;
-  canvas.height = rows * size;
-  canvas.dataset.cell = String(size);
-  const ctx = canvas.getContext("2d");
-  const groups = result.cells.group;
-  paintCells(ctx, groups, cols, size, gap, active, size >= 14 ? result.cells.device_id : null);
-  if (size >= 4) drawBoundaries(ctx, groups, rows, cols, size);
-}
-
-// A line wherever two neighbouring cells belong to different device groups, so that the
-// groups stay readable when colours repeat.
-function drawBoundaries(ctx, groups, rows, cols, size) {
-  ctx.fillStyle = "#14202e";
-  const w = size >= 10 ? 2 : 1;
-  for (let f = 0; f < groups.length; f++) {
-    const c = f % cols;
-    const r = Math.floor(f / cols);
-    if (c + 1 < cols && f + 1 < groups.length && groups[f + 1] !== groups[f]) {
-      ctx.fillRect((c + 1) * size - w / 2 - 0.5, r * size, w, size);
-    }
-    if (r + 1 < rows && f + cols < groups.length && groups[f + cols] !== groups[f]) {
-      ctx.fillRect(c * size, (r + 1) * size - w / 2 - 0.5, size, w);
-    }
+      path.setAttribute("marker-end", `url(#${id})`);
+      path.dataset.pair = String(index);
+      path.dataset.source = String(src);
+      path.dataset.target = String(dst);
+      svg.append(path);
+    });
+    pane.grid.append(svg);
   }
 }
 
-export function renderLegend(result) {
+// ---------------------------------------------------------------- legend
+
+export function renderLegend(result, roles, drawnMarks) {
   const legend = $("legend");
   legend.replaceChildren();
+  const item = (swatchClass, colour, text) => {
+    const node = el("span", "item");
+    const sw = el("span", swatchClass);
+    if (colour) sw.style.background = colour;
+    node.append(sw, text);
+    legend.append(node);
+    return node;
+  };
   const d = result.device_groups;
-  const shown = d ? Math.min(d.count, PALETTE.length) : 0;
-  for (let g = 0; g < shown; g++) {
-    const item = el("span", "item");
-    const sw = el("span", "sw");
-    sw.style.background = colourOf(g);
-    item.append(sw, `g${g} ${shortList(d.groups[g], 6)}`);
-    legend.append(item);
+  const groups = result.cells.group;
+  if (roles) {
+    for (const [key, role] of Object.entries(ROLES)) {
+      const count = roles.filter((r) => r === key).length;
+      if (count) item("sw", role.colour, `${role.label} (${count})`).dataset.role = key;
+    }
+    if (d) legend.append(el("span", "item arrow-key", `→ source to target, ${plural(d.count, "device pair")}`));
+    const idle = roles.filter((r) => r === null).length;
+    if (idle) item("sw none", null, `in no pair (${idle})`);
+  } else {
+    const shown = d ? Math.min(d.count, PALETTE.length) : 0;
+    for (let g = 0; g < shown; g++) item("sw", PALETTE[g], `g${g} ${shortList(d.groups[g], 6)}`).dataset.group = String(g);
+    if (d && d.count > PALETTE.length) {
+      legend.append(el("span", "item", `… ${d.count - PALETTE.length} more: colours repeat every ${PALETTE.length} groups; hover or focus a cell to pick out its group`));
+    }
+    if (groups.some((g) => g < 0)) item("sw none", null, "in no group");
+    if (result.cells.overlaps.length) item("sw ov", null, `in more than one device group (${result.cells.overlaps.length})`);
   }
-  if (d && d.count > PALETTE.length) {
-    legend.append(el("span", "item", `… ${d.count - PALETTE.length} more; colours repeat every ${PALETTE.length} groups`));
+  if (drawnMarks && result.cells.mismatched.length) {
+    item("mm", null, `flattened id ≠ device id (${result.cells.mismatched.length} cells)`);
   }
-  const none = el("span", "item");
-  none.append(el("span", "sw none"), "in no group");
-  const mm = el("span", "item");
-  mm.append(el("span", "mm"), `flattened id ≠ device id (${result.cells.mismatched.length} cells)`);
-  legend.append(none, mm);
+}
+
+// ---------------------------------------------------------------- device assignment table
+
+export function renderAssignment(result, roles) {
+  const box = $("assignment-view");
+  const { replicas: R, partitions: P } = result.grid;
+  const table = result.device_assignment.table;
+  $("da-caption").textContent = `${result.device_assignment.kind} · DA[r][p] is the device that runs replica r, partition p`;
+  if (R * P > DOM_LIMIT) {
+    box.replaceChildren(el("p", "hint", `${R} × ${P}: the table is shown up to ${DOM_LIMIT} devices; the focused cell's entry is in the details above.`));
+    return [];
+  }
+  const node = el("table", "da");
+  const head = el("tr");
+  head.append(el("th", "corner", "r \\ p"));
+  for (let p = 0; p < P; p++) head.append(el("th", "", `p${p}`));
+  node.append(head);
+  const entries = new Array(R * P);
+  for (let r = 0; r < R; r++) {
+    const row = el("tr");
+    row.dataset.replica = String(r);
+    row.append(el("th", "", `r${r}`));
+    for (let p = 0; p < P; p++) {
+      const f = r * P + p;
+      const td = el("td", "", String(table[r][p]));
+      td.dataset.flat = String(f);
+      const colour = colourOf(result, f, roles);
+      td.style.background = colour;
+      td.style.color = isDark(colour) ? "#fff" : "#111";
+      entries[f] = td;
+      row.append(td);
+    }
+    node.append(row);
+  }
+  box.replaceChildren(node);
+  return entries;
 }
 
 // ---------------------------------------------------------------- four modes
@@ -233,16 +325,40 @@ function selectorText(m) {
   return `${ch}, ${g}`;
 }
 
+// A thumbnail of per-cell groups in ``view``'s arrangement, ``size`` pixels a cell, written
+// straight into an ImageData (one pass, no per-cell canvas calls).
+function paintThumb(canvas, groups, view, size) {
+  const width = view.cols * size;
+  canvas.width = width;
+  canvas.height = view.rows * size;
+  const ctx = canvas.getContext("2d");
+  const image = ctx.createImageData(width, canvas.height);
+  const data = image.data;
+  data.fill(255);
+  const inner = size >= 6 ? size - 1 : size;
+  for (let f = 0; f < groups.length; f++) {
+    if (view.row[f] < 0) continue;
+    const [r, g, b] = rgbOf(groups[f]);
+    for (let y = 0; y < inner; y++) {
+      let i = ((view.row[f] * size + y) * width + view.col[f] * size) * 4;
+      for (let x = 0; x < inner; x++, i += 4) { data[i] = r; data[i + 1] = g; data[i + 2] = b; }
+    }
+  }
+  ctx.putImageData(image, 0, 0);
+}
+
 // ``choose(mode)`` is called when a column is picked (click, Enter or Space).
-export function renderModes(result, choose) {
+export function renderModes(result, view, choose) {
   const box = $("modes");
   box.replaceChildren();
-  const { rows, cols } = layoutOf(result);
+  const size = Math.max(1, Math.min(22, Math.floor(200 / view.cols)));
   for (const m of result.modes || []) {
     const col = el("div", "mode-col" + (m.name === result.mode.name ? " current" : ""));
     col.dataset.mode = m.name;
+    col.dataset.focusKey = `mode:${m.name}`;
     col.tabIndex = 0;
     col.setAttribute("role", "button");
+    col.setAttribute("aria-pressed", String(m.name === result.mode.name));
     col.title = `dial ${selectorText(m)}`;
     col.addEventListener("click", () => choose(m));
     col.addEventListener("keydown", (event) => {
@@ -254,13 +370,12 @@ export function renderModes(result, choose) {
       col.append(el("div", "err", m.error));
     } else {
       const canvas = document.createElement("canvas");
-      const size = canvasCellSize(cols, 200, 1, 22);
-      canvas.width = cols * size;
-      canvas.height = rows * size;
-      paintCells(canvas.getContext("2d"), m.group, cols, size, size >= 6 ? 1 : 0, null);
+      // A permute's thumbnail shows which devices are in a pair, one colour for all.
+      paintThumb(canvas, result.pairs ? m.group.map((g) => (g < 0 ? -1 : 0)) : m.group, view, size);
       col.append(canvas);
       const sizes = m.sizes.length === 1 ? `of ${m.sizes[0]}` : `of sizes ${m.sizes.join(", ")}`;
-      col.append(el("div", "cnt", `${m.count} group${m.count === 1 ? "" : "s"} ${sizes}`));
+      col.append(el("div", "cnt", result.pairs ? `${plural(m.count, "device pair")}; coloured: in a pair`
+        : `${plural(m.count, "group")} ${sizes}`));
     }
     box.append(col);
   }

@@ -1,0 +1,167 @@
+// Linked highlighting and the roving focus: pointing at a cell picks out its group (with
+// ranks), or for a permute its pairs, in every view and in the device-assignment table, and
+// shows its details; arrow keys move the focus across a view.
+import { $, el, shortList, cellInfo } from "/grid.js";
+import { neighbour } from "/layout.js";
+import { state } from "/state.js";
+
+function clearLit() {
+  for (const [node, classes] of state.lit) {
+    node.classList.remove(...classes);
+    delete node.dataset.shownRank;
+  }
+  state.lit = [];
+  $("views").classList.remove("linking");
+  $("assignment-view").classList.remove("linking");
+}
+
+function lit(node, ...classes) {
+  if (!node) return;
+  node.classList.add(...classes);
+  state.lit.push([node, classes]);
+}
+
+// The cells cell f is linked to: its device group (with ranks), or for a permute the pairs
+// its device is in. Returns [[cell, rank or null], ...].
+function linkedCells(result, f) {
+  const d = result.device_groups;
+  if (!d) return [];
+  const device = result.cells.device_id[f];
+  if (result.pairs) {
+    const out = [];
+    for (const [src, dst] of d.groups) {
+      if (src === device) out.push([state.deviceCell.get(dst), null]);
+      if (dst === device) out.push([state.deviceCell.get(src), null]);
+    }
+    return out;
+  }
+  const g = result.cells.group[f];
+  if (g < 0) return [];
+  return d.groups[g].map((dev, rank) => [state.deviceCell.get(dev), rank]);
+}
+
+export function highlight(f) {
+  clearLit();
+  const result = state.result;
+  if (!result || f < 0) {
+    if (state.canvas && !$("canvas-pane").hidden) { state.canvas.highlight = -1; state.canvas.draw(); }
+    return;
+  }
+  if (!$("canvas-pane").hidden) {
+    state.canvas.highlight = result.pairs ? -1 : result.cells.group[f];
+    state.canvas.cursor = f;
+    state.canvas.draw();
+    return;
+  }
+  $("views").classList.add("linking");
+  $("assignment-view").classList.add("linking");
+  const linked = linkedCells(result, f);
+  for (const pane of state.panes) {
+    for (const [m, rank] of linked) {
+      const cell = pane.cells[m];
+      if (!cell) continue;
+      lit(cell, "in");
+      if (rank !== null) cell.dataset.shownRank = String(rank);
+    }
+    lit(pane.cells[f], "cur");
+    const device = String(result.cells.device_id[f]);
+    pane.grid.querySelectorAll("svg.arrows path").forEach((path) => {
+      if (path.dataset.source === device || path.dataset.target === device) lit(path, "in");
+    });
+  }
+  for (const [m] of linked) lit(state.entries[m], "in");
+  lit(state.entries[f], "cur");
+  const row = state.entries[f] && state.entries[f].parentElement;
+  lit(row, "hl");
+}
+
+export function showDetails(f) {
+  const result = state.result;
+  const box = $("details");
+  if (!result || f < 0 || f >= result.grid.devices) { box.textContent = "Hover or focus a cell."; return; }
+  const c = cellInfo(result, f);
+  const lines = [
+    `device ${c.device}: replica ${c.replica}, partition ${c.partition}, flattened id ${c.flat} = ${c.replica}·${result.grid.partitions} + ${c.partition}; DA[${c.replica}][${c.partition}] = ${c.device}`,
+  ];
+  if (c.mesh) lines.push(`mesh position ${c.mesh} (position ${c.position} in row-major order)`);
+  const d = result.device_groups;
+  if (result.pairs && d) {
+    const to = d.groups.filter(([s]) => s === c.device).map(([, t]) => t);
+    const from = d.groups.filter(([, t]) => t === c.device).map(([s]) => s);
+    lines.push(`sends to ${to.length ? to.join(", ") : "no device"} · receives from ${from.length ? from.join(", ") : "no device"}`);
+  } else if (d && c.group >= 0) {
+    const members = d.groups[c.group];
+    lines.push(`device group g${c.group} ${shortList(members, 16)}: rank ${c.rank} of ${members.length}`);
+    if (result.cells.overlaps.includes(f)) lines.push("listed in more than one device group");
+  } else {
+    lines.push("in no device group");
+  }
+  box.replaceChildren(...lines.map((line) => el("div", "", line)));
+  Object.assign(box.dataset, { flat: f, device: c.device, group: c.group, rank: c.rank });
+}
+
+// Move the roving focus to cell f in the pane holding ``from`` (or the canvas).
+export function focusCell(f, pane) {
+  state.focus = f;
+  if (!$("canvas-pane").hidden) {
+    state.canvas.cursor = f;
+    state.canvas.reveal(f);
+    highlight(f);
+    showDetails(f);
+    return;
+  }
+  for (const p of state.panes) {
+    for (const cell of p.grid.querySelectorAll(".cell[tabindex='0']")) cell.tabIndex = -1;
+    if (p.cells[f]) p.cells[f].tabIndex = 0;
+  }
+  const target = pane ? pane.cells[f] : null;
+  if (target) target.focus();
+}
+
+const MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+
+export function gridKeys(event, view, f) {
+  if (MOVES[event.key]) return neighbour(view, f, ...MOVES[event.key]);
+  const row = view.row[f];
+  const inRow = (c) => view.at[row * view.cols + c];
+  if (event.key === "Home") {
+    for (let c = 0; c < view.cols; c++) if (inRow(c) >= 0) return inRow(c);
+  }
+  if (event.key === "End") {
+    for (let c = view.cols - 1; c >= 0; c--) if (inRow(c) >= 0) return inRow(c);
+  }
+  return null;
+}
+
+export function wireViews() {
+  const views = $("views");
+  const paneOf = (node) => state.panes.find((p) => p.node.contains(node));
+  views.addEventListener("mouseover", (event) => {
+    const cell = event.target.closest(".cell");
+    if (cell) { highlight(Number(cell.dataset.flat)); showDetails(Number(cell.dataset.flat)); }
+  });
+  views.addEventListener("mouseleave", () => {
+    const inside = views.contains(document.activeElement);
+    highlight(inside ? state.focus : -1);
+    showDetails(state.focus);
+  });
+  views.addEventListener("focusin", (event) => {
+    const cell = event.target.closest(".cell");
+    if (!cell) return;
+    state.focus = Number(cell.dataset.flat);
+    highlight(state.focus);
+    showDetails(state.focus);
+  });
+  views.addEventListener("focusout", (event) => {
+    if (!views.contains(event.relatedTarget)) highlight(-1);
+  });
+  views.addEventListener("keydown", (event) => {
+    const cell = event.target.closest(".cell");
+    if (!cell) return;
+    const pane = paneOf(cell);
+    const next = gridKeys(event, pane.view, Number(cell.dataset.flat));
+    if (next === null) return;
+    event.preventDefault();
+    focusCell(next, pane);
+  });
+}
