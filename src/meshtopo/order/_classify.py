@@ -340,26 +340,29 @@ def async_overlaps(run: Run, refs: list[Ref], unit: str,
     flag = np.concatenate(flags)
     dev = np.concatenate(devs)
     ra, rb = np.concatenate(ref_a), np.concatenate(ref_b)
-    findings = []
+    merged: dict[tuple[str, ...], tuple[set[int], set[int], tuple[Ref, ...]]] = {}
     for value in np.unique(key).tolist():
         sel = key == value
         if flag[sel].all() or not flag[sel].any():
             continue
         one = sel & flag
         other = sel & ~flag
-        d1 = sorted(int(run.rows.devices[i]) for i in dev[one])
-        d2 = sorted(int(run.rows.devices[i]) for i in dev[other])
         r1 = refs[int(ra[one][0])], refs[int(rb[one][0])]
         r2 = refs[int(ra[other][0])], refs[int(rb[other][0])]
         names: list[str] = []
         for r in (*r1, *r2):
             if r.entry.name not in names:
                 names.append(r.entry.name)
+        d1, d2, _ = merged.setdefault(tuple(names), (set(), set(), (*r1, *r2)))
+        d1.update(int(run.rows.devices[i]) for i in dev[one])
+        d2.update(int(run.rows.devices[i]) for i in dev[other])
+    findings = []
+    for names_key, (d1, d2, (a1, b1, a2, b2)) in merged.items():
         findings.append(Finding(
-            "async_overlap", tuple(sorted(d1 + d2)), tuple(names),
-            f"async_overlap: {unit}s {d1} start {r1[0].where()} then {r1[1].where()} while "
-            f"{unit}s {d2} start {r2[0].where()} then {r2[1].where()}; both are in flight at "
+            "async_overlap", tuple(sorted(d1 | d2)), names_key,
+            f"async_overlap: {unit}s {sorted(d1)} start {a1.where()} then {b1.where()} while "
+            f"{unit}s {sorted(d2)} start {a2.where()} then {b2.where()}; both are in flight at "
             f"once on different cliques, and communicators used concurrently must see their "
             f"collectives in the same order on every shared {unit} (else they can hang).",
-            lines=tuple(sorted({r.entry.line for r in (*r1, *r2) if r.entry.line}))))
+            lines=tuple(sorted({r.entry.line for r in (a1, b1, a2, b2) if r.entry.line}))))
     return findings

@@ -47,9 +47,10 @@ class Entry:
 
     def signature(self) -> tuple[object, ...]:
         """What the members of one rendezvous must agree on (opcode, shapes, dtype,
-        reduction); shapes of all-gather and reduce-scatter are compared by their operands and
+        reduction; a send and its recv agree on the opcode); shapes of all-gather and reduce-scatter are compared by their operands and
         results both, which holds XLA's size rule (result = operand x group size)."""
-        return (self.opcode, self.dtype, self.shape, self.operand_shapes, self.reduction)
+        opcode = "send/recv" if self.stream == "send-recv" else self.opcode
+        return (opcode, self.dtype, self.shape, self.operand_shapes, self.reduction)
 
 
 @dataclass(frozen=True)
