@@ -40,4 +40,6 @@ from ._entry import FINDING_TYPES as FINDING_TYPES
 from ._entry import Arrival as Arrival
 from ._entry import Entry as Entry
 from ._entry import Finding as Finding
+from ._flight import from_flight_recorder as from_flight_recorder
 from ._report import Report as Report
+from ._trace import chrome_trace as chrome_trace

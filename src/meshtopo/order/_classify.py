@@ -7,7 +7,7 @@
 - group_disagreement: that member is stuck at the same opcode from another program that names
   other groups (compared as device groups, so another encoding of the same groups agrees);
 - deadlock: a cycle in the waits-for graph of stuck devices (one finding per strongly
-  connected component, its shortest cycle through the lowest device spelled out); devices
+  connected component, its shortest cycle spelled out from its lowest device); devices
   that only wait behind it are counted in the message, not reported again;
 - async_overlap: two in-flight async collectives on different cliques started in opposite
   orders by devices they share.
@@ -27,6 +27,7 @@ from ._entry import Entry, Finding
 from ._match import Run
 
 _FIELDS = ("type", "dtype", "size", "size", "reduction")
+CYCLE_STARTS = 64
 
 
 @dataclass(frozen=True)
@@ -43,10 +44,12 @@ class Ref:
         return f"{self.entry.name} (line {self.entry.line})" if self.entry.line else self.entry.name
 
 
-def classify(run: Run, refs: list[Ref], unit: str = "device") -> list[Finding]:
-    """Every finding of ``run`` (see the module docstring), mismatches first."""
-    return [*mismatches(run, refs, unit), *blocked(run, refs, unit),
-            *async_overlaps(run, refs, unit)]
+def classify(run: Run, refs: list[Ref], unit: str = "device",
+             complete: bool = True) -> list[Finding]:
+    """Every finding of ``run`` (see the module docstring), mismatches first. ``complete``
+    rows hold every collective a device will issue (HLO); otherwise (Flight Recorder) a row
+    ends where the device blocked, see ``blocked``."""
+    return [*mismatches(run, refs, unit), *blocked(run, refs, unit, complete)]
 
 
 def _members(clique: tuple[int, ...]) -> str:
@@ -54,7 +57,8 @@ def _members(clique: tuple[int, ...]) -> str:
 
 
 def _describe(entry: Entry) -> str:
-    parts = [entry.opcode, entry.shape]
+    shape = entry.shape if entry.shape.startswith(entry.dtype) else f"{entry.dtype} {entry.shape}"
+    parts = [entry.opcode, shape]
     if entry.reduction:
         parts.append(entry.reduction)
     return ", ".join(parts)
@@ -104,13 +108,17 @@ def mismatches(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
             culprits.update(d for d, ref in arrivals if signature[ref] != winners[0])
         first = event_list[0]
         clique = run.rows.members[int(run.event_clique[first])]
-        issued = defaultdict(list)
+        issued: dict[tuple[str, int], list[int]] = defaultdict(list)
+        sample: dict[tuple[str, int], int] = {}
         for device, ref in sorted(by_event[first]):
-            issued[ref].append(device)
+            key = (refs[ref].entry.name, int(signature[ref]))
+            issued[key].append(device)
+            sample.setdefault(key, ref)
         sides = "; ".join(
             f"{unit}{'s' if len(devs) > 1 else ''} {','.join(map(str, devs))} "
-            f"issue{'s' if len(devs) == 1 else ''} {refs[ref].where()} ({_describe(refs[ref].entry)})"
-            for ref, devs in issued.items())
+            f"issue{'s' if len(devs) == 1 else ''} {refs[sample[key]].where()} "
+            f"({_describe(refs[sample[key]].entry)})"
+            for key, devs in issued.items())
         signatures = [refs[ref].entry.signature() for ref in ref_set]
         fields = sorted({_FIELDS[i] for i in range(len(_FIELDS))
                          if len({s[i] for s in signatures}) > 1})
@@ -120,16 +128,23 @@ def mismatches(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
         message = (f"mismatch at position {int(run.event_position[first])} on clique "
                    f"{_members(clique)}{more}: {sides}; they differ in {', '.join(fields)}, so "
                    f"the rendezvous pairs them and the result is garbage.{blame}")
+        names = tuple(dict.fromkeys(refs[ref].entry.name for ref in ref_set))
         findings.append(Finding(
-            "mismatch", tuple(sorted(devices)), tuple(refs[ref].entry.name for ref in ref_set),
+            "mismatch", tuple(sorted(devices)), names,
             message, () if tie and not culprits else tuple(sorted(culprits)),
             tuple(sorted({refs[ref].entry.line for ref in ref_set if refs[ref].entry.line})),
         ))  # fmt: skip
     return findings
 
 
-def blocked(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
-    """missing, group_disagreement and deadlock findings for the devices that never finish."""
+def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list[Finding]:
+    """missing, group_disagreement and deadlock findings for the devices that never finish.
+
+    A member with no arrival on the event is missing when rows are ``complete``. A recorded
+    trace ends where each rank blocked, so there a member stuck elsewhere may simply not have
+    got there yet: it is waited for (a waits-for edge); only a member that finished is
+    missing. (A rank that skipped a collective and blocks later therefore shows as a cycle
+    with the rank that waits for the skipped one, which is the pair to look at.)"""
     rows = run.rows
     stuck = run.stuck
     if stuck.size == 0:
@@ -144,7 +159,7 @@ def blocked(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
     row_of = {int(d): i for i, d in enumerate(rows.devices.tolist())}
     devices = rows.devices
     edges: dict[int, list[int]] = defaultdict(list)
-    missing: dict[int, tuple[set[int], set[int]]] = {}
+    missing: dict[str, tuple[int, set[int], set[int]]] = {}
     disagree: dict[tuple[int, int], set[int]] = defaultdict(set)
     explained: set[int] = set()
     for d in stuck.tolist():
@@ -162,17 +177,20 @@ def blocked(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
             if col is not None and m is not None:
                 edges[d].append(m)
                 continue
+            if not complete and m is not None and run.pointer[m] < rows.length[m]:
+                edges[d].append(m)
+                continue
             y = _blocking_ref(run, m)
             if y is not None and _disagree(refs[x], refs[y]):
                 key = (x, y) if refs[x].entry.program <= refs[y].entry.program else (y, x)
                 disagree[key].update((int(devices[d]), member))
             else:
-                guests, waiters = missing.setdefault(x, (set(), set()))
+                _, guests, waiters = missing.setdefault(refs[x].entry.name, (x, set(), set()))
                 guests.add(member)
                 waiters.add(int(devices[d]))
             explained.add(d)
     findings = [_disagreement(refs, key, devs, unit) for key, devs in disagree.items()]
-    for x, (guests, waiters) in missing.items():
+    for x, guests, waiters in missing.values():
         ref = refs[x]
         findings.append(Finding(
             "missing", tuple(sorted(guests)), (ref.entry.name,),
@@ -240,8 +258,8 @@ def _deadlock(run: Run, refs: list[Ref], cycle: list[int], unit: str) -> Finding
 
 
 def _cycles(edges: dict[int, list[int]]) -> list[list[int]]:
-    """One shortest cycle through the lowest node of each strongly connected component with
-    more than one node (iterative Tarjan, then a BFS inside the component)."""
+    """One shortest cycle of each strongly connected component with more than one node
+    (iterative Tarjan, then ``_shortest_cycle``)."""
     index: dict[int, int] = {}
     low: dict[int, int] = {}
     on_stack: set[int] = set()
@@ -285,30 +303,39 @@ def _cycles(edges: dict[int, list[int]]) -> list[list[int]]:
                         break
                 if len(component) > 1:
                     components.append(component)
-    cycles = []
-    for component in components:
-        start = min(component)
+    return [_shortest_cycle(edges, component) for component in components]
+
+
+def _shortest_cycle(edges: dict[int, list[int]], component: set[int]) -> list[int]:
+    """The shortest cycle inside ``component`` (ties: the lowest start), by a BFS from each
+    of its lowest ``CYCLE_STARTS`` nodes, rotated to begin at its lowest node."""
+    best: list[int] | None = None
+    for start in sorted(component)[:CYCLE_STARTS]:
         parent = {start: start}
         queue = [start]
         found = None
         while queue and found is None:
-            nxt_queue = []
+            following = []
             for node in queue:
+                if start in edges.get(node, ()):
+                    found = node
+                    break
                 for nxt in edges.get(node, ()):
-                    if nxt == start:
-                        found = node
-                        break
                     if nxt in component and nxt not in parent:
                         parent[nxt] = node
-                        nxt_queue.append(nxt)
-                if found is not None:
-                    break
-            queue = nxt_queue
-        path = [found] if found is not None else []
-        while path and path[-1] != start:
+                        following.append(nxt)
+            queue = following
+        if found is None:
+            continue
+        path = [found]
+        while path[-1] != start:
             path.append(parent[path[-1]])
-        cycles.append(path[::-1])
-    return cycles
+        path.reverse()
+        if best is None or len(path) < len(best):
+            best = path
+    cycle = best or sorted(component)
+    low = cycle.index(min(cycle))
+    return cycle[low:] + cycle[:low]
 
 
 def async_overlaps(run: Run, refs: list[Ref], unit: str,

@@ -1,0 +1,191 @@
+"""``from_flight_recorder``: PyTorch Flight Recorder dumps, one file per rank, matched by
+arrival order into the same report as ``analyze`` (``devices`` are global ranks).
+
+A dump is the pickle torch writes (``torch._C._distributed_c10d._dump_fr_trace()``) or its
+JSON twin (``_dump_fr_trace_json()``); the rank is the number that ends the file name (as
+torch's own loader reads it), so the answer never depends on directory order. Each collective
+entry arrives and waits on its process group; its position is its ``collective_seq_id``,
+counted from the oldest id every member still holds (the buffer is a ring). A group's members
+come from ``pg_config``; raw gloo dumps record ``pg_config`` before torch fills it in, so then
+they are recovered from the entries: the ranks that recorded an entry on that group (all
+ranks for the default group ``"0"``). Point-to-point entries (``is_p2p``) are not matched.
+
+Bound: O(entries) to read, then the replay of ``_match`` over ranks x entries.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import InvalidArgumentError
+from .._limits import check_size
+from ._analyze import run_schedule
+from ._classify import Ref, classify
+from ._entry import Arrival, Entry
+from ._match import Rows, run
+from ._program import ARRIVE, WAIT
+from ._report import Report
+
+_RANK = re.compile(r"(\d+)$")
+_SUFFIXES = (".json", ".pkl", ".pickle")
+DEFAULT_GROUP = "0"
+
+
+def from_flight_recorder(path: str | os.PathLike[str]) -> Report:
+    """Read every dump in directory ``path`` (or the one file ``path``) and match the ranks'
+    collectives by arrival order (bound in the module docstring)."""
+    dumps, configs = _read(Path(path))
+    ranks = np.array(sorted(dumps), dtype=np.int64)
+    members = _memberships(dumps, configs)
+    cliques = {name: index for index, name in enumerate(sorted(members))}
+    cutoff = _cutoffs(dumps, members)
+    refs: list[Ref] = []
+    per_rank: list[list[tuple[int, int]]] = []
+    for rank in ranks.tolist():
+        ops = []
+        for entry in dumps[rank]:
+            group = str(entry["process_group"][0])
+            if entry.get("is_p2p") or int(entry.get("collective_seq_id", 0)) < cutoff[group]:
+                continue
+            ops.append((cliques[group], len(refs)))
+            refs.append(Ref(_entry(entry, len(refs))))
+        per_rank.append(ops)
+    count = max((len(ops) for ops in per_rank), default=0)
+    check_size(2 * count * ranks.size, "the Flight Recorder entries of all ranks")
+    kind = np.tile(np.array([ARRIVE, WAIT], dtype=np.int64), (ranks.size, count))
+    link_row = np.stack([np.full(count, -1), np.arange(0, 2 * count, 2)], axis=1).reshape(-1)
+    link = np.tile(link_row.astype(np.int64), (ranks.size, 1))
+    clique = np.full((ranks.size, 2 * count), -1, dtype=np.int64)
+    ref = np.zeros((ranks.size, 2 * count), dtype=np.int64)
+    for row, ops in enumerate(per_rank):
+        if ops:
+            pairs = np.array(ops, dtype=np.int64)
+            clique[row, :2 * len(ops)] = np.repeat(pairs[:, 0], 2)
+            ref[row, :2 * len(ops)] = np.repeat(pairs[:, 1], 2)
+    length = np.array([2 * len(ops) for ops in per_rank], dtype=np.int64)
+    rows = Rows(ranks, kind, clique, ref, link, length, [members[n] for n in sorted(members)])
+    result = run(rows)
+    findings = classify(result, refs, "rank", complete=False)
+
+    def schedule(rank: int) -> list[Arrival]:
+        return run_schedule(result, refs, int(np.searchsorted(ranks, rank)))
+
+    return Report(findings, ranks, "rank", False, [len(ops) for ops in per_rank], schedule)
+
+
+def _memberships(dumps: dict[int, list[dict[str, Any]]],
+                 configs: dict[int, dict[str, Any]]) -> dict[str, tuple[int, ...]]:
+    """Process group name -> its ranks in group-rank order (ascending global rank)."""
+    recorded: dict[str, set[int]] = defaultdict(set)
+    for rank, entries in dumps.items():
+        for entry in entries:
+            recorded[str(entry["process_group"][0])].add(rank)
+    members: dict[str, tuple[int, ...]] = {}
+    for name, seen in recorded.items():
+        written = set()
+        for config in configs.values():
+            ranks = _config_ranks(config.get(name))
+            if ranks:
+                written = set(ranks)
+                break
+        if not written and name == DEFAULT_GROUP:
+            written = set(dumps)
+        members[name] = tuple(sorted(written or seen))
+    return members
+
+
+def _config_ranks(config: Any) -> list[int]:
+    if not isinstance(config, dict):
+        return []
+    ranks = config.get("ranks")
+    if isinstance(ranks, str):
+        try:
+            ranks = json.loads(ranks)
+        except json.JSONDecodeError:
+            return []
+    return [int(r) for r in ranks] if isinstance(ranks, list) else []
+
+
+def _cutoffs(dumps: dict[int, list[dict[str, Any]]],
+             members: dict[str, tuple[int, ...]]) -> dict[str, int]:
+    """Per group, the oldest ``collective_seq_id`` that every member still holds."""
+    oldest: dict[str, dict[int, int]] = defaultdict(dict)
+    for rank, entries in dumps.items():
+        for entry in entries:
+            if entry.get("is_p2p"):
+                continue
+            group = str(entry["process_group"][0])
+            seq = int(entry.get("collective_seq_id", 0))
+            held = oldest[group]
+            if rank not in held or seq < held[rank]:
+                held[rank] = seq
+    return {group: max(held.values()) if len(held) == len(members[group]) else min(
+        held.values()) for group, held in oldest.items()} | {
+            group: 0 for group in members if group not in oldest}
+
+
+def _entry(entry: dict[str, Any], index: int) -> Entry:
+    name = str(entry.get("profiling_name", "?"))
+    opcode = name.split(":", 1)[-1]
+    frame = _user_frame(entry.get("frames") or [])
+    return Entry(
+        index=index, name=f"{opcode}#{entry.get('collective_seq_id')}@pg{entry['process_group'][0]}",
+        opcode=opcode, stream="collective", shape=str(entry.get("input_sizes")),
+        dtype=",".join(map(str, entry.get("input_dtypes") or [])),
+        operand_shapes=(str(entry.get("output_sizes")),),
+        line=int(frame.get("line", 0)) if frame else 0,
+        computation=str(frame.get("filename", "")) if frame else "",
+    )  # fmt: skip
+
+
+def _user_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for frame in frames:
+        if "torch/distributed" not in str(frame.get("filename", "")):
+            return frame
+    return None
+
+
+def _read(path: Path) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]]]:
+    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    dumps: dict[int, list[dict[str, Any]]] = {}
+    config: dict[int, dict[str, Any]] = {}
+    origin: dict[int, Path] = {}
+    for file in files:
+        stem = file.name
+        for suffix in _SUFFIXES:
+            stem = stem.removesuffix(suffix)
+        found = _RANK.search(stem)
+        if found is None:
+            continue
+        rank = int(found.group(1))
+        if rank in dumps:
+            raise InvalidArgumentError(
+                f"{origin[rank]} and {file} are both dumps of rank {rank}; keep one per rank")
+        dump = _load(file)
+        dumps[rank] = dump.get("entries") or []
+        config[rank] = dump.get("pg_config") or {}
+        origin[rank] = file
+    if not dumps:
+        raise InvalidArgumentError(
+            f"{path}: no Flight Recorder dumps (files whose names end in the rank number)")
+    return dumps, config
+
+
+def _load(file: Path) -> dict[str, Any]:
+    data = file.read_bytes()
+    try:
+        dump = pickle.loads(data) if data[:1] == b"\x80" else json.loads(data)
+    except (pickle.UnpicklingError, json.JSONDecodeError, UnicodeDecodeError, EOFError) as error:
+        raise InvalidArgumentError(
+            f"{file}: not a Flight Recorder dump (pickle or JSON): {error}") from None
+    if not isinstance(dump, dict) or "entries" not in dump:
+        raise InvalidArgumentError(f"{file}: not a Flight Recorder dump (no 'entries')")
+    return dump
