@@ -24,7 +24,7 @@ def test_two_devices_in_opposite_order_deadlock() -> None:
     assert finding.devices == (0, 1)
     assert finding.instructions == ("a", "b")
     assert finding.message == (
-        "deadlock: a waits-for cycle across 2 cliques: device 0 waits in a (line 9) on clique "
+        "a waits-for cycle across 2 cliques: device 0 waits in a (line 9) on clique "
         "[0,1,2,3] for device 1; device 1 waits in b (line 9) on clique [0,1] for device 0. "
         "2 more devices only wait behind it.")
 
@@ -76,7 +76,7 @@ def test_conditional_on_partition_id_diverges() -> None:
     assert finding.devices == (0, 1, 2, 3)
     assert finding.instructions == ("ar", "c")
     assert finding.message.startswith(
-        "divergence: ar (line 9) in branch 0 of c (line 21) is issued by devices [0] but not by "
+        "ar (line 9) in branch 0 of c (line 21) is issued by devices [0] but not by "
         "devices [1, 2, 3] of the same group (first: [0,1,2,3])")
 
 
@@ -106,7 +106,7 @@ def test_permute_ring_with_a_missing_sender() -> None:
     assert finding.devices == (3,)
     assert finding.instructions == ("cp",)
     assert finding.message == (
-        "missing: device [3] never arrives at cp (line 9) (collective-permute, f32[8]{0}); "
+        "device [3] never arrives at cp (line 9) (collective-permute, f32[8]{0}); "
         "devices [0, 2] wait there forever.")
 
 
@@ -146,7 +146,7 @@ def test_mismatched_shape_and_dtype_at_one_position() -> None:
     assert finding.instructions == ("a", "wide")
     assert finding.culprits == (3,)
     assert finding.message == (
-        "mismatch at position 0 on clique [0,1,2,3]: devices 0,1,2 issue a (line 9) "
+        "Position 0 on clique [0,1,2,3]: devices 0,1,2 issue a (line 9) "
         "(all-reduce, f32[8]{0}, sum); device 3 issues wide (line 9) (all-reduce, f32[16]{0}, "
         "sum); they differ in size, so the rendezvous pairs them and the result is garbage. "
         "Off the majority: devices [3].")
@@ -179,7 +179,7 @@ def test_mpmd_pipeline_whose_stages_name_different_groups() -> None:
     assert finding.devices == (0, 1, 2, 3)
     assert finding.instructions == ("send_activations", "send_activations")
     assert finding.message.startswith(
-        "group_disagreement: program 0 issues send_activations (line 9) over {{0,2},{1,3}} but "
+        "program 0 issues send_activations (line 9) over {{0,2},{1,3}} but "
         "program 1 issues send_activations (line 9) over {{0,3},{1,2}}")
 
 
@@ -212,5 +212,5 @@ def test_async_pairs_that_overlap_unsafely() -> None:
     assert finding.devices == (0, 1, 2, 3)
     assert finding.instructions == ("x", "y")
     assert finding.message.startswith(
-        "async_overlap: devices [0, 1] start x (line 9) then y (line 10) while devices [2, 3] "
+        "devices [0, 1] start x (line 9) then y (line 10) while devices [2, 3] "
         "start y (line 9) then x (line 10)")

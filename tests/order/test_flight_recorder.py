@@ -94,7 +94,7 @@ def test_two_ranks_in_opposite_order(dumps: dict[str, Path]) -> None:
         assert _summary(report) == [
             ("deadlock", (0, 1), ("all_reduce#2@pg1", "all_reduce#2@pg0"), ())]
         assert _unlined(report.findings[0].message) == (
-            "deadlock: a waits-for cycle across 2 cliques: rank 0 waits in all_reduce#2@pg1 "
+            "a waits-for cycle across 2 cliques: rank 0 waits in all_reduce#2@pg1 "
             "on clique [0,1] for rank 1; rank 1 waits in all_reduce#2@pg0 on clique [0,1,2,3] "
             "for rank 0. 2 more ranks only wait behind it.")
     assert "all_reduce#2@pg1 (line 75)" in mt.order.from_flight_recorder(

@@ -36,14 +36,14 @@ def _analyze(files: tuple[str, ...], flight_recorder: str | None) -> tuple[Repor
                                    "--flight-recorder DIR")
     if len(files) == 1 and "@" not in files[0]:
         return analyze(load(files[0])), files[0]
-    programs = []
+    specs = []
     for spec in files:
         path, at, devices = spec.rpartition("@")
         if not at:
             raise InvalidArgumentError(
                 f"with several programs each FILE names its devices as FILE@0,1,...; got {spec!r}")
-        programs.append((load(path), int_list(devices, f"the devices of {path}")))
-    return analyze(programs), ", ".join(files)
+        specs.append((path, int_list(devices, f"the devices of {path}")))
+    return analyze([(load(path), devices) for path, devices in specs]), ", ".join(files)
 
 
 def _line(arrival: Arrival, mark: bool) -> Text:
@@ -54,6 +54,10 @@ def _line(arrival: Arrival, mark: bool) -> Text:
                 f" rank {arrival.rank} #{arrival.position} {entry.shape}")
     if entry.is_async:
         text.append(f" (async, done {entry.done})")
+    for conditional, branch in entry.branches:
+        text.append(f" in branch {branch} of {conditional}")
+    for loop, trips in entry.loops:
+        text.append(f" in {loop} x{'?' if trips is None else trips}")
     if entry.line:
         text.append(f" line {entry.line}", style="dim")
     if arrival.end < 0:

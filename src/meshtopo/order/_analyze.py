@@ -32,6 +32,8 @@ from ._program import ARRIVE, WAIT, Program, walk
 from ._report import Report
 
 ASYNC_PAIR_LIMIT = 10_000
+# One program's rows: (devices, kind, clique, ref, link), the last four per column.
+_Block = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def analyze(programs: Module | Sequence[tuple[Module, ArrayLike]],
@@ -55,8 +57,8 @@ def analyze(programs: Module | Sequence[tuple[Module, ArrayLike]],
         if not isinstance(item, tuple | list) or len(item) != 2 or not isinstance(item[0], Module):
             raise InvalidArgumentError(
                 f"program {index} must be a (module, devices) pair, got {type(item).__name__}")
-        module, devices = item
-        ids = np.asarray(devices, dtype=np.int64).reshape(-1)
+        module = item[0]
+        ids = np.asarray(item[1], dtype=np.int64).reshape(-1)
         check_size(int(ids.size), f"the device list of program {index}")
         overlap = seen.intersection(ids.tolist())
         if overlap or np.unique(ids).size != ids.size:
@@ -82,7 +84,7 @@ def _assignment(module: Module, given: DeviceAssignment | ArrayLike | None) -> D
 
 
 def _peers(program: Program, assignment: DeviceAssignment) -> list[EntryPeers]:
-    return [entry_peers(e, c, assignment) for e, c in zip(program.entries, program.collectives)]
+    return [entry_peers(e, c, assignment) for e, c in zip(program.entries, program.collectives, strict=True)]
 
 
 def _spmd(program: Program, devices: np.ndarray, assignment: DeviceAssignment) -> Report:
@@ -102,7 +104,7 @@ def _device_cliques(peers: EntryPeers, device: int, opcode: str) -> list[tuple[i
             return []
         row = int(np.searchsorted(peers.starts, hit[0], side="right") - 1)
         return [peers.group(row)]
-    cliques = []
+    cliques: list[tuple[int, ...]] = []
     for source, target in peers.pairs.tolist():
         if source == device and opcode != "recv":
             cliques.append((source, target))
@@ -116,7 +118,7 @@ def _spmd_schedule(program: Program, peers: list[EntryPeers], device: int) -> li
     arrivals: list[Arrival] = []
     counts: dict[tuple[object, ...], int] = {}
     open_at: dict[int, list[int]] = {}
-    for step, (kind, index) in enumerate(zip(program.kinds.tolist(), program.steps.tolist())):
+    for step, (kind, index) in enumerate(zip(program.kinds.tolist(), program.steps.tolist(), strict=True)):
         entry = program.entries[index]
         if kind == WAIT:
             for i in open_at.pop(index, []):
@@ -140,7 +142,7 @@ def _ended(arrival: Arrival, step: int) -> Arrival:
 def _replay(walked: list[tuple[Program, np.ndarray, DeviceAssignment]], spmd: bool) -> Report:
     table = CliqueTable()
     refs: list[Ref] = []
-    blocks = []
+    blocks: list[_Block] = []
     findings: list[Finding] = []
     pairs: list[tuple[np.ndarray, int, int]] = []
     offset = 0
@@ -148,8 +150,8 @@ def _replay(walked: list[tuple[Program, np.ndarray, DeviceAssignment]], spmd: bo
         peers = _peers(program, assignment)
         findings.extend(divergences(program, devices, assignment, peers.__getitem__))
         base = len(refs)
-        refs.extend(Ref(e, p.groups_key(), p.describe()) for e, p in zip(program.entries, peers))
-        slots = (np.stack([table.slots(e, p, devices) for e, p in zip(program.entries, peers)])
+        refs.extend(Ref(e, p.groups_key(), p.describe()) for e, p in zip(program.entries, peers, strict=True))
+        slots = (np.stack([table.slots(e, p, devices) for e, p in zip(program.entries, peers, strict=True)])
                  if program.entries else np.zeros((0, devices.size, 2), np.int64))
         steps, kinds = program.steps, program.kinds
         length = 2 * steps.size
@@ -199,7 +201,7 @@ def _in_flight_pairs(program: Program) -> list[tuple[int, int]]:
     first; at most ``ASYNC_PAIR_LIMIT`` pairs."""
     in_flight: list[int] = []
     pairs: list[tuple[int, int]] = []
-    for step, (kind, index) in enumerate(zip(program.kinds.tolist(), program.steps.tolist())):
+    for step, (kind, index) in enumerate(zip(program.kinds.tolist(), program.steps.tolist(), strict=True)):
         entry = program.entries[index]
         if entry.done is None or entry.stream != "collective":
             continue
@@ -213,7 +215,7 @@ def _in_flight_pairs(program: Program) -> list[tuple[int, int]]:
     return pairs
 
 
-def _stack(blocks: list[tuple[np.ndarray, ...]], table: CliqueTable) -> Rows:
+def _stack(blocks: list[_Block], table: CliqueTable) -> Rows:
     width = max((b[1].size for b in blocks), default=0)
     count = sum(b[0].size for b in blocks)
     check_size(width * count, "the per-device operation rows")

@@ -84,7 +84,7 @@ def mismatches(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
         return []
     keep = np.isin(e, bad)
     by_event: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for row, ref, event in zip(r[keep].tolist(), ref_ids[keep].tolist(), e[keep].tolist()):
+    for row, ref, event in zip(r[keep].tolist(), ref_ids[keep].tolist(), e[keep].tolist(), strict=True):
         by_event[event].append((int(rows.devices[row]), ref))
     grouped: dict[tuple[int, ...], list[int]] = defaultdict(list)
     for event, arrivals in by_event.items():
@@ -125,7 +125,7 @@ def mismatches(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
         more = f" (and {len(event_list) - 1} more cliques alike)" if len(event_list) > 1 else ""
         blame = (" It is a tie: no majority to blame." if tie and not culprits else
                  f" Off the majority: {unit}s {sorted(culprits)}." if culprits else "")
-        message = (f"mismatch at position {int(run.event_position[first])} on clique "
+        message = (f"Position {int(run.event_position[first])} on clique "
                    f"{_members(clique)}{more}: {sides}; they differ in {', '.join(fields)}, so "
                    f"the rendezvous pairs them and the result is garbage.{blame}")
         names = tuple(dict.fromkeys(refs[ref].entry.name for ref in ref_set))
@@ -154,7 +154,7 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
     keep = np.isin(ar_events, stuck_events)
     arrive_at: dict[int, dict[int, int]] = defaultdict(dict)
     for row, col, event in zip(ar_rows[keep].tolist(), ar_cols[keep].tolist(),
-                               ar_events[keep].tolist()):
+                               ar_events[keep].tolist(), strict=True):
         arrive_at[event][row] = col
     row_of = {int(d): i for i, d in enumerate(rows.devices.tolist())}
     devices = rows.devices
@@ -194,7 +194,7 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
         ref = refs[x]
         findings.append(Finding(
             "missing", tuple(sorted(guests)), (ref.entry.name,),
-            f"missing: {unit}{'s' if len(guests) > 1 else ''} {sorted(guests)} never "
+            f"{unit}{'s' if len(guests) > 1 else ''} {sorted(guests)} never "
             f"arrive{'s' if len(guests) == 1 else ''} at {ref.where()} ({_describe(ref.entry)}); "
             f"{unit}s {sorted(waiters)} wait there forever.",
             lines=(ref.entry.line,) if ref.entry.line else ()))
@@ -228,7 +228,7 @@ def _disagreement(refs: list[Ref], key: tuple[int, int], devices: set[int],
     x, y = refs[key[0]], refs[key[1]]
     return Finding(
         "group_disagreement", tuple(sorted(devices)), (x.entry.name, y.entry.name),
-        f"group_disagreement: program {x.entry.program} issues {x.where()} over "
+        f"program {x.entry.program} issues {x.where()} over "
         f"{x.groups_text} but program {y.entry.program} issues {y.where()} over "
         f"{y.groups_text}; {unit}s {sorted(devices)} wait for partners who are in another "
         f"group.", lines=tuple(sorted({r.entry.line for r in (x, y) if r.entry.line})))
@@ -253,7 +253,7 @@ def _deadlock(run: Run, refs: list[Ref], cycle: list[int], unit: str) -> Finding
                          - {0}))
     return Finding(
         "deadlock", tuple(int(rows.devices[d]) for d in cycle), tuple(names),
-        f"deadlock: a waits-for cycle across {len(cliques)} cliques: " + "; ".join(parts) + ".",
+        f"a waits-for cycle across {len(cliques)} cliques: " + "; ".join(parts) + ".",
         lines=lines)
 
 
@@ -387,7 +387,7 @@ def async_overlaps(run: Run, refs: list[Ref], unit: str,
     for names_key, (d1, d2, (a1, b1, a2, b2)) in merged.items():
         findings.append(Finding(
             "async_overlap", tuple(sorted(d1 | d2)), names_key,
-            f"async_overlap: {unit}s {sorted(d1)} start {a1.where()} then {b1.where()} while "
+            f"{unit}s {sorted(d1)} start {a1.where()} then {b1.where()} while "
             f"{unit}s {sorted(d2)} start {a2.where()} then {b2.where()}; both are in flight at "
             f"once on different cliques, and communicators used concurrently must see their "
             f"collectives in the same order on every shared {unit} (else they can hang).",

@@ -75,8 +75,9 @@ def _evaluate(name: str, by_name: dict[str, Instruction], replicas: np.ndarray,
             return np.array(int(text))
         except ValueError:
             return None
-    args = [_evaluate(o, by_name, replicas, partitions, depth + 1) for o in inst.operands]
-    if any(a is None for a in args):
+    values = [_evaluate(o, by_name, replicas, partitions, depth + 1) for o in inst.operands]
+    args = [value for value in values if value is not None]
+    if len(args) != len(values):
         return None
     if opcode in _UNARY and len(args) == 1:
         return _UNARY[opcode](args[0])
@@ -87,7 +88,7 @@ def _evaluate(name: str, by_name: dict[str, Instruction], replicas: np.ndarray,
         compare = _COMPARE.get(direction)
         return None if compare is None else compare(args[0], args[1]).astype(np.int64)
     if opcode == "select" and len(args) == 3:
-        return np.where(args[0] != 0, args[1], args[2])
+        return np.asarray(np.where(args[0] != 0, args[1], args[2]))
     return None
 
 
@@ -137,7 +138,7 @@ def divergences(program: Program, devices: np.ndarray, assignment: DeviceAssignm
         findings.append(Finding(
             "divergence", tuple(sorted(int(d) for d in members)),
             (entry.name, conditional.name),
-            f"divergence: {entry.name} (line {entry.line}) in branch {conditions[-1][1]} of "
+            f"{entry.name} (line {entry.line}) in branch {conditions[-1][1]} of "
             f"{conditional.name} (line {conditional.line}) is issued by devices {issuing} but "
             f"not by devices {absent} of the same group{'s' if mixed.size > 1 else ''} (first: "
             f"[{','.join(map(str, first))}]): the branch depends on the replica or partition "
