@@ -22,6 +22,7 @@ from ._options import int_list
 from ._render import console, emit_json
 
 TIMELINES_SHOWN = 4  # devices whose timelines are printed when --devices is not given
+TRACED = 64  # devices traced when --devices is not given
 EXCERPT_DEVICES = 3
 EXCERPT_CONTEXT = 1
 
@@ -86,7 +87,8 @@ def _excerpt(report: Report, finding: Finding) -> list[Text]:
               help="Comma-separated devices (ranks) whose timelines are printed and traced.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
 @click.option("--trace", "trace_path", default=None,
-              help="Write the schedules to this file in the Chrome trace event format.")
+              help="Write the schedules of --devices (default: the first 64) to this file in the "
+                   "Chrome trace event format.")
 @click.option("--flight-recorder", "flight_recorder", default=None,
               help="Read PyTorch Flight Recorder dumps (one file per rank) from this directory.")
 def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
@@ -106,8 +108,8 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
         devices = known[:TIMELINES_SHOWN]
     if trace_path is not None:
         with open(trace_path, "w", encoding="utf-8") as handle:
-            json.dump(chrome_trace(report, devices if devices_text is not None else None),
-                      handle)
+            json.dump(chrome_trace(report, devices if devices_text is not None else
+                                   known[:TRACED]), handle)
     if as_json:
         emit_json({"source": name, **report.to_json(devices)})
         return 1 if report.findings else 0

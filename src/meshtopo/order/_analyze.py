@@ -14,7 +14,7 @@ O(rounds x devices) with rounds at most the total row length (see ``_match``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -90,20 +90,24 @@ def _peers(program: Program, assignment: DeviceAssignment) -> list[EntryPeers]:
 def _spmd(program: Program, devices: np.ndarray, assignment: DeviceAssignment) -> Report:
     peers = _peers(program, assignment)
     findings = divergences(program, devices, assignment, peers.__getitem__)
+    rows: dict[int, np.ndarray] = {}
+
+    def row_of(index: int) -> np.ndarray:
+        found = rows.get(index)
+        if found is None:
+            found = rows[index] = peers[index].group_rows(np.arange(int(devices.max()) + 1))
+        return found
 
     def schedule(device: int) -> list[Arrival]:
-        return _spmd_schedule(program, peers, device)
+        return _spmd_schedule(program, peers, row_of, device)
 
     return Report(findings, devices, "device", True, [len(program.entries)], schedule)
 
 
-def _device_cliques(peers: EntryPeers, device: int, opcode: str) -> list[tuple[int, ...]]:
+def _device_cliques(peers: EntryPeers, row: int, device: int,
+                    opcode: str) -> list[tuple[int, ...]]:
     if peers.pairs is None:
-        hit = np.flatnonzero(peers.flat == device)
-        if hit.size == 0:
-            return []
-        row = int(np.searchsorted(peers.starts, hit[0], side="right") - 1)
-        return [peers.group(row)]
+        return [] if row < 0 else [peers.group(row)]
     cliques: list[tuple[int, ...]] = []
     for source, target in peers.pairs.tolist():
         if source == device and opcode != "recv":
@@ -114,7 +118,8 @@ def _device_cliques(peers: EntryPeers, device: int, opcode: str) -> list[tuple[i
     return cliques
 
 
-def _spmd_schedule(program: Program, peers: list[EntryPeers], device: int) -> list[Arrival]:
+def _spmd_schedule(program: Program, peers: list[EntryPeers],
+                   row_of: Callable[[int], np.ndarray], device: int) -> list[Arrival]:
     arrivals: list[Arrival] = []
     counts: dict[tuple[object, ...], int] = {}
     open_at: dict[int, list[int]] = {}
@@ -124,7 +129,8 @@ def _spmd_schedule(program: Program, peers: list[EntryPeers], device: int) -> li
             for i in open_at.pop(index, []):
                 arrivals[i] = _ended(arrivals[i], step)
             continue
-        for clique in _device_cliques(peers[index], device, entry.opcode):
+        row = int(row_of(index)[device]) if peers[index].pairs is None else -1
+        for clique in _device_cliques(peers[index], row, device, entry.opcode):
             key = (entry.stream, entry.channel_id if entry.stream == "send-recv" else None, clique)
             position = counts.get(key, 0)
             counts[key] = position + 1

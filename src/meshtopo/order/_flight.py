@@ -15,6 +15,7 @@ Bound: O(entries) to read, then the replay of ``_match`` over ranks x entries.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import pickle
@@ -44,60 +45,73 @@ def from_flight_recorder(path: str | os.PathLike[str]) -> Report:
     collectives by arrival order (bound in the module docstring)."""
     dumps, configs = _read(Path(path))
     ranks = np.array(sorted(dumps), dtype=np.int64)
-    members = _memberships(dumps, configs)
-    cliques = {name: index for index, name in enumerate(sorted(members))}
-    cutoff = _cutoffs(dumps, members)
-    refs: list[Ref] = []
-    per_rank: list[list[tuple[int, int]]] = []
+    table: dict[tuple[object, ...], int] = {}
+    samples: list[dict[str, Any]] = []
+    per_rank: list[tuple[list[str], np.ndarray, np.ndarray]] = []
     for rank in ranks.tolist():
-        ops = []
-        for entry in dumps[rank]:
-            group = str(entry["process_group"][0])
-            if entry.get("is_p2p") or int(entry.get("collective_seq_id", 0)) < cutoff[group]:
-                continue
-            ops.append((cliques[group], len(refs)))
-            refs.append(Ref(_entry(entry, len(refs))))
-        per_rank.append(ops)
-    count = max((len(ops) for ops in per_rank), default=0)
+        entries = [e for e in dumps[rank] if not e.get("is_p2p")]
+        groups = [str(e["process_group"][0]) for e in entries]
+        seqs = np.array([int(e.get("collective_seq_id", 0)) for e in entries], dtype=np.int64)
+        keys = [(g, int(s), e.get("profiling_name"), repr(e.get("input_sizes")),
+                 repr(e.get("input_dtypes")), repr(e.get("output_sizes")))
+                for g, s, e in zip(groups, seqs.tolist(), entries, strict=True)]
+        ids = []
+        for key, entry in zip(keys, entries, strict=True):
+            found = table.get(key)
+            if found is None:
+                found = table[key] = len(samples)
+                samples.append(entry)
+            ids.append(found)
+        per_rank.append((groups, seqs, np.array(ids, dtype=np.int64)))
+    members = _memberships(ranks.tolist(), [set(groups) for groups, _, _ in per_rank], configs)
+    names = sorted(members)
+    clique_of = {name: index for index, name in enumerate(names)}
+    cutoff = _cutoffs(per_rank, ranks.tolist(), members)
+    refs = [Ref(_entry(entry, index)) for index, entry in enumerate(samples)]
+    kept = []
+    for groups, seqs, ids in per_rank:
+        cliques = np.array([clique_of[g] for g in groups], dtype=np.int64)
+        floor = np.array([cutoff[g] for g in groups], dtype=np.int64)
+        keep = seqs >= floor
+        kept.append((cliques[keep], ids[keep]))
+    count = max((c.size for c, _ in kept), default=0)
     check_size(2 * count * ranks.size, "the Flight Recorder entries of all ranks")
     kind = np.tile(np.array([ARRIVE, WAIT], dtype=np.int64), (ranks.size, count))
     link_row = np.stack([np.full(count, -1), np.arange(0, 2 * count, 2)], axis=1).reshape(-1)
     link = np.tile(link_row.astype(np.int64), (ranks.size, 1))
     clique = np.full((ranks.size, 2 * count), -1, dtype=np.int64)
     ref = np.zeros((ranks.size, 2 * count), dtype=np.int64)
-    for row, ops in enumerate(per_rank):
-        if ops:
-            pairs = np.array(ops, dtype=np.int64)
-            clique[row, :2 * len(ops)] = np.repeat(pairs[:, 0], 2)
-            ref[row, :2 * len(ops)] = np.repeat(pairs[:, 1], 2)
-    length = np.array([2 * len(ops) for ops in per_rank], dtype=np.int64)
-    rows = Rows(ranks, kind, clique, ref, link, length, [members[n] for n in sorted(members)])
+    for row, (row_cliques, row_refs) in enumerate(kept):
+        clique[row, :2 * row_cliques.size] = np.repeat(row_cliques, 2)
+        ref[row, :2 * row_refs.size] = np.repeat(row_refs, 2)
+    length = np.array([2 * c.size for c, _ in kept], dtype=np.int64)
+    rows = Rows(ranks, kind, clique, ref, link, length, [members[n] for n in names])
     result = run(rows)
     findings = classify(result, refs, "rank", complete=False)
 
     def schedule(rank: int) -> list[Arrival]:
         return run_schedule(result, refs, int(np.searchsorted(ranks, rank)))
 
-    return Report(findings, ranks, "rank", False, [len(ops) for ops in per_rank], schedule)
+    return Report(findings, ranks, "rank", False, [c.size for c, _ in kept], schedule)
 
 
-def _memberships(dumps: dict[int, list[dict[str, Any]]],
+def _memberships(ranks: list[int], used: list[set[str]],
                  configs: dict[int, dict[str, Any]]) -> dict[str, tuple[int, ...]]:
     """Process group name -> its ranks in group-rank order (ascending global rank)."""
     recorded: dict[str, set[int]] = defaultdict(set)
-    for rank, entries in dumps.items():
-        for entry in entries:
-            recorded[str(entry["process_group"][0])].add(rank)
+    for rank, names in zip(ranks, used, strict=True):
+        for name in names:
+            recorded[name].add(rank)
     members: dict[str, tuple[int, ...]] = {}
     for name, seen in recorded.items():
-        written = set()
+        written: set[int] = set()
         for config in configs.values():
-            ranks = _config_ranks(config.get(name))
-            if ranks:
-                written = set(ranks)
+            listed = _config_ranks(config.get(name))
+            if listed:
+                written = set(listed)
                 break
         if not written and name == DEFAULT_GROUP:
-            written = set(dumps)
+            written = set(ranks)
         members[name] = tuple(sorted(written or seen))
     return members
 
@@ -114,22 +128,18 @@ def _config_ranks(config: Any) -> list[int]:
     return [int(r) for r in ranks] if isinstance(ranks, list) else []
 
 
-def _cutoffs(dumps: dict[int, list[dict[str, Any]]],
+def _cutoffs(per_rank: list[tuple[list[str], np.ndarray, np.ndarray]], ranks: list[int],
              members: dict[str, tuple[int, ...]]) -> dict[str, int]:
-    """Per group, the oldest ``collective_seq_id`` that every member still holds."""
+    """Per group, the oldest ``collective_seq_id`` every member still holds (the lowest one
+    when some member recorded none)."""
     oldest: dict[str, dict[int, int]] = defaultdict(dict)
-    for rank, entries in dumps.items():
-        for entry in entries:
-            if entry.get("is_p2p"):
-                continue
-            group = str(entry["process_group"][0])
-            seq = int(entry.get("collective_seq_id", 0))
+    for rank, (groups, seqs, _) in zip(ranks, per_rank, strict=True):
+        for group, seq in zip(groups, seqs.tolist(), strict=True):
             held = oldest[group]
-            if rank not in held or seq < held[rank]:
+            if seq < held.get(rank, seq + 1):
                 held[rank] = seq
-    return {group: max(held.values()) if len(held) == len(members[group]) else min(
-        held.values()) for group, held in oldest.items()} | {
-            group: 0 for group in members if group not in oldest}
+    return {group: (max(held.values()) if len(held) == len(members[group])
+                    else min(held.values())) for group, held in oldest.items()}
 
 
 def _entry(entry: dict[str, Any], index: int) -> Entry:
@@ -180,12 +190,19 @@ def _read(path: Path) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[s
 
 
 def _load(file: Path) -> dict[str, Any]:
+    """One dump, pickle or JSON. The cyclic garbage collector is paused while it is decoded
+    (a dump is millions of small acyclic objects, which would trigger it again and again)."""
     data = file.read_bytes()
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         dump = pickle.loads(data) if data[:1] == b"\x80" else json.loads(data)
     except (pickle.UnpicklingError, json.JSONDecodeError, UnicodeDecodeError, EOFError) as error:
         raise InvalidArgumentError(
             f"{file}: not a Flight Recorder dump (pickle or JSON): {error}") from None
+    finally:
+        if enabled:
+            gc.enable()
     if not isinstance(dump, dict) or "entries" not in dump:
         raise InvalidArgumentError(f"{file}: not a Flight Recorder dump (no 'entries')")
     return dump

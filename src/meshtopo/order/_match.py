@@ -6,8 +6,8 @@ an arrival's rendezvous to complete (a sync op arrives and waits at once; a ``-d
 for its start). The n-th arrival of each member on a clique forms one rendezvous (an *event*);
 an event completes when all members have arrived.
 
-``run`` replays all rows together: each round, every device passes an arrival, or a wait
-whose event is complete. Bound: at most ``sum of row lengths`` rounds of O(devices) numpy work
+``run`` replays all rows together: each round, every device passes an arrival (or a no-op),
+then a wait whose event is complete (or a no-op). Bound: at most ``sum of row lengths`` rounds of O(devices) numpy work
 (about the longest row when devices move in lockstep); rows past the device limit in total
 size are refused before allocation.
 """
@@ -108,18 +108,26 @@ def run(rows: Rows) -> Run:
         active = pointer < rows.length
         if not active.any():
             break
-        at = np.minimum(pointer, max(width - 1, 0))
-        ev = event[index, at]
-        kind = rows.kind[index, at]
-        arrive = active & (kind == ARRIVE) & (ev >= 0)
-        np.add.at(arrived, ev[arrive], 1)
-        complete = np.zeros(count, dtype=bool)
-        has_event = ev >= 0
-        complete[has_event] = arrived[ev[has_event]] >= needed[ev[has_event]]
-        move = active & (arrive | (ev < 0) | ((kind == WAIT) & complete))
-        if not move.any():
+        moved_any = False
+        for phase in (ARRIVE, WAIT):
+            at = np.minimum(pointer, max(width - 1, 0))
+            ev = event[index, at]
+            kind = rows.kind[index, at]
+            active = pointer < rows.length
+            if phase == ARRIVE:
+                arrive = active & (kind == ARRIVE) & (ev >= 0)
+                np.add.at(arrived, ev[arrive], 1)
+                move = arrive | (active & (ev < 0))
+            else:
+                complete = np.zeros(count, dtype=bool)
+                has_event = active & (kind == WAIT) & (ev >= 0)
+                complete[has_event] = arrived[ev[has_event]] >= needed[ev[has_event]]
+                move = complete | (active & (ev < 0))
+            if move.any():
+                moved_any = True
+                moved = index[move]
+                passed[moved, pointer[moved]] = round_number
+                pointer[moved] += 1
+        if not moved_any:
             break
-        moved = index[move]
-        passed[moved, pointer[moved]] = round_number
-        pointer[moved] += 1
     return Run(rows, event, event_clique, event_position, passed, pointer)

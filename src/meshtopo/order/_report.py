@@ -34,9 +34,11 @@ class Report:
 
     def schedule(self, device: int) -> list[Arrival]:
         """The collectives ``device`` issues, in issue order, each with its clique, rank and
-        position on the clique. O(entries x group size) for that device."""
-        if not isinstance(device, int | np.integer) or int(device) not in set(
-                self.devices.tolist()):
+        position on the clique. O(entries) for that device once each entry's device-to-group
+        table is built (O(devices) per entry, once per report)."""
+        at = int(np.searchsorted(self.devices, device)) if isinstance(
+            device, int | np.integer) else -1
+        if at < 0 or at >= self.devices.size or int(self.devices[at]) != int(device):
             raise InvalidArgumentError(
                 f"{self.unit} {device!r} is not one of the {self.devices.size} {self.unit}s "
                 f"analysed")
