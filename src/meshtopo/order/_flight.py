@@ -55,20 +55,20 @@ def from_flight_recorder(path: str | os.PathLike[str]) -> Report:
         keys = [(g, int(s), e.get("profiling_name"), repr(e.get("input_sizes")),
                  repr(e.get("input_dtypes")), repr(e.get("output_sizes")))
                 for g, s, e in zip(groups, seqs.tolist(), entries, strict=True)]
-        ids = []
+        found_ids: list[int] = []
         for key, entry in zip(keys, entries, strict=True):
             found = table.get(key)
             if found is None:
                 found = table[key] = len(samples)
                 samples.append(entry)
-            ids.append(found)
-        per_rank.append((groups, seqs, np.array(ids, dtype=np.int64)))
+            found_ids.append(found)
+        per_rank.append((groups, seqs, np.array(found_ids, dtype=np.int64)))
     members = _memberships(ranks.tolist(), [set(groups) for groups, _, _ in per_rank], configs)
     names = sorted(members)
     clique_of = {name: index for index, name in enumerate(names)}
     cutoff = _cutoffs(per_rank, ranks.tolist(), members)
     refs = [Ref(_entry(entry, index)) for index, entry in enumerate(samples)]
-    kept = []
+    kept: list[tuple[np.ndarray, np.ndarray]] = []
     for groups, seqs, ids in per_rank:
         cliques = np.array([clique_of[g] for g in groups], dtype=np.int64)
         floor = np.array([cutoff[g] for g in groups], dtype=np.int64)
