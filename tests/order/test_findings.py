@@ -214,3 +214,37 @@ def test_async_pairs_that_overlap_unsafely() -> None:
     assert finding.message.startswith(
         "devices [0, 1] start x (line 9) then y (line 10) while devices [2, 3] "
         "start y (line 9) then x (line 10)")
+
+
+MAX = """%max (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %m = f32[] maximum(%x, %y)
+}
+"""
+
+
+def test_mismatched_reduction() -> None:
+    total = module(all_reduce("total", ALL), 4)
+    text = (f"HloModule peak, num_partitions=4\n{ADD}{MAX}ENTRY %main (p: f32[8]) -> f32[8] {{\n"
+            "  %p = f32[8]{0} parameter(0)\n"
+            "  ROOT %peak = f32[8]{0} all-reduce(%p), channel_id=1, replica_groups={{0,1,2,3}}, "
+            "use_global_device_ids=true, to_apply=%max\n}\n")
+    finding = _only(mt.order.analyze([(total, [0, 1, 3]), (mt.hlo.parse_module(text), [2])]))
+    assert (finding.type, finding.instructions, finding.culprits) == (
+        "mismatch", ("total", "peak"), (2,))
+    assert "they differ in reduction," in finding.message
+
+
+def _gather(name: str, operand: int) -> str:
+    return (f"  %{name} = f32[{4 * operand}]{{0}} all-gather(%p), channel_id=1, "
+            f"replica_groups={{{{0,1,2,3}}}}, dimensions={{0}}, use_global_device_ids=true\n")
+
+
+def test_all_gather_of_another_size() -> None:
+    small = module(_gather("gather", 8), 4)
+    large = module(_gather("gather", 16), 4, shape="f32[16]{0}")
+    finding = _only(mt.order.analyze([(small, [0, 1, 2]), (large, [3])]))
+    assert (finding.type, finding.devices, finding.culprits) == ("mismatch", (0, 1, 2, 3), (3,))
+    assert "(all-gather, f32[32]{0})" in finding.message
+    assert "(all-gather, f32[64]{0})" in finding.message

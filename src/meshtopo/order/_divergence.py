@@ -68,7 +68,8 @@ def _evaluate(name: str, by_name: dict[str, Instruction], replicas: np.ndarray,
     if opcode == "replica-id":
         return replicas
     if opcode == "constant":
-        text = inst.operand_text.strip().strip("{} ")
+        # The literal is read where the model keeps it; without it the value is unknown.
+        text = str(getattr(inst, "operand_text", "")).strip().strip("{} ")
         if text in ("true", "false"):
             return np.array(int(text == "true"))
         try:

@@ -35,6 +35,7 @@ ENTRY_LIMIT = 1_000_000
 DEPTH_LIMIT = 64
 _TRIP = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)')
 _DESCEND = frozenset({"call", "fusion", "async-start", "custom-call"})
+_P2P = frozenset({"send", "recv", "send-done", "recv-done"})
 
 
 @dataclass
@@ -184,7 +185,7 @@ class _Walker:
     def collective(self, inst: Instruction, collective: Collective, started: dict[str, int],
                    loops: tuple[tuple[str, int | None], ...],
                    branches: tuple[tuple[str, int], ...]) -> None:
-        if collective.is_host_transfer:
+        if collective.opcode in _P2P and collective.attributes.get("is_host_transfer") == "true":
             return
         if inst.opcode == "async-update":
             if inst.operands and inst.operands[0] in started:
