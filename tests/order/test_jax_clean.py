@@ -132,3 +132,43 @@ def test_shard_map_cliques_follow_the_mesh() -> None:
     assert by_op["all-reduce"] == (1, 5)
     permutes = [a.clique for a in schedule if a.entry.opcode == "collective-permute"]
     assert sorted(permutes) == [(4, 5), (5, 6)]  # receive from 4, send to 6
+
+
+SIXTEEN = """
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+import meshtopo as mt
+
+mesh = Mesh(np.array(jax.devices()).reshape(4, 4), ("x", "y"),
+            axis_types=(jax.sharding.AxisType.Auto,) * 2)
+
+def body(a):
+    a = jax.lax.psum(a, "x")
+    a = jax.lax.fori_loop(0, 2, lambda i, c: jax.lax.ppermute(
+        c, "y", [(j, (j + 1) % 4) for j in range(4)]), a)
+    return jax.lax.all_gather(a, "y", tiled=True)[: a.shape[0]]
+
+fn = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"),
+                           check_vma=False))
+x = jax.device_put(jnp.arange(16 * 16, dtype=jnp.float32).reshape(16, 16),
+                   NamedSharding(mesh, P("x", "y")))
+report = mt.jax.check(fn, x)
+assert report.findings == [], report.findings
+assert report.devices.tolist() == list(range(16))
+blocks = np.asarray(x).reshape(4, 4, 4, 4).transpose(0, 2, 1, 3).sum(0)   # [y, 4, 4]
+expected = np.roll(blocks, 2, axis=0)[0]
+np.testing.assert_allclose(np.asarray(fn(x))[:4, :4], expected)
+print("clean", len(report.schedule(9)))
+"""
+
+
+def test_sixteen_devices_in_a_fresh_process() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=16"}
+    done = subprocess.run([sys.executable, "-c", SIXTEEN], capture_output=True, text=True,
+                          timeout=180, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("clean ")

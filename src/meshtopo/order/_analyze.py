@@ -3,10 +3,11 @@ matched by arrival order.
 
 SPMD (one module, every device of its placement runs it): the program is walked once and each
 entry's groups are computed once as arrays; a device's clique is looked up in them. When all
-devices run one sequence over groups that partition them, every clique sees its collectives
-in one order, so no rendezvous can cross: only ``divergence`` (conditionals whose predicate
-differs between members) can break it, and that is what is checked. Programs with send/recv
-(whose recv may be absent) and MPMD programs are replayed by ``_match.run``.
+devices run one sequence over disjoint groups (checked with one ``bincount`` per entry), every
+clique sees its collectives in one order, so no rendezvous can cross: only ``divergence``
+(conditionals whose predicate differs between members) can break it, and that is what is
+checked. Programs with send/recv (whose recv may be absent) or overlapping groups, and MPMD
+programs, are replayed by ``_match.run``.
 
 Bound: SPMD O(entries x devices) numpy work (the walk is O(instructions)); replay
 O(rounds x devices) with rounds at most the total row length (see ``_match``).
@@ -45,8 +46,9 @@ def analyze(programs: Module | Sequence[tuple[Module, ArrayLike]],
         assignment = _assignment(programs, device_assignment)
         devices = np.sort(assignment.array.reshape(-1))
         program = walk(programs, 0)
-        if not any(entry.stream == "send-recv" for entry in program.entries):
-            return _spmd(program, devices, assignment)
+        peers = _peers(program, assignment)
+        if _shares_one_order(program, peers, devices):
+            return _spmd(program, peers, devices, assignment)
         return _replay([(program, devices, assignment)], spmd=True)
     if not isinstance(programs, Sequence) or not programs:
         raise InvalidArgumentError(
@@ -87,8 +89,22 @@ def _peers(program: Program, assignment: DeviceAssignment) -> list[EntryPeers]:
     return [entry_peers(e, c, assignment) for e, c in zip(program.entries, program.collectives, strict=True)]
 
 
-def _spmd(program: Program, devices: np.ndarray, assignment: DeviceAssignment) -> Report:
-    peers = _peers(program, assignment)
+def _shares_one_order(program: Program, peers: list[EntryPeers], devices: np.ndarray) -> bool:
+    """True when one sequence over disjoint groups is all there is: no send/recv (whose recv
+    may be absent) and no device in two groups of one collective. O(entries x devices)."""
+    size = int(devices.max(initial=-1)) + 1
+    for entry, entry_peers_ in zip(program.entries, peers, strict=True):
+        if entry.stream == "send-recv":
+            return False
+        if entry.stream == "collective" and entry_peers_.flat.size:
+            inside = entry_peers_.flat[(entry_peers_.flat >= 0) & (entry_peers_.flat < size)]
+            if np.bincount(inside, minlength=size).max(initial=0) > 1:
+                return False
+    return True
+
+
+def _spmd(program: Program, peers: list[EntryPeers], devices: np.ndarray,
+          assignment: DeviceAssignment) -> Report:
     findings = divergences(program, devices, assignment, peers.__getitem__)
     rows: dict[int, np.ndarray] = {}
 
