@@ -177,8 +177,9 @@ def bench_flight_recorder(sizes: tuple[tuple[int, int], ...] = FR_SIZES,
                 anchor = torch_analyzer(directory)
                 if anchor is not None:
                     console.print(f"  torch's analyzer (read_dir + build_db): {seconds(anchor)}")
-                    rows.append(Comparison("2", f"Flight Recorder {ranks} x {entries}", figure,
-                                           "torch fr_trace", anchor, 0.1))
+                    if (ranks, entries) == (256, 1000):  # the goal's size; others inform
+                        rows.append(Comparison("2", f"Flight Recorder {ranks} x {entries}",
+                                               figure, "torch fr_trace", anchor, 0.1))
     exponent = _fit(points)
     console.print(f"Flight Recorder fitted exponent in ranks x entries: {exponent:.3f} "
                   f"(goal <= 1.1)")

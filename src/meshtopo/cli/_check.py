@@ -57,7 +57,8 @@ def check(file: str, as_json: bool, replica_count: int | None, num_partitions: i
     the collective order analysis when the verifier passes.
 
     Prints FILE:LINE:COL: INSTRUCTION: MESSAGE for each finding (messages in XLA's words),
-    FILE:LINE: order TYPE: MESSAGE for each order finding, then a summary. Exits 1 when there are findings, 0 when there are none.
+    FILE:LINE: order TYPE: MESSAGE for each order finding, then a summary. Exits 1 when
+    there are findings, 0 when there are none.
     """
     module = load(file, replica_count=replica_count, num_partitions=num_partitions)
     # The full structural parse, so that malformed lines anywhere are bad input (exit 2).

@@ -86,7 +86,8 @@ def _assignment(module: Module, given: DeviceAssignment | ArrayLike | None) -> D
 
 
 def _peers(program: Program, assignment: DeviceAssignment) -> list[EntryPeers]:
-    return [entry_peers(e, c, assignment) for e, c in zip(program.entries, program.collectives, strict=True)]
+    pairs = zip(program.entries, program.collectives, strict=True)
+    return [entry_peers(e, c, assignment) for e, c in pairs]
 
 
 def _shares_one_order(program: Program, peers: list[EntryPeers], devices: np.ndarray) -> bool:
@@ -139,7 +140,8 @@ def _spmd_schedule(program: Program, peers: list[EntryPeers],
     arrivals: list[Arrival] = []
     counts: dict[tuple[object, ...], int] = {}
     open_at: dict[int, list[int]] = {}
-    for step, (kind, index) in enumerate(zip(program.kinds.tolist(), program.steps.tolist(), strict=True)):
+    steps = zip(program.kinds.tolist(), program.steps.tolist(), strict=True)
+    for step, (kind, index) in enumerate(steps):
         entry = program.entries[index]
         if kind == WAIT:
             for i in open_at.pop(index, []):
@@ -171,40 +173,44 @@ def _replay(walked: list[tuple[Program, np.ndarray, DeviceAssignment]], spmd: bo
     for program, devices, assignment in walked:
         peers = _peers(program, assignment)
         findings.extend(divergences(program, devices, assignment, peers.__getitem__))
-        base = len(refs)
-        refs.extend(Ref(e, p.groups_key(), p.describe()) for e, p in zip(program.entries, peers, strict=True))
-        slots = (np.stack([table.slots(e, p, devices) for e, p in zip(program.entries, peers, strict=True)])
-                 if program.entries else np.zeros((0, devices.size, 2), np.int64))
-        steps, kinds = program.steps, program.kinds
-        length = 2 * steps.size
-        check_size(length * devices.size, f"the operation rows of program {program.index}")
-        clique = slots[steps].transpose(1, 0, 2).reshape(devices.size, length)
-        kind = np.repeat(kinds.astype(np.int64), 2)
-        ref = np.repeat(steps + base, 2)
-        arrive_step = np.full(len(program.entries), -1, dtype=np.int64)
-        arrive_idx = np.flatnonzero(kinds == ARRIVE)
-        arrive_step[steps[arrive_idx]] = arrive_idx
-        link = np.full(length, -1, dtype=np.int64)
-        wait_idx = np.flatnonzero(kinds == WAIT)
-        link[2 * wait_idx] = 2 * arrive_step[steps[wait_idx]]
-        link[2 * wait_idx + 1] = 2 * arrive_step[steps[wait_idx]] + 1
-        blocks.append((devices, kind, clique, ref, link))
+        blocks.append(_block(program, devices, peers, table, refs))
         ids = np.arange(offset, offset + devices.size)
         pairs.extend((ids, first, second) for first, second in _in_flight_pairs(program))
         offset += devices.size
     rows = _stack(blocks, table)
     result = run(rows)
-    unit = "device"
-    findings.extend(classify(result, refs, unit))
-    findings.extend(async_overlaps(result, refs, unit, pairs))
-    findings = _unique(findings)
+    findings.extend(classify(result, refs, "device"))
+    findings.extend(async_overlaps(result, refs, "device", pairs))
     order = np.argsort(rows.devices)
 
     def schedule(device: int) -> list[Arrival]:
         return run_schedule(result, refs, int(np.flatnonzero(rows.devices == device)[0]))
 
-    return Report(findings, rows.devices[order], unit, spmd,
+    return Report(_unique(findings), rows.devices[order], "device", spmd,
                   [len(p.entries) for p, _, _ in walked], schedule)
+
+
+def _block(program: Program, devices: np.ndarray, peers: list[EntryPeers], table: CliqueTable,
+           refs: list[Ref]) -> _Block:
+    """The rows of ``program`` on ``devices``: two columns per step (the two clique slots),
+    its entries appended to ``refs``. O(steps x devices)."""
+    base = len(refs)
+    entries = list(zip(program.entries, peers, strict=True))
+    refs.extend(Ref(entry, p.groups_key(), p.describe()) for entry, p in entries)
+    slots = (np.stack([table.slots(entry, p, devices) for entry, p in entries]) if entries
+             else np.zeros((0, devices.size, 2), np.int64))
+    steps, kinds = program.steps, program.kinds
+    length = 2 * steps.size
+    check_size(length * devices.size, f"the operation rows of program {program.index}")
+    clique = slots[steps].transpose(1, 0, 2).reshape(devices.size, length)
+    arrive_step = np.full(len(program.entries), -1, dtype=np.int64)
+    arrive_idx = np.flatnonzero(kinds == ARRIVE)
+    arrive_step[steps[arrive_idx]] = arrive_idx
+    link = np.full(length, -1, dtype=np.int64)
+    wait_idx = np.flatnonzero(kinds == WAIT)
+    link[2 * wait_idx] = 2 * arrive_step[steps[wait_idx]]
+    link[2 * wait_idx + 1] = 2 * arrive_step[steps[wait_idx]] + 1
+    return devices, np.repeat(kinds.astype(np.int64), 2), clique, np.repeat(steps + base, 2), link
 
 
 def _unique(findings: list[Finding]) -> list[Finding]:
@@ -223,7 +229,8 @@ def _in_flight_pairs(program: Program) -> list[tuple[int, int]]:
     first; at most ``ASYNC_PAIR_LIMIT`` pairs."""
     in_flight: list[int] = []
     pairs: list[tuple[int, int]] = []
-    for step, (kind, index) in enumerate(zip(program.kinds.tolist(), program.steps.tolist(), strict=True)):
+    steps = zip(program.kinds.tolist(), program.steps.tolist(), strict=True)
+    for step, (kind, index) in enumerate(steps):
         entry = program.entries[index]
         if entry.done is None or entry.stream != "collective":
             continue

@@ -84,7 +84,8 @@ def mismatches(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
         return []
     keep = np.isin(e, bad)
     by_event: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for row, ref, event in zip(r[keep].tolist(), ref_ids[keep].tolist(), e[keep].tolist(), strict=True):
+    kept = zip(r[keep].tolist(), ref_ids[keep].tolist(), e[keep].tolist(), strict=True)
+    for row, ref, event in kept:
         by_event[event].append((int(rows.devices[row]), ref))
     grouped: dict[tuple[int, ...], list[int]] = defaultdict(list)
     for event, arrivals in by_event.items():

@@ -127,7 +127,8 @@ def divergences(program: Program, devices: np.ndarray, assignment: DeviceAssignm
         if flat.size != group_peers.flat.size:
             continue
         group_of = np.repeat(np.arange(group_peers.sizes.size), group_peers.sizes)
-        yes = np.bincount(group_of, weights=takes[group_peers.flat], minlength=group_peers.sizes.size)
+        yes = np.bincount(group_of, weights=takes[group_peers.flat],
+                          minlength=group_peers.sizes.size)
         mixed = np.flatnonzero((yes > 0) & (yes < group_peers.sizes))
         if mixed.size == 0:
             continue

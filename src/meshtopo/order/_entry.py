@@ -46,9 +46,10 @@ class Entry:
         return self.done is not None
 
     def signature(self) -> tuple[object, ...]:
-        """What the members of one rendezvous must agree on (opcode, shapes, dtype,
-        reduction; a send and its recv agree on the opcode); shapes of all-gather and reduce-scatter are compared by their operands and
-        results both, which holds XLA's size rule (result = operand x group size)."""
+        """What the members of one rendezvous must agree on: opcode (a send and its recv
+        agree), dtype, shapes and reduction. All-gather and reduce-scatter are compared by
+        operands and results both, which holds XLA's size rule (result = operand x group
+        size)."""
         opcode = "send/recv" if self.stream == "send-recv" else self.opcode
         return (opcode, self.dtype, self.shape, self.operand_shapes, self.reduction)
 
@@ -77,8 +78,9 @@ class Finding:
     ``type`` is one of ``deadlock``, ``missing``, ``mismatch``, ``divergence``,
     ``group_disagreement``, ``async_overlap``; ``devices`` the devices involved (the cycle in
     cycle order, the missing guests, the clique, ...), ``instructions`` the instruction names
-    where they block or disagree, ``message`` one readable paragraph (with source lines), and
-    ``culprits`` (mismatch) the members whose entry differs from the majority (empty on a tie).
+    where they block or disagree, ``message`` one readable paragraph (with source lines),
+    ``culprits`` (mismatch) the members whose entry differs from the majority (empty on a tie),
+    and ``lines`` the source lines it names.
     """
 
     type: str

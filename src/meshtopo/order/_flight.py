@@ -15,12 +15,14 @@ Bound: O(entries) to read, then the replay of ``_match`` over ranks x entries.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
 import pickle
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +45,25 @@ DEFAULT_GROUP = "0"
 def from_flight_recorder(path: str | os.PathLike[str]) -> Report:
     """Read every dump in directory ``path`` (or the one file ``path``) and match the ranks'
     collectives by arrival order (bound in the module docstring)."""
-    dumps, configs = _read(Path(path))
+    with _collector_paused():
+        return _from_dumps(*_read(Path(path)))
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: dumps are millions of small acyclic objects, and
+    full collections over them while they are alive would make reading quadratic."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _from_dumps(dumps: dict[int, list[dict[str, Any]]],
+                configs: dict[int, dict[str, Any]]) -> Report:
     ranks = np.array(sorted(dumps), dtype=np.int64)
     table: dict[tuple[object, ...], int] = {}
     samples: list[dict[str, Any]] = []
@@ -147,7 +167,8 @@ def _entry(entry: dict[str, Any], index: int) -> Entry:
     opcode = name.split(":", 1)[-1]
     frame = _user_frame(entry.get("frames") or [])
     return Entry(
-        index=index, name=f"{opcode}#{entry.get('collective_seq_id')}@pg{entry['process_group'][0]}",
+        index=index,
+        name=f"{opcode}#{entry.get('collective_seq_id')}@pg{entry['process_group'][0]}",
         opcode=opcode, stream="collective", shape=str(entry.get("input_sizes")),
         dtype=",".join(map(str, entry.get("input_dtypes") or [])),
         operand_shapes=(str(entry.get("output_sizes")),),
@@ -190,19 +211,13 @@ def _read(path: Path) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[s
 
 
 def _load(file: Path) -> dict[str, Any]:
-    """One dump, pickle or JSON. The cyclic garbage collector is paused while it is decoded
-    (a dump is millions of small acyclic objects, which would trigger it again and again)."""
+    """One dump, pickle or JSON."""
     data = file.read_bytes()
-    enabled = gc.isenabled()
-    gc.disable()
     try:
         dump = pickle.loads(data) if data[:1] == b"\x80" else json.loads(data)
     except (pickle.UnpicklingError, json.JSONDecodeError, UnicodeDecodeError, EOFError) as error:
         raise InvalidArgumentError(
             f"{file}: not a Flight Recorder dump (pickle or JSON): {error}") from None
-    finally:
-        if enabled:
-            gc.enable()
     if not isinstance(dump, dict) or "entries" not in dump:
         raise InvalidArgumentError(f"{file}: not a Flight Recorder dump (no 'entries')")
     return dump

@@ -7,9 +7,9 @@ for its start). The n-th arrival of each member on a clique forms one rendezvous
 an event completes when all members have arrived.
 
 ``run`` replays all rows together: each round, every device passes an arrival (or a no-op),
-then a wait whose event is complete (or a no-op). Bound: at most ``sum of row lengths`` rounds of O(devices) numpy work
-(about the longest row when devices move in lockstep); rows past the device limit in total
-size are refused before allocation.
+then a wait whose event is complete (or a no-op). Bound: at most ``sum of row lengths``
+rounds of O(devices) numpy work (about the longest row when devices move in lockstep); rows
+past the device limit in total size are refused before allocation.
 """
 
 from __future__ import annotations
