@@ -83,7 +83,7 @@ def test_json(capsys: pytest.CaptureFixture[str], files: dict[str, str]) -> None
         "file": files["bad"], "replica_count": 4, "num_partitions": 1, "collectives": 1,
         "findings": [{"message": BAD_MESSAGE, "instruction": "ar", "opcode": "all-reduce",
                       "line": 9, "column": 8, "check": "replica_groups", "severity": "error"}],
-        "ok": False,
+        "order_findings": [], "ok": False,
     }
     code, out, _ = run(capsys, "check", files["good"], "--json")
     assert code == 0
