@@ -248,3 +248,22 @@ def test_all_gather_of_another_size() -> None:
     assert (finding.type, finding.devices, finding.culprits) == ("mismatch", (0, 1, 2, 3), (3,))
     assert "(all-gather, f32[32]{0})" in finding.message
     assert "(all-gather, f32[64]{0})" in finding.message
+
+
+def test_loop_whose_trip_count_depends_on_the_partition_id() -> None:
+    from .test_bounds import LOOP
+
+    text = (LOOP.replace(", BACKEND", "")
+            .replace("%n = s32[] constant(1000000000000)",
+                     "%pid = u32[] partition-id()\n  %n = s32[] convert(%pid)")
+            .replace("ROOT %t = (s32[], f32[8]{0}) tuple(%j, %ar)",
+                     "%one = s32[] constant(1)\n  %k = s32[] add(%j, %one)\n"
+                     "  ROOT %t = (s32[], f32[8]{0}) tuple(%k, %ar)"))
+    finding = _only(mt.order.analyze(mt.hlo.parse_module(text)))
+    assert (finding.type, finding.devices, finding.instructions) == (
+        "divergence", (0, 1, 2, 3), ("ar", "w"))
+    assert finding.message.startswith(
+        "ar (line 18) in w (line 27) is issued 3 times by devices [3]; 2 times by devices [2]; "
+        "once by devices [1]; 0 times by devices [0]")
+    uniform = text.replace("%n = s32[] convert(%pid)", "%n = s32[] constant(4)")
+    assert mt.order.analyze(mt.hlo.parse_module(uniform)).findings == []

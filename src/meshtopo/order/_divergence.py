@@ -1,5 +1,5 @@
-"""``divergence``: collectives under a conditional that members of one group can be shown to
-take differently.
+"""``divergence``: collectives under a conditional, or in a loop, that members of one group
+can be shown to take differently.
 
 A conditional's predicate (or branch index) is evaluated for every device at once, as numpy
 arrays over the devices' replica and partition ids, from the instructions of its computation:
@@ -9,7 +9,13 @@ value) makes it unknown, and an unknown or uniform predicate is never a finding:
 flagged only when they are shown to diverge. A device takes an entry when it takes every
 enclosing branch; an out-of-range branch index takes the last branch, as XLA does.
 
-Bound: O(instructions on the predicate's operand tree x devices) numpy work per conditional.
+Loops: a ``while`` whose condition compares one tuple element with a bound, whose body adds
+a step to that element, and whose initial value, bound and step evaluate as above, is run for
+every device at once (at most ``TRIP_LIMIT`` iterations; past that it counts as unknown);
+members of one group with different trip counts diverge.
+
+Bound: O(instructions on the predicate's operand tree x devices) numpy work per conditional,
+O(TRIP_LIMIT x devices) per loop.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from .._placement import DeviceAssignment
 from ..hlo import Computation, Instruction
 from ._cliques import EntryPeers
 from ._entry import Finding
-from ._program import Program
+from ._program import Loop, Program
 
 _BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply,
@@ -38,6 +44,7 @@ _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 _COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
             "GT": np.greater, "GE": np.greater_equal}
 _DEPTH = 64
+TRIP_LIMIT = 10_000
 
 
 def branch_indices(conditional: Instruction, computation: Computation,
@@ -96,8 +103,138 @@ def _evaluate(name: str, by_name: dict[str, Instruction], replicas: np.ndarray,
 def divergences(program: Program, devices: np.ndarray, assignment: DeviceAssignment,
                 peers: Callable[[int], EntryPeers]) -> list[Finding]:
     """One ``divergence`` finding per entry some member of one of its groups is shown to take
-    while another member is not."""
-    if not program.conditionals or devices.size == 0:
+    while another member is not (a branch), or to take another number of times (a loop)."""
+    if devices.size == 0:
+        return []
+    return [*_branch_divergences(program, devices, assignment, peers),
+            *_loop_divergences(program, devices, assignment, peers)]
+
+
+def _mixed(group_peers: EntryPeers, values: np.ndarray) -> np.ndarray:
+    """Indices of the groups whose members hold different ``values`` (a table by device)."""
+    group_of = np.repeat(np.arange(group_peers.sizes.size), group_peers.sizes)
+    member = values[group_peers.flat]
+    low = np.full(group_peers.sizes.size, np.iinfo(np.int64).max)
+    high = np.full(group_peers.sizes.size, np.iinfo(np.int64).min)
+    np.minimum.at(low, group_of, member)
+    np.maximum.at(high, group_of, member)
+    return np.flatnonzero(low != high)
+
+
+def loop_trips(loop: Loop, computations: dict[str, Computation], replicas: np.ndarray,
+               partitions: np.ndarray) -> np.ndarray | None:
+    """Each device's trip count of ``loop``, or None when the loop is not of the counted form
+    (module docstring) or runs past ``TRIP_LIMIT``."""
+    inst = loop.instruction
+    condition = computations.get(inst.attributes.get("condition", "").lstrip("%"))
+    body = computations.get(inst.attributes.get("body", "").lstrip("%"))
+    if condition is None or body is None or not inst.operands:
+        return None
+    root = condition.root
+    if root is None or root.opcode != "compare" or len(root.operands) != 2:
+        return None
+    in_condition = {i.name: i for i in condition.instructions}
+    compare = _COMPARE.get(root.attributes.get("direction", ""))
+    for side in (0, 1):
+        index = _element_index(in_condition, root.operands[side])
+        if index is None or compare is None:
+            continue
+        bound = _evaluate(root.operands[1 - side], in_condition, replicas, partitions, 0)
+        start = _initial(loop, index, replicas, partitions)
+        step = _step(body, index, replicas, partitions)
+        if bound is None or start is None or step is None:
+            return None
+        value = np.broadcast_to(np.asarray(start, dtype=np.int64), replicas.shape).copy()
+        trips = np.zeros(replicas.shape, dtype=np.int64)
+        for _ in range(TRIP_LIMIT):
+            pair = (value, bound) if side == 0 else (bound, value)
+            going = np.broadcast_to(compare(*pair), replicas.shape)
+            if not going.any():
+                return trips
+            trips += going
+            value = np.where(going, value + step, value)
+        return None
+    return None
+
+
+def _element_index(by_name: dict[str, Instruction], name: str) -> int | None:
+    inst = by_name.get(name)
+    if inst is None or inst.opcode != "get-tuple-element" or not inst.operands:
+        return None
+    source = by_name.get(inst.operands[0])
+    if source is None or source.opcode != "parameter":
+        return None
+    text = inst.attributes.get("index", "")
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
+def _initial(loop: Loop, index: int, replicas: np.ndarray,
+             partitions: np.ndarray) -> np.ndarray | None:
+    in_parent = {i.name: i for i in loop.computation.instructions}
+    init = in_parent.get(loop.instruction.operands[0])
+    if init is None or init.opcode != "tuple" or index >= len(init.operands):
+        return None
+    return _evaluate(init.operands[index], in_parent, replicas, partitions, 0)
+
+
+def _step(body: Computation, index: int, replicas: np.ndarray,
+          partitions: np.ndarray) -> np.ndarray | None:
+    in_body = {i.name: i for i in body.instructions}
+    root = body.root
+    if root is None or root.opcode != "tuple" or index >= len(root.operands):
+        return None
+    update = in_body.get(root.operands[index])
+    if update is None or update.opcode != "add" or len(update.operands) != 2:
+        return None
+    for side in (0, 1):
+        if _element_index(in_body, update.operands[side]) == index:
+            step = _evaluate(update.operands[1 - side], in_body, replicas, partitions, 0)
+            return step if step is not None and np.all(np.asarray(step) != 0) else None
+    return None
+
+
+def _loop_divergences(program: Program, devices: np.ndarray, assignment: DeviceAssignment,
+                      peers: Callable[[int], EntryPeers]) -> list[Finding]:
+    if not program.loops:
+        return []
+    replicas, partitions = assignment.logical_ids(devices)
+    size = int(devices.max()) + 1
+    findings = []
+    for loop in program.loops:
+        trips = loop_trips(loop, program.module.computations, np.asarray(replicas),
+                           np.asarray(partitions))
+        if trips is None or np.unique(trips).size < 2:
+            continue
+        table = np.full(size, -1, dtype=np.int64)
+        table[devices] = trips
+        for index in loop.entries:
+            entry = program.entries[index]
+            group_peers = peers(index)
+            if group_peers.flat.size == 0 or group_peers.flat.max() >= size:
+                continue
+            mixed = _mixed(group_peers, table)
+            if mixed.size == 0:
+                continue
+            members = sorted({int(d) for r in mixed.tolist() for d in group_peers.group(r)})
+            counts: dict[int, list[int]] = {}
+            for device in members:
+                counts.setdefault(int(table[device]), []).append(device)
+            spelled = "; ".join(
+                f"{'once' if n == 1 else f'{n} times'} by devices {devs}"
+                for n, devs in sorted(counts.items(), reverse=True))
+            findings.append(Finding(
+                "divergence", tuple(members), (entry.name, loop.instruction.name),
+                f"{entry.name} (line {entry.line}) in {loop.instruction.name} (line "
+                f"{loop.instruction.line}) is issued {spelled}: the trip count depends on the "
+                f"replica or partition id, so the members that stop early never arrive at the "
+                f"later iterations and the others wait forever.",
+                lines=(entry.line, loop.instruction.line)))
+    return findings
+
+
+def _branch_divergences(program: Program, devices: np.ndarray, assignment: DeviceAssignment,
+                        peers: Callable[[int], EntryPeers]) -> list[Finding]:
+    if not program.conditionals:
         return []
     replicas, partitions = assignment.logical_ids(devices)
     size = int(devices.max()) + 1

@@ -49,6 +49,16 @@ class Conditional:
 
 
 @dataclass
+class Loop:
+    """A while loop reached by the walk: the instruction, its computation, and the indices of
+    the entries issued in its condition and body."""
+
+    instruction: Instruction
+    computation: Computation
+    entries: list[int] = field(default_factory=list)
+
+
+@dataclass
 class Program:
     """A module's entries and steps (``kinds[i]`` is ARRIVE or WAIT of entry ``steps[i]``),
     with the collective behind each entry and the conditionals met on the way."""
@@ -60,6 +70,7 @@ class Program:
     kinds: np.ndarray
     steps: np.ndarray
     conditionals: list[Conditional]
+    loops: list[Loop] = field(default_factory=list)
 
 
 def walk(module: Module, index: int = 0) -> Program:
@@ -69,7 +80,7 @@ def walk(module: Module, index: int = 0) -> Program:
     return Program(
         module, index, walker.entries, walker.collectives,
         np.array(walker.kinds, dtype=np.int8), np.array(walker.step_entries, dtype=np.int64),
-        walker.conditionals,
+        walker.conditionals, walker.loops,
     )  # fmt: skip
 
 
@@ -143,6 +154,7 @@ class _Walker:
         self.kinds: list[int] = []
         self.step_entries: list[int] = []
         self.conditionals: list[Conditional] = []
+        self.loops: list[Loop] = []
 
     def computation(self, computation: Computation, loops: tuple[tuple[str, int | None], ...],
                     branches: tuple[tuple[str, int], ...], stack: tuple[str, ...]) -> None:
@@ -159,9 +171,11 @@ class _Walker:
                 self.collective(inst, collective, started, loops, branches)
             elif inst.opcode == "while":
                 inner = (*loops, (inst.name, trip_count(inst)))
+                first = len(self.entries)
                 for key in ("condition", "body"):
                     name = inst.attributes.get(key, "").lstrip("%")
                     self.computation(self.called(name, inst), inner, branches, stack)
+                self.loops.append(Loop(inst, computation, list(range(first, len(self.entries)))))
             elif inst.opcode == "conditional":
                 record = Conditional(inst, computation)
                 self.conditionals.append(record)
