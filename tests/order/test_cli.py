@@ -70,8 +70,9 @@ def test_json_schema(capsys: pytest.CaptureFixture[str], files: dict[str, str]) 
                        "--json", "--devices", "1")
     answer = json.loads(out)
     assert code == 1
-    assert sorted(answer) == ["devices", "entries", "findings", "ok", "schedules", "source",
-                              "spmd", "unit"]
+    assert sorted(answer) == ["devices", "entries", "findings", "notes", "ok", "schedules",
+                              "source", "spmd", "unit"]
+    assert answer["notes"] == []
     assert (answer["unit"], answer["spmd"], answer["devices"], answer["entries"],
             answer["ok"]) == ("device", False, 4, [2, 2], False)
     finding = answer["findings"][0]
@@ -118,6 +119,7 @@ def test_flight_recorder_directory(capsys: pytest.CaptureFixture[str], tmp_path:
     assert (code, err, answer["unit"]) == (1, "", "rank")
     assert [(f["type"], f["devices"], f["culprits"]) for f in answer["findings"]] == [
         ("mismatch", [0, 1, 2], [1])]
+    assert answer["notes"][0].startswith("pg_config names no members for process groups 0 ")
 
 
 def test_check_runs_the_order_analysis(capsys: pytest.CaptureFixture[str],

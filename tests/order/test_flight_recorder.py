@@ -81,6 +81,8 @@ def _summary(report: mt.order.Report) -> list[tuple[object, ...]]:
 def test_clean_run(dumps: dict[str, Path]) -> None:
     for report in _both(dumps["clean"]):
         assert report.findings == []
+        assert report.notes[0].startswith(
+            "pg_config names no members for process groups 0, 1, 2, 3, 4 (as raw gloo dumps")
         assert report.devices.tolist() == [0, 1, 2, 3]
         cliques = [a.clique for a in report.schedule(1)]
         # warm-up tp, dp, world, then twice [tp, tp, dp (reduce_scatter, recorded as it is

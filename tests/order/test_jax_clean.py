@@ -172,3 +172,19 @@ def test_sixteen_devices_in_a_fresh_process() -> None:
                           timeout=180, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("clean ")
+
+
+def test_order_command_on_a_jax_dump(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from .test_cli import run
+
+    fn, _ = _programs()["pipeline"]
+    path = tmp_path / "pipeline.hlo"
+    path.write_text(fn.lower(_input()).compile().as_text())
+    code, out, err = run(capsys, "order", str(path), "--json", "--devices", "0,7")
+    answer = json.loads(out)
+    assert (code, err, answer["ok"], answer["devices"], answer["spmd"]) == (0, "", True, 8, True)
+    assert [a["opcode"] for a in answer["schedules"]["7"]] == ["collective-permute"]
+    code, out, _ = run(capsys, "check", str(path))
+    assert code == 0 and out.rstrip().endswith("num_partitions=8)")

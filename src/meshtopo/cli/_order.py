@@ -114,6 +114,8 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
         emit_json({"source": name, **report.to_json(devices)})
         return 1 if report.findings else 0
     out = console()
+    for note in report.notes:
+        out.print(Text(f"note: {note}", style="dim"))
     for finding in report.findings:
         out.print(Text(f"{finding.type}: ", style="bold red") + Text(
             f"{report.unit}s {list(finding.devices)} at {', '.join(finding.instructions)}",

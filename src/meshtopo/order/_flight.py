@@ -83,7 +83,7 @@ def _from_dumps(dumps: dict[int, list[dict[str, Any]]],
                 samples.append(entry)
             found_ids.append(found)
         per_rank.append((groups, seqs, np.array(found_ids, dtype=np.int64)))
-    members = _memberships(ranks.tolist(), [set(groups) for groups, _, _ in per_rank], configs)
+    members, recovered = _memberships(ranks.tolist(), [set(g) for g, _, _ in per_rank], configs)
     names = sorted(members)
     clique_of = {name: index for index, name in enumerate(names)}
     cutoff = _cutoffs(per_rank, ranks.tolist(), members)
@@ -112,28 +112,36 @@ def _from_dumps(dumps: dict[int, list[dict[str, Any]]],
     def schedule(rank: int) -> list[Arrival]:
         return run_schedule(result, refs, int(np.searchsorted(ranks, rank)))
 
-    return Report(findings, ranks, "rank", False, [c.size for c, _ in kept], schedule)
+    notes = [] if not recovered else [
+        f"pg_config names no members for process groups {', '.join(recovered)} (as raw gloo "
+        f"dumps record it): their members are the ranks that recorded an entry on them (all "
+        f"ranks for the default group), so a rank that never did is not seen as a member"]
+    return Report(findings, ranks, "rank", False, [c.size for c, _ in kept], schedule, notes)
 
 
-def _memberships(ranks: list[int], used: list[set[str]],
-                 configs: dict[int, dict[str, Any]]) -> dict[str, tuple[int, ...]]:
-    """Process group name -> its ranks in group-rank order (ascending global rank)."""
+def _memberships(ranks: list[int], used: list[set[str]], configs: dict[int, dict[str, Any]]
+                 ) -> tuple[dict[str, tuple[int, ...]], list[str]]:
+    """Process group name -> its ranks in group-rank order (ascending global rank), and the
+    names whose members were recovered from the entries."""
     recorded: dict[str, set[int]] = defaultdict(set)
     for rank, names in zip(ranks, used, strict=True):
         for name in names:
             recorded[name].add(rank)
     members: dict[str, tuple[int, ...]] = {}
-    for name, seen in recorded.items():
+    recovered: list[str] = []
+    for name, seen in sorted(recorded.items()):
         written: set[int] = set()
         for config in configs.values():
             listed = _config_ranks(config.get(name))
             if listed:
                 written = set(listed)
                 break
-        if not written and name == DEFAULT_GROUP:
-            written = set(ranks)
+        if not written:
+            recovered.append(name)
+            if name == DEFAULT_GROUP:
+                written = set(ranks)
         members[name] = tuple(sorted(written or seen))
-    return members
+    return members, recovered
 
 
 def _config_ranks(config: Any) -> list[int]:

@@ -18,6 +18,8 @@ class Report:
 
     ``unit`` is ``device`` or ``rank``; ``spmd`` says whether one program ran everywhere (its
     schedules then share one sequence and are mapped to cliques per device on request).
+    ``notes`` say how the input was read where it matters to the answer (e.g. group members
+    recovered from Flight Recorder entries).
     """
 
     findings: list[Finding]
@@ -26,6 +28,7 @@ class Report:
     spmd: bool
     entry_counts: list[int]
     _schedule: Callable[[int], list[Arrival]] = field(repr=False)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -53,6 +56,7 @@ class Report:
             "devices": int(self.devices.size),
             "entries": self.entry_counts,
             "findings": [f.to_json() for f in self.findings],
+            "notes": self.notes,
             "schedules": {str(d): [_arrival_json(a) for a in self.schedule(d)] for d in shown},
             "ok": self.ok,
         }
