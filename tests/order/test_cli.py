@@ -65,6 +65,24 @@ def test_mpmd_deadlock_text_and_excerpt(capsys: pytest.CaptureFixture[str],
     assert "1 finding in the collective order of 4 devices" in lines[-1]
 
 
+def test_missing_guest_excerpt(capsys: pytest.CaptureFixture[str], files: dict[str, str],
+                               tmp_path: Path) -> None:
+    empty = tmp_path / "empty.hlo"
+    empty.write_text(_module(""))
+    code, out, _ = run(capsys, "order", f"{files['forward']}@0,1,2", f"{empty}@3", "--json")
+    finding = json.loads(out)["findings"][0]
+    assert (code, finding["type"], finding["devices"], finding["waiting"]) == (
+        1, "missing", [3], [0, 1, 2])
+    code, out, _ = run(capsys, "order", f"{files['forward']}@0,1,2", f"{empty}@3")
+    lines = out.splitlines()
+    assert lines[:4] == [
+        "missing: devices [3] at a",
+        "  device [3] never arrives at a (line 9) (all-reduce, f32[8]{0}, sum); devices "
+        "[0, 1, 2] wait there forever.",
+        "  device 3 (never issues a; no collectives at all):",
+        "  device 0:"]
+
+
 def test_json_schema(capsys: pytest.CaptureFixture[str], files: dict[str, str]) -> None:
     code, out, _ = run(capsys, "order", f"{files['forward']}@0,2,3", f"{files['backward']}@1",
                        "--json", "--devices", "1")

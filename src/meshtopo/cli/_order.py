@@ -68,11 +68,22 @@ def _line(arrival: Arrival, mark: bool) -> Text:
 
 
 def _excerpt(report: Report, finding: Finding) -> list[Text]:
+    """The schedules of two or three devices of ``finding`` (a missing guest and those
+    waiting for it) around the collectives it names; a device that never issues them shows
+    where it is instead (its last collectives, or where it blocks)."""
+    shown = list(dict.fromkeys([*finding.devices[:EXCERPT_DEVICES - 1], *finding.waiting,
+                                *finding.devices]))[:EXCERPT_DEVICES]
     out = []
-    for device in finding.devices[:EXCERPT_DEVICES]:
+    for device in shown:
         schedule = report.schedule(device)
         hits = [i for i, a in enumerate(schedule) if a.entry.name in finding.instructions]
         if not hits:
+            out.append(Text(f"  {report.unit} {device} (never issues "
+                            f"{', '.join(finding.instructions)}"
+                            f"{'' if schedule else '; no collectives at all'}):", style="bold"))
+            blocked = [i for i, a in enumerate(schedule) if a.end < 0]
+            at = blocked[0] if blocked else len(schedule) - 1
+            out.extend(_line(schedule[i], False) for i in range(max(0, at - 1), at + 1))
             continue
         low = max(0, hits[0] - EXCERPT_CONTEXT)
         high = min(len(schedule), hits[-1] + EXCERPT_CONTEXT + 1)

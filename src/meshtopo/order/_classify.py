@@ -18,6 +18,7 @@ that mismatch and async pairs in flight together only.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -198,7 +199,7 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
             f"{unit}{'s' if len(guests) > 1 else ''} {sorted(guests)} never "
             f"arrive{'s' if len(guests) == 1 else ''} at {ref.where()} ({_describe(ref.entry)}); "
             f"{unit}s {sorted(waiters)} wait there forever.",
-            lines=(ref.entry.line,) if ref.entry.line else ()))
+            lines=(ref.entry.line,) if ref.entry.line else (), waiting=tuple(sorted(waiters))))
     cycles = _cycles(edges)
     in_cycles = {d for cycle in cycles for d in cycle}
     for cycle in cycles:
@@ -206,10 +207,9 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
     behind = len(set(stuck.tolist()) - in_cycles - explained)
     if behind and findings:
         last = findings[-1]
-        findings[-1] = Finding(
-            last.type, last.devices, last.instructions,
-            f"{last.message} {behind} more {unit}{'s' if behind > 1 else ''} only wait behind "
-            f"{'it' if len(findings) == 1 else 'these'}.", last.culprits, last.lines)
+        findings[-1] = dataclasses.replace(
+            last, message=f"{last.message} {behind} more {unit}{'s' if behind > 1 else ''} "
+                          f"only wait behind {'it' if len(findings) == 1 else 'these'}.")
     return findings
 
 

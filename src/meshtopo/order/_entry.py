@@ -80,7 +80,7 @@ class Finding:
     cycle order, the missing guests, the clique, ...), ``instructions`` the instruction names
     where they block or disagree, ``message`` one readable paragraph (with source lines),
     ``culprits`` (mismatch) the members whose entry differs from the majority (empty on a tie),
-    and ``lines`` the source lines it names.
+    ``lines`` the source lines it names, and ``waiting`` (missing) the devices left waiting.
     """
 
     type: str
@@ -89,6 +89,7 @@ class Finding:
     message: str
     culprits: tuple[int, ...] = ()
     lines: tuple[int, ...] = field(default=())
+    waiting: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         """The finding as a JSON-ready dict (docs/cli-json.md)."""
@@ -96,4 +97,5 @@ class Finding:
             "type": self.type, "devices": list(self.devices),
             "instructions": list(self.instructions), "message": self.message,
             "culprits": list(self.culprits), "lines": list(self.lines),
+            "waiting": list(self.waiting),
         }
