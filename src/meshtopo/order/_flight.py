@@ -8,7 +8,9 @@ entry arrives and waits on its process group; its position is its ``collective_s
 counted from the oldest id every member still holds (the buffer is a ring). A group's members
 come from ``pg_config``; raw gloo dumps record ``pg_config`` before torch fills it in, so then
 they are recovered from the entries: the ranks that recorded an entry on that group (all
-ranks for the default group ``"0"``). Point-to-point entries (``is_p2p``) are not matched.
+ranks for the default group ``"0"``). A send or recv (``nccl:send 1->2``, ``nccl:recv
+3<-0``, group ranks) meets the next one of its pair on that group, in order, whatever its
+sequence numbers; coalesced point-to-point batches are not matched.
 
 Bound: O(entries) to read, then the replay of ``_match`` over ranks x entries.
 """
@@ -38,6 +40,7 @@ from ._program import ARRIVE, WAIT
 from ._report import Report
 
 _RANK = re.compile(r"(\d+)$")
+_PAIR = "|"  # a point-to-point clique: "<group>|<source rank>-><target rank>" (group ranks)
 _SUFFIXES = (".json", ".pkl", ".pickle")
 DEFAULT_GROUP = "0"
 
@@ -69,9 +72,11 @@ def _from_dumps(dumps: dict[int, list[dict[str, Any]]],
     samples: list[dict[str, Any]] = []
     per_rank: list[tuple[list[str], np.ndarray, np.ndarray]] = []
     for rank in ranks.tolist():
-        entries = [e for e in dumps[rank] if not e.get("is_p2p")]
-        groups = [str(e["process_group"][0]) for e in entries]
-        seqs = np.array([int(e.get("collective_seq_id", 0)) for e in entries], dtype=np.int64)
+        named = [(_clique_name(e), e) for e in dumps[rank]]
+        entries = [e for name, e in named if name]
+        groups = [name for name, _ in named if name]
+        seqs = np.array([int(e.get("p2p_seq_id" if e.get("is_p2p") else "collective_seq_id", 0))
+                         for e in entries], dtype=np.int64)
         keys = [(g, int(s), e.get("profiling_name"), repr(e.get("input_sizes")),
                  repr(e.get("input_dtypes")), repr(e.get("output_sizes")))
                 for g, s, e in zip(groups, seqs.tolist(), entries, strict=True)]
@@ -83,7 +88,10 @@ def _from_dumps(dumps: dict[int, list[dict[str, Any]]],
                 samples.append(entry)
             found_ids.append(found)
         per_rank.append((groups, seqs, np.array(found_ids, dtype=np.int64)))
-    members, recovered = _memberships(ranks.tolist(), [set(g) for g, _, _ in per_rank], configs)
+    members, recovered = _memberships(
+        ranks.tolist(), [{n.split(_PAIR)[0] for n in g} for g, _, _ in per_rank], configs)
+    pairs = {n for g, _, _ in per_rank for n in g if _PAIR in n}
+    members.update({n: _pair(n, members) for n in pairs})
     names = sorted(members)
     clique_of = {name: index for index, name in enumerate(names)}
     cutoff = _cutoffs(per_rank, ranks.tolist(), members)
@@ -144,6 +152,37 @@ def _memberships(ranks: list[int], used: list[set[str]], configs: dict[int, dict
     return members, recovered
 
 
+def _clique_name(entry: dict[str, Any]) -> str:
+    """The group of a collective entry; for a send or recv (``nccl:send 1->2``,
+    ``nccl:recv 3<-0``, group ranks) the pair on that group; "" for what is not matched
+    (coalesced point-to-point batches)."""
+    group = str(entry["process_group"][0])
+    if not entry.get("is_p2p"):
+        return group
+    kind, _, meta = str(entry.get("profiling_name", "")).split(":", 1)[-1].partition(" ")
+    if kind == "send" and "->" in meta:
+        source, target = meta.split("->")
+    elif kind == "recv" and "<-" in meta:
+        target, source = meta.split("<-")
+    else:
+        return ""
+    if not (source.strip().isdigit() and target.strip().isdigit()):
+        return ""
+    return f"{group}{_PAIR}{int(source)}->{int(target)}"
+
+
+def _pair(name: str, members: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
+    """The global ranks (source, target) of a point-to-point clique name."""
+    group, _, pair = name.partition(_PAIR)
+    source, target = (int(x) for x in pair.split("->"))
+    ranks = members.get(group, ())
+    if max(source, target) >= len(ranks):
+        raise InvalidArgumentError(
+            f"a send/recv on process group {group} names group rank {max(source, target)}, "
+            f"but the group has {len(ranks)} members")
+    return (ranks[source], ranks[target])
+
+
 def _config_ranks(config: Any) -> list[int]:
     if not isinstance(config, dict):
         return []
@@ -166,18 +205,20 @@ def _cutoffs(per_rank: list[tuple[list[str], np.ndarray, np.ndarray]], ranks: li
             held = oldest[group]
             if seq < held.get(rank, seq + 1):
                 held[rank] = seq
-    return {group: (max(held.values()) if len(held) == len(members[group])
-                    else min(held.values())) for group, held in oldest.items()}
+    return {group: 0 if _PAIR in group else (
+        max(held.values()) if len(held) == len(members[group]) else min(held.values()))
+        for group, held in oldest.items()}
 
 
 def _entry(entry: dict[str, Any], index: int) -> Entry:
     name = str(entry.get("profiling_name", "?"))
-    opcode = name.split(":", 1)[-1]
+    opcode = name.split(":", 1)[-1].split(" ")[0]
     frame = _user_frame(entry.get("frames") or [])
+    p2p = bool(entry.get("is_p2p"))
+    seq = entry.get("p2p_seq_id" if p2p else "collective_seq_id")
     return Entry(
-        index=index,
-        name=f"{opcode}#{entry.get('collective_seq_id')}@pg{entry['process_group'][0]}",
-        opcode=opcode, stream="collective", shape=str(entry.get("input_sizes")),
+        index=index, name=f"{opcode}#{seq}@pg{entry['process_group'][0]}", opcode=opcode,
+        stream="send-recv" if p2p else "collective", shape=str(entry.get("input_sizes")),
         dtype=",".join(map(str, entry.get("input_dtypes") or [])),
         operand_shapes=(str(entry.get("output_sizes")),),
         line=int(frame.get("line", 0)) if frame else 0,
