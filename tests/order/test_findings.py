@@ -267,3 +267,14 @@ def test_loop_whose_trip_count_depends_on_the_partition_id() -> None:
         "once by devices [1]; 0 times by devices [0]")
     uniform = text.replace("%n = s32[] convert(%pid)", "%n = s32[] constant(4)")
     assert mt.order.analyze(mt.hlo.parse_module(uniform)).findings == []
+
+
+def test_mpmd_programs_that_name_different_all_reduce_groups() -> None:
+    pairs = module(all_reduce("sum", PAIRS), 4)
+    everyone = module(all_reduce("sum", ALL), 4)
+    finding = _only(mt.order.analyze([(pairs, [0, 1]), (everyone, [2, 3])]))
+    assert (finding.type, finding.devices, finding.instructions) == (
+        "group_disagreement", (0, 1, 2, 3), ("sum", "sum"))
+    assert finding.message.startswith(
+        "program 0 issues sum (line 9) over {{0,1},{2,3}} but program 1 issues sum (line 9) "
+        "over {{0,1,2,3}}")

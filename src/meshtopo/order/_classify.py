@@ -182,8 +182,8 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
             if not complete and m is not None and run.pointer[m] < rows.length[m]:
                 edges[d].append(m)
                 continue
-            y = _blocking_ref(run, m)
-            if y is not None and _disagree(refs[x], refs[y]):
+            y = _counterpart(run, refs, m, x)
+            if y is not None:
                 key = (x, y) if refs[x].entry.program <= refs[y].entry.program else (y, x)
                 disagree[key].update((int(devices[d]), member))
             else:
@@ -213,10 +213,25 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
     return findings
 
 
-def _blocking_ref(run: Run, m: int | None) -> int | None:
-    if m is None or run.pointer[m] >= run.rows.length[m]:
+def _counterpart(run: Run, refs: list[Ref], m: int | None, x: int) -> int | None:
+    """The entry of member row ``m`` that stands for ``refs[x]`` in another program naming
+    other groups: the one ``m`` blocks at, else one of its entries with the same opcode and
+    the same name or channel; None when there is none (then ``m`` is simply missing)."""
+    if m is None:
         return None
-    return int(run.rows.ref[m, run.pointer[m]])
+    length = int(run.rows.length[m])
+    if run.pointer[m] < length:
+        y = int(run.rows.ref[m, run.pointer[m]])
+        if _disagree(refs[x], refs[y]):
+            return y
+    entry = refs[x].entry
+    for y in dict.fromkeys(run.rows.ref[m, :length].tolist()):
+        other = refs[y].entry
+        same = other.name == entry.name or (
+            entry.channel_id is not None and other.channel_id == entry.channel_id)
+        if same and _disagree(refs[x], refs[y]):
+            return int(y)
+    return None
 
 
 def _disagree(x: Ref, y: Ref) -> bool:
