@@ -102,7 +102,8 @@ class CliqueTable:
     def slots(self, entry: Entry, peers: EntryPeers, devices: np.ndarray) -> np.ndarray:
         """For each device, its two clique ids for ``entry`` ([n, 2], -1 for none): a grouped
         collective's group in slot 0; a permute's or send/recv's pair as sender in slot 0 and
-        as receiver in slot 1 (a send has only the first, a recv only the second)."""
+        as receiver in slot 1 (a send has only the first, a recv only the second). Interning
+        is one dict lookup per group or pair; the device mapping is numpy."""
         out = np.full((devices.size, 2), -1, dtype=np.int64)
         if peers.pairs is None:
             rows = peers.group_rows(devices)
@@ -112,11 +113,13 @@ class CliqueTable:
             return out
         stream = entry.stream if entry.channel_id is None or entry.stream == "p2p" else (
             f"send-recv:{entry.channel_id}")
-        position = {int(d): i for i, d in enumerate(devices.tolist())}
-        for source, target in peers.pairs.tolist():
-            clique = self.intern(stream, (source, target))
-            if entry.opcode != "recv" and source in position:
-                out[position[source], 0] = clique
-            if entry.opcode != "send" and target in position:
-                out[position[target], 1] = clique
+        pairs = peers.pairs
+        ids = np.array([self.intern(stream, (s, t)) for s, t in pairs.tolist()], dtype=np.int64)
+        size = int(max(pairs.max(initial=-1), devices.max(initial=-1))) + 1
+        row = np.full(size, -1, dtype=np.int64)
+        row[devices] = np.arange(devices.size)
+        for column, side, skip in ((0, pairs[:, 0], "recv"), (1, pairs[:, 1], "send")):
+            if entry.opcode != skip:
+                hit = row[side] >= 0
+                out[row[side][hit], column] = ids[hit]
         return out
