@@ -5,6 +5,7 @@ Layers, in the order data flows (a module imports only modules above it in this 
 - math: ``_text``, ``_iota``, ``_mesh``, ``_device_list``, ``_modes``, ``_placement``,
   ``_pairs`` (with ``_errors`` and ``_limits`` beneath everything);
 - ``hlo``: HLO text to a module model, XLA's verifier checks;
+- ``order``: per-device collective schedules matched by arrival order (imports ``hlo``);
 - ``neuron``: Neuron's 3-D rank model;
 - ``topology``: physical clusters, tiers per device group, cost models (math layer only);
 - front ends: ``cli``, ``explore``, ``jax`` (imports jax only when called).
@@ -17,6 +18,7 @@ Layers, in the order data flows (a module imports only modules above it in this 
 from . import hlo as hlo
 from . import jax as jax
 from . import neuron as neuron
+from . import order as order
 from . import topology as topology
 from ._device_list import CollectiveDeviceList as CollectiveDeviceList
 from ._errors import HloParseError as HloParseError

@@ -7,7 +7,9 @@ partition ``p`` runs on the ``p``-th device of the executable, which for a mesh 
 ``mesh.devices.flat[p]``, whatever order the mesh lists its devices in. ``inspect`` reads that
 table from the compiled executable, so ``device_groups()`` answers in JAX device ids.
 
-JAX is imported only when ``inspect`` is called: meshtopo works without it.
+``check`` compiles the same way and returns the order analysis of that module.
+
+JAX is imported only when ``inspect`` or ``check`` is called: meshtopo works without it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from ._errors import InvalidArgumentError
 from ._placement import DeviceAssignment
 from .hlo import Module, parse_module, read_header
+from .order import Report, analyze
 
 
 def inspect(fn: Callable[..., Any] | Any, *args: Any, **kwargs: Any) -> Module:
@@ -39,6 +42,13 @@ def inspect(fn: Callable[..., Any] | Any, *args: Any, **kwargs: Any) -> Module:
     header = read_header(text, source)
     table = executable_device_assignment(compiled, header.replica_count, header.num_partitions)
     return parse_module(text, device_assignment=table, source=source)
+
+
+def check(fn: Callable[..., Any] | Any, *args: Any, **kwargs: Any) -> Report:
+    """Compile ``fn`` as ``inspect`` does and analyse the module's collective order on the
+    executable's devices (``mt.order.analyze``): ``report.findings`` is ``[]`` when every
+    device's schedule matches."""
+    return analyze(inspect(fn, *args, **kwargs))
 
 
 def _compile(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -1,4 +1,6 @@
-"""``check``: XLA's verifier checks on HLO files and dump directories, one line per finding.
+"""``check``: XLA's verifier checks on HLO files and dump directories, one line per finding,
+then (for each module the verifier passes) the order analysis (``mt.order.analyze``: hangs and
+garbage from the order of collectives), one line per order finding.
 
 Exit 1 when there are findings, 0 when every module is clean; text that does not parse is bad
 input (exit 2, one stderr line with its position). The ``--json`` schema is in
@@ -12,6 +14,8 @@ from rich.console import Console
 from rich.text import Text
 
 from ..hlo import Finding, Module, load, verify
+from ..order import Finding as OrderFinding
+from ..order import analyze
 from ._inputs import FILES_HELP, device_limit_option, input_files, is_single_file
 from ._options import DecimalRange
 from ._render import console, emit_json, plural
@@ -28,12 +32,26 @@ def finding_text(file: str, finding: Finding) -> Text:
     return text
 
 
-@click.command(help=f"""Run XLA's collective verifier checks on HLO modules.
+def order_finding_text(file: str, finding: OrderFinding) -> Text:
+    """``FILE:LINE: order <type>: <message>``, the position bold, the type in cyan."""
+    text = Text()
+    line = f"{finding.lines[0]}:" if finding.lines else ""
+    text.append(f"{file}:{line}", style="bold")
+    text.append(" order ")
+    text.append(finding.type, style="cyan")
+    text.append(": ")
+    text.append(finding.message)
+    return text
+
+
+@click.command(help=f"""Run XLA's collective verifier checks on HLO modules, then the collective
+order analysis on each module the verifier passes.
 
 {FILES_HELP}
 
-Prints FILE:LINE:COL: INSTRUCTION: MESSAGE for each finding (messages in XLA's words), then a
-summary per module. Exits 1 when there are findings, 0 when there are none.""")
+Prints FILE:LINE:COL: INSTRUCTION: MESSAGE for each finding (messages in XLA's words),
+FILE:LINE: order TYPE: MESSAGE for each order finding, then a summary per module. Exits 1 when
+there are findings, 0 when there are none.""")
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
 @click.option("--replica-count", type=DecimalRange(min=1), default=None,
@@ -53,14 +71,14 @@ def check(files: tuple[str, ...], as_json: bool, replica_count: int | None,
     out = console()
     for path in paths:
         module = load(path, replica_count=replica_count, num_partitions=num_partitions)
-        # The full structural parse, so that malformed lines anywhere are bad input (exit 2).
-        _ = module.computations
         findings = verify(module, check_replica_groups=not no_replica_group_checks,
                           verify_no_collective_deadlocks=deadlocks)
+        # The order analysis needs a module the verifier accepts.
+        order_findings = [] if findings else analyze(module).findings
         name = module.source or path
-        payloads.append(_payload(name, module, findings))
+        payloads.append(_payload(name, module, findings, order_findings))
         if not as_json:
-            _print(out, name, module, findings)
+            _print(out, name, module, findings, order_findings)
     ok = all(payload["ok"] for payload in payloads)
     if as_json:
         emit_json(payloads[0] if is_single_file(files, paths) else
@@ -68,7 +86,8 @@ def check(files: tuple[str, ...], as_json: bool, replica_count: int | None,
     return 0 if ok else 1
 
 
-def _payload(name: str, module: Module, findings: list[Finding]) -> dict[str, object]:
+def _payload(name: str, module: Module, findings: list[Finding],
+             order_findings: list[OrderFinding]) -> dict[str, object]:
     return {
         "file": name,
         "replica_count": module.replica_count,
@@ -79,17 +98,22 @@ def _payload(name: str, module: Module, findings: list[Finding]) -> dict[str, ob
              "line": f.line, "column": f.column, "check": f.check, "severity": f.severity}
             for f in findings
         ],
-        "ok": not findings,
+        "order_findings": [f.to_json() for f in order_findings],
+        "ok": not findings and not order_findings,
     }
 
 
-def _print(out: Console, name: str, module: Module, findings: list[Finding]) -> None:
+def _print(out: Console, name: str, module: Module, findings: list[Finding],
+           order_findings: list[OrderFinding]) -> None:
     for finding in findings:
         out.print(finding_text(name, finding))
+    for order_finding in order_findings:
+        out.print(order_finding_text(name, order_finding))
     collectives = plural(len(module.collectives), "collective")
     counts = f"(replica_count={module.replica_count}, num_partitions={module.num_partitions})"
-    if findings:
-        out.print(Text(f"{name}: {plural(len(findings), 'finding')} in {collectives} {counts}",
+    count = len(findings) + len(order_findings)
+    if count:
+        out.print(Text(f"{name}: {plural(count, 'finding')} in {collectives} {counts}",
                        style="bold red"))
     else:
         out.print(Text(f"{name}: {collectives} verified, no findings {counts}",

@@ -1,0 +1,150 @@
+"""``order``: every device's collective schedule and the hang or garbage its order would
+cause, from HLO files (one SPMD module, or ``FILE@DEVICES`` per program for MPMD) or from
+PyTorch Flight Recorder dumps (``--flight-recorder DIR``).
+
+Text output: each finding with the smallest excerpt that shows it (the two or three devices
+involved and their collectives around the place they block), then the timelines of
+``--devices``. Exit 1 when there are findings, 0 when clean. The ``--json`` schema is in
+docs/cli-json.md; ``--trace`` writes the Chrome trace event format.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.text import Text
+
+from .._errors import InvalidArgumentError
+from ..hlo import load
+from ..order import Arrival, Finding, Report, analyze, chrome_trace, from_flight_recorder
+from ._options import int_list
+from ._render import console, emit_json
+
+TIMELINES_SHOWN = 4  # devices whose timelines are printed when --devices is not given
+TRACED = 64  # devices traced when --devices is not given
+EXCERPT_DEVICES = 3
+EXCERPT_CONTEXT = 1
+
+
+def _analyze(files: tuple[str, ...], flight_recorder: str | None) -> tuple[Report, str]:
+    if flight_recorder is not None:
+        if files:
+            raise InvalidArgumentError("give HLO files or --flight-recorder DIR, not both")
+        return from_flight_recorder(flight_recorder), flight_recorder
+    if not files:
+        raise InvalidArgumentError("order needs an HLO FILE (or FILE@DEVICES per program) or "
+                                   "--flight-recorder DIR")
+    if len(files) == 1 and "@" not in files[0]:
+        return analyze(load(files[0])), files[0]
+    specs = []
+    for spec in files:
+        path, at, devices = spec.rpartition("@")
+        if not at:
+            raise InvalidArgumentError(
+                f"with several programs each FILE names its devices as FILE@0,1,...; got {spec!r}")
+        specs.append((path, int_list(devices, f"the devices of {path}")))
+    return analyze([(load(path), devices) for path, devices in specs]), ", ".join(files)
+
+
+def _line(arrival: Arrival, mark: bool) -> Text:
+    entry = arrival.entry
+    text = Text("  > " if mark else "    ", style="bold red" if mark else "")
+    text.append(f"{entry.name:<24}", style="cyan")
+    text.append(f" {entry.opcode:<20} clique [{','.join(map(str, arrival.clique))}]"
+                f" rank {arrival.rank} #{arrival.position} {entry.shape}")
+    if entry.is_async:
+        text.append(f" (async, done {entry.done})")
+    for conditional, branch in entry.branches:
+        text.append(f" in branch {branch} of {conditional}")
+    for loop, trips in entry.loops:
+        text.append(f" in {loop} x{'?' if trips is None else trips}")
+    if entry.line:
+        text.append(f" line {entry.line}", style="dim")
+    if arrival.end < 0:
+        text.append("  blocked here" if arrival.step >= 0 else "  never reached",
+                    style="bold red")
+    return text
+
+
+def _excerpt(report: Report, finding: Finding) -> list[Text]:
+    """The schedules of two or three devices of ``finding`` (a missing guest and those
+    waiting for it) around the collectives it names; a device that never issues them shows
+    where it is instead (its last collectives, or where it blocks)."""
+    shown = list(dict.fromkeys([*finding.devices[:EXCERPT_DEVICES - 1], *finding.waiting,
+                                *finding.devices]))[:EXCERPT_DEVICES]
+    out = []
+    for device in shown:
+        schedule = report.schedule(device)
+        hits = [i for i, a in enumerate(schedule) if a.entry.name in finding.instructions]
+        if not hits:
+            out.append(Text(f"  {report.unit} {device} (never issues "
+                            f"{', '.join(finding.instructions)}"
+                            f"{'' if schedule else '; no collectives at all'}):", style="bold"))
+            blocked = [i for i, a in enumerate(schedule) if a.end < 0]
+            at = blocked[0] if blocked else len(schedule) - 1
+            out.extend(_line(schedule[i], False) for i in range(max(0, at - 1), at + 1))
+            continue
+        low = max(0, hits[0] - EXCERPT_CONTEXT)
+        high = min(len(schedule), hits[-1] + EXCERPT_CONTEXT + 1)
+        out.append(Text(f"  {report.unit} {device}:", style="bold"))
+        out.extend(_line(schedule[i], i in hits) for i in range(low, high))
+    return out
+
+
+@click.command()
+@click.argument("files", nargs=-1)
+@click.option("--devices", "devices_text", default=None,
+              help="Comma-separated devices (ranks) whose timelines are printed and traced.")
+@click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@click.option("--trace", "trace_path", default=None,
+              help="Write the schedules of --devices (default: the first 64) to this file in the "
+                   "Chrome trace event format.")
+@click.option("--flight-recorder", "flight_recorder", default=None,
+              help="Read PyTorch Flight Recorder dumps (one file per rank) from this directory.")
+def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
+          trace_path: str | None, flight_recorder: str | None) -> int:
+    """Match every device's collectives by arrival order and report hangs and garbage.
+
+    FILES: one HLO module every device runs (SPMD), or FILE@DEVICES per program (MPMD, e.g.
+    stage0.hlo@0,1 stage1.hlo@2,3). Exits 1 when there are findings, 0 when clean.
+    """
+    report, name = _analyze(files, flight_recorder)
+    known = report.devices.tolist()
+    if devices_text is not None:
+        devices = int_list(devices_text, "--devices")
+        for device in devices:
+            report.schedule(device)  # refuses devices that were not analysed
+    else:
+        devices = known[:TIMELINES_SHOWN]
+    if trace_path is not None:
+        with open(trace_path, "w", encoding="utf-8") as handle:
+            json.dump(chrome_trace(report, devices if devices_text is not None else
+                                   known[:TRACED]), handle)
+    if as_json:
+        emit_json({"source": name, **report.to_json(devices)})
+        return 1 if report.findings else 0
+    out = console()
+    for note in report.notes:
+        out.print(Text(f"note: {note}", style="dim"))
+    for finding in report.findings:
+        out.print(Text(f"{finding.type}: ", style="bold red") + Text(
+            f"{report.unit}s {list(finding.devices)} at {', '.join(finding.instructions)}",
+            style="bold"))
+        out.print(Text(f"  {finding.message}"))
+        for line in _excerpt(report, finding):
+            out.print(line)
+    for device in devices:
+        out.print(Text(f"{report.unit} {device}", style="bold"))
+        for arrival in report.schedule(device):
+            out.print(_line(arrival, False))
+    count = len(report.findings)
+    summary = (f"{name}: {count} finding{'s' if count != 1 else ''} in the collective order of "
+               f"{len(known)} {report.unit}s" if count else
+               f"{name}: {len(known)} {report.unit}s, {sum(report.entry_counts)} collectives, "
+               f"no findings")
+    out.print(Text(summary, style="bold red" if count else "bold green"))
+    return 1 if count else 0
+
+
+COMMANDS: list[click.Command] = [order]

@@ -1,0 +1,45 @@
+"""The order layer: every device's collective schedule, matched by arrival order as the
+runtime matches it, and the hang or garbage that order would cause, found before launch.
+
+Imports the math layer and the public ``hlo`` API only; ``runtime`` and the front ends sit
+above it.
+
+- ``analyze(module)`` (SPMD) or ``analyze([(module, devices), ...], device_assignment=...)``
+  (MPMD) returns a ``Report``: ``findings`` (``Finding`` with ``type``, ``devices``,
+  ``instructions``, ``message``, ``culprits``) and ``schedule(device)`` (``Arrival`` s of
+  ``Entry`` s: clique, rank, position, stream, shapes, async span, source position).
+- ``from_flight_recorder(path)`` reads PyTorch Flight Recorder dumps into the same report
+  (devices are global ranks).
+- ``chrome_trace(report, devices)`` writes schedules in the Chrome trace event format.
+
+Finding types: ``deadlock``, ``missing``, ``mismatch``, ``divergence``,
+``group_disagreement``, ``async_overlap`` (``mt.order.Finding``; the verifier's findings are
+``mt.hlo.Finding``).
+
+>>> import meshtopo as mt
+>>> module = mt.hlo.parse_module('''HloModule m, num_partitions=4
+... %add (x: f32[], y: f32[]) -> f32[] {
+...   %x = f32[] parameter(0)
+...   %y = f32[] parameter(1)
+...   ROOT %s = f32[] add(%x, %y)
+... }
+... ENTRY %main (p: f32[8]) -> f32[8] {
+...   %p = f32[8]{0} parameter(0)
+...   ROOT %ar = f32[8]{0} all-reduce(%p), channel_id=1, replica_groups=[2,2]<=[4], use_global_device_ids=true, to_apply=%add
+... }
+... ''')
+>>> report = mt.order.analyze(module)
+>>> report.findings
+[]
+>>> [(a.entry.name, a.clique, a.rank) for a in report.schedule(3)]
+[('ar', (2, 3), 1)]
+"""
+
+from ._analyze import analyze as analyze
+from ._entry import FINDING_TYPES as FINDING_TYPES
+from ._entry import Arrival as Arrival
+from ._entry import Entry as Entry
+from ._entry import Finding as Finding
+from ._flight import from_flight_recorder as from_flight_recorder
+from ._report import Report as Report
+from ._trace import chrome_trace as chrome_trace

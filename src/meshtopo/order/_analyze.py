@@ -1,0 +1,289 @@
+"""``analyze``: every device's collective schedule from one module (SPMD) or several (MPMD),
+matched by arrival order.
+
+SPMD (one module, every device of its placement runs it): the program is walked once and each
+entry's groups are computed once as arrays; a device's clique is looked up in them. When all
+devices run one sequence over disjoint groups (checked with one ``bincount`` per entry), every
+clique sees its collectives in one order, so no rendezvous can cross: only ``divergence``
+(conditionals whose predicate differs between members) can break it, and that is what is
+checked. Programs with send/recv (whose recv may be absent) or overlapping groups, and MPMD
+programs, are replayed by ``_match.run``.
+
+Bound: SPMD O(entries x devices) numpy work (the walk is O(instructions)); replay
+O(rounds x devices) with rounds at most the total row length (see ``_match``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._errors import InvalidArgumentError
+from .._limits import check_size
+from .._placement import DeviceAssignment, as_device_assignment
+from ..hlo import Module
+from ._classify import Ref, async_overlaps, classify
+from ._cliques import CliqueTable, EntryPeers, entry_peers
+from ._divergence import divergences
+from ._entry import Arrival, Finding
+from ._match import Rows, Run, run
+from ._program import ARRIVE, WAIT, Program, walk
+from ._report import Report
+
+ASYNC_PAIR_LIMIT = 10_000
+# One program's rows: (devices, kind, clique, ref, link), the last four per column.
+_Block = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def analyze(programs: Module | Sequence[tuple[Module, ArrayLike]],
+            device_assignment: DeviceAssignment | ArrayLike | None = None) -> Report:
+    """Schedules and findings of ``programs``: a module every device runs (SPMD), or a list of
+    ``(module, devices)`` (MPMD: each device runs one module; groups are computed with
+    ``device_assignment``, default each module's own placement). Bounds: module docstring."""
+    if isinstance(programs, Module):
+        assignment = _assignment(programs, device_assignment)
+        devices = np.sort(assignment.array.reshape(-1))
+        program = walk(programs, 0)
+        peers = _peers(program, assignment)
+        if _shares_one_order(program, peers, devices):
+            return _spmd(program, peers, devices, assignment)
+        return _replay([(program, devices, assignment)], spmd=True)
+    if not isinstance(programs, Sequence) or not programs:
+        raise InvalidArgumentError(
+            "analyze expects a module or a non-empty list of (module, devices) pairs")
+    walked = []
+    seen: set[int] = set()
+    for index, item in enumerate(programs):
+        if not isinstance(item, tuple | list) or len(item) != 2 or not isinstance(item[0], Module):
+            raise InvalidArgumentError(
+                f"program {index} must be a (module, devices) pair, got {type(item).__name__}")
+        module = item[0]
+        ids = np.asarray(item[1], dtype=np.int64).reshape(-1)
+        check_size(int(ids.size), f"the device list of program {index}")
+        overlap = seen.intersection(ids.tolist())
+        if overlap or np.unique(ids).size != ids.size:
+            raise InvalidArgumentError(
+                f"program {index} lists devices that run another program or repeat: "
+                f"{sorted(overlap) or ids.tolist()}; each device runs one program")
+        seen.update(ids.tolist())
+        walked.append((walk(module, index), ids, _assignment(module, device_assignment)))
+    return _replay(walked, spmd=False)
+
+
+def _assignment(module: Module, given: DeviceAssignment | ArrayLike | None) -> DeviceAssignment:
+    if given is None:
+        return module.device_assignment
+    table = as_device_assignment(given if isinstance(given, DeviceAssignment)
+                                 else DeviceAssignment(given))
+    if table.array.shape != (module.replica_count, module.num_partitions):
+        raise InvalidArgumentError(
+            f"device_assignment is {table.array.shape[0]}x{table.array.shape[1]} but module "
+            f"{module.name} has replica_count={module.replica_count} and "
+            f"num_partitions={module.num_partitions}")
+    return table
+
+
+def _peers(program: Program, assignment: DeviceAssignment) -> list[EntryPeers]:
+    pairs = zip(program.entries, program.collectives, strict=True)
+    return [entry_peers(e, c, assignment) for e, c in pairs]
+
+
+def _shares_one_order(program: Program, peers: list[EntryPeers], devices: np.ndarray) -> bool:
+    """True when one sequence over disjoint groups is all there is: no send/recv (whose recv
+    may be absent) and no device in two groups of one collective. O(entries x devices)."""
+    size = int(devices.max(initial=-1)) + 1
+    for entry, entry_peers_ in zip(program.entries, peers, strict=True):
+        if entry.stream == "send-recv":
+            return False
+        if entry.stream == "collective" and entry_peers_.flat.size:
+            inside = entry_peers_.flat[(entry_peers_.flat >= 0) & (entry_peers_.flat < size)]
+            if np.bincount(inside, minlength=size).max(initial=0) > 1:
+                return False
+    return True
+
+
+def _spmd(program: Program, peers: list[EntryPeers], devices: np.ndarray,
+          assignment: DeviceAssignment) -> Report:
+    findings = divergences(program, devices, assignment, peers.__getitem__)
+    rows: dict[int, np.ndarray] = {}
+
+    def row_of(index: int) -> np.ndarray:
+        found = rows.get(index)
+        if found is None:
+            found = rows[index] = peers[index].group_rows(np.arange(int(devices.max()) + 1))
+        return found
+
+    def schedule(device: int) -> list[Arrival]:
+        return _spmd_schedule(program, peers, row_of, device)
+
+    return Report(findings, devices, "device", True, [len(program.entries)], schedule)
+
+
+def _device_cliques(peers: EntryPeers, row: int, device: int,
+                    opcode: str) -> list[tuple[int, ...]]:
+    if peers.pairs is None:
+        return [] if row < 0 else [peers.group(row)]
+    cliques: list[tuple[int, ...]] = []
+    for source, target in peers.pairs.tolist():
+        if source == device and opcode != "recv":
+            cliques.append((source, target))
+    for source, target in peers.pairs.tolist():
+        if target == device and opcode != "send":
+            cliques.append((source, target))
+    return cliques
+
+
+def _spmd_schedule(program: Program, peers: list[EntryPeers],
+                   row_of: Callable[[int], np.ndarray], device: int) -> list[Arrival]:
+    arrivals: list[Arrival] = []
+    counts: dict[tuple[object, ...], int] = {}
+    open_at: dict[int, list[int]] = {}
+    steps = zip(program.kinds.tolist(), program.steps.tolist(), strict=True)
+    for step, (kind, index) in enumerate(steps):
+        entry = program.entries[index]
+        if kind == WAIT:
+            for i in open_at.pop(index, []):
+                arrivals[i] = _ended(arrivals[i], step)
+            continue
+        row = int(row_of(index)[device]) if peers[index].pairs is None else -1
+        for clique in _device_cliques(peers[index], row, device, entry.opcode):
+            key = (entry.stream, entry.channel_id if entry.stream == "send-recv" else None, clique)
+            position = counts.get(key, 0)
+            counts[key] = position + 1
+            open_at.setdefault(index, []).append(len(arrivals))
+            arrivals.append(Arrival(device, entry, clique, clique.index(device), position, step,
+                                    -1))
+    return arrivals
+
+
+def _ended(arrival: Arrival, step: int) -> Arrival:
+    return Arrival(arrival.device, arrival.entry, arrival.clique, arrival.rank,
+                   arrival.position, arrival.step, step)
+
+
+def _replay(walked: list[tuple[Program, np.ndarray, DeviceAssignment]], spmd: bool) -> Report:
+    table = CliqueTable()
+    refs: list[Ref] = []
+    blocks: list[_Block] = []
+    findings: list[Finding] = []
+    pairs: list[tuple[np.ndarray, int, int]] = []
+    offset = 0
+    for program, devices, assignment in walked:
+        peers = _peers(program, assignment)
+        findings.extend(divergences(program, devices, assignment, peers.__getitem__))
+        blocks.append(_block(program, devices, peers, table, refs))
+        ids = np.arange(offset, offset + devices.size)
+        pairs.extend((ids, first, second) for first, second in _in_flight_pairs(program))
+        offset += devices.size
+    rows = _stack(blocks, table)
+    result = run(rows)
+    findings.extend(classify(result, refs, "device"))
+    findings.extend(async_overlaps(result, refs, "device", pairs))
+    order = np.argsort(rows.devices)
+
+    def schedule(device: int) -> list[Arrival]:
+        return run_schedule(result, refs, int(np.flatnonzero(rows.devices == device)[0]))
+
+    return Report(_unique(findings), rows.devices[order], "device", spmd,
+                  [len(p.entries) for p, _, _ in walked], schedule)
+
+
+def _block(program: Program, devices: np.ndarray, peers: list[EntryPeers], table: CliqueTable,
+           refs: list[Ref]) -> _Block:
+    """The rows of ``program`` on ``devices``: two columns per step (the two clique slots),
+    its entries appended to ``refs``. O(steps x devices)."""
+    base = len(refs)
+    entries = list(zip(program.entries, peers, strict=True))
+    refs.extend(Ref(entry, p.groups_key(), p.describe()) for entry, p in entries)
+    slots = (np.stack([table.slots(entry, p, devices) for entry, p in entries]) if entries
+             else np.zeros((0, devices.size, 2), np.int64))
+    steps, kinds = program.steps, program.kinds
+    length = 2 * steps.size
+    check_size(length * devices.size, f"the operation rows of program {program.index}")
+    clique = slots[steps].transpose(1, 0, 2).reshape(devices.size, length)
+    arrive_step = np.full(len(program.entries), -1, dtype=np.int64)
+    arrive_idx = np.flatnonzero(kinds == ARRIVE)
+    arrive_step[steps[arrive_idx]] = arrive_idx
+    link = np.full(length, -1, dtype=np.int64)
+    wait_idx = np.flatnonzero(kinds == WAIT)
+    link[2 * wait_idx] = 2 * arrive_step[steps[wait_idx]]
+    link[2 * wait_idx + 1] = 2 * arrive_step[steps[wait_idx]] + 1
+    return devices, np.repeat(kinds.astype(np.int64), 2), clique, np.repeat(steps + base, 2), link
+
+
+def _unique(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple[object, ...]] = set()
+    out = []
+    for finding in findings:
+        key = (finding.type, finding.devices, finding.instructions)
+        if key not in seen:
+            seen.add(key)
+            out.append(finding)
+    return out
+
+
+def _in_flight_pairs(program: Program) -> list[tuple[int, int]]:
+    """Arrive columns (slot 0) of async grouped entries in flight together, first started
+    first; at most ``ASYNC_PAIR_LIMIT`` pairs."""
+    in_flight: list[int] = []
+    pairs: list[tuple[int, int]] = []
+    steps = zip(program.kinds.tolist(), program.steps.tolist(), strict=True)
+    for step, (kind, index) in enumerate(steps):
+        entry = program.entries[index]
+        if entry.done is None or entry.stream != "collective":
+            continue
+        if kind == ARRIVE:
+            for other in in_flight:
+                if len(pairs) < ASYNC_PAIR_LIMIT:
+                    pairs.append((2 * other, 2 * step))
+            in_flight.append(step)
+        else:
+            in_flight = [s for s in in_flight if int(program.steps[s]) != index]
+    return pairs
+
+
+def _stack(blocks: list[_Block], table: CliqueTable) -> Rows:
+    width = max((b[1].size for b in blocks), default=0)
+    count = sum(b[0].size for b in blocks)
+    check_size(width * count, "the per-device operation rows")
+    kind = np.full((count, width), ARRIVE, dtype=np.int64)
+    clique = np.full((count, width), -1, dtype=np.int64)
+    ref = np.zeros((count, width), dtype=np.int64)
+    link = np.full((count, width), -1, dtype=np.int64)
+    length = np.zeros(count, dtype=np.int64)
+    devices = np.zeros(count, dtype=np.int64)
+    row = 0
+    for ids, k, c, r, li in blocks:
+        n, w = ids.size, k.size
+        sl = slice(row, row + n)
+        devices[sl] = ids
+        kind[sl, :w] = k
+        clique[sl, :w] = c
+        ref[sl, :w] = r
+        link[sl, :w] = li
+        length[sl] = w
+        row += n
+    return Rows(devices, kind, clique, ref, link, length, table.members)
+
+
+def run_schedule(result: Run, refs: list[Ref], row: int) -> list[Arrival]:
+    """The arrivals of row ``row`` of a replay, in issue order."""
+    rows = result.rows
+    device = int(rows.devices[row])
+    end_of: dict[int, int] = {}
+    for col in range(int(rows.length[row])):
+        if rows.kind[row, col] == WAIT and rows.link[row, col] >= 0:
+            end_of[int(rows.link[row, col])] = int(result.passed[row, col])
+    arrivals = []
+    for col in range(int(rows.length[row])):
+        event = int(result.event[row, col])
+        if rows.kind[row, col] != ARRIVE or event < 0:
+            continue
+        clique = rows.members[int(result.event_clique[event])]
+        entry = refs[int(rows.ref[row, col])].entry
+        arrivals.append(Arrival(device, entry, clique, clique.index(device),
+                                int(result.event_position[event]), int(result.passed[row, col]),
+                                end_of.get(col, int(result.passed[row, col]))))
+    return arrivals

@@ -1,0 +1,411 @@
+"""Findings from a run matched by arrival order: ``mismatch``, ``missing``,
+``group_disagreement``, ``deadlock`` and ``async_overlap``.
+
+- mismatch: the arrivals of one event hold different signatures (opcode, dtype, shapes,
+  reduction); culprits are the members off the majority (none on a tie);
+- missing: a stuck device waits for a member that has no arrival on that event at all;
+- group_disagreement: that member is stuck at the same opcode from another program that names
+  other groups (compared as device groups, so another encoding of the same groups agrees);
+- deadlock: a cycle in the waits-for graph of stuck devices (one finding per strongly
+  connected component, its shortest cycle spelled out from its lowest device); devices
+  that only wait behind it are counted in the message, not reported again;
+- async_overlap: two in-flight async collectives on different cliques started in opposite
+  orders by devices they share.
+
+Bound: O(arrivals log arrivals) numpy work; the Python loops run over stuck devices, events
+that mismatch and async pairs in flight together only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._entry import Entry, Finding
+from ._match import Run
+
+_FIELDS = ("type", "dtype", "size", "size", "reduction")
+CYCLE_STARTS = 64
+
+
+@dataclass(frozen=True)
+class Ref:
+    """What a row operation refers to: the entry, and the groups its program names (a
+    hashable key and its text; None when unknown, e.g. Flight Recorder)."""
+
+    entry: Entry
+    groups: tuple[object, ...] | None = None
+    groups_text: str = ""
+
+    def where(self) -> str:
+        """``name (line N)``, or the name alone when there is no line."""
+        return f"{self.entry.name} (line {self.entry.line})" if self.entry.line else self.entry.name
+
+
+def classify(run: Run, refs: list[Ref], unit: str = "device",
+             complete: bool = True) -> list[Finding]:
+    """Every finding of ``run`` (see the module docstring), mismatches first. ``complete``
+    rows hold every collective a device will issue (HLO); otherwise (Flight Recorder) a row
+    ends where the device blocked, see ``blocked``."""
+    return [*mismatches(run, refs, unit), *blocked(run, refs, unit, complete)]
+
+
+def _members(clique: tuple[int, ...]) -> str:
+    return "[" + ",".join(map(str, clique)) + "]"
+
+
+def _describe(entry: Entry) -> str:
+    shape = entry.shape if entry.shape.startswith(entry.dtype) else f"{entry.dtype} {entry.shape}"
+    parts = [entry.opcode, shape]
+    if entry.reduction:
+        parts.append(entry.reduction)
+    return ", ".join(parts)
+
+
+def mismatches(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
+    """Events whose arrivals disagree, one finding per distinct set of instructions."""
+    rows = run.rows
+    r, c, e = run.arrivals()
+    if e.size == 0:
+        return []
+    table: dict[tuple[object, ...], int] = {}
+    signature = np.array([table.setdefault(ref.entry.signature(), len(table)) for ref in refs],
+                         dtype=np.int64)
+    ref_ids = rows.ref[r, c]
+    sig = signature[ref_ids]
+    low = np.full(run.event_clique.size, np.iinfo(np.int64).max)
+    high = np.full(run.event_clique.size, -1)
+    np.minimum.at(low, e, sig)
+    np.maximum.at(high, e, sig)
+    bad = np.flatnonzero(low != high)
+    if bad.size == 0:
+        return []
+    keep = np.isin(e, bad)
+    by_event: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    kept = zip(r[keep].tolist(), ref_ids[keep].tolist(), e[keep].tolist(), strict=True)
+    for row, ref, event in kept:
+        by_event[event].append((int(rows.devices[row]), ref))
+    grouped: dict[tuple[int, ...], list[int]] = defaultdict(list)
+    for event, arrivals in by_event.items():
+        grouped[tuple(sorted({ref for _, ref in arrivals}))].append(event)
+    findings = []
+    for ref_set, event_list in grouped.items():
+        devices: set[int] = set()
+        culprits: set[int] = set()
+        tie = False
+        for event in event_list:
+            arrivals = by_event[event]
+            devices.update(run.rows.members[int(run.event_clique[event])])
+            counts: dict[int, int] = defaultdict(int)
+            for _, ref in arrivals:
+                counts[int(signature[ref])] += 1
+            top = max(counts.values())
+            winners = [s for s, n in counts.items() if n == top]
+            if len(winners) > 1:
+                tie = True
+                continue
+            culprits.update(d for d, ref in arrivals if signature[ref] != winners[0])
+        first = event_list[0]
+        clique = run.rows.members[int(run.event_clique[first])]
+        issued: dict[tuple[str, int], list[int]] = defaultdict(list)
+        sample: dict[tuple[str, int], int] = {}
+        for device, ref in sorted(by_event[first]):
+            key = (refs[ref].entry.name, int(signature[ref]))
+            issued[key].append(device)
+            sample.setdefault(key, ref)
+        sides = "; ".join(
+            f"{unit}{'s' if len(devs) > 1 else ''} {','.join(map(str, devs))} "
+            f"issue{'s' if len(devs) == 1 else ''} {refs[sample[key]].where()} "
+            f"({_describe(refs[sample[key]].entry)})"
+            for key, devs in issued.items())
+        signatures = [refs[ref].entry.signature() for ref in ref_set]
+        fields = sorted({_FIELDS[i] for i in range(len(_FIELDS))
+                         if len({s[i] for s in signatures}) > 1})
+        more = f" (and {len(event_list) - 1} more cliques alike)" if len(event_list) > 1 else ""
+        blame = (" It is a tie: no majority to blame." if tie and not culprits else
+                 f" Off the majority: {unit}s {sorted(culprits)}." if culprits else "")
+        message = (f"Position {int(run.event_position[first])} on clique "
+                   f"{_members(clique)}{more}: {sides}; they differ in {', '.join(fields)}, so "
+                   f"the rendezvous pairs them and the result is garbage.{blame}")
+        names = tuple(dict.fromkeys(refs[ref].entry.name for ref in ref_set))
+        findings.append(Finding(
+            "mismatch", tuple(sorted(devices)), names,
+            message, () if tie and not culprits else tuple(sorted(culprits)),
+            tuple(sorted({refs[ref].entry.line for ref in ref_set if refs[ref].entry.line})),
+        ))  # fmt: skip
+    return findings
+
+
+def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list[Finding]:
+    """missing, group_disagreement and deadlock findings for the devices that never finish.
+
+    A member with no arrival on the event is missing when rows are ``complete``. A recorded
+    trace ends where each rank blocked, so there a member stuck elsewhere may simply not have
+    got there yet: it is waited for (a waits-for edge); only a member that finished is
+    missing. (A rank that skipped a collective and blocks later therefore shows as a cycle
+    with the rank that waits for the skipped one, which is the pair to look at.)"""
+    rows = run.rows
+    stuck = run.stuck
+    if stuck.size == 0:
+        return []
+    stuck_events = run.event[stuck, run.pointer[stuck]]
+    ar_rows, ar_cols, ar_events = run.arrivals()
+    keep = np.isin(ar_events, stuck_events)
+    arrive_at: dict[int, dict[int, int]] = defaultdict(dict)
+    for row, col, event in zip(ar_rows[keep].tolist(), ar_cols[keep].tolist(),
+                               ar_events[keep].tolist(), strict=True):
+        arrive_at[event][row] = col
+    row_of = {int(d): i for i, d in enumerate(rows.devices.tolist())}
+    devices = rows.devices
+    edges: dict[int, list[int]] = defaultdict(list)
+    missing: dict[str, tuple[int, set[int], set[int]]] = {}
+    disagree: dict[tuple[int, int], set[int]] = defaultdict(set)
+    explained: set[int] = set()
+    for d in stuck.tolist():
+        event = int(run.event[d, run.pointer[d]])
+        if event < 0:
+            continue
+        x = int(rows.ref[d, run.pointer[d]])
+        for member in rows.members[int(run.event_clique[event])]:
+            m = row_of.get(member)
+            if m == d:
+                continue
+            col = arrive_at[event].get(m) if m is not None else None
+            if col is not None and run.passed[m, col] >= 0:
+                continue
+            if col is not None and m is not None:
+                edges[d].append(m)
+                continue
+            if not complete and m is not None and run.pointer[m] < rows.length[m]:
+                edges[d].append(m)
+                continue
+            y = _counterpart(run, refs, m, x)
+            if y is not None:
+                key = (x, y) if refs[x].entry.program <= refs[y].entry.program else (y, x)
+                disagree[key].update((int(devices[d]), member))
+            else:
+                _, guests, waiters = missing.setdefault(refs[x].entry.name, (x, set(), set()))
+                guests.add(member)
+                waiters.add(int(devices[d]))
+            explained.add(d)
+    findings = [_disagreement(refs, key, devs, unit) for key, devs in disagree.items()]
+    for x, guests, waiters in missing.values():
+        ref = refs[x]
+        findings.append(Finding(
+            "missing", tuple(sorted(guests)), (ref.entry.name,),
+            f"{unit}{'s' if len(guests) > 1 else ''} {sorted(guests)} never "
+            f"arrive{'s' if len(guests) == 1 else ''} at {ref.where()} ({_describe(ref.entry)}); "
+            f"{unit}s {sorted(waiters)} wait there forever.",
+            lines=(ref.entry.line,) if ref.entry.line else (), waiting=tuple(sorted(waiters))))
+    cycles = _cycles(edges)
+    in_cycles = {d for cycle in cycles for d in cycle}
+    for cycle in cycles:
+        findings.append(_deadlock(run, refs, cycle, unit))
+    behind = len(set(stuck.tolist()) - in_cycles - explained)
+    if behind and findings:
+        last = findings[-1]
+        findings[-1] = dataclasses.replace(
+            last, message=f"{last.message} {behind} more {unit}{'s' if behind > 1 else ''} "
+                          f"only wait behind {'it' if len(findings) == 1 else 'these'}.")
+    return findings
+
+
+def _counterpart(run: Run, refs: list[Ref], m: int | None, x: int) -> int | None:
+    """The entry of member row ``m`` that stands for ``refs[x]`` in another program naming
+    other groups: the one ``m`` blocks at, else one of its entries with the same opcode and
+    the same name or channel; None when there is none (then ``m`` is simply missing)."""
+    if m is None:
+        return None
+    length = int(run.rows.length[m])
+    if run.pointer[m] < length:
+        y = int(run.rows.ref[m, run.pointer[m]])
+        if _disagree(refs[x], refs[y]):
+            return y
+    entry = refs[x].entry
+    for y in dict.fromkeys(run.rows.ref[m, :length].tolist()):
+        other = refs[y].entry
+        same = other.name == entry.name or (
+            entry.channel_id is not None and other.channel_id == entry.channel_id)
+        if same and _disagree(refs[x], refs[y]):
+            return int(y)
+    return None
+
+
+def _disagree(x: Ref, y: Ref) -> bool:
+    return (x.entry.program != y.entry.program and x.entry.opcode == y.entry.opcode
+            and x.groups is not None and y.groups is not None and x.groups != y.groups)
+
+
+def _disagreement(refs: list[Ref], key: tuple[int, int], devices: set[int],
+                  unit: str) -> Finding:
+    x, y = refs[key[0]], refs[key[1]]
+    return Finding(
+        "group_disagreement", tuple(sorted(devices)), (x.entry.name, y.entry.name),
+        f"program {x.entry.program} issues {x.where()} over "
+        f"{x.groups_text} but program {y.entry.program} issues {y.where()} over "
+        f"{y.groups_text}; {unit}s {sorted(devices)} wait for partners who are in another "
+        f"group.", lines=tuple(sorted({r.entry.line for r in (x, y) if r.entry.line})))
+
+
+def _deadlock(run: Run, refs: list[Ref], cycle: list[int], unit: str) -> Finding:
+    rows = run.rows
+    parts = []
+    names: list[str] = []
+    cliques = set()
+    for i, d in enumerate(cycle):
+        col = int(run.pointer[d])
+        ref = refs[int(rows.ref[d, col])]
+        clique = rows.members[int(run.event_clique[int(run.event[d, col])])]
+        cliques.add(clique)
+        nxt = int(rows.devices[cycle[(i + 1) % len(cycle)]])
+        parts.append(f"{unit} {int(rows.devices[d])} waits in {ref.where()} on clique "
+                     f"{_members(clique)} for {unit} {nxt}")
+        if ref.entry.name not in names:
+            names.append(ref.entry.name)
+    lines = tuple(sorted({refs[int(rows.ref[d, int(run.pointer[d])])].entry.line for d in cycle}
+                         - {0}))
+    return Finding(
+        "deadlock", tuple(int(rows.devices[d]) for d in cycle), tuple(names),
+        f"a waits-for cycle across {len(cliques)} cliques: " + "; ".join(parts) + ".",
+        lines=lines)
+
+
+def _cycles(edges: dict[int, list[int]]) -> list[list[int]]:
+    """One shortest cycle of each strongly connected component with more than one node
+    (iterative Tarjan, then ``_shortest_cycle``)."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    components: list[set[int]] = []
+    counter = 0
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(edges.get(root, ())))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, it = work[-1]
+            advanced = False
+            for nxt in it:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(edges.get(nxt, ()))))
+                    advanced = True
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    component.add(top)
+                    if top == node:
+                        break
+                if len(component) > 1:
+                    components.append(component)
+    return [_shortest_cycle(edges, component) for component in components]
+
+
+def _shortest_cycle(edges: dict[int, list[int]], component: set[int]) -> list[int]:
+    """The shortest cycle inside ``component`` (ties: the lowest start), by a BFS from each
+    of its lowest ``CYCLE_STARTS`` nodes, rotated to begin at its lowest node."""
+    best: list[int] | None = None
+    for start in sorted(component)[:CYCLE_STARTS]:
+        parent = {start: start}
+        queue = [start]
+        found = None
+        while queue and found is None:
+            following = []
+            for node in queue:
+                if start in edges.get(node, ()):
+                    found = node
+                    break
+                for nxt in edges.get(node, ()):
+                    if nxt in component and nxt not in parent:
+                        parent[nxt] = node
+                        following.append(nxt)
+            queue = following
+        if found is None:
+            continue
+        path = [found]
+        while path[-1] != start:
+            path.append(parent[path[-1]])
+        path.reverse()
+        if best is None or len(path) < len(best):
+            best = path
+    cycle = best or sorted(component)
+    low = cycle.index(min(cycle))
+    return cycle[low:] + cycle[:low]
+
+
+def async_overlaps(run: Run, refs: list[Ref], unit: str,
+                   pairs: list[tuple[np.ndarray, int, int]] | None = None) -> list[Finding]:
+    """Pairs of in-flight async arrivals started in opposite orders on shared devices.
+
+    ``pairs`` lists ``(row indices, first column, second column)``: devices of one program and
+    the arrive columns of two async entries in flight together there (first started first);
+    without it there is nothing to compare."""
+    if not pairs:
+        return []
+    keys, flags, devs, ref_a, ref_b = [], [], [], [], []
+    for row_ids, first, second in pairs:
+        e1 = run.event[row_ids, first]
+        e2 = run.event[row_ids, second]
+        ok = (e1 >= 0) & (e2 >= 0) & (e1 != e2)
+        if not ok.any():
+            continue
+        e1, e2, ids = e1[ok], e2[ok], row_ids[ok]
+        low, high = np.minimum(e1, e2), np.maximum(e1, e2)
+        keys.append(low * (run.event_clique.size + 1) + high)
+        flags.append(e1 < e2)
+        devs.append(ids)
+        ref_a.append(run.rows.ref[ids, first])
+        ref_b.append(run.rows.ref[ids, second])
+    if not keys:
+        return []
+    key = np.concatenate(keys)
+    flag = np.concatenate(flags)
+    dev = np.concatenate(devs)
+    ra, rb = np.concatenate(ref_a), np.concatenate(ref_b)
+    merged: dict[tuple[str, ...], tuple[set[int], set[int], tuple[Ref, ...]]] = {}
+    for value in np.unique(key).tolist():
+        sel = key == value
+        if flag[sel].all() or not flag[sel].any():
+            continue
+        one = sel & flag
+        other = sel & ~flag
+        r1 = refs[int(ra[one][0])], refs[int(rb[one][0])]
+        r2 = refs[int(ra[other][0])], refs[int(rb[other][0])]
+        names: list[str] = []
+        for r in (*r1, *r2):
+            if r.entry.name not in names:
+                names.append(r.entry.name)
+        d1, d2, _ = merged.setdefault(tuple(names), (set(), set(), (*r1, *r2)))
+        d1.update(int(run.rows.devices[i]) for i in dev[one])
+        d2.update(int(run.rows.devices[i]) for i in dev[other])
+    findings = []
+    for names_key, (d1, d2, (a1, b1, a2, b2)) in merged.items():
+        findings.append(Finding(
+            "async_overlap", tuple(sorted(d1 | d2)), names_key,
+            f"{unit}s {sorted(d1)} start {a1.where()} then {b1.where()} while "
+            f"{unit}s {sorted(d2)} start {a2.where()} then {b2.where()}; both are in flight at "
+            f"once on different cliques, and communicators used concurrently must see their "
+            f"collectives in the same order on every shared {unit} (else they can hang).",
+            lines=tuple(sorted({r.entry.line for r in (a1, b1, a2, b2) if r.entry.line}))))
+    return findings

@@ -1,0 +1,125 @@
+"""Who each entry talks to: the device groups (or device pairs) of every entry of a program,
+as numpy arrays computed once per entry and shared by every device that runs the program.
+
+``EntryPeers`` holds, for a grouped collective, all its device groups concatenated with their
+sizes (XLA's ``GetParticipatingDevicesGroups`` order: rank = position), and for permutes and
+send/recv the ``(source, target)`` device pairs. A device's clique is the group that holds it
+(for pairs: its pair as a sender and its pair as a receiver, two cliques on the p2p stream).
+Bound: O(devices) numpy work per entry; ``check_size`` refuses lists past the device limit.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._errors import InvalidArgumentError
+from .._limits import check_size
+from .._pairs import participating_device_pairs
+from .._placement import DeviceAssignment, device_group_arrays
+from ..hlo import Collective
+from ._entry import Entry
+
+
+@dataclass(frozen=True)
+class EntryPeers:
+    """The devices an entry connects: ``flat``/``sizes`` (groups) or ``pairs`` (n x 2)."""
+
+    flat: np.ndarray
+    sizes: np.ndarray
+    pairs: np.ndarray | None
+
+    @functools.cached_property
+    def starts(self) -> np.ndarray:
+        """Offset of each group in ``flat``."""
+        return np.cumsum(self.sizes) - self.sizes
+
+    def group_rows(self, devices: np.ndarray) -> np.ndarray:
+        """For each device, the index of the group holding it (-1: none). O(devices + ids)."""
+        if self.pairs is not None:
+            raise InvalidArgumentError("an entry with pairs has no groups")
+        size = int(max(self.flat.max(initial=-1), devices.max(initial=-1))) + 1
+        row_of = np.full(size, -1, dtype=np.int64)
+        row_of[self.flat] = np.repeat(np.arange(self.sizes.size), self.sizes)
+        return row_of[devices]
+
+    def group(self, row: int) -> tuple[int, ...]:
+        """The devices of group ``row``, in rank order."""
+        start = int(self.starts[row])
+        return tuple(int(d) for d in self.flat[start:start + int(self.sizes[row])])
+
+    def groups_key(self) -> tuple[object, ...]:
+        """A hashable form of every group (or pair), to compare what two programs name."""
+        if self.pairs is not None:
+            return ("pairs", tuple(map(tuple, self.pairs.tolist())))
+        return ("groups", tuple(self.group(r) for r in range(self.sizes.size)))
+
+    def describe(self, limit: int = 8) -> str:
+        """The groups or pairs as text, ``{{0,1},{2,3}}``, cut after ``limit`` of them."""
+        if self.pairs is not None:
+            items = [f"{{{s},{t}}}" for s, t in self.pairs[:limit].tolist()]
+            more = len(self.pairs) - limit
+        else:
+            items = ["{" + ",".join(map(str, self.group(r))) + "}"
+                     for r in range(min(limit, self.sizes.size))]
+            more = self.sizes.size - limit
+        return "{" + ",".join(items) + (f",... {more} more" if more > 0 else "") + "}"
+
+
+def entry_peers(entry: Entry, collective: Collective, assignment: DeviceAssignment) -> EntryPeers:
+    """The device groups (or pairs) of ``collective`` under ``assignment``."""
+    if entry.stream != "collective":
+        pairs = participating_device_pairs(
+            collective.source_target_pairs or [], collective.mode, assignment)
+        check_size(2 * len(pairs), f"the device pairs of {entry.name}")
+        array = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        return EntryPeers(array.reshape(-1), np.full(len(array), 2, dtype=np.int64), array)
+    groups = collective.replica_groups
+    flat, sizes = device_group_arrays(groups, collective.mode, assignment)
+    return EntryPeers(np.asarray(flat, dtype=np.int64), np.asarray(sizes, dtype=np.int64), None)
+
+
+class CliqueTable:
+    """Interned cliques: ``(stream key, devices...)`` -> id; ``members[id]`` the devices."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple[object, ...], int] = {}
+        self.members: list[tuple[int, ...]] = []
+        self.streams: list[str] = []
+
+    def intern(self, stream: str, members: tuple[int, ...]) -> int:
+        """The id of the clique ``members`` on ``stream`` (new ids count up from 0)."""
+        key = (stream, *members)
+        found = self.ids.get(key)
+        if found is None:
+            found = self.ids[key] = len(self.members)
+            self.members.append(members)
+            self.streams.append(stream)
+        return found
+
+    def slots(self, entry: Entry, peers: EntryPeers, devices: np.ndarray) -> np.ndarray:
+        """For each device, its two clique ids for ``entry`` ([n, 2], -1 for none): a grouped
+        collective's group in slot 0; a permute's or send/recv's pair as sender in slot 0 and
+        as receiver in slot 1 (a send has only the first, a recv only the second). Interning
+        is one dict lookup per group or pair; the device mapping is numpy."""
+        out = np.full((devices.size, 2), -1, dtype=np.int64)
+        if peers.pairs is None:
+            rows = peers.group_rows(devices)
+            ids = np.array([self.intern(entry.stream, peers.group(r))
+                            for r in range(peers.sizes.size)] + [-1], dtype=np.int64)
+            out[:, 0] = ids[rows]
+            return out
+        stream = entry.stream if entry.channel_id is None or entry.stream == "p2p" else (
+            f"send-recv:{entry.channel_id}")
+        pairs = peers.pairs
+        ids = np.array([self.intern(stream, (s, t)) for s, t in pairs.tolist()], dtype=np.int64)
+        size = int(max(pairs.max(initial=-1), devices.max(initial=-1))) + 1
+        row = np.full(size, -1, dtype=np.int64)
+        row[devices] = np.arange(devices.size)
+        for column, side, skip in ((0, pairs[:, 0], "recv"), (1, pairs[:, 1], "send")):
+            if entry.opcode != skip:
+                hit = row[side] >= 0
+                out[row[side][hit], column] = ids[hit]
+        return out

@@ -1,0 +1,272 @@
+"""``from_flight_recorder``: PyTorch Flight Recorder dumps, one file per rank, matched by
+arrival order into the same report as ``analyze`` (``devices`` are global ranks).
+
+A dump is the pickle torch writes (``torch._C._distributed_c10d._dump_fr_trace()``) or its
+JSON twin (``_dump_fr_trace_json()``); the rank is the number that ends the file name (as
+torch's own loader reads it), so the answer never depends on directory order. Each collective
+entry arrives and waits on its process group; its position is its ``collective_seq_id``,
+counted from the oldest id every member still holds (the buffer is a ring). A group's members
+come from ``pg_config``; raw gloo dumps record ``pg_config`` before torch fills it in, so then
+they are recovered from the entries: the ranks that recorded an entry on that group (all
+ranks for the default group ``"0"``). A send or recv (``nccl:send 1->2``, ``nccl:recv
+3<-0``, group ranks) meets the next one of its pair on that group, in order, whatever its
+sequence numbers; coalesced point-to-point batches are not matched.
+
+Bound: O(entries) to read, then the replay of ``_match`` over ranks x entries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import os
+import pickle
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import InvalidArgumentError
+from .._limits import check_size
+from ._analyze import run_schedule
+from ._classify import Ref, classify
+from ._entry import Arrival, Entry
+from ._match import Rows, run
+from ._program import ARRIVE, WAIT
+from ._report import Report
+
+_RANK = re.compile(r"(\d+)$")
+_PAIR = "|"  # a point-to-point clique: "<group>|<source rank>-><target rank>" (group ranks)
+_SUFFIXES = (".json", ".pkl", ".pickle")
+DEFAULT_GROUP = "0"
+
+
+def from_flight_recorder(path: str | os.PathLike[str]) -> Report:
+    """Read every dump in directory ``path`` (or the one file ``path``) and match the ranks'
+    collectives by arrival order (bound in the module docstring)."""
+    with _collector_paused():
+        return _from_dumps(*_read(Path(path)))
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: dumps are millions of small acyclic objects, and
+    full collections over them while they are alive would make reading quadratic."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _from_dumps(dumps: dict[int, list[dict[str, Any]]],
+                configs: dict[int, dict[str, Any]]) -> Report:
+    ranks = np.array(sorted(dumps), dtype=np.int64)
+    table: dict[tuple[object, ...], int] = {}
+    samples: list[dict[str, Any]] = []
+    per_rank: list[tuple[list[str], np.ndarray, np.ndarray]] = []
+    for rank in ranks.tolist():
+        named = [(_clique_name(e), e) for e in dumps[rank]]
+        entries = [e for name, e in named if name]
+        groups = [name for name, _ in named if name]
+        seqs = np.array([int(e.get("p2p_seq_id" if e.get("is_p2p") else "collective_seq_id", 0))
+                         for e in entries], dtype=np.int64)
+        keys = [(g, int(s), e.get("profiling_name"), repr(e.get("input_sizes")),
+                 repr(e.get("input_dtypes")), repr(e.get("output_sizes")))
+                for g, s, e in zip(groups, seqs.tolist(), entries, strict=True)]
+        found_ids: list[int] = []
+        for key, entry in zip(keys, entries, strict=True):
+            found = table.get(key)
+            if found is None:
+                found = table[key] = len(samples)
+                samples.append(entry)
+            found_ids.append(found)
+        per_rank.append((groups, seqs, np.array(found_ids, dtype=np.int64)))
+    members, recovered = _memberships(
+        ranks.tolist(), [{n.split(_PAIR)[0] for n in g} for g, _, _ in per_rank], configs)
+    pairs = {n for g, _, _ in per_rank for n in g if _PAIR in n}
+    members.update({n: _pair(n, members) for n in pairs})
+    names = sorted(members)
+    clique_of = {name: index for index, name in enumerate(names)}
+    cutoff = _cutoffs(per_rank, ranks.tolist(), members)
+    refs = [Ref(_entry(entry, index)) for index, entry in enumerate(samples)]
+    kept: list[tuple[np.ndarray, np.ndarray]] = []
+    for groups, seqs, ids in per_rank:
+        cliques = np.array([clique_of[g] for g in groups], dtype=np.int64)
+        floor = np.array([cutoff[g] for g in groups], dtype=np.int64)
+        keep = seqs >= floor
+        kept.append((cliques[keep], ids[keep]))
+    count = max((c.size for c, _ in kept), default=0)
+    check_size(2 * count * ranks.size, "the Flight Recorder entries of all ranks")
+    kind = np.tile(np.array([ARRIVE, WAIT], dtype=np.int64), (ranks.size, count))
+    link_row = np.stack([np.full(count, -1), np.arange(0, 2 * count, 2)], axis=1).reshape(-1)
+    link = np.tile(link_row.astype(np.int64), (ranks.size, 1))
+    clique = np.full((ranks.size, 2 * count), -1, dtype=np.int64)
+    ref = np.zeros((ranks.size, 2 * count), dtype=np.int64)
+    for row, (row_cliques, row_refs) in enumerate(kept):
+        clique[row, :2 * row_cliques.size] = np.repeat(row_cliques, 2)
+        ref[row, :2 * row_refs.size] = np.repeat(row_refs, 2)
+    length = np.array([2 * c.size for c, _ in kept], dtype=np.int64)
+    rows = Rows(ranks, kind, clique, ref, link, length, [members[n] for n in names])
+    result = run(rows)
+    findings = classify(result, refs, "rank", complete=False)
+
+    def schedule(rank: int) -> list[Arrival]:
+        return run_schedule(result, refs, int(np.searchsorted(ranks, rank)))
+
+    notes = [] if not recovered else [
+        f"pg_config names no members for process groups {', '.join(recovered)} (as raw gloo "
+        f"dumps record it): their members are the ranks that recorded an entry on them (all "
+        f"ranks for the default group), so a rank that never did is not seen as a member"]
+    return Report(findings, ranks, "rank", False, [c.size for c, _ in kept], schedule, notes)
+
+
+def _memberships(ranks: list[int], used: list[set[str]], configs: dict[int, dict[str, Any]]
+                 ) -> tuple[dict[str, tuple[int, ...]], list[str]]:
+    """Process group name -> its ranks in group-rank order (ascending global rank), and the
+    names whose members were recovered from the entries."""
+    recorded: dict[str, set[int]] = defaultdict(set)
+    for rank, names in zip(ranks, used, strict=True):
+        for name in names:
+            recorded[name].add(rank)
+    members: dict[str, tuple[int, ...]] = {}
+    recovered: list[str] = []
+    for name, seen in sorted(recorded.items()):
+        written: set[int] = set()
+        for config in configs.values():
+            listed = _config_ranks(config.get(name))
+            if listed:
+                written = set(listed)
+                break
+        if not written:
+            recovered.append(name)
+            if name == DEFAULT_GROUP:
+                written = set(ranks)
+        members[name] = tuple(sorted(written or seen))
+    return members, recovered
+
+
+def _clique_name(entry: dict[str, Any]) -> str:
+    """The group of a collective entry; for a send or recv (``nccl:send 1->2``,
+    ``nccl:recv 3<-0``, group ranks) the pair on that group; "" for what is not matched
+    (coalesced point-to-point batches)."""
+    group = str(entry["process_group"][0])
+    if not entry.get("is_p2p"):
+        return group
+    kind, _, meta = str(entry.get("profiling_name", "")).split(":", 1)[-1].partition(" ")
+    if kind == "send" and "->" in meta:
+        source, target = meta.split("->")
+    elif kind == "recv" and "<-" in meta:
+        target, source = meta.split("<-")
+    else:
+        return ""
+    if not (source.strip().isdigit() and target.strip().isdigit()):
+        return ""
+    return f"{group}{_PAIR}{int(source)}->{int(target)}"
+
+
+def _pair(name: str, members: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
+    """The global ranks (source, target) of a point-to-point clique name."""
+    group, _, pair = name.partition(_PAIR)
+    source, target = (int(x) for x in pair.split("->"))
+    ranks = members.get(group, ())
+    if max(source, target) >= len(ranks):
+        raise InvalidArgumentError(
+            f"a send/recv on process group {group} names group rank {max(source, target)}, "
+            f"but the group has {len(ranks)} members")
+    return (ranks[source], ranks[target])
+
+
+def _config_ranks(config: Any) -> list[int]:
+    if not isinstance(config, dict):
+        return []
+    ranks = config.get("ranks")
+    if isinstance(ranks, str):
+        try:
+            ranks = json.loads(ranks)
+        except json.JSONDecodeError:
+            return []
+    return [int(r) for r in ranks] if isinstance(ranks, list) else []
+
+
+def _cutoffs(per_rank: list[tuple[list[str], np.ndarray, np.ndarray]], ranks: list[int],
+             members: dict[str, tuple[int, ...]]) -> dict[str, int]:
+    """Per group, the oldest ``collective_seq_id`` every member still holds (the lowest one
+    when some member recorded none)."""
+    oldest: dict[str, dict[int, int]] = defaultdict(dict)
+    for rank, (groups, seqs, _) in zip(ranks, per_rank, strict=True):
+        for group, seq in zip(groups, seqs.tolist(), strict=True):
+            held = oldest[group]
+            if seq < held.get(rank, seq + 1):
+                held[rank] = seq
+    return {group: 0 if _PAIR in group else (
+        max(held.values()) if len(held) == len(members[group]) else min(held.values()))
+        for group, held in oldest.items()}
+
+
+def _entry(entry: dict[str, Any], index: int) -> Entry:
+    name = str(entry.get("profiling_name", "?"))
+    opcode = name.split(":", 1)[-1].split(" ")[0]
+    frame = _user_frame(entry.get("frames") or [])
+    p2p = bool(entry.get("is_p2p"))
+    seq = entry.get("p2p_seq_id" if p2p else "collective_seq_id")
+    return Entry(
+        index=index, name=f"{opcode}#{seq}@pg{entry['process_group'][0]}", opcode=opcode,
+        stream="send-recv" if p2p else "collective", shape=str(entry.get("input_sizes")),
+        dtype=",".join(map(str, entry.get("input_dtypes") or [])),
+        operand_shapes=(str(entry.get("output_sizes")),),
+        line=int(frame.get("line", 0)) if frame else 0,
+        computation=str(frame.get("filename", "")) if frame else "",
+    )  # fmt: skip
+
+
+def _user_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for frame in frames:
+        if "torch/distributed" not in str(frame.get("filename", "")):
+            return frame
+    return None
+
+
+def _read(path: Path) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]]]:
+    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    dumps: dict[int, list[dict[str, Any]]] = {}
+    config: dict[int, dict[str, Any]] = {}
+    origin: dict[int, Path] = {}
+    for file in files:
+        stem = file.name
+        for suffix in _SUFFIXES:
+            stem = stem.removesuffix(suffix)
+        found = _RANK.search(stem)
+        if found is None:
+            continue
+        rank = int(found.group(1))
+        if rank in dumps:
+            raise InvalidArgumentError(
+                f"{origin[rank]} and {file} are both dumps of rank {rank}; keep one per rank")
+        dump = _load(file)
+        dumps[rank] = dump.get("entries") or []
+        config[rank] = dump.get("pg_config") or {}
+        origin[rank] = file
+    if not dumps:
+        raise InvalidArgumentError(
+            f"{path}: no Flight Recorder dumps (files whose names end in the rank number)")
+    return dumps, config
+
+
+def _load(file: Path) -> dict[str, Any]:
+    """One dump, pickle or JSON."""
+    data = file.read_bytes()
+    try:
+        dump = pickle.loads(data) if data[:1] == b"\x80" else json.loads(data)
+    except (pickle.UnpicklingError, json.JSONDecodeError, UnicodeDecodeError, EOFError) as error:
+        raise InvalidArgumentError(
+            f"{file}: not a Flight Recorder dump (pickle or JSON): {error}") from None
+    if not isinstance(dump, dict) or "entries" not in dump:
+        raise InvalidArgumentError(f"{file}: not a Flight Recorder dump (no 'entries')")
+    return dump

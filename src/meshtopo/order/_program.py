@@ -1,0 +1,238 @@
+"""One program's collectives in issue order: the module walked once, for every device that
+runs it.
+
+The walk follows the schedule of a module with ``is_scheduled=true`` (each computation's
+instructions in text order, which is XLA's sequence) and otherwise a topological order that
+respects operands and ``control-predecessors`` (ties broken by text order). It descends into
+``call``, fusions, non-collective ``async-start`` wrappers, ``while`` (condition, then body, once:
+the trip count from ``backend_config``'s ``known_trip_count`` is recorded on each entry, None
+when unknown) and every ``conditional`` branch in branch order (each entry records its branch;
+``divergence`` decides whether members can take different branches).
+
+Each collective becomes an ``Entry`` and one or two steps: a sync op arrives and waits; a
+``-start``/``async-start``/``send``/``recv`` arrives, its ``-done`` waits. Host transfers and
+``async-update`` are skipped.
+
+Bound: O(instructions reached), each computation walked once per call site; at most
+``ENTRY_LIMIT`` entries (``LimitError`` past it) and ``DEPTH_LIMIT`` nested calls. The call
+graph has no cycles: the reader refuses a computation called before it is defined, as XLA does.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .._errors import InvalidArgumentError, LimitError
+from ..hlo import Collective, Computation, Instruction, Module
+from ._entry import Entry
+
+ARRIVE, WAIT = 0, 1
+ENTRY_LIMIT = 1_000_000
+DEPTH_LIMIT = 64
+_TRIP = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)')
+_DESCEND = frozenset({"call", "fusion", "async-start", "custom-call"})
+_P2P = frozenset({"send", "recv", "send-done", "recv-done"})
+
+
+@dataclass
+class Conditional:
+    """A conditional reached by the walk: the instruction, its computation and, per branch,
+    the indices of the entries issued inside it."""
+
+    instruction: Instruction
+    computation: Computation
+    branches: list[list[int]] = field(default_factory=list)
+
+
+@dataclass
+class Loop:
+    """A while loop reached by the walk: the instruction, its computation, and the indices of
+    the entries issued in its condition and body."""
+
+    instruction: Instruction
+    computation: Computation
+    entries: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Program:
+    """A module's entries and steps (``kinds[i]`` is ARRIVE or WAIT of entry ``steps[i]``),
+    with the collective behind each entry and the conditionals met on the way."""
+
+    module: Module
+    index: int
+    entries: list[Entry]
+    collectives: list[Collective]
+    kinds: np.ndarray
+    steps: np.ndarray
+    conditionals: list[Conditional]
+    loops: list[Loop] = field(default_factory=list)
+
+
+def walk(module: Module, index: int = 0) -> Program:
+    """Walk ``module`` from its entry computation (bounds in the module docstring)."""
+    walker = _Walker(module, index)
+    walker.computation(module.entry, (), (), ())
+    return Program(
+        module, index, walker.entries, walker.collectives,
+        np.array(walker.kinds, dtype=np.int8), np.array(walker.step_entries, dtype=np.int64),
+        walker.conditionals, walker.loops,
+    )  # fmt: skip
+
+
+def issue_order(computation: Computation, is_scheduled: bool) -> list[Instruction]:
+    """The schedule (text order) of a scheduled module, else a topological order over operands
+    and control predecessors with text order breaking ties. O(n log n) in instructions."""
+    instructions = computation.instructions
+    if is_scheduled:
+        return list(instructions)
+    position = {inst.name: i for i, inst in enumerate(instructions)}
+    waiting = [0] * len(instructions)
+    users: list[list[int]] = [[] for _ in instructions]
+    for i, inst in enumerate(instructions):
+        for name in {*inst.operands, *inst.control_predecessors}:
+            j = position.get(name)
+            if j is not None and j != i:
+                waiting[i] += 1
+                users[j].append(i)
+    ready = [i for i, count in enumerate(waiting) if count == 0]
+    heapq.heapify(ready)
+    order: list[Instruction] = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(instructions[i])
+        for user in users[i]:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                heapq.heappush(ready, user)
+    if len(order) != len(instructions):
+        left = sorted(set(range(len(instructions))) - {position[i.name] for i in order})
+        raise InvalidArgumentError(
+            f"computation {computation.name} has a dependency cycle through "
+            f"{instructions[left[0]].name} (line {instructions[left[0]].line})"
+        )
+    return order
+
+
+def trip_count(instruction: Instruction) -> int | None:
+    """``known_trip_count`` from a ``while``'s ``backend_config``, None when absent."""
+    found = _TRIP.search(instruction.attributes.get("backend_config", ""))
+    return int(found.group(1)) if found else None
+
+
+def payload_shape(collective: Collective) -> str:
+    """The shape of the data a collective delivers (a start's result element, a recv's
+    buffer), as text."""
+    shape = collective.shape
+    opcode = collective.opcode
+    if shape.tuple_shapes and opcode in (
+        "all-gather-start", "collective-permute-start", "async-start", "recv",
+    ):  # fmt: skip
+        index = 0 if opcode == "recv" else 1
+        if len(shape.tuple_shapes) > index:
+            shape = shape.tuple_shapes[index]
+    if opcode == "send":
+        operand = collective.operand_shapes[0] if collective.operand_shapes else None
+        shape = operand or shape
+    return str(shape)
+
+
+def _dtype(shape_text: str) -> str:
+    return shape_text.lstrip("(").split("[", 1)[0]
+
+
+class _Walker:
+    def __init__(self, module: Module, index: int) -> None:
+        self.module = module
+        self.index = index
+        self.entries: list[Entry] = []
+        self.collectives: list[Collective] = []
+        self.kinds: list[int] = []
+        self.step_entries: list[int] = []
+        self.conditionals: list[Conditional] = []
+        self.loops: list[Loop] = []
+
+    def computation(self, computation: Computation, loops: tuple[tuple[str, int | None], ...],
+                    branches: tuple[tuple[str, int], ...], stack: tuple[str, ...]) -> None:
+        if len(stack) >= DEPTH_LIMIT:
+            raise LimitError(f"calls nest deeper than {DEPTH_LIMIT} at {computation.name}")
+        stack = (*stack, computation.name)
+        started: dict[str, int] = {}
+        for inst in issue_order(computation, self.module.is_scheduled):
+            collective = inst.collective
+            if collective is not None:
+                self.collective(inst, collective, started, loops, branches)
+            elif inst.opcode == "while":
+                inner = (*loops, (inst.name, trip_count(inst)))
+                first = len(self.entries)
+                for key in ("condition", "body"):
+                    name = inst.attributes.get(key, "").lstrip("%")
+                    self.computation(self.called(name, inst), inner, branches, stack)
+                self.loops.append(Loop(inst, computation, list(range(first, len(self.entries)))))
+            elif inst.opcode == "conditional":
+                record = Conditional(inst, computation)
+                self.conditionals.append(record)
+                for number, name in enumerate(inst.called_computations):
+                    first = len(self.entries)
+                    self.computation(self.called(name, inst), loops,
+                                     (*branches, (inst.name, number)), stack)
+                    record.branches.append(list(range(first, len(self.entries))))
+            elif inst.opcode in _DESCEND:
+                for name in inst.called_computations:
+                    self.computation(self.called(name, inst), loops, branches, stack)
+
+    def called(self, name: str, inst: Instruction) -> Computation:
+        found = self.module.computations.get(name)
+        if found is None:
+            raise InvalidArgumentError(
+                f"{inst.opcode} {inst.name} (line {inst.line}) calls {name!r}, which the module "
+                f"does not define")
+        return found
+
+    def collective(self, inst: Instruction, collective: Collective, started: dict[str, int],
+                   loops: tuple[tuple[str, int | None], ...],
+                   branches: tuple[tuple[str, int], ...]) -> None:
+        if collective.opcode in _P2P and collective.attributes.get("is_host_transfer") == "true":
+            return
+        if inst.opcode == "async-update":
+            if inst.operands and inst.operands[0] in started:
+                started[inst.name] = started[inst.operands[0]]
+            return
+        if collective.is_done:
+            start = inst.operands[0] if inst.operands else collective.start
+            index = started.pop(start or "", None)
+            if index is not None:
+                self.entries[index] = replace(self.entries[index], done=inst.name)
+                self.kinds.append(WAIT)
+                self.step_entries.append(index)
+            return
+        if len(self.entries) >= ENTRY_LIMIT:
+            raise LimitError(
+                f"module {self.module.name} issues more than {ENTRY_LIMIT} collectives "
+                f"(reached at {inst.name}, line {inst.line})")
+        index = len(self.entries)
+        opcode = collective.underlying_opcode
+        stream = {"collective-permute": "p2p", "send": "send-recv", "recv": "send-recv"}.get(
+            opcode, "collective")
+        shape = payload_shape(collective)
+        operands = tuple(str(s) for s in collective.operand_shapes if s is not None)
+        self.entries.append(Entry(
+            index=index, name=inst.name, opcode=opcode, stream=stream, shape=shape,
+            dtype=_dtype(shape), operand_shapes=operands if stream == "collective" else (),
+            reduction=collective.reduction, channel_id=collective.channel_id, line=inst.line,
+            column=inst.column, computation=inst.computation, program=self.index, loops=loops,
+            branches=branches,
+        ))  # fmt: skip
+        self.collectives.append(collective)
+        self.kinds.append(ARRIVE)
+        self.step_entries.append(index)
+        if collective.is_async:
+            started[inst.name] = index
+        else:
+            self.kinds.append(WAIT)
+            self.step_entries.append(index)
+

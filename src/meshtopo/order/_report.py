@@ -1,0 +1,75 @@
+"""``Report``: what ``analyze`` and ``from_flight_recorder`` return."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._errors import InvalidArgumentError
+from ._entry import Arrival, Finding
+
+
+@dataclass
+class Report:
+    """The findings (``[]`` when clean), the devices analysed (global device ids, or ranks for
+    Flight Recorder), the programs' entry counts, and each device's schedule on request.
+
+    ``unit`` is ``device`` or ``rank``; ``spmd`` says whether one program ran everywhere (its
+    schedules then share one sequence and are mapped to cliques per device on request).
+    ``notes`` say how the input was read where it matters to the answer (e.g. group members
+    recovered from Flight Recorder entries).
+    """
+
+    findings: list[Finding]
+    devices: np.ndarray
+    unit: str
+    spmd: bool
+    entry_counts: list[int]
+    _schedule: Callable[[int], list[Arrival]] = field(repr=False)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when there are no findings."""
+        return not self.findings
+
+    def schedule(self, device: int) -> list[Arrival]:
+        """The collectives ``device`` issues, in issue order, each with its clique, rank and
+        position on the clique. O(entries) for that device once each entry's device-to-group
+        table is built (O(devices) per entry, once per report)."""
+        at = int(np.searchsorted(self.devices, device)) if isinstance(
+            device, int | np.integer) else -1
+        if at < 0 or at >= self.devices.size or int(self.devices[at]) != int(device):
+            raise InvalidArgumentError(
+                f"{self.unit} {device!r} is not one of the {self.devices.size} {self.unit}s "
+                f"analysed")
+        return self._schedule(int(device))
+
+    def to_json(self, devices: list[int] | None = None) -> dict[str, object]:
+        """JSON-ready answer (docs/cli-json.md): findings and, for ``devices``, schedules."""
+        shown = [] if devices is None else devices
+        return {
+            "unit": self.unit,
+            "spmd": self.spmd,
+            "devices": int(self.devices.size),
+            "entries": self.entry_counts,
+            "findings": [f.to_json() for f in self.findings],
+            "notes": self.notes,
+            "schedules": {str(d): [_arrival_json(a) for a in self.schedule(d)] for d in shown},
+            "ok": self.ok,
+        }
+
+
+def _arrival_json(arrival: Arrival) -> dict[str, object]:
+    entry = arrival.entry
+    return {
+        "name": entry.name, "opcode": entry.opcode, "stream": entry.stream,
+        "clique": list(arrival.clique), "rank": arrival.rank, "position": arrival.position,
+        "shape": entry.shape, "dtype": entry.dtype, "reduction": entry.reduction,
+        "done": entry.done, "line": entry.line, "column": entry.column,
+        "program": entry.program, "loops": [[n, t] for n, t in entry.loops],
+        "branches": [[n, b] for n, b in entry.branches],
+        "step": arrival.step, "end": arrival.end,
+    }

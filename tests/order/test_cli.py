@@ -1,0 +1,172 @@
+"""``meshtopo order`` (text, JSON, ``--trace``, ``--flight-recorder``) and ``meshtopo check``
+running the order analysis."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import pytest
+
+from meshtopo.cli import main
+
+from ._cases import ADD, all_reduce
+from .test_findings import CONDITIONAL
+
+ALL = "{{0,1,2,3}}"
+PAIRS = "{{0,1},{2,3}}"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(done.value.code or 0), out, err
+
+
+def _module(body: str) -> str:
+    return (f"HloModule m, num_partitions=4\n{ADD}ENTRY %main (p: f32[8]) -> f32[8] {{\n"
+            f"  %p = f32[8]{{0}} parameter(0)\n{body}  ROOT %out = f32[8]{{0}} copy(%p)\n}}\n")
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, str]:
+    texts = {
+        "forward": _module(all_reduce("a", ALL) + all_reduce("b", PAIRS, channel=2)),
+        "backward": _module(all_reduce("b", PAIRS, channel=2) + all_reduce("a", ALL)),
+        "diverge": CONDITIONAL.replace("PREDICATE", "copy(%first)"),
+    }
+    out = {}
+    for name, text in texts.items():
+        (tmp_path / f"{name}.hlo").write_text(text)
+        out[name] = str(tmp_path / f"{name}.hlo")
+    return out
+
+
+def test_clean_spmd_module(capsys: pytest.CaptureFixture[str], files: dict[str, str]) -> None:
+    code, out, err = run(capsys, "order", files["forward"], "--devices", "2")
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0] == "device 2"
+    assert "a                        all-reduce           clique [0,1,2,3] rank 2 #0" in out
+    assert out.splitlines()[-1].endswith(": 4 devices, 2 collectives, no findings")
+
+
+def test_mpmd_deadlock_text_and_excerpt(capsys: pytest.CaptureFixture[str],
+                                        files: dict[str, str]) -> None:
+    code, out, err = run(capsys, "order", f"{files['forward']}@0,2,3",
+                         f"{files['backward']}@1")
+    assert (code, err) == (1, "")
+    lines = out.splitlines()
+    assert lines[0] == "deadlock: devices [0, 1] at a, b"
+    assert lines[1].startswith("  a waits-for cycle across 2 cliques: device 0 waits in a")
+    assert lines[2] == "  device 0:"
+    assert lines[3].startswith("  > a ") and lines[3].endswith("blocked here")
+    assert "1 finding in the collective order of 4 devices" in lines[-1]
+
+
+def test_missing_guest_excerpt(capsys: pytest.CaptureFixture[str], files: dict[str, str],
+                               tmp_path: Path) -> None:
+    empty = tmp_path / "empty.hlo"
+    empty.write_text(_module(""))
+    code, out, _ = run(capsys, "order", f"{files['forward']}@0,1,2", f"{empty}@3", "--json")
+    finding = json.loads(out)["findings"][0]
+    assert (code, finding["type"], finding["devices"], finding["waiting"]) == (
+        1, "missing", [3], [0, 1, 2])
+    code, out, _ = run(capsys, "order", f"{files['forward']}@0,1,2", f"{empty}@3")
+    lines = out.splitlines()
+    assert lines[:4] == [
+        "missing: devices [3] at a",
+        "  device [3] never arrives at a (line 9) (all-reduce, f32[8]{0}, sum); devices "
+        "[0, 1, 2] wait there forever.",
+        "  device 3 (never issues a; no collectives at all):",
+        "  device 0:"]
+
+
+def test_json_schema(capsys: pytest.CaptureFixture[str], files: dict[str, str]) -> None:
+    code, out, _ = run(capsys, "order", f"{files['forward']}@0,2,3", f"{files['backward']}@1",
+                       "--json", "--devices", "1")
+    answer = json.loads(out)
+    assert code == 1
+    assert sorted(answer) == ["devices", "entries", "findings", "notes", "ok", "schedules",
+                              "source", "spmd", "unit"]
+    assert answer["notes"] == []
+    assert (answer["unit"], answer["spmd"], answer["devices"], answer["entries"],
+            answer["ok"]) == ("device", False, 4, [2, 2], False)
+    finding = answer["findings"][0]
+    assert (finding["type"], finding["devices"], finding["instructions"]) == (
+        "deadlock", [0, 1], ["a", "b"])
+    first = answer["schedules"]["1"][0]
+    assert sorted(first) == ["branches", "clique", "column", "done", "dtype", "end", "line",
+                             "loops", "name", "opcode", "position", "program", "rank",
+                             "reduction", "shape", "step", "stream"]
+    assert (first["name"], first["clique"], first["rank"], first["end"]) == ("b", [0, 1], 1, -1)
+
+
+def test_trace_in_chrome_trace_event_format(capsys: pytest.CaptureFixture[str],
+                                            files: dict[str, str], tmp_path: Path) -> None:
+    trace = tmp_path / "trace.json"
+    code, _, _ = run(capsys, "order", f"{files['forward']}@0,2,3", f"{files['backward']}@1",
+                     "--trace", str(trace))
+    assert code == 1
+    events = json.loads(trace.read_text())["traceEvents"]
+    slices = [e for e in events if e["ph"] == "X"]
+    assert sorted({e["tid"] for e in slices}) == [0, 1, 2, 3]
+    assert {(e["tid"], e["name"], e["args"]["blocked"]) for e in slices} >= {
+        (0, "a", True), (1, "b", True), (2, "a", True)}
+    starts = [e for e in events if e["ph"] == "s"]
+    ends = [e for e in events if e["ph"] == "f"]
+    assert starts and len(ends) >= len(starts)
+    assert {e["id"] for e in ends} == {e["id"] for e in starts}
+    instants = [e for e in events if e["ph"] == "i"]
+    assert {(e["tid"], e["name"]) for e in instants} == {(0, "deadlock"), (1, "deadlock")}
+
+
+def test_flight_recorder_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    def entry(seq: int, sizes: list[list[int]]) -> dict[str, object]:
+        return {"process_group": ("0", "default_pg"), "collective_seq_id": seq,
+                "profiling_name": "gloo:all_reduce", "input_sizes": sizes,
+                "output_sizes": sizes, "input_dtypes": ["Float"], "is_p2p": False}
+
+    for rank in range(3):
+        sizes = [[16]] if rank == 1 else [[8]]
+        dump = {"entries": [entry(1, [[8]]), entry(2, sizes)], "pg_config": {}, "version": "2.10"}
+        (tmp_path / f"trace_{rank}").write_bytes(pickle.dumps(dump))
+    code, out, err = run(capsys, "order", "--flight-recorder", str(tmp_path), "--json")
+    answer = json.loads(out)
+    assert (code, err, answer["unit"]) == (1, "", "rank")
+    assert [(f["type"], f["devices"], f["culprits"]) for f in answer["findings"]] == [
+        ("mismatch", [0, 1, 2], [1])]
+    assert answer["notes"][0].startswith("pg_config names no members for process groups 0 ")
+
+
+def test_check_runs_the_order_analysis(capsys: pytest.CaptureFixture[str],
+                                       files: dict[str, str]) -> None:
+    code, out, _ = run(capsys, "check", files["diverge"])
+    assert code == 1
+    assert out.splitlines()[0].startswith(f"{files['diverge']}:9: order divergence: ar (line 9)")
+    code, out, _ = run(capsys, "check", files["diverge"], "--json")
+    answer = json.loads(out)
+    assert (code, answer["findings"], answer["ok"]) == (1, [], False)
+    assert [f["type"] for f in answer["order_findings"]] == ["divergence"]
+    code, out, _ = run(capsys, "check", files["forward"], "--json")
+    assert (code, json.loads(out)["order_findings"]) == (0, [])
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ((), "meshtopo: error: order needs an HLO FILE (or FILE@DEVICES per program) or "
+         "--flight-recorder DIR\n"),
+    (("a.hlo@0", "b.hlo"), "meshtopo: error: with several programs each FILE names its "
+                           "devices as FILE@0,1,...; got 'b.hlo'\n"),
+])
+def test_bad_input_is_one_line(capsys: pytest.CaptureFixture[str], args: tuple[str, ...],
+                               message: str) -> None:
+    code, out, err = run(capsys, "order", *args)
+    assert (code, out, err) == (2, "", message)
+
+
+def test_unknown_device_is_one_line(capsys: pytest.CaptureFixture[str],
+                                    files: dict[str, str]) -> None:
+    code, _, err = run(capsys, "order", files["forward"], "--devices", "9")
+    assert code == 2
+    assert err == "meshtopo: error: device 9 is not one of the 4 devices analysed\n"

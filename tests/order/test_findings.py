@@ -1,0 +1,280 @@
+"""Hand-built modules for every finding type: exact devices, instructions and messages."""
+
+from __future__ import annotations
+
+import meshtopo as mt
+
+from ._cases import ADD, all_reduce, module
+
+ALL = "{{0,1,2,3}}"
+PAIRS = "{{0,1},{2,3}}"
+
+
+def _only(report: mt.order.Report) -> mt.order.Finding:
+    assert len(report.findings) == 1, report.findings
+    return report.findings[0]
+
+
+def test_two_devices_in_opposite_order_deadlock() -> None:
+    forward = module(all_reduce("a", ALL) + all_reduce("b", PAIRS, channel=2), 4)
+    backward = module(all_reduce("b", PAIRS, channel=2) + all_reduce("a", ALL), 4)
+    report = mt.order.analyze([(forward, [0]), (backward, [1]), (forward, [2, 3])])
+    finding = _only(report)
+    assert finding.type == "deadlock"
+    assert finding.devices == (0, 1)
+    assert finding.instructions == ("a", "b")
+    assert finding.message == (
+        "a waits-for cycle across 2 cliques: device 0 waits in a (line 9) on clique "
+        "[0,1,2,3] for device 1; device 1 waits in b (line 9) on clique [0,1] for device 0. "
+        "2 more devices only wait behind it.")
+
+
+def test_three_clique_cycle() -> None:
+    a = all_reduce("a", "{{0,1},{2}}", channel=1)
+    b = all_reduce("b", "{{1,2},{0}}", channel=2)
+    c = all_reduce("c", "{{2,0},{1}}", channel=3)
+    report = mt.order.analyze([(module(a + c, 3), [0]), (module(b + a, 3), [1]),
+                               (module(c + b, 3), [2])])
+    finding = _only(report)
+    assert finding.type == "deadlock"
+    assert finding.devices == (0, 1, 2)
+    assert finding.instructions == ("a", "b", "c")
+    assert "across 3 cliques" in finding.message
+    assert "device 2 waits in c (line 9) on clique [2,0] for device 0" in finding.message
+
+
+def test_same_order_everywhere_is_clean() -> None:
+    forward = module(all_reduce("a", ALL) + all_reduce("b", PAIRS, channel=2), 4)
+    assert mt.order.analyze([(forward, [0, 1]), (forward, [2, 3])]).findings == []
+    assert mt.order.analyze(forward).findings == []
+
+
+CONDITIONAL = """HloModule cond, num_partitions=4
+""" + ADD + """%then (t: f32[8]) -> f32[8] {
+  %t = f32[8]{0} parameter(0)
+  ROOT %ar = f32[8]{0} all-reduce(%t), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, to_apply=%add
+}
+%else (e: f32[8]) -> f32[8] {
+  ROOT %e = f32[8]{0} parameter(0)
+}
+ENTRY %main (p: f32[8], q: pred[]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  %q = pred[] parameter(1)
+  %pid = u32[] partition-id()
+  %zero = u32[] constant(0)
+  %first = pred[] compare(%pid, %zero), direction=EQ
+  %which = pred[] PREDICATE
+  ROOT %c = f32[8]{0} conditional(%which, %p, %p), true_computation=%then, false_computation=%else
+}
+"""
+
+
+def test_conditional_on_partition_id_diverges() -> None:
+    report = mt.order.analyze(mt.hlo.parse_module(CONDITIONAL.replace("PREDICATE", "copy(%first)")))
+    finding = _only(report)
+    assert finding.type == "divergence"
+    assert finding.devices == (0, 1, 2, 3)
+    assert finding.instructions == ("ar", "c")
+    assert finding.message.startswith(
+        "ar (line 9) in branch 0 of c (line 21) is issued by devices [0] but not by "
+        "devices [1, 2, 3] of the same group (first: [0,1,2,3])")
+
+
+def test_conditional_on_a_parameter_is_not_flagged() -> None:
+    report = mt.order.analyze(mt.hlo.parse_module(CONDITIONAL.replace("PREDICATE", "copy(%q)")))
+    assert report.findings == []
+    assert [a.entry.branches for a in report.schedule(1)] == [(("c", 0),)]
+
+
+def test_conditional_on_partition_id_that_every_member_agrees_on_is_clean() -> None:
+    # partition-id >= 0 holds everywhere: uniform, so not a divergence.
+    text = CONDITIONAL.replace("direction=EQ", "direction=GE").replace(
+        "PREDICATE", "copy(%first)")
+    assert mt.order.analyze(mt.hlo.parse_module(text)).findings == []
+
+
+def _permute(name: str, pairs: str) -> str:
+    return (f"  %{name} = f32[8]{{0}} collective-permute(%p), channel_id=5, "
+            f"source_target_pairs={pairs}\n")
+
+
+def test_permute_ring_with_a_missing_sender() -> None:
+    ring = module(_permute("cp", "{{0,1},{1,2},{2,3},{3,0}}"), 4)
+    without = module("", 4)
+    finding = _only(mt.order.analyze([(ring, [0, 1, 2]), (without, [3])]))
+    assert finding.type == "missing"
+    assert finding.devices == (3,)
+    assert finding.instructions == ("cp",)
+    assert finding.message == (
+        "device [3] never arrives at cp (line 9) (collective-permute, f32[8]{0}); "
+        "devices [0, 2] wait there forever.")
+
+
+SEND = """HloModule sr, num_partitions=2
+ENTRY %main (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  %tok = token[] after-all()
+  %send = (f32[8]{0}, u32[], token[]) send(%p, %tok), channel_id=3, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}"}
+  %send-done = token[] send-done(%send), channel_id=3
+RECV
+  ROOT %out = f32[8]{0} copy(%p)
+}
+"""
+RECV = """  %recv = (f32[8]{0}, u32[], token[]) recv(%tok), channel_id=3, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}"}
+  %recv-done = (f32[8]{0}, token[]) recv-done(%recv), channel_id=3"""
+
+
+def test_send_without_its_recv() -> None:
+    finding = _only(mt.order.analyze(mt.hlo.parse_module(SEND.replace("RECV\n", ""))))
+    assert finding.type == "missing"
+    assert finding.devices == (1,)
+    assert finding.instructions == ("send",)
+
+
+def test_send_with_its_recv_is_clean() -> None:
+    report = mt.order.analyze(mt.hlo.parse_module(SEND.replace("RECV", RECV)))
+    assert report.findings == []
+    assert [(a.entry.name, a.clique, a.rank) for a in report.schedule(1)] == [("recv", (0, 1), 1)]
+
+
+def test_mismatched_shape_and_dtype_at_one_position() -> None:
+    good = module(all_reduce("a", ALL), 4)
+    wide = module(all_reduce("wide", ALL, shape="f32[16]{0}"), 4, shape="f32[16]{0}")
+    finding = _only(mt.order.analyze([(good, [0, 1, 2]), (wide, [3])]))
+    assert finding.type == "mismatch"
+    assert finding.devices == (0, 1, 2, 3)
+    assert finding.instructions == ("a", "wide")
+    assert finding.culprits == (3,)
+    assert finding.message == (
+        "Position 0 on clique [0,1,2,3]: devices 0,1,2 issue a (line 9) "
+        "(all-reduce, f32[8]{0}, sum); device 3 issues wide (line 9) (all-reduce, f32[16]{0}, "
+        "sum); they differ in size, so the rendezvous pairs them and the result is garbage. "
+        "Off the majority: devices [3].")
+    half = module(all_reduce("half", ALL, shape="bf16[8]{0}"), 4, shape="bf16[8]{0}")
+    finding = _only(mt.order.analyze([(good, [0, 1]), (half, [2, 3])]))
+    assert finding.culprits == ()
+    assert "they differ in dtype, size" in finding.message
+    assert finding.message.endswith("It is a tie: no majority to blame.")
+
+
+def _pipeline(pairs: str, groups: str) -> mt.hlo.Module:
+    body = _permute("send_activations", pairs) + all_reduce("grads", groups, channel=7)
+    return module(body, 4)
+
+
+def test_mpmd_pipeline_whose_stages_agree() -> None:
+    stage0 = _pipeline("{{0,2},{1,3}}", "{{0,1},{2,3}}")
+    stage1 = _pipeline("{{0,2},{1,3}}", "[2,2]<=[4]")  # the same groups, iota-spelled
+    report = mt.order.analyze([(stage0, [0, 1]), (stage1, [2, 3])])
+    assert report.findings == []
+    assert [(a.entry.name, a.clique) for a in report.schedule(2)] == [
+        ("send_activations", (0, 2)), ("grads", (2, 3))]
+
+
+def test_mpmd_pipeline_whose_stages_name_different_groups() -> None:
+    stage0 = _pipeline("{{0,2},{1,3}}", "{{0,1},{2,3}}")
+    stage1 = _pipeline("{{0,3},{1,2}}", "{{0,1},{2,3}}")
+    finding = _only(mt.order.analyze([(stage0, [0, 1]), (stage1, [2, 3])]))
+    assert finding.type == "group_disagreement"
+    assert finding.devices == (0, 1, 2, 3)
+    assert finding.instructions == ("send_activations", "send_activations")
+    assert finding.message.startswith(
+        "program 0 issues send_activations (line 9) over {{0,2},{1,3}} but "
+        "program 1 issues send_activations (line 9) over {{0,3},{1,2}}")
+
+
+def _async(first: str, second: str) -> str:
+    lines = {
+        "x": "  %x = f32[8]{0} all-reduce-start(%p), channel_id=1, replica_groups={{0,1,2,3}}, "
+             "use_global_device_ids=true, to_apply=%add\n",
+        "y": "  %y = f32[8]{0} all-reduce-start(%p), channel_id=2, replica_groups={{0,2},{1,3}}, "
+             "use_global_device_ids=true, to_apply=%add\n",
+    }
+    done = {"x": "  %xd = f32[8]{0} all-reduce-done(%x)\n",
+            "y": "  %yd = f32[8]{0} all-reduce-done(%y)\n"}
+    return lines[first] + lines[second] + done[first] + done[second]
+
+
+def test_async_pairs_that_overlap_safely() -> None:
+    report = mt.order.analyze(module(_async("x", "y"), 4, scheduled=True))
+    assert report.findings == []
+    entries = [a.entry for a in report.schedule(0)]
+    assert [(e.name, e.done) for e in entries] == [("x", "xd"), ("y", "yd")]
+    same = module(_async("x", "y"), 4, scheduled=True)
+    assert mt.order.analyze([(same, [0, 1]), (same, [2, 3])]).findings == []
+
+
+def test_async_pairs_that_overlap_unsafely() -> None:
+    report = mt.order.analyze([(module(_async("x", "y"), 4, scheduled=True), [0, 1]),
+                               (module(_async("y", "x"), 4, scheduled=True), [2, 3])])
+    finding = _only(report)
+    assert finding.type == "async_overlap"
+    assert finding.devices == (0, 1, 2, 3)
+    assert finding.instructions == ("x", "y")
+    assert finding.message.startswith(
+        "devices [0, 1] start x (line 9) then y (line 10) while devices [2, 3] "
+        "start y (line 9) then x (line 10)")
+
+
+MAX = """%max (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %m = f32[] maximum(%x, %y)
+}
+"""
+
+
+def test_mismatched_reduction() -> None:
+    total = module(all_reduce("total", ALL), 4)
+    text = (f"HloModule peak, num_partitions=4\n{ADD}{MAX}ENTRY %main (p: f32[8]) -> f32[8] {{\n"
+            "  %p = f32[8]{0} parameter(0)\n"
+            "  ROOT %peak = f32[8]{0} all-reduce(%p), channel_id=1, replica_groups={{0,1,2,3}}, "
+            "use_global_device_ids=true, to_apply=%max\n}\n")
+    finding = _only(mt.order.analyze([(total, [0, 1, 3]), (mt.hlo.parse_module(text), [2])]))
+    assert (finding.type, finding.instructions, finding.culprits) == (
+        "mismatch", ("total", "peak"), (2,))
+    assert "they differ in reduction," in finding.message
+
+
+def _gather(name: str, operand: int) -> str:
+    return (f"  %{name} = f32[{4 * operand}]{{0}} all-gather(%p), channel_id=1, "
+            f"replica_groups={{{{0,1,2,3}}}}, dimensions={{0}}, use_global_device_ids=true\n")
+
+
+def test_all_gather_of_another_size() -> None:
+    small = module(_gather("gather", 8), 4)
+    large = module(_gather("gather", 16), 4, shape="f32[16]{0}")
+    finding = _only(mt.order.analyze([(small, [0, 1, 2]), (large, [3])]))
+    assert (finding.type, finding.devices, finding.culprits) == ("mismatch", (0, 1, 2, 3), (3,))
+    assert "(all-gather, f32[32]{0})" in finding.message
+    assert "(all-gather, f32[64]{0})" in finding.message
+
+
+def test_loop_whose_trip_count_depends_on_the_partition_id() -> None:
+    from .test_bounds import LOOP
+
+    text = (LOOP.replace(", BACKEND", "")
+            .replace("%n = s32[] constant(1000000000000)",
+                     "%pid = u32[] partition-id()\n  %n = s32[] convert(%pid)")
+            .replace("ROOT %t = (s32[], f32[8]{0}) tuple(%j, %ar)",
+                     "%one = s32[] constant(1)\n  %k = s32[] add(%j, %one)\n"
+                     "  ROOT %t = (s32[], f32[8]{0}) tuple(%k, %ar)"))
+    finding = _only(mt.order.analyze(mt.hlo.parse_module(text)))
+    assert (finding.type, finding.devices, finding.instructions) == (
+        "divergence", (0, 1, 2, 3), ("ar", "w"))
+    assert finding.message.startswith(
+        "ar (line 18) in w (line 27) is issued 3 times by devices [3]; 2 times by devices [2]; "
+        "once by devices [1]; 0 times by devices [0]")
+    uniform = text.replace("%n = s32[] convert(%pid)", "%n = s32[] constant(4)")
+    assert mt.order.analyze(mt.hlo.parse_module(uniform)).findings == []
+
+
+def test_mpmd_programs_that_name_different_all_reduce_groups() -> None:
+    pairs = module(all_reduce("sum", PAIRS), 4)
+    everyone = module(all_reduce("sum", ALL), 4)
+    finding = _only(mt.order.analyze([(pairs, [0, 1]), (everyone, [2, 3])]))
+    assert (finding.type, finding.devices, finding.instructions) == (
+        "group_disagreement", (0, 1, 2, 3), ("sum", "sum"))
+    assert finding.message.startswith(
+        "program 0 issues sum (line 9) over {{0,1},{2,3}} but program 1 issues sum (line 9) "
+        "over {{0,1,2,3}}")

@@ -1,0 +1,179 @@
+"""Flight Recorder dumps made here by real 4-process gloo jobs (torch 2.13, 127.0.0.1, a 2x2
+mesh of tp and dp groups), read by ``from_flight_recorder`` in both formats and compared with
+torch's own analyzer on the same files."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import signal
+import socket
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import meshtopo as mt
+
+HERE = Path(__file__).resolve().parent
+SCENARIOS = ("clean", "opposite", "cycle", "skip", "size", "dtype", "type")
+GROUPS = {"0": [0, 1, 2, 3], "1": [0, 1], "2": [2, 3], "3": [0, 2], "4": [1, 3]}
+JOB_TIMEOUT = 90
+pytestmark = pytest.mark.timeout(600)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _job(scenario: str, out: Path) -> None:
+    """Run the four ranks of ``scenario``; every process is killed and reaped by the end."""
+    out.mkdir(parents=True)
+    port = str(_free_port())
+    env = {**os.environ, "PYTHONPATH": ""}
+    procs = [subprocess.Popen([sys.executable, str(HERE / "_fr_worker.py"), str(rank), port,
+                               str(out), scenario], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+             for rank in range(4)]
+    try:
+        for proc in procs:
+            proc.wait(timeout=JOB_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def dumps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("flight_recorder")
+    paths = {scenario: root / scenario for scenario in SCENARIOS}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(lambda s: _job(s, paths[s]), SCENARIOS))
+    for scenario, path in paths.items():
+        written = sorted(p.name for p in path.iterdir() if p.is_file())
+        assert written == [f"fr_rank_{r}" for r in range(4)], (scenario, written)
+    return paths
+
+
+def _both(path: Path) -> list[mt.order.Report]:
+    """The pickle dumps and their JSON twins (which carry no stack frames, so no lines)."""
+    return [mt.order.from_flight_recorder(path),
+            mt.order.from_flight_recorder(path.with_name(path.name + "_json"))]
+
+
+def _unlined(message: str) -> str:
+    return re.sub(r" \(line \d+\)", "", message)
+
+
+def _summary(report: mt.order.Report) -> list[tuple[object, ...]]:
+    return [(f.type, f.devices, f.instructions, f.culprits) for f in report.findings]
+
+
+def test_clean_run(dumps: dict[str, Path]) -> None:
+    for report in _both(dumps["clean"]):
+        assert report.findings == []
+        assert report.notes[0].startswith(
+            "pg_config names no members for process groups 0, 1, 2, 3, 4 (as raw gloo dumps")
+        assert report.devices.tolist() == [0, 1, 2, 3]
+        cliques = [a.clique for a in report.schedule(1)]
+        # warm-up tp, dp, world, then twice [tp, tp, dp (reduce_scatter, recorded as it is
+        # lowered), world]
+        assert cliques == [(0, 1), (1, 3), (0, 1, 2, 3)] + [
+            (0, 1), (0, 1), (1, 3), (0, 1, 2, 3)] * 2
+
+
+def test_two_ranks_in_opposite_order(dumps: dict[str, Path]) -> None:
+    for report in _both(dumps["opposite"]):
+        assert _summary(report) == [
+            ("deadlock", (0, 1), ("all_reduce#2@pg1", "all_reduce#2@pg0"), ())]
+        assert _unlined(report.findings[0].message) == (
+            "a waits-for cycle across 2 cliques: rank 0 waits in all_reduce#2@pg1 "
+            "on clique [0,1] for rank 1; rank 1 waits in all_reduce#2@pg0 on clique [0,1,2,3] "
+            "for rank 0. 2 more ranks only wait behind it.")
+    assert "all_reduce#2@pg1 (line 75)" in mt.order.from_flight_recorder(
+        dumps["opposite"]).findings[0].message
+
+
+def test_four_rank_cycle_across_tp_and_dp(dumps: dict[str, Path]) -> None:
+    for report in _both(dumps["cycle"]):
+        assert _summary(report) == [(
+            "deadlock", (0, 1, 3, 2),
+            ("all_reduce#2@pg1", "all_reduce#2@pg4", "all_reduce#2@pg2", "all_reduce#2@pg3"),
+            ())]
+        assert "across 4 cliques" in report.findings[0].message
+
+
+def test_rank_that_skips_a_collective(dumps: dict[str, Path]) -> None:
+    for report in _both(dumps["skip"]):
+        # rank 3 waits for the tp all-reduce rank 2 skipped; rank 2 went on to the world
+        # group and waits there for rank 3: the pair, not the knock-on waits of 0 and 1.
+        assert _summary(report) == [
+            ("deadlock", (2, 3), ("all_reduce#2@pg0", "all_reduce#3@pg2"), ())]
+        assert report.findings[0].message.endswith("2 more ranks only wait behind it.")
+
+
+@pytest.mark.parametrize(("scenario", "culprit", "field"),
+                         [("size", 2, "size"), ("dtype", 3, "dtype"), ("type", 1, "type")])
+def test_mismatch_names_the_culprit(dumps: dict[str, Path], scenario: str, culprit: int,
+                                    field: str) -> None:
+    for report in _both(dumps[scenario]):
+        assert len(report.findings) == 1
+        finding = report.findings[0]
+        assert (finding.type, finding.devices, finding.culprits) == (
+            "mismatch", (0, 1, 2, 3), (culprit,))
+        assert f"they differ in {field}," in finding.message
+        assert finding.message.endswith(f"Off the majority: ranks [{culprit}].")
+
+
+def _filled(source: Path, target: Path) -> Path:
+    """The dumps with ``pg_config`` filled in as torch's analyzer needs it."""
+    target.mkdir()
+    for rank in range(4):
+        dump = pickle.loads((source / f"fr_rank_{rank}").read_bytes())
+        dump["pg_config"] = {name: {"name": name, "desc": "undefined", "ranks": str(ranks)}
+                             for name, ranks in GROUPS.items()}
+        (target / f"fr_rank_{rank}").write_bytes(pickle.dumps(dump))
+    return target
+
+
+def _torch(path: Path, order: str) -> str:
+    done = subprocess.run(
+        [sys.executable, str(HERE / "_torch_analyzer.py"), str(path), "fr_rank_", order],
+        capture_output=True, text=True, timeout=120)
+    return done.stdout + done.stderr
+
+
+def test_torch_analyzer_crashes_on_raw_gloo_dumps(dumps: dict[str, Path]) -> None:
+    output = _torch(dumps["size"], "0,1,2,3")
+    assert "KeyError" in output
+    assert mt.order.from_flight_recorder(dumps["size"]).findings[0].culprits == (2,)
+
+
+def test_torch_analyzer_blames_by_directory_order(dumps: dict[str, Path],
+                                                  tmp_path: Path) -> None:
+    filled = _filled(dumps["size"], tmp_path / "size")
+    assert "Culprit rank 2;" in _torch(filled, "0,1,2,3")
+    culprit_first = _torch(filled, "2,0,1,3")
+    assert "Culprit rank 2;" not in culprit_first
+    assert all(f"Culprit rank {r};" in culprit_first for r in (0, 1, 3))
+    # meshtopo reads ranks from the file names and blames by majority, whatever the order.
+    assert mt.order.from_flight_recorder(filled).findings[0].culprits == (2,)
+
+
+def test_torch_analyzer_reports_a_deadlock_as_missing_ranks(dumps: dict[str, Path],
+                                                            tmp_path: Path) -> None:
+    filled = _filled(dumps["opposite"], tmp_path / "opposite")
+    output = _torch(filled, "0,1,2,3")
+    assert "missing ranks: {0}" in output and "missing ranks: {1}" in output
+    assert "cycle" not in output.lower()
+    report = mt.order.from_flight_recorder(filled)
+    assert [(f.type, f.devices) for f in report.findings] == [("deadlock", (0, 1))]

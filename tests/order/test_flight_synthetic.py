@@ -1,0 +1,122 @@
+"""Flight Recorder reading rules on small dumps written here: ranks from file names, the ring
+buffer's window, ties, recorded group members, and bad files."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import pytest
+
+import meshtopo as mt
+
+
+def _entry(seq: int, group: str = "0", sizes: tuple[int, ...] = (8,),
+           dtype: str = "Float") -> dict[str, object]:
+    return {"process_group": (group, "undefined"), "collective_seq_id": seq,
+            "profiling_name": "nccl:all_reduce", "input_sizes": [list(sizes)],
+            "output_sizes": [list(sizes)], "input_dtypes": [dtype], "is_p2p": False}
+
+
+def _write(directory: Path, dumps: dict[int, list[dict[str, object]]],
+           config: dict[str, object] | None = None) -> Path:
+    directory.mkdir(exist_ok=True)
+    for rank, entries in dumps.items():
+        dump = {"entries": entries, "pg_config": config or {}, "version": "2.10"}
+        (directory / f"host_{rank}").write_bytes(pickle.dumps(dump))
+    return directory
+
+
+def test_ring_buffer_window_aligns_positions(tmp_path: Path) -> None:
+    # rank 0 kept only its last two entries; the others still hold all four.
+    full = [_entry(seq) for seq in range(1, 5)]
+    report = mt.order.from_flight_recorder(_write(tmp_path, {0: full[2:], 1: full, 2: full}))
+    assert report.findings == []
+    assert [a.position for a in report.schedule(1)] == [0, 1]
+
+
+def test_a_tie_blames_nobody(tmp_path: Path) -> None:
+    dumps = {r: [_entry(1, sizes=(16,) if r >= 2 else (8,))] for r in range(4)}
+    finding = mt.order.from_flight_recorder(_write(tmp_path, dumps)).findings[0]
+    assert (finding.type, finding.culprits) == ("mismatch", ())
+    assert finding.message.endswith("It is a tie: no majority to blame.")
+
+
+def test_recorded_members_win_over_the_entries(tmp_path: Path) -> None:
+    # pg "7" lists ranks 0..2, but rank 2 never recorded an entry on it: it is missing.
+    config = {"7": {"name": "7", "desc": "tp", "ranks": "[0, 1, 2]"}}
+    dumps = {0: [_entry(1, "7")], 1: [_entry(1, "7")], 2: []}
+    report = mt.order.from_flight_recorder(_write(tmp_path, dumps, config))
+    assert [(f.type, f.devices) for f in report.findings] == [("missing", (2,))]
+
+
+def test_json_twin_reads_the_same(tmp_path: Path) -> None:
+    dumps = {r: [_entry(1, dtype="Double" if r == 0 else "Float")] for r in range(3)}
+    for rank, entries in dumps.items():
+        text = json.dumps({"entries": entries, "pg_config": {}, "version": "2.10"})
+        (tmp_path / f"rank{rank}.json").write_text(text)
+    finding = mt.order.from_flight_recorder(tmp_path).findings[0]
+    assert (finding.type, finding.culprits) == ("mismatch", (0,))
+
+
+def test_bad_directories(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(mt.InvalidArgumentError, match="no Flight Recorder dumps"):
+        mt.order.from_flight_recorder(tmp_path / "empty")
+    twice = _write(tmp_path / "twice", {0: [_entry(1)]})
+    (twice / "copy_0.json").write_text('{"entries": []}')
+    with pytest.raises(mt.InvalidArgumentError, match="are both dumps of rank 0"):
+        mt.order.from_flight_recorder(twice)
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "rank_1").write_bytes(b"not a dump")
+    with pytest.raises(mt.InvalidArgumentError, match="not a Flight Recorder dump"):
+        mt.order.from_flight_recorder(tmp_path / "junk")
+
+
+def _pipeline(directory: Path, skip_last_recv_of: int | None = None) -> Path:
+    """A 0 -> 1 -> 2 -> 3 pipeline of two micro-batches as NCCL records it: sends and recvs
+    named in group ranks, numbered by ``p2p_seq_id`` (``collective_seq_id`` stays 0)."""
+    ops: dict[int, list[str]] = {r: [] for r in range(4)}
+    for batch in range(2):
+        for r in range(4):
+            if r > 0 and not (batch == 1 and r == skip_last_recv_of):
+                ops[r].append(f"nccl:recv {r}<-{r - 1}")
+            if r < 3:
+                ops[r].append(f"nccl:send {r}->{r + 1}")
+    directory.mkdir()
+    config = {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1, 2, 3]"}}
+    for rank, names in ops.items():
+        entries = [{"record_id": i, "pg_id": 0, "process_group": ("0", "default_pg"),
+                    "collective_seq_id": 0, "p2p_seq_id": i + 1, "op_id": i + 1,
+                    "profiling_name": name, "time_created_ns": i, "duration_ms": None,
+                    "input_sizes": [[8]], "input_dtypes": ["Float"], "output_sizes": [[8]],
+                    "output_dtypes": ["Float"], "state": "completed",
+                    "time_discovered_started_ns": None, "time_discovered_completed_ns": None,
+                    "retired": True, "timeout_ms": 600000, "is_p2p": True, "frames": [],
+                    "thread_id": "1", "thread_name": "python"} for i, name in enumerate(names)]
+        dump = {"entries": entries, "pg_config": config, "pg_status": {}, "version": "2.10"}
+        (directory / f"rank_{rank}").write_bytes(pickle.dumps(dump))
+    return directory
+
+
+def test_send_recv_pipeline_is_clean_where_torch_reports_missing_ranks(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    directory = _pipeline(tmp_path / "pipeline")
+    report = mt.order.from_flight_recorder(directory)
+    assert report.findings == []
+    assert [(a.entry.name, a.clique) for a in report.schedule(1)] == [
+        ("recv#1@pg0", (0, 1)), ("send#2@pg0", (1, 2)), ("recv#3@pg0", (0, 1)),
+        ("send#4@pg0", (1, 2))]
+    torch = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("_torch_analyzer.py")), str(directory),
+         "rank_", "0,1,2,3"], capture_output=True, text=True, timeout=120)
+    assert "missing ranks: {0, 3}" in torch.stdout + torch.stderr
+
+
+def test_send_without_its_recv_in_a_trace(tmp_path: Path) -> None:
+    report = mt.order.from_flight_recorder(_pipeline(tmp_path / "pipeline", 2))
+    assert [(f.type, f.devices, f.instructions, f.waiting) for f in report.findings] == [
+        ("missing", (2,), ("send#4@pg0",), (1,))]
