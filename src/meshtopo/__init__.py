@@ -16,6 +16,7 @@ Layers, in the order data flows (a module imports only modules above it in this 
 from . import hlo as hlo
 from . import jax as jax
 from . import neuron as neuron
+from . import runtime as runtime
 from ._device_list import CollectiveDeviceList as CollectiveDeviceList
 from ._errors import HloParseError as HloParseError
 from ._errors import InternalError as InternalError

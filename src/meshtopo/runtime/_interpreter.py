@@ -1,0 +1,249 @@
+"""One device's execution of a checked module: numpy for data, communicators for collectives.
+
+``DeviceExecution(plan, device, communicator_for).run(inputs)`` evaluates the entry
+computation on ``device``; ``communicator_for(route)`` gives the device's communicator for a
+collective's clique (created once per clique by the caller). Collectives run where they are
+issued: a ``-start`` (or ``async-start``) runs its collective and its ``-done`` returns the
+result. HLO integer division truncates toward zero (x/0 is -1, x%0 is x), as XLA defines it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .._errors import InvalidArgumentError
+from ..hlo import Computation, Instruction
+from ._communicator import Communicator, ReductionKind
+from ._plan import ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, Plan, Route, where
+from ._values import Value, dtype_of, literal_array
+
+_SLICE = re.compile(r"\[\s*(-?\d+)\s*:\s*(-?\d+)\s*(?::\s*(\d+)\s*)?\]")
+_INTS = re.compile(r"-?\d+")
+_COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
+            "GT": np.greater, "GE": np.greater_equal}
+_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "abs": np.abs, "negate": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x), "tanh": np.tanh, "sign": np.sign, "floor": np.floor,
+    "ceil": np.ceil, "cosine": np.cos, "sine": np.sin,
+    "logistic": lambda x: 1 / (1 + np.exp(-x)),
+    "not": lambda x: np.logical_not(x) if x.dtype == np.bool_ else np.invert(x),
+}  # fmt: skip
+
+
+def _ints(text: str) -> list[int]:
+    return [int(v) for v in _INTS.findall(text)]
+
+
+def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind not in "iu":
+        return np.true_divide(a, b)
+    zero = b == 0
+    safe = np.where(zero, 1, b).astype(a.dtype)
+    quotient = a // safe
+    if a.dtype.kind == "i":
+        rest = a - quotient * safe
+        quotient = quotient + ((rest != 0) & ((a < 0) != (safe < 0)))
+    return np.where(zero, np.array(-1).astype(a.dtype), quotient)
+
+
+def _remainder(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind not in "iu":
+        return np.fmod(a, b)
+    zero = b == 0
+    safe = np.where(zero, 1, b).astype(a.dtype)
+    return np.where(zero, a, np.fmod(a, safe))
+
+
+def _logical(ufunc_bool: Callable[..., np.ndarray], ufunc_int: Callable[..., np.ndarray]
+             ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    return lambda a, b: ufunc_bool(a, b) if a.dtype == np.bool_ else ufunc_int(a, b)
+
+
+_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": _divide,
+    "remainder": _remainder, "maximum": np.maximum, "minimum": np.minimum, "power": np.power,
+    "and": _logical(np.logical_and, np.bitwise_and), "or": _logical(np.logical_or, np.bitwise_or),
+    "xor": _logical(np.logical_xor, np.bitwise_xor),
+}  # fmt: skip
+
+
+class _Started:
+    """The value of a ``-start``: its collective's result, returned by the ``-done``."""
+
+    def __init__(self, result: Value) -> None:
+        self.result = result
+
+
+class DeviceExecution:
+    """Evaluates the plan's entry computation on one device."""
+
+    def __init__(self, plan: Plan, device: int,
+                 communicator_for: Callable[[Route], Communicator]) -> None:
+        self.plan = plan
+        self.device = device
+        self.communicator_for = communicator_for
+        self.replica = plan.replica_of[device]
+        self.partition = plan.partition_of[device]
+
+    def run(self, inputs: Sequence[np.ndarray]) -> Value:
+        """The entry root's value on this device for the entry parameters ``inputs``."""
+        with np.errstate(all="ignore"):
+            return self.evaluate(self.plan.module.entry, list(inputs))
+
+    def evaluate(self, computation: Computation, arguments: Sequence[Value]) -> Value:
+        """Evaluate ``computation`` with its parameters bound to ``arguments``."""
+        values: dict[str, Value | _Started] = {}
+        for instruction in computation.instructions:
+            operands = [values[name] for name in instruction.operands]
+            values[instruction.name] = self._instruction(instruction, operands, arguments)
+        root = computation.root
+        if root is None:
+            raise InvalidArgumentError(f"computation {computation.name} has no instructions")
+        return values[root.name]  # type: ignore[return-value]
+
+    def _call(self, name: str, arguments: Sequence[Value]) -> Value:
+        return self.evaluate(self.plan.computations[name], arguments)
+
+    def _instruction(self, instruction: Instruction, operands: list, arguments: Sequence[Value]
+                     ) -> Value | _Started:
+        opcode = instruction.opcode
+        attributes = instruction.attributes
+        if opcode == "parameter":
+            return arguments[int(instruction.operand_text)]
+        if opcode == "get-tuple-element":
+            return operands[0][int(attributes["index"])]
+        if opcode == "tuple":
+            return tuple(operands)
+        if opcode in ("all-reduce-done", "all-gather-done", "collective-permute-done",
+                      "async-done"):
+            return operands[0].result
+        if opcode == "async-update":
+            return operands[0]
+        if opcode == "call":
+            return self._call(instruction.called_computations[0], operands)
+        if opcode == "conditional":
+            return self._conditional(instruction, operands)
+        if opcode == "while":
+            condition, body = attributes["condition"].lstrip("%"), attributes["body"].lstrip("%")
+            state = operands[0]
+            while bool(self._call(condition, [state])):
+                state = self._call(body, [state])
+            return state
+        if opcode == "async-start":
+            return _Started(self._call(instruction.called_computations[0], operands))
+        if instruction.collective is not None:
+            result = self._collective(instruction, operands)
+            return _Started(result) if opcode.endswith("-start") else result
+        shape = instruction.shape
+        dtype = dtype_of(shape, where(instruction, self.plan.module))
+        return np.asarray(self._data(instruction, operands, shape.dimensions, dtype),
+                          ).astype(dtype, copy=False).reshape(shape.dimensions)
+
+    def _conditional(self, instruction: Instruction, operands: list) -> Value:
+        selector = operands[0]
+        branches = list(instruction.called_computations)
+        if "branch_computations" in instruction.attributes:
+            index = int(selector)
+            branch = index if 0 <= index < len(branches) else len(branches) - 1
+        else:
+            true_name = instruction.attributes["true_computation"].lstrip("%")
+            false_name = instruction.attributes["false_computation"].lstrip("%")
+            branches = [true_name, false_name]
+            branch = 0 if bool(selector) else 1
+        return self._call(branches[branch], [operands[branch + 1]])
+
+    def _data(self, instruction: Instruction, operands: list, dims: tuple[int, ...],
+              dtype: np.dtype) -> np.ndarray:
+        opcode = instruction.opcode
+        attributes = instruction.attributes
+        if opcode == "constant":
+            return literal_array(instruction.operand_text, dtype, dims)
+        if opcode == "replica-id":
+            return np.array(self.replica)
+        if opcode == "partition-id":
+            return np.array(self.partition)
+        if opcode in ELEMENTWISE_BINARY:
+            a, b = operands
+            if opcode == "compare":
+                return _COMPARE[attributes["direction"]](a, b)
+            return _BINARY[opcode](a, b)
+        if opcode in ELEMENTWISE_UNARY:
+            return _UNARY[opcode](operands[0])
+        if opcode in ("copy", "convert", "bitcast", "reshape"):
+            return operands[0]
+        if opcode == "select":
+            return np.where(*operands)
+        if opcode == "clamp":
+            return np.minimum(np.maximum(operands[1], operands[0]), operands[2])
+        if opcode == "slice":
+            index = tuple(slice(int(a), int(b), int(s or 1))
+                          for a, b, s in _SLICE.findall(attributes["slice"]))
+            return operands[0][index]
+        if opcode == "concatenate":
+            return np.concatenate(operands, axis=_ints(attributes["dimensions"])[0])
+        if opcode == "transpose":
+            return np.transpose(operands[0], _ints(attributes["dimensions"]))
+        if opcode == "iota":
+            axis = int(attributes["iota_dimension"])
+            shape = [1] * len(dims)
+            shape[axis] = dims[axis]
+            return np.broadcast_to(np.arange(dims[axis]).reshape(shape), dims)
+        if opcode == "broadcast":
+            return _broadcast(operands[0], _ints(attributes.get("dimensions", "{}")), dims)
+        raise InvalidArgumentError(f"{where(instruction, self.plan.module)} is not executed")
+
+    def _collective(self, instruction: Instruction, operands: list) -> Value:
+        collective = instruction.collective
+        if collective is None:
+            raise InvalidArgumentError(f"{where(instruction, self.plan.module)} is no collective")
+        me = self.plan.routes[instruction.name].get(self.device)
+        if me is None:
+            raise InvalidArgumentError(
+                f"{where(instruction, self.plan.module)} runs on device {self.device}, which is "
+                "in none of its groups"
+            )
+        communicator = self.communicator_for(me)
+        opcode = collective.underlying_opcode
+        name = instruction.name
+        attributes = collective.attributes
+        if opcode == "all-reduce":
+            kind = ReductionKind.parse(collective.reduction or "")
+            results = [communicator.all_reduce(np.asarray(o), kind, op_name=f"{name}#{i}").wait()
+                       for i, o in enumerate(operands)]
+            return tuple(results) if len(operands) > 1 else results[0]
+        if opcode == "all-gather":
+            axis = _ints(attributes["dimensions"])[0]
+            results = [communicator.all_gather(np.asarray(o), axis, f"{name}#{i}").wait()
+                       for i, o in enumerate(operands)]
+            return tuple(results) if len(operands) > 1 else results[0]
+        if opcode == "reduce-scatter":
+            kind = ReductionKind.parse(collective.reduction or "")
+            axis = _ints(attributes["dimensions"])[0]
+            results = [communicator.reduce_scatter(np.asarray(o), kind, axis,
+                                                   f"{name}#{i}").wait()
+                       for i, o in enumerate(operands)]
+            return tuple(results) if len(operands) > 1 else results[0]
+        if opcode == "collective-broadcast":
+            return communicator.broadcast(np.asarray(operands[0]), 0, name).wait()
+        if opcode == "collective-permute":
+            return communicator.collective_permute(np.asarray(operands[0]), me.source,
+                                                   me.targets, name).wait()
+        if "dimensions" in attributes:
+            axis = _ints(attributes["dimensions"])[0]
+            chunks = np.split(np.asarray(operands[0]), communicator.num_ranks, axis=axis)
+            received = communicator.all_to_all(chunks, name).wait()
+            return np.concatenate(received, axis=axis)
+        return tuple(communicator.all_to_all([np.asarray(o) for o in operands], name).wait())
+
+
+def _broadcast(operand: np.ndarray, dimensions: list[int], dims: tuple[int, ...]) -> np.ndarray:
+    order = np.argsort(dimensions)
+    moved = np.transpose(operand, order) if operand.ndim else operand
+    shape = [1] * len(dims)
+    for axis in sorted(dimensions):
+        shape[axis] = dims[axis]
+    return np.broadcast_to(np.reshape(moved, shape), dims)
+
