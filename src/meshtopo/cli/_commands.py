@@ -13,7 +13,7 @@ import click
 
 from .._errors import MeshtopoError
 
-_MODULES = ["_math", "_explore", "_inspect", "_check", "_neuron"]
+_MODULES = ["_math", "_explore", "_inspect", "_check", "_neuron", "_run"]
 
 
 def all_commands() -> list[click.Command]:

@@ -40,9 +40,11 @@ def split_ranks(colors: Sequence[int | None], keys: Sequence[int]) -> list[tuple
     parent = np.arange(len(colors), dtype=np.int64)
     order = np.lexsort((parent, key, color))
     order = order[opted_in[order]]
+    if not order.size:
+        return [None] * len(colors)
     sorted_colors = color[order]
     starts = np.flatnonzero(np.r_[True, sorted_colors[1:] != sorted_colors[:-1]])
-    members = [tuple(g.tolist()) for g in np.split(order, starts[1:])] if order.size else []
+    members = [tuple(g.tolist()) for g in np.split(order, starts[1:])]
     group_of = {int(c): g for c, g in zip(sorted_colors[starts].tolist(), members, strict=True)}
     return [group_of[int(c)] if ok else None for c, ok in zip(color, opted_in, strict=True)]
 

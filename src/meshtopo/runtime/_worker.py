@@ -1,0 +1,120 @@
+"""The processes of the ``torch`` backend: ``python -m meshtopo.runtime._worker JOB RANKS``.
+
+This process imports torch once and forks one worker per world rank in ``RANKS``
+(comma-separated), so eight workers do not each pay for importing torch. A worker reads the
+job directory written by ``_launch`` (``module.hlo``, ``table.npy``, ``inputs.npz``,
+``config.json``), joins the TCPStore and the gloo world as its world rank (device
+``config["devices"][rank]``), creates its process groups, executes the entry computation and
+writes ``out-<device>.npz`` (or ``error-<device>.json``, exit code 1). For every worker that
+ends, this process writes ``status-<rank>`` (the exit code, or minus the signal number).
+Every process here is killed when its parent dies (``PR_SET_PDEATHSIG``, Linux).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+
+
+def _error_record(error: BaseException) -> dict[str, object]:
+    from ._rendezvous import RendezvousError
+
+    record: dict[str, object] = {"type": type(error).__name__, "message": str(error)}
+    if isinstance(error, RendezvousError):
+        record.update(op_name=error.op_name, clique=error.clique, missing=error.missing,
+                      arrived=error.arrived)
+    return record
+
+
+def main(job: Path, rank: int) -> int:
+    """Run world rank ``rank`` of the job in ``job``; 0 on success, 1 on a reported error."""
+    config = json.loads((job / "config.json").read_text())
+    devices = [int(d) for d in config["devices"]]
+    device = devices[rank]
+    try:
+        import torch.distributed as dist
+
+        from ..hlo import parse_module
+        from ._execute import save_values
+        from ._interpreter import DeviceExecution
+        from ._plan import Plan, Route
+        from ._torch import TorchFactory
+
+        module = parse_module((job / "module.hlo").read_text(),
+                              device_assignment=np.load(job / "table.npy"))
+        plan = Plan(module)
+        timeout = float(config["timeout"])
+        store = dist.TCPStore(config["master_addr"], int(config["master_port"]), len(devices),
+                              is_master=rank == 0, timeout=timedelta(seconds=timeout + 30))
+        dist.init_process_group("gloo", store=dist.PrefixStore("pg/", store), rank=rank,
+                                world_size=len(devices), timeout=timedelta(seconds=timeout))
+        factory = TorchFactory(store, devices, timeout)
+        factory.groups.create_all(
+            route.key.devices for routes in plan.routes.values() for route in routes.values())
+        communicators: dict[object, object] = {}
+
+        def communicator_for(route: Route):  # type: ignore[no-untyped-def]
+            if route.key not in communicators:
+                [communicators[route.key]] = factory.create_communicators(
+                    route.key, None, [(device, route.rank)])
+            return communicators[route.key]
+
+        with np.load(job / "inputs.npz") as data:
+            arguments = [data[f"{device}/{k}"] for k in range(int(config["parameters"]))]
+        value = DeviceExecution(plan, device, communicator_for).run(arguments)
+        save_values(job / f"out-{device}.npz", {device: value})
+        # Leave together; the store's host (rank 0) leaves last, once every other worker
+        # had its answer (an earlier exit would reset their connections).
+        everyone = range(len(devices))
+        store.set(f"exit/{rank}", b"1")
+        store.wait([f"exit/{r}" for r in everyone], timedelta(seconds=timeout))
+        store.set(f"left/{rank}", b"1")
+        if rank == 0:
+            store.wait([f"left/{r}" for r in everyone], timedelta(seconds=timeout))
+        (job / f"groups-{device}.json").write_text(json.dumps(factory.groups.created))
+        return 0
+    except Exception as error:  # reported to the launcher through the job directory
+        (job / f"error-{device}.json").write_text(json.dumps(_error_record(error)))
+        return 1
+
+
+def die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (no-op elsewhere)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def serve(job: Path, ranks: list[int]) -> None:
+    """Fork a worker per rank, wait for each and record how it ended."""
+    import torch.distributed  # noqa: F401  (imported once, shared by the forked workers)
+
+    from . import _execute, _torch  # noqa: F401
+
+    children = {}
+    for rank in ranks:
+        pid = os.fork()
+        if pid == 0:
+            die_with_parent()
+            code = main(job, rank)
+            sys.stderr.flush()
+            os._exit(code)  # skip interpreter teardown (torch's takes seconds)
+        children[pid] = rank
+    while children:
+        pid, status = os.wait()
+        rank = children.pop(pid)
+        code = os.waitstatus_to_exitcode(status)
+        (job / f"status-{rank}.tmp").write_text(str(code))
+        (job / f"status-{rank}.tmp").rename(job / f"status-{rank}")
+
+
+if __name__ == "__main__":
+    die_with_parent()
+    serve(Path(sys.argv[1]), [int(r) for r in sys.argv[2].split(",")])
