@@ -7,8 +7,8 @@ value (an array, or a tuple for a tuple root). The module is checked (``Plan``) 
 inputs against it before anything runs.
 
 The ``local`` backend runs one thread per device over one ``LocalFactory``; a failure on one
-device aborts every communicator, so the others stop at once instead of waiting out the
-timeout. The ``torch`` backend runs one process per device (see ``_launch``).
+device (other than a rendezvous timeout, which the others meet by themselves) aborts every
+communicator, so the others stop at once instead of waiting out the timeout. The ``torch`` backend runs one process per device (see ``_launch``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from ._communicator import Communicator
 from ._interpreter import DeviceExecution
 from ._local import LocalFactory
 from ._plan import Plan, Route
-from ._rendezvous import DEFAULT_TIMEOUT
+from ._rendezvous import DEFAULT_TIMEOUT, RendezvousError, combined
 from ._values import Value, dtype_of
 
 BACKENDS = ("local", "torch")
@@ -172,7 +172,7 @@ def run_local(plan: Plan, inputs: Mapping[int, Sequence[np.ndarray]], timeout: f
                 first = not errors
                 errors.append(error)
                 others = list(created)
-            if first:
+            if first and not isinstance(error, RendezvousError):
                 for communicator in others:
                     if communicator.device != device:
                         communicator.abort()
@@ -183,6 +183,9 @@ def run_local(plan: Plan, inputs: Mapping[int, Sequence[np.ndarray]], timeout: f
         thread.start()
     for thread in threads:
         thread.join()
+    rendezvous = [e for e in errors if isinstance(e, RendezvousError)]
+    if rendezvous:
+        raise combined(rendezvous)
     if errors:
         raise errors[0]
     return dict(sorted(outputs.items()))

@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .._errors import InvalidArgumentError
-from ..hlo import Computation, Instruction
+from ..hlo import Collective, Computation, Instruction
 from ._communicator import Communicator, ReductionKind
+from ._rendezvous import RendezvousError
 from ._plan import ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, Plan, Route, where
 from ._values import Value, dtype_of, literal_array
 
@@ -206,8 +207,21 @@ class DeviceExecution:
                 "in none of its groups"
             )
         communicator = self.communicator_for(me)
+        # Participants meet by channel id, as XLA's CPU rendezvous keys by op id; a collective
+        # without one meets only the same instruction on the other devices.
+        name = (f"%{instruction.name}" if collective.channel_id is None
+                else f"channel_id={collective.channel_id}")
+        try:
+            return self._issue(collective, me, communicator, name, operands)
+        except RendezvousError as error:
+            raise RendezvousError(
+                f"{where(instruction, self.plan.module)} on device {self.device}: {error}",
+                error.op_name, error.clique, error.missing, error.arrived) from None
+
+    @staticmethod
+    def _issue(collective: Collective, me: Route, communicator: Communicator, name: str,
+               operands: list) -> Value:
         opcode = collective.underlying_opcode
-        name = instruction.name
         attributes = collective.attributes
         if opcode == "all-reduce":
             kind = ReductionKind.parse(collective.reduction or "")

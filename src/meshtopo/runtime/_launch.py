@@ -28,7 +28,7 @@ import numpy as np
 
 from .._errors import InvalidArgumentError, MeshtopoError
 from ._plan import Plan
-from ._rendezvous import RendezvousError
+from ._rendezvous import RendezvousError, combined
 from ._values import Value
 
 _GRACE = 2.0
@@ -119,8 +119,8 @@ class Job:
                 break
             time.sleep(0.02)
         if errors:
-            rendezvous = [e for e in errors.values() if isinstance(e, RendezvousError)]
-            raise (rendezvous or list(errors.values()))[0]
+            rendezvous = [e for _, e in sorted(errors.items()) if isinstance(e, RendezvousError)]
+            raise combined(rendezvous) if rendezvous else next(iter(errors.values()))
 
     def reap(self) -> None:
         """Kill the session this job started (its server and every worker) and reap it."""

@@ -177,3 +177,15 @@ class Rendezvous:
             logger.error("Thread is unstuck! Warning above was a false-positive. Perhaps the "
                          "timeout is too short.")
         return cast(list[Any], slot.results)[position]
+
+
+def combined(errors: Sequence[RendezvousError]) -> RendezvousError:
+    """One error for a run in which several devices timed out: every device's message (each
+    names the instruction it waited in and who never came), the first one's fields."""
+    first = errors[0]
+    if len(errors) == 1:
+        return first
+    missing = sorted({d for e in errors for d in e.missing})
+    message = f"{len(errors)} devices timed out in a rendezvous: " + " | ".join(
+        str(e) for e in errors)
+    return RendezvousError(message, first.op_name, first.clique, missing, first.arrived)
