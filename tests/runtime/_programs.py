@@ -221,3 +221,30 @@ ENTRY %main (p: s32[4]) -> (s32[4], s32[4], f32[2,4], f32[2,2], s32[]) {
 }
 """), tables(2, 4)[:2]),
 ]
+
+
+def combined(replicas: int, partitions: int) -> str:
+    """One module with every collective opcode XLA's CPU client runs from this text (all but
+    collective-broadcast, which aborts it) in several group modes, for ``replicas x
+    partitions`` devices (8 must divide by the device count)."""
+    n = replicas * partitions
+    everyone = ",".join(str(i) for i in reversed(range(n)))
+    partitions_group = ",".join(str(i) for i in range(partitions))
+    cycle = ",".join(f"{{{p},{(p + 1) % partitions}}}" for p in range(partitions))
+    return _module("combined", replicas, partitions,
+                   SUM.format(t="s32") + reducer("mx", "maximum", "s32"), f"""
+ENTRY %main (p: s32[8]) -> (s32[8], s32[8], s32[{8 * n}], s32[{8 // n}], s32[8], s32[8]) {{
+  %p = s32[8] parameter(0)
+  %ar = s32[8] all-reduce(%p), replica_groups={{}}, to_apply=%sum
+  %mx = s32[8] all-reduce(%p), channel_id=1, replica_groups={{{{{everyone}}}}}, use_global_device_ids=true, to_apply=%mx
+  %ag = s32[{8 * n}] all-gather(%p), channel_id=2, replica_groups={{{{{everyone}}}}}, use_global_device_ids=true, dimensions={{0}}
+  %rs = s32[{8 // n}] reduce-scatter(%p), channel_id=3, replica_groups={{}}, use_global_device_ids=false, dimensions={{0}}, to_apply=%sum
+  %a2a = s32[8] all-to-all(%p), channel_id=4, replica_groups={{{{{partitions_group}}}}}, dimensions={{0}}
+  %cp = s32[8] collective-permute(%p), channel_id=5, source_target_pairs={{{cycle}}}
+  ROOT %t = (s32[8], s32[8], s32[{8 * n}], s32[{8 // n}], s32[8], s32[8]) tuple(%ar, %mx, %ag, %rs, %a2a, %cp)
+}}
+""")
+
+
+PROGRAMS.append(Program("combined_2x4", combined(2, 4), tables(2, 4)))
+PROGRAMS.append(Program("combined_4x2", combined(4, 2), tables(4, 2)[2:]))

@@ -17,8 +17,8 @@ import numpy as np
 from .._errors import InvalidArgumentError
 from ..hlo import Collective, Computation, Instruction
 from ._communicator import Communicator, ReductionKind
-from ._rendezvous import RendezvousError
 from ._plan import ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, Plan, Route, where
+from ._rendezvous import RendezvousError
 from ._values import Value, dtype_of, literal_array
 
 _SLICE = re.compile(r"\[\s*(-?\d+)\s*:\s*(-?\d+)\s*(?::\s*(\d+)\s*)?\]")

@@ -77,6 +77,7 @@ class Job:
         self.devices = list(devices)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p))
+        env.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")  # not every store poll's timeout
         self.process = subprocess.Popen(
             [sys.executable, "-m", "meshtopo.runtime._worker", str(directory),
              ",".join(str(r) for r in self.ranks)],
@@ -94,21 +95,20 @@ class Job:
             running = 0
             server_gone = self.process.poll() is not None
             for rank in self.ranks:
-                code = self._status(rank)
                 device = self.devices[rank]
+                report = self.directory / f"error-{device}.json"
+                if rank not in errors and report.exists():
+                    errors[rank] = _reported(json.loads(report.read_text()), device)
+                    failed_at = failed_at or time.monotonic()
+                code = self._status(rank)
                 if code is None and server_gone:
                     raise MeshtopoError(
                         f"the worker process of the run (pid {self.process.pid}) ended with "
                         f"code {self.process.returncode} before device {device} finished")
                 if code is None:
-                    running += 1
+                    running += 0 if rank in errors else 1
                     continue
                 if code == 0 or rank in errors:
-                    continue
-                report = self.directory / f"error-{device}.json"
-                if report.exists():
-                    errors[rank] = _reported(json.loads(report.read_text()), device)
-                    failed_at = failed_at or time.monotonic()
                     continue
                 how = (f"was killed by signal {signal.Signals(-code).name}" if code < 0
                        else f"exited with code {code} without reporting an error")

@@ -37,8 +37,10 @@ from ._rendezvous import logger, stuck_message, timeout_error, warn_stuck_after
 _OPS = {ReductionKind.SUM: dist.ReduceOp.SUM, ReductionKind.PRODUCT: dist.ReduceOp.PRODUCT,
         ReductionKind.MIN: dist.ReduceOp.MIN, ReductionKind.MAX: dist.ReduceOp.MAX}
 # numpy dtypes gloo does not carry, and the dtype they travel as (values preserved).
-_CARRIED = {np.dtype(np.bool_): np.dtype(np.uint8), np.dtype(np.uint16): np.dtype(np.int64),
-            np.dtype(np.uint32): np.dtype(np.int64)}
+_CARRIED: dict[np.dtype, np.dtype] = {
+    np.dtype(np.bool_): np.dtype(np.uint8), np.dtype(np.uint16): np.dtype(np.int64),
+    np.dtype(np.uint32): np.dtype(np.int64),
+}
 
 
 def _to_tensor(array: np.ndarray) -> torch.Tensor:
@@ -46,7 +48,7 @@ def _to_tensor(array: np.ndarray) -> torch.Tensor:
     if array.dtype.kind == "c" or array.dtype == np.uint64:
         raise InvalidArgumentError(f"the torch backend does not carry {array.dtype} buffers")
     carried = _CARRIED.get(array.dtype, array.dtype)
-    return torch.from_numpy(np.array(array, dtype=carried, copy=True, order="C"))
+    return torch.from_numpy(np.ascontiguousarray(array.astype(carried, copy=True)))
 
 
 def _to_array(tensor: torch.Tensor, dtype: np.dtype) -> np.ndarray:
@@ -66,7 +68,7 @@ class StoreRendezvous:
              clique: str) -> None:
         """Arrive as ``device`` and wait for every one of ``devices``."""
         keys = [f"{key}/{d}" for d in devices]
-        self.store.set(f"{key}/{device}", b"1")
+        self.store.set(f"{key}/{device}", "1")
         start = time.monotonic()
         warn = warn_stuck_after(self.timeout)
         for limit, last in ((warn, False), (self.timeout - warn, True)):

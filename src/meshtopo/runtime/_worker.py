@@ -18,10 +18,14 @@ import json
 import os
 import signal
 import sys
+import time
 from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
+
+LINGER = 10.0
+"""Seconds the store's process stays after reporting an error (the launcher kills it sooner)."""
 
 
 def _error_record(error: BaseException) -> dict[str, object]:
@@ -43,6 +47,8 @@ def main(job: Path, rank: int) -> int:
         import torch.distributed as dist
 
         from ..hlo import parse_module
+        from ._clique_key import CliqueKey
+        from ._communicator import Communicator
         from ._execute import save_values
         from ._interpreter import DeviceExecution
         from ._plan import Plan, Route
@@ -59,9 +65,9 @@ def main(job: Path, rank: int) -> int:
         factory = TorchFactory(store, devices, timeout)
         factory.groups.create_all(
             route.key.devices for routes in plan.routes.values() for route in routes.values())
-        communicators: dict[object, object] = {}
+        communicators: dict[CliqueKey, Communicator] = {}
 
-        def communicator_for(route: Route):  # type: ignore[no-untyped-def]
+        def communicator_for(route: Route) -> Communicator:
             if route.key not in communicators:
                 [communicators[route.key]] = factory.create_communicators(
                     route.key, None, [(device, route.rank)])
@@ -74,15 +80,20 @@ def main(job: Path, rank: int) -> int:
         # Leave together; the store's host (rank 0) leaves last, once every other worker
         # had its answer (an earlier exit would reset their connections).
         everyone = range(len(devices))
-        store.set(f"exit/{rank}", b"1")
+        store.set(f"exit/{rank}", "1")
         store.wait([f"exit/{r}" for r in everyone], timedelta(seconds=timeout))
-        store.set(f"left/{rank}", b"1")
+        store.set(f"left/{rank}", "1")
         if rank == 0:
             store.wait([f"left/{r}" for r in everyone], timedelta(seconds=timeout))
         (job / f"groups-{device}.json").write_text(json.dumps(factory.groups.created))
         return 0
     except Exception as error:  # reported to the launcher through the job directory
-        (job / f"error-{device}.json").write_text(json.dumps(_error_record(error)))
+        (job / f"error-{device}.tmp").write_text(json.dumps(_error_record(error)))
+        (job / f"error-{device}.tmp").rename(job / f"error-{device}.json")
+        if rank == 0:
+            # This process serves the store: stay until the launcher, having collected the
+            # other workers' reports, kills the run (they would fail on a lost store instead).
+            time.sleep(LINGER)
         return 1
 
 

@@ -1,0 +1,170 @@
+"""The torch backend on real gloo processes: every opcode on 2, 4 and 8 processes against the
+local backend (itself checked against XLA), the two-host command line as 2 x 4 processes on
+127.0.0.1, a killed process, opposite-order collectives, bad input refused before any process.
+
+Every test here has a hard timeout; runs go through ``execute``/``meshtopo run``, whose
+launcher kills and reaps its whole process session on every exit path."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import meshtopo as mt
+from meshtopo.runtime import RendezvousError
+from meshtopo.runtime._launch import free_port
+
+from ._faults import LONG_LOOP, OPPOSITE_ORDER
+from ._programs import combined
+
+SRC = str(Path(mt.__file__).resolve().parents[1])
+BROADCAST = """HloModule broadcast, replica_count=4
+
+ENTRY %main (p: f32[3]) -> f32[3] {
+  %p = f32[3] parameter(0)
+  ROOT %cb = f32[3] collective-broadcast(%p), replica_groups={{1,0},{2,3}}
+}
+"""
+
+
+def _leaves(value: object) -> list[np.ndarray]:
+    return list(value) if isinstance(value, tuple) else [value]  # type: ignore[list-item]
+
+
+def _same(a: dict, b: dict) -> None:
+    assert sorted(a) == sorted(b)
+    for device in a:
+        for x, y in zip(_leaves(a[device]), _leaves(b[device]), strict=True):
+            np.testing.assert_array_equal(x, y, err_msg=f"device {device}")
+
+
+def _cli(*args: str, timeout: float) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONPATH=SRC)
+    return subprocess.Popen([sys.executable, "-m", "meshtopo", *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _finish(process: subprocess.Popen[str], timeout: float) -> tuple[int, str, str]:
+    try:
+        out, err = process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return process.returncode, out, err
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    children = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                children.append(int(entry.name))
+    return children
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("replicas", "partitions"), [(1, 2), (2, 2), (2, 4)],
+                         ids=["2-processes", "4-processes", "8-processes"])
+def test_every_opcode_matches_local(replicas: int, partitions: int) -> None:
+    module = mt.hlo.parse_module(combined(replicas, partitions))
+    _same(mt.runtime.execute(module, backend="torch", timeout=30),
+          mt.runtime.execute(module, timeout=30))
+
+
+@pytest.mark.timeout(120)
+def test_collective_broadcast_and_permuted_assignment() -> None:
+    module = mt.hlo.parse_module(BROADCAST, device_assignment=[[3], [0], [2], [1]])
+    inputs = {d: [np.full(3, d, np.float32)] for d in range(4)}
+    torch_out = mt.runtime.execute(module, inputs, backend="torch", timeout=30)
+    _same(torch_out, mt.runtime.execute(module, inputs, timeout=30))
+    # Group {1,0} is replicas 1, 0 = devices 0, 3; its root (rank 0) is device 0.
+    assert {d: float(v[0]) for d, v in torch_out.items()} == {0: 0.0, 3: 0.0, 2: 2.0, 1: 2.0}
+
+
+@pytest.mark.timeout(150)
+def test_two_hosts_of_four_processes_on_localhost(tmp_path: Path) -> None:
+    path = tmp_path / "combined.hlo"
+    path.write_text(combined(2, 4))
+    port = str(free_port())
+    common = ["run", str(path), "--backend", "torch", "--nnodes", "2", "--nproc", "4",
+              "--master-addr", "127.0.0.1", "--master-port", port, "--timeout", "40", "--json"]
+    hosts = [_cli(*common, "--node-rank", str(r), timeout=120) for r in (0, 1)]
+    results = [_finish(h, 120) for h in hosts]
+    assert [code for code, _, _ in results] == [0, 0], [err for _, _, err in results]
+    devices = [json.loads(out)["devices"] for _, out, _ in results]
+    assert [sorted(d["device"] for d in host) for host in devices] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    local = mt.runtime.execute(mt.hlo.parse_module(combined(2, 4)))
+    for entry in devices[0] + devices[1]:
+        expected = _leaves(local[entry["device"]])
+        assert [o["values"] for o in entry["outputs"]] == [e.tolist() for e in expected]
+
+
+@pytest.mark.timeout(120)
+def test_opposite_order_ends_in_the_rendezvous_error() -> None:
+    module = mt.hlo.parse_module(OPPOSITE_ORDER)
+    with pytest.raises(RendezvousError) as caught:
+        mt.runtime.execute(module, backend="torch", timeout=3)
+    message = str(caught.value)
+    assert "instruction %ar_a (all-reduce) on device 0" in message
+    assert "instruction %ag_b (all-gather) on device 1" in message
+    assert "timed out after 3 s on device 0: device(s) [1] never arrived" in message
+    assert "timed out after 3 s on device 1: device(s) [0] never arrived" in message
+
+
+@pytest.mark.timeout(120)
+def test_killed_process_fails_the_run_naming_it_and_leaves_no_orphans(tmp_path: Path) -> None:
+    path = tmp_path / "loop.hlo"
+    path.write_text(LONG_LOOP)
+    launcher = _cli("run", str(path), "--backend", "torch", "--timeout", "20", timeout=100)
+    try:
+        deadline = time.monotonic() + 90
+        workers: list[int] = []
+        while time.monotonic() < deadline and len(workers) < 4:
+            servers = _workers_of(launcher.pid)
+            workers = [w for s in servers for w in _workers_of(s)]
+            time.sleep(0.2)
+        assert len(workers) == 4, "the workers did not start"
+        time.sleep(3)  # in the loop by now
+        victim = sorted(workers)[2]
+        os.kill(victim, signal.SIGKILL)
+        killed_at = time.monotonic()
+        code, _, err = _finish(launcher, 60)
+        assert time.monotonic() - killed_at < 10
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.communicate()
+    assert code == 2
+    assert "was killed by signal SIGKILL; the run was stopped" in err
+    assert err.startswith("meshtopo: error: device ")
+    time.sleep(0.5)
+    alive = [w for w in [*servers, *workers] if Path(f"/proc/{w}").exists()
+             and "Z" not in Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1].split()[0]]
+    assert alive == []
+
+
+@pytest.mark.timeout(60)
+def test_bad_file_is_refused_before_any_process_starts(tmp_path: Path) -> None:
+    path = tmp_path / "bad.hlo"
+    path.write_text(LONG_LOOP.replace("get-tuple-element(%w), index=1",
+                                      "get-tuple-element(%w), index=1\n  %x = s32[4] sort(%p)"))
+    launcher = _cli("run", str(path), "--backend", "torch", "--nproc", "4", timeout=60)
+    started = time.monotonic()
+    code, out, err = _finish(launcher, 60)
+    assert code == 2 and out == ""
+    assert "instruction %x (sort) is not executed by meshtopo.runtime" in err
+    assert time.monotonic() - started < 20
