@@ -1,4 +1,5 @@
-"""``run``: execute an HLO module's entry computation on every device (``meshtopo.runtime``).
+"""``run`` and ``replay``: execute an HLO module's entry computation on every device, or
+replay its collectives with buffers of the real shapes (``meshtopo.runtime``).
 
 The module, the device assignment and the inputs are checked before any process starts (a
 bad file exits 2 with one stderr line). ``--backend torch`` starts one gloo process per
@@ -12,12 +13,13 @@ import time
 
 import click
 import numpy as np
+from rich.table import Table
 from rich.text import Text
 
 from .._errors import InvalidArgumentError
 from ..hlo import load
-from ..runtime import BACKENDS, Plan, load_inputs, save_values
-from ..runtime._execute import checked_inputs, run_local
+from ..runtime import BACKENDS, Plan, Replay, load_inputs, save_values
+from ..runtime._execute import checked_inputs, run_local, run_threads
 from ..runtime._rendezvous import DEFAULT_TIMEOUT
 from ..runtime._values import Value
 from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange, device_assignment
@@ -123,4 +125,78 @@ def run(file: str, backend: str, nproc: int | None, nnodes: int, node_rank: int,
     return 0
 
 
-COMMANDS = [run]
+@click.command()
+@click.argument("file")
+@click.option("--backend", type=click.Choice(BACKENDS), default="local", show_default=True,
+              help="local: one thread per device, numpy; torch: one gloo process per device.")
+@click.option("--nproc", type=DecimalRange(min=1), default=None,
+              help="torch: processes on this host; must equal the module's device count.")
+@click.option("--device-assignment", "assignment_spec", default=None,
+              help="The [replica][partition] table (default: the module's). "
+                   + DEVICE_ASSIGNMENT_HELP)
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT,
+              show_default=True, help="Rendezvous timeout per collective, in seconds.")
+@click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | None,
+           timeout: float, as_json: bool) -> int:
+    """Replay the communication of the HLO module in FILE: every device issues its
+    collectives in order (the entry computation's text order, which is the schedule of an
+    is_scheduled module) with zero buffers of the real shapes and types.
+
+    Prints each collective's bytes and its time over the devices (min / median / max). A
+    device that never arrives ends the replay with the rendezvous error naming it.
+    """
+    module = load(file)
+    assignment = (None if assignment_spec is None else
+                  device_assignment(assignment_spec, module.replica_count, module.num_partitions))
+    plan = Replay(module, assignment)
+    if backend == "local" and nproc is not None:
+        raise InvalidArgumentError("--nproc needs --backend torch")
+    if nproc is not None and nproc != len(plan.devices):
+        raise InvalidArgumentError(
+            f"--nproc {nproc} must equal the module's {len(plan.devices)} devices")
+    started = time.perf_counter()
+    if backend == "local":
+        seconds = run_threads(plan.devices, timeout, plan.run_device)
+    else:
+        from ..runtime._launch import run_processes
+
+        seconds = run_processes(plan, None, timeout)
+    elapsed = time.perf_counter() - started
+    name = module.source or file
+    rows = []
+    for step_name, step in plan.steps.items():
+        times = [seconds[d][step_name] for d in plan.devices if step_name in seconds[d]]
+        rows.append((step, times))
+    if as_json:
+        emit_json({
+            "file": name, "backend": backend, "seconds": elapsed,
+            "order": "text order of the entry computation",
+            "collectives": [
+                {"name": step.instruction.name, "opcode": step.instruction.opcode,
+                 "line": step.instruction.line, "bytes": step.bytes,
+                 "devices": {str(d): seconds[d][step.instruction.name] for d in plan.devices
+                             if step.instruction.name in seconds[d]}}
+                for step, _ in rows
+            ],
+            "skipped": [{"name": i.name, "opcode": i.opcode, "line": i.line}
+                        for i in plan.skipped],
+        })
+        return 0
+    out = console()
+    table = Table("collective", "opcode", "line", "bytes", "devices", "min s", "median s",
+                  "max s")
+    for step, times in rows:
+        table.add_row(step.instruction.name, step.instruction.opcode,
+                      str(step.instruction.line), str(step.bytes), str(len(times)),
+                      f"{min(times):.6f}", f"{float(np.median(times)):.6f}", f"{max(times):.6f}")
+    out.print(table)
+    for instruction in plan.skipped:
+        out.print(Text(f"skipped: %{instruction.name} ({instruction.opcode}, line "
+                       f"{instruction.line}) is not replayed", style="yellow"))
+    out.print(Text(f"{name}: {len(rows)} collectives replayed on {len(plan.devices)} devices "
+                   f"({backend}) in {elapsed:.2f} s", style="bold green"))
+    return 0
+
+
+COMMANDS = [run, replay]

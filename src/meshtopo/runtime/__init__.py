@@ -14,7 +14,12 @@ imported only by the ``torch`` backend modules (``_torch``, ``_worker``, ``_brid
   the collective, the clique and the devices that never arrived.
 - Backends: ``LocalFactory`` (threads, numpy); ``TorchFactory`` (torch.distributed gloo,
   one process per device).
-- ``execute(module, inputs, backend="local", device_assignment=None, timeout=None)``.
+- ``execute(module, inputs, backend="local", device_assignment=None, timeout=None)``: the
+  entry computation on every device (``Plan`` checks it first; ``generated_inputs``,
+  ``load_inputs``, ``save_values``).
+- ``replay(module, backend="local", ...)``: every device issues the collectives in
+  ``issue_order`` (the entry's text order, standing in for the order layer's schedules) with
+  zero buffers of the real shapes; seconds per collective and device.
 
 >>> import numpy as np
 >>> import meshtopo as mt
@@ -54,3 +59,7 @@ from ._plan import Plan as Plan
 from ._rendezvous import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
 from ._rendezvous import Rendezvous as Rendezvous
 from ._rendezvous import RendezvousError as RendezvousError
+from ._replay import Replay as Replay
+from ._replay import ReplayResult as ReplayResult
+from ._replay import issue_order as issue_order
+from ._replay import replay as replay

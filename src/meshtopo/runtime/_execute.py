@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from ._rendezvous import DEFAULT_TIMEOUT, RendezvousError, combined
 from ._values import Value, dtype_of
 
 BACKENDS = ("local", "torch")
+T = TypeVar("T")
 Inputs = Mapping[int, Sequence[np.ndarray]]
 
 
@@ -143,13 +145,15 @@ def _writable(value: Value) -> Value:
     return np.array(value)
 
 
-def run_local(plan: Plan, inputs: Mapping[int, Sequence[np.ndarray]], timeout: float
-              ) -> dict[int, Value]:
-    """Execute on the ``local`` backend: one thread per device (see the module docstring)."""
+def run_threads(devices: Sequence[int], timeout: float,
+                work: Callable[[int, Callable[[Route], Communicator]], T]) -> dict[int, T]:
+    """Run ``work(device, communicator_for)`` on one thread per device over one
+    ``LocalFactory`` (communicators created once per device and clique); the results by
+    device, or the run's error (see the module docstring)."""
     factory = LocalFactory(timeout)
     created: list[Communicator] = []
     lock = threading.Lock()
-    outputs: dict[int, Value] = {}
+    outputs: dict[int, T] = {}
     errors: list[BaseException] = []
 
     def run(device: int) -> None:
@@ -165,9 +169,8 @@ def run_local(plan: Plan, inputs: Mapping[int, Sequence[np.ndarray]], timeout: f
             return communicators[route.key]
 
         try:
-            outputs[device] = _writable(
-                DeviceExecution(plan, device, communicator_for).run(inputs[device]))
-        except BaseException as error:  # reported by execute, after every thread stopped
+            outputs[device] = work(device, communicator_for)
+        except BaseException as error:  # reported by the caller, after every thread stopped
             with lock:
                 first = not errors
                 errors.append(error)
@@ -178,7 +181,7 @@ def run_local(plan: Plan, inputs: Mapping[int, Sequence[np.ndarray]], timeout: f
                         communicator.abort()
 
     threads = [threading.Thread(target=run, args=(d,), name=f"meshtopo-device-{d}", daemon=True)
-               for d in plan.devices]
+               for d in devices]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -189,6 +192,13 @@ def run_local(plan: Plan, inputs: Mapping[int, Sequence[np.ndarray]], timeout: f
     if errors:
         raise errors[0]
     return dict(sorted(outputs.items()))
+
+
+def run_local(plan: Plan, inputs: Mapping[int, Sequence[np.ndarray]], timeout: float
+              ) -> dict[int, Value]:
+    """Execute on the ``local`` backend: one thread per device."""
+    return run_threads(plan.devices, timeout, lambda device, communicator_for: _writable(
+        DeviceExecution(plan, device, communicator_for).run(inputs[device])))
 
 
 def execute(module: Module, inputs: Inputs | None = None, backend: str = "local",

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .._errors import InvalidArgumentError
-from ..hlo import Collective, Computation, Instruction
+from ..hlo import Collective, Computation, Instruction, Module
 from ._communicator import Communicator, ReductionKind
 from ._plan import ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, Plan, Route, where
 from ._rendezvous import RendezvousError
@@ -197,60 +197,68 @@ class DeviceExecution:
         raise InvalidArgumentError(f"{where(instruction, self.plan.module)} is not executed")
 
     def _collective(self, instruction: Instruction, operands: list) -> Value:
-        collective = instruction.collective
-        if collective is None:
-            raise InvalidArgumentError(f"{where(instruction, self.plan.module)} is no collective")
         me = self.plan.routes[instruction.name].get(self.device)
         if me is None:
             raise InvalidArgumentError(
                 f"{where(instruction, self.plan.module)} runs on device {self.device}, which is "
                 "in none of its groups"
             )
-        communicator = self.communicator_for(me)
-        # Participants meet by channel id, as XLA's CPU rendezvous keys by op id; a collective
-        # without one meets only the same instruction on the other devices.
-        name = (f"%{instruction.name}" if collective.channel_id is None
-                else f"channel_id={collective.channel_id}")
-        try:
-            return self._issue(collective, me, communicator, name, operands)
-        except RendezvousError as error:
-            raise RendezvousError(
-                f"{where(instruction, self.plan.module)} on device {self.device}: {error}",
-                error.op_name, error.clique, error.missing, error.arrived) from None
+        return issue(instruction, self.plan.module, self.device, me,
+                     self.communicator_for(me), operands)
 
-    @staticmethod
-    def _issue(collective: Collective, me: Route, communicator: Communicator, name: str,
-               operands: list) -> Value:
-        opcode = collective.underlying_opcode
-        attributes = collective.attributes
-        if opcode == "all-reduce":
-            kind = ReductionKind.parse(collective.reduction or "")
-            results = [communicator.all_reduce(np.asarray(o), kind, op_name=f"{name}#{i}").wait()
-                       for i, o in enumerate(operands)]
-            return tuple(results) if len(operands) > 1 else results[0]
-        if opcode == "all-gather":
-            axis = _ints(attributes["dimensions"])[0]
-            results = [communicator.all_gather(np.asarray(o), axis, f"{name}#{i}").wait()
-                       for i, o in enumerate(operands)]
-            return tuple(results) if len(operands) > 1 else results[0]
-        if opcode == "reduce-scatter":
-            kind = ReductionKind.parse(collective.reduction or "")
-            axis = _ints(attributes["dimensions"])[0]
-            results = [communicator.reduce_scatter(np.asarray(o), kind, axis,
-                                                   f"{name}#{i}").wait()
-                       for i, o in enumerate(operands)]
-            return tuple(results) if len(operands) > 1 else results[0]
-        if opcode == "collective-broadcast":
-            return communicator.broadcast(np.asarray(operands[0]), 0, name).wait()
-        if opcode == "collective-permute":
-            return communicator.collective_permute(np.asarray(operands[0]), me.source,
-                                                   me.targets, name).wait()
-        if "dimensions" in attributes:
-            axis = _ints(attributes["dimensions"])[0]
-            chunks = np.split(np.asarray(operands[0]), communicator.num_ranks, axis=axis)
-            received = communicator.all_to_all(chunks, name).wait()
-            return np.concatenate(received, axis=axis)
-        return tuple(communicator.all_to_all([np.asarray(o) for o in operands], name).wait())
+
+def issue(instruction: Instruction, module: Module, device: int, me: Route,
+          communicator: Communicator, operands: list) -> Value:
+    """Run ``instruction``'s collective on ``device`` with ``operands``; a rendezvous timeout
+    names the instruction and its line."""
+    collective = instruction.collective
+    if collective is None:
+        raise InvalidArgumentError(f"{where(instruction, module)} is no collective")
+    # Participants meet by channel id, as XLA's CPU rendezvous keys by op id; a collective
+    # without one meets only the same instruction on the other devices.
+    name = (f"%{instruction.name}" if collective.channel_id is None
+            else f"channel_id={collective.channel_id}")
+    try:
+        return _issue(collective, me, communicator, name, operands)
+    except RendezvousError as error:
+        raise RendezvousError(f"{where(instruction, module)} on device {device}: {error}",
+                              error.op_name, error.clique, error.missing,
+                              error.arrived) from None
+
+
+def _issue(collective: Collective, me: Route, communicator: Communicator, name: str,
+           operands: list) -> Value:
+    """The communicator calls of one collective (see ``issue``)."""
+    opcode = collective.underlying_opcode
+    attributes = collective.attributes
+    if opcode == "all-reduce":
+        kind = ReductionKind.parse(collective.reduction or "")
+        results = [communicator.all_reduce(np.asarray(o), kind, op_name=f"{name}#{i}").wait()
+                   for i, o in enumerate(operands)]
+        return tuple(results) if len(operands) > 1 else results[0]
+    if opcode == "all-gather":
+        axis = _ints(attributes["dimensions"])[0]
+        results = [communicator.all_gather(np.asarray(o), axis, f"{name}#{i}").wait()
+                   for i, o in enumerate(operands)]
+        return tuple(results) if len(operands) > 1 else results[0]
+    if opcode == "reduce-scatter":
+        kind = ReductionKind.parse(collective.reduction or "")
+        axis = _ints(attributes["dimensions"])[0]
+        results = [communicator.reduce_scatter(np.asarray(o), kind, axis,
+                                               f"{name}#{i}").wait()
+                   for i, o in enumerate(operands)]
+        return tuple(results) if len(operands) > 1 else results[0]
+    if opcode == "collective-broadcast":
+        return communicator.broadcast(np.asarray(operands[0]), 0, name).wait()
+    if opcode == "collective-permute":
+        return communicator.collective_permute(np.asarray(operands[0]), me.source,
+                                               me.targets, name).wait()
+    if "dimensions" in attributes:
+        axis = _ints(attributes["dimensions"])[0]
+        chunks = np.split(np.asarray(operands[0]), communicator.num_ranks, axis=axis)
+        received = communicator.all_to_all(chunks, name).wait()
+        return np.concatenate(received, axis=axis)
+    return tuple(communicator.all_to_all([np.asarray(o) for o in operands], name).wait())
 
 
 def _broadcast(operand: np.ndarray, dimensions: list[int], dims: tuple[int, ...]) -> np.ndarray:

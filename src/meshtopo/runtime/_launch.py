@@ -23,12 +23,14 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from .._errors import InvalidArgumentError, MeshtopoError
 from ._plan import Plan
 from ._rendezvous import RendezvousError, combined
+from ._replay import Replay
 from ._values import Value
 
 _GRACE = 2.0
@@ -129,11 +131,13 @@ class Job:
         self.process.wait()
 
 
-def run_processes(plan: Plan, inputs: Mapping[int, Sequence[np.ndarray]], timeout: float,
-                  nnodes: int = 1, node_rank: int = 0, master_addr: str = "127.0.0.1",
-                  master_port: int | None = None) -> dict[int, Value]:
-    """Execute ``plan`` on the ``torch`` backend; the outputs of this node's devices."""
-    world = plan.devices
+def run_processes(source: Plan | Replay, inputs: Mapping[int, Sequence[np.ndarray]] | None,
+                  timeout: float, nnodes: int = 1, node_rank: int = 0,
+                  master_addr: str = "127.0.0.1", master_port: int | None = None
+                  ) -> dict[int, Any]:
+    """Execute a ``Plan`` (with ``inputs``) or a ``Replay`` on the ``torch`` backend; this
+    node's results by device: entry root values, or seconds per collective by name."""
+    world = source.devices
     if nnodes < 1 or len(world) % nnodes or not 0 <= node_rank < nnodes:
         raise InvalidArgumentError(
             f"{len(world)} devices cannot be spread over {nnodes} nodes as node {node_rank}: "
@@ -143,21 +147,27 @@ def run_processes(plan: Plan, inputs: Mapping[int, Sequence[np.ndarray]], timeou
         raise InvalidArgumentError("a run over several nodes needs --master-port")
     nproc = len(world) // nnodes
     ranks = list(range(node_rank * nproc, (node_rank + 1) * nproc))
+    replaying = isinstance(source, Replay)
     with tempfile.TemporaryDirectory(prefix="meshtopo-run-") as tmp:
         directory = Path(tmp)
-        (directory / "module.hlo").write_text(plan.module.text)
-        np.save(directory / "table.npy", plan.assignment.array)
-        local = {f"{world[r]}/{k}": a for r in ranks for k, a in enumerate(inputs[world[r]])}
+        (directory / "module.hlo").write_text(source.module.text)
+        np.save(directory / "table.npy", source.assignment.array)
+        local = {f"{world[r]}/{k}": a for r in ranks
+                 for k, a in enumerate((inputs or {}).get(world[r], []))}
         np.savez(directory / "inputs.npz", **local)  # type: ignore[arg-type]
         (directory / "config.json").write_text(json.dumps({
             "devices": world, "timeout": timeout, "master_addr": master_addr,
             "master_port": master_port if master_port is not None else free_port(master_addr),
-            "parameters": len(inputs[world[ranks[0]]]),
+            "parameters": len((inputs or {}).get(world[ranks[0]], [])),
+            "mode": "replay" if replaying else "execute",
         }))
         job = Job(directory, ranks, world)
         try:
             job.wait()
         finally:
             job.reap()
+        if replaying:
+            return {world[r]: json.loads((directory / f"out-{world[r]}.json").read_text())
+                    for r in ranks}
         return {world[r]: _load_values(directory / f"out-{world[r]}.npz", world[r])
                 for r in ranks}

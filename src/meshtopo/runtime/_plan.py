@@ -119,45 +119,45 @@ class Plan:
                 f"{where(instruction, self.module)}: reduction {collective.reduction!r} is not "
                 "one of sum, prod, min, max"
             )
-        if opcode == "collective-permute":
-            self.routes[instruction.name] = self._permute_routes(instruction, collective)
-            return
-        routes: dict[int, Route] = {}
-        for group in collective.device_groups(self.assignment):
-            key = CliqueKey(tuple(group))
-            for rank, device in enumerate(key.devices):
-                routes[device] = Route(key, rank)
-        self.routes[instruction.name] = routes
-
-    def _permute_routes(self, instruction: Instruction, collective: Collective
-                        ) -> dict[int, Route]:
-        if len(instruction.operands) != 1:
+        if opcode == "collective-permute" and len(instruction.operands) != 1:
             raise InvalidArgumentError(
                 f"{where(instruction, self.module)}: only the one-operand collective-permute "
                 "is executed"
             )
-        domains = participating_device_groups(CollectiveDeviceList([]), collective.mode,
-                                              self.assignment)
-        key_of = {}
-        for group in domains:
+        self.routes[instruction.name] = collective_routes(collective, self.assignment)
+
+
+def collective_routes(collective: Collective, assignment: DeviceAssignment) -> dict[int, Route]:
+    """Each participating device's ``Route`` for ``collective`` under ``assignment``: its
+    device group as the clique (rank order), or for a permute the whole replica (channel) or
+    partition (no channel) with the device's source and targets."""
+    if collective.underlying_opcode != "collective-permute":
+        routes: dict[int, Route] = {}
+        for group in collective.device_groups(assignment):
             key = CliqueKey(tuple(group))
-            for device in key.devices:
-                key_of[device] = key
-        sources: dict[int, int] = {}
-        targets: dict[int, list[int]] = {d: [] for d in self.devices}
-        for source, target in collective.device_pairs(self.assignment):
-            sources[target] = source
-            targets[source].append(target)
-        routes = {}
-        for device in self.devices:
-            key = key_of[device]
-            sender = sources.get(device)
-            routes[device] = Route(
-                key, key.devices.index(device),
-                None if sender is None else key.devices.index(sender),
-                tuple(key.devices.index(t) for t in targets[device]),
-            )
+            for rank, device in enumerate(key.devices):
+                routes[device] = Route(key, rank)
         return routes
+    domains = participating_device_groups(CollectiveDeviceList([]), collective.mode, assignment)
+    key_of = {}
+    for group in domains:
+        key = CliqueKey(tuple(group))
+        for device in key.devices:
+            key_of[device] = key
+    sources: dict[int, int] = {}
+    targets: dict[int, list[int]] = {d: [] for d in key_of}
+    for source, target in collective.device_pairs(assignment):
+        sources[target] = source
+        targets[source].append(target)
+    permute_routes = {}
+    for device, key in key_of.items():
+        sender = sources.get(device)
+        permute_routes[device] = Route(
+            key, key.devices.index(device),
+            None if sender is None else key.devices.index(sender),
+            tuple(key.devices.index(t) for t in targets[device]),
+        )
+    return permute_routes
 
 
 def _cells(table: np.ndarray) -> list[tuple[tuple[int, int], int]]:

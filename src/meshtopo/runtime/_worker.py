@@ -4,8 +4,10 @@ This process imports torch once and forks one worker per world rank in ``RANKS``
 (comma-separated), so eight workers do not each pay for importing torch. A worker reads the
 job directory written by ``_launch`` (``module.hlo``, ``table.npy``, ``inputs.npz``,
 ``config.json``), joins the TCPStore and the gloo world as its world rank (device
-``config["devices"][rank]``), creates its process groups, executes the entry computation and
-writes ``out-<device>.npz`` (or ``error-<device>.json``, exit code 1). For every worker that
+``config["devices"][rank]``), creates its process groups, executes the entry computation (or replays the collectives,
+``config["mode"] == "replay"``) and
+writes ``out-<device>.npz`` (or, replaying, the seconds per collective in
+``out-<device>.json``; on failure ``error-<device>.json`` and exit code 1). For every worker that
 ends, this process writes ``status-<rank>`` (the exit code, or minus the signal number).
 Every process here is killed when its parent dies (``PR_SET_PDEATHSIG``, Linux).
 """
@@ -52,19 +54,22 @@ def main(job: Path, rank: int) -> int:
         from ._execute import save_values
         from ._interpreter import DeviceExecution
         from ._plan import Plan, Route
+        from ._replay import Replay
         from ._torch import TorchFactory
 
         module = parse_module((job / "module.hlo").read_text(),
                               device_assignment=np.load(job / "table.npy"))
-        plan = Plan(module)
+        replaying = config["mode"] == "replay"
+        source: Plan | Replay = Replay(module) if replaying else Plan(module)
+        routes = ([s.routes for s in source.steps.values()] if isinstance(source, Replay)
+                  else list(source.routes.values()))
         timeout = float(config["timeout"])
         store = dist.TCPStore(config["master_addr"], int(config["master_port"]), len(devices),
                               is_master=rank == 0, timeout=timedelta(seconds=timeout + 30))
         dist.init_process_group("gloo", store=dist.PrefixStore("pg/", store), rank=rank,
                                 world_size=len(devices), timeout=timedelta(seconds=timeout))
         factory = TorchFactory(store, devices, timeout)
-        factory.groups.create_all(
-            route.key.devices for routes in plan.routes.values() for route in routes.values())
+        factory.groups.create_all(route.key.devices for r in routes for route in r.values())
         communicators: dict[CliqueKey, Communicator] = {}
 
         def communicator_for(route: Route) -> Communicator:
@@ -73,10 +78,14 @@ def main(job: Path, rank: int) -> int:
                     route.key, None, [(device, route.rank)])
             return communicators[route.key]
 
-        with np.load(job / "inputs.npz") as data:
-            arguments = [data[f"{device}/{k}"] for k in range(int(config["parameters"]))]
-        value = DeviceExecution(plan, device, communicator_for).run(arguments)
-        save_values(job / f"out-{device}.npz", {device: value})
+        if isinstance(source, Replay):
+            seconds = source.run_device(device, communicator_for)
+            (job / f"out-{device}.json").write_text(json.dumps(seconds))
+        else:
+            with np.load(job / "inputs.npz") as data:
+                arguments = [data[f"{device}/{k}"] for k in range(int(config["parameters"]))]
+            value = DeviceExecution(source, device, communicator_for).run(arguments)
+            save_values(job / f"out-{device}.npz", {device: value})
         # Leave together; the store's host (rank 0) leaves last, once every other worker
         # had its answer (an earlier exit would reset their connections).
         everyone = range(len(devices))
