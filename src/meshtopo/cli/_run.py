@@ -13,7 +13,6 @@ import time
 
 import click
 import numpy as np
-from rich.table import Table
 from rich.text import Text
 
 from .._errors import InvalidArgumentError
@@ -184,13 +183,13 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
         })
         return 0
     out = console()
-    table = Table("collective", "opcode", "line", "bytes", "devices", "min s", "median s",
-                  "max s")
     for step, times in rows:
-        table.add_row(step.instruction.name, step.instruction.opcode,
-                      str(step.instruction.line), str(step.bytes), str(len(times)),
-                      f"{min(times):.6f}", f"{float(np.median(times)):.6f}", f"{max(times):.6f}")
-    out.print(table)
+        instruction = step.instruction
+        text = Text(f"%{instruction.name}", style="cyan")
+        text.append(f" ({instruction.opcode}, line {instruction.line}): {step.bytes} bytes on "
+                    f"{len(times)} devices, seconds min {min(times):.6f} median "
+                    f"{float(np.median(times)):.6f} max {max(times):.6f}")
+        out.print(text)
     for instruction in plan.skipped:
         out.print(Text(f"skipped: %{instruction.name} ({instruction.opcode}, line "
                        f"{instruction.line}) is not replayed", style="yellow"))
