@@ -135,6 +135,8 @@ class TorchCommunicator(Communicator):
 
     def _meet(self, name: str, devices: Sequence[int] | None = None) -> None:
         self.health_check()
+        if not self._factory.check_membership:
+            return
         count = self._issued[name]
         self._issued[name] += 1
         members = self.key.devices if devices is None else devices
@@ -314,11 +316,16 @@ class TorchFactory(CommunicatorFactory):
 
     Needs ``torch.distributed`` initialised with gloo; ``store`` is the job's TCPStore (its
     ``rv/`` prefix holds the membership keys), ``world_devices`` the device of each world
-    rank, ``timeout`` the rendezvous timeout in seconds."""
+    rank, ``timeout`` the rendezvous timeout in seconds. ``check_membership=False`` skips the
+    store rendezvous before each operation (gloo then matches by arrival order, and a missing
+    peer is gloo's own timeout error rather than a ``RendezvousError``); the benchmark uses it
+    to show what the check costs."""
 
-    def __init__(self, store: dist.Store, world_devices: Sequence[int], timeout: float) -> None:
+    def __init__(self, store: dist.Store, world_devices: Sequence[int], timeout: float,
+                 check_membership: bool = True) -> None:
         self.groups = GroupCache(world_devices)
         self.rendezvous = StoreRendezvous(dist.PrefixStore("rv/", store), timeout)
+        self.check_membership = check_membership
 
     def create_communicators(self, key: CliqueKey, clique_id: Hashable | None,
                              ranks: Sequence[tuple[int, int]]) -> list[Communicator]:
