@@ -168,3 +168,30 @@ def test_bad_file_is_refused_before_any_process_starts(tmp_path: Path) -> None:
     assert code == 2 and out == ""
     assert "instruction %x (sort) is not executed by meshtopo.runtime" in err
     assert time.monotonic() - started < 20
+
+
+@pytest.mark.timeout(120)
+def test_device_mesh_bridge_keeps_meshtopo_rank_order(tmp_path: Path) -> None:
+    port = str(free_port())
+    env = dict(os.environ, PYTHONPATH=SRC, TORCH_CPP_LOG_LEVEL="ERROR")
+    worker = str(Path(__file__).with_name("_bridge_worker.py"))
+    processes = [subprocess.Popen([sys.executable, worker, str(r), "4", port, str(tmp_path)],
+                                  env=env) for r in range(4)]
+    try:
+        codes = [p.wait(timeout=100) for p in processes]
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+    assert codes == [0, 0, 0, 0]
+    seen = {r: json.loads((tmp_path / f"{r}.json").read_text()) for r in range(4)}
+    # meshtopo's 'model' groups of [[3,1],[0,2]] are (3,1) and (0,2), in that rank order.
+    assert {tuple(s["group"]) for s in seen.values()} == {(3, 1), (0, 2)}
+    assert all(s["gathered"] == s["group"] for s in seen.values())
+    # torch's own DeviceMesh group sorts the ranks: (1,3), not meshtopo's (3,1) ...
+    assert seen[3]["torch_gathered"] == [1, 3]
+    # ... so its local rank follows the sorted group, not the mesh position (0, 1, 0, 1) ...
+    assert [seen[r]["local_rank"] for r in (3, 1, 0, 2)] == [1, 0, 0, 1]
+    # ... and the mesh reads back unchanged.
+    assert all(s["round_trip"] for s in seen.values())

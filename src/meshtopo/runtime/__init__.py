@@ -17,6 +17,9 @@ imported only by the ``torch`` backend modules (``_torch``, ``_worker``, ``_brid
 - ``execute(module, inputs, backend="local", device_assignment=None, timeout=None)``: the
   entry computation on every device (``Plan`` checks it first; ``generated_inputs``,
   ``load_inputs``, ``save_values``).
+- torch bridge: ``device_mesh_to_torch``, ``device_mesh_from_torch``, ``mesh_process_groups``
+  (meshtopo's groups in its rank order); these and ``TorchFactory``/``TorchCommunicator``
+  import torch on first use.
 - ``replay(module, backend="local", ...)``: every device issues the collectives in
   ``issue_order`` (the entry's text order, standing in for the order layer's schedules) with
   zero buffers of the real shapes; seconds per collective and device.
@@ -63,3 +66,19 @@ from ._replay import Replay as Replay
 from ._replay import ReplayResult as ReplayResult
 from ._replay import issue_order as issue_order
 from ._replay import replay as replay
+
+# Names whose modules import torch, loaded on first use so that ``import meshtopo`` does not.
+_TORCH_NAMES = {
+    "TorchCommunicator": "_torch", "TorchFactory": "_torch",
+    "device_mesh_to_torch": "_bridge", "device_mesh_from_torch": "_bridge",
+    "mesh_process_groups": "_bridge",
+}
+
+
+def __getattr__(name: str) -> object:
+    """``TorchFactory``, ``TorchCommunicator`` and the DeviceMesh bridge, imported on use."""
+    if name in _TORCH_NAMES:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_TORCH_NAMES[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
