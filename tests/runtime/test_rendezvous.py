@@ -31,6 +31,7 @@ def test_missing_rank_warns_then_errors_within_timeout(caplog: pytest.LogCapture
     elapsed = time.monotonic() - started
     assert 2.0 <= elapsed < 3.0
     error = caught.value
+    assert 2.0 <= error.waited < 3.0
     assert error.missing == [7] and error.arrived == [4, 6, 5]
     assert error.op_name == "%grad_sum"
     assert "`%grad_sum` timed out after 2 s on device 4: device(s) [7] never arrived" in str(error)

@@ -222,8 +222,8 @@ def issue(instruction: Instruction, module: Module, device: int, me: Route,
         return _issue(collective, me, communicator, name, operands)
     except RendezvousError as error:
         raise RendezvousError(f"{where(instruction, module)} on device {device}: {error}",
-                              error.op_name, error.clique, error.missing,
-                              error.arrived) from None
+                              error.op_name, error.clique, error.missing, error.arrived,
+                              error.waited) from None
 
 
 def _issue(collective: Collective, me: Route, communicator: Communicator, name: str,

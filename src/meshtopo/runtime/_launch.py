@@ -48,7 +48,8 @@ def _reported(record: Mapping[str, object], device: int) -> MeshtopoError:
     message = str(record["message"])
     if record["type"] == "RendezvousError":
         return RendezvousError(message, str(record["op_name"]), str(record["clique"]),
-                               list(record["missing"]), list(record["arrived"]))  # type: ignore[call-overload]
+                               list(record["missing"]), list(record["arrived"]),  # type: ignore[call-overload]
+                               float(record["waited"]))  # type: ignore[arg-type]
     if record["type"] == "InvalidArgumentError":
         return InvalidArgumentError(f"device {device}: {message}")
     return MeshtopoError(f"device {device}: {record['type']}: {message}")

@@ -38,15 +38,17 @@ class RendezvousError(MeshtopoError):
     """A collective's participants did not all arrive within the timeout (or one failed).
 
     ``op_name`` is the collective, ``clique`` the clique key's text, ``missing`` and
-    ``arrived`` the global device ids that did not and did arrive."""
+    ``arrived`` the global device ids that did not and did arrive, ``waited`` the seconds the
+    reporting participant waited (measured)."""
 
     def __init__(self, message: str, op_name: str, clique: str,
-                 missing: Sequence[int], arrived: Sequence[int]) -> None:
+                 missing: Sequence[int], arrived: Sequence[int], waited: float = 0.0) -> None:
         super().__init__(message)
         self.op_name = op_name
         self.clique = clique
         self.missing = list(missing)
         self.arrived = list(arrived)
+        self.waited = waited
 
 
 def _ids(values: Sequence[int]) -> str:
@@ -65,7 +67,8 @@ def stuck_message(participant: int, name: str, waited: float, expected: int,
 
 
 def timeout_error(participant: int, op_name: str, clique: str, timeout: float,
-                  arrived: Sequence[int], missing: Sequence[int]) -> RendezvousError:
+                  arrived: Sequence[int], missing: Sequence[int], waited: float
+                  ) -> RendezvousError:
     """The error every waiting participant gets once ``timeout`` passed."""
     expected = len(arrived) + len(missing)
     message = (
@@ -73,7 +76,7 @@ def timeout_error(participant: int, op_name: str, clique: str, timeout: float,
         f"{participant}: device(s) {_ids(missing)} never arrived (expected {expected} "
         f"participants, only {len(arrived)} arrived: {_ids(arrived)}); clique <{clique}>"
     )
-    return RendezvousError(message, op_name, clique, missing, arrived)
+    return RendezvousError(message, op_name, clique, missing, arrived, waited)
 
 
 class Slot:
@@ -164,7 +167,7 @@ class Rendezvous:
                 if now >= deadline:
                     arrived, missing = slot.arrived_and_missing()
                     raise timeout_error(device, slot.op_name, slot.clique, timeout, arrived,
-                                        missing)
+                                        missing, now - start)
                 if not warned and now >= warn_at:
                     warned = True
                     arrived, missing = slot.arrived_and_missing()
@@ -188,4 +191,5 @@ def combined(errors: Sequence[RendezvousError]) -> RendezvousError:
     missing = sorted({d for e in errors for d in e.missing})
     message = f"{len(errors)} devices timed out in a rendezvous: " + " | ".join(
         str(e) for e in errors)
-    return RendezvousError(message, first.op_name, first.clique, missing, first.arrived)
+    return RendezvousError(message, first.op_name, first.clique, missing, first.arrived,
+                           max(e.waited for e in errors))

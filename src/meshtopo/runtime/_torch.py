@@ -83,7 +83,7 @@ class StoreRendezvous:
                 missing = [d for d in devices if d not in arrived]
                 if last:
                     raise timeout_error(device, op_name, clique, self.timeout, arrived,
-                                        missing) from None
+                                        missing, time.monotonic() - start) from None
                 logger.error(stuck_message(device, op_name, time.monotonic() - start,
                                            len(devices), arrived, missing))
 

@@ -36,7 +36,7 @@ def _error_record(error: BaseException) -> dict[str, object]:
     record: dict[str, object] = {"type": type(error).__name__, "message": str(error)}
     if isinstance(error, RendezvousError):
         record.update(op_name=error.op_name, clique=error.clique, missing=error.missing,
-                      arrived=error.arrived)
+                      arrived=error.arrived, waited=error.waited)
     return record
 
 
