@@ -1,7 +1,9 @@
 """One process of the DeviceMesh bridge test: ``_bridge_worker.py RANK WORLD PORT OUT``.
 
 Builds a 2x2 ``Mesh`` with a custom device order, its torch ``DeviceMesh`` and meshtopo's
-process groups over 'model'; all-gathers each rank's id in its group; writes what it saw."""
+process groups over 'model'; all-gathers each rank's id in its group; splits the world
+communicator by colour rank % 2 with key -rank and all-gathers in the new communicator;
+writes what it saw."""
 
 from __future__ import annotations
 
@@ -10,15 +12,18 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.distributed as dist
 
 import meshtopo as mt
+from meshtopo.runtime import CliqueKey
 from meshtopo.runtime._bridge import (
     device_mesh_from_torch,
     device_mesh_to_torch,
     mesh_process_groups,
 )
+from meshtopo.runtime._torch import TorchFactory
 
 
 def main(rank: int, world: int, port: int, out: Path) -> None:
@@ -36,7 +41,14 @@ def main(rank: int, world: int, port: int, out: Path) -> None:
     torch_group = torch_mesh.get_group("model")
     torch_seen = [torch.zeros(1, dtype=torch.int64) for _ in mine]
     dist.all_gather(torch_seen, torch.tensor([rank]), group=torch_group)
+    factory = TorchFactory(store, list(range(world)), timeout=30)
+    factory.groups.create_all([tuple(range(world))])
+    [parent] = factory.create_communicators(CliqueKey(tuple(range(world))), None, [(rank, rank)])
+    child = parent.split(rank % 2, -rank).wait()
+    split_gathered = child.all_gather(np.array([rank])).wait().tolist() if child else None
     (out / f"{rank}.json").write_text(json.dumps({
+        "split_devices": list(child.key.devices) if child else None,
+        "split_gathered": split_gathered,
         "group": list(mine), "gathered": [int(t) for t in seen],
         "torch_gathered": [int(t) for t in torch_seen],
         "round_trip": back == mesh,

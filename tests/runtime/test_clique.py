@@ -113,3 +113,15 @@ def test_factory_split_by_colour_locally() -> None:
     events = [c.all_reduce(np.array([p.device])) for p, c in zip(parents, children, strict=True)
               if c is not None]
     assert [int(e.wait()[0]) for e in events] == [37, 25, 37, 25, 37]
+
+
+def test_split_into_cliques_with_xla_colours() -> None:
+    factory = mt.runtime.LocalFactory(timeout=5)
+    parents = factory.create_clique(CliqueKey((0, 1, 2, 3))).communicators()
+    # Ranks follow the new keys' device order (XLA: keys = ranks in the new clique).
+    first, second = CliqueKey((3, 1)), CliqueKey((2, 0))
+    children = factory.split_into_cliques(parents, [second, first, second, first])
+    assert [c.key.devices if c else None for c in children] == [(2, 0), (3, 1), (2, 0), (3, 1)]
+    assert [c.current_rank if c else None for c in children] == [1, 1, 0, 0]
+    with pytest.raises(mt.InvalidArgumentError, match="is not a sub-clique"):
+        factory.split_into_cliques(parents[:1], [CliqueKey((1, 2))])

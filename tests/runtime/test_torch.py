@@ -172,7 +172,7 @@ def test_bad_file_is_refused_before_any_process_starts(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(120)
-def test_device_mesh_bridge_keeps_meshtopo_rank_order(tmp_path: Path) -> None:
+def test_device_mesh_bridge_and_split_keep_meshtopo_rank_order(tmp_path: Path) -> None:
     port = str(free_port())
     env = dict(os.environ, PYTHONPATH=SRC, TORCH_CPP_LOG_LEVEL="ERROR")
     worker = str(Path(__file__).with_name("_bridge_worker.py"))
@@ -196,3 +196,6 @@ def test_device_mesh_bridge_keeps_meshtopo_rank_order(tmp_path: Path) -> None:
     assert [seen[r]["local_rank"] for r in (3, 1, 0, 2)] == [1, 0, 0, 1]
     # ... and the mesh reads back unchanged.
     assert all(s["round_trip"] for s in seen.values())
+    # The split: colour rank % 2, new ranks by key -rank (descending parent rank).
+    assert [seen[r]["split_devices"] for r in range(4)] == [[2, 0], [3, 1], [2, 0], [3, 1]]
+    assert [seen[r]["split_gathered"] for r in range(4)] == [[2, 0], [3, 1], [2, 0], [3, 1]]

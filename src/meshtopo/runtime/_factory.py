@@ -23,7 +23,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from .._errors import InvalidArgumentError
-from ._clique_key import CliqueKey
+from ._clique_key import CliqueKey, clique_split_color
 from ._communicator import Clique, Communicator
 
 
@@ -84,3 +84,26 @@ class CommunicatorFactory(abc.ABC):
         events = [c.split(color, key) for c, color, key in zip(communicators, colors, keys,
                                                                strict=True)]
         return [event.wait() for event in events]
+
+    def split_into_cliques(self, communicators: Sequence[Communicator],
+                           new_keys: Sequence[CliqueKey | None]) -> list[Communicator | None]:
+        """XLA's split of acquired communicators into sub-cliques: communicator i joins
+        ``new_keys[i]`` (None: opts out) with colour ``clique_split_color(new key's devices)``
+        and its rank in the new key as the split key. Every new key must be a subset of its
+        parent clique and contain the communicator's device."""
+        colors: list[int | None] = []
+        keys: list[int] = []
+        for communicator, new_key in zip(communicators, new_keys, strict=True):
+            if new_key is None:
+                colors.append(None)
+                keys.append(0)
+                continue
+            rank = new_key.rank(communicator.device)
+            if rank is None or not new_key.is_subset_of(communicator.key):
+                raise InvalidArgumentError(
+                    f"clique <{new_key}> is not a sub-clique of <{communicator.key}> holding "
+                    f"device {communicator.device}"
+                )
+            colors.append(clique_split_color(new_key.devices))
+            keys.append(rank)
+        return self.split_communicators(communicators, colors, keys)
