@@ -6,6 +6,8 @@ Layers, in the order data flows (a module imports only modules above it in this 
   ``_pairs`` (with ``_errors`` and ``_limits`` beneath everything);
 - ``hlo``: HLO text to a module model, XLA's verifier checks;
 - ``neuron``: Neuron's 3-D rank model;
+- ``runtime``: cliques, communicators, a rendezvous and backends (threads; torch.distributed,
+  imported on use) that execute a module's collectives;
 - front ends: ``cli``, ``explore``, ``jax`` (imports jax only when called).
 
 >>> import meshtopo as mt

@@ -1,4 +1,5 @@
-"""The torch backend on real gloo processes: every opcode on 2, 4 and 8 processes against the
+"""The torch backend on real gloo processes: every program of ``_programs`` (every opcode and
+group mode, async pairs, control flow) and every opcode on 2, 4 and 8 processes against the
 local backend (itself checked against XLA), the two-host command line as 2 x 4 processes on
 127.0.0.1, a killed process, opposite-order collectives, bad input refused before any process.
 
@@ -23,7 +24,7 @@ from meshtopo.runtime import RendezvousError
 from meshtopo.runtime._launch import free_port
 
 from ._faults import LONG_LOOP, OPPOSITE_ORDER
-from ._programs import combined
+from ._programs import PROGRAMS, Program, combined
 
 SRC = str(Path(mt.__file__).resolve().parents[1])
 BROADCAST = """HloModule broadcast, replica_count=4
@@ -43,7 +44,20 @@ def _same(a: dict, b: dict) -> None:
     assert sorted(a) == sorted(b)
     for device in a:
         for x, y in zip(_leaves(a[device]), _leaves(b[device]), strict=True):
-            np.testing.assert_array_equal(x, y, err_msg=f"device {device}")
+            assert x.dtype == y.dtype and x.shape == y.shape
+            if x.dtype.kind in "iub":
+                np.testing.assert_array_equal(x, y, err_msg=f"device {device}")
+            else:
+                np.testing.assert_allclose(x, y, rtol=1e-6, err_msg=f"device {device}")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
+def test_program_on_torch_equals_local(program: Program) -> None:
+    # The last table of each program is its permuted device assignment (or the only one).
+    module = mt.hlo.parse_module(program.text, device_assignment=np.array(program.tables[-1]))
+    _same(mt.runtime.execute(module, backend="torch", timeout=30),
+          mt.runtime.execute(module, timeout=30))
 
 
 def _cli(*args: str, timeout: float) -> subprocess.Popen[str]:

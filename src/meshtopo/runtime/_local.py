@@ -37,9 +37,7 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 def _same(values: list[Any], op: str, clique: CliqueKey) -> None:
     signatures = {(v[0], v[1]) for v in values}
     if len(signatures) > 1:
-        described = "; ".join(
-            f"rank {r}: {v[0]} {v[1]}" for r, v in enumerate(values)
-        )
+        described = "; ".join(f"rank {r}: {v[0]} {v[1]}" for r, v in enumerate(values))
         raise InvalidArgumentError(
             f"ranks of clique <{clique}> issued different operations for `{op}`: {described}"
         )
@@ -72,12 +70,12 @@ class LocalCommunicator(Communicator):
             _same(values, name, self.key)
             return compute([v[2] for v in values])
 
+        position = ranks.index(self.current_rank)
         slot = self._factory.rendezvous.arrive(
-            slot_key, ranks.index(self.current_rank), (kind, signature, payload), devices, name,
-            str(self.key), checked,
+            slot_key, position, (kind, signature, payload), devices, name, str(self.key),
+            checked,
         )
         self._pending.append(slot)
-        position = ranks.index(self.current_rank)
         started = time.monotonic()
         timeout = self._factory.timeout
 
