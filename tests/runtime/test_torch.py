@@ -128,10 +128,14 @@ def test_two_hosts_of_four_processes_on_localhost(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(120)
-def test_opposite_order_ends_in_the_rendezvous_error() -> None:
+def test_opposite_order_ends_in_the_rendezvous_error(capfd: pytest.CaptureFixture[str]) -> None:
     module = mt.hlo.parse_module(OPPOSITE_ORDER)
     with pytest.raises(RendezvousError) as caught:
         mt.runtime.execute(module, backend="torch", timeout=3)
+    stuck = capfd.readouterr().err  # the workers' stderr: XLA's stuck warning, then the error
+    assert "[id=0] This thread has been waiting for `channel_id=1#0` for " in stuck
+    assert "seconds and may be stuck. Expected 2 threads to join the rendezvous" in stuck
+    assert "Arrived: devices [1]; not arrived: devices [0]." in stuck
     message = str(caught.value)
     assert 3.0 <= caught.value.waited < 4.0  # measured by the waiting processes
     assert "instruction %ar_a (all-reduce) on device 0" in message
