@@ -53,6 +53,7 @@ from ._execute import BACKENDS as BACKENDS
 from ._execute import execute as execute
 from ._execute import generated_inputs as generated_inputs
 from ._execute import load_inputs as load_inputs
+from ._execute import replay as replay
 from ._execute import save_values as save_values
 from ._factory import CommunicatorFactory as CommunicatorFactory
 from ._factory import split_ranks as split_ranks
@@ -65,7 +66,6 @@ from ._rendezvous import RendezvousError as RendezvousError
 from ._replay import Replay as Replay
 from ._replay import ReplayResult as ReplayResult
 from ._replay import issue_order as issue_order
-from ._replay import replay as replay
 
 # Names whose modules import torch, loaded on first use so that ``import meshtopo`` does not.
 _TORCH_NAMES = {

@@ -6,6 +6,8 @@ deterministically from the shapes; ``load_inputs`` reads an ``.npz`` whose keys 
 value (an array, or a tuple for a tuple root). The module is checked (``Plan``) and the
 inputs against it before anything runs.
 
+``replay`` issues a module's collectives on every device instead (see ``_replay``).
+
 The ``local`` backend runs one thread per device over one ``LocalFactory``; a failure on one
 device (other than a rendezvous timeout, which the others meet by themselves) aborts every
 communicator, so the others stop at once instead of waiting out the timeout. The ``torch`` backend runs one process per device (see ``_launch``).
@@ -29,6 +31,7 @@ from ._interpreter import DeviceExecution
 from ._local import LocalFactory
 from ._plan import Plan, Route
 from ._rendezvous import DEFAULT_TIMEOUT, RendezvousError, combined
+from ._replay import Replay, ReplayResult
 from ._values import Value, dtype_of
 
 BACKENDS = ("local", "torch")
@@ -225,3 +228,21 @@ def execute(module: Module, inputs: Inputs | None = None, backend: str = "local"
     from ._launch import run_processes
 
     return run_processes(plan, arrays, seconds)
+
+
+def replay(module: Module, backend: str = "local", device_assignment: object = None,
+           timeout: float | None = None) -> ReplayResult:
+    """Issue ``module``'s collectives on every device (see the module docstring) on the
+    ``local`` or ``torch`` backend; a device that never arrives is a ``RendezvousError``
+    after ``timeout`` seconds (default ``DEFAULT_TIMEOUT``)."""
+    if backend not in BACKENDS:
+        raise InvalidArgumentError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
+    seconds = DEFAULT_TIMEOUT if timeout is None else float(timeout)
+    if not seconds > 0:
+        raise InvalidArgumentError(f"timeout must be a positive number of seconds, got {timeout}")
+    plan = Replay(module, device_assignment)
+    if backend == "local":
+        return ReplayResult(plan, run_threads(plan.devices, seconds, plan.run_device))
+    from ._launch import run_processes
+
+    return ReplayResult(plan, run_processes(plan, None, seconds))

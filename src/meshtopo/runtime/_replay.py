@@ -28,7 +28,6 @@ from ..hlo import Instruction, Module, Shape
 from ._communicator import Communicator
 from ._interpreter import issue
 from ._plan import Route, collective_routes, where
-from ._rendezvous import DEFAULT_TIMEOUT
 from ._values import DTYPES
 
 REPLAYED = frozenset({
@@ -143,22 +142,3 @@ class ReplayResult:
     replay: Replay
     seconds: dict[int, dict[str, float]]
 
-
-def replay(module: Module, backend: str = "local", device_assignment: object = None,
-           timeout: float | None = None) -> ReplayResult:
-    """Issue ``module``'s collectives on every device (see the module docstring) on the
-    ``local`` or ``torch`` backend; a device that never arrives is a ``RendezvousError``
-    after ``timeout`` seconds (default ``DEFAULT_TIMEOUT``)."""
-    from ._execute import BACKENDS, run_threads
-
-    if backend not in BACKENDS:
-        raise InvalidArgumentError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
-    seconds = DEFAULT_TIMEOUT if timeout is None else float(timeout)
-    if not seconds > 0:
-        raise InvalidArgumentError(f"timeout must be a positive number of seconds, got {timeout}")
-    plan = Replay(module, device_assignment)
-    if backend == "local":
-        return ReplayResult(plan, run_threads(plan.devices, seconds, plan.run_device))
-    from ._launch import run_processes
-
-    return ReplayResult(plan, run_processes(plan, None, seconds))
