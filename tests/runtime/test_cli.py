@@ -16,30 +16,7 @@ from meshtopo.cli import main
 from meshtopo.runtime import RendezvousError
 
 from ._faults import OPPOSITE_ORDER
-from ._programs import combined
-
-SCHEDULED = """HloModule sched, is_scheduled=true, num_partitions=4
-
-%sum (x: bf16[], y: bf16[]) -> bf16[] {
-  %x = bf16[] parameter(0)
-  %y = bf16[] parameter(1)
-  ROOT %r = bf16[] add(%x, %y)
-}
-
-%fused (a: bf16[1024]) -> bf16[1024] {
-  %a = bf16[1024] parameter(0)
-  ROOT %n = bf16[1024] negate(%a)
-}
-
-ENTRY %main (p: bf16[1024]) -> bf16[4096] {
-  %p = bf16[1024] parameter(0)
-  %f = bf16[1024] fusion(%p), kind=kLoop, calls=%fused
-  %ars = bf16[1024] all-reduce-start(%f), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, to_apply=%sum
-  %ard = bf16[1024] all-reduce-done(%ars)
-  %cp = bf16[1024] collective-permute(%ard), channel_id=2, source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
-  ROOT %ag = bf16[4096] all-gather(%cp), channel_id=3, replica_groups=[1,4]<=[4], use_global_device_ids=true, dimensions={0}
-}
-"""
+from ._programs import SCHEDULED, combined
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -24,7 +24,7 @@ from meshtopo.runtime import RendezvousError
 from meshtopo.runtime._launch import free_port
 
 from ._faults import LONG_LOOP, OPPOSITE_ORDER
-from ._programs import PROGRAMS, Program, combined
+from ._programs import PROGRAMS, SCHEDULED, Program, combined
 
 SRC = str(Path(mt.__file__).resolve().parents[1])
 BROADCAST = """HloModule broadcast, replica_count=4
@@ -217,3 +217,17 @@ def test_device_mesh_bridge_and_split_keep_meshtopo_rank_order(tmp_path: Path) -
     # The split: colour rank % 2, new ranks by key -rank (descending parent rank).
     assert [seen[r]["split_devices"] for r in range(4)] == [[2, 0], [3, 1], [2, 0], [3, 1]]
     assert [seen[r]["split_gathered"] for r in range(4)] == [[2, 0], [3, 1], [2, 0], [3, 1]]
+
+
+@pytest.mark.timeout(120)
+def test_replay_on_torch_processes(tmp_path: Path) -> None:
+    path = tmp_path / "sched.hlo"
+    path.write_text(SCHEDULED)
+    code, out, err = _finish(_cli("replay", str(path), "--backend", "torch", "--nproc", "4",
+                                  "--timeout", "30", "--json", timeout=100), 100)
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["backend"] == "torch"
+    assert [(c["name"], c["bytes"], sorted(c["devices"])) for c in answer["collectives"]] == [
+        (name, size, ["0", "1", "2", "3"]) for name, size in (("ars", 2048), ("cp", 2048),
+                                                              ("ag", 8192))]
