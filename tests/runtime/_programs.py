@@ -272,3 +272,17 @@ ENTRY %main (p: bf16[1024]) -> bf16[4096] {
   ROOT %ag = bf16[4096] all-gather(%cp), channel_id=3, replica_groups=[1,4]<=[4], use_global_device_ids=true, dimensions={0}
 }
 """
+
+
+PROGRAMS.append(Program("async_wrapped_all_reduce", _module("m", 4, 2, SUM.format(t="f32") + """
+%wrapped (w: f32[4]) -> f32[4] {
+  %w = f32[4] parameter(0)
+  ROOT %ar = f32[4] all-reduce(%w), replica_groups={{0,2},{1,3}}, to_apply=%sum
+}
+""", """
+ENTRY %main (p: f32[4]) -> f32[4] {
+  %p = f32[4] parameter(0)
+  %start = ((f32[4]), f32[4]) async-start(%p), calls=%wrapped
+  ROOT %done = f32[4] async-done(%start)
+}
+"""), tables(4, 2)[1:]))
