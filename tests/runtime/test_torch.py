@@ -60,7 +60,8 @@ def test_program_on_torch_equals_local(program: Program) -> None:
           mt.runtime.execute(module, timeout=30))
 
 
-def _cli(*args: str, timeout: float) -> subprocess.Popen[str]:
+def _cli(*args: str) -> subprocess.Popen[str]:
+    """``meshtopo ARGS`` in a child process (finish it with ``_finish``, which bounds it)."""
     env = dict(os.environ, PYTHONPATH=SRC)
     return subprocess.Popen([sys.executable, "-m", "meshtopo", *args], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -116,7 +117,7 @@ def test_two_hosts_of_four_processes_on_localhost(tmp_path: Path) -> None:
     port = str(free_port())
     common = ["run", str(path), "--backend", "torch", "--nnodes", "2", "--nproc", "4",
               "--master-addr", "127.0.0.1", "--master-port", port, "--timeout", "40", "--json"]
-    hosts = [_cli(*common, "--node-rank", str(r), timeout=120) for r in (0, 1)]
+    hosts = [_cli(*common, "--node-rank", str(r)) for r in (0, 1)]
     results = [_finish(h, 120) for h in hosts]
     assert [code for code, _, _ in results] == [0, 0], [err for _, _, err in results]
     devices = [json.loads(out)["devices"] for _, out, _ in results]
@@ -148,7 +149,7 @@ def test_opposite_order_ends_in_the_rendezvous_error(capfd: pytest.CaptureFixtur
 def test_killed_process_fails_the_run_naming_it_and_leaves_no_orphans(tmp_path: Path) -> None:
     path = tmp_path / "loop.hlo"
     path.write_text(LONG_LOOP)
-    launcher = _cli("run", str(path), "--backend", "torch", "--timeout", "20", timeout=100)
+    launcher = _cli("run", str(path), "--backend", "torch", "--timeout", "20")
     try:
         deadline = time.monotonic() + 90
         workers: list[int] = []
@@ -181,7 +182,7 @@ def test_bad_file_is_refused_before_any_process_starts(tmp_path: Path) -> None:
     path = tmp_path / "bad.hlo"
     path.write_text(LONG_LOOP.replace("get-tuple-element(%w), index=1",
                                       "get-tuple-element(%w), index=1\n  %x = s32[4] sort(%p)"))
-    launcher = _cli("run", str(path), "--backend", "torch", "--nproc", "4", timeout=60)
+    launcher = _cli("run", str(path), "--backend", "torch", "--nproc", "4")
     started = time.monotonic()
     code, out, err = _finish(launcher, 60)
     assert code == 2 and out == ""
@@ -224,7 +225,7 @@ def test_replay_on_torch_processes(tmp_path: Path) -> None:
     path = tmp_path / "sched.hlo"
     path.write_text(SCHEDULED)
     code, out, err = _finish(_cli("replay", str(path), "--backend", "torch", "--nproc", "4",
-                                  "--timeout", "30", "--json", timeout=100), 100)
+                                  "--timeout", "30", "--json"), 100)
     assert code == 0, err
     answer = json.loads(out)
     assert answer["backend"] == "torch"
