@@ -13,7 +13,6 @@ import pytest
 
 import meshtopo as mt
 from meshtopo.cli import main
-from meshtopo.runtime import RendezvousError
 
 from ._faults import OPPOSITE_ORDER
 from ._programs import SCHEDULED, combined
@@ -97,18 +96,18 @@ def test_replay_reports_bytes_and_times(capsys, hlo) -> None:  # type: ignore[no
     assert all(sorted(c["devices"]) == ["0", "1", "2", "3"] for c in answer["collectives"])
 
 
-@pytest.mark.timeout(30)
-def test_replay_of_opposite_orders_ends_in_the_rendezvous_error() -> None:
+def test_issue_order_enters_the_branch_each_device_takes() -> None:
     module = mt.hlo.parse_module(OPPOSITE_ORDER)
+    replay = mt.runtime.Replay(module)
+    assert replay.orders == {0: ["ar_a", "ag_a"], 1: ["ag_b", "ar_b"]}
 
-    def opposite(module: mt.hlo.Module, device: int) -> list[mt.hlo.Instruction]:
-        branch = module.computations["reduce_first" if device == 0 else "gather_first"]
-        return [i for i in branch.instructions if i.collective is not None]
 
-    replay = mt.runtime.Replay(module, order=opposite)
+@pytest.mark.timeout(30)
+def test_replay_of_opposite_orders_ends_in_the_rendezvous_error(capsys, hlo) -> None:  # type: ignore[no-untyped-def]
     started = time.monotonic()
-    with pytest.raises(RendezvousError) as caught:
-        mt.runtime._execute.run_threads(replay.devices, 1.0, replay.run_device)
+    code, out, err = run(capsys, "replay", hlo(OPPOSITE_ORDER), "--timeout", "1")
     assert time.monotonic() - started < 2.0
-    assert "instruction %ar_a (all-reduce) on device 0" in str(caught.value)
-    assert "instruction %ag_b (all-gather) on device 1" in str(caught.value)
+    assert code == 2 and out == ""
+    assert "2 devices timed out in a rendezvous" in err
+    assert "instruction %ar_a (all-reduce) on device 0" in err
+    assert "instruction %ag_b (all-gather) on device 1" in err

@@ -232,3 +232,16 @@ def test_replay_on_torch_processes(tmp_path: Path) -> None:
     assert [(c["name"], c["bytes"], sorted(c["devices"])) for c in answer["collectives"]] == [
         (name, size, ["0", "1", "2", "3"]) for name, size in (("ars", 2048), ("cp", 2048),
                                                               ("ag", 8192))]
+
+
+@pytest.mark.timeout(120)
+def test_replay_of_opposite_orders_on_torch_ends_in_the_rendezvous_error(tmp_path: Path) -> None:
+    path = tmp_path / "opposite.hlo"
+    path.write_text(OPPOSITE_ORDER)
+    code, out, err = _finish(_cli("replay", str(path), "--backend", "torch", "--nproc", "2",
+                                  "--timeout", "3"), 100)
+    assert code == 2 and out == ""
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("meshtopo: error: 2 devices timed out in a rendezvous")
+    assert "instruction %ar_a (all-reduce) on device 0" in last
+    assert "instruction %ag_b (all-gather) on device 1" in last

@@ -140,7 +140,8 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
            timeout: float, as_json: bool) -> int:
     """Replay the communication of the HLO module in FILE: every device issues its
     collectives in order (the entry computation's text order, which is the schedule of an
-    is_scheduled module) with zero buffers of the real shapes and types.
+    is_scheduled module, entering the branch each device takes where a conditional depends
+    only on replica-id/partition-id) with zero buffers of the real shapes and types.
 
     Prints each collective's bytes and its time over the devices (min / median / max). A
     device that never arrives ends the replay with the rendezvous error naming it.

@@ -138,63 +138,12 @@ class DeviceExecution:
         if instruction.collective is not None:
             result = self._collective(instruction, operands)
             return _Started(result) if opcode.endswith("-start") else result
-        shape = instruction.shape
-        dtype = dtype_of(shape, where(instruction, self.plan.module))
-        return np.asarray(self._data(instruction, operands, shape.dimensions, dtype),
-                          ).astype(dtype, copy=False).reshape(shape.dimensions)
+        return data_value(instruction, operands, self.replica, self.partition,
+                          where(instruction, self.plan.module))
 
     def _conditional(self, instruction: Instruction, operands: list) -> Value:
-        selector = operands[0]
-        branches = list(instruction.called_computations)
-        if "branch_computations" in instruction.attributes:
-            index = int(selector)
-            branch = index if 0 <= index < len(branches) else len(branches) - 1
-        else:
-            true_name = instruction.attributes["true_computation"].lstrip("%")
-            false_name = instruction.attributes["false_computation"].lstrip("%")
-            branches = [true_name, false_name]
-            branch = 0 if bool(selector) else 1
-        return self._call(branches[branch], [operands[branch + 1]])
-
-    def _data(self, instruction: Instruction, operands: list, dims: tuple[int, ...],
-              dtype: np.dtype) -> np.ndarray:
-        opcode = instruction.opcode
-        attributes = instruction.attributes
-        if opcode == "constant":
-            return literal_array(instruction.operand_text, dtype, dims)
-        if opcode == "replica-id":
-            return np.array(self.replica)
-        if opcode == "partition-id":
-            return np.array(self.partition)
-        if opcode in ELEMENTWISE_BINARY:
-            a, b = operands
-            if opcode == "compare":
-                return _COMPARE[attributes["direction"]](a, b)
-            return _BINARY[opcode](a, b)
-        if opcode in ELEMENTWISE_UNARY:
-            return _UNARY[opcode](operands[0])
-        if opcode in ("copy", "convert", "bitcast", "reshape"):
-            return operands[0]
-        if opcode == "select":
-            return np.where(*operands)
-        if opcode == "clamp":
-            return np.minimum(np.maximum(operands[1], operands[0]), operands[2])
-        if opcode == "slice":
-            index = tuple(slice(int(a), int(b), int(s or 1))
-                          for a, b, s in _SLICE.findall(attributes["slice"]))
-            return operands[0][index]
-        if opcode == "concatenate":
-            return np.concatenate(operands, axis=_ints(attributes["dimensions"])[0])
-        if opcode == "transpose":
-            return np.transpose(operands[0], _ints(attributes["dimensions"]))
-        if opcode == "iota":
-            axis = int(attributes["iota_dimension"])
-            shape = [1] * len(dims)
-            shape[axis] = dims[axis]
-            return np.broadcast_to(np.arange(dims[axis]).reshape(shape), dims)
-        if opcode == "broadcast":
-            return _broadcast(operands[0], _ints(attributes.get("dimensions", "{}")), dims)
-        raise InvalidArgumentError(f"{where(instruction, self.plan.module)} is not executed")
+        index = branch_index(instruction, operands[0])
+        return self._call(branches(instruction)[index], [operands[index + 1]])
 
     def _collective(self, instruction: Instruction, operands: list) -> Value:
         me = self.plan.routes[instruction.name].get(self.device)
@@ -205,6 +154,77 @@ class DeviceExecution:
             )
         return issue(instruction, self.plan.module, self.device, me,
                      self.communicator_for(me), operands)
+
+
+def branches(instruction: Instruction) -> list[str]:
+    """A ``conditional``'s branch computations, in branch order (true, then false)."""
+    if "branch_computations" in instruction.attributes:
+        return list(instruction.called_computations)
+    return [instruction.attributes[k].lstrip("%") for k in ("true_computation",
+                                                            "false_computation")]
+
+
+def branch_index(instruction: Instruction, selector: np.ndarray) -> int:
+    """The branch a ``conditional`` runs for ``selector``: a pred picks true (0) or false
+    (1); an index out of range picks the last branch, as XLA does."""
+    if "branch_computations" in instruction.attributes:
+        count = len(instruction.called_computations)
+        index = int(selector)
+        return index if 0 <= index < count else count - 1
+    return 0 if bool(selector) else 1
+
+
+def data_value(instruction: Instruction, operands: list, replica: int, partition: int,
+               where_text: str) -> np.ndarray:
+    """The value of a data instruction (not parameter, tuple, get-tuple-element, control flow
+    or a collective) on the device at (``replica``, ``partition``), in the instruction's
+    shape and type."""
+    shape = instruction.shape
+    dims = shape.dimensions
+    dtype = dtype_of(shape, where_text)
+    return np.asarray(_raw_value(instruction, operands, replica, partition, dims, dtype,
+                                 where_text)).astype(dtype, copy=False).reshape(dims)
+
+
+def _raw_value(instruction: Instruction, operands: list, replica: int, partition: int,
+               dims: tuple[int, ...], dtype: np.dtype, where_text: str) -> np.ndarray:
+    opcode = instruction.opcode
+    attributes = instruction.attributes
+    if opcode == "constant":
+        return literal_array(instruction.operand_text, dtype, dims)
+    if opcode == "replica-id":
+        return np.array(replica)
+    if opcode == "partition-id":
+        return np.array(partition)
+    if opcode in ELEMENTWISE_BINARY:
+        a, b = operands
+        if opcode == "compare":
+            return _COMPARE[attributes["direction"]](a, b)
+        return _BINARY[opcode](a, b)
+    if opcode in ELEMENTWISE_UNARY:
+        return _UNARY[opcode](operands[0])
+    if opcode in ("copy", "convert", "bitcast", "reshape"):
+        return operands[0]
+    if opcode == "select":
+        return np.where(*operands)
+    if opcode == "clamp":
+        return np.minimum(np.maximum(operands[1], operands[0]), operands[2])
+    if opcode == "slice":
+        index = tuple(slice(int(a), int(b), int(s or 1))
+                      for a, b, s in _SLICE.findall(attributes["slice"]))
+        return operands[0][index]
+    if opcode == "concatenate":
+        return np.concatenate(operands, axis=_ints(attributes["dimensions"])[0])
+    if opcode == "transpose":
+        return np.transpose(operands[0], _ints(attributes["dimensions"]))
+    if opcode == "iota":
+        axis = int(attributes["iota_dimension"])
+        shape = [1] * len(dims)
+        shape[axis] = dims[axis]
+        return np.broadcast_to(np.arange(dims[axis]).reshape(shape), dims)
+    if opcode == "broadcast":
+        return _broadcast(operands[0], _ints(attributes.get("dimensions", "{}")), dims)
+    raise InvalidArgumentError(f"{where_text} is not executed")
 
 
 def issue(instruction: Instruction, module: Module, device: int, me: Route,
