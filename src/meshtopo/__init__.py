@@ -7,6 +7,8 @@ Layers, in the order data flows (a module imports only modules above it in this 
 - ``hlo``: HLO text to a module model, XLA's verifier checks;
 - ``order``: per-device collective schedules matched by arrival order (imports ``hlo``);
 - ``neuron``: Neuron's 3-D rank model;
+- ``runtime``: cliques, communicators, a rendezvous and backends (threads; torch.distributed,
+  imported on use) that execute a module's collectives;
 - ``topology``: physical clusters, tiers per device group, cost models (math layer only);
 - front ends: ``cli``, ``explore``, ``jax`` (imports jax only when called).
 
@@ -19,6 +21,7 @@ from . import hlo as hlo
 from . import jax as jax
 from . import neuron as neuron
 from . import order as order
+from . import runtime as runtime
 from . import topology as topology
 from ._device_list import CollectiveDeviceList as CollectiveDeviceList
 from ._errors import HloParseError as HloParseError

@@ -1,0 +1,84 @@
+"""One process of the torch-backend benchmark: ``python -m benchmarks._runtime_worker RANK
+WORLD PORT OUT``.
+
+Joins a gloo world of WORLD processes on 127.0.0.1:PORT, creates the process groups of a 2x4
+mesh through ``GroupCache`` (counting creations), then times, on this rank's 4-device 'model'
+group, raw ``torch.distributed.all_reduce`` (in place on a tensor) against
+``TorchCommunicator.all_reduce`` (numpy in, numpy out, membership rendezvous first, and once
+more without it) for each size, interleaved, best of several rounds. Rank 0 writes the figures as JSON to OUT.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+import meshtopo as mt
+from meshtopo.runtime import CliqueKey
+from meshtopo.runtime._torch import TorchFactory
+
+SIZES = [1 << 10, 1 << 14, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26]
+
+
+def _rounds(size: int) -> int:
+    return 20 if size <= 1 << 18 else (8 if size <= 1 << 22 else 5)
+
+
+def main(rank: int, world: int, port: int, out: Path) -> None:
+    """Run the benchmark as ``rank`` (see the module docstring)."""
+    store = dist.TCPStore("127.0.0.1", port, world, is_master=rank == 0,
+                          timeout=timedelta(seconds=120))
+    dist.init_process_group("gloo", store=dist.PrefixStore("pg/", store), rank=rank,
+                            world_size=world, timeout=timedelta(seconds=120))
+    mesh = mt.Mesh({"data": 2, "model": 4})
+    groups = [tuple(g) for axis in ("data", "model")
+              for g in mesh.replica_groups(over=axis).replica_groups]
+    factory = TorchFactory(store, list(range(world)), timeout=120)
+    started = time.perf_counter()
+    factory.groups.create_all(groups)
+    setup = time.perf_counter() - started
+    model = next(g for g in mesh.replica_groups(over="model").replica_groups if rank in g)
+    key = CliqueKey(tuple(model))
+    [communicator] = factory.create_communicators(key, None, [(rank, key.devices.index(rank))])
+    unchecked_factory = TorchFactory(store, list(range(world)), timeout=120,
+                                     check_membership=False)
+    unchecked_factory.groups = factory.groups
+    [unchecked] = unchecked_factory.create_communicators(key, None,
+                                                         [(rank, key.devices.index(rank))])
+    group = factory.groups.group(key.devices)
+    figures = []
+    for size in SIZES:
+        array = np.ones(size // 4, dtype=np.float32)
+        tensor = torch.from_numpy(array.copy())
+        best_raw = best_ours = best_unchecked = float("inf")
+        for _ in range(_rounds(size)):
+            dist.barrier(group=group)
+            t = time.perf_counter()
+            dist.all_reduce(tensor, group=group)
+            best_raw = min(best_raw, time.perf_counter() - t)
+            dist.barrier(group=group)
+            t = time.perf_counter()
+            communicator.all_reduce(array).wait()
+            best_ours = min(best_ours, time.perf_counter() - t)
+            dist.barrier(group=group)
+            t = time.perf_counter()
+            unchecked.all_reduce(array).wait()
+            best_unchecked = min(best_unchecked, time.perf_counter() - t)
+        figures.append({"bytes": size, "raw": best_raw, "meshtopo": best_ours,
+                        "unchecked": best_unchecked})
+    if rank == 0:
+        out.write_text(json.dumps({"created": factory.groups.created, "groups": len(set(groups)),
+                                   "setup": setup, "figures": figures}))
+    store.set(f"done/{rank}", "1")
+    store.wait([f"done/{r}" for r in range(world)], timedelta(seconds=120))
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]))

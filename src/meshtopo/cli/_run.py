@@ -1,0 +1,202 @@
+"""``run`` and ``replay``: execute an HLO module's entry computation on every device, or
+replay its collectives with buffers of the real shapes (``meshtopo.runtime``).
+
+The module, the device assignment and the inputs are checked before any process starts (a
+bad file exits 2 with one stderr line). ``--backend torch`` starts one gloo process per
+device; over several hosts every host runs the same command with its own ``--node-rank``
+(torchrun-style). The ``--json`` schema is in docs/cli-json.md.
+"""
+
+from __future__ import annotations
+
+import time
+
+import click
+import numpy as np
+from rich.text import Text
+
+from .._errors import InvalidArgumentError
+from ..hlo import load
+from ..runtime import BACKENDS, Plan, Replay, load_inputs, save_values
+from ..runtime._execute import checked_inputs, run_local, run_threads
+from ..runtime._rendezvous import DEFAULT_TIMEOUT
+from ..runtime._values import Value
+from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange, device_assignment
+from ._render import console, emit_json
+
+
+def _leaves(value: Value) -> list[np.ndarray]:
+    if isinstance(value, tuple):
+        return [leaf for element in value for leaf in _leaves(element)]
+    return [np.asarray(value)]
+
+
+def _leaf_json(array: np.ndarray) -> dict[str, object]:
+    values = array.tolist()
+    if array.dtype.kind == "c":
+        values = [[v.real, v.imag] for v in array.reshape(-1).tolist()]
+    return {"dtype": str(array.dtype), "shape": list(array.shape), "values": values}
+
+
+@click.command()
+@click.argument("file")
+@click.option("--backend", type=click.Choice(BACKENDS), default="local", show_default=True,
+              help="local: one thread per device, numpy; torch: one gloo process per device.")
+@click.option("--nproc", type=DecimalRange(min=1), default=None,
+              help="torch: processes on this host (default: every device / --nnodes).")
+@click.option("--nnodes", type=DecimalRange(min=1), default=1, show_default=True,
+              help="torch: number of hosts taking part.")
+@click.option("--node-rank", type=DecimalRange(min=0), default=0, show_default=True,
+              help="torch: this host's index, 0 .. --nnodes - 1 (host 0 serves the store).")
+@click.option("--master-addr", default="127.0.0.1", show_default=True,
+              help="torch: address of host 0, where the TCPStore listens.")
+@click.option("--master-port", type=DecimalRange(min=1, max=65535), default=None,
+              help="torch: TCPStore port on host 0 (default on one host: a free port).")
+@click.option("--inputs", "inputs_path", default=None,
+              help="An .npz with one array per device and entry parameter, keys "
+                   "'<device>/<parameter number>' (default: generated per device).")
+@click.option("--output", "output_path", default=None,
+              help="Write this host's results to an .npz (keys '<device>', tuple elements "
+                   "'<device>/<index>').")
+@click.option("--device-assignment", "assignment_spec", default=None,
+              help="The [replica][partition] table (default: the module's). "
+                   + DEVICE_ASSIGNMENT_HELP)
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT,
+              show_default=True, help="Rendezvous timeout per collective, in seconds.")
+@click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+def run(file: str, backend: str, nproc: int | None, nnodes: int, node_rank: int,
+        master_addr: str, master_port: int | None, inputs_path: str | None,
+        output_path: str | None, assignment_spec: str | None, timeout: float,
+        as_json: bool) -> int:
+    """Execute the entry computation of the HLO module in FILE on every device.
+
+    Prints each device's result (this host's devices with --backend torch). A collective
+    whose participants do not all arrive within --timeout ends the run with an error naming
+    the instruction and the devices that never came.
+    """
+    module = load(file)
+    assignment = (None if assignment_spec is None else
+                  device_assignment(assignment_spec, module.replica_count, module.num_partitions))
+    plan = Plan(module, assignment)
+    inputs = checked_inputs(plan, None if inputs_path is None else load_inputs(inputs_path))
+    devices = len(plan.devices)
+    if backend == "local" and (nproc is not None or nnodes != 1):
+        raise InvalidArgumentError("--nproc and --nnodes need --backend torch")
+    if nproc is not None and nproc * nnodes != devices:
+        raise InvalidArgumentError(
+            f"--nproc {nproc} x --nnodes {nnodes} must equal the module's {devices} devices "
+            f"(replica_count={module.replica_count} x num_partitions={module.num_partitions})"
+        )
+    if node_rank >= nnodes:
+        raise InvalidArgumentError(f"--node-rank {node_rank} must be below --nnodes {nnodes}")
+    started = time.perf_counter()
+    if backend == "local":
+        outputs = run_local(plan, inputs, timeout)
+    else:
+        from ..runtime._launch import run_processes
+
+        outputs = run_processes(plan, inputs, timeout, nnodes, node_rank, master_addr,
+                                master_port)
+    seconds = time.perf_counter() - started
+    if output_path is not None:
+        save_values(output_path, outputs)
+    name = module.source or file
+    if as_json:
+        emit_json({
+            "file": name, "backend": backend, "seconds": seconds,
+            "replica_count": module.replica_count, "num_partitions": module.num_partitions,
+            "devices": [
+                {"device": d, "replica": plan.replica_of[d], "partition": plan.partition_of[d],
+                 "outputs": [_leaf_json(a) for a in _leaves(v)]}
+                for d, v in outputs.items()
+            ],
+        })
+        return 0
+    out = console()
+    for device, value in outputs.items():
+        text = Text(f"device {device} (replica {plan.replica_of[device]}, partition "
+                    f"{plan.partition_of[device]}): ", style="bold")
+        text.append("; ".join(np.array2string(a, threshold=16, separator=",")
+                              .replace("\n", "") for a in _leaves(value)))
+        out.print(text)
+    out.print(Text(f"{name}: {len(outputs)} devices ran on {backend} in {seconds:.2f} s",
+                   style="bold green"))
+    return 0
+
+
+@click.command()
+@click.argument("file")
+@click.option("--backend", type=click.Choice(BACKENDS), default="local", show_default=True,
+              help="local: one thread per device, numpy; torch: one gloo process per device.")
+@click.option("--nproc", type=DecimalRange(min=1), default=None,
+              help="torch: processes on this host; must equal the module's device count.")
+@click.option("--device-assignment", "assignment_spec", default=None,
+              help="The [replica][partition] table (default: the module's). "
+                   + DEVICE_ASSIGNMENT_HELP)
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT,
+              show_default=True, help="Rendezvous timeout per collective, in seconds.")
+@click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | None,
+           timeout: float, as_json: bool) -> int:
+    """Replay the communication of the HLO module in FILE: every device issues its
+    collectives in order (the entry computation's text order, which is the schedule of an
+    is_scheduled module, entering the branch each device takes where a conditional depends
+    only on replica-id/partition-id) with zero buffers of the real shapes and types.
+
+    Prints each collective's bytes and its time over the devices (min / median / max). A
+    device that never arrives ends the replay with the rendezvous error naming it.
+    """
+    module = load(file)
+    assignment = (None if assignment_spec is None else
+                  device_assignment(assignment_spec, module.replica_count, module.num_partitions))
+    plan = Replay(module, assignment)
+    if backend == "local" and nproc is not None:
+        raise InvalidArgumentError("--nproc needs --backend torch")
+    if nproc is not None and nproc != len(plan.devices):
+        raise InvalidArgumentError(
+            f"--nproc {nproc} must equal the module's {len(plan.devices)} devices")
+    started = time.perf_counter()
+    if backend == "local":
+        seconds = run_threads(plan.devices, timeout, plan.run_device)
+    else:
+        from ..runtime._launch import run_processes
+
+        seconds = run_processes(plan, None, timeout)
+    elapsed = time.perf_counter() - started
+    name = module.source or file
+    rows = []
+    for step_name, step in plan.steps.items():
+        times = [seconds[d][step_name] for d in plan.devices if step_name in seconds[d]]
+        rows.append((step, times))
+    if as_json:
+        emit_json({
+            "file": name, "backend": backend, "seconds": elapsed,
+            "order": "text order of the entry computation",
+            "collectives": [
+                {"name": step.instruction.name, "opcode": step.instruction.opcode,
+                 "line": step.instruction.line, "bytes": step.bytes,
+                 "devices": {str(d): seconds[d][step.instruction.name] for d in plan.devices
+                             if step.instruction.name in seconds[d]}}
+                for step, _ in rows
+            ],
+            "skipped": [{"name": i.name, "opcode": i.opcode, "line": i.line}
+                        for i in plan.skipped],
+        })
+        return 0
+    out = console()
+    for step, times in rows:
+        instruction = step.instruction
+        text = Text(f"%{instruction.name}", style="cyan")
+        text.append(f" ({instruction.opcode}, line {instruction.line}): {step.bytes} bytes on "
+                    f"{len(times)} devices, seconds min {min(times):.6f} median "
+                    f"{float(np.median(times)):.6f} max {max(times):.6f}")
+        out.print(text)
+    for instruction in plan.skipped:
+        out.print(Text(f"skipped: %{instruction.name} ({instruction.opcode}, line "
+                       f"{instruction.line}) is not replayed", style="yellow"))
+    out.print(Text(f"{name}: {len(rows)} collectives replayed on {len(plan.devices)} devices "
+                   f"({backend}) in {elapsed:.2f} s", style="bold green"))
+    return 0
+
+
+COMMANDS = [run, replay]

@@ -1,0 +1,291 @@
+"""One device's execution of a checked module: numpy for data, communicators for collectives.
+
+``DeviceExecution(plan, device, communicator_for).run(inputs)`` evaluates the entry
+computation on ``device``; ``communicator_for(route)`` gives the device's communicator for a
+collective's clique (created once per clique by the caller). Collectives run where they are
+issued: a ``-start`` (or ``async-start``) runs its collective and its ``-done`` returns the
+result. HLO integer division truncates toward zero (x/0 is -1, x%0 is x), as XLA defines it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .._errors import InvalidArgumentError
+from ..hlo import Collective, Computation, Instruction, Module
+from ._communicator import Communicator, ReductionKind
+from ._plan import ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, Plan, Route, where
+from ._rendezvous import RendezvousError
+from ._values import Value, dtype_of, literal_array
+
+_SLICE = re.compile(r"\[\s*(-?\d+)\s*:\s*(-?\d+)\s*(?::\s*(\d+)\s*)?\]")
+_INTS = re.compile(r"-?\d+")
+_COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
+            "GT": np.greater, "GE": np.greater_equal}
+_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "abs": np.abs, "negate": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x), "tanh": np.tanh, "sign": np.sign, "floor": np.floor,
+    "ceil": np.ceil, "cosine": np.cos, "sine": np.sin,
+    "logistic": lambda x: 1 / (1 + np.exp(-x)),
+    "not": lambda x: np.logical_not(x) if x.dtype == np.bool_ else np.invert(x),
+}  # fmt: skip
+
+
+def _ints(text: str) -> list[int]:
+    return [int(v) for v in _INTS.findall(text)]
+
+
+def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind not in "iu":
+        return np.true_divide(a, b)
+    zero = b == 0
+    safe = np.where(zero, 1, b).astype(a.dtype)
+    quotient = a // safe
+    if a.dtype.kind == "i":
+        rest = a - quotient * safe
+        quotient = quotient + ((rest != 0) & ((a < 0) != (safe < 0)))
+    return np.where(zero, np.array(-1).astype(a.dtype), quotient)
+
+
+def _remainder(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind not in "iu":
+        return np.fmod(a, b)
+    zero = b == 0
+    safe = np.where(zero, 1, b).astype(a.dtype)
+    return np.where(zero, a, np.fmod(a, safe))
+
+
+def _logical(ufunc_bool: Callable[..., np.ndarray], ufunc_int: Callable[..., np.ndarray]
+             ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    return lambda a, b: ufunc_bool(a, b) if a.dtype == np.bool_ else ufunc_int(a, b)
+
+
+_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": _divide,
+    "remainder": _remainder, "maximum": np.maximum, "minimum": np.minimum, "power": np.power,
+    "and": _logical(np.logical_and, np.bitwise_and), "or": _logical(np.logical_or, np.bitwise_or),
+    "xor": _logical(np.logical_xor, np.bitwise_xor),
+}  # fmt: skip
+
+
+class _Started:
+    """The value of a ``-start``: its collective's result, returned by the ``-done``."""
+
+    def __init__(self, result: Value) -> None:
+        self.result = result
+
+
+class DeviceExecution:
+    """Evaluates the plan's entry computation on one device."""
+
+    def __init__(self, plan: Plan, device: int,
+                 communicator_for: Callable[[Route], Communicator]) -> None:
+        self.plan = plan
+        self.device = device
+        self.communicator_for = communicator_for
+        self.replica = plan.replica_of[device]
+        self.partition = plan.partition_of[device]
+
+    def run(self, inputs: Sequence[np.ndarray]) -> Value:
+        """The entry root's value on this device for the entry parameters ``inputs``."""
+        with np.errstate(all="ignore"):
+            return self.evaluate(self.plan.module.entry, list(inputs))
+
+    def evaluate(self, computation: Computation, arguments: Sequence[Value]) -> Value:
+        """Evaluate ``computation`` with its parameters bound to ``arguments``."""
+        values: dict[str, Value | _Started] = {}
+        for instruction in computation.instructions:
+            operands = [values[name] for name in instruction.operands]
+            values[instruction.name] = self._instruction(instruction, operands, arguments)
+        root = computation.root
+        if root is None:
+            raise InvalidArgumentError(f"computation {computation.name} has no instructions")
+        return values[root.name]  # type: ignore[return-value]
+
+    def _call(self, name: str, arguments: Sequence[Value]) -> Value:
+        return self.evaluate(self.plan.computations[name], arguments)
+
+    def _instruction(self, instruction: Instruction, operands: list, arguments: Sequence[Value]
+                     ) -> Value | _Started:
+        opcode = instruction.opcode
+        attributes = instruction.attributes
+        if opcode == "parameter":
+            return arguments[int(instruction.operand_text)]
+        if opcode == "get-tuple-element":
+            return operands[0][int(attributes["index"])]
+        if opcode == "tuple":
+            return tuple(operands)
+        if opcode in ("all-reduce-done", "all-gather-done", "collective-permute-done",
+                      "async-done"):
+            return operands[0].result
+        if opcode == "async-update":
+            return operands[0]
+        if opcode == "call":
+            return self._call(instruction.called_computations[0], operands)
+        if opcode == "conditional":
+            return self._conditional(instruction, operands)
+        if opcode == "while":
+            condition, body = attributes["condition"].lstrip("%"), attributes["body"].lstrip("%")
+            state = operands[0]
+            while bool(self._call(condition, [state])):
+                state = self._call(body, [state])
+            return state
+        if opcode == "async-start":
+            return _Started(self._call(instruction.called_computations[0], operands))
+        if instruction.collective is not None:
+            result = self._collective(instruction, operands)
+            return _Started(result) if opcode.endswith("-start") else result
+        return data_value(instruction, operands, self.replica, self.partition,
+                          where(instruction, self.plan.module))
+
+    def _conditional(self, instruction: Instruction, operands: list) -> Value:
+        index = branch_index(instruction, operands[0])
+        return self._call(branches(instruction)[index], [operands[index + 1]])
+
+    def _collective(self, instruction: Instruction, operands: list) -> Value:
+        me = self.plan.routes[instruction.name].get(self.device)
+        if me is None:
+            raise InvalidArgumentError(
+                f"{where(instruction, self.plan.module)} runs on device {self.device}, which is "
+                "in none of its groups"
+            )
+        return issue(instruction, self.plan.module, self.device, me,
+                     self.communicator_for(me), operands)
+
+
+def branches(instruction: Instruction) -> list[str]:
+    """A ``conditional``'s branch computations, in branch order (true, then false)."""
+    if "branch_computations" in instruction.attributes:
+        return list(instruction.called_computations)
+    return [instruction.attributes[k].lstrip("%") for k in ("true_computation",
+                                                            "false_computation")]
+
+
+def branch_index(instruction: Instruction, selector: np.ndarray) -> int:
+    """The branch a ``conditional`` runs for ``selector``: a pred picks true (0) or false
+    (1); an index out of range picks the last branch, as XLA does."""
+    if "branch_computations" in instruction.attributes:
+        count = len(instruction.called_computations)
+        index = int(selector)
+        return index if 0 <= index < count else count - 1
+    return 0 if bool(selector) else 1
+
+
+def data_value(instruction: Instruction, operands: list, replica: int, partition: int,
+               where_text: str) -> np.ndarray:
+    """The value of a data instruction (not parameter, tuple, get-tuple-element, control flow
+    or a collective) on the device at (``replica``, ``partition``), in the instruction's
+    shape and type."""
+    shape = instruction.shape
+    dims = shape.dimensions
+    dtype = dtype_of(shape, where_text)
+    return np.asarray(_raw_value(instruction, operands, replica, partition, dims, dtype,
+                                 where_text)).astype(dtype, copy=False).reshape(dims)
+
+
+def _raw_value(instruction: Instruction, operands: list, replica: int, partition: int,
+               dims: tuple[int, ...], dtype: np.dtype, where_text: str) -> np.ndarray:
+    opcode = instruction.opcode
+    attributes = instruction.attributes
+    if opcode == "constant":
+        return literal_array(instruction.operand_text, dtype, dims)
+    if opcode == "replica-id":
+        return np.array(replica)
+    if opcode == "partition-id":
+        return np.array(partition)
+    if opcode in ELEMENTWISE_BINARY:
+        a, b = operands
+        if opcode == "compare":
+            return _COMPARE[attributes["direction"]](a, b)
+        return _BINARY[opcode](a, b)
+    if opcode in ELEMENTWISE_UNARY:
+        return _UNARY[opcode](operands[0])
+    if opcode in ("copy", "convert", "bitcast", "reshape"):
+        return operands[0]
+    if opcode == "select":
+        return np.where(*operands)
+    if opcode == "clamp":
+        return np.minimum(np.maximum(operands[1], operands[0]), operands[2])
+    if opcode == "slice":
+        index = tuple(slice(int(a), int(b), int(s or 1))
+                      for a, b, s in _SLICE.findall(attributes["slice"]))
+        return operands[0][index]
+    if opcode == "concatenate":
+        return np.concatenate(operands, axis=_ints(attributes["dimensions"])[0])
+    if opcode == "transpose":
+        return np.transpose(operands[0], _ints(attributes["dimensions"]))
+    if opcode == "iota":
+        axis = int(attributes["iota_dimension"])
+        shape = [1] * len(dims)
+        shape[axis] = dims[axis]
+        return np.broadcast_to(np.arange(dims[axis]).reshape(shape), dims)
+    if opcode == "broadcast":
+        return _broadcast(operands[0], _ints(attributes.get("dimensions", "{}")), dims)
+    raise InvalidArgumentError(f"{where_text} is not executed")
+
+
+def issue(instruction: Instruction, module: Module, device: int, me: Route,
+          communicator: Communicator, operands: list) -> Value:
+    """Run ``instruction``'s collective on ``device`` with ``operands``; a rendezvous timeout
+    names the instruction and its line."""
+    collective = instruction.collective
+    if collective is None:
+        raise InvalidArgumentError(f"{where(instruction, module)} is no collective")
+    # Participants meet by channel id, as XLA's CPU rendezvous keys by op id; a collective
+    # without one meets only the same instruction on the other devices.
+    name = (f"%{instruction.name}" if collective.channel_id is None
+            else f"channel_id={collective.channel_id}")
+    try:
+        return _issue(collective, me, communicator, name, operands)
+    except RendezvousError as error:
+        raise RendezvousError(f"{where(instruction, module)} on device {device}: {error}",
+                              error.op_name, error.clique, error.missing, error.arrived,
+                              error.waited) from None
+
+
+def _issue(collective: Collective, me: Route, communicator: Communicator, name: str,
+           operands: list) -> Value:
+    """The communicator calls of one collective (see ``issue``)."""
+    opcode = collective.underlying_opcode
+    attributes = collective.attributes
+    if opcode == "all-reduce":
+        kind = ReductionKind.parse(collective.reduction or "")
+        results = [communicator.all_reduce(np.asarray(o), kind, op_name=f"{name}#{i}").wait()
+                   for i, o in enumerate(operands)]
+        return tuple(results) if len(operands) > 1 else results[0]
+    if opcode == "all-gather":
+        axis = _ints(attributes["dimensions"])[0]
+        results = [communicator.all_gather(np.asarray(o), axis, f"{name}#{i}").wait()
+                   for i, o in enumerate(operands)]
+        return tuple(results) if len(operands) > 1 else results[0]
+    if opcode == "reduce-scatter":
+        kind = ReductionKind.parse(collective.reduction or "")
+        axis = _ints(attributes["dimensions"])[0]
+        results = [communicator.reduce_scatter(np.asarray(o), kind, axis,
+                                               f"{name}#{i}").wait()
+                   for i, o in enumerate(operands)]
+        return tuple(results) if len(operands) > 1 else results[0]
+    if opcode == "collective-broadcast":
+        return communicator.broadcast(np.asarray(operands[0]), 0, name).wait()
+    if opcode == "collective-permute":
+        return communicator.collective_permute(np.asarray(operands[0]), me.source,
+                                               me.targets, name).wait()
+    if "dimensions" in attributes:
+        axis = _ints(attributes["dimensions"])[0]
+        chunks = np.split(np.asarray(operands[0]), communicator.num_ranks, axis=axis)
+        received = communicator.all_to_all(chunks, name).wait()
+        return np.concatenate(received, axis=axis)
+    return tuple(communicator.all_to_all([np.asarray(o) for o in operands], name).wait())
+
+
+def _broadcast(operand: np.ndarray, dimensions: list[int], dims: tuple[int, ...]) -> np.ndarray:
+    order = np.argsort(dimensions)
+    moved = np.transpose(operand, order) if operand.ndim else operand
+    shape = [1] * len(dims)
+    for axis in sorted(dimensions):
+        shape[axis] = dims[axis]
+    return np.broadcast_to(np.reshape(moved, shape), dims)
+

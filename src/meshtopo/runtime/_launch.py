@@ -1,0 +1,174 @@
+"""Start, watch and reap the processes of the ``torch`` backend.
+
+``run_processes`` writes a job directory and starts one ``_worker`` process, in a session of
+its own, that forks a worker per local device (world ranks ``node_rank * nproc ...``; node
+0's first worker hosts the TCPStore on ``master_addr:master_port``), and waits. A worker that
+reports an error ends the run with that error (the others get two seconds to report theirs);
+a worker that dies without reporting (killed) ends it at once with an error naming its
+device, rank and signal. Before ``run_processes`` returns or raises, the session it started
+is killed and its first process reaped; workers also die with their parent
+(``PR_SET_PDEATHSIG``, Linux).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import InvalidArgumentError, MeshtopoError
+from ._plan import Plan
+from ._rendezvous import RendezvousError, combined
+from ._replay import Replay
+from ._values import Value
+
+_GRACE = 2.0
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _reported(record: Mapping[str, object], device: int) -> MeshtopoError:
+    message = str(record["message"])
+    if record["type"] == "RendezvousError":
+        return RendezvousError(message, str(record["op_name"]), str(record["clique"]),
+                               list(record["missing"]), list(record["arrived"]),  # type: ignore[call-overload]
+                               float(record["waited"]))  # type: ignore[arg-type]
+    if record["type"] == "InvalidArgumentError":
+        return InvalidArgumentError(f"device {device}: {message}")
+    return MeshtopoError(f"device {device}: {record['type']}: {message}")
+
+
+def _load_values(path: Path, device: int) -> Value:
+    with np.load(path) as data:
+        if str(device) in data.files:
+            return np.array(data[str(device)])
+        flat = {tuple(int(i) for i in n.split("/")[1:]): np.array(data[n]) for n in data.files}
+
+    def build(prefix: tuple[int, ...]) -> Value:
+        if prefix in flat:
+            return flat[prefix]
+        count = 1 + max(k[len(prefix)] for k in flat if k[: len(prefix)] == prefix
+                        and len(k) > len(prefix))
+        return tuple(build((*prefix, i)) for i in range(count))
+
+    return build(())
+
+
+class Job:
+    """The processes of one run on this node, and what they reported."""
+
+    def __init__(self, directory: Path, ranks: Sequence[int], devices: Sequence[int]) -> None:
+        self.directory = directory
+        self.ranks = list(ranks)
+        self.devices = list(devices)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p))
+        env.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")  # not every store poll's timeout
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "meshtopo.runtime._worker", str(directory),
+             ",".join(str(r) for r in self.ranks)],
+            env=env, stdout=subprocess.DEVNULL, start_new_session=True)
+
+    def _status(self, rank: int) -> int | None:
+        path = self.directory / f"status-{rank}"
+        return int(path.read_text()) if path.exists() else None
+
+    def wait(self) -> None:
+        """Return when every worker succeeded; raise the run's error otherwise."""
+        failed_at: float | None = None
+        errors: dict[int, MeshtopoError] = {}
+        while True:
+            running = 0
+            server_gone = self.process.poll() is not None
+            for rank in self.ranks:
+                device = self.devices[rank]
+                report = self.directory / f"error-{device}.json"
+                if rank not in errors and report.exists():
+                    errors[rank] = _reported(json.loads(report.read_text()), device)
+                    failed_at = failed_at or time.monotonic()
+                code = self._status(rank)
+                if code is None and server_gone:
+                    raise MeshtopoError(
+                        f"the worker process of the run (pid {self.process.pid}) ended with "
+                        f"code {self.process.returncode} before device {device} finished")
+                if code is None:
+                    running += 0 if rank in errors else 1
+                    continue
+                if code == 0 or rank in errors:
+                    continue
+                how = (f"was killed by signal {signal.Signals(-code).name}" if code < 0
+                       else f"exited with code {code} without reporting an error")
+                raise MeshtopoError(
+                    f"device {device} (world rank {rank}) {how}; the run was stopped and its "
+                    "other processes killed")
+            if not running or (failed_at is not None and time.monotonic() - failed_at > _GRACE):
+                break
+            time.sleep(0.02)
+        if errors:
+            rendezvous = [e for _, e in sorted(errors.items()) if isinstance(e, RendezvousError)]
+            raise combined(rendezvous) if rendezvous else next(iter(errors.values()))
+
+    def reap(self) -> None:
+        """Kill the session this job started (its server and every worker) and reap it."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+
+def run_processes(source: Plan | Replay, inputs: Mapping[int, Sequence[np.ndarray]] | None,
+                  timeout: float, nnodes: int = 1, node_rank: int = 0,
+                  master_addr: str = "127.0.0.1", master_port: int | None = None
+                  ) -> dict[int, Any]:
+    """Execute a ``Plan`` (with ``inputs``) or a ``Replay`` on the ``torch`` backend; this
+    node's results by device: entry root values, or seconds per collective by name."""
+    world = source.devices
+    if nnodes < 1 or len(world) % nnodes or not 0 <= node_rank < nnodes:
+        raise InvalidArgumentError(
+            f"{len(world)} devices cannot be spread over {nnodes} nodes as node {node_rank}: "
+            "the device count must be a multiple of --nnodes and 0 <= --node-rank < --nnodes"
+        )
+    if nnodes > 1 and master_port is None:
+        raise InvalidArgumentError("a run over several nodes needs --master-port")
+    nproc = len(world) // nnodes
+    ranks = list(range(node_rank * nproc, (node_rank + 1) * nproc))
+    replaying = isinstance(source, Replay)
+    with tempfile.TemporaryDirectory(prefix="meshtopo-run-") as tmp:
+        directory = Path(tmp)
+        (directory / "module.hlo").write_text(source.module.text)
+        np.save(directory / "table.npy", source.assignment.array)
+        local = {f"{world[r]}/{k}": a for r in ranks
+                 for k, a in enumerate((inputs or {}).get(world[r], []))}
+        np.savez(directory / "inputs.npz", **local)  # type: ignore[arg-type]
+        (directory / "config.json").write_text(json.dumps({
+            "devices": world, "timeout": timeout, "master_addr": master_addr,
+            "master_port": master_port if master_port is not None else free_port(master_addr),
+            "parameters": len((inputs or {}).get(world[ranks[0]], [])),
+            "mode": "replay" if replaying else "execute",
+        }))
+        job = Job(directory, ranks, world)
+        try:
+            job.wait()
+        finally:
+            job.reap()
+        if replaying:
+            return {world[r]: json.loads((directory / f"out-{world[r]}.json").read_text())
+                    for r in ranks}
+        return {world[r]: _load_values(directory / f"out-{world[r]}.npz", world[r])
+                for r in ranks}

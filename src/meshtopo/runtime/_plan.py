@@ -1,0 +1,164 @@
+"""A module checked for execution: every instruction known, every collective's cliques known.
+
+``Plan(module, device_assignment)`` walks the entry computation and every computation it
+reaches through ``call``, ``conditional``, ``while`` and ``async-start``, and refuses, before
+anything runs, any instruction outside the executed set (naming it and its line:column), any
+element type numpy cannot hold, and any reduction that is not sum/prod/min/max. For every
+collective it records, per device, the clique (``CliqueKey``, devices in rank order) and the
+device's rank; for permutes, the clique of the whole replica (channel) or partition (no
+channel) and each device's source and targets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._device_list import CollectiveDeviceList
+from .._errors import InvalidArgumentError
+from .._placement import DeviceAssignment, as_device_assignment, participating_device_groups
+from ..hlo import Collective, Computation, Instruction, Module
+from ._clique_key import CliqueKey
+from ._values import check_shape
+
+ELEMENTWISE_UNARY = frozenset({
+    "abs", "negate", "exp", "log", "sqrt", "rsqrt", "tanh", "sign", "floor", "ceil", "not",
+    "cosine", "sine", "logistic",
+})  # fmt: skip
+ELEMENTWISE_BINARY = frozenset({
+    "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power",
+    "and", "or", "xor", "compare",
+})  # fmt: skip
+DATA_OPCODES = frozenset({
+    "parameter", "constant", "tuple", "get-tuple-element", "bitcast", "copy", "reshape",
+    "slice", "concatenate", "broadcast", "transpose", "iota", "convert", "select", "clamp",
+    "partition-id", "replica-id",
+})  # fmt: skip
+CONTROL_OPCODES = frozenset({"call", "conditional", "while"})
+COLLECTIVE_OPCODES = frozenset({
+    "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
+    "collective-broadcast", "all-reduce-start", "all-reduce-done", "all-gather-start",
+    "all-gather-done", "collective-permute-start", "collective-permute-done",
+    "async-start", "async-update", "async-done",
+})  # fmt: skip
+EXECUTED_OPCODES = (ELEMENTWISE_UNARY | ELEMENTWISE_BINARY | DATA_OPCODES | CONTROL_OPCODES
+                    | COLLECTIVE_OPCODES)
+_DONE = frozenset({"all-reduce-done", "all-gather-done", "collective-permute-done",
+                   "async-update", "async-done"})
+
+
+@dataclass(frozen=True)
+class Route:
+    """One device's part in one collective: its clique, its rank, and for permutes the
+    rank it receives from (None: zeros) and the ranks it sends to."""
+
+    key: CliqueKey
+    rank: int
+    source: int | None = None
+    targets: tuple[int, ...] = ()
+
+
+def where(instruction: Instruction, module: Module) -> str:
+    """``file:line:column: instruction %name (opcode)`` for messages."""
+    source = f"{module.source}:" if module.source else ""
+    return (f"{source}{instruction.line}:{instruction.column}: instruction "
+            f"%{instruction.name} ({instruction.opcode})")
+
+
+class Plan:
+    """The checked module and the routes of its collectives (see the module docstring)."""
+
+    def __init__(self, module: Module, device_assignment: object = None) -> None:
+        self.module = module
+        self.assignment: DeviceAssignment = (
+            module.device_assignment if device_assignment is None
+            else as_device_assignment(device_assignment))
+        table = self.assignment.array
+        if table.shape != (module.replica_count, module.num_partitions):
+            raise InvalidArgumentError(
+                f"device_assignment is {table.shape[0]}x{table.shape[1]}; module {module.name} "
+                f"needs replica_count x num_partitions = {module.replica_count}x"
+                f"{module.num_partitions}"
+            )
+        self.devices: list[int] = sorted(int(d) for d in table.flat)
+        self.replica_of = {int(d): r for (r, _), d in _cells(table)}
+        self.partition_of = {int(d): p for (_, p), d in _cells(table)}
+        self.routes: dict[str, dict[int, Route]] = {}
+        self.computations: dict[str, Computation] = {}
+        self._check(module.entry)
+
+    def _check(self, computation: Computation) -> None:
+        if computation.name in self.computations:
+            return
+        self.computations[computation.name] = computation
+        for instruction in computation.instructions:
+            if instruction.opcode not in EXECUTED_OPCODES:
+                raise InvalidArgumentError(
+                    f"{where(instruction, self.module)} is not executed by meshtopo.runtime; "
+                    f"it executes: {', '.join(sorted(EXECUTED_OPCODES))}"
+                )
+            if instruction.opcode not in _DONE:
+                check_shape(instruction.shape, where(instruction, self.module))
+            collective = instruction.collective
+            if collective is not None and instruction.opcode not in _DONE:
+                self._route(instruction, collective)
+            if instruction.opcode == "async-start" or instruction.opcode in CONTROL_OPCODES:
+                for name in instruction.called_computations:
+                    self._check(self.module.computations[name])
+
+    def _route(self, instruction: Instruction, collective: Collective) -> None:
+        opcode = collective.underlying_opcode
+        if opcode not in COLLECTIVE_OPCODES:
+            raise InvalidArgumentError(
+                f"{where(instruction, self.module)} wraps {opcode}, which is not executed"
+            )
+        if opcode in ("all-reduce", "reduce-scatter") and collective.reduction not in (
+                "sum", "prod", "min", "max"):
+            raise InvalidArgumentError(
+                f"{where(instruction, self.module)}: reduction {collective.reduction!r} is not "
+                "one of sum, prod, min, max"
+            )
+        if opcode == "collective-permute" and len(instruction.operands) != 1:
+            raise InvalidArgumentError(
+                f"{where(instruction, self.module)}: only the one-operand collective-permute "
+                "is executed"
+            )
+        self.routes[instruction.name] = collective_routes(collective, self.assignment)
+
+
+def collective_routes(collective: Collective, assignment: DeviceAssignment) -> dict[int, Route]:
+    """Each participating device's ``Route`` for ``collective`` under ``assignment``: its
+    device group as the clique (rank order), or for a permute the whole replica (channel) or
+    partition (no channel) with the device's source and targets."""
+    if collective.underlying_opcode != "collective-permute":
+        routes: dict[int, Route] = {}
+        for group in collective.device_groups(assignment):
+            key = CliqueKey(tuple(group))
+            for rank, device in enumerate(key.devices):
+                routes[device] = Route(key, rank)
+        return routes
+    domains = participating_device_groups(CollectiveDeviceList([]), collective.mode, assignment)
+    key_of = {}
+    for group in domains:
+        key = CliqueKey(tuple(group))
+        for device in key.devices:
+            key_of[device] = key
+    sources: dict[int, int] = {}
+    targets: dict[int, list[int]] = {d: [] for d in key_of}
+    for source, target in collective.device_pairs(assignment):
+        sources[target] = source
+        targets[source].append(target)
+    permute_routes = {}
+    for device, key in key_of.items():
+        sender = sources.get(device)
+        permute_routes[device] = Route(
+            key, key.devices.index(device),
+            None if sender is None else key.devices.index(sender),
+            tuple(key.devices.index(t) for t in targets[device]),
+        )
+    return permute_routes
+
+
+def _cells(table: np.ndarray) -> list[tuple[tuple[int, int], int]]:
+    return [((int(r), int(p)), int(table[r, p])) for r, p in np.ndindex(*table.shape)]

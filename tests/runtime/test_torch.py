@@ -1,0 +1,247 @@
+"""The torch backend on real gloo processes: every program of ``_programs`` (every opcode and
+group mode, async pairs, control flow) and every opcode on 2, 4 and 8 processes against the
+local backend (itself checked against XLA), the two-host command line as 2 x 4 processes on
+127.0.0.1, a killed process, opposite-order collectives, bad input refused before any process.
+
+Every test here has a hard timeout; runs go through ``execute``/``meshtopo run``, whose
+launcher kills and reaps its whole process session on every exit path."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import meshtopo as mt
+from meshtopo.runtime import RendezvousError
+from meshtopo.runtime._launch import free_port
+
+from ._faults import LONG_LOOP, OPPOSITE_ORDER
+from ._programs import PROGRAMS, SCHEDULED, Program, combined
+
+SRC = str(Path(mt.__file__).resolve().parents[1])
+BROADCAST = """HloModule broadcast, replica_count=4
+
+ENTRY %main (p: f32[3]) -> f32[3] {
+  %p = f32[3] parameter(0)
+  ROOT %cb = f32[3] collective-broadcast(%p), replica_groups={{1,0},{2,3}}
+}
+"""
+
+
+def _leaves(value: object) -> list[np.ndarray]:
+    return list(value) if isinstance(value, tuple) else [value]  # type: ignore[list-item]
+
+
+def _same(a: dict, b: dict) -> None:
+    assert sorted(a) == sorted(b)
+    for device in a:
+        for x, y in zip(_leaves(a[device]), _leaves(b[device]), strict=True):
+            assert x.dtype == y.dtype and x.shape == y.shape
+            if x.dtype.kind in "iub":
+                np.testing.assert_array_equal(x, y, err_msg=f"device {device}")
+            else:
+                np.testing.assert_allclose(x, y, rtol=1e-6, err_msg=f"device {device}")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
+def test_program_on_torch_equals_local(program: Program) -> None:
+    # The last table of each program is its permuted device assignment (or the only one).
+    module = mt.hlo.parse_module(program.text, device_assignment=np.array(program.tables[-1]))
+    _same(mt.runtime.execute(module, backend="torch", timeout=30),
+          mt.runtime.execute(module, timeout=30))
+
+
+def _cli(*args: str) -> subprocess.Popen[str]:
+    """``meshtopo ARGS`` in a child process (finish it with ``_finish``, which bounds it)."""
+    env = dict(os.environ, PYTHONPATH=SRC)
+    return subprocess.Popen([sys.executable, "-m", "meshtopo", *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _finish(process: subprocess.Popen[str], timeout: float) -> tuple[int, str, str]:
+    try:
+        out, err = process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return process.returncode, out, err
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    children = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                children.append(int(entry.name))
+    return children
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("replicas", "partitions"), [(1, 2), (2, 2), (2, 4)],
+                         ids=["2-processes", "4-processes", "8-processes"])
+def test_every_opcode_matches_local(replicas: int, partitions: int) -> None:
+    module = mt.hlo.parse_module(combined(replicas, partitions))
+    _same(mt.runtime.execute(module, backend="torch", timeout=30),
+          mt.runtime.execute(module, timeout=30))
+
+
+@pytest.mark.timeout(120)
+def test_collective_broadcast_and_permuted_assignment() -> None:
+    module = mt.hlo.parse_module(BROADCAST, device_assignment=[[3], [0], [2], [1]])
+    inputs = {d: [np.full(3, d, np.float32)] for d in range(4)}
+    torch_out = mt.runtime.execute(module, inputs, backend="torch", timeout=30)
+    _same(torch_out, mt.runtime.execute(module, inputs, timeout=30))
+    # Group {1,0} is replicas 1, 0 = devices 0, 3; its root (rank 0) is device 0.
+    assert {d: float(v[0]) for d, v in torch_out.items()} == {0: 0.0, 3: 0.0, 2: 2.0, 1: 2.0}
+
+
+@pytest.mark.timeout(150)
+def test_two_hosts_of_four_processes_on_localhost(tmp_path: Path) -> None:
+    path = tmp_path / "combined.hlo"
+    path.write_text(combined(2, 4))
+    port = str(free_port())
+    common = ["run", str(path), "--backend", "torch", "--nnodes", "2", "--nproc", "4",
+              "--master-addr", "127.0.0.1", "--master-port", port, "--timeout", "40", "--json"]
+    hosts = [_cli(*common, "--node-rank", str(r)) for r in (0, 1)]
+    results = [_finish(h, 120) for h in hosts]
+    assert [code for code, _, _ in results] == [0, 0], [err for _, _, err in results]
+    devices = [json.loads(out)["devices"] for _, out, _ in results]
+    assert [sorted(d["device"] for d in host) for host in devices] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    local = mt.runtime.execute(mt.hlo.parse_module(combined(2, 4)))
+    for entry in devices[0] + devices[1]:
+        expected = _leaves(local[entry["device"]])
+        assert [o["values"] for o in entry["outputs"]] == [e.tolist() for e in expected]
+
+
+@pytest.mark.timeout(120)
+def test_opposite_order_ends_in_the_rendezvous_error(capfd: pytest.CaptureFixture[str]) -> None:
+    module = mt.hlo.parse_module(OPPOSITE_ORDER)
+    with pytest.raises(RendezvousError) as caught:
+        mt.runtime.execute(module, backend="torch", timeout=3)
+    stuck = capfd.readouterr().err  # the workers' stderr: XLA's stuck warning, then the error
+    assert "[id=0] This thread has been waiting for `channel_id=1#0` for " in stuck
+    assert "seconds and may be stuck. Expected 2 threads to join the rendezvous" in stuck
+    assert "Arrived: devices [1]; not arrived: devices [0]." in stuck
+    message = str(caught.value)
+    assert 3.0 <= caught.value.waited < 4.0  # measured by the waiting processes
+    assert "instruction %ar_a (all-reduce) on device 0" in message
+    assert "instruction %ag_b (all-gather) on device 1" in message
+    assert "timed out after 3 s on device 0: device(s) [1] never arrived" in message
+    assert "timed out after 3 s on device 1: device(s) [0] never arrived" in message
+
+
+@pytest.mark.timeout(120)
+def test_killed_process_fails_the_run_naming_it_and_leaves_no_orphans(tmp_path: Path) -> None:
+    path = tmp_path / "loop.hlo"
+    path.write_text(LONG_LOOP)
+    launcher = _cli("run", str(path), "--backend", "torch", "--timeout", "20")
+    try:
+        deadline = time.monotonic() + 90
+        workers: list[int] = []
+        while time.monotonic() < deadline and len(workers) < 4:
+            servers = _workers_of(launcher.pid)
+            workers = [w for s in servers for w in _workers_of(s)]
+            time.sleep(0.2)
+        assert len(workers) == 4, "the workers did not start"
+        time.sleep(3)  # in the loop by now
+        victim = sorted(workers)[2]
+        os.kill(victim, signal.SIGKILL)
+        killed_at = time.monotonic()
+        code, _, err = _finish(launcher, 60)
+        assert time.monotonic() - killed_at < 10
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.communicate()
+    assert code == 2
+    assert "was killed by signal SIGKILL; the run was stopped" in err
+    assert err.startswith("meshtopo: error: device ")
+    time.sleep(0.5)
+    alive = [w for w in [*servers, *workers] if Path(f"/proc/{w}").exists()
+             and "Z" not in Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1].split()[0]]
+    assert alive == []
+
+
+@pytest.mark.timeout(60)
+def test_bad_file_is_refused_before_any_process_starts(tmp_path: Path) -> None:
+    path = tmp_path / "bad.hlo"
+    path.write_text(LONG_LOOP.replace("get-tuple-element(%w), index=1",
+                                      "get-tuple-element(%w), index=1\n  %x = s32[4] sort(%p)"))
+    launcher = _cli("run", str(path), "--backend", "torch", "--nproc", "4")
+    started = time.monotonic()
+    code, out, err = _finish(launcher, 60)
+    assert code == 2 and out == ""
+    assert "instruction %x (sort) is not executed by meshtopo.runtime" in err
+    assert time.monotonic() - started < 20
+
+
+@pytest.mark.timeout(120)
+def test_device_mesh_bridge_and_split_keep_meshtopo_rank_order(tmp_path: Path) -> None:
+    port = str(free_port())
+    env = dict(os.environ, PYTHONPATH=SRC, TORCH_CPP_LOG_LEVEL="ERROR")
+    worker = str(Path(__file__).with_name("_bridge_worker.py"))
+    processes = [subprocess.Popen([sys.executable, worker, str(r), "4", port, str(tmp_path)],
+                                  env=env) for r in range(4)]
+    try:
+        codes = [p.wait(timeout=100) for p in processes]
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+    assert codes == [0, 0, 0, 0]
+    seen = {r: json.loads((tmp_path / f"{r}.json").read_text()) for r in range(4)}
+    # meshtopo's 'model' groups of [[3,1],[0,2]] are (3,1) and (0,2), in that rank order.
+    assert {tuple(s["group"]) for s in seen.values()} == {(3, 1), (0, 2)}
+    assert all(s["gathered"] == s["group"] for s in seen.values())
+    # torch's own DeviceMesh group sorts the ranks: (1,3), not meshtopo's (3,1) ...
+    assert seen[3]["torch_gathered"] == [1, 3]
+    # ... so its local rank follows the sorted group, not the mesh position (0, 1, 0, 1) ...
+    assert [seen[r]["local_rank"] for r in (3, 1, 0, 2)] == [1, 0, 0, 1]
+    # ... and the mesh reads back unchanged.
+    assert all(s["round_trip"] for s in seen.values())
+    # The split: colour rank % 2, new ranks by key -rank (descending parent rank).
+    assert [seen[r]["split_devices"] for r in range(4)] == [[2, 0], [3, 1], [2, 0], [3, 1]]
+    assert [seen[r]["split_gathered"] for r in range(4)] == [[2, 0], [3, 1], [2, 0], [3, 1]]
+
+
+@pytest.mark.timeout(120)
+def test_replay_on_torch_processes(tmp_path: Path) -> None:
+    path = tmp_path / "sched.hlo"
+    path.write_text(SCHEDULED)
+    code, out, err = _finish(_cli("replay", str(path), "--backend", "torch", "--nproc", "4",
+                                  "--timeout", "30", "--json"), 100)
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["backend"] == "torch"
+    assert [(c["name"], c["bytes"], sorted(c["devices"])) for c in answer["collectives"]] == [
+        (name, size, ["0", "1", "2", "3"]) for name, size in (("ars", 2048), ("cp", 2048),
+                                                              ("ag", 8192))]
+
+
+@pytest.mark.timeout(120)
+def test_replay_of_opposite_orders_on_torch_ends_in_the_rendezvous_error(tmp_path: Path) -> None:
+    path = tmp_path / "opposite.hlo"
+    path.write_text(OPPOSITE_ORDER)
+    code, out, err = _finish(_cli("replay", str(path), "--backend", "torch", "--nproc", "2",
+                                  "--timeout", "3"), 100)
+    assert code == 2 and out == ""
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("meshtopo: error: 2 devices timed out in a rendezvous")
+    assert "instruction %ar_a (all-reduce) on device 0" in last
+    assert "instruction %ag_b (all-gather) on device 1" in last
