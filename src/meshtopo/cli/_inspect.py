@@ -44,9 +44,10 @@ the list). Exits 1 when a collective could not be resolved, 0 otherwise.""")
 @click.option(
     "--device-assignment",
     "assignment_spec",
-    default="default",
+    default="auto",
     show_default=True,
-    help=DEVICE_ASSIGNMENT_HELP,
+    help="auto (the table XLA wrote beside a dump in compile_options.textproto, else XLA's "
+         "default placement, said so in the output), or " + DEVICE_ASSIGNMENT_HELP,
 )
 @click.option("--replica-count", type=DecimalRange(min=1),
               help="Use this replica count instead of the header's.")
@@ -168,6 +169,7 @@ def json_chunks(
         "replica_count": result.replica_count,
         "partition_count": result.num_partitions,
         "device_assignment_spec": result.assignment_spec,
+        "device_assignment_source": result.assignment_source,
         "device_assignment": result.assignment.array.tolist(),
         "collective_count": len(result.rows),
         "ids_differ_count": result.ids_differ_count,
@@ -223,8 +225,7 @@ def _print_table(result: Inspection, full: bool = False) -> None:
     click.echo(
         f"{result.source}: {plural(len(result.rows), 'collective')} on "
         f"{plural(result.replica_count, 'replica')} x "
-        f"{plural(result.num_partitions, 'partition')}, device assignment "
-        f"{result.assignment_spec}{mesh}"
+        f"{plural(result.num_partitions, 'partition')}, {result.assignment_note}{mesh}"
     )
     if not result.rows:
         return

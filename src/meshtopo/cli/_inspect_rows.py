@@ -25,7 +25,7 @@ from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError, MeshtopoError
 from .._mesh import Mesh, SubAxis
 from .._placement import DeviceAssignment
-from ..hlo import Collective, iter_collectives
+from ..hlo import Collective, CollectiveStream, describe_placement, iter_collectives
 from ._options import device_assignment
 
 
@@ -84,6 +84,8 @@ class Inspection:
     mesh: Mesh | None = None
     mesh_source: str | None = None
     axes: dict[int, str | None] | None = None
+    assignment_source: str = "given"
+    assignment_note: str = ""
 
     def mesh_axes(self, pattern: Pattern) -> str | None:
         """The mesh axes the pattern's groups span (``data,model``), None when unknown."""
@@ -107,7 +109,7 @@ class Inspection:
 
 def inspect_file(
     source: str | os.PathLike[str] | IO[bytes] | IO[str],
-    assignment_spec: str = "default",
+    assignment_spec: str = "auto",
     replica_count: int | None = None,
     num_partitions: int | None = None,
     progress: bool | None = None,
@@ -115,7 +117,8 @@ def inspect_file(
     mesh: Mesh | None = None,
 ) -> Inspection:
     """Read every collective of an HLO dump (path, ``'-'`` for stdin, or open file) and resolve
-    its device groups under the given placement (an ``--device-assignment`` spec); name the
+    its device groups under the given placement (an ``--device-assignment`` spec; ``auto``:
+    the dump's own table when XLA wrote one beside the file, else XLA's default); name the
     mesh axes of each pattern under ``mesh`` (else the module's own mesh, if it writes one).
 
     ``progress`` and ``block_size`` go to ``iter_collectives`` (None: its defaults).
@@ -130,7 +133,7 @@ def inspect_file(
     for collective in stream:
         if assignment is None:
             counts = (collective.replica_count, collective.num_partitions)
-            assignment = device_assignment(assignment_spec, *counts)
+            assignment = _placement(assignment_spec, stream, counts)
         rows.append(
             Row(
                 collective.name,
@@ -149,7 +152,7 @@ def inspect_file(
     if assignment is None:
         # No collectives: the stream has still read the header (or raised).
         counts = (stream.replica_count or 1, stream.num_partitions or 1)
-        assignment = device_assignment(assignment_spec, *counts)
+        assignment = _placement(assignment_spec, stream, counts)
     found = list(patterns.values())
     if mesh is not None and mesh.size not in (counts[0], counts[1], counts[0] * counts[1]):
         raise InvalidArgumentError(
@@ -172,7 +175,17 @@ def inspect_file(
         mesh_source,
         None if mesh is None else {p.index: _axes(p, mesh, mesh_source == "module")
                                    for p in found},
+        stream.device_assignment_source if assignment_spec == "auto" else "given",
+        (describe_placement(stream.device_assignment_source, stream.compile_options)
+         if assignment_spec == "auto" else f"device assignment {assignment_spec}"),
     )
+
+
+def _placement(spec: str, stream: CollectiveStream, counts: tuple[int, int]) -> DeviceAssignment:
+    """``--device-assignment``: ``auto`` takes the stream's (the dump's or XLA's default)."""
+    if spec == "auto" and stream.device_assignment is not None:
+        return stream.device_assignment
+    return device_assignment("default" if spec == "auto" else spec, *counts)
 
 
 def _op_name(collective: Collective) -> str | None:

@@ -74,7 +74,7 @@ def _summary(result: Inspection) -> str:
         f"<b>{len(result.rows)}</b> collective{_s(len(result.rows))}",
         f"<b>{result.replica_count}</b> replica{_s(result.replica_count)} &times; "
         f"<b>{result.num_partitions}</b> partition{_s(result.num_partitions)}",
-        f"device assignment <code>{html.escape(result.assignment_spec)}</code>",
+        html.escape(result.assignment_note),
         f"<b>{len(result.patterns)}</b> distinct group pattern{_s(len(result.patterns))}",
     ]
     badges = []

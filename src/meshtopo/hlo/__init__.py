@@ -59,7 +59,9 @@ a ``LimitError`` naming line:column.
 from ._collective import Collective as Collective
 from ._collective import base_opcode as base_opcode
 from ._compile_options import CompileOptions as CompileOptions
+from ._compile_options import describe_placement as describe_placement
 from ._compile_options import parse_compile_options as parse_compile_options
+from ._compile_options import placement_for as placement_for
 from ._dump import module_files as module_files
 from ._finding import Finding as Finding
 from ._module import Module as Module

@@ -30,12 +30,17 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from .._errors import InvalidArgumentError, MeshtopoError
 from .._limits import check_size
 from .._placement import DeviceAssignment
+from ._assignment import as_assignment
+
+# Where a module's device table came from: the caller, XLA's dump, or XLA's default placement.
+AssignmentSource = Literal["given", "dump", "default"]
 
 FILE_NAME = "compile_options.textproto"
 _TOKEN = re.compile(r'\s+|#[^\n]*|([A-Za-z_][A-Za-z0-9_.]*)|("(?:[^"\\]|\\.)*"|-?[0-9.eE+\-]+)'
@@ -169,3 +174,30 @@ def compile_options_for(module_path: str) -> CompileOptions | None:
     except OSError as error:
         raise InvalidArgumentError(f"cannot read {path}: {error.strerror}") from None
     return parse_compile_options(text, path)
+
+
+def placement_for(
+    path: object, device_assignment: object | None
+) -> tuple[DeviceAssignment | None, AssignmentSource, CompileOptions | None]:
+    """The one rule for a module's device table: the caller's table when given; else, for a
+    file in XLA's dump layout, the table of the ``compile_options.textproto`` beside it; else
+    None, meaning XLA's default placement. Returns the table, where it came from, and the
+    compile options read (if any)."""
+    if device_assignment is not None:
+        return as_assignment(device_assignment), "given", None
+    if not isinstance(path, (str, os.PathLike)) or os.fspath(path) == "-":
+        return None, "default", None
+    options = compile_options_for(os.fspath(path))
+    if options is not None and options.device_assignment is not None:
+        return options.device_assignment, "dump", options
+    return None, "default", options
+
+
+def describe_placement(source: AssignmentSource, options: CompileOptions | None) -> str:
+    """One plain sentence on where the device table came from, for the command line."""
+    if source == "given":
+        return "device assignment as given"
+    if source == "dump":
+        return f"device assignment from {options.path if options else FILE_NAME}"
+    return (f"device assignment: XLA's default placement (no {FILE_NAME} beside the file; "
+            "give --device-assignment if the runtime placed devices otherwise)")

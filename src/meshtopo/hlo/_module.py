@@ -17,7 +17,7 @@ import os
 import sys
 import zlib
 from collections.abc import Iterator
-from typing import IO, Literal
+from typing import IO
 
 from numpy.typing import ArrayLike
 
@@ -25,14 +25,12 @@ from .._errors import HloParseError, InvalidArgumentError
 from .._placement import DeviceAssignment
 from ._assignment import as_assignment, check_assignment, count
 from ._collective import ASYNC_OPCODES, COLLECTIVE_OPCODES, Collective, CollectiveScope
-from ._compile_options import CompileOptions, compile_options_for
+from ._compile_options import AssignmentSource, CompileOptions, placement_for
 from ._decode import DecodeCache, decode_collective
 from ._link import Linker
 from ._reader import HeaderRecord, Reader
 from ._structure import Computation, Instruction
 from ._values import flat_value, parse_bool, parse_int
-
-AssignmentSource = Literal["given", "dump", "default"]
 
 
 class ModuleHeader:
@@ -305,18 +303,10 @@ def load(
     ``module.device_assignment_source`` says which was used.
     """
     text, name = read_text(path)
-    options = None
-    if device_assignment is None and isinstance(path, (str, os.PathLike)) and name != "-":
-        options = compile_options_for(name)
-    if options is None or options.device_assignment is None:
-        source: AssignmentSource = "given" if device_assignment is not None else "default"
-        module = _parse(text, replica_count, num_partitions, device_assignment, name, source)
-    else:
-        table = options.device_assignment
-        module = _parse(
-            text,
-            table.replica_count if replica_count is None else replica_count,
-            table.computation_count if num_partitions is None else num_partitions,
-            table, name, "dump")
+    table, source, options = placement_for(path, device_assignment)
+    if table is not None and source == "dump":
+        replica_count = table.replica_count if replica_count is None else replica_count
+        num_partitions = table.computation_count if num_partitions is None else num_partitions
+    module = _parse(text, replica_count, num_partitions, table, name, source)
     module.compile_options = options
     return module

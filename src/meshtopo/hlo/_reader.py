@@ -31,6 +31,7 @@ from .._errors import HloParseError
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
 from ._syntax import (
     BARE,
+    LOOKAHEAD_MARGIN,
     KEY,
     NAME,
     STRING,
@@ -58,7 +59,6 @@ _MODULE_NAME = re.compile(STRING + r"|[^ \t\r\n\f\v,]+")
 _FRAME_SECTION = re.compile(r"(?:FileNames|FunctionNames|FileLocations|StackFrames)(?![A-Za-z0-9_])")
 _FRAME_ID = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
 _THREAD = re.compile(r'execution_thread="([^"]*)"')
-_DEVICE_IDS = re.compile(r",[ \t\r\n]*device_ids[ \t\r\n]*=")
 _GROUP = group_pattern(4)
 _VALUE = (r"(?:mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?"
           r"[ \t]*\{[^{}\n]*\}|(?:" + _GROUP + "|" + STRING + "|" + BARE + r")++)")
@@ -76,19 +76,23 @@ FAST_INSTRUCTION = re.compile(
 # called computations, control predecessors.
 _Layout = tuple[list[tuple[str, int, int]], tuple[str, ...], tuple[str, ...]]
 _NO_ATTRIBUTES: _Layout = ([], (), ())
+# A line that starts a new statement: a name (not the iota 'T(' continuation) or '}'.
+_NEXT_STATEMENT = re.compile(r"\n[ \t]*+(?:%|\}|[A-SU-Za-z_]|T[A-Za-z0-9_.\-]*+[ \t]*+=)")
 _LAYOUTS_KEPT = 512
 # Operand names and their inline shapes (empty when none is written).
 _Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
 
 
 class NameSet:
-    """The names of a computation's instructions read so far, as 64-bit hashes: recent ones in
-    a set, the rest merged into a sorted numpy array (8 bytes a name), so that the stream's
-    memory grows by 8 bytes per instruction of its largest computation, not by its text."""
+    """The names of a computation's instructions read so far, as 64-bit hashes. ``compact``
+    (the stream, which keeps no instructions) merges all but the recent ones into a sorted
+    numpy array (8 bytes a name), so that its memory grows by 8 bytes per instruction of its
+    largest computation, not by its text."""
 
     _MERGE = 1 << 12
 
-    def __init__(self) -> None:
+    def __init__(self, compact: bool) -> None:
+        self._compact = compact
         self._recent: set[int] = set()
         self._merged = np.empty(0, dtype=np.int64)
 
@@ -104,7 +108,7 @@ class NameSet:
 
     def add(self, name: str) -> None:
         self._recent.add(hash(name))
-        if len(self._recent) >= self._MERGE:
+        if self._compact and len(self._recent) >= self._MERGE:
             added = np.sort(np.fromiter(self._recent, dtype=np.int64, count=len(self._recent)))
             merged = np.concatenate((self._merged, added))
             merged.sort(kind="stable")  # two sorted runs: a linear merge
@@ -180,7 +184,9 @@ class Reader:
             try:
                 found, end = read(self.pos)
             except SyntaxFault as fault:
-                if fault.at_end and not self.final and self._more():
+                # A fault near the end of a partial text may come from a token cut there.
+                near_end = fault.at_end or fault.offset + LOOKAHEAD_MARGIN >= len(self.text)
+                if near_end and not self.final and self._more():
                     continue
                 raise self.error(fault.message, fault.offset) from None
             self._advance(end)
@@ -248,7 +254,7 @@ class Reader:
         if computation is not None and computation.name in self.computation_names:
             raise HloParseError(f"computation {computation.name} is defined twice",
                                 computation.line, 1, self.source)
-        self._names = NameSet()
+        self._names = NameSet(compact=not self.final)
         self._last: Instruction | None = None
         return computation
 
@@ -336,22 +342,27 @@ class Reader:
         newline = text.rfind("\n", pos, at)
         if newline >= 0:
             fast = FAST_INSTRUCTION.match(text, newline + 1)
-            if fast is not None and not continues(text, fast.end(), self.final):
-                return self._fast(fast, computation), fast.end()
+            # A next line that starts with a name or '}' cannot continue the instruction
+            # (``continues``, the one rule, says the same); anything else asks it.
+            if fast is not None and (_NEXT_STATEMENT.match(text, fast.end()) is not None
+                                     or not continues(text, fast.end(), self.final)):
+                line = self.line + text.count("\n", self.pos, newline + 1)
+                return self._fast(fast, computation, line, newline + 1), fast.end()
         return self._general(at, computation)
 
-    def _fast(self, m: re.Match[str], computation: Computation) -> Instruction:
+    def _fast(self, m: re.Match[str], computation: Computation, line: int,
+              line_start: int) -> Instruction:
         root, name, shape, opcode, operand_text, attribute_text = m.groups()
-        line, column = self.position(m.start(2))
+        column = m.start(2) - line_start + 1
         operands = self._operands(opcode, operand_text, m.start(5))
         layout = self._layout(attribute_text) if attribute_text else _NO_ATTRIBUTES
         if layout is None:  # a duplicate or malformed name list: the full split says where
-            split = self._split(attribute_text, line, self.position(m.start(6))[1])
+            split = self._split(attribute_text, line, m.start(6) - line_start + 1)
             return self._make(name, opcode, shape, operands, line, column, computation,
                               root is not None, operand_text, self.text[m.start(2):m.end(6)],
                               split(), attribute_text)
         _, called, controls = layout
-        attributes = self._split(attribute_text, line, self.position(m.start(6))[1])
+        attributes = self._split(attribute_text, line, m.start(6) - line_start + 1)
         instruction = self._make(name, opcode, shape, operands, line, column, computation,
                                  root is not None, operand_text, self.text[m.start(2):m.end(6)],
                                  attributes, attribute_text)
@@ -478,6 +489,21 @@ class Reader:
         return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
 
 
+def _device_ids_end(text: str, end: int, final: bool) -> int:
+    """Past the ``, device_ids=(...) {...}`` part of a mesh-axes value ending at ``end``, or
+    ``end`` when none follows."""
+    comma = lookahead(text, end, final)
+    if not text.startswith(",", comma):
+        return end
+    key = lookahead(text, comma + 1, final)
+    if not text.startswith("device_ids", key):
+        return end
+    equals = lookahead(text, key + len("device_ids"), final)
+    if not text.startswith("=", equals):
+        return end
+    return value_end(text, lookahead(text, equals + 1, final), final)
+
+
 def read_attributes(
     text: str, pos: int, final: bool = True
 ) -> tuple[list[tuple[str, int, int]], int]:
@@ -501,7 +527,5 @@ def read_attributes(
         start = lookahead(text, at + 1, final)
         end = value_end(text, start, final)
         if key.group() == "replica_groups" and text.startswith("mesh", start):
-            device_ids = _DEVICE_IDS.match(text, end)
-            if device_ids is not None:
-                end = value_end(text, lookahead(text, device_ids.end(), final), final)
+            end = _device_ids_end(text, end, final)
         found.append((key.group(), start, end))

@@ -27,9 +27,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator
 from typing import IO
 
+from numpy.typing import ArrayLike
+
 from .._errors import HloParseError, InvalidArgumentError
 from .._placement import DeviceAssignment
+from ._assignment import check_assignment
 from ._collective import ASYNC_OPCODES, Collective
+from ._compile_options import AssignmentSource, CompileOptions, placement_for
 from ._decode import DecodeCache
 from ._link import Linker
 from ._module import ModuleHeader, read_instructions, resolve_counts
@@ -46,14 +50,18 @@ class CollectiveStream(Iterator[Collective]):
     collectives).
 
     ``header`` is the ``ModuleHeader`` as written; ``replica_count``/``num_partitions`` are
-    the counts the collectives use (the header's, or the overrides), None until the header
-    has been read.
+    the counts the collectives use (the header's, the dump table's, or the overrides) and
+    ``device_assignment`` the table their ``device_groups()`` use, None until the header has
+    been read. ``device_assignment_source`` is ``"given"``, ``"dump"`` or ``"default"``.
     """
 
     def __init__(
         self, collectives: Callable[[CollectiveStream], Generator[Collective, None, None]]
     ) -> None:
         self.header: ModuleHeader | None = None
+        self.device_assignment: DeviceAssignment | None = None
+        self.device_assignment_source: AssignmentSource = "default"
+        self.compile_options: CompileOptions | None = None
         self.replica_count: int | None = None
         self.num_partitions: int | None = None
         self._collectives = collectives(self)
@@ -75,21 +83,28 @@ def iter_collectives(
     num_partitions: int | None = None,
     progress: bool | None = None,
     block_size: int = BLOCK_SIZE,
+    device_assignment: DeviceAssignment | ArrayLike | None = None,
 ) -> CollectiveStream:
     """Yield every collective of an HLO dump in text order, reading it block by block.
 
     ``source`` is a path (plain or gzip), ``'-'`` for stdin, or an open file (bytes or text).
-    Counts default to the header's; keyword overrides win. Errors as in ``parse_module``.
-    The returned ``CollectiveStream`` also tells the header and the counts once read; each
-    collective tells them too (``replica_count``, ``num_partitions``).
+    Counts default to the header's; keyword overrides win. The device table is chosen as
+    ``load`` chooses it (the one given, else the dump's ``compile_options.textproto``, else
+    XLA's default). Errors as in ``parse_module``. The returned ``CollectiveStream`` also
+    tells the header, the counts and the table's source once read; each collective tells its
+    counts too (``replica_count``, ``num_partitions``).
     """
+    table, assignment_source, options = placement_for(source, device_assignment)
+    if table is not None and assignment_source == "dump":
+        replica_count = table.replica_count if replica_count is None else replica_count
+        num_partitions = table.computation_count if num_partitions is None else num_partitions
     handle, name, total, closers = _open(source)
 
     def collectives(stream: CollectiveStream) -> Generator[Collective, None, None]:
         bar = _Bar(name, total) if (progress or (progress is None and sys.stderr.isatty())) else None
         try:
             yield from _blocks(handle, name, replica_count, num_partitions, block_size, bar,
-                               stream)
+                               stream, table)
         except HloParseError as error:
             if error.source is None:
                 raise HloParseError(error.message, error.line, error.column, name) from None
@@ -100,20 +115,24 @@ def iter_collectives(
             for closer in closers:
                 closer.close()
 
-    return CollectiveStream(collectives)
+    stream = CollectiveStream(collectives)
+    stream.device_assignment_source = assignment_source
+    stream.compile_options = options
+    return stream
 
 
 class _StreamScope:
     """What the streamed collectives ask of their module: counts, placement, the roots of the
     computations read so far; definitions are resolved as each collective is read."""
 
-    def __init__(self, replica_count: int, num_partitions: int) -> None:
+    def __init__(self, replica_count: int, num_partitions: int,
+                 assignment: DeviceAssignment | None) -> None:
         self.replica_count = replica_count
         self.num_partitions = num_partitions
         self.wrapped: dict[str, Collective] = {}
         self.roots: dict[str, tuple[str, str]] = {}
         self.root_collectives: dict[str, Collective] = {}
-        self._assignment: DeviceAssignment | None = None
+        self._assignment = assignment
 
     def default_assignment(self) -> DeviceAssignment:
         if self._assignment is None:
@@ -135,6 +154,7 @@ def _blocks(
     block_size: int,
     bar: _Bar | None,
     stream: CollectiveStream,
+    table: DeviceAssignment | None,
 ) -> Iterator[Collective]:
     def refill() -> str | None:
         try:
@@ -152,7 +172,10 @@ def _blocks(
     stream.replica_count, stream.num_partitions = r, p
     if record.name is not None:
         stream.header = header
-    scope = _StreamScope(r, p)
+    if table is not None:
+        check_assignment(table, r, p, f"module {header.name}")
+    scope = _StreamScope(r, p, table)
+    stream.device_assignment = scope.default_assignment()
     linker = Linker(scope.root_collectives.get, scope.wrapped)
     cache = DecodeCache()
     recent: OrderedDict[str, str] = OrderedDict()

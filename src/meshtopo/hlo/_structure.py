@@ -36,7 +36,7 @@ class Attribute(NamedTuple):
     column: int
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Instruction:
     """One instruction: ``[ROOT] name = shape opcode(operands), key=value, ...``.
 

@@ -35,6 +35,7 @@ CONTINUATION = re.compile(r"[{(\[]|<=|T[ \t\r\n]*\(")
 _SPECIAL = re.compile(r'[{}()\[\]"/]')
 _CLOSER = {"{": "}", "(": ")", "[": "]"}
 MAX_DEPTH = 256
+LOOKAHEAD_MARGIN = 32
 
 
 class SyntaxFault(Exception):
@@ -135,10 +136,11 @@ def value_end(text: str, pos: int, final: bool = True) -> int:
 
 
 def lookahead(text: str, pos: int, final: bool = True) -> int:
-    """``skip``, where reaching the end of a text that is not ``final`` is a fault at the end
-    (what comes next decides the grammar, and it has not been read yet)."""
+    """``skip``, where coming within ``LOOKAHEAD_MARGIN`` characters of the end of a text that
+    is not ``final`` is a fault at the end: what comes next decides the grammar (a token may
+    be cut there, ``T`` of ``T(1,0)`` for one), and it has not been read yet."""
     after = skip(text, pos)
-    if after >= len(text) and not final:
+    if not final and after + LOOKAHEAD_MARGIN >= len(text):
         raise SyntaxFault("the text ends here", after, at_end=True)
     return after
 

@@ -1,0 +1,146 @@
+"""Dump directories as XLA writes them: the device table comes from compile_options.textproto.
+
+A child process with ``--xla_dump_to`` compiles and runs shard_map programs on meshes whose
+devices are in permuted, reversed and interleaved orders, and a jitted partitioned program.
+The after-optimizations text of such a module is the same whatever the mesh order; only the
+``compile_options.textproto`` beside it holds the real table. ``mt.hlo.load`` and
+``meshtopo inspect`` of the dump must give the device groups that execution shows
+(``oracle._measure.measure`` runs the same program here and decodes who met).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import meshtopo as mt
+from meshtopo.cli import main
+from oracle._decode import sorted_groups
+from oracle._expect import as_measured
+from oracle._measure import measure
+
+pytestmark = pytest.mark.jax
+jax = pytest.importorskip("jax")
+
+ORDERS = {
+    "permuted": (3, 0, 6, 5, 7, 4, 1, 2),
+    "reversed": (7, 6, 5, 4, 3, 2, 1, 0),
+    "interleaved": (0, 2, 4, 6, 1, 3, 5, 7),
+}
+CASES = [("psum", "y"), ("all_gather", "x")]
+
+_CHILD = textwrap.dedent("""
+    import json, os, sys
+    import numpy as np
+    import jax, jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    dump, cases = sys.argv[1], json.loads(sys.argv[2])
+    found = {}
+    def new_files(before):
+        return sorted(set(os.listdir(dump)) - before)
+    for key, collective, axis, order in cases:
+        devices = np.array(jax.devices())[list(order)].reshape(2, 4)
+        mesh = Mesh(devices, ("x", "y"))
+        if collective == "psum":
+            body = lambda a: jax.lax.psum(a, axis)
+        elif collective == "all_gather":
+            body = lambda a: jax.lax.all_gather(a, axis, tiled=True)
+        else:  # a jitted program the partitioner turns into an all-reduce
+            body = None
+        before = set(os.listdir(dump))
+        x = jnp.arange(16.0).reshape(4, 4)
+        if body is None:
+            sharded = jax.device_put(x, NamedSharding(mesh, P("x", "y")))
+            out = jax.jit(lambda a: a.sum(axis=1)).lower(sharded).compile()(sharded)
+        else:
+            fn = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"),
+                                       out_specs=P("x", "y"), check_vma=False))
+            out = fn(x)
+        jax.block_until_ready(out)
+        found[key] = [f for f in new_files(before) if f.endswith("after_optimizations.txt")]
+    print(json.dumps(found))
+""")
+
+
+@pytest.fixture(scope="module")
+def dump(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[str]]]:
+    directory = tmp_path_factory.mktemp("xla_dump")
+    cases = [[f"{c}-{o}", c, a, ORDERS[o]] for c, a in CASES for o in ORDERS]
+    cases.append(["jit-permuted", "jit", "", ORDERS["permuted"]])
+    env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count=8 "
+                                     f"--xla_dump_to={directory}", JAX_PLATFORMS="cpu")
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(directory), json.dumps(cases)],
+                          capture_output=True, text=True, timeout=240, env=env, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return directory, json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _module_of(dump: tuple[Path, dict[str, list[str]]], key: str) -> mt.hlo.Module:
+    directory, files = dump
+    modules = [mt.hlo.load(directory / name) for name in files[key]]
+    [module] = [m for m in modules if m.collectives]
+    return module
+
+
+@pytest.mark.parametrize("order", sorted(ORDERS))
+@pytest.mark.parametrize(("collective", "axis"), CASES)
+def test_loaded_dump_groups_equal_execution(dump, collective: str, axis: str, order: str):
+    module = _module_of(dump, f"{collective}-{order}")
+    assert module.device_assignment_source == "dump"
+    assert module.device_assignment.array.tolist() == [list(ORDERS[order])]
+    measured = measure(collective, {"x": 2, "y": 4}, (axis,), ORDERS[order])
+    [c] = [c for c in module.collectives if c.is_start]
+    assert as_measured(c.device_groups(), measured.ordered) == measured.groups
+    # The same text read without its table gives XLA's default placement, and says so.
+    bare = mt.hlo.parse_module(module.text)
+    assert bare.device_assignment_source == "default"
+    if measured.ordered:
+        assert sorted_groups(c.device_groups()) == measured.groups
+
+
+def test_jitted_dump_groups_equal_the_executable(dump):
+    module = _module_of(dump, "jit-permuted")
+    assert module.device_assignment_source == "dump"
+    # Execution through mt.jax.inspect (checked against execution in test_jax.py) of the same
+    # program on the same mesh order.
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    devices = np.array(jax.devices())[list(ORDERS["permuted"])].reshape(2, 4)
+    sharded = jax.device_put(jnp.arange(16.0).reshape(4, 4),
+                             NamedSharding(Mesh(devices, ("x", "y")), P("x", "y")))
+    expected = mt.jax.inspect(jax.jit(lambda a: a.sum(axis=1)), sharded)
+    assert [c.device_groups() for c in module.collectives] == [
+        c.device_groups() for c in expected.collectives]
+
+
+def test_inspect_reads_the_directory_and_names_the_table(dump, capsys, tmp_path):
+    directory, _ = dump
+    with pytest.raises(SystemExit) as done:
+        main(["inspect", str(directory), "--json"])
+    out, err = capsys.readouterr()
+    assert (done.value.code, err) == (0, "")
+    sections = json.loads(out)["modules"]
+    assert {s["device_assignment_source"] for s in sections} == {"dump"}
+    psum = next(s for s in sections
+                if any(c["opcode"] == "all-reduce" for c in s["collectives"])
+                and s["device_assignment"] == [list(ORDERS["permuted"])])
+    assert psum["collectives"][0]["device_groups"] == [[3, 0, 6, 5], [7, 4, 1, 2]]
+    # A module copied away from its dump: XLA's default placement, said plainly.
+    module = _module_of(dump, "psum-permuted")
+    copy = tmp_path / "alone.hlo"
+    shutil.copy(module.source, copy)  # type: ignore[arg-type]
+    with pytest.raises(SystemExit):
+        main(["inspect", str(copy)])
+    out, _ = capsys.readouterr()
+    assert "device assignment: XLA's default placement (no compile_options.textproto" in out
+    assert "{{0,1,2,3},{4,5,6,7}}" in out
