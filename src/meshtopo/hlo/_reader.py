@@ -31,8 +31,8 @@ from .._errors import HloParseError
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
 from ._syntax import (
     BARE,
-    LOOKAHEAD_MARGIN,
     KEY,
+    LOOKAHEAD_MARGIN,
     NAME,
     STRING,
     SyntaxFault,
