@@ -69,13 +69,21 @@ def mixed_module(count: int = 20000, offset: int = 0) -> str:
     return "\n".join([*lines, "}", ""])
 
 
-def explicit_module(count: int = 2000, devices: int = 1024, distinct: bool = False) -> str:
-    """``count`` all-reduces each naming ``devices`` devices in one explicit group."""
+def explicit_module(count: int = 2000, devices: int = 1024, distinct: bool = False,
+                    permuted: bool = False) -> str:
+    """``count`` all-reduces each naming ``devices`` devices in one explicit group: the same
+    list, rotations of it (``distinct``), or a random permutation each (``permuted``)."""
+    import random
+
+    rng = random.Random(0)
     lines = _header(devices)
     prev = "%p"
     base = list(range(devices))
     for i in range(count):
-        ids = base[i % devices :] + base[: i % devices] if distinct else base
+        if permuted:
+            ids = rng.sample(base, devices)
+        else:
+            ids = base[i % devices :] + base[: i % devices] if distinct else base
         group = "{{" + ",".join(map(str, ids)) + "}}"
         lines.append(
             f"  %all-reduce.{i} = f32[8,128]{{1,0}} all-reduce({prev}), channel_id={i + 1}, "
@@ -145,6 +153,23 @@ def compare(label: str, text: str) -> tuple[float, float | None]:
         )
     print(line)
     return ours, theirs
+
+
+def lists_from_python(ids: int = 1 << 20, group: int = 1024) -> None:
+    """``CollectiveDeviceList`` of a Python list of lists against ``np.asarray`` of it."""
+    import random
+
+    import numpy as np
+
+    from meshtopo import CollectiveDeviceList
+
+    flat = list(range(ids))
+    random.Random(0).shuffle(flat)
+    groups = [flat[i:i + group] for i in range(0, ids, group)]
+    ours = _best(lambda: CollectiveDeviceList(groups), repeat=5)
+    theirs = _best(lambda: np.asarray(groups), repeat=5)
+    print(f"CollectiveDeviceList of {ids:,} ids in Python lists: {ours * 1e3:.1f} ms, "
+          f"np.asarray {theirs * 1e3:.1f} ms, ratio {ours / theirs:.2f} (goal <= 1.5)")
 
 
 def write_big_dump(path: str, megabytes: int = 200) -> int:
@@ -221,6 +246,9 @@ def main() -> None:
           f"{_device_groups(mixed) * 1e3:.0f} ms")
     compare("2,000 x 1,024 explicit (shared text)", explicit_module())
     compare("2,000 x 1,024 explicit (1,024 distinct lists)", explicit_module(distinct=True))
+    compare("1,024 x 1,024 explicit, each a random permutation",
+            explicit_module(count=1024, permuted=True))
+    lists_from_python()
     with tempfile.TemporaryDirectory(dir="/tmp") as directory:
         path = os.path.join(directory, "big.hlo")
         write_big_dump(path)

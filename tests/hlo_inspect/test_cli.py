@@ -11,6 +11,10 @@ from meshtopo.cli import main
 
 from ._dumps import FLATTENED_2X2, MIXED_2X2, REJECTED, REPLICAS_8, module
 
+DEFAULT_PLACEMENT = ("device assignment: XLA's default placement (no compile_options.textproto "
+                     "beside the file; give --device-assignment if the runtime placed devices "
+                     "otherwise)")
+
 
 def run(capsys, *args):
     with pytest.raises(SystemExit) as done:
@@ -74,7 +78,8 @@ def test_json_header_fields(capsys, dump):
         "source": path,
         "replica_count": 2,
         "partition_count": 2,
-        "device_assignment_spec": "default",
+        "device_assignment_spec": "auto",
+        "device_assignment_source": "default",
         "device_assignment": [[0, 2], [1, 3]],
         "collective_count": 5,
         "ids_differ_count": 5,
@@ -110,7 +115,7 @@ def test_table_flags_and_header(capsys, dump):
     code, out, err = run(capsys, "inspect", path)
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[0] == f"{path}: 5 collectives on 2 replicas x 2 partitions, device assignment default"
+    assert lines[0] == f"{path}: 5 collectives on 2 replicas x 2 partitions, {DEFAULT_PLACEMENT}"
     assert lines[1].split() == [
         "name", "opcode", "mode", "groups", "device", "groups", "groups", "x", "size",
         "payload/device", "wire/device", "line", "op_name", "flags",
@@ -252,6 +257,6 @@ def test_dump_without_collectives_reports_the_header_grid(capsys, dump):
     text = "HloModule m, replica_count=2\nENTRY %e (p: f32[8]) -> f32[8] {\n  ROOT %p = f32[8]{0} parameter(0)\n}\n"
     path = dump(text)
     code, out, _ = run(capsys, "inspect", path)
-    assert (code, out) == (0, f"{path}: 0 collectives on 2 replicas x 1 partition, device assignment default\n")
+    assert (code, out) == (0, f"{path}: 0 collectives on 2 replicas x 1 partition, {DEFAULT_PLACEMENT}\n")
     payload = rows(capsys, path, "--num-partitions", "2")
     assert (payload["device_assignment"], payload["collectives"]) == ([[0, 2], [1, 3]], [])

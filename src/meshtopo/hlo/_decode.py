@@ -145,7 +145,7 @@ def decode_collective(
     ``channel_id`` (and with as many operands) share one decoding: what is decoded and
     refused depends on that text alone."""
     c = Collective(instruction, scope)
-    channel, rest = leading_channel(instruction.attribute_text)
+    channel, _, rest = leading_channel(instruction.attribute_text)
     key = (instruction.opcode, len(instruction.operands), channel is not None, rest)
     template = cache.templates.get(key)
     if template is None:

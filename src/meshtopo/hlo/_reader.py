@@ -63,6 +63,8 @@ _GROUP = group_pattern(4)
 _VALUE = (r"(?:mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?"
           r"[ \t]*\{[^{}\n]*\}|(?:" + _GROUP + "|" + STRING + "|" + BARE + r")++)")
 _SHAPE = r"[a-z][a-z0-9]*\[[^\]\n]*\](?:\{" + group_items(3) + r"\})?|\(" + group_items(3) + r"\)"
+# One attribute of a one-line attribute list: 1 key, 2 value.
+_FAST_ATTRIBUTE = re.compile(r",[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + _VALUE + ")")
 # One instruction on one line as XLA prints it. Groups: 1 ROOT, 2 name, 3 shape, 4 opcode,
 # 5 operand text, 6 the attributes (each ", key=value").
 FAST_INSTRUCTION = re.compile(
@@ -75,7 +77,6 @@ FAST_INSTRUCTION = re.compile(
 # What one-line attribute lists with the same text share: the split (key, value start, end),
 # called computations, control predecessors.
 _Layout = tuple[list[tuple[str, int, int]], tuple[str, ...], tuple[str, ...]]
-_NO_ATTRIBUTES: _Layout = ([], (), ())
 # A line that starts a new statement: a name (not the iota 'T(' continuation) or '}'.
 _NEXT_STATEMENT = re.compile(r"\n[ \t]*+(?:%|\}|[A-SU-Za-z_]|T[A-Za-z0-9_.\-]*+[ \t]*+=)")
 _LAYOUTS_KEPT = 512
@@ -355,31 +356,43 @@ class Reader:
         root, name, shape, opcode, operand_text, attribute_text = m.groups()
         column = m.start(2) - line_start + 1
         operands = self._operands(opcode, operand_text, m.start(5))
-        layout = self._layout(attribute_text) if attribute_text else _NO_ATTRIBUTES
-        if layout is None:  # a duplicate or malformed name list: the full split says where
-            split = self._split(attribute_text, line, m.start(6) - line_start + 1)
+        written = self.text[m.start(2):m.end(6)]
+        base = m.start(6) - line_start + 1  # the column of the attribute list
+        if not attribute_text:
             return self._make(name, opcode, shape, operands, line, column, computation,
-                              root is not None, operand_text, self.text[m.start(2):m.end(6)],
-                              split(), attribute_text)
-        _, called, controls = layout
-        attributes = self._split(attribute_text, line, m.start(6) - line_start + 1)
+                              root is not None, operand_text, written, [], "")
+        channel, channel_at, rest = leading_channel(attribute_text)
+        layout = self._layout(channel is not None, rest)
+        if layout is None:  # a duplicate or malformed name list: the full split says where
+            found, _ = read_attributes(attribute_text, 0, True)
+            attributes = [Attribute(k, attribute_text[s:e], line, base + s) for k, s, e in found]
+            return self._make(name, opcode, shape, operands, line, column, computation,
+                              root is not None, operand_text, written, attributes,
+                              attribute_text)
+        spans, called, controls = layout
+        shift = base + len(attribute_text) - len(rest)
+
+        def split() -> list[Attribute]:
+            head = [] if channel is None else [Attribute("channel_id", channel, line,
+                                                         base + channel_at)]
+            return head + [Attribute(k, rest[s:e], line, shift + s) for k, s, e in spans]
+
         instruction = self._make(name, opcode, shape, operands, line, column, computation,
-                                 root is not None, operand_text, self.text[m.start(2):m.end(6)],
-                                 attributes, attribute_text)
+                                 root is not None, operand_text, written, split, attribute_text)
         instruction.called_computations = called
         instruction.control_predecessors = controls
         return instruction
 
-    def _layout(self, attribute_text: str) -> _Layout | None:
-        """What instructions with the same attributes (but their leading channel id) share:
-        the split, called computations and control predecessors; None when the full split
-        must report an error."""
-        channel, rest = leading_channel(attribute_text)
-        key = (channel is not None, rest)
+    def _layout(self, has_channel: bool, rest: str) -> _Layout | None:
+        """What one-line instructions with the same attributes (but their leading channel id)
+        share: the split of the rest (by the fast path's own attribute regex, which matched
+        it), called computations and control predecessors; None when the full split must
+        report an error."""
+        key = (has_channel, rest)
         layout = self._layouts.get(key)
         if layout is None:
-            spans, _ = read_attributes(rest, 0, True)
-            keys = [k for k, _, _ in spans] + (["channel_id"] if channel is not None else [])
+            spans = [(f.group(1), f.start(2), f.end(2)) for f in _FAST_ATTRIBUTE.finditer(rest)]
+            keys = [k for k, _, _ in spans] + (["channel_id"] if has_channel else [])
             if len(set(keys)) != len(keys):
                 return None
             called: list[str] = []
@@ -396,14 +409,6 @@ class Reader:
                 self._layouts.clear()
             layout = self._layouts[key] = (spans, tuple(called), controls)
         return layout
-
-    @staticmethod
-    def _split(text: str, line: int, column: int) -> Callable[[], list[Attribute]]:
-        """The attributes of a one-line attribute list starting at ``column``, on demand."""
-        def split() -> list[Attribute]:
-            found, _ = read_attributes(text, 0, True)
-            return [Attribute(k, text[s:e], line, column + s) for k, s, e in found]
-        return split
 
     def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
         text = self.text

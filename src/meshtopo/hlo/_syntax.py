@@ -156,14 +156,15 @@ def continues(text: str, pos: int, final: bool = True) -> bool:
 _LEADING_CHANNEL = re.compile(r",[ \t]*channel_id[ \t]*=[ \t]*([0-9]{1,18})[ \t]*(?=,|$)")
 
 
-def leading_channel(attribute_text: str) -> tuple[str | None, str]:
-    """``(channel_id digits, the attributes after it)`` when an attribute list written on one
-    line starts with ``, channel_id=N`` (as XLA prints collectives), else ``(None, text)``:
-    the rest is what lines of one collective share, so readers key their caches on it."""
+def leading_channel(attribute_text: str) -> tuple[str | None, int, str]:
+    """``(channel_id digits, their offset, the attributes after them)`` when an attribute list
+    written on one line starts with ``, channel_id=N`` (as XLA prints collectives), else
+    ``(None, 0, text)``: the rest is what lines of one collective share, so readers key their
+    caches on it."""
     found = _LEADING_CHANNEL.match(attribute_text)
     if found is None:
-        return None, attribute_text
-    return found.group(1), attribute_text[found.end():]
+        return None, 0, attribute_text
+    return found.group(1), found.start(1), attribute_text[found.end():]
 
 
 def group_items(depth: int) -> str:
