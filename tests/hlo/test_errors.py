@@ -110,14 +110,23 @@ def test_structure_errors_are_raised_by_every_reading_path() -> None:
         assert (streamed.value.line, streamed.value.column) == where
 
 
-def test_unknown_opcodes_and_attributes_are_kept() -> None:
+def test_unknown_opcodes_and_attributes_are_kept_where_xla_keeps_them() -> None:
+    """An opcode meshtopo does not know keeps its attributes; a collective takes only the
+    attributes XLA's parser allows it."""
     module = hlo.parse_module(HEAD + "  %q = f32[8]{0} fancy-new-op(%p), wibble={a{b}c}, x=\"y\"\n"
                               "  ROOT %a = f32[8]{0} all-reduce(%q), replica_groups={}, "
-                              "to_apply=%add, new_attr=[1,2]<=[2], sharding={replicated}\n}\n")
+                              "to_apply=%add, sharding={replicated}\n}\n")
     q = module.entry.instruction("q")
     assert q.opcode == "fancy-new-op" and q.attributes == {"wibble": "{a{b}c}", "x": '"y"'}
     (a,) = module.collectives
-    assert a.attributes["new_attr"] == "[1,2]<=[2]" and a.attributes["sharding"] == "{replicated}"
+    assert a.attributes["sharding"] == "{replicated}"
+    with pytest.raises(mt.HloParseError) as info:
+        hlo.parse_module(HEAD + "  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups={}, "
+                         "to_apply=%add, new_attr=[1,2]<=[2]\n}\n")
+    assert (info.value.line, info.value.column) == (9, 73)
+    assert info.value.message.startswith(
+        'unexpected attribute "new_attr". Allowed attributes: backend_config, channel_id, '
+        "constrain_layout, control-predecessors, frontend_attributes, metadata, mode, origin")
 
 
 def test_load_errors(tmp_path: object) -> None:

@@ -19,7 +19,7 @@ TEXT = entry_head("HloModule m, replica_count=2, num_partitions=2") + """  %ar =
   %cp = f32[8]{0} collective-permute(%ar), source_target_pairs={{0,1}}
   %start = f32[8]{0} all-reduce-start(%cp), channel_id=7,
       replica_groups={{0,1}}, to_apply=%add
-  ROOT   %done = f32[8]{0} all-reduce-done(%start), channel_id=9
+  ROOT   %done = f32[8]{0} all-reduce-done(%start)
 }
 """
 TABLE = [[3, 1], [0, 2]]
@@ -111,7 +111,7 @@ EXPECTED_TEXT = {
     "cp": "%cp = f32[8]{0} collective-permute(%ar), source_target_pairs={{0,1}}",
     "start": "%start = f32[8]{0} all-reduce-start(%cp), channel_id=7, "
              "replica_groups={{0,1}}, to_apply=%add",
-    "done": "%done = f32[8]{0} all-reduce-done(%start), channel_id=9",
+    "done": "%done = f32[8]{0} all-reduce-done(%start)",
 }
 
 
@@ -121,10 +121,14 @@ def test_text_is_the_instruction_as_written() -> None:
     assert parsed == streamed == EXPECTED_TEXT
 
 
-def test_done_keeps_its_own_channel_id() -> None:
+def test_done_takes_its_start_s_channel_id_and_writes_none() -> None:
     module = hlo.parse_module(TEXT)
     start, done = module.collectives[2:]
     assert (start.channel_id, start.written_channel_id) == (7, 7)
-    assert (done.channel_id, done.written_channel_id, done.start) == (7, 9, "start")
-    assert done.attributes == {"channel_id": "9"}
+    assert (done.channel_id, done.written_channel_id, done.start) == (7, None, "start")
+    assert done.attributes == {}
     assert module.collectives[1].written_channel_id is None
+    # XLA's parser refuses a channel_id written on the -done itself.
+    with pytest.raises(mt.HloParseError, match='unexpected attribute "channel_id". Allowed'):
+        hlo.parse_module(TEXT.replace("all-reduce-done(%start)",
+                                      "all-reduce-done(%start), channel_id=9"))

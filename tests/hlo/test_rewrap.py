@@ -104,10 +104,12 @@ def test_a_module_cut_inside_a_computation_is_refused_by_every_path(index: int,
                                                                     where: float) -> None:
     texts = _texts()
     text = texts[index % len(texts)]
+    # Computations do not nest: the n-th header line ending in '{' pairs with the n-th '}'.
     opens = [m.end() for m in re.finditer(r"\{\n", text)]
     closes = [m.start() for m in re.finditer(r"\n\}", text)]
-    start, end = opens[0], closes[-1] + 1
-    cut = text[: start + int((end - start) * where)]
+    spans = list(zip(opens, closes, strict=True))
+    start, end = spans[int(where * len(spans))]
+    cut = text[: start + int((end + 1 - start) * (where * len(spans) % 1))]
     with pytest.raises(mt.HloParseError) as whole:
         hlo.parse_module(cut)
     assert 1 <= whole.value.line <= cut.count("\n") + 1

@@ -120,8 +120,10 @@ def test_permute_pairs_and_tp_opcode(tmp_path: Path, capsys: pytest.CaptureFixtu
     [
         (PARAMS + "  ROOT %cp = f32[8,4]{1,0} collective-permute(%p), channel_id=1, "
                   "source_target_pairs={{0,1}}, replica_groups={{0,1}}\n",
-         "meshtopo: error: Permute should not contain replica_groups: collective-permute cp "
-         "(line 15) has replica_groups={{0,1}}; a permute routes by source_target_pairs only"),
+         "meshtopo: error: {path}:15:95: unexpected attribute \"replica_groups\". Allowed "
+         "attributes: backend_config, channel_id, control-predecessors, frontend_attributes, "
+         "metadata, origin, parameter_replication, sharding, slice_sizes, source_target_pairs, "
+         "statistics"),
         (PARAMS + "  ROOT %r = f32[8,4]{1,0} add(%p, %nowhere)\n",
          "meshtopo: error: {path}:15:8: instruction does not exist: nowhere"),
     ],
