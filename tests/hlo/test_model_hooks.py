@@ -129,6 +129,6 @@ def test_done_takes_its_start_s_channel_id_and_writes_none() -> None:
     assert done.attributes == {}
     assert module.collectives[1].written_channel_id is None
     # XLA's parser refuses a channel_id written on the -done itself.
-    with pytest.raises(mt.HloParseError, match='unexpected attribute "channel_id". Allowed'):
+    with pytest.raises(mt.HloParseError, match=r'unexpected attribute "channel_id"\. Allowed'):
         hlo.parse_module(TEXT.replace("all-reduce-done(%start)",
                                       "all-reduce-done(%start), channel_id=9"))
