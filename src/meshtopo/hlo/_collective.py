@@ -21,7 +21,8 @@ Opcode families:
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Sequence
+from typing import Protocol
 
 from numpy.typing import ArrayLike
 
@@ -33,9 +34,6 @@ from .._placement import DeviceAssignment, participating_device_groups
 from ._assignment import placed
 from ._shape import Shape, parse_shape
 from ._values import parse_dictionary, parse_int, parse_int_lists
-
-if TYPE_CHECKING:
-    from ._structure import Instruction
 
 SYNC_OPCODES = frozenset({
     "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
@@ -73,6 +71,30 @@ def _mode(opcode: str, has_channel_id: bool, use_global: bool | None) -> Collect
     return group_mode_for_opcode(opcode, has_channel_id, use_global)
 
 
+class InstructionRecord(Protocol):
+    """What a collective reads of the instruction it was decoded from (``_structure``'s
+    ``Instruction`` is one)."""
+
+    name: str
+    opcode: str
+    shape_text: str
+    operands: tuple[str, ...]
+    line: int
+    column: int
+    computation: str
+    is_root: bool
+    text: str
+    inline_shapes: tuple[str | None, ...]
+
+    @property
+    def attribute_list(self) -> Sequence[tuple[str, str, int, int]]:
+        """Every attribute: (key, raw value, line, column)."""
+
+    @property
+    def attributes(self) -> dict[str, str]:
+        """Every attribute as key -> raw value."""
+
+
 class CollectiveScope(Protocol):
     """What a collective needs from the module it belongs to."""
 
@@ -105,7 +127,7 @@ class Collective:
         "source_target_pairs", "start", "to_apply", "use_global_device_ids", "wrapped_opcode",
     )  # fmt: skip
 
-    def __init__(self, instruction: Instruction, scope: CollectiveScope) -> None:
+    def __init__(self, instruction: InstructionRecord, scope: CollectiveScope) -> None:
         """An undecoded collective of ``instruction``; ``_decode`` fills in its attributes."""
         self._instruction = instruction
         self._scope = scope
@@ -124,7 +146,7 @@ class Collective:
         self._shape: Shape | None = None
 
     @property
-    def instruction(self) -> Instruction:
+    def instruction(self) -> InstructionRecord:
         """The instruction this collective was read from."""
         return self._instruction
 
@@ -359,9 +381,9 @@ class Collective:
         return self._instruction.attributes
 
     def _attribute(self, key: str) -> tuple[str, int, int] | None:
-        for attribute in self._instruction.attribute_list:
-            if attribute.key == key:
-                return attribute.value, attribute.line, attribute.column
+        for written, value, line, column in self._instruction.attribute_list:
+            if written == key:
+                return value, line, column
         return None
 
     @property
