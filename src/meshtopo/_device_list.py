@@ -17,6 +17,7 @@ True
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 
 import numpy as np
@@ -323,20 +324,23 @@ def _explicit_arrays(groups: object) -> tuple[np.ndarray, np.ndarray]:
             f"replica groups must be a list of int lists, got {groups!r}; "
             "use CollectiveDeviceList.parse for text"
         )
-    sizes, parts = [], []
-    total = 0
+    parts: list[list[object] | tuple[object, ...]] = []
     for group in groups:  # type: ignore[attr-defined,unused-ignore]
         if isinstance(group, str | bytes) or not hasattr(group, "__iter__"):
             raise InvalidArgumentError(f"each replica group must be a list of ints, got {group!r}")
-        ids = list(group)
-        for value in ids:
-            if isinstance(value, bool) or not isinstance(value, int | np.integer):
-                raise InvalidArgumentError(f"replica group {ids!r} must hold ints, got {value!r}")
-        sizes.append(len(ids))
-        total = check_size(total + len(ids), "the replica groups")
-        parts.append(ids)
+        parts.append(group if isinstance(group, list | tuple) else list(group))
+    sizes = [len(ids) for ids in parts]
+    total = check_size(sum(sizes), "the replica groups")
+    # One pass over the element types (in C), not an isinstance per id.
+    if not all(kind is int or (kind is not bool and issubclass(kind, np.integer))
+               for kind in set(map(type, itertools.chain.from_iterable(parts)))):
+        for ids in parts:
+            for value in ids:
+                if isinstance(value, bool) or not isinstance(value, int | np.integer):
+                    raise InvalidArgumentError(
+                        f"replica group {list(ids)!r} must hold ints, got {value!r}")
     try:
-        flat = np.array([v for ids in parts for v in ids], dtype=np.int64)
+        flat = np.fromiter(itertools.chain.from_iterable(parts), dtype=np.int64, count=total)
     except OverflowError:
         raise InvalidArgumentError(f"replica group ids must fit in int64, got {groups!r}") from None
     return flat.reshape(-1), np.array(sizes, dtype=np.int64)
