@@ -1,7 +1,8 @@
 // meshtopo explorer: every number shown here comes from the library through /api/*.
 // This module asks for the dial's answer (debounced while typing, the dial mirrored in the URL
 // fragment) and renders it into every panel, or marks the panels stale; dial.js reads and sets
-// the controls, links.js links the views, steps.js plays the step-through, dump.js reads dumps;
+// the controls, links.js links the views, steps.js plays the step-through, dump.js reads dumps,
+// order.js draws their collective order;
 // layout.js places cells, grid.js and canvas.js draw them.
 import {
   $, el, plural, rolesOf, drawViews, drawArrows, renderLegend, renderAssignment, renderModes,
@@ -17,6 +18,7 @@ import {
 import { highlight, showDetails, focusCell, gridKeys, wireViews } from "/links.js";
 import { renderSteps, showStep, stopPlaying, wireSteps } from "/steps.js";
 import { initDumps, loadDump, showDump } from "/dump.js";
+import { order, wireOrder } from "/order.js";
 
 const DEBOUNCE_MS = 250;
 const PANELS = ["mode-badge", "banner", "hlo-line", "facts", "grid-head", "views-box",
@@ -320,6 +322,8 @@ function switchTab(button, focus) {
     tab.tabIndex = on ? 0 : -1;
     $(tab.dataset.panel).hidden = !on;
   }
+  // The dial and the dump share the result view; the order has its own.
+  for (const id of ["result-view", "order-view"]) $(id).hidden = button.dataset.view !== id;
   if (focus) button.focus();
 }
 
@@ -422,6 +426,7 @@ async function start() {
   wireCanvas();
   wireSteps();
   wireControls();
+  wireOrder();
   applyUi(fromHash(location.hash));
   await update();
   try {
@@ -439,6 +444,7 @@ async function start() {
 
 window.explorer = {
   state,
+  order,
   update,
   showStep,
   cellGroups: () => (state.result ? state.result.cells.group : null),
