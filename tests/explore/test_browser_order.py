@@ -93,6 +93,17 @@ def test_two_devices_in_opposite_order_draw_their_deadlock(tab: Page) -> None:
     # Pointing at a collective picks out its rendezvous in every lane.
     page.hover("#order-lanes .arrival[data-lane='3'][data-index='0']")
     assert marked(page, ".arrival.lit") == [(0, 0), (1, 1), (2, 0), (3, 0)]
+    # Keyboard: one tab stop, arrow keys rove, the focused collective is described in a panel.
+    assert marked(page, ".arrival[tabindex='0']") == [(0, 0)]
+    page.focus("#order-lanes .arrival[data-lane='0'][data-index='0']")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("[document.activeElement.dataset.lane, document.activeElement.dataset.index]") == ["1", "1"]
+    assert marked(page, ".arrival[tabindex='0']") == [(1, 1)]
+    assert page.text_content("#order-details") == (
+        "device 1: grads (all-reduce, line 10) on clique [0,1,2,3] as rank 1, arrival 0 there; "
+        "never issued: the device is stuck earlier")
+    assert marked(page, ".arrival.lit") == [(0, 0), (1, 1), (2, 0), (3, 0)]
 
 
 def test_the_hang_plays_step_by_step(tab: Page) -> None:

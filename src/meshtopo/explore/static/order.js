@@ -30,6 +30,7 @@ export async function analyseOrder(body, source) {
   const seq = ++order.seq;
   document.body.dataset.order = "loading";
   $("order-status").textContent = "analysing…";
+  $("order-view").dataset.stale = `out of date: analysing ${source}`;
   let result;
   try {
     result = await postJson("/api/order", body);
@@ -53,6 +54,8 @@ export async function analyseOrder(body, source) {
 
 function showOrderError(message, source) {
   order.result = null;
+  delete $("order-view").dataset.stale;
+  $("order-details").textContent = "";
   order.source = source;
   $("order-status").textContent = "";
   $("order-caption").textContent = source;
@@ -97,6 +100,8 @@ export async function orderExample() {
 
 function renderOrder() {
   const r = order.result;
+  delete $("order-view").dataset.stale;
+  $("order-details").textContent = "";
   $("order-error").hidden = true;
   $("order-status").textContent = "";
   $("order-caption").textContent = `${order.source} · ${plural(r.devices, "device")} · ${r.spmd ? "one program (SPMD)" : plural(r.programs.length, "program") + " (MPMD)"}`;
@@ -180,7 +185,7 @@ function drawLanes(r) {
       if (!a.issued) classes.push("never");
       if (blocks.has(`${li}:${ai}`)) classes.push("block");
       const g = svg("g", { class: classes.join(" "), "data-lane": li, "data-index": ai,
-        "data-name": a.name, "data-rendezvous": a.rendezvous, tabindex: 0 });
+        "data-name": a.name, "data-rendezvous": a.rendezvous, tabindex: li === 0 && ai === 0 ? 0 : -1 });
       const x = boxX(ai);
       const y = laneY(li);
       g.append(svg("rect", { x, y, width: BOX_W, height: BOX_H, rx: 5 }));
@@ -189,11 +194,14 @@ function drawLanes(r) {
       const state = !a.issued ? "never issued: the device is stuck earlier"
         : a.blocked ? "issued, never completes: the device waits here forever" : "completes";
       const branch = a.branches.length ? `; in ${a.branches.map(([c, b]) => `branch ${b} of ${c}`).join(", ")}` : "";
-      g.append(svg("title", {}, `device ${lane.device}: ${a.name} (${a.opcode}, line ${a.line}) on clique ${ids(a.clique)} as rank ${a.rank}, arrival ${a.position} there${branch}; ${state}`));
-      g.addEventListener("mouseenter", () => meetHighlight(a.rendezvous));
+      const about = `device ${lane.device}: ${a.name} (${a.opcode}, line ${a.line}) on clique ${ids(a.clique)} as rank ${a.rank}, arrival ${a.position} there${branch}; ${state}`;
+      g.append(svg("title", {}, about));
+      const point = () => { meetHighlight(a.rendezvous); $("order-details").textContent = about; };
+      g.addEventListener("mouseenter", point);
       g.addEventListener("mouseleave", () => meetHighlight(-1));
-      g.addEventListener("focus", () => meetHighlight(a.rendezvous));
+      g.addEventListener("focus", point);
       g.addEventListener("blur", () => meetHighlight(-1));
+      g.addEventListener("keydown", (event) => roveKeys(event, r, li, ai));
       root.append(g);
     });
   });
@@ -233,6 +241,22 @@ function cycleArrow([la, ia], [lb, ib], r) {
   const g = svg("g");
   g.append(path, svg("text", { class: "cycle-label", x: cx, y: cy + 4, "text-anchor": "middle" }, "waits for"));
   return g;
+}
+
+// Arrow keys move the focus between collectives: left/right along a lane, up/down across lanes.
+function roveKeys(event, r, lane, index) {
+  const step = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[event.key];
+  if (!step) return;
+  event.preventDefault();
+  const l = Math.max(0, Math.min(r.lanes.length - 1, lane + step[0]));
+  const count = r.lanes[l].arrivals.length;
+  if (!count) return;
+  const i = Math.max(0, Math.min(count - 1, index + step[1]));
+  const next = $("order-lanes").querySelector(`.arrival[data-lane="${l}"][data-index="${i}"]`);
+  if (!next) return;
+  for (const node of $("order-lanes").querySelectorAll(".arrival[tabindex='0']")) node.setAttribute("tabindex", "-1");
+  next.setAttribute("tabindex", "0");
+  next.focus();
 }
 
 function meetHighlight(number) {
