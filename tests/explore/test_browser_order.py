@@ -9,15 +9,8 @@ from typing import Any
 
 import pytest
 
-from .test_browser import (  # noqa: F401  (fixtures)
-    ARTIFACTS,
-    ROOT,
-    Page,
-    browser,
-    pytestmark,
-    shot,
-    tab,
-)
+from .conftest import Page
+from .test_browser import ROOT, pytestmark, shot  # noqa: F401  (pytestmark applies here)
 
 ADD = """%add (x: f32[], y: f32[]) -> f32[] {
   %x = f32[] parameter(0)
