@@ -182,3 +182,31 @@ def test_a_module_the_order_layer_refuses_is_an_answer_with_its_reason(client: C
 def test_order_takes_post_only(client: Client) -> None:
     reply = client.get("/api/order")
     assert (reply.status, reply.body["error"]["message"]) == (405, "/api/order takes POST")
+
+
+def test_a_conditional_on_partition_id_marks_the_branch_each_device_skips(client: Client) -> None:
+    text = STATIC.joinpath("order_conditional.hlo").read_text()
+    body = order(client, {"text": text})
+    assert body["spmd"] is True
+    taken = [[(a["name"], a["taken"], a["rendezvous"]) for a in lane["arrivals"]]
+             for lane in body["lanes"]]
+    assert taken == [
+        [("sum", True, 0), ("gather", True, 1), ("gather2", False, -1), ("sum2", False, -1)],
+        [("sum", False, -1), ("gather", False, -1), ("gather2", True, 2), ("sum2", True, 3)],
+    ]
+    assert body["lanes"][1]["arrivals"][0]["branches"] == [["c", 0]]
+    # Nobody meets: each rendezvous holds one of its two members.
+    assert [(m["names"], m["members"], m["complete"]) for m in body["rendezvous"]] == [
+        (["sum"], [[0, 0]], False), (["gather"], [[0, 1]], False),
+        (["gather2"], [[1, 2]], False), (["sum2"], [[1, 3]], False)]
+    assert [(f["type"], f["instructions"], f["blocks"]) for f in body["findings"]] == [
+        ("divergence", ["sum", "c"], [[0, 0]]), ("divergence", ["gather", "c"], [[0, 1]]),
+        ("divergence", ["gather2", "c"], [[1, 2]]), ("divergence", ["sum2", "c"], [[1, 3]])]
+    assert body["timeline"] == []
+    assert body["timeline_note"] == (
+        "the run is not played: members of one group take different branches (the divergence "
+        "findings), and an SPMD schedule's steps assume every member takes every branch")
+    # The branches are the runtime's: the collectives each device issues.
+    module = mt.hlo.parse_module(text)
+    assert [[i.name for i in mt.runtime.issue_order(module, d, module.device_assignment)]
+            for d in (0, 1)] == [["sum", "gather"], ["gather2", "sum2"]]

@@ -7,6 +7,12 @@ arrivals in schedule order (at most ``ARRIVAL_LIMIT`` each), the rendezvous join
 across lanes, each finding with the arrivals where its devices block (a deadlock's in cycle
 order), and a timeline of arrivals and completions by logical time (at most
 ``FRAME_LIMIT`` frames). The answer is bounded whatever the module's device count.
+
+An SPMD schedule lists the collectives of every branch of a conditional. Where a divergence
+finding names a conditional, the branch each shown device takes is read from
+``mt.runtime.issue_order`` (which evaluates the selector over replica and partition ids): the
+collectives of the other branches are marked ``taken: false``, join no rendezvous, and the run
+is not played, since its logical times assume every member takes every branch.
 """
 
 from __future__ import annotations
@@ -44,7 +50,8 @@ def order_response(body: dict[str, Any], max_text: int, device_limit: int) -> di
         raise
     except mt.MeshtopoError as error:
         return {"programs": names, "error": f"{type(error).__name__}: {error}", "ok": False}
-    return {"programs": names, "error": None, **_shaped(report, wanted)}
+    spmd_module = programs[0][0] if fields.has("text") else None
+    return {"programs": names, "error": None, **_shaped(report, wanted, spmd_module)}
 
 
 def _programs(fields: Fields, max_text: int,
@@ -75,8 +82,10 @@ def _programs(fields: Fields, max_text: int,
     return programs
 
 
-def _shaped(report: mt.order.Report, wanted: list[int] | None) -> dict[str, Any]:
-    """Lanes, rendezvous, findings and timeline of ``report`` for the devices shown."""
+def _shaped(report: mt.order.Report, wanted: list[int] | None,
+            module: hlo.Module | None) -> dict[str, Any]:
+    """Lanes, rendezvous, findings and timeline of ``report`` for the devices shown
+    (``module``: the one program of an SPMD report, for the branches each device takes)."""
     every = [int(d) for d in report.devices.tolist()]
     analysed = set(every)
     if wanted is not None:
@@ -87,12 +96,19 @@ def _shaped(report: mt.order.Report, wanted: list[int] | None) -> dict[str, Any]
         shown = sorted(set(wanted))
     else:
         shown = _default_lanes(report, every)
-    lanes = [_lane(report, device) for device in shown]
+    parted = {name for f in report.findings if f.type == "divergence" for name in f.instructions}
+    lanes = [_lane(report, device, module if parted else None, parted) for device in shown]
     lane_of = {device: index for index, device in enumerate(shown)}
     rendezvous = _rendezvous(lanes)
     findings = [_finding(f, lanes, lane_of) for f in report.findings]
     cycles = [f["cycle"] for f in findings if f["cycle"]]
     frames, truncated = _timeline(lanes, rendezvous, cycles)
+    timeline_note = None
+    if any(not a["taken"] for lane in lanes for a in lane["arrivals"]):
+        frames, truncated = [], False
+        timeline_note = ("the run is not played: members of one group take different branches "
+                         "(the divergence findings), and an SPMD schedule's steps assume every "
+                         "member takes every branch")
     return {
         "unit": report.unit,
         "spmd": report.spmd,
@@ -105,6 +121,7 @@ def _shaped(report: mt.order.Report, wanted: list[int] | None) -> dict[str, Any]
         "findings": findings,
         "timeline": frames,
         "timeline_truncated": truncated,
+        "timeline_note": timeline_note,
         "notes": list(report.notes),
         "ok": report.ok,
     }
@@ -134,19 +151,28 @@ def _lane_note(shown: int, total: int, asked: bool) -> str | None:
             "so rendezvous with devices not shown are drawn only between the lanes present")
 
 
-def _lane(report: mt.order.Report, device: int) -> dict[str, Any]:
+def _lane(report: mt.order.Report, device: int, module: hlo.Module | None,
+          parted: set[str]) -> dict[str, Any]:
+    """One device's lane; with ``module``, collectives under a conditional in ``parted`` that
+    the device's branch does not reach are marked not taken."""
     arrivals = report.schedule(device)
     shown = arrivals[:ARRIVAL_LIMIT]
+    issued: set[str] | None = None
+    if module is not None:
+        order = mt.runtime.issue_order(module, device, module.device_assignment)
+        issued = {instruction.name for instruction in order}
     return {
         "device": device,
         "program": shown[0].entry.program if shown else None,
-        "arrivals": [_arrival(a) for a in shown],
+        "arrivals": [_arrival(a, issued is None or a.entry.name in issued
+                              or not any(c in parted for c, _ in a.entry.branches))
+                     for a in shown],
         "count": len(arrivals),
         "truncated": len(arrivals) > len(shown),
     }
 
 
-def _arrival(a: mt.order.Arrival) -> dict[str, Any]:
+def _arrival(a: mt.order.Arrival, taken: bool) -> dict[str, Any]:
     entry = a.entry
     return {
         "name": entry.name, "opcode": entry.opcode, "stream": entry.stream,
@@ -154,8 +180,9 @@ def _arrival(a: mt.order.Arrival) -> dict[str, Any]:
         "position": a.position, "line": entry.line, "step": a.step, "end": a.end,
         "branches": [[name, index] for name, index in entry.branches],
         # Issued but never completed: the device waits here forever.
-        "blocked": a.step >= 0 and a.end < 0,
-        "issued": a.step >= 0,
+        "blocked": taken and a.step >= 0 and a.end < 0,
+        "issued": taken and a.step >= 0,
+        "taken": taken,
         "rendezvous": -1,
     }
 
@@ -167,6 +194,8 @@ def _rendezvous(lanes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     meetings: list[dict[str, Any]] = []
     for lane_index, lane in enumerate(lanes):
         for index, arrival in enumerate(lane["arrivals"]):
+            if not arrival["taken"]:
+                continue
             channel = arrival["channel_id"] if arrival["stream"] == "send-recv" else None
             key = (arrival["stream"], channel, tuple(arrival["clique"]), arrival["position"])
             if key not in index_of:
@@ -183,6 +212,12 @@ def _rendezvous(lanes: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 meeting["names"].append(arrival["name"])
             meeting["arrived"] += int(arrival["issued"])
             meeting["complete"] = meeting["complete"] and arrival["end"] >= 0
+    # A shown member that does not take the collective leaves its rendezvous incomplete.
+    devices = [lane["device"] for lane in lanes]
+    for meeting in meetings:
+        clique = set(meeting["clique"])
+        if len(meeting["members"]) < sum(d in clique for d in devices):
+            meeting["complete"] = False
     return meetings
 
 
@@ -203,7 +238,7 @@ def _finding(finding: mt.order.Finding, lanes: list[dict[str, Any]],
     for lane in shown:
         stuck = _stuck_at(lanes[lane])
         named = [i for i, a in enumerate(lanes[lane]["arrivals"])
-                 if a["name"] in finding.instructions]
+                 if a["name"] in finding.instructions and a["taken"]]
         blocks.extend([lane, i] for i in ([stuck] if stuck is not None else named))
     cycle: list[list[int]] = []
     if finding.type == "deadlock" and all(d in lane_of for d in finding.devices):

@@ -88,6 +88,12 @@ export function orderOfDump(text, name) {
   });
 }
 
+export async function conditionalExample() {
+  const text = await (await fetch("/order_conditional.hlo")).text();
+  return analyseOrder({ text },
+    "example: one program on 2 partitions whose conditional on partition-id runs sum, gather on partition 0 and gather2, sum2 on partition 1");
+}
+
 export async function orderExample() {
   const [forward, backward] = await Promise.all(
     ["/order_forward.hlo", "/order_backward.hlo"].map(async (p) => (await fetch(p)).text()));
@@ -182,7 +188,8 @@ function drawLanes(r) {
     lane.arrivals.forEach((a, ai) => {
       const classes = ["arrival"];
       if (a.blocked) classes.push("blocked");
-      if (!a.issued) classes.push("never");
+      if (!a.taken) classes.push("skipped");
+      else if (!a.issued) classes.push("never");
       if (blocks.has(`${li}:${ai}`)) classes.push("block");
       const g = svg("g", { class: classes.join(" "), "data-lane": li, "data-index": ai,
         "data-name": a.name, "data-rendezvous": a.rendezvous, tabindex: li === 0 && ai === 0 ? 0 : -1 });
@@ -190,8 +197,10 @@ function drawLanes(r) {
       const y = laneY(li);
       g.append(svg("rect", { x, y, width: BOX_W, height: BOX_H, rx: 5 }));
       g.append(svg("text", { class: "a-name", x: x + 7, y: y + 15 }, a.name));
-      g.append(svg("text", { class: "a-sub", x: x + 7, y: y + 30 }, `${a.opcode} ${ids(a.clique)} r${a.rank}`));
-      const state = !a.issued ? "never issued: the device is stuck earlier"
+      g.append(svg("text", { class: "a-sub", x: x + 7, y: y + 30 },
+        a.taken ? `${a.opcode} ${ids(a.clique)} r${a.rank}` : `not taken (${a.branches.map(([c, b]) => `branch ${b} of ${c}`).join(", ")})`));
+      const state = !a.taken ? "not taken: this device runs another branch"
+        : !a.issued ? "never issued: the device is stuck earlier"
         : a.blocked ? "issued, never completes: the device waits here forever" : "completes";
       const branch = a.branches.length ? `; in ${a.branches.map(([c, b]) => `branch ${b} of ${c}`).join(", ")}` : "";
       const about = `device ${lane.device}: ${a.name} (${a.opcode}, line ${a.line}) on clique ${ids(a.clique)} as rank ${a.rank}, arrival ${a.position} there${branch}; ${state}`;
@@ -273,6 +282,7 @@ function showFrame(k) {
   if (!r) return;
   const frames = r.timeline;
   order.frame = Math.max(-1, Math.min(k, frames.length - 1));
+  for (const id of ["order-first", "order-prev", "order-next", "order-all"]) $(id).disabled = !frames.length;
   const view = $("order-view");
   view.dataset.frame = String(order.frame);
   const boxes = [...$("order-lanes").querySelectorAll(".arrival")];
@@ -282,8 +292,8 @@ function showFrame(k) {
   if (order.frame < 0) {
     view.dataset.stepping = "no";
     if (cycle) cycle.removeAttribute("visibility");
-    $("order-step-text").textContent = frames.length
-      ? `${plural(frames.length, "step")}: next › plays the run from the start.` : "Nothing is issued.";
+    $("order-step-text").textContent = r.timeline_note ? `Not played: ${r.timeline_note.replace(/^the run is not played: /, "")}.`
+      : frames.length ? `${plural(frames.length, "step")}: next › plays the run from the start.` : "Nothing is issued.";
     return;
   }
   view.dataset.stepping = "yes";
@@ -313,6 +323,7 @@ function showFrame(k) {
 
 export function wireOrder() {
   $("order-example").addEventListener("click", () => orderExample());
+  $("order-conditional").addEventListener("click", () => conditionalExample());
   $("order-of-dump").addEventListener("click", () => {
     if (order.dump) orderOfDump(order.dump.text, order.dump.name);
   });
