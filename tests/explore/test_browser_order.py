@@ -232,3 +232,22 @@ def test_the_order_view_fits_narrow_windows(browser: Any, server: Any, width: in
     finally:
         opened.context.close()
     assert opened.errors == [] and opened.resource_errors == []
+
+
+def test_the_url_names_the_order_example_shown(tab: Page) -> None:
+    page = open_order(tab)
+    analysed(page, lambda: page.click("#order-conditional"))
+    assert "show=conditional" in page.evaluate("location.hash")
+    analysed(page, lambda: page.click("#order-example"))
+    link = page.url
+    assert "show=opposite" in link
+    # Sending the link opens the order tab on the same example.
+    page.goto("about:blank")
+    page.goto(link)
+    page.wait_for_function("document.body.dataset.order === 'ready'")
+    assert page.is_visible("#order-view") and page.get_attribute("#tab-order", "aria-selected") == "true"
+    assert [d for d, _ in lanes(page)] == [0, 1, 2, 3]
+    assert page.eval_on_selector_all("#order-lanes .cycle-arrow", "ps => ps.length") == 2
+    # Leaving the tab leaves the example out of the URL; a dump is never in it.
+    page.click("#tab-dial")
+    assert "show=" not in page.evaluate("location.hash")

@@ -18,7 +18,7 @@ import {
 import { highlight, showDetails, focusCell, gridKeys, wireViews } from "/links.js";
 import { renderSteps, showStep, stopPlaying, wireSteps } from "/steps.js";
 import { initDumps, loadDump, showDump } from "/dump.js";
-import { order, wireOrder } from "/order.js";
+import { order, wireOrder, showExample } from "/order.js";
 
 const DEBOUNCE_MS = 250;
 const PANELS = ["mode-badge", "banner", "hlo-line", "facts", "grid-head", "views-box",
@@ -324,6 +324,11 @@ function switchTab(button, focus) {
   }
   // The dial and the dump share the result view; the order has its own.
   for (const id of ["result-view", "order-view"]) $(id).hidden = button.dataset.view !== id;
+  // The URL names an order example only while the order tab shows it.
+  if (button.id !== "tab-order" && state.ui && state.ui.show) {
+    state.ui.show = "";
+    writeHash();
+  }
   if (focus) button.focus();
 }
 
@@ -408,8 +413,15 @@ function wireControls() {
   window.addEventListener("hashchange", () => {
     if (location.hash === toHash(state.ui)) return;
     applyUi(fromHash(location.hash));
-    update();
+    update().then(openShown);
   });
+}
+
+// Open the order example the URL names, if any.
+function openShown() {
+  if (!state.ui.show) return;
+  switchTab($("tab-order"), false);
+  showExample(state.ui.show);
 }
 
 async function start() {
@@ -426,9 +438,10 @@ async function start() {
   wireCanvas();
   wireSteps();
   wireControls();
-  wireOrder();
+  wireOrder(writeHash);
   applyUi(fromHash(location.hash));
   await update();
+  openShown();
   try {
     const dump = await (await fetch("/api/dump")).json();
     if (dump.name) {

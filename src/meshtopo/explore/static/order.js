@@ -3,7 +3,7 @@
 // and blocking collectives picked out (a deadlock's waits-for cycle as arrows), and the run
 // played frame by frame.
 import { $, el, plural } from "/grid.js";
-import { postJson } from "/state.js";
+import { state, postJson } from "/state.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const LANE_H = 96;
@@ -14,6 +14,7 @@ const GAP = 44;
 const TOP = 16;
 
 export const order = { result: null, source: null, finding: -1, frame: -1, dump: null, seq: 0 };
+let onShow = () => {};
 
 const svg = (tag, attrs, text) => {
   const node = document.createElementNS(SVG, tag);
@@ -73,6 +74,7 @@ function showOrderError(message, source) {
 // The dump tab loaded ``text``: analyse its order (SPMD: every device runs it).
 export function orderOfDump(text, name) {
   order.dump = { text, name };
+  setShown("");
   $("order-of-dump").disabled = false;
   $("dump-order").textContent = "order: analysing…";
   return analyseOrder({ text }, `the dump ${name}`).then(() => {
@@ -88,13 +90,27 @@ export function orderOfDump(text, name) {
   });
 }
 
-export async function conditionalExample() {
+// Name the example shown in the URL fragment ("" for a dump, which the URL cannot carry).
+function setShown(name) {
+  if (state.ui && state.ui.show !== name) {
+    state.ui.show = name;
+    onShow();
+  }
+}
+
+export function showExample(name) {
+  return name === "conditional" ? conditionalExample() : orderExample();
+}
+
+async function conditionalExample() {
+  setShown("conditional");
   const text = await (await fetch("/order_conditional.hlo")).text();
   return analyseOrder({ text },
     "example: one program on 2 partitions whose conditional on partition-id runs sum, gather on partition 0 and gather2, sum2 on partition 1");
 }
 
-export async function orderExample() {
+async function orderExample() {
+  setShown("opposite");
   const [forward, backward] = await Promise.all(
     ["/order_forward.hlo", "/order_backward.hlo"].map(async (p) => (await fetch(p)).text()));
   return analyseOrder(
@@ -321,7 +337,9 @@ function showFrame(k) {
     el("b", "", `step ${order.frame + 1} of ${frames.length}`), ` · time ${frame.time}: ${frame.text}${more}`);
 }
 
-export function wireOrder() {
+// ``shown()`` is called when the example named in the URL changes.
+export function wireOrder(shown) {
+  onShow = shown;
   $("order-example").addEventListener("click", () => orderExample());
   $("order-conditional").addEventListener("click", () => conditionalExample());
   $("order-of-dump").addEventListener("click", () => {
