@@ -193,8 +193,11 @@ function drawLanes(r) {
     for (let k = 1; k < members.length; k++) {
       const [la, ia] = members[k - 1];
       const [lb, ib] = members[k];
-      const x1 = boxX(ia) + BOX_W / 2;
-      const x2 = boxX(ib) + BOX_W / 2;
+      // Lines that pass other lanes are set a little apart, so that rendezvous over
+      // different lanes at one place in the schedules do not draw as one line.
+      const shift = lb - la > 1 ? ((number % 7) - 3) * 5 : 0;
+      const x1 = boxX(ia) + BOX_W / 2 + shift;
+      const x2 = boxX(ib) + BOX_W / 2 + shift;
       lines.append(svg("line", { class: `meet${m.complete ? "" : " open"}`, "data-rendezvous": number,
         x1, y1: laneY(la) + BOX_H, x2, y2: laneY(lb) }));
     }
