@@ -1,4 +1,5 @@
-"""A live explorer on a free loopback port, and a small JSON client for it."""
+"""A live explorer on a free loopback port, a small JSON client for it, and a headless Chromium
+with a page whose console is watched (for the browser tests)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import http.client
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -70,3 +72,66 @@ def server() -> Iterator[ExplorerServer]:
 @pytest.fixture(scope="package")
 def client(server: ExplorerServer) -> Client:
     return Client(server)
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=ARGS, timeout=60_000
+        )
+        yield launched
+        launched.close()
+
+
+class Page:
+    """One browser page on the explorer, with the console watched."""
+
+    def __init__(self, browser: Any, server: ExplorerServer, width: int = 1400) -> None:
+        self.server = server
+        self.context = browser.new_context(
+            viewport={"width": width, "height": 900}, bypass_csp=True
+        )
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(15_000)
+        self.errors: list[str] = []
+        self.resource_errors: list[str] = []
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("console", self._console)
+
+    def _console(self, message: Any) -> None:
+        if message.type != "error":
+            return
+        # The browser's own note on a 4xx answer the page asked for (a dial with an error).
+        if message.text.startswith("Failed to load resource: the server responded with a status of 4"):
+            self.resource_errors.append(message.text)
+        else:
+            self.errors.append(message.text)
+
+    def open(self, fragment: str = "") -> Any:
+        self.page.goto("about:blank")
+        self.page.goto(self.server.url + fragment)
+        self.page.wait_for_function("['ready', 'error'].includes(document.body.dataset.state)")
+        return self.page
+
+
+@pytest.fixture
+def tab(browser: Any, server: ExplorerServer) -> Iterator[Page]:
+    opened = Page(browser, server)
+    yield opened
+    opened.context.close()
+    assert opened.errors == []

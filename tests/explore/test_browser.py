@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -20,17 +19,8 @@ import pytest
 
 from meshtopo.explore import ExplorerServer
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from .conftest import CHROMIUM, Page
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 # Okabe-Ito then Tol muted, as in static/grid.js.
@@ -68,56 +58,6 @@ def grid_hash(**fields: str) -> str:
     base = {"kind": "grid", "da": "default", "ch": "0", "ugdi": "absent"}
     base.update(fields)
     return "#" + "&".join(f"{k}={quote(v, safe='')}" for k, v in base.items())
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=ARGS, timeout=60_000
-        )
-        yield launched
-        launched.close()
-
-
-class Page:
-    """One browser page on the explorer, with the console watched."""
-
-    def __init__(self, browser: Any, server: ExplorerServer, width: int = 1400) -> None:
-        self.server = server
-        self.context = browser.new_context(
-            viewport={"width": width, "height": 900}, bypass_csp=True
-        )
-        self.page = self.context.new_page()
-        self.page.set_default_timeout(15_000)
-        self.errors: list[str] = []
-        self.resource_errors: list[str] = []
-        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
-        self.page.on("console", self._console)
-
-    def _console(self, message: Any) -> None:
-        if message.type != "error":
-            return
-        # The browser's own note on a 4xx answer the page asked for (a dial with an error).
-        if message.text.startswith("Failed to load resource: the server responded with a status of 4"):
-            self.resource_errors.append(message.text)
-        else:
-            self.errors.append(message.text)
-
-    def open(self, fragment: str = "") -> Any:
-        self.page.goto("about:blank")
-        self.page.goto(self.server.url + fragment)
-        self.page.wait_for_function("['ready', 'error'].includes(document.body.dataset.state)")
-        return self.page
-
-
-@pytest.fixture
-def tab(browser: Any, server: ExplorerServer) -> Iterator[Page]:
-    opened = Page(browser, server)
-    yield opened
-    opened.context.close()
-    assert opened.errors == []
 
 
 @pytest.fixture

@@ -2,7 +2,8 @@
 
 ``make_server`` binds an ``ExplorerServer`` (loopback by default) serving one JSON API over the
 library (see ``meshtopo.explore._api`` and docs/explorer-api.md) plus the page in ``static/``.
-Layering: this package imports ``meshtopo`` and ``meshtopo.hlo``; nothing imports it but the CLI.
+Layering: this package imports ``meshtopo``, ``meshtopo.hlo``, ``meshtopo.order`` and
+``meshtopo.runtime`` (``issue_order``); nothing imports it but the CLI.
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@
                       modes side by side.
 ``POST /api/hlo``     ``{"text": ...}`` -> the module's replica and partition counts, its
                       collectives (each with a ready ``/api/groups`` body) and verifier findings.
+``POST /api/order``   one module (``text``) or several with their devices (``programs``) -> the
+                      order layer's schedules as lanes (at most 64), the rendezvous joining
+                      them, its findings with the collectives where devices block, and the
+                      run frame by frame.
 ``GET  /api/dump``    the dump named on the command line, with its ``/api/hlo`` answer.
 
 Errors are ``{"error": {"kind", "message", ...}}`` with a 4xx status: 400 for malformed input

@@ -22,6 +22,7 @@ import meshtopo as mt
 from ._api import info_response
 from ._groups import groups_response
 from ._hlo import hlo_response
+from ._order import order_response
 from ._schema import RequestError, decode_body
 
 DEFAULT_PORT = 8737
@@ -88,7 +89,8 @@ class ExplorerHandler(BaseHTTPRequestHandler):
     server: ExplorerServer
     server_version = "meshtopo-explore"
     protocol_version = "HTTP/1.1"
-    _POST_ROUTES: ClassVar[dict[str, str]] = {"/api/groups": "groups", "/api/hlo": "hlo"}
+    _POST_ROUTES: ClassVar[dict[str, str]] = {
+        "/api/groups": "groups", "/api/hlo": "hlo", "/api/order": "order"}
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet by default; requests go to the ``meshtopo.explore`` logger at debug level."""
@@ -224,6 +226,8 @@ class ExplorerHandler(BaseHTTPRequestHandler):
     def _answer(self, route: str, request: dict[str, Any]) -> dict[str, Any]:
         if route == "groups":
             return groups_response(request, self.server.device_limit)
+        if route == "order":
+            return order_response(request, self.server.max_body, self.server.device_limit)
         return hlo_response(request, self.server.max_body)
 
     def _read_body(self) -> bytes:

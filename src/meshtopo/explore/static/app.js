@@ -1,7 +1,8 @@
 // meshtopo explorer: every number shown here comes from the library through /api/*.
 // This module asks for the dial's answer (debounced while typing, the dial mirrored in the URL
 // fragment) and renders it into every panel, or marks the panels stale; dial.js reads and sets
-// the controls, links.js links the views, steps.js plays the step-through, dump.js reads dumps;
+// the controls, links.js links the views, steps.js plays the step-through, dump.js reads dumps,
+// order.js draws their collective order;
 // layout.js places cells, grid.js and canvas.js draw them.
 import {
   $, el, plural, rolesOf, drawViews, drawArrows, renderLegend, renderAssignment, renderModes,
@@ -17,6 +18,7 @@ import {
 import { highlight, showDetails, focusCell, gridKeys, wireViews } from "/links.js";
 import { renderSteps, showStep, stopPlaying, wireSteps } from "/steps.js";
 import { initDumps, loadDump, showDump } from "/dump.js";
+import { order, wireOrder, showExample } from "/order.js";
 
 const DEBOUNCE_MS = 250;
 const PANELS = ["mode-badge", "banner", "hlo-line", "facts", "grid-head", "views-box",
@@ -320,6 +322,13 @@ function switchTab(button, focus) {
     tab.tabIndex = on ? 0 : -1;
     $(tab.dataset.panel).hidden = !on;
   }
+  // The dial and the dump share the result view; the order has its own.
+  for (const id of ["result-view", "order-view"]) $(id).hidden = button.dataset.view !== id;
+  // The URL names an order example only while the order tab shows it.
+  if (button.id !== "tab-order" && state.ui && state.ui.show) {
+    state.ui.show = "";
+    writeHash();
+  }
   if (focus) button.focus();
 }
 
@@ -404,8 +413,15 @@ function wireControls() {
   window.addEventListener("hashchange", () => {
     if (location.hash === toHash(state.ui)) return;
     applyUi(fromHash(location.hash));
-    update();
+    update().then(openShown);
   });
+}
+
+// Open the order example the URL names, if any.
+function openShown() {
+  if (!state.ui.show) return;
+  switchTab($("tab-order"), false);
+  showExample(state.ui.show);
 }
 
 async function start() {
@@ -422,8 +438,10 @@ async function start() {
   wireCanvas();
   wireSteps();
   wireControls();
+  wireOrder(writeHash);
   applyUi(fromHash(location.hash));
   await update();
+  openShown();
   try {
     const dump = await (await fetch("/api/dump")).json();
     if (dump.name) {
@@ -439,6 +457,7 @@ async function start() {
 
 window.explorer = {
   state,
+  order,
   update,
   showStep,
   cellGroups: () => (state.result ? state.result.cells.group : null),

@@ -4,12 +4,14 @@ import { $, el, braces } from "/grid.js";
 import { state } from "/state.js";
 
 // The dial a first visit opens on: a named mesh as JAX writes its collectives.
+// The order tab's built-in examples, as named in the URL fragment (``show=``).
+export const ORDER_EXAMPLES = ["opposite", "conditional"];
 export const DEFAULT_UI = {
   kind: "mesh", replicas: "2", partitions: "4",
   axes: [{ name: "data", size: "2" }, { name: "model", size: "4" }],
   order: "default", perm: "", meshReplicas: "1", assignment: "mesh", table: "",
   opcode: "", channel: true, ugdi: "true", src: "over", groups: "{{0,1}}", over: ["model"],
-  shapes: null, view: "",
+  shapes: null, view: "", show: "",
 };
 
 let onEdit = () => {};
@@ -50,6 +52,7 @@ export function readUi() {
     over: [...document.querySelectorAll("#over-axes input:checked")].map((i) => i.value),
     shapes: state.ui ? state.ui.shapes : null,
     view: state.ui ? state.ui.view : "",
+    show: state.ui ? state.ui.show : "",
   };
 }
 
@@ -140,6 +143,7 @@ export function toHash(ui) {
   else q.set("groups", ui.groups);
   if (ui.shapes) q.set("shapes", `${ui.shapes.operand.join("x")}>${ui.shapes.result.join("x")}@${ui.shapes.dimension}`);
   if (ui.view) q.set("view", ui.view);
+  if (ui.show) q.set("show", ui.show);
   return "#" + q.toString();
 }
 
@@ -172,6 +176,7 @@ export function fromHash(hash) {
   const dims = (text) => text.split("x").filter(Boolean).map(Number);
   ui.shapes = shapes ? { operand: dims(shapes[1]), result: dims(shapes[2]), dimension: Number(shapes[3]) } : null;
   ui.view = pick("view", ["mesh", "flat", "device"], "");
+  ui.show = pick("show", ORDER_EXAMPLES, "");
   return ui;
 }
 

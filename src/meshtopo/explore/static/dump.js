@@ -1,8 +1,10 @@
 // Dumps: an HLO module read by /api/hlo, its collectives listed with their verifier
-// findings; picking one dials it (with the dump's shapes). A new dump resets the result.
+// findings; picking one dials it (with the dump's shapes). A new dump resets the result, and
+// its collective order is analysed for the order tab.
 import { $, el, braces, plural } from "/grid.js";
 import { readUi, applyUi } from "/dial.js";
 import { state, postJson } from "/state.js";
+import { orderOfDump } from "/order.js";
 
 let page = { update: () => {}, setStale: () => {} };
 
@@ -25,6 +27,7 @@ export async function loadDump() {
     $("dump-status").textContent = "";
     $("collectives").replaceChildren();
     $("dump-module").textContent = "no dump loaded";
+    $("dump-order").textContent = "no dump loaded";
     state.dump = null;
     if (state.origin) {
       state.origin = null;
@@ -74,6 +77,7 @@ export function showDump(result) {
     list.append(item);
   });
   document.body.dataset.dump = "ready";
+  orderOfDump($("dump-text").value, result.module.name || "module");
   // A new dump resets the result: its first collective, or nothing to show.
   if (result.collectives.length) selectCollective(0);
   else {

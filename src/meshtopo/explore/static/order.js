@@ -1,0 +1,355 @@
+// The collective order: /api/order's lanes drawn as SVG, one lane per device with its
+// collectives in schedule order, lines joining each rendezvous, the selected finding's devices
+// and blocking collectives picked out (a deadlock's waits-for cycle as arrows), and the run
+// played frame by frame.
+import { $, el, plural } from "/grid.js";
+import { state, postJson } from "/state.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+const LANE_H = 96;
+const LABEL_W = 112;
+const BOX_W = 178;
+const BOX_H = 38;
+const GAP = 44;
+const TOP = 16;
+
+export const order = { result: null, source: null, finding: -1, frame: -1, dump: null, seq: 0 };
+let onShow = () => {};
+
+const svg = (tag, attrs, text) => {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = text;
+  return node;
+};
+const ids = (list) => `[${list.join(",")}]`;
+const boxX = (index) => LABEL_W + index * (BOX_W + GAP);
+const laneY = (lane) => TOP + lane * LANE_H;
+
+// Ask /api/order for ``body`` and draw the answer; ``source`` names it in the caption.
+export async function analyseOrder(body, source) {
+  const seq = ++order.seq;
+  document.body.dataset.order = "loading";
+  $("order-status").textContent = "analysing…";
+  $("order-view").dataset.stale = `out of date: analysing ${source}`;
+  let result;
+  try {
+    result = await postJson("/api/order", body);
+  } catch (error) {
+    if (seq !== order.seq) return;
+    showOrderError(error.message, source);
+    return;
+  }
+  if (seq !== order.seq) return;
+  if (result.error) {
+    showOrderError(result.error, source);
+    return;
+  }
+  order.result = result;
+  order.source = source;
+  order.finding = result.findings.length ? 0 : -1;
+  order.frame = -1;
+  renderOrder();
+  document.body.dataset.order = "ready";
+}
+
+function showOrderError(message, source) {
+  order.result = null;
+  delete $("order-view").dataset.stale;
+  $("order-details").textContent = "";
+  order.source = source;
+  $("order-status").textContent = "";
+  $("order-caption").textContent = source;
+  $("order-error").textContent = message;
+  $("order-error").hidden = false;
+  $("order-message").textContent = "The order of these programs cannot be analysed.";
+  $("order-lanes").replaceChildren();
+  $("order-findings").replaceChildren(el("li", "bad", message));
+  $("order-step-text").textContent = "";
+  $("order-cap").hidden = true;
+  $("order-notes").hidden = true;
+  document.body.dataset.order = "error";
+}
+
+// The dump tab loaded ``text``: analyse its order (SPMD: every device runs it).
+export function orderOfDump(text, name) {
+  order.dump = { text, name };
+  setShown("");
+  $("order-of-dump").disabled = false;
+  $("dump-order").textContent = "order: analysing…";
+  return analyseOrder({ text }, `the dump ${name}`).then(() => {
+    const r = order.result;
+    if (!r || order.source !== `the dump ${name}`) {
+      $("dump-order").textContent = "order: cannot be analysed (see the Collective order tab)";
+      return;
+    }
+    const counts = {};
+    for (const f of r.findings) counts[f.type] = (counts[f.type] || 0) + 1;
+    const found = Object.entries(counts).map(([t, n]) => plural(n, t)).join(", ");
+    $("dump-order").textContent = `order: ${found || "no findings"} over ${plural(r.devices, "device")}; see the Collective order tab`;
+  });
+}
+
+// Name the example shown in the URL fragment ("" for a dump, which the URL cannot carry).
+function setShown(name) {
+  if (state.ui && state.ui.show !== name) {
+    state.ui.show = name;
+    onShow();
+  }
+}
+
+export function showExample(name) {
+  return name === "conditional" ? conditionalExample() : orderExample();
+}
+
+async function conditionalExample() {
+  setShown("conditional");
+  const text = await (await fetch("/order_conditional.hlo")).text();
+  return analyseOrder({ text },
+    "example: one program on 2 partitions whose conditional on partition-id runs sum, gather on partition 0 and gather2, sum2 on partition 1");
+}
+
+async function orderExample() {
+  setShown("opposite");
+  const [forward, backward] = await Promise.all(
+    ["/order_forward.hlo", "/order_backward.hlo"].map(async (p) => (await fetch(p)).text()));
+  return analyseOrder(
+    { programs: [{ text: forward, devices: [0, 2, 3] }, { text: backward, devices: [1] }] },
+    "example: devices 0, 2, 3 run order_forward (grads, then stats); device 1 runs order_backward (stats, then grads)");
+}
+
+// ---------------------------------------------------------------- drawing
+
+function renderOrder() {
+  const r = order.result;
+  delete $("order-view").dataset.stale;
+  $("order-details").textContent = "";
+  $("order-error").hidden = true;
+  $("order-status").textContent = "";
+  $("order-caption").textContent = `${order.source} · ${plural(r.devices, "device")} · ${r.spmd ? "one program (SPMD)" : plural(r.programs.length, "program") + " (MPMD)"}`;
+  $("order-cap").textContent = r.note || "";
+  $("order-cap").hidden = !r.note;
+  $("order-notes").textContent = r.notes.join(" ");
+  $("order-notes").hidden = !r.notes.length;
+  renderFindings(r);
+  drawLanes(r);
+  showFrame(order.frame);
+}
+
+function renderFindings(r) {
+  const list = $("order-findings");
+  list.replaceChildren();
+  if (!r.findings.length) {
+    list.append(el("li", "ok", "No findings: every rendezvous completes in this order."));
+    return;
+  }
+  r.findings.forEach((f, index) => {
+    const item = el("li", "bad");
+    item.tabIndex = 0;
+    item.dataset.finding = String(index);
+    item.dataset.type = f.type;
+    if (index === order.finding) item.classList.add("picked");
+    item.setAttribute("aria-current", String(index === order.finding));
+    item.append(el("span", "src", f.type), f.message);
+    const pick = () => { order.finding = index; renderOrder(); };
+    item.addEventListener("click", pick);
+    item.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); pick(); } });
+    list.append(item);
+  });
+}
+
+function selected() {
+  const r = order.result;
+  return r && order.finding >= 0 ? r.findings[order.finding] : null;
+}
+
+function drawLanes(r) {
+  const finding = selected();
+  const hitLanes = new Set(finding ? finding.lanes : []);
+  const blocks = new Set(finding ? finding.blocks.map(([l, i]) => `${l}:${i}`) : []);
+  const longest = Math.max(1, ...r.lanes.map((l) => l.arrivals.length));
+  const width = boxX(longest) + 20;
+  const height = laneY(r.lanes.length) + 10;
+  const root = svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+    "aria-label": `${plural(r.lanes.length, "lane")}, one per device, collectives in schedule order` });
+  const defs = svg("defs");
+  const marker = svg("marker", { id: "cycle-head", viewBox: "0 0 10 10", refX: 9, refY: 5,
+    markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
+  marker.append(svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#a8261b" }));
+  defs.append(marker);
+  root.append(defs);
+  r.lanes.forEach((lane, index) => {
+    const g = svg("g", { class: `lane${hitLanes.has(index) ? " hit" : ""}`, "data-lane": index, "data-device": lane.device });
+    g.append(svg("rect", { class: "lane-bg", x: 0, y: laneY(index) - 8, width, height: BOX_H + 16, rx: 6 }));
+    g.append(svg("text", { class: "lane-label", x: 10, y: laneY(index) + 16 }, `device ${lane.device}`));
+    const program = lane.program !== null && !r.spmd ? r.programs[lane.program].name : "";
+    const tail = lane.truncated ? `first ${lane.arrivals.length} of ${lane.count}` : program;
+    if (tail) g.append(svg("text", { class: "lane-sub", x: 10, y: laneY(index) + 31 }, tail));
+    root.append(g);
+  });
+  const lines = svg("g", { class: "meets" });
+  r.rendezvous.forEach((m, number) => {
+    const members = [...m.members].sort((a, b) => a[0] - b[0]);
+    for (let k = 1; k < members.length; k++) {
+      const [la, ia] = members[k - 1];
+      const [lb, ib] = members[k];
+      // Lines that pass other lanes are set a little apart, so that rendezvous over
+      // different lanes at one place in the schedules do not draw as one line.
+      const shift = lb - la > 1 ? ((number % 7) - 3) * 5 : 0;
+      const x1 = boxX(ia) + BOX_W / 2 + shift;
+      const x2 = boxX(ib) + BOX_W / 2 + shift;
+      lines.append(svg("line", { class: `meet${m.complete ? "" : " open"}`, "data-rendezvous": number,
+        x1, y1: laneY(la) + BOX_H, x2, y2: laneY(lb) }));
+    }
+  });
+  root.append(lines);
+  r.lanes.forEach((lane, li) => {
+    lane.arrivals.forEach((a, ai) => {
+      const classes = ["arrival"];
+      if (a.blocked) classes.push("blocked");
+      if (!a.taken) classes.push("skipped");
+      else if (!a.issued) classes.push("never");
+      if (blocks.has(`${li}:${ai}`)) classes.push("block");
+      const g = svg("g", { class: classes.join(" "), "data-lane": li, "data-index": ai,
+        "data-name": a.name, "data-rendezvous": a.rendezvous, tabindex: li === 0 && ai === 0 ? 0 : -1 });
+      const x = boxX(ai);
+      const y = laneY(li);
+      g.append(svg("rect", { x, y, width: BOX_W, height: BOX_H, rx: 5 }));
+      g.append(svg("text", { class: "a-name", x: x + 7, y: y + 15 }, a.name));
+      g.append(svg("text", { class: "a-sub", x: x + 7, y: y + 30 },
+        a.taken ? `${a.opcode} ${ids(a.clique)} r${a.rank}` : `not taken (${a.branches.map(([c, b]) => `branch ${b} of ${c}`).join(", ")})`));
+      const state = !a.taken ? "not taken: this device runs another branch"
+        : !a.issued ? "never issued: the device is stuck earlier"
+        : a.blocked ? "issued, never completes: the device waits here forever" : "completes";
+      const branch = a.branches.length ? `; in ${a.branches.map(([c, b]) => `branch ${b} of ${c}`).join(", ")}` : "";
+      const about = `device ${lane.device}: ${a.name} (${a.opcode}, line ${a.line}) on clique ${ids(a.clique)} as rank ${a.rank}, arrival ${a.position} there${branch}; ${state}`;
+      g.append(svg("title", {}, about));
+      const point = () => { meetHighlight(a.rendezvous); $("order-details").textContent = about; };
+      g.addEventListener("mouseenter", point);
+      g.addEventListener("mouseleave", () => meetHighlight(-1));
+      g.addEventListener("focus", point);
+      g.addEventListener("blur", () => meetHighlight(-1));
+      g.addEventListener("keydown", (event) => roveKeys(event, r, li, ai));
+      root.append(g);
+    });
+  });
+  const cycle = svg("g", { class: "cycle", "data-finding": order.finding });
+  if (finding && finding.cycle.length > 1) {
+    finding.cycle.forEach((from, k) => {
+      const to = finding.cycle[(k + 1) % finding.cycle.length];
+      cycle.append(cycleArrow(from, to, r));
+    });
+  }
+  root.append(cycle);
+  $("order-lanes").replaceChildren(root);
+  $("order-message").textContent = finding ? finding.message
+    : r.findings.length ? "Pick a finding on the left." : "No findings: every rendezvous completes in this order.";
+  $("order-view").dataset.finding = String(order.finding);
+}
+
+// An arrow from the box where one cycle member waits to the box where the device it waits
+// for is stuck, bowed to its side so that the two arrows of a two-device cycle stay apart.
+function cycleArrow([la, ia], [lb, ib], r) {
+  const ax = boxX(ia) + BOX_W / 2;
+  const bx = boxX(ib) + BOX_W / 2;
+  const down = lb > la;
+  const ay = laneY(la) + (down ? BOX_H : 0);
+  const by = laneY(lb) + (down ? 0 : BOX_H);
+  const mx = (ax + bx) / 2;
+  const my = (ay + by) / 2;
+  const len = Math.hypot(bx - ax, by - ay) || 1;
+  const bow = 64;
+  const cx = mx - ((by - ay) / len) * bow;
+  const cy = my + ((bx - ax) / len) * bow;
+  const from = r.lanes[la];
+  const to = r.lanes[lb];
+  const path = svg("path", { class: "cycle-arrow", d: `M${ax},${ay} Q${cx},${cy} ${bx},${by}`,
+    "marker-end": "url(#cycle-head)", "data-from": from.device, "data-to": to.device });
+  path.append(svg("title", {}, `device ${from.device} waits in ${from.arrivals[ia].name} for device ${to.device}, stuck in ${to.arrivals[ib].name}`));
+  const g = svg("g");
+  g.append(path, svg("text", { class: "cycle-label", x: cx, y: cy + 4, "text-anchor": "middle" }, "waits for"));
+  return g;
+}
+
+// Arrow keys move the focus between collectives: left/right along a lane, up/down across lanes.
+function roveKeys(event, r, lane, index) {
+  const step = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[event.key];
+  if (!step) return;
+  event.preventDefault();
+  const l = Math.max(0, Math.min(r.lanes.length - 1, lane + step[0]));
+  const count = r.lanes[l].arrivals.length;
+  if (!count) return;
+  const i = Math.max(0, Math.min(count - 1, index + step[1]));
+  const next = $("order-lanes").querySelector(`.arrival[data-lane="${l}"][data-index="${i}"]`);
+  if (!next) return;
+  for (const node of $("order-lanes").querySelectorAll(".arrival[tabindex='0']")) node.setAttribute("tabindex", "-1");
+  next.setAttribute("tabindex", "0");
+  next.focus();
+}
+
+function meetHighlight(number) {
+  for (const node of $("order-lanes").querySelectorAll(".lit")) node.classList.remove("lit");
+  if (number < 0) return;
+  for (const node of $("order-lanes").querySelectorAll(`[data-rendezvous="${number}"]`)) node.classList.add("lit");
+}
+
+// ---------------------------------------------------------------- step by step
+
+// Show the run up to frame ``k`` (-1: the whole run, as the analysis ends).
+function showFrame(k) {
+  const r = order.result;
+  if (!r) return;
+  const frames = r.timeline;
+  order.frame = Math.max(-1, Math.min(k, frames.length - 1));
+  for (const id of ["order-first", "order-prev", "order-next", "order-all"]) $(id).disabled = !frames.length;
+  const view = $("order-view");
+  view.dataset.frame = String(order.frame);
+  const boxes = [...$("order-lanes").querySelectorAll(".arrival")];
+  const at = new Map(boxes.map((b) => [`${b.dataset.lane}:${b.dataset.index}`, b]));
+  for (const b of boxes) b.classList.remove("future", "issued", "done", "now");
+  const cycle = $("order-lanes").querySelector(".cycle");
+  if (order.frame < 0) {
+    view.dataset.stepping = "no";
+    if (cycle) cycle.removeAttribute("visibility");
+    $("order-step-text").textContent = r.timeline_note ? `Not played: ${r.timeline_note.replace(/^the run is not played: /, "")}.`
+      : frames.length ? `${plural(frames.length, "step")}: next › plays the run from the start.` : "Nothing is issued.";
+    return;
+  }
+  view.dataset.stepping = "yes";
+  for (const b of boxes) b.classList.add("future");
+  for (let i = 0; i <= order.frame; i++) {
+    const frame = frames[i];
+    for (const [l, x] of frame.members) {
+      const b = at.get(`${l}:${x}`);
+      if (!b) continue;
+      b.classList.remove("future");
+      if (frame.kind === "arrive") b.classList.add("issued");
+      if (frame.kind === "complete") { b.classList.remove("issued"); b.classList.add("done"); }
+    }
+  }
+  const frame = frames[order.frame];
+  for (const [l, x] of frame.members) {
+    const b = at.get(`${l}:${x}`);
+    if (b) b.classList.add("now");
+  }
+  // The cycle is drawn once nobody can move.
+  if (cycle) cycle.setAttribute("visibility", frame.kind === "hang" ? "visible" : "hidden");
+  view.dataset.frameKind = frame.kind;
+  const more = r.timeline_truncated && order.frame === frames.length - 1 ? " (later steps are not shown)" : "";
+  $("order-step-text").replaceChildren(
+    el("b", "", `step ${order.frame + 1} of ${frames.length}`), ` · time ${frame.time}: ${frame.text}${more}`);
+}
+
+// ``shown()`` is called when the example named in the URL changes.
+export function wireOrder(shown) {
+  onShow = shown;
+  $("order-example").addEventListener("click", () => orderExample());
+  $("order-conditional").addEventListener("click", () => conditionalExample());
+  $("order-of-dump").addEventListener("click", () => {
+    if (order.dump) orderOfDump(order.dump.text, order.dump.name);
+  });
+  $("order-first").addEventListener("click", () => showFrame(0));
+  $("order-prev").addEventListener("click", () => showFrame(order.frame <= 0 ? 0 : order.frame - 1));
+  $("order-next").addEventListener("click", () => showFrame(order.frame + 1));
+  $("order-all").addEventListener("click", () => showFrame(-1));
+}
