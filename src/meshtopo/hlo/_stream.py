@@ -36,7 +36,7 @@ from ._collective import ASYNC_OPCODES, Collective
 from ._compile_options import AssignmentSource, CompileOptions, placement_for
 from ._decode import DecodeCache
 from ._link import Linker
-from ._module import ModuleHeader, read_instructions, resolve_counts
+from ._module import ModuleHeader, ModuleScope, read_instructions, resolve_counts
 from ._reader import Reader
 from ._structure import Instruction
 
@@ -121,26 +121,21 @@ def iter_collectives(
     return stream
 
 
-class _StreamScope:
-    """What the streamed collectives ask of their module: counts, placement, the roots of the
-    computations read so far; definitions are resolved as each collective is read."""
+class _StreamScope(ModuleScope):
+    """A ``ModuleScope`` that keeps no computations: the roots of those read so far, and no
+    definitions (each collective's operand shapes are resolved as it is read)."""
 
     def __init__(self, replica_count: int, num_partitions: int,
                  assignment: DeviceAssignment | None) -> None:
-        self.replica_count = replica_count
-        self.num_partitions = num_partitions
-        self.wrapped: dict[str, Collective] = {}
+        super().__init__(replica_count, num_partitions, assignment)
         self.roots: dict[str, tuple[str, str]] = {}
         self.root_collectives: dict[str, Collective] = {}
-        self._assignment = assignment
-
-    def default_assignment(self) -> DeviceAssignment:
-        if self._assignment is None:
-            self._assignment = DeviceAssignment.default(self.replica_count, self.num_partitions)
-        return self._assignment
 
     def computation_root(self, name: str) -> tuple[str, str] | None:
         return self.roots.get(name)
+
+    def root_collective(self, name: str) -> Collective | None:
+        return self.root_collectives.get(name)
 
     def definition(self, computation: str, name: str) -> str | None:
         return None
@@ -176,7 +171,7 @@ def _blocks(
         check_assignment(table, r, p, f"module {header.name}")
     scope = _StreamScope(r, p, table)
     stream.device_assignment = scope.default_assignment()
-    linker = Linker(scope.root_collectives.get, scope.wrapped)
+    linker = Linker(scope.root_collective, scope.wrapped)
     cache = DecodeCache()
     recent: OrderedDict[str, str] = OrderedDict()
     entry, marked = None, False

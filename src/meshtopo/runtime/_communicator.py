@@ -67,6 +67,16 @@ def reduce_arrays(arrays: Sequence[np.ndarray], kind: ReductionKind) -> np.ndarr
     return out
 
 
+def scatter_chunks_check(send: np.ndarray, axis: int, num_ranks: int) -> None:
+    """Refuse a reduce-scatter buffer that does not split into ``num_ranks`` equal chunks
+    along ``axis`` (``InvalidArgumentError``)."""
+    if send.ndim == 0 or send.shape[axis] % num_ranks:
+        raise InvalidArgumentError(
+            f"reduce-scatter of shape {send.shape} along axis {axis} does not split into "
+            f"{num_ranks} equal chunks"
+        )
+
+
 class Event(Generic[T]):
     """A launched operation; ``wait()`` blocks until it completed and returns its result.
 

@@ -23,7 +23,13 @@ import numpy as np
 
 from .._errors import InvalidArgumentError, MeshtopoError
 from ._clique_key import CliqueKey
-from ._communicator import Communicator, Event, ReductionKind, reduce_arrays
+from ._communicator import (
+    Communicator,
+    Event,
+    ReductionKind,
+    reduce_arrays,
+    scatter_chunks_check,
+)
 from ._factory import CommunicatorFactory, split_ranks
 from ._rendezvous import DEFAULT_TIMEOUT, Rendezvous, Slot
 
@@ -114,11 +120,7 @@ class LocalCommunicator(Communicator):
                        axis: int = 0, op_name: str | None = None) -> Event[np.ndarray]:
         kind = ReductionKind.parse(reduction)
         send = np.asarray(send)
-        if send.ndim == 0 or send.shape[axis] % self.num_ranks:
-            raise InvalidArgumentError(
-                f"reduce-scatter of shape {send.shape} along axis {axis} does not split into "
-                f"{self.num_ranks} equal chunks"
-            )
+        scatter_chunks_check(send, axis, self.num_ranks)
 
         def compute(values: list[np.ndarray]) -> list[np.ndarray]:
             reduced = reduce_arrays(values, kind)

@@ -30,7 +30,7 @@ import torch.distributed as dist
 
 from .._errors import InvalidArgumentError, MeshtopoError
 from ._clique_key import CliqueKey
-from ._communicator import Communicator, Event, ReductionKind
+from ._communicator import Communicator, Event, ReductionKind, scatter_chunks_check
 from ._factory import CommunicatorFactory, split_ranks
 from ._rendezvous import logger, stuck_message, timeout_error, warn_stuck_after
 
@@ -186,11 +186,7 @@ class TorchCommunicator(Communicator):
                        axis: int = 0, op_name: str | None = None) -> Event[np.ndarray]:
         kind = ReductionKind.parse(reduction)
         send = np.asarray(send)
-        if send.ndim == 0 or send.shape[axis] % self.num_ranks:
-            raise InvalidArgumentError(
-                f"reduce-scatter of shape {send.shape} along axis {axis} does not split into "
-                f"{self.num_ranks} equal chunks"
-            )
+        scatter_chunks_check(send, axis, self.num_ranks)
 
         def operation() -> np.ndarray:
             chunks = [_to_tensor(c) for c in np.split(send, self.num_ranks, axis=axis)]
