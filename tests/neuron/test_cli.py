@@ -41,6 +41,7 @@ def test_json_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert json.loads(out) == {
         "file": path,
         "replica_count": 1,
+        "device_assignment_source": "default",
         "num_partitions": 8,
         "lnc": 2,
         "num_cores": 16,

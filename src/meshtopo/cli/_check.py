@@ -91,6 +91,7 @@ def _payload(name: str, module: Module, findings: list[Finding],
     return {
         "file": name,
         "replica_count": module.replica_count,
+        "device_assignment_source": module.device_assignment_source,
         "num_partitions": module.num_partitions,
         "collectives": len(module.collectives),
         "findings": [

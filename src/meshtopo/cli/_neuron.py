@@ -72,6 +72,7 @@ def _payload(module: Module, lnc: int, tp_opcode: str) -> dict[str, object]:
     return {
         "file": module.source,
         "replica_count": module.replica_count,
+        "device_assignment_source": module.device_assignment_source,
         "num_partitions": module.num_partitions,
         "lnc": lnc,
         "num_cores": module.num_partitions * lnc,
