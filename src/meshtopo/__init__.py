@@ -2,8 +2,8 @@
 
 Layers, in the order data flows (a module imports only modules above it in this list):
 
-- math: ``_text``, ``_iota``, ``_mesh``, ``_device_list``, ``_modes``, ``_placement``,
-  ``_pairs`` (with ``_errors`` and ``_limits`` beneath everything);
+- math: ``_text``, ``_iota``, ``_mesh_grid``, ``_device_list``, ``_mesh``, ``_modes``,
+  ``_placement``, ``_pairs`` (with ``_errors`` and ``_limits`` beneath everything);
 - ``hlo``: HLO text to a module model, XLA's verifier checks;
 - ``order``: per-device collective schedules matched by arrival order (imports ``hlo``);
 - ``neuron``: Neuron's 3-D rank model;
@@ -36,8 +36,9 @@ from ._limits import device_limit as device_limit
 from ._limits import get_device_limit as get_device_limit
 from ._limits import set_device_limit as set_device_limit
 from ._mesh import Mesh as Mesh
-from ._mesh import MeshAxesReplicaGroupList as MeshAxesReplicaGroupList
-from ._mesh import SubAxis as SubAxis
+from ._mesh_grid import MeshAxesReplicaGroupList as MeshAxesReplicaGroupList
+from ._mesh_grid import MeshGrid as MeshGrid
+from ._mesh_grid import SubAxis as SubAxis
 from ._modes import CollectiveOpGroupMode as CollectiveOpGroupMode
 from ._modes import group_mode as group_mode
 from ._modes import group_mode_for_opcode as group_mode_for_opcode

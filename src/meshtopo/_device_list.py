@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 from ._errors import InvalidArgumentError
 from ._iota import IotaReplicaGroupList, find_iota, read_iota
 from ._limits import check_size
-from ._mesh import MeshAxesReplicaGroupList, read_mesh_axes
+from ._mesh_grid import MeshAxesReplicaGroupList, read_mesh_axes
 from ._text import Scanner
 
 # An explicit list of int lists with numbers of at most 18 digits (so they fit in int64).

@@ -23,7 +23,8 @@ import numpy as np
 
 from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError, MeshtopoError
-from .._mesh import Mesh, SubAxis
+from .._mesh import Mesh
+from .._mesh_grid import SubAxis
 from .._placement import DeviceAssignment
 from ..hlo import Collective, CollectiveStream, describe_placement, iter_collectives
 from ._options import device_assignment
@@ -160,8 +161,9 @@ def inspect_file(
             "(replicas x partitions); a mesh must span the replicas, the partitions or both")
     mesh_source = "--mesh" if mesh is not None else None
     if mesh is None:
-        mesh = next((p.device_list.mesh_axes.mesh for p in found if p.device_list is not None
+        grid = next((p.device_list.mesh_axes.mesh for p in found if p.device_list is not None
                      and p.device_list.mesh_axes is not None), None)
+        mesh = None if grid is None else Mesh.of(grid)
         mesh_source = None if mesh is None else "module"
     return Inspection(
         "<stdin>" if name == "-" else name,
