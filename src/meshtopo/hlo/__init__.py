@@ -74,3 +74,4 @@ from ._stream import iter_collectives as iter_collectives
 from ._structure import Computation as Computation
 from ._structure import Instruction as Instruction
 from ._verifier import verify as verify
+from . import passes as passes
