@@ -81,7 +81,7 @@ ENTRY %entry (param0: f32[128], param1: f32[128]) -> f32[128] {
   %get-tuple-element.1 = f32[128]{0} get-tuple-element((f32[128]{0}, f32[128]{0}) %collective-permute), index=1, sharding={maximal device=1}
   ROOT %add.1 = f32[128]{0} add(f32[128]{0} %get-tuple-element, f32[128]{0} %get-tuple-element.1), sharding={maximal device=1}
 }
-"""  # noqa: E501
+"""
     module = mt.hlo.parse_module(text)
     out = create(module)
     assert xla(out).to_string() == xla(module).to_string()
@@ -114,7 +114,7 @@ ENTRY %module_spmd () -> f32[4,4,128] {
   %custom-call = f32[4,4,128]{2,1,0:T(4,128)} custom-call(), custom_call_target="SomeCustomCall"
   ROOT %collective-permute = f32[4,4,128]{2,1,0:T(4,128)} collective-permute(f32[4,4,128]{2,1,0:T(4,128)} %custom-call, f32[4,4,128]{2,1,0:T(4,128)} %custom-call, (u32[], u32[], u32[]) %tuple, (u32[], u32[], u32[]) %tuple.1), channel_id=958, source_target_pairs={{0,4},{4,0},{1,5},{5,1},{2,6},{6,2},{3,7},{7,3}}, slice_sizes={{2,4,128}}
 }
-"""  # noqa: E501
+"""
     parsed, done, start = _split(mt.hlo.parse_module(text), convert={"collective-permute"})
     assert len(entry(parsed).instructions()) == 7
     assert (opcode(done), opcode(start)) == ("kCollectivePermuteDone", "kCollectivePermuteStart")
@@ -144,7 +144,7 @@ input_offsets = s32[8]{0} parameter(1)
 send_sizes = s32[8]{0} parameter(2)
 output_offsets = s32[8]{0} parameter(3)
 recv_sizes = s32[8]{0} parameter(4)
-ROOT ra2a = f32[64,8,128]{2,1,0:T(8,128)S(1)} ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes), replica_groups={{0,1,2,3,4,5,6,7}}"""  # noqa: E501
+ROOT ra2a = f32[64,8,128]{2,1,0:T(8,128)S(1)} ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes), replica_groups={{0,1,2,3,4,5,6,7}}"""
     parsed, done, start = _split(_module(body, "HloModule RaggedAllToAll"),
                                  convert={"ragged-all-to-all"})
     assert len(entry(parsed).instructions()) == 9

@@ -56,6 +56,7 @@ a ``LimitError`` naming line:column.
 [[0, 1], [2, 3]]
 """
 
+from . import passes as passes
 from ._collective import Collective as Collective
 from ._collective import base_opcode as base_opcode
 from ._compile_options import CompileOptions as CompileOptions
@@ -74,4 +75,3 @@ from ._stream import iter_collectives as iter_collectives
 from ._structure import Computation as Computation
 from ._structure import Instruction as Instruction
 from ._verifier import verify as verify
-from . import passes as passes

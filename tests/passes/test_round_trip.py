@@ -1,0 +1,88 @@
+"""``to_text()`` round trips: jaxlib reads the printed module back to the module it reads from
+the original text; the passes' output on real JAX dumps compiles with jaxlib."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import meshtopo as mt
+from hlo._dumps import dumps  # type: ignore[import-not-found]  # tests/hlo, a sibling package
+from meshtopo.hlo import passes
+
+pytestmark = pytest.mark.jax
+
+ROOT = Path(__file__).resolve().parents[2]
+_LITERAL = re.compile(r'(?<![fr])(?:"""|\'\'\')(\s*HloModule.*?)(?:"""|\'\'\')', re.S)
+
+
+def _test_modules() -> list[tuple[str, str]]:
+    found = [(str(p.relative_to(ROOT)), p.read_text()) for p in sorted(ROOT.glob("examples/*.hlo"))]
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for n, match in enumerate(_LITERAL.finditer(path.read_text())):
+            found.append((f"{path.relative_to(ROOT)}#{n}", match.group(1)))
+    return found
+
+
+def _jaxlib(text: str) -> str | None:
+    import jaxlib._hlo as jax_hlo  # type: ignore[import-not-found]
+
+    try:
+        return str(jax_hlo.hlo_module_from_text(text).to_string())
+    except Exception:  # jaxlib refuses it: nothing to compare with
+        return None
+
+
+def test_round_trip_of_every_test_module() -> None:
+    compared = 0
+    for name, text in _test_modules():
+        expected = _jaxlib(text)
+        if expected is None:
+            continue
+        try:
+            module = mt.hlo.parse_module(text)
+        except mt.MeshtopoError:
+            continue
+        assert _jaxlib(module.to_text()) == expected, name
+        compared += 1
+    assert compared >= 14
+
+
+@pytest.mark.parametrize("name", sorted(dumps()))
+def test_round_trip_of_real_dumps(name: str) -> None:
+    text = dumps()[name]
+    module = mt.hlo.parse_module(text)
+    assert _jaxlib(module.to_text()) == _jaxlib(text)
+
+
+def _compile(texts: list[str]) -> list[str | None]:
+    child = ROOT / "tests" / "hlo_verify" / "_xla_hlo_child.py"
+    cases = [{"text": t, "replicas": 1, "partitions": 8} for t in texts]
+    done = subprocess.run([sys.executable, str(child)], input=json.dumps(cases),
+                          capture_output=True, text=True, timeout=240, check=True)
+    return list(json.loads(done.stdout))
+
+
+@pytest.mark.xfail(strict=True, reason="jaxlib's import refuses the creator's output on the "
+                   "shard_map dump: 'expected async done to have exactly one operand'")
+def test_passes_on_real_dumps_compile_as_the_original_does() -> None:
+    texts, labels = [], []
+    for name, text in sorted(dumps().items()):
+        texts.append(text)
+        labels.append(f"{name}/original")
+        module = mt.hlo.parse_module(text)
+        split = passes.async_collective_creator(
+            module, convert={"all-reduce", "all-gather", "collective-permute", "all-to-all",
+                             "reduce-scatter"})
+        for label, out in (("creator", split),
+                           ("to_sync", passes.convert_async_collectives_to_sync(split))):
+            texts.append(out.to_text())
+            labels.append(f"{name}/{label}")
+    errors = dict(zip(labels, _compile(texts), strict=True))
+    assert {label: errors[label] for label in labels} == {
+        label: errors[label.split("/")[0] + "/original"] for label in labels}
