@@ -12,8 +12,9 @@ parser reads.
   ``convert-async-collectives-to-sync`` (``_to_sync``).
 - ``linearize_collectives(module)``: XLA's ``collectives-schedule-linearizer``
   (``_linearize``).
-- ``combine_collectives(module, threshold_bytes=..., opcodes=...)``: combiners keyed on
-  opcode, element type, dimensions, reduction and exact groups (``_combine``).
+- ``combine_collectives(module, threshold_bytes=30 MiB, threshold_count=256,
+  opcodes=("all-reduce", "all-gather", "reduce-scatter"))``: combiners keyed on opcode,
+  element type, dimensions, reduction, group mode and exact groups (``_combine``).
 
 The ``run_*`` forms return a ``PassResult``: the module and one ``Decision`` per collective
 (what the pass did and why).
@@ -39,6 +40,8 @@ The ``run_*`` forms return a ``PassResult``: the module and one ``Decision`` per
 ['parameter', 'all-reduce']
 """
 
+from ._combine import combine_collectives as combine_collectives
+from ._combine import run_combine_collectives as run_combine_collectives
 from ._creator import async_collective_creator as async_collective_creator
 from ._creator import run_async_collective_creator as run_async_collective_creator
 from ._decision import Decision as Decision
