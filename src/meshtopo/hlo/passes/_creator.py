@@ -71,7 +71,10 @@ def run_async_collective_creator(
     decisions: list[Decision] = []
     for name in list(draft.computations):
         computation = draft.computations[name]
-        for line in list(computation.lines):
+        shapes = {line.name: line.shape for line in computation.lines}
+        lines: list[Line] = []
+        for line in computation.lines:
+            lines.append(line)
             if line.opcode not in CONVERTIBLE:
                 continue
             decide = _decider(decisions, name, line)
@@ -92,9 +95,11 @@ def run_async_collective_creator(
             else:
                 why = f"the {line.opcode} predicate is true"
             generic = use_generic_async_start_done or line.opcode not in _LEGACY
-            start = _split(draft, computation, line, generic)
+            start, done = _split(draft, computation, line, generic, shapes)
+            lines[-1:] = [start, done]
             decide("converted", f"{why}: now {start.opcode} %{start.name} + "
                    f"{'async-done' if generic else line.opcode + '-done'} %{line.name}")
+        computation.lines = lines
     return PassResult(draft.finish(), decisions)
 
 
@@ -130,10 +135,10 @@ def _fusion_and_async_computations(draft: Draft) -> dict[str, str]:
     return found
 
 
-def _split(draft: Draft, computation: DraftComputation, line: Line, generic: bool) -> Line:
-    """Replaces ``line`` by a start (returned) and a done that keeps its name."""
+def _split(draft: Draft, computation: DraftComputation, line: Line, generic: bool,
+           shapes: dict[str, str]) -> tuple[Line, Line]:
+    """The start and the done (which keeps the name of ``line``) that replace ``line``."""
     copied = [(k, v) for k, v in line.attributes if k in _COPIED]
-    shapes = {other.name: other.shape for other in computation.lines}
     operand_shapes = [shapes.get(o, "") for o in line.operands]
     if generic:
         start = _async_start(draft, computation, line, operand_shapes)
@@ -145,9 +150,7 @@ def _split(draft: Draft, computation: DraftComputation, line: Line, generic: boo
         done_opcode = f"{line.opcode}-done"
     done = Line(line.name, line.shape, done_opcode, f"%{start.name}", copied, [],
                 (start.name,))
-    at = computation.lines.index(line)
-    computation.lines[at:at + 1] = [start, done]
-    return start
+    return start, done
 
 
 def _start_shape(line: Line, operand_shapes: list[str]) -> str:

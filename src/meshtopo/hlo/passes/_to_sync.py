@@ -44,6 +44,7 @@ def run_convert_async_collectives_to_sync(
     for name in list(draft.computations):
         computation = draft.computations[name]
         pairs = _pairs(draft, computation, is_nop) if name not in fusions else {}
+        dropped: set[str] = set()
         for line in list(computation.lines):
             if not _is_start(draft, line):
                 continue
@@ -55,10 +56,13 @@ def run_convert_async_collectives_to_sync(
             elif done is None:
                 action, why = "kept", "work overlaps it in the schedule"
             else:
-                _convert(draft, computation, line, done)
+                _convert(draft, line, done)
+                dropped.update((line.name, done.name))
                 action, why = "converted", (f"nothing but NOPs between it and %{done.name}: "
                                             f"now {done.opcode} %{done.name}")
             decisions.append(Decision(NAME, name, line.name, line.opcode, action, why))
+        if dropped:
+            _drop_dependencies(computation, dropped)
     _drop_unused(draft)
     return PassResult(draft.finish(), decisions)
 
@@ -99,8 +103,9 @@ def _pairs(draft: Draft, computation: DraftComputation,
     return found
 
 
-def _convert(draft: Draft, computation: DraftComputation, start: Line, done: Line) -> None:
-    """Replaces ``done`` by the synchronous op and removes ``start``."""
+def _convert(draft: Draft, start: Line, done: Line) -> None:
+    """Turns ``done`` into the synchronous op (``start`` is removed with the control
+    dependencies of both by ``_drop_dependencies``)."""
     kept = ("metadata", "backend_config", "frontend_attributes")
     if start.opcode == "async-start":
         wrapped = _wrapped(draft, start)
@@ -118,12 +123,22 @@ def _convert(draft: Draft, computation: DraftComputation, start: Line, done: Lin
     done.opcode, done.operand_text, done.operands = opcode, start.operand_text, start.operands
     done.attributes, done.control_predecessors = attributes, []
     done.edited()
-    computation.lines.remove(start)
+
+
+def _drop_dependencies(computation: DraftComputation, converted: set[str]) -> None:
+    """Removes the converted starts (the ``converted`` names that are no longer dones) and
+    every control dependency naming a converted start or done."""
+    computation.lines = [line for line in computation.lines
+                         if not (line.name in converted and _is_start_opcode(line))]
     for line in computation.lines:
-        if start.name in line.control_predecessors or done.name in line.control_predecessors:
+        if any(n in converted for n in line.control_predecessors):
             line.control_predecessors = [n for n in line.control_predecessors
-                                         if n not in (start.name, done.name)]
+                                         if n not in converted]
             line.edited()
+
+
+def _is_start_opcode(line: Line) -> bool:
+    return line.opcode in _STARTS or line.opcode == "async-start"
 
 
 def _frontend(written: str | None, start: str) -> str:
@@ -137,11 +152,14 @@ def _drop_unused(draft: Draft) -> None:
     """Removes the async computations no instruction calls any more."""
     called = {v.strip().lstrip("%") for c in draft.computations.values() for line in c.lines
               for k, v in line.attributes if k == "calls"}
+    callers: dict[str, set[str]] = {}
+    for source in draft.module.computations.values():
+        for instruction in source.instructions:
+            for name in instruction.called_computations:
+                callers.setdefault(name, set()).add(instruction.opcode)
     for name, computation in list(draft.computations.items()):
-        source = draft.module.computations.get(name)
-        if source is None or computation.source.is_entry or name in called:
+        opcodes = callers.get(name)
+        if computation.source.is_entry or name in called or not opcodes:
             continue
-        callers = [i for c in draft.module.computations.values() for i in c.instructions
-                   if name in i.called_computations]
-        if callers and all(i.opcode in ("async-start", "async-done") for i in callers):
+        if opcodes <= {"async-start", "async-done"}:
             del draft.computations[name]
