@@ -9,37 +9,55 @@ the reader stays the one place that builds modules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .._module import Module, parse_module
 from .._printer import computation_lines, header_line, instruction_line, preamble
 from .._structure import Computation, Instruction
 
 
-@dataclass(eq=False)
 class Line:
     """One instruction to print: ``name = shape opcode(operand_text), attributes``.
 
-    ``attributes`` excludes ``control-predecessors`` (held in ``control_predecessors``);
-    ``text`` is the instruction as read while nothing was edited."""
+    ``attributes`` excludes ``control-predecessors`` (held in ``control_predecessors``) and is
+    split from the parsed instruction on first use; ``text`` is the instruction as read while
+    nothing was edited."""
 
-    name: str
-    shape: str
-    opcode: str
-    operand_text: str
-    attributes: list[tuple[str, str]]
-    control_predecessors: list[str] = field(default_factory=list)
-    operands: tuple[str, ...] = ()
-    text: str | None = None
+    def __init__(self, name: str, shape: str, opcode: str, operand_text: str,
+                 attributes: list[tuple[str, str]] | None,
+                 control_predecessors: list[str] | None = None,
+                 operands: tuple[str, ...] = (), text: str | None = None,
+                 source: Instruction | None = None) -> None:
+        self.name = name
+        self.shape = shape
+        self.opcode = opcode
+        self.operand_text = operand_text
+        self._attributes = attributes
+        self.control_predecessors = control_predecessors if control_predecessors else []
+        self.operands = operands
+        self.text = text
+        self._source = source
 
     @classmethod
     def of(cls, instruction: Instruction) -> Line:
         """The line of a parsed instruction (printed from its own text until edited)."""
-        attributes = [(a.key, a.value) for a in instruction.attribute_list
-                      if a.key != "control-predecessors"]
         return cls(instruction.name, instruction.shape_text, instruction.opcode,
-                   instruction.operand_text, attributes, list(instruction.control_predecessors),
-                   instruction.operands, instruction.text)
+                   instruction.operand_text, None, list(instruction.control_predecessors),
+                   instruction.operands, instruction.text, instruction)
+
+    @property
+    def attributes(self) -> list[tuple[str, str]]:
+        """``(key, raw value)`` in written order, ``control-predecessors`` left out."""
+        if self._attributes is None:
+            source = self._source
+            self._attributes = [] if source is None else [
+                (a.key, a.value) for a in source.attribute_list
+                if a.key != "control-predecessors"]
+        return self._attributes
+
+    @attributes.setter
+    def attributes(self, value: list[tuple[str, str]]) -> None:
+        self._attributes = value
 
     def attribute(self, key: str) -> str | None:
         """The raw value of attribute ``key``, if written."""

@@ -151,6 +151,7 @@ def _frontend(written: str | None, start: str) -> str:
 def _drop_unused(draft: Draft) -> None:
     """Removes the async computations no instruction calls any more."""
     called = {v.strip().lstrip("%") for c in draft.computations.values() for line in c.lines
+              if line.opcode in ("async-start", "async-done")
               for k, v in line.attributes if k == "calls"}
     callers: dict[str, set[str]] = {}
     for source in draft.module.computations.values():
