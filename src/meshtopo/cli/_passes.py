@@ -19,6 +19,7 @@ from rich.table import Table
 from .._errors import InvalidArgumentError
 from ..hlo import Module, load
 from ..hlo.passes import (
+    CONVERTIBLE,
     Decision,
     PassResult,
     run_async_collective_creator,
@@ -26,7 +27,6 @@ from ..hlo.passes import (
     run_convert_async_collectives_to_sync,
     run_linearize_collectives,
 )
-from ..hlo.passes._creator import CONVERTIBLE
 from ._render import console, emit_json
 
 

@@ -16,7 +16,7 @@ parser reads.
   opcodes=("all-reduce", "all-gather", "reduce-scatter"))``: combiners keyed on opcode,
   element type, dimensions, reduction, group mode and exact groups (``_combine``).
 
-The ``run_*`` forms return a ``PassResult``: the module and one ``Decision`` per collective
+``CONVERTIBLE`` lists the opcodes the creator converts. The ``run_*`` forms return a ``PassResult``: the module and one ``Decision`` per collective
 (what the pass did and why).
 
 >>> import meshtopo as mt
@@ -42,6 +42,7 @@ The ``run_*`` forms return a ``PassResult``: the module and one ``Decision`` per
 
 from ._combine import combine_collectives as combine_collectives
 from ._combine import run_combine_collectives as run_combine_collectives
+from ._creator import CONVERTIBLE as CONVERTIBLE
 from ._creator import async_collective_creator as async_collective_creator
 from ._creator import run_async_collective_creator as run_async_collective_creator
 from ._decision import Decision as Decision
