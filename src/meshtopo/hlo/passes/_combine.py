@@ -21,7 +21,7 @@ from ..._errors import InvalidArgumentError
 from .._module import Module
 from .._shape import parse_shape
 from ._decision import Decision, PassResult
-from ._draft import Draft, DraftComputation, Line, operand_list
+from ._draft import Draft, DraftComputation, Line, collection_paused, operand_list
 from ._graph import ancestors, post_order
 
 COMBINABLE = ("all-reduce", "all-gather", "reduce-scatter")
@@ -49,22 +49,23 @@ def run_combine_collectives(module: Module, threshold_bytes: int = 30 * 1024 * 1
                             threshold_count: int = 256,
                             opcodes: tuple[str, ...] = COMBINABLE) -> PassResult:
     """``combine_collectives`` with, for each collective, what it merged with or why not."""
-    unknown = set(opcodes).difference(COMBINABLE)
-    if unknown:
-        raise InvalidArgumentError(f"combine_collectives combines {list(COMBINABLE)}, "
-                                   f"not {sorted(unknown)}")
-    if threshold_bytes < 0 or threshold_count < 1:
-        raise InvalidArgumentError("combine_collectives needs threshold_bytes >= 0 and "
-                                   f"threshold_count >= 1, got {threshold_bytes}, "
-                                   f"{threshold_count}")
-    draft = Draft(module)
-    decisions: list[Decision] = []
-    fusions = {called for c in module.computations.values() for i in c.instructions
-               if i.opcode == "fusion" for called in i.called_computations}
-    for name in list(draft.computations):
-        if name not in fusions:
-            decisions += _combine(draft, name, threshold_bytes, threshold_count, set(opcodes))
-    return PassResult(draft.finish(), decisions)
+    with collection_paused():
+        unknown = set(opcodes).difference(COMBINABLE)
+        if unknown:
+            raise InvalidArgumentError(f"combine_collectives combines {list(COMBINABLE)}, "
+                                       f"not {sorted(unknown)}")
+        if threshold_bytes < 0 or threshold_count < 1:
+            raise InvalidArgumentError("combine_collectives needs threshold_bytes >= 0 and "
+                                       f"threshold_count >= 1, got {threshold_bytes}, "
+                                       f"{threshold_count}")
+        draft = Draft(module)
+        decisions: list[Decision] = []
+        fusions = {called for c in module.computations.values() for i in c.instructions
+                   if i.opcode == "fusion" for called in i.called_computations}
+        for name in list(draft.computations):
+            if name not in fusions:
+                decisions += _combine(draft, name, threshold_bytes, threshold_count, set(opcodes))
+        return PassResult(draft.finish(), decisions)
 
 
 def _key(module: Module, computation: str, line: Line) -> tuple[str, ...] | None:

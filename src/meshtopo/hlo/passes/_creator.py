@@ -21,7 +21,7 @@ from ..._errors import InvalidArgumentError
 from .._module import Module
 from .._shape import parse_shape
 from ._decision import Decision, PassResult
-from ._draft import Draft, DraftComputation, Line, new_computation, operand_list
+from ._draft import Draft, DraftComputation, Line, collection_paused, new_computation, operand_list
 
 CONVERTIBLE = ("all-reduce", "all-gather", "collective-broadcast", "collective-permute",
                "all-to-all", "reduce-scatter", "ragged-all-to-all")
@@ -62,45 +62,46 @@ def run_async_collective_creator(
     use_generic_async_start_done: bool = False,
 ) -> PassResult:
     """``async_collective_creator`` with the decision taken on each collective."""
-    selected = _predicate(convert)
-    ignore = ignore_size_check if callable(ignore_size_check) else (lambda _: ignore_size_check)
-    thresholds = {"all-reduce": all_reduce_min_bytes, "all-gather": all_gather_min_bytes,
-                  "reduce-scatter": reduce_scatter_min_bytes}
-    draft = Draft(module)
-    skipped = _fusion_and_async_computations(draft)
-    decisions: list[Decision] = []
-    for name in list(draft.computations):
-        computation = draft.computations[name]
-        shapes = {line.name: line.shape for line in computation.lines}
-        lines: list[Line] = []
-        for line in computation.lines:
-            lines.append(line)
-            if line.opcode not in CONVERTIBLE:
-                continue
-            decide = _decider(decisions, name, line)
-            if name in skipped:
-                decide("kept", f"in {skipped[name]} computation {name}")
-                continue
-            if not selected(line):
-                decide("kept", f"the {line.opcode} predicate is false")
-                continue
-            if line.opcode in _SIZED:
-                size = parse_shape(line.shape).byte_size or 0
-                threshold = thresholds[line.opcode]
-                if not ignore(line) and size < threshold:
-                    decide("kept", f"{size} bytes < threshold {threshold}")
+    with collection_paused():
+        selected = _predicate(convert)
+        ignore = ignore_size_check if callable(ignore_size_check) else (lambda _: ignore_size_check)
+        thresholds = {"all-reduce": all_reduce_min_bytes, "all-gather": all_gather_min_bytes,
+                      "reduce-scatter": reduce_scatter_min_bytes}
+        draft = Draft(module)
+        skipped = _fusion_and_async_computations(draft)
+        decisions: list[Decision] = []
+        for name in list(draft.computations):
+            computation = draft.computations[name]
+            shapes = {line.name: line.shape for line in computation.lines}
+            lines: list[Line] = []
+            for line in computation.lines:
+                lines.append(line)
+                if line.opcode not in CONVERTIBLE:
                     continue
-                why = (f"{size} bytes >= threshold {threshold}" if size >= threshold
-                       else f"{size} bytes, size check ignored")
-            else:
-                why = f"the {line.opcode} predicate is true"
-            generic = use_generic_async_start_done or line.opcode not in _LEGACY
-            start, done = _split(draft, computation, line, generic, shapes)
-            lines[-1:] = [start, done]
-            decide("converted", f"{why}: now {start.opcode} %{start.name} + "
-                   f"{'async-done' if generic else line.opcode + '-done'} %{line.name}")
-        computation.lines = lines
-    return PassResult(draft.finish(), decisions)
+                decide = _decider(decisions, name, line)
+                if name in skipped:
+                    decide("kept", f"in {skipped[name]} computation {name}")
+                    continue
+                if not selected(line):
+                    decide("kept", f"the {line.opcode} predicate is false")
+                    continue
+                if line.opcode in _SIZED:
+                    size = parse_shape(line.shape).byte_size or 0
+                    threshold = thresholds[line.opcode]
+                    if not ignore(line) and size < threshold:
+                        decide("kept", f"{size} bytes < threshold {threshold}")
+                        continue
+                    why = (f"{size} bytes >= threshold {threshold}" if size >= threshold
+                           else f"{size} bytes, size check ignored")
+                else:
+                    why = f"the {line.opcode} predicate is true"
+                generic = use_generic_async_start_done or line.opcode not in _LEGACY
+                start, done = _split(draft, computation, line, generic, shapes)
+                lines[-1:] = [start, done]
+                decide("converted", f"{why}: now {start.opcode} %{start.name} + "
+                       f"{'async-done' if generic else line.opcode + '-done'} %{line.name}")
+            computation.lines = lines
+        return PassResult(draft.finish(), decisions)
 
 
 def _predicate(convert: Collection[str] | Callable[[Line], bool]) -> Predicate:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .._module import Module
 from ._decision import Decision, PassResult
-from ._draft import Draft, DraftComputation, Line
+from ._draft import Draft, DraftComputation, Line, collection_paused
 from ._graph import ancestors, post_order, users
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
@@ -29,17 +29,19 @@ def linearize_collectives(module: Module) -> Module:
 
 def run_linearize_collectives(module: Module) -> PassResult:
     """``linearize_collectives`` with the decision taken on each collective."""
-    draft = Draft(module)
-    decisions: list[Decision] = []
-    fusions = {called for c in module.computations.values() for i in c.instructions
-               if i.opcode == "fusion" for called in i.called_computations}
-    for name, computation in draft.computations.items():
-        if name in fusions:
-            continue
-        decisions += _linearize(name, computation)
-        if not module.is_scheduled and any(d.action == "ordered" for d in decisions):
-            computation.lines = post_order(computation)
-    return PassResult(draft.finish(), decisions)
+    with collection_paused():
+        draft = Draft(module)
+        decisions: list[Decision] = []
+        fusions = {called for c in module.computations.values() for i in c.instructions
+                   if i.opcode == "fusion" for called in i.called_computations}
+        for name, computation in draft.computations.items():
+            if name in fusions:
+                continue
+            found = _linearize(name, computation)
+            if not module.is_scheduled and any(d.action == "ordered" for d in found):
+                computation.lines = post_order(computation)
+            decisions += found
+        return PassResult(draft.finish(), decisions)
 
 
 def _linearize(name: str, computation: DraftComputation) -> list[Decision]:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from .._module import Module
 from ._decision import Decision, PassResult
-from ._draft import Draft, DraftComputation, Line
+from ._draft import Draft, DraftComputation, Line, collection_paused
 
 _STARTS = {"all-reduce-start": "all-reduce-done", "all-gather-start": "all-gather-done",
            "collective-permute-start": "collective-permute-done"}
@@ -37,34 +37,35 @@ def convert_async_collectives_to_sync(
 def run_convert_async_collectives_to_sync(
         module: Module, is_nop: Callable[[Line], bool] | None = None) -> PassResult:
     """``convert_async_collectives_to_sync`` with the decision taken on each pair."""
-    draft = Draft(module)
-    decisions: list[Decision] = []
-    fusions = {called for c in module.computations.values() for i in c.instructions
-               if i.opcode == "fusion" for called in i.called_computations}
-    for name in list(draft.computations):
-        computation = draft.computations[name]
-        pairs = _pairs(draft, computation, is_nop) if name not in fusions else {}
-        dropped: set[str] = set()
-        for line in list(computation.lines):
-            if not _is_start(draft, line):
-                continue
-            done = pairs.get(line.name)
-            if not module.is_scheduled:
-                action, why = "kept", "the module is not scheduled"
-            elif name in fusions:
-                action, why = "kept", f"in fusion computation {name}"
-            elif done is None:
-                action, why = "kept", "work overlaps it in the schedule"
-            else:
-                _convert(draft, line, done)
-                dropped.update((line.name, done.name))
-                action, why = "converted", (f"nothing but NOPs between it and %{done.name}: "
-                                            f"now {done.opcode} %{done.name}")
-            decisions.append(Decision(NAME, name, line.name, line.opcode, action, why))
-        if dropped:
-            _drop_dependencies(computation, dropped)
-    _drop_unused(draft)
-    return PassResult(draft.finish(), decisions)
+    with collection_paused():
+        draft = Draft(module)
+        decisions: list[Decision] = []
+        fusions = {called for c in module.computations.values() for i in c.instructions
+                   if i.opcode == "fusion" for called in i.called_computations}
+        for name in list(draft.computations):
+            computation = draft.computations[name]
+            pairs = _pairs(draft, computation, is_nop) if name not in fusions else {}
+            dropped: set[str] = set()
+            for line in list(computation.lines):
+                if not _is_start(draft, line):
+                    continue
+                done = pairs.get(line.name)
+                if not module.is_scheduled:
+                    action, why = "kept", "the module is not scheduled"
+                elif name in fusions:
+                    action, why = "kept", f"in fusion computation {name}"
+                elif done is None:
+                    action, why = "kept", "work overlaps it in the schedule"
+                else:
+                    _convert(draft, line, done)
+                    dropped.update((line.name, done.name))
+                    action, why = "converted", (f"nothing but NOPs between it and %{done.name}: "
+                                                f"now {done.opcode} %{done.name}")
+                decisions.append(Decision(NAME, name, line.name, line.opcode, action, why))
+            if dropped:
+                _drop_dependencies(computation, dropped)
+        _drop_unused(draft)
+        return PassResult(draft.finish(), decisions)
 
 
 def _is_start(draft: Draft, line: Line) -> bool:
