@@ -47,12 +47,13 @@ def computation_lines(computation: Computation, lines: Iterable[str]) -> str:
     head = f"{'ENTRY ' if computation.is_entry else ''}%{computation.name}"
     if computation.signature:
         head += f" {computation.signature}"
-    return "\n".join([head + " {", *("  " + line for line in lines), "}"])
+    return head + " {\n  " + "\n  ".join(lines) + "\n}"
 
 
 def instruction_line(text: str, is_root: bool) -> str:
-    """An instruction's text with its ``ROOT`` marker."""
-    return ("ROOT %" if is_root else "%") + text.lstrip("%")
+    """An instruction's text (its name as written, with or without ``%``) with its ``ROOT``
+    marker."""
+    return "ROOT " + text if is_root else text
 
 
 def module_text(module: Module) -> str:
@@ -63,7 +64,11 @@ def module_text(module: Module) -> str:
     if tables:
         blocks.append(tables)
     for computation in module.computations.values():
+        lines = [i.text for i in computation.instructions]
         root = computation.root
-        blocks.append(computation_lines(
-            computation, (instruction_line(i.text, i is root) for i in computation.instructions)))
+        if root is not None:
+            at = len(lines) - 1 if computation.instructions[-1] is root else \
+                computation.instructions.index(root)
+            lines[at] = "ROOT " + lines[at]
+        blocks.append(computation_lines(computation, lines))
     return "\n\n".join(blocks) + "\n"
