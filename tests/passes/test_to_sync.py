@@ -66,10 +66,14 @@ def test_simple_all_gather_and_frontend_attributes() -> None:
                      'frontend_attributes={_scheduling_group_id="127"}\n'
                      "ROOT allgather = u32[2,2] all-gather-done(ags), "
                      'frontend_attributes={_scheduling_group_id="127"}', computations="")
-    parsed = xla(to_sync(module))
+    result = mt.hlo.passes.run_convert_async_collectives_to_sync(module)
+    parsed = xla(result.module)
     top = root(parsed)
     assert (opcode(top), _names(top)) == ("kAllGather", ["kParameter"])
     assert '_scheduling_group_id="127"' in parsed.to_string()
+    assert result.decisions[0].reason.endswith(
+        "Async collective pair (ags, allgather) with scheduling group id 127 is not overlapped "
+        "after scheduling and is converted to a synchronous collective allgather.")
 
 
 @pytest.mark.parametrize(("start", "operands"), [

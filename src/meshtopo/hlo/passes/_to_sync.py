@@ -8,12 +8,14 @@ default: nothing is) empties the set. So other async starts and dones never brea
 overlap. Each marked pair becomes the synchronous op at the done's slot (keeping the done's
 name): the done's shape, the start's operands and attributes (for ``async-start``: the
 wrapped op's), metadata and backend config from the start, frontend attributes from the done
-plus ``async_collective_name=<start>``; the control dependencies of both are dropped.
+plus ``async_collective_name=<start>``; the control dependencies of both are dropped. A done
+with a ``_scheduling_group_id`` gets XLA's warning in its decision's reason.
 Send/recv are not async collectives here.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from .._module import Module
@@ -140,6 +142,13 @@ def _drop_dependencies(computation: DraftComputation, converted: set[str]) -> No
 
 def _is_start_opcode(line: Line) -> bool:
     return line.opcode in _STARTS or line.opcode == "async-start"
+
+
+def _scheduling_group(done: Line) -> str | None:
+    """The ``_scheduling_group_id`` frontend attribute of ``done``, if it has one."""
+    written = done.attribute("frontend_attributes") or ""
+    found = re.search(r'_scheduling_group_id="([^"]*)"', written)
+    return found.group(1) if found else None
 
 
 def _frontend(written: str | None, start: str) -> str:
