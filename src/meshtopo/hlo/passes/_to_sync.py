@@ -59,10 +59,16 @@ def run_convert_async_collectives_to_sync(
                 elif done is None:
                     action, why = "kept", "work overlaps it in the schedule"
                 else:
+                    group = _scheduling_group(done)
                     _convert(draft, line, done)
                     dropped.update((line.name, done.name))
                     action, why = "converted", (f"nothing but NOPs between it and %{done.name}: "
                                                 f"now {done.opcode} %{done.name}")
+                    if group is not None:
+                        why += (f"; Async collective pair ({line.name}, {done.name}) with "
+                                f"scheduling group id {group} is not overlapped after "
+                                f"scheduling and is converted to a synchronous collective "
+                                f"{done.name}.")
                 decisions.append(Decision(NAME, name, line.name, line.opcode, action, why))
             if dropped:
                 _drop_dependencies(computation, dropped)
