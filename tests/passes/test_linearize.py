@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import meshtopo as mt
@@ -10,6 +12,7 @@ from meshtopo.hlo.passes import linearize_collectives
 from ._xla import xla
 
 pytestmark = pytest.mark.jax
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 SUM = """HloModule module
 sum {
@@ -91,7 +94,22 @@ def test_linearizer_removes_a_deadlock_between_independent_collectives() -> None
     programs = [(forward, [0, 2]), (backward, [1, 3])]
     before = mt.order.analyze(programs)
     assert [f.type for f in before.findings] == ["deadlock"]
+    assert before.findings[0].message.endswith(
+        "XLA's collectives-schedule-linearizer (mt.hlo.passes.linearize_collectives) gives them "
+        "one order in every program and would remove this deadlock.")
     fixed = [(linearize_collectives(m), d) for m, d in programs]
     assert [i.name for i in fixed[1][0].entry.instructions] == ["p", "grads", "stats", "out"]
     assert fixed[1][0].entry.instruction("stats").control_predecessors == ("grads",)
     assert mt.order.analyze(fixed).findings == []
+
+
+def test_no_linearizer_note_when_the_pass_keeps_the_two_orders() -> None:
+    """Collectives no instruction uses are roots of the post order in text order, so the
+    linearizer keeps each program's own order: the finding does not promise a fix."""
+    forward = mt.hlo.load(EXAMPLES / "order_forward.hlo")
+    backward = mt.hlo.load(EXAMPLES / "order_backward.hlo")
+    report = mt.order.analyze([(forward, [0, 2, 3]), (backward, [1])])
+    assert [f.type for f in report.findings] == ["deadlock"]
+    assert "linearizer" not in report.findings[0].message
+    fixed = [(linearize_collectives(forward), [0, 2, 3]), (linearize_collectives(backward), [1])]
+    assert [f.type for f in mt.order.analyze(fixed).findings] == ["deadlock"]
