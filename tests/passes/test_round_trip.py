@@ -110,3 +110,18 @@ def test_creator_then_to_sync_gives_the_dump_back(name: str) -> None:
         c.opcode in passes.CONVERTIBLE for c in module.collectives
         if c.name in module.entry.by_name)
     assert _jaxlib(back.to_text()) is not None
+
+
+@pytest.mark.parametrize("name", sorted(dumps()))
+def test_combine_and_linearize_on_real_dumps(name: str) -> None:
+    """Both passes' output on a scheduled dump is read by jaxlib (its verifier checks the
+    schedule against the new control dependencies), and the linearizer chains the entry's
+    collectives."""
+    module = mt.hlo.parse_module(dumps()[name])
+    combined = passes.combine_collectives(module)
+    assert _jaxlib(combined.to_text()) is not None
+    linearized = passes.run_linearize_collectives(module)
+    assert _jaxlib(linearized.module.to_text()) is not None
+    ordered = [d.instruction for d in linearized.decisions if d.action == "ordered"]
+    for instruction in ordered:
+        assert linearized.module.entry.instruction(instruction).control_predecessors

@@ -22,7 +22,7 @@ from .._module import Module
 from .._shape import parse_shape
 from ._decision import Decision, PassResult
 from ._draft import Draft, DraftComputation, Line, collection_paused, operand_list
-from ._graph import ancestors, post_order
+from ._graph import ancestors, post_order, stable_topological
 
 COMBINABLE = ("all-reduce", "all-gather", "reduce-scatter")
 NAME = "collective-combiner"
@@ -130,7 +130,7 @@ def _combine(draft: Draft, name: str, threshold_bytes: int, threshold_count: int
     found += [Decision(NAME, name, n, computation_line(computation, n).opcode, "kept", r)
               for n, r in reasons.items() if r.startswith("tuple")]
     if any(d.action == "combined" for d in found):
-        computation.lines = _topological(computation.lines)
+        computation.lines = stable_topological(computation.lines)
     return found
 
 
@@ -168,27 +168,3 @@ def _merge(draft: Draft, computation: DraftComputation, group: list[_Candidate])
         line.edited()
     computation.lines.insert(last, combined)
     return name
-
-
-def _topological(lines: list[Line]) -> list[Line]:
-    """``lines`` reordered so each follows its operands and control predecessors, moving
-    only what must move (a depth-first visit in the given order)."""
-    by_name = {line.name: line for line in lines}
-    done: set[str] = set()
-    order: list[Line] = []
-    for line in lines:
-        stack = [(line, False)]
-        while stack:
-            current, expanded = stack.pop()
-            if current.name in done:
-                continue
-            if expanded:
-                done.add(current.name)
-                order.append(current)
-                continue
-            stack.append((current, True))
-            for name in reversed((*current.control_predecessors, *current.operands)):
-                found = by_name.get(name)
-                if found is not None and name not in done:
-                    stack.append((found, False))
-    return order

@@ -65,3 +65,27 @@ def ancestors(order: list[Line]) -> dict[str, int]:
                 bits |= 1 << position[name]
         found[line.name] = bits
     return found
+
+
+def stable_topological(lines: list[Line]) -> list[Line]:
+    """``lines`` reordered so each follows its operands and control predecessors, moving
+    only what must move (a depth-first visit in the given order)."""
+    by_name = {line.name: line for line in lines}
+    done: set[str] = set()
+    order: list[Line] = []
+    for line in lines:
+        stack = [(line, False)]
+        while stack:
+            current, expanded = stack.pop()
+            if current.name in done:
+                continue
+            if expanded:
+                done.add(current.name)
+                order.append(current)
+                continue
+            stack.append((current, True))
+            for name in reversed((*current.control_predecessors, *current.operands)):
+                found = by_name.get(name)
+                if found is not None and name not in done:
+                    stack.append((found, False))
+    return order

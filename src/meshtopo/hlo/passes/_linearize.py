@@ -6,7 +6,9 @@ In each non-fusion computation, walking XLA's post order, each collective (XLA's
 ragged-all-to-all, collective-broadcast and the all-reduce/all-gather starts) gets a control
 dependency from the previous one (for a start, from the previous one's done) whenever neither
 already reaches the other. An unscheduled result prints its computations in post order (as
-XLA prints them), so two programs with the same graph print their collectives in one order.
+XLA prints them), so two programs with the same graph print their collectives in one order;
+in a scheduled module the schedule moves only where a new dependency demands it (XLA runs
+the pass before scheduling).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from .._module import Module
 from ._decision import Decision, PassResult
 from ._draft import Draft, DraftComputation, Line, collection_paused
-from ._graph import ancestors, post_order, users
+from ._graph import ancestors, post_order, stable_topological, users
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
                "collective-broadcast", "all-reduce-start", "all-gather-start")
@@ -38,8 +40,9 @@ def run_linearize_collectives(module: Module) -> PassResult:
             if name in fusions:
                 continue
             found = _linearize(name, computation)
-            if not module.is_scheduled and any(d.action == "ordered" for d in found):
-                computation.lines = post_order(computation)
+            if any(d.action == "ordered" for d in found):
+                computation.lines = (stable_topological(computation.lines)
+                                     if module.is_scheduled else post_order(computation))
             decisions += found
         return PassResult(draft.finish(), decisions)
 
