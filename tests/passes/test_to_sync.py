@@ -147,3 +147,16 @@ def test_unscheduled_module_is_kept() -> None:
                                  "to_apply=apply_op\nROOT done = u32[] all-reduce-done(start)\n}")
     result = mt.hlo.passes.run_convert_async_collectives_to_sync(module)
     assert [d.reason for d in result.decisions] == ["the module is not scheduled"]
+
+
+def test_start_with_another_user_is_kept() -> None:
+    module = _module("a1 = u32[1, 2] parameter(0)\nags = (u32[1, 2], u32[2, 2]) "
+                     "all-gather-start(a1), dimensions={0}, channel_id=3\n"
+                     "peek = u32[1, 2] get-tuple-element(ags), index=0\n"
+                     "ROOT allgather = u32[2,2] all-gather-done(ags)", computations="")
+    result = mt.hlo.passes.run_convert_async_collectives_to_sync(
+        module, is_nop=lambda line: line.opcode == "get-tuple-element")
+    assert [(d.action, d.reason) for d in result.decisions] == [
+        ("kept", "used by peek, allgather: XLA's pass cannot remove a start with users besides "
+                 "its done")]
+    xla(result.module)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from .._module import Module
 from ._decision import Decision, PassResult
 from ._draft import Draft, DraftComputation, Line, collection_paused
+from ._graph import users
 
 _STARTS = {"all-reduce-start": "all-reduce-done", "all-gather-start": "all-gather-done",
            "collective-permute-start": "collective-permute-done"}
@@ -47,6 +48,7 @@ def run_convert_async_collectives_to_sync(
         for name in list(draft.computations):
             computation = draft.computations[name]
             pairs = _pairs(draft, computation, is_nop) if name not in fusions else {}
+            uses = users(computation) if pairs else {}
             dropped: set[str] = set()
             for line in list(computation.lines):
                 if not _is_start(draft, line):
@@ -58,6 +60,9 @@ def run_convert_async_collectives_to_sync(
                     action, why = "kept", f"in fusion computation {name}"
                 elif done is None:
                     action, why = "kept", "work overlaps it in the schedule"
+                elif len(uses[line.name]) != 1:
+                    action, why = "kept", (f"used by {', '.join(uses[line.name])}: XLA's pass "
+                                           "cannot remove a start with users besides its done")
                 else:
                     group = _scheduling_group(done)
                     _convert(draft, line, done)
