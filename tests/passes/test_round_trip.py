@@ -61,33 +61,41 @@ def test_round_trip_of_real_dumps(name: str) -> None:
 
 
 def _compile(texts: list[str]) -> list[str | None]:
+    """jaxlib's parse, StableHLO import and compile of each text on 8 replicas (in its own
+    interpreter: XLA may abort on bad input); each one's error or None."""
     child = ROOT / "tests" / "hlo_verify" / "_xla_hlo_child.py"
-    cases = [{"text": t, "replicas": 1, "partitions": 8} for t in texts]
+    cases = [{"text": t, "replicas": 8, "partitions": 1} for t in texts]
     done = subprocess.run([sys.executable, str(child)], input=json.dumps(cases),
                           capture_output=True, text=True, timeout=240, check=True)
     return list(json.loads(done.stdout))
 
 
-def test_passes_on_real_dumps_compile_as_far_as_the_original_does() -> None:
-    """jaxlib compiles none of the dumps as they are (they are already SPMD-partitioned:
-    ``num_partitions=8 but SPMD partitioning not enabled``, and with partitioning enabled
-    the partitioner refuses their cross-partition collectives), so each pass's output must
-    get exactly as far: parsed, verified and imported. The one exception is jaxlib's
-    StableHLO import, which refuses an async-wrapped tuple all-to-all (the shape XLA's own
-    pass creates, and which jaxlib's parser and verifier accept)."""
+def test_passes_on_real_dumps_compile_where_the_dump_does() -> None:
+    """jaxlib does not compile the dumps as written (already SPMD-partitioned: ``num_partitions=8
+    but SPMD partitioning not enabled``; with partitioning on, the partitioner refuses their
+    cross-partition collectives), so each dump is compiled on 8 replicas instead (the same
+    groups: with one partition, flattened ids are replica ids). Where jaxlib compiles the dump,
+    it compiles every pass's output; elsewhere each output fails exactly as the dump does,
+    except the creator's on the shard_map dump, which jaxlib's StableHLO import refuses (an
+    async-wrapped tuple all-to-all: the shape XLA's own pass creates, which jaxlib's parser and
+    verifier accept)."""
     texts, labels = [], []
-    for name, text in sorted(dumps().items()):
-        texts.append(text)
-        labels.append(f"{name}/original")
+    for name, written in sorted(dumps().items()):
+        text = written.replace("num_partitions=8", "replica_count=8", 1)
         module = mt.hlo.parse_module(text)
         split = passes.async_collective_creator(
             module, convert={"all-reduce", "all-gather", "collective-permute", "all-to-all",
                              "reduce-scatter"})
-        for label, out in (("creator", split),
-                           ("to_sync", passes.convert_async_collectives_to_sync(split))):
-            texts.append(out.to_text())
+        outputs = {"original": text, "creator": split.to_text(),
+                   "to_sync": passes.convert_async_collectives_to_sync(split).to_text(),
+                   "combine": passes.combine_collectives(module).to_text(),
+                   "linearize": passes.linearize_collectives(module).to_text()}
+        for label, out in outputs.items():
+            texts.append(out)
             labels.append(f"{name}/{label}")
     errors = dict(zip(labels, _compile(texts), strict=True))
+    compiled = sorted(n for n in dumps() if errors[f"{n}/original"] is None)
+    assert compiled == ["gram", "sum_replicated"]
     expected = {label: errors[label.split("/")[0] + "/original"] for label in labels}
     expected["shard_map/creator"] = (
         "INVALID_ARGUMENT: expected async done to have exactly one operand")
