@@ -3,6 +3,7 @@ every result, and converting back giving the module's instructions when nothing 
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -10,6 +11,9 @@ import meshtopo as mt
 from meshtopo.hlo import passes
 
 from ._xla import entry, xla
+
+jax_hlo = pytest.importorskip("jaxlib._hlo")
+pytestmark = pytest.mark.jax
 
 OUTPUTS = {"all-reduce": ("f32[64]{0}", "to_apply=%add"),
            "all-gather": ("f32[512]{0}", "dimensions={0}"),
@@ -47,7 +51,9 @@ def _text(ops: list[str], work: list[bool]) -> str:
 def test_creator_rule_and_way_back(case: tuple[list[str], list[bool]], convert: set[str],
                                    min_bytes: int) -> None:
     ops, work = case
-    module = mt.hlo.parse_module(_text(ops, work))
+    text = _text(ops, work)
+    module = mt.hlo.parse_module(text)
+    assert xla(module).to_string() == jax_hlo.hlo_module_from_text(text).to_string()
     result = passes.run_async_collective_creator(
         module, convert=convert, all_reduce_min_bytes=min_bytes,
         all_gather_min_bytes=min_bytes, reduce_scatter_min_bytes=min_bytes)
