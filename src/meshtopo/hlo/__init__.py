@@ -56,6 +56,7 @@ a ``LimitError`` naming line:column.
 [[0, 1], [2, 3]]
 """
 
+from . import passes as passes
 from ._collective import Collective as Collective
 from ._collective import base_opcode as base_opcode
 from ._compile_options import CompileOptions as CompileOptions

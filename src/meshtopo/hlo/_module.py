@@ -28,6 +28,7 @@ from ._collective import ASYNC_OPCODES, COLLECTIVE_OPCODES, Collective, Collecti
 from ._compile_options import AssignmentSource, CompileOptions, placement_for
 from ._decode import DecodeCache, decode_collective
 from ._link import Linker
+from ._printer import module_text
 from ._reader import HeaderRecord, Reader
 from ._structure import Computation, Instruction
 from ._values import flat_value, parse_bool, parse_int
@@ -172,6 +173,11 @@ class Module:
     def instructions(self) -> list[Instruction]:
         """Every instruction of every computation, in text order."""
         return [i for c in self.computations.values() for i in c.instructions]
+
+    def to_text(self) -> str:
+        """The module in XLA's HLO text form, which jaxlib's parser reads back to the same
+        module (see ``_printer``)."""
+        return module_text(self)
 
     def __repr__(self) -> str:
         return (f"<Module {self.name}: {len(self.computations)} computations, "

@@ -14,7 +14,9 @@ above it.
 
 Finding types: ``deadlock``, ``missing``, ``mismatch``, ``divergence``,
 ``group_disagreement``, ``async_overlap`` (``mt.order.Finding``; the verifier's findings are
-``mt.hlo.Finding``).
+``mt.hlo.Finding``). A deadlock between programs over collectives that nothing orders within
+a program, and that ``mt.hlo.passes.linearize_collectives`` puts in one order in every
+program, says that pass would remove it (``_linearizable``).
 
 >>> import meshtopo as mt
 >>> module = mt.hlo.parse_module('''HloModule m, num_partitions=4

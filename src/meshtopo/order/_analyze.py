@@ -28,6 +28,7 @@ from ._classify import Ref, async_overlaps, classify
 from ._cliques import CliqueTable, EntryPeers, entry_peers
 from ._divergence import divergences
 from ._entry import Arrival, Finding
+from ._linearizable import with_linearizer_note
 from ._match import Rows, Run, run
 from ._program import ARRIVE, WAIT, Program, walk
 from ._report import Report
@@ -179,7 +180,8 @@ def _replay(walked: list[tuple[Program, np.ndarray, DeviceAssignment]], spmd: bo
         offset += devices.size
     rows = _stack(blocks, table)
     result = run(rows)
-    findings.extend(classify(result, refs, "device"))
+    modules = [p.module for p, _, _ in walked]
+    findings.extend(with_linearizer_note(f, modules) for f in classify(result, refs, "device"))
     findings.extend(async_overlaps(result, refs, "device", pairs))
     order = np.argsort(rows.devices)
 
