@@ -43,6 +43,7 @@ class ModuleHeader:
         self.attributes = {a.key: a.value for a in record.attributes}
         self.line = record.line
         self.has_header_line = record.name is not None
+        self.stack_frames = record.frames
         self.replica_count = 1
         self.num_partitions = 1
         self.is_scheduled = False
@@ -132,6 +133,7 @@ class Module:
     ) -> None:
         self.name = header.name
         self.header_attributes = header.attributes
+        self.stack_frames = header.stack_frames
         self.is_scheduled = header.is_scheduled
         self.replica_count = scope.replica_count
         self.num_partitions = scope.num_partitions
@@ -177,7 +179,8 @@ class Module:
     def to_text(self) -> str:
         """The module in XLA's HLO text form, which jaxlib's parser reads back to the same
         module (see ``_printer``)."""
-        return module_text(self)
+        return module_text(self.name, self.header_attributes, self.replica_count,
+                           self.num_partitions, self.stack_frames, self.computations.values())
 
     def __repr__(self) -> str:
         return (f"<Module {self.name}: {len(self.computations)} computations, "

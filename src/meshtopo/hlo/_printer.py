@@ -5,7 +5,7 @@ instruction as written from its name), so shapes, operands, attributes (metadata
 config, control predecessors) and the instruction order (for a scheduled module: the
 schedule) are XLA's own text; the header line carries the module's counts, and the tables
 written between the header and the first computation (``FileNames``, ``StackFrames``, ...)
-are kept as written. jaxlib's parser reads the output back to the same module.
+are kept as the reader found them. jaxlib's parser reads the output back to the same module.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._module import Module
     from ._structure import Computation
 
 
@@ -27,18 +26,6 @@ def header_line(name: str, attributes: dict[str, str], replica_count: int,
         if number != 1 or key in values:
             values[key] = str(number)
     return ", ".join([f"HloModule {name}"] + [f"{k}={v}" for k, v in values.items()])
-
-
-def preamble(module: Module) -> str:
-    """The lines written between the header line and the first computation (stack frame
-    tables of JAX dumps), without blank lines at either end."""
-    first = next(iter(module.computations.values()), None)
-    if first is None:
-        return ""
-    lines = module.text.split("\n", first.line - 1)[: first.line - 1]
-    start = next((n + 1 for n, line in enumerate(lines)
-                  if line.lstrip().startswith("HloModule")), 0)
-    return "\n".join(lines[start:]).strip("\n")
 
 
 def computation_lines(computation: Computation, lines: Iterable[str]) -> str:
@@ -56,14 +43,15 @@ def instruction_line(text: str, is_root: bool) -> str:
     return "ROOT " + text if is_root else text
 
 
-def module_text(module: Module) -> str:
-    """The whole of ``module`` in XLA's text form."""
-    blocks = [header_line(module.name, module.header_attributes, module.replica_count,
-                          module.num_partitions)]
-    tables = preamble(module)
-    if tables:
-        blocks.append(tables)
-    for computation in module.computations.values():
+def module_text(name: str, header_attributes: dict[str, str], replica_count: int,
+                num_partitions: int, stack_frames: str,
+                computations: Iterable[Computation]) -> str:
+    """A whole module in XLA's text form, from its header values, the stack-frame tables as
+    the reader kept them (``Module.stack_frames``) and its computations."""
+    blocks = [header_line(name, header_attributes, replica_count, num_partitions)]
+    if stack_frames:
+        blocks.append(stack_frames)
+    for computation in computations:
         lines = [i.text for i in computation.instructions]
         root = computation.root
         if root is not None:

@@ -120,10 +120,12 @@ class NameSet:
 class HeaderRecord:
     """The ``HloModule name, key=value, ...`` line as written (None values: no header)."""
 
-    def __init__(self, name: str | None, attributes: list[Attribute], line: int) -> None:
+    def __init__(self, name: str | None, attributes: list[Attribute], line: int,
+                 frames: str = "") -> None:
         self.name = name
         self.attributes = attributes
         self.line = line
+        self.frames = frames  # the stack-frame tables after the header line, as written
 
 
 class Reader:
@@ -220,7 +222,9 @@ class Reader:
         if name is None:
             raise SyntaxFault("expects a module name after HloModule", at, at >= len(text))
         attributes, end = self.attributes_after(name.end())
-        return HeaderRecord(name.group().strip('"'), attributes, line), self._stack_frames(end)
+        frames_end = self._stack_frames(end)
+        frames = text[end:frames_end].strip("\n\r")
+        return HeaderRecord(name.group().strip('"'), attributes, line, frames), frames_end
 
     def _stack_frames(self, pos: int) -> int:
         """Skip the stack-frame index XLA prints after the header (``FileNames``,

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .._module import Module, parse_module
-from .._printer import computation_lines, header_line, instruction_line, preamble
+from .._printer import computation_lines, header_line, instruction_line
 from .._structure import Computation, Instruction
 
 
@@ -139,9 +139,8 @@ class Draft:
         module = self.module
         blocks = [header_line(module.name, module.header_attributes, module.replica_count,
                               module.num_partitions)]
-        tables = preamble(module)
-        if tables:
-            blocks.append(tables)
+        if module.stack_frames:
+            blocks.append(module.stack_frames)
         blocks += [c.print() for c in self.computations.values()]
         return "\n\n".join(blocks) + "\n"
 
