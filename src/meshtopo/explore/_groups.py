@@ -15,7 +15,7 @@ import numpy as np
 
 import meshtopo as mt
 
-from . import _findings
+from . import _findings, _tiers
 from ._grid import Grid, build_grid
 from ._schema import OPCODES, Fields, RequestError
 
@@ -34,6 +34,7 @@ GROUP_FIELDS = (
     "over",
     "include",
     "shapes",
+    "cluster",
 )
 SECTIONS = ("cells", "steps", "modes", "findings")
 PERMUTE_OPCODES = ("collective-permute", "collective-permute-start")
@@ -156,6 +157,7 @@ def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
     include = _include(Fields(body))
     dial = read_dial(body, limit)
     grid = dial.grid
+    placed = _tiers.read_cluster(Fields(body), grid, limit)
     module = _findings.module_text(
         grid.replicas,
         grid.partitions,
@@ -178,6 +180,12 @@ def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
     }
     if "cells" in include:
         result["cells"] = _cells(grid, dial.groups)
+    if placed is not None:
+        spec, cluster = placed
+        result["cluster"] = _tiers.cluster_json(spec, cluster)
+        result["tiers"] = _tiers.group_tiers_json(cluster, dial.groups)
+        if "cells" in include:
+            result["cells"].update(_tiers.cell_places(cluster, grid))
     if "steps" in include:
         result["steps"] = _steps(dial)
     if "modes" in include:
