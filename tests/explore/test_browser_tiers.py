@@ -129,3 +129,28 @@ def test_the_canvas_colours_a_large_grid_by_host(tab: Page) -> None:
     assert page.text_content("#legend .tiers") == (
         "on h100-8x:256 (256 hosts of 8, 256 domains) · tiers: network ×16"
     )
+
+
+def test_a_dump_collective_keeps_the_cluster(tab: Page) -> None:
+    """The dump's grid is 2 x 4 under XLA's default assignment DA[r][p] = p*2 + r: on a v5e
+    2x4 slice (hosts of devices 0,1,4,5 and 2,3,6,7), tp_flat's groups {0,2,4,6} span both
+    hosts (tier domain) while dp_flat's {0,1} stay on one."""
+    page = tab.open()
+    after(page, lambda: page.fill("#cluster", "tpu-v5e:2x4"))
+    page.click("#tab-dump")
+    after(page, lambda: page.click("#dump-example"))
+    after(page, lambda: page.click("#collectives li[data-name=tp_flat]"))
+    assert page.input_value("#cluster") == "tpu-v5e:2x4"
+    tiers = page.eval_on_selector_all(
+        "#legend .item[data-group]", "items => items.map(i => i.textContent)"
+    )
+    assert tiers == ["g0 {0,2,4,6} · domain, 2 hosts, ici", "g1 {1,3,5,7} · domain, 2 hosts, ici"]
+    after(page, lambda: page.click("#collectives li[data-name=dp_flat]"))
+    assert page.text_content("#legend .tiers") == (
+        "on tpu-v5e:2x4 (2 hosts of 4, 1 domain) · tiers: host ×4"
+    )
+    page.hover(".pane[data-view=flat] .cell[data-flat='0']")
+    assert page.text_content("#details").endswith(
+        "group g0 tier host: spans 1 host, 1 domain; slowest link ici at 45 GB/s one way; "
+        "ring hops 1"
+    )

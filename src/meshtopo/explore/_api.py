@@ -6,9 +6,10 @@
                       ``device_assignment``, the mode fields (``opcode``, ``channel_id``,
                       ``use_global_device_ids``) and the written groups (``groups`` text in any
                       encoding, or ``over`` mesh axes; a named mesh defaults to JAX's
-                      fields), optionally a dump's ``shapes`` -> the mode, the device groups, per-cell
-                      arrays, the compact form, the findings, the expansion steps, and the four
-                      modes side by side.
+                      fields), optionally a dump's ``shapes`` and a ``cluster`` preset -> the
+                      mode, the device groups, per-cell arrays (with a cluster, each device's
+                      host and domain), the compact form, the findings, the expansion steps,
+                      the four modes side by side, and with a cluster each group's tier.
 ``POST /api/hlo``     ``{"text": ...}`` -> the module's replica and partition counts, its
                       collectives (each with a ready ``/api/groups`` body) and verifier findings.
 ``POST /api/order``   one module (``text``) or several with their devices (``programs``) -> the

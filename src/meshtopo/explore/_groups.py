@@ -3,7 +3,8 @@
 The groups come from the library's own functions (``CollectiveDeviceList.parse``,
 ``Mesh.replica_groups``, ``group_mode``/``group_mode_for_opcode``,
 ``participating_device_groups``); this module only reshapes their answers for the page:
-per-cell arrays, the compact form, the expansion steps and the four modes side by side.
+per-cell arrays, the compact form, the expansion steps and the four modes side by side;
+``_tiers`` places them on a ``cluster`` when the request names one.
 """
 
 from __future__ import annotations
