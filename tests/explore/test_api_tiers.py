@@ -10,6 +10,12 @@ MESH_2X8 = {"axes": [{"name": "data", "size": 2}, {"name": "model", "size": 8}]}
 MESH_4X4 = {"axes": [{"name": "x", "size": 4}, {"name": "y", "size": 4}]}
 
 
+def test_info_names_the_cluster_presets(client: Client) -> None:
+    assert client.get("/api/info").body["cluster_presets"] == [
+        "a100-8x", "h100-8x", "p6-b200", "gb200-nvl72", "tpu-v4", "tpu-v5p", "tpu-v5e", "tpu-v6e",
+    ]  # fmt: skip
+
+
 def test_model_groups_stay_on_one_host(client: Client) -> None:
     r = client.groups(mesh=MESH_2X8, over=["model"], cluster="h100-8x:2")
     assert r["cluster"] == {

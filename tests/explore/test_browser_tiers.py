@@ -76,6 +76,9 @@ def test_the_controls_pick_a_cluster_and_recolour(tab: Page) -> None:
     assert page.input_value("#cluster") == ""
     assert page.is_disabled("input[name=colourby][value=host]")
     assert page.is_disabled("input[name=colourby][value=domain]")
+    assert page.text_content("#cluster-note").endswith(
+        "; presets: a100-8x, h100-8x, p6-b200, gb200-nvl72, tpu-v4, tpu-v5p, tpu-v5e, tpu-v6e"
+    )
     before = [c["bg"] for c in by_flat(page)]
     assert "host" not in by_flat(page)[0]
     after(page, lambda: page.fill("#cluster", "tpu-v5e:4x2"))
@@ -92,6 +95,9 @@ def test_the_controls_pick_a_cluster_and_recolour(tab: Page) -> None:
     after(page, lambda: page.click("label:has(input[name=colourby][value=domain])"))
     assert {c["bg"] for c in by_flat(page)} == {rgb(PALETTE[0])}
     assert legend(page)[0] == "domain 0 (8 devices)"
+    after(page, lambda: page.click("label:has(input[name=colourby][value=host])"))
+    shot(page, "tiers-tpu-by-host.png")
+    after(page, lambda: page.click("label:has(input[name=colourby][value=domain])"))
     # The fragment restores the whole dial, cluster and colouring included.
     tab.open("#" + page.url.split("#", 1)[1])
     assert page.input_value("#cluster") == "tpu-v5e:4x2"
@@ -129,6 +135,7 @@ def test_the_canvas_colours_a_large_grid_by_host(tab: Page) -> None:
     assert page.text_content("#legend .tiers") == (
         "on h100-8x:256 (256 hosts of 8, 256 domains) · tiers: network ×16"
     )
+    shot(page, "tiers-canvas-by-host.png")
 
 
 def test_a_dump_collective_keeps_the_cluster(tab: Page) -> None:

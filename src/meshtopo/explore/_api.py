@@ -1,7 +1,7 @@
 """The explorer's JSON API, in one screen (the full schema is in docs/explorer-api.md).
 
-``GET  /api/info``    version, limits, the opcodes and the four modes with the fields that
-                      select them.
+``GET  /api/info``    version, limits, the opcodes, the four modes with the fields that
+                      select them, and the cluster preset names.
 ``POST /api/groups``  a grid (``replicas`` x ``partitions``, or a named ``mesh``), a
                       ``device_assignment``, the mode fields (``opcode``, ``channel_id``,
                       ``use_global_device_ids``) and the written groups (``groups`` text in any
@@ -57,4 +57,5 @@ def info_response(device_limit: int, max_body: int) -> dict[str, Any]:
         "limits": {"devices": device_limit, "body_bytes": max_body},
         "opcodes": list(OPCODES),
         "modes": [{"name": str(mode), **selectors[str(mode)]} for mode in mt.CollectiveOpGroupMode],
+        "cluster_presets": list(mt.topology.PRESETS),
     }

@@ -431,6 +431,7 @@ async function start() {
   try {
     const info = await (await fetch("/api/info")).json();
     for (const op of info.opcodes) $("opcode").append(new Option(op, op));
+    $("cluster-note").append(`; presets: ${info.cluster_presets.join(", ")}`);
   } catch (error) {
     // The dial still works without the opcode list.
   }
