@@ -1,14 +1,15 @@
 """The explorer's JSON API, in one screen (the full schema is in docs/explorer-api.md).
 
-``GET  /api/info``    version, limits, the opcodes and the four modes with the fields that
-                      select them.
+``GET  /api/info``    version, limits, the opcodes, the four modes with the fields that
+                      select them, and the cluster preset names.
 ``POST /api/groups``  a grid (``replicas`` x ``partitions``, or a named ``mesh``), a
                       ``device_assignment``, the mode fields (``opcode``, ``channel_id``,
                       ``use_global_device_ids``) and the written groups (``groups`` text in any
                       encoding, or ``over`` mesh axes; a named mesh defaults to JAX's
-                      fields), optionally a dump's ``shapes`` -> the mode, the device groups, per-cell
-                      arrays, the compact form, the findings, the expansion steps, and the four
-                      modes side by side.
+                      fields), optionally a dump's ``shapes`` and a ``cluster`` preset -> the
+                      mode, the device groups, per-cell arrays (with a cluster, each device's
+                      host and domain), the compact form, the findings, the expansion steps,
+                      the four modes side by side, and with a cluster each group's tier.
 ``POST /api/hlo``     ``{"text": ...}`` -> the module's replica and partition counts, its
                       collectives (each with a ready ``/api/groups`` body) and verifier findings.
 ``POST /api/order``   one module (``text``) or several with their devices (``programs``) -> the
@@ -56,4 +57,5 @@ def info_response(device_limit: int, max_body: int) -> dict[str, Any]:
         "limits": {"devices": device_limit, "body_bytes": max_body},
         "opcodes": list(OPCODES),
         "modes": [{"name": str(mode), **selectors[str(mode)]} for mode in mt.CollectiveOpGroupMode],
+        "cluster_presets": list(mt.topology.PRESETS),
     }

@@ -3,7 +3,8 @@
 The groups come from the library's own functions (``CollectiveDeviceList.parse``,
 ``Mesh.replica_groups``, ``group_mode``/``group_mode_for_opcode``,
 ``participating_device_groups``); this module only reshapes their answers for the page:
-per-cell arrays, the compact form, the expansion steps and the four modes side by side.
+per-cell arrays, the compact form, the expansion steps and the four modes side by side;
+``_tiers`` places them on a ``cluster`` when the request names one.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 
 import meshtopo as mt
 
-from . import _findings
+from . import _findings, _tiers
 from ._grid import Grid, build_grid
 from ._schema import OPCODES, Fields, RequestError
 
@@ -34,6 +35,7 @@ GROUP_FIELDS = (
     "over",
     "include",
     "shapes",
+    "cluster",
 )
 SECTIONS = ("cells", "steps", "modes", "findings")
 PERMUTE_OPCODES = ("collective-permute", "collective-permute-start")
@@ -156,6 +158,7 @@ def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
     include = _include(Fields(body))
     dial = read_dial(body, limit)
     grid = dial.grid
+    placed = _tiers.read_cluster(Fields(body), grid, limit)
     module = _findings.module_text(
         grid.replicas,
         grid.partitions,
@@ -178,6 +181,12 @@ def groups_response(body: dict[str, Any], limit: int) -> dict[str, Any]:
     }
     if "cells" in include:
         result["cells"] = _cells(grid, dial.groups)
+    if placed is not None:
+        spec, cluster = placed
+        result["cluster"] = _tiers.cluster_json(spec, cluster)
+        result["tiers"] = _tiers.group_tiers_json(cluster, dial.groups)
+        if "cells" in include:
+            result["cells"].update(_tiers.cell_places(cluster, grid))
     if "steps" in include:
         result["steps"] = _steps(dial)
     if "modes" in include:

@@ -107,6 +107,7 @@ function showRequestError(error) {
 function render(result) {
   const focusKey = document.activeElement && document.activeElement.dataset
     ? document.activeElement.dataset.focusKey : undefined;
+  result.colourBy = state.ui.colourBy;
   state.result = result;
   stopPlaying();
   state.step = -1;
@@ -393,6 +394,8 @@ function wireControls() {
     $(id).addEventListener("change", () => { syncVisibility(); edited(false); });
   }
   document.querySelectorAll("input[name=ugdi]").forEach((i) => i.addEventListener("change", () => edited(false)));
+  $("cluster").addEventListener("input", () => { syncVisibility(); edited(true); });
+  document.querySelectorAll("input[name=colourby]").forEach((i) => i.addEventListener("change", () => edited(false)));
   $("add-axis").addEventListener("click", () => {
     addAxis(`a${$("mesh-axes").children.length}`, 2);
     syncOverAxes();
@@ -428,6 +431,7 @@ async function start() {
   try {
     const info = await (await fetch("/api/info")).json();
     for (const op of info.opcodes) $("opcode").append(new Option(op, op));
+    $("cluster-note").append(`; presets: ${info.cluster_presets.join(", ")}`);
   } catch (error) {
     // The dial still works without the opcode list.
   }

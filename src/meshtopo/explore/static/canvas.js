@@ -4,7 +4,7 @@
 // flattened-id != device-id corners from 14 px, device ids printed from 30 px; a permute's
 // pairs are drawn as arrows from 6 px a cell.
 
-import { rgbOf, rgbOfColour, colourOf } from "/grid.js";
+import { rgbOf, rgbOfColour, colourOf, colourBy, colourKeys } from "/grid.js";
 
 const BACKGROUND = 255;
 const LINE = [20, 32, 46];
@@ -47,9 +47,10 @@ export class CanvasView {
     this.view = view;
     const n = result.grid.devices;
     this.rgb = new Uint8Array(3 * n);
-    const groups = result.cells.group;
+    const byGroup = colourBy(result) === "group";
+    const keys = colourKeys(result);
     for (let f = 0; f < n; f++) {
-      const [r, g, b] = roles ? rgbOfColour(colourOf(result, f, roles)) : rgbOf(groups[f]);
+      const [r, g, b] = roles && byGroup ? rgbOfColour(colourOf(result, f, roles)) : rgbOf(keys[f]);
       this.rgb[3 * f] = r; this.rgb[3 * f + 1] = g; this.rgb[3 * f + 2] = b;
     }
     this.pairs = result.pairs && result.device_groups ? result.device_groups.groups : null;

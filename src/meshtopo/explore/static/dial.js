@@ -11,8 +11,10 @@ export const DEFAULT_UI = {
   axes: [{ name: "data", size: "2" }, { name: "model", size: "4" }],
   order: "default", perm: "", meshReplicas: "1", assignment: "mesh", table: "",
   opcode: "", channel: true, ugdi: "true", src: "over", groups: "{{0,1}}", over: ["model"],
-  shapes: null, view: "", show: "",
+  shapes: null, view: "", show: "", cluster: "", colourBy: "group",
 };
+// What "colour by" may name; host and domain need a cluster.
+export const COLOUR_BY = ["group", "host", "domain"];
 
 let onEdit = () => {};
 
@@ -50,6 +52,8 @@ export function readUi() {
     src: radio("groupsrc"),
     groups: $("groups").value,
     over: [...document.querySelectorAll("#over-axes input:checked")].map((i) => i.value),
+    cluster: $("cluster").value.trim(),
+    colourBy: radio("colourby"),
     shapes: state.ui ? state.ui.shapes : null,
     view: state.ui ? state.ui.view : "",
     show: state.ui ? state.ui.show : "",
@@ -73,6 +77,8 @@ export function applyUi(ui) {
   setRadio("groupsrc", ui.src);
   $("groups").value = ui.groups;
   syncOverAxes(ui.over);
+  $("cluster").value = ui.cluster;
+  setRadio("colourby", ui.colourBy);
   state.ui = ui;
   syncVisibility();
 }
@@ -120,6 +126,7 @@ export function toBody(ui) {
   if (ui.src === "over") body.over = ui.over;
   else body.groups = ui.groups;
   if (ui.shapes) body.shapes = ui.shapes;
+  if (ui.cluster) body.cluster = ui.cluster;
   return body;
 }
 
@@ -144,6 +151,8 @@ export function toHash(ui) {
   if (ui.shapes) q.set("shapes", `${ui.shapes.operand.join("x")}>${ui.shapes.result.join("x")}@${ui.shapes.dimension}`);
   if (ui.view) q.set("view", ui.view);
   if (ui.show) q.set("show", ui.show);
+  if (ui.cluster) q.set("cluster", ui.cluster);
+  if (ui.colourBy !== "group") q.set("by", ui.colourBy);
   return "#" + q.toString();
 }
 
@@ -177,6 +186,8 @@ export function fromHash(hash) {
   ui.shapes = shapes ? { operand: dims(shapes[1]), result: dims(shapes[2]), dimension: Number(shapes[3]) } : null;
   ui.view = pick("view", ["mesh", "flat", "device"], "");
   ui.show = pick("show", ORDER_EXAMPLES, "");
+  ui.cluster = (q.get("cluster") || "").trim();
+  ui.colourBy = pick("by", COLOUR_BY, "group");
   return ui;
 }
 
@@ -229,6 +240,11 @@ export function syncVisibility() {
   const over = radio("groupsrc") === "over";
   $("groups-text-box").hidden = over;
   $("groups-over-box").hidden = !over;
+  // Host and domain colours need a cluster to place the devices on.
+  const placed = $("cluster").value.trim() !== "";
+  for (const input of document.querySelectorAll("input[name=colourby]")) {
+    input.disabled = !placed && input.value !== "group";
+  }
 }
 
 // Switching to a named mesh dials it as JAX writes it: one replica, the mesh's device order

@@ -47,13 +47,20 @@ export const isDark = (hex) => {
   return 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.25;
 };
 
-// The colour of cell f: its group's, or its part in a permute's pairs.
+// What the cells are coloured by: "group" (a permute: its part in the pairs), or "host" or
+// "domain" when the answer places the devices on a cluster (app.js sets ``colourBy``).
+export const colourBy = (result) => (result.colourBy && result.cells[result.colourBy] ? result.colourBy : "group");
+
+// Per cell, the index its colour is drawn from (-1: none).
+export const colourKeys = (result) => result.cells[colourBy(result)];
+
+// The colour of cell f: its group's, its host's or domain's, or its part in a permute's pairs.
 export function colourOf(result, f, roles) {
-  if (roles) {
+  if (roles && colourBy(result) === "group") {
     const role = roles[f];
     return role ? ROLES[role].colour : NONE_COLOUR;
   }
-  const g = result.cells.group[f];
+  const g = colourKeys(result)[f];
   return g < 0 ? NONE_COLOUR : PALETTE[g % PALETTE.length];
 }
 
@@ -150,7 +157,7 @@ function drawView(result, view, roles) {
     cell.tabIndex = -1;
     const colour = colourOf(result, f, roles);
     cell.style.background = colour;
-    const known = roles ? roles[f] : info.group >= 0;
+    const known = colourBy(result) !== "group" ? true : roles ? roles[f] : info.group >= 0;
     cell.classList.add(!known ? "none" : isDark(colour) ? "dark" : "light");
     if (mismatched.has(f)) cell.classList.add("mismatch");
     if (overlaps.has(f)) cell.classList.add("overlap");
@@ -159,6 +166,7 @@ function drawView(result, view, roles) {
       group: info.group, rank: info.rank, row: view.row[f], col: view.col[f],
       colour: known ? colour : "none", focusKey: `cell:${view.key}:${f}`,
     });
+    if (result.cells.host) Object.assign(cell.dataset, { host: result.cells.host[f], domain: result.cells.domain[f] });
     if (big) {
       const rp = el("div", "rp");
       const g = roles ? (roles[f] ? { both: "s+r", source: "send", target: "recv" }[roles[f]] : "–") : info.group < 0 ? "–" : `g${info.group}`;
@@ -169,7 +177,8 @@ function drawView(result, view, roles) {
     }
     cell.setAttribute("aria-label", `device ${info.device}, flattened id ${f}` +
       (info.mesh ? `, mesh ${info.mesh}` : "") +
-      (roles ? "" : info.group >= 0 ? `, group ${info.group} rank ${info.rank}` : ", in no group"));
+      (roles ? "" : info.group >= 0 ? `, group ${info.group} rank ${info.rank}` : ", in no group") +
+      (result.cells.host ? `, host ${result.cells.host[f]}, domain ${result.cells.domain[f]}` : ""));
     place(cell, across + view.row[f], down + view.col[f]);
     cells[f] = cell;
     grid.append(cell);
@@ -258,7 +267,21 @@ export function renderLegend(result, roles, drawnMarks) {
   };
   const d = result.device_groups;
   const groups = result.cells.group;
-  if (roles) {
+  const by = colourBy(result);
+  const tiers = result.tiers && result.tiers.groups;
+  if (by !== "group") {
+    // One swatch per host or domain, with its device count, in id order.
+    const keys = result.cells[by];
+    const counts = new Map();
+    for (const k of keys) counts.set(k, (counts.get(k) || 0) + 1);
+    const ids = [...counts.keys()].sort((a, b) => a - b);
+    for (const k of ids.slice(0, PALETTE.length)) {
+      item("sw", PALETTE[k % PALETTE.length], `${by} ${k} (${plural(counts.get(k), "device")})`).dataset[by] = String(k);
+    }
+    if (ids.length > PALETTE.length) {
+      legend.append(el("span", "item", `… ${ids.length - PALETTE.length} more ${by}s: colours repeat every ${PALETTE.length}`));
+    }
+  } else if (roles) {
     for (const [key, role] of Object.entries(ROLES)) {
       const count = roles.filter((r) => r === key).length;
       if (count) item("sw", role.colour, `${role.label} (${count})`).dataset.role = key;
@@ -268,16 +291,40 @@ export function renderLegend(result, roles, drawnMarks) {
     if (idle) item("sw none", null, `in no pair (${idle})`);
   } else {
     const shown = d ? Math.min(d.count, PALETTE.length) : 0;
-    for (let g = 0; g < shown; g++) item("sw", PALETTE[g], `g${g} ${shortList(d.groups[g], 6)}`).dataset.group = String(g);
+    for (let g = 0; g < shown; g++) {
+      const node = item("sw", PALETTE[g], `g${g} ${shortList(d.groups[g], 6)}` + (tiers ? ` · ${tierText(tiers, g)}` : ""));
+      node.dataset.group = String(g);
+      if (tiers) node.dataset.tier = tiers.tier[g];
+    }
     if (d && d.count > PALETTE.length) {
       legend.append(el("span", "item", `… ${d.count - PALETTE.length} more: colours repeat every ${PALETTE.length} groups; hover or focus a cell to pick out its group`));
     }
     if (groups.some((g) => g < 0)) item("sw none", null, "in no group");
     if (result.cells.overlaps.length) item("sw ov", null, `in more than one device group (${result.cells.overlaps.length})`);
   }
+  if (result.tiers) legend.append(tierSummary(result));
   if (drawnMarks && result.cells.mismatched.length) {
     item("mm", null, `flattened id ≠ device id (${result.cells.mismatched.length} cells)`);
   }
+}
+
+// Group g's tier in a few words: "network, 2 hosts, ib".
+export function tierText(tiers, g) {
+  const link = tiers.link[g] ? `, ${tiers.link[g]}` : "";
+  return `${tiers.tier[g]}, ${plural(tiers.hosts[g], "host")}${link}`;
+}
+
+// The cluster's name and how many groups fall in each tier, or why there are no tiers.
+function tierSummary(result) {
+  const { cluster, tiers } = result;
+  const node = el("span", "item tiers");
+  node.dataset.tiers = tiers.counts ? JSON.stringify(tiers.counts) : "";
+  const counts = tiers.counts
+    ? Object.entries(tiers.counts).map(([tier, n]) => `${tier} ×${n}`).join(", ")
+    : tiers.error;
+  node.textContent = `on ${cluster.spec} (${plural(cluster.hosts, "host")} of ${cluster.devices_per_host}, ` +
+    `${plural(cluster.domains, "domain")}) · tiers: ${counts}`;
+  return node;
 }
 
 // ---------------------------------------------------------------- device assignment table

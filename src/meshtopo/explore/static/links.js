@@ -1,7 +1,7 @@
 // Linked highlighting and the roving focus: pointing at a cell picks out its group (with
 // ranks), or for a permute its pairs, in every view and in the device-assignment table, and
 // shows its details; arrow keys move the focus across a view.
-import { $, el, shortList, cellInfo } from "/grid.js";
+import { $, el, plural, shortList, cellInfo } from "/grid.js";
 import { neighbour } from "/layout.js";
 import { state } from "/state.js";
 
@@ -95,6 +95,20 @@ export function showDetails(f) {
     if (result.cells.overlaps.includes(f)) lines.push("listed in more than one device group");
   } else {
     lines.push("in no device group");
+  }
+  if (result.cells.host) {
+    const cluster = result.cluster;
+    lines.push(`on ${cluster.spec}: host ${result.cells.host[f]}, domain ${result.cells.domain[f]}`);
+    const tiers = result.tiers.groups;
+    if (tiers && c.group >= 0 && !result.pairs) {
+      const link = tiers.link[c.group]
+        ? `; slowest link ${tiers.link[c.group]} at ${tiers.link_bandwidth[c.group] / 1e9} GB/s one way` : "";
+      const hops = tiers.ring_hops ? `; ring hops ${tiers.ring_hops[c.group]}` : "";
+      lines.push(`group g${c.group} tier ${tiers.tier[c.group]}: spans ${plural(tiers.hosts[c.group], "host")}, ` +
+        `${plural(tiers.domains[c.group], "domain")}${link}${hops}`);
+    } else if (result.tiers.error) {
+      lines.push(`no tiers: ${result.tiers.error}`);
+    }
   }
   box.replaceChildren(...lines.map((line) => el("div", "", line)));
   Object.assign(box.dataset, { flat: f, device: c.device, group: c.group, rank: c.rank });
