@@ -9,7 +9,6 @@ spanned, slowest link and ring hops from ``mt.topology.group_tiers``, all as who
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -23,8 +22,6 @@ Cluster = mt.topology.Cluster
 
 # name, then :HOSTS (GPU) or :AxB[xC] with an optional :SLICES (TPU); digits bounded so that
 # no spec names a number the size check below cannot read.
-_SPEC = re.compile(r"([a-z0-9-]+)(?::(\d{1,9})|:(\d{1,6}(?:x\d{1,6}){0,2})(?::(\d{1,6}))?)?")
-_SPEC_FORM = "name, name:HOSTS or name:AxB[xC][:SLICES]"
 TIER_NAMES = np.array([str(tier) for tier in mt.topology.Tier])
 
 
@@ -35,29 +32,12 @@ def read_cluster(fields: Fields, grid: Grid, limit: int) -> tuple[str, Cluster] 
     spec = fields.string("cluster", default="", max_length=64).strip()
     if not spec:
         return None
-    match = _SPEC.fullmatch(spec)
-    if match is None:
-        raise RequestError(
-            400, f"field 'cluster' must be a preset spec ({_SPEC_FORM}), got {spec!r}"
-        )
-    name, hosts, shape, slices = match.groups()
-    if name not in mt.topology.PRESETS:
-        raise RequestError(
-            400,
-            f"field 'cluster' names {name!r}, which is not a preset; presets: "
-            f"{', '.join(mt.topology.PRESETS)}",
-        )
     try:
-        cluster = mt.topology.preset(
-            name,
-            hosts=None if hosts is None else int(hosts),
-            shape=None if shape is None else [int(s) for s in shape.split("x")],
-            slices=1 if slices is None else int(slices),
-        )
+        cluster = mt.topology.preset_spec(spec)
     except mt.LimitError as error:
         raise RequestError(413, f"field 'cluster' {spec!r}: {error}", kind="LimitError") from None
     except mt.MeshtopoError as error:
-        raise RequestError(400, f"field 'cluster' {spec!r}: {error}") from None
+        raise RequestError(400, f"field 'cluster': {error}") from None
     if cluster.num_devices > limit:
         raise RequestError(
             413,

@@ -41,6 +41,7 @@ from ._cost import estimate as estimate
 from ._cost import slowest_link_bytes as slowest_link_bytes
 from ._cost import torus_time as torus_time
 from ._files import load_cluster as load_cluster
+from ._files import preset_spec as preset_spec
 from ._files import save_cluster as save_cluster
 from ._nccl_tuning import nccl_best_time as nccl_best_time
 from ._nccl_tuning import nccl_time as nccl_time

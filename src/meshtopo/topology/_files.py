@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 from pathlib import Path
 
@@ -28,27 +29,26 @@ from ._cluster import Cluster
 from ._nccl_xml import read_nccl_topology
 from ._presets import PRESETS, preset
 
+PRESET_SPEC_FORM = "name, name:HOSTS or name:AxB[xC][:SLICES]"
+_PRESET_SPEC = re.compile(
+    r"([a-z0-9-]+)(?::([0-9]{1,9})|:([0-9]{1,6}(?:x[0-9]{1,6}){0,2})(?::([0-9]{1,6}))?)?")
 
-def _preset_spec(spec: str) -> Cluster:
-    name, _, rest = spec.partition(":")
+
+def preset_spec(spec: str) -> Cluster:
+    """The preset cluster a spec names: ``h100-8x``, ``h100-8x:4`` (hosts) or
+    ``tpu-v5e:4x4[:2]`` (slice shape and slice count). Numbers are bounded by the spec's form
+    before anything is built; a malformed spec or an unknown name is an
+    ``InvalidArgumentError`` saying which."""
+    match = _PRESET_SPEC.fullmatch(spec)
+    if match is None:
+        raise InvalidArgumentError(f"{spec!r} is not a preset spec ({PRESET_SPEC_FORM})")
+    name, hosts, shape, slices = match.groups()
     if name not in PRESETS:
         raise InvalidArgumentError(
-            f"--cluster {spec!r} is neither a file nor a preset; presets: {', '.join(PRESETS)}"
-        )
-    if not rest:
-        return preset(name)
-    size, _, slices = rest.partition(":")
-    try:
-        count = int(slices) if slices else 1
-        if "x" in size:
-            return preset(name, shape=[int(s) for s in size.split("x")], slices=count)
-        if slices:
-            raise InvalidArgumentError(f"preset spec {spec!r}: slices need a shape like 4x4")
-        return preset(name, hosts=int(size))
-    except ValueError:
-        raise InvalidArgumentError(
-            f"preset spec {spec!r}: expected name:HOSTS or name:AxB[:SLICES]"
-        ) from None
+            f"{spec!r} names {name!r}, which is not a preset; presets: {', '.join(PRESETS)}")
+    return preset(name, hosts=None if hosts is None else int(hosts),
+                  shape=None if shape is None else [int(s) for s in shape.split("x")],
+                  slices=1 if slices is None else int(slices))
 
 
 def load_cluster(spec: str | os.PathLike[str], hosts: int = 1) -> Cluster:
@@ -56,7 +56,11 @@ def load_cluster(spec: str | os.PathLike[str], hosts: int = 1) -> Cluster:
     file (``hosts`` copies of the XML's host; TOML and JSON give their own host count)."""
     path = Path(spec)
     if not path.is_file():
-        return _preset_spec(str(spec))
+        if str(spec).partition(":")[0] not in PRESETS:
+            raise InvalidArgumentError(
+                f"--cluster {str(spec)!r} is neither a file nor a preset; presets: "
+                f"{', '.join(PRESETS)}")
+        return preset_spec(str(spec))
     text = path.read_text(encoding="utf-8")
     suffix = path.suffix.lower()
     if suffix == ".xml" or text.lstrip().startswith("<"):
