@@ -18,6 +18,7 @@ from rich.text import Text
 from .._errors import InvalidArgumentError
 from ..hlo import load
 from ..order import Arrival, Finding, Report, analyze, chrome_trace, from_flight_recorder
+from ._inputs import device_limit_option
 from ._options import int_list
 from ._render import console, emit_json
 
@@ -102,6 +103,7 @@ def _excerpt(report: Report, finding: Finding) -> list[Text]:
                    "Chrome trace event format.")
 @click.option("--flight-recorder", "flight_recorder", default=None,
               help="Read PyTorch Flight Recorder dumps (one file per rank) from this directory.")
+@device_limit_option
 def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
           trace_path: str | None, flight_recorder: str | None) -> int:
     """Match every device's collectives by arrival order and report hangs and garbage.

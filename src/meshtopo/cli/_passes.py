@@ -27,6 +27,7 @@ from ..hlo.passes import (
     run_convert_async_collectives_to_sync,
     run_linearize_collectives,
 )
+from ._inputs import device_limit_option
 from ._render import console, emit_json
 
 
@@ -108,6 +109,7 @@ def _table(decisions: list[Decision]) -> Table:
 @click.option("-o", "--output", "output", default=None,
               help="Write the rewritten module to this file instead of stdout.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@device_limit_option
 def passes(file: str, output: str | None, as_json: bool, **options: Any) -> int:
     """Run XLA's collective passes on FILE and show what each did to each collective."""
     module = load(file)

@@ -31,6 +31,7 @@ from ..topology import (
     save_cluster,
 )
 from ..topology._units import format_seconds, format_size, parse_size
+from ._inputs import device_limit_option
 from ._inspect_rows import Inspection
 from ._math import _mesh_payload, parse_mesh
 from ._options import DecimalRange
@@ -113,6 +114,7 @@ def _describe(cluster: Cluster) -> str:
 @click.option("--sm", type=DecimalRange(min=60), default=90, show_default=True,
               help="GPU compute capability for the nccl model's tables.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@device_limit_option
 def plan_command(
     cluster_spec: str, mesh_spec: str, devices: str | None, size: str, opcodes: tuple[str, ...],
     against: str | None, hosts: int | None, channels: int, sm: int, as_json: bool,

@@ -21,6 +21,7 @@ from ..runtime import BACKENDS, Plan, Replay, load_inputs, save_values
 from ..runtime._execute import checked_inputs, run_local, run_threads
 from ..runtime._rendezvous import DEFAULT_TIMEOUT
 from ..runtime._values import Value
+from ._inputs import device_limit_option
 from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange, device_assignment
 from ._render import console, emit_json
 
@@ -64,6 +65,7 @@ def _leaf_json(array: np.ndarray) -> dict[str, object]:
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT,
               show_default=True, help="Rendezvous timeout per collective, in seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@device_limit_option
 def run(file: str, backend: str, nproc: int | None, nnodes: int, node_rank: int,
         master_addr: str, master_port: int | None, inputs_path: str | None,
         output_path: str | None, assignment_spec: str | None, timeout: float,
@@ -136,6 +138,7 @@ def run(file: str, backend: str, nproc: int | None, nnodes: int, node_rank: int,
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT,
               show_default=True, help="Rendezvous timeout per collective, in seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@device_limit_option
 def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | None,
            timeout: float, as_json: bool) -> int:
     """Replay the communication of the HLO module in FILE: every device issues its
