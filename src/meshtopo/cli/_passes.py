@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from .._errors import InvalidArgumentError
@@ -128,7 +127,7 @@ def passes(file: str, output: str | None, as_json: bool, **options: Any) -> int:
         return 0
     if output is None:
         click.echo(text, nl=False)
-        Console(stderr=True).print(_table(decisions))
+        console(stderr=True).print(_table(decisions))
     else:
         out = console()
         out.print(_table(decisions))

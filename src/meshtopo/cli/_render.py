@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator, Sequence
 
 import click
@@ -21,9 +22,16 @@ GROUPS_SHOWN = 64  # groups printed in text output; the rest are counted
 IDS_SHOWN = 1024  # ids of one group printed by expand; the rest are counted
 
 
-def console() -> Console:
-    """A console on stdout (colour only when stdout is a terminal)."""
-    return Console(highlight=False, soft_wrap=True)
+PIPED_WIDTH = 160
+"""Columns for tables written to a file or pipe (a terminal gives its own width)."""
+
+
+def console(stderr: bool = False) -> Console:
+    """A console on stdout (or stderr): colour only on a terminal, and tables at
+    ``PIPED_WIDTH`` columns when the stream is no terminal, so logs keep them readable."""
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if stream.isatty() else PIPED_WIDTH
+    return Console(highlight=False, soft_wrap=True, stderr=stderr, width=width)
 
 
 def group_style(group: int) -> str:
