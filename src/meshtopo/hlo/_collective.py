@@ -71,6 +71,14 @@ def _mode(opcode: str, has_channel_id: bool, use_global: bool | None) -> Collect
     return group_mode_for_opcode(opcode, has_channel_id, use_global)
 
 
+# What ``Collective.decoded`` gives: replica_groups, groups_text, use_global_device_ids,
+# constrain_layout, dimensions, source_target_pairs, slice_sizes, to_apply, channel_id.
+Decoded = tuple[
+    "CollectiveDeviceList | None", "str | None", "bool | None", bool, "tuple[int, ...] | None",
+    "list[tuple[int, int]] | None", "list[tuple[int, ...]] | None", "str | None", "int | None",
+]
+
+
 class InstructionRecord(Protocol):
     """What a collective reads of the instruction it was decoded from (``_structure``'s
     ``Instruction`` is one)."""
@@ -144,6 +152,18 @@ class Collective:
         self.start: str | None = None
         self.wrapped_opcode: str | None = None
         self._shape: Shape | None = None
+
+    def decoded(self) -> Decoded:
+        """The attributes decoded from text, in the order ``take_decoded`` takes them."""
+        return (self.replica_groups, self.groups_text, self.use_global_device_ids,
+                self.constrain_layout, self.dimensions, self.source_target_pairs,
+                self.slice_sizes, self.to_apply, self.channel_id)
+
+    def take_decoded(self, values: Decoded) -> None:
+        """Take the attributes another collective with the same text decoded (``decoded``)."""
+        (self.replica_groups, self.groups_text, self.use_global_device_ids,
+         self.constrain_layout, self.dimensions, self.source_target_pairs,
+         self.slice_sizes, self.to_apply, self.channel_id) = values
 
     @property
     def instruction(self) -> InstructionRecord:

@@ -38,6 +38,7 @@ from ._collective import (
     SEND_RECV_PAIRS,
     Collective,
     CollectiveScope,
+    Decoded,
     send_recv_pairs,
 )
 from ._explicit import decode_explicit_lists
@@ -73,7 +74,7 @@ class DecodeCache:
 
     def __init__(self) -> None:
         self.values: dict[tuple[str, str], object] = {}
-        self.templates: dict[tuple[str, int, bool, str], tuple[object, ...]] = {}
+        self.templates: dict[tuple[str, int, bool, str], Decoded] = {}
 
     def get(self, key: str, text: str, line: int, column: int,
             decode: Callable[[str, int, int], _T]) -> _T:
@@ -134,12 +135,6 @@ def _name(text: str, line: int, column: int) -> str:
     return text.strip().lstrip("%")
 
 
-_TEMPLATE_FIELDS = (
-    "replica_groups", "groups_text", "use_global_device_ids", "constrain_layout", "dimensions",
-    "source_target_pairs", "slice_sizes", "to_apply", "channel_id",
-)  # fmt: skip
-
-
 def decode_collective(
     instruction: Instruction, scope: CollectiveScope, cache: DecodeCache
 ) -> Collective:
@@ -153,10 +148,9 @@ def decode_collective(
     template = cache.templates.get(key)
     if template is None:
         _decode(c, instruction, cache)
-        cache.templates[key] = tuple(getattr(c, name) for name in _TEMPLATE_FIELDS)
+        cache.templates[key] = c.decoded()
     else:
-        for name, value in zip(_TEMPLATE_FIELDS, template, strict=True):
-            setattr(c, name, value)
+        c.take_decoded(template)
         if channel is not None:
             c.channel_id = int(channel)
     return c
