@@ -10,13 +10,16 @@ device; over several hosts every host runs the same command with its own ``--nod
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 import numpy as np
 from rich.text import Text
 
 from .._errors import InvalidArgumentError
-from ..hlo import load
+from .._placement import DeviceAssignment
+from ..hlo import Module, load
 from ..runtime import BACKENDS, Plan, Replay, load_inputs, save_values
 from ..runtime._execute import checked_inputs, run_local, run_threads
 from ..runtime._rendezvous import DEFAULT_TIMEOUT
@@ -39,10 +42,43 @@ def _leaf_json(array: np.ndarray) -> dict[str, object]:
     return {"dtype": str(array.dtype), "shape": list(array.shape), "values": values}
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _placed(file: str, assignment_spec: str | None) -> tuple[Module, DeviceAssignment | None]:
+    """The module in ``file`` and the ``--device-assignment`` table for it (None: the
+    module's own)."""
+    module = load(file)
+    if assignment_spec is None:
+        return module, None
+    return module, device_assignment(assignment_spec, module.replica_count, module.num_partitions)
+
+
+def _backend_option(command: F) -> F:
+    """``--backend local|torch``, shared by run and replay."""
+    return click.option(
+        "--backend", type=click.Choice(BACKENDS), default="local", show_default=True,
+        help="local: one thread per device, numpy; torch: one gloo process per device.")(command)
+
+
+def _placement_options(command: F) -> F:
+    """``--device-assignment``, ``--timeout`` and ``--json``, shared by run and replay."""
+    for option in (
+        click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+                     default=DEFAULT_TIMEOUT, show_default=True,
+                     help="Rendezvous timeout per collective, in seconds."),
+        click.option("--device-assignment", "assignment_spec", default=None,
+                     help="The [replica][partition] table (default: the module's). "
+                          + DEVICE_ASSIGNMENT_HELP),
+    ):
+        command = option(command)
+    return command
+
+
 @click.command()
 @click.argument("file")
-@click.option("--backend", type=click.Choice(BACKENDS), default="local", show_default=True,
-              help="local: one thread per device, numpy; torch: one gloo process per device.")
+@_backend_option
 @click.option("--nproc", type=DecimalRange(min=1), default=None,
               help="torch: processes on this host (default: every device / --nnodes).")
 @click.option("--nnodes", type=DecimalRange(min=1), default=1, show_default=True,
@@ -59,12 +95,7 @@ def _leaf_json(array: np.ndarray) -> dict[str, object]:
 @click.option("--output", "output_path", default=None,
               help="Write this host's results to an .npz (keys '<device>', tuple elements "
                    "'<device>/<index>').")
-@click.option("--device-assignment", "assignment_spec", default=None,
-              help="The [replica][partition] table (default: the module's). "
-                   + DEVICE_ASSIGNMENT_HELP)
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT,
-              show_default=True, help="Rendezvous timeout per collective, in seconds.")
-@click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@_placement_options
 @device_limit_option
 def run(file: str, backend: str, nproc: int | None, nnodes: int, node_rank: int,
         master_addr: str, master_port: int | None, inputs_path: str | None,
@@ -76,9 +107,7 @@ def run(file: str, backend: str, nproc: int | None, nnodes: int, node_rank: int,
     whose participants do not all arrive within --timeout ends the run with an error naming
     the instruction and the devices that never came.
     """
-    module = load(file)
-    assignment = (None if assignment_spec is None else
-                  device_assignment(assignment_spec, module.replica_count, module.num_partitions))
+    module, assignment = _placed(file, assignment_spec)
     plan = Plan(module, assignment)
     inputs = checked_inputs(plan, None if inputs_path is None else load_inputs(inputs_path))
     devices = len(plan.devices)
@@ -128,16 +157,10 @@ def run(file: str, backend: str, nproc: int | None, nnodes: int, node_rank: int,
 
 @click.command()
 @click.argument("file")
-@click.option("--backend", type=click.Choice(BACKENDS), default="local", show_default=True,
-              help="local: one thread per device, numpy; torch: one gloo process per device.")
+@_backend_option
 @click.option("--nproc", type=DecimalRange(min=1), default=None,
               help="torch: processes on this host; must equal the module's device count.")
-@click.option("--device-assignment", "assignment_spec", default=None,
-              help="The [replica][partition] table (default: the module's). "
-                   + DEVICE_ASSIGNMENT_HELP)
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT,
-              show_default=True, help="Rendezvous timeout per collective, in seconds.")
-@click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@_placement_options
 @device_limit_option
 def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | None,
            timeout: float, as_json: bool) -> int:
@@ -149,9 +172,7 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
     Prints each collective's bytes and its time over the devices (min / median / max). A
     device that never arrives ends the replay with the rendezvous error naming it.
     """
-    module = load(file)
-    assignment = (None if assignment_spec is None else
-                  device_assignment(assignment_spec, module.replica_count, module.num_partitions))
+    module, assignment = _placed(file, assignment_spec)
     plan = Replay(module, assignment)
     if backend == "local" and nproc is not None:
         raise InvalidArgumentError("--nproc needs --backend torch")

@@ -77,6 +77,14 @@ def scatter_chunks_check(send: np.ndarray, axis: int, num_ranks: int) -> None:
         )
 
 
+def all_to_all_chunks_check(chunks: Sequence[object], num_ranks: int) -> None:
+    """Refuse an all-to-all that does not give one chunk per rank (``InvalidArgumentError``)."""
+    if len(chunks) != num_ranks:
+        raise InvalidArgumentError(
+            f"all-to-all on {num_ranks} ranks needs {num_ranks} chunks, got {len(chunks)}"
+        )
+
+
 class Event(Generic[T]):
     """A launched operation; ``wait()`` blocks until it completed and returns its result.
 

@@ -27,6 +27,7 @@ from ._communicator import (
     Communicator,
     Event,
     ReductionKind,
+    all_to_all_chunks_check,
     reduce_arrays,
     scatter_chunks_check,
 )
@@ -170,11 +171,7 @@ class LocalCommunicator(Communicator):
 
     def all_to_all(self, chunks: Sequence[np.ndarray],
                    op_name: str | None = None) -> Event[list[np.ndarray]]:
-        if len(chunks) != self.num_ranks:
-            raise InvalidArgumentError(
-                f"all-to-all on {self.num_ranks} ranks needs {self.num_ranks} chunks, got "
-                f"{len(chunks)}"
-            )
+        all_to_all_chunks_check(chunks, self.num_ranks)
         arrays = [np.asarray(c) for c in chunks]
 
         def compute(values: list[list[np.ndarray]]) -> list[list[np.ndarray]]:

@@ -30,7 +30,13 @@ import torch.distributed as dist
 
 from .._errors import InvalidArgumentError, MeshtopoError
 from ._clique_key import CliqueKey
-from ._communicator import Communicator, Event, ReductionKind, scatter_chunks_check
+from ._communicator import (
+    Communicator,
+    Event,
+    ReductionKind,
+    all_to_all_chunks_check,
+    scatter_chunks_check,
+)
 from ._factory import CommunicatorFactory, split_ranks
 from ._rendezvous import logger, stuck_message, timeout_error, warn_stuck_after
 
@@ -232,11 +238,7 @@ class TorchCommunicator(Communicator):
 
     def all_to_all(self, chunks: Sequence[np.ndarray],
                    op_name: str | None = None) -> Event[list[np.ndarray]]:
-        if len(chunks) != self.num_ranks:
-            raise InvalidArgumentError(
-                f"all-to-all on {self.num_ranks} ranks needs {self.num_ranks} chunks, got "
-                f"{len(chunks)}"
-            )
+        all_to_all_chunks_check(chunks, self.num_ranks)
         arrays = [np.asarray(c) for c in chunks]
 
         def operation() -> list[np.ndarray]:
