@@ -9,10 +9,6 @@ nothing. Cases are ones StableHLO's own verifier lets through to XLA's.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from dataclasses import dataclass
 
 import pytest
@@ -21,6 +17,7 @@ import meshtopo as mt
 import meshtopo.hlo as hlo
 
 from ._modules import instruction_text, module_text
+from ._xla import xla_errors
 
 pytest.importorskip("jax")
 
@@ -103,18 +100,10 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def xla_errors() -> dict[str, str | None]:
+def errors_by_case() -> dict[str, str | None]:
     payload = [{"text": c.stablehlo(), "replicas": c.replicas, "partitions": c.partitions}
                for c in CASES]
-    env = dict(os.environ)
-    flags = [f for f in env.get("XLA_FLAGS", "").split() if "device_count" not in f]
-    env["XLA_FLAGS"] = " ".join([*flags, "--xla_force_host_platform_device_count=8"])
-    env["JAX_PLATFORMS"] = "cpu"
-    child = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_xla_child.py")
-    done = subprocess.run([sys.executable, child], input=json.dumps(payload),
-                          capture_output=True, text=True, timeout=240, env=env, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return dict(zip([c.id for c in CASES], json.loads(done.stdout), strict=True))
+    return dict(zip([c.id for c in CASES], xla_errors(payload, "stablehlo"), strict=True))
 
 
 def _xla_spelling(message: str) -> str:
@@ -124,11 +113,11 @@ def _xla_spelling(message: str) -> str:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_message_matches_xla(case: XlaCase, xla_errors: dict[str, str | None]) -> None:
+def test_message_matches_xla(case: XlaCase, errors_by_case: dict[str, str | None]) -> None:
     body = case.hlo_body()
     module = hlo.parse_module(module_text(body, r=case.replicas, p=case.partitions))
     findings = hlo.verify(module)
-    error = xla_errors[case.id]
+    error = errors_by_case[case.id]
     if not case.rejected:
         assert error is None
         assert findings == []

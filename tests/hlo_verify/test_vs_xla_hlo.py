@@ -12,14 +12,11 @@ verifier's own messages for it are in test_result_shapes).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
 import meshtopo.hlo as hlo
+
+from ._xla import xla_errors
 
 pytest.importorskip("jax")
 
@@ -97,25 +94,17 @@ def text(body: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def xla_errors() -> dict[str, str | None]:
+def errors_by_case() -> dict[str, str | None]:
     payload = [{"text": text(c[1]), "replicas": 2, "partitions": 1} for c in CASES]
-    env = dict(os.environ)
-    flags = [f for f in env.get("XLA_FLAGS", "").split() if "device_count" not in f]
-    env["XLA_FLAGS"] = " ".join([*flags, "--xla_force_host_platform_device_count=8"])
-    env["JAX_PLATFORMS"] = "cpu"
-    child = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_xla_hlo_child.py")
-    done = subprocess.run([sys.executable, child], input=json.dumps(payload),
-                          capture_output=True, text=True, timeout=240, env=env, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return dict(zip([c[0] for c in CASES], json.loads(done.stdout), strict=True))
+    return dict(zip([c[0] for c in CASES], xla_errors(payload, "hlo"), strict=True))
 
 
 @pytest.mark.jax
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_verdict_matches_xla(case: tuple[str, str, str | None, str | None],
-                             xla_errors: dict[str, str | None]) -> None:
+                             errors_by_case: dict[str, str | None]) -> None:
     case_id, body, xla_substring, ours = case
-    error = xla_errors[case_id]
+    error = errors_by_case[case_id]
     findings = hlo.verify(hlo.parse_module(text(body)))
     if xla_substring is None:
         assert error is None

@@ -3,16 +3,14 @@ the original text; the passes' output on real JAX dumps compiles with jaxlib."""
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import meshtopo as mt
 from hlo._dumps import dumps  # type: ignore[import-not-found]  # tests/hlo, a sibling package
+from hlo_verify._xla import xla_errors  # type: ignore[import-not-found]
 from meshtopo.hlo import passes
 
 pytestmark = pytest.mark.jax
@@ -63,11 +61,7 @@ def test_round_trip_of_real_dumps(name: str) -> None:
 def _compile(texts: list[str]) -> list[str | None]:
     """jaxlib's parse, StableHLO import and compile of each text on 8 replicas (in its own
     interpreter: XLA may abort on bad input); each one's error or None."""
-    child = ROOT / "tests" / "hlo_verify" / "_xla_hlo_child.py"
-    cases = [{"text": t, "replicas": 8, "partitions": 1} for t in texts]
-    done = subprocess.run([sys.executable, str(child)], input=json.dumps(cases),
-                          capture_output=True, text=True, timeout=240, check=True)
-    return list(json.loads(done.stdout))
+    return xla_errors([{"text": t, "replicas": 8, "partitions": 1} for t in texts], "hlo")
 
 
 def test_passes_on_real_dumps_compile_where_the_dump_does() -> None:
