@@ -2,7 +2,7 @@
 
 XLA prints explicit groups as ``{{0,1,2,3},{4,5,6,7}}``: digits and commas, groups joined by
 ``},{``, no spaces. A dump that names thousands of devices per collective repeats such texts
-(often each one different). The scanner collects them and decodes them when it ends:
+(often each one different); the decoder reads each long one here:
 
 - a list of one group is checked with a few string searches (its edges are digits, nothing
   numpy would skip or read as a sign) and converted by ``np.fromstring``, which refuses
@@ -35,19 +35,6 @@ _QUIET_FROMSTRING = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 _LARGEST = 10**18  # numbers of 19 digits may not fit int64: the exact reader decides
 _COMMA, _OPEN, _CLOSE = 44, 123, 125
 _BRACES_TO_SPACES = str.maketrans("{}", "  ")
-
-
-class PendingGroups:
-    """A long explicit list met while scanning, decoded with the others when the scan ends:
-    its text, where it is written, and (once decoded) the device list."""
-
-    __slots__ = ("column", "line", "result", "text")
-
-    def __init__(self, text: str, line: int, column: int) -> None:
-        self.text = text
-        self.line = line
-        self.column = column
-        self.result: CollectiveDeviceList | None = None
 
 
 def decode_explicit_lists(texts: Sequence[str]) -> list[CollectiveDeviceList | None]:

@@ -187,7 +187,7 @@ class Reader:
         name = _MODULE_NAME.match(text, at)
         if name is None:
             raise SyntaxFault("expects a module name after HloModule", at, at >= len(text))
-        attributes, end = self.attributes_after(name.end())
+        attributes, end = self._attributes_after(name.end())
         frames_end = self._stack_frames(end)
         frames = text[end:frames_end].strip("\n\r")
         return HeaderRecord(name.group().strip('"'), attributes, line, frames), frames_end
@@ -458,7 +458,7 @@ class Reader:
             instruction.called_computations = tuple(called)
         return instruction
 
-    def attributes_after(self, pos: int) -> tuple[list[Attribute], int]:
+    def _attributes_after(self, pos: int) -> tuple[list[Attribute], int]:
         """The ``, key=value`` attributes from ``pos`` (the module header's), with positions."""
         found, end = read_attributes(self.text, pos, self.final)
         return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
