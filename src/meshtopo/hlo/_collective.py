@@ -78,6 +78,8 @@ Decoded = tuple[
     "list[tuple[int, int]] | None", "list[tuple[int, ...]] | None", "str | None", "int | None",
 ]
 
+UNDECODED: Decoded = (None, None, None, False, None, None, None, None, None)
+
 
 class InstructionRecord(Protocol):
     """What a collective reads of the instruction it was decoded from (``_structure``'s
@@ -135,35 +137,34 @@ class Collective:
         "source_target_pairs", "start", "to_apply", "use_global_device_ids", "wrapped_opcode",
     )  # fmt: skip
 
-    def __init__(self, instruction: InstructionRecord, scope: CollectiveScope) -> None:
-        """An undecoded collective of ``instruction``; ``_decode`` fills in its attributes."""
+    def __init__(self, instruction: InstructionRecord, scope: CollectiveScope,
+                 decoded: Decoded = UNDECODED) -> None:
+        """A collective of ``instruction`` with the attributes another collective ``decoded``
+        (by default none: ``_decode`` fills them in)."""
         self._instruction = instruction
         self._scope = scope
-        self.replica_groups: CollectiveDeviceList | None = None
-        self.groups_text: str | None = None
-        self.constrain_layout = False
-        self.use_global_device_ids: bool | None = None
-        self.dimensions: tuple[int, ...] | None = None
-        self.source_target_pairs: list[tuple[int, int]] | None = None
-        self.slice_sizes: list[tuple[int, ...]] | None = None
-        self.to_apply: str | None = None
-        self.channel_id: int | None = None
+        self.replica_groups: CollectiveDeviceList | None
+        self.groups_text: str | None
+        self.use_global_device_ids: bool | None
+        self.constrain_layout: bool
+        self.dimensions: tuple[int, ...] | None
+        self.source_target_pairs: list[tuple[int, int]] | None
+        self.slice_sizes: list[tuple[int, ...]] | None
+        self.to_apply: str | None
+        self.channel_id: int | None
+        (self.replica_groups, self.groups_text, self.use_global_device_ids,
+         self.constrain_layout, self.dimensions, self.source_target_pairs,
+         self.slice_sizes, self.to_apply, self.channel_id) = decoded
         self._mode: CollectiveOpGroupMode | None = None
         self.start: str | None = None
         self.wrapped_opcode: str | None = None
         self._shape: Shape | None = None
 
     def decoded(self) -> Decoded:
-        """The attributes decoded from text, in the order ``take_decoded`` takes them."""
+        """The attributes decoded from text, as the constructor takes them."""
         return (self.replica_groups, self.groups_text, self.use_global_device_ids,
                 self.constrain_layout, self.dimensions, self.source_target_pairs,
                 self.slice_sizes, self.to_apply, self.channel_id)
-
-    def take_decoded(self, values: Decoded) -> None:
-        """Take the attributes another collective with the same text decoded (``decoded``)."""
-        (self.replica_groups, self.groups_text, self.use_global_device_ids,
-         self.constrain_layout, self.dimensions, self.source_target_pairs,
-         self.slice_sizes, self.to_apply, self.channel_id) = values
 
     @property
     def instruction(self) -> InstructionRecord:

@@ -142,17 +142,21 @@ def decode_collective(
     against XLA's parser rules. Collectives whose attributes read the same but for a leading
     ``channel_id`` (and with as many operands) share one decoding: what is decoded and
     refused depends on that text alone."""
-    c = Collective(instruction, scope)
-    channel, _, rest = leading_channel(instruction.attribute_text)
+    rest = instruction.shared_attributes
+    if rest is None:
+        channel, _, rest = leading_channel(instruction.attribute_text)
+    else:
+        channel = instruction.leading_channel
     key = (instruction.opcode, len(instruction.operands), channel is not None, rest)
     template = cache.templates.get(key)
     if template is None:
+        c = Collective(instruction, scope)
         _decode(c, instruction, cache)
         cache.templates[key] = c.decoded()
-    else:
-        c.take_decoded(template)
-        if channel is not None:
-            c.channel_id = int(channel)
+        return c
+    c = Collective(instruction, scope, template)
+    if channel is not None:
+        c.channel_id = int(channel)
     return c
 
 

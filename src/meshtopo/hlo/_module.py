@@ -266,7 +266,7 @@ def read_instructions(
 ) -> Iterator[Instruction]:
     """The instructions of ``computation`` as ``reader`` reads them, each collective one
     decoded (``instruction.collective``) as soon as it is read, so errors come in text order."""
-    while (instruction := reader.instruction(computation)) is not None:
+    for instruction in reader.instructions(computation):
         if instruction.opcode in COLLECTIVE_OPCODES:
             instruction.collective = decode_collective(instruction, scope, cache)
         yield instruction

@@ -1,4 +1,4 @@
-"""The names of a computation's instructions read so far, for XLA's checks between them."""
+"""The names of a computation's instructions read so far, in bounded memory (the stream)."""
 
 from __future__ import annotations
 
@@ -6,22 +6,18 @@ import numpy as np
 
 
 class NameSet:
-    """The names of a computation's instructions read so far. ``compact`` (the stream, which
-    keeps no instructions) holds 64-bit hashes instead and merges all but the recent ones into
-    a sorted numpy array (8 bytes a name), so that its memory grows by 8 bytes per instruction
-    of its largest computation, not by its text."""
+    """The names of a computation's instructions read so far, for XLA's checks between them,
+    as 64-bit hashes: all but the recent ones are merged into a sorted numpy array (8 bytes a
+    name), so that memory grows by 8 bytes per instruction of the largest computation, not by
+    its text. The stream keeps no instructions and uses it; a whole text uses a ``set``."""
 
     _MERGE = 1 << 12
 
-    def __init__(self, compact: bool) -> None:
-        self._compact = compact
-        self._names: set[str] = set()
+    def __init__(self) -> None:
         self._recent: set[int] = set()
         self._merged = np.empty(0, dtype=np.int64)
 
     def __contains__(self, name: str) -> bool:
-        if not self._compact:
-            return name in self._names
         key = hash(name)
         if key in self._recent:
             return True
@@ -32,9 +28,7 @@ class NameSet:
         return at < merged.size and int(merged[at]) == key
 
     def add(self, name: str) -> None:
-        if not self._compact:
-            self._names.add(name)
-            return
+        """Remember ``name``."""
         self._recent.add(hash(name))
         if len(self._recent) >= self._MERGE:
             added = np.sort(np.fromiter(self._recent, dtype=np.int64, count=len(self._recent)))

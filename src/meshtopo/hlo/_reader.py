@@ -23,7 +23,8 @@ the end, and is read again once more has arrived.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from functools import partial
 
 from .._errors import HloParseError
 from ._name_set import NameSet
@@ -40,7 +41,6 @@ from ._syntax import (
     group_end,
     group_items,
     group_pattern,
-    leading_channel,
     lookahead,
     skip,
     string_end,
@@ -64,20 +64,25 @@ _VALUE = (r"(?:mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*
 _SHAPE = r"[a-z][a-z0-9]*\[[^\]\n]*\](?:\{" + group_items(3) + r"\})?|\(" + group_items(3) + r"\)"
 # One attribute of a one-line attribute list: 1 key, 2 value.
 _FAST_ATTRIBUTE = re.compile(r",[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + _VALUE + ")")
-# One instruction on one line as XLA prints it. Groups: 1 ROOT, 2 name, 3 shape, 4 opcode,
-# 5 operand text, 6 the attributes (each ", key=value").
+# A whole one-line attribute list (every ", key=value"), checked once per distinct text.
+_FAST_ATTRIBUTES = re.compile(
+    r"(?:,[ \t]*[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*=[ \t]*" + _VALUE + r")*+")
+# One instruction on one line as XLA prints it, followed by a line that starts another
+# statement (a name, not the iota 'T(' continuation, or '}'), so nothing can continue it.
+# Groups: 1 ROOT, 2 name, 3 shape, 4 opcode, 5 operand text, 6 the attribute list to the end
+# of the line (checked by ``Reader._layout``), 7 the digits of a leading ``channel_id``, 8 the
+# attributes after it.
 FAST_INSTRUCTION = re.compile(
     r"[ \t]*(ROOT[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*"
     r"(" + _SHAPE + r")[ \t]+([a-z][a-z0-9\-]*)\((" + group_items(3) + r")\)"
-    r"((?:,[ \t]*[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*=[ \t]*" + _VALUE + r")*+)[ \t\r]*(?=\n)"
+    r"((?:,[ \t]*channel_id[ \t]*=[ \t]*([0-9]{1,18})[ \t]*(?=,|[ \t\r]*\n))?([^\n]*+))"
+    r"(?=\n[ \t]*+(?:%|\}|[A-SU-Za-z_]|T[A-Za-z0-9_.\-]*+[ \t]*+=))"
 )
 
 
 # What one-line attribute lists with the same text share: the split (key, value start, end),
 # called computations, control predecessors.
 _Layout = tuple[list[tuple[str, int, int]], tuple[str, ...], tuple[str, ...]]
-# A line that starts a new statement: a name (not the iota 'T(' continuation) or '}'.
-_NEXT_STATEMENT = re.compile(r"\n[ \t]*+(?:%|\}|[A-SU-Za-z_]|T[A-Za-z0-9_.\-]*+[ \t]*+=)")
 _LAYOUTS_KEPT = 512
 # Operand names and their inline shapes (empty when none is written).
 _Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
@@ -214,7 +219,7 @@ class Reader:
         computation = self.computation_head()
         if computation is None:
             return None
-        while (instruction := self.instruction(computation)) is not None:
+        for instruction in self.instructions(computation):
             computation.instructions.append(instruction)
             computation.by_name[instruction.name] = instruction
         return computation
@@ -225,23 +230,26 @@ class Reader:
         if computation is not None and computation.name in self.computation_names:
             raise HloParseError(f"computation {computation.name} is defined twice",
                                 computation.line, 1, self.source)
-        self._names = NameSet(compact=not self.final)
+        self._names: set[str] | NameSet = set() if self.final else NameSet()
         self._last: Instruction | None = None
         return computation
 
-    def instruction(self, computation: Computation) -> Instruction | None:
-        """The next instruction of ``computation`` (checked against those before it), or None
-        once its closing brace is read; the computation's root is set then."""
-        found: Instruction | None = self._step(  # type: ignore[assignment]
-            lambda pos: self._instruction(pos, computation))
-        if found is None:
-            if computation.root is None:
-                computation.root = self._last
-            self.computation_names.add(computation.name)
-            return None
-        self._check(computation, found)
-        self._last = found
-        return found
+    def instructions(self, computation: Computation) -> Iterator[Instruction]:
+        """The instructions of ``computation`` in text order, each checked against those
+        before it, until its closing brace is read (then its root is set). Lines the fast
+        path takes come from ``_fast_run``, every other instruction from the general reader."""
+        while True:
+            yield from self._fast_run(computation)
+            found: Instruction | None = self._step(  # type: ignore[assignment]
+                lambda pos: self._instruction(pos, computation))
+            if found is None:
+                if computation.root is None:
+                    computation.root = self._last
+                self.computation_names.add(computation.name)
+                return
+            self._check(computation, found)
+            self._last = found
+            yield found
 
     def _computation_head(self, pos: int) -> tuple[Computation | None, int]:
         text = self.text
@@ -310,74 +318,77 @@ class Reader:
                               at, at_end=True)
         if text[at] == "}":
             return None, at + 1
-        newline = text.rfind("\n", pos, at)
-        if newline >= 0:
-            fast = FAST_INSTRUCTION.match(text, newline + 1)
-            # A next line that starts with a name or '}' cannot continue the instruction
-            # (``continues``, the one rule, says the same); anything else asks it.
-            if fast is not None and (_NEXT_STATEMENT.match(text, fast.end()) is not None
-                                     or not continues(text, fast.end(), self.final)):
-                line = self.line + text.count("\n", self.pos, newline + 1)
-                return self._fast(fast, computation, line, newline + 1), fast.end()
         return self._general(at, computation)
 
-    def _fast(self, m: re.Match[str], computation: Computation, line: int,
-              line_start: int) -> Instruction:
-        root, name, shape, opcode, operand_text, attribute_text = m.groups()
-        column = m.start(2) - line_start + 1
-        operands = self._operands(opcode, operand_text, m.start(5))
-        written = self.text[m.start(2):m.end(6)]
-        base = m.start(6) - line_start + 1  # the column of the attribute list
-        if not attribute_text:
-            return self._make(name, opcode, shape, operands, line, column, computation,
-                              root is not None, operand_text, written, [], "")
-        channel, channel_at, rest = leading_channel(attribute_text)
-        layout = self._layout(channel is not None, rest)
-        if layout is None:  # a duplicate or malformed name list: the full split says where
-            found, _ = read_attributes(attribute_text, 0, True)
-            attributes = [Attribute(k, attribute_text[s:e], line, base + s) for k, s, e in found]
-            return self._make(name, opcode, shape, operands, line, column, computation,
-                              root is not None, operand_text, written, attributes,
-                              attribute_text)
-        spans, called, controls = layout
-        shift = base + len(attribute_text) - len(rest)
-
-        def split() -> list[Attribute]:
-            head = [] if channel is None else [Attribute("channel_id", channel, line,
-                                                         base + channel_at)]
-            return head + [Attribute(k, rest[s:e], line, shift + s) for k, s, e in spans]
-
-        instruction = self._make(name, opcode, shape, operands, line, column, computation,
-                                 root is not None, operand_text, written, split, attribute_text)
-        instruction.called_computations = called
-        instruction.control_predecessors = controls
-        return instruction
+    def _fast_run(self, computation: Computation) -> Iterator[Instruction]:
+        """The instructions written one a line from the current position (which must end a
+        line), as ``FAST_INSTRUCTION`` matches them, each checked and counted as it is read;
+        stops before the first line it does not take, for the general reader to read."""
+        text = self.text
+        match = FAST_INSTRUCTION.match
+        layouts = self._layouts
+        pos = self.pos
+        line = self.line
+        while text.startswith("\n", pos):
+            m = match(text, pos + 1)
+            if m is None:
+                return
+            root, name, shape, opcode, operand_text, attribute_text, channel, rest = m.groups()
+            end = m.end()
+            if attribute_text and attribute_text[-1] in " \t\r":
+                attribute_text = attribute_text.rstrip(" \t\r")
+                rest = rest.rstrip(" \t\r")
+                end = m.start(6) + len(attribute_text)
+            split: Callable[[], list[Attribute]] | list[Attribute] = []
+            if attribute_text:
+                layout = layouts.get((channel is not None, rest)) or self._layout(
+                    channel is not None, rest)
+                if layout is None:  # not an attribute list: the general reader says why
+                    return
+                split = partial(_split, layout[0], channel, rest, line + 1,
+                                m.start(7) - pos, m.start(8) - pos)
+            try:
+                operands = self._operands(opcode, operand_text, m.start(5))
+            except SyntaxFault:  # the general reader reports it
+                return
+            line += 1
+            instruction = Instruction(
+                name.lstrip("%"), opcode, shape, operands[0], line, m.start(2) - pos,
+                computation.name, root is not None, operand_text, text[m.start(2):end], split,
+                inline_shapes=operands[1], attribute_text=attribute_text,
+                leading_channel=channel, shared_attributes=rest)
+            if attribute_text:
+                instruction.called_computations = layout[1]
+                instruction.control_predecessors = layout[2]
+            self._check(computation, instruction)
+            self._last = instruction
+            self.pos = pos = end
+            self.line = line
+            yield instruction
 
     def _layout(self, has_channel: bool, rest: str) -> _Layout | None:
         """What one-line instructions with the same attributes (but their leading channel id)
-        share: the split of the rest (by the fast path's own attribute regex, which matched
-        it), called computations and control predecessors; None when the full split must
-        report an error."""
-        key = (has_channel, rest)
-        layout = self._layouts.get(key)
-        if layout is None:
-            spans = [(f.group(1), f.start(2), f.end(2)) for f in _FAST_ATTRIBUTE.finditer(rest)]
-            keys = [k for k, _, _ in spans] + (["channel_id"] if has_channel else [])
-            if len(set(keys)) != len(keys):
-                return None
-            called: list[str] = []
-            controls: tuple[str, ...] = ()
-            try:
-                for k, start, end in spans:
-                    if k in CALL_ATTRIBUTES:
-                        called.extend(parse_name_list(rest[start:end], k, 1, 1))
-                    elif k == "control-predecessors":
-                        controls = tuple(parse_name_list(rest[start:end], k, 1, 1))
-            except HloParseError:
-                return None
-            if len(self._layouts) >= _LAYOUTS_KEPT:  # lines that share nothing: keep few
-                self._layouts.clear()
-            layout = self._layouts[key] = (spans, tuple(called), controls)
+        share: the split of the rest, called computations and control predecessors; None
+        when the rest is no attribute list or the full split must report an error."""
+        if _FAST_ATTRIBUTES.fullmatch(rest) is None:
+            return None
+        spans = [(f.group(1), f.start(2), f.end(2)) for f in _FAST_ATTRIBUTE.finditer(rest)]
+        keys = [k for k, _, _ in spans] + (["channel_id"] if has_channel else [])
+        if len(set(keys)) != len(keys):
+            return None
+        called: list[str] = []
+        controls: tuple[str, ...] = ()
+        try:
+            for k, start, end in spans:
+                if k in CALL_ATTRIBUTES:
+                    called.extend(parse_name_list(rest[start:end], k, 1, 1))
+                elif k == "control-predecessors":
+                    controls = tuple(parse_name_list(rest[start:end], k, 1, 1))
+        except HloParseError:
+            return None
+        if len(self._layouts) >= _LAYOUTS_KEPT:  # lines that share nothing: keep few
+            self._layouts.clear()
+        layout = self._layouts[(has_channel, rest)] = (spans, tuple(called), controls)
         return layout
 
     def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
@@ -436,13 +447,13 @@ class Reader:
     def _make(
         self, name: str, opcode: str, shape: str, operands: _Operands, line: int,
         column: int, computation: Computation, is_root: bool, operand_text: str, written: str,
-        attributes: list[Attribute] | Callable[[], list[Attribute]], attribute_text: str,
+        attributes: list[Attribute], attribute_text: str,
     ) -> Instruction:
         instruction = Instruction(
             name.lstrip("%"), opcode, shape.strip(), operands[0], line, column, computation.name,
             is_root, operand_text, written, attributes, inline_shapes=operands[1],
             attribute_text=attribute_text)
-        if isinstance(attributes, list) and attributes:
+        if attributes:
             called: list[str] = []
             seen: set[str] = set()
             for key, value, at_line, at_column in attributes:
@@ -462,6 +473,14 @@ class Reader:
         """The ``, key=value`` attributes from ``pos`` (the module header's), with positions."""
         found, end = read_attributes(self.text, pos, self.final)
         return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
+
+
+def _split(spans: list[tuple[str, int, int]], channel: str | None, rest: str, line: int,
+           channel_column: int, rest_column: int) -> list[Attribute]:
+    """The attributes of a fast-path line from its layout's ``spans`` of ``rest`` (the text
+    after a leading channel id, whose digits are ``channel``)."""
+    head = [] if channel is None else [Attribute("channel_id", channel, line, channel_column)]
+    return head + [Attribute(k, rest[s:e], line, rest_column + s) for k, s, e in spans]
 
 
 def _device_ids_end(text: str, end: int, final: bool) -> int:

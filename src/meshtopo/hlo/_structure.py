@@ -44,6 +44,9 @@ class Instruction:
     attribute list as written (from the first ``,`` after the operands). ``attribute_list`` holds every
     attribute in written order with positions (split on first use where the reader's fast
     path already checked the text); ``attributes`` is the same as a dict of raw values.
+    Where the fast path read the line, ``leading_channel`` holds the digits of a leading
+    ``channel_id`` and ``shared_attributes`` the attribute text after it (what collectives
+    that differ only in their channel id share); ``shared_attributes`` is None otherwise.
     """
 
     name: str
@@ -61,6 +64,8 @@ class Instruction:
     control_predecessors: tuple[str, ...] = ()
     inline_shapes: tuple[str | None, ...] = ()
     attribute_text: str = ""
+    leading_channel: str | None = None
+    shared_attributes: str | None = None
     collective: Collective | None = None
 
     @property
