@@ -7,15 +7,16 @@ Grammar (``xla/hlo/parser/hlo_parser.cc``; white space and comments between any 
     instruction  := [ 'ROOT' ] name '=' shape opcode '(' operands ')' ( ',' key '=' value )*
 
 An instruction ends after its last value when the next token is neither ``,`` nor a
-continuation of that value (``_syntax.continues``): that rule alone decides where an
-instruction ends, whatever the line breaks. Operands and called computations must be defined
+continuation of that value (``_syntax.CONTINUATION``; ``read_attributes`` applies it): that
+rule alone decides where an instruction ends, whatever the line breaks. Operands and called computations must be defined
 before they are used, names are unique in a computation, and a computation has one ROOT (its
 last instruction when none is marked), as XLA's parser requires.
 
-The fast path reads an instruction written on one line as XLA prints it with one regex
-(built from the same lexical patterns); it accepts a line only when the next token after it
-does not continue the instruction, and otherwise declines to the general reader, so it
-decides only how quickly an instruction is read. Text that is only partly available (the
+The fast path reads runs of instructions written one a line as XLA prints them, with one
+regex built from the same lexical patterns (the attribute list checked once per distinct
+text); it takes a line only when the next line starts another statement (a name or ``}``,
+which no value continues), and otherwise declines to the general reader, so it decides only
+how quickly an instruction is read. Text that is only partly available (the
 streaming reader) raises ``SyntaxFault`` with ``at_end`` wherever the grammar needs text past
 the end, and is read again once more has arrived.
 """
@@ -37,7 +38,6 @@ from ._syntax import (
     STRING,
     SyntaxFault,
     atoms_end,
-    continues,
     group_end,
     group_items,
     group_pattern,
@@ -340,13 +340,16 @@ class Reader:
                 rest = rest.rstrip(" \t\r")
                 end = m.start(6) + len(attribute_text)
             split: Callable[[], list[Attribute]] | list[Attribute] = []
+            called: tuple[str, ...] = ()
+            controls: tuple[str, ...] = ()
             if attribute_text:
                 layout = layouts.get((channel is not None, rest)) or self._layout(
                     channel is not None, rest)
                 if layout is None:  # not an attribute list: the general reader says why
                     return
-                split = partial(_split, layout[0], channel, rest, line + 1,
-                                m.start(7) - pos, m.start(8) - pos)
+                spans, called, controls = layout
+                split = partial(_split, spans, channel, rest, line + 1, m.start(7) - pos,
+                                m.start(8) - pos)
             try:
                 operands = self._operands(opcode, operand_text, m.start(5))
             except SyntaxFault:  # the general reader reports it
@@ -355,11 +358,7 @@ class Reader:
             instruction = Instruction(
                 name.lstrip("%"), opcode, shape, operands[0], line, m.start(2) - pos,
                 computation.name, root is not None, operand_text, text[m.start(2):end], split,
-                inline_shapes=operands[1], attribute_text=attribute_text,
-                leading_channel=channel, shared_attributes=rest)
-            if attribute_text:
-                instruction.called_computations = layout[1]
-                instruction.control_predecessors = layout[2]
+                called, controls, operands[1], attribute_text, channel, rest)
             self._check(computation, instruction)
             self._last = instruction
             self.pos = pos = end

@@ -145,14 +145,6 @@ def lookahead(text: str, pos: int, final: bool = True) -> int:
     return after
 
 
-def continues(text: str, pos: int, final: bool = True) -> bool:
-    """True when the instruction whose last value ends at ``pos`` goes on: the next token is a
-    ``,`` (another attribute) or continues that value. The one rule for where an instruction
-    ends, used by the general reader and by the fast path's check alike."""
-    after = lookahead(text, pos, final)
-    return after < len(text) and (text[after] == "," or CONTINUATION.match(text, after) is not None)
-
-
 _LEADING_CHANNEL = re.compile(r",[ \t]*channel_id[ \t]*=[ \t]*([0-9]{1,18})[ \t]*(?=,|$)")
 
 
