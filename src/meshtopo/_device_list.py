@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -49,9 +50,11 @@ class CollectiveDeviceList:
         self._mesh_axes: MeshAxesReplicaGroupList | None = None
         self._flat: np.ndarray | None = None
         self._sizes: np.ndarray | None = None
+        self._deferred: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None
         if isinstance(groups, CollectiveDeviceList):
             self._iota, self._mesh_axes = groups._iota, groups._mesh_axes
             self._flat, self._sizes = groups._flat, groups._sizes
+            self._deferred = groups._deferred
         elif isinstance(groups, IotaReplicaGroupList):
             self._iota = groups
         elif isinstance(groups, MeshAxesReplicaGroupList):
@@ -109,8 +112,18 @@ class CollectiveDeviceList:
                 f"group sizes {sizes.tolist()} do not add up to the {flat.size} ids given"
             )
         result = cls.__new__(cls)
-        result._iota = result._mesh_axes = None
+        result._iota = result._mesh_axes = result._deferred = None
         result._flat, result._sizes = flat, sizes
+        return result
+
+    @classmethod
+    def deferred(cls, expand: Callable[[], tuple[np.ndarray, np.ndarray]]) -> CollectiveDeviceList:
+        """Explicit groups that ``expand()`` gives as (all ids concatenated, each group's
+        size) on first use: for text already checked to be well formed (a reader's), so that
+        converting it costs nothing until the ids are asked for."""
+        result = cls.__new__(cls)
+        result._iota = result._mesh_axes = result._flat = result._sizes = None
+        result._deferred = expand
         return result
 
     # ---- what the list holds ------------------------------------------------------------
@@ -168,6 +181,10 @@ class CollectiveDeviceList:
         """(all ids concatenated, group sizes): computed once, then shared."""
         if self._flat is not None and self._sizes is not None:
             return self._flat, self._sizes
+        if self._deferred is not None:
+            flat, sizes = self._deferred()
+            self._deferred = None
+            return flat, sizes
         compact = self._iota if self._iota is not None else self._mesh_axes
         assert compact is not None
         check_size(

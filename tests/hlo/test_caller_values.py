@@ -11,7 +11,7 @@ import pytest
 
 import meshtopo as mt
 from meshtopo import hlo
-from meshtopo.hlo._explicit import decode_explicit_lists
+from meshtopo.hlo._explicit import explicit_list
 
 from ._text import entry_head
 
@@ -93,7 +93,7 @@ def test_non_ascii_digits_are_not_read_together_with_numpy() -> None:
     arabic = "{{" + ",".join(["\u0661"] * 200) + "}}"
     mixed = "{" + ",".join(["{0,\u0661}"] * 100) + "}"
     superscript = "{{" + ",".join(["1"] * 199 + ["\u00b2"]) + "}}"
-    assert decode_explicit_lists([arabic, mixed, superscript]) == [None, None, None]
+    assert [explicit_list(t) for t in (arabic, mixed, superscript)] == [None, None, None]
 
 
 def test_non_ascii_digits_are_not_a_packed_element_size() -> None:

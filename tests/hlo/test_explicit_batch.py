@@ -1,5 +1,5 @@
-"""Long explicit replica-group lists read together at the end of a scan: the same groups as
-the exact reader, the same errors at the same line:column, in text order."""
+"""Long explicit replica-group lists checked by the fast pattern and converted on first use:
+the same groups as the exact reader, the same errors at the same line:column, in text order."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import meshtopo as mt
 from meshtopo import hlo
-from meshtopo.hlo._explicit import decode_explicit_lists
+from meshtopo.hlo._explicit import explicit_list
 
 from ._text import entry_head
 
@@ -38,9 +38,10 @@ LONG = list(range(300))
 @given(st.lists(st.lists(st.integers(0, 10**17), min_size=1, max_size=40), min_size=1,
                 max_size=20))
 @settings(max_examples=60, deadline=None)
-def test_batch_reads_like_the_exact_reader(groups: list[list[int]]) -> None:
+def test_fast_lists_read_like_the_exact_reader(groups: list[list[int]]) -> None:
     texts = [text_of(groups), text_of([g[::-1] for g in groups]), text_of([[i for g in groups for i in g]])]
-    for text, found in zip(texts, decode_explicit_lists(texts), strict=True):
+    for text in texts:
+        found = explicit_list(text)
         assert found is not None
         assert found.replica_groups == mt.CollectiveDeviceList.parse(text).replica_groups
 
@@ -51,12 +52,8 @@ def test_batch_reads_like_the_exact_reader(groups: list[list[int]]) -> None:
      "{{-1,2}}", "{{+1,2}}", "{{1},{{2}}", "{{}}", "{{1000000000000000000}}", "{{1\t,2}}",
      "{{0x1}}", "{{1;2}}", "{{é}}"],
 )
-def test_batch_leaves_anything_else_to_the_exact_reader(text: str) -> None:
-    # Alone, and among well-formed texts (one bad text does not spoil the others).
-    assert decode_explicit_lists([text]) == [None]
-    good = text_of([LONG])
-    found = decode_explicit_lists([good, text, good])
-    assert found[1] is None and found[0] is not None and found[0] == found[2]
+def test_anything_else_is_left_to_the_exact_reader(text: str) -> None:
+    assert explicit_list(text) is None
 
 
 def test_module_of_distinct_long_lists() -> None:

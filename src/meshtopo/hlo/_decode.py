@@ -41,7 +41,7 @@ from ._collective import (
     Decoded,
     send_recv_pairs,
 )
-from ._explicit import decode_explicit_lists
+from ._explicit import explicit_list
 from ._structure import Instruction
 from ._syntax import leading_channel
 from ._values import (
@@ -74,7 +74,7 @@ class DecodeCache:
 
     def __init__(self) -> None:
         self.values: dict[tuple[str, str], object] = {}
-        self.templates: dict[tuple[str, int, bool, str], Decoded] = {}
+        self.templates: dict[tuple[str, int, bool, bool, str], Decoded] = {}
 
     def get(self, key: str, text: str, line: int, column: int,
             decode: Callable[[str, int, int], _T]) -> _T:
@@ -91,12 +91,26 @@ class DecodeCache:
         return found  # type: ignore[return-value]
 
 
+    def explicit_groups(self, text: str, instruction: Instruction) -> CollectiveDeviceList:
+        """The device list of ``text``, the explicit ``replica_groups`` the reader's fast path
+        matched on ``instruction`` (so only the device limit is left to check)."""
+        found = self.values.get(("replica_groups", text))
+        if found is None:
+            found = explicit_list(text, checked=True)
+            if found is None:  # past the device limit: the exact reader says where
+                _, _, line, column = next(
+                    a for a in instruction.attribute_list if a.key == "replica_groups")
+                found = decode_groups(text, line, column)
+            self.values[("replica_groups", text)] = found
+        return found  # type: ignore[return-value]
+
+
 _MISSING = object()
 
 
 def decode_groups(text: str, line: int, column: int) -> CollectiveDeviceList:
     """``replica_groups=`` in any encoding; errors point into the input."""
-    groups = decode_explicit_lists([text])[0] if len(text) > 256 else None
+    groups = explicit_list(text) if len(text) > 256 else None
     if groups is not None:
         return groups
     try:
@@ -143,11 +157,13 @@ def decode_collective(
     ``channel_id`` (and with as many operands) share one decoding: what is decoded and
     refused depends on that text alone."""
     rest = instruction.shared_attributes
+    groups = instruction.explicit_groups
     if rest is None:
         channel, _, rest = leading_channel(instruction.attribute_text)
     else:
         channel = instruction.leading_channel
-    key = (instruction.opcode, len(instruction.operands), channel is not None, rest)
+    key = (instruction.opcode, len(instruction.operands), channel is not None,
+           groups is not None, rest)
     template = cache.templates.get(key)
     if template is None:
         c = Collective(instruction, scope)
@@ -157,6 +173,9 @@ def decode_collective(
     c = Collective(instruction, scope, template)
     if channel is not None:
         c.channel_id = int(channel)
+    if groups is not None:
+        c.replica_groups = cache.explicit_groups(groups, instruction)
+        c.groups_text = groups
     return c
 
 

@@ -16,7 +16,7 @@ import io
 import os
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import IO
 
 from numpy.typing import ArrayLike
@@ -237,13 +237,14 @@ def _parse(
         scope = ModuleScope(r, p, assignment)
         cache = DecodeCache()
         found: list[Collective] = []
+        decode = collective_decoder(scope, cache, found.append)
         while (computation := reader.computation_head()) is not None:
             scope.computations[computation.name] = computation
-            for instruction in read_instructions(reader, computation, scope, cache):
-                computation.instructions.append(instruction)
-                computation.by_name[instruction.name] = instruction
-                if instruction.collective is not None:
-                    found.append(instruction.collective)
+            add = computation.instructions.append
+            by_name = computation.by_name
+            for instruction in reader.instructions(computation, decode, COLLECTIVE_OPCODES):
+                add(instruction)
+                by_name[instruction.name] = instruction
         if not scope.computations:
             raise reader.error("expects a computation (the module has none)", len(text))
         if not header.has_header_line:
@@ -261,15 +262,17 @@ def _parse(
     return Module(header, text, scope, collectives, source, assignment_source)
 
 
-def read_instructions(
-    reader: Reader, computation: Computation, scope: CollectiveScope, cache: DecodeCache
-) -> Iterator[Instruction]:
-    """The instructions of ``computation`` as ``reader`` reads them, each collective one
-    decoded (``instruction.collective``) as soon as it is read, so errors come in text order."""
-    for instruction in reader.instructions(computation):
-        if instruction.opcode in COLLECTIVE_OPCODES:
-            instruction.collective = decode_collective(instruction, scope, cache)
-        yield instruction
+def collective_decoder(
+    scope: CollectiveScope, cache: DecodeCache, found: Callable[[Collective], object]
+) -> Callable[[Instruction], None]:
+    """What the reader calls on each collective instruction as soon as it is read (so errors
+    come in text order): decode it (``instruction.collective``) and pass it to ``found``."""
+
+    def decode(instruction: Instruction) -> None:
+        collective = instruction.collective = decode_collective(instruction, scope, cache)
+        found(collective)
+
+    return decode
 
 
 def read_text(path: str | os.PathLike[str] | IO[bytes] | IO[str]) -> tuple[str, str]:

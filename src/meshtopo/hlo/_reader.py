@@ -32,6 +32,7 @@ from ._name_set import NameSet
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
 from ._syntax import (
     BARE,
+    EXPLICIT_GROUPS,
     KEY,
     LOOKAHEAD_MARGIN,
     NAME,
@@ -49,6 +50,7 @@ from ._syntax import (
 from ._values import parse_name_list, split_operands
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter", "iota", "rng-bit-generator-state"})
+_PLAIN_NAME = re.compile(r"%?[A-Za-z_][A-Za-z0-9_.\-]*")
 _OPCODE = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
 _TYPE = re.compile(r"[a-z][a-z0-9]*")
 _ROOT = re.compile(r"ROOT(?![A-Za-z0-9_.\-])")
@@ -70,19 +72,26 @@ _FAST_ATTRIBUTES = re.compile(
 # One instruction on one line as XLA prints it, followed by a line that starts another
 # statement (a name, not the iota 'T(' continuation, or '}'), so nothing can continue it.
 # Groups: 1 ROOT, 2 name, 3 shape, 4 opcode, 5 operand text, 6 the attribute list to the end
-# of the line (checked by ``Reader._layout``), 7 the digits of a leading ``channel_id``, 8 the
-# attributes after it.
+# of the line, 7 the digits of a leading ``channel_id``, 8 the attributes after it (checked
+# by ``Reader._layout``, once per distinct text).
 FAST_INSTRUCTION = re.compile(
     r"[ \t]*(ROOT[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*"
     r"(" + _SHAPE + r")[ \t]+([a-z][a-z0-9\-]*)\((" + group_items(3) + r")\)"
     r"((?:,[ \t]*channel_id[ \t]*=[ \t]*([0-9]{1,18})[ \t]*(?=,|[ \t\r]*\n))?([^\n]*+))"
     r"(?=\n[ \t]*+(?:%|\}|[A-SU-Za-z_]|T[A-Za-z0-9_.\-]*+[ \t]*+=))"
 )
+# Explicit replica groups leading the attributes after a channel id: 1 the groups.
+_LEADING_GROUPS = re.compile(
+    r",[ \t]*replica_groups[ \t]*=[ \t]*(" + EXPLICIT_GROUPS + r")[ \t]*(?=,|$)")
 
 
-# What one-line attribute lists with the same text share: the split (key, value start, end),
-# called computations, control predecessors.
-_Layout = tuple[list[tuple[str, int, int]], tuple[str, ...], tuple[str, ...]]
+# What one-line attribute lists with the same text after a leading channel id share: the
+# split (key, value start, end) of the attributes after leading explicit groups, called
+# computations, control predecessors, those groups (or None), the attributes after them, and
+# the offsets of both in the text.
+_Split = tuple[list[tuple[str, int, int]], tuple[str, ...], tuple[str, ...]]
+_Layout = tuple[list[tuple[str, int, int]], tuple[str, ...], tuple[str, ...], "str | None",
+                str, int, int]
 _LAYOUTS_KEPT = 512
 # Operand names and their inline shapes (empty when none is written).
 _Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
@@ -118,6 +127,7 @@ class Reader:
         self.line = 1  # the line of ``self.pos``
         self.computation_names: set[str] = set()
         self._layouts: dict[tuple[bool, str], _Layout] = {}
+        self._splits: dict[tuple[bool, bool, str], _Split] = {}
 
     # ---- positions, errors and more text -------------------------------------------------
 
@@ -234,12 +244,66 @@ class Reader:
         self._last: Instruction | None = None
         return computation
 
-    def instructions(self, computation: Computation) -> Iterator[Instruction]:
+    def instructions(
+        self, computation: Computation, visit: Callable[[Instruction], None] | None = None,
+        opcodes: frozenset[str] = frozenset(),
+    ) -> Iterator[Instruction]:
         """The instructions of ``computation`` in text order, each checked against those
-        before it, until its closing brace is read (then its root is set). Lines the fast
-        path takes come from ``_fast_run``, every other instruction from the general reader."""
+        before it (and passed to ``visit`` first when its opcode is in ``opcodes``), until
+        its closing brace is read; then the computation's root is set. Runs of instructions
+        written one a line as ``FAST_INSTRUCTION`` matches them are read here; every other
+        instruction by the general reader."""
+        match = FAST_INSTRUCTION.match
+        layouts = self._layouts
+        check = self._check
         while True:
-            yield from self._fast_run(computation)
+            text = self.text
+            pos = self.pos
+            line = self.line
+            while text.startswith("\n", pos):
+                m = match(text, pos + 1)
+                if m is None:
+                    break
+                root, name, shape, opcode, operand_text, attribute_text, channel, rest = (
+                    m.groups())
+                end = m.end()
+                if attribute_text and attribute_text[-1] in " \t\r":
+                    attribute_text = attribute_text.rstrip(" \t\r")
+                    rest = rest.rstrip(" \t\r")
+                    end = m.start(6) + len(attribute_text)
+                split: Callable[[], list[Attribute]] | list[Attribute] = []
+                called: tuple[str, ...] = ()
+                controls: tuple[str, ...] = ()
+                groups: str | None = None
+                if attribute_text:
+                    layout = layouts.get((channel is not None, rest)) or self._layout(
+                        channel is not None, rest)
+                    if layout is None:  # not an attribute list: the general reader says why
+                        break
+                    spans, called, controls, groups, rest, groups_at, rest_at = layout
+                    column = m.start(8) - pos
+                    split = partial(_attributes, spans, channel, groups, rest, line + 1,
+                                    m.start(7) - pos, column + groups_at, column + rest_at)
+                if opcode in _LITERAL_OPCODES or not operand_text:
+                    operands: _Operands = ((), ())
+                elif _PLAIN_NAME.fullmatch(operand_text) is not None:
+                    operands = ((operand_text.lstrip("%"),), ())
+                else:
+                    try:
+                        operands = self._operands(opcode, operand_text, m.start(5))
+                    except SyntaxFault:  # the general reader reports it
+                        break
+                line += 1
+                instruction = Instruction(
+                    name.lstrip("%"), opcode, shape, operands[0], line, m.start(2) - pos,
+                    computation.name, root is not None, operand_text, text[m.start(2):end],
+                    split, called, controls, operands[1], attribute_text, channel, groups, rest)
+                check(computation, instruction)
+                self.pos = pos = end
+                self.line = line
+                if opcode in opcodes:
+                    visit(instruction)  # type: ignore[misc]
+                yield instruction
             found: Instruction | None = self._step(  # type: ignore[assignment]
                 lambda pos: self._instruction(pos, computation))
             if found is None:
@@ -247,8 +311,9 @@ class Reader:
                     computation.root = self._last
                 self.computation_names.add(computation.name)
                 return
-            self._check(computation, found)
-            self._last = found
+            check(computation, found)
+            if found.opcode in opcodes:
+                visit(found)  # type: ignore[misc]
             yield found
 
     def _computation_head(self, pos: int) -> tuple[Computation | None, int]:
@@ -307,6 +372,7 @@ class Reader:
                 raise HloParseError(f"computation does not exist: {callee}",
                                     instruction.line, instruction.column, self.source)
         names.add(instruction.name)
+        self._last = instruction
 
     # ---- instructions ---------------------------------------------------------------------
 
@@ -320,59 +386,35 @@ class Reader:
             return None, at + 1
         return self._general(at, computation)
 
-    def _fast_run(self, computation: Computation) -> Iterator[Instruction]:
-        """The instructions written one a line from the current position (which must end a
-        line), as ``FAST_INSTRUCTION`` matches them, each checked and counted as it is read;
-        stops before the first line it does not take, for the general reader to read."""
-        text = self.text
-        match = FAST_INSTRUCTION.match
-        layouts = self._layouts
-        pos = self.pos
-        line = self.line
-        while text.startswith("\n", pos):
-            m = match(text, pos + 1)
-            if m is None:
-                return
-            root, name, shape, opcode, operand_text, attribute_text, channel, rest = m.groups()
-            end = m.end()
-            if attribute_text and attribute_text[-1] in " \t\r":
-                attribute_text = attribute_text.rstrip(" \t\r")
-                rest = rest.rstrip(" \t\r")
-                end = m.start(6) + len(attribute_text)
-            split: Callable[[], list[Attribute]] | list[Attribute] = []
-            called: tuple[str, ...] = ()
-            controls: tuple[str, ...] = ()
-            if attribute_text:
-                layout = layouts.get((channel is not None, rest)) or self._layout(
-                    channel is not None, rest)
-                if layout is None:  # not an attribute list: the general reader says why
-                    return
-                spans, called, controls = layout
-                split = partial(_split, spans, channel, rest, line + 1, m.start(7) - pos,
-                                m.start(8) - pos)
-            try:
-                operands = self._operands(opcode, operand_text, m.start(5))
-            except SyntaxFault:  # the general reader reports it
-                return
-            line += 1
-            instruction = Instruction(
-                name.lstrip("%"), opcode, shape, operands[0], line, m.start(2) - pos,
-                computation.name, root is not None, operand_text, text[m.start(2):end], split,
-                called, controls, operands[1], attribute_text, channel, rest)
-            self._check(computation, instruction)
-            self._last = instruction
-            self.pos = pos = end
-            self.line = line
-            yield instruction
-
     def _layout(self, has_channel: bool, rest: str) -> _Layout | None:
-        """What one-line instructions with the same attributes (but their leading channel id)
-        share: the split of the rest, called computations and control predecessors; None
-        when the rest is no attribute list or the full split must report an error."""
-        if _FAST_ATTRIBUTES.fullmatch(rest) is None:
+        """What one-line instructions with the same attributes after a leading channel id
+        share (``_Layout``); None when ``rest`` is no attribute list or the full split must
+        report an error. Leading explicit groups are split off (``_LEADING_GROUPS``, which
+        checks them), so lines that differ only there share the split of what follows."""
+        leading = _LEADING_GROUPS.match(rest)
+        groups, shared, groups_at, shared_at = None, rest, 0, 0
+        if leading is not None:
+            groups, shared = leading.group(1), rest[leading.end():]
+            groups_at, shared_at = leading.start(1), leading.end()
+        key = (has_channel, groups is not None, shared)
+        split = self._splits.get(key) or self._split(*key)
+        if split is None:
             return None
-        spans = [(f.group(1), f.start(2), f.end(2)) for f in _FAST_ATTRIBUTE.finditer(rest)]
-        keys = [k for k, _, _ in spans] + (["channel_id"] if has_channel else [])
+        if len(self._layouts) >= _LAYOUTS_KEPT:  # lines that share nothing: keep few
+            self._layouts.clear()
+        layout = self._layouts[(has_channel, rest)] = (*split, groups, shared, groups_at,
+                                                       shared_at)
+        return layout
+
+    def _split(self, has_channel: bool, has_groups: bool, shared: str) -> _Split | None:
+        """The split of one-line attributes after a leading channel id and explicit groups
+        (``has_channel``, ``has_groups``): (key, value start, end) each, called computations
+        and control predecessors; None when the full split must report an error."""
+        if _FAST_ATTRIBUTES.fullmatch(shared) is None:
+            return None
+        spans = [(f.group(1), f.start(2), f.end(2)) for f in _FAST_ATTRIBUTE.finditer(shared)]
+        keys = ([k for k, _, _ in spans] + (["channel_id"] if has_channel else [])
+                + (["replica_groups"] if has_groups else []))
         if len(set(keys)) != len(keys):
             return None
         called: list[str] = []
@@ -380,15 +422,15 @@ class Reader:
         try:
             for k, start, end in spans:
                 if k in CALL_ATTRIBUTES:
-                    called.extend(parse_name_list(rest[start:end], k, 1, 1))
+                    called.extend(parse_name_list(shared[start:end], k, 1, 1))
                 elif k == "control-predecessors":
-                    controls = tuple(parse_name_list(rest[start:end], k, 1, 1))
+                    controls = tuple(parse_name_list(shared[start:end], k, 1, 1))
         except HloParseError:
             return None
-        if len(self._layouts) >= _LAYOUTS_KEPT:  # lines that share nothing: keep few
-            self._layouts.clear()
-        layout = self._layouts[(has_channel, rest)] = (spans, tuple(called), controls)
-        return layout
+        if len(self._splits) >= _LAYOUTS_KEPT:
+            self._splits.clear()
+        split = self._splits[(has_channel, has_groups, shared)] = (spans, tuple(called), controls)
+        return split
 
     def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
         text = self.text
@@ -474,11 +516,14 @@ class Reader:
         return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
 
 
-def _split(spans: list[tuple[str, int, int]], channel: str | None, rest: str, line: int,
-           channel_column: int, rest_column: int) -> list[Attribute]:
-    """The attributes of a fast-path line from its layout's ``spans`` of ``rest`` (the text
-    after a leading channel id, whose digits are ``channel``)."""
+def _attributes(spans: list[tuple[str, int, int]], channel: str | None, groups: str | None,
+                rest: str, line: int, channel_column: int, groups_column: int,
+                rest_column: int) -> list[Attribute]:
+    """The attributes of a fast-path line: its leading ``channel`` digits and explicit
+    ``groups`` when written, then the ``spans`` (its layout's) of ``rest``."""
     head = [] if channel is None else [Attribute("channel_id", channel, line, channel_column)]
+    if groups is not None:
+        head.append(Attribute("replica_groups", groups, line, groups_column))
     return head + [Attribute(k, rest[s:e], line, rest_column + s) for k, s, e in spans]
 
 

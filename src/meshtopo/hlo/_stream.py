@@ -32,11 +32,11 @@ from numpy.typing import ArrayLike
 from .._errors import HloParseError, InvalidArgumentError
 from .._placement import DeviceAssignment
 from ._assignment import check_assignment
-from ._collective import ASYNC_OPCODES, Collective
+from ._collective import ASYNC_OPCODES, COLLECTIVE_OPCODES, Collective
 from ._compile_options import AssignmentSource, CompileOptions, placement_for
 from ._decode import DecodeCache
 from ._link import Linker
-from ._module import ModuleHeader, ModuleScope, read_instructions, resolve_counts
+from ._module import ModuleHeader, ModuleScope, collective_decoder, resolve_counts
 from ._reader import Reader
 from ._structure import Instruction
 
@@ -173,13 +173,14 @@ def _blocks(
     stream.device_assignment = scope.default_assignment()
     linker = Linker(scope.root_collective, scope.wrapped)
     cache = DecodeCache()
+    decode = collective_decoder(scope, cache, lambda collective: None)
     recent: OrderedDict[str, str] = OrderedDict()
     entry, marked = None, False
     count = 0
     while (computation := reader.computation_head()) is not None:
         count += 1
         recent.clear()
-        for instruction in read_instructions(reader, computation, scope, cache):
+        for instruction in reader.instructions(computation, decode, COLLECTIVE_OPCODES):
             if instruction.collective is not None:
                 _resolve_operands(instruction, recent)
                 yield from linker.link([instruction.collective])

@@ -45,8 +45,10 @@ class Instruction:
     attribute in written order with positions (split on first use where the reader's fast
     path already checked the text); ``attributes`` is the same as a dict of raw values.
     Where the fast path read the line, ``leading_channel`` holds the digits of a leading
-    ``channel_id`` and ``shared_attributes`` the attribute text after it (what collectives
-    that differ only in their channel id share); ``shared_attributes`` is None otherwise.
+    ``channel_id``, ``explicit_groups`` the ``replica_groups`` value after it when written in
+    XLA's explicit form (``_syntax.EXPLICIT_GROUPS``, which it matched), and
+    ``shared_attributes`` the attribute text after those (what collectives that differ only
+    in channel id and explicit groups share); ``shared_attributes`` is None otherwise.
     """
 
     name: str
@@ -65,6 +67,7 @@ class Instruction:
     inline_shapes: tuple[str | None, ...] = ()
     attribute_text: str = ""
     leading_channel: str | None = None
+    explicit_groups: str | None = None
     shared_attributes: str | None = None
     collective: Collective | None = None
 
