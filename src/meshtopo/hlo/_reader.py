@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from functools import partial
 
 from .._errors import HloParseError
 from ._name_set import NameSet
@@ -42,6 +41,7 @@ from ._syntax import (
     group_end,
     group_items,
     group_pattern,
+    leading_channel,
     lookahead,
     skip,
     string_end,
@@ -50,7 +50,6 @@ from ._syntax import (
 from ._values import parse_name_list, split_operands
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter", "iota", "rng-bit-generator-state"})
-_PLAIN_NAME = re.compile(r"%?[A-Za-z_][A-Za-z0-9_.\-]*")
 _OPCODE = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
 _TYPE = re.compile(r"[a-z][a-z0-9]*")
 _ROOT = re.compile(r"ROOT(?![A-Za-z0-9_.\-])")
@@ -71,12 +70,14 @@ _FAST_ATTRIBUTES = re.compile(
     r"(?:,[ \t]*[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*=[ \t]*" + _VALUE + r")*+")
 # One instruction on one line as XLA prints it, followed by a line that starts another
 # statement (a name, not the iota 'T(' continuation, or '}'), so nothing can continue it.
-# Groups: 1 ROOT, 2 name, 3 shape, 4 opcode, 5 operand text, 6 the attribute list to the end
-# of the line, 7 the digits of a leading ``channel_id``, 8 the attributes after it (checked
-# by ``Reader._layout``, once per distinct text).
+# Groups: 1 ROOT, 2 name, 3 shape, 4 opcode, 5 operand text, 6 the operand when it is one
+# name, 7 the attribute list to the end of the line, 8 the digits of a leading
+# ``channel_id``, 9 the attributes after it (checked by ``Reader._layout``, once per
+# distinct text).
 FAST_INSTRUCTION = re.compile(
     r"[ \t]*(ROOT[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*"
-    r"(" + _SHAPE + r")[ \t]+([a-z][a-z0-9\-]*)\((" + group_items(3) + r")\)"
+    r"(" + _SHAPE + r")[ \t]+([a-z][a-z0-9\-]*)\(((%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)"
+    r"(?=\))|" + group_items(3) + r")\)"
     r"((?:,[ \t]*channel_id[ \t]*=[ \t]*([0-9]{1,18})[ \t]*(?=,|[ \t\r]*\n))?([^\n]*+))"
     r"(?=\n[ \t]*+(?:%|\}|[A-SU-Za-z_]|T[A-Za-z0-9_.\-]*+[ \t]*+=))"
 )
@@ -90,11 +91,40 @@ _LEADING_GROUPS = re.compile(
 # computations, control predecessors, those groups (or None), the attributes after them, and
 # the offsets of both in the text.
 _Split = tuple[list[tuple[str, int, int]], tuple[str, ...], tuple[str, ...]]
-_Layout = tuple[list[tuple[str, int, int]], tuple[str, ...], tuple[str, ...], "str | None",
-                str, int, int]
 _LAYOUTS_KEPT = 512
 # Operand names and their inline shapes (empty when none is written).
 _Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
+
+
+class _Layout:
+    """What one-line attribute lists with the same text after a leading channel id share:
+    the split (key, value start, end) of the attributes after leading explicit ``groups``
+    (``shared``), called computations, control predecessors, and where the groups and the
+    shared text start in that text (``rest_length`` long). Calling it with an instruction
+    read by the fast path gives that instruction's attributes with their positions."""
+
+    __slots__ = ("called", "controls", "groups", "groups_at", "rest_length", "shared",
+                 "shared_at", "spans")
+
+    def __init__(self, split: _Split, groups: str | None, shared: str, groups_at: int,
+                 shared_at: int, rest_length: int) -> None:
+        self.spans, self.called, self.controls = split
+        self.groups, self.shared = groups, shared
+        self.groups_at, self.shared_at, self.rest_length = groups_at, shared_at, rest_length
+
+    def __call__(self, instruction: Instruction) -> list[Attribute]:
+        line = instruction.line
+        text = instruction.attribute_text
+        start = instruction.column + len(instruction.text) - len(text)  # of the list
+        head = []
+        if instruction.leading_channel is not None:
+            _, at, _ = leading_channel(text)
+            head.append(Attribute("channel_id", instruction.leading_channel, line, start + at))
+        rest = start + len(text) - self.rest_length
+        if self.groups is not None:
+            head.append(Attribute("replica_groups", self.groups, line, rest + self.groups_at))
+        shared, column = self.shared, rest + self.shared_at
+        return head + [Attribute(k, shared[s:e], line, column + s) for k, s, e in self.spans]
 
 
 class HeaderRecord:
@@ -264,30 +294,24 @@ class Reader:
                 m = match(text, pos + 1)
                 if m is None:
                     break
-                root, name, shape, opcode, operand_text, attribute_text, channel, rest = (
-                    m.groups())
+                (root, name, shape, opcode, operand_text, operand, attribute_text, channel,
+                 rest) = m.groups()
                 end = m.end()
                 if attribute_text and attribute_text[-1] in " \t\r":
                     attribute_text = attribute_text.rstrip(" \t\r")
                     rest = rest.rstrip(" \t\r")
-                    end = m.start(6) + len(attribute_text)
-                split: Callable[[], list[Attribute]] | list[Attribute] = []
-                called: tuple[str, ...] = ()
-                controls: tuple[str, ...] = ()
-                groups: str | None = None
+                    end = m.start(7) + len(attribute_text)
                 if attribute_text:
                     layout = layouts.get((channel is not None, rest)) or self._layout(
                         channel is not None, rest)
                     if layout is None:  # not an attribute list: the general reader says why
                         break
-                    spans, called, controls, groups, rest, groups_at, rest_at = layout
-                    column = m.start(8) - pos
-                    split = partial(_attributes, spans, channel, groups, rest, line + 1,
-                                    m.start(7) - pos, column + groups_at, column + rest_at)
+                else:
+                    layout = _NO_ATTRIBUTES
                 if opcode in _LITERAL_OPCODES or not operand_text:
                     operands: _Operands = ((), ())
-                elif _PLAIN_NAME.fullmatch(operand_text) is not None:
-                    operands = ((operand_text.lstrip("%"),), ())
+                elif operand is not None:
+                    operands = ((operand.lstrip("%"),), ())
                 else:
                     try:
                         operands = self._operands(opcode, operand_text, m.start(5))
@@ -297,7 +321,8 @@ class Reader:
                 instruction = Instruction(
                     name.lstrip("%"), opcode, shape, operands[0], line, m.start(2) - pos,
                     computation.name, root is not None, operand_text, text[m.start(2):end],
-                    split, called, controls, operands[1], attribute_text, channel, groups, rest)
+                    layout, layout.called, layout.controls, operands[1], attribute_text,
+                    channel, layout.groups, layout.shared)
                 check(computation, instruction)
                 self.pos = pos = end
                 self.line = line
@@ -402,8 +427,8 @@ class Reader:
             return None
         if len(self._layouts) >= _LAYOUTS_KEPT:  # lines that share nothing: keep few
             self._layouts.clear()
-        layout = self._layouts[(has_channel, rest)] = (*split, groups, shared, groups_at,
-                                                       shared_at)
+        layout = self._layouts[(has_channel, rest)] = _Layout(
+            split, groups, shared, groups_at, shared_at, len(rest))
         return layout
 
     def _split(self, has_channel: bool, has_groups: bool, shared: str) -> _Split | None:
@@ -516,15 +541,7 @@ class Reader:
         return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
 
 
-def _attributes(spans: list[tuple[str, int, int]], channel: str | None, groups: str | None,
-                rest: str, line: int, channel_column: int, groups_column: int,
-                rest_column: int) -> list[Attribute]:
-    """The attributes of a fast-path line: its leading ``channel`` digits and explicit
-    ``groups`` when written, then the ``spans`` (its layout's) of ``rest``."""
-    head = [] if channel is None else [Attribute("channel_id", channel, line, channel_column)]
-    if groups is not None:
-        head.append(Attribute("replica_groups", groups, line, groups_column))
-    return head + [Attribute(k, rest[s:e], line, rest_column + s) for k, s, e in spans]
+_NO_ATTRIBUTES = _Layout(([], (), ()), None, "", 0, 0, 0)
 
 
 def _device_ids_end(text: str, end: int, final: bool) -> int:

@@ -61,7 +61,7 @@ class Instruction:
     is_root: bool
     operand_text: str
     text: str
-    _attributes: list[Attribute] | Callable[[], list[Attribute]]
+    _attributes: list[Attribute] | Callable[[Instruction], list[Attribute]]
     called_computations: tuple[str, ...] = ()
     control_predecessors: tuple[str, ...] = ()
     inline_shapes: tuple[str | None, ...] = ()
@@ -76,7 +76,7 @@ class Instruction:
         """Every attribute in written order, with the position of its value."""
         found = self._attributes
         if callable(found):
-            found = self._attributes = found()
+            found = self._attributes = found(self)
         return found
 
     @property
