@@ -65,9 +65,8 @@ _VALUE = (r"(?:mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*
 _SHAPE = r"[a-z][a-z0-9]*\[[^\]\n]*\](?:\{" + group_items(3) + r"\})?|\(" + group_items(3) + r"\)"
 # One attribute of a one-line attribute list: 1 key, 2 value.
 _FAST_ATTRIBUTE = re.compile(r",[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + _VALUE + ")")
-# A whole one-line attribute list (every ", key=value"), checked once per distinct text.
-_FAST_ATTRIBUTES = re.compile(
-    r"(?:,[ \t]*[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*=[ \t]*" + _VALUE + r")*+")
+# Where XLA prints the metadata of an instruction: last, and different on almost every line.
+_METADATA = ", metadata={"
 # One instruction on one line as XLA prints it, followed by a line that starts another
 # statement (a name, not the iota 'T(' continuation, or '}'), so nothing can continue it.
 # Groups: 1 ROOT, 2 name, 3 shape, 4 opcode, 5 operand text, 6 the operand when it is one
@@ -100,17 +99,19 @@ class _Layout:
     """What one-line attribute lists with the same text after a leading channel id share:
     the split (key, value start, end) of the attributes after leading explicit ``groups``
     (``shared``), called computations, control predecessors, and where the groups and the
-    shared text start in that text (``rest_length`` long). Calling it with an instruction
-    read by the fast path gives that instruction's attributes with their positions."""
+    shared text start in that text (``rest_length`` long; a line's own metadata may follow it).
+    Calling it with an instruction read by the fast path gives that instruction's attributes
+    with their positions."""
 
-    __slots__ = ("called", "controls", "groups", "groups_at", "rest_length", "shared",
-                 "shared_at", "spans")
+    __slots__ = ("called", "controls", "groups", "groups_at", "has_metadata", "rest_length",
+                 "shared", "shared_at", "spans")
 
     def __init__(self, split: _Split, groups: str | None, shared: str, groups_at: int,
                  shared_at: int, rest_length: int) -> None:
         self.spans, self.called, self.controls = split
         self.groups, self.shared = groups, shared
         self.groups_at, self.shared_at, self.rest_length = groups_at, shared_at, rest_length
+        self.has_metadata = any(key == "metadata" for key, _, _ in self.spans)
 
     def __call__(self, instruction: Instruction) -> list[Attribute]:
         line = instruction.line
@@ -120,11 +121,16 @@ class _Layout:
         if instruction.leading_channel is not None:
             _, at, _ = leading_channel(text)
             head.append(Attribute("channel_id", instruction.leading_channel, line, start + at))
-        rest = start + len(text) - self.rest_length
+        _, _, after_channel = leading_channel(text)
+        rest = start + len(text) - len(after_channel)
         if self.groups is not None:
             head.append(Attribute("replica_groups", self.groups, line, rest + self.groups_at))
         shared, column = self.shared, rest + self.shared_at
-        return head + [Attribute(k, shared[s:e], line, column + s) for k, s, e in self.spans]
+        found = head + [Attribute(k, shared[s:e], line, column + s) for k, s, e in self.spans]
+        if len(after_channel) > self.rest_length:  # the line's own metadata
+            at = self.rest_length + len(_METADATA) - 1
+            found.append(Attribute("metadata", after_channel[at:], line, rest + at))
+        return found
 
 
 class HeaderRecord:
@@ -302,10 +308,17 @@ class Reader:
                     rest = rest.rstrip(" \t\r")
                     end = m.start(7) + len(attribute_text)
                 if attribute_text:
+                    # A trailing metadata attribute is checked alone, so that lines that
+                    # differ only there share the layout of the rest.
+                    cut = rest.rfind(_METADATA)
+                    if cut >= 0 and _FAST_ATTRIBUTE.fullmatch(rest, cut) is not None:
+                        rest = rest[:cut]
+                    else:
+                        cut = -1
                     layout = layouts.get((channel is not None, rest)) or self._layout(
                         channel is not None, rest)
-                    if layout is None:  # not an attribute list: the general reader says why
-                        break
+                    if layout is None or (cut >= 0 and layout.has_metadata):
+                        break  # not an attribute list: the general reader says why
                 else:
                     layout = _NO_ATTRIBUTES
                 if opcode in _LITERAL_OPCODES or not operand_text:
@@ -435,9 +448,15 @@ class Reader:
         """The split of one-line attributes after a leading channel id and explicit groups
         (``has_channel``, ``has_groups``): (key, value start, end) each, called computations
         and control predecessors; None when the full split must report an error."""
-        if _FAST_ATTRIBUTES.fullmatch(shared) is None:
+        spans = []
+        end = 0
+        for found in _FAST_ATTRIBUTE.finditer(shared):
+            if found.start() != end:
+                return None
+            spans.append((found.group(1), found.start(2), found.end(2)))
+            end = found.end()
+        if end != len(shared):
             return None
-        spans = [(f.group(1), f.start(2), f.end(2)) for f in _FAST_ATTRIBUTE.finditer(shared)]
         keys = ([k for k, _, _ in spans] + (["channel_id"] if has_channel else [])
                 + (["replica_groups"] if has_groups else []))
         if len(set(keys)) != len(keys):
