@@ -78,8 +78,8 @@ def test_streaming_links_async_wrappers_across_blocks() -> None:
         f"  ROOT %x{i} = f32[8]{{0}} all-to-all(%a), replica_groups={{{{0,1}}}}, dimensions={{0}}\n}}"
         for i in range(20))
     calls = "\n".join(
-        f"  %s{i} = ((f32[8]{{0}}), f32[8]{{0}}) async-start(%p), calls=%w{i}\n"
-        f"  %d{i} = f32[8]{{0}} async-done(%s{i}), calls=%w{i}" for i in range(20))
+        f"  %st{i} = ((f32[8]{{0}}), f32[8]{{0}}) async-start(%p), calls=%w{i}\n"
+        f"  %d{i} = f32[8]{{0}} async-done(%st{i}), calls=%w{i}" for i in range(20))
     text = ("HloModule m, replica_count=2\n" + wrapped + "\nENTRY %main (p: f32[8]) -> f32[8] {\n"
             "  %p = f32[8]{0} parameter(0)\n" + calls + "\n  ROOT %r = f32[8]{0} copy(%p)\n}\n")
     loaded = [(c.name, c.opcode, c.wrapped_opcode, c.start, c.line) for c in hlo.parse_module(text).collectives]

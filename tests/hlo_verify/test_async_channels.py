@@ -94,23 +94,23 @@ def test_async_and_channels(body: str, expected: list[tuple[str, str]]) -> None:
 def host_transfer_module(second_shape: str) -> str:
     return module_text(
         "%tok = token[] after-all()\n"
-        "%s1 = (f32[8]{0}, u32[], token[]) send(%p, %tok), channel_id=5, is_host_transfer=true\n"
-        "%d1 = token[] send-done(%s1), channel_id=5, is_host_transfer=true\n"
-        f"%s2 = ({second_shape}, u32[], token[]) send(%q, %d1), channel_id=5, "
+        "%snd1 = (f32[8]{0}, u32[], token[]) send(%p, %tok), channel_id=5, is_host_transfer=true\n"
+        "%d1 = token[] send-done(%snd1), channel_id=5, is_host_transfer=true\n"
+        f"%snd2 = ({second_shape}, u32[], token[]) send(%q, %d1), channel_id=5, "
         "is_host_transfer=true\n"
-        "ROOT %d2 = token[] send-done(%s2), channel_id=5, is_host_transfer=true",
+        "ROOT %d2 = token[] send-done(%snd2), channel_id=5, is_host_transfer=true",
         params=f"%p = f32[8]{{0}} parameter(0)\n%q = {second_shape} parameter(1)")
 
 
 def test_host_transfers_on_one_channel_identical_up_to_operands() -> None:
     assert hlo.verify(hlo.parse_module(host_transfer_module("f32[8]{0}"))) == []
     findings = hlo.verify(hlo.parse_module(host_transfer_module("f32[4]{0}")))
-    assert [(f.instruction, f.check) for f in findings] == [("s2", "channels")]
+    assert [(f.instruction, f.check) for f in findings] == [("snd2", "channels")]
     assert findings[0].message == (
         "Host-transfer send/recv instructions that use the same channel must be identical up "
         "to having different operands. Found different instructions with the same channel ID: "
-        "\n%s1 = (f32[8]{0}, u32[], token[]) send(%p, %tok), channel_id=5, is_host_transfer=true"
-        " \nvs \n%s2 = (f32[4]{0}, u32[], token[]) send(%q, %d1), channel_id=5, "
+        "\n%snd1 = (f32[8]{0}, u32[], token[]) send(%p, %tok), channel_id=5, is_host_transfer=true"
+        " \nvs \n%snd2 = (f32[4]{0}, u32[], token[]) send(%q, %d1), channel_id=5, "
         "is_host_transfer=true.")
 
 
@@ -179,14 +179,14 @@ def test_verify_refuses_what_is_not_a_module() -> None:
 def test_host_transfers_on_one_channel_need_operands_of_one_shape() -> None:
     text = module_text(
         "%tok = token[] after-all()\n"
-        "%s1 = (f32[8]{0}, u32[], token[]) send(%p, %tok), channel_id=5, is_host_transfer=true\n"
-        "%d1 = token[] send-done(%s1), channel_id=5, is_host_transfer=true\n"
-        "%s2 = (f32[8]{0}, u32[], token[]) send(%q, %d1), channel_id=5, is_host_transfer=true\n"
-        "ROOT %d2 = token[] send-done(%s2), channel_id=5, is_host_transfer=true",
+        "%snd1 = (f32[8]{0}, u32[], token[]) send(%p, %tok), channel_id=5, is_host_transfer=true\n"
+        "%d1 = token[] send-done(%snd1), channel_id=5, is_host_transfer=true\n"
+        "%snd2 = (f32[8]{0}, u32[], token[]) send(%q, %d1), channel_id=5, is_host_transfer=true\n"
+        "ROOT %d2 = token[] send-done(%snd2), channel_id=5, is_host_transfer=true",
         params="%p = f32[8]{0} parameter(0)\n%q = f32[8]{0} parameter(1)")
     assert hlo.verify(hlo.parse_module(text)) == []
     other = text.replace("%q = f32[8]{0} parameter(1)", "%q = s32[8]{0} parameter(1)")
     findings = hlo.verify(hlo.parse_module(other))
-    assert [(f.instruction, f.check) for f in findings] == [("s2", "channels")]
+    assert [(f.instruction, f.check) for f in findings] == [("snd2", "channels")]
     assert findings[0].message.startswith("Host-transfer send/recv instructions that use the "
                                           "same channel must be identical")

@@ -126,7 +126,7 @@ def test_permute_pairs_and_tp_opcode(tmp_path: Path, capsys: pytest.CaptureFixtu
          "metadata, origin, parameter_replication, sharding, slice_sizes, source_target_pairs, "
          "statistics"),
         (PARAMS + "  ROOT %r = f32[8,4]{1,0} add(%p, %nowhere)\n",
-         "meshtopo: error: {path}:15:8: instruction does not exist: nowhere"),
+         "meshtopo: error: {path}:15:35: instruction does not exist: nowhere"),
     ],
     ids=["permute-groups", "unknown-operand"],
 )

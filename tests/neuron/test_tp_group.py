@@ -89,11 +89,11 @@ def test_malformed_graphs_are_refused_by_the_reader() -> None:
     """Undefined operands and cycles through operands never reach the rank model: XLA's
     parser, and so meshtopo's reader, refuses an operand defined after its use."""
     body = PARAMS + "  ROOT %r = f32[8,4]{1,0} add(%p, %nowhere)\n"
-    with pytest.raises(mt.HloParseError, match="15:8: instruction does not exist: nowhere"):
+    with pytest.raises(mt.HloParseError, match="15:35: instruction does not exist: nowhere"):
         parse_module(module(body))
     cycle = (PARAMS + "  %a = f32[8,4]{1,0} add(%p, %b)\n  %b = f32[8,4]{1,0} add(%a, %q)\n"
              + "  ROOT %r = f32[8,4]{1,0} add(%p, %q)\n")
-    with pytest.raises(mt.HloParseError, match="15:3: instruction does not exist: b"):
+    with pytest.raises(mt.HloParseError, match="15:30: instruction does not exist: b"):
         parse_module(module(cycle))
 
 

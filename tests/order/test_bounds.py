@@ -61,7 +61,7 @@ ENTRY %main (p: f32[8]) -> f32[8] {
 }
 """
     # XLA's parser, and so the reader, refuses a computation called before it is defined.
-    with pytest.raises(mt.HloParseError, match="4:8: computation does not exist: f"):
+    with pytest.raises(mt.HloParseError, match="4:46: computation does not exist: f"):
         mt.hlo.parse_module(text)
 
 

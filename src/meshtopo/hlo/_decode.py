@@ -17,7 +17,8 @@ column of the offending text, because XLA refuses to build such a module:
   attributes: ...';
 - required attributes missing: ``to_apply`` (all-reduce, all-reduce-start, reduce-scatter),
   ``dimensions`` (all-gather, all-gather-start, reduce-scatter), ``source_target_pairs``
-  (collective-permute, collective-permute-start), ``replica_groups`` (collective-broadcast).
+  (collective-permute, collective-permute-start). A collective-broadcast without
+  ``replica_groups`` is read (XLA's parser takes it; its groups are empty).
 
 Everything XLA's *verifier* rejects (ids out of range, wrong counts, empty groups, the
 all-gather mode error) is left for ``meshtopo.hlo.verify``.
@@ -60,10 +61,7 @@ _REQUIRED = {
     "reduce-scatter": ("to_apply", "dimensions"), "all-gather": ("dimensions",),
     "all-gather-start": ("dimensions",), "collective-permute": ("source_target_pairs",),
     "collective-permute-start": ("source_target_pairs",),
-    "collective-broadcast": ("replica_groups",),
 }  # fmt: skip
-_FIELDS = {"to_apply": "to_apply", "dimensions": "dimensions",
-           "source_target_pairs": "source_target_pairs", "replica_groups": "groups_text"}
 _EMPTY_GROUPS = CollectiveDeviceList([])
 _LONG_NUMBER = re.compile(r"[0-9]{20,}")
 _T = TypeVar("_T")
@@ -217,7 +215,7 @@ def _finish(collective: Collective, has_mode: bool) -> None:
     if opcode in GROUPED_OPCODES and collective.replica_groups is None:
         collective.replica_groups = _EMPTY_GROUPS
     for key in _REQUIRED.get(opcode, ()):
-        if getattr(collective, _FIELDS[key]) is None:
+        if getattr(collective, key) is None:
             raise HloParseError(
                 f"attribute {key} is expected but not seen", collective.line, collective.column)
     if (

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 
 from .._errors import HloParseError
 from ._name_set import NameSet
+from ._shape import ELEMENT_BITS
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
 from ._syntax import (
     BARE,
@@ -278,6 +279,7 @@ class Reader:
                                 computation.line, 1, self.source)
         self._names: set[str] | NameSet = set() if self.final else NameSet()
         self._last: Instruction | None = None
+        self._root_at: tuple[int, int] | None = None
         return computation
 
     def instructions(
@@ -336,7 +338,8 @@ class Reader:
                     computation.name, root is not None, operand_text, text[m.start(2):end],
                     layout, layout.called, layout.controls, operands[1], attribute_text,
                     channel, layout.groups, layout.shared)
-                check(computation, instruction)
+                check(computation, instruction,
+                      None if root is None else (line, m.start(1) - pos))
                 self.pos = pos = end
                 self.line = line
                 if opcode in opcodes:
@@ -349,7 +352,7 @@ class Reader:
                     computation.root = self._last
                 self.computation_names.add(computation.name)
                 return
-            check(computation, found)
+            check(computation, found, self._root_at)
             if found.opcode in opcodes:
                 visit(found)  # type: ignore[misc]
             yield found
@@ -389,27 +392,35 @@ class Reader:
             execution_thread=thread.group(1) if thread else None)
         return computation, at + 1
 
-    def _check(self, computation: Computation, instruction: Instruction) -> None:
-        """XLA's parser rules between instructions: unique names, one ROOT, operands and
-        called computations defined before use."""
+    def _check(self, computation: Computation, instruction: Instruction,
+               root_at: tuple[int, int] | None) -> None:
+        """XLA's parser rules between instructions: legal and unique names, one ROOT (its
+        keyword written at ``root_at``), operands and called computations defined before
+        use."""
         names = self._names
-        if instruction.name in names:
-            raise HloParseError(f"instruction already exists: {instruction.name}",
+        name = instruction.name
+        if name in names:
+            raise HloParseError(f"instruction already exists: {name}",
                                 instruction.line, instruction.column, self.source)
+        if name in ELEMENT_BITS:  # XLA's lexer reads a type name as a type, not a name
+            message = (f"illegal instruction name: {name}; suggest renaming to: {name}_"
+                       if instruction.text.startswith("%") else "expects name")
+            raise HloParseError(message, instruction.line, instruction.column, self.source)
         if instruction.is_root:
             if computation.root is not None:
                 raise HloParseError("one computation should have only one ROOT",
-                                    instruction.line, instruction.column, self.source)
+                                    *(root_at or (instruction.line, instruction.column)),
+                                    self.source)
             computation.root = instruction
         for operand in instruction.operands:
             if operand not in names:
                 raise HloParseError(f"instruction does not exist: {operand}",
-                                    instruction.line, instruction.column, self.source)
+                                    *_operand_position(instruction, operand), self.source)
         for callee in instruction.called_computations:
             if callee not in self.computation_names:
                 raise HloParseError(f"computation does not exist: {callee}",
-                                    instruction.line, instruction.column, self.source)
-        names.add(instruction.name)
+                                    *_callee_position(instruction, callee), self.source)
+        names.add(name)
         self._last = instruction
 
     # ---- instructions ---------------------------------------------------------------------
@@ -479,6 +490,7 @@ class Reader:
     def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
         text = self.text
         root = _ROOT.match(text, at)
+        self._root_at = self.position(at) if root else None
         start = self._next(root.end()) if root else at
         name = NAME.match(text, start)
         if name is None:
@@ -526,8 +538,8 @@ class Reader:
             found = split_operands(text)
         except SyntaxFault as fault:
             raise SyntaxFault(fault.message, offset + fault.offset) from None
-        shapes = tuple(shape for _, shape in found)
-        return tuple(name for name, _ in found), (shapes if any(shapes) else ())
+        shapes = tuple(shape for _, shape, _ in found)
+        return tuple(name for name, _, _ in found), (shapes if any(shapes) else ())
 
     def _make(
         self, name: str, opcode: str, shape: str, operands: _Operands, line: int,
@@ -543,8 +555,8 @@ class Reader:
             seen: set[str] = set()
             for key, value, at_line, at_column in attributes:
                 if key in seen:
-                    raise HloParseError(f"attribute {key} already exists", at_line, at_column,
-                                        self.source)
+                    raise HloParseError(f"attribute {key} already exists", at_line,
+                                        max(at_column - len(key) - 1, 1), self.source)
                 seen.add(key)
                 if key in CALL_ATTRIBUTES:
                     called.extend(parse_name_list(value, key, at_line, at_column))
@@ -558,6 +570,33 @@ class Reader:
         """The ``, key=value`` attributes from ``pos`` (the module header's), with positions."""
         found, end = read_attributes(self.text, pos, self.final)
         return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
+
+
+def _position_in(instruction: Instruction, offset: int) -> tuple[int, int]:
+    """1-based (line, column) of ``offset`` into ``instruction.text``."""
+    text = instruction.text
+    newline = text.rfind("\n", 0, offset)
+    if newline < 0:
+        return instruction.line, instruction.column + offset
+    return instruction.line + text.count("\n", 0, offset), offset - newline
+
+
+def _operand_position(instruction: Instruction, operand: str) -> tuple[int, int]:
+    """Where the first operand called ``operand`` (its inline shape, if any) is written."""
+    text, operands = instruction.text, instruction.operand_text
+    start = text.find("(" + operands + ")", len(instruction.name)) + 1
+    for name, _, at in split_operands(operands):
+        if name == operand:
+            return _position_in(instruction, start + at)
+    return instruction.line, instruction.column
+
+
+def _callee_position(instruction: Instruction, callee: str) -> tuple[int, int]:
+    """Where the value of the attribute that names computation ``callee`` starts."""
+    for key, value, line, column in instruction.attribute_list:
+        if key in CALL_ATTRIBUTES and callee in parse_name_list(value, key, line, column):
+            return line, column
+    return instruction.line, instruction.column
 
 
 _NO_ATTRIBUTES = _Layout(([], (), ()), None, "", 0, 0, 0)

@@ -8,7 +8,7 @@ with the 1-based line and column of the offending character.
 >>> parse_int_lists("{{0,1},{2,3}}", "source_target_pairs", 1, 1)
 [[0, 1], [2, 3]]
 >>> split_operands("f32[8]{0} %x, /*index=1*/ %y")
-[('x', 'f32[8]{0}'), ('y', None)]
+[('x', 'f32[8]{0}', 0), ('y', None, 26)]
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "0": "\0"}
 
 
-def split_operands(text: str) -> list[tuple[str, str | None]]:
-    """``(name without %, inline shape text or None)`` of each operand of an operand list's
-    text (``f32[8]{0} %x, %y``); comments and line breaks are white space. Errors are
-    ``SyntaxFault`` at offsets of ``text``."""
-    operands: list[tuple[str, str | None]] = []
+def split_operands(text: str) -> list[tuple[str, str | None, int]]:
+    """``(name without %, inline shape text or None, offset where the operand starts)`` of
+    each operand of an operand list's text (``f32[8]{0} %x, %y``); comments and line breaks
+    are white space. Errors are ``SyntaxFault`` at offsets of ``text``."""
+    operands: list[tuple[str, str | None, int]] = []
     pos = skip(text, 0)
     while True:
         atoms: list[tuple[int, int]] = []
@@ -45,7 +45,7 @@ def split_operands(text: str) -> list[tuple[str, str | None]]:
         if NAME.fullmatch(name) is None:
             raise SyntaxFault(f"expects an operand name but found {name[:30]!r}", atoms[-1][0])
         shape = " ".join(text[a:b] for a, b in atoms[:-1]) or None
-        operands.append((name.lstrip("%"), shape))
+        operands.append((name.lstrip("%"), shape, pos))
         if at >= len(text):
             return operands
         if text[at] != ",":

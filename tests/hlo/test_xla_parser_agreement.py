@@ -1,0 +1,80 @@
+"""Texts XLA's own parser (jaxlib's ``hlo_module_from_text``) refuses are refused here at the
+line and column XLA reports, and texts it accepts are read."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+import meshtopo as mt
+from meshtopo import hlo
+
+from ._text import ADD
+
+pytestmark = pytest.mark.jax
+
+
+def _module(*lines: str) -> str:
+    body = "\n".join(f"  {line}" for line in lines)
+    return (f"HloModule m\n{ADD}ENTRY %main (p: f32[8]) -> f32[8] {{\n"
+            f"  %p = f32[8]{{0}} parameter(0)\n{body}\n}}\n")
+
+
+def _xla_position(text: str) -> tuple[int, int] | None:
+    """(line, column) of XLA's first parse error, or None when it reads ``text``."""
+    from jaxlib._hlo import hlo_module_from_text  # type: ignore[import-not-found]
+
+    try:
+        hlo_module_from_text(text)
+    except Exception as error:  # jaxlib raises its own status error
+        found = re.search(r"was parsing (\d+):(\d+)", str(error))
+        assert found is not None, str(error)
+        return int(found.group(1)), int(found.group(2))
+    return None
+
+
+CASES = {
+    "type name as a name": _module("%c64 = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%c64)"),
+    "pred as the root's name": _module("ROOT %pred = f32[8]{0} copy(%p)"),
+    "bare type name": _module("f32 = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)"),
+    "tuple is a name": _module("%tuple = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%tuple)"),
+    "s3 is a name": _module("%s3 = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%s3)"),
+    "undefined operand": _module("ROOT %r = f32[8]{0} add(%p, %q)"),
+    "undefined operand on the next line": _module("ROOT %r = f32[8]{0} add(%p,", "   %q)"),
+    "undefined operand with its shape": _module(
+        "ROOT %r = f32[8]{0} add(f32[8]{0} %p, f32[8]{0} q)"),
+    "undefined callee": _module(
+        "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply=%nothere"),
+    "defined callee": _module("ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply=%add"),
+    "attributes continued on the next line": _module(
+        "ROOT %r = f32[8]{0} all-reduce(%p), to_apply=%add, replica_groups={}",
+        "    ,channel_id=1, use_global_device_ids=true"),
+    "a comment between tokens": _module(
+        "ROOT %r = f32[8]{0} all-reduce(%p), /* c */ to_apply=%add, replica_groups={}"),
+    "prose in a computation": _module("this is not an instruction", "ROOT %r = f32[8]{0} copy(%p)"),
+    "two roots": _module("ROOT %a = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%a)"),
+    "junk after the operands": _module("ROOT %r = f32[8]{0} copy(%p) junk"),
+    "duplicate attribute": _module(
+        "ROOT %r = f32[8]{0} all-reduce(%p), to_apply=%add, to_apply=%add"),
+    "collective-broadcast without groups": _module(
+        "ROOT %r = f32[8]{0} collective-broadcast(%p)"),
+    "duplicate name": _module("%a = f32[8]{0} copy(%p)", "%a = f32[8]{0} copy(%p)",
+                              "ROOT %r = f32[8]{0} copy(%a)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_refused_where_xla_refuses(name: str) -> None:
+    text = CASES[name]
+    expected = _xla_position(text)
+    if expected is None:
+        hlo.parse_module(text)
+        return
+    with pytest.raises(mt.HloParseError) as info:
+        hlo.parse_module(text)
+    assert (info.value.line, info.value.column) == expected, info.value.message
+    with pytest.raises(mt.HloParseError) as streamed:
+        list(hlo.iter_collectives(io.StringIO(text), progress=False, block_size=64))
+    assert (streamed.value.line, streamed.value.column) == expected, streamed.value.message
