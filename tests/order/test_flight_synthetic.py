@@ -120,3 +120,52 @@ def test_send_without_its_recv_in_a_trace(tmp_path: Path) -> None:
     report = mt.order.from_flight_recorder(_pipeline(tmp_path / "pipeline", 2))
     assert [(f.type, f.devices, f.instructions, f.waiting) for f in report.findings] == [
         ("missing", (2,), ("send#4@pg0",), (1,))]
+
+
+def _p2p(name: str, seq: int, record: int) -> dict[str, object]:
+    """A point-to-point entry as NCCL records it (``collective_seq_id`` stays 0)."""
+    return {"record_id": record, "process_group": ("0", "default_pg"), "collective_seq_id": 0,
+            "p2p_seq_id": seq, "op_id": record + 1, "profiling_name": name,
+            "input_sizes": [[8]] if "coalesced" not in name else [],
+            "output_sizes": [[8]] if "coalesced" not in name else [],
+            "input_dtypes": ["Float"] if "coalesced" not in name else [],
+            "state": "scheduled", "is_p2p": True, "frames": []}
+
+
+def _ring_batches(directory: Path, without_recv_of: int | None = None) -> Path:
+    """Two ``batch_isend_irecv`` rings over 4 ranks as NCCL records them: each rank's send to
+    the next and recv from the previous share one ``p2p_seq_id``, closed by ``coalesced``; a
+    world all-reduce between them. ``without_recv_of`` leaves that rank's second recv out."""
+    config = {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1, 2, 3]"}}
+    dumps = {}
+    for rank in range(4):
+        entries: list[dict[str, object]] = []
+        for seq in (1, 2):
+            ops = [f"nccl:send {rank}->{(rank + 1) % 4}"]
+            if not (seq == 2 and rank == without_recv_of):
+                ops.append(f"nccl:recv {rank}<-{(rank - 1) % 4}")
+            for name in [*ops, "nccl:coalesced"]:
+                entries.append(_p2p(name, seq, len(entries)))
+            if seq == 1:
+                entries.append({**_entry(1), "record_id": len(entries), "is_p2p": False})
+        dumps[rank] = entries
+    return _write(directory, dumps, config)
+
+
+def test_batched_send_recv_ring_is_clean(tmp_path: Path) -> None:
+    report = mt.order.from_flight_recorder(_ring_batches(tmp_path / "ring"))
+    assert report.findings == []
+    # Each batch's send and recv arrive (rounds 0 and 1) before either is waited for (1, 2).
+    assert [(a.entry.name, a.clique, a.step, a.end) for a in report.schedule(1)] == [
+        ("send#1@pg0", (1, 2), 0, 1), ("recv#1@pg0", (0, 1), 1, 2),
+        ("all_reduce#1@pg0", (0, 1, 2, 3), 3, 3),
+        ("send#2@pg0", (1, 2), 4, 5), ("recv#2@pg0", (0, 1), 5, 6)]
+
+
+def test_batched_send_without_its_recv(tmp_path: Path) -> None:
+    report = mt.order.from_flight_recorder(_ring_batches(tmp_path / "ring", without_recv_of=2))
+    assert [(f.type, f.devices, f.instructions, f.waiting) for f in report.findings] == [
+        ("missing", (2,), ("send#2@pg0",), (1,))]
+    assert report.findings[0].message == (
+        "rank [2] never arrives at send#2@pg0 (send, Float [[8]]); ranks [1] wait there "
+        "forever.")

@@ -3,7 +3,9 @@
 
 - mismatch: the arrivals of one event hold different signatures (opcode, dtype, shapes,
   reduction); culprits are the members off the majority (none on a tie);
-- missing: a stuck device waits for a member that has no arrival on that event at all;
+- missing: a stuck device waits for a member that has no arrival on that event at all (in a
+  recorded trace: a member that finished, or that went past the collective without it,
+  ``_skipped``);
 - group_disagreement: that member is stuck at the same opcode from another program that names
   other groups (compared as device groups, so another encoding of the same groups agrees);
 - deadlock: a cycle in the waits-for graph of stuck devices (one finding per strongly
@@ -26,6 +28,7 @@ import numpy as np
 
 from ._entry import Entry, Finding
 from ._match import Run
+from ._skipped import Skip, skipped
 
 _FIELDS = ("type", "dtype", "size", "size", "reduction")
 CYCLE_STARTS = 64
@@ -144,9 +147,9 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
 
     A member with no arrival on the event is missing when rows are ``complete``. A recorded
     trace ends where each rank blocked, so there a member stuck elsewhere may simply not have
-    got there yet: it is waited for (a waits-for edge); only a member that finished is
-    missing. (A rank that skipped a collective and blocks later therefore shows as a cycle
-    with the rank that waits for the skipped one, which is the pair to look at.)"""
+    got there yet: it is waited for (a waits-for edge, part of a deadlock when they form a
+    cycle), unless it finished, or went past the collective's place without issuing it
+    (``_skipped``): then it is missing, and the message says how the trace shows it."""
     rows = run.rows
     stuck = run.stuck
     if stuck.size == 0:
@@ -161,7 +164,7 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
     row_of = {int(d): i for i, d in enumerate(rows.devices.tolist())}
     devices = rows.devices
     edges: dict[int, list[int]] = defaultdict(list)
-    missing: dict[str, tuple[int, set[int], set[int]]] = {}
+    missing: dict[str, tuple[int, set[int], set[int], dict[int, str]]] = {}
     disagree: dict[tuple[int, int], set[int]] = defaultdict(set)
     explained: set[int] = set()
     for d in stuck.tolist():
@@ -179,26 +182,34 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
             if col is not None and m is not None:
                 edges[d].append(m)
                 continue
+            skip = None
             if not complete and m is not None and run.pointer[m] < rows.length[m]:
-                edges[d].append(m)
-                continue
+                skip = skipped(run, d, m)
+                if skip is None:
+                    edges[d].append(m)
+                    continue
             y = _counterpart(run, refs, m, x)
             if y is not None:
                 key = (x, y) if refs[x].entry.program <= refs[y].entry.program else (y, x)
                 disagree[key].update((int(devices[d]), member))
             else:
-                _, guests, waiters = missing.setdefault(refs[x].entry.name, (x, set(), set()))
+                _, guests, waiters, skips = missing.setdefault(
+                    refs[x].entry.name, (x, set(), set(), {}))
                 guests.add(member)
                 waiters.add(int(devices[d]))
+                if skip is not None and m is not None:
+                    skips.setdefault(member, _skip_text(run, refs, m, int(devices[d]), skip,
+                                                        unit))
             explained.add(d)
     findings = [_disagreement(refs, key, devs, unit) for key, devs in disagree.items()]
-    for x, guests, waiters in missing.values():
+    for x, guests, waiters, skips in missing.values():
         ref = refs[x]
+        how = "".join(f" {skips[g]}" for g in sorted(skips))
         findings.append(Finding(
             "missing", tuple(sorted(guests)), (ref.entry.name,),
             f"{unit}{'s' if len(guests) > 1 else ''} {sorted(guests)} never "
             f"arrive{'s' if len(guests) == 1 else ''} at {ref.where()} ({_describe(ref.entry)}); "
-            f"{unit}s {sorted(waiters)} wait there forever.",
+            f"{unit}s {sorted(waiters)} wait there forever.{how}",
             lines=(ref.entry.line,) if ref.entry.line else (), waiting=tuple(sorted(waiters))))
     cycles = _cycles(edges)
     in_cycles = {d for cycle in cycles for d in cycle}
@@ -211,6 +222,22 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
             last, message=f"{last.message} {behind} more {unit}{'s' if behind > 1 else ''} "
                           f"only wait behind {'it' if len(findings) == 1 else 'these'}.")
     return findings
+
+
+def _skip_text(run: Run, refs: list[Ref], m: int, waiter: int, skip: Skip, unit: str) -> str:
+    """How the trace shows that row ``m`` skipped the collective ``waiter`` waits at."""
+    rows = run.rows
+    at = int(run.pointer[m])
+    common = np.flatnonzero(run.event[m, :at] == skip.common)
+    last = refs[int(rows.ref[m, int(common[-1])])].where()
+    now = refs[int(rows.ref[m, at])].where()
+    name = f"{unit} {int(rows.devices[m])}"
+    issued = ("this one" if skip.issued == 1
+              else f"{skip.issued} collectives, this one last")
+    return (f"{name[0].upper()}{name[1:]} skipped it rather than issuing it later: since "
+            f"{last}, the last collective both completed, {unit} {waiter} issued {issued}, "
+            f"while {name} completed {skip.completed} other collective"
+            f"{'s' if skip.completed != 1 else ''} and now waits in {now}.")
 
 
 def _counterpart(run: Run, refs: list[Ref], m: int | None, x: int) -> int | None:
