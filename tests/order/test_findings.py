@@ -278,3 +278,28 @@ def test_mpmd_programs_that_name_different_all_reduce_groups() -> None:
     assert finding.message.startswith(
         "program 0 issues sum (line 9) over {{0,1},{2,3}} but program 1 issues sum (line 9) "
         "over {{0,1,2,3}}")
+
+
+def test_mpmd_programs_that_meet_with_different_group_lists() -> None:
+    # Devices 0,1,2 (program 0) and 3 (program 1) meet on [0,1,2,3] but name different group
+    # lists: a mismatch there. Devices 4,5 wait on [4,5,6,7] for 6,7, whom program 1 puts in
+    # [6,7]: a group disagreement.
+    halves = module(all_reduce("sum", "{{0,1,2,3},{4,5,6,7}}"), 8)
+    quarters = module(all_reduce("sum", "{{0,1,2,3},{4,5},{6,7}}"), 8)
+    report = mt.order.analyze([(halves, [0, 1, 2, 4, 5]), (quarters, [3, 6, 7])])
+    assert [(f.type, f.devices, f.instructions, f.culprits) for f in report.findings] == [
+        ("mismatch", (0, 1, 2, 3), ("sum",), (3,)),
+        ("group_disagreement", (4, 5, 6, 7), ("sum", "sum"), ())]
+    assert report.findings[0].message == (
+        "Position 0 on clique [0,1,2,3]: devices 0,1,2 issue sum (line 9) (all-reduce, "
+        "f32[8]{0}, sum) over {{0,1,2,3},{4,5,6,7}}; device 3 issues sum (line 9) (all-reduce, "
+        "f32[8]{0}, sum) over {{0,1,2,3},{4,5},{6,7}}; they differ in groups, so the programs "
+        "disagree on the collective's other groups even where its members meet. Off the "
+        "majority: devices [3].")
+
+
+def test_mpmd_programs_that_spell_the_same_groups_differently_agree() -> None:
+    explicit = module(all_reduce("sum", "{{0,1,2,3},{4,5,6,7}}"), 8)
+    for spelled in ("[2,4]<=[8]", "{{4,5,6,7},{0,1,2,3}}"):
+        other = module(all_reduce("sum", spelled), 8)
+        assert mt.order.analyze([(explicit, [0, 1, 2, 4, 5]), (other, [3, 6, 7])]).findings == []

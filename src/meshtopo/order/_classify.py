@@ -1,13 +1,15 @@
 """Findings from a run matched by arrival order: ``mismatch``, ``missing``,
 ``group_disagreement``, ``deadlock`` and ``async_overlap``.
 
-- mismatch: the arrivals of one event hold different signatures (opcode, dtype, shapes,
-  reduction); culprits are the members off the majority (none on a tie);
+- mismatch: the arrivals of one event (members that meet) hold different signatures (opcode,
+  dtype, shapes, reduction, group list); culprits are the members off the majority (none on a
+  tie);
 - missing: a stuck device waits for a member that has no arrival on that event at all (in a
   recorded trace: a member that finished, or that went past the collective without it,
   ``_skipped``);
-- group_disagreement: that member is stuck at the same opcode from another program that names
-  other groups (compared as device groups, so another encoding of the same groups agrees);
+- group_disagreement: a member that never arrives is stuck at, or issued, the same collective
+  from another program that names other groups, so the two are in different cliques (group
+  lists compared as device groups, see ``Ref``: another encoding of the same groups agrees);
 - deadlock: a cycle in the waits-for graph of stuck devices (one finding per strongly
   connected component, its shortest cycle spelled out from its lowest device); devices
   that only wait behind it are counted in the message, not reported again;
@@ -30,18 +32,24 @@ from ._entry import Entry, Finding
 from ._match import Run
 from ._skipped import Skip, skipped
 
-_FIELDS = ("type", "dtype", "size", "size", "reduction")
+_FIELDS = ("type", "dtype", "size", "size", "reduction", "groups")
 CYCLE_STARTS = 64
 
 
 @dataclass(frozen=True)
 class Ref:
     """What a row operation refers to: the entry, and the groups its program names (a
-    hashable key and its text; None when unknown, e.g. Flight Recorder)."""
+    hashable key and its text; None when unknown, e.g. Flight Recorder). The key holds device
+    groups (``EntryPeers.groups_key``), so two spellings of the same groups have one key."""
 
     entry: Entry
     groups: tuple[object, ...] | None = None
     groups_text: str = ""
+
+    def signature(self) -> tuple[object, ...]:
+        """What the members of one rendezvous must agree on: the entry's signature and the
+        group list its program names."""
+        return (*self.entry.signature(), self.groups)
 
     def where(self) -> str:
         """``name (line N)``, or the name alone when there is no line."""
@@ -75,7 +83,7 @@ def mismatches(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
     if e.size == 0:
         return []
     table: dict[tuple[object, ...], int] = {}
-    signature = np.array([table.setdefault(ref.entry.signature(), len(table)) for ref in refs],
+    signature = np.array([table.setdefault(ref.signature(), len(table)) for ref in refs],
                          dtype=np.int64)
     ref_ids = rows.ref[r, c]
     sig = signature[ref_ids]
@@ -113,6 +121,9 @@ def mismatches(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
             culprits.update(d for d, ref in arrivals if signature[ref] != winners[0])
         first = event_list[0]
         clique = run.rows.members[int(run.event_clique[first])]
+        signatures = [refs[ref].signature() for ref in ref_set]
+        fields = sorted({_FIELDS[i] for i in range(len(_FIELDS))
+                         if len({s[i] for s in signatures}) > 1})
         issued: dict[tuple[str, int], list[int]] = defaultdict(list)
         sample: dict[tuple[str, int], int] = {}
         for device, ref in sorted(by_event[first]):
@@ -123,16 +134,17 @@ def mismatches(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
             f"{unit}{'s' if len(devs) > 1 else ''} {','.join(map(str, devs))} "
             f"issue{'s' if len(devs) == 1 else ''} {refs[sample[key]].where()} "
             f"({_describe(refs[sample[key]].entry)})"
+            + (f" over {refs[sample[key]].groups_text}" if "groups" in fields else "")
             for key, devs in issued.items())
-        signatures = [refs[ref].entry.signature() for ref in ref_set]
-        fields = sorted({_FIELDS[i] for i in range(len(_FIELDS))
-                         if len({s[i] for s in signatures}) > 1})
         more = f" (and {len(event_list) - 1} more cliques alike)" if len(event_list) > 1 else ""
         blame = (" It is a tie: no majority to blame." if tie and not culprits else
                  f" Off the majority: {unit}s {sorted(culprits)}." if culprits else "")
+        outcome = ("the programs disagree on the collective's other groups even where its "
+                   "members meet" if fields == ["groups"] else
+                   "the rendezvous pairs them and the result is garbage")
         message = (f"Position {int(run.event_position[first])} on clique "
                    f"{_members(clique)}{more}: {sides}; they differ in {', '.join(fields)}, so "
-                   f"the rendezvous pairs them and the result is garbage.{blame}")
+                   f"{outcome}.{blame}")
         names = tuple(dict.fromkeys(refs[ref].entry.name for ref in ref_set))
         findings.append(Finding(
             "mismatch", tuple(sorted(devices)), names,
