@@ -13,8 +13,9 @@
 - deadlock: a cycle in the waits-for graph of stuck devices (one finding per strongly
   connected component, its shortest cycle spelled out from its lowest device); devices
   that only wait behind it are counted in the message, not reported again;
-- async_overlap: two in-flight async collectives on different cliques started in opposite
-  orders by devices they share.
+- async_overlap: two in-flight async collectives of one stream (grouped collectives, or
+  collective-permutes on their sender and receiver pairs) on different cliques started in
+  opposite orders by devices they share.
 
 Bound: O(arrivals log arrivals) numpy work; the Python loops run over stuck devices, events
 that mismatch and async pairs in flight together only.
