@@ -293,9 +293,9 @@ def test_mpmd_programs_that_meet_with_different_group_lists() -> None:
     assert report.findings[0].message == (
         "Position 0 on clique [0,1,2,3]: devices 0,1,2 issue sum (line 9) (all-reduce, "
         "f32[8]{0}, sum) over {{0,1,2,3},{4,5,6,7}}; device 3 issues sum (line 9) (all-reduce, "
-        "f32[8]{0}, sum) over {{0,1,2,3},{4,5},{6,7}}; they differ in groups, so the programs "
-        "disagree on the collective's other groups even where its members meet. Off the "
-        "majority: devices [3].")
+        "f32[8]{0}, sum) over {{0,1,2,3},{4,5},{6,7}}; they differ in groups, so the rendezvous "
+        "completes between collectives that name different group lists. Off the majority: "
+        "devices [3].")
 
 
 def test_mpmd_programs_that_spell_the_same_groups_differently_agree() -> None:

@@ -140,8 +140,8 @@ def mismatches(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
         more = f" (and {len(event_list) - 1} more cliques alike)" if len(event_list) > 1 else ""
         blame = (" It is a tie: no majority to blame." if tie and not culprits else
                  f" Off the majority: {unit}s {sorted(culprits)}." if culprits else "")
-        outcome = ("the programs disagree on the collective's other groups even where its "
-                   "members meet" if fields == ["groups"] else
+        outcome = ("the rendezvous completes between collectives that name different group "
+                   "lists" if fields == ["groups"] else
                    "the rendezvous pairs them and the result is garbage")
         message = (f"Position {int(run.event_position[first])} on clique "
                    f"{_members(clique)}{more}: {sides}; they differ in {', '.join(fields)}, so "

@@ -86,7 +86,8 @@ class Finding:
     the members meet. ``mismatch`` is one rendezvous: members at the same position on one
     clique whose collectives differ in opcode, shape, dtype, reduction or group list (the
     whole list of groups the instruction names); it completes, so the result is garbage, or,
-    for a group list alone, the programs disagree about the collective's other groups.
+    for a group list alone, pairs collectives that disagree on who takes part (two programs'
+    versions of one collective, or two collectives of one program).
     ``group_disagreement`` is members that never meet: a device waits for a member whose own
     program (MPMD) issues the same collective over other groups, which puts that member in
     another clique, and the device hangs. One pair of programs can show both, on the groups
