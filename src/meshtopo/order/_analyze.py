@@ -44,7 +44,7 @@ def analyze(programs: Module | Sequence[tuple[Module, ArrayLike]],
     ``(module, devices)`` (MPMD: each device runs one module; groups are computed with
     ``device_assignment``, default each module's own placement). Bounds: module docstring."""
     if isinstance(programs, Module):
-        assignment = _assignment(programs, device_assignment)
+        assignment = module_assignment(programs, device_assignment)
         devices = np.sort(assignment.array.reshape(-1))
         program = walk(programs, 0)
         peers = _peers(program, assignment)
@@ -69,11 +69,14 @@ def analyze(programs: Module | Sequence[tuple[Module, ArrayLike]],
                 f"program {index} lists devices that run another program or repeat: "
                 f"{sorted(overlap) or ids.tolist()}; each device runs one program")
         seen.update(ids.tolist())
-        walked.append((walk(module, index), ids, _assignment(module, device_assignment)))
+        walked.append((walk(module, index), ids, module_assignment(module, device_assignment)))
     return _replay(walked, spmd=False)
 
 
-def _assignment(module: Module, given: DeviceAssignment | ArrayLike | None) -> DeviceAssignment:
+def module_assignment(module: Module,
+                      given: DeviceAssignment | ArrayLike | None) -> DeviceAssignment:
+    """``given`` as a device assignment for ``module`` (the module's own when None), checked
+    against its replica and partition counts."""
     if given is None:
         return module.device_assignment
     table = as_device_assignment(given if isinstance(given, DeviceAssignment)
