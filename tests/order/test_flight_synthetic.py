@@ -123,13 +123,18 @@ def test_send_without_its_recv_in_a_trace(tmp_path: Path) -> None:
 
 
 def _p2p(name: str, seq: int, record: int) -> dict[str, object]:
-    """A point-to-point entry as NCCL records it (``collective_seq_id`` stays 0)."""
-    return {"record_id": record, "process_group": ("0", "default_pg"), "collective_seq_id": 0,
-            "p2p_seq_id": seq, "op_id": record + 1, "profiling_name": name,
-            "input_sizes": [[8]] if "coalesced" not in name else [],
-            "output_sizes": [[8]] if "coalesced" not in name else [],
-            "input_dtypes": ["Float"] if "coalesced" not in name else [],
-            "state": "scheduled", "is_p2p": True, "frames": []}
+    """A point-to-point entry as NCCL records it (``collective_seq_id`` stays 0; the
+    ``coalesced`` entry that closes a batch holds no tensors)."""
+    tensors = "coalesced" not in name
+    return {"record_id": record, "pg_id": 0, "process_group": ("0", "default_pg"),
+            "collective_seq_id": 0, "p2p_seq_id": seq, "op_id": record + 1,
+            "profiling_name": name, "time_created_ns": record,
+            "input_sizes": [[8]] if tensors else [], "output_sizes": [[8]] if tensors else [],
+            "input_dtypes": ["Float"] if tensors else [],
+            "output_dtypes": ["Float"] if tensors else [], "state": "scheduled",
+            "time_discovered_started_ns": None, "time_discovered_completed_ns": None,
+            "retired": True, "timeout_ms": 600000, "is_p2p": True, "frames": [],
+            "thread_id": "1", "thread_name": "python"}
 
 
 def _ring_batches(directory: Path, without_recv_of: int | None = None) -> Path:
@@ -147,19 +152,31 @@ def _ring_batches(directory: Path, without_recv_of: int | None = None) -> Path:
             for name in [*ops, "nccl:coalesced"]:
                 entries.append(_p2p(name, seq, len(entries)))
             if seq == 1:
-                entries.append({**_entry(1), "record_id": len(entries), "is_p2p": False})
+                entries.append({**_p2p("nccl:all_reduce", 1, len(entries)),
+                                "collective_seq_id": 1, "is_p2p": False})
         dumps[rank] = entries
     return _write(directory, dumps, config)
 
 
 def test_batched_send_recv_ring_is_clean(tmp_path: Path) -> None:
-    report = mt.order.from_flight_recorder(_ring_batches(tmp_path / "ring"))
+    import subprocess
+    import sys
+
+    directory = _ring_batches(tmp_path / "ring")
+    report = mt.order.from_flight_recorder(directory)
     assert report.findings == []
     # Each batch's send and recv arrive (rounds 0 and 1) before either is waited for (1, 2).
     assert [(a.entry.name, a.clique, a.step, a.end) for a in report.schedule(1)] == [
         ("send#1@pg0", (1, 2), 0, 1), ("recv#1@pg0", (0, 1), 1, 2),
         ("all_reduce#1@pg0", (0, 1, 2, 3), 3, 3),
         ("send#2@pg0", (1, 2), 4, 5), ("recv#2@pg0", (0, 1), 5, 6)]
+    # torch's analyzer looks for a batch end named "..._coalesced" (NCCL writes
+    # "nccl:coalesced") and calls the clean batch a mismatch.
+    torch = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("_torch_analyzer.py")), str(directory),
+         "host_", "0,1,2,3"], capture_output=True, text=True, timeout=120)
+    output = torch.stdout + torch.stderr
+    assert "Rank 1 does not have a coalesced end." in output and "MISMATCH" in output
 
 
 def test_batched_send_without_its_recv(tmp_path: Path) -> None:
