@@ -138,3 +138,15 @@ def test_a_device_that_is_not_placed_is_refused() -> None:
     assert _names(permuted) == ["sum"]
     with pytest.raises(mt.InvalidArgumentError, match="device_assignment is 1x3"):
         mt.order.issue_order(ring, 1, [[0, 1, 2]])
+
+
+def test_many_devices_from_one_walk() -> None:
+    computed = _conditional("  %two = u32[] constant(2)\n  %rem = u32[] remainder(%pid, %two)\n"
+                            "  %branch = s32[] convert(%rem)")
+    orders = mt.order.issue_orders(computed)
+    assert {d: _names(o) for d, o in orders.items()} == {
+        0: ["ar0"], 1: ["ar1"], 2: ["ar0"], 3: ["ar1"]}
+    assert {d: _names(o) for d, o in mt.order.issue_orders(computed, [3, 0]).items()} == {
+        3: ["ar1"], 0: ["ar0"]}
+    with pytest.raises(mt.InvalidArgumentError, match="device 9 is not in the device"):
+        mt.order.issue_orders(computed, [0, 9])

@@ -14,8 +14,9 @@ above it.
 - ``issue_order(module, device, device_assignment=None)``: the collective instructions one
   device issues, in the schedule's order, each conditional entered at the branch the device
   takes when its selector is computed from constants, ``replica-id`` and ``partition-id``
-  (every branch otherwise). The runtime's replay (``mt.runtime.issue_order``) and the
-  explorer's order view use it.
+  (every branch otherwise); ``issue_orders(module, devices=None, ...)`` the same for many
+  devices from one walk. The runtime's replay (``mt.runtime.issue_order``) and the
+  explorer's order view use them.
 
 Finding types: ``deadlock``, ``missing``, ``mismatch``, ``divergence``,
 ``group_disagreement``, ``async_overlap`` (``mt.order.Finding``; the verifier's findings are
@@ -51,5 +52,6 @@ from ._entry import Entry as Entry
 from ._entry import Finding as Finding
 from ._flight import from_flight_recorder as from_flight_recorder
 from ._issue import issue_order as issue_order
+from ._issue import issue_orders as issue_orders
 from ._report import Report as Report
 from ._trace import chrome_trace as chrome_trace

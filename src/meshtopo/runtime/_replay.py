@@ -2,9 +2,10 @@
 with zero-filled buffers of the real shapes and element types, and each is timed.
 
 The order is the order layer's: ``issue_order(module, device, assignment)`` is
-``meshtopo.order.issue_order`` (the schedule, or a topological order, through calls, fusions,
-async wrappers and ``while`` bodies once, and into the branch of a conditional this device
-takes when its selector depends only on constants, replica-id and partition-id; every branch
+``meshtopo.order.issue_order``, and a replay takes every device's order from one walk
+(``issue_orders``): the schedule, or a topological order, through calls, fusions, async
+wrappers and ``while`` bodies once, and into the branch of a conditional this device takes
+when its selector depends only on constants, replica-id and partition-id (every branch
 otherwise). Done forms are not issued (their start is). Nothing else in the module runs, so a
 dump with fusions and custom calls replays.
 
@@ -24,7 +25,8 @@ import numpy as np
 from .._errors import InvalidArgumentError
 from .._placement import DeviceAssignment, as_device_assignment
 from ..hlo import Instruction, Module, Shape
-from ..order import issue_order
+from ..order import issue_order as issue_order
+from ..order import issue_orders
 from ._communicator import Communicator
 from ._interpreter import issue
 from ._plan import Route, collective_routes, where
@@ -61,9 +63,7 @@ class Step:
 class Replay:
     """The collectives of ``module`` ready to be issued on every device of its placement."""
 
-    def __init__(self, module: Module, device_assignment: object = None,
-                 order: Callable[[Module, int, DeviceAssignment], list[Instruction]] = issue_order
-                 ) -> None:
+    def __init__(self, module: Module, device_assignment: object = None) -> None:
         self.module = module
         self.assignment: DeviceAssignment = (
             module.device_assignment if device_assignment is None
@@ -72,9 +72,10 @@ class Replay:
         self.skipped: list[Instruction] = []
         self.orders: dict[int, list[str]] = {}
         self.steps: dict[str, Step] = {}
+        orders = issue_orders(module, self.devices, self.assignment)
         for device in self.devices:
             names = []
-            for instruction in order(module, device, self.assignment):
+            for instruction in orders[device]:
                 collective = instruction.collective
                 if collective is None or collective.underlying_opcode not in REPLAYED:
                     if instruction not in self.skipped:
