@@ -15,6 +15,10 @@ one ``p2p_seq_id``, closed by a ``coalesced`` entry) are issued together and the
 so a ring of sends and recvs in one batch completes; a send whose recv never comes is
 ``missing``. gloo records no send or recv at all.
 
+A trace ends where each rank blocked, so a member with no entry for the collective another
+rank waits at is waited for (a deadlock when the waits close a cycle) unless it finished or
+went past that collective's place without it: then it is ``missing`` (``_skipped``).
+
 Bound: O(entries) to read, then the replay of ``_match`` over ranks x entries.
 """
 
