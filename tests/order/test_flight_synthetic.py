@@ -186,3 +186,34 @@ def test_batched_send_without_its_recv(tmp_path: Path) -> None:
     assert report.findings[0].message == (
         "rank [2] never arrives at send#2@pg0 (send, Float [[8]]); ranks [1] wait there "
         "forever.")
+
+
+def test_a_rank_that_went_past_a_collective_skipped_it(tmp_path: Path) -> None:
+    # Rank 0 waits at a on pg 1 ({0,1}); rank 1 completed c on pg 2 ({1,2}) with rank 2 and
+    # waits at b on the world group, which rank 0 has not reached.
+    config = {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1, 2]"},
+              "1": {"name": "1", "desc": "a", "ranks": "[0, 1]"},
+              "2": {"name": "2", "desc": "c", "ranks": "[1, 2]"}}
+
+    def dumps(first: int) -> dict[int, list[dict[str, object]]]:
+        return {0: [_entry(s, "0") for s in range(1, first)] + [_entry(1, "1")],
+                1: [_entry(s, "0") for s in range(1, first)] + [_entry(1, "2"),
+                                                                _entry(first, "0")],
+                2: [_entry(s, "0") for s in range(1, first)] + [_entry(1, "2"),
+                                                                _entry(first, "0")]}
+
+    # After a world all-reduce all three completed, rank 0 issued one collective (a) and
+    # rank 1 completed one (c) without it: it went past a's place, so it skipped a.
+    report = mt.order.from_flight_recorder(_write(tmp_path / "warm", dumps(2), config))
+    assert [(f.type, f.devices, f.instructions, f.waiting) for f in report.findings] == [
+        ("missing", (1,), ("all_reduce#1@pg1",), (0,))]
+    assert report.findings[0].message == (
+        "rank [1] never arrives at all_reduce#1@pg1 (all_reduce, Float [[8]]); ranks [0] wait "
+        "there forever. Rank 1 skipped it rather than issuing it later: since "
+        "all_reduce#1@pg0, the last collective both completed, rank 0 issued this one, while "
+        "rank 1 completed 1 other collective and now waits in all_reduce#2@pg0. 2 more ranks "
+        "only wait behind it.")
+    # With no rendezvous both completed, nothing shows where a stands in rank 1's order: it
+    # may come after b, and the two wait for each other.
+    report = mt.order.from_flight_recorder(_write(tmp_path / "cold", dumps(1), config))
+    assert [(f.type, f.devices) for f in report.findings] == [("deadlock", (0, 1))]
