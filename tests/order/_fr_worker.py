@@ -69,6 +69,14 @@ def main() -> None:
             dist.all_reduce(x, group=tp)
             dist.reduce_scatter_tensor(torch.empty(4), x, group=dp)
             dist.all_reduce(x)
+    elif scenario == "batch":  # a ring of sends and recvs in one batch, twice
+        y = torch.empty(8)
+        for _ in range(2):
+            ops = [dist.P2POp(dist.isend, x, (rank + 1) % 4),
+                   dist.P2POp(dist.irecv, y, (rank - 1) % 4)]
+            for work in dist.batch_isend_irecv(ops):
+                work.wait()
+            dist.all_reduce(x)
     elif scenario == "opposite":  # ranks 0 and 1 issue tp and world in opposite orders
         order = [x, None] if rank != 1 else [None, x]
         for step in order:

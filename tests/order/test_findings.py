@@ -278,3 +278,62 @@ def test_mpmd_programs_that_name_different_all_reduce_groups() -> None:
     assert finding.message.startswith(
         "program 0 issues sum (line 9) over {{0,1},{2,3}} but program 1 issues sum (line 9) "
         "over {{0,1,2,3}}")
+
+
+def test_mpmd_programs_that_meet_with_different_group_lists() -> None:
+    # Devices 0,1,2 (program 0) and 3 (program 1) meet on [0,1,2,3] but name different group
+    # lists: a mismatch there. Devices 4,5 wait on [4,5,6,7] for 6,7, whom program 1 puts in
+    # [6,7]: a group disagreement.
+    halves = module(all_reduce("sum", "{{0,1,2,3},{4,5,6,7}}"), 8)
+    quarters = module(all_reduce("sum", "{{0,1,2,3},{4,5},{6,7}}"), 8)
+    report = mt.order.analyze([(halves, [0, 1, 2, 4, 5]), (quarters, [3, 6, 7])])
+    assert [(f.type, f.devices, f.instructions, f.culprits) for f in report.findings] == [
+        ("mismatch", (0, 1, 2, 3), ("sum",), (3,)),
+        ("group_disagreement", (4, 5, 6, 7), ("sum", "sum"), ())]
+    assert report.findings[0].message == (
+        "Position 0 on clique [0,1,2,3]: devices 0,1,2 issue sum (line 9) (all-reduce, "
+        "f32[8]{0}, sum) over {{0,1,2,3},{4,5,6,7}}; device 3 issues sum (line 9) (all-reduce, "
+        "f32[8]{0}, sum) over {{0,1,2,3},{4,5},{6,7}}; they differ in groups, so the rendezvous "
+        "completes between collectives that name different group lists. Off the majority: "
+        "devices [3].")
+
+
+def test_mpmd_programs_that_spell_the_same_groups_differently_agree() -> None:
+    explicit = module(all_reduce("sum", "{{0,1,2,3},{4,5,6,7}}"), 8)
+    for spelled in ("[2,4]<=[8]", "{{4,5,6,7},{0,1,2,3}}"):
+        other = module(all_reduce("sum", spelled), 8)
+        assert mt.order.analyze([(explicit, [0, 1, 2, 4, 5]), (other, [3, 6, 7])]).findings == []
+
+
+def _async_permutes(first: str, second: str) -> str:
+    """Two async permutes in flight together: x sends 0->1 and 2->3, y sends 1->0 and 3->2."""
+    pairs = {"x": "{{0,1},{2,3}}", "y": "{{1,0},{3,2}}"}
+    starts = "".join(
+        f"  %{n} = (f32[8]{{0}}, f32[8]{{0}}) collective-permute-start(%p), channel_id="
+        f"{3 if n == 'x' else 4}, source_target_pairs={pairs[n]}\n" for n in (first, second))
+    dones = "".join(f"  %{n}d = f32[8]{{0}} collective-permute-done(%{n})\n"
+                    for n in (first, second))
+    return starts + dones
+
+
+def test_async_permutes_that_overlap_safely() -> None:
+    same = module(_async_permutes("x", "y"), 4, scheduled=True)
+    report = mt.order.analyze([(same, [0, 2]), (same, [1, 3])])
+    assert report.findings == []
+    assert [(a.entry.name, a.entry.done, a.clique) for a in report.schedule(1)] == [
+        ("x", "xd", (0, 1)), ("y", "yd", (1, 0))]
+
+
+def test_async_permutes_that_overlap_unsafely() -> None:
+    # Devices 0 and 2 start x (their sends) before y (their recvs); 1 and 3 start y (their
+    # sends) first: the pairs [0,1] and [1,0] see the two permutes in opposite orders.
+    report = mt.order.analyze([(module(_async_permutes("x", "y"), 4, scheduled=True), [0, 2]),
+                               (module(_async_permutes("y", "x"), 4, scheduled=True), [1, 3])])
+    finding = _only(report)
+    assert (finding.type, finding.devices, finding.instructions) == (
+        "async_overlap", (0, 1, 2, 3), ("x", "y"))
+    assert finding.message == (
+        "devices [0, 2] start x (line 9) then y (line 10) while devices [1, 3] start y "
+        "(line 9) then x (line 10); both are in flight at once on different cliques, and "
+        "communicators used concurrently must see their collectives in the same order on every "
+        "shared device (else they can hang).")

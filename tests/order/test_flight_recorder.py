@@ -19,7 +19,7 @@ import pytest
 import meshtopo as mt
 
 HERE = Path(__file__).resolve().parent
-SCENARIOS = ("clean", "opposite", "cycle", "skip", "size", "dtype", "type")
+SCENARIOS = ("clean", "batch", "opposite", "cycle", "skip", "size", "dtype", "type")
 GROUPS = {"0": [0, 1, 2, 3], "1": [0, 1], "2": [2, 3], "3": [0, 2], "4": [1, 3]}
 JOB_TIMEOUT = 90
 pytestmark = pytest.mark.timeout(600)
@@ -74,6 +74,12 @@ def _unlined(message: str) -> str:
     return re.sub(r" \(line \d+\)", "", message)
 
 
+def _worker_line(text: str) -> int:
+    """The line of ``_fr_worker.py`` that holds ``text`` (what the dumps' frames name)."""
+    lines = (HERE / "_fr_worker.py").read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)
+
+
 def _summary(report: mt.order.Report) -> list[tuple[object, ...]]:
     return [(f.type, f.devices, f.instructions, f.culprits) for f in report.findings]
 
@@ -91,6 +97,19 @@ def test_clean_run(dumps: dict[str, Path]) -> None:
             (0, 1), (0, 1), (1, 3), (0, 1, 2, 3)] * 2
 
 
+def test_batched_sends_and_recvs_leave_no_entries_in_gloo_dumps(dumps: dict[str, Path]) -> None:
+    # gloo records no send or recv, batched or not: each batch's send and recv leave a gap
+    # in the world group's op_id only, and what is recorded (the all-reduces) matches cleanly.
+    entries = pickle.loads((dumps["batch"] / "fr_rank_1").read_bytes())["entries"]
+    assert [(e["profiling_name"], e["is_p2p"], e["op_id"]) for e in entries[2:]] == [
+        ("gloo:all_reduce", False, 1), ("gloo:all_reduce", False, 4),
+        ("gloo:all_reduce", False, 7)]
+    for report in _both(dumps["batch"]):
+        assert report.findings == []
+        assert [a.clique for a in report.schedule(1)] == [
+            (0, 1), (1, 3), (0, 1, 2, 3), (0, 1, 2, 3), (0, 1, 2, 3)]
+
+
 def test_two_ranks_in_opposite_order(dumps: dict[str, Path]) -> None:
     for report in _both(dumps["opposite"]):
         assert _summary(report) == [
@@ -99,7 +118,8 @@ def test_two_ranks_in_opposite_order(dumps: dict[str, Path]) -> None:
             "a waits-for cycle across 2 cliques: rank 0 waits in all_reduce#2@pg1 "
             "on clique [0,1] for rank 1; rank 1 waits in all_reduce#2@pg0 on clique [0,1,2,3] "
             "for rank 0. 2 more ranks only wait behind it.")
-    assert "all_reduce#2@pg1 (line 75)" in mt.order.from_flight_recorder(
+    line = _worker_line("if step is not None else")
+    assert f"all_reduce#2@pg1 (line {line})" in mt.order.from_flight_recorder(
         dumps["opposite"]).findings[0].message
 
 
@@ -114,11 +134,19 @@ def test_four_rank_cycle_across_tp_and_dp(dumps: dict[str, Path]) -> None:
 
 def test_rank_that_skips_a_collective(dumps: dict[str, Path]) -> None:
     for report in _both(dumps["skip"]):
-        # rank 3 waits for the tp all-reduce rank 2 skipped; rank 2 went on to the world
-        # group and waits there for rank 3: the pair, not the knock-on waits of 0 and 1.
-        assert _summary(report) == [
-            ("deadlock", (2, 3), ("all_reduce#2@pg0", "all_reduce#3@pg2"), ())]
-        assert report.findings[0].message.endswith("2 more ranks only wait behind it.")
+        # rank 3 waits for the tp all-reduce rank 2 skipped; rank 2 went past it (it completed
+        # its dp all-reduce) and waits at the world group: rank 2 is missing, not in a cycle.
+        assert [(f.type, f.devices, f.instructions, f.waiting) for f in report.findings] == [
+            ("missing", (2,), ("all_reduce#3@pg2",), (3,))]
+        assert _unlined(report.findings[0].message) == (
+            "rank [2] never arrives at all_reduce#3@pg2 (all_reduce, Float [[8]]); ranks [3] "
+            "wait there forever. Rank 2 skipped it rather than issuing it later: since "
+            "all_reduce#2@pg2, the last collective both completed, rank 3 issued this one, "
+            "while rank 2 completed 1 other collective and now waits in all_reduce#2@pg0. "
+            "3 more ranks only wait behind it.")
+    line = _worker_line("if rank != 2:") + 1
+    assert f"at all_reduce#3@pg2 (line {line})" in mt.order.from_flight_recorder(
+        dumps["skip"]).findings[0].message
 
 
 @pytest.mark.parametrize(("scenario", "culprit", "field"),
@@ -177,3 +205,13 @@ def test_torch_analyzer_reports_a_deadlock_as_missing_ranks(dumps: dict[str, Pat
     assert "cycle" not in output.lower()
     report = mt.order.from_flight_recorder(filled)
     assert [(f.type, f.devices) for f in report.findings] == [("deadlock", (0, 1))]
+
+
+def test_torch_analyzer_weighs_a_skip_like_its_knock_on_waits(dumps: dict[str, Path],
+                                                                tmp_path: Path) -> None:
+    output = _torch(_filled(dumps["skip"], tmp_path / "skip"), "0,1,2,3")
+    # Three "Not all ranks joining" reports at equal weight: the cause (rank 2 on pg 2,
+    # sequence number 3) and the waits behind it (world group, dp group 4).
+    assert re.findall(r"missing ranks: (\{[\d, ]+\})", output) == ["{1, 3}", "{3}", "{2}"]
+    assert [(f.type, f.devices) for f in mt.order.from_flight_recorder(
+        dumps["skip"]).findings] == [("missing", (2,))]

@@ -120,3 +120,100 @@ def test_send_without_its_recv_in_a_trace(tmp_path: Path) -> None:
     report = mt.order.from_flight_recorder(_pipeline(tmp_path / "pipeline", 2))
     assert [(f.type, f.devices, f.instructions, f.waiting) for f in report.findings] == [
         ("missing", (2,), ("send#4@pg0",), (1,))]
+
+
+def _p2p(name: str, seq: int, record: int) -> dict[str, object]:
+    """A point-to-point entry as NCCL records it (``collective_seq_id`` stays 0; the
+    ``coalesced`` entry that closes a batch holds no tensors)."""
+    tensors = "coalesced" not in name
+    return {"record_id": record, "pg_id": 0, "process_group": ("0", "default_pg"),
+            "collective_seq_id": 0, "p2p_seq_id": seq, "op_id": record + 1,
+            "profiling_name": name, "time_created_ns": record,
+            "input_sizes": [[8]] if tensors else [], "output_sizes": [[8]] if tensors else [],
+            "input_dtypes": ["Float"] if tensors else [],
+            "output_dtypes": ["Float"] if tensors else [], "state": "scheduled",
+            "time_discovered_started_ns": None, "time_discovered_completed_ns": None,
+            "retired": True, "timeout_ms": 600000, "is_p2p": True, "frames": [],
+            "thread_id": "1", "thread_name": "python"}
+
+
+def _ring_batches(directory: Path, without_recv_of: int | None = None) -> Path:
+    """Two ``batch_isend_irecv`` rings over 4 ranks as NCCL records them: each rank's send to
+    the next and recv from the previous share one ``p2p_seq_id``, closed by ``coalesced``; a
+    world all-reduce between them. ``without_recv_of`` leaves that rank's second recv out."""
+    config = {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1, 2, 3]"}}
+    dumps = {}
+    for rank in range(4):
+        entries: list[dict[str, object]] = []
+        for seq in (1, 2):
+            ops = [f"nccl:send {rank}->{(rank + 1) % 4}"]
+            if not (seq == 2 and rank == without_recv_of):
+                ops.append(f"nccl:recv {rank}<-{(rank - 1) % 4}")
+            for name in [*ops, "nccl:coalesced"]:
+                entries.append(_p2p(name, seq, len(entries)))
+            if seq == 1:
+                entries.append({**_p2p("nccl:all_reduce", 1, len(entries)),
+                                "collective_seq_id": 1, "is_p2p": False})
+        dumps[rank] = entries
+    return _write(directory, dumps, config)
+
+
+def test_batched_send_recv_ring_is_clean(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    directory = _ring_batches(tmp_path / "ring")
+    report = mt.order.from_flight_recorder(directory)
+    assert report.findings == []
+    # Each batch's send and recv arrive (rounds 0 and 1) before either is waited for (1, 2).
+    assert [(a.entry.name, a.clique, a.step, a.end) for a in report.schedule(1)] == [
+        ("send#1@pg0", (1, 2), 0, 1), ("recv#1@pg0", (0, 1), 1, 2),
+        ("all_reduce#1@pg0", (0, 1, 2, 3), 3, 3),
+        ("send#2@pg0", (1, 2), 4, 5), ("recv#2@pg0", (0, 1), 5, 6)]
+    # torch's analyzer looks for a batch end named "..._coalesced" (NCCL writes
+    # "nccl:coalesced") and calls the clean batch a mismatch.
+    torch = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("_torch_analyzer.py")), str(directory),
+         "host_", "0,1,2,3"], capture_output=True, text=True, timeout=120)
+    output = torch.stdout + torch.stderr
+    assert "Rank 1 does not have a coalesced end." in output and "MISMATCH" in output
+
+
+def test_batched_send_without_its_recv(tmp_path: Path) -> None:
+    report = mt.order.from_flight_recorder(_ring_batches(tmp_path / "ring", without_recv_of=2))
+    assert [(f.type, f.devices, f.instructions, f.waiting) for f in report.findings] == [
+        ("missing", (2,), ("send#2@pg0",), (1,))]
+    assert report.findings[0].message == (
+        "rank [2] never arrives at send#2@pg0 (send, Float [[8]]); ranks [1] wait there "
+        "forever.")
+
+
+def test_a_rank_that_went_past_a_collective_skipped_it(tmp_path: Path) -> None:
+    # Rank 0 waits at a on pg 1 ({0,1}); rank 1 completed c on pg 2 ({1,2}) with rank 2 and
+    # waits at b on the world group, which rank 0 has not reached.
+    config = {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1, 2]"},
+              "1": {"name": "1", "desc": "a", "ranks": "[0, 1]"},
+              "2": {"name": "2", "desc": "c", "ranks": "[1, 2]"}}
+
+    def dumps(first: int) -> dict[int, list[dict[str, object]]]:
+        return {0: [_entry(s, "0") for s in range(1, first)] + [_entry(1, "1")],
+                1: [_entry(s, "0") for s in range(1, first)] + [_entry(1, "2"),
+                                                                _entry(first, "0")],
+                2: [_entry(s, "0") for s in range(1, first)] + [_entry(1, "2"),
+                                                                _entry(first, "0")]}
+
+    # After a world all-reduce all three completed, rank 0 issued one collective (a) and
+    # rank 1 completed one (c) without it: it went past a's place, so it skipped a.
+    report = mt.order.from_flight_recorder(_write(tmp_path / "warm", dumps(2), config))
+    assert [(f.type, f.devices, f.instructions, f.waiting) for f in report.findings] == [
+        ("missing", (1,), ("all_reduce#1@pg1",), (0,))]
+    assert report.findings[0].message == (
+        "rank [1] never arrives at all_reduce#1@pg1 (all_reduce, Float [[8]]); ranks [0] wait "
+        "there forever. Rank 1 skipped it rather than issuing it later: since "
+        "all_reduce#1@pg0, the last collective both completed, rank 0 issued this one, while "
+        "rank 1 completed 1 other collective and now waits in all_reduce#2@pg0. 2 more ranks "
+        "only wait behind it.")
+    # With no rendezvous both completed, nothing shows where a stands in rank 1's order: it
+    # may come after b, and the two wait for each other.
+    report = mt.order.from_flight_recorder(_write(tmp_path / "cold", dumps(1), config))
+    assert [(f.type, f.devices) for f in report.findings] == [("deadlock", (0, 1))]

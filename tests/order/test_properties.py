@@ -37,3 +37,21 @@ def test_shared_schedule_is_the_replay(choices: list[tuple[str, int]]) -> None:
         theirs = [(a.entry.name, a.clique, a.rank, a.position) for a in replay.schedule(device)]
         assert sorted(ours) == sorted(theirs)
         assert [a[0] for a in ours] == [a[0] for a in theirs]
+
+
+@settings(max_examples=30)
+@given(st.lists(st.tuples(st.sampled_from(["all-reduce", "permute"]), st.integers(0, 20)),
+                min_size=1, max_size=12))
+def test_issue_order_is_the_schedule(choices: list[tuple[str, int]]) -> None:
+    # Without conditionals every device issues every collective, in program order; its
+    # schedule lists, in that order, the ones whose groups or pairs hold it (a permute once
+    # although it arrives as sender and as receiver). One walk gives every device's order.
+    target = module("".join(_line(i, c) for i, c in enumerate(choices)), 8)
+    report = mt.order.analyze(target)
+    orders = mt.order.issue_orders(target)
+    program = [f"{'cp' if kind == 'permute' else 'ar'}{i}" for i, (kind, _) in enumerate(choices)]
+    for device in range(8):
+        names = [i.name for i in mt.order.issue_order(target, device)]
+        assert names == [i.name for i in orders[device]] == program
+        scheduled = list(dict.fromkeys(a.entry.name for a in report.schedule(device)))
+        assert scheduled == [n for n in names if n in scheduled]

@@ -2,8 +2,8 @@
 
 ``make_server`` binds an ``ExplorerServer`` (loopback by default) serving one JSON API over the
 library (see ``meshtopo.explore._api`` and docs/explorer-api.md) plus the page in ``static/``.
-Layering: this package imports ``meshtopo``, ``meshtopo.hlo``, ``meshtopo.order``,
-``meshtopo.runtime`` (``issue_order``) and ``meshtopo.topology`` (presets and ``group_tiers``
+Layering: this package imports ``meshtopo``, ``meshtopo.hlo``, ``meshtopo.order`` (with
+``issue_order``) and ``meshtopo.topology`` (presets and ``group_tiers``
 for the ``cluster`` field); nothing imports it but the CLI.
 """
 

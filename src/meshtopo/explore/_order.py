@@ -10,9 +10,10 @@ order), and a timeline of arrivals and completions by logical time (at most
 
 An SPMD schedule lists the collectives of every branch of a conditional. Where a divergence
 finding names a conditional, the branch each shown device takes is read from
-``mt.runtime.issue_order`` (which evaluates the selector over replica and partition ids): the
-collectives of the other branches are marked ``taken: false``, join no rendezvous, and the run
-is not played, since its logical times assume every member takes every branch.
+``mt.order.issue_order`` (the same walk, evaluating the selector over replica and partition
+ids, as the runtime's replay issues it): the collectives of the other branches are marked
+``taken: false``, join no rendezvous, and the run is not played, since its logical times
+assume every member takes every branch.
 """
 
 from __future__ import annotations
@@ -159,7 +160,7 @@ def _lane(report: mt.order.Report, device: int, module: hlo.Module | None,
     shown = arrivals[:ARRIVAL_LIMIT]
     issued: set[str] | None = None
     if module is not None:
-        order = mt.runtime.issue_order(module, device, module.device_assignment)
+        order = mt.order.issue_order(module, device)
         issued = {instruction.name for instruction in order}
     return {
         "device": device,

@@ -11,6 +11,12 @@ above it.
 - ``from_flight_recorder(path)`` reads PyTorch Flight Recorder dumps into the same report
   (devices are global ranks).
 - ``chrome_trace(report, devices)`` writes schedules in the Chrome trace event format.
+- ``issue_order(module, device, device_assignment=None)``: the collective instructions one
+  device issues, in the schedule's order, each conditional entered at the branch the device
+  takes when its selector is computed from constants, ``replica-id`` and ``partition-id``
+  (every branch otherwise); ``issue_orders(module, devices=None, ...)`` the same for many
+  devices from one walk. The runtime's replay (``mt.runtime.issue_order``) and the
+  explorer's order view use them.
 
 Finding types: ``deadlock``, ``missing``, ``mismatch``, ``divergence``,
 ``group_disagreement``, ``async_overlap`` (``mt.order.Finding``; the verifier's findings are
@@ -35,6 +41,8 @@ program, says that pass would remove it (``_linearizable``).
 []
 >>> [(a.entry.name, a.clique, a.rank) for a in report.schedule(3)]
 [('ar', (2, 3), 1)]
+>>> [i.name for i in mt.order.issue_order(module, 3)]
+['ar']
 """
 
 from ._analyze import analyze as analyze
@@ -43,5 +51,7 @@ from ._entry import Arrival as Arrival
 from ._entry import Entry as Entry
 from ._entry import Finding as Finding
 from ._flight import from_flight_recorder as from_flight_recorder
+from ._issue import issue_order as issue_order
+from ._issue import issue_orders as issue_orders
 from ._report import Report as Report
 from ._trace import chrome_trace as chrome_trace

@@ -44,7 +44,7 @@ def analyze(programs: Module | Sequence[tuple[Module, ArrayLike]],
     ``(module, devices)`` (MPMD: each device runs one module; groups are computed with
     ``device_assignment``, default each module's own placement). Bounds: module docstring."""
     if isinstance(programs, Module):
-        assignment = _assignment(programs, device_assignment)
+        assignment = module_assignment(programs, device_assignment)
         devices = np.sort(assignment.array.reshape(-1))
         program = walk(programs, 0)
         peers = _peers(program, assignment)
@@ -69,11 +69,14 @@ def analyze(programs: Module | Sequence[tuple[Module, ArrayLike]],
                 f"program {index} lists devices that run another program or repeat: "
                 f"{sorted(overlap) or ids.tolist()}; each device runs one program")
         seen.update(ids.tolist())
-        walked.append((walk(module, index), ids, _assignment(module, device_assignment)))
+        walked.append((walk(module, index), ids, module_assignment(module, device_assignment)))
     return _replay(walked, spmd=False)
 
 
-def _assignment(module: Module, given: DeviceAssignment | ArrayLike | None) -> DeviceAssignment:
+def module_assignment(module: Module,
+                      given: DeviceAssignment | ArrayLike | None) -> DeviceAssignment:
+    """``given`` as a device assignment for ``module`` (the module's own when None), checked
+    against its replica and partition counts."""
     if given is None:
         return module.device_assignment
     table = as_device_assignment(given if isinstance(given, DeviceAssignment)
@@ -227,22 +230,28 @@ def _unique(findings: list[Finding]) -> list[Finding]:
 
 
 def _in_flight_pairs(program: Program) -> list[tuple[int, int]]:
-    """Arrive columns (slot 0) of async grouped entries in flight together, first started
-    first; at most ``ASYNC_PAIR_LIMIT`` pairs."""
-    in_flight: list[int] = []
+    """Arrive columns of async entries in flight together on one stream, first started first:
+    grouped collectives (their one clique, slot 0) and collective-permutes (the point-to-point
+    stream: each slot, the pair a device sends on and the pair it receives on); at most
+    ``ASYNC_PAIR_LIMIT`` pairs."""
+    in_flight: dict[str, list[int]] = {"collective": [], "p2p": []}
     pairs: list[tuple[int, int]] = []
     steps = zip(program.kinds.tolist(), program.steps.tolist(), strict=True)
     for step, (kind, index) in enumerate(steps):
         entry = program.entries[index]
-        if entry.done is None or entry.stream != "collective":
+        if entry.done is None or entry.stream not in in_flight:
             continue
+        flying = in_flight[entry.stream]
         if kind == ARRIVE:
-            for other in in_flight:
-                if len(pairs) < ASYNC_PAIR_LIMIT:
-                    pairs.append((2 * other, 2 * step))
-            in_flight.append(step)
+            slots = (0,) if entry.stream == "collective" else (0, 1)
+            for other in flying:
+                for first in slots:
+                    for second in slots:
+                        if len(pairs) < ASYNC_PAIR_LIMIT:
+                            pairs.append((2 * other + first, 2 * step + second))
+            flying.append(step)
         else:
-            in_flight = [s for s in in_flight if int(program.steps[s]) != index]
+            in_flight[entry.stream] = [s for s in flying if int(program.steps[s]) != index]
     return pairs
 
 

@@ -1,16 +1,21 @@
 """Findings from a run matched by arrival order: ``mismatch``, ``missing``,
 ``group_disagreement``, ``deadlock`` and ``async_overlap``.
 
-- mismatch: the arrivals of one event hold different signatures (opcode, dtype, shapes,
-  reduction); culprits are the members off the majority (none on a tie);
-- missing: a stuck device waits for a member that has no arrival on that event at all;
-- group_disagreement: that member is stuck at the same opcode from another program that names
-  other groups (compared as device groups, so another encoding of the same groups agrees);
+- mismatch: the arrivals of one event (members that meet) hold different signatures (opcode,
+  dtype, shapes, reduction, group list); culprits are the members off the majority (none on a
+  tie);
+- missing: a stuck device waits for a member that has no arrival on that event at all (in a
+  recorded trace: a member that finished, or that went past the collective without it,
+  ``_skipped``);
+- group_disagreement: a member that never arrives is stuck at, or issued, the same collective
+  from another program that names other groups, so the two are in different cliques (group
+  lists compared as device groups, see ``Ref``: another encoding of the same groups agrees);
 - deadlock: a cycle in the waits-for graph of stuck devices (one finding per strongly
   connected component, its shortest cycle spelled out from its lowest device); devices
   that only wait behind it are counted in the message, not reported again;
-- async_overlap: two in-flight async collectives on different cliques started in opposite
-  orders by devices they share.
+- async_overlap: two in-flight async collectives of one stream (grouped collectives, or
+  collective-permutes on their sender and receiver pairs) on different cliques started in
+  opposite orders by devices they share.
 
 Bound: O(arrivals log arrivals) numpy work; the Python loops run over stuck devices, events
 that mismatch and async pairs in flight together only.
@@ -26,19 +31,26 @@ import numpy as np
 
 from ._entry import Entry, Finding
 from ._match import Run
+from ._skipped import Skip, skipped
 
-_FIELDS = ("type", "dtype", "size", "size", "reduction")
+_FIELDS = ("type", "dtype", "size", "size", "reduction", "groups")
 CYCLE_STARTS = 64
 
 
 @dataclass(frozen=True)
 class Ref:
     """What a row operation refers to: the entry, and the groups its program names (a
-    hashable key and its text; None when unknown, e.g. Flight Recorder)."""
+    hashable key and its text; None when unknown, e.g. Flight Recorder). The key holds device
+    groups (``EntryPeers.groups_key``), so two spellings of the same groups have one key."""
 
     entry: Entry
     groups: tuple[object, ...] | None = None
     groups_text: str = ""
+
+    def signature(self) -> tuple[object, ...]:
+        """What the members of one rendezvous must agree on: the entry's signature and the
+        group list its program names."""
+        return (*self.entry.signature(), self.groups)
 
     def where(self) -> str:
         """``name (line N)``, or the name alone when there is no line."""
@@ -72,7 +84,7 @@ def mismatches(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
     if e.size == 0:
         return []
     table: dict[tuple[object, ...], int] = {}
-    signature = np.array([table.setdefault(ref.entry.signature(), len(table)) for ref in refs],
+    signature = np.array([table.setdefault(ref.signature(), len(table)) for ref in refs],
                          dtype=np.int64)
     ref_ids = rows.ref[r, c]
     sig = signature[ref_ids]
@@ -110,6 +122,9 @@ def mismatches(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
             culprits.update(d for d, ref in arrivals if signature[ref] != winners[0])
         first = event_list[0]
         clique = run.rows.members[int(run.event_clique[first])]
+        signatures = [refs[ref].signature() for ref in ref_set]
+        fields = sorted({_FIELDS[i] for i in range(len(_FIELDS))
+                         if len({s[i] for s in signatures}) > 1})
         issued: dict[tuple[str, int], list[int]] = defaultdict(list)
         sample: dict[tuple[str, int], int] = {}
         for device, ref in sorted(by_event[first]):
@@ -120,16 +135,17 @@ def mismatches(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
             f"{unit}{'s' if len(devs) > 1 else ''} {','.join(map(str, devs))} "
             f"issue{'s' if len(devs) == 1 else ''} {refs[sample[key]].where()} "
             f"({_describe(refs[sample[key]].entry)})"
+            + (f" over {refs[sample[key]].groups_text}" if "groups" in fields else "")
             for key, devs in issued.items())
-        signatures = [refs[ref].entry.signature() for ref in ref_set]
-        fields = sorted({_FIELDS[i] for i in range(len(_FIELDS))
-                         if len({s[i] for s in signatures}) > 1})
         more = f" (and {len(event_list) - 1} more cliques alike)" if len(event_list) > 1 else ""
         blame = (" It is a tie: no majority to blame." if tie and not culprits else
                  f" Off the majority: {unit}s {sorted(culprits)}." if culprits else "")
+        outcome = ("the rendezvous completes between collectives that name different group "
+                   "lists" if fields == ["groups"] else
+                   "the rendezvous pairs them and the result is garbage")
         message = (f"Position {int(run.event_position[first])} on clique "
                    f"{_members(clique)}{more}: {sides}; they differ in {', '.join(fields)}, so "
-                   f"the rendezvous pairs them and the result is garbage.{blame}")
+                   f"{outcome}.{blame}")
         names = tuple(dict.fromkeys(refs[ref].entry.name for ref in ref_set))
         findings.append(Finding(
             "mismatch", tuple(sorted(devices)), names,
@@ -144,9 +160,9 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
 
     A member with no arrival on the event is missing when rows are ``complete``. A recorded
     trace ends where each rank blocked, so there a member stuck elsewhere may simply not have
-    got there yet: it is waited for (a waits-for edge); only a member that finished is
-    missing. (A rank that skipped a collective and blocks later therefore shows as a cycle
-    with the rank that waits for the skipped one, which is the pair to look at.)"""
+    got there yet: it is waited for (a waits-for edge, part of a deadlock when they form a
+    cycle), unless it finished, or went past the collective's place without issuing it
+    (``_skipped``): then it is missing, and the message says how the trace shows it."""
     rows = run.rows
     stuck = run.stuck
     if stuck.size == 0:
@@ -161,7 +177,7 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
     row_of = {int(d): i for i, d in enumerate(rows.devices.tolist())}
     devices = rows.devices
     edges: dict[int, list[int]] = defaultdict(list)
-    missing: dict[str, tuple[int, set[int], set[int]]] = {}
+    missing: dict[str, tuple[int, set[int], set[int], dict[int, str]]] = {}
     disagree: dict[tuple[int, int], set[int]] = defaultdict(set)
     explained: set[int] = set()
     for d in stuck.tolist():
@@ -179,26 +195,34 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
             if col is not None and m is not None:
                 edges[d].append(m)
                 continue
+            skip = None
             if not complete and m is not None and run.pointer[m] < rows.length[m]:
-                edges[d].append(m)
-                continue
+                skip = skipped(run, d, m)
+                if skip is None:
+                    edges[d].append(m)
+                    continue
             y = _counterpart(run, refs, m, x)
             if y is not None:
                 key = (x, y) if refs[x].entry.program <= refs[y].entry.program else (y, x)
                 disagree[key].update((int(devices[d]), member))
             else:
-                _, guests, waiters = missing.setdefault(refs[x].entry.name, (x, set(), set()))
+                _, guests, waiters, skips = missing.setdefault(
+                    refs[x].entry.name, (x, set(), set(), {}))
                 guests.add(member)
                 waiters.add(int(devices[d]))
+                if skip is not None and m is not None:
+                    skips.setdefault(member, _skip_text(run, refs, m, int(devices[d]), skip,
+                                                        unit))
             explained.add(d)
     findings = [_disagreement(refs, key, devs, unit) for key, devs in disagree.items()]
-    for x, guests, waiters in missing.values():
+    for x, guests, waiters, skips in missing.values():
         ref = refs[x]
+        how = "".join(f" {skips[g]}" for g in sorted(skips))
         findings.append(Finding(
             "missing", tuple(sorted(guests)), (ref.entry.name,),
             f"{unit}{'s' if len(guests) > 1 else ''} {sorted(guests)} never "
             f"arrive{'s' if len(guests) == 1 else ''} at {ref.where()} ({_describe(ref.entry)}); "
-            f"{unit}s {sorted(waiters)} wait there forever.",
+            f"{unit}s {sorted(waiters)} wait there forever.{how}",
             lines=(ref.entry.line,) if ref.entry.line else (), waiting=tuple(sorted(waiters))))
     cycles = _cycles(edges)
     in_cycles = {d for cycle in cycles for d in cycle}
@@ -211,6 +235,22 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
             last, message=f"{last.message} {behind} more {unit}{'s' if behind > 1 else ''} "
                           f"only wait behind {'it' if len(findings) == 1 else 'these'}.")
     return findings
+
+
+def _skip_text(run: Run, refs: list[Ref], m: int, waiter: int, skip: Skip, unit: str) -> str:
+    """How the trace shows that row ``m`` skipped the collective ``waiter`` waits at."""
+    rows = run.rows
+    at = int(run.pointer[m])
+    common = np.flatnonzero(run.event[m, :at] == skip.common)
+    last = refs[int(rows.ref[m, int(common[-1])])].where()
+    now = refs[int(rows.ref[m, at])].where()
+    name = f"{unit} {int(rows.devices[m])}"
+    issued = ("this one" if skip.issued == 1
+              else f"{skip.issued} collectives, this one last")
+    return (f"{name[0].upper()}{name[1:]} skipped it rather than issuing it later: since "
+            f"{last}, the last collective both completed, {unit} {waiter} issued {issued}, "
+            f"while {name} completed {skip.completed} other collective"
+            f"{'s' if skip.completed != 1 else ''} and now waits in {now}.")
 
 
 def _counterpart(run: Run, refs: list[Ref], m: int | None, x: int) -> int | None:

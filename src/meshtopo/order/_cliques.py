@@ -51,10 +51,13 @@ class EntryPeers:
         return tuple(int(d) for d in self.flat[start:start + int(self.sizes[row])])
 
     def groups_key(self) -> tuple[object, ...]:
-        """A hashable form of every group (or pair), to compare what two programs name."""
+        """A hashable form of every group (each in rank order) or pair, to compare what two
+        programs name: the order the list gives them in carries no meaning (a device uses
+        only its own group), so they are sorted, and any encoding of the same groups has one
+        key."""
         if self.pairs is not None:
-            return ("pairs", tuple(map(tuple, self.pairs.tolist())))
-        return ("groups", tuple(self.group(r) for r in range(self.sizes.size)))
+            return ("pairs", tuple(sorted(map(tuple, self.pairs.tolist()))))
+        return ("groups", tuple(sorted(self.group(r) for r in range(self.sizes.size))))
 
     def describe(self, limit: int = 8) -> str:
         """The groups or pairs as text, ``{{0,1},{2,3}}``, cut after ``limit`` of them."""

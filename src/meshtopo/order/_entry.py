@@ -81,6 +81,19 @@ class Finding:
     where they block or disagree, ``message`` one readable paragraph (with source lines),
     ``culprits`` (mismatch) the members whose entry differs from the majority (empty on a tie),
     ``lines`` the source lines it names, and ``waiting`` (missing) the devices left waiting.
+
+    ``mismatch`` and ``group_disagreement`` divide what two programs can disagree on by whether
+    the members meet. ``mismatch`` is one rendezvous: members at the same position on one
+    clique whose collectives differ in opcode, shape, dtype, reduction or group list (the
+    whole list of groups the instruction names); it completes, so the result is garbage, or,
+    for a group list alone, pairs collectives that disagree on who takes part (two programs'
+    versions of one collective, or two collectives of one program).
+    ``group_disagreement`` is members that never meet: a device waits for a member whose own
+    program (MPMD) issues the same collective over other groups, which puts that member in
+    another clique, and the device hangs. One pair of programs can show both, on the groups
+    that still meet and on those that split. Group lists are compared as device groups, each
+    in rank order, in any order in the list: the same groups in another encoding (iota,
+    explicit, mesh axes, another group order) are neither.
     """
 
     type: str

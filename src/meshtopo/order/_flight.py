@@ -10,7 +10,14 @@ come from ``pg_config``; raw gloo dumps record ``pg_config`` before torch fills 
 they are recovered from the entries: the ranks that recorded an entry on that group (all
 ranks for the default group ``"0"``). A send or recv (``nccl:send 1->2``, ``nccl:recv
 3<-0``, group ranks) meets the next one of its pair on that group, in order, whatever its
-sequence numbers; coalesced point-to-point batches are not matched.
+sequence numbers. The ops of a batch (``batch_isend_irecv``: consecutive sends and recvs with
+one ``p2p_seq_id``, closed by a ``coalesced`` entry) are issued together and then waited for,
+so a ring of sends and recvs in one batch completes; a send whose recv never comes is
+``missing``. gloo records no send or recv at all.
+
+A trace ends where each rank blocked, so a member with no entry for the collective another
+rank waits at is waited for (a deadlock when the waits close a cycle) unless it finished or
+went past that collective's place without it: then it is ``missing`` (``_skipped``).
 
 Bound: O(entries) to read, then the replay of ``_match`` over ranks x entries.
 """
@@ -71,6 +78,7 @@ def _from_dumps(dumps: dict[int, list[dict[str, Any]]],
     table: dict[tuple[object, ...], int] = {}
     samples: list[dict[str, Any]] = []
     per_rank: list[tuple[list[str], np.ndarray, np.ndarray]] = []
+    batched: list[np.ndarray] = []
     for rank in ranks.tolist():
         named = [(_clique_name(e), e) for e in dumps[rank]]
         entries = [e for name, e in named if name]
@@ -88,6 +96,7 @@ def _from_dumps(dumps: dict[int, list[dict[str, Any]]],
                 samples.append(entry)
             found_ids.append(found)
         per_rank.append((groups, seqs, np.array(found_ids, dtype=np.int64)))
+        batched.append(_joins_batch(groups, seqs))
     members, recovered = _memberships(
         ranks.tolist(), [{n.split(_PAIR)[0] for n in g} for g, _, _ in per_rank], configs)
     pairs = {n for g, _, _ in per_rank for n in g if _PAIR in n}
@@ -96,23 +105,29 @@ def _from_dumps(dumps: dict[int, list[dict[str, Any]]],
     clique_of = {name: index for index, name in enumerate(names)}
     cutoff = _cutoffs(per_rank, ranks.tolist(), members)
     refs = [Ref(_entry(entry, index)) for index, entry in enumerate(samples)]
-    kept: list[tuple[np.ndarray, np.ndarray]] = []
-    for groups, seqs, ids in per_rank:
+    kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for (groups, seqs, ids), joins in zip(per_rank, batched, strict=True):
         cliques = np.array([clique_of[g] for g in groups], dtype=np.int64)
         floor = np.array([cutoff[g] for g in groups], dtype=np.int64)
         keep = seqs >= floor
-        kept.append((cliques[keep], ids[keep]))
-    count = max((c.size for c, _ in kept), default=0)
+        starts = ~joins[keep]
+        if starts.size:
+            starts[0] = True
+        kept.append((cliques[keep], ids[keep], starts))
+    count = max((c.size for c, _, _ in kept), default=0)
     check_size(2 * count * ranks.size, "the Flight Recorder entries of all ranks")
-    kind = np.tile(np.array([ARRIVE, WAIT], dtype=np.int64), (ranks.size, count))
-    link_row = np.stack([np.full(count, -1), np.arange(0, 2 * count, 2)], axis=1).reshape(-1)
-    link = np.tile(link_row.astype(np.int64), (ranks.size, 1))
+    kind = np.full((ranks.size, 2 * count), ARRIVE, dtype=np.int64)
+    link = np.full((ranks.size, 2 * count), -1, dtype=np.int64)
     clique = np.full((ranks.size, 2 * count), -1, dtype=np.int64)
     ref = np.zeros((ranks.size, 2 * count), dtype=np.int64)
-    for row, (row_cliques, row_refs) in enumerate(kept):
-        clique[row, :2 * row_cliques.size] = np.repeat(row_cliques, 2)
-        ref[row, :2 * row_refs.size] = np.repeat(row_refs, 2)
-    length = np.array([2 * c.size for c, _ in kept], dtype=np.int64)
+    for row, (row_cliques, row_refs, starts) in enumerate(kept):
+        arrive, wait = _batch_columns(starts)
+        kind[row, wait] = WAIT
+        link[row, wait] = arrive
+        for cols in (arrive, wait):
+            clique[row, cols] = row_cliques
+            ref[row, cols] = row_refs
+    length = np.array([2 * c.size for c, _, _ in kept], dtype=np.int64)
     rows = Rows(ranks, kind, clique, ref, link, length, [members[n] for n in names])
     result = run(rows)
     findings = classify(result, refs, "rank", complete=False)
@@ -124,7 +139,33 @@ def _from_dumps(dumps: dict[int, list[dict[str, Any]]],
         f"pg_config names no members for process groups {', '.join(recovered)} (as raw gloo "
         f"dumps record it): their members are the ranks that recorded an entry on them (all "
         f"ranks for the default group), so a rank that never did is not seen as a member"]
-    return Report(findings, ranks, "rank", False, [c.size for c, _ in kept], schedule, notes)
+    return Report(findings, ranks, "rank", False, [c.size for c, _, _ in kept], schedule,
+                  notes)
+
+
+def _joins_batch(groups: list[str], seqs: np.ndarray) -> np.ndarray:
+    """For each entry of one rank, whether it belongs to the batch of the entry before it: a
+    send or recv with the same process group and ``p2p_seq_id`` as the point-to-point entry
+    just before it (``batch_isend_irecv`` numbers every op of a batch alike)."""
+    p2p = np.array([_PAIR in g for g in groups], dtype=bool)
+    group = np.array([g.split(_PAIR)[0] for g in groups], dtype=object)
+    joins = np.zeros(len(groups), dtype=bool)
+    if len(groups) > 1:
+        joins[1:] = (p2p[1:] & p2p[:-1] & (seqs[1:] == seqs[:-1])
+                     & (group[1:] == group[:-1]))
+    return joins
+
+
+def _batch_columns(starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The arrive and wait columns of each entry of one rank, batches laid out as the runtime
+    issues them: every op of a batch arrives, then each waits (a lone op arrives and waits
+    at once). ``starts`` flags the first entry of each batch. O(entries) numpy."""
+    index = np.arange(starts.size)
+    first = np.maximum.accumulate(np.where(starts, index, 0)) if starts.size else index
+    bounds = np.append(np.flatnonzero(starts), starts.size)
+    size = np.repeat(np.diff(bounds), np.diff(bounds))
+    arrive = first + index
+    return arrive, arrive + size
 
 
 def _memberships(ranks: list[int], used: list[set[str]], configs: dict[int, dict[str, Any]]
@@ -154,12 +195,15 @@ def _memberships(ranks: list[int], used: list[set[str]], configs: dict[int, dict
 
 def _clique_name(entry: dict[str, Any]) -> str:
     """The group of a collective entry; for a send or recv (``nccl:send 1->2``,
-    ``nccl:recv 3<-0``, group ranks) the pair on that group; "" for what is not matched
-    (coalesced point-to-point batches)."""
+    ``nccl:recv 3<-0``, group ranks) the pair on that group; "" for what is not matched: the
+    ``coalesced`` entry that closes a batch (its ops are the entries before it) and a
+    point-to-point entry that names no pair."""
     group = str(entry["process_group"][0])
+    kind, _, meta = str(entry.get("profiling_name", "")).split(":", 1)[-1].partition(" ")
+    if kind == "coalesced":
+        return ""
     if not entry.get("is_p2p"):
         return group
-    kind, _, meta = str(entry.get("profiling_name", "")).split(":", 1)[-1].partition(" ")
     if kind == "send" and "->" in meta:
         source, target = meta.split("->")
     elif kind == "recv" and "<-" in meta:

@@ -61,7 +61,8 @@ class Loop:
 @dataclass
 class Program:
     """A module's entries and steps (``kinds[i]`` is ARRIVE or WAIT of entry ``steps[i]``),
-    with the collective behind each entry and the conditionals met on the way."""
+    with the collective and the issuing instruction behind each entry and the conditionals
+    and loops met on the way."""
 
     module: Module
     index: int
@@ -71,6 +72,7 @@ class Program:
     steps: np.ndarray
     conditionals: list[Conditional]
     loops: list[Loop] = field(default_factory=list)
+    instructions: list[Instruction] = field(default_factory=list)
 
 
 def walk(module: Module, index: int = 0) -> Program:
@@ -80,11 +82,11 @@ def walk(module: Module, index: int = 0) -> Program:
     return Program(
         module, index, walker.entries, walker.collectives,
         np.array(walker.kinds, dtype=np.int8), np.array(walker.step_entries, dtype=np.int64),
-        walker.conditionals, walker.loops,
+        walker.conditionals, walker.loops, walker.instructions,
     )  # fmt: skip
 
 
-def issue_order(computation: Computation, is_scheduled: bool) -> list[Instruction]:
+def computation_order(computation: Computation, is_scheduled: bool) -> list[Instruction]:
     """The schedule (text order) of a scheduled module, else a topological order over operands
     and control predecessors with text order breaking ties. O(n log n) in instructions."""
     instructions = computation.instructions
@@ -151,6 +153,7 @@ class _Walker:
         self.index = index
         self.entries: list[Entry] = []
         self.collectives: list[Collective] = []
+        self.instructions: list[Instruction] = []
         self.kinds: list[int] = []
         self.step_entries: list[int] = []
         self.conditionals: list[Conditional] = []
@@ -162,7 +165,7 @@ class _Walker:
             raise LimitError(f"calls nest deeper than {DEPTH_LIMIT} at {computation.name}")
         stack = (*stack, computation.name)
         started: dict[str, int] = {}
-        for inst in issue_order(computation, self.module.is_scheduled):
+        for inst in computation_order(computation, self.module.is_scheduled):
             collective = inst.collective
             if collective is not None:
                 self.collective(inst, collective, started, loops, branches)
@@ -228,6 +231,7 @@ class _Walker:
             branches=branches,
         ))  # fmt: skip
         self.collectives.append(collective)
+        self.instructions.append(inst)
         self.kinds.append(ARRIVE)
         self.step_entries.append(index)
         if collective.is_async:

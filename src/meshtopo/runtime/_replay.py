@@ -1,14 +1,13 @@
 """Replaying a dump's communication: every device issues the module's collectives, in order,
 with zero-filled buffers of the real shapes and element types, and each is timed.
 
-``issue_order(module, device, assignment)`` gives the order a device issues its collectives
-in. It stands in for the order layer's per-device schedules (and is meant to be replaced by
-them): the entry computation's text order (the schedule order when the module
-``is_scheduled``), with ``call`` and ``while`` computations (body once, condition skipped) and
-``async-start`` wrappers followed where they stand, and a conditional entered at the branch
-this device takes when its selector depends only on constants, replica-id and partition-id
-(evaluated here); other conditionals are not entered. Done forms are not issued (their start
-is). Nothing else in the module runs, so a dump with fusions and custom calls replays.
+The order is the order layer's: ``issue_order(module, device, assignment)`` is
+``meshtopo.order.issue_order``, and a replay takes every device's order from one walk
+(``issue_orders``): the schedule, or a topological order, through calls, fusions, async
+wrappers and ``while`` bodies once, and into the branch of a conditional this device takes
+when its selector depends only on constants, replica-id and partition-id (every branch
+otherwise). Done forms are not issued (their start is). Nothing else in the module runs, so a
+dump with fusions and custom calls replays.
 
 Element types without a numpy dtype (``bf16``, the ``f8`` family) travel as unsigned
 integers of the same width; only the bytes matter. ``ragged-all-to-all`` and send/recv are
@@ -25,25 +24,18 @@ import numpy as np
 
 from .._errors import InvalidArgumentError
 from .._placement import DeviceAssignment, as_device_assignment
-from ..hlo import Computation, Instruction, Module, Shape
+from ..hlo import Instruction, Module, Shape
+from ..order import issue_order as issue_order
+from ..order import issue_orders
 from ._communicator import Communicator
-from ._interpreter import branch_index, branches, data_value, issue
-from ._plan import (
-    DATA_OPCODES,
-    ELEMENTWISE_BINARY,
-    ELEMENTWISE_UNARY,
-    Route,
-    collective_routes,
-    where,
-)
+from ._interpreter import issue
+from ._plan import Route, collective_routes, where
 from ._values import DTYPES
 
 REPLAYED = frozenset({
     "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
     "collective-broadcast",
 })  # fmt: skip
-_NOT_ISSUED = frozenset({"all-reduce-done", "all-gather-done", "collective-permute-done",
-                         "async-update", "async-done"})
 
 
 def _buffer(shape: Shape | None, where_text: str) -> np.ndarray:
@@ -59,56 +51,6 @@ def _buffer(shape: Shape | None, where_text: str) -> np.ndarray:
     return np.zeros(shape.dimensions, dtype=f"u{width}")
 
 
-_STATIC = (ELEMENTWISE_UNARY | ELEMENTWISE_BINARY | DATA_OPCODES) - {
-    "parameter", "tuple", "get-tuple-element"}
-
-
-def _static_value(computation: Computation, name: str, replica: int, partition: int,
-                  module: Module, memo: dict[str, np.ndarray | None]) -> np.ndarray | None:
-    """The value of ``name`` when it depends only on constants, replica-id and partition-id
-    (through data instructions), else None."""
-    if name not in memo:
-        memo[name] = None
-        instruction = computation.instruction(name)
-        if instruction.opcode in _STATIC:
-            operands = [_static_value(computation, o, replica, partition, module, memo)
-                        for o in instruction.operands]
-            if all(o is not None for o in operands):
-                with np.errstate(all="ignore"):
-                    memo[name] = data_value(instruction, operands, replica, partition,
-                                            where(instruction, module))
-    return memo[name]
-
-
-def issue_order(module: Module, device: int, assignment: DeviceAssignment) -> list[Instruction]:
-    """The collectives ``device`` issues, in order (see the module docstring): text order,
-    through calls, while bodies (once) and async wrappers, and into the branch a conditional
-    takes on this device when its selector depends only on constants, replica-id and
-    partition-id."""
-    replica, partition = (int(v[0]) for v in np.nonzero(assignment.array == device))
-    order: list[Instruction] = []
-
-    def walk(name: str) -> None:
-        computation = module.computations[name]
-        memo: dict[str, np.ndarray | None] = {}
-        for instruction in computation.instructions:
-            if instruction.opcode in ("call", "async-start"):
-                for called in instruction.called_computations:
-                    walk(called)
-            elif instruction.opcode == "while":
-                walk(instruction.attributes["body"].lstrip("%"))
-            elif instruction.opcode == "conditional":
-                selector = _static_value(computation, instruction.operands[0], replica,
-                                         partition, module, memo)
-                if selector is not None:
-                    walk(branches(instruction)[branch_index(instruction, selector)])
-            elif instruction.collective is not None and instruction.opcode not in _NOT_ISSUED:
-                order.append(instruction)
-
-    walk(module.entry.name)
-    return order
-
-
 @dataclass(frozen=True)
 class Step:
     """One collective of the replay and each device's part in it."""
@@ -121,9 +63,7 @@ class Step:
 class Replay:
     """The collectives of ``module`` ready to be issued on every device of its placement."""
 
-    def __init__(self, module: Module, device_assignment: object = None,
-                 order: Callable[[Module, int, DeviceAssignment], list[Instruction]] = issue_order
-                 ) -> None:
+    def __init__(self, module: Module, device_assignment: object = None) -> None:
         self.module = module
         self.assignment: DeviceAssignment = (
             module.device_assignment if device_assignment is None
@@ -132,9 +72,10 @@ class Replay:
         self.skipped: list[Instruction] = []
         self.orders: dict[int, list[str]] = {}
         self.steps: dict[str, Step] = {}
+        orders = issue_orders(module, self.devices, self.assignment)
         for device in self.devices:
             names = []
-            for instruction in order(module, device, self.assignment):
+            for instruction in orders[device]:
                 collective = instruction.collective
                 if collective is None or collective.underlying_opcode not in REPLAYED:
                     if instruction not in self.skipped:

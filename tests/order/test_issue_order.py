@@ -1,0 +1,152 @@
+"""``mt.order.issue_order``: one device's collectives in the schedule's order, the branch it
+takes, and the same order in the runtime's replay and the analysis."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import meshtopo as mt
+
+from ._cases import ADD, all_reduce, module
+
+STATIC = Path(mt.__file__).parent / "explore" / "static"
+
+
+def _names(order: list[mt.hlo.Instruction]) -> list[str]:
+    return [instruction.name for instruction in order]
+
+
+def _conditional(selector: str) -> mt.hlo.Module:
+    """Branch 0 reduces then gathers, branch 1 gathers then reduces; ``selector`` defines
+    ``%branch`` from ``%p`` and ``%pid``."""
+    return mt.hlo.parse_module(f"""HloModule c, num_partitions=4
+{ADD}
+%first (a: f32[8]) -> f32[8] {{
+  %a = f32[8]{{0}} parameter(0)
+  ROOT %ar0 = f32[8]{{0}} all-reduce(%a), channel_id=1, replica_groups={{{{0,1,2,3}}}}, use_global_device_ids=true, to_apply=%add
+}}
+
+%second (b: f32[8]) -> f32[8] {{
+  %b = f32[8]{{0}} parameter(0)
+  ROOT %ar1 = f32[8]{{0}} all-reduce(%b), channel_id=2, replica_groups={{{{0,1,2,3}}}}, use_global_device_ids=true, to_apply=%add
+}}
+
+ENTRY %main (p: f32[8], q: s32[]) -> f32[8] {{
+  %p = f32[8]{{0}} parameter(0)
+  %q = s32[] parameter(1)
+  %pid = u32[] partition-id()
+{selector}
+  ROOT %c = f32[8]{{0}} conditional(%branch, %p, %p), branch_computations={{%first, %second}}
+}}
+""")
+
+
+def test_the_runtime_uses_the_order_layers_issue_order() -> None:
+    assert mt.runtime.issue_order is mt.order.issue_order
+
+
+def test_a_conditional_on_partition_id_takes_each_devices_branch() -> None:
+    module = mt.hlo.parse_module((STATIC / "order_conditional.hlo").read_text())
+    assert [_names(mt.order.issue_order(module, d)) for d in (0, 1)] == [
+        ["sum", "gather"], ["gather2", "sum2"]]
+    # The schedule counts every branch; the replay issues the branch each device takes.
+    assert [a.entry.name for a in mt.order.analyze(module).schedule(0)] == [
+        "sum", "gather", "gather2", "sum2"]
+    assert mt.runtime.Replay(module).orders == {0: ["sum", "gather"], 1: ["gather2", "sum2"]}
+
+
+def test_selectors_computed_or_constant_or_unknown() -> None:
+    computed = _conditional("  %two = u32[] constant(2)\n  %rem = u32[] remainder(%pid, %two)\n"
+                            "  %branch = s32[] convert(%rem)")
+    assert [_names(mt.order.issue_order(computed, d)) for d in range(4)] == [
+        ["ar0"], ["ar1"], ["ar0"], ["ar1"]]
+    # An index past the last branch takes the last branch, as XLA does.
+    constant = _conditional("  %branch = s32[] constant(7)")
+    assert _names(mt.order.issue_order(constant, 2)) == ["ar1"]
+    # A selector read from a parameter cannot be evaluated: every branch, as the schedule.
+    unknown = _conditional("  %branch = s32[] copy(%q)")
+    assert _names(mt.order.issue_order(unknown, 0)) == ["ar0", "ar1"]
+    assert [a.entry.name for a in mt.order.analyze(unknown).schedule(0)] == ["ar0", "ar1"]
+
+
+def test_an_unscheduled_module_follows_control_predecessors() -> None:
+    body = (all_reduce("late", "{{0,1}}", channel=1).replace(
+        "to_apply=%add", "to_apply=%add, control-predecessors={%early}")
+        + all_reduce("early", "{{0,1}}", channel=2))
+    unscheduled = module(body, 2)
+    assert _names(mt.order.issue_order(unscheduled, 1)) == ["early", "late"]
+    assert [a.entry.name for a in mt.order.analyze(unscheduled).schedule(1)] == [
+        "early", "late"]
+    assert mt.runtime.Replay(unscheduled).orders == {0: ["early", "late"],
+                                                    1: ["early", "late"]}
+    # A scheduled module keeps its text order (the schedule), as the analysis does.
+    scheduled = module(body, 2, scheduled=True)
+    assert _names(mt.order.issue_order(scheduled, 1)) == ["late", "early"]
+
+
+def test_loops_calls_and_async_pairs() -> None:
+    text = f"""HloModule l, is_scheduled=true, num_partitions=2
+{ADD}
+%cond (s: (s32[], f32[8])) -> pred[] {{
+  %s = (s32[], f32[8]{{0}}) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %n = s32[] constant(3)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}}
+
+%body (t: (s32[], f32[8])) -> (s32[], f32[8]) {{
+  %t = (s32[], f32[8]{{0}}) parameter(0)
+  %j = s32[] get-tuple-element(%t), index=0
+  %v = f32[8]{{0}} get-tuple-element(%t), index=1
+  %step = f32[8]{{0}} all-reduce(%v), channel_id=3, replica_groups={{{{0,1}}}}, use_global_device_ids=true, to_apply=%add
+  %one = s32[] constant(1)
+  %k = s32[] add(%j, %one)
+  ROOT %u = (s32[], f32[8]{{0}}) tuple(%k, %step)
+}}
+
+%helper (h: f32[8]) -> f32[8] {{
+  %h = f32[8]{{0}} parameter(0)
+  ROOT %inner = f32[8]{{0}} all-reduce(%h), channel_id=4, replica_groups={{{{0,1}}}}, use_global_device_ids=true, to_apply=%add
+}}
+
+ENTRY %main (p: f32[8]) -> f32[8] {{
+  %p = f32[8]{{0}} parameter(0)
+  %start = f32[8]{{0}} all-reduce-start(%p), channel_id=1, replica_groups={{{{0,1}}}}, use_global_device_ids=true, to_apply=%add
+  %done = f32[8]{{0}} all-reduce-done(%start)
+  %called = f32[8]{{0}} call(%done), to_apply=%helper
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[8]{{0}}) tuple(%zero, %called)
+  %w = (s32[], f32[8]{{0}}) while(%init), condition=%cond, body=%body
+  ROOT %out = f32[8]{{0}} get-tuple-element(%w), index=1
+}}
+"""
+    order = mt.order.issue_order(mt.hlo.parse_module(text), 0)
+    # The start, never its done; the called computation where the call stands; the loop
+    # body once.
+    assert _names(order) == ["start", "inner", "step"]
+    assert [i.opcode for i in order] == ["all-reduce-start", "all-reduce", "all-reduce"]
+
+
+def test_a_device_that_is_not_placed_is_refused() -> None:
+    ring = module(all_reduce("sum", "{{0,1}}"), 2)
+    with pytest.raises(mt.InvalidArgumentError, match=(
+            r"device 5 is not in the device assignment of module m \(2 devices\)")):
+        mt.order.issue_order(ring, 5)
+    permuted = mt.order.issue_order(ring, 1, [[1, 0]])
+    assert _names(permuted) == ["sum"]
+    with pytest.raises(mt.InvalidArgumentError, match="device_assignment is 1x3"):
+        mt.order.issue_order(ring, 1, [[0, 1, 2]])
+
+
+def test_many_devices_from_one_walk() -> None:
+    computed = _conditional("  %two = u32[] constant(2)\n  %rem = u32[] remainder(%pid, %two)\n"
+                            "  %branch = s32[] convert(%rem)")
+    orders = mt.order.issue_orders(computed)
+    assert {d: _names(o) for d, o in orders.items()} == {
+        0: ["ar0"], 1: ["ar1"], 2: ["ar0"], 3: ["ar1"]}
+    assert {d: _names(o) for d, o in mt.order.issue_orders(computed, [3, 0]).items()} == {
+        3: ["ar1"], 0: ["ar0"]}
+    with pytest.raises(mt.InvalidArgumentError, match="device 9 is not in the device"):
+        mt.order.issue_orders(computed, [0, 9])
