@@ -36,8 +36,10 @@ def test_plan_table_lists_every_axis_and_collective(capsys):
     assert lines[0].startswith("h100-8x: 4 hosts x 8 devices, nvlink 450 GB/s per device")
     assert sum(line.startswith("dp ") for line in lines) == 4
     assert lines[1] == "mesh['dp'=4,'tp'=8], 1.00 GiB per collective"
-    assert ["tp", "all-reduce", "4x8", "host", "1", "-", "1.75", "GiB", "4.18", "ms", "4.22", "ms",
-            "4.23", "ms"] in [line.split() for line in lines]  # fmt: skip
+    # busbw at 450 GB/s; hierarchical and nccl as NVLS (SM90 default): 18 x 20.6 GB/s x 0.85 x
+    # 8/9 + 25 us, and NCCL's NVLS graph of 8 heads at 40 GB/s (bus 476 GB/s).
+    assert ["tp", "all-reduce", "4x8", "host", "1", "-", "1.75", "GiB", "4.18", "ms", "3.86", "ms",
+            "3.97", "ms", "nvls/simple"] in [line.split() for line in lines]  # fmt: skip
 
 
 def test_plan_json_rows_and_against(capsys):
@@ -47,6 +49,7 @@ def test_plan_json_rows_and_against(capsys):
     assert [(r["axis"], r["tier"], r["hosts"]) for r in payload["rows"]] == [
         ("dp", "network", 4), ("tp", "host", 1)]  # fmt: skip
     assert payload["rows"][1]["seconds"]["busbw"] == pytest.approx(1.75 * 2**30 / 4.5e11)
+    assert [r["nccl_algorithm"] for r in payload["rows"]] == ["ring/simple", "nvls/simple"]
     against = payload["against"]
     assert [(r["axis"], r["tier"]) for r in against["rows"]] == [("tp", "network"), ("dp", "host")]
     assert against["ratios"][1]["busbw"] == pytest.approx(18.79 / 4.18, rel=0.01)

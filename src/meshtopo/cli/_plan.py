@@ -70,11 +70,12 @@ def _row_cells(row: PlanRow) -> list[str]:
         torus,
         format_size(row.link_bytes),
         *(format_seconds(row.times[model]) for model in MODELS),
+        row.nccl_algorithm or "-",
     ]
 
 
 _HEADERS = ["axis", "opcode", "groups", "tier", "hosts", "axes / hops", "slowest link",
-            *MODELS]  # fmt: skip
+            *MODELS, "nccl algorithm"]  # fmt: skip
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> None:
@@ -109,18 +110,20 @@ def _describe(cluster: Cluster) -> str:
 @click.option("--against", help="A second layout: another mesh spec (tp=8,dp=4) or device order.")
 @click.option("--hosts", type=DecimalRange(min=1),
               help="Hosts when --cluster is an NCCL XML dump of one host (default: as many as the mesh needs).")  # fmt: skip
-@click.option("--channels", type=DecimalRange(min=1), default=16, show_default=True,
-              help="NCCL channels for the nccl model.")  # fmt: skip
+@click.option("--channels", type=DecimalRange(min=1, max=64),
+              help="Force the nccl model's ring channels (default: NCCL's own graph search).")  # fmt: skip
 @click.option("--sm", type=DecimalRange(min=60), default=90, show_default=True,
-              help="GPU compute capability for the nccl model's tables.")  # fmt: skip
+              help="GPU compute capability (90 Hopper, 100 Blackwell): NCCL's NVLink figures, "
+                   "tables and NVLS.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
 @device_limit_option
 def plan_command(
     cluster_spec: str, mesh_spec: str, devices: str | None, size: str, opcodes: tuple[str, ...],
-    against: str | None, hosts: int | None, channels: int, sm: int, as_json: bool,
+    against: str | None, hosts: int | None, channels: int | None, sm: int, as_json: bool,
 ) -> None:  # fmt: skip
-    """Per mesh axis and collective: tier, hosts per group, bytes on the slowest link and each
-    cost model's time (busbw, hierarchical alpha-beta, NCCL's tuner), from the real order."""
+    """Per mesh axis and collective: tier, hosts per group, bytes on the slowest link, each
+    cost model's time (busbw, hierarchical alpha-beta, NCCL's tuner) and the algorithm NCCL
+    picks, from the real order."""
     mesh = parse_mesh(mesh_spec, devices)
     cluster = _cluster(cluster_spec, hosts, mesh.size)
     chosen = list(opcodes) or list(PLAN_OPCODES)

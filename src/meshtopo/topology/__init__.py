@@ -4,8 +4,9 @@ A ``Cluster`` (from a preset, a TOML/JSON file or NCCL's topology XML) places ev
 on a host, a domain (NVLink domain or TPU slice) and torus coordinates. ``group_tiers`` reads
 any device group list in its real order and says, per group, the hosts and domains it spans,
 the slowest tier it crosses and its torus hops; ``estimate`` prices a collective under three
-documented models (``busbw``, ``hierarchical``, ``nccl``); ``plan`` and ``compare`` do it per
-mesh axis for two layouts; ``fit_nccl_tests`` and ``calibrated`` fit alpha and beta from an
+documented models (``busbw``, ``hierarchical``, ``nccl``: NCCL's tuner, ``nccl_tuning``, over
+the graphs its topology search finds, ``nccl_graphs``); ``plan`` and ``compare`` do it per mesh
+axis for two layouts; ``fit_nccl_tests`` and ``calibrated`` fit alpha and beta from an
 nccl-tests log.
 
 Layering: imports the math layer only (``_device_list``, ``_mesh``, ``_modes``, ``_placement``,
@@ -43,8 +44,11 @@ from ._cost import torus_time as torus_time
 from ._files import load_cluster as load_cluster
 from ._files import preset_spec as preset_spec
 from ._files import save_cluster as save_cluster
+from ._nccl_graph import nccl_graphs as nccl_graphs
+from ._nccl_tuning import NcclGraph as NcclGraph
 from ._nccl_tuning import nccl_best_time as nccl_best_time
 from ._nccl_tuning import nccl_time as nccl_time
+from ._nccl_tuning import nccl_tuning as nccl_tuning
 from ._nccl_xml import NcclTopology as NcclTopology
 from ._nccl_xml import read_nccl_topology as read_nccl_topology
 from ._plan import PLAN_OPCODES as PLAN_OPCODES
