@@ -97,9 +97,18 @@ def test_calibrate_saves_a_cluster_plan_can_use(capsys, tmp_path):
     saved = tmp_path / "fitted.json"
     code, out, err = run(capsys, "calibrate", str(LOG), "--cluster", "h100-8x", "--save", str(saved))
     assert (code, err) == (0, "")
-    assert "all-reduce over 16 ranks on 2 host(s)" in out and "bandwidth" in out
+    lines = out.splitlines()
+    assert lines[0] == "all-reduce over 16 ranks on 2 host(s): alpha 123.0 us, bus bandwidth 336.4 GB/s"
+    assert lines[1] == "  host: 3.4 us per step x 28, 450.0 GB/s per device"
+    assert lines[2] == "  network: 13.9 us per step x 2, 74.2 GB/s per device"
+    assert lines[3].split()[-2:] == ["bandwidth", "dominant"]
+    assert lines[4].split()[-2:] == ["host", "latency"] and lines[34].split()[-2:] == ["host", "bandwidth"]
     payload = plan_json(capsys, "--cluster", str(saved), "--mesh", "dp=2,tp=8", "--opcode", "all-reduce")
-    assert payload["cluster"]["network"]["bandwidth"] == pytest.approx(336.4e9 / 8, rel=0.001)
+    assert payload["cluster"]["network"]["bandwidth"] == pytest.approx(74.216e9, rel=0.001)
+    # The saved cluster prices the logged collective as the fitted line: alpha + beta * 1 GiB.
+    fit = json.loads(run(capsys, "calibrate", str(LOG), "--cluster", "h100-8x", "--json")[1])["fits"][0]
+    whole = plan_json(capsys, "--cluster", str(saved), "--mesh", "n=16", "--opcode", "all-reduce")
+    assert whole["rows"][0]["seconds"]["hierarchical"] == pytest.approx(fit["alpha"] + fit["beta"] * 2**30)
 
 
 def test_calibrate_json(capsys):
@@ -108,21 +117,36 @@ def test_calibrate_json(capsys):
     (fit,) = json.loads(out)["fits"]
     assert (fit["ranks"], fit["hosts"], len(fit["sizes"])) == (16, 2, 31)
     assert fit["sizes"][-1]["dominant"] == "bandwidth"
+    assert fit["sizes"][-1]["dominant_term"] == "host_bandwidth"
+    assert fit["sizes"][0]["dominant_term"] == "host_latency"
+    assert set(fit["sizes"][0]["terms"]) == {"host_latency", "host_bandwidth", "network_latency",
+                                             "network_bandwidth"}  # fmt: skip
+    assert fit["tiers"]["host"] == {"alpha": 3.4e-6, "bandwidth": 4.5e11, "steps": 28}
+    assert fit["tiers"]["network"]["steps"] == 2
+    assert fit["tiers"]["network"]["alpha"] == pytest.approx(13.9e-6)
 
 
 def test_calibrate_two_logs_sets_both_tiers(capsys, tmp_path):
     from .test_calibrate import synthetic_log
 
     host_log = tmp_path / "host.log"
-    host_log.write_text(synthetic_log(20e-6, 4.0e11, 8, 1))
+    host_log.write_text(synthetic_log(20e-6, 3.6e11, 8, 1))
     code, out, err = run(capsys, "calibrate", str(LOG), str(host_log), "--cluster", "h100-8x", "--json")
     assert (code, err) == (0, "")
     payload = json.loads(out)
     assert [fit["hosts"] for fit in payload["fits"]] == [1, 2]
+    assert payload["fits"][0]["tiers"]["network"] is None
     cluster = payload["cluster"]
     assert cluster["hosts"] == 2
-    assert cluster["host_link"]["bandwidth"] == pytest.approx(4.0e11, rel=0.01)
-    assert cluster["network"]["bandwidth"] == pytest.approx(336.4e9 / 8, rel=0.001)
+    assert cluster["host_link"]["bandwidth"] == pytest.approx(3.6e11, rel=0.01)
+    # The network is fitted against the calibrated host link, not the preset's.
+    assert payload["fits"][1]["tiers"]["host"]["bandwidth"] == cluster["host_link"]["bandwidth"]
+    assert cluster["network"]["bandwidth"] == pytest.approx(payload["fits"][1]["tiers"]["network"]["bandwidth"])
+    # A saved one-host calibration works as --cluster for the two-host log later.
+    saved = tmp_path / "host.json"
+    assert run(capsys, "calibrate", str(host_log), "--cluster", "h100-8x", "--save", str(saved))[0] == 0
+    later = json.loads(run(capsys, "calibrate", str(LOG), "--cluster", str(saved), "--json")[1])
+    assert later["cluster"]["network"] == cluster["network"]
 
 
 def test_plan_runs_as_a_process():
@@ -133,7 +157,7 @@ def test_plan_runs_as_a_process():
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     seconds = json.loads(result.stdout)["rows"][0]["seconds"]
-    assert seconds["hierarchical"] == pytest.approx(24.75e-3, rel=0.001)
+    assert seconds["hierarchical"] == pytest.approx(24.73e-3, rel=0.001)
 
 
 DUMP = """HloModule m, replica_count=1, num_partitions=16

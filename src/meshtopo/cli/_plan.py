@@ -24,6 +24,7 @@ from ..topology import (
     calibrated,
     compare,
     fit_nccl_tests,
+    fit_tiers,
     group_costs,
     group_tiers,
     load_cluster,
@@ -168,7 +169,8 @@ def plan_command(
 
 @click.command(name="calibrate")
 @click.argument("logs", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
-@click.option("--cluster", "cluster_spec", required=True, help=CLUSTER_HELP)
+@click.option("--cluster", "cluster_spec", required=True,
+              help=f"{CLUSTER_HELP} Its host tier splits multi-host logs (a saved calibration works).")  # fmt: skip
 @click.option("--opcode", default="all-reduce", show_default=True,
               help="The collective the logs measure (all_reduce_perf: all-reduce).")  # fmt: skip
 @click.option("--ranks", type=DecimalRange(min=2), help="Ranks, when a log has no '# Rank' lines.")
@@ -180,9 +182,10 @@ def calibrate_command(
     logs: tuple[str, ...], cluster_spec: str, opcode: str, ranks: int | None, hosts: int | None,
     save_path: str | None, as_json: bool,
 ) -> None:  # fmt: skip
-    """Fit t = alpha + beta * size to nccl-tests logs, show which term dominates per size,
-    and put each fit into the cluster's tier its test crossed: one host sets the host link,
-    several the network (single-host logs are applied first, whatever the order given)."""
+    """Fit t = alpha + beta * size to nccl-tests logs and split it over the tiers each test
+    crossed: a one-host log sets the host link's per-step latency and bandwidth, a multi-host
+    log keeps the host tier and fits the network's (one-host logs are applied first, whatever
+    the order given). Shows per size the four terms and which dominates."""
     fits = [fit_nccl_tests(Path(log).read_text(encoding="utf-8"), opcode, ranks, hosts)
             for log in logs]  # fmt: skip
     fits.sort(key=lambda fit: fit.hosts > 1)
@@ -190,7 +193,9 @@ def calibrate_command(
     cluster = _cluster(cluster_spec, None, max(fit.ranks for fit in fits))
     if cluster.num_hosts < widest and cluster.torus is None:
         cluster = replace(cluster, num_hosts=widest)  # a preset named without its host count
+    tiers = []
     for fit in fits:
+        tiers.append(fit_tiers(cluster, fit))
         cluster = calibrated(cluster, fit)
     if save_path is not None:
         save_cluster(cluster, save_path)
@@ -198,24 +203,35 @@ def calibrate_command(
         click.echo(json.dumps({
             "fits": [{"opcode": fit.opcode, "ranks": fit.ranks, "hosts": fit.hosts,
                       "alpha": fit.alpha, "beta": fit.beta, "bus_bandwidth": fit.bus_bandwidth,
-                      "sizes": fit.terms()} for fit in fits],
+                      "sizes": [{**total, "terms": {k: v for k, v in split.items() if k in _TERMS},
+                                 "dominant_term": split["dominant"]}
+                                for total, split in zip(fit.terms(), tier.terms(), strict=True)],
+                      "tiers": tier.to_dict()} for fit, tier in zip(fits, tiers, strict=True)],
             "cluster": cluster.to_dict(),
         }, indent=2))  # fmt: skip
         return
-    for fit in fits:
+    for fit, tier in zip(fits, tiers, strict=True):
         click.echo(
             f"{fit.opcode} over {fit.ranks} ranks on {fit.hosts} host(s): alpha "
             f"{format_seconds(fit.alpha)}, bus bandwidth {fit.bus_bandwidth / 1e9:.1f} GB/s"
         )
+        click.echo(f"  host: {format_seconds(tier.host_alpha)} per step x {tier.steps - tier.inter_steps}, "
+                   f"{tier.host_bandwidth / 1e9:.1f} GB/s per device")  # fmt: skip
+        if tier.network_bandwidth is not None:
+            click.echo(f"  network: {format_seconds(tier.network_alpha or 0.0)} per step x "
+                       f"{tier.inter_steps}, {tier.network_bandwidth / 1e9:.1f} GB/s per device")  # fmt: skip
         _table(
-            ["size", "measured", "fitted", "latency", "bandwidth", "dominant"],
+            ["size", "measured", "fitted", *(name.replace("_", " ") for name in _TERMS), "dominant"],
             [[format_size(t["size"]),  # type: ignore[arg-type]
-              *(format_seconds(t[k]) for k in ("measured", "fitted", "latency", "bandwidth")),  # type: ignore[arg-type]
-              str(t["dominant"])] for t in fit.terms()],
+              *(format_seconds(t[k]) for k in ("measured", "fitted", *_TERMS)),  # type: ignore[arg-type]
+              str(t["dominant"]).replace("_", " ")] for t in tier.terms()],
         )  # fmt: skip
     click.echo(_describe(cluster))
     if save_path is not None:
         click.echo(f"calibrated cluster written to {save_path}")
+
+
+_TERMS = ("host_latency", "host_bandwidth", "network_latency", "network_bandwidth")
 
 
 def topology_columns(result: Inspection, cluster_spec: str) -> list[dict[str, object] | None]:

@@ -26,8 +26,10 @@ reader); nothing below it imports this package.
 """
 
 from ._calibrate import Calibration as Calibration
+from ._calibrate import TierFit as TierFit
 from ._calibrate import calibrated as calibrated
 from ._calibrate import fit_nccl_tests as fit_nccl_tests
+from ._calibrate import fit_tiers as fit_tiers
 from ._calibrate import parse_nccl_tests as parse_nccl_tests
 from ._cluster import Cluster as Cluster
 from ._cluster import Link as Link

@@ -33,7 +33,8 @@ collective takes as long as its slowest group.
   switch at NCCL's own NVLink figure (``links`` x 20.6 GB/s on SM90, 40.1 on SM100) times its
   NVLS efficiency (0.85 Hopper, 0.74 Blackwell), plus NCCL's 25 us NVLS latency. That is
   NCCL's NVLS bandwidth formula without the ceiling its one-node search puts on the graph's
-  inter speed (the top of its speed table), which the nccl model keeps.
+  inter speed (the top of its speed table), which the nccl model keeps. A host link without a
+  link count (a calibrated one: a measured ring) stays a ring.
 - **nccl**: NCCL's tuner (``nccl_time``) over the graphs NCCL's topology search finds on the
   cluster (``nccl_graphs``: NVLink counted as ``links`` x NCCL's per-link figure, NICs
   shared like the busbw model's), for the group's ranks and nodes (domains), at the given
@@ -193,7 +194,8 @@ def hierarchical_time(
     nvls: np.ndarray | None = None,
 ) -> np.ndarray:  # fmt: skip
     """The hierarchical alpha-beta model's seconds per group (see the module docstring);
-    ``nvls`` marks the groups NCCL runs as NVLS (all-reduces inside one domain only)."""
+    ``nvls`` marks the groups NCCL runs as NVLS (all-reduces inside one domain of a host link
+    with a link count only)."""
     kind = collective_kind(opcode)
     n = tiers.sizes.astype(np.float64)
     k = np.where(tiers.tier == Tier.NETWORK, tiers.domains, 1).astype(np.float64)
@@ -227,7 +229,7 @@ def hierarchical_time(
     else:
         bandwidth_time = np.where(crossing, intra + inter, intra)
     time = bandwidth_time + latency
-    if nvls is not None and kind == "all-reduce" and cluster.torus is None:
+    if nvls is not None and kind == "all-reduce" and cluster.host_link.links:
         inside = nvls & ~crossing
         if inside.any():
             time = np.where(inside, nvls_time(cluster, size, np.maximum(n, 1), sm), time)
