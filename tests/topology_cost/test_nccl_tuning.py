@@ -166,3 +166,16 @@ def test_estimate_reports_nccl_choice():
     assert sharp_choice.nccl_algorithm == "nvls/simple"
     assert sharp_choice.time("nccl") == pytest.approx((43 + 2**30 / (1000 * 384 * 32 / 62)) * 1e-6)
     assert estimate(preset("h100-8x"), [[0, 1]], "all-to-all", 2**20).nccl_algorithm is None
+
+
+def test_presets_and_nccl_xml_carry_their_compute_capability(tmp_path):
+    assert [preset(name).sm for name in ("a100-8x", "h100-8x", "p6-b200", "gb200-nvl72")] == [80, 90, 100, 100]
+    groups = [list(range(8))]
+    default = estimate(preset("p6-b200"), groups, "all-reduce", 2**32)
+    assert default.times() == estimate(preset("p6-b200"), groups, "all-reduce", 2**32, sm=100).times()
+    assert default.times() != estimate(preset("p6-b200"), groups, "all-reduce", 2**32, sm=90).times()
+    path = tmp_path / "c.json"
+    mt.topology.save_cluster(preset("p6-b200", hosts=2), path)
+    assert mt.topology.load_cluster(path).sm == 100
+    with pytest.raises(mt.InvalidArgumentError, match="cluster sm must be an int"):
+        mt.topology.Cluster.from_dict({**preset("h100-8x").to_dict(), "sm": "hopper"})

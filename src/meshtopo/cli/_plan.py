@@ -113,14 +113,14 @@ def _describe(cluster: Cluster) -> str:
               help="Hosts when --cluster is an NCCL XML dump of one host (default: as many as the mesh needs).")  # fmt: skip
 @click.option("--channels", type=DecimalRange(min=1, max=64),
               help="Force the nccl model's ring channels (default: NCCL's own graph search).")  # fmt: skip
-@click.option("--sm", type=DecimalRange(min=60), default=90, show_default=True,
-              help="GPU compute capability (90 Hopper, 100 Blackwell): NCCL's NVLink figures, "
-                   "tables and NVLS.")  # fmt: skip
+@click.option("--sm", type=DecimalRange(min=60, max=999),
+              help="GPU compute capability (90 Hopper, 100 Blackwell) for NCCL's NVLink figures, "
+                   "tables and NVLS (default: the cluster's, else 90).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
 @device_limit_option
 def plan_command(
     cluster_spec: str, mesh_spec: str, devices: str | None, size: str, opcodes: tuple[str, ...],
-    against: str | None, hosts: int | None, channels: int | None, sm: int, as_json: bool,
+    against: str | None, hosts: int | None, channels: int | None, sm: int | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Per mesh axis and collective: tier, hosts per group, bytes on the slowest link, each
     cost model's time (busbw, hierarchical alpha-beta, NCCL's tuner) and the algorithm NCCL

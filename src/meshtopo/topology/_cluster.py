@@ -194,7 +194,8 @@ class Cluster:
     consecutive hosts form one NVLink domain or TPU slice; ``nics_per_host`` NICs of
     ``network`` (or DCN) join the domains. ``torus`` describes TPU slices. ``collnet`` says the
     network reduces in its switches (SHARP), which NCCL's CollNet algorithms, and its NVLS
-    across nodes, need.
+    across nodes, need. ``sm`` is the GPUs' compute capability (90 Hopper, 100 Blackwell; 0 when
+    not known), which NCCL's arithmetic and tables depend on.
 
     Device placement is explicit when ``placement_hosts`` (device id -> host) and, for tori,
     ``placement_coords`` (device id -> coordinates in its slice) are given (``with_placement``);
@@ -213,10 +214,13 @@ class Cluster:
     torus: Torus | None = None
     source: str = ""
     collnet: bool = False
+    sm: int = 0
     placement_hosts: np.ndarray | None = field(default=None, repr=False)
     placement_coords: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        if isinstance(self.sm, bool) or not isinstance(self.sm, int | np.integer) or not 0 <= self.sm < 1000:
+            raise InvalidArgumentError(f"cluster sm must be an int in [0, 1000), got {self.sm!r}")
         for name in ("num_hosts", "devices_per_host", "nics_per_host", "hosts_per_domain"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
@@ -367,6 +371,8 @@ class Cluster:
             data["source"] = self.source
         if self.collnet:
             data["collnet"] = True
+        if self.sm:
+            data["sm"] = int(self.sm)
         if self.torus is not None:
             data["torus"] = self.torus.to_dict()
         if self.placement_hosts is not None or self.placement_coords is not None:
@@ -384,7 +390,7 @@ class Cluster:
         if not isinstance(data, Mapping):
             raise InvalidArgumentError("a cluster description must be a table")
         known = {"name", "hosts", "devices_per_host", "host_link", "network", "nics_per_host",
-                 "hosts_per_domain", "torus", "source", "collnet", "placement"}  # fmt: skip
+                 "hosts_per_domain", "torus", "source", "collnet", "sm", "placement"}  # fmt: skip
         unknown = set(data) - known
         if unknown:
             raise InvalidArgumentError(f"cluster description has unknown keys {sorted(unknown)}")
@@ -406,6 +412,7 @@ class Cluster:
             torus=torus,
             source=str(data.get("source", "")),
             collnet=_bool(data.get("collnet", False), "collnet"),
+            sm=_int(data.get("sm", 0), "sm"),
         )
         placement = data.get("placement")
         if placement is not None:

@@ -346,12 +346,14 @@ class Estimate:
 
 def estimate(
     cluster: Cluster, groups: object, opcode: str, size: float,
-    channels: int | None = None, algorithm: str = "auto", protocol: str = "simple", sm: int = 90,
+    channels: int | None = None, algorithm: str = "auto", protocol: str = "simple",
+    sm: int | None = None,
 ) -> Estimate:  # fmt: skip
     """Tiers and every model's time for a collective ``opcode`` of ``size`` bytes over the
     device ``groups`` (anything ``group_tiers`` takes) on ``cluster`` of GPUs of compute
-    capability ``sm``; ``channels``, ``algorithm`` and ``protocol`` override NCCL's own
-    choices in the nccl model."""
+    capability ``sm`` (default the cluster's, else 90); ``channels``, ``algorithm`` and
+    ``protocol`` override NCCL's own choices in the nccl model."""
+    sm = sm or cluster.sm or 90
     if isinstance(size, bool) or not (
         isinstance(size, int | float | np.integer | np.floating) and math.isfinite(size) and size >= 0
     ):

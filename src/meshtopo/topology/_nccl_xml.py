@@ -119,6 +119,7 @@ class NcclTopology:
             network=network,
             nics_per_host=max(1, len(self.nics)),
             source="NCCL topology XML",
+            sm=min(g.sm for g in self.gpus),
         )
 
 

@@ -101,7 +101,7 @@ def plan(
     opcodes: Sequence[str] = PLAN_OPCODES,
     axes: Sequence[str] | None = None,
     channels: int | None = None,
-    sm: int = 90,
+    sm: int | None = None,
 ) -> list[PlanRow]:
     """One row per mesh axis (all axes, or ``axes``; a comma inside a name groups several
     axes, ``"dp,tp"``) and opcode: a collective of ``size`` bytes over that axis."""
@@ -150,7 +150,7 @@ def group_costs(
     opcode: str,
     size: float | None,
     channels: int | None = None,
-    sm: int = 90,
+    sm: int | None = None,
 ) -> dict[str, object]:
     """The ``inspect --cluster`` columns of one collective from its device groups (anything
     ``group_tiers`` takes, or a ``GroupTiers``): ``tier``, ``hosts``, ``domains``,
@@ -182,7 +182,7 @@ def collective_costs(
     device_assignment: object = None,
     size: float | None = None,
     channels: int | None = None,
-    sm: int = 90,
+    sm: int | None = None,
 ) -> dict[str, object]:
     """``group_costs`` of one dump collective: its device groups under ``device_assignment``
     (the module's by default), its payload bytes unless ``size`` is given, and the

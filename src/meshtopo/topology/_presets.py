@@ -51,8 +51,8 @@ DCN_PER_HOST = 2.5e10
 
 
 def _gpu(
-    name: str, source: str, links: int, per_link: float, nic_kind: str, nic: float, nics: int,
-    hosts: int, gpus: int = 8, hosts_per_domain: int = 1,
+    name: str, source: str, sm: int, links: int, per_link: float, nic_kind: str, nic: float,
+    nics: int, hosts: int, gpus: int = 8, hosts_per_domain: int = 1,
 ) -> Cluster:  # fmt: skip
     return Cluster(
         name=name,
@@ -63,6 +63,7 @@ def _gpu(
         nics_per_host=nics,
         hosts_per_domain=hosts_per_domain,
         source=source,
+        sm=sm,
     )
 
 
@@ -96,13 +97,13 @@ def _tpu(name: str, source: str, link: float, host_shape: tuple[int, ...],
 
 _BOOK = "How to Scale Your Model, part 2 (jax-ml.github.io/scaling-book/tpus)"
 _GPU_PRESETS: dict[str, Callable[[int], Cluster]] = {
-    "a100-8x": lambda h: _gpu("a100-8x", "A100 datasheet; DGX A100 user guide", 12, 2.5e10,
+    "a100-8x": lambda h: _gpu("a100-8x", "A100 datasheet; DGX A100 user guide", 80, 12, 2.5e10,
                               "ib", 2.5e10, 8, h),
-    "h100-8x": lambda h: _gpu("h100-8x", "H100 datasheet; DGX H100 user guide", 18, 2.5e10,
+    "h100-8x": lambda h: _gpu("h100-8x", "H100 datasheet; DGX H100 user guide", 90, 18, 2.5e10,
                               "ib", 5e10, 8, h),
-    "p6-b200": lambda h: _gpu("p6-b200", "AWS P6-B200 instance page; ml-engineering book", 18,
+    "p6-b200": lambda h: _gpu("p6-b200", "AWS P6-B200 instance page; ml-engineering book", 100, 18,
                               5e10, "efa", 5e10, 8, h),
-    "gb200-nvl72": lambda h: _gpu("gb200-nvl72", "NVIDIA GB200 NVL72 page", 18, 5e10, "ib",
+    "gb200-nvl72": lambda h: _gpu("gb200-nvl72", "NVIDIA GB200 NVL72 page", 100, 18, 5e10, "ib",
                                   5e10, 4, h, gpus=4, hosts_per_domain=18),
 }  # fmt: skip
 _TPU_PRESETS: dict[str, tuple[float, tuple[int, ...], tuple[int, ...]]] = {
