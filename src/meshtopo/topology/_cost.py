@@ -303,15 +303,19 @@ def slowest_link_bytes(cluster: Cluster, tiers: GroupTiers, opcode: str, size: f
     domain, ``f(k) * S / m`` over the network (after the intra-domain phase), ``S`` for
     broadcasts and permutes."""
     kind = collective_kind(opcode)
+    network = tiers.tier == Tier.NETWORK
+    if kind in ("all-reduce", "all-gather", "reduce-scatter"):
+        # f(k) * S / m with m = n / k is c (k - 1) / n * S (c = 2 for an all-reduce, else 1);
+        # inside a domain k = n, which is f(n) * S.
+        k = np.where(network, tiers.domains, tiers.sizes)
+        scale = (2.0 if kind == "all-reduce" else 1.0) * float(size)
+        return (k - 1) * (scale / tiers.sizes)
     n = tiers.sizes.astype(np.float64)
-    k = np.where(tiers.tier == Tier.NETWORK, tiers.domains, n).astype(np.float64)
-    m = np.where(tiers.tier == Tier.NETWORK, n / k, 1.0)
     if kind == "all-to-all":
+        m = np.where(network, n / np.maximum(tiers.domains, 1), 1.0)
         inside = (n - 1) / n * size
-        return np.where(tiers.tier == Tier.NETWORK, (n - m) / n * size, inside) * (n > 1)
-    if kind in ("broadcast", "permute"):
-        return np.where(n > 1, float(size), 0.0)
-    return busbw_factor(opcode, k) * size / m * (n > 1)
+        return np.where(network, (n - m) / n * size, inside) * (n > 1)
+    return np.where(n > 1, float(size), 0.0)
 
 
 @dataclass(frozen=True, eq=False)
