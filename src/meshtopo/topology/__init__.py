@@ -6,8 +6,8 @@ any device group list in its real order and says, per group, the hosts and domai
 the slowest tier it crosses and its torus hops; ``estimate`` prices a collective under three
 documented models (``busbw``, ``hierarchical``, ``nccl``: NCCL's tuner, ``nccl_tuning``, over
 the graphs its topology search finds, ``nccl_graphs``); ``plan`` and ``compare`` do it per mesh
-axis for two layouts; ``fit_nccl_tests`` and ``calibrated`` fit alpha and beta from an
-nccl-tests log.
+axis for two layouts; ``fit_nccl_tests``, ``fit_tiers`` and ``calibrated`` fit alpha and beta
+per tier (host, network) from nccl-tests logs and write them into a cluster.
 
 Layering: imports the math layer only (``_device_list``, ``_mesh``, ``_modes``, ``_placement``,
 ``_errors``, ``_limits``; ``collective_costs`` takes a ``meshtopo.hlo`` Collective but does not import the
