@@ -8,6 +8,11 @@ asserted):
    per-device arrays such an answer is read from, one ``np.take`` per property table: host
    and domain of every device of every group, and on a torus its coordinates. Two clusters:
    8,192 H100 servers, and one TPU v5p slice of 16x64x64 chips.
+
+The anchor's arrays (512 KiB each) sit right at glibc's mmap threshold: depending on the
+allocator's state it takes ~80 us (heap) or ~450 us (fresh pages) on this kind of machine, and
+the ratio moves with it. ``MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=268435456
+python -m benchmarks --only topology`` pins the fast state, where the ratios are largest.
 """
 
 from __future__ import annotations

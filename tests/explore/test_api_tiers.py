@@ -26,7 +26,7 @@ def test_model_groups_stay_on_one_host(client: Client) -> None:
         "devices_per_host": 8,
         "domains": 2,
         "hosts_per_domain": 1,
-        "host_link": {"kind": "nvlink", "bandwidth": 4.5e11, "latency": 3.4e-06},
+        "host_link": {"kind": "nvlink", "bandwidth": 4.5e11, "latency": 3.4e-06, "links": 18},
         "network": {"kind": "ib", "bandwidth": 5e10, "latency": 1.4e-05, "per_host": 8},
         "torus": None,
     }

@@ -11,6 +11,7 @@ from meshtopo.topology import (
     calibrated,
     estimate,
     fit_nccl_tests,
+    fit_tiers,
     load_cluster,
     preset,
     save_cluster,
@@ -48,19 +49,57 @@ def test_published_log_fits_and_calibrates_the_network():
     dominant = [t["dominant"] for t in fit.terms()]
     assert dominant.index("bandwidth") == 22  # 32 MiB: first size where beta * S > alpha
     cluster = calibrated(preset("h100-8x", hosts=2), fit)
-    assert cluster.network.bandwidth == pytest.approx(fit.bus_bandwidth / 8)
-    result = estimate(cluster, [list(range(16))], "all-reduce", 2**33)
-    assert result.time("busbw") == pytest.approx(47535e-6, rel=0.02)
+    tiers = fit_tiers(preset("h100-8x", hosts=2), fit)
+    assert cluster.network.bandwidth == pytest.approx(tiers.network_bandwidth)  # 8 GPUs, 8 NICs
+    # The hierarchical model on the calibrated cluster is the fitted line, and at 8 GiB the
+    # measurement (47535 us) within 1 %.
+    for size in (8, 2**20, 2**33):
+        result = estimate(cluster, [list(range(16))], "all-reduce", size)
+        assert result.time("hierarchical") == pytest.approx(fit.alpha + fit.beta * size, rel=1e-9)
+    assert estimate(cluster, [list(range(16))], "all-reduce", 2**33).time("hierarchical") == (
+        pytest.approx(47535e-6, rel=0.01))  # fmt: skip
 
 
-def test_one_host_log_calibrates_the_host_link(tmp_path):
-    fit = fit_nccl_tests(synthetic_log(20e-6, 4.0e11, 8, 1))
-    cluster = calibrated(preset("h100-8x"), fit)
-    assert cluster.host_link.bandwidth == pytest.approx(4.0e11, rel=0.01)
-    assert cluster.host_link.latency == pytest.approx(fit.alpha / 14)
-    path = tmp_path / "fitted.json"
-    save_cluster(cluster, path)
-    assert load_cluster(path) == cluster
+def test_two_host_log_splits_over_host_and_network_tiers():
+    fit = fit_nccl_tests(LOG.read_text())
+    tiers = fit_tiers(preset("h100-8x", hosts=2), fit)
+    # NCCL's ring of 16 ranks on 2 hosts: 30 steps, 2 * (2 - 1) on the network; the host tier
+    # keeps the preset's 3.4 us and 450 GB/s, the network takes the rest of alpha and beta.
+    assert (tiers.steps, tiers.inter_steps) == (30, 2)
+    assert (tiers.host_alpha, tiers.host_bandwidth) == (3.4e-6, 4.5e11)
+    assert tiers.network_alpha == pytest.approx((123.0e-6 - 28 * 3.4e-6) / 2)
+    c_host, c_network = 2 * 7 / 8, 2 * 1 / 2 / 8
+    assert (tiers.c_host, tiers.c_network) == (c_host, c_network)
+    assert c_host / 4.5e11 + c_network / tiers.network_bandwidth == pytest.approx(fit.beta)
+    terms = tiers.terms()
+    assert all(t["fitted"] == pytest.approx(fit.alpha + fit.beta * t["size"]) for t in terms)
+    dominant = [t["dominant"] for t in terms]
+    # Host-step latency (95.2 us) up to 16 MiB, host bandwidth (3.89 ps/B: 130 us at 32 MiB)
+    # from 32 MiB; the network's 1.69 ps/B and 27.8 us never dominate.
+    assert dominant.index("host_bandwidth") == 22 and set(dominant) == {"host_latency", "host_bandwidth"}
+
+
+def test_one_host_fit_then_two_host_fit_use_each_other(tmp_path):
+    host_fit = fit_nccl_tests(synthetic_log(20e-6, 3.6e11, 8, 1))
+    host = calibrated(preset("h100-8x", hosts=2), host_fit)
+    path = tmp_path / "host.json"
+    save_cluster(host, path)
+    reused = load_cluster(path)
+    assert reused == host and reused.host_link.links == 0  # a measurement: no NVLS re-pricing
+    tiers = fit_tiers(reused, fit_nccl_tests(LOG.read_text()))
+    assert tiers.host_bandwidth == pytest.approx(3.6e11, rel=0.01)
+    assert tiers.host_alpha == pytest.approx(host_fit.alpha / 14)
+    both = calibrated(reused, fit_nccl_tests(LOG.read_text()))
+    assert both.host_link == host.host_link
+    one_host = estimate(both, [list(range(8))], "all-reduce", 2**30, sm=90)
+    assert one_host.time("hierarchical") == pytest.approx(host_fit.alpha + host_fit.beta * 2**30, rel=1e-9)
+
+
+def test_a_log_faster_than_the_host_link_alone_is_refused():
+    fit = fit_nccl_tests(LOG.read_text())
+    slow = calibrated(preset("h100-8x", hosts=2), fit_nccl_tests(synthetic_log(20e-6, 2.0e11, 8, 1)))
+    with pytest.raises(mt.InvalidArgumentError, match="as fast as 'h100-8x\\+calibrated'"):
+        fit_tiers(slow, fit)
 
 
 def test_log_without_results_is_refused():

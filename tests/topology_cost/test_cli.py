@@ -36,8 +36,10 @@ def test_plan_table_lists_every_axis_and_collective(capsys):
     assert lines[0].startswith("h100-8x: 4 hosts x 8 devices, nvlink 450 GB/s per device")
     assert sum(line.startswith("dp ") for line in lines) == 4
     assert lines[1] == "mesh['dp'=4,'tp'=8], 1.00 GiB per collective"
-    assert ["tp", "all-reduce", "4x8", "host", "1", "-", "1.75", "GiB", "4.18", "ms", "4.22", "ms",
-            "4.23", "ms"] in [line.split() for line in lines]  # fmt: skip
+    # busbw at 450 GB/s; hierarchical and nccl as NVLS (SM90 default): 18 x 20.6 GB/s x 0.85 x
+    # 8/9 + 25 us, and NCCL's NVLS graph of 8 heads at 40 GB/s (bus 476 GB/s).
+    assert ["tp", "all-reduce", "4x8", "host", "1", "-", "1.75", "GiB", "4.18", "ms", "3.86", "ms",
+            "3.97", "ms", "nvls/simple"] in [line.split() for line in lines]  # fmt: skip
 
 
 def test_plan_json_rows_and_against(capsys):
@@ -47,6 +49,7 @@ def test_plan_json_rows_and_against(capsys):
     assert [(r["axis"], r["tier"], r["hosts"]) for r in payload["rows"]] == [
         ("dp", "network", 4), ("tp", "host", 1)]  # fmt: skip
     assert payload["rows"][1]["seconds"]["busbw"] == pytest.approx(1.75 * 2**30 / 4.5e11)
+    assert [r["nccl_algorithm"] for r in payload["rows"]] == ["ring/simple", "nvls/simple"]
     against = payload["against"]
     assert [(r["axis"], r["tier"]) for r in against["rows"]] == [("tp", "network"), ("dp", "host")]
     assert against["ratios"][1]["busbw"] == pytest.approx(18.79 / 4.18, rel=0.01)
@@ -94,9 +97,18 @@ def test_calibrate_saves_a_cluster_plan_can_use(capsys, tmp_path):
     saved = tmp_path / "fitted.json"
     code, out, err = run(capsys, "calibrate", str(LOG), "--cluster", "h100-8x", "--save", str(saved))
     assert (code, err) == (0, "")
-    assert "all-reduce over 16 ranks on 2 host(s)" in out and "bandwidth" in out
+    lines = out.splitlines()
+    assert lines[0] == "all-reduce over 16 ranks on 2 host(s): alpha 123.0 us, bus bandwidth 336.4 GB/s"
+    assert lines[1] == "  host: 3.4 us per step x 28, 450.0 GB/s per device"
+    assert lines[2] == "  network: 13.9 us per step x 2, 74.2 GB/s per device"
+    assert lines[3].split()[-2:] == ["bandwidth", "dominant"]
+    assert lines[4].split()[-2:] == ["host", "latency"] and lines[34].split()[-2:] == ["host", "bandwidth"]
     payload = plan_json(capsys, "--cluster", str(saved), "--mesh", "dp=2,tp=8", "--opcode", "all-reduce")
-    assert payload["cluster"]["network"]["bandwidth"] == pytest.approx(336.4e9 / 8, rel=0.001)
+    assert payload["cluster"]["network"]["bandwidth"] == pytest.approx(74.216e9, rel=0.001)
+    # The saved cluster prices the logged collective as the fitted line: alpha + beta * 1 GiB.
+    fit = json.loads(run(capsys, "calibrate", str(LOG), "--cluster", "h100-8x", "--json")[1])["fits"][0]
+    whole = plan_json(capsys, "--cluster", str(saved), "--mesh", "n=16", "--opcode", "all-reduce")
+    assert whole["rows"][0]["seconds"]["hierarchical"] == pytest.approx(fit["alpha"] + fit["beta"] * 2**30)
 
 
 def test_calibrate_json(capsys):
@@ -105,21 +117,36 @@ def test_calibrate_json(capsys):
     (fit,) = json.loads(out)["fits"]
     assert (fit["ranks"], fit["hosts"], len(fit["sizes"])) == (16, 2, 31)
     assert fit["sizes"][-1]["dominant"] == "bandwidth"
+    assert fit["sizes"][-1]["dominant_term"] == "host_bandwidth"
+    assert fit["sizes"][0]["dominant_term"] == "host_latency"
+    assert set(fit["sizes"][0]["terms"]) == {"host_latency", "host_bandwidth", "network_latency",
+                                             "network_bandwidth"}  # fmt: skip
+    assert fit["tiers"]["host"] == {"alpha": 3.4e-6, "bandwidth": 4.5e11, "steps": 28}
+    assert fit["tiers"]["network"]["steps"] == 2
+    assert fit["tiers"]["network"]["alpha"] == pytest.approx(13.9e-6)
 
 
 def test_calibrate_two_logs_sets_both_tiers(capsys, tmp_path):
     from .test_calibrate import synthetic_log
 
     host_log = tmp_path / "host.log"
-    host_log.write_text(synthetic_log(20e-6, 4.0e11, 8, 1))
+    host_log.write_text(synthetic_log(20e-6, 3.6e11, 8, 1))
     code, out, err = run(capsys, "calibrate", str(LOG), str(host_log), "--cluster", "h100-8x", "--json")
     assert (code, err) == (0, "")
     payload = json.loads(out)
     assert [fit["hosts"] for fit in payload["fits"]] == [1, 2]
+    assert payload["fits"][0]["tiers"]["network"] is None
     cluster = payload["cluster"]
     assert cluster["hosts"] == 2
-    assert cluster["host_link"]["bandwidth"] == pytest.approx(4.0e11, rel=0.01)
-    assert cluster["network"]["bandwidth"] == pytest.approx(336.4e9 / 8, rel=0.001)
+    assert cluster["host_link"]["bandwidth"] == pytest.approx(3.6e11, rel=0.01)
+    # The network is fitted against the calibrated host link, not the preset's.
+    assert payload["fits"][1]["tiers"]["host"]["bandwidth"] == cluster["host_link"]["bandwidth"]
+    assert cluster["network"]["bandwidth"] == pytest.approx(payload["fits"][1]["tiers"]["network"]["bandwidth"])
+    # A saved one-host calibration works as --cluster for the two-host log later.
+    saved = tmp_path / "host.json"
+    assert run(capsys, "calibrate", str(host_log), "--cluster", "h100-8x", "--save", str(saved))[0] == 0
+    later = json.loads(run(capsys, "calibrate", str(LOG), "--cluster", str(saved), "--json")[1])
+    assert later["cluster"]["network"] == cluster["network"]
 
 
 def test_plan_runs_as_a_process():
@@ -130,7 +157,7 @@ def test_plan_runs_as_a_process():
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     seconds = json.loads(result.stdout)["rows"][0]["seconds"]
-    assert seconds["hierarchical"] == pytest.approx(24.75e-3, rel=0.001)
+    assert seconds["hierarchical"] == pytest.approx(24.73e-3, rel=0.001)
 
 
 DUMP = """HloModule m, replica_count=1, num_partitions=16

@@ -24,6 +24,7 @@ from ..topology import (
     calibrated,
     compare,
     fit_nccl_tests,
+    fit_tiers,
     group_costs,
     group_tiers,
     load_cluster,
@@ -70,11 +71,12 @@ def _row_cells(row: PlanRow) -> list[str]:
         torus,
         format_size(row.link_bytes),
         *(format_seconds(row.times[model]) for model in MODELS),
+        row.nccl_algorithm or "-",
     ]
 
 
 _HEADERS = ["axis", "opcode", "groups", "tier", "hosts", "axes / hops", "slowest link",
-            *MODELS]  # fmt: skip
+            *MODELS, "nccl algorithm"]  # fmt: skip
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> None:
@@ -109,18 +111,20 @@ def _describe(cluster: Cluster) -> str:
 @click.option("--against", help="A second layout: another mesh spec (tp=8,dp=4) or device order.")
 @click.option("--hosts", type=DecimalRange(min=1),
               help="Hosts when --cluster is an NCCL XML dump of one host (default: as many as the mesh needs).")  # fmt: skip
-@click.option("--channels", type=DecimalRange(min=1), default=16, show_default=True,
-              help="NCCL channels for the nccl model.")  # fmt: skip
-@click.option("--sm", type=DecimalRange(min=60), default=90, show_default=True,
-              help="GPU compute capability for the nccl model's tables.")  # fmt: skip
+@click.option("--channels", type=DecimalRange(min=1, max=64),
+              help="Force the nccl model's ring channels (default: NCCL's own graph search).")  # fmt: skip
+@click.option("--sm", type=DecimalRange(min=60, max=999),
+              help="GPU compute capability (90 Hopper, 100 Blackwell) for NCCL's NVLink figures, "
+                   "tables and NVLS (default: the cluster's, else 90).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
 @device_limit_option
 def plan_command(
     cluster_spec: str, mesh_spec: str, devices: str | None, size: str, opcodes: tuple[str, ...],
-    against: str | None, hosts: int | None, channels: int, sm: int, as_json: bool,
+    against: str | None, hosts: int | None, channels: int | None, sm: int | None, as_json: bool,
 ) -> None:  # fmt: skip
-    """Per mesh axis and collective: tier, hosts per group, bytes on the slowest link and each
-    cost model's time (busbw, hierarchical alpha-beta, NCCL's tuner), from the real order."""
+    """Per mesh axis and collective: tier, hosts per group, bytes on the slowest link, each
+    cost model's time (busbw, hierarchical alpha-beta, NCCL's tuner) and the algorithm NCCL
+    picks, from the real order."""
     mesh = parse_mesh(mesh_spec, devices)
     cluster = _cluster(cluster_spec, hosts, mesh.size)
     chosen = list(opcodes) or list(PLAN_OPCODES)
@@ -165,7 +169,8 @@ def plan_command(
 
 @click.command(name="calibrate")
 @click.argument("logs", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
-@click.option("--cluster", "cluster_spec", required=True, help=CLUSTER_HELP)
+@click.option("--cluster", "cluster_spec", required=True,
+              help=f"{CLUSTER_HELP} Its host tier splits multi-host logs (a saved calibration works).")  # fmt: skip
 @click.option("--opcode", default="all-reduce", show_default=True,
               help="The collective the logs measure (all_reduce_perf: all-reduce).")  # fmt: skip
 @click.option("--ranks", type=DecimalRange(min=2), help="Ranks, when a log has no '# Rank' lines.")
@@ -177,9 +182,10 @@ def calibrate_command(
     logs: tuple[str, ...], cluster_spec: str, opcode: str, ranks: int | None, hosts: int | None,
     save_path: str | None, as_json: bool,
 ) -> None:  # fmt: skip
-    """Fit t = alpha + beta * size to nccl-tests logs, show which term dominates per size,
-    and put each fit into the cluster's tier its test crossed: one host sets the host link,
-    several the network (single-host logs are applied first, whatever the order given)."""
+    """Fit t = alpha + beta * size to nccl-tests logs and split it over the tiers each test
+    crossed: a one-host log sets the host link's per-step latency and bandwidth, a multi-host
+    log keeps the host tier and fits the network's (one-host logs are applied first, whatever
+    the order given). Shows per size the four terms and which dominates."""
     fits = [fit_nccl_tests(Path(log).read_text(encoding="utf-8"), opcode, ranks, hosts)
             for log in logs]  # fmt: skip
     fits.sort(key=lambda fit: fit.hosts > 1)
@@ -187,7 +193,9 @@ def calibrate_command(
     cluster = _cluster(cluster_spec, None, max(fit.ranks for fit in fits))
     if cluster.num_hosts < widest and cluster.torus is None:
         cluster = replace(cluster, num_hosts=widest)  # a preset named without its host count
+    tiers = []
     for fit in fits:
+        tiers.append(fit_tiers(cluster, fit))
         cluster = calibrated(cluster, fit)
     if save_path is not None:
         save_cluster(cluster, save_path)
@@ -195,24 +203,35 @@ def calibrate_command(
         click.echo(json.dumps({
             "fits": [{"opcode": fit.opcode, "ranks": fit.ranks, "hosts": fit.hosts,
                       "alpha": fit.alpha, "beta": fit.beta, "bus_bandwidth": fit.bus_bandwidth,
-                      "sizes": fit.terms()} for fit in fits],
+                      "sizes": [{**total, "terms": {k: v for k, v in split.items() if k in _TERMS},
+                                 "dominant_term": split["dominant"]}
+                                for total, split in zip(fit.terms(), tier.terms(), strict=True)],
+                      "tiers": tier.to_dict()} for fit, tier in zip(fits, tiers, strict=True)],
             "cluster": cluster.to_dict(),
         }, indent=2))  # fmt: skip
         return
-    for fit in fits:
+    for fit, tier in zip(fits, tiers, strict=True):
         click.echo(
             f"{fit.opcode} over {fit.ranks} ranks on {fit.hosts} host(s): alpha "
             f"{format_seconds(fit.alpha)}, bus bandwidth {fit.bus_bandwidth / 1e9:.1f} GB/s"
         )
+        click.echo(f"  host: {format_seconds(tier.host_alpha)} per step x {tier.steps - tier.inter_steps}, "
+                   f"{tier.host_bandwidth / 1e9:.1f} GB/s per device")  # fmt: skip
+        if tier.network_bandwidth is not None:
+            click.echo(f"  network: {format_seconds(tier.network_alpha or 0.0)} per step x "
+                       f"{tier.inter_steps}, {tier.network_bandwidth / 1e9:.1f} GB/s per device")  # fmt: skip
         _table(
-            ["size", "measured", "fitted", "latency", "bandwidth", "dominant"],
+            ["size", "measured", "fitted", *(name.replace("_", " ") for name in _TERMS), "dominant"],
             [[format_size(t["size"]),  # type: ignore[arg-type]
-              *(format_seconds(t[k]) for k in ("measured", "fitted", "latency", "bandwidth")),  # type: ignore[arg-type]
-              str(t["dominant"])] for t in fit.terms()],
+              *(format_seconds(t[k]) for k in ("measured", "fitted", *_TERMS)),  # type: ignore[arg-type]
+              str(t["dominant"]).replace("_", " ")] for t in tier.terms()],
         )  # fmt: skip
     click.echo(_describe(cluster))
     if save_path is not None:
         click.echo(f"calibrated cluster written to {save_path}")
+
+
+_TERMS = ("host_latency", "host_bandwidth", "network_latency", "network_bandwidth")
 
 
 def topology_columns(result: Inspection, cluster_spec: str) -> list[dict[str, object] | None]:

@@ -4,9 +4,10 @@ A ``Cluster`` (from a preset, a TOML/JSON file or NCCL's topology XML) places ev
 on a host, a domain (NVLink domain or TPU slice) and torus coordinates. ``group_tiers`` reads
 any device group list in its real order and says, per group, the hosts and domains it spans,
 the slowest tier it crosses and its torus hops; ``estimate`` prices a collective under three
-documented models (``busbw``, ``hierarchical``, ``nccl``); ``plan`` and ``compare`` do it per
-mesh axis for two layouts; ``fit_nccl_tests`` and ``calibrated`` fit alpha and beta from an
-nccl-tests log.
+documented models (``busbw``, ``hierarchical``, ``nccl``: NCCL's tuner, ``nccl_tuning``, over
+the graphs its topology search finds, ``nccl_graphs``); ``plan`` and ``compare`` do it per mesh
+axis for two layouts; ``fit_nccl_tests``, ``fit_tiers`` and ``calibrated`` fit alpha and beta
+per tier (host, network) from nccl-tests logs and write them into a cluster.
 
 Layering: imports the math layer only (``_device_list``, ``_mesh``, ``_modes``, ``_placement``,
 ``_errors``, ``_limits``; ``collective_costs`` takes a ``meshtopo.hlo`` Collective but does not import the
@@ -25,8 +26,10 @@ reader); nothing below it imports this package.
 """
 
 from ._calibrate import Calibration as Calibration
+from ._calibrate import TierFit as TierFit
 from ._calibrate import calibrated as calibrated
 from ._calibrate import fit_nccl_tests as fit_nccl_tests
+from ._calibrate import fit_tiers as fit_tiers
 from ._calibrate import parse_nccl_tests as parse_nccl_tests
 from ._cluster import Cluster as Cluster
 from ._cluster import Link as Link
@@ -43,8 +46,11 @@ from ._cost import torus_time as torus_time
 from ._files import load_cluster as load_cluster
 from ._files import preset_spec as preset_spec
 from ._files import save_cluster as save_cluster
+from ._nccl_graph import nccl_graphs as nccl_graphs
+from ._nccl_tuning import NcclGraph as NcclGraph
 from ._nccl_tuning import nccl_best_time as nccl_best_time
 from ._nccl_tuning import nccl_time as nccl_time
+from ._nccl_tuning import nccl_tuning as nccl_tuning
 from ._nccl_xml import NcclTopology as NcclTopology
 from ._nccl_xml import read_nccl_topology as read_nccl_topology
 from ._plan import PLAN_OPCODES as PLAN_OPCODES

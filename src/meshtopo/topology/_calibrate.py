@@ -9,11 +9,14 @@ over ``S`` (which the largest sizes decide: the bandwidth NCCL reaches). Then:
 
 - the bus bandwidth ``B = f(n) / beta`` (nccl-tests' factor ``f``), and at each size which term
   dominates, ``alpha`` or ``beta * S``;
-- ``calibrated`` writes it into the tier the test crossed: one host sets the host link
-  (bandwidth ``B``, per-step latency ``alpha / nsteps``); several hosts set the NICs
-  (``B / nics_per_host`` each, the busbw model's share for a whole-host group) and the network
-  step latency ``(alpha - intra steps * host latency) / inter steps``, the steps counted as
-  NCCL counts them.
+- ``fit_tiers`` splits the line over the tiers the test crossed, as the hierarchical model
+  prices it: one host gives the host link (bandwidth ``B``, per-step latency ``alpha /
+  nsteps``); several hosts keep the cluster's host tier (a preset's, or an earlier one-host
+  fit) and give the network the rest of beta and alpha, so at each size the four terms (host
+  and network latency and bandwidth) show which dominates;
+- ``calibrated`` writes the fitted tier into the cluster, which ``save_cluster`` writes and
+  ``load_cluster`` (``--cluster``) reads back; the hierarchical model then reproduces the
+  fitted line.
 
 >>> log = '''#  Rank  0 Group  0 Pid 1 on node-a device  0 [0x1] H100
 ... #  Rank  1 Group  0 Pid 2 on node-a device  1 [0x2] H100
@@ -132,17 +135,104 @@ def fit_nccl_tests(
     return Calibration(opcode, int(ranks), int(hosts), float(alpha), float(beta), tuple(rows))
 
 
-def calibrated(cluster: Cluster, calibration: Calibration) -> Cluster:
-    """``cluster`` with the fitted bandwidth and latency in the tier the test crossed."""
+@dataclass(frozen=True)
+class TierFit:
+    """A fit split over the tiers its test crossed, as the hierarchical model prices an
+    nccl-tests ring of ``n`` ranks, ``m`` per host, over ``k`` hosts:
+    ``alpha = (steps - inter) * host_alpha + inter * network_alpha`` and ``beta = c_host /
+    host_bandwidth + c_network / network_bandwidth`` (all-reduce: ``c_host = 2(m-1)/m``,
+    ``c_network = 2(k-1)/k / m``; gathers half of both; NCCL's step counts). A one-host test
+    fits the host tier alone; a multi-host one takes the host tier from the cluster (its
+    preset, or an earlier one-host fit) and fits the network to the rest. Bandwidths are per
+    device, one way; alphas per step."""
+
+    calibration: Calibration
+    steps: int
+    inter_steps: int
+    host_alpha: float
+    host_bandwidth: float
+    network_alpha: float | None
+    network_bandwidth: float | None
+    c_host: float
+    c_network: float
+
+    def terms(self) -> list[dict[str, object]]:
+        """Per size: measured and fitted seconds, the four terms (``host_latency``,
+        ``host_bandwidth``, ``network_latency``, ``network_bandwidth``; the network ones 0 on
+        one host) and the ``dominant`` one."""
+        rows: list[dict[str, object]] = []
+        for row in self.calibration.rows:
+            terms: dict[str, float] = {
+                "host_latency": (self.steps - self.inter_steps) * self.host_alpha,
+                "host_bandwidth": self.c_host * row.size / self.host_bandwidth,
+                "network_latency": self.inter_steps * (self.network_alpha or 0.0),
+                "network_bandwidth": (self.c_network * row.size / self.network_bandwidth
+                                      if self.network_bandwidth else 0.0),
+            }  # fmt: skip
+            rows.append({
+                "size": row.size,
+                "measured": row.time,
+                "fitted": sum(terms.values()),
+                **terms,
+                "dominant": max(terms, key=terms.__getitem__),
+            })  # fmt: skip
+        return rows
+
+    def to_dict(self) -> dict[str, object]:
+        """The tiers as JSON values (schema in docs/cli-json.md)."""
+        network = None
+        if self.network_bandwidth is not None:
+            network = {"alpha": self.network_alpha, "bandwidth": self.network_bandwidth,
+                       "steps": self.inter_steps}  # fmt: skip
+        return {
+            "host": {"alpha": self.host_alpha, "bandwidth": self.host_bandwidth,
+                     "steps": self.steps - self.inter_steps},
+            "network": network,
+        }  # fmt: skip
+
+
+def fit_tiers(cluster: Cluster, calibration: Calibration) -> TierFit:
+    """Split ``calibration`` over the host and network tiers of ``cluster`` (see ``TierFit``)."""
     kind = collective_kind(calibration.opcode)
-    n = np.array([calibration.ranks])
-    k = np.array([calibration.hosts])
-    steps, inter = (int(v[0]) for v in ring_steps(kind, n, k))
-    bandwidth = calibration.bus_bandwidth
-    if calibration.hosts <= 1:
-        link = Link(cluster.host_link.kind, bandwidth, calibration.alpha / max(steps, 1))
+    if kind not in ("all-reduce", "all-gather", "reduce-scatter"):
+        raise InvalidArgumentError(
+            f"tiers are fitted from all-reduce, all-gather or reduce-scatter logs, not {calibration.opcode!r}"
+        )
+    n, k = calibration.ranks, max(calibration.hosts, 1)
+    if n % k:
+        raise InvalidArgumentError(f"{n} ranks do not spread evenly over {k} hosts")
+    m = n // k
+    steps, inter = (int(v[0]) for v in ring_steps(kind, np.array([n]), np.array([k])))
+    scale = 2.0 if kind == "all-reduce" else 1.0
+    c_host = scale * (m - 1) / m
+    c_network = scale * (k - 1) / k / m
+    if k == 1:
+        return TierFit(calibration, steps, 0, calibration.alpha / max(steps, 1),
+                       c_host / calibration.beta, None, None, c_host, 0.0)  # fmt: skip
+    host_alpha = cluster.host_link.latency
+    host_bandwidth = cluster.host_link.bandwidth
+    rest = calibration.beta - (c_host / host_bandwidth if m > 1 else 0.0)
+    if rest <= 0:
+        raise InvalidArgumentError(
+            f"the {k}-host log is as fast as {cluster.name!r}'s host link alone "
+            f"({host_bandwidth / 1e9:g} GB/s); calibrate the host link from a one-host log first"
+        )
+    network_alpha = max(0.0, (calibration.alpha - (steps - inter) * host_alpha) / max(inter, 1))
+    return TierFit(calibration, steps, inter, host_alpha, host_bandwidth, network_alpha,
+                   c_network / rest, c_host, c_network)  # fmt: skip
+
+
+def calibrated(cluster: Cluster, calibration: Calibration) -> Cluster:
+    """``cluster`` with the fitted tier in place (``fit_tiers``): a one-host test sets the
+    host link (bandwidth per device and per-step latency), a multi-host one the NICs (each
+    ``network_bandwidth * m / nics_per_host``, the m devices of a host sharing its NICs) and
+    the network step latency. The fitted links are measurements: they carry no link count,
+    so the models take them as they are."""
+    tiers = fit_tiers(cluster, calibration)
+    if tiers.network_bandwidth is None:
+        link = Link(cluster.host_link.kind, tiers.host_bandwidth, tiers.host_alpha)
         return replace(cluster, host_link=link, name=f"{cluster.name}+calibrated")
-    intra = (steps - inter) * cluster.host_link.latency
-    latency = max(0.0, (calibration.alpha - intra) / max(inter, 1))
-    network = Link(cluster.network.kind, bandwidth / cluster.nics_per_host, latency)
+    per_host = calibration.ranks // max(calibration.hosts, 1)
+    nic = tiers.network_bandwidth * per_host / cluster.nics_per_host
+    network = Link(cluster.network.kind, nic, tiers.network_alpha or 0.0)
     return replace(cluster, network=network, name=f"{cluster.name}+calibrated")

@@ -50,15 +50,18 @@ class Tier(IntEnum):
 @dataclass(frozen=True)
 class Link:
     """One kind of link: its ``kind`` (see ``LINK_KINDS``), ``bandwidth`` in bytes per second in
-    one direction, and ``latency`` in seconds per algorithm step.
+    one direction, ``latency`` in seconds per algorithm step, and how many physical ``links``
+    make up the bandwidth (a GPU's NVLinks; 0 when not known).
 
     For the host link the bandwidth is per device (all of a GPU's NVLinks together, or one
-    ICI link of a TPU chip); for the network it is per NIC (per host for DCN).
+    ICI link of a TPU chip); for the network it is per NIC (per host for DCN). NCCL counts
+    an NVLink bundle as ``links`` x its own per-link figure (``_nccl_graph``).
     """
 
     kind: str
     bandwidth: float
     latency: float = 0.0
+    links: int = 0
 
     def __post_init__(self) -> None:
         if self.kind not in LINK_KINDS:
@@ -73,25 +76,36 @@ class Link:
                 raise InvalidArgumentError(
                     f"link {name} must be finite and {'positive' if name == 'bandwidth' else 'non-negative'}, got {value!r}"
                 )
+        if isinstance(self.links, bool) or not isinstance(self.links, int | np.integer) or not 0 <= self.links < 1024:
+            raise InvalidArgumentError(f"link links must be an int in [0, 1024), got {self.links!r}")
 
     def to_dict(self) -> dict[str, object]:
-        """``{"kind", "bandwidth", "latency"}`` in bytes/s and seconds."""
-        return {"kind": self.kind, "bandwidth": float(self.bandwidth), "latency": float(self.latency)}
+        """``{"kind", "bandwidth", "latency"}`` in bytes/s and seconds, and ``links`` when
+        known."""
+        data: dict[str, object] = {"kind": self.kind, "bandwidth": float(self.bandwidth),
+                                   "latency": float(self.latency)}  # fmt: skip
+        if self.links:
+            data["links"] = int(self.links)
+        return data
 
     @classmethod
     def from_dict(cls, data: object, what: str) -> Link:
         """Read a link table; bandwidth and latency may be numbers or text like ``25GB/s``."""
         if not isinstance(data, Mapping):
             raise InvalidArgumentError(f"{what} must be a table with kind and bandwidth")
-        unknown = set(data) - {"kind", "bandwidth", "latency"}
+        unknown = set(data) - {"kind", "bandwidth", "latency", "links"}
         if unknown:
             raise InvalidArgumentError(f"{what} has unknown keys {sorted(unknown)}")
         if "kind" not in data or "bandwidth" not in data:
             raise InvalidArgumentError(f"{what} needs kind and bandwidth")
+        links = data.get("links", 0)
+        if isinstance(links, bool) or not isinstance(links, int):
+            raise InvalidArgumentError(f"{what}.links must be an int, got {links!r}")
         return cls(
             str(data["kind"]),
             parse_bandwidth(data["bandwidth"], f"{what}.bandwidth"),
             parse_seconds(data.get("latency", 0.0), f"{what}.latency"),
+            links,
         )
 
 
@@ -178,7 +192,10 @@ def _ints(values: object, what: str) -> list[int]:
 class Cluster:
     """Hosts of ``devices_per_host`` devices joined by ``host_link``; ``hosts_per_domain``
     consecutive hosts form one NVLink domain or TPU slice; ``nics_per_host`` NICs of
-    ``network`` (or DCN) join the domains. ``torus`` describes TPU slices.
+    ``network`` (or DCN) join the domains. ``torus`` describes TPU slices. ``collnet`` says the
+    network reduces in its switches (SHARP), which NCCL's CollNet algorithms, and its NVLS
+    across nodes, need. ``sm`` is the GPUs' compute capability (90 Hopper, 100 Blackwell; 0 when
+    not known), which NCCL's arithmetic and tables depend on.
 
     Device placement is explicit when ``placement_hosts`` (device id -> host) and, for tori,
     ``placement_coords`` (device id -> coordinates in its slice) are given (``with_placement``);
@@ -196,10 +213,14 @@ class Cluster:
     hosts_per_domain: int = 1
     torus: Torus | None = None
     source: str = ""
+    collnet: bool = False
+    sm: int = 0
     placement_hosts: np.ndarray | None = field(default=None, repr=False)
     placement_coords: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        if isinstance(self.sm, bool) or not isinstance(self.sm, int | np.integer) or not 0 <= self.sm < 1000:
+            raise InvalidArgumentError(f"cluster sm must be an int in [0, 1000), got {self.sm!r}")
         for name in ("num_hosts", "devices_per_host", "nics_per_host", "hosts_per_domain"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
@@ -348,6 +369,10 @@ class Cluster:
         }
         if self.source:
             data["source"] = self.source
+        if self.collnet:
+            data["collnet"] = True
+        if self.sm:
+            data["sm"] = int(self.sm)
         if self.torus is not None:
             data["torus"] = self.torus.to_dict()
         if self.placement_hosts is not None or self.placement_coords is not None:
@@ -365,7 +390,7 @@ class Cluster:
         if not isinstance(data, Mapping):
             raise InvalidArgumentError("a cluster description must be a table")
         known = {"name", "hosts", "devices_per_host", "host_link", "network", "nics_per_host",
-                 "hosts_per_domain", "torus", "source", "placement"}  # fmt: skip
+                 "hosts_per_domain", "torus", "source", "collnet", "sm", "placement"}  # fmt: skip
         unknown = set(data) - known
         if unknown:
             raise InvalidArgumentError(f"cluster description has unknown keys {sorted(unknown)}")
@@ -386,6 +411,8 @@ class Cluster:
             hosts_per_domain=_int(data.get("hosts_per_domain", default_hpd), "hosts_per_domain"),
             torus=torus,
             source=str(data.get("source", "")),
+            collnet=_bool(data.get("collnet", False), "collnet"),
+            sm=_int(data.get("sm", 0), "sm"),
         )
         placement = data.get("placement")
         if placement is not None:
@@ -401,6 +428,12 @@ class Cluster:
 
     def __hash__(self) -> int:
         return hash(json.dumps(self.to_dict(), sort_keys=True))
+
+
+def _bool(value: object, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidArgumentError(f"cluster {what} must be true or false, got {value!r}")
+    return value
 
 
 def _int(value: object, what: str) -> int:

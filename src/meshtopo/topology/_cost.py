@@ -24,12 +24,22 @@ collective takes as long as its slowest group.
   ``(m-1)/n * S / B_in`` and ``(n-m)/n * S / B_net``; broadcast and permute ``S / B_net``.
   Plus a latency term per ring step, counted as NCCL's tuner counts them: ``nsteps`` (2(n-1)
   for all-reduce, n-1 for gathers, n otherwise, 1 for a permute), of which ``inter`` cross the
-  network (2k for an all-reduce over k > 1 domains, k-1 for gathers), costing
+  network (2(k-1) for an all-reduce over k > 1 domains, k-1 for gathers), costing
   ``(nsteps - inter) * alpha_in + inter * alpha_net``. On a torus the intra-domain phase is
   the torus formula below and a step costs ``hop_latency`` per hop of the ring's longest step.
-- **nccl**: NCCL's tuner (``nccl_time``) for the group's ranks and nodes, per-channel bandwidth
-  ``B / channels`` (both graphs at the bottleneck bandwidth once the group leaves a domain),
-  at the given algorithm and protocol, or NCCL's own choice with ``"auto"``. GPU clusters only.
+  An all-reduce inside one NVLink domain that NCCL's tuner runs as NVLS (the nccl model's
+  choice for the group: SM90+, more than two GPUs, NVLS faster in NCCL's figures) is priced
+  as NVLS: each GPU moves ``S (n+1)/n`` each way through the
+  switch at NCCL's own NVLink figure (``links`` x 20.6 GB/s on SM90, 40.1 on SM100) times its
+  NVLS efficiency (0.85 Hopper, 0.74 Blackwell), plus NCCL's 25 us NVLS latency. That is
+  NCCL's NVLS bandwidth formula without the ceiling its one-node search puts on the graph's
+  inter speed (the top of its speed table), which the nccl model keeps. A host link without a
+  link count (a calibrated one: a measured ring) stays a ring.
+- **nccl**: NCCL's tuner (``nccl_time``) over the graphs NCCL's topology search finds on the
+  cluster (``nccl_graphs``: NVLink counted as ``links`` x NCCL's per-link figure, NICs
+  shared like the busbw model's), for the group's ranks and nodes (domains), at the given
+  algorithm and protocol or NCCL's own choice with ``"auto"`` among ring, tree, NVLS, NVLS
+  Tree, CollNet (``Cluster.collnet``) and PAT. GPU clusters only.
 
 TPU torus (the scaling book's formulas with the ring's exact ``(n-1)/n``): all-gather and
 reduce-scatter ``(n-1)/n * S / W``, all-reduce twice that, all-to-all a quarter of an
@@ -41,7 +51,7 @@ without it has half the bandwidth.
 >>> c = preset("p6-b200", hosts=4)
 >>> e = estimate(c, [list(range(32))], "all-reduce", 2**32)
 >>> round(e.time("busbw") * 1e3, 2), round(e.time("hierarchical") * 1e3, 2)
-(20.8, 24.75)
+(20.8, 24.73)
 """
 
 from __future__ import annotations
@@ -53,7 +63,10 @@ import numpy as np
 
 from .._errors import InvalidArgumentError
 from ._cluster import Cluster, Tier
-from ._nccl_tuning import nccl_best_time, nccl_function, nccl_time
+from ._nccl_graph import nccl_graphs
+from ._nccl_tables import HW_LATENCY, NVLS_EFFICIENCY, arch
+from ._nccl_tuning import NcclGraph, nccl_best_time, nccl_function, nccl_time
+from ._nccl_xml import nvlink_gbps
 from ._tiers import GroupTiers, group_tiers
 
 MODELS = ("busbw", "hierarchical", "nccl")
@@ -103,7 +116,7 @@ def ring_steps(kind: str, n: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.
     """(steps, steps crossing the network) of NCCL's ring for ``n`` ranks over ``k`` domains,
     as ``tuning.cc`` counts them (a permute is one step)."""
     if kind == "all-reduce":
-        return 2 * (n - 1), np.where(k > 1, 2 * k, 0)
+        return 2 * (n - 1), np.where(k > 1, 2 * (k - 1), 0)
     if kind in ("all-gather", "reduce-scatter", "all-to-all"):
         return n - 1, k - 1
     if kind == "permute":
@@ -168,8 +181,21 @@ def busbw_time(cluster: Cluster, tiers: GroupTiers, opcode: str, size: float) ->
     return np.where(tiers.tier == Tier.DEVICE, 0.0, time)
 
 
-def hierarchical_time(cluster: Cluster, tiers: GroupTiers, opcode: str, size: float) -> np.ndarray:
-    """The hierarchical alpha-beta model's seconds per group (see the module docstring)."""
+def nvls_time(cluster: Cluster, size: float, n: np.ndarray, sm: int) -> np.ndarray:
+    """An NVLS all-reduce of ``n`` GPUs in one NVLink domain: each GPU moves ``S (n+1)/n``
+    each way (``S/n`` reduced in, ``S/n`` out to the switch, which fans out and reduces), at
+    NCCL's fabric figure times its per-arch NVLS efficiency, plus NCCL's NVLS latency."""
+    link = nccl_fabric_gbps(cluster, sm) * 1e9 * NVLS_EFFICIENCY[arch(sm)]
+    return size * (n + 1) / n / link + HW_LATENCY["nvlink"]["nvls"][2] * 1e-6
+
+
+def hierarchical_time(
+    cluster: Cluster, tiers: GroupTiers, opcode: str, size: float, sm: int = 90,
+    nvls: np.ndarray | None = None,
+) -> np.ndarray:  # fmt: skip
+    """The hierarchical alpha-beta model's seconds per group (see the module docstring);
+    ``nvls`` marks the groups NCCL runs as NVLS (all-reduces inside one domain of a host link
+    with a link count only)."""
     kind = collective_kind(opcode)
     n = tiers.sizes.astype(np.float64)
     k = np.where(tiers.tier == Tier.NETWORK, tiers.domains, 1).astype(np.float64)
@@ -202,38 +228,74 @@ def hierarchical_time(cluster: Cluster, tiers: GroupTiers, opcode: str, size: fl
         bandwidth_time = np.where(crossing, inter, intra)
     else:
         bandwidth_time = np.where(crossing, intra + inter, intra)
-    return np.where(tiers.tier == Tier.DEVICE, 0.0, bandwidth_time + latency)
+    time = bandwidth_time + latency
+    if nvls is not None and kind == "all-reduce" and cluster.host_link.links:
+        inside = nvls & ~crossing
+        if inside.any():
+            time = np.where(inside, nvls_time(cluster, size, np.maximum(n, 1), sm), time)
+    return np.where(tiers.tier == Tier.DEVICE, 0.0, time)
+
+
+def nccl_fabric_gbps(cluster: Cluster, sm: int) -> float:
+    """A GPU's intra-host fabric as NCCL counts it, GB/s: NVLink ``links`` x NCCL's per-link
+    figure for ``sm`` (``ncclTopoNVLinkBw``) when the link count is known, else the host
+    link's bandwidth."""
+    link = cluster.host_link
+    if link.kind == "nvlink" and link.links:
+        return link.links * nvlink_gbps(sm)
+    return link.bandwidth / 1e9
+
+
+def nvls_available(cluster: Cluster, sm: int, gpus: int) -> bool:
+    """Whether NCCL can run NVLS: NVLink hosts (switched, as every NVLink ``Cluster`` is), SM90
+    or later, more than two GPUs of the group per NVLink domain (``ncclNvlsInit``)."""
+    return gpus > 2 and cluster.host_link.kind == "nvlink" and sm >= 90
 
 
 def nccl_model_time(
     cluster: Cluster, tiers: GroupTiers, opcode: str, size: float,
-    channels: int = 16, algorithm: str = "auto", protocol: str = "simple", sm: int = 90,
-) -> np.ndarray | None:  # fmt: skip
-    """NCCL's tuner per group in seconds, or None on a torus or for point-to-point opcodes.
-    Computed once per distinct (ranks, nodes, bandwidth), not per group."""
+    channels: int | None = None, algorithm: str = "auto", protocol: str = "simple", sm: int = 90,
+) -> tuple[np.ndarray | None, np.ndarray | None]:  # fmt: skip
+    """NCCL's tuner per group in seconds over the graphs NCCL's search finds on the cluster
+    (``nccl_graphs``; ``channels`` forces the ring's channel count at the same total
+    bandwidth), and per group the ``algorithm/protocol`` it runs; (None, None) on a torus or
+    for point-to-point opcodes. Computed once per distinct (ranks, nodes, GPUs per node, NIC
+    share), not per group."""
     if cluster.torus is not None or nccl_function(opcode) is None:
-        return None
+        return None, None
     intra = "pcie" if cluster.host_link.kind == "pcie" else "nvlink"
+    fabric = nccl_fabric_gbps(cluster, sm)
     n = tiers.sizes
-    nodes = np.where(tiers.tier == Tier.NETWORK, tiers.domains, 1)
-    bus = np.where(
-        tiers.tier == Tier.NETWORK,
-        np.minimum(cluster.host_link.bandwidth,
-                   _network_share(cluster, tiers) * np.maximum(tiers.max_per_host, 1)),
-        cluster.host_link.bandwidth,
-    ) / 1e9 / channels  # fmt: skip
-    keys = np.stack([n.astype(np.float64), nodes.astype(np.float64), bus], axis=1)
+    crossing = tiers.tier == Tier.NETWORK
+    nodes = np.where(crossing, tiers.domains, 1)
+    per_node = -(-n // np.maximum(nodes, 1))
+    share = np.where(crossing, np.maximum(tiers.max_per_host, 1) / np.maximum(tiers.network_sharers, 1), 1.0)
+    nic = cluster.network.bandwidth / 1e9 * np.minimum(share, 1.0)
+    keys = np.stack([n, nodes, per_node, nic], axis=1).astype(np.float64)
     unique, inverse = np.unique(keys, axis=0, return_inverse=True)
     times = np.empty(unique.shape[0])
-    for index, (ranks, node_count, bw) in enumerate(unique):
+    labels = []
+    for index, (ranks, node_count, gpus, nic_gbps) in enumerate(unique):
+        graphs = nccl_graphs(fabric, intra, int(gpus), int(node_count), cluster.nics_per_host,
+                             float(nic_gbps), sm, nvls=nvls_available(cluster, sm, int(gpus)),
+                             collnet=cluster.collnet)  # fmt: skip
+        if channels is not None:
+            ring = graphs["ring"]
+            forced = NcclGraph(channels, ring.bw_intra * ring.channels / channels,
+                               ring.bw_inter * ring.channels / channels)  # fmt: skip
+            graphs.update(dict.fromkeys(("ring", "tree", "pat", "collnet_chain"), forced))
+        options = {"graphs": graphs, "collnet": cluster.collnet, "nvls": "nvls" in graphs}
+        ring = graphs["ring"]
+        args = (opcode, size, int(ranks), int(node_count), ring.bw_intra, ring.bw_inter, ring.channels)
         if algorithm == "auto":
-            value = nccl_best_time(opcode, size, int(ranks), int(node_count), bw, bw,
-                                   channels, sm, intra)[0]  # fmt: skip
+            value, chosen, proto = nccl_best_time(*args, sm, intra, **options)  # type: ignore[arg-type]
         else:
-            value = nccl_time(opcode, size, int(ranks), int(node_count), bw, bw, channels,
-                              algorithm, protocol, sm, intra)  # fmt: skip
+            value = nccl_time(*args, algorithm, protocol, sm, intra, **options)  # type: ignore[arg-type]
+            chosen, proto = algorithm, protocol
         times[index] = value * 1e-6
-    return times[inverse.reshape(-1)]
+        labels.append(f"{chosen}/{proto}")
+    rows = inverse.reshape(-1)
+    return times[rows], np.array(labels, dtype=object)[rows]
 
 
 def slowest_link_bytes(cluster: Cluster, tiers: GroupTiers, opcode: str, size: float) -> np.ndarray:
@@ -241,21 +303,26 @@ def slowest_link_bytes(cluster: Cluster, tiers: GroupTiers, opcode: str, size: f
     domain, ``f(k) * S / m`` over the network (after the intra-domain phase), ``S`` for
     broadcasts and permutes."""
     kind = collective_kind(opcode)
+    network = tiers.tier == Tier.NETWORK
+    if kind in ("all-reduce", "all-gather", "reduce-scatter"):
+        # f(k) * S / m with m = n / k is c (k - 1) / n * S (c = 2 for an all-reduce, else 1);
+        # inside a domain k = n, which is f(n) * S.
+        k = np.where(network, tiers.domains, tiers.sizes)
+        scale = (2.0 if kind == "all-reduce" else 1.0) * float(size)
+        return (k - 1) * (scale / tiers.sizes)
     n = tiers.sizes.astype(np.float64)
-    k = np.where(tiers.tier == Tier.NETWORK, tiers.domains, n).astype(np.float64)
-    m = np.where(tiers.tier == Tier.NETWORK, n / k, 1.0)
     if kind == "all-to-all":
+        m = np.where(network, n / np.maximum(tiers.domains, 1), 1.0)
         inside = (n - 1) / n * size
-        return np.where(tiers.tier == Tier.NETWORK, (n - m) / n * size, inside) * (n > 1)
-    if kind in ("broadcast", "permute"):
-        return np.where(n > 1, float(size), 0.0)
-    return busbw_factor(opcode, k) * size / m * (n > 1)
+        return np.where(network, (n - m) / n * size, inside) * (n > 1)
+    return np.where(n > 1, float(size), 0.0)
 
 
 @dataclass(frozen=True, eq=False)
 class Estimate:
     """One collective's groups on a cluster: their tiers and, per group, the bytes on the
-    slowest link and each model's seconds (``nccl`` is None where it does not apply)."""
+    slowest link and each model's seconds (``nccl`` is None where it does not apply), and the
+    ``algorithm/protocol`` NCCL's tuner picks for the slowest group (``nccl_algorithm``)."""
 
     opcode: str
     size: float
@@ -264,6 +331,7 @@ class Estimate:
     busbw: np.ndarray
     hierarchical: np.ndarray
     nccl: np.ndarray | None
+    nccl_algorithm: str | None = None
 
     def time(self, model: str) -> float:
         """The collective's seconds under ``model`` (its slowest group); NaN where the model
@@ -282,22 +350,31 @@ class Estimate:
 
 def estimate(
     cluster: Cluster, groups: object, opcode: str, size: float,
-    channels: int = 16, algorithm: str = "auto", protocol: str = "simple", sm: int = 90,
+    channels: int | None = None, algorithm: str = "auto", protocol: str = "simple",
+    sm: int | None = None,
 ) -> Estimate:  # fmt: skip
     """Tiers and every model's time for a collective ``opcode`` of ``size`` bytes over the
-    device ``groups`` (anything ``group_tiers`` takes) on ``cluster``."""
+    device ``groups`` (anything ``group_tiers`` takes) on ``cluster`` of GPUs of compute
+    capability ``sm`` (default the cluster's, else 90); ``channels``, ``algorithm`` and
+    ``protocol`` override NCCL's own choices in the nccl model."""
+    sm = sm or cluster.sm or 90
     if isinstance(size, bool) or not (
         isinstance(size, int | float | np.integer | np.floating) and math.isfinite(size) and size >= 0
     ):
         raise InvalidArgumentError(f"collective size must be a non-negative number, got {size!r}")
     collective_kind(opcode)
     tiers = groups if isinstance(groups, GroupTiers) else group_tiers(cluster, groups)
+    nccl, chosen = nccl_model_time(cluster, tiers, opcode, size, channels, algorithm, protocol, sm)
+    auto = chosen if algorithm == "auto" else nccl_model_time(cluster, tiers, opcode, size, channels, sm=sm)[1]
+    nvls = None if auto is None else auto == "nvls/simple"
+    slowest = None if nccl is None or chosen is None or not nccl.size else str(chosen[int(np.argmax(nccl))])
     return Estimate(
         opcode=opcode,
         size=float(size),
         tiers=tiers,
         link_bytes=slowest_link_bytes(cluster, tiers, opcode, size),
         busbw=busbw_time(cluster, tiers, opcode, size),
-        hierarchical=hierarchical_time(cluster, tiers, opcode, size),
-        nccl=nccl_model_time(cluster, tiers, opcode, size, channels, algorithm, protocol, sm),
+        hierarchical=hierarchical_time(cluster, tiers, opcode, size, sm, nvls),
+        nccl=nccl,
+        nccl_algorithm=slowest,
     )

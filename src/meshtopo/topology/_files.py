@@ -9,7 +9,9 @@
     hosts = 4
     devices_per_host = 8
     nics_per_host = 8
-    host_link = { kind = "nvlink", bandwidth = "450GB/s", latency = "3.4us" }
+    sm = 90              # the GPUs' compute capability (NCCL's figures and tables)
+    collnet = false      # true when the network reduces in-switch (SHARP)
+    host_link = { kind = "nvlink", bandwidth = "450GB/s", latency = "3.4us", links = 18 }
     network = { kind = "ib", bandwidth = "400Gb/s", latency = "14us" }
 
 >>> load_cluster("h100-8x:2").num_hosts

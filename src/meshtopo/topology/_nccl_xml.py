@@ -100,7 +100,8 @@ class NcclTopology:
         if not self.gpus:
             raise InvalidArgumentError("the NCCL topology has no <gpu>")
         if all(g.nvlinks for g in self.gpus):
-            host = Link("nvlink", min(g.nvlink_gbps for g in self.gpus) * 1e9, NCCL_NVLINK_STEP)
+            narrowest = min(self.gpus, key=lambda g: g.nvlink_gbps)
+            host = Link("nvlink", narrowest.nvlink_gbps * 1e9, NCCL_NVLINK_STEP, narrowest.nvlinks)
         else:
             host = Link("pcie", min(g.pci_gbps for g in self.gpus) * 1e9, NCCL_PCIE_STEP)
         if self.nics:
@@ -118,6 +119,7 @@ class NcclTopology:
             network=network,
             nics_per_host=max(1, len(self.nics)),
             source="NCCL topology XML",
+            sm=min(g.sm for g in self.gpus),
         )
 
 

@@ -32,7 +32,8 @@ PLAN_OPCODES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all")
 class PlanRow:
     """One mesh axis and collective: groups x size, the slowest tier any group crosses, the
     most hosts and domains one group spans, torus figures (None off a torus), the bytes per
-    device on the slowest link, and each model's seconds (NaN where a model does not apply)."""
+    device on the slowest link, each model's seconds (NaN where a model does not apply) and
+    the ``algorithm/protocol`` NCCL's tuner picks for the slowest group (None off NCCL)."""
 
     axis: str
     opcode: str
@@ -46,6 +47,7 @@ class PlanRow:
     ring_hops_no_wrap: int | None
     link_bytes: float
     times: dict[str, float]
+    nccl_algorithm: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The row as JSON values (schema in docs/cli-json.md)."""
@@ -62,6 +64,7 @@ class PlanRow:
             "ring_hops_no_wrap": self.ring_hops_no_wrap,
             "link_bytes": self.link_bytes,
             "seconds": {k: None if math.isnan(v) else v for k, v in self.times.items()},
+            "nccl_algorithm": self.nccl_algorithm,
         }
 
 
@@ -87,6 +90,7 @@ def row_of(axis: str, result: Estimate) -> PlanRow:
         ring_hops_no_wrap=_largest(tiers.ring_hops_no_wrap),
         link_bytes=float(result.link_bytes.max()) if tiers.num_groups else 0.0,
         times=result.times(),
+        nccl_algorithm=result.nccl_algorithm,
     )
 
 
@@ -96,8 +100,8 @@ def plan(
     size: float,
     opcodes: Sequence[str] = PLAN_OPCODES,
     axes: Sequence[str] | None = None,
-    channels: int = 16,
-    sm: int = 90,
+    channels: int | None = None,
+    sm: int | None = None,
 ) -> list[PlanRow]:
     """One row per mesh axis (all axes, or ``axes``; a comma inside a name groups several
     axes, ``"dp,tp"``) and opcode: a collective of ``size`` bytes over that axis."""
@@ -145,13 +149,14 @@ def group_costs(
     groups: object,
     opcode: str,
     size: float | None,
-    channels: int = 16,
-    sm: int = 90,
+    channels: int | None = None,
+    sm: int | None = None,
 ) -> dict[str, object]:
     """The ``inspect --cluster`` columns of one collective from its device groups (anything
     ``group_tiers`` takes, or a ``GroupTiers``): ``tier``, ``hosts``, ``domains``,
-    ``ring_hops`` (None off a torus), ``link_bytes`` and ``seconds`` per model. Without a
-    known ``size``, or for an opcode no model knows, bytes and seconds are None."""
+    ``ring_hops`` (None off a torus), ``link_bytes``, ``seconds`` per model and
+    ``nccl_algorithm``. Without a known ``size``, or for an opcode no model knows, bytes,
+    seconds and the algorithm are None."""
     tiers = groups if isinstance(groups, GroupTiers) else group_tiers(cluster, groups)
     columns: dict[str, object] = {
         "tier": str(tiers.slowest),
@@ -160,12 +165,14 @@ def group_costs(
         "ring_hops": _largest(tiers.ring_hops),
         "link_bytes": None,
         "seconds": None,
+        "nccl_algorithm": None,
     }
     base = opcode.removesuffix("-start").removesuffix("-done")
     if size is not None and base in known_opcodes() and tiers.num_groups:
         row = row_of("", estimate(cluster, tiers, base, float(size), channels=channels, sm=sm))
         columns["link_bytes"] = row.link_bytes
         columns["seconds"] = row.to_dict()["seconds"]
+        columns["nccl_algorithm"] = row.nccl_algorithm
     return columns
 
 
@@ -174,8 +181,8 @@ def collective_costs(
     cluster: Cluster,
     device_assignment: object = None,
     size: float | None = None,
-    channels: int = 16,
-    sm: int = 90,
+    channels: int | None = None,
+    sm: int | None = None,
 ) -> dict[str, object]:
     """``group_costs`` of one dump collective: its device groups under ``device_assignment``
     (the module's by default), its payload bytes unless ``size`` is given, and the

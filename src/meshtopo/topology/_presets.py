@@ -1,6 +1,7 @@
 """Named clusters with published figures, each with its sources.
 
-GPU servers (``hosts`` servers of 8 GPUs, or NVL72 racks); per-step latencies of every GPU
+GPU servers (``hosts`` servers of 8 GPUs, or NVL72 racks; every GPU one NVLink bundle to the
+NVSwitch, its link count kept for NCCL's own NVLink arithmetic); per-step latencies of every GPU
 preset are NCCL's own per-step figures for the Simple protocol on a ring (``hwLat`` in
 NCCL's ``src/graph/tuning.cc``: NVLink 3.4 us, PCIe 5.7 us, network 14 us).
 
@@ -50,18 +51,19 @@ DCN_PER_HOST = 2.5e10
 
 
 def _gpu(
-    name: str, source: str, per_gpu: float, nic_kind: str, nic: float, nics: int,
-    hosts: int, gpus: int = 8, hosts_per_domain: int = 1,
+    name: str, source: str, sm: int, links: int, per_link: float, nic_kind: str, nic: float,
+    nics: int, hosts: int, gpus: int = 8, hosts_per_domain: int = 1,
 ) -> Cluster:  # fmt: skip
     return Cluster(
         name=name,
         num_hosts=hosts,
         devices_per_host=gpus,
-        host_link=Link("nvlink", per_gpu, NCCL_NVLINK_STEP),
+        host_link=Link("nvlink", links * per_link, NCCL_NVLINK_STEP, links),
         network=Link(nic_kind, nic, NCCL_NET_STEP),
         nics_per_host=nics,
         hosts_per_domain=hosts_per_domain,
         source=source,
+        sm=sm,
     )
 
 
@@ -95,14 +97,14 @@ def _tpu(name: str, source: str, link: float, host_shape: tuple[int, ...],
 
 _BOOK = "How to Scale Your Model, part 2 (jax-ml.github.io/scaling-book/tpus)"
 _GPU_PRESETS: dict[str, Callable[[int], Cluster]] = {
-    "a100-8x": lambda h: _gpu("a100-8x", "A100 datasheet; DGX A100 user guide", 3e11, "ib",
-                              2.5e10, 8, h),
-    "h100-8x": lambda h: _gpu("h100-8x", "H100 datasheet; DGX H100 user guide", 4.5e11, "ib",
-                              5e10, 8, h),
-    "p6-b200": lambda h: _gpu("p6-b200", "AWS P6-B200 instance page; ml-engineering book",
-                              9e11, "efa", 5e10, 8, h),
-    "gb200-nvl72": lambda h: _gpu("gb200-nvl72", "NVIDIA GB200 NVL72 page", 9e11, "ib", 5e10,
-                                  4, h, gpus=4, hosts_per_domain=18),
+    "a100-8x": lambda h: _gpu("a100-8x", "A100 datasheet; DGX A100 user guide", 80, 12, 2.5e10,
+                              "ib", 2.5e10, 8, h),
+    "h100-8x": lambda h: _gpu("h100-8x", "H100 datasheet; DGX H100 user guide", 90, 18, 2.5e10,
+                              "ib", 5e10, 8, h),
+    "p6-b200": lambda h: _gpu("p6-b200", "AWS P6-B200 instance page; ml-engineering book", 100, 18,
+                              5e10, "efa", 5e10, 8, h),
+    "gb200-nvl72": lambda h: _gpu("gb200-nvl72", "NVIDIA GB200 NVL72 page", 100, 18, 5e10, "ib",
+                                  5e10, 4, h, gpus=4, hosts_per_domain=18),
 }  # fmt: skip
 _TPU_PRESETS: dict[str, tuple[float, tuple[int, ...], tuple[int, ...]]] = {
     "tpu-v4": (4.5e10, (2, 2, 1), (4, 4, 4)),

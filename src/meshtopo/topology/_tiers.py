@@ -161,19 +161,29 @@ def _tier_of(sizes: np.ndarray, hosts: np.ndarray, domains: np.ndarray) -> np.nd
     return tier
 
 
+def _rank_major(table: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """``table[groups].T`` as a C-contiguous ``[size, groups]`` array, gathered along the ids'
+    memory order (a transposed view is read as it lies; a row-major array is gathered row by
+    row, then transposed)."""
+    if groups.T.flags.c_contiguous:
+        return np.take(table, groups.T)
+    return np.ascontiguousarray(np.take(table, groups).T)
+
+
 def _uniform_hops(
-    cluster: Cluster, ranks: np.ndarray, domains: np.ndarray
+    cluster: Cluster, groups: np.ndarray, domains: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(axes, axis bits, ring hops, line hops) on a torus of the ids ``ranks[rank, group]``:
-    one int32 gather of packed coordinates, then one ``[size, groups]`` array per axis."""
+    """(axes, axis bits, ring hops, line hops) on a torus of the ids ``groups[group, rank]``:
+    one int32 gather of packed coordinates into ``[size, groups]`` order, then one such array
+    per axis."""
     torus = cluster.torus
     packed = cluster.coord_index
     if torus is None or packed is None:
         raise InvalidArgumentError("torus hops need a torus")
-    p = packed[ranks]
-    ring = np.zeros(ranks.shape, dtype=np.int32)
-    line = np.zeros(ranks.shape, dtype=np.int32)
-    count = ranks.shape[1]
+    p = _rank_major(packed, groups)
+    ring = np.zeros(p.shape, dtype=np.int32)
+    line = np.zeros(p.shape, dtype=np.int32)
+    count = p.shape[1]
     bits = np.zeros(count, dtype=np.int64)
     axes = np.zeros(count, dtype=np.int64)
     for axis, (size, wraps) in enumerate(zip(torus.shape, torus.wraparound, strict=True)):
@@ -243,15 +253,36 @@ def _longest_runs(change: np.ndarray) -> np.ndarray:
     return (position - run_start).max(axis=0).astype(np.int64) + 1
 
 
+def _network_sharers(cluster: Cluster, h: np.ndarray, network: np.ndarray) -> np.ndarray:
+    """Per group, the most network-crossing members of all groups on one of its hosts
+    (``h`` is ``[size, groups]`` host ids). When every touched host has the same count (a
+    mesh filling its hosts), that count is the answer without a gather."""
+    count = h.shape[1]
+    if not bool(network.any()):
+        return np.zeros(count, dtype=np.int64)
+    every = bool(network.all())
+    crossing = h if every else h[:, network]
+    counts = np.bincount(crossing.reshape(-1), minlength=cluster.num_hosts)
+    most = int(counts.max())
+    if bool(((counts == 0) | (counts == most)).all()):
+        per_group = np.full(crossing.shape[1], most, dtype=np.int64)
+    else:
+        per_group = np.take(counts.astype(np.int32), crossing).max(axis=0).astype(np.int64)
+    if every:
+        return per_group
+    sharers = np.zeros(count, dtype=np.int64)
+    sharers[network] = per_group
+    return sharers
+
+
 def _uniform_tiers(cluster: Cluster, groups: np.ndarray) -> GroupTiers:
     """``group_tiers`` of ``[groups, size]`` ids. Work is done on ``[size, groups]`` arrays,
     so each reduction over a group's ranks is a handful of long element-wise passes."""
     count, size = groups.shape
-    ranks = np.ascontiguousarray(groups.T)
-    h = cluster.host_index[ranks]
+    h = _rank_major(cluster.host_index, groups)
     ordered = h if size < 2 or bool((h[1:] >= h[:-1]).all()) else _sort_ranks(h)
     change = ordered[1:] != ordered[:-1]
-    hosts = 1 + change.sum(axis=0, dtype=np.int64)
+    hosts = 1 + change.view(np.int8).sum(axis=0, dtype=np.int64)
     if bool((hosts == 1).all()):
         max_per_host = np.full(count, size, dtype=np.int64)
     elif bool((hosts == size).all()):
@@ -262,27 +293,23 @@ def _uniform_tiers(cluster: Cluster, groups: np.ndarray) -> GroupTiers:
         domains = hosts
     else:
         block = ordered // cluster.hosts_per_domain
-        domains = 1 + (block[1:] != block[:-1]).sum(axis=0, dtype=np.int64)
+        domains = 1 + (block[1:] != block[:-1]).view(np.int8).sum(axis=0, dtype=np.int64)
     sizes = np.full(count, size, dtype=np.int64)
     tier = _tier_of(sizes, hosts, domains)
-    network = tier == Tier.NETWORK
-    sharers = np.zeros(count, dtype=np.int64)
-    if bool(network.all()):
-        counts = np.bincount(h.reshape(-1), minlength=cluster.num_hosts)
-        sharers = counts[h].max(axis=0).astype(np.int64)
-    elif bool(network.any()):
-        counts = np.bincount(h[:, network].reshape(-1), minlength=cluster.num_hosts)
-        sharers[network] = counts[h[:, network]].max(axis=0)
+    sharers = _network_sharers(cluster, h, tier == Tier.NETWORK)
     axes = bits = ring = line = None
     if cluster.torus is not None:
-        axes, bits, ring, line = _uniform_hops(cluster, ranks, domains)
-    return GroupTiers(sizes, tier, hosts, domains.astype(np.int64), max_per_host, sharers,
+        axes, bits, ring, line = _uniform_hops(cluster, groups, domains)
+    return GroupTiers(sizes, tier, hosts, domains.astype(np.int64, copy=False), max_per_host, sharers,
                       axes, bits, ring, line)  # fmt: skip
 
 
 def group_tiers(cluster: Cluster, groups: object) -> GroupTiers:
     """Tiers, hosts and torus hops of every group in ``groups`` (see ``as_group_arrays``) on
     ``cluster``. Device ids must be below ``cluster.num_devices``."""
+    if isinstance(groups, np.ndarray) and groups.ndim == 2 and groups.size and np.issubdtype(groups.dtype, np.integer):
+        _check_ids(cluster, groups)  # a 2-D array is read in place, whatever its strides
+        return _uniform_tiers(cluster, groups)
     flat, sizes = as_group_arrays(groups)
     if (sizes < 1).any():
         raise InvalidArgumentError("device groups must not be empty")
