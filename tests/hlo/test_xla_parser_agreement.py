@@ -60,6 +60,8 @@ CASES = {
         "ROOT %r = f32[8]{0} all-reduce(%p), to_apply=%add, to_apply=%add"),
     "collective-broadcast without groups": _module(
         "ROOT %r = f32[8]{0} collective-broadcast(%p)"),
+    "a constant named like an operand": _module(
+        "%c = f32[] constant(inf)", "ROOT %r = f32[8]{0} broadcast(%c), dimensions={}"),
     "duplicate name": _module("%a = f32[8]{0} copy(%p)", "%a = f32[8]{0} copy(%p)",
                               "ROOT %r = f32[8]{0} copy(%a)"),
 }

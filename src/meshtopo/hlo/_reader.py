@@ -294,6 +294,7 @@ class Reader:
         match = FAST_INSTRUCTION.match
         layouts = self._layouts
         check = self._check
+        owner = computation.name
         while True:
             text = self.text
             pos = self.pos
@@ -323,28 +324,29 @@ class Reader:
                         break  # not an attribute list: the general reader says why
                 else:
                     layout = _NO_ATTRIBUTES
+                shapes: tuple[str | None, ...] = ()
                 if opcode in _LITERAL_OPCODES or not operand_text:
-                    operands: _Operands = ((), ())
+                    names: tuple[str, ...] = ()
                 elif operand is not None:
-                    operands = ((operand.lstrip("%"),), ())
+                    names = (operand.lstrip("%"),)
                 else:
                     try:
-                        operands = self._operands(opcode, operand_text, m.start(5))
+                        names, shapes = self._operands(opcode, operand_text, m.start(5))
                     except SyntaxFault:  # the general reader reports it
                         break
                 line += 1
                 instruction = Instruction(
-                    name.lstrip("%"), opcode, shape, operands[0], line, m.start(2) - pos,
-                    computation.name, root is not None, operand_text, text[m.start(2):end],
-                    layout, layout.called, layout.controls, operands[1], attribute_text,
-                    channel, layout.groups, layout.shared)
+                    name.lstrip("%"), opcode, shape, names, line, m.start(2) - pos, owner,
+                    root is not None, operand_text, text[m.start(2):end], layout,
+                    layout.called, layout.controls, shapes, attribute_text, channel,
+                    layout.groups, layout.shared)
                 check(computation, instruction,
                       None if root is None else (line, m.start(1) - pos))
-                self.pos = pos = end
-                self.line = line
+                pos = end
                 if opcode in opcodes:
                     visit(instruction)  # type: ignore[misc]
                 yield instruction
+            self.pos, self.line = pos, line
             found: Instruction | None = self._step(  # type: ignore[assignment]
                 lambda pos: self._instruction(pos, computation))
             if found is None:
