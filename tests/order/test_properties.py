@@ -24,9 +24,13 @@ def _line(index: int, choice: tuple[str, int]) -> str:
     return all_reduce(f"ar{index}", GROUPS[which % len(GROUPS)], channel=index + 1)
 
 
+# Programs of up to 12 all-reduces and permutes, each on one of the test's group lists.
+PROGRAMS = st.lists(st.tuples(st.sampled_from(["all-reduce", "permute"]), st.integers(0, 20)),
+                    min_size=1, max_size=12)
+
+
 @settings(max_examples=40)
-@given(st.lists(st.tuples(st.sampled_from(["all-reduce", "permute"]), st.integers(0, 20)),
-                min_size=1, max_size=12))
+@given(PROGRAMS)
 def test_shared_schedule_is_the_replay(choices: list[tuple[str, int]]) -> None:
     target = module("".join(_line(i, c) for i, c in enumerate(choices)), 8)
     shared = mt.order.analyze(target)
@@ -40,8 +44,7 @@ def test_shared_schedule_is_the_replay(choices: list[tuple[str, int]]) -> None:
 
 
 @settings(max_examples=30)
-@given(st.lists(st.tuples(st.sampled_from(["all-reduce", "permute"]), st.integers(0, 20)),
-                min_size=1, max_size=12))
+@given(PROGRAMS)
 def test_issue_order_is_the_schedule(choices: list[tuple[str, int]]) -> None:
     # Without conditionals every device issues every collective, in program order; its
     # schedule lists, in that order, the ones whose groups or pairs hold it (a permute once
