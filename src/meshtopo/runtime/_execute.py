@@ -32,7 +32,7 @@ from ._local import LocalFactory
 from ._plan import Plan, Route
 from ._rendezvous import DEFAULT_TIMEOUT, RendezvousError, combined
 from ._replay import Replay, ReplayResult
-from ._values import Value, dtype_of
+from ._values import Value, dtype_of, is_float
 
 BACKENDS = ("local", "torch")
 T = TypeVar("T")
@@ -55,7 +55,8 @@ def parameter_shapes(plan: Plan) -> list[tuple[tuple[int, ...], np.dtype]]:
 
 def generated_inputs(plan: Plan) -> dict[int, list[np.ndarray]]:
     """Deterministic inputs: parameter k on device d is ``(arange(n) + 7d + 3k) mod 97`` in
-    its shape and type (mod 2 for pred; floats add ``d / 4``)."""
+    its shape and type (mod 2 for pred; floats add ``d / 4``; f8 types take ``(... mod 8) / 4
+    + d / 8``, inside every f8 range)."""
     inputs: dict[int, list[np.ndarray]] = {}
     shapes = parameter_shapes(plan)
     for dims, _ in shapes:
@@ -67,7 +68,9 @@ def generated_inputs(plan: Plan) -> dict[int, list[np.ndarray]]:
             base = np.arange(n, dtype=np.int64) + 7 * device + 3 * k
             if dtype == np.bool_:
                 values: np.ndarray = base % 2 == 1
-            elif dtype.kind in "fc":
+            elif is_float(dtype) and dtype.itemsize == 1:  # f8: within every f8 range
+                values = base % 8 / 4 + device / 8
+            elif is_float(dtype) or dtype.kind == "c":
                 values = base % 97 + device / 4
             else:
                 values = base % 97

@@ -51,11 +51,12 @@ def main(job: Path, rank: int) -> int:
         from ..hlo import parse_module
         from ._clique_key import CliqueKey
         from ._communicator import Communicator
-        from ._execute import save_values
+        from ._execute import parameter_shapes, save_values
         from ._interpreter import DeviceExecution
         from ._plan import Plan, Route
         from ._replay import Replay
         from ._torch import TorchFactory
+        from ._values import as_dtype
 
         module = parse_module((job / "module.hlo").read_text(),
                               device_assignment=np.load(job / "table.npy"))
@@ -68,7 +69,7 @@ def main(job: Path, rank: int) -> int:
                               is_master=rank == 0, timeout=timedelta(seconds=timeout + 30))
         dist.init_process_group("gloo", store=dist.PrefixStore("pg/", store), rank=rank,
                                 world_size=len(devices), timeout=timedelta(seconds=timeout))
-        factory = TorchFactory(store, devices, timeout)
+        factory = TorchFactory(store, devices, timeout, membership="operation")
         factory.groups.create_all(route.key.devices for r in routes for route in r.values())
         communicators: dict[CliqueKey, Communicator] = {}
 
@@ -83,7 +84,8 @@ def main(job: Path, rank: int) -> int:
             (job / f"out-{device}.json").write_text(json.dumps(seconds))
         else:
             with np.load(job / "inputs.npz") as data:
-                arguments = [data[f"{device}/{k}"] for k in range(int(config["parameters"]))]
+                arguments = [as_dtype(data[f"{device}/{k}"], dtype)
+                             for k, (_, dtype) in enumerate(parameter_shapes(source))]
             value = DeviceExecution(source, device, communicator_for).run(arguments)
             save_values(job / f"out-{device}.npz", {device: value})
         # Leave together; the store's host (rank 0) leaves last, once every other worker
