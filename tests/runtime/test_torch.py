@@ -22,6 +22,7 @@ import pytest
 import meshtopo as mt
 from meshtopo.runtime import RendezvousError
 from meshtopo.runtime._launch import free_port
+from meshtopo.runtime._values import is_low_precision
 
 from ._faults import LONG_LOOP, OPPOSITE_ORDER
 from ._programs import PROGRAMS, SCHEDULED, Program, combined
@@ -45,7 +46,7 @@ def _same(a: dict, b: dict) -> None:
     for device in a:
         for x, y in zip(_leaves(a[device]), _leaves(b[device]), strict=True):
             assert x.dtype == y.dtype and x.shape == y.shape
-            if x.dtype.kind in "iub":
+            if x.dtype.kind in "iub" or is_low_precision(x.dtype):
                 np.testing.assert_array_equal(x, y, err_msg=f"device {device}")
             else:
                 np.testing.assert_allclose(x, y, rtol=1e-6, err_msg=f"device {device}")

@@ -23,6 +23,7 @@ import numpy as np
 
 from .._errors import InvalidArgumentError
 from ._clique_key import CliqueKey
+from ._values import is_low_precision
 
 T = TypeVar("T")
 
@@ -57,14 +58,18 @@ REDUCERS: dict[ReductionKind, Callable[..., np.ndarray]] = {
 
 
 def reduce_arrays(arrays: Sequence[np.ndarray], kind: ReductionKind) -> np.ndarray:
-    """Combine ``arrays`` elementwise in rank order with ``kind`` (pred: sum is or, prod and)."""
+    """Combine ``arrays`` elementwise in rank order with ``kind`` (pred: sum is or, prod and).
+    bf16 and f8 (ml_dtypes' types) are reduced in float32 and rounded once, as XLA's CPU
+    collectives give them."""
     ufunc = REDUCERS[kind]
-    if arrays[0].dtype == np.bool_ and kind in (ReductionKind.SUM, ReductionKind.PRODUCT):
+    dtype = arrays[0].dtype
+    if dtype == np.bool_ and kind in (ReductionKind.SUM, ReductionKind.PRODUCT):
         ufunc = np.logical_or if kind is ReductionKind.SUM else np.logical_and
-    out = np.array(arrays[0], copy=True)
+    wide = is_low_precision(dtype)
+    out = np.array(arrays[0], dtype=np.float32 if wide else dtype, copy=True)
     for a in arrays[1:]:
         ufunc(out, a, out=out)
-    return out
+    return out.astype(dtype) if wide else out
 
 
 def scatter_chunks_check(send: np.ndarray, axis: int, num_ranks: int) -> None:

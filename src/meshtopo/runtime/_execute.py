@@ -32,7 +32,7 @@ from ._local import LocalFactory
 from ._plan import Plan, Route
 from ._rendezvous import DEFAULT_TIMEOUT, RendezvousError, combined
 from ._replay import Replay, ReplayResult
-from ._values import Value, dtype_of, is_float
+from ._values import Value, dtype_of, is_float, storable
 
 BACKENDS = ("local", "torch")
 T = TypeVar("T")
@@ -130,7 +130,8 @@ def load_inputs(path: str | os.PathLike[str]) -> dict[int, list[np.ndarray]]:
 
 def save_values(path: str | os.PathLike[str], values: Mapping[int, Value]) -> None:
     """Write ``{device: value}`` to ``.npz``: arrays as ``"<device>"``, tuple elements as
-    ``"<device>/<index>"`` (nested tuples add further ``/<index>``)."""
+    ``"<device>/<index>"`` (nested tuples add further ``/<index>``); bf16 and f8 arrays as
+    their bits (uint16, uint8), which ``.npz`` can hold."""
     flat: dict[str, np.ndarray] = {}
 
     def put(name: str, value: Value) -> None:
@@ -138,7 +139,7 @@ def save_values(path: str | os.PathLike[str], values: Mapping[int, Value]) -> No
             for i, element in enumerate(value):
                 put(f"{name}/{i}", element)
         else:
-            flat[name] = np.asarray(value)
+            flat[name] = storable(np.asarray(value))
 
     for device, value in values.items():
         put(str(device), value)

@@ -26,7 +26,8 @@ own recv.
 Buffers: data moves as the caller's bytes (no copy for a contiguous writeable array, every
 element type, ``bf16`` and ``f8`` included); a reduction runs on a tensor over one copy of the
 input (the result, out of place by contract), or in place on ``out``; element types gloo does
-not reduce (f8, u64, complex) are gathered and reduced here in rank order. Collective
+not reduce as XLA does (bf16, f8, u64, complex) are gathered and reduced here in rank order
+(``reduce_arrays``). Collective
 operations complete before they return (the event is ready, CPU-like); ``send``/``recv``
 return once launched and complete in ``wait()`` (GPU-like), so a device can post its sends and
 recvs before waiting on any.
@@ -73,7 +74,8 @@ _OPS = {ReductionKind.SUM: dist.ReduceOp.SUM, ReductionKind.PRODUCT: dist.Reduce
 MEMBERSHIP = ("operation", "clique", "none")
 _GRACE = 0.5  # seconds the devices of a timed-out operation have to show where they are
 # The element types gloo reduces itself, and the numpy type each travels as for reductions
-# (values preserved); other types (f8, u64, complex) are gathered and reduced in rank order.
+# (values preserved); other types (bf16, f8, u64, complex) are gathered and reduced in rank
+# order here.
 _REDUCED_AS: dict[np.dtype, np.dtype] = {
     np.dtype(t): np.dtype(c) for t, c in (
         (np.bool_, np.uint8), (np.uint8, np.uint8), (np.int8, np.int64), (np.int16, np.int64),
@@ -84,18 +86,13 @@ _REDUCED_AS: dict[np.dtype, np.dtype] = {
 
 
 def _reduced_as(dtype: np.dtype) -> np.dtype | None:
-    """The numpy type ``dtype`` is reduced in by gloo, or None when gloo cannot reduce it
-    (bf16 travels as its bits and is reduced as torch's bfloat16)."""
-    if dtype.name == "bfloat16":
-        return dtype
+    """The numpy type ``dtype`` is reduced in by gloo, or None when gloo does not reduce it
+    as XLA does (bf16 and f8: XLA's CPU collectives reduce them in float32 and round once)."""
     return _REDUCED_AS.get(dtype)
 
 
 def _tensor(array: np.ndarray) -> torch.Tensor:
-    """A tensor over ``array``'s memory (``array`` C-contiguous, writeable, of a type gloo
-    reduces or its bits)."""
-    if array.dtype.name == "bfloat16":
-        return torch.from_numpy(array.view(np.uint16)).view(torch.bfloat16)
+    """A tensor over ``array``'s memory (C-contiguous, writeable, of a type gloo reduces)."""
     return torch.from_numpy(array)
 
 

@@ -65,7 +65,12 @@ def element_dtype(element_type: str, where: str) -> np.dtype:
 
 def is_float(dtype: np.dtype) -> bool:
     """True for numpy's floating types and ml_dtypes' bf16 and f8 types."""
-    return dtype.kind == "f" or dtype.name in ML_DTYPES.values()
+    return dtype.kind == "f" or is_low_precision(dtype)
+
+
+def is_low_precision(dtype: np.dtype) -> bool:
+    """True for ml_dtypes' bf16 and f8 types."""
+    return dtype.name in ML_DTYPES.values()
 
 
 def dtype_of(shape: Shape, where: str) -> np.dtype:
@@ -79,17 +84,25 @@ def dtype_of(shape: Shape, where: str) -> np.dtype:
 
 
 def typed(value: Value, shape: Shape, where: str) -> Value:
-    """``value`` read back from an ``.npz`` with the element types of ``shape``: ``.npz``
-    keeps ml_dtypes' arrays (bf16, f8) as raw bytes of the same width, viewed here."""
+    """``value`` read back from an ``.npz`` (see ``storable``) with the element types of
+    ``shape``."""
     if isinstance(value, tuple):
         return tuple(typed(v, s, where) for v, s in zip(value, shape.tuple_shapes or (),
                                                          strict=True))
     return value if shape.element_type == "token" else as_dtype(value, dtype_of(shape, where))
 
 
+def storable(array: np.ndarray) -> np.ndarray:
+    """``array`` as ``.npz`` can hold it: ml_dtypes' types (bf16, f8) as their bits, unsigned
+    integers of the same width (``as_dtype`` reads them back)."""
+    return array.view(f"u{array.itemsize}") if is_low_precision(array.dtype) else array
+
+
 def as_dtype(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """``array`` as ``dtype`` when ``.npz`` kept it as raw bytes (ml_dtypes' types)."""
-    return array.view(dtype) if array.dtype.type is np.void is not dtype.type else array
+    """``array`` as ``dtype``, when it holds the bits of an ml_dtypes type (``storable``)."""
+    if is_low_precision(dtype) and array.dtype != dtype:
+        return array.view(dtype)
+    return array
 
 
 def check_shape(shape: Shape, where: str) -> None:
