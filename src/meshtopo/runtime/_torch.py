@@ -36,6 +36,7 @@ recvs before waiting on any.
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 import zlib
 from collections import Counter
@@ -267,19 +268,24 @@ class TorchCommunicator(Communicator):
 
     def _wait(self, work: Any, key: str, members: Sequence[int], name: str, started: float,
               watch: bool) -> None:
-        """Wait for one gloo work; when ``watch``, log the stuck warning (with who arrived)
-        if it is not done by the warning time."""
-        if watch and self._factory.membership != "none":
-            warn = warn_stuck_after(self._factory.rendezvous.timeout)
-            try:
-                work.wait(timedelta(seconds=max(warn - (time.monotonic() - started), 0.001)))
-                return
-            except RuntimeError as error:
-                if "operation timed out" not in str(error).lower():  # gloo's own failure
-                    raise
-            self._factory.rendezvous.diagnose(key, self.device, members, name,
-                                              str(self.key), started, warning=True)
-        work.wait()
+        """Wait for one gloo work; when ``watch``, give up at the rendezvous timeout, and if
+        it is not done by the warning time, log the stuck warning (with who arrived) from a
+        timer thread (gloo closes a point-to-point pair whose wait timed out, so each work
+        is waited once)."""
+        timeout = self._factory.rendezvous.timeout
+        if not watch or self._factory.membership == "none":
+            work.wait()
+            return
+        elapsed = time.monotonic() - started
+        timer = threading.Timer(warn_stuck_after(timeout) - elapsed,
+                                self._factory.rendezvous.diagnose,
+                                (key, self.device, members, name, str(self.key), started, True))
+        timer.daemon = True
+        timer.start()
+        try:
+            work.wait(timedelta(seconds=max(timeout - elapsed, 0.001)))
+        finally:
+            timer.cancel()
 
     def all_reduce(self, send: np.ndarray, reduction: ReductionKind | str = ReductionKind.SUM,
                    op_name: str | None = None, out: np.ndarray | None = None
