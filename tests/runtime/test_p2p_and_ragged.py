@@ -12,6 +12,7 @@ expected values here are computed from those sentences, element by element."""
 
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -278,3 +279,14 @@ def test_host_transfers_and_self_pairs_are_refused() -> None:
     self_pair = text.replace('"{{0,1},{1,0}}"', '"{{0,0}}"')
     with pytest.raises(mt.MeshtopoError, match=r"a pair \{i,i\}\) is not executed"):
         mt.runtime.Plan(mt.hlo.parse_module(self_pair))
+
+
+def test_without_ml_dtypes_bf16_is_refused_and_numpy_types_still_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ml_dtypes", None)  # import ml_dtypes now fails
+    bf16 = mt.hlo.parse_module(_send_recv(1, 2, True).replace("f32", "bf16"))
+    with pytest.raises(mt.MeshtopoError, match="element type bf16 needs the ml_dtypes package "
+                                               r"\(installed with jax; pip install ml_dtypes\)"):
+        mt.runtime.execute(bf16, timeout=10)
+    outputs = mt.runtime.execute(mt.hlo.parse_module(_send_recv(1, 2, True)), timeout=10)
+    assert outputs[1][0].tolist() == [0.0, 1.0, 2.0]

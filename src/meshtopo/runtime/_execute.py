@@ -10,7 +10,8 @@ inputs against it before anything runs.
 
 The ``local`` backend runs one thread per device over one ``LocalFactory``; a failure on one
 device (other than a rendezvous timeout, which the others meet by themselves) aborts every
-communicator, so the others stop at once instead of waiting out the timeout. The ``torch`` backend runs one process per device (see ``_launch``).
+communicator, those created later included, so the others stop at once instead of waiting
+out the timeout. The ``torch`` backend runs one process per device (see ``_launch``).
 """
 
 from __future__ import annotations
@@ -162,6 +163,7 @@ def run_threads(devices: Sequence[int], timeout: float,
     lock = threading.Lock()
     outputs: dict[int, T] = {}
     errors: list[BaseException] = []
+    aborting: list[int] = []  # the device whose failure stops the run, once there is one
 
     def run(device: int) -> None:
         communicators: dict[CliqueKey, Communicator] = {}
@@ -173,6 +175,8 @@ def run_threads(devices: Sequence[int], timeout: float,
                 communicators[route.key] = communicator
                 with lock:
                     created.append(communicator)
+                    if aborting:  # another device failed already: stop at once here too
+                        communicator.abort()
             return communicators[route.key]
 
         try:
@@ -182,6 +186,8 @@ def run_threads(devices: Sequence[int], timeout: float,
                 first = not errors
                 errors.append(error)
                 others = list(created)
+                if first and not isinstance(error, RendezvousError):
+                    aborting.append(device)
             if first and not isinstance(error, RendezvousError):
                 for communicator in others:
                     if communicator.device != device:

@@ -3,7 +3,8 @@
 ``Plan(module, device_assignment)`` walks the entry computation and every computation it
 reaches through ``call``, ``conditional``, ``while`` and ``async-start``, and refuses, before
 anything runs, any instruction outside the executed set (naming it and its line:column), any
-element type numpy cannot hold, and any reduction that is not sum/prod/min/max. For every
+element type numpy cannot hold, any reduction that is not sum/prod/min/max, and a module
+XLA's verifier rejects (``mt.hlo.verify``: XLA would not run it either; its first finding). For every
 collective it records, per device, the clique (``CliqueKey``, devices in rank order) and the
 device's rank; for permutes and send/recv, the clique of the whole replica (channel) or
 partition (no channel) and each device's source and targets.
@@ -18,7 +19,7 @@ import numpy as np
 from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError
 from .._placement import DeviceAssignment, as_device_assignment, participating_device_groups
-from ..hlo import Collective, Computation, Instruction, Module
+from ..hlo import Collective, Computation, Instruction, Module, verify
 from ._clique_key import CliqueKey
 from ._values import check_shape
 
@@ -89,6 +90,15 @@ class Plan:
         self.routes: dict[str, dict[int, Route]] = {}
         self.computations: dict[str, Computation] = {}
         self._check(module.entry)
+        findings = verify(module)
+        if findings:
+            first = findings[0]
+            source = f"{module.source}:" if module.source else ""
+            raise InvalidArgumentError(
+                f"{source}{first.line}:{first.column}: XLA's verifier rejects module "
+                f"{module.name}, which XLA would not run: {first.message} ({len(findings)} "
+                "finding(s); `meshtopo check` lists them)"
+            )
 
     def _check(self, computation: Computation) -> None:
         if computation.name in self.computations:
@@ -97,8 +107,9 @@ class Plan:
         for instruction in computation.instructions:
             if instruction.opcode not in EXECUTED_OPCODES:
                 raise InvalidArgumentError(
-                    f"{where(instruction, self.module)} is not executed by meshtopo.runtime; "
-                    f"it executes: {', '.join(sorted(EXECUTED_OPCODES))}"
+                    f"{where(instruction, self.module)} is not executed by meshtopo.runtime "
+                    "(`meshtopo replay` issues a dump's collectives without running its "
+                    f"computations); it executes: {', '.join(sorted(EXECUTED_OPCODES))}"
                 )
             if instruction.opcode not in _DONE:
                 check_shape(instruction.shape, where(instruction, self.module))
