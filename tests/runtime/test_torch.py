@@ -277,3 +277,20 @@ def test_clique_membership_diagnoses_a_later_divergence_from_gloo_timeouts(
     stuck = capfd.readouterr().err
     assert "[id=0] This thread has been waiting for `first` for 2 seconds" in stuck
     assert "Arrived: devices [0]; not arrived: devices [1]." in stuck
+
+
+@pytest.mark.timeout(60)
+def test_a_host_that_never_starts_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "combined.hlo"
+    path.write_text(combined(2, 4))
+    started = time.monotonic()
+    code, out, err = _finish(_cli("run", str(path), "--backend", "torch", "--nnodes", "2",
+                                  "--nproc", "4", "--node-rank", "0", "--master-addr",
+                                  "127.0.0.1", "--master-port", str(free_port()),
+                                  "--timeout", "3"), 50)
+    assert code == 2 and out == ""
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("meshtopo: error: 4 devices timed out in a rendezvous")
+    assert ("rendezvous for collective `the start of the job` timed out after 3 s on device 0: "
+            "device(s) [4,5,6,7] never arrived") in last
+    assert time.monotonic() - started < 20

@@ -4,7 +4,8 @@ This process imports torch once and forks one worker per world rank in ``RANKS``
 (comma-separated), so eight workers do not each pay for importing torch. A worker reads the
 job directory written by ``_launch`` (``module.hlo``, ``table.npy``, ``inputs.npz``,
 ``config.json``), joins the TCPStore and the gloo world as its world rank (device
-``config["devices"][rank]``), creates its process groups, executes the entry computation (or replays the collectives,
+``config["devices"][rank]``; every device meets there first, so one that never starts is a
+``RendezvousError`` naming it), creates its process groups, executes the entry computation (or replays the collectives,
 ``config["mode"] == "replay"``) and
 writes ``out-<device>.npz`` (or, replaying, the seconds per collective in
 ``out-<device>.json``; on failure ``error-<device>.json`` and exit code 1). For every worker that
@@ -55,7 +56,7 @@ def main(job: Path, rank: int) -> int:
         from ._interpreter import DeviceExecution
         from ._plan import Plan, Route
         from ._replay import Replay
-        from ._torch import TorchFactory
+        from ._torch import StoreRendezvous, TorchFactory
         from ._values import as_dtype
 
         module = parse_module((job / "module.hlo").read_text(),
@@ -66,7 +67,11 @@ def main(job: Path, rank: int) -> int:
                   else list(source.routes.values()))
         timeout = float(config["timeout"])
         store = dist.TCPStore(config["master_addr"], int(config["master_port"]), len(devices),
-                              is_master=rank == 0, timeout=timedelta(seconds=timeout + 30))
+                              is_master=rank == 0, timeout=timedelta(seconds=timeout + 30),
+                              wait_for_workers=False)
+        # Every device joins the job first, so a host that never starts is named.
+        StoreRendezvous(dist.PrefixStore("job/", store), timeout).join(
+            "start", device, devices, "the start of the job", "every device of the job")
         dist.init_process_group("gloo", store=dist.PrefixStore("pg/", store), rank=rank,
                                 world_size=len(devices), timeout=timedelta(seconds=timeout))
         factory = TorchFactory(store, devices, timeout, membership="operation")
