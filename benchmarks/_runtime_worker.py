@@ -72,14 +72,17 @@ def main(rank: int, world: int, port: int, out: Path) -> None:
         array = np.ones(size // 4, dtype=np.float32)
         tensor = torch.from_numpy(array.copy())
         timed = _variants(communicators, array, tensor, group)
-        best = dict.fromkeys(timed, float("inf"))
+        samples: dict[str, list[float]] = {name: [] for name in timed}
         for _ in range(_rounds(size)):
             for name, function in timed.items():
                 dist.barrier(group=group)
                 t = time.perf_counter()
                 function()
-                best[name] = min(best[name], time.perf_counter() - t)
-        figures.append({"bytes": size, **best})
+                samples[name].append(time.perf_counter() - t)
+        raw = np.array(samples["raw"])
+        figures.append({"bytes": size, **{name: min(v) for name, v in samples.items()},
+                        "paired": {name: float(np.median(np.array(v) / raw))
+                                   for name, v in samples.items() if name != "raw"}})
     if rank == 0:
         out.write_text(json.dumps({"created": factory.groups.created, "groups": len(set(groups)),
                                    "setup": setup, "figures": figures}))

@@ -97,6 +97,8 @@ def bench_torch(rows: list[Comparison]) -> None:
     for figure in result["figures"]:
         size = figure["bytes"]
         label = f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
+        paired = ", ".join(f"{name} {figure['paired'][name]:.2f}" for name, _, _ in variants)
+        console.print(f"  {label}: median of per-round ratios to raw: {paired}")
         for name, what, has_goal in variants:
             goal = 1.1 if has_goal and size >= 1 << 20 else float("inf")
             note = "" if goal < float("inf") else "reported, no goal"

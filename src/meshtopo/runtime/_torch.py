@@ -36,6 +36,8 @@ recvs before waiting on any.
 from __future__ import annotations
 
 import hashlib
+import heapq
+import itertools
 import threading
 import time
 import zlib
@@ -109,6 +111,70 @@ def _empty_like(array: np.ndarray) -> tuple[np.ndarray, torch.Tensor]:
     """A new array shaped and typed as ``array`` and a uint8 tensor over its bytes."""
     out = np.empty(array.shape, array.dtype)
     return out, torch.from_numpy(out.reshape(-1).view(np.uint8))
+
+
+class Alarm:
+    """One scheduled callback of a ``Watchdog``; ``cancel()`` before its time drops it."""
+
+    __slots__ = ("callback", "cancelled")
+
+    def __init__(self, callback: Callable[[], object]) -> None:
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        """Do not run the callback (if it has not started)."""
+        self.cancelled = True
+
+
+class Watchdog:
+    """One daemon thread that runs callbacks at their times (``time.monotonic``) unless
+    cancelled first: a stuck warning costs an operation a heap push, not a thread."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._alarms: list[tuple[float, int, Alarm]] = []
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def schedule(self, when: float, callback: Callable[[], object]) -> Alarm:
+        """Run ``callback`` on the watchdog thread at ``when``, unless cancelled."""
+        alarm = Alarm(callback)
+        with self._condition:
+            earliest = not self._alarms or when < self._alarms[0][0]
+            heapq.heappush(self._alarms, (when, next(self._order), alarm))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="meshtopo-watchdog",
+                                                daemon=True)
+                self._thread.start()
+            elif earliest:
+                self._condition.notify()
+        return alarm
+
+    def _run(self) -> None:
+        with self._condition:
+            while True:
+                while self._alarms and self._alarms[0][2].cancelled:
+                    heapq.heappop(self._alarms)
+                if not self._alarms:
+                    self._condition.wait()
+                    continue
+                wait = self._alarms[0][0] - time.monotonic()
+                if wait > 0:
+                    self._condition.wait(wait)
+                    continue
+                alarm = heapq.heappop(self._alarms)[2]
+                self._condition.release()
+                try:
+                    alarm.callback()
+                except Exception as error:  # a warning that could not be logged
+                    logger.error(f"stuck warning failed: {error}")
+                finally:
+                    self._condition.acquire()
+
+
+WATCHDOG = Watchdog()
+"""The watchdog of this process's torch communicators."""
 
 
 def _timed_out(error: BaseException) -> bool:
@@ -269,23 +335,21 @@ class TorchCommunicator(Communicator):
     def _wait(self, work: Any, key: str, members: Sequence[int], name: str, started: float,
               watch: bool) -> None:
         """Wait for one gloo work; when ``watch``, give up at the rendezvous timeout, and if
-        it is not done by the warning time, log the stuck warning (with who arrived) from a
-        timer thread (gloo closes a point-to-point pair whose wait timed out, so each work
-        is waited once)."""
+        it is not done by the warning time, log the stuck warning (with who arrived) from the
+        ``WATCHDOG`` thread (gloo closes a point-to-point pair whose wait timed out, so each
+        work is waited once)."""
         timeout = self._factory.rendezvous.timeout
         if not watch or self._factory.membership == "none":
             work.wait()
             return
         elapsed = time.monotonic() - started
-        timer = threading.Timer(warn_stuck_after(timeout) - elapsed,
-                                self._factory.rendezvous.diagnose,
-                                (key, self.device, members, name, str(self.key), started, True))
-        timer.daemon = True
-        timer.start()
+        warning = WATCHDOG.schedule(started + warn_stuck_after(timeout), lambda: (
+            self._factory.rendezvous.diagnose(key, self.device, members, name, str(self.key),
+                                              started, warning=True)))
         try:
             work.wait(timedelta(seconds=max(timeout - elapsed, 0.001)))
         finally:
-            timer.cancel()
+            warning.cancel()
 
     def all_reduce(self, send: np.ndarray, reduction: ReductionKind | str = ReductionKind.SUM,
                    op_name: str | None = None, out: np.ndarray | None = None
