@@ -6,7 +6,8 @@ collective's clique (created once per clique by the caller). Collectives run whe
 issued: a ``-start`` (or ``async-start``) runs its collective and its ``-done`` returns the
 result. ``send`` and ``recv`` launch their transfers (to each target of the device, from its
 source) and their ``-done`` waits for them, so sends and recvs posted before any done cannot
-deadlock; a recv without a source gives zeros, as XLA's recv thunk does. A token is (). HLO integer division truncates toward zero (x/0 is -1, x%0 is x), as XLA defines it.
+deadlock; a recv without a source gives zeros, as XLA's recv thunk does. A token is ().
+HLO integer division truncates toward zero (x/0 is -1, x%0 is x), as XLA defines it.
 """
 
 from __future__ import annotations
@@ -187,7 +188,9 @@ class DeviceExecution:
         collective = instruction.collective
         if collective is None:
             raise InvalidArgumentError(f"{where(instruction, self.plan.module)} is no collective")
-        name = f"channel_id={collective.channel_id}"
+        # A send meets the recv of its channel (without one: the next recv, in order).
+        name = ("send/recv" if collective.channel_id is None
+                else f"channel_id={collective.channel_id}")
         communicator = self.communicator_for(me)
         data_shape = (instruction.shape.tuple_shapes or (instruction.shape,))[0]
         if instruction.opcode == "send":

@@ -27,10 +27,9 @@ Buffers: data moves as the caller's bytes (no copy for a contiguous writeable ar
 element type, ``bf16`` and ``f8`` included); a reduction runs on a tensor over one copy of the
 input (the result, out of place by contract), or in place on ``out``; element types gloo does
 not reduce as XLA does (bf16, f8, u64, complex) are gathered and reduced here in rank order
-(``reduce_arrays``). Collective
-operations complete before they return (the event is ready, CPU-like); ``send``/``recv``
-return once launched and complete in ``wait()`` (GPU-like), so a device can post its sends and
-recvs before waiting on any.
+(``reduce_arrays``). Collective operations complete before they return (the event is ready,
+CPU-like); ``send``/``recv`` return once launched and complete in ``wait()`` (GPU-like), so a
+device can post its sends and recvs before waiting on any.
 """
 
 from __future__ import annotations
@@ -90,7 +89,8 @@ _REDUCED_AS: dict[np.dtype, np.dtype] = {
 
 def _reduced_as(dtype: np.dtype) -> np.dtype | None:
     """The numpy type ``dtype`` is reduced in by gloo, or None when gloo does not reduce it
-    as XLA does (bf16 and f8: XLA's CPU collectives reduce them in float32 and round once)."""
+    as XLA does (bf16 and f8, which XLA's CPU collectives reduce in float32 and round once;
+    u64 and complex, which gloo lacks)."""
     return _REDUCED_AS.get(dtype)
 
 
@@ -368,8 +368,8 @@ class TorchCommunicator(Communicator):
             if (out is not None and carried == send.dtype and out.flags.c_contiguous
                     and out.flags.writeable):
                 buffer = out
-                if not (out is send or np.shares_memory(out, send)):
-                    np.copyto(out, send)
+                if out is not send:
+                    np.copyto(out, send)  # numpy copes with overlapping views
             else:  # out of place by contract: the one copy the result needs
                 buffer = np.array(send, dtype=carried, order="C", copy=True)
             works = ([dist.all_reduce(_tensor(buffer), _OPS[kind], group=self._group,

@@ -112,15 +112,6 @@ def check_shape(shape: Shape, where: str) -> None:
             dtype_of(leaf, where)
 
 
-def zeros_of(shape: Shape, where: str) -> Value:
-    """A value of ``shape`` filled with zeros (tuples element by element; a token is ())."""
-    if shape.tuple_shapes is not None:
-        return tuple(zeros_of(s, where) for s in shape.tuple_shapes)
-    if shape.element_type == "token":
-        return ()
-    return np.zeros(shape.dimensions, dtype=dtype_of(shape, where))
-
-
 def literal_array(text: str, dtype: np.dtype, dimensions: tuple[int, ...]) -> np.ndarray:
     """The array a ``constant(...)`` literal writes, of ``dimensions`` and ``dtype``."""
     tokens = _TOKEN.findall(text)
