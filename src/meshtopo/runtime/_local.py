@@ -105,15 +105,12 @@ class LocalCommunicator(Communicator):
         send = np.asarray(send)
         check_out(send, out)
 
-        def compute(values: list[np.ndarray]) -> list[np.ndarray]:
-            reduced = _read_only(reduce_arrays(values, kind))
-            return [reduced] * len(values)
+        def compute(values: list[tuple[np.ndarray, np.ndarray | None]]) -> list[np.ndarray]:
+            reduced = _read_only(reduce_arrays([v[0] for v in values], kind))
+            return [into(o, reduced) for _, o in values]  # every send read before any out
 
-        event = self._launch("all-reduce", op_name, f"{kind.value} {send.dtype}{send.shape}",
-                             send, compute)
-        if out is None:
-            return event
-        return Event(lambda timeout: into(out, event.wait(timeout)))
+        return self._launch("all-reduce", op_name, f"{kind.value} {send.dtype}{send.shape}",
+                            (send, out), compute)
 
     def all_gather(self, send: np.ndarray, axis: int = 0,
                    op_name: str | None = None) -> Event[np.ndarray]:
