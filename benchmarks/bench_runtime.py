@@ -11,7 +11,9 @@ Goals (figure / anchor; reported, never asserted):
    2x4 mesh of 8 gloo processes, 1 KiB to 64 MiB: overhead under 10% (ratio at most 1.1) at
    1 MiB and above; smaller sizes are reported. Reported beside it: out of place (one copy),
    meeting in the store before every operation (``membership="operation"``, what ``execute``
-   and ``replay`` use) and never meeting.
+   and ``replay`` use) and never meeting. The table compares best times; a line per size
+   gives each variant's median over rounds of its time over raw's in the same round, which a
+   loaded machine disturbs less.
 3. Group setup for every group of the 2x4 mesh: one creation per distinct group, counted.
 """
 
