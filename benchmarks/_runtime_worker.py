@@ -73,8 +73,12 @@ def main(rank: int, world: int, port: int, out: Path) -> None:
         tensor = torch.from_numpy(array.copy())
         timed = _variants(communicators, array, tensor, group)
         samples: dict[str, list[float]] = {name: [] for name in timed}
-        for _ in range(_rounds(size)):
-            for name, function in timed.items():
+        names = list(timed)
+        for round_number in range(_rounds(size)):
+            # Each round starts with another variant, so no variant always follows raw.
+            shift = round_number % len(names)
+            for name in names[shift:] + names[:shift]:
+                function = timed[name]
                 dist.barrier(group=group)
                 t = time.perf_counter()
                 function()
