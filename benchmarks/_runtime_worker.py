@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,7 +30,19 @@ SIZES = [1 << 10, 1 << 14, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26]
 
 
 def _rounds(size: int) -> int:
-    return 20 if size <= 1 << 18 else (8 if size <= 1 << 22 else 5)
+    return 20 if size <= 1 << 18 else (15 if size <= 1 << 22 else (8 if size <= 1 << 24 else 5))
+
+
+def _variants(communicators: dict[str, Any], array: np.ndarray, tensor: torch.Tensor,
+              group: Any) -> dict[str, Callable[[], object]]:
+    """The all-reduces timed side by side (see the module docstring)."""
+    return {
+        "raw": lambda: dist.all_reduce(tensor, group=group),
+        "meshtopo": lambda: communicators["clique"].all_reduce(array, out=array).wait(),
+        "copy": lambda: communicators["clique"].all_reduce(array).wait(),
+        "operation": lambda: communicators["operation"].all_reduce(array, out=array).wait(),
+        "unchecked": lambda: communicators["none"].all_reduce(array, out=array).wait(),
+    }
 
 
 def main(rank: int, world: int, port: int, out: Path) -> None:
@@ -46,33 +60,33 @@ def main(rank: int, world: int, port: int, out: Path) -> None:
     setup = time.perf_counter() - started
     model = next(g for g in mesh.replica_groups(over="model").replica_groups if rank in g)
     key = CliqueKey(tuple(model))
-    [communicator] = factory.create_communicators(key, None, [(rank, key.devices.index(rank))])
-    unchecked_factory = TorchFactory(store, list(range(world)), timeout=120,
-                                     check_membership=False)
-    unchecked_factory.groups = factory.groups
-    [unchecked] = unchecked_factory.create_communicators(key, None,
-                                                         [(rank, key.devices.index(rank))])
+    me = [(rank, key.devices.index(rank))]
+    communicators: dict[str, Any] = {}
+    for membership in ("clique", "operation", "none"):
+        variant = TorchFactory(store, list(range(world)), timeout=120, membership=membership)
+        variant.groups = factory.groups
+        [communicators[membership]] = variant.create_communicators(key, None, me)
     group = factory.groups.group(key.devices)
     figures = []
     for size in SIZES:
         array = np.ones(size // 4, dtype=np.float32)
         tensor = torch.from_numpy(array.copy())
-        best_raw = best_ours = best_unchecked = float("inf")
-        for _ in range(_rounds(size)):
-            dist.barrier(group=group)
-            t = time.perf_counter()
-            dist.all_reduce(tensor, group=group)
-            best_raw = min(best_raw, time.perf_counter() - t)
-            dist.barrier(group=group)
-            t = time.perf_counter()
-            communicator.all_reduce(array).wait()
-            best_ours = min(best_ours, time.perf_counter() - t)
-            dist.barrier(group=group)
-            t = time.perf_counter()
-            unchecked.all_reduce(array).wait()
-            best_unchecked = min(best_unchecked, time.perf_counter() - t)
-        figures.append({"bytes": size, "raw": best_raw, "meshtopo": best_ours,
-                        "unchecked": best_unchecked})
+        timed = _variants(communicators, array, tensor, group)
+        samples: dict[str, list[float]] = {name: [] for name in timed}
+        names = list(timed)
+        for round_number in range(_rounds(size)):
+            # Each round starts with another variant, so no variant always follows raw.
+            shift = round_number % len(names)
+            for name in names[shift:] + names[:shift]:
+                function = timed[name]
+                dist.barrier(group=group)
+                t = time.perf_counter()
+                function()
+                samples[name].append(time.perf_counter() - t)
+        raw = np.array(samples["raw"])
+        figures.append({"bytes": size, **{name: min(v) for name, v in samples.items()},
+                        "paired": {name: float(np.median(np.array(v) / raw))
+                                   for name, v in samples.items() if name != "raw"}})
     if rank == 0:
         out.write_text(json.dumps({"created": factory.groups.created, "groups": len(set(groups)),
                                    "setup": setup, "figures": figures}))

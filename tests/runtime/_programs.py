@@ -286,3 +286,27 @@ ENTRY %main (p: f32[4]) -> f32[4] {
   ROOT %done = f32[4] async-done(%start)
 }
 """), tables(4, 2)[1:]))
+
+
+def low_precision(element_type: str) -> str:
+    """Every collective opcode on ``element_type`` (bf16 or an f8 type: ml_dtypes' arrays),
+    on 2 replicas x 2 partitions (XLA's CPU collectives reduce these in float32 and round
+    once)."""
+    t = element_type
+    return _module(f"low_{t}", 2, 2, SUM.format(t=t) + reducer("mx", "maximum", t), f"""
+ENTRY %main (p: {t}[8]) -> ({t}[8], {t}[8], {t}[32], {t}[4], {t}[8], {t}[8], f32[8]) {{
+  %p = {t}[8] parameter(0)
+  %ar = {t}[8] all-reduce(%p), channel_id=1, replica_groups={{{{3,1,0,2}}}}, use_global_device_ids=true, to_apply=%sum
+  %mx = {t}[8] all-reduce(%p), replica_groups={{}}, to_apply=%mx
+  %ag = {t}[32] all-gather(%p), channel_id=2, replica_groups={{{{1,0}}}}, use_global_device_ids=false, dimensions={{0}}
+  %rs = {t}[4] reduce-scatter(%p), channel_id=3, replica_groups={{{{0,1}},{{2,3}}}}, use_global_device_ids=true, dimensions={{0}}, to_apply=%sum
+  %a2a = {t}[8] all-to-all(%p), channel_id=4, replica_groups={{{{1,0}}}}, dimensions={{0}}
+  %cp = {t}[8] collective-permute(%p), channel_id=5, source_target_pairs={{{{0,1}}}}
+  %wide = f32[8] convert(%ar)
+  ROOT %t = ({t}[8], {t}[8], {t}[32], {t}[4], {t}[8], {t}[8], f32[8]) tuple(%ar, %mx, %ag, %rs, %a2a, %cp, %wide)
+}}
+""")
+
+
+PROGRAMS.extend(Program(f"low_precision_{t}", low_precision(t), tables(2, 2)[2:])
+                for t in ("bf16", "f8e4m3fn", "f8e5m2"))

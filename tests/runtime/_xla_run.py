@@ -8,7 +8,8 @@ table order; results come back per device id.
 
 Run as a script: ``_xla_run.py CASES.npz RESULTS.npz``; each case ``i`` stores ``i/text``,
 ``i/table`` and ``i/<device>/<parameter>``; results are ``i/<device>`` (tuple roots:
-``i/<device>/<index>``), or ``i/error``.
+``i/<device>/<index>``), or ``i/error``. ``.npz`` cannot hold ml_dtypes' arrays (bf16, f8), so
+each travels as its bits with its type's name under ``dtype/<its key>``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,24 @@ from pathlib import Path
 import numpy as np
 
 DEVICE_COUNT = 8
+
+
+def _pack(payload: dict[str, np.ndarray], key: str, array: np.ndarray) -> None:
+    """Store ``array`` under ``key``, with its ml_dtypes type's name when it has one."""
+    payload[key] = np.asarray(array)
+    if array.dtype.type.__module__.startswith("ml_dtypes"):
+        payload[key] = array.view(f"u{array.itemsize}")
+        payload[f"dtype/{key}"] = np.array(array.dtype.name)
+
+
+def _unpack(data: Mapping[str, np.ndarray], key: str) -> np.ndarray:
+    """The array stored by ``_pack`` under ``key``, in its type."""
+    array = data[key]
+    if f"dtype/{key}" in data:
+        import ml_dtypes
+
+        array = array.view(getattr(ml_dtypes, str(data[f"dtype/{key}"])))
+    return array
 
 
 def _run_case(text: str, table: np.ndarray, inputs: Mapping[int, Sequence[np.ndarray]]
@@ -65,12 +84,14 @@ def main() -> None:
     """Script entry point: run every case of CASES.npz, write RESULTS.npz."""
     cases_path, results_path = sys.argv[1], sys.argv[2]
     results: dict[str, np.ndarray] = {}
-    with np.load(cases_path) as data:
+    with np.load(cases_path) as stored:
+        data = {name: stored[name] for name in stored.files}
         count = int(data["count"])
         for i in range(count):
             table = data[f"{i}/table"]
             text = str(data[f"{i}/text"])
-            inputs = {int(d): [data[f"{i}/{d}/{k}"] for k in range(int(data[f"{i}/params"]))]
+            inputs = {int(d): [_unpack(data, f"{i}/{d}/{k}")
+                               for k in range(int(data[f"{i}/params"]))]
                       for d in table.flat}
             try:
                 outputs = _run_case(text, table, inputs)
@@ -79,7 +100,7 @@ def main() -> None:
                 continue
             for device, values in outputs.items():
                 for j, value in enumerate(values):
-                    results[f"{i}/{device}/{j}"] = value
+                    _pack(results, f"{i}/{device}/{j}", value)
     np.savez(results_path, **results)
 
 
@@ -97,23 +118,24 @@ def run_in_xla(cases: Sequence[tuple[str, np.ndarray, Mapping[int, Sequence[np.n
             payload[f"{i}/params"] = np.array(len(first))
             for d, arrays in inputs.items():
                 for k, array in enumerate(arrays):
-                    payload[f"{i}/{d}/{k}"] = np.asarray(array)
+                    _pack(payload, f"{i}/{d}/{k}", np.asarray(array))
         np.savez(cases_path, **payload)
         env = dict(os.environ, JAX_PLATFORMS="cpu",
                    XLA_FLAGS=f"--xla_force_host_platform_device_count={DEVICE_COUNT}")
         subprocess.run([sys.executable, __file__, str(cases_path), str(results_path)],
                        env=env, check=True, timeout=timeout, capture_output=True)
         out: list[dict[int, list[np.ndarray]] | str] = []
-        with np.load(results_path) as data:
+        with np.load(results_path) as stored:
+            data = {name: stored[name] for name in stored.files}
             for i in range(len(cases)):
-                if f"{i}/error" in data.files:
+                if f"{i}/error" in data:
                     out.append(str(data[f"{i}/error"]))
                     continue
                 found: dict[int, dict[int, np.ndarray]] = {}
-                for name in data.files:
+                for name in data:
                     parts = name.split("/")
                     if len(parts) == 3 and parts[0] == str(i):
-                        found.setdefault(int(parts[1]), {})[int(parts[2])] = data[name]
+                        found.setdefault(int(parts[1]), {})[int(parts[2])] = _unpack(data, name)
                 out.append({d: [v[j] for j in sorted(v)] for d, v in sorted(found.items())})
         return out
 

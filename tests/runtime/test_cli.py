@@ -111,3 +111,23 @@ def test_replay_of_opposite_orders_ends_in_the_rendezvous_error(capsys, hlo) -> 
     assert "2 devices timed out in a rendezvous" in err
     assert "instruction %ar_a (all-reduce) on device 0" in err
     assert "instruction %ag_b (all-gather) on device 1" in err
+
+
+def test_run_refuses_a_module_xla_would_not_run(capsys) -> None:  # type: ignore[no-untyped-def]
+    started = time.monotonic()
+    code, out, err = run(capsys, "run", str(Path(__file__).parents[2] / "examples/broken.hlo"))
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert err.startswith("meshtopo: error: ")
+    assert ("broken.hlo:11:3: XLA's verifier rejects module broken, which XLA would not run: "
+            "Replica 1 is repeated in instruction's replica-groups") in err
+    assert "(4 finding(s); `meshtopo check` lists them)" in err
+    assert time.monotonic() - started < 5
+
+
+def test_a_dump_with_fusions_is_refused_with_the_replay_hint(capsys) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = run(capsys, "run", str(Path(__file__).parents[2] /
+                                          "examples/data_model_2x4.hlo"))
+    assert code == 2
+    assert ("instruction %wrapped_copy (fusion) is not executed by meshtopo.runtime "
+            "(`meshtopo replay` issues a dump's collectives without running its computations)"
+            ) in err

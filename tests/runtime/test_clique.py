@@ -125,3 +125,26 @@ def test_split_into_cliques_with_xla_colours() -> None:
     assert [c.current_rank if c else None for c in children] == [1, 1, 0, 0]
     with pytest.raises(mt.InvalidArgumentError, match="is not a sub-clique"):
         factory.split_into_cliques(parents[:1], [CliqueKey((1, 2))])
+
+
+def test_local_all_reduce_into_out_and_in_place() -> None:
+    communicators = mt.runtime.LocalFactory(10).create_clique(CliqueKey((2, 0))).communicators()
+    sends = [np.array([1.0, 2.0], np.float32), np.array([10.0, 20.0], np.float32)]
+    events = [c.all_reduce(s, out=s) for c, s in zip(communicators, sends, strict=True)]
+    results = [e.wait() for e in events]
+    assert all(r is s for r, s in zip(results, sends, strict=True))
+    assert [s.tolist() for s in sends] == [[11.0, 22.0], [11.0, 22.0]]
+    with pytest.raises(mt.MeshtopoError, match=r"out buffer int32\[2\] does not match the "
+                                               r"send buffer float32\[2\]"):
+        communicators[0].all_reduce(sends[0], out=np.zeros(2, np.int32))
+
+
+def test_local_ragged_all_to_all_keeps_unwritten_rows() -> None:
+    communicators = mt.runtime.LocalFactory(10).create_clique(CliqueKey((0, 1))).communicators()
+    # Rank 0 sends rows 0..1 to itself at row 2 and row 2 to rank 1 at row 0; rank 1 sends
+    # nothing to rank 0 and row 0 to itself at row 3.
+    plans = [(np.array([10, 11, 12]), [0, 2], [2, 1], [2, 0], [2, 0]),
+             (np.array([20, 21, 22]), [0, 0], [0, 1], [0, 3], [1, 1])]
+    events = [c.ragged_all_to_all(x, np.full(4, -1), io, ss, oo, rs)
+              for c, (x, io, ss, oo, rs) in zip(communicators, plans, strict=True)]
+    assert [e.wait().tolist() for e in events] == [[-1, -1, 10, 11], [12, -1, -1, 20]]

@@ -1,6 +1,7 @@
 """``mt.runtime.execute`` on the local backend against XLA executing the same module on 8 CPU
 devices: every collective opcode, every group mode, R > 1, column-major, row-major and
-permuted device assignments, async pairs, control flow that differs per device."""
+permuted device assignments, async pairs, control flow that differs per device, and bf16 and
+f8 buffers (bit-identical too: both reduce them in float32 and round once)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 import meshtopo as mt
+from meshtopo.runtime._values import is_low_precision
 
 from ._programs import PROGRAMS
 from ._xla_run import run_in_xla
@@ -50,7 +52,7 @@ def test_local_backend_equals_xla(index: int, xla_results: list[Any]) -> None:
         assert len(ours) == len(theirs)
         for a, b in zip(ours, theirs, strict=True):
             assert a.shape == b.shape and a.dtype == b.dtype, (device, a, b)
-            if a.dtype.kind in "iub":
+            if a.dtype.kind in "iub" or is_low_precision(a.dtype):  # bf16/f8: exact too
                 np.testing.assert_array_equal(a, b, err_msg=f"device {device}")
             else:
                 np.testing.assert_allclose(a, b, rtol=1e-6, err_msg=f"device {device}")

@@ -29,17 +29,19 @@ def cases(draw: st.DrawFn) -> tuple[str, np.ndarray]:
                             max_size=replicas * partitions, unique=True))
     channel, flag = MODES[mode]
     written = "{" + ",".join("{" + ",".join(map(str, g)) + "}" for g in groups) + "}"
+    # A group of replica ids spans every partition in cross_replica_and_partition mode.
+    gathered = size * (partitions if mode == "cross_replica_and_partition" else 1)
     text = f"""HloModule p, replica_count={replicas}, num_partitions={partitions}
 %sum (x: s64[], y: s64[]) -> s64[] {{
   %x = s64[] parameter(0)
   %y = s64[] parameter(1)
   ROOT %r = s64[] add(%x, %y)
 }}
-ENTRY %main (p: s64[1]) -> (s64[1], s64[{size}]) {{
+ENTRY %main (p: s64[1]) -> (s64[1], s64[{gathered}]) {{
   %p = s64[1] parameter(0)
   %ar = s64[1] all-reduce(%p), {channel}replica_groups={written}{flag}, to_apply=%sum
-  %ag = s64[{size}] all-gather(%p), {channel.replace("1", "2")}replica_groups={written}{flag}, dimensions={{0}}
-  ROOT %t = (s64[1], s64[{size}]) tuple(%ar, %ag)
+  %ag = s64[{gathered}] all-gather(%p), {channel.replace("1", "2")}replica_groups={written}{flag}, dimensions={{0}}
+  ROOT %t = (s64[1], s64[{gathered}]) tuple(%ar, %ag)
 }}
 """
     return text, np.array(devices, dtype=np.int64).reshape(replicas, partitions)

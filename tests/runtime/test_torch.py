@@ -22,6 +22,7 @@ import pytest
 import meshtopo as mt
 from meshtopo.runtime import RendezvousError
 from meshtopo.runtime._launch import free_port
+from meshtopo.runtime._values import is_low_precision
 
 from ._faults import LONG_LOOP, OPPOSITE_ORDER
 from ._programs import PROGRAMS, SCHEDULED, Program, combined
@@ -45,7 +46,7 @@ def _same(a: dict, b: dict) -> None:
     for device in a:
         for x, y in zip(_leaves(a[device]), _leaves(b[device]), strict=True):
             assert x.dtype == y.dtype and x.shape == y.shape
-            if x.dtype.kind in "iub":
+            if x.dtype.kind in "iub" or is_low_precision(x.dtype):
                 np.testing.assert_array_equal(x, y, err_msg=f"device {device}")
             else:
                 np.testing.assert_allclose(x, y, rtol=1e-6, err_msg=f"device {device}")
@@ -245,3 +246,51 @@ def test_replay_of_opposite_orders_on_torch_ends_in_the_rendezvous_error(tmp_pat
     assert last.startswith("meshtopo: error: 2 devices timed out in a rendezvous")
     assert "instruction %ar_a (all-reduce) on device 0" in last
     assert "instruction %ag_b (all-gather) on device 1" in last
+
+
+@pytest.mark.timeout(90)
+def test_clique_membership_diagnoses_a_later_divergence_from_gloo_timeouts(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    port = str(free_port())
+    env = dict(os.environ, PYTHONPATH=SRC, TORCH_CPP_LOG_LEVEL="ERROR")
+    worker = str(Path(__file__).with_name("_membership_worker.py"))
+    processes = [subprocess.Popen([sys.executable, worker, str(r), port, str(tmp_path)],
+                                  env=env) for r in range(2)]
+    try:
+        codes = [p.wait(timeout=60) for p in processes]
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+    assert codes == [0, 0]
+    seen = [json.loads((tmp_path / f"{r}.json").read_text()) for r in range(2)]
+    assert all(s["in_place"] and s["reduced"] == [1.0, 3.0, 5.0, 7.0] for s in seen)
+    assert all(s["widened"] == [1, 300] and s["dtype"] == "int16" for s in seen)
+    # Each waited in its own operation; the other never arrived there.
+    assert "`first` timed out after 3 s on device 0: device(s) [1] never arrived" in \
+        seen[0]["error"]
+    assert "`second` timed out after 3 s on device 1: device(s) [0] never arrived" in \
+        seen[1]["error"]
+    assert [s["missing"] for s in seen] == [[1], [0]]
+    assert all(3.0 <= s["waited"] < 4.0 and s["seconds"] < 4.5 for s in seen)
+    stuck = capfd.readouterr().err
+    assert "[id=0] This thread has been waiting for `first` for 2 seconds" in stuck
+    assert "Arrived: devices [0]; not arrived: devices [1]." in stuck
+
+
+@pytest.mark.timeout(60)
+def test_a_host_that_never_starts_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "combined.hlo"
+    path.write_text(combined(2, 4))
+    started = time.monotonic()
+    code, out, err = _finish(_cli("run", str(path), "--backend", "torch", "--nnodes", "2",
+                                  "--nproc", "4", "--node-rank", "0", "--master-addr",
+                                  "127.0.0.1", "--master-port", str(free_port()),
+                                  "--timeout", "3"), 50)
+    assert code == 2 and out == ""
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("meshtopo: error: 4 devices timed out in a rendezvous")
+    assert ("rendezvous for collective `the start of the job` timed out after 3 s on device 0: "
+            "device(s) [4,5,6,7] never arrived") in last
+    assert time.monotonic() - started < 20

@@ -5,18 +5,20 @@ Layering: imports the math layer and ``hlo`` (never ``order`` or a front end); t
 imported only by the ``torch`` backend modules (``_torch``, ``_worker``, ``_bridge``), when used.
 
 - XLA's vocabulary: ``CliqueKey`` (devices in rank order, never sorted), ``Clique``
-  (communicators by rank; a rank elsewhere is None), ``Communicator`` (all_reduce,
-  all_gather, reduce_scatter, broadcast, collective_permute, all_to_all, send, recv, barrier,
-  split, abort, health_check; each returns an ``Event`` meaning *launched*),
+  (communicators by rank; a rank elsewhere is None), ``Communicator`` (all_reduce, into an
+  ``out`` buffer or in place when asked, all_gather, reduce_scatter, broadcast,
+  collective_permute, all_to_all, ragged_all_to_all, send, recv, barrier, split, abort,
+  health_check; each returns an ``Event`` meaning *launched*),
   ``CommunicatorFactory`` (create from a key, split by colour: ``split_ranks``,
   ``clique_split_color``).
 - ``Rendezvous`` / ``RendezvousError``: membership first; a stuck warning, then an error naming
   the collective, the clique and the devices that never arrived.
 - Backends: ``LocalFactory`` (threads, numpy); ``TorchFactory`` (torch.distributed gloo,
-  one process per device).
+  one process per device; membership met once per clique or before every operation).
 - ``execute(module, inputs, backend="local", device_assignment=None, timeout=None)``: the
-  entry computation on every device (``Plan`` checks it first; ``generated_inputs``,
-  ``load_inputs``, ``save_values``).
+  entry computation on every device, send/recv, ragged-all-to-all, bf16 and f8 included
+  (``Plan`` checks it first, XLA's verifier too; ``generated_inputs``, ``load_inputs``,
+  ``save_values``).
 - torch bridge: ``device_mesh_to_torch``, ``device_mesh_from_torch``, ``mesh_process_groups``
   (meshtopo's groups in its rank order); these and ``TorchFactory``/``TorchCommunicator``
   import torch on first use.

@@ -23,6 +23,7 @@ import numpy as np
 
 from .._errors import InvalidArgumentError
 from ._clique_key import CliqueKey
+from ._values import is_low_precision
 
 T = TypeVar("T")
 
@@ -57,14 +58,18 @@ REDUCERS: dict[ReductionKind, Callable[..., np.ndarray]] = {
 
 
 def reduce_arrays(arrays: Sequence[np.ndarray], kind: ReductionKind) -> np.ndarray:
-    """Combine ``arrays`` elementwise in rank order with ``kind`` (pred: sum is or, prod and)."""
+    """Combine ``arrays`` elementwise in rank order with ``kind`` (pred: sum is or, prod and).
+    bf16 and f8 (ml_dtypes' types) are reduced in float32 and rounded once, as XLA's CPU
+    collectives give them."""
     ufunc = REDUCERS[kind]
-    if arrays[0].dtype == np.bool_ and kind in (ReductionKind.SUM, ReductionKind.PRODUCT):
+    dtype = arrays[0].dtype
+    if dtype == np.bool_ and kind in (ReductionKind.SUM, ReductionKind.PRODUCT):
         ufunc = np.logical_or if kind is ReductionKind.SUM else np.logical_and
-    out = np.array(arrays[0], copy=True)
+    wide = is_low_precision(dtype)
+    out = np.array(arrays[0], dtype=np.float32 if wide else dtype, copy=True)
     for a in arrays[1:]:
         ufunc(out, a, out=out)
-    return out
+    return out.astype(dtype) if wide else out
 
 
 def scatter_chunks_check(send: np.ndarray, axis: int, num_ranks: int) -> None:
@@ -75,6 +80,24 @@ def scatter_chunks_check(send: np.ndarray, axis: int, num_ranks: int) -> None:
             f"reduce-scatter of shape {send.shape} along axis {axis} does not split into "
             f"{num_ranks} equal chunks"
         )
+
+
+def check_out(send: np.ndarray, out: np.ndarray | None) -> None:
+    """Refuse an ``out`` buffer that is not shaped and typed as ``send``."""
+    if out is not None and (out.shape != send.shape or out.dtype != send.dtype):
+        raise InvalidArgumentError(
+            f"out buffer {out.dtype}{list(out.shape)} does not match the send buffer "
+            f"{send.dtype}{list(send.shape)}"
+        )
+
+
+def into(out: np.ndarray | None, result: np.ndarray) -> np.ndarray:
+    """``result`` written into ``out`` (returned), or ``result`` itself without ``out``."""
+    if out is None:
+        return result
+    if out is not result:
+        np.copyto(out, result)
+    return out
 
 
 def all_to_all_chunks_check(chunks: Sequence[object], num_ranks: int) -> None:
@@ -162,8 +185,11 @@ class Communicator(abc.ABC):
 
     @abc.abstractmethod
     def all_reduce(self, send: np.ndarray, reduction: ReductionKind | str = ReductionKind.SUM,
-                   op_name: str | None = None) -> Event[np.ndarray]:
-        """Every rank gets the elementwise reduction of every rank's ``send``."""
+                   op_name: str | None = None, out: np.ndarray | None = None
+                   ) -> Event[np.ndarray]:
+        """Every rank gets the elementwise reduction of every rank's ``send``: a new array, or
+        ``out`` (XLA's recv buffer, shaped and typed as ``send``; it may be ``send`` itself,
+        in place) filled with it."""
 
     @abc.abstractmethod
     def all_gather(self, send: np.ndarray, axis: int = 0,
@@ -191,6 +217,14 @@ class Communicator(abc.ABC):
     def all_to_all(self, chunks: Sequence[np.ndarray],
                    op_name: str | None = None) -> Event[list[np.ndarray]]:
         """Chunk j goes to rank j; rank r gets, in rank order, every rank's chunk r."""
+
+    @abc.abstractmethod
+    def ragged_all_to_all(self, send: np.ndarray, output: np.ndarray,
+                          input_offsets: np.ndarray, send_sizes: np.ndarray,
+                          output_offsets: np.ndarray, recv_sizes: np.ndarray,
+                          op_name: str | None = None) -> Event[np.ndarray]:
+        """XLA's ragged all-to-all (see ``RaggedPlan``): ``output`` with the rows every rank
+        sent to this one written in; ``output`` itself is not modified."""
 
     @abc.abstractmethod
     def send(self, send: np.ndarray, peer: int, op_name: str | None = None) -> Event[None]:

@@ -10,7 +10,8 @@ inputs against it before anything runs.
 
 The ``local`` backend runs one thread per device over one ``LocalFactory``; a failure on one
 device (other than a rendezvous timeout, which the others meet by themselves) aborts every
-communicator, so the others stop at once instead of waiting out the timeout. The ``torch`` backend runs one process per device (see ``_launch``).
+communicator, those created later included, so the others stop at once instead of waiting
+out the timeout. The ``torch`` backend runs one process per device (see ``_launch``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ._local import LocalFactory
 from ._plan import Plan, Route
 from ._rendezvous import DEFAULT_TIMEOUT, RendezvousError, combined
 from ._replay import Replay, ReplayResult
-from ._values import Value, dtype_of
+from ._values import Value, dtype_of, is_float, storable
 
 BACKENDS = ("local", "torch")
 T = TypeVar("T")
@@ -55,7 +56,8 @@ def parameter_shapes(plan: Plan) -> list[tuple[tuple[int, ...], np.dtype]]:
 
 def generated_inputs(plan: Plan) -> dict[int, list[np.ndarray]]:
     """Deterministic inputs: parameter k on device d is ``(arange(n) + 7d + 3k) mod 97`` in
-    its shape and type (mod 2 for pred; floats add ``d / 4``)."""
+    its shape and type (mod 2 for pred; floats add ``d / 4``; f8 types take ``(... mod 8) / 4
+    + d / 8``, inside every f8 range)."""
     inputs: dict[int, list[np.ndarray]] = {}
     shapes = parameter_shapes(plan)
     for dims, _ in shapes:
@@ -67,7 +69,9 @@ def generated_inputs(plan: Plan) -> dict[int, list[np.ndarray]]:
             base = np.arange(n, dtype=np.int64) + 7 * device + 3 * k
             if dtype == np.bool_:
                 values: np.ndarray = base % 2 == 1
-            elif dtype.kind in "fc":
+            elif is_float(dtype) and dtype.itemsize == 1:  # f8: within every f8 range
+                values = base % 8 / 4 + device / 8
+            elif is_float(dtype) or dtype.kind == "c":
                 values = base % 97 + device / 4
             else:
                 values = base % 97
@@ -127,7 +131,8 @@ def load_inputs(path: str | os.PathLike[str]) -> dict[int, list[np.ndarray]]:
 
 def save_values(path: str | os.PathLike[str], values: Mapping[int, Value]) -> None:
     """Write ``{device: value}`` to ``.npz``: arrays as ``"<device>"``, tuple elements as
-    ``"<device>/<index>"`` (nested tuples add further ``/<index>``)."""
+    ``"<device>/<index>"`` (nested tuples add further ``/<index>``); bf16 and f8 arrays as
+    their bits (uint16, uint8), which ``.npz`` can hold."""
     flat: dict[str, np.ndarray] = {}
 
     def put(name: str, value: Value) -> None:
@@ -135,7 +140,7 @@ def save_values(path: str | os.PathLike[str], values: Mapping[int, Value]) -> No
             for i, element in enumerate(value):
                 put(f"{name}/{i}", element)
         else:
-            flat[name] = np.asarray(value)
+            flat[name] = storable(np.asarray(value))
 
     for device, value in values.items():
         put(str(device), value)
@@ -158,6 +163,7 @@ def run_threads(devices: Sequence[int], timeout: float,
     lock = threading.Lock()
     outputs: dict[int, T] = {}
     errors: list[BaseException] = []
+    aborting: list[int] = []  # the device whose failure stops the run, once there is one
 
     def run(device: int) -> None:
         communicators: dict[CliqueKey, Communicator] = {}
@@ -169,6 +175,8 @@ def run_threads(devices: Sequence[int], timeout: float,
                 communicators[route.key] = communicator
                 with lock:
                     created.append(communicator)
+                    if aborting:  # another device failed already: stop at once here too
+                        communicator.abort()
             return communicators[route.key]
 
         try:
@@ -178,6 +186,8 @@ def run_threads(devices: Sequence[int], timeout: float,
                 first = not errors
                 errors.append(error)
                 others = list(created)
+                if first and not isinstance(error, RendezvousError):
+                    aborting.append(device)
             if first and not isinstance(error, RendezvousError):
                 for communicator in others:
                     if communicator.device != device:

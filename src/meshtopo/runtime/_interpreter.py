@@ -4,19 +4,23 @@
 computation on ``device``; ``communicator_for(route)`` gives the device's communicator for a
 collective's clique (created once per clique by the caller). Collectives run where they are
 issued: a ``-start`` (or ``async-start``) runs its collective and its ``-done`` returns the
-result. HLO integer division truncates toward zero (x/0 is -1, x%0 is x), as XLA defines it.
+result. ``send`` and ``recv`` launch their transfers (to each target of the device, from its
+source) and their ``-done`` waits for them, so sends and recvs posted before any done cannot
+deadlock; a recv without a source gives zeros, as XLA's recv thunk does. A token is ().
+HLO integer division truncates toward zero (x/0 is -1, x%0 is x), as XLA defines it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from .._errors import InvalidArgumentError
 from ..hlo import Collective, Computation, Instruction, Module
-from ._communicator import Communicator, ReductionKind
+from ._communicator import Communicator, Event, ReductionKind
 from ._plan import ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, Plan, Route, where
 from ._rendezvous import RendezvousError
 from ._values import Value, dtype_of, literal_array
@@ -78,6 +82,29 @@ class _Started:
         self.result = result
 
 
+class _Transfer:
+    """The value of a ``send`` or ``recv``: its launched transfers, waited for by the
+    ``-done`` (a recv without a source has none and gets zeros)."""
+
+    def __init__(self, instruction: Instruction, events: list[Event[Any]],
+                 zeros: np.ndarray | None = None) -> None:
+        self.instruction = instruction
+        self.events = events
+        self.zeros = zeros
+
+    def wait(self, module: Module, device: int) -> np.ndarray | None:
+        """The received array (a recv) or None (a send), once every transfer completed."""
+        try:
+            results = [event.wait() for event in self.events]
+        except RendezvousError as error:
+            raise RendezvousError(
+                f"{where(self.instruction, module)} on device {device}: {error}",
+                error.op_name, error.clique, error.missing, error.arrived,
+                error.waited) from None
+        received = results[0] if results else None
+        return received if isinstance(received, np.ndarray) else self.zeros
+
+
 class DeviceExecution:
     """Evaluates the plan's entry computation on one device."""
 
@@ -121,6 +148,15 @@ class DeviceExecution:
         if opcode in ("all-reduce-done", "all-gather-done", "collective-permute-done",
                       "async-done"):
             return operands[0].result
+        if opcode == "after-all":
+            return ()
+        if opcode in ("send", "recv"):
+            return self._transfer(instruction, operands)  # type: ignore[return-value]
+        if opcode == "send-done":
+            operands[0].wait(self.plan.module, self.device)
+            return ()
+        if opcode == "recv-done":
+            return (operands[0].wait(self.plan.module, self.device), ())
         if opcode == "async-update":
             return operands[0]
         if opcode == "call":
@@ -145,13 +181,38 @@ class DeviceExecution:
         index = branch_index(instruction, operands[0])
         return self._call(branches(instruction)[index], [operands[index + 1]])
 
-    def _collective(self, instruction: Instruction, operands: list) -> Value:
+    def _transfer(self, instruction: Instruction, operands: list) -> _Transfer:
+        """Launch a send to each of this device's targets, or the recv from its source
+        (none: zeros), as XLA's send/recv thunks do."""
+        me = self._route(instruction)
+        collective = instruction.collective
+        if collective is None:
+            raise InvalidArgumentError(f"{where(instruction, self.plan.module)} is no collective")
+        # A send meets the recv of its channel (without one: the next recv, in order).
+        name = ("send/recv" if collective.channel_id is None
+                else f"channel_id={collective.channel_id}")
+        communicator = self.communicator_for(me)
+        data_shape = (instruction.shape.tuple_shapes or (instruction.shape,))[0]
+        if instruction.opcode == "send":
+            data = np.asarray(operands[0])
+            return _Transfer(instruction, [communicator.send(data, t, name) for t in me.targets])
+        zeros = np.zeros(data_shape.dimensions, dtype_of(data_shape, where(
+            instruction, self.plan.module)))
+        if me.source is None:
+            return _Transfer(instruction, [], zeros)
+        return _Transfer(instruction, [communicator.recv(zeros, me.source, name)], zeros)
+
+    def _route(self, instruction: Instruction) -> Route:
         me = self.plan.routes[instruction.name].get(self.device)
         if me is None:
             raise InvalidArgumentError(
                 f"{where(instruction, self.plan.module)} runs on device {self.device}, which is "
                 "in none of its groups"
             )
+        return me
+
+    def _collective(self, instruction: Instruction, operands: list) -> Value:
+        me = self._route(instruction)
         return issue(instruction, self.plan.module, self.device, me,
                      self.communicator_for(me), operands)
 
@@ -273,6 +334,11 @@ def _issue(collective: Collective, me: Route, communicator: Communicator, name: 
     if opcode == "collective-permute":
         return communicator.collective_permute(np.asarray(operands[0]), me.source,
                                                me.targets, name).wait()
+    if opcode == "ragged-all-to-all":
+        data, output, input_offsets, send_sizes, output_offsets, recv_sizes = (
+            np.asarray(o) for o in operands)
+        return communicator.ragged_all_to_all(data, output, input_offsets, send_sizes,
+                                              output_offsets, recv_sizes, name).wait()
     if "dimensions" in attributes:
         axis = _ints(attributes["dimensions"])[0]
         chunks = np.split(np.asarray(operands[0]), communicator.num_ranks, axis=axis)

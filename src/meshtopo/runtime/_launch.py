@@ -31,7 +31,7 @@ from .._errors import InvalidArgumentError, MeshtopoError
 from ._plan import Plan
 from ._rendezvous import RendezvousError, combined
 from ._replay import Replay
-from ._values import Value
+from ._values import Value, storable, typed
 
 _GRACE = 2.0
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
@@ -153,7 +153,7 @@ def run_processes(source: Plan | Replay, inputs: Mapping[int, Sequence[np.ndarra
         directory = Path(tmp)
         (directory / "module.hlo").write_text(source.module.text)
         np.save(directory / "table.npy", source.assignment.array)
-        local = {f"{world[r]}/{k}": a for r in ranks
+        local = {f"{world[r]}/{k}": storable(a) for r in ranks
                  for k, a in enumerate((inputs or {}).get(world[r], []))}
         np.savez(directory / "inputs.npz", **local)  # type: ignore[arg-type]
         (directory / "config.json").write_text(json.dumps({
@@ -170,5 +170,8 @@ def run_processes(source: Plan | Replay, inputs: Mapping[int, Sequence[np.ndarra
         if replaying:
             return {world[r]: json.loads((directory / f"out-{world[r]}.json").read_text())
                     for r in ranks}
-        return {world[r]: _load_values(directory / f"out-{world[r]}.npz", world[r])
+        root = source.module.entry.root
+        return {world[r]: typed(_load_values(directory / f"out-{world[r]}.npz", world[r]),
+                                root.shape, "the entry root") if root is not None
+                else _load_values(directory / f"out-{world[r]}.npz", world[r])
                 for r in ranks}

@@ -28,10 +28,13 @@ from ._communicator import (
     Event,
     ReductionKind,
     all_to_all_chunks_check,
+    check_out,
+    into,
     reduce_arrays,
     scatter_chunks_check,
 )
 from ._factory import CommunicatorFactory, split_ranks
+from ._ragged import RaggedPlan
 from ._rendezvous import DEFAULT_TIMEOUT, Rendezvous, Slot
 
 
@@ -96,16 +99,18 @@ class LocalCommunicator(Communicator):
         return Event(waiter)
 
     def all_reduce(self, send: np.ndarray, reduction: ReductionKind | str = ReductionKind.SUM,
-                   op_name: str | None = None) -> Event[np.ndarray]:
+                   op_name: str | None = None, out: np.ndarray | None = None
+                   ) -> Event[np.ndarray]:
         kind = ReductionKind.parse(reduction)
         send = np.asarray(send)
+        check_out(send, out)
 
-        def compute(values: list[np.ndarray]) -> list[np.ndarray]:
-            out = _read_only(reduce_arrays(values, kind))
-            return [out] * len(values)
+        def compute(values: list[tuple[np.ndarray, np.ndarray | None]]) -> list[np.ndarray]:
+            reduced = _read_only(reduce_arrays([v[0] for v in values], kind))
+            return [into(o, reduced) for _, o in values]  # every send read before any out
 
         return self._launch("all-reduce", op_name, f"{kind.value} {send.dtype}{send.shape}",
-                            send, compute)
+                            (send, out), compute)
 
     def all_gather(self, send: np.ndarray, axis: int = 0,
                    op_name: str | None = None) -> Event[np.ndarray]:
@@ -180,6 +185,21 @@ class LocalCommunicator(Communicator):
 
         return self._launch("all-to-all", op_name, f"{arrays[0].dtype}", arrays, compute)
 
+    def ragged_all_to_all(self, send: np.ndarray, output: np.ndarray,
+                          input_offsets: np.ndarray, send_sizes: np.ndarray,
+                          output_offsets: np.ndarray, recv_sizes: np.ndarray,
+                          op_name: str | None = None) -> Event[np.ndarray]:
+        plan = RaggedPlan(send, output, input_offsets, send_sizes, output_offsets,
+                          recv_sizes, self.num_ranks)
+        payload = (plan, plan.pieces()[0])
+
+        def compute(values: list[tuple[RaggedPlan, list[np.ndarray]]]) -> list[np.ndarray]:
+            return [_read_only(p.placed([v[1][r] for v in values]))
+                    for r, (p, _) in enumerate(values)]
+
+        return self._launch("ragged-all-to-all", op_name, f"{plan.send.dtype}", payload,
+                            compute)
+
     def _p2p(self, peer: int, sending: bool, buffer: np.ndarray,
              op_name: str | None) -> Event[Any]:
         self._check_rank(peer, "peer")
@@ -189,8 +209,10 @@ class LocalCommunicator(Communicator):
         def compute(values: list[np.ndarray]) -> list[Any]:
             return [None, _read_only(values[0])]
 
-        return self._launch(f"send/recv {source}->{target}", op_name,
-                            f"{buffer.dtype}{buffer.shape}", buffer, compute, positions)
+        # One name per direction, so each direction counts its own transfers.
+        name = f"{op_name or 'send/recv'} {self.key.devices[source]}->{self.key.devices[target]}"
+        return self._launch("send/recv", name, f"{buffer.dtype}{buffer.shape}", buffer,
+                            compute, positions)
 
     def send(self, send: np.ndarray, peer: int, op_name: str | None = None) -> Event[None]:
         return self._p2p(peer, True, np.asarray(send), op_name)

@@ -3,10 +3,11 @@
 ``Plan(module, device_assignment)`` walks the entry computation and every computation it
 reaches through ``call``, ``conditional``, ``while`` and ``async-start``, and refuses, before
 anything runs, any instruction outside the executed set (naming it and its line:column), any
-element type numpy cannot hold, and any reduction that is not sum/prod/min/max. For every
+element type numpy cannot hold, any reduction that is not sum/prod/min/max, and a module
+XLA's verifier rejects (``mt.hlo.verify``: XLA would not run it either; its first finding). For every
 collective it records, per device, the clique (``CliqueKey``, devices in rank order) and the
-device's rank; for permutes, the clique of the whole replica (channel) or partition (no
-channel) and each device's source and targets.
+device's rank; for permutes and send/recv, the clique of the whole replica (channel) or
+partition (no channel) and each device's source and targets.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError
 from .._placement import DeviceAssignment, as_device_assignment, participating_device_groups
-from ..hlo import Collective, Computation, Instruction, Module
+from ..hlo import Collective, Computation, Instruction, Module, verify
 from ._clique_key import CliqueKey
 from ._values import check_shape
 
@@ -35,17 +36,19 @@ DATA_OPCODES = frozenset({
     "slice", "concatenate", "broadcast", "transpose", "iota", "convert", "select", "clamp",
     "partition-id", "replica-id",
 })  # fmt: skip
-CONTROL_OPCODES = frozenset({"call", "conditional", "while"})
+CONTROL_OPCODES = frozenset({"call", "conditional", "while", "after-all"})
 COLLECTIVE_OPCODES = frozenset({
     "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
     "collective-broadcast", "all-reduce-start", "all-reduce-done", "all-gather-start",
     "all-gather-done", "collective-permute-start", "collective-permute-done",
-    "async-start", "async-update", "async-done",
+    "async-start", "async-update", "async-done", "ragged-all-to-all", "send", "recv",
+    "send-done", "recv-done",
 })  # fmt: skip
+P2P_OPCODES = frozenset({"collective-permute", "send", "recv"})
 EXECUTED_OPCODES = (ELEMENTWISE_UNARY | ELEMENTWISE_BINARY | DATA_OPCODES | CONTROL_OPCODES
                     | COLLECTIVE_OPCODES)
 _DONE = frozenset({"all-reduce-done", "all-gather-done", "collective-permute-done",
-                   "async-update", "async-done"})
+                   "async-update", "async-done", "send-done", "recv-done"})
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,15 @@ class Plan:
         self.routes: dict[str, dict[int, Route]] = {}
         self.computations: dict[str, Computation] = {}
         self._check(module.entry)
+        findings = verify(module)
+        if findings:
+            first = findings[0]
+            source = f"{module.source}:" if module.source else ""
+            raise InvalidArgumentError(
+                f"{source}{first.line}:{first.column}: XLA's verifier rejects module "
+                f"{module.name}, which XLA would not run: {first.message} ({len(findings)} "
+                "finding(s); `meshtopo check` lists them)"
+            )
 
     def _check(self, computation: Computation) -> None:
         if computation.name in self.computations:
@@ -95,8 +107,9 @@ class Plan:
         for instruction in computation.instructions:
             if instruction.opcode not in EXECUTED_OPCODES:
                 raise InvalidArgumentError(
-                    f"{where(instruction, self.module)} is not executed by meshtopo.runtime; "
-                    f"it executes: {', '.join(sorted(EXECUTED_OPCODES))}"
+                    f"{where(instruction, self.module)} is not executed by meshtopo.runtime "
+                    "(`meshtopo replay` issues a dump's collectives without running its "
+                    f"computations); it executes: {', '.join(sorted(EXECUTED_OPCODES))}"
                 )
             if instruction.opcode not in _DONE:
                 check_shape(instruction.shape, where(instruction, self.module))
@@ -124,14 +137,34 @@ class Plan:
                 f"{where(instruction, self.module)}: only the one-operand collective-permute "
                 "is executed"
             )
+        if opcode == "ragged-all-to-all" and len(instruction.operands) != 6:
+            raise InvalidArgumentError(
+                f"{where(instruction, self.module)}: ragged-all-to-all takes 6 operands, got "
+                f"{len(instruction.operands)}"
+            )
+        if opcode in ("send", "recv"):
+            if collective.is_host_transfer:
+                raise InvalidArgumentError(
+                    f"{where(instruction, self.module)}: host transfers are not executed")
+            if collective.source_target_pairs is None:
+                raise InvalidArgumentError(
+                    f"{where(instruction, self.module)}: {opcode} without the frontend "
+                    "attribute _xla_send_recv_source_target_pairs is not executed"
+                )
+            if any(a == b for a, b in collective.source_target_pairs):
+                raise InvalidArgumentError(
+                    f"{where(instruction, self.module)}: {opcode} to the same device "
+                    "(a pair {i,i}) is not executed"
+                )
         self.routes[instruction.name] = collective_routes(collective, self.assignment)
 
 
 def collective_routes(collective: Collective, assignment: DeviceAssignment) -> dict[int, Route]:
     """Each participating device's ``Route`` for ``collective`` under ``assignment``: its
     device group as the clique (rank order), or for a permute the whole replica (channel) or
-    partition (no channel) with the device's source and targets."""
-    if collective.underlying_opcode != "collective-permute":
+    partition (no channel) with the device's source and targets (send/recv as permutes, their
+    pairs from ``_xla_send_recv_source_target_pairs``)."""
+    if collective.underlying_opcode not in P2P_OPCODES:
         routes: dict[int, Route] = {}
         for group in collective.device_groups(assignment):
             key = CliqueKey(tuple(group))

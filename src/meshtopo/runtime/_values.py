@@ -1,8 +1,11 @@
 """HLO element types as numpy dtypes, constant literals, and the values a program computes.
 
-A value is a numpy array (scalars are 0-d arrays) or a tuple of values. ``pred`` is
-``bool``; types numpy has no dtype for (``bf16``, the ``f8`` family, sub-byte integers) are
-refused by ``dtype_of`` with the instruction that needs them.
+A value is a numpy array (scalars are 0-d arrays) or a tuple of values; a token is the
+empty tuple. ``pred`` is ``bool``. ``bf16`` and the one-byte ``f8`` types, which numpy lacks,
+are ``ml_dtypes``' types (the package jax's arrays use; it needs only numpy), imported only
+when a module uses them: without it they are refused with a message saying so, and every
+other type still runs. Sub-byte types (``s4``, ``f4e2m1fn``, ...) are refused by ``dtype_of``
+with the instruction that needs them.
 
 >>> literal_array("{ {1, 2}, {3, -4} }", np.dtype(np.int32), (2, 2)).tolist()
 [[1, 2], [3, -4]]
@@ -30,7 +33,44 @@ DTYPES: dict[str, np.dtype] = {
     }.items()
 }  # fmt: skip
 
+# HLO element type -> ml_dtypes type name, for the types numpy has no dtype of.
+ML_DTYPES = {
+    "bf16": "bfloat16", "f8e3m4": "float8_e3m4", "f8e4m3": "float8_e4m3",
+    "f8e4m3fn": "float8_e4m3fn", "f8e4m3b11fnuz": "float8_e4m3b11fnuz",
+    "f8e4m3fnuz": "float8_e4m3fnuz", "f8e5m2": "float8_e5m2", "f8e5m2fnuz": "float8_e5m2fnuz",
+}  # fmt: skip
+
 _TOKEN = re.compile(r"[^\s,{}]+")
+
+
+def element_dtype(element_type: str, where: str) -> np.dtype:
+    """The numpy dtype of an HLO element type (``ml_dtypes`` for bf16 and f8), or
+    ``InvalidArgumentError`` naming ``where``."""
+    if element_type in DTYPES:
+        return DTYPES[element_type]
+    if element_type not in ML_DTYPES:
+        raise InvalidArgumentError(
+            f"{where}: element type {element_type} is not executed (supported: "
+            f"{', '.join([*DTYPES, *ML_DTYPES])})"
+        )
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise InvalidArgumentError(
+            f"{where}: element type {element_type} needs the ml_dtypes package (installed "
+            "with jax; pip install ml_dtypes)"
+        ) from None
+    return np.dtype(getattr(ml_dtypes, ML_DTYPES[element_type]))
+
+
+def is_float(dtype: np.dtype) -> bool:
+    """True for numpy's floating types and ml_dtypes' bf16 and f8 types."""
+    return dtype.kind == "f" or is_low_precision(dtype)
+
+
+def is_low_precision(dtype: np.dtype) -> bool:
+    """True for ml_dtypes' bf16 and f8 types."""
+    return dtype.name in ML_DTYPES.values()
 
 
 def dtype_of(shape: Shape, where: str) -> np.dtype:
@@ -40,25 +80,36 @@ def dtype_of(shape: Shape, where: str) -> np.dtype:
         raise InvalidArgumentError(f"{where}: expected an array shape, got {shape}")
     if shape.is_dynamic:
         raise InvalidArgumentError(f"{where}: dynamic shape {shape} is not executed")
-    if shape.element_type not in DTYPES:
-        raise InvalidArgumentError(
-            f"{where}: element type {shape.element_type} is not executed (supported: "
-            f"{', '.join(DTYPES)})"
-        )
-    return DTYPES[shape.element_type]
+    return element_dtype(shape.element_type, where)
+
+
+def typed(value: Value, shape: Shape, where: str) -> Value:
+    """``value`` read back from an ``.npz`` (see ``storable``) with the element types of
+    ``shape``."""
+    if isinstance(value, tuple):
+        return tuple(typed(v, s, where) for v, s in zip(value, shape.tuple_shapes or (),
+                                                         strict=True))
+    return value if shape.element_type == "token" else as_dtype(value, dtype_of(shape, where))
+
+
+def storable(array: np.ndarray) -> np.ndarray:
+    """``array`` as ``.npz`` can hold it: ml_dtypes' types (bf16, f8) as their bits, unsigned
+    integers of the same width (``as_dtype`` reads them back)."""
+    return array.view(f"u{array.itemsize}") if is_low_precision(array.dtype) else array
+
+
+def as_dtype(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``array`` as ``dtype``, when it holds the bits of an ml_dtypes type (``storable``)."""
+    if is_low_precision(dtype) and array.dtype != dtype:
+        return array.view(dtype)
+    return array
 
 
 def check_shape(shape: Shape, where: str) -> None:
-    """Raise unless every leaf of ``shape`` is an executable array (tokens are refused)."""
+    """Raise unless every leaf of ``shape`` is an executable array or a token."""
     for leaf in shape.leaves():
-        dtype_of(leaf, where)
-
-
-def zeros_of(shape: Shape) -> Value:
-    """A value of ``shape`` filled with zeros (tuples element by element)."""
-    if shape.tuple_shapes is not None:
-        return tuple(zeros_of(s) for s in shape.tuple_shapes)
-    return np.zeros(shape.dimensions, dtype=DTYPES[shape.element_type])
+        if leaf.element_type != "token":
+            dtype_of(leaf, where)
 
 
 def literal_array(text: str, dtype: np.dtype, dimensions: tuple[int, ...]) -> np.ndarray:

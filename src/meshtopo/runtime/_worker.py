@@ -4,7 +4,8 @@ This process imports torch once and forks one worker per world rank in ``RANKS``
 (comma-separated), so eight workers do not each pay for importing torch. A worker reads the
 job directory written by ``_launch`` (``module.hlo``, ``table.npy``, ``inputs.npz``,
 ``config.json``), joins the TCPStore and the gloo world as its world rank (device
-``config["devices"][rank]``), creates its process groups, executes the entry computation (or replays the collectives,
+``config["devices"][rank]``; every device meets there first, so one that never starts is a
+``RendezvousError`` naming it), creates its process groups, executes the entry computation (or replays the collectives,
 ``config["mode"] == "replay"``) and
 writes ``out-<device>.npz`` (or, replaying, the seconds per collective in
 ``out-<device>.json``; on failure ``error-<device>.json`` and exit code 1). For every worker that
@@ -51,11 +52,12 @@ def main(job: Path, rank: int) -> int:
         from ..hlo import parse_module
         from ._clique_key import CliqueKey
         from ._communicator import Communicator
-        from ._execute import save_values
+        from ._execute import parameter_shapes, save_values
         from ._interpreter import DeviceExecution
         from ._plan import Plan, Route
         from ._replay import Replay
-        from ._torch import TorchFactory
+        from ._torch import StoreRendezvous, TorchFactory
+        from ._values import as_dtype
 
         module = parse_module((job / "module.hlo").read_text(),
                               device_assignment=np.load(job / "table.npy"))
@@ -65,10 +67,14 @@ def main(job: Path, rank: int) -> int:
                   else list(source.routes.values()))
         timeout = float(config["timeout"])
         store = dist.TCPStore(config["master_addr"], int(config["master_port"]), len(devices),
-                              is_master=rank == 0, timeout=timedelta(seconds=timeout + 30))
+                              is_master=rank == 0, timeout=timedelta(seconds=timeout + 30),
+                              wait_for_workers=False)
+        # Every device joins the job first, so a host that never starts is named.
+        StoreRendezvous(dist.PrefixStore("job/", store), timeout).join(
+            "start", device, devices, "the start of the job", "every device of the job")
         dist.init_process_group("gloo", store=dist.PrefixStore("pg/", store), rank=rank,
                                 world_size=len(devices), timeout=timedelta(seconds=timeout))
-        factory = TorchFactory(store, devices, timeout)
+        factory = TorchFactory(store, devices, timeout, membership="operation")
         factory.groups.create_all(route.key.devices for r in routes for route in r.values())
         communicators: dict[CliqueKey, Communicator] = {}
 
@@ -83,7 +89,8 @@ def main(job: Path, rank: int) -> int:
             (job / f"out-{device}.json").write_text(json.dumps(seconds))
         else:
             with np.load(job / "inputs.npz") as data:
-                arguments = [data[f"{device}/{k}"] for k in range(int(config["parameters"]))]
+                arguments = [as_dtype(data[f"{device}/{k}"], dtype)
+                             for k, (_, dtype) in enumerate(parameter_shapes(source))]
             value = DeviceExecution(source, device, communicator_for).run(arguments)
             save_values(job / f"out-{device}.npz", {device: value})
         # Leave together; the store's host (rank 0) leaves last, once every other worker
