@@ -1,8 +1,9 @@
 """The runtime layer: cliques, communicators, a factory, a rendezvous, and backends that move
 bytes, so a module's collectives really execute.
 
-Layering: imports the math layer and ``hlo`` (never ``order`` or a front end); torch is
-imported only by the ``torch`` backend modules (``_torch``, ``_worker``, ``_bridge``), when used.
+Layering: imports the math layer, ``hlo`` and ``order`` (for issue orders; never a front
+end); torch is imported only by the ``torch`` backend modules (``_torch``, ``_worker``,
+``_bridge``), when used.
 
 - XLA's vocabulary: ``CliqueKey`` (devices in rank order, never sorted), ``Clique``
   (communicators by rank; a rank elsewhere is None), ``Communicator`` (all_reduce, into an
@@ -23,8 +24,9 @@ imported only by the ``torch`` backend modules (``_torch``, ``_worker``, ``_brid
   (meshtopo's groups in its rank order); these and ``TorchFactory``/``TorchCommunicator``
   import torch on first use.
 - ``replay(module, backend="local", ...)``: every device issues the collectives in
-  ``issue_order`` (the entry's text order, standing in for the order layer's schedules) with
-  zero buffers of the real shapes; seconds per collective and device.
+  ``issue_order`` (``meshtopo.order.issue_order``: the order layer's walk, into the branch a
+  device takes) with zero buffers of the real shapes; seconds per collective and device
+  (send/recv and ragged-all-to-all are listed as skipped).
 
 >>> import numpy as np
 >>> import meshtopo as mt
