@@ -36,16 +36,16 @@ def _send_recv(replicas: int, partitions: int, channel: bool) -> str:
 ENTRY %main (p: f32[3]) -> (f32[3], f32[3]) {{
   %p = f32[3] parameter(0)
   %tok = token[] after-all()
-  %s1 = {send} send(%p, %tok), {c.format(1)}frontend_attributes={{_xla_send_recv_source_target_pairs="{{{ring}}}"}}
+  %snd1 = {send} send(%p, %tok), {c.format(1)}frontend_attributes={{_xla_send_recv_source_target_pairs="{{{ring}}}"}}
   %r1 = {send} recv(%tok), {c.format(1)}frontend_attributes={{_xla_send_recv_source_target_pairs="{{{ring}}}"}}
-  %sd1 = token[] send-done(%s1), {c.format(1)}
+  %sd1 = token[] send-done(%snd1), {c.format(1)}
   %rd1 = (f32[3], token[]) recv-done(%r1), {c.format(1)}
   %v = f32[3] get-tuple-element(%rd1), index=0
   %two = f32[3] add(%v, %v)
-  %s2 = {send} send(%two, %tok), {c.format(2)}frontend_attributes={{_xla_send_recv_source_target_pairs="{last}"}}
+  %snd2 = {send} send(%two, %tok), {c.format(2)}frontend_attributes={{_xla_send_recv_source_target_pairs="{last}"}}
   %r2 = {send} recv(%tok), {c.format(2)}frontend_attributes={{_xla_send_recv_source_target_pairs="{last}"}}
   %rd2 = (f32[3], token[]) recv-done(%r2), {c.format(2)}
-  %sd2 = token[] send-done(%s2), {c.format(2)}
+  %sd2 = token[] send-done(%snd2), {c.format(2)}
   %w = f32[3] get-tuple-element(%rd2), index=0
   ROOT %t = (f32[3], f32[3]) tuple(%v, %w)
 }}
@@ -270,10 +270,10 @@ def test_a_recv_whose_send_never_comes_is_the_rendezvous_error(
 
 def test_host_transfers_and_self_pairs_are_refused() -> None:
     text = _send_recv(1, 2, True)
-    host = text.replace("%s1 = (f32[3], u32[], token[]) send(%p, %tok), channel_id=1, ",
-                        "%s1 = (f32[3], u32[], token[]) send(%p, %tok), channel_id=1, "
+    host = text.replace("%snd1 = (f32[3], u32[], token[]) send(%p, %tok), channel_id=1, ",
+                        "%snd1 = (f32[3], u32[], token[]) send(%p, %tok), channel_id=1, "
                         "is_host_transfer=true, ")
-    with pytest.raises(mt.MeshtopoError, match=r"instruction %s1 \(send\): host transfers are "
+    with pytest.raises(mt.MeshtopoError, match=r"instruction %snd1 \(send\): host transfers are "
                                                r"not executed"):
         mt.runtime.Plan(mt.hlo.parse_module(host))
     self_pair = text.replace('"{{0,1},{1,0}}"', '"{{0,0}}"')
