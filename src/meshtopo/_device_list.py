@@ -182,9 +182,9 @@ class CollectiveDeviceList:
         if self._flat is not None and self._sizes is not None:
             return self._flat, self._sizes
         if self._deferred is not None:
-            flat, sizes = self._deferred()
+            self._flat, self._sizes = self._deferred()
             self._deferred = None
-            return flat, sizes
+            return self._flat, self._sizes
         compact = self._iota if self._iota is not None else self._mesh_axes
         assert compact is not None
         check_size(

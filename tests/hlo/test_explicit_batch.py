@@ -96,3 +96,14 @@ def test_empty_group_in_a_long_list_is_read_as_written() -> None:
     text = text_of([LONG, []])
     (c,) = hlo.parse_module(module([text])).collectives
     assert c.replica_groups.group_sizes.tolist() == [300, 0]
+
+
+def test_a_list_converted_on_use_copies_before_and_after_conversion() -> None:
+    text = text_of([LONG[:150], LONG[150:]])
+    before = explicit_list(text)
+    assert before is not None
+    early = mt.CollectiveDeviceList(before)
+    assert before.group_sizes.tolist() == [150, 150]
+    late = mt.CollectiveDeviceList(before)
+    assert early == late == before == mt.CollectiveDeviceList.parse(text)
+    assert late.replica_groups == early.replica_groups == [LONG[:150], LONG[150:]]
