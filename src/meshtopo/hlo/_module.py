@@ -11,11 +11,7 @@ module in XLA's dump layout takes its device table and counts from the
 from __future__ import annotations
 
 import gc
-import gzip
-import io
 import os
-import sys
-import zlib
 from collections.abc import Callable
 from typing import IO
 
@@ -27,6 +23,7 @@ from ._assignment import as_assignment, check_assignment, count
 from ._collective import ASYNC_OPCODES, COLLECTIVE_OPCODES, Collective, CollectiveScope
 from ._compile_options import AssignmentSource, CompileOptions, placement_for
 from ._decode import DecodeCache, decode_collective
+from ._input import open_input
 from ._link import Linker
 from ._printer import module_text
 from ._reader import HeaderRecord, Reader
@@ -276,29 +273,10 @@ def collective_decoder(
 
 
 def read_text(path: str | os.PathLike[str] | IO[bytes] | IO[str]) -> tuple[str, str]:
-    """The whole text of ``path`` (plain or gzip; ``'-'`` is stdin) and a name for messages."""
-    if isinstance(path, (str, os.PathLike)):
-        name = os.fspath(path)
-        if name == "-":
-            return _decode(sys.stdin.buffer.read(), "<stdin>"), "<stdin>"
-        try:
-            with open(name, "rb") as handle:
-                data = handle.read()
-        except OSError as error:
-            raise InvalidArgumentError(f"cannot read HLO file {name}: {error.strerror}") from None
-        return _decode(data, name), name
-    content = path.read()
-    name = str(getattr(path, "name", "<stream>"))
-    return (content if isinstance(content, str) else _decode(content, name)), name
-
-
-def _decode(data: bytes, name: str) -> str:
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as error:
-            raise InvalidArgumentError(f"{name} is not a readable gzip file: {error}") from None
-    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace").read()
+    """The whole text of ``path`` (plain or gzip; ``'-'`` is stdin; see ``_input``) and a
+    name for messages."""
+    with open_input(path) as source:
+        return source.read(), source.name
 
 
 def load(
