@@ -30,7 +30,9 @@ text, ``called_computations``, ``control_predecessors``, ``collective``), ``Coll
 verifies both), send/recv and their -done forms.
 
 Dump directories (``_dump``): ``module_files(path)`` lists the after-optimisations modules of
-a directory in XLA's ``--xla_dump_to`` layout (a file is itself).
+a directory in XLA's ``--xla_dump_to`` layout (a file is itself); ``load`` and
+``iter_collectives`` take a directory holding exactly one such module as that module's file.
+Every input is opened by ``_input`` (paths, ``'-'``, open files; gzip detected on each).
 
 Errors: what XLA's *parser* rejects is an ``HloParseError`` with line and column; what XLA's
 *verifier* rejects is a ``Finding`` from ``verify(module, check_replica_groups=True,

@@ -23,6 +23,7 @@ from ._assignment import as_assignment, check_assignment, count
 from ._collective import ASYNC_OPCODES, COLLECTIVE_OPCODES, Collective, CollectiveScope
 from ._compile_options import AssignmentSource, CompileOptions, placement_for
 from ._decode import DecodeCache, decode_collective
+from ._dump import single_module_file
 from ._input import open_input
 from ._link import Linker
 from ._printer import module_text
@@ -285,13 +286,16 @@ def load(
     num_partitions: int | None = None,
     device_assignment: DeviceAssignment | ArrayLike | None = None,
 ) -> Module:
-    """``parse_module`` of a file (plain or gzip-compressed), an open file, or ``'-'`` (stdin).
+    """``parse_module`` of a file (plain or gzip-compressed), an open file, ``'-'`` (stdin),
+    or a directory in XLA's dump layout holding one module after optimisations (see
+    ``single_module_file``; one with several is an ``InvalidArgumentError``).
 
     Without ``device_assignment``, a file in XLA's dump layout (``module_NNNN.NAME.*.txt``
     beside ``module_NNNN.NAME/compile_options.textproto``, or the textproto beside it) takes
     the table and the replica and partition counts from XLA's compile options;
     ``module.device_assignment_source`` says which was used.
     """
+    path = single_module_file(path)
     text, name = read_text(path)
     table, source, options = placement_for(path, device_assignment)
     if table is not None and source == "dump":

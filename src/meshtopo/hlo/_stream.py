@@ -32,6 +32,7 @@ from ._assignment import check_assignment
 from ._collective import ASYNC_OPCODES, COLLECTIVE_OPCODES, Collective
 from ._compile_options import AssignmentSource, CompileOptions, placement_for
 from ._decode import DecodeCache
+from ._dump import single_module_file
 from ._input import HloInput, open_input
 from ._link import Linker
 from ._module import ModuleHeader, ModuleScope, collective_decoder, resolve_counts
@@ -85,13 +86,15 @@ def iter_collectives(
 ) -> CollectiveStream:
     """Yield every collective of an HLO dump in text order, reading it block by block.
 
-    ``source`` is a path (plain or gzip), ``'-'`` for stdin, or an open file (bytes or text).
+    ``source`` is a path (plain or gzip), ``'-'`` for stdin, an open file (bytes or text), or
+    a dump directory holding one module after optimisations (as ``load`` takes it).
     Counts default to the header's; keyword overrides win. The device table is chosen as
     ``load`` chooses it (the one given, else the dump's ``compile_options.textproto``, else
     XLA's default). Errors as in ``parse_module``. The returned ``CollectiveStream`` also
     tells the header, the counts and the table's source once read; each collective tells its
     counts too (``replica_count``, ``num_partitions``).
     """
+    source = single_module_file(source)
     table, assignment_source, options = placement_for(source, device_assignment)
     if table is not None and assignment_source == "dump":
         replica_count = table.replica_count if replica_count is None else replica_count
