@@ -111,3 +111,19 @@ def test_bad_hlo_requests(client: Client, body: dict[str, object], message: str)
     reply = client.post("/api/hlo", body)
     assert reply.status == 400
     assert reply.body["error"]["message"] == message
+
+
+def test_groups_written_across_lines_or_with_comments_come_back_on_one_line(
+    client: Client,
+) -> None:
+    text = (
+        "HloModule m, replica_count=4\n\nadd {\n  x = f32[] parameter(0)\n"
+        "  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\nENTRY e {\n"
+        "  p = f32[8] parameter(0)\n"
+        "  a = f32[8] all-reduce(p), replica_groups={{0,1},\n{2,3}}, to_apply=add\n"
+        "  ROOT b = f32[8] all-reduce(a), replica_groups={{0,2},/*x*/{1,3}}, to_apply=add\n}\n"
+    )
+    reply = client.post("/api/hlo", {"text": text})
+    assert reply.status == 200, reply.body
+    found = [(c["replica_groups"], c["groups_request"]["groups"]) for c in reply.body["collectives"]]
+    assert found == [("{{0,1},{2,3}}", "{{0,1},{2,3}}"), ("{{0,2},{1,3}}", "{{0,2},{1,3}}")]

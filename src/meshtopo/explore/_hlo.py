@@ -59,7 +59,7 @@ def _collective_json(c: hlo.Collective) -> dict[str, Any]:
     pairs = c.source_target_pairs
     groups = c.replica_groups
     if groups is not None:
-        groups_text = c.groups_text or str(groups)
+        groups_text = hlo.printed_groups(c.groups_text) if c.groups_text else str(groups)
     elif pairs is not None:
         groups_text = "{" + ",".join(f"{{{s},{t}}}" for s, t in pairs) + "}"
     else:

@@ -29,6 +29,9 @@ text, ``called_computations``, ``control_predecessors``, ``collective``), ``Coll
 -update/-done wrapping a collective (and the wrapped op itself, in its own computation, as XLA
 verifies both), send/recv and their -done forms.
 
+``printed_groups(text)`` writes a group list on one line as XLA prints it (no comments or
+white space), for tables and JSON.
+
 Dump directories (``_dump``): ``module_files(path)`` lists the after-optimisations modules of
 a directory in XLA's ``--xla_dump_to`` layout (a file is itself); ``load`` and
 ``iter_collectives`` take a directory holding exactly one such module as that module's file.
@@ -72,6 +75,7 @@ from ._module import ModuleHeader as ModuleHeader
 from ._module import load as load
 from ._module import parse_module as parse_module
 from ._module import read_header as read_header
+from ._printer import printed_groups as printed_groups
 from ._shape import Shape as Shape
 from ._shape import parse_shape as parse_shape
 from ._stream import CollectiveStream as CollectiveStream
