@@ -39,7 +39,9 @@ Every input is opened by ``_input`` (paths, ``'-'``, open files; gzip detected o
 
 Errors: what XLA's *parser* rejects is an ``HloParseError`` with line and column; what XLA's
 *verifier* rejects is a ``Finding`` from ``verify(module, check_replica_groups=True,
-verify_no_collective_deadlocks=False)`` (see ``_verifier``). Groups past the device limit are
+verify_no_collective_deadlocks=False)`` (see ``_verifier``); ``replica_groups_problem(groups,
+mode, replica_count, num_partitions, opcode=None)`` runs the verifier's replica-group check on
+groups given without a module. Groups past the device limit are
 a ``LimitError`` naming line:column.
 
 >>> import meshtopo as mt
@@ -83,3 +85,4 @@ from ._stream import iter_collectives as iter_collectives
 from ._structure import Computation as Computation
 from ._structure import Instruction as Instruction
 from ._verifier import verify as verify
+from ._verify_groups import replica_groups_problem as replica_groups_problem
