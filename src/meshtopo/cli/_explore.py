@@ -11,7 +11,13 @@ from pathlib import Path
 import click
 
 from .._errors import InvalidArgumentError
-from ..explore import DEFAULT_DEVICE_LIMIT, DEFAULT_MAX_BODY, DEFAULT_PORT, make_server
+from ..explore import (
+    DEFAULT_DEVICE_LIMIT,
+    DEFAULT_MAX_BODY,
+    DEFAULT_PORT,
+    InitialDump,
+    make_server,
+)
 from ._options import DecimalRange
 
 _MAX_DUMP_BYTES = 64 << 20
@@ -52,7 +58,9 @@ def explore(
 ) -> None:
     """Start the explorer: dial a mesh and watch the group arithmetic and the checks.
 
-    FILE, if given, is an HLO text dump opened in the page at start. Everything is served from
+    FILE, if given, is an HLO text dump opened in the page at start, placed on devices by the
+    compile_options.textproto XLA dumped beside it when there is one (as inspect reads it).
+    Everything is served from
     the package; nothing is fetched from the network. Stop with Ctrl-C.
     """
     dump = None
@@ -62,7 +70,7 @@ def explore(
             raise InvalidArgumentError(
                 f"{file}: {size} bytes is more than the explorer reads ({_MAX_DUMP_BYTES})"
             )
-        dump = (file.name, _read_dump(file))
+        dump = InitialDump(file.name, _read_dump(file), str(file))
     server = make_server(host, port, max_body=max_body, device_limit=device_limit)
     server.initial_dump = dump
     click.echo(f"meshtopo explorer at {server.url}  (Ctrl-C to stop)")

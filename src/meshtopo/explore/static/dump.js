@@ -1,5 +1,5 @@
 // Dumps: an HLO module read by /api/hlo, its collectives listed with their verifier
-// findings; picking one dials it (with the dump's shapes). A new dump resets the result, and
+// findings; picking one dials it (with the dump's shapes and its device assignment). A new dump resets the result, and
 // its collective order is analysed for the order tab.
 import { $, el, braces, plural } from "/grid.js";
 import { readUi, applyUi } from "/dial.js";
@@ -27,6 +27,8 @@ export async function loadDump() {
     $("dump-status").textContent = "";
     $("collectives").replaceChildren();
     $("dump-module").textContent = "no dump loaded";
+    $("dump-placement").textContent = "";
+    delete $("dump-placement").dataset.source;
     $("dump-order").textContent = "no dump loaded";
     state.dump = null;
     if (state.origin) {
@@ -45,6 +47,8 @@ export function showDump(result) {
     `${m.name || "module"}: ${plural(m.replica_count, "replica")} × ${plural(m.num_partitions, "partition")}, ` +
     `${plural(result.collectives.length, "collective")}` +
     (result.findings && result.findings.length ? `, ${plural(result.findings.length, "verifier finding")}` : "");
+  $("dump-placement").textContent = m.device_assignment.origin;
+  $("dump-placement").dataset.source = m.device_assignment.source;
   $("dump-status").textContent = "";
   const list = $("collectives");
   list.replaceChildren();
@@ -91,12 +95,16 @@ function selectCollective(index) {
   const m = state.dump.module;
   [...$("collectives").children].forEach((li, i) => li.classList.toggle("selected", i === index));
   const req = c.groups_request;
+  // The module's own device table (from the compile options XLA dumped beside the file), or
+  // XLA's default placement when the dump came without one.
+  const placed = m.device_assignment.source !== "default";
   applyUi({
     ...readUi(),
     kind: "grid",
     replicas: String(m.replica_count),
     partitions: String(m.num_partitions),
-    assignment: "default",
+    assignment: placed ? "custom" : "default",
+    table: placed ? m.device_assignment.table.map((row) => row.join(" ")).join("\n") : "",
     opcode: req.opcode || "",
     channel: req.channel_id,
     ugdi: req.use_global_device_ids === null ? "absent" : String(req.use_global_device_ids),
