@@ -429,6 +429,17 @@ def test_a_named_dump_is_dialed_with_its_own_device_assignment(
         assert page.text_content("#da-caption").startswith(f"device assignment from {options} · ")
         assert page.text_content("#origin").startswith("from the dump: ")
         shot(page, "explore-dump-assignment.png")
+        # Reading the named file's text again keeps its table; edited text has none beside it.
+        page.click("#tab-dump")
+        after(page, lambda: page.click("#dump-load"))
+        assert page.get_attribute("#dump-placement", "data-source") == "dump"
+        assert page.evaluate("explorer.state.result.device_groups.groups") == groups
+        page.fill("#dump-text", page.input_value("#dump-text") + "\n")
+        after(page, lambda: page.click("#dump-load"))
+        assert page.get_attribute("#dump-placement", "data-source") == "default"
+        assert page.input_value("#assignment") == "default"
+        assert page.evaluate("explorer.state.result.device_groups.groups") == [
+            [0, 1, 2, 3], [4, 5, 6, 7]]
     finally:
         server.initial_dump = None
         opened.context.close()

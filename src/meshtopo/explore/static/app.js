@@ -450,6 +450,7 @@ async function start() {
   try {
     const dump = await (await fetch("/api/dump")).json();
     if (dump.name) {
+      state.namedDump = dump;
       switchTab($("tab-dump"), false);
       $("dump-text").value = dump.text;
       if (dump.result) showDump(dump.result);

@@ -18,7 +18,12 @@ export async function loadDump() {
   $("dump-status").textContent = "reading…";
   $("dump-error").hidden = true;
   try {
-    const result = await postJson("/api/hlo", { text });
+    // The file named on the command line, unchanged, keeps the answer read from its file
+    // (with the device assignment beside it, which pasted text cannot carry).
+    const named = state.namedDump;
+    const result = named && named.result && named.text === text
+      ? named.result
+      : await postJson("/api/hlo", { text });
     showDump(result);
   } catch (error) {
     const d = error.detail || {};
