@@ -92,3 +92,11 @@ def test_both_readers_word_a_truncated_gzip_alike(gz: tuple[bytes, Path]):
     with pytest.raises(mt.InvalidArgumentError) as streamed:
         list(mt.hlo.iter_collectives(truncated, progress=False))
     assert str(loaded.value) == str(streamed.value) == expected
+
+
+def test_explore_words_a_truncated_gzip_as_the_other_commands(gz: tuple[bytes, Path]):
+    _, truncated = gz
+    done = meshtopo("explore", "--port", "0", str(truncated))
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr.decode() == (
+        f"meshtopo: error: {truncated} is not a readable gzip file: {TRUNCATED}\n")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
-import io
 import signal
 import webbrowser
 from pathlib import Path
@@ -18,6 +16,7 @@ from ..explore import (
     InitialDump,
     make_server,
 )
+from ..hlo import open_input
 from ._options import DecimalRange
 
 _MAX_DUMP_BYTES = 64 << 20
@@ -93,17 +92,16 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def _read_dump(file: Path) -> str:
-    """The text of an HLO dump, plain or gzip-compressed, at most ``_MAX_DUMP_BYTES``."""
-    data = file.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
-            data = stream.read(_MAX_DUMP_BYTES + 1)
-        if len(data) > _MAX_DUMP_BYTES:
-            raise InvalidArgumentError(
-                f"{file}: more than {_MAX_DUMP_BYTES} bytes once decompressed; the explorer "
-                "reads dumps up to that size"
-            )
-    return data.decode("utf-8", errors="replace")
+    """The text of an HLO dump, opened as every command opens one (plain or gzip,
+    ``mt.hlo.open_input``), at most ``_MAX_DUMP_BYTES`` characters once decompressed."""
+    with open_input(file) as source:
+        text = source.read(_MAX_DUMP_BYTES + 1)
+    if len(text) > _MAX_DUMP_BYTES:
+        raise InvalidArgumentError(
+            f"{file}: more than {_MAX_DUMP_BYTES} characters once decompressed; the explorer "
+            "reads dumps up to that size"
+        )
+    return text
 
 
 COMMANDS: list[click.Command] = [explore]

@@ -35,7 +35,8 @@ white space), for tables and JSON.
 Dump directories (``_dump``): ``module_files(path)`` lists the after-optimisations modules of
 a directory in XLA's ``--xla_dump_to`` layout (a file is itself); ``load`` and
 ``iter_collectives`` take a directory holding exactly one such module as that module's file.
-Every input is opened by ``_input`` (paths, ``'-'``, open files; gzip detected on each).
+Every input is opened by ``open_input(source)`` (``_input``: paths, ``'-'``, open files; gzip
+detected on each; one message for an unreadable or broken gzip input), for the commands too.
 
 Errors: what XLA's *parser* rejects is an ``HloParseError`` with line and column; what XLA's
 *verifier* rejects is a ``Finding`` from ``verify(module, check_replica_groups=True,
@@ -72,6 +73,8 @@ from ._compile_options import parse_compile_options as parse_compile_options
 from ._compile_options import placement_for as placement_for
 from ._dump import module_files as module_files
 from ._finding import Finding as Finding
+from ._input import HloInput as HloInput
+from ._input import open_input as open_input
 from ._module import Module as Module
 from ._module import ModuleHeader as ModuleHeader
 from ._module import load as load
