@@ -100,3 +100,12 @@ def test_explore_words_a_truncated_gzip_as_the_other_commands(gz: tuple[bytes, P
     assert (done.returncode, done.stdout) == (2, b"")
     assert done.stderr.decode() == (
         f"meshtopo: error: {truncated} is not a readable gzip file: {TRUNCATED}\n")
+
+
+def test_a_callers_stream_stays_open_after_reading():
+    stream = io.BytesIO(MIXED_2X2.encode())
+    mt.hlo.load(stream)
+    assert not stream.closed
+    stream.seek(0)
+    assert len(list(mt.hlo.iter_collectives(stream, progress=False))) == 5
+    assert not stream.closed

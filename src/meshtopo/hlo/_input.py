@@ -35,12 +35,13 @@ class HloInput:
     context manager) to close what was opened here; a caller's open file stays open."""
 
     def __init__(self, handle: IO[str], name: str, size: int | None, compressed: bool,
-                 closers: list[IO[bytes]]) -> None:
+                 closers: list[IO[bytes]], borrowed: bool = False) -> None:
         self.handle = handle
         self.name = name
         self.size = size
         self.compressed = compressed
         self._closers = closers
+        self._borrowed = borrowed  # the text handle wraps a stream that is not ours to close
 
     def read(self, size: int = -1) -> str:
         """Up to ``size`` characters (all that is left when negative); '' at the end."""
@@ -56,7 +57,9 @@ class HloInput:
         return InvalidArgumentError(f"cannot read HLO file {self.name}: {reason}")
 
     def close(self) -> None:
-        """Close what ``open_input`` opened (not a file the caller passed in)."""
+        """Close what ``open_input`` opened; stdin and a file the caller passed in stay open."""
+        if self._borrowed and isinstance(self.handle, io.TextIOWrapper) and not self.handle.closed:
+            self.handle.detach()
         for closer in self._closers:
             closer.close()
 
@@ -74,11 +77,12 @@ def open_input(source: str | os.PathLike[str] | IO[bytes] | IO[str]) -> HloInput
         if isinstance(source, io.TextIOBase):
             return HloInput(source, name, None, False, [])
         binary, compressed = _unzipped(source)  # type: ignore[arg-type]
-        return HloInput(_text(binary), name, None, compressed, [binary] if compressed else [])
+        return HloInput(_text(binary), name, None, compressed, [binary] if compressed else [],
+                        borrowed=True)
     path = os.fspath(source)
     if path == "-":
         binary, compressed = _unzipped(sys.stdin.buffer)
-        return HloInput(_text(binary), "<stdin>", None, compressed, [])
+        return HloInput(_text(binary), "<stdin>", None, compressed, [], borrowed=True)
     try:
         raw = open(path, "rb")  # noqa: SIM115 - closed by HloInput.close
     except OSError as error:
