@@ -135,3 +135,21 @@ def tab(browser: Any, server: ExplorerServer) -> Iterator[Page]:
     yield opened
     opened.context.close()
     assert opened.errors == []
+
+
+# The mesh a user dumped: devices [[3,0,6,1],[7,2,5,4]] as data x model, psum over model.
+USER_MESH_ORDER = (3, 0, 6, 1, 7, 2, 5, 4)
+
+
+@pytest.fixture(scope="package")
+def permuted_dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real ``--xla_dump_to`` directory (a child JAX process, as the inspect tests make
+    them): the after-optimizations file of a shard_map psum on a 2 x 4 mesh of devices
+    ``USER_MESH_ORDER``, with its ``compile_options.textproto`` beside it."""
+    pytest.importorskip("jax")
+    from hlo_inspect._xla_dump import write_dump
+
+    directory = tmp_path_factory.mktemp("permuted_dump")
+    files = write_dump(directory, [["psum", "psum", "y", list(USER_MESH_ORDER)]])
+    [path] = [directory / name for name in files["psum"] if "all-reduce" in (directory / name).read_text()]
+    return path

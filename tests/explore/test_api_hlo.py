@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from importlib import resources
+from pathlib import Path
 
 import pytest
 
-from .conftest import Client
+from meshtopo.explore import ExplorerServer, InitialDump
+
+from .conftest import USER_MESH_ORDER, Client
 
 EXAMPLE = resources.files("meshtopo.explore").joinpath("static", "example.hlo").read_text()
 
@@ -15,7 +18,9 @@ def test_example_dump_lists_every_collective_in_text_order(client: Client) -> No
     reply = client.post("/api/hlo", {"text": EXAMPLE})
     assert reply.status == 200, reply.body
     body = reply.body
-    assert body["module"] == {"name": "example_dp2_tp4", "replica_count": 2, "num_partitions": 4}
+    module = {k: v for k, v in body["module"].items() if k != "device_assignment"}
+    assert module == {"name": "example_dp2_tp4", "replica_count": 2, "num_partitions": 4}
+    assert body["module"]["device_assignment"]["table"] == [[0, 2, 4, 6], [1, 3, 5, 7]]
     rows = [(c["name"], c["opcode"], c["mode"], c["replica_groups"]) for c in body["collectives"]]
     assert rows == [
         ("grads", "all-reduce", "kCrossReplica", "{{0,1}}"),
@@ -111,3 +116,52 @@ def test_bad_hlo_requests(client: Client, body: dict[str, object], message: str)
     reply = client.post("/api/hlo", body)
     assert reply.status == 400
     assert reply.body["error"]["message"] == message
+
+
+def test_groups_written_across_lines_or_with_comments_come_back_on_one_line(
+    client: Client,
+) -> None:
+    text = (
+        "HloModule m, replica_count=4\n\nadd {\n  x = f32[] parameter(0)\n"
+        "  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\nENTRY e {\n"
+        "  p = f32[8] parameter(0)\n"
+        "  a = f32[8] all-reduce(p), replica_groups={{0,1},\n{2,3}}, to_apply=add\n"
+        "  ROOT b = f32[8] all-reduce(a), replica_groups={{0,2},/*x*/{1,3}}, to_apply=add\n}\n"
+    )
+    reply = client.post("/api/hlo", {"text": text})
+    assert reply.status == 200, reply.body
+    found = [(c["replica_groups"], c["groups_request"]["groups"]) for c in reply.body["collectives"]]
+    assert found == [("{{0,1},{2,3}}", "{{0,1},{2,3}}"), ("{{0,2},{1,3}}", "{{0,2},{1,3}}")]
+
+
+@pytest.mark.jax
+def test_a_named_dump_comes_with_the_device_assignment_xla_dumped(
+    client: Client, server: ExplorerServer, permuted_dump: Path
+) -> None:
+    options = permuted_dump.parent / permuted_dump.name.split(".cpu_")[0] / "compile_options.textproto"
+    server.initial_dump = InitialDump(permuted_dump.name, permuted_dump.read_text(), str(permuted_dump))
+    try:
+        dump = client.get("/api/dump").body
+    finally:
+        server.initial_dump = None
+    module = dump["result"]["module"]
+    assert (module["replica_count"], module["num_partitions"]) == (1, 8)
+    assert module["device_assignment"] == {
+        "source": "dump",
+        "table": [list(USER_MESH_ORDER)],
+        "origin": f"device assignment from {options}",
+    }
+    [psum] = [c for c in dump["result"]["collectives"] if c["opcode"] == "all-reduce"]
+    # What the page sends for it: the module's grid and its table.
+    groups = client.groups(
+        replicas=module["replica_count"], partitions=module["num_partitions"],
+        device_assignment=module["device_assignment"]["table"], **psum["groups_request"])
+    assert groups["device_groups"]["groups"] == [[3, 0, 6, 1], [7, 2, 5, 4]]
+    # The same text pasted into the page has no table beside it: XLA's default, said so.
+    pasted = client.post("/api/hlo", {"text": permuted_dump.read_text()}).body
+    assert pasted["module"]["device_assignment"] == {
+        "source": "default",
+        "table": [list(range(8))],
+        "origin": "device assignment: XLA's default placement (no compile_options.textproto "
+                  "beside the dump)",
+    }

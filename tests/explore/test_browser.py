@@ -17,9 +17,9 @@ from urllib.parse import quote
 
 import pytest
 
-from meshtopo.explore import ExplorerServer
+from meshtopo.explore import ExplorerServer, InitialDump
 
-from .conftest import CHROMIUM, Page
+from .conftest import CHROMIUM, USER_MESH_ORDER, Page
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -406,11 +406,51 @@ def test_a_malformed_dump_shows_the_parse_error(page: Any) -> None:
     assert page.text_content("#dump-error").startswith("HloParseError: ")
 
 
+@pytest.mark.jax
+def test_a_named_dump_is_dialed_with_its_own_device_assignment(
+    browser: Any, server: ExplorerServer, permuted_dump: Path
+) -> None:
+    options = permuted_dump.parent / permuted_dump.name.split(".cpu_")[0] / "compile_options.textproto"
+    server.initial_dump = InitialDump(permuted_dump.name, permuted_dump.read_text(), str(permuted_dump))
+    opened = Page(browser, server)
+    try:
+        page = opened.open()
+        page.wait_for_function(
+            "document.body.dataset.dump === 'ready' && explorer.state.origin !== null && "
+            "document.body.dataset.pending === undefined && "
+            "document.body.dataset.answered === String(explorer.state.seq)"
+        )
+        assert page.text_content("#dump-placement") == f"device assignment from {options}"
+        assert page.get_attribute("#dump-placement", "data-source") == "dump"
+        assert page.input_value("#assignment") == "custom"
+        assert page.input_value("#assignment-table") == " ".join(map(str, USER_MESH_ORDER))
+        groups = page.evaluate("explorer.state.result.device_groups.groups")
+        assert groups == [[3, 0, 6, 1], [7, 2, 5, 4]]
+        assert page.text_content("#da-caption").startswith(f"device assignment from {options} · ")
+        assert page.text_content("#origin").startswith("from the dump: ")
+        shot(page, "explore-dump-assignment.png")
+        # Reading the named file's text again keeps its table; edited text has none beside it.
+        page.click("#tab-dump")
+        after(page, lambda: page.click("#dump-load"))
+        assert page.get_attribute("#dump-placement", "data-source") == "dump"
+        assert page.evaluate("explorer.state.result.device_groups.groups") == groups
+        page.fill("#dump-text", page.input_value("#dump-text") + "\n")
+        after(page, lambda: page.click("#dump-load"))
+        assert page.get_attribute("#dump-placement", "data-source") == "default"
+        assert page.input_value("#assignment") == "default"
+        assert page.evaluate("explorer.state.result.device_groups.groups") == [
+            [0, 1, 2, 3], [4, 5, 6, 7]]
+    finally:
+        server.initial_dump = None
+        opened.context.close()
+    assert opened.errors == []
+
+
 def test_a_dump_named_on_the_command_line_opens_at_start(
     browser: Any, server: ExplorerServer
 ) -> None:
     text = (ROOT / "src/meshtopo/explore/static/example.hlo").read_text()
-    server.initial_dump = ("example.hlo", text)
+    server.initial_dump = InitialDump("example.hlo", text)
     opened = Page(browser, server)
     try:
         page = opened.open()

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import USER_MESH_ORDER
+
 DUMP = """HloModule dumped, replica_count=2, num_partitions=2
 
 add {
@@ -150,6 +152,20 @@ def test_a_busy_port_is_one_line_and_exit_2() -> None:
         )
         assert result.returncode == 2
         assert result.stderr.startswith("meshtopo: error: ") and result.stderr.count("\n") == 1
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=20)
+
+
+@pytest.mark.jax
+@pytest.mark.timeout(60)
+def test_a_dumped_module_is_served_with_its_compile_options_table(permuted_dump: Path) -> None:
+    process, url = start(str(permuted_dump))
+    try:
+        answer = get(url + "api/dump")
+        placement = answer["result"]["module"]["device_assignment"]  # type: ignore[index]
+        assert placement["source"] == "dump"
+        assert placement["table"] == [list(USER_MESH_ORDER)]
     finally:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=20)

@@ -133,9 +133,9 @@ def test_load_errors(tmp_path: object) -> None:
         hlo.load(tmp_path / "missing.hlo")  # type: ignore[operator]
     bad = tmp_path / "bad.hlo.gz"  # type: ignore[operator]
     bad.write_bytes(b"\x1f\x8b\x08garbage")
-    with pytest.raises(mt.MeshtopoError):
+    with pytest.raises(mt.InvalidArgumentError, match=r"bad\.hlo\.gz is not a readable gzip file"):
         hlo.load(bad)
-    with pytest.raises(mt.InvalidArgumentError, match="cannot read"):
+    with pytest.raises(mt.InvalidArgumentError, match=r"bad\.hlo\.gz is not a readable gzip file"):
         list(hlo.iter_collectives(bad, progress=False))
 
 

@@ -260,3 +260,46 @@ def test_dump_without_collectives_reports_the_header_grid(capsys, dump):
     assert (code, out) == (0, f"{path}: 0 collectives on 2 replicas x 1 partition, {DEFAULT_PLACEMENT}\n")
     payload = rows(capsys, path, "--num-partitions", "2")
     assert (payload["device_assignment"], payload["collectives"]) == ([[0, 2], [1, 3]], [])
+
+
+WRITTEN_ACROSS_LINES = module(
+    "  %a = f32[8]{0} all-reduce(%p), replica_groups={{0,1},\n{2,3}}, to_apply=%add\n"
+    "  ROOT %b = f32[8]{0} all-reduce(%a), replica_groups={{0,2},/*x*/{1,3}}, to_apply=%add\n",
+    replica_count=4,
+)
+
+
+def test_written_groups_are_shown_on_one_line_without_comments(capsys, dump, tmp_path):
+    path = dump(WRITTEN_ACROSS_LINES)
+    code, out, err = run(capsys, "inspect", path)
+    assert (code, err) == (0, "")
+    table = out.splitlines()[1:4]
+    assert [line.split()[:5] for line in table[1:]] == [
+        ["a", "all-reduce", "kCrossReplica", "{{0,1},{2,3}}", "{{0,1},{2,3}}"],
+        ["b", "all-reduce", "kCrossReplica", "{{0,2},{1,3}}", "{{0,2},{1,3}}"],
+    ]
+    assert len(out.splitlines()) == 5  # the header line, the table of two rows, the note
+    payload = rows(capsys, path)
+    assert [c["replica_groups"] for c in payload["collectives"]] == ["{{0,1},{2,3}}",
+                                                                     "{{0,2},{1,3}}"]
+    page = tmp_path / "report.html"
+    code, _, err = run(capsys, "inspect", path, "--html", str(page))
+    html = page.read_text()
+    assert (code, err) == (0, "")
+    assert "<code>{{0,1},{2,3}}</code>" in html and "<code>{{0,2},{1,3}}</code>" in html
+    assert "/*x*/" not in html and "{{0,1},\n" not in html
+
+
+@pytest.mark.parametrize(("written", "printed"), [
+    ("{{0,1},\n{2,3}}", "{{0,1},{2,3}}"),
+    ("{{0,2},/*x*/{1,3}}", "{{0,2},{1,3}}"),
+    ("{ {0, 1} , // two\n {2 ,3} }", "{{0,1},{2,3}}"),
+    ("[4,2]<=[2,4]T(1, 0)", "[4,2]<=[2,4]T(1,0)"),
+    ("mesh['x'=2,\n'y'=4]{'y'}", "mesh['x'=2,'y'=4] {'y'}"),
+    ("mesh['a'=2,'b'=4],device_ids=([2,2,2]T(1,0,2))  {'b':(2)2}",
+     "mesh['a'=2,'b'=4], device_ids=([2,2,2]T(1,0,2)) {'b':(2)2}"),
+])
+def test_printed_groups_is_xla_s_one_line_form(written, printed):
+    import meshtopo as mt
+
+    assert mt.hlo.printed_groups(written) == printed

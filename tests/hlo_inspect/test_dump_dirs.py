@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -162,3 +163,74 @@ def test_check_and_neuron_read_a_dump_directory(dump_dir: Path,
     payload = json.loads(capsys.readouterr().out)
     assert exit_info.value.code == 0 and payload["ok"] is True
     assert [m["file"] for m in payload["modules"]] == files
+
+
+def _one_module_dir(dump_dir: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the dump holding only its shard_map psum module (with its own folder)."""
+    [psum] = [Path(f) for f in mt.hlo.module_files(dump_dir) if ".jit_psum_model." in f]
+    one = tmp_path / "one"
+    one.mkdir()
+    shutil.copy(psum, one / psum.name)
+    folder = psum.name.split(".cpu_after_optimizations")[0]
+    shutil.copytree(dump_dir / folder, one / folder)
+    return one, one / psum.name
+
+
+@pytest.mark.jax
+def test_load_and_iter_collectives_take_a_directory_of_one_module(
+        dump_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    one, file = _one_module_dir(dump_dir, tmp_path)
+    module, direct = mt.hlo.load(one), mt.hlo.load(file)
+    assert module.source == direct.source == str(file)
+    assert module.device_assignment_source == direct.device_assignment_source == "dump"
+    assert module.compile_options is not None
+    assert module.compile_options.path == str(
+        one / file.name.split(".cpu_after_optimizations")[0] / "compile_options.textproto")
+    stream = mt.hlo.iter_collectives(one, progress=False)
+    assert [c.device_groups() for c in stream] == [c.device_groups() for c in direct.collectives]
+    assert stream.device_assignment_source == "dump"
+    for command in (["order"], ["passes", "--to-sync"], ["replay", "--json"]):
+        answers = []
+        for source in (one, file):
+            with pytest.raises(SystemExit) as done:
+                main([*command, str(source)])
+            out, err = capsys.readouterr()
+            # The same report; order names the module by the argument it was given.
+            answers.append((done.value.code, out.replace(str(file), str(one)), err))
+        assert answers[0][0] == 0, (command, answers[0])
+        if command[0] == "replay":  # replay prints measured times
+            assert json.loads(answers[0][1])["file"] == json.loads(answers[1][1])["file"]
+        else:
+            assert answers[0] == answers[1], command
+
+
+@pytest.mark.jax
+def test_a_directory_of_several_modules_is_refused_by_what_reads_one(
+        dump_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = [os.path.basename(f) for f in mt.hlo.module_files(dump_dir)]
+    assert len(files) > 3  # the programs and the small ones JAX compiles around them
+    expected = (f"{dump_dir} holds {len(files)} modules after optimizations "
+                f"({', '.join(files[:3])}, ...); this reads one module: name its file")
+    with pytest.raises(mt.InvalidArgumentError) as loaded:
+        mt.hlo.load(dump_dir)
+    with pytest.raises(mt.InvalidArgumentError) as streamed:
+        mt.hlo.iter_collectives(dump_dir)
+    assert str(loaded.value) == str(streamed.value) == expected
+    for command in (["order"], ["passes", "--to-sync"], ["replay"], ["run"]):
+        with pytest.raises(SystemExit) as done:
+            main([*command, str(dump_dir)])
+        out, err = capsys.readouterr()
+        assert (done.value.code, out, err) == (2, "", f"meshtopo: error: {expected}\n"), command
+
+
+def test_a_directory_of_many_modules_names_the_first_few(tmp_path: Path) -> None:
+    for n in range(5):
+        (tmp_path / f"module_000{n}.jit_f{n}.cpu_after_optimizations.txt").write_text("")
+    with pytest.raises(mt.InvalidArgumentError) as raised:
+        mt.hlo.load(tmp_path)
+    assert str(raised.value) == (
+        f"{tmp_path} holds 5 modules after optimizations "
+        "(module_0000.jit_f0.cpu_after_optimizations.txt, "
+        "module_0001.jit_f1.cpu_after_optimizations.txt, "
+        "module_0002.jit_f2.cpu_after_optimizations.txt, ...); this reads one module: "
+        "name its file")

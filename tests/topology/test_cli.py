@@ -87,11 +87,15 @@ def test_devices_human_output_marks_disagreement(capsys):
         capsys,
         "devices --replicas 2 --partitions 2 --groups {{0,1}} --channel-id --use-global-device-ids true",
     )
-    assert code == 0
     assert "mode kFlattenedID" in out
     assert "f1 d2*" in out
     assert "device groups: {{0,2}}" in out
     assert "flattened id and device id differ in 2 cells" in out
+    # Two of the four flattened ids: XLA's verifier refuses it, and the command says so.
+    assert code == 1
+    assert out.splitlines()[-1] == (
+        "replica_groups: In kFlattenedID mode, replica groups should contain 4 flattened IDs, "
+        "but found 2: replica_groups={{0,1}}")
 
 
 def test_devices_per_opcode_rule(capsys):
@@ -230,7 +234,8 @@ def test_devices_cells_are_each_devices_group_and_rank(capsys, args):
     assert list(payload) == [
         "replica_count", "partition_count", "channel_id", "use_global_device_ids", "opcode",
         "mode", "device_assignment", "replica_groups", "device_groups", "cells",
-        "flattened_ids_differ_from_device_ids"]
+        "flattened_ids_differ_from_device_ids", "findings", "ok"]
+    assert (payload["findings"], payload["ok"]) == ([], True)
 
 
 def test_devices_text_on_a_large_grid_builds_no_cell_records(capsys, monkeypatch):
@@ -292,3 +297,45 @@ def test_devices_json_cells_stream_in_chunks():
     assert cells.records(13)[0] == {"replica": 2, "partition": 3, "flattened_id": 13,
                                     "device_id": 13, "group": None, "rank": None}
     assert cells.records()[14]["group"] == 2
+
+
+REPEATED = ("devices --replicas 2 --partitions 2 --groups {{0,1},{1,2}} --channel-id "
+            "--use-global-device-ids true")
+
+
+def test_devices_reports_a_repeated_id_as_check_does_and_exits_1(capsys, tmp_path):
+    # The same collective in a module, through check: XLA's verifier words it so.
+    module = tmp_path / "repeated.hlo"
+    module.write_text(
+        "HloModule m, replica_count=2, num_partitions=2\n\nadd {\n  x = f32[] parameter(0)\n"
+        "  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\nENTRY main {\n"
+        "  p = f32[8] parameter(0)\n  ROOT ar = f32[8] all-reduce(p), channel_id=1, "
+        "replica_groups={{0,1},{1,2}}, use_global_device_ids=true, to_apply=add\n}\n")
+    code, out, _ = run(capsys, f"check {module} --json")
+    [finding] = json.loads(out)["findings"]
+    assert code == 1
+    assert finding["message"].startswith(
+        "Replica 1 is repeated in instruction's replica-groups: ar = f32[8] all-reduce(p)")
+    expected = "Replica 1 is repeated in instruction's replica-groups: replica_groups={{0,1},{1,2}}"
+    code, out, err = run(capsys, REPEATED)
+    assert (code, err) == (1, "")
+    assert out.splitlines()[-1] == f"replica_groups: {expected}"
+    code, out, err = run(capsys, REPEATED + " --json")
+    payload = json.loads(out)
+    assert (code, err) == (1, "")
+    assert payload["findings"] == [
+        {"message": expected, "check": "replica_groups", "severity": "error"}]
+    assert payload["ok"] is False
+    assert payload["device_groups"] == [[0, 2], [2, 1]]  # what the arithmetic alone gives
+
+
+@pytest.mark.parametrize(("opcode", "message"), [
+    ("all-gather", "Replica groups expected to be of uniform size"),
+    ("all-reduce", None),  # all-reduce groups may differ in size
+    ("collective-broadcast", None),  # the verifier never checks its groups
+])
+def test_devices_applies_the_verifier_rule_of_the_opcode(capsys, opcode, message):
+    code, out, _ = run(capsys, f"devices --replicas 3 --groups {{{{0,1}},{{2}}}} --opcode {opcode} --json")
+    payload = json.loads(out)
+    assert [f["message"] for f in payload["findings"]] == ([] if message is None else [message])
+    assert code == (0 if message is None else 1)

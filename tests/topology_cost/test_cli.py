@@ -81,7 +81,7 @@ def test_plan_reads_an_nccl_xml_dump(capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--cluster", "h200-9x", "--mesh", "a=8"], "neither a file nor a preset"),
+        (["--cluster", "h200-9x", "--mesh", "a=8"], "error: --cluster: 'h200-9x' is neither a cluster file nor a preset; presets: a100-8x"),
         (["--cluster", "h100-8x", "--mesh", "a=16"], "the mesh has 16 devices but the cluster"),
         (["--cluster", "h100-8x", "--mesh", "a=8", "--size", "lots"], "--size: expected a number"),
         (["--cluster", "h100-8x", "--mesh", "a=8", "--opcode", "all-sort"], "no cost model for"),

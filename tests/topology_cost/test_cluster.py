@@ -169,3 +169,19 @@ def test_toml_torus_defaults_devices_and_domains_from_its_shape(tmp_path):
     assert (cluster.devices_per_host, cluster.hosts_per_domain, cluster.num_domains) == (4, 8, 1)
     assert cluster.torus.wraparound == (False, False) and cluster.torus.link_bandwidth == 4.5e10
     assert cluster.device_hosts[:8].tolist() == [0, 0, 1, 1, 0, 0, 1, 1]
+
+
+def test_a_missing_cluster_file_is_named_without_cli_options():
+    with pytest.raises(mt.InvalidArgumentError) as raised:
+        load_cluster("/nope.toml")
+    assert str(raised.value) == (
+        "'/nope.toml' is neither a cluster file nor a preset; presets: a100-8x, h100-8x, "
+        "p6-b200, gb200-nvl72, tpu-v4, tpu-v5p, tpu-v5e, tpu-v6e")
+
+
+def test_estimate_with_groups_and_opcode_swapped_names_the_opcode():
+    cluster = preset("h100-8x", hosts=2)
+    with pytest.raises(mt.InvalidArgumentError) as raised:
+        mt.topology.estimate(cluster, "all-reduce", [[0, 8], [1, 9]], 2**20)  # type: ignore[arg-type]
+    assert str(raised.value) == (
+        "opcode must be a collective opcode string (e.g. 'all-reduce'), got [[0, 8], [1, 9]]")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
-import io
 import signal
 import webbrowser
 from pathlib import Path
@@ -11,7 +9,14 @@ from pathlib import Path
 import click
 
 from .._errors import InvalidArgumentError
-from ..explore import DEFAULT_DEVICE_LIMIT, DEFAULT_MAX_BODY, DEFAULT_PORT, make_server
+from ..explore import (
+    DEFAULT_DEVICE_LIMIT,
+    DEFAULT_MAX_BODY,
+    DEFAULT_PORT,
+    InitialDump,
+    make_server,
+)
+from ..hlo import open_input
 from ._options import DecimalRange
 
 _MAX_DUMP_BYTES = 64 << 20
@@ -52,7 +57,9 @@ def explore(
 ) -> None:
     """Start the explorer: dial a mesh and watch the group arithmetic and the checks.
 
-    FILE, if given, is an HLO text dump opened in the page at start. Everything is served from
+    FILE, if given, is an HLO text dump opened in the page at start, placed on devices by the
+    compile_options.textproto XLA dumped beside it when there is one (as inspect reads it).
+    Everything is served from
     the package; nothing is fetched from the network. Stop with Ctrl-C.
     """
     dump = None
@@ -62,7 +69,7 @@ def explore(
             raise InvalidArgumentError(
                 f"{file}: {size} bytes is more than the explorer reads ({_MAX_DUMP_BYTES})"
             )
-        dump = (file.name, _read_dump(file))
+        dump = InitialDump(file.name, _read_dump(file), str(file))
     server = make_server(host, port, max_body=max_body, device_limit=device_limit)
     server.initial_dump = dump
     click.echo(f"meshtopo explorer at {server.url}  (Ctrl-C to stop)")
@@ -85,17 +92,16 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def _read_dump(file: Path) -> str:
-    """The text of an HLO dump, plain or gzip-compressed, at most ``_MAX_DUMP_BYTES``."""
-    data = file.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
-            data = stream.read(_MAX_DUMP_BYTES + 1)
-        if len(data) > _MAX_DUMP_BYTES:
-            raise InvalidArgumentError(
-                f"{file}: more than {_MAX_DUMP_BYTES} bytes once decompressed; the explorer "
-                "reads dumps up to that size"
-            )
-    return data.decode("utf-8", errors="replace")
+    """The text of an HLO dump, opened as every command opens one (plain or gzip,
+    ``mt.hlo.open_input``), at most ``_MAX_DUMP_BYTES`` characters once decompressed."""
+    with open_input(file) as source:
+        text = source.read(_MAX_DUMP_BYTES + 1)
+    if len(text) > _MAX_DUMP_BYTES:
+        raise InvalidArgumentError(
+            f"{file}: more than {_MAX_DUMP_BYTES} characters once decompressed; the explorer "
+            "reads dumps up to that size"
+        )
+    return text
 
 
 COMMANDS: list[click.Command] = [explore]

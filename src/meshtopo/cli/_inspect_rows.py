@@ -26,7 +26,13 @@ from .._errors import InvalidArgumentError, MeshtopoError
 from .._mesh import Mesh
 from .._mesh_grid import SubAxis
 from .._placement import DeviceAssignment
-from ..hlo import Collective, CollectiveStream, describe_placement, iter_collectives
+from ..hlo import (
+    Collective,
+    CollectiveStream,
+    describe_placement,
+    iter_collectives,
+    printed_groups,
+)
 from ._options import device_assignment
 
 
@@ -236,7 +242,7 @@ def _pattern_of(
     if collective.replica_groups is None and pairs is not None:
         key: tuple[object, ...] = (mode, "pairs", tuple(pairs))
     else:
-        key = (mode, "groups", collective.groups_text)
+        key = (mode, "groups", _written(collective))
     if mode is None:
         key = (collective.opcode, *key)
     found = patterns.get(key)
@@ -259,7 +265,7 @@ def _resolve(
     if is_pairs:
         written = None if pairs is None else "{" + ",".join(f"{{{a},{b}}}" for a, b in pairs) + "}"
     else:
-        written = collective.groups_text
+        written = _written(collective)
     groups: list[list[int]] = []
     if error is None:
         try:
@@ -283,6 +289,12 @@ def _resolve(
         error,
         None if is_pairs else collective.replica_groups,
     )
+
+
+def _written(collective: Collective) -> str | None:
+    """The collective's ``replica_groups`` on one line as XLA prints them (no comments)."""
+    text = collective.groups_text
+    return None if text is None else printed_groups(text)
 
 
 def _order_facts(

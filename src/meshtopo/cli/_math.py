@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import click
 import numpy as np
 from rich.console import Console
+from rich.text import Text
 
 from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError
@@ -18,6 +19,7 @@ from .._iota import IotaTileAssignment
 from .._mesh import Mesh
 from .._modes import group_mode, group_mode_for_opcode
 from .._placement import participating_device_groups
+from ..hlo import replica_groups_problem
 from ._inputs import device_limit_option
 from ._options import DecimalRange, is_decimal
 from ._options import device_assignment as _device_assignment
@@ -235,8 +237,12 @@ def devices(
     opcode: str | None,
     assignment_spec: str,
     as_json: bool,
-) -> None:
-    """Resolve replica groups to the devices that really talk, on a replicas x partitions grid."""
+) -> int:
+    """Resolve replica groups to the devices that really talk, on a replicas x partitions grid.
+
+    Groups XLA's verifier refuses (an id repeated or out of range, too few or too many ids for
+    the mode, sizes that differ where the opcode needs one size) are reported as check
+    reports them, and the command then exits 1, as check does on findings."""
     flag = None if use_global_device_ids == "absent" else use_global_device_ids == "true"
     mode = (
         group_mode_for_opcode(opcode, channel_id, flag) if opcode else group_mode(channel_id, flag)
@@ -244,6 +250,9 @@ def devices(
     assignment = _device_assignment(assignment_spec, replicas, partitions)
     device_list = CollectiveDeviceList.parse(groups_text_)
     device_groups = participating_device_groups(device_list, mode, assignment)
+    problem = replica_groups_problem(device_list, mode, replicas, partitions, opcode)
+    findings = [] if problem is None else [
+        {"message": problem, "check": "replica_groups", "severity": "error"}]
     cells = Cells(assignment, device_groups)
     differs = cells.differing()
     payload = {
@@ -257,12 +266,14 @@ def devices(
         "replica_groups": str(device_list),
         "device_groups": device_groups,
         "flattened_ids_differ_from_device_ids": bool(differs.size),
+        "findings": findings,
+        "ok": not findings,
     }
     if as_json:
         for chunk in _devices_json(payload, cells):
             click.echo(chunk, nl=False)
         click.echo()
-        return
+        return 0 if problem is None else 1
     out = console()
     out.print(
         f"mode [bold]{mode}[/bold]  groups {device_list}  on {plural(replicas, 'replica')} x "
@@ -279,17 +290,22 @@ def devices(
             f"{flat // partitions} partition {flat % partitions} is flattened id "
             f"{flat} but device {int(cells.device_id[flat])}"
         )
+    if problem is not None:
+        out.print(Text(f"replica_groups: {problem}", style="bold red"))
+        return 1
+    return 0
 
 
 def _devices_json(payload: dict[str, object], cells: Cells) -> Iterator[str]:
     """The ``devices --json`` document in pieces: the fields as ``emit_json`` writes them,
     with ``cells`` (one object per line) before ``flattened_ids_differ_from_device_ids``."""
-    head = {k: v for k, v in payload.items() if k != "flattened_ids_differ_from_device_ids"}
+    tail = ("flattened_ids_differ_from_device_ids", "findings", "ok")
+    head = {k: v for k, v in payload.items() if k not in tail}
     yield "{\n" + ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in head.items())
     yield ',\n  "cells": ['
     yield from cells.json_lines("    ")
-    yield ("\n  ]" if cells.size else "]") + ",\n  \"flattened_ids_differ_from_device_ids\": "
-    yield json.dumps(payload["flattened_ids_differ_from_device_ids"]) + "\n}"
+    yield "\n  ]" if cells.size else "]"
+    yield "".join(f",\n  {json.dumps(k)}: {json.dumps(payload[k])}" for k in tail) + "\n}"
 
 
 COMMANDS = [expand, groups, devices]

@@ -47,9 +47,12 @@ CLUSTER_HELP = (
 def _cluster(spec: str, hosts: int | None, devices: int) -> Cluster:
     """``--cluster``: an NCCL XML dump describes one host, repeated ``hosts`` times or, without
     ``hosts``, as many times as ``devices`` devices need; presets and files are as given."""
-    cluster = load_cluster(spec, hosts=hosts or 1)
-    if hosts is None and cluster.source == "NCCL topology XML" and cluster.num_devices < devices:
-        cluster = load_cluster(spec, hosts=-(-devices // cluster.devices_per_host))
+    try:
+        cluster = load_cluster(spec, hosts=hosts or 1)
+        if hosts is None and cluster.source == "NCCL topology XML" and cluster.num_devices < devices:
+            cluster = load_cluster(spec, hosts=-(-devices // cluster.devices_per_host))
+    except InvalidArgumentError as error:
+        raise InvalidArgumentError(f"--cluster: {error}") from None
     return cluster
 
 

@@ -14,5 +14,6 @@ from ._server import DEFAULT_DEVICE_LIMIT as DEFAULT_DEVICE_LIMIT
 from ._server import DEFAULT_MAX_BODY as DEFAULT_MAX_BODY
 from ._server import DEFAULT_PORT as DEFAULT_PORT
 from ._server import ExplorerServer as ExplorerServer
+from ._server import InitialDump as InitialDump
 from ._server import make_server as make_server
 from ._server import serve_in_thread as serve_in_thread

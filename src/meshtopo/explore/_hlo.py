@@ -23,7 +23,14 @@ def hlo_response(body: dict[str, Any], max_text: int) -> dict[str, Any]:
     text = fields.string("text", max_length=max_text)
     replicas = fields.integer("replica_count") if fields.has("replica_count") else None
     partitions = fields.integer("num_partitions") if fields.has("num_partitions") else None
-    module = hlo.parse_module(text, replica_count=replicas, num_partitions=partitions)
+    return module_response(
+        hlo.parse_module(text, replica_count=replicas, num_partitions=partitions))
+
+
+def module_response(module: hlo.Module) -> dict[str, Any]:
+    """The ``/api/hlo`` answer for a module read by the library: its counts and device
+    assignment (the table, where ``load`` found it, and a sentence saying so), its
+    collectives and the verifier's findings."""
     collectives = [_collective_json(c) for c in module.collectives]
     findings = [
         {
@@ -39,9 +46,26 @@ def hlo_response(body: dict[str, Any], max_text: int) -> dict[str, Any]:
             "name": module.name,
             "replica_count": module.replica_count,
             "num_partitions": module.num_partitions,
+            "device_assignment": _assignment_json(module),
         },
         "collectives": collectives,
         "findings": findings,
+    }
+
+
+def _assignment_json(module: hlo.Module) -> dict[str, Any]:
+    """``{"source", "table", "origin"}``: ``source`` as ``Module.device_assignment_source``,
+    ``table`` ``[replica][partition] -> device id``, ``origin`` one sentence for the page."""
+    source = module.device_assignment_source
+    if source == "default":
+        origin = ("device assignment: XLA's default placement (no compile_options.textproto "
+                  "beside the dump)")
+    else:
+        origin = hlo.describe_placement(source, module.compile_options)
+    return {
+        "source": source,
+        "table": module.device_assignment.array.tolist(),
+        "origin": origin,
     }
 
 
@@ -59,7 +83,7 @@ def _collective_json(c: hlo.Collective) -> dict[str, Any]:
     pairs = c.source_target_pairs
     groups = c.replica_groups
     if groups is not None:
-        groups_text = c.groups_text or str(groups)
+        groups_text = hlo.printed_groups(c.groups_text) if c.groups_text else str(groups)
     elif pairs is not None:
         groups_text = "{" + ",".join(f"{{{s},{t}}}" for s, t in pairs) + "}"
     else:

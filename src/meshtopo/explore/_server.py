@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any, ClassVar
@@ -21,7 +22,7 @@ import meshtopo as mt
 
 from ._api import info_response
 from ._groups import groups_response
-from ._hlo import hlo_response
+from ._hlo import hlo_response, module_response
 from ._order import order_response
 from ._schema import RequestError, decode_body
 
@@ -55,6 +56,16 @@ def _static_files() -> dict[str, tuple[bytes, str]]:
     return files
 
 
+@dataclass(frozen=True)
+class InitialDump:
+    """The dump named on the command line: a name for the page, its text, and the file it was
+    read from (None for text alone), which ``mt.hlo.load`` reads again for the module."""
+
+    name: str
+    text: str
+    path: str | None = None
+
+
 class ExplorerServer(ThreadingHTTPServer):
     """A ``ThreadingHTTPServer`` that knows its limits and its static files."""
 
@@ -70,7 +81,7 @@ class ExplorerServer(ThreadingHTTPServer):
         self.max_body = max_body
         self.device_limit = device_limit
         self.static = _static_files()
-        self.initial_dump: tuple[str, str] | None = None
+        self.initial_dump: InitialDump | None = None
         self.loopback_only = address[0] in ("127.0.0.1", "localhost", "::1")
         super().__init__(address, ExplorerHandler)
 
@@ -209,17 +220,20 @@ class ExplorerHandler(BaseHTTPRequestHandler):
 
     def _dump(self) -> dict[str, Any]:
         """The dump named on the command line: ``{"name", "text", "result", "error"}``, where
-        ``result`` is the ``/api/hlo`` answer for it; all null when no dump was named."""
-        if self.server.initial_dump is None:
+        ``result`` is the ``/api/hlo`` answer for the module ``mt.hlo.load`` reads from its
+        file (so with the device assignment XLA dumped beside it); all null when no dump was
+        named."""
+        dump = self.server.initial_dump
+        if dump is None:
             return {"name": None, "text": None, "result": None, "error": None}
-        name, text = self.server.initial_dump
+        name, text = dump.name, dump.text
         try:
-            result = hlo_response({"text": text}, max_text=len(text) + 1)
-        except RequestError as error:
-            return {"name": name, "text": text, "result": None, "error": error.to_json()["error"]}
+            module = mt.hlo.load(dump.path) if dump.path is not None else mt.hlo.parse_module(text)
+            result = module_response(module)
         except mt.MeshtopoError as error:
-            kind = type(error).__name__
-            failure = {"kind": kind, "message": str(error)}
+            failure: dict[str, Any] = {"kind": type(error).__name__, "message": str(error)}
+            if isinstance(error, mt.HloParseError):
+                failure.update(line=error.line, column=error.column)
             return {"name": name, "text": text, "result": None, "error": failure}
         return {"name": name, "text": text, "result": result, "error": None}
 

@@ -29,12 +29,20 @@ text, ``called_computations``, ``control_predecessors``, ``collective``), ``Coll
 -update/-done wrapping a collective (and the wrapped op itself, in its own computation, as XLA
 verifies both), send/recv and their -done forms.
 
+``printed_groups(text)`` writes a group list on one line as XLA prints it (no comments or
+white space), for tables and JSON.
+
 Dump directories (``_dump``): ``module_files(path)`` lists the after-optimisations modules of
-a directory in XLA's ``--xla_dump_to`` layout (a file is itself).
+a directory in XLA's ``--xla_dump_to`` layout (a file is itself); ``load`` and
+``iter_collectives`` take a directory holding exactly one such module as that module's file.
+Every input is opened by ``open_input(source)`` (``_input``: paths, ``'-'``, open files; gzip
+detected on each; one message for an unreadable or broken gzip input), for the commands too.
 
 Errors: what XLA's *parser* rejects is an ``HloParseError`` with line and column; what XLA's
 *verifier* rejects is a ``Finding`` from ``verify(module, check_replica_groups=True,
-verify_no_collective_deadlocks=False)`` (see ``_verifier``). Groups past the device limit are
+verify_no_collective_deadlocks=False)`` (see ``_verifier``); ``replica_groups_problem(groups,
+mode, replica_count, num_partitions, opcode=None)`` runs the verifier's replica-group check on
+groups given without a module. Groups past the device limit are
 a ``LimitError`` naming line:column.
 
 >>> import meshtopo as mt
@@ -65,11 +73,14 @@ from ._compile_options import parse_compile_options as parse_compile_options
 from ._compile_options import placement_for as placement_for
 from ._dump import module_files as module_files
 from ._finding import Finding as Finding
+from ._input import HloInput as HloInput
+from ._input import open_input as open_input
 from ._module import Module as Module
 from ._module import ModuleHeader as ModuleHeader
 from ._module import load as load
 from ._module import parse_module as parse_module
 from ._module import read_header as read_header
+from ._printer import printed_groups as printed_groups
 from ._shape import Shape as Shape
 from ._shape import parse_shape as parse_shape
 from ._stream import CollectiveStream as CollectiveStream
@@ -77,3 +88,4 @@ from ._stream import iter_collectives as iter_collectives
 from ._structure import Computation as Computation
 from ._structure import Instruction as Instruction
 from ._verifier import verify as verify
+from ._verify_groups import replica_groups_problem as replica_groups_problem

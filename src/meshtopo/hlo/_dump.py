@@ -17,14 +17,21 @@ modules after optimisation.
 ...     open(os.path.join(d, name), "w").close()
 >>> [os.path.basename(p) for p in module_files(d)]
 ['module_0000.jit_g.cpu_after_optimizations.txt', 'module_0004.jit_f.cpu_after_optimizations.txt']
+
+``single_module_file`` is what ``load`` and ``iter_collectives`` read a path through: a
+directory stands for its one module after optimisations, and one with several is refused.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from typing import IO
 
 from .._errors import InvalidArgumentError
+
+Source = str | os.PathLike[str] | IO[bytes] | IO[str]
+NAMES_SHOWN = 3
 
 AFTER_OPTIMIZATIONS = re.compile(
     r"module_(\d+)\.(.+?)\.(?:[A-Za-z0-9_.]*_)?after_optimizations\.txt\Z")
@@ -51,3 +58,23 @@ def module_files(path: str | os.PathLike[str]) -> list[str]:
             f"{text}: no module after optimizations found (expected XLA's dump layout, "
             "module_NNNN.NAME.after_optimizations.txt as --xla_dump_to writes)")
     return [entry_path for _, _, entry_path in sorted(found)]
+
+
+def single_module_file(source: Source) -> Source:
+    """``source`` itself unless it is a directory; a directory in XLA's dump layout that holds
+    exactly one module after optimisations gives that module's file (so the
+    ``compile_options.textproto`` beside it is found). A directory with several is an
+    ``InvalidArgumentError`` saying how many and naming the first few."""
+    if not isinstance(source, (str, os.PathLike)):
+        return source
+    directory = os.fspath(source)
+    if not os.path.isdir(directory):
+        return source
+    files = module_files(directory)
+    if len(files) == 1:
+        return files[0]
+    names = [os.path.basename(f) for f in files[:NAMES_SHOWN]]
+    more = ", ..." if len(files) > NAMES_SHOWN else ""
+    raise InvalidArgumentError(
+        f"{directory} holds {len(files)} modules after optimizations "
+        f"({', '.join(names)}{more}); this reads one module: name its file")

@@ -11,11 +11,7 @@ module in XLA's dump layout takes its device table and counts from the
 from __future__ import annotations
 
 import gc
-import gzip
-import io
 import os
-import sys
-import zlib
 from collections.abc import Callable
 from typing import IO
 
@@ -27,6 +23,8 @@ from ._assignment import as_assignment, check_assignment, count
 from ._collective import ASYNC_OPCODES, COLLECTIVE_OPCODES, Collective, CollectiveScope
 from ._compile_options import AssignmentSource, CompileOptions, placement_for
 from ._decode import DecodeCache, decode_collective
+from ._dump import single_module_file
+from ._input import open_input
 from ._link import Linker
 from ._printer import module_text
 from ._reader import HeaderRecord, Reader
@@ -276,29 +274,10 @@ def collective_decoder(
 
 
 def read_text(path: str | os.PathLike[str] | IO[bytes] | IO[str]) -> tuple[str, str]:
-    """The whole text of ``path`` (plain or gzip; ``'-'`` is stdin) and a name for messages."""
-    if isinstance(path, (str, os.PathLike)):
-        name = os.fspath(path)
-        if name == "-":
-            return _decode(sys.stdin.buffer.read(), "<stdin>"), "<stdin>"
-        try:
-            with open(name, "rb") as handle:
-                data = handle.read()
-        except OSError as error:
-            raise InvalidArgumentError(f"cannot read HLO file {name}: {error.strerror}") from None
-        return _decode(data, name), name
-    content = path.read()
-    name = str(getattr(path, "name", "<stream>"))
-    return (content if isinstance(content, str) else _decode(content, name)), name
-
-
-def _decode(data: bytes, name: str) -> str:
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as error:
-            raise InvalidArgumentError(f"{name} is not a readable gzip file: {error}") from None
-    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace").read()
+    """The whole text of ``path`` (plain or gzip; ``'-'`` is stdin; see ``_input``) and a
+    name for messages."""
+    with open_input(path) as source:
+        return source.read(), source.name
 
 
 def load(
@@ -307,13 +286,16 @@ def load(
     num_partitions: int | None = None,
     device_assignment: DeviceAssignment | ArrayLike | None = None,
 ) -> Module:
-    """``parse_module`` of a file (plain or gzip-compressed), an open file, or ``'-'`` (stdin).
+    """``parse_module`` of a file (plain or gzip-compressed), an open file, ``'-'`` (stdin),
+    or a directory in XLA's dump layout holding one module after optimisations (see
+    ``single_module_file``; one with several is an ``InvalidArgumentError``).
 
     Without ``device_assignment``, a file in XLA's dump layout (``module_NNNN.NAME.*.txt``
     beside ``module_NNNN.NAME/compile_options.textproto``, or the textproto beside it) takes
     the table and the replica and partition counts from XLA's compile options;
     ``module.device_assignment_source`` says which was used.
     """
+    path = single_module_file(path)
     text, name = read_text(path)
     table, source, options = placement_for(path, device_assignment)
     if table is not None and source == "dump":

@@ -6,15 +6,44 @@ config, control predecessors) and the instruction order (for a scheduled module:
 schedule) are XLA's own text; the header line carries the module's counts, and the tables
 written between the header and the first computation (``FileNames``, ``StackFrames``, ...)
 are kept as the reader found them. jaxlib's parser reads the output back to the same module.
+
+``printed_groups`` gives a written group list (or pair list) on one line as XLA prints it,
+for tables and JSON: comments dropped, white space removed but where XLA writes a space.
+
+>>> printed_groups("{{0,2}, /*x*/ {1,3}}"), printed_groups("mesh['a'=2,  'b'=2]{'b'}")
+('{{0,2},{1,3}}', "mesh['a'=2,'b'=2] {'b'}")
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from ._values import SKIP_COMMENTS
+
 if TYPE_CHECKING:
     from ._structure import Computation
+
+
+_SPACE = re.compile(r"\s")
+_BETWEEN_WORDS = re.compile(r"(?<=\w)\s+(?=\w)")
+_OTHER_SPACES = re.compile(r"(?<!\w)\s+|\s+(?!\w)")
+_MESH_AXES = re.compile(r"(?<=[\])])\{")
+
+
+def printed_groups(text: str) -> str:
+    """``replica_groups`` (or ``source_target_pairs``) text as XLA prints it: no comments and
+    no white space, but for the one space XLA writes in the mesh form before the axes and
+    before ``device_ids`` (``mesh['a'=2,'b'=4], device_ids=(...) {'a'}``). A run of white
+    space between two digits or letters, which XLA would refuse to read, stays one space so
+    that no two numbers merge."""
+    if "/" not in text and _SPACE.search(text) is None:
+        return text
+    joined = _OTHER_SPACES.sub("", _BETWEEN_WORDS.sub(" ", SKIP_COMMENTS.sub(" ", text)))
+    if joined.startswith("mesh["):
+        joined = _MESH_AXES.sub(" {", joined.replace("],device_ids=", "], device_ids="))
+    return joined
 
 
 def header_line(name: str, attributes: dict[str, str], replica_count: int,

@@ -18,23 +18,22 @@ When ``progress`` is None a rich progress bar is drawn on stderr if stderr is a 
 
 from __future__ import annotations
 
-import gzip
-import io
 import os
 import sys
-import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator
 from typing import IO
 
 from numpy.typing import ArrayLike
 
-from .._errors import HloParseError, InvalidArgumentError
+from .._errors import HloParseError
 from .._placement import DeviceAssignment
 from ._assignment import check_assignment
 from ._collective import ASYNC_OPCODES, COLLECTIVE_OPCODES, Collective
 from ._compile_options import AssignmentSource, CompileOptions, placement_for
 from ._decode import DecodeCache
+from ._dump import single_module_file
+from ._input import HloInput, open_input
 from ._link import Linker
 from ._module import ModuleHeader, ModuleScope, collective_decoder, resolve_counts
 from ._reader import Reader
@@ -87,23 +86,26 @@ def iter_collectives(
 ) -> CollectiveStream:
     """Yield every collective of an HLO dump in text order, reading it block by block.
 
-    ``source`` is a path (plain or gzip), ``'-'`` for stdin, or an open file (bytes or text).
+    ``source`` is a path (plain or gzip), ``'-'`` for stdin, an open file (bytes or text), or
+    a dump directory holding one module after optimisations (as ``load`` takes it).
     Counts default to the header's; keyword overrides win. The device table is chosen as
     ``load`` chooses it (the one given, else the dump's ``compile_options.textproto``, else
     XLA's default). Errors as in ``parse_module``. The returned ``CollectiveStream`` also
     tells the header, the counts and the table's source once read; each collective tells its
     counts too (``replica_count``, ``num_partitions``).
     """
+    source = single_module_file(source)
     table, assignment_source, options = placement_for(source, device_assignment)
     if table is not None and assignment_source == "dump":
         replica_count = table.replica_count if replica_count is None else replica_count
         num_partitions = table.computation_count if num_partitions is None else num_partitions
-    handle, name, total, closers = _open(source)
+    hlo_input = open_input(source)
+    name = hlo_input.name
 
     def collectives(stream: CollectiveStream) -> Generator[Collective, None, None]:
-        bar = _Bar(name, total) if (progress or (progress is None and sys.stderr.isatty())) else None
+        bar = _Bar(name, hlo_input.size) if (progress or (progress is None and sys.stderr.isatty())) else None
         try:
-            yield from _blocks(handle, name, replica_count, num_partitions, block_size, bar,
+            yield from _blocks(hlo_input, replica_count, num_partitions, block_size, bar,
                                stream, table)
         except HloParseError as error:
             if error.source is None:
@@ -112,8 +114,7 @@ def iter_collectives(
         finally:
             if bar is not None:
                 bar.stop()
-            for closer in closers:
-                closer.close()
+            hlo_input.close()
 
     stream = CollectiveStream(collectives)
     stream.device_assignment_source = assignment_source
@@ -142,8 +143,7 @@ class _StreamScope(ModuleScope):
 
 
 def _blocks(
-    handle: IO[str],
-    name: str,
+    hlo_input: HloInput,
     replica_count: int | None,
     num_partitions: int | None,
     block_size: int,
@@ -152,14 +152,12 @@ def _blocks(
     table: DeviceAssignment | None,
 ) -> Iterator[Collective]:
     def refill() -> str | None:
-        try:
-            chunk = handle.read(block_size)
-        except (OSError, EOFError, zlib.error) as error:
-            raise InvalidArgumentError(f"cannot read {name}: {error}") from None
+        chunk = hlo_input.read(block_size)
         if bar is not None:
             bar.advance(len(chunk.encode("utf-8", "replace")))
         return chunk or None
 
+    name = hlo_input.name
     reader = Reader("", name, refill)
     record = reader.header()
     header = ModuleHeader(record)
@@ -209,32 +207,6 @@ def _resolve_operands(instruction: Instruction, recent: OrderedDict[str, str]) -
     instruction.inline_shapes = tuple(
         shape if shape is not None else recent.get(name)
         for name, shape in zip(instruction.operands, inline, strict=True))
-
-
-def _open(
-    source: str | os.PathLike[str] | IO[bytes] | IO[str],
-) -> tuple[IO[str], str, int | None, list[IO[bytes]]]:
-    """A text handle, a name for messages, the byte size for progress, what to close."""
-    if not isinstance(source, (str, os.PathLike)):
-        name = str(getattr(source, "name", "<stream>"))
-        if isinstance(source, io.TextIOBase):
-            return source, name, None, []
-        binary: IO[bytes] = source  # type: ignore[assignment]
-        return io.TextIOWrapper(binary, encoding="utf-8", errors="replace"), name, None, []
-    path = os.fspath(source)
-    if path == "-":
-        return (io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"),
-                "<stdin>", None, [])
-    try:
-        raw = open(path, "rb")  # noqa: SIM115 - closed by iter_collectives
-    except OSError as error:
-        raise InvalidArgumentError(f"cannot read HLO file {path}: {error.strerror}") from None
-    size: int | None = os.fstat(raw.fileno()).st_size
-    binary = raw
-    if raw.peek(2)[:2] == b"\x1f\x8b":
-        binary = gzip.GzipFile(fileobj=raw)  # type: ignore[assignment]
-        size = None
-    return io.TextIOWrapper(binary, encoding="utf-8", errors="replace"), path, size, [binary, raw]
 
 
 class _Bar:

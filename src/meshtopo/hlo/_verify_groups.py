@@ -322,3 +322,26 @@ _HANDLERS = {
     "all-to-all": _all_to_all,
     "ragged-all-to-all": _ragged_all_to_all,
 }
+
+# The opcodes whose groups the verifier checks, and whether it asks them for one size (every
+# handler does but all-reduce's).
+UNIFORM_GROUPS = {opcode: handler is not _all_reduce for opcode, handler in _HANDLERS.items()}
+
+
+def replica_groups_problem(
+    groups: CollectiveDeviceList,
+    mode: Mode,
+    replica_count: int,
+    num_partitions: int,
+    opcode: str | None = None,
+) -> str | None:
+    """The verifier's replica-group check of groups given without an instruction, as it runs
+    for ``opcode`` (``check_replica_groups``; None for opcodes whose groups it never checks,
+    such as collective-broadcast and the permutes). Without an opcode it runs as for
+    all-reduce: group sizes may differ. Where XLA appends the instruction the message has
+    ``replica_groups=<groups>``."""
+    if opcode is not None and opcode not in UNIFORM_GROUPS:
+        return None
+    uniform = UNIFORM_GROUPS[opcode or "all-reduce"]
+    return check_replica_groups(groups, mode, replica_count, num_partitions, uniform,
+                                lambda: f"replica_groups={groups}")

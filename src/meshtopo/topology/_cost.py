@@ -90,7 +90,11 @@ def known_opcodes() -> frozenset[str]:
 
 def collective_kind(opcode: str) -> str:
     """The model's kind for an HLO opcode (async ``-start``/``-done`` forms included) or an
-    nccl-tests name: one of ``COLLECTIVE_KINDS``."""
+    nccl-tests name: one of ``COLLECTIVE_KINDS``; anything else, a non-string included, is an
+    ``InvalidArgumentError`` naming the opcode."""
+    if not isinstance(opcode, str):
+        raise InvalidArgumentError(
+            f"opcode must be a collective opcode string (e.g. 'all-reduce'), got {opcode!r}")
     base = opcode.removesuffix("-start").removesuffix("-done")
     kind = _BASE.get(base)
     if kind is None:

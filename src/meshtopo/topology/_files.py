@@ -60,7 +60,7 @@ def load_cluster(spec: str | os.PathLike[str], hosts: int = 1) -> Cluster:
     if not path.is_file():
         if str(spec).partition(":")[0] not in PRESETS:
             raise InvalidArgumentError(
-                f"--cluster {str(spec)!r} is neither a file nor a preset; presets: "
+                f"{str(spec)!r} is neither a cluster file nor a preset; presets: "
                 f"{', '.join(PRESETS)}")
         return preset_spec(str(spec))
     text = path.read_text(encoding="utf-8")

@@ -125,7 +125,8 @@ function render(result) {
   renderShapes(result);
   renderFacts(result);
   renderGrid(result);
-  state.entries = renderAssignment(result, state.roles);
+  const placement = state.origin && state.dump ? state.dump.module.device_assignment.origin : null;
+  state.entries = renderAssignment(result, state.roles, placement);
   renderFindings(result);
   renderSteps(result);
   renderModes(result, state.views[0], chooseMode);
@@ -449,6 +450,7 @@ async function start() {
   try {
     const dump = await (await fetch("/api/dump")).json();
     if (dump.name) {
+      state.namedDump = dump;
       switchTab($("tab-dump"), false);
       $("dump-text").value = dump.text;
       if (dump.result) showDump(dump.result);

@@ -1,5 +1,5 @@
 // Dumps: an HLO module read by /api/hlo, its collectives listed with their verifier
-// findings; picking one dials it (with the dump's shapes). A new dump resets the result, and
+// findings; picking one dials it (with the dump's shapes and its device assignment). A new dump resets the result, and
 // its collective order is analysed for the order tab.
 import { $, el, braces, plural } from "/grid.js";
 import { readUi, applyUi } from "/dial.js";
@@ -18,7 +18,12 @@ export async function loadDump() {
   $("dump-status").textContent = "reading…";
   $("dump-error").hidden = true;
   try {
-    const result = await postJson("/api/hlo", { text });
+    // The file named on the command line, unchanged, keeps the answer read from its file
+    // (with the device assignment beside it, which pasted text cannot carry).
+    const named = state.namedDump;
+    const result = named && named.result && named.text === text
+      ? named.result
+      : await postJson("/api/hlo", { text });
     showDump(result);
   } catch (error) {
     const d = error.detail || {};
@@ -27,6 +32,8 @@ export async function loadDump() {
     $("dump-status").textContent = "";
     $("collectives").replaceChildren();
     $("dump-module").textContent = "no dump loaded";
+    $("dump-placement").textContent = "";
+    delete $("dump-placement").dataset.source;
     $("dump-order").textContent = "no dump loaded";
     state.dump = null;
     if (state.origin) {
@@ -45,6 +52,8 @@ export function showDump(result) {
     `${m.name || "module"}: ${plural(m.replica_count, "replica")} × ${plural(m.num_partitions, "partition")}, ` +
     `${plural(result.collectives.length, "collective")}` +
     (result.findings && result.findings.length ? `, ${plural(result.findings.length, "verifier finding")}` : "");
+  $("dump-placement").textContent = m.device_assignment.origin;
+  $("dump-placement").dataset.source = m.device_assignment.source;
   $("dump-status").textContent = "";
   const list = $("collectives");
   list.replaceChildren();
@@ -91,12 +100,16 @@ function selectCollective(index) {
   const m = state.dump.module;
   [...$("collectives").children].forEach((li, i) => li.classList.toggle("selected", i === index));
   const req = c.groups_request;
+  // The module's own device table (from the compile options XLA dumped beside the file), or
+  // XLA's default placement when the dump came without one.
+  const placed = m.device_assignment.source !== "default";
   applyUi({
     ...readUi(),
     kind: "grid",
     replicas: String(m.replica_count),
     partitions: String(m.num_partitions),
-    assignment: "default",
+    assignment: placed ? "custom" : "default",
+    table: placed ? m.device_assignment.table.map((row) => row.join(" ")).join("\n") : "",
     opcode: req.opcode || "",
     channel: req.channel_id,
     ugdi: req.use_global_device_ids === null ? "absent" : String(req.use_global_device_ids),

@@ -329,11 +329,13 @@ function tierSummary(result) {
 
 // ---------------------------------------------------------------- device assignment table
 
-export function renderAssignment(result, roles) {
+// ``origin``, when given, says where the table came from (a dump's compile options) instead of
+// its kind.
+export function renderAssignment(result, roles, origin = null) {
   const box = $("assignment-view");
   const { replicas: R, partitions: P } = result.grid;
   const table = result.device_assignment.table;
-  $("da-caption").textContent = `${result.device_assignment.kind} · DA[r][p] is the device that runs replica r, partition p`;
+  $("da-caption").textContent = `${origin || result.device_assignment.kind} · DA[r][p] is the device that runs replica r, partition p`;
   if (R * P > DOM_LIMIT) {
     box.replaceChildren(el("p", "hint", `${R} × ${P}: the table is shown up to ${DOM_LIMIT} devices; the focused cell's entry is in the details above.`));
     return [];

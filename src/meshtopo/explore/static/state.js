@@ -20,6 +20,7 @@ export const state = {
   focus: 0, // the roving cell (flattened id)
   lit: [], // elements carrying highlight classes
   dump: null,
+  namedDump: null, // the /api/dump answer for the file named on the command line
   canvas: null,
 };
 
