@@ -170,3 +170,17 @@ def test_unknown_device_is_one_line(capsys: pytest.CaptureFixture[str],
     code, _, err = run(capsys, "order", files["forward"], "--devices", "9")
     assert code == 2
     assert err == "meshtopo: error: device 9 is not one of the 4 devices analysed\n"
+
+
+def test_every_cycle_of_a_deadlock_is_reported(capsys: pytest.CaptureFixture[str],
+                                               files: dict[str, str]) -> None:
+    # Devices 0,2 run forward (all 4, then pairs), 1,3 backward: 0<->1 and 2<->3 wait on each
+    # other; nobody only waits behind a cycle.
+    code, out, err = run(capsys, "order", f"{files['forward']}@0,2", f"{files['backward']}@1,3")
+    assert (code, err) == (1, "")
+    assert "wait behind" not in out
+    heads = [line for line in out.splitlines() if line.startswith("deadlock:")]
+    assert heads == ["deadlock: devices [0, 1] at a, b", "deadlock: devices [2, 3] at a, b"]
+    assert ("a waits-for cycle across 2 cliques: device 2 waits in a (line 9) on clique "
+            "[0,1,2,3] for device 3; device 3 waits in b (line 9) on clique [2,3] for device 2."
+            ) in out
