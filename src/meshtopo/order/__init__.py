@@ -18,6 +18,9 @@ above it.
   devices from one walk. The runtime's replay (``mt.runtime.issue_order``) and the
   explorer's order view use them.
 
+A collective whose groups cannot be resolved is refused with ``InvalidArgumentError``, its
+``location`` naming the instruction and its line and column.
+
 Finding types: ``deadlock``, ``missing``, ``mismatch``, ``divergence``,
 ``group_disagreement``, ``async_overlap`` (``mt.order.Finding``; the verifier's findings are
 ``mt.hlo.Finding``). A deadlock between programs over collectives that nothing orders within

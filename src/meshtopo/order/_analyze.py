@@ -42,7 +42,12 @@ def analyze(programs: Module | Sequence[tuple[Module, ArrayLike]],
             device_assignment: DeviceAssignment | ArrayLike | None = None) -> Report:
     """Schedules and findings of ``programs``: a module every device runs (SPMD), or a list of
     ``(module, devices)`` (MPMD: each device runs one module; groups are computed with
-    ``device_assignment``, default each module's own placement). Bounds: module docstring."""
+    ``device_assignment``, default each module's own placement). Bounds: module docstring.
+
+    A program's devices are devices of its device assignment (the replica_count x
+    num_partitions devices it is compiled for), each listed once and running one program;
+    ``InvalidArgumentError`` names any other device (a device outside the assignment can take
+    part in none of the program's collectives)."""
     if isinstance(programs, Module):
         assignment = module_assignment(programs, device_assignment)
         devices = np.sort(assignment.array.reshape(-1))
@@ -69,8 +74,25 @@ def analyze(programs: Module | Sequence[tuple[Module, ArrayLike]],
                 f"program {index} lists devices that run another program or repeat: "
                 f"{sorted(overlap) or ids.tolist()}; each device runs one program")
         seen.update(ids.tolist())
-        walked.append((walk(module, index), ids, module_assignment(module, device_assignment)))
+        assignment = module_assignment(module, device_assignment)
+        placed = assignment.array.reshape(-1)
+        outside = ids[~np.isin(ids, placed)]
+        if outside.size:
+            raise InvalidArgumentError(
+                f"program {index} ({module.name}) lists devices {outside.tolist()} that are not "
+                f"in its device assignment: it runs on {placed.size} devices "
+                f"(replica_count={module.replica_count} x num_partitions="
+                f"{module.num_partitions}), {_spelled(np.sort(placed))}")
+        walked.append((walk(module, index), ids, assignment))
     return _replay(walked, spmd=False)
+
+
+def _spelled(devices: np.ndarray) -> str:
+    """``devices 0..N-1`` for a range, else the first few ids."""
+    if devices.size and np.array_equal(devices, np.arange(devices.size)):
+        return f"devices 0..{devices.size - 1}"
+    shown = ", ".join(map(str, devices[:8].tolist()))
+    return f"devices {shown}{', ...' if devices.size > 8 else ''}"
 
 
 def module_assignment(module: Module,
@@ -91,7 +113,8 @@ def module_assignment(module: Module,
 
 def _peers(program: Program, assignment: DeviceAssignment) -> list[EntryPeers]:
     pairs = zip(program.entries, program.collectives, strict=True)
-    return [entry_peers(e, c, assignment) for e, c in pairs]
+    source = program.module.source
+    return [entry_peers(e, c, assignment, source) for e, c in pairs]
 
 
 def _shares_one_order(program: Program, peers: list[EntryPeers], devices: np.ndarray) -> bool:
