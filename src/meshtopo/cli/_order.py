@@ -100,7 +100,7 @@ def _excerpt(report: Report, finding: Finding) -> list[Text]:
                                 *finding.devices]))[:EXCERPT_DEVICES]
     out = []
     for device in shown:
-        schedule = report.schedule(device)
+        schedule = report.schedule(device, taken_only=True)
         hits = [i for i, a in enumerate(schedule) if a.entry.name in finding.instructions]
         if not hits:
             out.append(Text(f"  {report.unit} {device} (never issues "
@@ -152,7 +152,7 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
             json.dump(chrome_trace(report, devices if devices_text is not None else
                                    known[:TRACED]), handle)
     if as_json:
-        emit_json({"source": name, **report.to_json(devices)})
+        emit_json({"source": name, **report.to_json(devices, taken_only=True)})
         return 1 if report.findings else 0
     out = console()
     for note in report.notes:
@@ -166,7 +166,7 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
             out.print(line)
     for device in devices:
         out.print(Text(f"{report.unit} {device}", style="bold"))
-        for arrival in report.schedule(device):
+        for arrival in report.schedule(device, taken_only=True):
             out.print(_line(arrival, False))
     hidden = known[len(devices):] if devices_text is None else []
     if hidden:

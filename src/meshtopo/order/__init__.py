@@ -14,8 +14,10 @@ above it.
 - ``issue_order(module, device, device_assignment=None)``: the collective instructions one
   device issues, in the schedule's order, each conditional entered at the branch the device
   takes when its selector is computed from constants, ``replica-id`` and ``partition-id``
-  (every branch otherwise); ``issue_orders(module, devices=None, ...)`` the same for many
-  devices from one walk. The runtime's replay (``mt.runtime.issue_order``) and the
+  (through fusions, calls, tuples and slices, as XLA emits it); every branch otherwise, and
+  the result's ``unresolved`` (and the report's ``notes``) say which conditional and why.
+  ``issue_orders(module, devices=None, ...)`` the same for many devices from one walk;
+  ``Report.schedule(device, taken_only=True)`` is the same order with cliques. The runtime's replay (``mt.runtime.issue_order``) and the
   explorer's order view use them.
 
 A collective whose groups cannot be resolved is refused with ``InvalidArgumentError``, its
