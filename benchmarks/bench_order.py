@@ -51,22 +51,22 @@ def spmd_module(devices: int, collectives: int) -> mt.hlo.Module:
         size = side if i % 3 == 0 else 16
         kind = i % 3
         if kind == 0:
-            lines.append(f"  %c{i} = f32[256]{{0}} all-reduce(%{previous}), channel_id={i + 1}, "
+            lines.append(f"  %col{i} = f32[256]{{0}} all-reduce(%{previous}), channel_id={i + 1}, "
                          f"replica_groups={groups}, use_global_device_ids=true, to_apply=%add")
         elif kind == 1:
             lines.append(f"  %g{i} = f32[{256 * size}]{{0}} all-gather(%{previous}), "
                          f"channel_id={i + 1}, replica_groups={groups}, dimensions={{0}}, "
                          f"use_global_device_ids=true")
-            lines.append(f"  %c{i} = f32[256]{{0}} slice(%g{i}), slice={{[0:256]}}")
+            lines.append(f"  %col{i} = f32[256]{{0}} slice(%g{i}), slice={{[0:256]}}")
         else:
-            lines.append(f"  %c{i} = f32[16]{{0}} reduce-scatter(%{previous}), "
+            lines.append(f"  %col{i} = f32[16]{{0}} reduce-scatter(%{previous}), "
                          f"channel_id={i + 1}, replica_groups={groups}, dimensions={{0}}, "
                          f"use_global_device_ids=true, to_apply=%add")
-            lines.append(f"  %b{i} = f32[256]{{0}} broadcast(%c{i}), dimensions={{}}")
-            lines[-1] = f"  %b{i} = f32[256]{{0}} pad(%c{i}, %p), padding=0_240"
+            lines.append(f"  %b{i} = f32[256]{{0}} broadcast(%col{i}), dimensions={{}}")
+            lines[-1] = f"  %b{i} = f32[256]{{0}} pad(%col{i}, %p), padding=0_240"
             previous = f"b{i}"
             continue
-        previous = f"c{i}"
+        previous = f"col{i}"
     lines += [f"  ROOT %out = f32[256]{{0}} copy(%{previous})", "}", ""]
     module = mt.hlo.parse_module("\n".join(lines))
     _ = module.computations

@@ -14,7 +14,14 @@ class MeshtopoError(Exception):
 
 
 class InvalidArgumentError(MeshtopoError, ValueError):
-    """The input breaks a rule XLA reports as INVALID_ARGUMENT (or one meshtopo adds)."""
+    """The input breaks a rule XLA reports as INVALID_ARGUMENT (or one meshtopo adds).
+
+    ``location``, when the fault lies in one instruction of a module's text, is ``(source,
+    instruction, line, column)``: the module's input (None for a string), the instruction's
+    name and the 1-based position of its name, for front ends to print as they print the
+    verifier's findings; None otherwise."""
+
+    location: tuple[str | None, str, int, int] | None = None
 
 
 class InternalError(MeshtopoError):

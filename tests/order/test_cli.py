@@ -170,3 +170,61 @@ def test_unknown_device_is_one_line(capsys: pytest.CaptureFixture[str],
     code, _, err = run(capsys, "order", files["forward"], "--devices", "9")
     assert code == 2
     assert err == "meshtopo: error: device 9 is not one of the 4 devices analysed\n"
+
+
+def test_mpmd_devices_outside_the_programs_assignment_are_refused(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "a.hlo"
+    path.write_text(_module(all_reduce("a", "{{0,1}}")).replace("num_partitions=4",
+                                                                  "num_partitions=2"))
+    for devices, outside in (("5,7", "[5, 7]"), ("0,1,2", "[2]")):
+        code, out, err = run(capsys, "order", f"{path}@{devices}")
+        assert (code, out) == (2, "")
+        assert err == (f"meshtopo: error: program 0 (m) lists devices {outside} that are not in "
+                       f"its device assignment: it runs on 2 devices (replica_count=1 x "
+                       f"num_partitions=2), devices 0..1\n")
+    assert run(capsys, "order", f"{path}@0,1")[0] == 0
+    assert "replica_count x num_partitions" in " ".join(run(capsys, "order", "--help")[1].split())
+
+
+def test_every_cycle_of_a_deadlock_is_reported(capsys: pytest.CaptureFixture[str],
+                                               files: dict[str, str]) -> None:
+    # Devices 0,2 run forward (all 4, then pairs), 1,3 backward: 0<->1 and 2<->3 wait on each
+    # other; nobody only waits behind a cycle.
+    code, out, err = run(capsys, "order", f"{files['forward']}@0,2", f"{files['backward']}@1,3")
+    assert (code, err) == (1, "")
+    assert "wait behind" not in out
+    heads = [line for line in out.splitlines() if line.startswith("deadlock:")]
+    assert heads == ["deadlock: devices [0, 1] at a, b", "deadlock: devices [2, 3] at a, b"]
+    assert ("a waits-for cycle across 2 cliques: device 2 waits in a (line 9) on clique "
+            "[0,1,2,3] for device 3; device 3 waits in b (line 9) on clique [2,3] for device 2."
+            ) in out
+
+
+def test_bad_groups_are_refused_with_their_position(capsys: pytest.CaptureFixture[str],
+                                                    tmp_path: Path) -> None:
+    path = tmp_path / "bad.hlo"
+    path.write_text(_module(all_reduce("a", "{{0,9},{2,3}}")))
+    code, out, err = run(capsys, "order", str(path))
+    assert (code, out) == (2, "")
+    assert err == (f"meshtopo: error: {path}:9:3: a: replica group id 9 is out of range in "
+                   f"kFlattenedID mode: there are 4 flattened ids (ids 0..3) in replica groups "
+                   f"{{{{0,9}},{{2,3}}}}\n")
+    inspected = run(capsys, "inspect", str(path))[1]
+    assert f"{path}:9:3: a: replica group id 9 is out of range" in inspected
+
+
+def test_timelines_not_shown_are_named(capsys: pytest.CaptureFixture[str],
+                                       tmp_path: Path) -> None:
+    path = tmp_path / "eight.hlo"
+    path.write_text(_module(all_reduce("a", "{{0,1,2,3,4,5,6,7}}")).replace(
+        "num_partitions=4", "num_partitions=8"))
+    code, out, _ = run(capsys, "order", str(path))
+    assert code == 0
+    assert [line for line in out.splitlines() if line.startswith("device ")] == [
+        "device 0", "device 1", "device 2", "device 3"]
+    assert out.splitlines()[-2] == ("timelines of devices 4..7 not shown (the first 4 are); "
+                                    "show them with --devices 4,5,6,7")
+    assert "timelines of" not in run(capsys, "order", str(path), "--devices", "5")[1]
+    assert "default: the timelines of the first 4" in " ".join(
+        run(capsys, "order", "--help")[1].split())

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import meshtopo as mt
+from meshtopo.cli import main
 
 from ._cases import ADD, all_reduce, module
 
@@ -18,10 +19,14 @@ def _names(order: list[mt.hlo.Instruction]) -> list[str]:
     return [instruction.name for instruction in order]
 
 
-def _conditional(selector: str) -> mt.hlo.Module:
+def _conditional(selector: str, callees: str = "") -> mt.hlo.Module:
     """Branch 0 reduces then gathers, branch 1 gathers then reduces; ``selector`` defines
-    ``%branch`` from ``%p`` and ``%pid``."""
-    return mt.hlo.parse_module(f"""HloModule c, num_partitions=4
+    ``%branch`` from ``%p`` and ``%pid`` (``callees``: computations it calls)."""
+    return mt.hlo.parse_module(_conditional_text(selector, callees))
+
+
+def _conditional_text(selector: str, callees: str = "") -> str:
+    return (f"""HloModule c, num_partitions=4
 {ADD}
 %first (a: f32[8]) -> f32[8] {{
   %a = f32[8]{{0}} parameter(0)
@@ -40,7 +45,7 @@ ENTRY %main (p: f32[8], q: s32[]) -> f32[8] {{
 {selector}
   ROOT %c = f32[8]{{0}} conditional(%branch, %p, %p), branch_computations={{%first, %second}}
 }}
-""")
+""").replace("ENTRY", callees + "ENTRY", 1)
 
 
 def test_the_runtime_uses_the_order_layers_issue_order() -> None:
@@ -51,9 +56,11 @@ def test_a_conditional_on_partition_id_takes_each_devices_branch() -> None:
     module = mt.hlo.parse_module((STATIC / "order_conditional.hlo").read_text())
     assert [_names(mt.order.issue_order(module, d)) for d in (0, 1)] == [
         ["sum", "gather"], ["gather2", "sum2"]]
-    # The schedule counts every branch; the replay issues the branch each device takes.
-    assert [a.entry.name for a in mt.order.analyze(module).schedule(0)] == [
-        "sum", "gather", "gather2", "sum2"]
+    # The schedule lists every branch; taken_only, it is the issue order, as the replay's.
+    report = mt.order.analyze(module)
+    assert [a.entry.name for a in report.schedule(0)] == ["sum", "gather", "gather2", "sum2"]
+    assert [[a.entry.name for a in report.schedule(d, taken_only=True)] for d in (0, 1)] == [
+        ["sum", "gather"], ["gather2", "sum2"]]
     assert mt.runtime.Replay(module).orders == {0: ["sum", "gather"], 1: ["gather2", "sum2"]}
 
 
@@ -67,7 +74,17 @@ def test_selectors_computed_or_constant_or_unknown() -> None:
     assert _names(mt.order.issue_order(constant, 2)) == ["ar1"]
     # A selector read from a parameter cannot be evaluated: every branch, as the schedule.
     unknown = _conditional("  %branch = s32[] copy(%q)")
-    assert _names(mt.order.issue_order(unknown, 0)) == ["ar0", "ar1"]
+    order = mt.order.issue_order(unknown, 0)
+    assert _names(order) == ["ar0", "ar1"]
+    assert order.unresolved == [
+        "branch of conditional c (line 23) not resolved for device 0: its selector depends on "
+        "parameter q (line 20), which the program is given at run time; every branch is "
+        "taken"]
+    assert mt.order.analyze(unknown).notes == [
+        "branch of conditional c (line 23) not resolved for devices 0..3: its selector depends "
+        "on parameter q (line 20), which the program is given at run time; every branch is "
+        "taken"]
+    assert mt.order.issue_order(computed, 0).unresolved == []
     assert [a.entry.name for a in mt.order.analyze(unknown).schedule(0)] == ["ar0", "ar1"]
 
 
@@ -150,3 +167,58 @@ def test_many_devices_from_one_walk() -> None:
         3: ["ar1"], 0: ["ar0"]}
     with pytest.raises(mt.InvalidArgumentError, match="device 9 is not in the device"):
         mt.order.issue_orders(computed, [0, 9])
+
+
+_PICK = """%pick (x: u32[]) -> (s32[], s32[]) {
+  %x = u32[] parameter(0)
+  %iota = s32[4]{0} iota(), iota_dimension=0
+  %one = u32[] constant(1)
+  %shr = u32[] shift-right-logical(%x, %one)
+  %c = s32[] convert(%shr)
+  %ds = s32[1]{0} dynamic-slice(%iota, %c), dynamic_slice_sizes={1}
+  %bc = s32[] bitcast(%ds)
+  ROOT %t = (s32[], s32[]) tuple(%c, %bc)
+}
+
+%fused (f: u32[]) -> s32[] {
+  %f = u32[] parameter(0)
+  %b = u32[2]{0} broadcast(%f), dimensions={}
+  %s = u32[1]{0} slice(%b), slice={[1:2]}
+  %r = u32[] reshape(%s)
+  %two = u32[] constant(2)
+  %m = u32[] remainder(%r, %two)
+  ROOT %cv = s32[] convert(%m)
+}
+"""
+
+
+def test_selectors_through_tables_calls_tuples_and_fusions() -> None:
+    # As XLA emits on CPU: a per-device table read with dynamic-slice, a call returning a
+    # tuple, a fusion whose parameter is bound to partition-id.
+    table = _conditional("  %table = s32[4]{0} constant({1, 0, 1, 0})\n"
+                         "  %at = s32[] convert(%pid)\n"
+                         "  %slot = s32[1]{0} dynamic-slice(%table, %at), dynamic_slice_sizes={1}\n"
+                         "  %branch = s32[] reshape(%slot)")
+    assert [_names(mt.order.issue_order(table, d)) for d in range(4)] == [
+        ["ar1"], ["ar0"], ["ar1"], ["ar0"]]
+    called = _conditional("  %called = (s32[], s32[]) call(%pid), to_apply=%pick\n"
+                          "  %branch = s32[] get-tuple-element(%called), index=1", _PICK)
+    assert [_names(mt.order.issue_order(called, d)) for d in range(4)] == [
+        ["ar0"], ["ar0"], ["ar1"], ["ar1"]]
+    fused = _conditional("  %branch = s32[] fusion(%pid), kind=kLoop, calls=%fused", _PICK)
+    orders = mt.order.issue_orders(fused)
+    assert [_names(orders[d]) for d in range(4)] == [["ar0"], ["ar1"], ["ar0"], ["ar1"]]
+    assert all(order.unresolved == [] for order in orders.values())
+
+
+def test_an_unresolved_selector_is_said_by_order(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "unknown.hlo"
+    path.write_text(_conditional_text("  %branch = s32[] copy(%q)"))
+    with pytest.raises(SystemExit):
+        main(["order", str(path)])
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == (
+        "note: branch of conditional c (line 23) not resolved for devices 0..3: its selector "
+        "depends on parameter q (line 20), which the program is given at run time; every "
+        "branch is taken")

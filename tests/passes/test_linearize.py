@@ -93,10 +93,12 @@ def test_linearizer_removes_a_deadlock_between_independent_collectives() -> None
     backward = mt.hlo.parse_module(ORDER.format(name="backward", first=STATS, second=GRADS))
     programs = [(forward, [0, 2]), (backward, [1, 3])]
     before = mt.order.analyze(programs)
-    assert [f.type for f in before.findings] == ["deadlock"]
-    assert before.findings[0].message.endswith(
+    # Two cycles: devices 0 and 1, devices 2 and 3.
+    assert [(f.type, f.devices) for f in before.findings] == [
+        ("deadlock", (0, 1)), ("deadlock", (2, 3))]
+    assert all(f.message.endswith(
         "XLA's collectives-schedule-linearizer (mt.hlo.passes.linearize_collectives) gives them "
-        "one order in every program and would remove this deadlock.")
+        "one order in every program and would remove this deadlock.") for f in before.findings)
     fixed = [(linearize_collectives(m), d) for m, d in programs]
     assert [i.name for i in fixed[1][0].entry.instructions] == ["p", "grads", "stats", "out"]
     assert fixed[1][0].entry.instruction("stats").control_predecessors == ("grads",)

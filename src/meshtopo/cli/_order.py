@@ -11,13 +11,16 @@ docs/cli-json.md; ``--trace`` writes the Chrome trace event format.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import click
 from rich.text import Text
 
 from .._errors import InvalidArgumentError
+from ..hlo import Finding as HloFinding
 from ..hlo import load
 from ..order import Arrival, Finding, Report, analyze, chrome_trace, from_flight_recorder
+from ._check import finding_text
 from ._inputs import device_limit_option
 from ._options import int_list
 from ._render import console, emit_json
@@ -37,7 +40,7 @@ def _analyze(files: tuple[str, ...], flight_recorder: str | None) -> tuple[Repor
         raise InvalidArgumentError("order needs an HLO FILE (or FILE@DEVICES per program) or "
                                    "--flight-recorder DIR")
     if len(files) == 1 and "@" not in files[0]:
-        return analyze(load(files[0])), files[0]
+        return _positioned(lambda: analyze(load(files[0])), files[0]), files[0]
     specs = []
     for spec in files:
         path, at, devices = spec.rpartition("@")
@@ -45,7 +48,28 @@ def _analyze(files: tuple[str, ...], flight_recorder: str | None) -> tuple[Repor
             raise InvalidArgumentError(
                 f"with several programs each FILE names its devices as FILE@0,1,...; got {spec!r}")
         specs.append((path, int_list(devices, f"the devices of {path}")))
-    return analyze([(load(path), devices) for path, devices in specs]), ", ".join(files)
+    modules = [(load(path), devices) for path, devices in specs]
+    return _positioned(lambda: analyze(modules), specs[0][0]), ", ".join(files)
+
+
+def _positioned(analysis: Callable[[], Report], path: str) -> Report:
+    """``analysis()``, a collective it cannot resolve refused as ``check`` prints a finding:
+    FILE:LINE:COL: NAME: MESSAGE."""
+    try:
+        return analysis()
+    except InvalidArgumentError as error:
+        if error.location is None:
+            raise
+        source, name, line, column = error.location
+        finding = HloFinding(str(error), name, "", line, column, "replica_groups")
+        raise InvalidArgumentError(finding_text(source or path, finding).plain) from None
+
+
+def _spelled(devices: list[int]) -> str:
+    """``4..7`` for a run of consecutive ids, else the ids (the first 8, then ``...``)."""
+    if len(devices) > 2 and devices == list(range(devices[0], devices[-1] + 1)):
+        return f"{devices[0]}..{devices[-1]}"
+    return ",".join(map(str, devices[:8])) + (",..." if len(devices) > 8 else "")
 
 
 def _line(arrival: Arrival, mark: bool) -> Text:
@@ -76,7 +100,7 @@ def _excerpt(report: Report, finding: Finding) -> list[Text]:
                                 *finding.devices]))[:EXCERPT_DEVICES]
     out = []
     for device in shown:
-        schedule = report.schedule(device)
+        schedule = report.schedule(device, taken_only=True)
         hits = [i for i, a in enumerate(schedule) if a.entry.name in finding.instructions]
         if not hits:
             out.append(Text(f"  {report.unit} {device} (never issues "
@@ -96,7 +120,9 @@ def _excerpt(report: Report, finding: Finding) -> list[Text]:
 @click.command()
 @click.argument("files", nargs=-1)
 @click.option("--devices", "devices_text", default=None,
-              help="Comma-separated devices (ranks) whose timelines are printed and traced.")
+              help=f"Comma-separated devices (ranks) whose timelines are printed and traced "
+                   f"(default: the timelines of the first {TIMELINES_SHOWN}, a line naming the "
+                   f"others).")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
 @click.option("--trace", "trace_path", default=None,
               help="Write the schedules of --devices (default: the first 64) to this file in the "
@@ -109,7 +135,9 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
     """Match every device's collectives by arrival order and report hangs and garbage.
 
     FILES: one HLO module every device runs (SPMD), or FILE@DEVICES per program (MPMD, e.g.
-    stage0.hlo@0,1 stage1.hlo@2,3). Exits 1 when there are findings, 0 when clean.
+    stage0.hlo@0,1 stage1.hlo@2,3): each program's DEVICES are devices of its device
+    assignment (replica_count x num_partitions devices, 0..N-1 by default), each running one
+    program; any other device is refused. Exits 1 when there are findings, 0 when clean.
     """
     report, name = _analyze(files, flight_recorder)
     known = report.devices.tolist()
@@ -124,7 +152,7 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
             json.dump(chrome_trace(report, devices if devices_text is not None else
                                    known[:TRACED]), handle)
     if as_json:
-        emit_json({"source": name, **report.to_json(devices)})
+        emit_json({"source": name, **report.to_json(devices, taken_only=True)})
         return 1 if report.findings else 0
     out = console()
     for note in report.notes:
@@ -138,8 +166,14 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
             out.print(line)
     for device in devices:
         out.print(Text(f"{report.unit} {device}", style="bold"))
-        for arrival in report.schedule(device):
+        for arrival in report.schedule(device, taken_only=True):
             out.print(_line(arrival, False))
+    hidden = known[len(devices):] if devices_text is None else []
+    if hidden:
+        out.print(Text(f"timelines of {report.unit}s {_spelled(hidden)} not shown (the first "
+                       f"{TIMELINES_SHOWN} are); show them with --devices "
+                       f"{','.join(map(str, hidden[:8]))}{',...' if len(hidden) > 8 else ''}",
+                       style="dim"))
     count = len(report.findings)
     summary = (f"{name}: {count} finding{'s' if count != 1 else ''} in the collective order of "
                f"{len(known)} {report.unit}s" if count else

@@ -14,9 +14,15 @@ above it.
 - ``issue_order(module, device, device_assignment=None)``: the collective instructions one
   device issues, in the schedule's order, each conditional entered at the branch the device
   takes when its selector is computed from constants, ``replica-id`` and ``partition-id``
-  (every branch otherwise); ``issue_orders(module, devices=None, ...)`` the same for many
-  devices from one walk. The runtime's replay (``mt.runtime.issue_order``) and the
-  explorer's order view use them.
+  (through fusions, calls, tuples and slices, as XLA emits it); every branch otherwise, and
+  the result's ``unresolved`` (an ``IssueOrder``, a list; the report's ``notes`` too) say
+  which conditional and why.
+  ``issue_orders(module, devices=None, ...)`` the same for many devices from one walk;
+  ``Report.schedule(device, taken_only=True)`` is the same order with cliques. The
+  runtime's replay (``mt.runtime.issue_order``) and the explorer's order view use them.
+
+A collective whose groups cannot be resolved is refused with ``InvalidArgumentError``, its
+``location`` naming the instruction and its line and column.
 
 Finding types: ``deadlock``, ``missing``, ``mismatch``, ``divergence``,
 ``group_disagreement``, ``async_overlap`` (``mt.order.Finding``; the verifier's findings are
@@ -51,6 +57,7 @@ from ._entry import Arrival as Arrival
 from ._entry import Entry as Entry
 from ._entry import Finding as Finding
 from ._flight import from_flight_recorder as from_flight_recorder
+from ._issue import IssueOrder as IssueOrder
 from ._issue import issue_order as issue_order
 from ._issue import issue_orders as issue_orders
 from ._report import Report as Report

@@ -7,7 +7,10 @@ devices run one sequence over disjoint groups (checked with one ``bincount`` per
 clique sees its collectives in one order, so no rendezvous can cross: only ``divergence``
 (conditionals whose predicate differs between members) can break it, and that is what is
 checked. Programs with send/recv (whose recv may be absent) or overlapping groups, and MPMD
-programs, are replayed by ``_match.run``.
+programs, are replayed by ``_match.run``, each device passing over the entries of branches it
+does not take (``_divergence.branch_choices``). The shared SPMD schedule lists every branch;
+``Report.schedule(device, taken_only=True)`` only those taken (``issue_order``'s order).
+Conditionals whose branch cannot be told are named in ``Report.notes``.
 
 Bound: SPMD O(entries x devices) numpy work (the walk is O(instructions)); replay
 O(rounds x devices) with rounds at most the total row length (see ``_match``).
@@ -26,7 +29,7 @@ from .._placement import DeviceAssignment, as_device_assignment
 from ..hlo import Module
 from ._classify import Ref, async_overlaps, classify
 from ._cliques import CliqueTable, EntryPeers, entry_peers
-from ._divergence import divergences
+from ._divergence import Choices, branch_choices, divergences
 from ._entry import Arrival, Finding
 from ._linearizable import with_linearizer_note
 from ._match import Rows, Run, run
@@ -42,7 +45,12 @@ def analyze(programs: Module | Sequence[tuple[Module, ArrayLike]],
             device_assignment: DeviceAssignment | ArrayLike | None = None) -> Report:
     """Schedules and findings of ``programs``: a module every device runs (SPMD), or a list of
     ``(module, devices)`` (MPMD: each device runs one module; groups are computed with
-    ``device_assignment``, default each module's own placement). Bounds: module docstring."""
+    ``device_assignment``, default each module's own placement). Bounds: module docstring.
+
+    A program's devices are devices of its device assignment (the replica_count x
+    num_partitions devices it is compiled for), each listed once and running one program;
+    ``InvalidArgumentError`` names any other device (a device outside the assignment can take
+    part in none of the program's collectives)."""
     if isinstance(programs, Module):
         assignment = module_assignment(programs, device_assignment)
         devices = np.sort(assignment.array.reshape(-1))
@@ -69,8 +77,25 @@ def analyze(programs: Module | Sequence[tuple[Module, ArrayLike]],
                 f"program {index} lists devices that run another program or repeat: "
                 f"{sorted(overlap) or ids.tolist()}; each device runs one program")
         seen.update(ids.tolist())
-        walked.append((walk(module, index), ids, module_assignment(module, device_assignment)))
+        assignment = module_assignment(module, device_assignment)
+        placed = assignment.array.reshape(-1)
+        outside = ids[~np.isin(ids, placed)]
+        if outside.size:
+            raise InvalidArgumentError(
+                f"program {index} ({module.name}) lists devices {outside.tolist()} that are not "
+                f"in its device assignment: it runs on {placed.size} devices "
+                f"(replica_count={module.replica_count} x num_partitions="
+                f"{module.num_partitions}), {_spelled(np.sort(placed))}")
+        walked.append((walk(module, index), ids, assignment))
     return _replay(walked, spmd=False)
+
+
+def _spelled(devices: np.ndarray) -> str:
+    """``devices 0..N-1`` for a range, else the first few ids."""
+    if devices.size and np.array_equal(devices, np.arange(devices.size)):
+        return f"devices 0..{devices.size - 1}"
+    shown = ", ".join(map(str, devices[:8].tolist()))
+    return f"devices {shown}{', ...' if devices.size > 8 else ''}"
 
 
 def module_assignment(module: Module,
@@ -91,7 +116,8 @@ def module_assignment(module: Module,
 
 def _peers(program: Program, assignment: DeviceAssignment) -> list[EntryPeers]:
     pairs = zip(program.entries, program.collectives, strict=True)
-    return [entry_peers(e, c, assignment) for e, c in pairs]
+    source = program.module.source
+    return [entry_peers(e, c, assignment, source) for e, c in pairs]
 
 
 def _shares_one_order(program: Program, peers: list[EntryPeers], devices: np.ndarray) -> bool:
@@ -108,9 +134,16 @@ def _shares_one_order(program: Program, peers: list[EntryPeers], devices: np.nda
     return True
 
 
+def _choices(program: Program, devices: np.ndarray, assignment: DeviceAssignment) -> Choices:
+    replicas, partitions = (np.asarray(v) for v in assignment.logical_ids(devices))
+    return branch_choices(program, devices, replicas, partitions)
+
+
 def _spmd(program: Program, peers: list[EntryPeers], devices: np.ndarray,
           assignment: DeviceAssignment) -> Report:
-    findings = divergences(program, devices, assignment, peers.__getitem__)
+    choices = _choices(program, devices, assignment)
+    findings = divergences(program, devices, assignment, peers.__getitem__, choices)
+    takes = choices.takes(program.entries) if choices.taken else None
     rows: dict[int, np.ndarray] = {}
 
     def row_of(index: int) -> np.ndarray:
@@ -120,9 +153,15 @@ def _spmd(program: Program, peers: list[EntryPeers], devices: np.ndarray,
         return found
 
     def schedule(device: int) -> list[Arrival]:
-        return _spmd_schedule(program, peers, row_of, device)
+        return _spmd_schedule(program, peers, row_of, device, None)
 
-    return Report(findings, devices, "device", True, [len(program.entries)], schedule)
+    def taken_schedule(device: int) -> list[Arrival]:
+        column = int(np.searchsorted(devices, device))
+        return _spmd_schedule(program, peers, row_of, device,
+                              None if takes is None else takes[:, column])
+
+    return Report(findings, devices, "device", True, [len(program.entries)], schedule,
+                  choices.notes(), taken_schedule)
 
 
 def _device_cliques(peers: EntryPeers, row: int, device: int,
@@ -140,7 +179,10 @@ def _device_cliques(peers: EntryPeers, row: int, device: int,
 
 
 def _spmd_schedule(program: Program, peers: list[EntryPeers],
-                   row_of: Callable[[int], np.ndarray], device: int) -> list[Arrival]:
+                   row_of: Callable[[int], np.ndarray], device: int,
+                   takes: np.ndarray | None) -> list[Arrival]:
+    """The arrivals of ``device``: the entries it issues (``takes``, per entry: the branches
+    it takes; None: all) in step order."""
     arrivals: list[Arrival] = []
     counts: dict[tuple[object, ...], int] = {}
     open_at: dict[int, list[int]] = {}
@@ -150,6 +192,8 @@ def _spmd_schedule(program: Program, peers: list[EntryPeers],
         if kind == WAIT:
             for i in open_at.pop(index, []):
                 arrivals[i] = _ended(arrivals[i], step)
+            continue
+        if takes is not None and not takes[index]:
             continue
         row = int(row_of(index)[device]) if peers[index].pairs is None else -1
         for clique in _device_cliques(peers[index], row, device, entry.opcode):
@@ -173,11 +217,15 @@ def _replay(walked: list[tuple[Program, np.ndarray, DeviceAssignment]], spmd: bo
     blocks: list[_Block] = []
     findings: list[Finding] = []
     pairs: list[tuple[np.ndarray, int, int]] = []
+    notes: list[str] = []
     offset = 0
     for program, devices, assignment in walked:
         peers = _peers(program, assignment)
-        findings.extend(divergences(program, devices, assignment, peers.__getitem__))
-        blocks.append(_block(program, devices, peers, table, refs))
+        choices = _choices(program, devices, assignment)
+        notes.extend(choices.notes())
+        findings.extend(divergences(program, devices, assignment, peers.__getitem__, choices))
+        blocks.append(_block(program, devices, peers, table, refs,
+                             choices.takes(program.entries) if choices.taken else None))
         ids = np.arange(offset, offset + devices.size)
         pairs.extend((ids, first, second) for first, second in _in_flight_pairs(program))
         offset += devices.size
@@ -192,13 +240,14 @@ def _replay(walked: list[tuple[Program, np.ndarray, DeviceAssignment]], spmd: bo
         return run_schedule(result, refs, int(np.flatnonzero(rows.devices == device)[0]))
 
     return Report(_unique(findings), rows.devices[order], "device", spmd,
-                  [len(p.entries) for p, _, _ in walked], schedule)
+                  [len(p.entries) for p, _, _ in walked], schedule, notes)
 
 
 def _block(program: Program, devices: np.ndarray, peers: list[EntryPeers], table: CliqueTable,
-           refs: list[Ref]) -> _Block:
-    """The rows of ``program`` on ``devices``: two columns per step (the two clique slots),
-    its entries appended to ``refs``. O(steps x devices)."""
+           refs: list[Ref], takes: np.ndarray | None) -> _Block:
+    """The rows of ``program`` on ``devices``: two columns per step (the two clique slots,
+    no-ops where ``takes[entry, device]`` says the device's branch skips the entry), its
+    entries appended to ``refs``. O(steps x devices)."""
     base = len(refs)
     entries = list(zip(program.entries, peers, strict=True))
     refs.extend(Ref(entry, p.groups_key(), p.describe()) for entry, p in entries)
@@ -207,6 +256,8 @@ def _block(program: Program, devices: np.ndarray, peers: list[EntryPeers], table
     steps, kinds = program.steps, program.kinds
     length = 2 * steps.size
     check_size(length * devices.size, f"the operation rows of program {program.index}")
+    if takes is not None and slots.size:
+        slots = np.where(takes[:, :, None], slots, -1)
     clique = slots[steps].transpose(1, 0, 2).reshape(devices.size, length)
     arrive_step = np.full(len(program.entries), -1, dtype=np.int64)
     arrive_idx = np.flatnonzero(kinds == ARRIVE)

@@ -10,9 +10,11 @@
 - group_disagreement: a member that never arrives is stuck at, or issued, the same collective
   from another program that names other groups, so the two are in different cliques (group
   lists compared as device groups, see ``Ref``: another encoding of the same groups agrees);
-- deadlock: a cycle in the waits-for graph of stuck devices (one finding per strongly
-  connected component, its shortest cycle spelled out from its lowest device); devices
-  that only wait behind it are counted in the message, not reported again;
+- deadlock: cycles in the waits-for graph of stuck devices, one finding per cycle, each
+  spelled out from its lowest device: of each strongly connected component its shortest
+  cycle, then cycles through its devices on none yet (at most ``CYCLE_STARTS``; the message
+  counts any left over); devices that only wait behind them (on no cycle) are counted in the
+  message, not reported again;
 - async_overlap: two in-flight async collectives of one stream (grouped collectives, or
   collective-permutes on their sender and receiver pairs) on different cliques started in
   opposite orders by devices they share.
@@ -224,10 +226,18 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
             f"arrive{'s' if len(guests) == 1 else ''} at {ref.where()} ({_describe(ref.entry)}); "
             f"{unit}s {sorted(waiters)} wait there forever.{how}",
             lines=(ref.entry.line,) if ref.entry.line else (), waiting=tuple(sorted(waiters))))
-    cycles = _cycles(edges)
-    in_cycles = {d for cycle in cycles for d in cycle}
-    for cycle in cycles:
-        findings.append(_deadlock(run, refs, cycle, unit))
+    in_cycles: set[int] = set()
+    for component, cycles in _cycles(edges):
+        in_cycles |= component
+        for cycle in cycles:
+            findings.append(_deadlock(run, refs, cycle, unit))
+        rest = len(component - {d for cycle in cycles for d in cycle})
+        if rest:
+            last = findings[-1]
+            findings[-1] = dataclasses.replace(
+                last, message=f"{last.message} {rest} more {unit}{'s' if rest > 1 else ''} of "
+                              f"the same waits-for cycles sit on further cycles not spelled "
+                              f"out.")
     behind = len(set(stuck.tolist()) - in_cycles - explained)
     if behind and findings:
         last = findings[-1]
@@ -313,9 +323,10 @@ def _deadlock(run: Run, refs: list[Ref], cycle: list[int], unit: str) -> Finding
         lines=lines)
 
 
-def _cycles(edges: dict[int, list[int]]) -> list[list[int]]:
-    """One shortest cycle of each strongly connected component with more than one node
-    (iterative Tarjan, then ``_shortest_cycle``)."""
+def _cycles(edges: dict[int, list[int]]) -> list[tuple[set[int], list[list[int]]]]:
+    """Each strongly connected component with more than one node (iterative Tarjan) and
+    cycles that cover it: its shortest cycle (``_shortest_cycle``), then the shortest cycle
+    through each lowest node not yet on one, at most ``CYCLE_STARTS`` cycles a component."""
     index: dict[int, int] = {}
     low: dict[int, int] = {}
     on_stack: set[int] = set()
@@ -359,7 +370,22 @@ def _cycles(edges: dict[int, list[int]]) -> list[list[int]]:
                         break
                 if len(component) > 1:
                     components.append(component)
-    return [_shortest_cycle(edges, component) for component in components]
+    return [(component, _covering_cycles(edges, component)) for component in components]
+
+
+def _covering_cycles(edges: dict[int, list[int]], component: set[int]) -> list[list[int]]:
+    cycles = [_shortest_cycle(edges, component)]
+    covered = set(cycles[0])
+    for start in sorted(component - covered):
+        if len(cycles) >= CYCLE_STARTS:
+            break
+        if start in covered:
+            continue
+        cycle = _cycle_through(edges, component, start)
+        if cycle is not None:
+            cycles.append(_rotated(cycle))
+            covered.update(cycle)
+    return cycles
 
 
 def _shortest_cycle(edges: dict[int, list[int]], component: set[int]) -> list[int]:
@@ -367,29 +393,39 @@ def _shortest_cycle(edges: dict[int, list[int]], component: set[int]) -> list[in
     of its lowest ``CYCLE_STARTS`` nodes, rotated to begin at its lowest node."""
     best: list[int] | None = None
     for start in sorted(component)[:CYCLE_STARTS]:
-        parent = {start: start}
-        queue = [start]
-        found = None
-        while queue and found is None:
-            following = []
-            for node in queue:
-                if start in edges.get(node, ()):
-                    found = node
-                    break
-                for nxt in edges.get(node, ()):
-                    if nxt in component and nxt not in parent:
-                        parent[nxt] = node
-                        following.append(nxt)
-            queue = following
-        if found is None:
-            continue
-        path = [found]
-        while path[-1] != start:
-            path.append(parent[path[-1]])
-        path.reverse()
-        if best is None or len(path) < len(best):
+        path = _cycle_through(edges, component, start)
+        if path is not None and (best is None or len(path) < len(best)):
             best = path
-    cycle = best or sorted(component)
+    return _rotated(best or sorted(component))
+
+
+def _cycle_through(edges: dict[int, list[int]], component: set[int],
+                   start: int) -> list[int] | None:
+    """The shortest cycle from ``start`` back to it inside ``component`` (a BFS), or None."""
+    parent = {start: start}
+    queue = [start]
+    found = None
+    while queue and found is None:
+        following = []
+        for node in queue:
+            if start in edges.get(node, ()):
+                found = node
+                break
+            for nxt in edges.get(node, ()):
+                if nxt in component and nxt not in parent:
+                    parent[nxt] = node
+                    following.append(nxt)
+        queue = following
+    if found is None:
+        return None
+    path = [found]
+    while path[-1] != start:
+        path.append(parent[path[-1]])
+    path.reverse()
+    return path
+
+
+def _rotated(cycle: list[int]) -> list[int]:
     low = cycle.index(min(cycle))
     return cycle[low:] + cycle[:low]
 

@@ -71,8 +71,20 @@ class EntryPeers:
         return "{" + ",".join(items) + (f",... {more} more" if more > 0 else "") + "}"
 
 
-def entry_peers(entry: Entry, collective: Collective, assignment: DeviceAssignment) -> EntryPeers:
-    """The device groups (or pairs) of ``collective`` under ``assignment``."""
+def entry_peers(entry: Entry, collective: Collective, assignment: DeviceAssignment,
+                source: str | None = None) -> EntryPeers:
+    """The device groups (or pairs) of ``collective`` under ``assignment``; when they cannot
+    be resolved, the ``InvalidArgumentError`` says where (its ``location``: ``source``, the
+    instruction and its position)."""
+    try:
+        return _peers(entry, collective, assignment)
+    except InvalidArgumentError as error:
+        if error.location is None:
+            error.location = (source, entry.name, entry.line, entry.column)
+        raise
+
+
+def _peers(entry: Entry, collective: Collective, assignment: DeviceAssignment) -> EntryPeers:
     if entry.stream != "collective":
         pairs = participating_device_pairs(
             collective.source_target_pairs or [], collective.mode, assignment)

@@ -9,9 +9,11 @@ is this function) and the explorer's order view shows them.
 The order is the walk of ``_program``: the schedule of a module with ``is_scheduled=true``,
 else a topological order over operands and control predecessors; into calls, fusions and
 async wrappers; a ``while``'s condition then body, once. A ``conditional`` whose selector is a
-function of constants, ``replica-id`` and ``partition-id`` (``_divergence.branch_indices``)
-is entered at the branch the device takes (an index out of range takes the last branch, as
-XLA does); any other conditional at every branch in branch order, as the schedule counts it.
+function of constants, ``replica-id`` and ``partition-id`` (evaluated by ``_selector`` through
+fusions, calls, tuples, slices and the conversions XLA emits) is entered at the branch the
+device takes (an index out of range takes the last branch, as XLA does); any other
+conditional at every branch in branch order, as the schedule counts it, and the result's
+``unresolved`` says which conditional and what its selector depends on.
 Each collective appears once per time the walk reaches it, as its issuing instruction (the
 sync op, the ``-start`` or ``async-start``, the ``send`` or ``recv``; never a ``-done``);
 host transfers are left out.
@@ -30,13 +32,24 @@ from .._errors import InvalidArgumentError
 from .._placement import DeviceAssignment
 from ..hlo import Instruction, Module
 from ._analyze import module_assignment
-from ._divergence import branch_indices
+from ._divergence import Choices, branch_choices
 from ._program import walk
+
+
+class IssueOrder(list[Instruction]):
+    """A device's collective instructions in issue order (a list), with ``unresolved``: one
+    sentence per conditional whose branch could not be told for the device (``branch of
+    conditional X (line L) not resolved for device N: its selector depends on ...``); such a
+    conditional is entered at every branch. Empty when every branch was resolved."""
+
+    def __init__(self, instructions: list[Instruction], unresolved: list[str]) -> None:
+        super().__init__(instructions)
+        self.unresolved = unresolved
 
 
 def issue_order(module: Module, device: int,
                 device_assignment: DeviceAssignment | ArrayLike | None = None
-                ) -> list[Instruction]:
+                ) -> IssueOrder:
     """The collective instructions ``device`` issues, in issue order (module docstring), under
     ``device_assignment`` (default: the module's own placement). ``InvalidArgumentError``
     when the device is not placed."""
@@ -47,7 +60,7 @@ def issue_order(module: Module, device: int,
 
 def issue_orders(module: Module, devices: ArrayLike | None = None,
                  device_assignment: DeviceAssignment | ArrayLike | None = None
-                 ) -> dict[int, list[Instruction]]:
+                 ) -> dict[int, IssueOrder]:
     """``issue_order`` of each of ``devices`` (default: every placed device), from one walk
     of the module: device id -> its collective instructions in issue order."""
     assignment = module_assignment(module, device_assignment)
@@ -60,18 +73,10 @@ def issue_orders(module: Module, devices: ArrayLike | None = None,
             f"{module.name} ({placed.size} devices)")
     replicas, partitions = (np.asarray(v) for v in assignment.logical_ids(ids))
     program = walk(module)
-    taken: dict[str, np.ndarray | None] = {}
-    for record in program.conditionals:
-        name = record.instruction.name
-        if name not in taken:
-            taken[name] = branch_indices(record.instruction, record.computation, replicas,
-                                         partitions)
-    takes = np.ones((len(program.entries), ids.size), dtype=bool)
-    for row, entry in enumerate(program.entries):
-        for name, index in entry.branches:
-            branch = taken.get(name)
-            if branch is not None:
-                takes[row] &= branch == index
+    choices = branch_choices(program, ids, replicas, partitions)
+    takes = choices.takes(program.entries)
     instructions = program.instructions
-    return {int(device): [instructions[i] for i in np.flatnonzero(takes[:, column]).tolist()]
+    return {int(device): IssueOrder(
+                [instructions[i] for i in np.flatnonzero(takes[:, column]).tolist()],
+                Choices(ids[column:column + 1], {}, choices.unresolved).notes())
             for column, device in enumerate(ids.tolist())}

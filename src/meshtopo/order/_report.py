@@ -19,7 +19,7 @@ class Report:
     ``unit`` is ``device`` or ``rank``; ``spmd`` says whether one program ran everywhere (its
     schedules then share one sequence and are mapped to cliques per device on request).
     ``notes`` say how the input was read where it matters to the answer (e.g. group members
-    recovered from Flight Recorder entries).
+    recovered from Flight Recorder entries, or a conditional whose branch could not be told).
     """
 
     findings: list[Finding]
@@ -29,26 +29,37 @@ class Report:
     entry_counts: list[int]
     _schedule: Callable[[int], list[Arrival]] = field(repr=False)
     notes: list[str] = field(default_factory=list)
+    _taken_schedule: Callable[[int], list[Arrival]] | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
         """True when there are no findings."""
         return not self.findings
 
-    def schedule(self, device: int) -> list[Arrival]:
+    def schedule(self, device: int, taken_only: bool = False) -> list[Arrival]:
         """The collectives ``device`` issues, in issue order, each with its clique, rank and
         position on the clique. O(entries) for that device once each entry's device-to-group
-        table is built (O(devices) per entry, once per report)."""
+        table is built (O(devices) per entry, once per report).
+
+        An SPMD program that shares one order lists every branch of a conditional (positions
+        counted over all of them) unless ``taken_only``: then only the branches the device
+        takes where its selector can be evaluated, which is ``mt.order.issue_order``'s order
+        and what the devices pair by arrival. A replayed program (MPMD, or SPMD with
+        send/recv or overlapping groups) always lists only the branches taken."""
         at = int(np.searchsorted(self.devices, device)) if isinstance(
             device, int | np.integer) else -1
         if at < 0 or at >= self.devices.size or int(self.devices[at]) != int(device):
             raise InvalidArgumentError(
                 f"{self.unit} {device!r} is not one of the {self.devices.size} {self.unit}s "
                 f"analysed")
+        if taken_only and self._taken_schedule is not None:
+            return self._taken_schedule(int(device))
         return self._schedule(int(device))
 
-    def to_json(self, devices: list[int] | None = None) -> dict[str, object]:
-        """JSON-ready answer (docs/cli-json.md): findings and, for ``devices``, schedules."""
+    def to_json(self, devices: list[int] | None = None,
+                taken_only: bool = False) -> dict[str, object]:
+        """JSON-ready answer (docs/cli-json.md): findings and, for ``devices``, schedules
+        (``taken_only`` as for ``schedule``)."""
         shown = [] if devices is None else devices
         return {
             "unit": self.unit,
@@ -57,7 +68,8 @@ class Report:
             "entries": self.entry_counts,
             "findings": [f.to_json() for f in self.findings],
             "notes": self.notes,
-            "schedules": {str(d): [_arrival_json(a) for a in self.schedule(d)] for d in shown},
+            "schedules": {str(d): [_arrival_json(a) for a in self.schedule(d, taken_only)]
+                          for d in shown},
             "ok": self.ok,
         }
 

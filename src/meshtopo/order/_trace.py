@@ -28,7 +28,7 @@ def chrome_trace(report: Report, devices: list[int] | None = None) -> dict[str, 
                          f"choose the {report.unit}s to show")
     events: list[dict[str, object]] = [
         {"ph": "M", "pid": 0, "name": "process_name", "args": {"name": "meshtopo order"}}]
-    schedules = {d: report.schedule(d) for d in shown}
+    schedules = {d: report.schedule(d, taken_only=True) for d in shown}
     horizon = 1 + max((max(a.step, a.end) for s in schedules.values() for a in s), default=0)
     rendezvous: dict[tuple[object, ...], list[tuple[int, int]]] = defaultdict(list)
     first_step: dict[tuple[int, str], int] = {}
