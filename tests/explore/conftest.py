@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from meshtopo.explore import ExplorerServer, make_server, serve_in_thread
+from meshtopo.explore import ExplorerServer, InitialDump, make_server, serve_in_thread
 
 
 @dataclass
@@ -153,3 +153,15 @@ def permuted_dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
     files = write_dump(directory, [["psum", "psum", "y", list(USER_MESH_ORDER)]])
     [path] = [directory / name for name in files["psum"] if "all-reduce" in (directory / name).read_text()]
     return path
+
+
+@pytest.fixture
+def named_permuted_dump(server: ExplorerServer, permuted_dump: Path) -> Iterator[Path]:
+    """The server holding ``permuted_dump`` by name, as ``meshtopo explore FILE`` starts it;
+    gives the ``compile_options.textproto`` XLA wrote beside it."""
+    options = permuted_dump.parent / permuted_dump.name.split(".cpu_")[0] / "compile_options.textproto"
+    server.initial_dump = InitialDump(permuted_dump.name, permuted_dump.read_text(), str(permuted_dump))
+    try:
+        yield options
+    finally:
+        server.initial_dump = None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from meshtopo.explore import ExplorerServer, InitialDump
+from meshtopo.explore import ExplorerServer
 
 from .conftest import USER_MESH_ORDER, Client
 
@@ -136,14 +136,11 @@ def test_groups_written_across_lines_or_with_comments_come_back_on_one_line(
 
 @pytest.mark.jax
 def test_a_named_dump_comes_with_the_device_assignment_xla_dumped(
-    client: Client, server: ExplorerServer, permuted_dump: Path
+    client: Client, server: ExplorerServer, permuted_dump: Path, named_permuted_dump: Path
 ) -> None:
-    options = permuted_dump.parent / permuted_dump.name.split(".cpu_")[0] / "compile_options.textproto"
-    server.initial_dump = InitialDump(permuted_dump.name, permuted_dump.read_text(), str(permuted_dump))
-    try:
-        dump = client.get("/api/dump").body
-    finally:
-        server.initial_dump = None
+    options = named_permuted_dump
+    dump = client.get("/api/dump").body
+    server.initial_dump = None  # what follows reads text, not the named file
     module = dump["result"]["module"]
     assert (module["replica_count"], module["num_partitions"]) == (1, 8)
     assert module["device_assignment"] == {

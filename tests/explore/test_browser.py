@@ -408,10 +408,9 @@ def test_a_malformed_dump_shows_the_parse_error(page: Any) -> None:
 
 @pytest.mark.jax
 def test_a_named_dump_is_dialed_with_its_own_device_assignment(
-    browser: Any, server: ExplorerServer, permuted_dump: Path
+    browser: Any, server: ExplorerServer, named_permuted_dump: Path
 ) -> None:
-    options = permuted_dump.parent / permuted_dump.name.split(".cpu_")[0] / "compile_options.textproto"
-    server.initial_dump = InitialDump(permuted_dump.name, permuted_dump.read_text(), str(permuted_dump))
+    options = named_permuted_dump
     opened = Page(browser, server)
     try:
         page = opened.open()
@@ -441,7 +440,6 @@ def test_a_named_dump_is_dialed_with_its_own_device_assignment(
         assert page.evaluate("explorer.state.result.device_groups.groups") == [
             [0, 1, 2, 3], [4, 5, 6, 7]]
     finally:
-        server.initial_dump = None
         opened.context.close()
     assert opened.errors == []
 
