@@ -222,3 +222,19 @@ def test_an_unresolved_selector_is_said_by_order(tmp_path: Path,
         "note: branch of conditional c (line 23) not resolved for devices 0..3: its selector "
         "depends on parameter q (line 20), which the program is given at run time; every "
         "branch is taken")
+
+
+def test_replay_says_which_branches_it_could_not_resolve(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    unknown = _conditional("  %branch = s32[] copy(%q)")
+    note = ("branch of conditional c (line 23) not resolved for devices 0..3: its selector "
+            "depends on parameter q (line 20), which the program is given at run time; every "
+            "branch is taken")
+    assert mt.order.issue_orders(unknown).unresolved == [note]
+    assert mt.runtime.Replay(unknown).unresolved == [note]
+    path = tmp_path / "unknown.hlo"
+    path.write_text(_conditional_text("  %branch = s32[] copy(%q)"))
+    with pytest.raises(SystemExit) as done:
+        main(["replay", str(path), "--timeout", "20"])
+    assert done.value.code == 0
+    assert f"note: {note}" in capsys.readouterr().out.replace("\n", " ")

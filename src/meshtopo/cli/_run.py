@@ -195,7 +195,8 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
     if as_json:
         emit_json({
             "file": name, "backend": backend, "seconds": elapsed,
-            "order": "text order of the entry computation",
+            "order": "each device's issue order (meshtopo.order.issue_order)",
+            "notes": plan.unresolved,
             "collectives": [
                 {"name": step.instruction.name, "opcode": step.instruction.opcode,
                  "line": step.instruction.line, "bytes": step.bytes,
@@ -218,6 +219,8 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
     for instruction in plan.skipped:
         out.print(Text(f"skipped: %{instruction.name} ({instruction.opcode}, line "
                        f"{instruction.line}) is not replayed", style="yellow"))
+    for note in plan.unresolved:
+        out.print(Text(f"note: {note}", style="yellow"))
     out.print(Text(f"{name}: {len(rows)} collectives replayed on {len(plan.devices)} devices "
                    f"({backend}) in {elapsed:.2f} s", style="bold green"))
     return 0

@@ -17,7 +17,8 @@ above it.
   (through fusions, calls, tuples and slices, as XLA emits it); every branch otherwise, and
   the result's ``unresolved`` (an ``IssueOrder``, a list; the report's ``notes`` too) say
   which conditional and why.
-  ``issue_orders(module, devices=None, ...)`` the same for many devices from one walk;
+  ``issue_orders(module, devices=None, ...)`` the same for many devices from one walk (an
+  ``IssueOrders`` dict, whose ``unresolved`` speaks of all of them at once);
   ``Report.schedule(device, taken_only=True)`` is the same order with cliques. The
   runtime's replay (``mt.runtime.issue_order``) and the explorer's order view use them.
 
@@ -58,6 +59,7 @@ from ._entry import Entry as Entry
 from ._entry import Finding as Finding
 from ._flight import from_flight_recorder as from_flight_recorder
 from ._issue import IssueOrder as IssueOrder
+from ._issue import IssueOrders as IssueOrders
 from ._issue import issue_order as issue_order
 from ._issue import issue_orders as issue_orders
 from ._report import Report as Report

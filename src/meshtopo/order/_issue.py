@@ -47,6 +47,15 @@ class IssueOrder(list[Instruction]):
         self.unresolved = unresolved
 
 
+class IssueOrders(dict[int, IssueOrder]):
+    """Device id -> its ``IssueOrder`` (a dict), with ``unresolved``: the same sentences for
+    all these devices together (``... not resolved for devices 0..3: ...``)."""
+
+    def __init__(self, orders: dict[int, IssueOrder], unresolved: list[str]) -> None:
+        super().__init__(orders)
+        self.unresolved = unresolved
+
+
 def issue_order(module: Module, device: int,
                 device_assignment: DeviceAssignment | ArrayLike | None = None
                 ) -> IssueOrder:
@@ -60,7 +69,7 @@ def issue_order(module: Module, device: int,
 
 def issue_orders(module: Module, devices: ArrayLike | None = None,
                  device_assignment: DeviceAssignment | ArrayLike | None = None
-                 ) -> dict[int, IssueOrder]:
+                 ) -> IssueOrders:
     """``issue_order`` of each of ``devices`` (default: every placed device), from one walk
     of the module: device id -> its collective instructions in issue order."""
     assignment = module_assignment(module, device_assignment)
@@ -76,7 +85,8 @@ def issue_orders(module: Module, devices: ArrayLike | None = None,
     choices = branch_choices(program, ids, replicas, partitions)
     takes = choices.takes(program.entries)
     instructions = program.instructions
-    return {int(device): IssueOrder(
+    return IssueOrders({int(device): IssueOrder(
                 [instructions[i] for i in np.flatnonzero(takes[:, column]).tolist()],
                 Choices(ids[column:column + 1], {}, choices.unresolved).notes())
-            for column, device in enumerate(ids.tolist())}
+            for column, device in enumerate(ids.tolist())},
+        Choices(ids, {}, choices.unresolved).notes())

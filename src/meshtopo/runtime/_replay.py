@@ -73,6 +73,8 @@ class Replay:
         self.orders: dict[int, list[str]] = {}
         self.steps: dict[str, Step] = {}
         orders = issue_orders(module, self.devices, self.assignment)
+        # Conditionals whose branch could not be worked out (every branch is issued).
+        self.unresolved: list[str] = orders.unresolved
         for device in self.devices:
             names = []
             for instruction in orders[device]:
