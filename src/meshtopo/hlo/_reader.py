@@ -70,17 +70,23 @@ _FAST_ATTRIBUTE = re.compile(r",[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*("
 _METADATA = ", metadata={"
 # One instruction on one line as XLA prints it, followed by a line that starts another
 # statement (a name, not the iota 'T(' continuation, or '}'), so nothing can continue it.
-# Groups: 1 ROOT, 2 name, 3 shape, 4 opcode, 5 operand text, 6 the operand when it is one
-# name, 7 the attribute list to the end of the line, 8 the digits of a leading
+# Groups: 1 ROOT, 2 name, 3 shape, 4 opcode, 5 operand text, 6 the operands when they are
+# names alone, 7 the attribute list to the end of the line, 8 the digits of a leading
 # ``channel_id``, 9 the attributes after it (checked by ``Reader._layout``, once per
 # distinct text).
+_OPERAND_NAME = r"(?:%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)"
 FAST_INSTRUCTION = re.compile(
     r"[ \t]*(ROOT[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*"
-    r"(" + _SHAPE + r")[ \t]+([a-z][a-z0-9\-]*)\(((%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)"
-    r"(?=\))|" + group_items(3) + r")\)"
+    r"(" + _SHAPE + r")[ \t]+([a-z][a-z0-9\-]*)\(((" + _OPERAND_NAME + r"(?:,[ \t]*"
+    + _OPERAND_NAME + r")*)(?=\))|" + group_items(3) + r")\)"
     r"((?:,[ \t]*channel_id[ \t]*=[ \t]*([0-9]{1,18})[ \t]*(?=,|[ \t\r]*\n))?([^\n]*+))"
     r"(?=\n[ \t]*+(?:%|\}|[A-SU-Za-z_]|T[A-Za-z0-9_.\-]*+[ \t]*+=))"
 )
+# A computation's head on one line as XLA prints it: 1 ENTRY, 2 name, 3 the signature
+# ``(params) -> shape``; the next line starts its instructions.
+_FAST_HEAD = re.compile(
+    r"(ENTRY[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
+    r"(\(" + group_items(3) + r"\)[ \t]*->[ \t]*(?:" + _SHAPE + r"))?[ \t]*\{[ \t]*(?=\n)")
 # Explicit replica groups leading the attributes after a channel id: 1 the groups.
 _LEADING_GROUPS = re.compile(
     r",[ \t]*replica_groups[ \t]*=[ \t]*(" + EXPLICIT_GROUPS + r")[ \t]*(?=,|$)")
@@ -328,7 +334,8 @@ class Reader:
                 if opcode in _LITERAL_OPCODES or not operand_text:
                     names: tuple[str, ...] = ()
                 elif operand is not None:
-                    names = (operand.lstrip("%"),)
+                    names = ((operand.lstrip("%"),) if "," not in operand else
+                             tuple(n.strip(" \t").lstrip("%") for n in operand.split(",")))
                 else:
                     try:
                         names, shapes = self._operands(opcode, operand_text, m.start(5))
@@ -367,6 +374,13 @@ class Reader:
                 raise SyntaxFault("the text ends here", pos, at_end=True)
             return None, pos
         start_line, _ = self.position(pos)
+        fast = _FAST_HEAD.match(text, pos)
+        if fast is not None:
+            signature = fast.group(3) or ""
+            thread = _THREAD.search(signature)
+            return Computation(
+                fast.group(2).lstrip("%"), fast.group(1) is not None, start_line, signature,
+                execution_thread=thread.group(1) if thread else None), fast.end()
         entry = _ENTRY.match(text, pos)
         at = self._next(entry.end()) if entry else pos
         name = NAME.match(text, at)
