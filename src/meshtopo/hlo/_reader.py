@@ -171,6 +171,7 @@ class Reader:
         self.computation_names: set[str] = set()
         self._layouts: dict[tuple[bool, str], _Layout] = {}
         self._splits: dict[tuple[bool, bool, str], _Split] = {}
+        self._metadata_seen: set[str] = set()
 
     # ---- positions, errors and more text -------------------------------------------------
 
@@ -299,6 +300,7 @@ class Reader:
         instruction by the general reader."""
         match = FAST_INSTRUCTION.match
         layouts = self._layouts
+        metadata = self._metadata_seen
         check = self._check
         owner = computation.name
         while True:
@@ -320,10 +322,12 @@ class Reader:
                     # A trailing metadata attribute is checked alone, so that lines that
                     # differ only there share the layout of the rest.
                     cut = rest.rfind(_METADATA)
-                    if cut >= 0 and _FAST_ATTRIBUTE.fullmatch(rest, cut) is not None:
-                        rest = rest[:cut]
-                    else:
-                        cut = -1
+                    if cut >= 0:
+                        tail = rest[cut:]
+                        if tail in metadata or self._metadata(tail):
+                            rest = rest[:cut]
+                        else:
+                            cut = -1
                     layout = layouts.get((channel is not None, rest)) or self._layout(
                         channel is not None, rest)
                     if layout is None or (cut >= 0 and layout.has_metadata):
@@ -354,8 +358,12 @@ class Reader:
                     visit(instruction)  # type: ignore[misc]
                 yield instruction
             self.pos, self.line = pos, line
-            found: Instruction | None = self._step(  # type: ignore[assignment]
-                lambda pos: self._instruction(pos, computation))
+            if text.startswith("\n}", pos):  # the closing brace on the next line
+                self._advance(pos + 2)
+                found: Instruction | None = None
+            else:
+                found = self._step(  # type: ignore[assignment]
+                    lambda pos: self._instruction(pos, computation))
             if found is None:
                 if computation.root is None:
                     computation.root = self._last
@@ -450,6 +458,16 @@ class Reader:
         if text[at] == "}":
             return None, at + 1
         return self._general(at, computation)
+
+    def _metadata(self, tail: str) -> bool:
+        """True when ``tail`` is one ``, metadata={...}`` attribute (remembered: dumps repeat
+        the metadata of a source line on many instructions)."""
+        if _FAST_ATTRIBUTE.fullmatch(tail) is None:
+            return False
+        if len(self._metadata_seen) >= _LAYOUTS_KEPT:
+            self._metadata_seen.clear()
+        self._metadata_seen.add(tail)
+        return True
 
     def _layout(self, has_channel: bool, rest: str) -> _Layout | None:
         """What one-line instructions with the same attributes after a leading channel id
