@@ -338,8 +338,9 @@ class Reader:
                 if opcode in _LITERAL_OPCODES or not operand_text:
                     names: tuple[str, ...] = ()
                 elif operand is not None:
-                    names = ((operand.lstrip("%"),) if "," not in operand else
-                             tuple(n.strip(" \t").lstrip("%") for n in operand.split(",")))
+                    names = ((operand.lstrip("%"),) if "," not in operand else  # no % inside
+                             tuple(operand.replace("%", "").replace(" ", "").replace("\t", "")
+                                   .split(",")))
                 else:
                     try:
                         names, shapes = self._operands(opcode, operand_text, m.start(5))
