@@ -152,7 +152,8 @@ class HeaderRecord:
 
 
 class Reader:
-    """Reads one module's text: ``header()`` once, then ``computation()`` until it returns
+    """Reads one module's text: ``header()`` once, then ``computation_head()`` and
+    ``instructions()`` for each computation until ``computation_head()`` returns
     None. ``refill(keep_from)`` (streaming) returns more text to append, or None at the end;
     without it the text is complete."""
 
@@ -267,16 +268,6 @@ class Reader:
                     raise SyntaxFault(f"expects a string or '{{' in {section.group()}", at,
                                       at_end=at >= len(text))
         return pos
-
-    def computation(self) -> Computation | None:
-        """The next computation with all its instructions, or None at the end of the text."""
-        computation = self.computation_head()
-        if computation is None:
-            return None
-        for instruction in self.instructions(computation):
-            computation.instructions.append(instruction)
-            computation.by_name[instruction.name] = instruction
-        return computation
 
     def computation_head(self) -> Computation | None:
         """The next computation's header (no instructions yet), or None at the end."""
