@@ -11,11 +11,14 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(DEMO_STAMP): pyproject.toml | $(VENV)/bin/python
+# The compiled scanner (setup.py) is rebuilt when its source changes.
+BUILD_INPUTS := pyproject.toml setup.py src/meshtopo/hlo/_explicit_scan.c
+
+$(DEMO_STAMP): $(BUILD_INPUTS) | $(VENV)/bin/python
 	$(BIN)/pip install --quiet -e .
 	touch $(DEMO_STAMP)
 
-$(TEST_STAMP): pyproject.toml | $(VENV)/bin/python
+$(TEST_STAMP): $(BUILD_INPUTS) | $(VENV)/bin/python
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(TEST_STAMP) $(DEMO_STAMP)
 
@@ -38,4 +41,4 @@ bench: $(TEST_STAMP)
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info
+	rm -rf $(VENV) build dist src/*.egg-info src/meshtopo/hlo/*.so

@@ -1,11 +1,13 @@
-"""Explicit replica-group lists in XLA's printed form: checked by one regex, converted on use.
+"""Explicit replica-group lists in XLA's printed form: checked when read, converted on use.
 
-XLA prints explicit groups as ``{{0,1,2,3},{4,5,6,7}}``: digits and commas, groups joined by
-``},{``, no spaces. A dump that names thousands of devices per collective repeats such texts
-(often each one different). ``explicit_list`` checks a text against ``EXPLICIT_GROUPS`` (the
-reader's fast path matches the same pattern as it reads a line) and returns a device list
-whose ids numpy converts on first use: every id of a text that matches is an integer XLA
-reads, so reading the module refuses nothing that conversion could refuse later.
+XLA prints explicit groups as ``{{0,1,2,3},{4,5,6,7}}``: numbers of 1 to 18 digits joined by
+commas, groups joined by ``},{``, no spaces. A dump that names thousands of devices per
+collective repeats such texts (often each one different). ``_explicit_scan`` (compiled) is
+the one scanner of that form: ``groups_end`` finds where such groups end (the reader's fast
+path cuts them off a line with it) and ``groups_arrays`` converts them. ``explicit_list``
+checks a whole text and returns a device list converted on first use: every id of a text in
+the form is an integer XLA reads, so reading the module refuses nothing that conversion
+could refuse later.
 
 A text in any other form (spaces, comments, signs, empty groups, numbers of 19 digits or more,
 non-ASCII digits) or naming more ids than the device limit gets None: the exact reader then
@@ -20,22 +22,19 @@ fast a list is read.
 
 from __future__ import annotations
 
-import re
 from functools import partial
 
 import numpy as np
 
 from .._device_list import CollectiveDeviceList
 from .._limits import get_device_limit
-from ._syntax import EXPLICIT_GROUPS
-
-_EXPLICIT_GROUPS = re.compile(EXPLICIT_GROUPS)
+from ._explicit_scan import groups_arrays, groups_end
 
 
 def explicit_list(text: str, checked: bool = False) -> CollectiveDeviceList | None:
     """The device list of ``text`` in XLA's printed explicit form, or None (see the module
-    docstring); ``checked`` says ``text`` already matched ``EXPLICIT_GROUPS``."""
-    if not checked and _EXPLICIT_GROUPS.fullmatch(text) is None:
+    docstring); ``checked`` says ``text`` is already known to be in that form."""
+    if not checked and groups_end(text, 0) != len(text):
         return None
     limit = get_device_limit()
     if len(text) // 2 > limit and text.count(",") - text.count("},{") + 1 > limit:
@@ -44,10 +43,6 @@ def explicit_list(text: str, checked: bool = False) -> CollectiveDeviceList | No
 
 
 def _arrays(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """(all ids, each group's size) of a text that matched ``EXPLICIT_GROUPS``."""
-    body = text[2:-2]
-    if "}" not in body:
-        flat = np.fromstring(body, dtype=np.int64, sep=",")
-        return flat, np.array([flat.size], dtype=np.int64)
-    sizes = np.array([group.count(",") + 1 for group in body.split("},{")], dtype=np.int64)
-    return np.fromstring(body.replace("},{", ","), dtype=np.int64, sep=","), sizes
+    """(all ids, each group's size) of a text in XLA's printed explicit form."""
+    ids, sizes = groups_arrays(text)  # type: ignore[misc]
+    return np.frombuffer(ids, dtype=np.int64), np.frombuffer(sizes, dtype=np.int64)

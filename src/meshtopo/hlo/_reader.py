@@ -14,7 +14,8 @@ last instruction when none is marked), as XLA's parser requires.
 
 The fast path reads runs of instructions written one a line as XLA prints them, with one
 regex built from the same lexical patterns (the attribute list checked once per distinct
-text); it takes a line only when the next line starts another statement (a name or ``}``,
+text, explicit groups leading it cut off by the compiled scanner of ``_explicit``); it takes
+a line only when the next line starts another statement (a name or ``}``,
 which no value continues), and otherwise declines to the general reader, so it decides only
 how quickly an instruction is read. Text that is only partly available (the
 streaming reader) raises ``SyntaxFault`` with ``at_end`` wherever the grammar needs text past
@@ -27,12 +28,12 @@ import re
 from collections.abc import Callable, Iterator
 
 from .._errors import HloParseError
+from ._explicit_scan import groups_end
 from ._name_set import NameSet
 from ._shape import ELEMENT_BITS
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
 from ._syntax import (
     BARE,
-    EXPLICIT_GROUPS,
     KEY,
     LOOKAHEAD_MARGIN,
     NAME,
@@ -73,7 +74,7 @@ _METADATA = ", metadata={"
 # Groups: 1 ROOT, 2 name, 3 shape, 4 opcode, 5 operand text, 6 the operands when they are
 # names alone, 7 the attribute list to the end of the line, 8 the digits of a leading
 # ``channel_id``, 9 the attributes after it (checked by ``Reader._layout``, once per
-# distinct text).
+# distinct text, after explicit groups leading them are cut off: ``_explicit_groups``).
 _OPERAND_NAME = r"(?:%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)"
 FAST_INSTRUCTION = re.compile(
     r"[ \t]*(ROOT[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*"
@@ -87,56 +88,48 @@ FAST_INSTRUCTION = re.compile(
 _FAST_HEAD = re.compile(
     r"(ENTRY[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
     r"(\(" + group_items(3) + r"\)[ \t]*->[ \t]*(?:" + _SHAPE + r"))?[ \t]*\{[ \t]*(?=\n)")
-# Explicit replica groups leading the attributes after a channel id: 1 the groups.
-_LEADING_GROUPS = re.compile(
-    r",[ \t]*replica_groups[ \t]*=[ \t]*(" + EXPLICIT_GROUPS + r")[ \t]*(?=,|$)")
+# The key of explicit replica groups leading the attributes after a channel id.
+_GROUPS_KEY = re.compile(r",[ \t]*replica_groups[ \t]*=[ \t]*(?=\{\{)")
 
 
-# What one-line attribute lists with the same text after a leading channel id share: the
-# split (key, value start, end) of the attributes after leading explicit groups, called
-# computations, control predecessors, those groups (or None), the attributes after them, and
-# the offsets of both in the text.
-_Split = tuple[list[tuple[str, int, int]], tuple[str, ...], tuple[str, ...]]
 _LAYOUTS_KEPT = 512
 # Operand names and their inline shapes (empty when none is written).
 _Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
 
 
 class _Layout:
-    """What one-line attribute lists with the same text after a leading channel id share:
-    the split (key, value start, end) of the attributes after leading explicit ``groups``
-    (``shared``), called computations, control predecessors, and where the groups and the
-    shared text start in that text (``rest_length`` long; a line's own metadata may follow it).
+    """What one-line attribute lists with the same ``shared`` text share (the attributes
+    after a leading channel id and explicit groups, without a trailing metadata attribute):
+    their split (key, value start, end), called computations and control predecessors.
     Calling it with an instruction read by the fast path gives that instruction's attributes
     with their positions."""
 
-    __slots__ = ("called", "controls", "groups", "groups_at", "has_metadata", "rest_length",
-                 "shared", "shared_at", "spans")
+    __slots__ = ("called", "controls", "has_metadata", "shared", "spans")
 
-    def __init__(self, split: _Split, groups: str | None, shared: str, groups_at: int,
-                 shared_at: int, rest_length: int) -> None:
-        self.spans, self.called, self.controls = split
-        self.groups, self.shared = groups, shared
-        self.groups_at, self.shared_at, self.rest_length = groups_at, shared_at, rest_length
-        self.has_metadata = any(key == "metadata" for key, _, _ in self.spans)
+    def __init__(self, spans: list[tuple[str, int, int]], called: tuple[str, ...],
+                 controls: tuple[str, ...], shared: str) -> None:
+        self.spans, self.called, self.controls, self.shared = spans, called, controls, shared
+        self.has_metadata = any(key == "metadata" for key, _, _ in spans)
 
     def __call__(self, instruction: Instruction) -> list[Attribute]:
         line = instruction.line
         text = instruction.attribute_text
         start = instruction.column + len(instruction.text) - len(text)  # of the list
-        head = []
-        if instruction.leading_channel is not None:
-            _, at, _ = leading_channel(text)
-            head.append(Attribute("channel_id", instruction.leading_channel, line, start + at))
-        _, _, after_channel = leading_channel(text)
-        rest = start + len(text) - len(after_channel)
-        if self.groups is not None:
-            head.append(Attribute("replica_groups", self.groups, line, rest + self.groups_at))
-        shared, column = self.shared, rest + self.shared_at
-        found = head + [Attribute(k, shared[s:e], line, column + s) for k, s, e in self.spans]
-        if len(after_channel) > self.rest_length:  # the line's own metadata
-            at = self.rest_length + len(_METADATA) - 1
-            found.append(Attribute("metadata", after_channel[at:], line, rest + at))
+        channel, at, after = leading_channel(text)
+        found = [] if channel is None else [Attribute("channel_id", channel, line, start + at)]
+        rest = start + len(text) - len(after)  # where the text after the channel id starts
+        shared_at = 0
+        groups = instruction.explicit_groups
+        if groups is not None:
+            at = after.index("{")
+            found.append(Attribute("replica_groups", groups, line, rest + at))
+            shared_at = len(after) - len(after[at + len(groups):].lstrip(" \t"))
+        shared, column = self.shared, rest + shared_at
+        found += [Attribute(k, shared[s:e], line, column + s) for k, s, e in self.spans]
+        metadata_at = shared_at + len(shared)
+        if len(after) > metadata_at:  # the line's own metadata
+            at = metadata_at + len(_METADATA) - 1
+            found.append(Attribute("metadata", after[at:], line, rest + at))
         return found
 
 
@@ -170,8 +163,7 @@ class Reader:
         self.pos = 0
         self.line = 1  # the line of ``self.pos``
         self.computation_names: set[str] = set()
-        self._layouts: dict[tuple[bool, str], _Layout] = {}
-        self._splits: dict[tuple[bool, bool, str], _Split] = {}
+        self._layouts: dict[tuple[bool, bool, str], _Layout] = {}
         self._metadata_seen: set[str] = set()
 
     # ---- positions, errors and more text -------------------------------------------------
@@ -290,6 +282,8 @@ class Reader:
         written one a line as ``FAST_INSTRUCTION`` matches them are read here; every other
         instruction by the general reader."""
         match = FAST_INSTRUCTION.match
+        groups_key = _GROUPS_KEY.match
+        last_groups = "{{}}"  # in no line's groups: the form has no empty group
         layouts = self._layouts
         metadata = self._metadata_seen
         check = self._check
@@ -302,16 +296,33 @@ class Reader:
                 m = match(text, pos + 1)
                 if m is None:
                     break
-                (root, name, shape, opcode, operand_text, operand, attribute_text, channel,
-                 rest) = m.groups()
+                (root, name, shape, opcode, operand_text, operand, attribute_text,
+                 channel) = m.group(1, 2, 3, 4, 5, 6, 7, 8)
                 end = m.end()
                 if attribute_text and attribute_text[-1] in " \t\r":
                     attribute_text = attribute_text.rstrip(" \t\r")
-                    rest = rest.rstrip(" \t\r")
                     end = m.start(7) + len(attribute_text)
+                groups = None
                 if attribute_text:
-                    # A trailing metadata attribute is checked alone, so that lines that
-                    # differ only there share the layout of the rest.
+                    # Leading explicit groups and a trailing metadata attribute are checked
+                    # alone, so that lines that differ only there share the layout. (The
+                    # attributes after the channel id, 9, are sliced off the text only once
+                    # the groups, which can be most of the line, are cut off.)
+                    rest_at = m.start(9)
+                    key = groups_key(text, rest_at, end)
+                    if key is not None:
+                        at = key.end()
+                        # Dumps repeat one list on many lines: the last one is compared
+                        # first (and kept, with its hash), else the list is scanned.
+                        repeated = text.startswith(last_groups, at, end)
+                        stop = at + len(last_groups) if repeated else groups_end(text, at)
+                        after = stop
+                        while after < end and text[after] in " \t":
+                            after += 1
+                        if 0 < stop <= end and (after == end or text[after] == ","):
+                            groups = last_groups if repeated else text[at:stop]
+                            last_groups, rest_at = groups, after
+                    rest = text[rest_at:end]
                     cut = rest.rfind(_METADATA)
                     if cut >= 0:
                         tail = rest[cut:]
@@ -319,8 +330,9 @@ class Reader:
                             rest = rest[:cut]
                         else:
                             cut = -1
-                    layout = layouts.get((channel is not None, rest)) or self._layout(
-                        channel is not None, rest)
+                    layout = layouts.get(
+                        (channel is not None, groups is not None, rest)) or self._layout(
+                        channel is not None, groups is not None, rest)
                     if layout is None or (cut >= 0 and layout.has_metadata):
                         break  # not an attribute list: the general reader says why
                 else:
@@ -341,8 +353,8 @@ class Reader:
                 instruction = Instruction(
                     name.lstrip("%"), opcode, shape, names, line, m.start(2) - pos, owner,
                     root is not None, operand_text, text[m.start(2):end], layout,
-                    layout.called, layout.controls, shapes, attribute_text, channel,
-                    layout.groups, layout.shared)
+                    layout.called, layout.controls, shapes, attribute_text, channel, groups,
+                    layout.shared)
                 check(computation, instruction,
                       None if root is None else (line, m.start(1) - pos))
                 pos = end
@@ -461,30 +473,10 @@ class Reader:
         self._metadata_seen.add(tail)
         return True
 
-    def _layout(self, has_channel: bool, rest: str) -> _Layout | None:
-        """What one-line instructions with the same attributes after a leading channel id
-        share (``_Layout``); None when ``rest`` is no attribute list or the full split must
-        report an error. Leading explicit groups are split off (``_LEADING_GROUPS``, which
-        checks them), so lines that differ only there share the split of what follows."""
-        leading = _LEADING_GROUPS.match(rest)
-        groups, shared, groups_at, shared_at = None, rest, 0, 0
-        if leading is not None:
-            groups, shared = leading.group(1), rest[leading.end():]
-            groups_at, shared_at = leading.start(1), leading.end()
-        key = (has_channel, groups is not None, shared)
-        split = self._splits.get(key) or self._split(*key)
-        if split is None:
-            return None
-        if len(self._layouts) >= _LAYOUTS_KEPT:  # lines that share nothing: keep few
-            self._layouts.clear()
-        layout = self._layouts[(has_channel, rest)] = _Layout(
-            split, groups, shared, groups_at, shared_at, len(rest))
-        return layout
-
-    def _split(self, has_channel: bool, has_groups: bool, shared: str) -> _Split | None:
-        """The split of one-line attributes after a leading channel id and explicit groups
-        (``has_channel``, ``has_groups``): (key, value start, end) each, called computations
-        and control predecessors; None when the full split must report an error."""
+    def _layout(self, has_channel: bool, has_groups: bool, shared: str) -> _Layout | None:
+        """What one-line instructions with the attribute text ``shared`` after a leading
+        channel id and explicit groups (``has_channel``, ``has_groups``) share; None when
+        ``shared`` is no attribute list or the general reader must report an error."""
         spans = []
         end = 0
         for found in _FAST_ATTRIBUTE.finditer(shared):
@@ -508,10 +500,11 @@ class Reader:
                     controls = tuple(parse_name_list(shared[start:end], k, 1, 1))
         except HloParseError:
             return None
-        if len(self._splits) >= _LAYOUTS_KEPT:
-            self._splits.clear()
-        split = self._splits[(has_channel, has_groups, shared)] = (spans, tuple(called), controls)
-        return split
+        if len(self._layouts) >= _LAYOUTS_KEPT:  # lines that share nothing: keep few
+            self._layouts.clear()
+        layout = self._layouts[(has_channel, has_groups, shared)] = _Layout(
+            spans, tuple(called), controls, shared)
+        return layout
 
     def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
         text = self.text
@@ -625,7 +618,7 @@ def _callee_position(instruction: Instruction, callee: str) -> tuple[int, int]:
     return instruction.line, instruction.column
 
 
-_NO_ATTRIBUTES = _Layout(([], (), ()), None, "", 0, 0, 0)
+_NO_ATTRIBUTES = _Layout([], (), (), "")
 
 
 def _device_ids_end(text: str, end: int, final: bool) -> int:

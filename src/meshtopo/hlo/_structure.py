@@ -46,7 +46,7 @@ class Instruction:
     path already checked the text); ``attributes`` is the same as a dict of raw values.
     Where the fast path read the line, ``leading_channel`` holds the digits of a leading
     ``channel_id``, ``explicit_groups`` the ``replica_groups`` value after it when written in
-    XLA's explicit form (``_syntax.EXPLICIT_GROUPS``, which it matched), and
+    XLA's printed explicit form (``_explicit``, which checked it), and
     ``shared_attributes`` the attribute text after those (what collectives that differ only
     in channel id and explicit groups share); ``shared_attributes`` is None otherwise.
     """

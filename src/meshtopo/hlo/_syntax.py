@@ -34,10 +34,6 @@ KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 CONTINUATION = re.compile(r"[{(\[]|<=|T[ \t\r\n]*\(")
 _SPECIAL = re.compile(r'[{}()\[\]"/]')
 _CLOSER = {"{": "}", "(": ")", "[": "]"}
-# Explicit replica groups as XLA prints them: ``{{0,1},{2,3}}``, numbers of at most 18 digits
-# (so they fit in int64), no white space.
-EXPLICIT_GROUPS = (r"\{\{[0-9]{1,18}+(?:,[0-9]{1,18}+)*+\}"
-                   r"(?:,\{[0-9]{1,18}+(?:,[0-9]{1,18}+)*+\})*+\}")
 MAX_DEPTH = 256
 LOOKAHEAD_MARGIN = 32
 

@@ -1,0 +1,162 @@
+/* Explicit replica groups in XLA's printed form, scanned in one pass.
+ *
+ * XLA prints explicit groups as {{0,1,2,3},{4,5,6,7}}: groups of decimal numbers joined by
+ * commas, groups joined by "},{", no white space. Dumps that name thousands of devices per
+ * collective repeat such texts, each often different (random permutations), so checking
+ * and converting them is most of reading such a dump. This module does both at memory speed:
+ *
+ *   groups_end(text, pos) -> int
+ *       the offset just past the groups starting at text[pos], or -1 when what starts there
+ *       is not in that form (the exact reader then reads it and says what is wrong);
+ *   groups_arrays(text) -> (bytearray, bytearray) | None
+ *       all ids and each group's size, as native int64, when the whole text is in that form.
+ *
+ * The form: '{' group (',' group)* '}', group := '{' number (',' number)* '}', number := 1 to
+ * 18 ASCII digits (so every number fits in int64). Anything else (white space, comments,
+ * signs, empty groups, longer numbers, non-ASCII digits) is not in the form.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+#define MAX_DIGITS 18
+
+/* Scan the form at s[pos:] (characters of type CHAR; the string's terminating NUL, which
+ * CPython keeps after every str's data, ends any scan that runs to the end); returns the end
+ * offset or -1. Counts ids and groups, and writes them to ids/sizes when those are not NULL
+ * (ids must have room for (length - pos + 1) / 2 values: a number and a comma each). */
+#define DEFINE_SCAN(NAME, CHAR)                                                              \
+    static Py_ssize_t NAME(const CHAR *s, Py_ssize_t pos, int64_t *ids, int64_t *sizes,      \
+                           Py_ssize_t *n_ids, Py_ssize_t *n_groups)                          \
+    {                                                                                        \
+        const CHAR *p = s + pos;                                                             \
+        Py_ssize_t count = 0, groups = 0, in_group;                                          \
+        if (*p++ != '{')                                                                     \
+            return -1;                                                                       \
+        for (;;) {                                                                           \
+            if (*p++ != '{')                                                                 \
+                return -1;                                                                   \
+            in_group = 0;                                                                    \
+            for (;;) {                                                                       \
+                const CHAR *start = p;                                                       \
+                while ((Py_UCS4)(*p - '0') < 10)                                             \
+                    p++;                                                                     \
+                if (p == start || p - start > MAX_DIGITS)                                    \
+                    return -1;                                                               \
+                if (ids != NULL) {                                                           \
+                    int64_t value = 0;                                                       \
+                    for (const CHAR *digit = start; digit < p; digit++)                      \
+                        value = value * 10 + (int64_t)(*digit - '0');                        \
+                    ids[count] = value;                                                      \
+                }                                                                            \
+                count++;                                                                     \
+                in_group++;                                                                  \
+                if (*p == ',') {                                                             \
+                    p++;                                                                     \
+                    continue;                                                                \
+                }                                                                            \
+                if (*p++ != '}')                                                             \
+                    return -1;                                                               \
+                break;                                                                       \
+            }                                                                                \
+            if (sizes != NULL)                                                               \
+                sizes[groups] = in_group;                                                    \
+            groups++;                                                                        \
+            if (*p == ',') {                                                                 \
+                p++;                                                                         \
+                continue;                                                                    \
+            }                                                                                \
+            if (*p++ != '}')                                                                 \
+                return -1;                                                                   \
+            *n_ids = count;                                                                  \
+            *n_groups = groups;                                                              \
+            return p - s;                                                                    \
+        }                                                                                    \
+    }
+
+DEFINE_SCAN(scan_ucs1, Py_UCS1)
+DEFINE_SCAN(scan_ucs2, Py_UCS2)
+DEFINE_SCAN(scan_ucs4, Py_UCS4)
+
+static Py_ssize_t
+scan(PyObject *text, Py_ssize_t pos, int64_t *ids, int64_t *sizes, Py_ssize_t *n_ids,
+     Py_ssize_t *n_groups)
+{
+    const void *data = PyUnicode_DATA(text);
+    if (pos < 0 || pos > PyUnicode_GET_LENGTH(text))
+        return -1;
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND:
+        return scan_ucs1((const Py_UCS1 *)data, pos, ids, sizes, n_ids, n_groups);
+    case PyUnicode_2BYTE_KIND:
+        return scan_ucs2((const Py_UCS2 *)data, pos, ids, sizes, n_ids, n_groups);
+    default:
+        return scan_ucs4((const Py_UCS4 *)data, pos, ids, sizes, n_ids, n_groups);
+    }
+}
+
+static PyObject *
+groups_end(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t pos, n_ids, n_groups;
+    if (nargs != 2 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "groups_end(text: str, pos: int)");
+        return NULL;
+    }
+    pos = PyLong_AsSsize_t(args[1]);
+    if (pos == -1 && PyErr_Occurred())
+        return NULL;
+    return PyLong_FromSsize_t(scan(args[0], pos, NULL, NULL, &n_ids, &n_groups));
+}
+
+static PyObject *
+groups_arrays(PyObject *module, PyObject *text)
+{
+    Py_ssize_t n_ids, n_groups, room;
+    PyObject *ids, *sizes;
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "groups_arrays(text: str)");
+        return NULL;
+    }
+    room = (PyUnicode_GET_LENGTH(text) + 1) / 2 * (Py_ssize_t)sizeof(int64_t);
+    ids = PyByteArray_FromStringAndSize(NULL, room);
+    sizes = PyByteArray_FromStringAndSize(NULL, room);
+    if (ids == NULL || sizes == NULL)
+        goto fail;
+    if (scan(text, 0, (int64_t *)PyByteArray_AS_STRING(ids),
+             (int64_t *)PyByteArray_AS_STRING(sizes), &n_ids, &n_groups)
+        != PyUnicode_GET_LENGTH(text)) {
+        Py_DECREF(ids);
+        Py_DECREF(sizes);
+        Py_RETURN_NONE;
+    }
+    if (PyByteArray_Resize(ids, n_ids * (Py_ssize_t)sizeof(int64_t)) < 0
+        || PyByteArray_Resize(sizes, n_groups * (Py_ssize_t)sizeof(int64_t)) < 0)
+        goto fail;
+    return Py_BuildValue("(NN)", ids, sizes);
+fail:
+    Py_XDECREF(ids);
+    Py_XDECREF(sizes);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"groups_end", (PyCFunction)(void (*)(void))groups_end, METH_FASTCALL,
+     "groups_end(text, pos): the offset just past XLA's printed explicit groups at pos, or -1."},
+    {"groups_arrays", groups_arrays, METH_O,
+     "groups_arrays(text): (ids, sizes) as native int64 bytearrays, or None."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_explicit_scan",
+    "Explicit replica groups in XLA's printed form, checked and converted in one pass.", -1,
+    methods,
+};
+
+PyMODINIT_FUNC
+PyInit__explicit_scan(void)
+{
+    return PyModule_Create(&module_def);
+}

@@ -1,0 +1,134 @@
+"""The compiled scanner of explicit groups in XLA's printed form, against the form written as a
+regex, and the reader's fast path that cuts such groups off a line, against the general
+reader with the fast path turned off."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import meshtopo as mt
+from meshtopo import hlo
+from meshtopo.hlo import _reader
+from meshtopo.hlo._explicit_scan import groups_arrays, groups_end
+
+from ._text import entry_head
+
+# The form: groups of 1 to 18 digit numbers, no white space.
+NUMBER = r"[0-9]{1,18}+"
+GROUP = rf"\{{{NUMBER}(?:,{NUMBER})*+\}}"
+FORM = re.compile(rf"\{{{GROUP}(?:,{GROUP})*+\}}")
+
+texts = st.text(alphabet=st.sampled_from("0123456789,{}{}{},,, -é😀\x00"), max_size=60)
+well_formed = st.lists(st.lists(st.integers(0, 10**18 - 1), min_size=1, max_size=8),
+                       min_size=1, max_size=6).map(
+    lambda groups: "{" + ",".join("{" + ",".join(map(str, g)) + "}" for g in groups) + "}")
+
+
+def reference_end(text: str, pos: int) -> int:
+    found = FORM.match(text, pos)
+    return -1 if found is None else found.end()
+
+
+@given(st.one_of(texts, well_formed, st.tuples(texts, well_formed, texts).map("".join)),
+       st.integers(0, 70))
+@settings(max_examples=400, deadline=None)
+def test_groups_end_is_the_form(text: str, pos: int) -> None:
+    pos = min(pos, len(text))
+    assert groups_end(text, pos) == reference_end(text, pos)
+
+
+@given(well_formed)
+@settings(max_examples=200, deadline=None)
+def test_groups_arrays_converts_the_form(text: str) -> None:
+    groups = [[int(i) for i in g.split(",")] for g in text[2:-2].split("},{")]
+    ids, sizes = groups_arrays(text)  # type: ignore[misc]
+    assert np.frombuffer(ids, np.int64).tolist() == [i for g in groups for i in g]
+    assert np.frombuffer(sizes, np.int64).tolist() == [len(g) for g in groups]
+
+
+@pytest.mark.parametrize(("text", "pos", "end"), [
+    ("{{123456789012345678}}", 0, 22),  # 18 digits: the largest number of the form
+    ("{{1234567890123456789}}", 0, -1),  # 19 may not fit in int64
+    ("{{0,1},{2,3}}, next", 0, 13),
+    ("é{{0,1}}", 1, 8), ("😀{{0,1}}😀", 1, 8), ("{{0,٣}}", 0, -1),  # non-ASCII digit
+    ("{{0,1\x00}}", 0, -1), ("{{0,1", 0, -1), ("{{0,1}", 0, -1), ("", 0, -1),
+    ("{{0}}", 5, -1), ("{{0}}", 6, -1), ("{{0}}", -1, -1),
+])
+def test_groups_end_at_the_edges(text: str, pos: int, end: int) -> None:
+    assert groups_end(text, pos) == end
+
+
+def test_groups_arrays_takes_the_whole_text_only() -> None:
+    assert groups_arrays("{{1}} ") is None and groups_arrays("{{1},{}}") is None
+    with pytest.raises(TypeError):
+        groups_arrays(b"{{1}}")  # type: ignore[arg-type]
+
+
+class _NeverMatches:
+    def match(self, *args: object) -> None:
+        return None
+
+
+LINES = [
+    "channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=%add",
+    # the same length as the line before, other ids: not taken for the repeated list
+    "channel_id=2, replica_groups={{1,0},{3,2}}, use_global_device_ids=true, to_apply=%add",
+    "channel_id=3, replica_groups={{1,0},{3,2}}, use_global_device_ids=true, to_apply=%add",
+    "replica_groups={{0,1,2,3}}, to_apply=%add",
+    "channel_id=4, replica_groups={{0,1},{2,3}}  , to_apply=%add, use_global_device_ids=true",
+    "channel_id=5,replica_groups = {{0,2},{1,3}},to_apply=%add,use_global_device_ids=true",
+    "channel_id=6, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=%add, "
+    'metadata={op_name="a"}',
+    "channel_id=7, replica_groups={{0,1},{}}, use_global_device_ids=true, to_apply=%add",
+    "channel_id=8, replica_groups={{0, 1},{2,3}}, use_global_device_ids=true, to_apply=%add",
+    "channel_id=9, to_apply=%add, replica_groups={{0,1},{2,3}}, use_global_device_ids=true",
+    "channel_id=10, to_apply=%add, replica_groups={{0,1},{2,3}}",
+    "channel_id=11, to_apply=%add, replica_groups={{0,1},{2,3}}   ",
+]
+
+
+def _module() -> str:
+    lines = [f"  %ar{i} = f32[8]{{0}} all-reduce(%p), {attributes}\n"
+             for i, attributes in enumerate(LINES)]
+    lines.append("  ROOT %ag = f32[8]{0} all-gather(%p), replica_groups={{0,1},{2,3}}, "
+                 "dimensions={0}\n")
+    return entry_head("HloModule m, replica_count=4") + "".join(lines) + "}\n"
+
+
+def _read(text: str) -> list[tuple[object, ...]]:
+    module = hlo.parse_module(text)
+    return [(i.name, i.line, i.column, i.text, i.attribute_list,
+             None if i.collective is None else (
+                 i.collective.groups_text, i.collective.replica_groups, i.collective.mode,
+                 i.collective.channel_id, i.collective.use_global_device_ids))
+            for c in module.computations.values() for i in c.instructions]
+
+
+def test_groups_cut_off_a_line_read_as_the_general_reader_reads_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    text = _module()
+    fast = _read(text)
+    groups = [entry[5][0] for entry in fast if entry[5] is not None]
+    assert groups[:3] == ["{{0,1},{2,3}}", "{{1,0},{3,2}}", "{{1,0},{3,2}}"]
+    monkeypatch.setattr(_reader, "FAST_INSTRUCTION", _NeverMatches())
+    assert _read(text) == fast
+
+
+def test_an_error_in_groups_cut_off_is_where_the_general_reader_puts_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    text = _module()[:-2] + ("  %cp = f32[8]{0} collective-permute(%p), channel_id=12, "
+                             "replica_groups={{0,1}}, source_target_pairs={{0,1}}\n}\n")
+    errors = []
+    for fast in (True, False):
+        if not fast:
+            monkeypatch.setattr(_reader, "FAST_INSTRUCTION", _NeverMatches())
+        with pytest.raises(mt.HloParseError) as error:
+            hlo.parse_module(text)
+        errors.append(str(error.value))
+    assert errors[0] == errors[1]
+    assert errors[0].startswith('22:58: unexpected attribute "replica_groups"')
