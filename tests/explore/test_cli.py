@@ -6,6 +6,7 @@ import gzip
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -163,6 +164,28 @@ def test_a_dumped_module_is_served_with_its_compile_options_table(permuted_dump:
     process, url = start(str(permuted_dump))
     try:
         answer = get(url + "api/dump")
+        placement = answer["result"]["module"]["device_assignment"]  # type: ignore[index]
+        assert placement["source"] == "dump"
+        assert placement["table"] == [list(USER_MESH_ORDER)]
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=20)
+
+
+@pytest.mark.jax
+@pytest.mark.timeout(60)
+def test_a_dump_directory_opens_its_one_module(permuted_dump: Path, tmp_path: Path) -> None:
+    module = permuted_dump.name.split(".cpu_")[0]  # module_NNNN.NAME
+    for path in permuted_dump.parent.glob(module + "*"):
+        (shutil.copytree if path.is_dir() else shutil.copy)(path, tmp_path / path.name)
+    several = subprocess.run([sys.executable, "-c", "from meshtopo.cli import main; main()",
+                              "explore", str(permuted_dump.parent)],
+                             capture_output=True, text=True, timeout=30)
+    assert several.returncode == 2 and "modules after optimizations" in several.stderr
+    process, url = start(str(tmp_path))
+    try:
+        answer = get(url + "api/dump")
+        assert answer["name"] == permuted_dump.name and answer["text"] == permuted_dump.read_text()
         placement = answer["result"]["module"]["device_assignment"]  # type: ignore[index]
         assert placement["source"] == "dump"
         assert placement["table"] == [list(USER_MESH_ORDER)]

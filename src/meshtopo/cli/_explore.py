@@ -16,14 +16,14 @@ from ..explore import (
     InitialDump,
     make_server,
 )
-from ..hlo import open_input
+from ..hlo import open_input, single_module_file
 from ._options import DecimalRange
 
 _MAX_DUMP_BYTES = 64 << 20
 
 
 @click.command("explore")
-@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", required=False, type=click.Path(path_type=Path))
 @click.option(
     "--port",
     type=DecimalRange(0, 65535),
@@ -58,12 +58,14 @@ def explore(
     """Start the explorer: dial a mesh and watch the group arithmetic and the checks.
 
     FILE, if given, is an HLO text dump opened in the page at start, placed on devices by the
-    compile_options.textproto XLA dumped beside it when there is one (as inspect reads it).
+    compile_options.textproto XLA dumped beside it when there is one (as inspect reads it);
+    a dump directory holding one module after optimizations opens that module.
     Everything is served from
     the package; nothing is fetched from the network. Stop with Ctrl-C.
     """
     dump = None
     if file is not None:
+        file = Path(single_module_file(file))
         size = file.stat().st_size
         if size > _MAX_DUMP_BYTES:
             raise InvalidArgumentError(

@@ -33,8 +33,9 @@ verifies both), send/recv and their -done forms.
 white space), for tables and JSON.
 
 Dump directories (``_dump``): ``module_files(path)`` lists the after-optimisations modules of
-a directory in XLA's ``--xla_dump_to`` layout (a file is itself); ``load`` and
-``iter_collectives`` take a directory holding exactly one such module as that module's file.
+a directory in XLA's ``--xla_dump_to`` layout (a file is itself); ``single_module_file(path)``
+gives the file of a directory holding exactly one such module, which ``load``,
+``iter_collectives`` and ``explore`` read as that module's file.
 Every input is opened by ``open_input(source)`` (``_input``: paths, ``'-'``, open files; gzip
 detected on each; one message for an unreadable or broken gzip input), for the commands too.
 
@@ -72,6 +73,7 @@ from ._compile_options import describe_placement as describe_placement
 from ._compile_options import parse_compile_options as parse_compile_options
 from ._compile_options import placement_for as placement_for
 from ._dump import module_files as module_files
+from ._dump import single_module_file as single_module_file
 from ._finding import Finding as Finding
 from ._input import HloInput as HloInput
 from ._input import open_input as open_input
