@@ -163,10 +163,24 @@ def test_entry_point_runs_as_a_program():
 
 def test_find_groups_no_axis_gives(capsys):
     code, out, err = run(capsys, "groups", "--mesh", "data=2", "--find", "{{}}")
-    assert (code, out, err) == (0, "no mesh axes give exactly these groups\n", "")
+    assert (code, out, err) == (
+        0, "no mesh axes give exactly these groups: they hold 0 of the mesh's 2 devices\n", "")
     code, out, err = run(capsys, "groups", "--mesh", "data=2", "--find", "{{}}", "--json")
     assert (code, err) == (0, "")
     assert json.loads(out)["over"] is None
+
+
+@pytest.mark.parametrize(("groups", "why"), [
+    ("{{0,0,1,2},{4,5,6,7}}", ": device 0 is in them more than once"),
+    ("{{0,9}}", ": device 9 is not in the mesh of 8 devices"),
+    ("{{0,1},{2,3,4}}", ": the groups differ in size (2, 3)"),
+    ("{{0,5},{1,4},{2,7},{3,6}}", ""),  # a partition of the mesh, but of no whole axes
+])
+def test_find_groups_says_why_none_give_them(capsys, groups, why):
+    code, out, _ = run(capsys, "groups", "--mesh", "data=2,model=4", "--find", groups)
+    assert (code, out) == (0, f"no mesh axes give exactly these groups{why}\n")
+    _, out, _ = run(capsys, "groups", "--mesh", "data=2,model=4", "--find", groups, "--json")
+    assert json.loads(out)["why_none"] == (why[2:] or None)
 
 
 @pytest.mark.parametrize(

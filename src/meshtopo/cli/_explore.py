@@ -65,7 +65,7 @@ def explore(
     """
     dump = None
     if file is not None:
-        file = Path(single_module_file(file))
+        file = Path(single_module_file(file))  # type: ignore[arg-type]  # a path gives a path
         size = file.stat().st_size
         if size > _MAX_DUMP_BYTES:
             raise InvalidArgumentError(

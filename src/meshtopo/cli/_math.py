@@ -129,6 +129,24 @@ def parse_mesh(spec: str, devices: str | None) -> Mesh:
     return Mesh(axes, order)
 
 
+def _why_no_axes(mesh: Mesh, groups: CollectiveDeviceList) -> str | None:
+    """Why no mesh axes can give ``groups`` when the groups themselves say so (a device
+    twice, a device outside the mesh, groups of different sizes, devices left out), or None
+    when they are a partition of the mesh that no whole axes make."""
+    ids = groups.flattened_replica_groups()
+    outside = ids[mesh.positions_of(ids) < 0]
+    if outside.size:
+        return f"device {int(outside[0])} is not in the mesh of {mesh.size} devices"
+    values, counts = np.unique(ids, return_counts=True)
+    if (counts > 1).any():
+        return f"device {int(values[counts > 1][0])} is in them more than once"
+    if not groups.is_uniform:
+        return f"the groups differ in size ({', '.join(map(str, np.unique(groups.group_sizes)))})"
+    if ids.size != mesh.size:
+        return f"they hold {ids.size} of the mesh's {mesh.size} devices"
+    return None
+
+
 @click.command()
 @click.option(
     "--mesh", "mesh_spec", required=True, help="Axes major to minor, e.g. data=2,model=4."
@@ -144,17 +162,21 @@ def groups(
     """Replica groups of a collective over named mesh axes (or the axes behind given groups)."""
     mesh = parse_mesh(mesh_spec, devices)
     if find_groups is not None:
-        axes = mesh.axes_for(CollectiveDeviceList.parse(find_groups))
+        found = CollectiveDeviceList.parse(find_groups)
+        axes = mesh.axes_for(found)
+        why = None if axes is not None else _why_no_axes(mesh, found)
         if as_json:
             emit_json(
                 {
                     "mesh": _mesh_payload(mesh),
                     "groups": find_groups,
                     "over": list(axes) if axes is not None else None,
+                    "why_none": why,
                 }
             )
         elif axes is None:
-            console().print("no mesh axes give exactly these groups")
+            console().print("no mesh axes give exactly these groups" + (f": {why}" if why else ""),
+                            markup=False)
         else:
             console().print(f"over {','.join(axes)}")
         return
