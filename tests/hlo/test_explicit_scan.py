@@ -46,7 +46,7 @@ def test_groups_end_is_the_form(text: str, pos: int) -> None:
 @settings(max_examples=200, deadline=None)
 def test_groups_arrays_converts_the_form(text: str) -> None:
     groups = [[int(i) for i in g.split(",")] for g in text[2:-2].split("},{")]
-    ids, sizes = groups_arrays(text)  # type: ignore[misc]
+    ids, sizes = groups_arrays(text, 0, len(text))  # type: ignore[misc]
     assert np.frombuffer(ids, np.int64).tolist() == [i for g in groups for i in g]
     assert np.frombuffer(sizes, np.int64).tolist() == [len(g) for g in groups]
 
@@ -63,10 +63,11 @@ def test_groups_end_at_the_edges(text: str, pos: int, end: int) -> None:
     assert groups_end(text, pos) == end
 
 
-def test_groups_arrays_takes_the_whole_text_only() -> None:
-    assert groups_arrays("{{1}} ") is None and groups_arrays("{{1},{}}") is None
+def test_groups_arrays_takes_exactly_the_span() -> None:
+    assert groups_arrays("{{1}} ", 0, 6) is None and groups_arrays("{{1},{}}", 0, 8) is None
+    assert groups_arrays("x{{1}} ", 1, 6) is not None and groups_arrays("{{1}}", 0, 9) is None
     with pytest.raises(TypeError):
-        groups_arrays(b"{{1}}")  # type: ignore[arg-type]
+        groups_arrays(b"{{1}}", 0, 5)  # type: ignore[arg-type]
 
 
 class _NeverMatches:
@@ -132,3 +133,18 @@ def test_an_error_in_groups_cut_off_is_where_the_general_reader_puts_it(
         errors.append(str(error.value))
     assert errors[0] == errors[1]
     assert errors[0].startswith('22:58: unexpected attribute "replica_groups"')
+
+
+def test_long_lists_alternating_keep_their_own_text_and_groups() -> None:
+    first, second = list(range(200)), list(range(199, -1, -1))
+    texts = ["{{" + ",".join(map(str, ids)) + "}}" for ids in (first, second, first, first)]
+    lines = [f"  %ar{i} = f32[8]{{0}} all-reduce(%p), channel_id={i + 1}, replica_groups={t}, "
+             "use_global_device_ids=true, to_apply=%add\n" for i, t in enumerate(texts)]
+    module = hlo.parse_module(entry_head("HloModule m, num_partitions=200") + "".join(lines)
+                              + "}\n")
+    collectives = module.collectives
+    assert [c.groups_text for c in collectives] == texts
+    assert [c.replica_groups.replica_groups for c in collectives] == [
+        [first], [second], [first], [first]]
+    assert collectives[3].replica_groups is collectives[2].replica_groups  # repeated: shared
+    assert [c.device_groups() for c in collectives] == [[first], [second], [first], [first]]

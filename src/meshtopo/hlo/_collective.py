@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
 from numpy.typing import ArrayLike
 
@@ -71,10 +71,13 @@ def _mode(opcode: str, has_channel_id: bool, use_global: bool | None) -> Collect
     return group_mode_for_opcode(opcode, has_channel_id, use_global)
 
 
+# ``replica_groups`` as written: the text, or (text, start, stop) for the part of a longer
+# text (a line) that it is, sliced when first asked for; None when not written.
+Written: TypeAlias = "str | tuple[str, int, int] | None"
 # What ``Collective.decoded`` gives: replica_groups, groups_text, use_global_device_ids,
 # constrain_layout, dimensions, source_target_pairs, slice_sizes, to_apply, channel_id.
 Decoded = tuple[
-    "CollectiveDeviceList | None", "str | None", "bool | None", bool, "tuple[int, ...] | None",
+    "CollectiveDeviceList | None", Written, "bool | None", bool, "tuple[int, ...] | None",
     "list[tuple[int, int]] | None", "list[tuple[int, ...]] | None", "str | None", "int | None",
 ]
 
@@ -132,8 +135,8 @@ class Collective:
     """
 
     __slots__ = (
-        "_instruction", "_mode", "_scope", "_shape", "channel_id", "constrain_layout",
-        "dimensions", "groups_text", "replica_groups", "slice_sizes",
+        "_groups_text", "_instruction", "_mode", "_scope", "_shape", "channel_id",
+        "constrain_layout", "dimensions", "replica_groups", "slice_sizes",
         "source_target_pairs", "start", "to_apply", "use_global_device_ids", "wrapped_opcode",
     )  # fmt: skip
 
@@ -144,7 +147,6 @@ class Collective:
         self._instruction = instruction
         self._scope = scope
         self.replica_groups: CollectiveDeviceList | None
-        self.groups_text: str | None
         self.use_global_device_ids: bool | None
         self.constrain_layout: bool
         self.dimensions: tuple[int, ...] | None
@@ -152,7 +154,8 @@ class Collective:
         self.slice_sizes: list[tuple[int, ...]] | None
         self.to_apply: str | None
         self.channel_id: int | None
-        (self.replica_groups, self.groups_text, self.use_global_device_ids,
+        self._groups_text: Written
+        (self.replica_groups, self._groups_text, self.use_global_device_ids,
          self.constrain_layout, self.dimensions, self.source_target_pairs,
          self.slice_sizes, self.to_apply, self.channel_id) = decoded
         self._mode: CollectiveOpGroupMode | None = None
@@ -162,9 +165,22 @@ class Collective:
 
     def decoded(self) -> Decoded:
         """The attributes decoded from text, as the constructor takes them."""
-        return (self.replica_groups, self.groups_text, self.use_global_device_ids,
+        return (self.replica_groups, self._groups_text, self.use_global_device_ids,
                 self.constrain_layout, self.dimensions, self.source_target_pairs,
                 self.slice_sizes, self.to_apply, self.channel_id)
+
+    @property
+    def groups_text(self) -> str | None:
+        """``replica_groups`` as written, or None when not written."""
+        written = self._groups_text
+        if isinstance(written, tuple):
+            text, start, stop = written
+            written = self._groups_text = text[start:stop]
+        return written
+
+    @groups_text.setter
+    def groups_text(self, written: Written) -> None:
+        self._groups_text = written
 
     @property
     def instruction(self) -> InstructionRecord:
@@ -431,7 +447,7 @@ class Collective:
         self.channel_id = other.channel_id
         self.use_global_device_ids = other.use_global_device_ids
         self.replica_groups = other.replica_groups
-        self.groups_text = other.groups_text
+        self._groups_text = other._groups_text
         self.source_target_pairs = other.source_target_pairs
         self.slice_sizes = other.slice_sizes
         self.dimensions = other.dimensions

@@ -40,6 +40,7 @@ from ._collective import (
     Collective,
     CollectiveScope,
     Decoded,
+    Written,
     send_recv_pairs,
 )
 from ._explicit import explicit_list
@@ -73,6 +74,7 @@ class DecodeCache:
     def __init__(self) -> None:
         self.values: dict[tuple[str, str], object] = {}
         self.templates: dict[tuple[str, int, bool, bool, str], Decoded] = {}
+        self._last_groups: tuple[str, CollectiveDeviceList] = ("", _EMPTY_GROUPS)
 
     def get(self, key: str, text: str, line: int, column: int,
             decode: Callable[[str, int, int], _T]) -> _T:
@@ -89,18 +91,46 @@ class DecodeCache:
         return found  # type: ignore[return-value]
 
 
-    def explicit_groups(self, text: str, instruction: Instruction) -> CollectiveDeviceList:
-        """The device list of ``text``, the explicit ``replica_groups`` the reader's fast path
-        matched on ``instruction`` (so only the device limit is left to check)."""
-        found = self.values.get(("replica_groups", text))
-        if found is None:
-            found = explicit_list(text, checked=True)
-            if found is None:  # past the device limit: the exact reader says where
-                _, _, line, column = next(
-                    a for a in instruction.attribute_list if a.key == "replica_groups")
-                found = decode_groups(text, line, column)
-            self.values[("replica_groups", text)] = found
-        return found  # type: ignore[return-value]
+    def explicit_groups(self, instruction: Instruction) -> tuple[CollectiveDeviceList, Written]:
+        """The device list of the explicit ``replica_groups`` the reader's fast path found on
+        ``instruction`` (at ``groups_span``, so only the device limit is left to check) and
+        the text to keep as written. A list as the collective before wrote it is that one's;
+        short lists are shared by text across the module; a long one is converted from the
+        instruction's text on use and kept as its span, so that a dump of distinct long
+        lists holds each list's text once."""
+        text = instruction.text
+        start, stop = instruction.groups_span  # type: ignore[misc]
+        written = text[start:stop]
+        last, found = self._last_groups
+        if written == last:
+            return found, last
+        if stop - start <= _SHARED_LENGTH:
+            shared = self.values.get(("replica_groups", written))
+            if shared is None:
+                shared = self.values[("replica_groups", written)] = _explicit(
+                    written, None, instruction)
+            self._last_groups = (written, shared)  # type: ignore[assignment]
+            return shared, written  # type: ignore[return-value]
+        found = _explicit(text, (start, stop), instruction)
+        self._last_groups = (written, found)
+        return found, (text, start, stop)
+
+
+# The longest explicit list shared by its text across a module (longer ones are shared only
+# with the collective right before, which dumps of long lists repeat them on).
+_SHARED_LENGTH = 256
+
+
+def _explicit(text: str, span: tuple[int, int] | None,
+              instruction: Instruction) -> CollectiveDeviceList:
+    """``explicit_list`` of groups the fast path checked, or the exact reader's error when
+    they name more devices than the device limit allows."""
+    found = explicit_list(text, checked=True, span=span)
+    if found is None:
+        _, value, line, column = next(
+            a for a in instruction.attribute_list if a.key == "replica_groups")
+        found = decode_groups(value, line, column)
+    return found
 
 
 _MISSING = object()
@@ -155,7 +185,7 @@ def decode_collective(
     ``channel_id`` (and with as many operands) share one decoding: what is decoded and
     refused depends on that text alone."""
     rest = instruction.shared_attributes
-    groups = instruction.explicit_groups
+    groups = instruction.groups_span
     if rest is None:
         channel, _, rest = leading_channel(instruction.attribute_text)
     else:
@@ -172,8 +202,7 @@ def decode_collective(
     if channel is not None:
         c.channel_id = int(channel)
     if groups is not None:
-        c.replica_groups = cache.explicit_groups(groups, instruction)
-        c.groups_text = groups
+        c.replica_groups, c.groups_text = cache.explicit_groups(instruction)
     return c
 
 

@@ -31,18 +31,22 @@ from .._limits import get_device_limit
 from ._explicit_scan import groups_arrays, groups_end
 
 
-def explicit_list(text: str, checked: bool = False) -> CollectiveDeviceList | None:
-    """The device list of ``text`` in XLA's printed explicit form, or None (see the module
-    docstring); ``checked`` says ``text`` is already known to be in that form."""
-    if not checked and groups_end(text, 0) != len(text):
+def explicit_list(text: str, checked: bool = False,
+                  span: tuple[int, int] | None = None) -> CollectiveDeviceList | None:
+    """The device list of ``text`` (of ``text[start:stop]`` for a ``span``) in XLA's printed
+    explicit form, or None (see the module docstring); ``checked`` says it is already known
+    to be in that form. The list keeps ``text`` to convert it from on first use."""
+    start, stop = (0, len(text)) if span is None else span
+    if not checked and groups_end(text, start) != stop:
         return None
     limit = get_device_limit()
-    if len(text) // 2 > limit and text.count(",") - text.count("},{") + 1 > limit:
+    if ((stop - start) // 2 > limit
+            and text.count(",", start, stop) - text.count("},{", start, stop) + 1 > limit):
         return None
-    return CollectiveDeviceList.deferred(partial(_arrays, text))
+    return CollectiveDeviceList.deferred(partial(_arrays, text, start, stop))
 
 
-def _arrays(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """(all ids, each group's size) of a text in XLA's printed explicit form."""
-    ids, sizes = groups_arrays(text)  # type: ignore[misc]
+def _arrays(text: str, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+    """(all ids, each group's size) of ``text[start:stop]``, in XLA's printed explicit form."""
+    ids, sizes = groups_arrays(text, start, stop)  # type: ignore[misc]
     return np.frombuffer(ids, dtype=np.int64), np.frombuffer(sizes, dtype=np.int64)

@@ -8,8 +8,8 @@
  *   groups_end(text, pos) -> int
  *       the offset just past the groups starting at text[pos], or -1 when what starts there
  *       is not in that form (the exact reader then reads it and says what is wrong);
- *   groups_arrays(text) -> (bytearray, bytearray) | None
- *       all ids and each group's size, as native int64, when the whole text is in that form.
+ *   groups_arrays(text, pos, end) -> (bytearray, bytearray) | None
+ *       all ids and each group's size, as native int64, when text[pos:end] is in that form.
  *
  * The form: '{' group (',' group)* '}', group := '{' number (',' number)* '}', number := 1 to
  * 18 ASCII digits (so every number fits in int64). Anything else (white space, comments,
@@ -111,22 +111,28 @@ groups_end(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 }
 
 static PyObject *
-groups_arrays(PyObject *module, PyObject *text)
+groups_arrays(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_ssize_t n_ids, n_groups, room;
-    PyObject *ids, *sizes;
-    if (!PyUnicode_Check(text)) {
-        PyErr_SetString(PyExc_TypeError, "groups_arrays(text: str)");
+    Py_ssize_t pos, end, n_ids, n_groups, room;
+    PyObject *text, *ids, *sizes;
+    if (nargs != 3 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "groups_arrays(text: str, pos: int, end: int)");
         return NULL;
     }
-    room = (PyUnicode_GET_LENGTH(text) + 1) / 2 * (Py_ssize_t)sizeof(int64_t);
+    text = args[0];
+    pos = PyLong_AsSsize_t(args[1]);
+    end = PyLong_AsSsize_t(args[2]);
+    if ((pos == -1 || end == -1) && PyErr_Occurred())
+        return NULL;
+    if (pos < 0 || end < pos || end > PyUnicode_GET_LENGTH(text))
+        Py_RETURN_NONE;
+    room = (end - pos + 1) / 2 * (Py_ssize_t)sizeof(int64_t);
     ids = PyByteArray_FromStringAndSize(NULL, room);
     sizes = PyByteArray_FromStringAndSize(NULL, room);
     if (ids == NULL || sizes == NULL)
         goto fail;
-    if (scan(text, 0, (int64_t *)PyByteArray_AS_STRING(ids),
-             (int64_t *)PyByteArray_AS_STRING(sizes), &n_ids, &n_groups)
-        != PyUnicode_GET_LENGTH(text)) {
+    if (scan(text, pos, (int64_t *)PyByteArray_AS_STRING(ids),
+             (int64_t *)PyByteArray_AS_STRING(sizes), &n_ids, &n_groups) != end) {
         Py_DECREF(ids);
         Py_DECREF(sizes);
         Py_RETURN_NONE;
@@ -144,8 +150,9 @@ fail:
 static PyMethodDef methods[] = {
     {"groups_end", (PyCFunction)(void (*)(void))groups_end, METH_FASTCALL,
      "groups_end(text, pos): the offset just past XLA's printed explicit groups at pos, or -1."},
-    {"groups_arrays", groups_arrays, METH_O,
-     "groups_arrays(text): (ids, sizes) as native int64 bytearrays, or None."},
+    {"groups_arrays", (PyCFunction)(void (*)(void))groups_arrays, METH_FASTCALL,
+     "groups_arrays(text, pos, end): (ids, sizes) of text[pos:end] as native int64 "
+     "bytearrays, or None."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -88,8 +88,9 @@ FAST_INSTRUCTION = re.compile(
 _FAST_HEAD = re.compile(
     r"(ENTRY[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
     r"(\(" + group_items(3) + r"\)[ \t]*->[ \t]*(?:" + _SHAPE + r"))?[ \t]*\{[ \t]*(?=\n)")
-# The key of explicit replica groups leading the attributes after a channel id.
-_GROUPS_KEY = re.compile(r",[ \t]*replica_groups[ \t]*=[ \t]*(?=\{\{)")
+# Explicit replica groups leading the attributes after a channel id, as XLA prints them
+# (written otherwise, they stay in the attribute text the layout splits).
+_GROUPS_KEY = ", replica_groups="
 
 
 _LAYOUTS_KEPT = 512
@@ -282,7 +283,6 @@ class Reader:
         written one a line as ``FAST_INSTRUCTION`` matches them are read here; every other
         instruction by the general reader."""
         match = FAST_INSTRUCTION.match
-        groups_key = _GROUPS_KEY.match
         last_groups = "{{}}"  # in no line's groups: the form has no empty group
         layouts = self._layouts
         metadata = self._metadata_seen
@@ -296,32 +296,33 @@ class Reader:
                 m = match(text, pos + 1)
                 if m is None:
                     break
-                (root, name, shape, opcode, operand_text, operand, attribute_text,
-                 channel) = m.group(1, 2, 3, 4, 5, 6, 7, 8)
-                end = m.end()
-                if attribute_text and attribute_text[-1] in " \t\r":
-                    attribute_text = attribute_text.rstrip(" \t\r")
-                    end = m.start(7) + len(attribute_text)
+                root, name, shape, opcode, operand_text, operand, channel = m.group(
+                    1, 2, 3, 4, 5, 6, 8)
+                attributes_at, end = m.span(7)
+                while end > attributes_at and text[end - 1] in " \t\r":
+                    end -= 1
                 groups = None
-                if attribute_text:
+                if end > attributes_at:
                     # Leading explicit groups and a trailing metadata attribute are checked
                     # alone, so that lines that differ only there share the layout. (The
                     # attributes after the channel id, 9, are sliced off the text only once
                     # the groups, which can be most of the line, are cut off.)
                     rest_at = m.start(9)
-                    key = groups_key(text, rest_at, end)
-                    if key is not None:
-                        at = key.end()
+                    if text.startswith(_GROUPS_KEY, rest_at, end):
+                        at = rest_at + len(_GROUPS_KEY)
                         # Dumps repeat one list on many lines: the last one is compared
-                        # first (and kept, with its hash), else the list is scanned.
-                        repeated = text.startswith(last_groups, at, end)
-                        stop = at + len(last_groups) if repeated else groups_end(text, at)
+                        # first, else the list is scanned.
+                        if text.startswith(last_groups, at, end):
+                            stop = at + len(last_groups)
+                        else:
+                            stop = groups_end(text, at)
+                            last_groups = text[at:stop] if stop > 0 else last_groups
                         after = stop
                         while after < end and text[after] in " \t":
                             after += 1
                         if 0 < stop <= end and (after == end or text[after] == ","):
-                            groups = last_groups if repeated else text[at:stop]
-                            last_groups, rest_at = groups, after
+                            start = m.start(2)
+                            groups, rest_at = (at - start, stop - start), after
                     rest = text[rest_at:end]
                     cut = rest.rfind(_METADATA)
                     if cut >= 0:
@@ -350,10 +351,11 @@ class Reader:
                     except SyntaxFault:  # the general reader reports it
                         break
                 line += 1
+                start = m.start(2)
                 instruction = Instruction(
-                    name.lstrip("%"), opcode, shape, names, line, m.start(2) - pos, owner,
-                    root is not None, operand_text, text[m.start(2):end], layout,
-                    layout.called, layout.controls, shapes, attribute_text, channel, groups,
+                    name.lstrip("%"), opcode, shape, names, line, start - pos, owner,
+                    root is not None, operand_text, text[start:end], layout, layout.called,
+                    layout.controls, shapes, attributes_at - start, channel, groups,
                     layout.shared)
                 check(computation, instruction,
                       None if root is None else (line, m.start(1) - pos))
@@ -530,7 +532,7 @@ class Reader:
         instruction = self._make(
             name.group(), opcode.group(), text[shape_start:shape_stop], operands, line, column,
             computation, root is not None, text[open_at + 1:close - 1], text[name.start():end],
-            attributes, text[close:end])
+            attributes, close - name.start())
         return instruction, end
 
     def _shape_end(self, pos: int) -> int:
@@ -563,12 +565,12 @@ class Reader:
     def _make(
         self, name: str, opcode: str, shape: str, operands: _Operands, line: int,
         column: int, computation: Computation, is_root: bool, operand_text: str, written: str,
-        attributes: list[Attribute], attribute_text: str,
+        attributes: list[Attribute], attribute_at: int,
     ) -> Instruction:
         instruction = Instruction(
             name.lstrip("%"), opcode, shape.strip(), operands[0], line, column, computation.name,
             is_root, operand_text, written, attributes, inline_shapes=operands[1],
-            attribute_text=attribute_text)
+            attribute_at=attribute_at)
         if attributes:
             called: list[str] = []
             seen: set[str] = set()

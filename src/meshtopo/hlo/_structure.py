@@ -41,12 +41,14 @@ class Instruction:
     """One instruction: ``[ROOT] name = shape opcode(operands), key=value, ...``.
 
     ``line``/``column`` (1-based) locate its name token; ``attribute_text`` is the
-    attribute list as written (from the first ``,`` after the operands). ``attribute_list`` holds every
+    attribute list as written (from the first ``,`` after the operands), the end of
+    ``text`` from ``attribute_at``. ``attribute_list`` holds every
     attribute in written order with positions (split on first use where the reader's fast
     path already checked the text); ``attributes`` is the same as a dict of raw values.
     Where the fast path read the line, ``leading_channel`` holds the digits of a leading
-    ``channel_id``, ``explicit_groups`` the ``replica_groups`` value after it when written in
-    XLA's printed explicit form (``_explicit``, which checked it), and
+    ``channel_id``, ``groups_span`` where in ``text`` the ``replica_groups`` value after it
+    is when written in XLA's printed explicit form (``_explicit_scan`` checked it; the value
+    is ``explicit_groups``, sliced on use, as such lists can be most of a line), and
     ``shared_attributes`` the attribute text after those (what collectives that differ only
     in channel id and explicit groups share); ``shared_attributes`` is None otherwise.
     """
@@ -65,9 +67,9 @@ class Instruction:
     called_computations: tuple[str, ...] = ()
     control_predecessors: tuple[str, ...] = ()
     inline_shapes: tuple[str | None, ...] = ()
-    attribute_text: str = ""
+    attribute_at: int = -1
     leading_channel: str | None = None
-    explicit_groups: str | None = None
+    groups_span: tuple[int, int] | None = None
     shared_attributes: str | None = None
     collective: Collective | None = None
 
@@ -78,6 +80,18 @@ class Instruction:
         if callable(found):
             found = self._attributes = found(self)
         return found
+
+    @property
+    def explicit_groups(self) -> str | None:
+        """The explicit ``replica_groups`` value at ``groups_span``, or None."""
+        span = self.groups_span
+        return None if span is None else self.text[span[0]:span[1]]
+
+    @property
+    def attribute_text(self) -> str:
+        """The attribute list as written, from the first ``,`` after the operands ("" when
+        there is none)."""
+        return "" if self.attribute_at < 0 else self.text[self.attribute_at:]
 
     @property
     def attributes(self) -> dict[str, str]:
