@@ -294,3 +294,19 @@ def test_a_host_that_never_starts_is_named(tmp_path: Path) -> None:
     assert ("rendezvous for collective `the start of the job` timed out after 3 s on device 0: "
             "device(s) [4,5,6,7] never arrived") in last
     assert time.monotonic() - started < 20
+
+
+@pytest.mark.timeout(60)
+def test_a_host_whose_store_never_answers_is_host_zero_named(tmp_path: Path) -> None:
+    path = tmp_path / "combined.hlo"
+    path.write_text(combined(2, 4))
+    port = free_port()
+    started = time.monotonic()
+    code, out, err = _finish(_cli("run", str(path), "--backend", "torch", "--nnodes", "2",
+                                  "--nproc", "4", "--node-rank", "1", "--master-addr",
+                                  "127.0.0.1", "--master-port", str(port), "--timeout", "3"), 50)
+    assert (code, out) == (2, "")
+    assert err == (f"meshtopo: error: the job's store on host 0 (127.0.0.1:{port}) did not "
+                   "answer devices 4,5,6,7 within 3 s: host 0 (node rank 0, devices 0,1,2,3) "
+                   "never started the job, or --master-addr/--master-port do not name it\n")
+    assert time.monotonic() - started < 20

@@ -80,7 +80,9 @@ class Job:
         self.devices = list(devices)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p))
-        env.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")  # not every store poll's timeout
+        # torch's C++ log (each store poll's timeout, a failed connection's stack trace) stays
+        # quiet: errors come back through the job directory, one line each.
+        env.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "meshtopo.runtime._worker", str(directory),
              ",".join(str(r) for r in self.ranks)],
@@ -157,7 +159,7 @@ def run_processes(source: Plan | Replay, inputs: Mapping[int, Sequence[np.ndarra
                  for k, a in enumerate((inputs or {}).get(world[r], []))}
         np.savez(directory / "inputs.npz", **local)  # type: ignore[arg-type]
         (directory / "config.json").write_text(json.dumps({
-            "devices": world, "timeout": timeout, "master_addr": master_addr,
+            "devices": world, "nproc": nproc, "timeout": timeout, "master_addr": master_addr,
             "master_port": master_port if master_port is not None else free_port(master_addr),
             "parameters": len((inputs or {}).get(world[ranks[0]], [])),
             "mode": "replay" if replaying else "execute",

@@ -184,12 +184,13 @@ class Rendezvous:
 
 def combined(errors: Sequence[RendezvousError]) -> RendezvousError:
     """One error for a run in which several devices timed out: every device's message (each
-    names the instruction it waited in and who never came), the first one's fields."""
+    names the instruction it waited in and who never came; a message several gave, once),
+    the first one's fields."""
     first = errors[0]
-    if len(errors) == 1:
+    messages = list(dict.fromkeys(str(e) for e in errors))
+    if len(messages) == 1:
         return first
     missing = sorted({d for e in errors for d in e.missing})
-    message = f"{len(errors)} devices timed out in a rendezvous: " + " | ".join(
-        str(e) for e in errors)
+    message = f"{len(errors)} devices timed out in a rendezvous: " + " | ".join(messages)
     return RendezvousError(message, first.op_name, first.clique, missing, first.arrived,
                            max(e.waited for e in errors))

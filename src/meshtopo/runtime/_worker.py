@@ -24,6 +24,7 @@ import sys
 import time
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +40,34 @@ def _error_record(error: BaseException) -> dict[str, object]:
         record.update(op_name=error.op_name, clique=error.clique, missing=error.missing,
                       arrived=error.arrived, waited=error.waited)
     return record
+
+
+def _store(config: dict[str, Any], rank: int, timeout: float) -> Any:
+    """The job's TCPStore: served by world rank 0 (on host 0), joined by the others within
+    ``timeout``; a store that never answers is a ``RendezvousError`` naming host 0's devices,
+    which never came."""
+    import torch.distributed as dist
+
+    from ._rendezvous import RendezvousError
+
+    address, port = config["master_addr"], int(config["master_port"])
+    devices = [int(d) for d in config["devices"]]
+    started = time.monotonic()
+    try:
+        return dist.TCPStore(address, port, len(devices), is_master=rank == 0,
+                             timeout=timedelta(seconds=timeout + 30 if rank == 0 else timeout),
+                             wait_for_workers=False)
+    except (RuntimeError, OSError) as error:  # DistNetworkError is a RuntimeError
+        if rank == 0:
+            raise
+        nproc = int(config["nproc"])
+        host_zero, ours = devices[:nproc], devices[rank - rank % nproc:][:nproc]
+        message = (f"the job's store on host 0 ({address}:{port}) did not answer devices "
+                   f"{','.join(map(str, ours))} within {timeout:g} s: host 0 (node rank 0, "
+                   f"devices {','.join(map(str, host_zero))}) never started the job, or "
+                   "--master-addr/--master-port do not name it")
+        raise RendezvousError(message, "the start of the job", "every device of the job",
+                              host_zero, ours, time.monotonic() - started) from error
 
 
 def main(job: Path, rank: int) -> int:
@@ -66,9 +95,7 @@ def main(job: Path, rank: int) -> int:
         routes = ([s.routes for s in source.steps.values()] if isinstance(source, Replay)
                   else list(source.routes.values()))
         timeout = float(config["timeout"])
-        store = dist.TCPStore(config["master_addr"], int(config["master_port"]), len(devices),
-                              is_master=rank == 0, timeout=timedelta(seconds=timeout + 30),
-                              wait_for_workers=False)
+        store = _store(config, rank, timeout)
         # Every device joins the job first, so a host that never starts is named.
         StoreRendezvous(dist.PrefixStore("job/", store), timeout).join(
             "start", device, devices, "the start of the job", "every device of the job")
