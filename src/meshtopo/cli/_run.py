@@ -94,7 +94,8 @@ def _placement_options(command: F) -> F:
                    "'<device>/<parameter number>' (default: generated per device).")
 @click.option("--output", "output_path", default=None,
               help="Write this host's results to an .npz (keys '<device>', tuple elements "
-                   "'<device>/<index>').")
+                   "'<device>/<index>'); bf16 and f8 values as their bits (uint16, uint8: "
+                   "view them as ml_dtypes' types).")
 @_placement_options
 @device_limit_option
 def run(file: str, backend: str, nproc: int | None, nnodes: int, node_rank: int,
