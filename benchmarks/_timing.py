@@ -119,7 +119,7 @@ class Comparison:
 
     def goal_text(self) -> str:
         if self.goal < 1:
-            return f"≤ {self.goal:g}× ({1 / self.goal:g}× faster)"
+            return f"≤ {self.goal:.3g}× ({1 / self.goal:.3g}× faster)"
         return f"≤ {self.goal:g}×"
 
     def ratio_text(self) -> str:
