@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 import meshtopo as mt
 from meshtopo import hlo
-from meshtopo.hlo import _reader
 from meshtopo.hlo._explicit_scan import groups_arrays, groups_end
 
+from ._fast_paths import structure, turn_off
 from ._text import entry_head
 
 # The form: groups of 1 to 18 digit numbers, no white space.
@@ -70,11 +70,6 @@ def test_groups_arrays_takes_exactly_the_span() -> None:
         groups_arrays(b"{{1}}", 0, 5)  # type: ignore[arg-type]
 
 
-class _NeverMatches:
-    def match(self, *args: object) -> None:
-        return None
-
-
 LINES = [
     "channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=%add",
     # the same length as the line before, other ids: not taken for the repeated list
@@ -101,23 +96,14 @@ def _module() -> str:
     return entry_head("HloModule m, replica_count=4") + "".join(lines) + "}\n"
 
 
-def _read(text: str) -> list[tuple[object, ...]]:
-    module = hlo.parse_module(text)
-    return [(i.name, i.line, i.column, i.text, i.attribute_list,
-             None if i.collective is None else (
-                 i.collective.groups_text, i.collective.replica_groups, i.collective.mode,
-                 i.collective.channel_id, i.collective.use_global_device_ids))
-            for c in module.computations.values() for i in c.instructions]
-
-
 def test_groups_cut_off_a_line_read_as_the_general_reader_reads_them(
         monkeypatch: pytest.MonkeyPatch) -> None:
     text = _module()
-    fast = _read(text)
-    groups = [entry[5][0] for entry in fast if entry[5] is not None]
+    fast = structure(hlo.parse_module(text))
+    groups = [c.groups_text for c in hlo.parse_module(text).collectives]
     assert groups[:3] == ["{{0,1},{2,3}}", "{{1,0},{3,2}}", "{{1,0},{3,2}}"]
-    monkeypatch.setattr(_reader, "FAST_INSTRUCTION", _NeverMatches())
-    assert _read(text) == fast
+    turn_off(monkeypatch)
+    assert structure(hlo.parse_module(text)) == fast
 
 
 def test_an_error_in_groups_cut_off_is_where_the_general_reader_puts_it(
@@ -127,7 +113,7 @@ def test_an_error_in_groups_cut_off_is_where_the_general_reader_puts_it(
     errors = []
     for fast in (True, False):
         if not fast:
-            monkeypatch.setattr(_reader, "FAST_INSTRUCTION", _NeverMatches())
+            turn_off(monkeypatch)
         with pytest.raises(mt.HloParseError) as error:
             hlo.parse_module(text)
         errors.append(str(error.value))

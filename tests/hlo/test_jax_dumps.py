@@ -8,6 +8,7 @@ import meshtopo as mt
 from meshtopo import hlo
 
 from ._dumps import dumps, jaxlib_explicit_groups
+from ._fast_paths import NeverMatches, structure, turn_off
 
 pytestmark = pytest.mark.jax
 
@@ -70,30 +71,11 @@ def test_encodings_seen() -> None:
     assert reduce_all.device_groups() == [[0, 4], [1, 5], [2, 6], [3, 7]]
 
 
-class _NeverMatches:
-    calls = 0
-
-    def match(self, *args: object) -> None:
-        _NeverMatches.calls += 1
-        return None
-
-
-def _structure(module: hlo.Module) -> list[tuple[object, ...]]:
-    return [(c.name, c.is_entry, c.line, c.signature, c.execution_thread,
-             [(i.name, i.opcode, i.shape_text, i.operands, i.line, i.column, i.is_root,
-               i.text, i.attribute_list, i.called_computations, i.control_predecessors,
-               i.inline_shapes) for i in c.instructions])
-            for c in module.computations.values()]
-
-
 @pytest.mark.parametrize("name", ["shard_map", "sum_replicated", "matmul", "gram"])
 def test_fast_paths_decide_nothing(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The one-line fast paths only make reading quicker: with them turned off, every
     computation and instruction of a real dump reads the same, positions included."""
-    from meshtopo.hlo import _reader
-
-    fast = _structure(hlo.parse_module(dumps()[name]))
-    monkeypatch.setattr(_reader, "FAST_INSTRUCTION", _NeverMatches())
-    monkeypatch.setattr(_reader, "_FAST_HEAD", _NeverMatches())
-    assert _structure(hlo.parse_module(dumps()[name])) == fast
-    assert _NeverMatches.calls > len(fast)  # the general reader read every line
+    fast = structure(hlo.parse_module(dumps()[name]))
+    turn_off(monkeypatch)
+    assert structure(hlo.parse_module(dumps()[name])) == fast
+    assert NeverMatches.calls > len(fast)  # the general reader read every line

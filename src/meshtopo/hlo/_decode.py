@@ -183,7 +183,8 @@ def decode_collective(
     """The ``Collective`` of a collective ``instruction``, its attributes decoded and checked
     against XLA's parser rules. Collectives whose attributes read the same but for a leading
     ``channel_id`` (and with as many operands) share one decoding: what is decoded and
-    refused depends on that text alone."""
+    refused depends on that text alone (with the reader's fast path, but for the name
+    ``to_apply`` gives and explicit groups, too)."""
     rest = instruction.shared_attributes
     groups = instruction.groups_span
     if rest is None:
@@ -201,6 +202,8 @@ def decode_collective(
     c = Collective(instruction, scope, template)
     if channel is not None:
         c.channel_id = int(channel)
+    if c.to_apply is not None:  # the fast path keeps the name open: each line's own
+        c.to_apply = instruction.called_computations[0]
     if groups is not None:
         c.replica_groups, c.groups_text = cache.explicit_groups(instruction)
     return c

@@ -69,6 +69,9 @@ _SHAPE = r"[a-z][a-z0-9]*\[[^\]\n]*\](?:\{" + group_items(3) + r"\})?|\(" + grou
 _FAST_ATTRIBUTE = re.compile(r",[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + _VALUE + ")")
 # Where XLA prints the metadata of an instruction: last, and different on almost every line.
 _METADATA = ", metadata={"
+# A computation named by ``calls=`` or ``to_apply=`` (different on almost every fusion):
+# 1 the key, 2 the name, which layouts keep open (``%``) so that lines share them.
+_CALLEE = re.compile(r"(,[ \t]*(?:calls|to_apply)[ \t]*=[ \t]*)(%?[A-Za-z0-9_.\-]+)(?=,|$)")
 # One instruction on one line as XLA prints it, followed by a line that starts another
 # statement (a name, not the iota 'T(' continuation, or '}'), so nothing can continue it.
 # Groups: 1 ROOT, 2 name, 3 shape, 4 opcode, 5 operand text, 6 the operands when they are
@@ -100,17 +103,19 @@ _Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
 
 class _Layout:
     """What one-line attribute lists with the same ``shared`` text share (the attributes
-    after a leading channel id and explicit groups, without a trailing metadata attribute):
-    their split (key, value start, end), called computations and control predecessors.
-    Calling it with an instruction read by the fast path gives that instruction's attributes
-    with their positions."""
+    after a leading channel id and explicit groups, without a trailing metadata attribute,
+    the names of ``calls=`` and ``to_apply=`` written ``%`` in an open layout, each line's
+    own): that the text is an attribute list, the computations it calls (in an open layout,
+    none but each line's own), control predecessors and whether it has a metadata attribute. Calling it
+    with an instruction read by the fast path gives that instruction's attributes with their
+    positions, split from the instruction's own text."""
 
-    __slots__ = ("called", "controls", "has_metadata", "shared", "spans")
+    __slots__ = ("called", "controls", "has_metadata", "shared")
 
-    def __init__(self, spans: list[tuple[str, int, int]], called: tuple[str, ...],
-                 controls: tuple[str, ...], shared: str) -> None:
-        self.spans, self.called, self.controls, self.shared = spans, called, controls, shared
-        self.has_metadata = any(key == "metadata" for key, _, _ in spans)
+    def __init__(self, called: tuple[str, ...], controls: tuple[str, ...], shared: str,
+                 has_metadata: bool) -> None:
+        self.called, self.controls, self.shared = called, controls, shared
+        self.has_metadata = has_metadata
 
     def __call__(self, instruction: Instruction) -> list[Attribute]:
         line = instruction.line
@@ -125,12 +130,8 @@ class _Layout:
             at = after.index("{")
             found.append(Attribute("replica_groups", groups, line, rest + at))
             shared_at = len(after) - len(after[at + len(groups):].lstrip(" \t"))
-        shared, column = self.shared, rest + shared_at
-        found += [Attribute(k, shared[s:e], line, column + s) for k, s, e in self.spans]
-        metadata_at = shared_at + len(shared)
-        if len(after) > metadata_at:  # the line's own metadata
-            at = metadata_at + len(_METADATA) - 1
-            found.append(Attribute("metadata", after[at:], line, rest + at))
+        found += [Attribute(f.group(1), f.group(2), line, rest + f.start(2))
+                  for f in _FAST_ATTRIBUTE.finditer(after, shared_at)]
         return found
 
 
@@ -165,6 +166,7 @@ class Reader:
         self.line = 1  # the line of ``self.pos``
         self.computation_names: set[str] = set()
         self._layouts: dict[tuple[bool, bool, str], _Layout] = {}
+        self._open_layouts: dict[tuple[bool, bool, str], _Layout] = {}
         self._metadata_seen: set[str] = set()
 
     # ---- positions, errors and more text -------------------------------------------------
@@ -331,13 +333,16 @@ class Reader:
                             rest = rest[:cut]
                         else:
                             cut = -1
-                    layout = layouts.get(
-                        (channel is not None, groups is not None, rest)) or self._layout(
-                        channel is not None, groups is not None, rest)
+                    key = (channel is not None, groups is not None, rest)
+                    layout = layouts.get(key)
+                    called = layout.called if layout is not None else ()
+                    if layout is None:
+                        layout, called = self._open_layout(*key)
                     if layout is None or (cut >= 0 and layout.has_metadata):
                         break  # not an attribute list: the general reader says why
                 else:
                     layout = _NO_ATTRIBUTES
+                    called = ()
                 shapes: tuple[str | None, ...] = ()
                 if opcode in _LITERAL_OPCODES or not operand_text:
                     names: tuple[str, ...] = ()
@@ -354,7 +359,7 @@ class Reader:
                 start = m.start(2)
                 instruction = Instruction(
                     name.lstrip("%"), opcode, shape, names, line, start - pos, owner,
-                    root is not None, operand_text, text[start:end], layout, layout.called,
+                    root is not None, operand_text, text[start:end], layout, called,
                     layout.controls, shapes, attributes_at - start, channel, groups,
                     layout.shared)
                 check(computation, instruction,
@@ -475,37 +480,59 @@ class Reader:
         self._metadata_seen.add(tail)
         return True
 
-    def _layout(self, has_channel: bool, has_groups: bool, shared: str) -> _Layout | None:
+    def _open_layout(self, has_channel: bool, has_groups: bool, rest: str
+                     ) -> tuple[_Layout | None, tuple[str, ...]]:
+        """The layout of ``rest`` with the names of its ``calls=`` and ``to_apply=`` kept
+        open (``_CALLEE``), and those names, when it has such attributes; else the layout of
+        ``rest`` itself (and its called computations)."""
+        if "calls=" in rest or "to_apply=" in rest:
+            parts = _CALLEE.split(rest)
+            if len(parts) > 1:
+                names = tuple(name.lstrip("%") for name in parts[2::3])
+                parts[2::3] = ["%"] * len(names)
+                key = (has_channel, has_groups, "".join(parts))
+                layout = self._open_layouts.get(key) or self._layout(*key, open_callees=True)
+                return layout, names
+        layout = self._layout(has_channel, has_groups, rest)
+        return layout, () if layout is None else layout.called
+
+    def _layout(self, has_channel: bool, has_groups: bool, shared: str,
+                open_callees: bool = False) -> _Layout | None:
         """What one-line instructions with the attribute text ``shared`` after a leading
         channel id and explicit groups (``has_channel``, ``has_groups``) share; None when
-        ``shared`` is no attribute list or the general reader must report an error."""
+        ``shared`` is no attribute list or the general reader must report an error. With
+        ``open_callees``, ``calls=%`` and ``to_apply=%`` stand for each line's own names, and
+        a text that also names computations otherwise is left to the general reader."""
         spans = []
         end = 0
         for found in _FAST_ATTRIBUTE.finditer(shared):
             if found.start() != end:
                 return None
-            spans.append((found.group(1), found.start(2), found.end(2)))
+            spans.append((found.group(1), found.group(2)))
             end = found.end()
         if end != len(shared):
             return None
-        keys = ([k for k, _, _ in spans] + (["channel_id"] if has_channel else [])
+        keys = ([k for k, _ in spans] + (["channel_id"] if has_channel else [])
                 + (["replica_groups"] if has_groups else []))
         if len(set(keys)) != len(keys):
             return None
         called: list[str] = []
         controls: tuple[str, ...] = ()
         try:
-            for k, start, end in spans:
-                if k in CALL_ATTRIBUTES:
-                    called.extend(parse_name_list(shared[start:end], k, 1, 1))
+            for k, value in spans:
+                if k in CALL_ATTRIBUTES and not (open_callees and value == "%"):
+                    called.extend(parse_name_list(value, k, 1, 1))
                 elif k == "control-predecessors":
-                    controls = tuple(parse_name_list(shared[start:end], k, 1, 1))
+                    controls = tuple(parse_name_list(value, k, 1, 1))
         except HloParseError:
             return None
-        if len(self._layouts) >= _LAYOUTS_KEPT:  # lines that share nothing: keep few
-            self._layouts.clear()
-        layout = self._layouts[(has_channel, has_groups, shared)] = _Layout(
-            spans, tuple(called), controls, shared)
+        if open_callees and called:  # the order of the names would be lost
+            return None
+        layouts = self._open_layouts if open_callees else self._layouts
+        if len(layouts) >= _LAYOUTS_KEPT:  # lines that share nothing: keep few
+            layouts.clear()
+        layout = layouts[(has_channel, has_groups, shared)] = _Layout(
+            tuple(called), controls, shared, any(k == "metadata" for k, _ in spans))
         return layout
 
     def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
@@ -620,7 +647,7 @@ def _callee_position(instruction: Instruction, callee: str) -> tuple[int, int]:
     return instruction.line, instruction.column
 
 
-_NO_ATTRIBUTES = _Layout([], (), (), "")
+_NO_ATTRIBUTES = _Layout((), (), "", False)
 
 
 def _device_ids_end(text: str, end: int, final: bool) -> int:

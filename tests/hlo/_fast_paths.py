@@ -1,0 +1,38 @@
+"""Reading a module with the reader's one-line fast paths turned off, to compare with them on."""
+
+from __future__ import annotations
+
+import pytest
+
+from meshtopo import hlo
+from meshtopo.hlo import _reader
+
+
+class NeverMatches:
+    """A stand-in for a fast path's regex that matches nothing (and counts its calls)."""
+
+    calls = 0
+
+    def match(self, *args: object) -> None:
+        NeverMatches.calls += 1
+        return None
+
+
+def structure(module: hlo.Module) -> list[tuple[object, ...]]:
+    """Every computation and instruction of ``module`` as the reader found it, positions,
+    attributes and each collective's decoded fields included."""
+    return [(c.name, c.is_entry, c.line, c.signature, c.execution_thread,
+             [(i.name, i.opcode, i.shape_text, i.operands, i.line, i.column, i.is_root,
+               i.text, i.attribute_list, i.called_computations, i.control_predecessors,
+               i.inline_shapes, None if i.collective is None else (
+                   i.collective.groups_text, i.collective.replica_groups, i.collective.mode,
+                   i.collective.channel_id, i.collective.use_global_device_ids,
+                   i.collective.to_apply, i.collective.source_target_pairs))
+              for i in c.instructions])
+            for c in module.computations.values()]
+
+
+def turn_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Turn off the fast paths for the rest of a test: the general reader reads every line."""
+    monkeypatch.setattr(_reader, "FAST_INSTRUCTION", NeverMatches())
+    monkeypatch.setattr(_reader, "_FAST_HEAD", NeverMatches())
