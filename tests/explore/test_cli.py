@@ -161,9 +161,15 @@ def test_a_busy_port_is_one_line_and_exit_2() -> None:
 @pytest.mark.jax
 @pytest.mark.timeout(60)
 def test_a_dumped_module_is_served_with_its_compile_options_table(permuted_dump: Path) -> None:
-    process, url = start(str(permuted_dump))
+    _assert_served_as_dumped(str(permuted_dump), permuted_dump)
+
+
+def _assert_served_as_dumped(argument: str, dumped: Path) -> None:
+    """``explore ARGUMENT`` serves the module of file ``dumped``, placed by its table."""
+    process, url = start(argument)
     try:
         answer = get(url + "api/dump")
+        assert answer["name"] == dumped.name and answer["text"] == dumped.read_text()
         placement = answer["result"]["module"]["device_assignment"]  # type: ignore[index]
         assert placement["source"] == "dump"
         assert placement["table"] == [list(USER_MESH_ORDER)]
@@ -182,13 +188,4 @@ def test_a_dump_directory_opens_its_one_module(permuted_dump: Path, tmp_path: Pa
                               "explore", str(permuted_dump.parent)],
                              capture_output=True, text=True, timeout=30)
     assert several.returncode == 2 and "modules after optimizations" in several.stderr
-    process, url = start(str(tmp_path))
-    try:
-        answer = get(url + "api/dump")
-        assert answer["name"] == permuted_dump.name and answer["text"] == permuted_dump.read_text()
-        placement = answer["result"]["module"]["device_assignment"]  # type: ignore[index]
-        assert placement["source"] == "dump"
-        assert placement["table"] == [list(USER_MESH_ORDER)]
-    finally:
-        process.send_signal(signal.SIGINT)
-        process.communicate(timeout=20)
+    _assert_served_as_dumped(str(tmp_path), permuted_dump)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import meshtopo as mt
 from meshtopo import hlo
 from meshtopo.hlo import _reader
 
@@ -36,3 +37,15 @@ def turn_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """Turn off the fast paths for the rest of a test: the general reader reads every line."""
     monkeypatch.setattr(_reader, "FAST_INSTRUCTION", NeverMatches())
     monkeypatch.setattr(_reader, "_FAST_HEAD", NeverMatches())
+
+
+def errors_both_ways(text: str, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """The error reading ``text`` gives with the fast paths on, then off (turned off after)."""
+    errors = []
+    for fast in (True, False):
+        if not fast:
+            turn_off(monkeypatch)
+        with pytest.raises(mt.HloParseError) as error:
+            hlo.parse_module(text)
+        errors.append(str(error.value))
+    return errors[0], errors[1]

@@ -11,11 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import meshtopo as mt
 from meshtopo import hlo
 from meshtopo.hlo._explicit_scan import groups_arrays, groups_end
 
-from ._fast_paths import structure, turn_off
+from ._fast_paths import errors_both_ways, structure, turn_off
 from ._text import entry_head
 
 # The form: groups of 1 to 18 digit numbers, no white space.
@@ -110,15 +109,9 @@ def test_an_error_in_groups_cut_off_is_where_the_general_reader_puts_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
     text = _module()[:-2] + ("  %cp = f32[8]{0} collective-permute(%p), channel_id=12, "
                              "replica_groups={{0,1}}, source_target_pairs={{0,1}}\n}\n")
-    errors = []
-    for fast in (True, False):
-        if not fast:
-            turn_off(monkeypatch)
-        with pytest.raises(mt.HloParseError) as error:
-            hlo.parse_module(text)
-        errors.append(str(error.value))
-    assert errors[0] == errors[1]
-    assert errors[0].startswith('22:58: unexpected attribute "replica_groups"')
+    fast, general = errors_both_ways(text, monkeypatch)
+    assert fast == general
+    assert fast.startswith('22:58: unexpected attribute "replica_groups"')
 
 
 def test_long_lists_alternating_keep_their_own_text_and_groups() -> None:

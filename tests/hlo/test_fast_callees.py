@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-import meshtopo as mt
 from meshtopo import hlo
 
-from ._fast_paths import structure, turn_off
+from ._fast_paths import errors_both_ways, structure, turn_off
 
 HEAD = "HloModule m, num_partitions=4\n"
 
@@ -67,11 +66,5 @@ def test_each_line_keeps_its_own_callee(monkeypatch: pytest.MonkeyPatch) -> None
 def test_errors_in_open_callees_are_the_general_readers(
         monkeypatch: pytest.MonkeyPatch, line: str, message: str) -> None:
     text = _module([*BODY[:-1], line, BODY[-1]])
-    errors = []
-    for fast in (True, False):
-        if not fast:
-            turn_off(monkeypatch)
-        with pytest.raises(mt.HloParseError) as error:
-            hlo.parse_module(text)
-        errors.append(str(error.value))
-    assert errors[0] == errors[1] and message in errors[0]
+    fast, general = errors_both_ways(text, monkeypatch)
+    assert fast == general and message in fast

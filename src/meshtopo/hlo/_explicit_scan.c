@@ -34,11 +34,11 @@
         Py_ssize_t count = 0, groups = 0, in_group;                                          \
         if (*p++ != '{')                                                                     \
             return -1;                                                                       \
-        for (;;) {                                                                           \
+        do { /* a group: '{' number (',' number)* '}' */                                     \
             if (*p++ != '{')                                                                 \
                 return -1;                                                                   \
             in_group = 0;                                                                    \
-            for (;;) {                                                                       \
+            do { /* a number */                                                              \
                 const CHAR *start = p;                                                       \
                 while ((Py_UCS4)(*p - '0') < 10)                                             \
                     p++;                                                                     \
@@ -52,27 +52,18 @@
                 }                                                                            \
                 count++;                                                                     \
                 in_group++;                                                                  \
-                if (*p == ',') {                                                             \
-                    p++;                                                                     \
-                    continue;                                                                \
-                }                                                                            \
-                if (*p++ != '}')                                                             \
-                    return -1;                                                               \
-                break;                                                                       \
-            }                                                                                \
+            } while (*p == ',' && ++p);                                                      \
+            if (*p++ != '}')                                                                 \
+                return -1;                                                                   \
             if (sizes != NULL)                                                               \
                 sizes[groups] = in_group;                                                    \
             groups++;                                                                        \
-            if (*p == ',') {                                                                 \
-                p++;                                                                         \
-                continue;                                                                    \
-            }                                                                                \
-            if (*p++ != '}')                                                                 \
-                return -1;                                                                   \
-            *n_ids = count;                                                                  \
-            *n_groups = groups;                                                              \
-            return p - s;                                                                    \
-        }                                                                                    \
+        } while (*p == ',' && ++p);                                                          \
+        if (*p++ != '}')                                                                     \
+            return -1;                                                                       \
+        *n_ids = count;                                                                      \
+        *n_groups = groups;                                                                  \
+        return p - s;                                                                        \
     }
 
 DEFINE_SCAN(scan_ucs1, Py_UCS1)
