@@ -127,3 +127,8 @@ def test_long_lists_alternating_keep_their_own_text_and_groups() -> None:
         [first], [second], [first], [first]]
     assert collectives[3].replica_groups is collectives[2].replica_groups  # repeated: shared
     assert [c.device_groups() for c in collectives] == [[first], [second], [first], [first]]
+
+
+def test_groups_arrays_of_a_span_shorter_than_the_list_is_none() -> None:
+    text = "{{" + ",".join(map(str, range(100_000))) + "}}"
+    assert groups_arrays(text, 0, 5) is None and groups_arrays(text, 0, len(text) - 1) is None

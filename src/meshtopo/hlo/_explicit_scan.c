@@ -25,7 +25,7 @@
 /* Scan the form at s[pos:] (characters of type CHAR; the string's terminating NUL, which
  * CPython keeps after every str's data, ends any scan that runs to the end); returns the end
  * offset or -1. Counts ids and groups, and writes them to ids/sizes when those are not NULL
- * (ids must have room for (length - pos + 1) / 2 values: a number and a comma each). */
+ * (with room for the counts a scan without them gave). */
 #define DEFINE_SCAN(NAME, CHAR)                                                              \
     static Py_ssize_t NAME(const CHAR *s, Py_ssize_t pos, int64_t *ids, int64_t *sizes,      \
                            Py_ssize_t *n_ids, Py_ssize_t *n_groups)                          \
@@ -104,7 +104,7 @@ groups_end(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *
 groups_arrays(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_ssize_t pos, end, n_ids, n_groups, room;
+    Py_ssize_t pos, end, n_ids, n_groups;
     PyObject *text, *ids, *sizes;
     if (nargs != 3 || !PyUnicode_Check(args[0])) {
         PyErr_SetString(PyExc_TypeError, "groups_arrays(text: str, pos: int, end: int)");
@@ -117,25 +117,20 @@ groups_arrays(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     if (pos < 0 || end < pos || end > PyUnicode_GET_LENGTH(text))
         Py_RETURN_NONE;
-    room = (end - pos + 1) / 2 * (Py_ssize_t)sizeof(int64_t);
-    ids = PyByteArray_FromStringAndSize(NULL, room);
-    sizes = PyByteArray_FromStringAndSize(NULL, room);
-    if (ids == NULL || sizes == NULL)
-        goto fail;
-    if (scan(text, pos, (int64_t *)PyByteArray_AS_STRING(ids),
-             (int64_t *)PyByteArray_AS_STRING(sizes), &n_ids, &n_groups) != end) {
-        Py_DECREF(ids);
-        Py_DECREF(sizes);
+    /* A first pass checks the form and counts, so that the second writes exactly that many
+     * values, wherever the text's form ends. */
+    if (scan(text, pos, NULL, NULL, &n_ids, &n_groups) != end)
         Py_RETURN_NONE;
+    ids = PyByteArray_FromStringAndSize(NULL, n_ids * (Py_ssize_t)sizeof(int64_t));
+    sizes = PyByteArray_FromStringAndSize(NULL, n_groups * (Py_ssize_t)sizeof(int64_t));
+    if (ids == NULL || sizes == NULL) {
+        Py_XDECREF(ids);
+        Py_XDECREF(sizes);
+        return NULL;
     }
-    if (PyByteArray_Resize(ids, n_ids * (Py_ssize_t)sizeof(int64_t)) < 0
-        || PyByteArray_Resize(sizes, n_groups * (Py_ssize_t)sizeof(int64_t)) < 0)
-        goto fail;
+    scan(text, pos, (int64_t *)PyByteArray_AS_STRING(ids),
+         (int64_t *)PyByteArray_AS_STRING(sizes), &n_ids, &n_groups);
     return Py_BuildValue("(NN)", ids, sizes);
-fail:
-    Py_XDECREF(ids);
-    Py_XDECREF(sizes);
-    return NULL;
 }
 
 static PyMethodDef methods[] = {
