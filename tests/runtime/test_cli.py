@@ -131,3 +131,16 @@ def test_a_dump_with_fusions_is_refused_with_the_replay_hint(capsys) -> None:  #
     assert ("instruction %wrapped_copy (fusion) is not executed by meshtopo.runtime "
             "(`meshtopo replay` issues a dump's collectives without running its computations)"
             ) in err
+
+
+@pytest.mark.parametrize("command", ["run", "replay"])
+def test_the_torch_backend_without_torch_is_one_line(capsys, hlo, monkeypatch, command) -> None:  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "torch" else find_spec(name, *a))
+    code, out, err = run(capsys, command, hlo(combined(1, 2)), "--backend", "torch")
+    assert (code, out) == (2, "")
+    assert err == ("meshtopo: error: the torch backend needs torch, which is not installed "
+                   "here: pip install 'meshtopo[torch]'\n")

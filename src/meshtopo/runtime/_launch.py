@@ -13,6 +13,7 @@ is killed and its first process reaped; workers also die with their parent
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import signal
@@ -140,6 +141,9 @@ def run_processes(source: Plan | Replay, inputs: Mapping[int, Sequence[np.ndarra
                   ) -> dict[int, Any]:
     """Execute a ``Plan`` (with ``inputs``) or a ``Replay`` on the ``torch`` backend; this
     node's results by device: entry root values, or seconds per collective by name."""
+    if importlib.util.find_spec("torch") is None:
+        raise InvalidArgumentError("the torch backend needs torch, which is not installed "
+                                   "here: pip install 'meshtopo[torch]'")
     world = source.devices
     if nnodes < 1 or len(world) % nnodes or not 0 <= node_rank < nnodes:
         raise InvalidArgumentError(
