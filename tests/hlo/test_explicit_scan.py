@@ -76,7 +76,7 @@ LINES = [
     "channel_id=3, replica_groups={{1,0},{3,2}}, use_global_device_ids=true, to_apply=%add",
     "replica_groups={{0,1,2,3}}, to_apply=%add",
     "channel_id=4, replica_groups={{0,1},{2,3}}  , to_apply=%add, use_global_device_ids=true",
-    "channel_id=5,replica_groups = {{0,2},{1,3}},to_apply=%add,use_global_device_ids=true",
+    "channel_id=5,replica_groups= {{0,2},{1,3}},to_apply=%add,use_global_device_ids=true",
     "channel_id=6, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=%add, "
     'metadata={op_name="a"}',
     "channel_id=7, replica_groups={{0,1},{}}, use_global_device_ids=true, to_apply=%add",

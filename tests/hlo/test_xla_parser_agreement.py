@@ -62,6 +62,19 @@ CASES = {
         "ROOT %r = f32[8]{0} collective-broadcast(%p)"),
     "a constant named like an operand": _module(
         "%c = f32[] constant(inf)", "ROOT %r = f32[8]{0} broadcast(%c), dimensions={}"),
+    # XLA's lexer reads ``name=`` as one token: nothing between the name and '=', anything
+    # after it.
+    "a space before an attribute's '='": _module(
+        "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups ={}, to_apply=%add"),
+    "a comment before an attribute's '='": _module(
+        "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups/* c */={}, to_apply=%add"),
+    "a line break before an attribute's '='": _module(
+        "ROOT %r = f32[8]{0} all-reduce(%p), channel_id", "    =1, to_apply=%add"),
+    "an attribute name without '='": _module(
+        "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups, to_apply=%add"),
+    "white space and comments after an attribute's '='": _module(
+        "ROOT %r = f32[8]{0} all-reduce(%p), channel_id= /* c */ 1, replica_groups=",
+        "    {}, to_apply=%add"),
     "duplicate name": _module("%a = f32[8]{0} copy(%p)", "%a = f32[8]{0} copy(%p)",
                               "ROOT %r = f32[8]{0} copy(%a)"),
 }

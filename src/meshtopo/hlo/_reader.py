@@ -66,12 +66,12 @@ _VALUE = (r"(?:mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*
           r"[ \t]*\{[^{}\n]*\}|(?:" + _GROUP + "|" + STRING + "|" + BARE + r")++)")
 _SHAPE = r"[a-z][a-z0-9]*\[[^\]\n]*\](?:\{" + group_items(3) + r"\})?|\(" + group_items(3) + r"\)"
 # One attribute of a one-line attribute list: 1 key, 2 value.
-_FAST_ATTRIBUTE = re.compile(r",[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + _VALUE + ")")
+_FAST_ATTRIBUTE = re.compile(r",[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)=[ \t]*(" + _VALUE + ")")
 # Where XLA prints the metadata of an instruction: last, and different on almost every line.
 _METADATA = ", metadata={"
 # A computation named by ``calls=`` or ``to_apply=`` (different on almost every fusion):
 # 1 the key, 2 the name, which layouts keep open (``%``) so that lines share them.
-_CALLEE = re.compile(r"(,[ \t]*(?:calls|to_apply)[ \t]*=[ \t]*)(%?[A-Za-z0-9_.\-]+)(?=,|$)")
+_CALLEE = re.compile(r"(,[ \t]*(?:calls|to_apply)=[ \t]*)(%?[A-Za-z0-9_.\-]+)(?=,|$)")
 # One instruction on one line as XLA prints it, followed by a line that starts another
 # statement (a name, not the iota 'T(' continuation, or '}'), so nothing can continue it.
 # Groups: 1 ROOT, 2 name, 3 shape, 4 opcode, 5 operand text, 6 the operands when they are
@@ -83,7 +83,7 @@ FAST_INSTRUCTION = re.compile(
     r"[ \t]*(ROOT[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*"
     r"(" + _SHAPE + r")[ \t]+([a-z][a-z0-9\-]*)\(((" + _OPERAND_NAME + r"(?:,[ \t]*"
     + _OPERAND_NAME + r")*)(?=\))|" + group_items(3) + r")\)"
-    r"((?:,[ \t]*channel_id[ \t]*=[ \t]*([0-9]{1,18})[ \t]*(?=,|[ \t\r]*\n))?([^\n]*+))"
+    r"((?:,[ \t]*channel_id=[ \t]*([0-9]{1,18})[ \t]*(?=,|[ \t\r]*\n))?([^\n]*+))"
     r"(?=\n[ \t]*+(?:%|\}|[A-SU-Za-z_]|T[A-Za-z0-9_.\-]*+[ \t]*+=))"
 )
 # A computation's head on one line as XLA prints it: 1 ENTRY, 2 name, 3 the signature
@@ -678,14 +678,12 @@ def read_attributes(
         if not text.startswith(",", at):
             return found, end
         at = lookahead(text, at + 1, final)
+        # XLA's lexer reads ``name=`` as one token: nothing may come between name and '='.
         key = KEY.match(text, at)
-        if key is None:
-            raise SyntaxFault("expects attribute name", at, at_end=at >= len(text))
-        at = lookahead(text, key.end(), final)
-        if not text.startswith("=", at):
-            raise SyntaxFault(f"expects '=' after attribute name {key.group()}", at,
-                              at_end=at >= len(text))
-        start = lookahead(text, at + 1, final)
+        if key is None or not text.startswith("=", key.end()):
+            raise SyntaxFault("expects attribute name", at,
+                              at_end=(at if key is None else key.end()) >= len(text))
+        start = lookahead(text, key.end() + 1, final)
         end = value_end(text, start, final)
         if key.group() == "replica_groups" and text.startswith("mesh", start):
             end = _device_ids_end(text, end, final)

@@ -145,7 +145,7 @@ def lookahead(text: str, pos: int, final: bool = True) -> int:
     return after
 
 
-_LEADING_CHANNEL = re.compile(r",[ \t]*channel_id[ \t]*=[ \t]*([0-9]{1,18})[ \t]*(?=,|$)")
+_LEADING_CHANNEL = re.compile(r",[ \t]*channel_id=[ \t]*([0-9]{1,18})[ \t]*(?=,|$)")
 
 
 def leading_channel(attribute_text: str) -> tuple[str | None, int, str]:
