@@ -109,14 +109,20 @@ def test_structure_errors_are_raised_by_every_reading_path() -> None:
         assert (streamed.value.line, streamed.value.column) == where
 
 
-def test_unknown_opcodes_and_attributes_are_kept_where_xla_keeps_them() -> None:
-    """An opcode meshtopo does not know keeps its attributes; a collective takes only the
-    attributes XLA's parser allows it."""
-    module = hlo.parse_module(HEAD + "  %q = f32[8]{0} fancy-new-op(%p), wibble={a{b}c}, x=\"y\"\n"
-                              "  ROOT %a = f32[8]{0} all-reduce(%q), replica_groups={}, "
+def test_unknown_opcodes_are_refused_and_collectives_take_what_xla_allows() -> None:
+    """An opcode XLA does not know is refused at it, in XLA's words (a misspelt collective
+    is not silently no collective); a collective takes only the attributes XLA's parser
+    allows it."""
+    for line in ("  %q = f32[8]{0} fancy-new-op(%p), wibble={a{b}c}\n",
+                 "  %q = f32[8]{0}\n    fancy-new-op(\n%p)\n"):
+        with pytest.raises(mt.HloParseError) as unknown:
+            hlo.parse_module(HEAD + line + "  ROOT %a = f32[8]{0} copy(%q)\n}\n")
+        assert unknown.value.message == (
+            "expects opcode but sees: fancy-new-op, error: Unknown opcode: fancy-new-op")
+        assert (unknown.value.line, unknown.value.column) == (
+            (9, 18) if line.count("\n") == 1 else (10, 5))
+    module = hlo.parse_module(HEAD + "  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups={}, "
                               "to_apply=%add, sharding={replicated}\n}\n")
-    q = module.entry.instruction("q")
-    assert q.opcode == "fancy-new-op" and q.attributes == {"wibble": "{a{b}c}", "x": '"y"'}
     (a,) = module.collectives
     assert a.attributes["sharding"] == "{replicated}"
     with pytest.raises(mt.HloParseError) as info:

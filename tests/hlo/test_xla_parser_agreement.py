@@ -75,6 +75,9 @@ CASES = {
     "white space and comments after an attribute's '='": _module(
         "ROOT %r = f32[8]{0} all-reduce(%p), channel_id= /* c */ 1, replica_groups=",
         "    {}, to_apply=%add"),
+    "a misspelt collective": _module(
+        "ROOT %r = f32[8]{0} all-duce(%p), replica_groups={}, to_apply=%add"),
+    "a capitalised opcode": _module("ROOT %r = f32[8]{0} All-reduce(%p), to_apply=%add"),
     "duplicate name": _module("%a = f32[8]{0} copy(%p)", "%a = f32[8]{0} copy(%p)",
                               "ROOT %r = f32[8]{0} copy(%a)"),
 }

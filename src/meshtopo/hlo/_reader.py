@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from .._errors import HloParseError
 from ._explicit_scan import groups_end
 from ._name_set import NameSet
+from ._opcodes import OPCODES
 from ._shape import ELEMENT_BITS
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
 from ._syntax import (
@@ -51,7 +52,7 @@ from ._syntax import (
 )
 from ._values import parse_name_list, split_operands
 
-_LITERAL_OPCODES = frozenset({"constant", "parameter", "iota", "rng-bit-generator-state"})
+_LITERAL_OPCODES = frozenset({"constant", "parameter", "iota"})
 _OPCODE = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
 _TYPE = re.compile(r"[a-z][a-z0-9]*")
 _ROOT = re.compile(r"ROOT(?![A-Za-z0-9_.\-])")
@@ -300,6 +301,8 @@ class Reader:
                     break
                 root, name, shape, opcode, operand_text, operand, channel = m.group(
                     1, 2, 3, 4, 5, 6, 8)
+                if opcode not in OPCODES:
+                    break  # the general reader refuses it
                 attributes_at, end = m.span(7)
                 while end > attributes_at and text[end - 1] in " \t\r":
                     end -= 1
@@ -550,6 +553,9 @@ class Reader:
         opcode = _OPCODE.match(text, op_start)
         if opcode is None:
             raise SyntaxFault("expects an opcode", op_start, at_end=op_start >= len(text))
+        if opcode.group() not in OPCODES and (self.final or opcode.end() < len(text)):
+            raise SyntaxFault(f"expects opcode but sees: {opcode.group()}, error: Unknown "
+                              f"opcode: {opcode.group()}", op_start)
         open_at = self._expect("(", opcode.end(), f"after the opcode {opcode.group()}") - 1
         close = group_end(text, open_at)
         operands = self._operands(opcode.group(), text[open_at + 1:close - 1], open_at + 1)

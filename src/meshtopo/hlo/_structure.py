@@ -1,6 +1,6 @@
 """The structural model: computations and their instructions, as the reader found them.
 
-An ``Instruction`` keeps its opcode as written (unknown opcodes are fine), its operand names,
+An ``Instruction`` keeps its opcode as written (one of XLA's, ``_opcodes``), its operand names,
 every attribute as raw value text with its position, and the computations it calls;
 ``Computation.called_computations`` and ``Module.computations`` together give the call graph
 (``calls=``, ``to_apply=``, while ``body=``/``condition=``, conditional branches, fusions,
