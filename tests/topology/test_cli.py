@@ -174,6 +174,9 @@ def test_find_groups_no_axis_gives(capsys):
     ("{{0,0,1,2},{4,5,6,7}}", ": device 0 is in them more than once"),
     ("{{0,9}}", ": device 9 is not in the mesh of 8 devices"),
     ("{{0,1},{2,3,4}}", ": the groups differ in size (2, 3)"),
+    ("{{0,1,2},{3,4}}", ": the groups differ in size (3, 2)"),
+    ("{{4,0},{5,1},{6,2},{7,3}}",
+     ": they are the groups over data, with their ranks in another order"),
     ("{{0,5},{1,4},{2,7},{3,6}}", ""),  # a partition of the mesh, but of no whole axes
 ])
 def test_find_groups_says_why_none_give_them(capsys, groups, why):
@@ -353,3 +356,16 @@ def test_devices_applies_the_verifier_rule_of_the_opcode(capsys, opcode, message
     payload = json.loads(out)
     assert [f["message"] for f in payload["findings"]] == ([] if message is None else [message])
     assert code == (0 if message is None else 1)
+
+
+def test_find_groups_of_single_devices_is_over_no_axes(capsys):
+    groups = "{" + ",".join(f"{{{d}}}" for d in range(8)) + "}"
+    code, out, _ = run(capsys, "groups", "--mesh", "data=2,model=4", "--find", groups)
+    assert (code, out) == (0, "over no axes (each device is a group of its own)\n")
+    _, out, _ = run(capsys, "groups", "--mesh", "data=2,model=4", "--find", groups, "--json")
+    assert json.loads(out)["over"] == []
+    # ranks in another order are named on a mesh of permuted devices too
+    code, out, _ = run(capsys, "groups", "--mesh", "data=2,model=4", "--devices",
+                       "7,6,5,4,3,2,1,0", "--find", "{{3,7},{2,6},{1,5},{0,4}}")
+    assert out == ("no mesh axes give exactly these groups: they are the groups over data, "
+                   "with their ranks in another order\n")

@@ -131,8 +131,9 @@ def parse_mesh(spec: str, devices: str | None) -> Mesh:
 
 def _why_no_axes(mesh: Mesh, groups: CollectiveDeviceList) -> str | None:
     """Why no mesh axes can give ``groups`` when the groups themselves say so (a device
-    twice, a device outside the mesh, groups of different sizes, devices left out), or None
-    when they are a partition of the mesh that no whole axes make."""
+    twice, a device outside the mesh, groups of different sizes, devices left out, the
+    groups of some axes with their ranks in another order), or None when they are a
+    partition of the mesh that no whole axes make."""
     ids = groups.flattened_replica_groups()
     outside = ids[mesh.positions_of(ids) < 0]
     if outside.size:
@@ -141,9 +142,16 @@ def _why_no_axes(mesh: Mesh, groups: CollectiveDeviceList) -> str | None:
     if (counts > 1).any():
         return f"device {int(values[counts > 1][0])} is in them more than once"
     if not groups.is_uniform:
-        return f"the groups differ in size ({', '.join(map(str, np.unique(groups.group_sizes)))})"
+        sizes = dict.fromkeys(groups.group_sizes.tolist())  # as written
+        return f"the groups differ in size ({', '.join(map(str, sizes))})"
     if ids.size != mesh.size:
         return f"they hold {ids.size} of the mesh's {mesh.size} devices"
+    array = groups.to_array()  # each group's ranks in mesh order, then asked again
+    ranked = mesh.axes_for(np.take_along_axis(
+        array, np.argsort(mesh.positions_of(array), axis=1), axis=1))
+    if ranked is not None:
+        return (f"they are the groups over {','.join(ranked) or 'no axes'}, with their ranks "
+                "in another order")
     return None
 
 
@@ -178,7 +186,8 @@ def groups(
             console().print("no mesh axes give exactly these groups" + (f": {why}" if why else ""),
                             markup=False)
         else:
-            console().print(f"over {','.join(axes)}")
+            console().print(f"over {','.join(axes)}" if axes else
+                            "over no axes (each device is a group of its own)")
         return
     if over is None:
         raise InvalidArgumentError("groups needs --over AXES (or --find GROUPS)")
