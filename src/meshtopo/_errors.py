@@ -33,7 +33,8 @@ class LimitError(MeshtopoError, ValueError):
 
 
 class HloParseError(MeshtopoError, ValueError):
-    """Text that does not parse; ``line`` and ``column`` are 1-based positions in the input."""
+    """Text that does not parse; ``line`` and ``column`` are 1-based positions in the input
+    (the column in characters, where XLA counts bytes)."""
 
     def __init__(self, message: str, line: int, column: int, source: str | None = None) -> None:
         self.message = message
