@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from .._errors import HloParseError
 from ._explicit_scan import groups_end
@@ -166,7 +167,9 @@ class Reader:
         self.pos = 0
         self.line = 1  # the line of ``self.pos``
         self.computation_names: set[str] = set()
-        self._layouts: dict[tuple[bool, bool, str], _Layout] = {}
+        # (has channel, has groups, attribute text) -> its layout and called computations;
+        # the open layouts by their text with callee names open (``_layout_of``).
+        self._layouts: dict[tuple[bool, bool, str], tuple[_Layout, tuple[str, ...]]] = {}
         self._open_layouts: dict[tuple[bool, bool, str], _Layout] = {}
         self._metadata_seen: set[str] = set()
 
@@ -337,12 +340,10 @@ class Reader:
                         else:
                             cut = -1
                     key = (channel is not None, groups is not None, rest)
-                    layout = layouts.get(key)
-                    called = layout.called if layout is not None else ()
-                    if layout is None:
-                        layout, called = self._open_layout(*key)
-                    if layout is None or (cut >= 0 and layout.has_metadata):
+                    shared = layouts.get(key) or self._layout_of(*key)
+                    if shared is None or (cut >= 0 and shared[0].has_metadata):
                         break  # not an attribute list: the general reader says why
+                    layout, called = shared
                 else:
                     layout = _NO_ATTRIBUTES
                     called = ()
@@ -483,21 +484,28 @@ class Reader:
         self._metadata_seen.add(tail)
         return True
 
-    def _open_layout(self, has_channel: bool, has_groups: bool, rest: str
-                     ) -> tuple[_Layout | None, tuple[str, ...]]:
-        """The layout of ``rest`` with the names of its ``calls=`` and ``to_apply=`` kept
-        open (``_CALLEE``), and those names, when it has such attributes; else the layout of
-        ``rest`` itself (and its called computations)."""
-        if "calls=" in rest or "to_apply=" in rest:
-            parts = _CALLEE.split(rest)
-            if len(parts) > 1:
-                names = tuple(name.lstrip("%") for name in parts[2::3])
-                parts[2::3] = ["%"] * len(names)
-                key = (has_channel, has_groups, "".join(parts))
-                layout = self._open_layouts.get(key) or self._layout(*key, open_callees=True)
-                return layout, names
-        layout = self._layout(has_channel, has_groups, rest)
-        return layout, () if layout is None else layout.called
+    def _layout_of(self, has_channel: bool, has_groups: bool, rest: str
+                   ) -> tuple[_Layout, tuple[str, ...]] | None:
+        """The layout of attribute text ``rest`` and the computations it calls, remembered;
+        when ``rest`` names computations by ``calls=`` or ``to_apply=`` (``_CALLEE``), the
+        layout of its text with those names open, shared by the lines that differ only there.
+        None when ``rest`` is no attribute list the fast path takes."""
+        layout: _Layout | None
+        if ("calls=" in rest or "to_apply=" in rest) and len(
+                parts := _CALLEE.split(rest)) > 1:
+            called = tuple(name.lstrip("%") for name in parts[2::3])
+            parts[2::3] = ["%"] * len(called)
+            key = (has_channel, has_groups, "".join(parts))
+            layout = self._open_layouts.get(key) or self._layout(*key, open_callees=True)
+            if layout is None:
+                return None
+            _remember(self._open_layouts, key, layout)
+        else:
+            layout = self._layout(has_channel, has_groups, rest)
+            if layout is None:
+                return None
+            called = layout.called
+        return _remember(self._layouts, (has_channel, has_groups, rest), (layout, called))
 
     def _layout(self, has_channel: bool, has_groups: bool, shared: str,
                 open_callees: bool = False) -> _Layout | None:
@@ -531,12 +539,7 @@ class Reader:
             return None
         if open_callees and called:  # the order of the names would be lost
             return None
-        layouts = self._open_layouts if open_callees else self._layouts
-        if len(layouts) >= _LAYOUTS_KEPT:  # lines that share nothing: keep few
-            layouts.clear()
-        layout = layouts[(has_channel, has_groups, shared)] = _Layout(
-            tuple(called), controls, shared, any(k == "metadata" for k, _ in spans))
-        return layout
+        return _Layout(tuple(called), controls, shared, any(k == "metadata" for k, _ in spans))
 
     def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
         text = self.text
@@ -624,6 +627,19 @@ class Reader:
         """The ``, key=value`` attributes from ``pos`` (the module header's), with positions."""
         found, end = read_attributes(self.text, pos, self.final)
         return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
+
+
+_Kept = TypeVar("_Kept")
+
+
+def _remember(cache: dict[tuple[bool, bool, str], _Kept], key: tuple[bool, bool, str],
+              value: _Kept) -> _Kept:
+    """``cache[key] = value``, emptying ``cache`` first once it holds ``_LAYOUTS_KEPT``
+    (lines that share nothing: keep few)."""
+    if len(cache) >= _LAYOUTS_KEPT:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def _position_in(instruction: Instruction, offset: int) -> tuple[int, int]:
