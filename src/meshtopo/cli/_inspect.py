@@ -221,7 +221,7 @@ def table_cells(row: Row, mesh_axes: str | None = None, full: bool = False,
 
 
 def _print_table(result: Inspection, full: bool = False) -> None:
-    mesh = "" if result.mesh is None else f", mesh {result.mesh} (from {result.mesh_source})"
+    mesh = "" if result.mesh is None else f", {result.mesh} (from {result.mesh_source})"
     click.echo(
         f"{result.source}: {plural(len(result.rows), 'collective')} on "
         f"{plural(result.replica_count, 'replica')} x "
