@@ -79,7 +79,7 @@ _CALLEE = re.compile(r"(,[ \t]*(?:calls|to_apply)=[ \t]*)(%?[A-Za-z0-9_.\-]+)(?=
 # Groups: 1 ROOT, 2 name, 3 shape, 4 opcode, 5 operand text, 6 the operands when they are
 # names alone, 7 the attribute list to the end of the line, 8 the digits of a leading
 # ``channel_id``, 9 the attributes after it (checked by ``Reader._layout``, once per
-# distinct text, after explicit groups leading them are cut off: ``_explicit_groups``).
+# distinct text, after explicit groups leading them are cut off with ``groups_end``).
 _OPERAND_NAME = r"(?:%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)"
 FAST_INSTRUCTION = re.compile(
     r"[ \t]*(ROOT[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*"
@@ -105,12 +105,12 @@ _Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
 
 class _Layout:
     """What one-line attribute lists with the same ``shared`` text share (the attributes
-    after a leading channel id and explicit groups, without a trailing metadata attribute,
-    the names of ``calls=`` and ``to_apply=`` written ``%`` in an open layout, each line's
+    after a leading channel id and explicit groups, without a trailing metadata attribute;
+    in an open layout, the names of ``calls=`` and ``to_apply=`` written ``%``, each line's
     own): that the text is an attribute list, the computations it calls (in an open layout,
-    none but each line's own), control predecessors and whether it has a metadata attribute. Calling it
-    with an instruction read by the fast path gives that instruction's attributes with their
-    positions, split from the instruction's own text."""
+    none but each line's own), control predecessors and whether it has a metadata
+    attribute. Calling it with an instruction read by the fast path gives that
+    instruction's attributes with their positions, split from the instruction's own text."""
 
     __slots__ = ("called", "controls", "has_metadata", "shared")
 
@@ -490,22 +490,20 @@ class Reader:
         when ``rest`` names computations by ``calls=`` or ``to_apply=`` (``_CALLEE``), the
         layout of its text with those names open, shared by the lines that differ only there.
         None when ``rest`` is no attribute list the fast path takes."""
-        layout: _Layout | None
         if ("calls=" in rest or "to_apply=" in rest) and len(
                 parts := _CALLEE.split(rest)) > 1:
-            called = tuple(name.lstrip("%") for name in parts[2::3])
-            parts[2::3] = ["%"] * len(called)
+            names = tuple(name.lstrip("%") for name in parts[2::3])
+            parts[2::3] = ["%"] * len(names)
             key = (has_channel, has_groups, "".join(parts))
-            layout = self._open_layouts.get(key) or self._layout(*key, open_callees=True)
-            if layout is None:
-                return None
-            _remember(self._open_layouts, key, layout)
-        else:
-            layout = self._layout(has_channel, has_groups, rest)
-            if layout is None:
-                return None
-            called = layout.called
-        return _remember(self._layouts, (has_channel, has_groups, rest), (layout, called))
+            shared = self._open_layouts.get(key) or self._layout(*key, open_callees=True)
+            if shared is not None:
+                _remember(self._open_layouts, key, shared)
+                return _remember(self._layouts, (has_channel, has_groups, rest),
+                                 (shared, names))
+        layout = self._layout(has_channel, has_groups, rest)
+        if layout is None:
+            return None
+        return _remember(self._layouts, (has_channel, has_groups, rest), (layout, layout.called))
 
     def _layout(self, has_channel: bool, has_groups: bool, shared: str,
                 open_callees: bool = False) -> _Layout | None:
