@@ -290,3 +290,23 @@ def test_without_ml_dtypes_bf16_is_refused_and_numpy_types_still_run(
         mt.runtime.execute(bf16, timeout=10)
     outputs = mt.runtime.execute(mt.hlo.parse_module(_send_recv(1, 2, True)), timeout=10)
     assert outputs[1][0].tolist() == [0.0, 1.0, 2.0]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("backend", ["local", "torch"])
+def test_replay_launches_send_recv_in_order_and_waits_for_them(backend: str) -> None:
+    """A replay issues the ring and the second pair as the order has them (the ring's sends
+    are posted before any recv completes), waits for each transfer after the last
+    collective, and times every one; only ragged-all-to-all stays skipped."""
+    table = np.array([[3, 1, 0, 2]])
+    module = mt.hlo.parse_module(_send_recv(1, 4, True), device_assignment=table)
+    result = mt.runtime.replay(module, backend=backend, timeout=20)
+    replay = result.replay
+    assert replay.skipped == []
+    assert {d: replay.orders[d] for d in (3, 2)} == {
+        3: ["snd1", "r1", "snd2", "r2"], 2: ["snd1", "r1", "snd2", "r2"]}
+    assert sorted(result.seconds) == [0, 1, 2, 3]
+    for device, seconds in result.seconds.items():
+        assert sorted(seconds) == sorted(replay.orders[device]), device
+        assert all(0 <= s < 20 for s in seconds.values())
+    assert replay.steps["snd1"].bytes == 12

@@ -26,7 +26,7 @@ end); torch is imported only by the ``torch`` backend modules (``_torch``, ``_wo
 - ``replay(module, backend="local", ...)``: every device issues the collectives in
   ``issue_order`` (``meshtopo.order.issue_order``: the order layer's walk, into the branch a
   device takes) with zero buffers of the real shapes; seconds per collective and device
-  (send/recv and ragged-all-to-all are listed as skipped).
+  (send/recv waited for after the last collective; ragged-all-to-all listed as skipped).
 
 >>> import numpy as np
 >>> import meshtopo as mt

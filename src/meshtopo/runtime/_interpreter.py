@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import InvalidArgumentError
+from .._errors import InternalError, InvalidArgumentError
 from ..hlo import Collective, Computation, Instruction, Module
 from ._communicator import Communicator, Event, ReductionKind
 from ._plan import ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, Plan, Route, where
@@ -82,7 +82,7 @@ class _Started:
         self.result = result
 
 
-class _Transfer:
+class Transfer:
     """The value of a ``send`` or ``recv``: its launched transfers, waited for by the
     ``-done`` (a recv without a source has none and gets zeros)."""
 
@@ -103,6 +103,27 @@ class _Transfer:
                 error.waited) from None
         received = results[0] if results else None
         return received if isinstance(received, np.ndarray) else self.zeros
+
+
+def launch_transfer(instruction: Instruction, module: Module, me: Route,
+                    communicator: Communicator, data: np.ndarray | None) -> Transfer:
+    """Launch a ``send`` of ``data`` to each of this device's targets (``me``), or the
+    ``recv`` from its source (none: zeros), as XLA's send/recv thunks do; the ``Transfer``
+    is waited for where the ``-done`` is."""
+    collective = instruction.collective
+    if collective is None:
+        raise InvalidArgumentError(f"{where(instruction, module)} is no collective")
+    # A send meets the recv of its channel (without one: the next recv, in order).
+    name = "send/recv" if collective.channel_id is None else f"channel_id={collective.channel_id}"
+    if instruction.opcode == "send":
+        if data is None:
+            raise InternalError(f"{where(instruction, module)}: a send needs its data")
+        return Transfer(instruction, [communicator.send(data, t, name) for t in me.targets])
+    data_shape = (instruction.shape.tuple_shapes or (instruction.shape,))[0]
+    zeros = np.zeros(data_shape.dimensions, dtype_of(data_shape, where(instruction, module)))
+    if me.source is None:
+        return Transfer(instruction, [], zeros)
+    return Transfer(instruction, [communicator.recv(zeros, me.source, name)], zeros)
 
 
 class DeviceExecution:
@@ -181,26 +202,10 @@ class DeviceExecution:
         index = branch_index(instruction, operands[0])
         return self._call(branches(instruction)[index], [operands[index + 1]])
 
-    def _transfer(self, instruction: Instruction, operands: list) -> _Transfer:
-        """Launch a send to each of this device's targets, or the recv from its source
-        (none: zeros), as XLA's send/recv thunks do."""
+    def _transfer(self, instruction: Instruction, operands: list) -> Transfer:
         me = self._route(instruction)
-        collective = instruction.collective
-        if collective is None:
-            raise InvalidArgumentError(f"{where(instruction, self.plan.module)} is no collective")
-        # A send meets the recv of its channel (without one: the next recv, in order).
-        name = ("send/recv" if collective.channel_id is None
-                else f"channel_id={collective.channel_id}")
-        communicator = self.communicator_for(me)
-        data_shape = (instruction.shape.tuple_shapes or (instruction.shape,))[0]
-        if instruction.opcode == "send":
-            data = np.asarray(operands[0])
-            return _Transfer(instruction, [communicator.send(data, t, name) for t in me.targets])
-        zeros = np.zeros(data_shape.dimensions, dtype_of(data_shape, where(
-            instruction, self.plan.module)))
-        if me.source is None:
-            return _Transfer(instruction, [], zeros)
-        return _Transfer(instruction, [communicator.recv(zeros, me.source, name)], zeros)
+        return launch_transfer(instruction, self.plan.module, me, self.communicator_for(me),
+                               np.asarray(operands[0]) if instruction.opcode == "send" else None)
 
     def _route(self, instruction: Instruction) -> Route:
         me = self.plan.routes[instruction.name].get(self.device)

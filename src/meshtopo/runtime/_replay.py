@@ -10,8 +10,10 @@ otherwise). Done forms are not issued (their start is). Nothing else in the modu
 dump with fusions and custom calls replays.
 
 Element types without a numpy dtype (``bf16``, the ``f8`` family) travel as unsigned
-integers of the same width; only the bytes matter. ``ragged-all-to-all`` and send/recv are
-listed in ``skipped``.
+integers of the same width; only the bytes matter. ``send`` and ``recv`` are launched where
+the order has them and, as their ``-done`` forms are not in it, waited for after the device's
+last collective: their seconds run from launch to then, an upper bound. ``ragged-all-to-all``
+(whose sizes are data) is listed in ``skipped``.
 """
 
 from __future__ import annotations
@@ -28,14 +30,15 @@ from ..hlo import Instruction, Module, Shape
 from ..order import issue_order as issue_order
 from ..order import issue_orders
 from ._communicator import Communicator
-from ._interpreter import issue
+from ._interpreter import Transfer, issue, launch_transfer
 from ._plan import Route, collective_routes, where
 from ._values import DTYPES
 
 REPLAYED = frozenset({
     "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
-    "collective-broadcast",
+    "collective-broadcast", "send", "recv",
 })  # fmt: skip
+_TRANSFERS = frozenset({"send", "recv"})
 
 
 def _buffer(shape: Shape | None, where_text: str) -> np.ndarray:
@@ -93,8 +96,10 @@ class Replay:
 
     def run_device(self, device: int, communicator_for: Callable[[Route], Communicator]
                    ) -> dict[str, float]:
-        """Issue ``device``'s collectives in its order; seconds each took, by name."""
+        """Issue ``device``'s collectives in its order (send/recv launched there, waited for
+        after the last); seconds each took, by name."""
         seconds: dict[str, float] = {}
+        launched: list[tuple[str, float, Transfer]] = []
         for name in self.orders[device]:
             step = self.steps[name]
             instruction = step.instruction
@@ -102,11 +107,21 @@ class Replay:
             if collective is None:
                 continue
             text = where(instruction, self.module)
-            operands = [_buffer(s, text) for s in collective.operand_shapes]
             route = step.routes[device]
             communicator = communicator_for(route)
+            if instruction.opcode in _TRANSFERS:
+                data = (_buffer(collective.operand_shapes[0], text)
+                        if instruction.opcode == "send" else None)
+                started = time.perf_counter()
+                launched.append((name, started, launch_transfer(
+                    instruction, self.module, route, communicator, data)))
+                continue
+            operands = [_buffer(s, text) for s in collective.operand_shapes]
             started = time.perf_counter()
             issue(instruction, self.module, device, route, communicator, operands)
+            seconds[name] = time.perf_counter() - started
+        for name, started, transfer in launched:
+            transfer.wait(self.module, device)
             seconds[name] = time.perf_counter() - started
         return seconds
 
