@@ -295,9 +295,8 @@ def test_without_ml_dtypes_bf16_is_refused_and_numpy_types_still_run(
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("backend", ["local", "torch"])
 def test_replay_launches_send_recv_in_order_and_waits_for_them(backend: str) -> None:
-    """A replay issues the ring and the second pair as the order has them (the ring's sends
-    are posted before any recv completes), waits for each transfer after the last
-    collective, and times every one; only ragged-all-to-all stays skipped."""
+    """A replay launches the ring and the second pair as the order has them, waits for each
+    transfer after the last collective and times every one; none is skipped."""
     table = np.array([[3, 1, 0, 2]])
     module = mt.hlo.parse_module(_send_recv(1, 4, True), device_assignment=table)
     result = mt.runtime.replay(module, backend=backend, timeout=20)
