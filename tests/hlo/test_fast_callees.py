@@ -62,6 +62,10 @@ def test_each_line_keeps_its_own_callee(monkeypatch: pytest.MonkeyPatch) -> None
     ("%ar9 = f32[8]{0} all-reduce(%p), to_apply=%nothing", "computation does not exist: nothing"),
     ("%f9 = f32[8]{0} fusion(%p), kind=kLoop, calls=%fused.0, calls=%fused.1",
      "attribute calls already exists"),
+    ("%f9 = f32[8]{0} fusion(%p), kind=kLoop, calls=%fused.0, to_apply=%sum",
+     'unexpected attribute "to_apply". Allowed attributes: backend_config, calls,'),
+    ("%c9 = f32[8]{0} copy(%p), channel_id=4, replica_groups={{0,1,2,3}}",
+     'unexpected attribute "channel_id"'),
 ])
 def test_errors_in_open_callees_are_the_general_readers(
         monkeypatch: pytest.MonkeyPatch, line: str, message: str) -> None:

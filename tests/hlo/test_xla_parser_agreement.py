@@ -78,6 +78,14 @@ CASES = {
     "a misspelt collective": _module(
         "ROOT %r = f32[8]{0} all-duce(%p), replica_groups={}, to_apply=%add"),
     "a capitalised opcode": _module("ROOT %r = f32[8]{0} All-reduce(%p), to_apply=%add"),
+    "a collective's attributes on a copy": _module(
+        "ROOT %r = f32[8]{0} copy(%p), channel_id=2, replica_groups={}"),
+    "an attribute fusion does not take": _module(
+        "ROOT %r = f32[8]{0} fusion(%p), kind=kLoop, calls=%add, dimensions={0}"),
+    "a conditional's branches in both forms": _module(
+        "%i = s32[] constant(0)",
+        "ROOT %r = f32[8]{0} conditional(%i, %p), branch_computations={%add}, "
+        "true_computation=%add"),
     "duplicate name": _module("%a = f32[8]{0} copy(%p)", "%a = f32[8]{0} copy(%p)",
                               "ROOT %r = f32[8]{0} copy(%a)"),
 }

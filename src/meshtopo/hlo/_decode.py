@@ -13,13 +13,13 @@ column of the offending text, because XLA refuses to build such a module:
   list of pairs";
 - ``slice_sizes`` (in-place permute) without exactly 4 operands;
 - ``dimensions`` with other than one element on all-to-all / ragged-all-to-all;
-- an attribute the opcode does not take (``_allowed``): 'unexpected attribute "x". Allowed
-  attributes: ...';
 - required attributes missing: ``to_apply`` (all-reduce, all-reduce-start, reduce-scatter),
   ``dimensions`` (all-gather, all-gather-start, reduce-scatter), ``source_target_pairs``
   (collective-permute, collective-permute-start). A collective-broadcast without
   ``replica_groups`` is read (XLA's parser takes it; its groups are empty).
 
+An attribute an opcode does not take ('unexpected attribute "x". Allowed attributes: ...',
+``_allowed``) is refused by the reader, for every opcode, before anything is decoded.
 Everything XLA's *verifier* rejects (ids out of range, wrong counts, empty groups, the
 all-gather mode error) is left for ``meshtopo.hlo.verify``.
 """
@@ -32,7 +32,6 @@ from typing import TypeVar
 
 from .._device_list import CollectiveDeviceList
 from .._errors import HloParseError, InvalidArgumentError, LimitError
-from ._allowed import unexpected_attribute
 from ._collective import (
     GROUPED_OPCODES,
     P2P_OPCODES,
@@ -213,9 +212,6 @@ def _decode(c: Collective, instruction: Instruction, cache: DecodeCache) -> None
     keys: set[str] = set()
     for key, value, line, column in instruction.attribute_list:
         keys.add(key)
-        refusal = unexpected_attribute(c.opcode, key)
-        if refusal is not None:
-            raise HloParseError(refusal, line, max(column - len(key) - 1, 1))
         if key == "channel_id":
             c.channel_id = parse_int(flat_value(value), key, line, column)
         elif key == "replica_groups":

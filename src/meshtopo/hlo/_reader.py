@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from .._errors import HloParseError
+from ._allowed import allowed_attributes, unexpected_attribute
 from ._explicit_scan import groups_end
 from ._name_set import NameSet
 from ._opcodes import OPCODES
@@ -112,12 +113,22 @@ class _Layout:
     attribute. Calling it with an instruction read by the fast path gives that
     instruction's attributes with their positions, split from the instruction's own text."""
 
-    __slots__ = ("called", "controls", "has_metadata", "shared")
+    __slots__ = ("accepted", "called", "controls", "has_metadata", "keys", "shared")
 
     def __init__(self, called: tuple[str, ...], controls: tuple[str, ...], shared: str,
-                 has_metadata: bool) -> None:
-        self.called, self.controls, self.shared = called, controls, shared
-        self.has_metadata = has_metadata
+                 keys: frozenset[str]) -> None:
+        self.called, self.controls, self.shared, self.keys = called, controls, shared, keys
+        self.has_metadata = "metadata" in keys
+        self.accepted: set[str] = set()  # opcodes XLA allows these attributes on
+
+    def allows(self, opcode: str) -> bool:
+        """True when XLA allows an ``opcode`` instruction these attributes."""
+        if opcode in self.accepted:
+            return True
+        if not self.keys <= allowed_attributes(opcode, self.keys):
+            return False
+        self.accepted.add(opcode)
+        return True
 
     def __call__(self, instruction: Instruction) -> list[Attribute]:
         line = instruction.line
@@ -341,8 +352,9 @@ class Reader:
                             cut = -1
                     key = (channel is not None, groups is not None, rest)
                     shared = layouts.get(key) or self._layout_of(*key)
-                    if shared is None or (cut >= 0 and shared[0].has_metadata):
-                        break  # not an attribute list: the general reader says why
+                    if (shared is None or (cut >= 0 and shared[0].has_metadata)
+                            or not shared[0].allows(opcode)):
+                        break  # not an attribute list XLA takes: the general reader says why
                     layout, called = shared
                 else:
                     layout = _NO_ATTRIBUTES
@@ -537,7 +549,7 @@ class Reader:
             return None
         if open_callees and called:  # the order of the names would be lost
             return None
-        return _Layout(tuple(called), controls, shared, any(k == "metadata" for k, _ in spans))
+        return _Layout(tuple(called), controls, shared, frozenset(keys))
 
     def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
         text = self.text
@@ -608,10 +620,13 @@ class Reader:
         if attributes:
             called: list[str] = []
             seen: set[str] = set()
+            keys = [a.key for a in attributes]
             for key, value, at_line, at_column in attributes:
-                if key in seen:
-                    raise HloParseError(f"attribute {key} already exists", at_line,
-                                        max(at_column - len(key) - 1, 1), self.source)
+                refusal = (unexpected_attribute(opcode, key, keys) if key not in seen
+                           else f"attribute {key} already exists")
+                if refusal is not None:
+                    raise HloParseError(refusal, at_line, max(at_column - len(key) - 1, 1),
+                                        self.source)
                 seen.add(key)
                 if key in CALL_ATTRIBUTES:
                     called.extend(parse_name_list(value, key, at_line, at_column))
@@ -667,7 +682,7 @@ def _callee_position(instruction: Instruction, callee: str) -> tuple[int, int]:
     return instruction.line, instruction.column
 
 
-_NO_ATTRIBUTES = _Layout((), (), "", False)
+_NO_ATTRIBUTES = _Layout((), (), "", frozenset())
 
 
 def _device_ids_end(text: str, end: int, final: bool) -> int:
