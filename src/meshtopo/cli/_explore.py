@@ -65,7 +65,7 @@ def explore(
     """
     dump = None
     if file is not None:
-        file = Path(single_module_file(file))  # type: ignore[arg-type]  # a path gives a path
+        file = Path(single_module_file(file))
         size = file.stat().st_size
         if size > _MAX_DUMP_BYTES:
             raise InvalidArgumentError(

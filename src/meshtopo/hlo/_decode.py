@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from .._device_list import CollectiveDeviceList
 from .._errors import HloParseError, InvalidArgumentError, LimitError
@@ -104,12 +104,12 @@ class DecodeCache:
         if written == last:
             return found, last
         if stop - start <= _SHARED_LENGTH:
-            shared = self.values.get(("replica_groups", written))
+            key = ("replica_groups", written)
+            shared = cast(CollectiveDeviceList | None, self.values.get(key))
             if shared is None:
-                shared = self.values[("replica_groups", written)] = _explicit(
-                    written, None, instruction)
-            self._last_groups = (written, shared)  # type: ignore[assignment]
-            return shared, written  # type: ignore[return-value]
+                shared = self.values[key] = _explicit(written, None, instruction)
+            self._last_groups = (written, shared)
+            return shared, written
         found = _explicit(text, (start, stop), instruction)
         self._last_groups = (written, found)
         return found, (text, start, stop)

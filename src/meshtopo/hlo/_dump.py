@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import IO
+from typing import IO, overload
 
 from .._errors import InvalidArgumentError
 
@@ -60,6 +60,10 @@ def module_files(path: str | os.PathLike[str]) -> list[str]:
     return [entry_path for _, _, entry_path in sorted(found)]
 
 
+@overload
+def single_module_file(source: str | os.PathLike[str]) -> str | os.PathLike[str]: ...
+@overload
+def single_module_file(source: Source) -> Source: ...
 def single_module_file(source: Source) -> Source:
     """``source`` itself unless it is a directory; a directory in XLA's dump layout that holds
     exactly one module after optimisations gives that module's file (so the
