@@ -11,8 +11,8 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# The compiled scanner (setup.py) is rebuilt when its source changes.
-BUILD_INPUTS := pyproject.toml setup.py src/meshtopo/hlo/_explicit_scan.c
+# The compiled scanners (setup.py) are rebuilt when their sources change.
+BUILD_INPUTS := pyproject.toml setup.py $(wildcard src/meshtopo/hlo/*.c src/meshtopo/hlo/*.h)
 
 $(DEMO_STAMP): $(BUILD_INPUTS) | $(VENV)/bin/python
 	$(BIN)/pip install --quiet -e .

@@ -10,13 +10,16 @@ from meshtopo.hlo import _reader
 
 
 class NeverMatches:
-    """A stand-in for a fast path's regex that matches nothing (and counts its calls)."""
+    """A stand-in for a fast path's scanner or regex that takes nothing (and counts its
+    calls)."""
 
     calls = 0
 
-    def match(self, *args: object) -> None:
+    def __call__(self, *args: object) -> None:
         NeverMatches.calls += 1
         return None
+
+    match = __call__
 
 
 def structure(module: hlo.Module) -> list[tuple[object, ...]]:
@@ -35,7 +38,7 @@ def structure(module: hlo.Module) -> list[tuple[object, ...]]:
 
 def turn_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """Turn off the fast paths for the rest of a test: the general reader reads every line."""
-    monkeypatch.setattr(_reader, "FAST_INSTRUCTION", NeverMatches())
+    monkeypatch.setattr(_reader, "scan_line", NeverMatches())
     monkeypatch.setattr(_reader, "_FAST_HEAD", NeverMatches())
 
 

@@ -131,20 +131,23 @@ class Collective:
 
     ``replica_groups`` is the ``CollectiveDeviceList`` as written (empty when an op that takes
     groups wrote none; None for permutes and send/recv, which take pairs instead).
-    ``use_global_device_ids`` and ``channel_id`` are None when not written.
+    ``use_global_device_ids`` and ``channel_id`` are None when not written; ``opcode`` is the
+    instruction's, as written.
     """
 
     __slots__ = (
         "_groups_text", "_instruction", "_mode", "_scope", "_shape", "channel_id",
-        "constrain_layout", "dimensions", "replica_groups", "slice_sizes",
+        "constrain_layout", "dimensions", "opcode", "replica_groups", "slice_sizes",
         "source_target_pairs", "start", "to_apply", "use_global_device_ids", "wrapped_opcode",
     )  # fmt: skip
 
     def __init__(self, instruction: InstructionRecord, scope: CollectiveScope,
-                 decoded: Decoded = UNDECODED) -> None:
+                 decoded: Decoded = UNDECODED, mode: CollectiveOpGroupMode | None = None
+                 ) -> None:
         """A collective of ``instruction`` with the attributes another collective ``decoded``
-        (by default none: ``_decode`` fills them in)."""
+        (by default none: ``_decode`` fills them in) and, when known, that one's ``mode``."""
         self._instruction = instruction
+        self.opcode = instruction.opcode
         self._scope = scope
         self.replica_groups: CollectiveDeviceList | None
         self.use_global_device_ids: bool | None
@@ -158,7 +161,7 @@ class Collective:
         (self.replica_groups, self._groups_text, self.use_global_device_ids,
          self.constrain_layout, self.dimensions, self.source_target_pairs,
          self.slice_sizes, self.to_apply, self.channel_id) = decoded
-        self._mode: CollectiveOpGroupMode | None = None
+        self._mode = mode
         self.start: str | None = None
         self.wrapped_opcode: str | None = None
         self._shape: Shape | None = None
@@ -191,11 +194,6 @@ class Collective:
     def name(self) -> str:
         """The instruction's name (no ``%``)."""
         return self._instruction.name
-
-    @property
-    def opcode(self) -> str:
-        """The opcode as written."""
-        return self._instruction.opcode
 
     @property
     def shape_text(self) -> str:

@@ -32,7 +32,9 @@ from typing import TypeVar, cast
 
 from .._device_list import CollectiveDeviceList
 from .._errors import HloParseError, InvalidArgumentError, LimitError
+from .._modes import CollectiveOpGroupMode
 from ._collective import (
+    ASYNC_OPCODES,
     GROUPED_OPCODES,
     P2P_OPCODES,
     SEND_RECV_PAIRS,
@@ -72,7 +74,8 @@ class DecodeCache:
 
     def __init__(self) -> None:
         self.values: dict[tuple[str, str], object] = {}
-        self.templates: dict[tuple[str, int, bool, bool, str], Decoded] = {}
+        self.templates: dict[tuple[str, int, bool, bool, str],
+                             tuple[Decoded, CollectiveOpGroupMode | None]] = {}
         self._last_groups: tuple[str, CollectiveDeviceList] = ("", _EMPTY_GROUPS)
 
     def get(self, key: str, text: str, line: int, column: int,
@@ -196,9 +199,9 @@ def decode_collective(
     if template is None:
         c = Collective(instruction, scope)
         _decode(c, instruction, cache)
-        cache.templates[key] = c.decoded()
+        cache.templates[key] = (c.decoded(), _settled_mode(c))
         return c
-    c = Collective(instruction, scope, template)
+    c = Collective(instruction, scope, *template)
     if channel is not None:
         c.channel_id = int(channel)
     if c.to_apply is not None:  # the fast path keeps the name open: each line's own
@@ -206,6 +209,17 @@ def decode_collective(
     if groups is not None:
         c.replica_groups, c.groups_text = cache.explicit_groups(instruction)
     return c
+
+
+def _settled_mode(c: Collective) -> CollectiveOpGroupMode | None:
+    """The group mode of ``c``, which every collective decoded like it shares, or None where
+    linking may still change it (async wrappers, dones) or reading it is an error."""
+    if c.opcode in ASYNC_OPCODES or c.opcode.endswith("-done"):
+        return None
+    try:
+        return c.mode
+    except InvalidArgumentError:
+        return None
 
 
 def _decode(c: Collective, instruction: Instruction, cache: DecodeCache) -> None:

@@ -12,12 +12,12 @@ rule alone decides where an instruction ends, whatever the line breaks. Operands
 before they are used, names are unique in a computation, and a computation has one ROOT (its
 last instruction when none is marked), as XLA's parser requires.
 
-The fast path reads runs of instructions written one a line as XLA prints them, with one
-regex built from the same lexical patterns (the attribute list checked once per distinct
-text, explicit groups leading it cut off by the compiled scanner of ``_explicit``); it takes
-a line only when the next line starts another statement (a name or ``}``,
-which no value continues), and otherwise declines to the general reader, so it decides only
-how quickly an instruction is read. Text that is only partly available (the
+The fast path reads runs of instructions written one a line as XLA prints them through one
+compiled scanner (``_line_scan``, which cuts off leading explicit groups and a trailing
+metadata attribute); the attribute list left is checked once per distinct text and opcode
+with the same lexical patterns. It takes a line only when the next line starts another
+statement (a name or ``}``, which no value continues), and otherwise declines to the general
+reader, so it decides only how quickly an instruction is read. Text that is only partly available (the
 streaming reader) raises ``SyntaxFault`` with ``at_end`` wherever the grammar needs text past
 the end, and is read again once more has arrived.
 """
@@ -30,7 +30,7 @@ from typing import TypeVar
 
 from .._errors import HloParseError
 from ._allowed import allowed_attributes, unexpected_attribute
-from ._explicit_scan import groups_end
+from ._line_scan import scan_line
 from ._name_set import NameSet
 from ._opcodes import OPCODES
 from ._shape import ELEMENT_BITS
@@ -70,35 +70,14 @@ _VALUE = (r"(?:mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*
 _SHAPE = r"[a-z][a-z0-9]*\[[^\]\n]*\](?:\{" + group_items(3) + r"\})?|\(" + group_items(3) + r"\)"
 # One attribute of a one-line attribute list: 1 key, 2 value.
 _FAST_ATTRIBUTE = re.compile(r",[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)=[ \t]*(" + _VALUE + ")")
-# Where XLA prints the metadata of an instruction: last, and different on almost every line.
-_METADATA = ", metadata={"
 # A computation named by ``calls=`` or ``to_apply=`` (different on almost every fusion):
 # 1 the key, 2 the name, which layouts keep open (``%``) so that lines share them.
 _CALLEE = re.compile(r"(,[ \t]*(?:calls|to_apply)=[ \t]*)(%?[A-Za-z0-9_.\-]+)(?=,|$)")
-# One instruction on one line as XLA prints it, followed by a line that starts another
-# statement (a name, not the iota 'T(' continuation, or '}'), so nothing can continue it.
-# Groups: 1 ROOT, 2 name, 3 shape, 4 opcode, 5 operand text, 6 the operands when they are
-# names alone, 7 the attribute list to the end of the line, 8 the digits of a leading
-# ``channel_id``, 9 the attributes after it (checked by ``Reader._layout``, once per
-# distinct text, after explicit groups leading them are cut off with ``groups_end``).
-_OPERAND_NAME = r"(?:%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)"
-FAST_INSTRUCTION = re.compile(
-    r"[ \t]*(ROOT[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*"
-    r"(" + _SHAPE + r")[ \t]+([a-z][a-z0-9\-]*)\(((" + _OPERAND_NAME + r"(?:,[ \t]*"
-    + _OPERAND_NAME + r")*)(?=\))|" + group_items(3) + r")\)"
-    r"((?:,[ \t]*channel_id=[ \t]*([0-9]{1,18})[ \t]*(?=,|[ \t\r]*\n))?([^\n]*+))"
-    r"(?=\n[ \t]*+(?:%|\}|[A-SU-Za-z_]|T[A-Za-z0-9_.\-]*+[ \t]*+=))"
-)
 # A computation's head on one line as XLA prints it: 1 ENTRY, 2 name, 3 the signature
 # ``(params) -> shape``; the next line starts its instructions.
 _FAST_HEAD = re.compile(
     r"(ENTRY[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
     r"(\(" + group_items(3) + r"\)[ \t]*->[ \t]*(?:" + _SHAPE + r"))?[ \t]*\{[ \t]*(?=\n)")
-# Explicit replica groups leading the attributes after a channel id, as XLA prints them
-# (written otherwise, they stay in the attribute text the layout splits).
-_GROUPS_KEY = ", replica_groups="
-
-
 _LAYOUTS_KEPT = 512
 # Operand names and their inline shapes (empty when none is written).
 _Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
@@ -178,9 +157,10 @@ class Reader:
         self.pos = 0
         self.line = 1  # the line of ``self.pos``
         self.computation_names: set[str] = set()
-        # (has channel, has groups, attribute text) -> its layout and called computations;
-        # the open layouts by their text with callee names open (``_layout_of``).
-        self._layouts: dict[tuple[bool, bool, str], tuple[_Layout, tuple[str, ...]]] = {}
+        # (opcode, has channel, has groups, attribute text) -> its layout and called
+        # computations; the open layouts by their text with callee names open
+        # (``_layout_of``).
+        self._layouts: dict[tuple[str, bool, bool, str], tuple[_Layout, tuple[str, ...]]] = {}
         self._open_layouts: dict[tuple[bool, bool, str], _Layout] = {}
         self._metadata_seen: set[str] = set()
 
@@ -297,94 +277,73 @@ class Reader:
         """The instructions of ``computation`` in text order, each checked against those
         before it (and passed to ``visit`` first when its opcode is in ``opcodes``), until
         its closing brace is read; then the computation's root is set. Runs of instructions
-        written one a line as ``FAST_INSTRUCTION`` matches them are read here; every other
+        written one a line as ``scan_line`` takes them are read here; every other
         instruction by the general reader."""
-        match = FAST_INSTRUCTION.match
-        last_groups = "{{}}"  # in no line's groups: the form has no empty group
+        scan = scan_line
         layouts = self._layouts
         metadata = self._metadata_seen
         check = self._check
         owner = computation.name
+        # The names defined so far, where ``_check``'s common case is asked inline.
+        seen = self._names if type(self._names) is set else None
+        known = self.computation_names
         while True:
             text = self.text
             pos = self.pos
             line = self.line
+            last = None  # the explicit groups of the last line that had them
+            instruction = None
             while text.startswith("\n", pos):
-                m = match(text, pos + 1)
-                if m is None:
+                scanned = scan(text, pos + 1, last)
+                if scanned is None:
                     break
-                root, name, shape, opcode, operand_text, operand, channel = m.group(
-                    1, 2, 3, 4, 5, 6, 8)
-                if opcode not in OPCODES:
-                    break  # the general reader refuses it
-                attributes_at, end = m.span(7)
-                while end > attributes_at and text[end - 1] in " \t\r":
-                    end -= 1
-                groups = None
-                if end > attributes_at:
+                (end, root_column, column, name, opcode, shape, operand_text, names,
+                 attribute_at, channel, groups, rest, tail, written) = scanned
+                called: tuple[str, ...]
+                if rest is None:
+                    layout, called = _NO_ATTRIBUTES, ()
+                    if opcode not in OPCODES:
+                        break  # the general reader refuses it
+                else:
                     # Leading explicit groups and a trailing metadata attribute are checked
-                    # alone, so that lines that differ only there share the layout. (The
-                    # attributes after the channel id, 9, are sliced off the text only once
-                    # the groups, which can be most of the line, are cut off.)
-                    rest_at = m.start(9)
-                    if text.startswith(_GROUPS_KEY, rest_at, end):
-                        at = rest_at + len(_GROUPS_KEY)
-                        # Dumps repeat one list on many lines: the last one is compared
-                        # first, else the list is scanned.
-                        if text.startswith(last_groups, at, end):
-                            stop = at + len(last_groups)
-                        else:
-                            stop = groups_end(text, at)
-                            last_groups = text[at:stop] if stop > 0 else last_groups
-                        after = stop
-                        while after < end and text[after] in " \t":
-                            after += 1
-                        if 0 < stop <= end and (after == end or text[after] == ","):
-                            start = m.start(2)
-                            groups, rest_at = (at - start, stop - start), after
-                    rest = text[rest_at:end]
-                    cut = rest.rfind(_METADATA)
-                    if cut >= 0:
-                        tail = rest[cut:]
-                        if tail in metadata or self._metadata(tail):
-                            rest = rest[:cut]
-                        else:
-                            cut = -1
-                    key = (channel is not None, groups is not None, rest)
+                    # alone, so that lines that differ only there share the layout.
+                    if tail is not None and not (tail in metadata or self._metadata(tail)):
+                        rest += tail
+                        tail = None
+                    if groups is not None:
+                        last = (pos + column + groups[0], pos + column + groups[1])
+                    key = (opcode, channel is not None, groups is not None, rest)
                     shared = layouts.get(key) or self._layout_of(*key)
-                    if (shared is None or (cut >= 0 and shared[0].has_metadata)
-                            or not shared[0].allows(opcode)):
+                    if shared is None or (tail is not None and shared[0].has_metadata):
                         break  # not an attribute list XLA takes: the general reader says why
                     layout, called = shared
-                else:
-                    layout = _NO_ATTRIBUTES
-                    called = ()
                 shapes: tuple[str | None, ...] = ()
-                if opcode in _LITERAL_OPCODES or not operand_text:
-                    names: tuple[str, ...] = ()
-                elif operand is not None:
-                    names = ((operand.lstrip("%"),) if "," not in operand else  # no % inside
-                             tuple(operand.replace("%", "").replace(" ", "").replace("\t", "")
-                                   .split(",")))
-                else:
+                if names is None or opcode in _LITERAL_OPCODES:
                     try:
-                        names, shapes = self._operands(opcode, operand_text, m.start(5))
+                        names, shapes = self._operands(
+                            opcode, operand_text,
+                            pos + column + attribute_at - 1 - len(operand_text))
                     except SyntaxFault:  # the general reader reports it
                         break
                 line += 1
-                start = m.start(2)
                 instruction = Instruction(
-                    name.lstrip("%"), opcode, shape, names, line, start - pos, owner,
-                    root is not None, operand_text, text[start:end], layout, called,
-                    layout.controls, shapes, attributes_at - start, channel, groups,
-                    layout.shared)
-                check(computation, instruction,
-                      None if root is None else (line, m.start(1) - pos))
+                    name, opcode, shape, names, line, column, owner, root_column >= 0,
+                    operand_text, written, layout, called, layout.controls, shapes,
+                    attribute_at, channel, groups, layout.shared)
+                if (seen is not None and root_column < 0 and name not in seen
+                        and name not in ELEMENT_BITS and seen.issuperset(names)
+                        and (not called or known.issuperset(called))):
+                    seen.add(name)
+                else:
+                    check(computation, instruction,
+                          None if root_column < 0 else (line, root_column))
                 pos = end
                 if opcode in opcodes:
                     visit(instruction)  # type: ignore[misc]
                 yield instruction
             self.pos, self.line = pos, line
+            if instruction is not None:
+                self._last = instruction
             if text.startswith("\n}", pos):  # the closing brace on the next line
                 self._advance(pos + 2)
                 found: Instruction | None = None
@@ -496,12 +455,16 @@ class Reader:
         self._metadata_seen.add(tail)
         return True
 
-    def _layout_of(self, has_channel: bool, has_groups: bool, rest: str
+    def _layout_of(self, opcode: str, has_channel: bool, has_groups: bool, rest: str
                    ) -> tuple[_Layout, tuple[str, ...]] | None:
-        """The layout of attribute text ``rest`` and the computations it calls, remembered;
-        when ``rest`` names computations by ``calls=`` or ``to_apply=`` (``_CALLEE``), the
-        layout of its text with those names open, shared by the lines that differ only there.
-        None when ``rest`` is no attribute list the fast path takes."""
+        """The layout of attribute text ``rest`` on an ``opcode`` instruction and the
+        computations it calls, remembered; when ``rest`` names computations by ``calls=`` or
+        ``to_apply=`` (``_CALLEE``), the layout of its text with those names open, shared by
+        the lines that differ only there. None when ``rest`` is no attribute list the fast
+        path takes, or ``opcode`` is none of XLA's or does not take these attributes."""
+        if opcode not in OPCODES:
+            return None
+        found = None
         if ("calls=" in rest or "to_apply=" in rest) and len(
                 parts := _CALLEE.split(rest)) > 1:
             names = tuple(name.lstrip("%") for name in parts[2::3])
@@ -509,13 +472,15 @@ class Reader:
             key = (has_channel, has_groups, "".join(parts))
             shared = self._open_layouts.get(key) or self._layout(*key, open_callees=True)
             if shared is not None:
-                _remember(self._open_layouts, key, shared)
-                return _remember(self._layouts, (has_channel, has_groups, rest),
-                                 (shared, names))
-        layout = self._layout(has_channel, has_groups, rest)
-        if layout is None:
+                found = (_remember(self._open_layouts, key, shared), names)
+        if found is None:
+            layout = self._layout(has_channel, has_groups, rest)
+            if layout is None:
+                return None
+            found = (layout, layout.called)
+        if not found[0].allows(opcode):
             return None
-        return _remember(self._layouts, (has_channel, has_groups, rest), (layout, layout.called))
+        return _remember(self._layouts, (opcode, has_channel, has_groups, rest), found)
 
     def _layout(self, has_channel: bool, has_groups: bool, shared: str,
                 open_callees: bool = False) -> _Layout | None:
@@ -642,11 +607,11 @@ class Reader:
         return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
 
 
+_Key = TypeVar("_Key")
 _Kept = TypeVar("_Kept")
 
 
-def _remember(cache: dict[tuple[bool, bool, str], _Kept], key: tuple[bool, bool, str],
-              value: _Kept) -> _Kept:
+def _remember(cache: dict[_Key, _Kept], key: _Key, value: _Kept) -> _Kept:
     """``cache[key] = value``, emptying ``cache`` first once it holds ``_LAYOUTS_KEPT``
     (lines that share nothing: keep few)."""
     if len(cache) >= _LAYOUTS_KEPT:

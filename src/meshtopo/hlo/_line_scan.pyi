@@ -1,0 +1,6 @@
+# end, root column, column, name, opcode, shape, operands, operand names, attributes, channel,
+# explicit groups, rest, metadata tail, written (see _line_scan.c).
+ScannedLine = tuple[int, int, int, str, str, str, str, tuple[str, ...] | None, int, str | None,
+                    tuple[int, int] | None, str | None, str | None, str]
+
+def scan_line(text: str, pos: int, last: tuple[int, int] | None, /) -> ScannedLine | None: ...

@@ -1,0 +1,123 @@
+"""The compiled scanner of one-line instructions, against the form it takes written as a regex
+with the cuts the reader's fast path makes after it (explicit groups, a metadata tail)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meshtopo.hlo._explicit_scan import groups_end
+from meshtopo.hlo._line_scan import scan_line
+from meshtopo.hlo._syntax import group_items
+
+if TYPE_CHECKING:
+    from meshtopo.hlo._line_scan import ScannedLine
+
+# The form (see _line_scan.c): groups 1 ROOT, 2 name, 3 shape, 4 opcode, 5 operands, 6 the
+# operands when names alone, 7 the attributes, 8 a leading channel id, 9 the attributes after it.
+_NAME = r"(?:%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)"
+_SHAPE = r"[a-z][a-z0-9]*\[[^\]\n]*\](?:\{" + group_items(3) + r"\})?|\(" + group_items(3) + r"\)"
+FORM = re.compile(
+    r"[ \t]*(ROOT[ \t]+)?(" + _NAME + r")[ \t]*=[ \t]*"
+    r"(" + _SHAPE + r")[ \t]+([a-z][a-z0-9\-]*)\(((" + _NAME + r"(?:,[ \t]*" + _NAME
+    + r")*)(?=\))|" + group_items(3) + r")\)"
+    r"((?:,[ \t]*channel_id=[ \t]*([0-9]{1,18})[ \t]*(?=,|[ \t\r]*\n))?([^\n]*+))"
+    r"(?=\n[ \t]*+(?:%|\}|[A-SU-Za-z_]|T[A-Za-z0-9_.\-]*+[ \t]*+=))"
+)
+
+
+def reference(text: str, pos: int) -> ScannedLine | None:
+    """What ``scan_line`` gives, from ``FORM`` and Python's string methods."""
+    m = FORM.match(text, pos)
+    if m is None or m.group(2) == "ROOT":
+        return None
+    start, (attributes, end) = m.start(2), m.span(7)
+    while end > attributes and text[end - 1] in " \t\r":
+        end -= 1
+    groups = rest = tail = None
+    if end > attributes:
+        rest_at = min(m.start(9), end)
+        if text.startswith(", replica_groups=", rest_at, end):
+            at = rest_at + len(", replica_groups=")
+            stop = after = groups_end(text, at)
+            while 0 < after < end and text[after] in " \t":
+                after += 1
+            if 0 < stop <= end and (after == end or text[after] == ","):
+                groups, rest_at = (at - start, stop - start), after
+        rest = text[rest_at:end]
+        cut = rest.rfind(", metadata={")
+        if cut >= 0:
+            rest, tail = rest[:cut], rest[cut:]
+    names = m.group(6)
+    return (end, m.start(1) - pos + 1 if m.group(1) else -1, start - pos + 1,
+            m.group(2).lstrip("%"), m.group(4), m.group(3), m.group(5),
+            None if names is None else tuple(n.strip(" \t").lstrip("%") for n in names.split(",")),
+            attributes - start, m.group(8), groups, rest, tail, text[start:end])
+
+
+SEEDS = [
+    "  ROOT %ar.1 = f32[8,128]{1,0} all-reduce(%p, %q), channel_id=12, replica_groups="
+    '{{0,1},{2,3}}, use_global_device_ids=true, to_apply=%add, metadata={op_name="x"}\n'
+    "  %n = f32[] add()\n",
+    "  %t = (f32[2]{0}, s32[]) tuple(f32[2]{0} %a, s32[] %b), sharding={{replicated}, "
+    "{maximal device=0}}\n}\n",
+    "  x.1 = bf16[4]{0:T(128)} copy(x), channel_id=123456789012345678 \r\n  T.2 = f32[] "
+    "constant(0)\n",
+    '  %c = s32[] custom-call(), custom_call_target="a\\"b/*c*/", backend_config="{}"\n'
+    "  ROOT %d = f32[] parameter(0)\n",
+]
+PIECES = [*" \t\r\n,={}()[]\"/*%\\_.-0123456789aTRO", "ROOT ", "channel_id=",
+          ", replica_groups=", "{{0,1}}", ", metadata={", "é", "中", "😀", "\x00"]
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> str:
+    """A seed line with a few pieces inserted, deleted or replaced."""
+    text = list(draw(st.sampled_from(SEEDS)))
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(text)))
+        edit, piece = draw(st.sampled_from("idr")), draw(st.sampled_from(PIECES))
+        if edit == "i":
+            text.insert(at, piece)
+        elif at < len(text):
+            text[at:at + 1] = [piece] if edit == "r" else []
+    return "".join(text)
+
+
+@given(mutated(), st.sampled_from([0, 2]), st.booleans())
+@settings(max_examples=3000, deadline=None)
+def test_scan_line_is_the_form(text: str, pos: int, with_last: bool) -> None:
+    last = None
+    if with_last:  # the groups of a line before, as the reader passes them
+        at = text.find("{{")
+        stop = groups_end(text, at) if at >= 0 else -1
+        last = (at, stop) if stop > 0 else None
+    assert scan_line(text, pos, last) == reference(text, pos)
+
+
+def test_scan_line_reads_the_line() -> None:
+    text = SEEDS[0]
+    assert scan_line(text, 0, None) == (
+        len(text.split("\n")[0]), 3, 8, "ar.1", "all-reduce", "f32[8,128]{1,0}", "%p, %q",
+        ("p", "q"), 42, "12", (74, 87), ", use_global_device_ids=true, to_apply=%add",
+        ', metadata={op_name="x"}', text[7:text.index("\n")])
+
+
+@pytest.mark.parametrize("text", [
+    "  ROOT = f32[] add(%a)\n}\n",  # the keyword, not a name
+    "  ROOT\t%r = f32[] add(%a)\n  T(1,0)\n",  # an iota's continuation may follow
+    "  %r = f32[] add(%a)",  # no newline: the text may go on
+    "  %r = f32[] add({{{{0}}}})\n}\n",  # deeper than the form
+    "  %r = f32[] add(%a /* } */\n}\n",  # a comment not closed on the line
+])
+def test_scan_line_declines(text: str) -> None:
+    assert scan_line(text, 0, None) is None
+
+
+@pytest.mark.parametrize(("pos", "last"), [(-1, None), (999, None), (0, (5, 2)), (0, (0, 999))])
+def test_scan_line_out_of_range(pos: int, last: tuple[int, int] | None) -> None:
+    assert scan_line(SEEDS[0], pos, last) is None
