@@ -1,4 +1,4 @@
-"""The compiled parts: the scanners of XLA's printed forms (``hlo/_explicit_scan.c``, explicit
+"""The compiled parts: the readers of XLA's printed forms (``hlo/_explicit_scan.c``, explicit
 replica groups, and ``hlo/_line_scan.c``, instructions one a line; both read the groups' form
 from ``hlo/_explicit_form.h``)."""
 

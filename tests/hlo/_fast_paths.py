@@ -10,16 +10,19 @@ from meshtopo.hlo import _reader
 
 
 class NeverMatches:
-    """A stand-in for a fast path's scanner or regex that takes nothing (and counts its
-    calls)."""
+    """A stand-in for a fast path that takes nothing (and counts its calls): as a regex,
+    ``match`` finds nothing; called as ``read_lines``, it reads no line."""
 
     calls = 0
 
-    def __call__(self, *args: object) -> None:
+    def match(self, *args: object) -> None:
         NeverMatches.calls += 1
         return None
 
-    match = __call__
+    def __call__(self, text: str, pos: int, line: int, *rest: object
+                 ) -> tuple[list[object], int, int]:
+        NeverMatches.calls += 1
+        return [], pos, line
 
 
 def structure(module: hlo.Module) -> list[tuple[object, ...]]:
@@ -38,7 +41,7 @@ def structure(module: hlo.Module) -> list[tuple[object, ...]]:
 
 def turn_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """Turn off the fast paths for the rest of a test: the general reader reads every line."""
-    monkeypatch.setattr(_reader, "scan_line", NeverMatches())
+    monkeypatch.setattr(_reader, "read_lines", NeverMatches())
     monkeypatch.setattr(_reader, "_FAST_HEAD", NeverMatches())
 
 

@@ -1,8 +1,9 @@
 /* One instruction written on one line as XLA prints it, scanned in one pass.
  *
- * The reader's fast path (``_reader``) reads runs of such lines through this scanner and
- * every other text through its general reader; the scanner decides only how quickly a line
- * is read. It takes a line only in this form (white space is ' ' or '\t' alone):
+ * The reader's fast path (``_reader``) reads runs of such lines with ``read_lines`` (below)
+ * and every other text with its general reader; the fast path decides only how quickly a
+ * line is read. Its scanner takes a line only in this form (white space is ' ' or '\t'
+ * alone):
  *
  *   line  := ws* [ 'ROOT' ws+ ] name ws* '=' ws* shape ws+ opcode '(' operands ')' attrs '\n'
  *   shape := type '[' (not ']' or '\n')* ']' [ group ]  |  '(' items ')'
@@ -18,7 +19,8 @@
  *
  *   scan_line(text, pos, last) -> tuple | None
  *
- * gives, for the line starting at ``pos``: (end, root, column, name, opcode, shape,
+ * is that scanner, as ``read_lines`` uses it, for checking against the form; it gives, for
+ * the line starting at ``pos``: (end, root, column, name, opcode, shape,
  * operands, names, attributes, channel, groups, rest, tail, written). ``end`` is where the
  * instruction ends (the line without trailing ' ', '\t', '\r'), ``root`` the 1-based column
  * of ROOT (-1 without), ``column`` that of the name, ``name`` the name without '%' and
@@ -432,7 +434,307 @@ scan_line(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return found;
 }
 
+/* ---- reading runs of lines --------------------------------------------------------------
+ *
+ * read_lines(text, pos, line, reader, computation, most) -> (instructions, pos, line)
+ *
+ * reads the instructions of at most ``most`` lines after pos (a '\n') while scan_line takes them, the
+ * reader takes their attributes and they pass XLA's checks between instructions, into
+ * Instruction records, as ``_reader.Reader.instructions`` describes; it stops before the
+ * first line it does not take, for the general reader, and gives the offset and line count
+ * after the last one read. What it asks of the reader (its caches and the checks of an
+ * attribute text, a metadata attribute and operands) and the types and sets it uses are
+ * Python's: ``configure`` names them once.
+ */
+
+static PyObject *instruction_type, *opcode_names, *type_names, *literal_opcodes, *no_layout,
+    *syntax_fault, *no_names;
+
+static PyObject *
+configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject **slots[] = {&instruction_type, &opcode_names, &type_names, &literal_opcodes,
+                          &no_layout, &syntax_fault};
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "configure(instruction, opcodes, type_names, "
+                                         "literal_opcodes, no_layout, syntax_fault)");
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < nargs; k++)
+        Py_XSETREF(*slots[k], Py_NewRef(args[k]));
+    if (no_names == NULL && (no_names = PyTuple_New(0)) == NULL)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+typedef struct {
+    PyObject *reader, *computation, *layouts, *metadata, *names, *known, *owner;
+} Context;
+
+static PyObject *
+call(PyObject *object, const char *method, PyObject *const *args, size_t nargs)
+{
+    PyObject *bound = PyObject_GetAttrString(object, method), *found;
+    if (bound == NULL)
+        return NULL;
+    found = PyObject_Vectorcall(bound, args, nargs, NULL);
+    Py_DECREF(bound);
+    return found;
+}
+
+/* 1 when container holds item, 0 when not, -1 on error (sets, dicts and the stream's
+ * NameSet alike). */
+static int
+holds(PyObject *container, PyObject *item)
+{
+    return PyAnySet_Check(container) ? PySet_Contains(container, item)
+                                     : PySequence_Contains(container, item);
+}
+
+/* 1 when every item of the tuple is in container. */
+static int
+holds_all(PyObject *container, PyObject *items)
+{
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(items); k++) {
+        int found = holds(container, PyTuple_GET_ITEM(items, k));
+        if (found <= 0)
+            return found;
+    }
+    return 1;
+}
+
+/* names.add(name); -1 on error. */
+static int
+add_name(PyObject *names, PyObject *name)
+{
+    PyObject *added;
+    if (PyAnySet_Check(names))
+        return PySet_Add(names, name);
+    added = call(names, "add", &name, 1);
+    Py_XDECREF(added);
+    return added == NULL ? -1 : 0;
+}
+
+static int
+truth_of(PyObject *object, const char *attribute)
+{
+    PyObject *value = PyObject_GetAttrString(object, attribute);
+    int found = value == NULL ? -1 : PyObject_IsTrue(value);
+    Py_XDECREF(value);
+    return found;
+}
+
+/* The Instruction of the line at pos with spans s (a new reference), or NULL: with an
+ * exception set on an error, without one when the line is left to the general reader. */
+static PyObject *
+instruction_at(Context *c, PyObject *text, Py_ssize_t pos, Py_ssize_t line, const Spans *s)
+{
+    const void *d = PyUnicode_DATA(text);
+    int kind = PyUnicode_KIND(text), found;
+    int has_attributes = s->end > s->attributes, is_root = s->root >= 0;
+    PyObject *opcode = NULL, *rest = NULL, *tail = NULL, *key = NULL, *shared = NULL,
+             *operands = NULL, *names = NULL, *shapes = NULL, *name = NULL, *items[18] = {0},
+             *instruction = NULL, *layout, *called;
+
+    opcode = PyUnicode_Substring(text, s->opcode_start, s->opcode_end);
+    if (opcode == NULL)
+        goto done;
+    PyUnicode_InternInPlace(&opcode);
+    if (has_attributes) {
+        PyObject *flags[4];
+        rest = PyUnicode_Substring(text, s->rest, s->cut >= 0 ? s->cut : s->end);
+        if (rest == NULL)
+            goto done;
+        if (s->cut >= 0) { /* a metadata attribute the reader takes is checked alone */
+            if ((tail = PyUnicode_Substring(text, s->cut, s->end)) == NULL ||
+                (found = holds(c->metadata, tail)) < 0)
+                goto done;
+            if (!found) {
+                PyObject *taken = call(c->reader, "_metadata", &tail, 1);
+                found = taken == NULL ? -1 : PyObject_IsTrue(taken);
+                Py_XDECREF(taken);
+                if (found < 0)
+                    goto done;
+            }
+            if (!found) {
+                Py_CLEAR(tail);
+                Py_SETREF(rest, PyUnicode_Substring(text, s->rest, s->end));
+                if (rest == NULL)
+                    goto done;
+            }
+        }
+        flags[0] = opcode;
+        flags[1] = s->channel >= 0 ? Py_True : Py_False;
+        flags[2] = s->groups >= 0 ? Py_True : Py_False;
+        flags[3] = rest;
+        if ((key = PyTuple_Pack(4, flags[0], flags[1], flags[2], flags[3])) == NULL)
+            goto done;
+        shared = Py_XNewRef(PyDict_GetItemWithError(c->layouts, key));
+        if (shared == NULL && (PyErr_Occurred() ||
+                               (shared = call(c->reader, "_layout_of", flags, 4)) == NULL))
+            goto done;
+        if (shared == Py_None || !PyTuple_Check(shared) || PyTuple_GET_SIZE(shared) != 2)
+            goto done; /* no attribute list the fast path takes */
+        layout = PyTuple_GET_ITEM(shared, 0);
+        called = PyTuple_GET_ITEM(shared, 1);
+        if (tail != NULL && (found = truth_of(layout, "has_metadata")) != 0)
+            goto done;
+    } else {
+        if ((found = holds(opcode_names, opcode)) <= 0)
+            goto done; /* the general reader refuses it */
+        layout = no_layout;
+        called = no_names;
+    }
+    operands = PyUnicode_Substring(text, s->opcode_end + 1, s->attributes - 1);
+    if (operands == NULL || (found = holds(literal_opcodes, opcode)) < 0)
+        goto done;
+    if (s->names && !found) {
+        names = operand_names(text, s->opcode_end + 1, s->attributes - 1);
+        shapes = Py_NewRef(no_names);
+    } else {
+        PyObject *args[3] = {opcode, operands, PyLong_FromSsize_t(s->opcode_end + 1)}, *split;
+        if (args[2] == NULL)
+            goto done;
+        split = call(c->reader, "_operands", args, 3);
+        Py_DECREF(args[2]);
+        if (split == NULL) {
+            if (PyErr_ExceptionMatches(syntax_fault))
+                PyErr_Clear(); /* the general reader reports it */
+            goto done;
+        }
+        names = Py_NewRef(PyTuple_GET_ITEM(split, 0));
+        shapes = Py_NewRef(PyTuple_GET_ITEM(split, 1));
+        Py_DECREF(split);
+    }
+    if (names == NULL)
+        goto done;
+    /* XLA's checks between instructions, when they pass (the general reader says what is
+     * wrong otherwise): a new legal name, one ROOT, operands and callees defined before. */
+    name = PyUnicode_Substring(text, s->start + (CH(s->start) == '%'), s->name_end);
+    if (name == NULL || (found = holds(c->names, name)) != 0 ||
+        (found = holds(type_names, name)) != 0 || (found = holds_all(c->names, names)) <= 0 ||
+        (found = holds_all(c->known, called)) <= 0)
+        goto done;
+    if (is_root) {
+        PyObject *root = PyObject_GetAttrString(c->computation, "root");
+        int free = root == Py_None;
+        Py_XDECREF(root);
+        if (root == NULL || !free)
+            goto done;
+    }
+    items[0] = Py_NewRef(name);
+    items[1] = Py_NewRef(opcode);
+    items[2] = PyUnicode_Substring(text, s->shape_start, s->shape_end);
+    items[3] = Py_NewRef(names);
+    items[4] = PyLong_FromSsize_t(line);
+    items[5] = PyLong_FromSsize_t(s->start - pos + 1);
+    items[6] = Py_NewRef(c->owner);
+    items[7] = Py_NewRef(is_root ? Py_True : Py_False);
+    items[8] = Py_NewRef(operands);
+    items[9] = PyUnicode_Substring(text, s->start, s->end);
+    items[10] = Py_NewRef(layout);
+    items[11] = Py_NewRef(called);
+    items[12] = PyObject_GetAttrString(layout, "controls");
+    items[13] = Py_NewRef(shapes);
+    items[14] = PyLong_FromSsize_t(s->attributes - s->start);
+    items[15] = span_or_none(text, s->channel, s->channel_end);
+    items[16] = s->groups < 0 ? Py_NewRef(Py_None)
+                              : Py_BuildValue("(nn)", s->groups - s->start,
+                                              s->groups_end - s->start);
+    items[17] = PyObject_GetAttrString(layout, "shared");
+    for (int k = 0; k < 18; k++)
+        if (items[k] == NULL)
+            goto done;
+    instruction = PyObject_Vectorcall(instruction_type, items, 18, NULL);
+    if (instruction == NULL)
+        goto done;
+    if (add_name(c->names, name) < 0 ||
+        (is_root && PyObject_SetAttrString(c->computation, "root", instruction) < 0))
+        Py_CLEAR(instruction);
+done:
+    for (int k = 0; k < 18; k++)
+        Py_XDECREF(items[k]);
+    Py_XDECREF(opcode);
+    Py_XDECREF(rest);
+    Py_XDECREF(tail);
+    Py_XDECREF(key);
+    Py_XDECREF(shared);
+    Py_XDECREF(operands);
+    Py_XDECREF(names);
+    Py_XDECREF(shapes);
+    Py_XDECREF(name);
+    return instruction;
+}
+
+static PyObject *
+read_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t pos, line, most, last = -1, last_stop = -1, n;
+    PyObject *text, *found = NULL, *read = NULL;
+    Context c = {0};
+    if (nargs != 6 || !PyUnicode_Check(args[0]) || instruction_type == NULL) {
+        PyErr_SetString(PyExc_TypeError, "read_lines(text, pos, line, reader, computation, "
+                                         "most), once configured");
+        return NULL;
+    }
+    text = args[0];
+    n = PyUnicode_GET_LENGTH(text);
+    pos = PyLong_AsSsize_t(args[1]);
+    line = PyLong_AsSsize_t(args[2]);
+    most = PyLong_AsSsize_t(args[5]);
+    if ((pos == -1 || line == -1 || most == -1) && PyErr_Occurred())
+        return NULL;
+    c.reader = args[3];
+    c.computation = args[4];
+    if ((c.layouts = PyObject_GetAttrString(c.reader, "_layouts")) == NULL ||
+        (c.metadata = PyObject_GetAttrString(c.reader, "_metadata_seen")) == NULL ||
+        (c.names = PyObject_GetAttrString(c.reader, "_names")) == NULL ||
+        (c.known = PyObject_GetAttrString(c.reader, "computation_names")) == NULL ||
+        (c.owner = PyObject_GetAttrString(c.computation, "name")) == NULL ||
+        !PyDict_Check(c.layouts) || (read = PyList_New(0)) == NULL)
+        goto done;
+    while (pos >= 0 && pos < n && PyUnicode_READ_CHAR(text, pos) == '\n' &&
+           PyList_GET_SIZE(read) < most) {
+        Spans s;
+        PyObject *instruction;
+        if (!scan_any(text, pos + 1, last, last_stop, &s))
+            break;
+        instruction = instruction_at(&c, text, pos + 1, line + 1, &s);
+        if (instruction == NULL) {
+            if (PyErr_Occurred())
+                goto done;
+            break;
+        }
+        if (PyList_Append(read, instruction) < 0) {
+            Py_DECREF(instruction);
+            goto done;
+        }
+        Py_DECREF(instruction);
+        if (s.groups >= 0) {
+            last = s.groups;
+            last_stop = s.groups_end;
+        }
+        pos = s.end;
+        line++;
+    }
+    found = Py_BuildValue("(Onn)", read, pos, line);
+done:
+    Py_XDECREF(read);
+    Py_XDECREF(c.layouts);
+    Py_XDECREF(c.metadata);
+    Py_XDECREF(c.names);
+    Py_XDECREF(c.known);
+    Py_XDECREF(c.owner);
+    return found;
+}
+
 static PyMethodDef methods[] = {
+    {"read_lines", (PyCFunction)(void (*)(void))read_lines, METH_FASTCALL,
+     "read_lines(text, pos, line, reader, computation, most): the instructions of the lines "
+     "after pos the fast path takes (at most most), and the offset and line after them."},
+    {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
+     "configure(instruction, opcodes, type_names, literal_opcodes, no_layout, syntax_fault): "
+     "what read_lines builds and asks."},
     {"scan_line", (PyCFunction)(void (*)(void))scan_line, METH_FASTCALL,
      "scan_line(text, pos, last): the spans and texts of the one-line instruction at pos in "
      "XLA's printed form, or None."},

@@ -30,7 +30,7 @@ from typing import TypeVar
 
 from .._errors import HloParseError
 from ._allowed import allowed_attributes, unexpected_attribute
-from ._line_scan import scan_line
+from ._line_scan import configure, read_lines
 from ._name_set import NameSet
 from ._opcodes import OPCODES
 from ._shape import ELEMENT_BITS
@@ -79,6 +79,8 @@ _FAST_HEAD = re.compile(
     r"(ENTRY[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
     r"(\(" + group_items(3) + r"\)[ \t]*->[ \t]*(?:" + _SHAPE + r"))?[ \t]*\{[ \t]*(?=\n)")
 _LAYOUTS_KEPT = 512
+# The most instructions the fast path reads at once (a stream holds them until yielded).
+_RUN = 64
 # Operand names and their inline shapes (empty when none is written).
 _Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
 
@@ -279,73 +281,17 @@ class Reader:
         its closing brace is read; then the computation's root is set. Runs of instructions
         written one a line as ``scan_line`` takes them are read here; every other
         instruction by the general reader."""
-        scan = scan_line
-        layouts = self._layouts
-        metadata = self._metadata_seen
-        check = self._check
-        owner = computation.name
-        # The names defined so far, where ``_check``'s common case is asked inline.
-        seen = self._names if type(self._names) is set else None
-        known = self.computation_names
         while True:
-            text = self.text
-            pos = self.pos
-            line = self.line
-            last = None  # the explicit groups of the last line that had them
-            instruction = None
-            while text.startswith("\n", pos):
-                scanned = scan(text, pos + 1, last)
-                if scanned is None:
-                    break
-                (end, root_column, column, name, opcode, shape, operand_text, names,
-                 attribute_at, channel, groups, rest, tail, written) = scanned
-                called: tuple[str, ...]
-                if rest is None:
-                    layout, called = _NO_ATTRIBUTES, ()
-                    if opcode not in OPCODES:
-                        break  # the general reader refuses it
-                else:
-                    # Leading explicit groups and a trailing metadata attribute are checked
-                    # alone, so that lines that differ only there share the layout.
-                    if tail is not None and not (tail in metadata or self._metadata(tail)):
-                        rest += tail
-                        tail = None
-                    if groups is not None:
-                        last = (pos + column + groups[0], pos + column + groups[1])
-                    key = (opcode, channel is not None, groups is not None, rest)
-                    shared = layouts.get(key) or self._layout_of(*key)
-                    if shared is None or (tail is not None and shared[0].has_metadata):
-                        break  # not an attribute list XLA takes: the general reader says why
-                    layout, called = shared
-                shapes: tuple[str | None, ...] = ()
-                if names is None or opcode in _LITERAL_OPCODES:
-                    try:
-                        names, shapes = self._operands(
-                            opcode, operand_text,
-                            pos + column + attribute_at - 1 - len(operand_text))
-                    except SyntaxFault:  # the general reader reports it
-                        break
-                line += 1
-                instruction = Instruction(
-                    name, opcode, shape, names, line, column, owner, root_column >= 0,
-                    operand_text, written, layout, called, layout.controls, shapes,
-                    attribute_at, channel, groups, layout.shared)
-                if (seen is not None and root_column < 0 and name not in seen
-                        and name not in ELEMENT_BITS and seen.issuperset(names)
-                        and (not called or known.issuperset(called))):
-                    seen.add(name)
-                else:
-                    check(computation, instruction,
-                          None if root_column < 0 else (line, root_column))
-                pos = end
-                if opcode in opcodes:
-                    visit(instruction)  # type: ignore[misc]
-                yield instruction
-            self.pos, self.line = pos, line
-            if instruction is not None:
-                self._last = instruction
-            if text.startswith("\n}", pos):  # the closing brace on the next line
-                self._advance(pos + 2)
+            read, pos, line = read_lines(self.text, self.pos, self.line, self, computation,
+                                         _RUN)
+            if read:
+                self.pos, self.line, self._last = pos, line, read[-1]
+                for instruction in read:
+                    if instruction.opcode in opcodes:
+                        visit(instruction)  # type: ignore[misc]
+                    yield instruction
+            if self.text.startswith("\n}", self.pos):  # the closing brace on the next line
+                self._advance(self.pos + 2)
                 found: Instruction | None = None
             else:
                 found = self._step(  # type: ignore[assignment]
@@ -355,7 +301,7 @@ class Reader:
                     computation.root = self._last
                 self.computation_names.add(computation.name)
                 return
-            check(computation, found, self._root_at)
+            self._check(computation, found, self._root_at)
             if found.opcode in opcodes:
                 visit(found)  # type: ignore[misc]
             yield found
@@ -648,6 +594,7 @@ def _callee_position(instruction: Instruction, callee: str) -> tuple[int, int]:
 
 
 _NO_ATTRIBUTES = _Layout((), (), "", frozenset())
+configure(Instruction, OPCODES, ELEMENT_BITS, _LITERAL_OPCODES, _NO_ATTRIBUTES, SyntaxFault)
 
 
 def _device_ids_end(text: str, end: int, final: bool) -> int:
