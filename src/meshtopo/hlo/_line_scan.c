@@ -39,6 +39,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <structmember.h>
+
 #include "_explicit_form.h"
 
 #define GROUP_DEPTH 3 /* brackets allowed inside a group */
@@ -447,24 +449,63 @@ scan_line(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
  * Python's: ``configure`` names them once.
  */
 
+#define FIELDS 19 /* of an Instruction, in the order its constructor takes them */
+
 static PyObject *instruction_type, *opcode_names, *type_names, *literal_opcodes, *no_layout,
     *syntax_fault, *no_names;
+static Py_ssize_t field_offsets[FIELDS];
+
+/* Where the slot called name of type keeps its value, or -1. */
+static Py_ssize_t
+slot_offset(PyTypeObject *type, PyObject *name)
+{
+    for (PyMemberDef *member = type->tp_members; member && member->name; member++)
+        if (member->type == T_OBJECT_EX && PyUnicode_CompareWithASCIIString(name, member->name) == 0)
+            return member->offset;
+    return -1;
+}
 
 static PyObject *
 configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject **slots[] = {&instruction_type, &opcode_names, &type_names, &literal_opcodes,
                           &no_layout, &syntax_fault};
-    if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "configure(instruction, opcodes, type_names, "
-                                         "literal_opcodes, no_layout, syntax_fault)");
+    if (nargs != 7 || !PyType_Check(args[0]) || !PyTuple_Check(args[1]) ||
+        PyTuple_GET_SIZE(args[1]) != FIELDS) {
+        PyErr_SetString(PyExc_TypeError, "configure(instruction, its 19 fields, opcodes, "
+                                         "type_names, literal_opcodes, no_layout, syntax_fault)");
         return NULL;
     }
-    for (Py_ssize_t k = 0; k < nargs; k++)
-        Py_XSETREF(*slots[k], Py_NewRef(args[k]));
+    for (Py_ssize_t k = 0; k < FIELDS; k++) {
+        field_offsets[k] = slot_offset((PyTypeObject *)args[0], PyTuple_GET_ITEM(args[1], k));
+        if (field_offsets[k] < 0) {
+            PyErr_Format(PyExc_TypeError, "%R has no slot %R", args[0],
+                         PyTuple_GET_ITEM(args[1], k));
+            return NULL;
+        }
+    }
+    for (Py_ssize_t k = 0; k < 6; k++)
+        Py_XSETREF(*slots[k], Py_NewRef(args[k == 0 ? 0 : k + 1]));
     if (no_names == NULL && (no_names = PyTuple_New(0)) == NULL)
         return NULL;
     Py_RETURN_NONE;
+}
+
+/* An Instruction with fields (new references, stolen), as its constructor would set them
+ * (it only stores them), or NULL. */
+static PyObject *
+new_instruction(PyObject **fields)
+{
+    PyTypeObject *type = (PyTypeObject *)instruction_type;
+    PyObject *instruction = type->tp_alloc(type, 0);
+    for (int k = 0; k < FIELDS; k++) {
+        if (instruction != NULL)
+            *(PyObject **)((char *)instruction + field_offsets[k]) = fields[k];
+        else
+            Py_DECREF(fields[k]);
+        fields[k] = NULL;
+    }
+    return instruction;
 }
 
 typedef struct {
@@ -533,7 +574,7 @@ instruction_at(Context *c, PyObject *text, Py_ssize_t pos, Py_ssize_t line, cons
     int kind = PyUnicode_KIND(text), found;
     int has_attributes = s->end > s->attributes, is_root = s->root >= 0;
     PyObject *opcode = NULL, *rest = NULL, *tail = NULL, *key = NULL, *shared = NULL,
-             *operands = NULL, *names = NULL, *shapes = NULL, *name = NULL, *items[18] = {0},
+             *operands = NULL, *names = NULL, *shapes = NULL, *name = NULL, *items[FIELDS] = {0},
              *instruction = NULL, *layout, *called;
 
     opcode = PyUnicode_Substring(text, s->opcode_start, s->opcode_end);
@@ -642,17 +683,17 @@ instruction_at(Context *c, PyObject *text, Py_ssize_t pos, Py_ssize_t line, cons
                               : Py_BuildValue("(nn)", s->groups - s->start,
                                               s->groups_end - s->start);
     items[17] = PyObject_GetAttrString(layout, "shared");
-    for (int k = 0; k < 18; k++)
+    items[18] = Py_NewRef(Py_None); /* its collective, decoded later */
+    for (int k = 0; k < FIELDS; k++)
         if (items[k] == NULL)
             goto done;
-    instruction = PyObject_Vectorcall(instruction_type, items, 18, NULL);
-    if (instruction == NULL)
+    if ((instruction = new_instruction(items)) == NULL)
         goto done;
     if (add_name(c->names, name) < 0 ||
         (is_root && PyObject_SetAttrString(c->computation, "root", instruction) < 0))
         Py_CLEAR(instruction);
 done:
-    for (int k = 0; k < 18; k++)
+    for (int k = 0; k < FIELDS; k++)
         Py_XDECREF(items[k]);
     Py_XDECREF(opcode);
     Py_XDECREF(rest);
@@ -733,8 +774,8 @@ static PyMethodDef methods[] = {
      "read_lines(text, pos, line, reader, computation, most): the instructions of the lines "
      "after pos the fast path takes (at most most), and the offset and line after them."},
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
-     "configure(instruction, opcodes, type_names, literal_opcodes, no_layout, syntax_fault): "
-     "what read_lines builds and asks."},
+     "configure(instruction, fields, opcodes, type_names, literal_opcodes, no_layout, "
+     "syntax_fault): what read_lines builds and asks."},
     {"scan_line", (PyCFunction)(void (*)(void))scan_line, METH_FASTCALL,
      "scan_line(text, pos, last): the spans and texts of the one-line instruction at pos in "
      "XLA's printed form, or None."},

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import fields
 from typing import TypeVar
 
 from .._errors import HloParseError
@@ -290,6 +291,8 @@ class Reader:
                     if instruction.opcode in opcodes:
                         visit(instruction)  # type: ignore[misc]
                     yield instruction
+                if len(read) == _RUN:
+                    continue  # the run may go on
             if self.text.startswith("\n}", self.pos):  # the closing brace on the next line
                 self._advance(self.pos + 2)
                 found: Instruction | None = None
@@ -594,7 +597,8 @@ def _callee_position(instruction: Instruction, callee: str) -> tuple[int, int]:
 
 
 _NO_ATTRIBUTES = _Layout((), (), "", frozenset())
-configure(Instruction, OPCODES, ELEMENT_BITS, _LITERAL_OPCODES, _NO_ATTRIBUTES, SyntaxFault)
+configure(Instruction, tuple(f.name for f in fields(Instruction)), OPCODES, ELEMENT_BITS,
+          _LITERAL_OPCODES, _NO_ATTRIBUTES, SyntaxFault)
 
 
 def _device_ids_end(text: str, end: int, final: bool) -> int:
