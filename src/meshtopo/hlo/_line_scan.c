@@ -334,6 +334,16 @@ scan_any(PyObject *text, Py_ssize_t pos, Py_ssize_t last, Py_ssize_t last_stop, 
     }
 }
 
+/* tuple, no longer followed by the cyclic garbage collector: it holds strings or numbers
+ * alone, which make no cycles (the collector would find that out itself, later). */
+static PyObject *
+untracked(PyObject *tuple)
+{
+    if (tuple != NULL && PyObject_GC_IsTracked(tuple))
+        PyObject_GC_UnTrack(tuple);
+    return tuple;
+}
+
 /* The operand names of text[i:stop] (names alone), without '%'. */
 static PyObject *
 operand_names(PyObject *text, Py_ssize_t i, Py_ssize_t stop)
@@ -359,7 +369,7 @@ operand_names(PyObject *text, Py_ssize_t i, Py_ssize_t stop)
     }
     found = PyList_AsTuple(names);
     Py_DECREF(names);
-    return found;
+    return untracked(found);
 }
 
 static PyObject *
@@ -680,8 +690,8 @@ instruction_at(Context *c, PyObject *text, Py_ssize_t pos, Py_ssize_t line, cons
     items[14] = PyLong_FromSsize_t(s->attributes - s->start);
     items[15] = span_or_none(text, s->channel, s->channel_end);
     items[16] = s->groups < 0 ? Py_NewRef(Py_None)
-                              : Py_BuildValue("(nn)", s->groups - s->start,
-                                              s->groups_end - s->start);
+                              : untracked(Py_BuildValue("(nn)", s->groups - s->start,
+                                                        s->groups_end - s->start));
     items[17] = PyObject_GetAttrString(layout, "shared");
     items[18] = Py_NewRef(Py_None); /* its collective, decoded later */
     for (int k = 0; k < FIELDS; k++)
