@@ -89,6 +89,33 @@ CASES = {
     "duplicate name": _module("%a = f32[8]{0} copy(%p)", "%a = f32[8]{0} copy(%p)",
                               "ROOT %r = f32[8]{0} copy(%a)"),
 }
+# An instruction's metadata, read as XLA reads OpMetadata (the same message, too).
+METADATA = {
+    "metadata with an unknown key": '{op_nam="x"}',
+    "metadata with a key twice": '{op_name="a" op_name="b"}',
+    "metadata with a number for a string": "{op_name=3}",
+    "metadata with a string for a number": '{source_line="3"}',
+    "metadata with a decimal": "{source_line=3.5}",
+    "metadata past int32": "{stack_frame_id=2147483648}",
+    "metadata at the int32 limits": "{source_line=2147483647 source_column=-2147483648}",
+    "metadata with a key alone": '{op_type="x" op_name}',
+    "metadata with tokens run together": '{source_line=3op_type="y"}',
+    "metadata with a leading comma": '{,op_name="x"}',
+    "metadata with a trailing comma": '{op_name="x",}',
+    "metadata over two lines with a comment": '{op_name="x" /* c */\n    source_line=3}',
+    "metadata with profile types": "{profile_type={0,3}}",
+    "metadata with an unknown profile type": "{profile_type={4}}",
+    "metadata with profile types not braced": "{profile_type=1}",
+    "metadata that is no list": "3",
+    "metadata of every kind": '{op_type="t" op_name="n" source_file="f.py" source_line=1 '
+                              'source_end_line=2 source_column=3 source_end_column=4 '
+                              'deduplicated_name="d" scheduling_name="s" stack_frame_id=1 '
+                              'metadata_payload="p"}',
+}
+for _name, _value in METADATA.items():  # last, and on a line the fast path reads
+    CASES[_name] = _module(f"ROOT %r = f32[8]{{0}} copy(%p), metadata={_value}")
+    CASES[_name + ", not the root"] = _module(
+        f"%c = f32[8]{{0}} copy(%p), metadata={_value}", "ROOT %r = f32[8]{0} copy(%c)")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -104,3 +131,25 @@ def test_refused_where_xla_refuses(name: str) -> None:
     with pytest.raises(mt.HloParseError) as streamed:
         list(hlo.iter_collectives(io.StringIO(text), progress=False, block_size=64))
     assert (streamed.value.line, streamed.value.column) == expected, streamed.value.message
+
+
+def _xla_message(text: str) -> str:
+    from jaxlib._hlo import hlo_module_from_text
+
+    try:
+        hlo_module_from_text(text)
+    except Exception as error:  # jaxlib raises its own status error
+        found = re.search(r"was parsing \d+:\d+: error: ([^\n]*)", str(error))
+        assert found is not None, str(error)
+        return found.group(1)
+    raise AssertionError("XLA read it")
+
+
+@pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")))
+def test_metadata_refused_in_xla_words(name: str) -> None:
+    text = CASES[name]
+    if _xla_position(text) is None:
+        return
+    with pytest.raises(mt.HloParseError) as info:
+        hlo.parse_module(text)
+    assert info.value.message == _xla_message(text)

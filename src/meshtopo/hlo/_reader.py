@@ -32,6 +32,7 @@ from typing import TypeVar
 from .._errors import HloParseError
 from ._allowed import allowed_attributes, unexpected_attribute
 from ._line_scan import configure, read_lines
+from ._metadata import check_metadata
 from ._name_set import NameSet
 from ._opcodes import OPCODES
 from ._shape import ELEMENT_BITS
@@ -395,9 +396,10 @@ class Reader:
         return self._general(at, computation)
 
     def _metadata(self, tail: str) -> bool:
-        """True when ``tail`` is one ``, metadata={...}`` attribute (remembered: dumps repeat
-        the metadata of a source line on many instructions)."""
-        if _FAST_ATTRIBUTE.fullmatch(tail) is None:
+        """True when ``tail`` is one ``, metadata={...}`` attribute XLA takes (remembered:
+        dumps repeat the metadata of a source line on many instructions)."""
+        found = _FAST_ATTRIBUTE.fullmatch(tail)
+        if found is None or not _takes_metadata(found.group(2)):
             return False
         if len(self._metadata_seen) >= _LAYOUTS_KEPT:
             self._metadata_seen.clear()
@@ -455,6 +457,8 @@ class Reader:
         controls: tuple[str, ...] = ()
         try:
             for k, value in spans:
+                if k == "metadata" and not _takes_metadata(value):
+                    return None
                 if k in CALL_ATTRIBUTES and not (open_callees and value == "%"):
                     called.extend(parse_name_list(value, k, 1, 1))
                 elif k == "control-predecessors":
@@ -542,7 +546,9 @@ class Reader:
                     raise HloParseError(refusal, at_line, max(at_column - len(key) - 1, 1),
                                         self.source)
                 seen.add(key)
-                if key in CALL_ATTRIBUTES:
+                if key == "metadata":
+                    check_metadata(value, at_line, at_column)
+                elif key in CALL_ATTRIBUTES:
                     called.extend(parse_name_list(value, key, at_line, at_column))
                 elif key == "control-predecessors":
                     instruction.control_predecessors = tuple(
@@ -554,6 +560,16 @@ class Reader:
         """The ``, key=value`` attributes from ``pos`` (the module header's), with positions."""
         found, end = read_attributes(self.text, pos, self.final)
         return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
+
+
+def _takes_metadata(value: str) -> bool:
+    """True when XLA takes ``value`` as an instruction's metadata (the general reader says
+    why not)."""
+    try:
+        check_metadata(value, 1, 1)
+    except HloParseError:
+        return False
+    return True
 
 
 _Key = TypeVar("_Key")

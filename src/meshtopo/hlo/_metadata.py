@@ -1,0 +1,118 @@
+"""An instruction's ``metadata={...}`` checked as XLA's parser reads it (``ParseMetadata``).
+
+The value is ``{`` then attributes, each optionally after a ``,``, then ``}``: the attribute
+name and its ``=`` are one token, names are XLA's ``OpMetadata`` fields (each once), and
+values are strings, int32 numbers or, for ``profile_type``, a braced list of numbers. Tokens
+may follow one another without white space (``source_line=3op_type="x"``), as XLA's lexer
+splits them. Refusals are XLA's words at XLA's token:
+
+>>> check_metadata('{op_name="x" source_line=3}', 1, 10)
+>>> check_metadata('{op_nam="x"}', 1, 10)
+Traceback (most recent call last):
+meshtopo._errors.HloParseError: 1:11: unexpected attribute "op_nam". Allowed attributes: \
+deduplicated_name, metadata_payload, op_name, op_type, profile_type, scheduling_name, \
+source_column, source_end_column, source_end_line, source_file, source_line, stack_frame_id
+"""
+
+from __future__ import annotations
+
+import re
+
+from .._errors import HloParseError
+from ._values import flat_value, relocate
+
+_STRINGS = frozenset({"op_type", "op_name", "source_file", "deduplicated_name",
+                      "scheduling_name", "metadata_payload"})
+_INT32S = frozenset({"source_line", "source_end_line", "source_column", "source_end_column",
+                     "stack_frame_id"})
+_KEYS = _STRINGS | _INT32S | {"profile_type"}
+_ALLOWED = ", ".join(sorted(_KEYS))
+_PROFILE_TYPES = range(4)  # OpMetadata's ProfileType values
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*=")
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+# What XLA's lexer reads as one number that is no integer: decimals, exponents, hex.
+_NOT_INTEGER = re.compile(r"-?(?:[0-9]*\.[0-9]|[0-9]+\.|[0-9]+[eE][+-]?[0-9]|0[xX])")
+_INT = re.compile(r"-?[0-9]+")
+_SPACE = re.compile(r"[ \t\r\n\f\v]*")
+_INT32 = 2**31
+
+
+def check_metadata(value: str, line: int, column: int) -> None:
+    """Refuse ``value`` (a ``metadata`` attribute's text, starting at ``line:column``) as
+    XLA's parser does: an ``HloParseError`` at the offending token; None when XLA takes it."""
+    try:
+        _check(flat_value(value), line, column)
+    except HloParseError as error:
+        raise relocate(error, value, line, column) from None
+
+
+def _check(text: str, line: int, column: int) -> None:
+    at = _skip(text, 0)
+    if not text.startswith("{", at):
+        raise HloParseError("expects '{' to start sub attributes", line, column + at)
+    seen: set[str] = set()
+    at = _skip(text, at + 1)
+    while not text.startswith("}", at):
+        if text.startswith(",", at):
+            at = _skip(text, at + 1)
+        name = _NAME.match(text, at)
+        if name is None:
+            raise HloParseError("expects attribute name", line, column + at)
+        key = name.group()[:-1]
+        if key not in _KEYS:
+            raise HloParseError(
+                f'unexpected attribute "{key}". Allowed attributes: {_ALLOWED}', line, column + at)
+        if key in seen:
+            raise HloParseError(f"attribute {key} already exists", line, column + at)
+        seen.add(key)
+        at = _skip(text, name.end())
+        if key in _STRINGS:
+            found = _STRING.match(text, at)
+            if found is None:
+                raise HloParseError("expects string", line, column + at)
+            at = found.end()
+        else:
+            value_at = at
+            numbers, at = _numbers(text, at, key == "profile_type", line, column)
+            if key == "profile_type" and not set(numbers) <= set(_PROFILE_TYPES):
+                # XLA says so at the attribute, not at the value.
+                raise HloParseError("error parsing attribute metadata", line,
+                                    max(column - len("metadata="), 1))
+            if key != "profile_type" and not -_INT32 <= numbers[0] < _INT32:
+                raise HloParseError("value out of range for int32_t", line, column + value_at)
+        at = _skip(text, at)
+
+
+def _skip(text: str, at: int) -> int:
+    return _SPACE.match(text, at).end()  # type: ignore[union-attr]
+
+
+def _integer(text: str, at: int, line: int, column: int) -> tuple[int, int]:
+    """The integer token at ``at`` and where it ends."""
+    found = _INT.match(text, at)
+    if found is None or _NOT_INTEGER.match(text, at):
+        raise HloParseError("expects integer", line, column + at)
+    return int(found.group()), found.end()
+
+
+def _numbers(text: str, at: int, braced: bool, line: int, column: int
+             ) -> tuple[list[int], int]:
+    """One integer, or with ``braced`` a ``{n, ...}`` list, at ``at``, and where it ends."""
+    if not braced:
+        number, end = _integer(text, at, line, column)
+        return [number], end
+    if not text.startswith("{", at):
+        raise HloParseError("expects a list to end with kRbrace", line, column + at)
+    numbers: list[int] = []
+    at = _skip(text, at + 1)
+    if text.startswith("}", at):
+        return numbers, at + 1
+    while True:
+        number, at = _integer(text, at, line, column)
+        numbers.append(number)
+        at = _skip(text, at)
+        if text.startswith("}", at):
+            return numbers, at + 1
+        if not text.startswith(",", at):
+            raise HloParseError("expects a list to end with kRbrace", line, column + at)
+        at = _skip(text, at + 1)
