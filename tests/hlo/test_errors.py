@@ -24,17 +24,19 @@ def error_for(line: str) -> mt.HloParseError:
     ("line", "message", "column"),
     [
         ("  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups={}, use_global_device_ids=true, to_apply=%add",
-         "Invalid combination of has_channel_id and use_global_device_ids", 8),
+         "Invalid combination of has_channel_id and use_global_device_ids", 33),
         ("  ROOT %a = f32[2]{0} reduce-scatter(%p), replica_groups={}, use_global_device_ids=true, dimensions={0}, to_apply=%add",
-         "Invalid combination of has_channel_id and use_global_device_ids", 8),
+         "Invalid combination of has_channel_id and use_global_device_ids", 37),
         ("  ROOT %a = f32[8]{0} collective-permute(%p), source_target_pairs={{0,1},{1}}",
          "expects 'source_target_pairs=' to be a list of pairs", 67),
         ("  ROOT %a = f32[8]{0} collective-permute(%p), source_target_pairs={{0,1}}, slice_sizes={{4}}",
          "CollectivePermute and CollectivePermuteStart must have exactly four operands", 8),
         ("  ROOT %a = f32[8]{0} all-to-all(%p), replica_groups={}, dimensions={0,1}",
          "error parsing attribute dimensions", 8),
-        ("  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups={}", "attribute to_apply is expected", 8),
-        ("  ROOT %a = f32[8]{0} collective-permute(%p)", "attribute source_target_pairs is expected", 8),
+        ("  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups={}", "attribute to_apply is expected", 37),
+        # XLA says so at the next token (the '}' on the next line); here just past the
+        # instruction, the end of what the decoder sees.
+        ("  ROOT %a = f32[8]{0} collective-permute(%p)", "attribute source_target_pairs is expected", 45),
         ("  ROOT %a = f32[8]{0} all-reduce(%p), channel_id=1, channel_id=2, to_apply=%add",
          "attribute channel_id already exists", 53),
         ("  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups={{0,1},}, to_apply=%add",

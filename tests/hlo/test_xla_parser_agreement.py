@@ -88,6 +88,20 @@ CASES = {
         "true_computation=%add"),
     "duplicate name": _module("%a = f32[8]{0} copy(%p)", "%a = f32[8]{0} copy(%p)",
                               "ROOT %r = f32[8]{0} copy(%a)"),
+    # The decoder's refusals, where XLA's parser is when it makes them.
+    "a required attribute missing": _module(
+        "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}"),
+    "a required attribute missing, space before the list": _module(
+        "ROOT %r = f32[8]{0} all-reduce(%p)  , replica_groups={}"),
+    "a required attribute missing, the list on the next line": _module(
+        "ROOT %r = f32[8]{0} all-gather(%p)", "    /* c */ , replica_groups={}"),
+    "pairs missing": _module("ROOT %r = f32[8]{0} collective-permute(%p), channel_id=1"),
+    "global ids without a channel": _module(
+        "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, use_global_device_ids=true, "
+        "to_apply=%add"),
+    "global ids without a channel, a line before another": _module(
+        "%r = f32[8]{0} reduce-scatter( %p ), replica_groups={}, dimensions={0}, "
+        "use_global_device_ids=true, to_apply=%add", "ROOT %s = f32[8]{0} copy(%r)"),
 }
 # An instruction's metadata, read as XLA reads OpMetadata (the same message, too).
 METADATA = {

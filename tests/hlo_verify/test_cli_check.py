@@ -125,7 +125,7 @@ def test_parser_rejection_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: 
         "use_global_device_ids=true, to_apply=%add", r=2))
     code, _, err = run(capsys, "check", str(path))
     assert code == 2
-    assert err == (f"meshtopo: error: {path}:9:8: Invalid combination of has_channel_id and "
+    assert err == (f"meshtopo: error: {path}:9:34: Invalid combination of has_channel_id and "
                    "use_global_device_ids: use_global_device_ids=true needs a channel_id\n")
 
 

@@ -46,7 +46,7 @@ from ._collective import (
 )
 from ._explicit import explicit_list
 from ._structure import Instruction
-from ._syntax import leading_channel
+from ._syntax import leading_channel, skip
 from ._values import (
     flat_value,
     parse_bool,
@@ -247,29 +247,33 @@ def _decode(c: Collective, instruction: Instruction, cache: DecodeCache) -> None
             pairs = parse_dictionary(value, line, column).get(SEND_RECV_PAIRS)
             if pairs is not None:
                 c.source_target_pairs = send_recv_pairs(pairs, line, column)
-    _finish(c, "mode" in keys)
+    _finish(c, instruction, "mode" in keys)
 
 
-def _finish(collective: Collective, has_mode: bool) -> None:
+def _finish(collective: Collective, instruction: Instruction, has_mode: bool) -> None:
     """Defaults and XLA's parser rejections, once all attributes are decoded (``has_mode``:
-    a ``mode=`` attribute was written, which turns off the mode check)."""
+    a ``mode=`` attribute was written, which turns off the mode check). A missing attribute
+    is refused where XLA's attribute list starts (its first ','; past the instruction when
+    it has none), the mode at the operand list's '(', the rest at the instruction's name."""
     opcode = collective.opcode
     if opcode in GROUPED_OPCODES and collective.replica_groups is None:
         collective.replica_groups = _EMPTY_GROUPS
     for key in _REQUIRED.get(opcode, ()):
         if getattr(collective, key) is None:
-            raise HloParseError(
-                f"attribute {key} is expected but not seen", collective.line, collective.column)
+            raise HloParseError(f"attribute {key} is expected but not seen",
+                                *instruction.position(skip(instruction.text,
+                                                           instruction.attribute_at)))
     if (
         opcode in _MODE_CHECK_OPCODES
         and collective.use_global_device_ids
         and collective.channel_id is None
         and not has_mode
     ):
+        operands = instruction.text.find("(" + instruction.operand_text + ")",
+                                         len(instruction.name))
         raise HloParseError(
             "Invalid combination of has_channel_id and use_global_device_ids: "
-            "use_global_device_ids=true needs a channel_id",
-            collective.line, collective.column)
+            "use_global_device_ids=true needs a channel_id", *instruction.position(operands))
     if collective.slice_sizes is not None and len(collective.operands) != 4:
         raise HloParseError(
             "CollectivePermute and CollectivePermuteStart must have exactly four operands for "

@@ -585,22 +585,13 @@ def _remember(cache: dict[_Key, _Kept], key: _Key, value: _Kept) -> _Kept:
     return value
 
 
-def _position_in(instruction: Instruction, offset: int) -> tuple[int, int]:
-    """1-based (line, column) of ``offset`` into ``instruction.text``."""
-    text = instruction.text
-    newline = text.rfind("\n", 0, offset)
-    if newline < 0:
-        return instruction.line, instruction.column + offset
-    return instruction.line + text.count("\n", 0, offset), offset - newline
-
-
 def _operand_position(instruction: Instruction, operand: str) -> tuple[int, int]:
     """Where the first operand called ``operand`` (its inline shape, if any) is written."""
     text, operands = instruction.text, instruction.operand_text
     start = text.find("(" + operands + ")", len(instruction.name)) + 1
     for name, _, at in split_operands(operands):
         if name == operand:
-            return _position_in(instruction, start + at)
+            return instruction.position(start + at)
     return instruction.line, instruction.column
 
 

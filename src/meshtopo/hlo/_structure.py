@@ -93,6 +93,13 @@ class Instruction:
         there is none)."""
         return "" if self.attribute_at < 0 else self.text[self.attribute_at:]
 
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of ``offset`` into ``text``."""
+        newline = self.text.rfind("\n", 0, offset)
+        if newline < 0:
+            return self.line, self.column + offset
+        return self.line + self.text.count("\n", 0, offset), offset - newline
+
     @property
     def attributes(self) -> dict[str, str]:
         """Every attribute as ``key -> raw value text`` (``metadata`` etc. included)."""
