@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 
 import pytest
 from hypothesis import given, settings
@@ -253,6 +254,22 @@ def test_load_gzip_and_stream(tmp_path: object) -> None:
     key = [(c.name, c.line, c.column, c.channel_id, c.bytes, c.reduction, str(c.mode)) for c in loaded.collectives]
     assert key == [(c.name, c.line, c.column, c.channel_id, c.bytes, c.reduction, str(c.mode)) for c in streamed]
     assert len(key) == 50 and key[0][1] == 14
+
+
+@pytest.mark.timeout(60)
+def test_a_statement_of_many_blocks_streams_in_linear_time() -> None:
+    # A 4 MB metadata line and a list of 100,000 groups, read in blocks of 64 characters:
+    # the reader asks for as much again as it holds unread, not one block at a time (which
+    # read the line again 60,000 times).
+    groups = "{" + "{0,1},{2,3}," * 50_000 + "{0,1}}"
+    text = (f"HloModule m, replica_count=4\n{ADD}ENTRY %main (p: f32[8]) -> f32[8] {{\n"
+            f"  %p = f32[8]{{0}} parameter(0)\n"
+            f'  %c = f32[8]{{0}} copy(%p), metadata={{op_name="{"x" * 4_000_000}"}}\n'
+            f"  ROOT %r = f32[8]{{0}} all-reduce(%c), replica_groups={groups}, to_apply=%add\n}}\n")
+    streamed = list(hlo.iter_collectives(io.StringIO(text), block_size=64, progress=False))
+    assert [c.replica_groups for c in streamed] == [c.replica_groups for c in
+                                                    hlo.parse_module(text).collectives]
+    assert len(streamed[0].replica_groups) == 100_001  # type: ignore[arg-type]
 
 
 def test_multi_line_instruction_and_comments() -> None:

@@ -188,15 +188,23 @@ class Reader:
         return HloParseError(message, line, column, self.source)
 
     def _more(self) -> bool:
-        """Append more text, dropping what has been read; False when there is no more."""
+        """Append more text, at least as much as is left unread (so that a statement longer
+        than many blocks is read again only a logarithmic number of times, not once a
+        block), dropping what has been read; False when there is no more."""
         if self._refill is None:
             return False
-        more = self._refill()
-        if more is None:
-            self.final = True
-            self._refill = None
-            return True
-        self.text = self.text[self.pos:] + more
+        unread = len(self.text) - self.pos
+        parts: list[str] = []
+        arrived = 0
+        while arrived <= unread:
+            more = self._refill()
+            if more is None:
+                self.final = True
+                self._refill = None
+                break
+            parts.append(more)
+            arrived += len(more)
+        self.text = self.text[self.pos:] + "".join(parts)
         self.pos = 0
         return True
 
