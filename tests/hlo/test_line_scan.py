@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 # The form (see _line_scan.c): groups 1 ROOT, 2 name, 3 shape, 4 opcode, 5 operands, 6 the
 # operands when names alone, 7 the attributes, 8 a leading channel id, 9 the attributes after it.
 _NAME = r"(?:%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)"
-_SHAPE = r"[a-z][a-z0-9]*\[[^\]\n]*\](?:\{" + group_items(3) + r"\})?|\(" + group_items(3) + r"\)"
+_SHAPE = (r"[a-z][a-z0-9]*\[[^{}()\[\]\"/\n]*\](?:\{" + group_items(3) + r"\})?|\("
+          + group_items(3) + r"\)")
 FORM = re.compile(
     r"[ \t]*(ROOT[ \t]+)?(" + _NAME + r")[ \t]*=[ \t]*"
     r"(" + _SHAPE + r")[ \t]+([a-z][a-z0-9\-]*)\(((" + _NAME + r"(?:,[ \t]*" + _NAME
@@ -113,6 +114,7 @@ def test_scan_line_reads_the_line() -> None:
     "  %r = f32[] add(%a)",  # no newline: the text may go on
     "  %r = f32[] add({{{{0}}}})\n}\n",  # deeper than the form
     "  %r = f32[] add(%a /* } */\n}\n",  # a comment not closed on the line
+    *(f"  %r = f32[{c}] add(%a)\n}}\n" for c in "[({\"/)}"),  # no bracket in dimensions
 ])
 def test_scan_line_declines(text: str) -> None:
     assert scan_line(text, 0, None) is None

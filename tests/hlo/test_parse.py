@@ -272,6 +272,21 @@ def test_a_statement_of_many_blocks_streams_in_linear_time() -> None:
     assert len(streamed[0].replica_groups) == 100_001  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("block_size", [1, 7, 64])
+def test_streamed_columns_count_from_the_line_not_the_block(block_size: int) -> None:
+    # Two instructions on one line: the stream's block may start in the middle of it.
+    text = (f"HloModule m, replica_count=2\n{ADD}ENTRY %main (p: f32[8]) -> f32[8] {{\n"
+            "  %p = f32[8]{0} parameter(0)  %ar = f32[8]{0} all-reduce(%p), "
+            "replica_groups={{0,1}}, to_apply=%add\n  ROOT %n = f32[8]{0} negate(%ar)\n}\n")
+    streamed = hlo.iter_collectives(io.StringIO(text), block_size=block_size, progress=False)
+    assert [(c.line, c.column) for c in streamed] == [
+        (c.line, c.column) for c in hlo.parse_module(text).collectives] == [(13, 32)]
+    with pytest.raises(mt.HloParseError) as error:
+        list(hlo.iter_collectives(io.StringIO("HloModule m"), block_size=block_size,
+                                  progress=False))
+    assert (error.value.line, error.value.column) == (1, 12)
+
+
 def test_multi_line_instruction_and_comments() -> None:
     c = only("  ROOT %ar = f32[8]{0} all-reduce(%p /*index=0*/),\n      replica_groups={{0,1}},\n"
              "      to_apply=%add", header="HloModule m, replica_count=2")

@@ -111,6 +111,12 @@ METADATA = {
     "metadata with a string for a number": '{source_line="3"}',
     "metadata with a decimal": "{source_line=3.5}",
     "metadata past int32": "{stack_frame_id=2147483648}",
+    "metadata past int64": "{source_line=9223372036854775808}",
+    "metadata of uint64's bits": "{source_line=18446744073709551615}",  # XLA reads it as -1
+    "metadata past uint64": "{source_line=18446744073709551616}",
+    "metadata below int64": "{source_line=-9223372036854775809}",
+    "metadata with a profile type of other high bits": "{profile_type={4294967297}}",
+    "metadata of 5,000 digits": "{source_line=" + "1" * 5000 + "}",
     "metadata at the int32 limits": "{source_line=2147483647 source_column=-2147483648}",
     "metadata with a key alone": '{op_type="x" op_name}',
     "metadata with tokens run together": '{source_line=3op_type="y"}',
@@ -121,6 +127,8 @@ METADATA = {
     "metadata with an unknown profile type": "{profile_type={4}}",
     "metadata with profile types not braced": "{profile_type=1}",
     "metadata that is no list": "3",
+    "metadata with '//' in its strings": '{op_name="http://x" source_file="//third_party/a.py"}',
+    "metadata with a comment's opener and closer in two strings": '{op_name="a/*" op_tpe="*/"}',
     "metadata of every kind": '{op_type="t" op_name="n" source_file="f.py" source_line=1 '
                               'source_end_line=2 source_column=3 source_end_column=4 '
                               'deduplicated_name="d" scheduling_name="s" stack_frame_id=1 '

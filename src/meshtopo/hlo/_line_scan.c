@@ -6,7 +6,7 @@
  * alone):
  *
  *   line  := ws* [ 'ROOT' ws+ ] name ws* '=' ws* shape ws+ opcode '(' operands ')' attrs '\n'
- *   shape := type '[' (not ']' or '\n')* ']' [ group ]  |  '(' items ')'
+ *   shape := type '[' (no bracket, '"', '/' or '\n')* ']' [ group ]  |  '(' items ')'
  *   name  := '%' namechar+  |  (letter | '_') namechar*       namechar := [A-Za-z0-9_.-]
  *   attrs := [ ',' ws* 'channel_id=' ws* 1-18 digits ws* ] (not '\n')*
  *
@@ -66,6 +66,14 @@ INLINE int
 is_name_char(Py_UCS4 c)
 {
     return is_letter(c) || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+}
+
+/* A bracket, quote or '/': what may open a group, string or comment. */
+INLINE int
+is_special(Py_UCS4 c)
+{
+    return c == '{' || c == '}' || c == '(' || c == ')' || c == '[' || c == ']' || c == '"' ||
+           c == '/';
 }
 
 INLINE int
@@ -219,10 +227,10 @@ scan(const void *d, int kind, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t last,
             ;
         if (CH(i) != '[')
             return 0;
-        for (i++; i < n && CH(i) != ']' && CH(i) != '\n'; i++)
+        for (i++; i < n && !is_special(CH(i)) && CH(i) != '\n'; i++)
             ;
         if (i >= n || CH(i) != ']')
-            return 0;
+            return 0; /* a bracket, string or comment in the dimensions is the general reader's */
         i++;
         if (CH(i) == '{' && (i = group_end(d, kind, n, i)) < 0)
             return 0;

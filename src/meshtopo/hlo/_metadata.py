@@ -35,6 +35,7 @@ _NOT_INTEGER = re.compile(r"-?(?:[0-9]*\.[0-9]|[0-9]+\.|[0-9]+[eE][+-]?[0-9]|0[x
 _INT = re.compile(r"-?[0-9]+")
 _SPACE = re.compile(r"[ \t\r\n\f\v]*")
 _INT32 = 2**31
+_INT64 = 2**63
 
 
 def check_metadata(value: str, line: int, column: int) -> None:
@@ -74,13 +75,20 @@ def _check(text: str, line: int, column: int) -> None:
         else:
             value_at = at
             numbers, at = _numbers(text, at, key == "profile_type", line, column)
-            if key == "profile_type" and not set(numbers) <= set(_PROFILE_TYPES):
+            if key == "profile_type" and not all(_int32_bits(n) in _PROFILE_TYPES
+                                                 for n in numbers):
                 # XLA says so at the attribute, not at the value.
                 raise HloParseError("error parsing attribute metadata", line,
                                     max(column - len("metadata="), 1))
             if key != "profile_type" and not -_INT32 <= numbers[0] < _INT32:
                 raise HloParseError("value out of range for int32_t", line, column + value_at)
         at = _skip(text, at)
+
+
+def _int32_bits(number: int) -> int:
+    """The int32 of the low 32 bits of ``number`` (XLA casts a profile type so)."""
+    low = number & 0xFFFFFFFF
+    return low - 2**32 if low >= _INT32 else low
 
 
 def _skip(text: str, at: int) -> int:
@@ -90,9 +98,13 @@ def _skip(text: str, at: int) -> int:
 def _integer(text: str, at: int, line: int, column: int) -> tuple[int, int]:
     """The integer token at ``at`` and where it ends."""
     found = _INT.match(text, at)
-    if found is None or _NOT_INTEGER.match(text, at):
+    # XLA's lexer reads -2^63 to 2^64 - 1 (20 digits at most), the upper half as the int64
+    # of the same bits; anything else is no integer.
+    if (found is None or _NOT_INTEGER.match(text, at)
+            or len(found.group().lstrip("-")) > 20
+            or not -_INT64 <= (number := int(found.group())) < 2 * _INT64):
         raise HloParseError("expects integer", line, column + at)
-    return int(found.group()), found.end()
+    return number - 2 * _INT64 if number >= _INT64 else number, found.end()
 
 
 def _numbers(text: str, at: int, braced: bool, line: int, column: int

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ._values import SKIP_COMMENTS
+from ._values import without_comments
 
 if TYPE_CHECKING:
     from ._structure import Computation
@@ -40,7 +40,7 @@ def printed_groups(text: str) -> str:
     that no two numbers merge."""
     if "/" not in text and _SPACE.search(text) is None:
         return text
-    joined = _OTHER_SPACES.sub("", _BETWEEN_WORDS.sub(" ", SKIP_COMMENTS.sub(" ", text)))
+    joined = _OTHER_SPACES.sub("", _BETWEEN_WORDS.sub(" ", without_comments(text, False)))
     if joined.startswith("mesh["):
         joined = _MESH_AXES.sub(" {", joined.replace("],device_ids=", "], device_ids="))
     return joined

@@ -69,7 +69,9 @@ _THREAD = re.compile(r'execution_thread="([^"]*)"')
 _GROUP = group_pattern(4)
 _VALUE = (r"(?:mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?"
           r"[ \t]*\{[^{}\n]*\}|(?:" + _GROUP + "|" + STRING + "|" + BARE + r")++)")
-_SHAPE = r"[a-z][a-z0-9]*\[[^\]\n]*\](?:\{" + group_items(3) + r"\})?|\(" + group_items(3) + r"\)"
+# A shape on one line (no bracket, string or comment in its dimensions: the general reader's).
+_SHAPE = (r"[a-z][a-z0-9]*\[[^{}()\[\]\"/\n]*\](?:\{" + group_items(3) + r"\})?|\("
+          + group_items(3) + r"\)")
 # One attribute of a one-line attribute list: 1 key, 2 value.
 _FAST_ATTRIBUTE = re.compile(r",[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)=[ \t]*(" + _VALUE + ")")
 # A computation named by ``calls=`` or ``to_apply=`` (different on almost every fusion):
@@ -160,6 +162,7 @@ class Reader:
         self.final = refill is None
         self.pos = 0
         self.line = 1  # the line of ``self.pos``
+        self._carried = 0  # characters of the line the text starts in, read and dropped
         self.computation_names: set[str] = set()
         # (opcode, has channel, has groups, attribute text) -> its layout and called
         # computations; the open layouts by their text with callee names open
@@ -180,7 +183,8 @@ class Reader:
         text = self.text
         offset = min(offset, len(text))
         line = self.line + text.count("\n", self.pos, offset)
-        return line, offset - text.rfind("\n", 0, offset)
+        newline = text.rfind("\n", 0, offset)
+        return line, offset - newline if newline >= 0 else self._carried + offset + 1
 
     def error(self, message: str, offset: int) -> HloParseError:
         """An ``HloParseError`` at ``offset``."""
@@ -204,6 +208,8 @@ class Reader:
                 break
             parts.append(more)
             arrived += len(more)
+        newline = self.text.rfind("\n", 0, self.pos)
+        self._carried = self.pos - newline - 1 if newline >= 0 else self._carried + self.pos
         self.text = self.text[self.pos:] + "".join(parts)
         self.pos = 0
         return True

@@ -193,7 +193,7 @@ def _blocks(
         if computation.is_entry or not marked:
             entry, marked = computation.name, computation.is_entry
     if count == 0:
-        raise HloParseError("expects a computation (the module has none)", reader.line, 1, name)
+        raise reader.error("expects a computation (the module has none)", len(reader.text))
     if stream.header is None:
         header.name = f"module_{entry}"
         stream.header = header

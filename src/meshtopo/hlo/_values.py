@@ -16,12 +16,13 @@ from __future__ import annotations
 import re
 
 from .._errors import HloParseError
-from ._syntax import NAME, SyntaxFault, atoms_end, skip, value_end
+from ._syntax import NAME, STRING, SyntaxFault, atoms_end, skip, value_end
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _KEY = re.compile(r"[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*")
-SKIP_COMMENTS = re.compile(r"/\*(?:[^*]|\*(?!/))*\*/|//[^\n]*")
+# A comment, or a string (quoted as XLA's lexer quotes them), in which no comment starts.
+_COMMENT_OR_STRING = re.compile(STRING + r"|'[^'\n]*'|/\*(?:[^*]|\*(?!/))*\*/|//[^\n]*")
 _INT = re.compile(r"[ \t]*(-?[0-9]+)[ \t]*")
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "0": "\0"}
@@ -58,8 +59,22 @@ def flat_value(text: str) -> str:
     the typed readers below see one line and their offsets still count into ``text``."""
     if "\n" not in text and "/" not in text and "\r" not in text:
         return text
-    out = SKIP_COMMENTS.sub(lambda m: " " * len(m.group()), text)
-    return out.replace("\n", " ").replace("\r", " ")
+    return without_comments(text, True).replace("\n", " ").replace("\r", " ")
+
+
+def without_comments(text: str, same_length: bool) -> str:
+    """``text`` with each comment outside strings (``"a//b"`` holds none) replaced by spaces
+    of its length (``same_length``) or by one space."""
+    if "/" not in text:
+        return text
+
+    def blank(found: re.Match[str]) -> str:
+        written = found.group()
+        if written[0] in "\"'":
+            return written
+        return " " * len(written) if same_length else " "
+
+    return _COMMENT_OR_STRING.sub(blank, text)
 
 
 def relocate(error: HloParseError, text: str, line: int, column: int) -> HloParseError:
