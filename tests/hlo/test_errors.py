@@ -60,8 +60,9 @@ def test_rejections(line: str, message: str, column: int) -> None:
 
 
 def test_all_gather_mode_error_is_left_for_the_verifier() -> None:
-    module = hlo.parse_module(HEAD + "  ROOT %a = f32[32]{0} all-gather(%p), replica_groups={}, "
-                              "dimensions={0}, use_global_device_ids=true\n}\n")
+    module = hlo.parse_module(HEAD + "  %a = f32[32]{0} all-gather(%p), replica_groups={}, "
+                              "dimensions={0}, use_global_device_ids=true\n"
+                              "  ROOT %r = f32[8]{0} copy(%p)\n}\n")
     with pytest.raises(mt.InvalidArgumentError, match="Invalid combination of has_channel_id"):
         _ = module.collectives[0].mode
 

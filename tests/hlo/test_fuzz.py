@@ -17,7 +17,7 @@ from .test_errors import HEAD
 
 pytestmark = pytest.mark.jax
 
-HAND = HEAD + """  %s = f32[8]{0} all-reduce-start(%p), channel_id=7, replica_groups=[2,2]<=[4], to_apply=%add
+HAND = HEAD.replace("-> f32[8] {", "-> f32[32] {") + """  %s = f32[8]{0} all-reduce-start(%p), channel_id=7, replica_groups=[2,2]<=[4], to_apply=%add
   %d = f32[8]{0} all-reduce-done(%s)
   %cp = f32[8]{0} collective-permute(%d), source_target_pairs={{0,1},{1,2}}
   ROOT %g = f32[32]{0} all-gather(%cp), replica_groups=mesh['a'=2,'b'=2] {'b'}, dimensions={0}

@@ -10,9 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from meshtopo import hlo
 from meshtopo.hlo._explicit_scan import groups_end
 from meshtopo.hlo._line_scan import scan_line
 from meshtopo.hlo._syntax import group_items
+
+from ._fast_paths import structure, turn_off
+from ._text import entry_head
 
 if TYPE_CHECKING:
     from meshtopo.hlo._line_scan import ScannedLine
@@ -123,3 +127,16 @@ def test_scan_line_declines(text: str) -> None:
 @pytest.mark.parametrize(("pos", "last"), [(-1, None), (999, None), (0, (5, 2)), (0, (0, 999))])
 def test_scan_line_out_of_range(pos: int, last: tuple[int, int] | None) -> None:
     assert scan_line(SEEDS[0], pos, last) is None
+
+
+def test_attributes_after_metadata_stay(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The scanner cuts the line at its last metadata; what follows it is still read.
+    text = (entry_head("HloModule m, replica_count=2")
+            + '  %a = f32[8]{0} copy(%p), metadata={op_name="a" source_line=1}\n'
+            '  %b = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply=%add, '
+            'metadata={op_name="b"}, control-predecessors={%a}\n'
+            "  ROOT %r = f32[8]{0} copy(%b)\n}\n")
+    fast = hlo.parse_module(text)
+    assert fast.entry.instruction("b").control_predecessors == ("a",)
+    turn_off(monkeypatch)
+    assert structure(fast) == structure(hlo.parse_module(text))

@@ -88,8 +88,9 @@ def test_modes_per_opcode_rule() -> None:
         "  %c = f32[16]{0} all-gather(%p), replica_groups={}, dimensions={0}\n"
         "  %d = f32[8]{0} collective-broadcast(%p), replica_groups={{0,1}}\n"
         "  %e = pred[8]{0} all-reduce(%p), replica_groups={}, to_apply=%and\n"
-        "  ROOT %f = f32[4]{0} reduce-scatter(%p), channel_id=5, replica_groups={{0,1}}, "
-        "use_global_device_ids=false, dimensions={0}, to_apply=%add",
+        "  %f = f32[4]{0} reduce-scatter(%p), channel_id=5, replica_groups={{0,1}}, "
+        "use_global_device_ids=false, dimensions={0}, to_apply=%add\n"
+        "  ROOT %r = f32[8]{0} copy(%p)",
         header="HloModule m, replica_count=2, num_partitions=2")
     modes = {c.name: str(c.mode) for c in m.collectives}
     assert modes == {"a": "kCrossReplicaAndPartition", "b": "kCrossPartition",

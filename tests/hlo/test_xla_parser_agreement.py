@@ -86,8 +86,16 @@ CASES = {
         "%i = s32[] constant(0)",
         "ROOT %r = f32[8]{0} conditional(%i, %p), branch_computations={%add}, "
         "true_computation=%add"),
+    "a tuple root of other shapes": (
+        "HloModule m\n%c (p: f32[8]) -> (f32[8], s32[2]) {\n  %p = f32[8]{0} parameter(0)\n"
+        "  %i = s32[] constant(0)\n  ROOT %t = (f32[8]{0}, s32[]) tuple(%p, %i)\n}\n\n"
+        "ENTRY %main (p: f32[8]) -> f32[8] {\n  ROOT %p = f32[8]{0} parameter(0)\n}\n"),
     "duplicate name": _module("%a = f32[8]{0} copy(%p)", "%a = f32[8]{0} copy(%p)",
                               "ROOT %r = f32[8]{0} copy(%a)"),
+    "a root of another shape than the signature's": _module("ROOT %r = f32[16]{0} copy(%p)"),
+    "a root of another layout than the signature's": _module("ROOT %r = f32[8]{1} copy(%p)"),
+    "a dynamic root": _module("ROOT %r = f32[<=8]{0} copy(%p)"),
+    "a root of another element type": _module("ROOT %r = s32[8]{0} convert(%p)"),
     # The decoder's refusals, where XLA's parser is when it makes them.
     "a required attribute missing": _module(
         "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}"),
@@ -167,7 +175,8 @@ def _xla_message(text: str) -> str:
     raise AssertionError("XLA read it")
 
 
-@pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")))
+@pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")
+                                         or "root of" in name))
 def test_metadata_refused_in_xla_words(name: str) -> None:
     text = CASES[name]
     if _xla_position(text) is None:

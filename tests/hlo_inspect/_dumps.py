@@ -1,5 +1,7 @@
 """Hand-written HLO dumps for the ``inspect`` tests."""
 
+import re
+
 ADD = """%add (x: f32[], y: f32[]) -> f32[] {
   %x = f32[] parameter(0)
   %y = f32[] parameter(1)
@@ -9,11 +11,13 @@ ADD = """%add (x: f32[], y: f32[]) -> f32[] {
 
 
 def module(body: str, replica_count: int = 1, num_partitions: int = 1, params: str = "f32[8]") -> str:
-    """A module with an ``add`` reduction and an ENTRY holding ``body`` after ``%p``."""
+    """A module with an ``add`` reduction and an ENTRY holding ``body`` after ``%p``, whose
+    result shape is its ROOT's (XLA's parser checks that they agree)."""
+    root = re.search(r"ROOT %[\w.\-]+ = (.+?) [a-z][a-z0-9\-]*\(", body)
     return (
         f"HloModule m, replica_count={replica_count}, num_partitions={num_partitions}\n\n"
         f"{ADD}\n"
-        f"ENTRY %main (p: {params}) -> {params} {{\n"
+        f"ENTRY %main (p: {params}) -> {root.group(1) if root else params} {{\n"
         f"  %p = {params}{{0}} parameter(0)\n"
         f"{body}"
         "}\n"

@@ -142,7 +142,7 @@ def test_async_wrapped_collective_ok_and_checked() -> None:
 
 def test_async_start_two_users() -> None:
     tail = ("%a = f32[8]{0} async-done(%as)\n  %b = f32[8]{0} async-done(%as)\n"
-            "  ROOT %t = (f32[8]{0}, f32[8]{0}) tuple(%a, %b)")
+            "  ROOT %t = f32[8]{0} add(%a, %b)")
     module = hlo.parse_module(ASYNC_MODULE.format(sum=SUM, groups="{{0,1}}", tail=tail))
     findings = hlo.verify(module)
     assert [(f.instruction, f.message, f.line, f.column) for f in findings] == [

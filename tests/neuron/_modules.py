@@ -1,5 +1,7 @@
 """HLO texts shared by the Neuron tests."""
 
+import re
+
 ADD = """%add (x: f32[], y: f32[]) -> f32[] {
   %x = f32[] parameter(0)
   %y = f32[] parameter(1)
@@ -15,9 +17,14 @@ MAX = """%max (a: f32[], b: f32[]) -> f32[] {
 """
 
 
-def module(body: str, num_partitions: int = 8, extra: str = "", result: str = "f32[8,4]") -> str:
+def module(body: str, num_partitions: int = 8, extra: str = "", result: str | None = None
+           ) -> str:
     """An 8-partition module: the reductions, ``extra`` computations, then ENTRY ``body``
-    (``result`` is the ENTRY's result shape, which only XLA's own parser checks)."""
+    (``result``, the ENTRY's result shape, is its ROOT's unless given: XLA's parser checks
+    that they agree)."""
+    if result is None:
+        root = re.search(r"ROOT %[\w.\-]+ = (.+?) [a-z][a-z0-9\-]*\(", body)
+        result = root.group(1) if root else "f32[8,4]"
     return (
         f"HloModule m, num_partitions={num_partitions}\n{ADD}{MAX}{extra}"
         f"ENTRY %main (p: f32[8,4], q: f32[8,4]) -> {result} {{\n{body}}}\n"

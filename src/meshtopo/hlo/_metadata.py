@@ -34,6 +34,12 @@ _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _NOT_INTEGER = re.compile(r"-?(?:[0-9]*\.[0-9]|[0-9]+\.|[0-9]+[eE][+-]?[0-9]|0[xX])")
 _INT = re.compile(r"-?[0-9]+")
 _SPACE = re.compile(r"[ \t\r\n\f\v]*")
+# Metadata as XLA prints it: fields of strings or numbers of at most 9 digits, one space
+# between them.
+_FIELD = ("(?:(?:" + "|".join(sorted(_STRINGS)) + r')="(?:[^"\\\n]|\\.)*"|(?:'
+          + "|".join(sorted(_INT32S)) + r")=-?[0-9]{1,9})")
+_PRINTED = re.compile(r"\{(?:" + _FIELD + "(?: " + _FIELD + r")*)?\}")
+_FIELD_NAME = re.compile(r"[{ ]([a-z_]+)=")
 _INT32 = 2**31
 _INT64 = 2**63
 
@@ -41,10 +47,23 @@ _INT64 = 2**63
 def check_metadata(value: str, line: int, column: int) -> None:
     """Refuse ``value`` (a ``metadata`` attribute's text, starting at ``line:column``) as
     XLA's parser does: an ``HloParseError`` at the offending token; None when XLA takes it."""
+    if _as_printed(value):
+        return
     try:
         _check(flat_value(value), line, column)
     except HloParseError as error:
         raise relocate(error, value, line, column) from None
+
+
+def _as_printed(text: str) -> bool:
+    """True when ``text`` is metadata as XLA prints it, which XLA takes: fields joined by
+    one space, each once, strings or numbers of at most 9 digits (every other text is
+    checked token by token). A field's name is found after '{' or a space, which may also
+    find one inside a string: then the text is checked token by token too."""
+    if _PRINTED.fullmatch(text) is None:
+        return False
+    keys = _FIELD_NAME.findall(text)
+    return len(set(keys)) == len(keys)
 
 
 def _check(text: str, line: int, column: int) -> None:
@@ -83,6 +102,8 @@ def _check(text: str, line: int, column: int) -> None:
             if key != "profile_type" and not -_INT32 <= numbers[0] < _INT32:
                 raise HloParseError("value out of range for int32_t", line, column + value_at)
         at = _skip(text, at)
+    if _skip(text, at + 1) != len(text):  # a value the reader cut off is one
+        raise HloParseError("expects the metadata to end at its '}'", line, column + at + 1)
 
 
 def _int32_bits(number: int) -> int:

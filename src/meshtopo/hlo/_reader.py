@@ -35,7 +35,7 @@ from ._line_scan import configure, read_lines
 from ._metadata import check_metadata
 from ._name_set import NameSet
 from ._opcodes import OPCODES
-from ._shape import ELEMENT_BITS
+from ._shape import ELEMENT_BITS, parse_shape
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
 from ._syntax import (
     BARE,
@@ -317,6 +317,7 @@ class Reader:
             if found is None:
                 if computation.root is None:
                     computation.root = self._last
+                self._check_result(computation)
                 self.computation_names.add(computation.name)
                 return
             self._check(computation, found, self._root_at)
@@ -338,7 +339,8 @@ class Reader:
             thread = _THREAD.search(signature)
             return Computation(
                 fast.group(2).lstrip("%"), fast.group(1) is not None, start_line, signature,
-                execution_thread=thread.group(1) if thread else None), fast.end()
+                execution_thread=thread.group(1) if thread else None,
+                result_at=self._result_at(fast.start(3), fast.end(3))), fast.end()
         entry = _ENTRY.match(text, pos)
         at = self._next(entry.end()) if entry else pos
         name = NAME.match(text, at)
@@ -363,8 +365,33 @@ class Reader:
         thread = _THREAD.search(signature)
         computation = Computation(
             name.group().lstrip("%"), entry is not None, start_line, signature,
-            execution_thread=thread.group(1) if thread else None)
+            execution_thread=thread.group(1) if thread else None,
+            result_at=self._result_at(begin, at))
         return computation, at + 1
+
+    def _result_at(self, start: int, stop: int) -> tuple[int, int] | None:
+        """Where the result shape of the signature ``text[start:stop]`` starts (None without
+        ``->``)."""
+        arrow = self.text.rfind("->", start, stop) if start >= 0 else -1
+        return None if arrow < 0 else self.position(skip(self.text, arrow + 2))
+
+    def _check_result(self, computation: Computation) -> None:
+        """XLA's rule at a computation's end: its root's shape is the signature's result
+        shape, layouts and dynamic dimensions aside. (Shapes the shape reader refuses are
+        left alone: the reader does not check shapes yet.)"""
+        root, signature = computation.root, computation.signature
+        if root is None or computation.result_at is None:
+            return
+        result = signature.rpartition("->")[2].partition(", execution_thread=")[0]
+        try:
+            expected, found = parse_shape(result), parse_shape(root.shape_text)
+        except HloParseError:
+            return
+        if not expected.compatible(found):
+            raise HloParseError(
+                f"Shape of computation {computation.name}, {expected.human_string}, is not "
+                f"compatible with that of its root instruction {root.name}, "
+                f"{found.human_string}", *computation.result_at, self.source)
 
     def _check(self, computation: Computation, instruction: Instruction,
                root_at: tuple[int, int] | None) -> None:
@@ -412,8 +439,7 @@ class Reader:
     def _metadata(self, tail: str) -> bool:
         """True when ``tail`` is one ``, metadata={...}`` attribute XLA takes (remembered:
         dumps repeat the metadata of a source line on many instructions)."""
-        found = _FAST_ATTRIBUTE.fullmatch(tail)
-        if found is None or not _takes_metadata(found.group(2)):
+        if not tail.startswith(", metadata=") or not _takes_metadata(tail[11:]):
             return False
         if len(self._metadata_seen) >= _LAYOUTS_KEPT:
             self._metadata_seen.clear()

@@ -103,6 +103,24 @@ class Shape:
             total += (count * bits + 7) // 8
         return total
 
+    def compatible(self, other: Shape) -> bool:
+        """True when ``other`` has the same element types and dimensions, layouts and which
+        dimensions are dynamic aside (XLA's ``ShapeUtil::Compatible``)."""
+        if self.tuple_shapes is not None or other.tuple_shapes is not None:
+            return (self.tuple_shapes is not None and other.tuple_shapes is not None
+                    and len(self.tuple_shapes) == len(other.tuple_shapes)
+                    and all(a.compatible(b) for a, b in zip(self.tuple_shapes,
+                                                            other.tuple_shapes, strict=True)))
+        return (self.element_type == other.element_type
+                and self.dimensions == other.dimensions)
+
+    @property
+    def human_string(self) -> str:
+        """The shape as XLA's messages print it: without layouts."""
+        if self.tuple_shapes is not None:
+            return "(" + ", ".join(s.human_string for s in self.tuple_shapes) + ")"
+        return str(Shape(self.element_type, self.dimensions, self.dynamic))
+
     def __str__(self) -> str:
         if self.tuple_shapes is not None:
             return "(" + ", ".join(str(s) for s in self.tuple_shapes) + ")"

@@ -126,6 +126,7 @@ class Computation:
     execution_thread: str | None = None
     by_name: dict[str, Instruction] = field(default_factory=dict)
     root: Instruction | None = None
+    result_at: tuple[int, int] | None = None  # where the signature's result shape starts
 
     @property
     def called_computations(self) -> list[str]:
