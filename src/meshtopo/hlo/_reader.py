@@ -12,14 +12,15 @@ rule alone decides where an instruction ends, whatever the line breaks. Operands
 before they are used, names are unique in a computation, and a computation has one ROOT (its
 last instruction when none is marked), as XLA's parser requires.
 
-The fast path reads runs of instructions written one a line as XLA prints them through one
-compiled scanner (``_line_scan``, which cuts off leading explicit groups and a trailing
-metadata attribute); the attribute list left is checked once per distinct text and opcode
-with the same lexical patterns. It takes a line only when the next line starts another
-statement (a name or ``}``, which no value continues), and otherwise declines to the general
-reader, so it decides only how quickly an instruction is read. Text that is only partly available (the
-streaming reader) raises ``SyntaxFault`` with ``at_end`` wherever the grammar needs text past
-the end, and is read again once more has arrived.
+The fast path reads runs of instructions written one a line as XLA prints them in C
+(``_line_scan.read_lines``, which cuts off leading explicit groups and a trailing metadata
+attribute); the attribute list left is checked here, once per distinct text and opcode, with
+the same lexical patterns. It takes a line only when the next line starts another statement
+(a name or ``}``, which no value continues) and XLA's checks between instructions pass, and
+otherwise declines to the general reader, so it decides only how quickly an instruction is
+read. Text that is only partly available (the streaming reader) raises ``SyntaxFault`` with
+``at_end`` wherever the grammar needs text past the end, and is read again once more has
+arrived.
 """
 
 from __future__ import annotations
