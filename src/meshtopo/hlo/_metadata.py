@@ -47,7 +47,7 @@ _INT64 = 2**63
 def check_metadata(value: str, line: int, column: int) -> None:
     """Refuse ``value`` (a ``metadata`` attribute's text, starting at ``line:column``) as
     XLA's parser does: an ``HloParseError`` at the offending token; None when XLA takes it."""
-    if _as_printed(value):
+    if printed_metadata(value):
         return
     try:
         _check(flat_value(value), line, column)
@@ -55,7 +55,7 @@ def check_metadata(value: str, line: int, column: int) -> None:
         raise relocate(error, value, line, column) from None
 
 
-def _as_printed(text: str) -> bool:
+def printed_metadata(text: str) -> bool:
     """True when ``text`` is metadata as XLA prints it, which XLA takes: fields joined by
     one space, each once, strings or numbers of at most 9 digits (every other text is
     checked token by token). A field's name is found after '{' or a space, which may also

@@ -33,7 +33,7 @@ from typing import TypeVar
 from .._errors import HloParseError
 from ._allowed import allowed_attributes, unexpected_attribute
 from ._line_scan import configure, read_lines
-from ._metadata import check_metadata
+from ._metadata import check_metadata, printed_metadata
 from ._name_set import NameSet
 from ._opcodes import OPCODES
 from ._shape import ELEMENT_BITS, parse_shape
@@ -171,6 +171,8 @@ class Reader:
         self._layouts: dict[tuple[str, bool, bool, str], tuple[_Layout, tuple[str, ...]]] = {}
         self._open_layouts: dict[tuple[bool, bool, str], _Layout] = {}
         self._metadata_seen: set[str] = set()
+        # (signature's result, root's shape) -> whether XLA finds them compatible.
+        self._compatible: dict[tuple[str, str], bool] = {}
 
     # ---- positions, errors and more text -------------------------------------------------
 
@@ -333,7 +335,7 @@ class Reader:
             if not self.final:
                 raise SyntaxFault("the text ends here", pos, at_end=True)
             return None, pos
-        start_line, _ = self.position(pos)
+        start_line, start_column = self.position(pos)
         fast = _FAST_HEAD.match(text, pos)
         if fast is not None:
             signature = fast.group(3) or ""
@@ -341,7 +343,8 @@ class Reader:
             return Computation(
                 fast.group(2).lstrip("%"), fast.group(1) is not None, start_line, signature,
                 execution_thread=thread.group(1) if thread else None,
-                result_at=self._result_at(fast.start(3), fast.end(3))), fast.end()
+                result_at=self._result_at(pos, (start_line, start_column), fast.start(3),
+                                           fast.end(3))), fast.end()
         entry = _ENTRY.match(text, pos)
         at = self._next(entry.end()) if entry else pos
         name = NAME.match(text, at)
@@ -367,14 +370,20 @@ class Reader:
         computation = Computation(
             name.group().lstrip("%"), entry is not None, start_line, signature,
             execution_thread=thread.group(1) if thread else None,
-            result_at=self._result_at(begin, at))
+            result_at=self._result_at(pos, (start_line, start_column), begin, at))
         return computation, at + 1
 
-    def _result_at(self, start: int, stop: int) -> tuple[int, int] | None:
+    def _result_at(self, head: int, head_at: tuple[int, int], start: int, stop: int
+                   ) -> tuple[int, int] | None:
         """Where the result shape of the signature ``text[start:stop]`` starts (None without
-        ``->``)."""
+        ``->``), counted from the computation's head at ``head`` (at ``head_at``)."""
         arrow = self.text.rfind("->", start, stop) if start >= 0 else -1
-        return None if arrow < 0 else self.position(skip(self.text, arrow + 2))
+        if arrow < 0:
+            return None
+        at = skip(self.text, arrow + 2)
+        if self.text.find("\n", head, at) < 0:  # on the head's line, as XLA prints it
+            return head_at[0], head_at[1] + at - head
+        return self.position(at)
 
     def _check_result(self, computation: Computation) -> None:
         """XLA's rule at a computation's end: its root's shape is the signature's result
@@ -384,11 +393,16 @@ class Reader:
         if root is None or computation.result_at is None:
             return
         result = signature.rpartition("->")[2].partition(", execution_thread=")[0]
-        try:
+        pair = (result, root.shape_text)
+        compatible = self._compatible.get(pair)
+        if compatible is None:
+            try:
+                expected, found = parse_shape(result), parse_shape(root.shape_text)
+            except HloParseError:
+                return
+            compatible = _remember(self._compatible, pair, expected.compatible(found))
+        if not compatible:
             expected, found = parse_shape(result), parse_shape(root.shape_text)
-        except HloParseError:
-            return
-        if not expected.compatible(found):
             raise HloParseError(
                 f"Shape of computation {computation.name}, {expected.human_string}, is not "
                 f"compatible with that of its root instruction {root.name}, "
@@ -440,7 +454,9 @@ class Reader:
     def _metadata(self, tail: str) -> bool:
         """True when ``tail`` is one ``, metadata={...}`` attribute XLA takes (remembered:
         dumps repeat the metadata of a source line on many instructions)."""
-        if not tail.startswith(", metadata=") or not _takes_metadata(tail[11:]):
+        value = tail[len(", metadata="):]
+        if not tail.startswith(", metadata=") or not (printed_metadata(value) or (
+                _FAST_ATTRIBUTE.fullmatch(tail) is not None and _takes_metadata(value))):
             return False
         if len(self._metadata_seen) >= _LAYOUTS_KEPT:
             self._metadata_seen.clear()
