@@ -527,8 +527,25 @@ new_instruction(PyObject **fields)
 }
 
 typedef struct {
-    PyObject *reader, *computation, *layouts, *metadata, *names, *known, *owner;
+    PyObject *reader, *computation, *layouts, *metadata, *names, *known, *owner, *shapes;
 } Context;
+
+#define SHAPES_KEPT 4096
+
+/* The shape text text[start:stop], as the one string the reader keeps for it (a dump
+ * repeats few shapes on many lines). */
+static PyObject *
+shared_shape(Context *c, PyObject *text, Py_ssize_t start, Py_ssize_t stop)
+{
+    PyObject *shape = PyUnicode_Substring(text, start, stop), *kept;
+    if (shape == NULL)
+        return NULL;
+    if (PyDict_GET_SIZE(c->shapes) >= SHAPES_KEPT)
+        PyDict_Clear(c->shapes);
+    kept = Py_XNewRef(PyDict_SetDefault(c->shapes, shape, shape));
+    Py_DECREF(shape);
+    return kept;
+}
 
 static PyObject *
 call(PyObject *object, const char *method, PyObject *const *args, size_t nargs)
@@ -683,7 +700,7 @@ instruction_at(Context *c, PyObject *text, Py_ssize_t pos, Py_ssize_t line, cons
     }
     items[0] = Py_NewRef(name);
     items[1] = Py_NewRef(opcode);
-    items[2] = PyUnicode_Substring(text, s->shape_start, s->shape_end);
+    items[2] = shared_shape(c, text, s->shape_start, s->shape_end);
     items[3] = Py_NewRef(names);
     items[4] = PyLong_FromSsize_t(line);
     items[5] = PyLong_FromSsize_t(s->start - pos + 1);
@@ -750,7 +767,8 @@ read_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         (c.names = PyObject_GetAttrString(c.reader, "_names")) == NULL ||
         (c.known = PyObject_GetAttrString(c.reader, "computation_names")) == NULL ||
         (c.owner = PyObject_GetAttrString(c.computation, "name")) == NULL ||
-        !PyDict_Check(c.layouts) || (read = PyList_New(0)) == NULL)
+        (c.shapes = PyObject_GetAttrString(c.reader, "_shapes")) == NULL ||
+        !PyDict_Check(c.layouts) || !PyDict_Check(c.shapes) || (read = PyList_New(0)) == NULL)
         goto done;
     while (pos >= 0 && pos < n && PyUnicode_READ_CHAR(text, pos) == '\n' &&
            PyList_GET_SIZE(read) < most) {
@@ -784,6 +802,7 @@ done:
     Py_XDECREF(c.names);
     Py_XDECREF(c.known);
     Py_XDECREF(c.owner);
+    Py_XDECREF(c.shapes);
     return found;
 }
 

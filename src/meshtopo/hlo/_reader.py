@@ -171,6 +171,7 @@ class Reader:
         self._layouts: dict[tuple[str, bool, bool, str], tuple[_Layout, tuple[str, ...]]] = {}
         self._open_layouts: dict[tuple[bool, bool, str], _Layout] = {}
         self._metadata_seen: set[str] = set()
+        self._shapes: dict[str, str] = {}  # each shape text the fast path read, kept once
         # (signature's result, root's shape) -> whether XLA finds them compatible.
         self._compatible: dict[tuple[str, str], bool] = {}
 
