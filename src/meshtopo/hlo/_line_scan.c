@@ -388,6 +388,50 @@ span_or_none(PyObject *text, Py_ssize_t start, Py_ssize_t stop)
     return PyUnicode_Substring(text, start, stop);
 }
 
+/* The texts a line's spans name, each built in one place for scan_line and read_lines. */
+
+static PyObject *
+name_text(PyObject *text, const Spans *s) /* the name without '%' */
+{
+    return PyUnicode_Substring(text, s->start + (PyUnicode_READ_CHAR(text, s->start) == '%'),
+                               s->name_end);
+}
+
+static PyObject *
+opcode_text(PyObject *text, const Spans *s) /* interned: a dump has few */
+{
+    PyObject *opcode = PyUnicode_Substring(text, s->opcode_start, s->opcode_end);
+    if (opcode != NULL)
+        PyUnicode_InternInPlace(&opcode);
+    return opcode;
+}
+
+static PyObject *
+operands_text(PyObject *text, const Spans *s) /* between the parentheses */
+{
+    return PyUnicode_Substring(text, s->opcode_end + 1, s->attributes - 1);
+}
+
+static PyObject *
+names_tuple(PyObject *text, const Spans *s) /* when the operands are names alone */
+{
+    return operand_names(text, s->opcode_end + 1, s->attributes - 1);
+}
+
+static PyObject *
+rest_text(PyObject *text, const Spans *s) /* after channel and groups, to the metadata */
+{
+    return PyUnicode_Substring(text, s->rest, s->cut >= 0 ? s->cut : s->end);
+}
+
+static PyObject *
+groups_span(const Spans *s) /* (start, stop) from the name, or None */
+{
+    if (s->groups < 0)
+        Py_RETURN_NONE;
+    return untracked(Py_BuildValue("(nn)", s->groups - s->start, s->groups_end - s->start));
+}
+
 static PyObject *
 scan_line(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -410,33 +454,19 @@ scan_line(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (!scan_any(text, pos, last, last_stop, &s))
         Py_RETURN_NONE;
     {
-        const void *d = PyUnicode_DATA(text);
-        int kind = PyUnicode_KIND(text);
-        int percent = CH(s.start) == '%';
         int has_attributes = s.end > s.attributes;
         items[0] = PyLong_FromSsize_t(s.end);
         items[1] = PyLong_FromSsize_t(s.root < 0 ? -1 : s.root - pos + 1);
         items[2] = PyLong_FromSsize_t(s.start - pos + 1);
-        items[3] = PyUnicode_Substring(text, s.start + percent, s.name_end);
-        items[4] = PyUnicode_Substring(text, s.opcode_start, s.opcode_end);
-        if (items[4] != NULL)
-            PyUnicode_InternInPlace(&items[4]);
+        items[3] = name_text(text, &s);
+        items[4] = opcode_text(text, &s);
         items[5] = PyUnicode_Substring(text, s.shape_start, s.shape_end);
-        items[6] = PyUnicode_Substring(text, s.opcode_end + 1, s.attributes - 1);
-        if (s.names)
-            items[7] = operand_names(text, s.opcode_end + 1, s.attributes - 1);
-        else
-            items[7] = Py_NewRef(Py_None);
+        items[6] = operands_text(text, &s);
+        items[7] = s.names ? names_tuple(text, &s) : Py_NewRef(Py_None);
         items[8] = PyLong_FromSsize_t(s.attributes - s.start);
         items[9] = span_or_none(text, s.channel, s.channel_end);
-        if (s.groups >= 0)
-            items[10] = Py_BuildValue("(nn)", s.groups - s.start, s.groups_end - s.start);
-        else
-            items[10] = Py_NewRef(Py_None);
-        if (has_attributes)
-            items[11] = PyUnicode_Substring(text, s.rest, s.cut >= 0 ? s.cut : s.end);
-        else
-            items[11] = Py_NewRef(Py_None);
+        items[10] = groups_span(&s);
+        items[11] = has_attributes ? rest_text(text, &s) : Py_NewRef(Py_None);
         items[12] = span_or_none(text, has_attributes ? s.cut : -1, s.end);
         items[13] = PyUnicode_Substring(text, s.start, s.end);
     }
@@ -458,9 +488,9 @@ scan_line(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
  *
  * read_lines(text, pos, line, reader, computation, most) -> (instructions, pos, line)
  *
- * reads the instructions of at most ``most`` lines after pos (a '\n') while scan_line takes them, the
- * reader takes their attributes and they pass XLA's checks between instructions, into
- * Instruction records, as ``_reader.Reader.instructions`` describes; it stops before the
+ * reads the instructions of at most ``most`` lines after pos (a '\n') while scan_line takes
+ * them, the reader takes their attributes and they pass XLA's checks between instructions,
+ * into Instruction records, as ``_reader.Reader.instructions`` describes; it stops before the
  * first line it does not take, for the general reader, and gives the offset and line count
  * after the last one read. What it asks of the reader (its caches and the checks of an
  * attribute text, a metadata attribute and operands) and the types and sets it uses are
@@ -605,20 +635,16 @@ truth_of(PyObject *object, const char *attribute)
 static PyObject *
 instruction_at(Context *c, PyObject *text, Py_ssize_t pos, Py_ssize_t line, const Spans *s)
 {
-    const void *d = PyUnicode_DATA(text);
-    int kind = PyUnicode_KIND(text), found;
-    int has_attributes = s->end > s->attributes, is_root = s->root >= 0;
+    int found, has_attributes = s->end > s->attributes, is_root = s->root >= 0;
     PyObject *opcode = NULL, *rest = NULL, *tail = NULL, *key = NULL, *shared = NULL,
              *operands = NULL, *names = NULL, *shapes = NULL, *name = NULL, *items[FIELDS] = {0},
              *instruction = NULL, *layout, *called;
 
-    opcode = PyUnicode_Substring(text, s->opcode_start, s->opcode_end);
-    if (opcode == NULL)
+    if ((opcode = opcode_text(text, s)) == NULL)
         goto done;
-    PyUnicode_InternInPlace(&opcode);
     if (has_attributes) {
         PyObject *flags[4];
-        rest = PyUnicode_Substring(text, s->rest, s->cut >= 0 ? s->cut : s->end);
+        rest = rest_text(text, s);
         if (rest == NULL)
             goto done;
         if (s->cut >= 0) { /* a metadata attribute the reader takes is checked alone */
@@ -661,11 +687,11 @@ instruction_at(Context *c, PyObject *text, Py_ssize_t pos, Py_ssize_t line, cons
         layout = no_layout;
         called = no_names;
     }
-    operands = PyUnicode_Substring(text, s->opcode_end + 1, s->attributes - 1);
+    operands = operands_text(text, s);
     if (operands == NULL || (found = holds(literal_opcodes, opcode)) < 0)
         goto done;
     if (s->names && !found) {
-        names = operand_names(text, s->opcode_end + 1, s->attributes - 1);
+        names = names_tuple(text, s);
         shapes = Py_NewRef(no_names);
     } else {
         PyObject *args[3] = {opcode, operands, PyLong_FromSsize_t(s->opcode_end + 1)}, *split;
@@ -686,7 +712,7 @@ instruction_at(Context *c, PyObject *text, Py_ssize_t pos, Py_ssize_t line, cons
         goto done;
     /* XLA's checks between instructions, when they pass (the general reader says what is
      * wrong otherwise): a new legal name, one ROOT, operands and callees defined before. */
-    name = PyUnicode_Substring(text, s->start + (CH(s->start) == '%'), s->name_end);
+    name = name_text(text, s);
     if (name == NULL || (found = holds(c->names, name)) != 0 ||
         (found = holds(type_names, name)) != 0 || (found = holds_all(c->names, names)) <= 0 ||
         (found = holds_all(c->known, called)) <= 0)
@@ -714,9 +740,7 @@ instruction_at(Context *c, PyObject *text, Py_ssize_t pos, Py_ssize_t line, cons
     items[13] = Py_NewRef(shapes);
     items[14] = PyLong_FromSsize_t(s->attributes - s->start);
     items[15] = span_or_none(text, s->channel, s->channel_end);
-    items[16] = s->groups < 0 ? Py_NewRef(Py_None)
-                              : untracked(Py_BuildValue("(nn)", s->groups - s->start,
-                                                        s->groups_end - s->start));
+    items[16] = groups_span(s);
     items[17] = PyObject_GetAttrString(layout, "shared");
     items[18] = Py_NewRef(Py_None); /* its collective, decoded later */
     for (int k = 0; k < FIELDS; k++)
