@@ -31,12 +31,15 @@ def structure(module: hlo.Module) -> list[tuple[object, ...]]:
     return [(c.name, c.is_entry, c.line, c.signature, c.execution_thread,
              [(i.name, i.opcode, i.shape_text, i.operands, i.line, i.column, i.is_root,
                i.text, i.attribute_list, i.called_computations, i.control_predecessors,
-               i.inline_shapes, None if i.collective is None else (
-                   i.collective.groups_text, i.collective.replica_groups, i.collective.mode,
-                   i.collective.channel_id, i.collective.use_global_device_ids,
-                   i.collective.to_apply, i.collective.source_target_pairs))
+               i.inline_shapes, None if i.collective is None else collective_fields(i.collective))
               for i in c.instructions])
             for c in module.computations.values()]
+
+
+def collective_fields(collective: hlo.Collective) -> tuple[object, ...]:
+    """Everything ``collective`` decoded and linking set, the instruction's name and mode."""
+    return (collective.name, collective.opcode, collective.groups_text, *collective.decoded(),
+            collective.mode, collective.start, collective.wrapped_opcode)
 
 
 def turn_off(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -40,13 +40,13 @@ from ._collective import (
     SEND_RECV_PAIRS,
     Collective,
     CollectiveScope,
-    Decoded,
     Written,
     send_recv_pairs,
 )
+from ._decoded_copy import configure, copy_decoded, decoding_key
 from ._explicit import explicit_list
 from ._structure import Instruction
-from ._syntax import leading_channel, skip
+from ._syntax import skip
 from ._values import (
     flat_value,
     parse_bool,
@@ -74,8 +74,7 @@ class DecodeCache:
 
     def __init__(self) -> None:
         self.values: dict[tuple[str, str], object] = {}
-        self.templates: dict[tuple[str, int, bool, bool, str],
-                             tuple[Decoded, CollectiveOpGroupMode | None]] = {}
+        self.templates: dict[tuple[str, int, bool, bool, str], Collective] = {}
         self._last_groups: tuple[str, CollectiveDeviceList] = ("", _EMPTY_GROUPS)
 
     def get(self, key: str, text: str, line: int, column: int,
@@ -183,31 +182,20 @@ def decode_collective(
     instruction: Instruction, scope: CollectiveScope, cache: DecodeCache
 ) -> Collective:
     """The ``Collective`` of a collective ``instruction``, its attributes decoded and checked
-    against XLA's parser rules. Collectives whose attributes read the same but for a leading
-    ``channel_id`` (and with as many operands) share one decoding: what is decoded and
-    refused depends on that text alone (with the reader's fast path, but for the name
-    ``to_apply`` gives and explicit groups, too)."""
-    rest = instruction.shared_attributes
-    groups = instruction.groups_span
-    if rest is None:
-        channel, _, rest = leading_channel(instruction.attribute_text)
-    else:
-        channel = instruction.leading_channel
-    key = (instruction.opcode, len(instruction.operands), channel is not None,
-           groups is not None, rest)
-    template = cache.templates.get(key)
-    if template is None:
-        c = Collective(instruction, scope)
-        _decode(c, instruction, cache)
-        cache.templates[key] = (c.decoded(), _settled_mode(c))
+    against XLA's parser rules. Collectives the reader's fast path read whose attributes read
+    the same but for a leading ``channel_id`` and explicit groups (with the same opcode and
+    as many operands: ``decoding_key``) share one decoding, as what is decoded and refused
+    depends on that text alone: the first is decoded in full and kept as the template that
+    the others are copied from (``copy_decoded``), each with its own channel id, callee
+    and groups."""
+    c = copy_decoded(instruction, cache.templates, cache.explicit_groups)
+    if c is not None:
         return c
-    c = Collective(instruction, scope, *template)
-    if channel is not None:
-        c.channel_id = int(channel)
-    if c.to_apply is not None:  # the fast path keeps the name open: each line's own
-        c.to_apply = instruction.called_computations[0]
-    if groups is not None:
-        c.replica_groups, c.groups_text = cache.explicit_groups(instruction)
+    c = Collective(instruction, scope)
+    _decode(c, instruction, cache)
+    key = decoding_key(instruction)
+    if key is not None:
+        cache.templates[key] = Collective(instruction, scope, c.decoded(), _settled_mode(c))
     return c
 
 
@@ -287,3 +275,9 @@ def _finish(collective: Collective, instruction: Instruction, has_mode: bool) ->
             f"error parsing attribute dimensions: {opcode} takes exactly one split dimension, "
             f"got {{{','.join(map(str, collective.dimensions))}}}",
             collective.line, collective.column)
+
+
+configure(Instruction, ("opcode", "operands", "leading_channel", "groups_span",
+                        "shared_attributes", "called_computations"),
+          Collective, ("_instruction", "channel_id", "to_apply", "replica_groups",
+                       "_groups_text"))

@@ -39,9 +39,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include <structmember.h>
-
 #include "_explicit_form.h"
+#include "_slots.h"
 
 #define GROUP_DEPTH 3 /* brackets allowed inside a group */
 
@@ -503,16 +502,6 @@ static PyObject *instruction_type, *opcode_names, *type_names, *literal_opcodes,
     *syntax_fault, *no_names;
 static Py_ssize_t field_offsets[FIELDS];
 
-/* Where the slot called name of type keeps its value, or -1. */
-static Py_ssize_t
-slot_offset(PyTypeObject *type, PyObject *name)
-{
-    for (PyMemberDef *member = type->tp_members; member && member->name; member++)
-        if (member->type == T_OBJECT_EX && PyUnicode_CompareWithASCIIString(name, member->name) == 0)
-            return member->offset;
-    return -1;
-}
-
 static PyObject *
 configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -524,14 +513,8 @@ configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                                          "type_names, literal_opcodes, no_layout, syntax_fault)");
         return NULL;
     }
-    for (Py_ssize_t k = 0; k < FIELDS; k++) {
-        field_offsets[k] = slot_offset((PyTypeObject *)args[0], PyTuple_GET_ITEM(args[1], k));
-        if (field_offsets[k] < 0) {
-            PyErr_Format(PyExc_TypeError, "%R has no slot %R", args[0],
-                         PyTuple_GET_ITEM(args[1], k));
-            return NULL;
-        }
-    }
+    if (slot_offsets((PyTypeObject *)args[0], args[1], field_offsets) < 0)
+        return NULL;
     for (Py_ssize_t k = 0; k < 6; k++)
         Py_XSETREF(*slots[k], Py_NewRef(args[k == 0 ? 0 : k + 1]));
     if (no_names == NULL && (no_names = PyTuple_New(0)) == NULL)
@@ -548,7 +531,7 @@ new_instruction(PyObject **fields)
     PyObject *instruction = type->tp_alloc(type, 0);
     for (int k = 0; k < FIELDS; k++) {
         if (instruction != NULL)
-            *(PyObject **)((char *)instruction + field_offsets[k]) = fields[k];
+            SLOT(instruction, field_offsets[k]) = fields[k];
         else
             Py_DECREF(fields[k]);
         fields[k] = NULL;
