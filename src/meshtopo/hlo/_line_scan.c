@@ -540,7 +540,7 @@ new_instruction(PyObject **fields)
 }
 
 typedef struct {
-    PyObject *reader, *computation, *layouts, *metadata, *names, *known, *owner, *shapes;
+    PyObject *reader, *computation, *layouts, *metadata, *names, *known, *owner, *shapes, *kept;
 } Context;
 
 #define SHAPES_KEPT 4096
@@ -729,8 +729,12 @@ instruction_at(Context *c, PyObject *text, Py_ssize_t pos, Py_ssize_t line, cons
     for (int k = 0; k < FIELDS; k++)
         if (items[k] == NULL)
             goto done;
-    if ((instruction = new_instruction(items)) == NULL)
+    if ((instruction = new_instruction(items)) == NULL || (found = holds(c->kept, opcode)) < 0) {
+        Py_CLEAR(instruction);
         goto done;
+    }
+    if (!found) /* it holds only strings, numbers, tuples of them and its shared layout */
+        PyObject_GC_UnTrack(instruction);
     if (add_name(c->names, name) < 0 ||
         (is_root && PyObject_SetAttrString(c->computation, "root", instruction) < 0))
         Py_CLEAR(instruction);
@@ -755,9 +759,9 @@ read_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t pos, line, most, last = -1, last_stop = -1, n;
     PyObject *text, *found = NULL, *read = NULL;
     Context c = {0};
-    if (nargs != 6 || !PyUnicode_Check(args[0]) || instruction_type == NULL) {
+    if (nargs != 7 || !PyUnicode_Check(args[0]) || instruction_type == NULL) {
         PyErr_SetString(PyExc_TypeError, "read_lines(text, pos, line, reader, computation, "
-                                         "most), once configured");
+                                         "most, kept), once configured");
         return NULL;
     }
     text = args[0];
@@ -769,6 +773,7 @@ read_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     c.reader = args[3];
     c.computation = args[4];
+    c.kept = args[6];
     if ((c.layouts = PyObject_GetAttrString(c.reader, "_layouts")) == NULL ||
         (c.metadata = PyObject_GetAttrString(c.reader, "_metadata_seen")) == NULL ||
         (c.names = PyObject_GetAttrString(c.reader, "_names")) == NULL ||
@@ -815,8 +820,8 @@ done:
 
 static PyMethodDef methods[] = {
     {"read_lines", (PyCFunction)(void (*)(void))read_lines, METH_FASTCALL,
-     "read_lines(text, pos, line, reader, computation, most): the instructions of the lines "
-     "after pos the fast path takes (at most most), and the offset and line after them."},
+     "read_lines(text, pos, line, reader, computation, most, kept): the instructions of the "
+     "lines after pos the fast path takes (at most most), and the offset and line after them."},
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
      "configure(instruction, fields, opcodes, type_names, literal_opcodes, no_layout, "
      "syntax_fault): what read_lines builds and asks."},

@@ -300,10 +300,12 @@ class Reader:
         before it (and passed to ``visit`` first when its opcode is in ``opcodes``), until
         its closing brace is read; then the computation's root is set. Runs of instructions
         written one a line as ``scan_line`` takes them are read here; every other
-        instruction by the general reader."""
+        instruction by the general reader. The records the fast path builds for opcodes not
+        in ``opcodes`` hold only strings, numbers, tuples of them and a shared layout, and
+        are left out of the cyclic collector's passes (a dump's are mostly such)."""
         while True:
             read, pos, line = read_lines(self.text, self.pos, self.line, self, computation,
-                                         _RUN)
+                                         _RUN, opcodes)
             if read:
                 self.pos, self.line, self._last = pos, line, read[-1]
                 for instruction in read:
