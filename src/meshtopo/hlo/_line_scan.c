@@ -485,13 +485,14 @@ scan_line(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 /* ---- reading runs of lines --------------------------------------------------------------
  *
- * read_lines(text, pos, line, reader, computation, most) -> (instructions, pos, line)
+ * read_lines(text, pos, line, reader, computation, most, kept) -> (instructions, pos, line)
  *
  * reads the instructions of at most ``most`` lines after pos (a '\n') while scan_line takes
  * them, the reader takes their attributes and they pass XLA's checks between instructions,
  * into Instruction records, as ``_reader.Reader.instructions`` describes; it stops before the
  * first line it does not take, for the general reader, and gives the offset and line count
- * after the last one read. What it asks of the reader (its caches and the checks of an
+ * after the last one read. Records of opcodes not in ``kept`` are left out of the cyclic
+ * collector (they hold only strings, numbers, tuples of them and a shared layout). What it asks of the reader (its caches and the checks of an
  * attribute text, a metadata attribute and operands) and the types and sets it uses are
  * Python's: ``configure`` names them once.
  */
