@@ -492,9 +492,9 @@ scan_line(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
  * into Instruction records, as ``_reader.Reader.instructions`` describes; it stops before the
  * first line it does not take, for the general reader, and gives the offset and line count
  * after the last one read. Records of opcodes not in ``kept`` are left out of the cyclic
- * collector (they hold only strings, numbers, tuples of them and a shared layout). What it asks of the reader (its caches and the checks of an
- * attribute text, a metadata attribute and operands) and the types and sets it uses are
- * Python's: ``configure`` names them once.
+ * collector (they hold only strings, numbers, tuples of them and a shared layout). What it
+ * asks of the reader (its caches and the checks of an attribute text, a metadata attribute
+ * and operands) and the types and sets it uses are Python's: ``configure`` names them once.
  */
 
 #define FIELDS 19 /* of an Instruction, in the order its constructor takes them */
