@@ -500,7 +500,7 @@ scan_line(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 #define FIELDS 19 /* of an Instruction, in the order its constructor takes them */
 
 static PyObject *instruction_type, *opcode_names, *type_names, *literal_opcodes, *no_layout,
-    *syntax_fault, *no_names;
+    *syntax_fault, *no_names, *controls_key, *shared_key, *has_metadata_key;
 static Py_ssize_t field_offsets[FIELDS];
 
 static PyObject *
@@ -518,8 +518,12 @@ configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     for (Py_ssize_t k = 0; k < 6; k++)
         Py_XSETREF(*slots[k], Py_NewRef(args[k == 0 ? 0 : k + 1]));
-    if (no_names == NULL && (no_names = PyTuple_New(0)) == NULL)
-        return NULL;
+    if ((no_names == NULL && (no_names = PyTuple_New(0)) == NULL) ||
+        (controls_key == NULL && (controls_key = PyUnicode_InternFromString("controls")) == NULL) ||
+        (shared_key == NULL && (shared_key = PyUnicode_InternFromString("shared")) == NULL) ||
+        (has_metadata_key == NULL &&
+         (has_metadata_key = PyUnicode_InternFromString("has_metadata")) == NULL))
+        return NULL; /* the layout's attributes read on every line, named once */
     Py_RETURN_NONE;
 }
 
@@ -606,9 +610,9 @@ add_name(PyObject *names, PyObject *name)
 }
 
 static int
-truth_of(PyObject *object, const char *attribute)
+truth_of(PyObject *object, PyObject *attribute)
 {
-    PyObject *value = PyObject_GetAttrString(object, attribute);
+    PyObject *value = PyObject_GetAttr(object, attribute);
     int found = value == NULL ? -1 : PyObject_IsTrue(value);
     Py_XDECREF(value);
     return found;
@@ -663,7 +667,7 @@ instruction_at(Context *c, PyObject *text, Py_ssize_t pos, Py_ssize_t line, cons
             goto done; /* no attribute list the fast path takes */
         layout = PyTuple_GET_ITEM(shared, 0);
         called = PyTuple_GET_ITEM(shared, 1);
-        if (tail != NULL && (found = truth_of(layout, "has_metadata")) != 0)
+        if (tail != NULL && (found = truth_of(layout, has_metadata_key)) != 0)
             goto done;
     } else {
         if ((found = holds(opcode_names, opcode)) <= 0)
@@ -720,12 +724,12 @@ instruction_at(Context *c, PyObject *text, Py_ssize_t pos, Py_ssize_t line, cons
     items[9] = PyUnicode_Substring(text, s->start, s->end);
     items[10] = Py_NewRef(layout);
     items[11] = Py_NewRef(called);
-    items[12] = PyObject_GetAttrString(layout, "controls");
+    items[12] = PyObject_GetAttr(layout, controls_key);
     items[13] = Py_NewRef(shapes);
     items[14] = PyLong_FromSsize_t(s->attributes - s->start);
     items[15] = span_or_none(text, s->channel, s->channel_end);
     items[16] = groups_span(s);
-    items[17] = PyObject_GetAttrString(layout, "shared");
+    items[17] = PyObject_GetAttr(layout, shared_key);
     items[18] = Py_NewRef(Py_None); /* its collective, decoded later */
     for (int k = 0; k < FIELDS; k++)
         if (items[k] == NULL)
