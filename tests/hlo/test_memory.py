@@ -37,6 +37,11 @@ def test_a_dropped_module_leaves_nothing_behind() -> None:
     tracemalloc.start()
     try:
         settled = held_after(5)
-        assert held_after(20) - settled < 20_000  # bytes; one module holds about 400,000
+        module = hlo.parse_module(text)
+        one_module = tracemalloc.get_traced_memory()[0] - settled
+        del module
+        grown = held_after(20) - settled
     finally:
         tracemalloc.stop()
+    assert one_module > 100_000
+    assert grown < one_module / 4  # a leak would keep 20 modules
