@@ -47,6 +47,23 @@ CASES = {
         "ROOT %r = f32[8]{0} add(f32[8]{0} %p, f32[8]{0} q)"),
     "undefined callee": _module(
         "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply=%nothere"),
+    "control predecessor defined before": _module(
+        "%a = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%p), control-predecessors={%a}"),
+    "control predecessor undefined": _module(
+        "ROOT %r = f32[8]{0} copy(%p), control-predecessors={%zz}"),
+    "control predecessor defined later": _module(
+        "%a = f32[8]{0} copy(%p), control-predecessors={%r}", "ROOT %r = f32[8]{0} copy(%a)"),
+    "control predecessor itself": _module(
+        "ROOT %r = f32[8]{0} copy(%p), control-predecessors={%r}"),
+    "second control predecessor undefined, across lines": _module(
+        "%a = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%p), control-predecessors={%a,",
+        "    /* later */ %b  }"),
+    "callee after a comment": _module(
+        "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply=/* c */ %add"),
+    "control predecessor after a comment": _module(
+        "%a = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%p), control-predecessors={/* c */%a}"),
+    "control predecessor naming a computation": _module(
+        "ROOT %r = f32[8]{0} copy(%p), control-predecessors={%add}"),
     "defined callee": _module("ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply=%add"),
     "attributes continued on the next line": _module(
         "ROOT %r = f32[8]{0} all-reduce(%p), to_apply=%add, replica_groups={}",

@@ -89,18 +89,23 @@ def test_selectors_computed_or_constant_or_unknown() -> None:
 
 
 def test_an_unscheduled_module_follows_control_predecessors() -> None:
-    body = (all_reduce("late", "{{0,1}}", channel=1).replace(
-        "to_apply=%add", "to_apply=%add, control-predecessors={%early}")
-        + all_reduce("early", "{{0,1}}", channel=2))
-    unscheduled = module(body, 2)
+    """An edge to an instruction written later (text cannot hold one: XLA's parser refuses a
+    predecessor not yet defined) is added after reading, as XLA's AddControlDependencyTo."""
+    body = all_reduce("late", "{{0,1}}", channel=1) + all_reduce("early", "{{0,1}}", channel=2)
+
+    def with_edge(scheduled: bool) -> mt.hlo.Module:
+        read = module(body, 2, scheduled=scheduled)
+        read.entry.instruction("late").control_predecessors = ("early",)
+        return read
+
+    unscheduled = with_edge(scheduled=False)
     assert _names(mt.order.issue_order(unscheduled, 1)) == ["early", "late"]
     assert [a.entry.name for a in mt.order.analyze(unscheduled).schedule(1)] == [
         "early", "late"]
     assert mt.runtime.Replay(unscheduled).orders == {0: ["early", "late"],
                                                     1: ["early", "late"]}
     # A scheduled module keeps its text order (the schedule), as the analysis does.
-    scheduled = module(body, 2, scheduled=True)
-    assert _names(mt.order.issue_order(scheduled, 1)) == ["late", "early"]
+    assert _names(mt.order.issue_order(with_edge(scheduled=True), 1)) == ["late", "early"]
 
 
 def test_loops_calls_and_async_pairs() -> None:

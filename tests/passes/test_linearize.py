@@ -43,7 +43,7 @@ def _edges(module: mt.hlo.Module) -> dict[str, tuple[str, ...]]:
     ("c1 = f32[100] all-reduce(p0), replica_groups={}, to_apply=sum\n"
      "c2 = f32[100] all-reduce(c1), replica_groups={}, to_apply=sum\n"
      "ROOT out = f32[100] add(c1, c2)", {}),
-    ("c1 = f32[100] all-reduce(p0), replica_groups={}, to_apply=sum, control-predecessors={c3}\n"
+    ("c1 = f32[100] all-reduce(p0), replica_groups={}, to_apply=sum\n"
      "c2 = f32[100] all-reduce(p1), replica_groups={}, to_apply=sum\n"
      "c3 = f32[100] all-reduce(p1), replica_groups={}, to_apply=sum\n"
      "t = f32[100] add(c1, c2)\nROOT out = f32[100] add(t, c3)", {"c1": ("c3",), "c2": ("c1",)}),
@@ -59,8 +59,15 @@ def _edges(module: mt.hlo.Module) -> dict[str, tuple[str, ...]]:
      "t = f32[100] add(c1, c2)\nROOT out = f32[100] add(t, c3)", {"c2": ("c1",), "c3": ("c2",)}),
 ], ids=["fix_ordering", "no_fix_required", "dependent", "non_postorder", "async_ordering",
         "def_use_order"])
-def test_xla_cases(body: str, edges: dict[str, tuple[str, ...]]) -> None:
+def test_xla_cases(body: str, edges: dict[str, tuple[str, ...]], request: pytest.FixtureRequest
+                   ) -> None:
     module = mt.hlo.parse_module(SUM + body + "\n}\n")
+    if request.node.callspec.id == "non_postorder":
+        # XLA's test adds c3 -> c1 to the parsed module, an edge its parser refuses in text
+        # (c3 is not defined yet): here, to the record and to the text it is printed from.
+        c1 = module.entry.instruction("c1")
+        c1.control_predecessors = ("c3",)
+        c1.text += ", control-predecessors={c3}"
     out = linearize_collectives(module)
     assert _edges(out) == edges
     names = [i.name for i in out.entry.instructions]

@@ -626,7 +626,7 @@ instruction_at(Context *c, PyObject *text, Py_ssize_t pos, Py_ssize_t line, cons
     int found, has_attributes = s->end > s->attributes, is_root = s->root >= 0;
     PyObject *opcode = NULL, *rest = NULL, *tail = NULL, *key = NULL, *shared = NULL,
              *operands = NULL, *names = NULL, *shapes = NULL, *name = NULL, *items[FIELDS] = {0},
-             *instruction = NULL, *layout, *called;
+             *instruction = NULL, *layout, *called, *controls = NULL;
 
     if ((opcode = opcode_text(text, s)) == NULL)
         goto done;
@@ -699,11 +699,14 @@ instruction_at(Context *c, PyObject *text, Py_ssize_t pos, Py_ssize_t line, cons
     if (names == NULL)
         goto done;
     /* XLA's checks between instructions, when they pass (the general reader says what is
-     * wrong otherwise): a new legal name, one ROOT, operands and callees defined before. */
+     * wrong otherwise): a new legal name, one ROOT, operands, callees and control
+     * predecessors defined before. */
     name = name_text(text, s);
     if (name == NULL || (found = holds(c->names, name)) != 0 ||
         (found = holds(type_names, name)) != 0 || (found = holds_all(c->names, names)) <= 0 ||
-        (found = holds_all(c->known, called)) <= 0)
+        (found = holds_all(c->known, called)) <= 0 ||
+        (controls = PyObject_GetAttr(layout, controls_key)) == NULL ||
+        !PyTuple_Check(controls) || (found = holds_all(c->names, controls)) <= 0)
         goto done;
     if (is_root) {
         PyObject *root = PyObject_GetAttrString(c->computation, "root");
@@ -724,7 +727,7 @@ instruction_at(Context *c, PyObject *text, Py_ssize_t pos, Py_ssize_t line, cons
     items[9] = PyUnicode_Substring(text, s->start, s->end);
     items[10] = Py_NewRef(layout);
     items[11] = Py_NewRef(called);
-    items[12] = PyObject_GetAttr(layout, controls_key);
+    items[12] = Py_NewRef(controls);
     items[13] = Py_NewRef(shapes);
     items[14] = PyLong_FromSsize_t(s->attributes - s->start);
     items[15] = span_or_none(text, s->channel, s->channel_end);
@@ -755,6 +758,7 @@ done:
     Py_XDECREF(names);
     Py_XDECREF(shapes);
     Py_XDECREF(name);
+    Py_XDECREF(controls);
     return instruction;
 }
 

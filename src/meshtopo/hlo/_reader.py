@@ -55,7 +55,7 @@ from ._syntax import (
     string_end,
     value_end,
 )
-from ._values import parse_name_list, split_operands
+from ._values import parse_name_list, split_operands, without_comments
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter", "iota"})
 _OPCODE = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
@@ -67,6 +67,7 @@ _MODULE_NAME = re.compile(STRING + r"|[^ \t\r\n\f\v,]+")
 _FRAME_SECTION = re.compile(r"(?:FileNames|FunctionNames|FileLocations|StackFrames)(?![A-Za-z0-9_])")
 _FRAME_ID = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
 _THREAD = re.compile(r'execution_thread="([^"]*)"')
+_PREDECESSOR = re.compile(r"%?([A-Za-z0-9_.\-]+)")  # a name in a control-predecessors list
 _GROUP = group_pattern(4)
 _VALUE = (r"(?:mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?"
           r"[ \t]*\{[^{}\n]*\}|(?:" + _GROUP + "|" + STRING + "|" + BARE + r")++)")
@@ -414,8 +415,8 @@ class Reader:
     def _check(self, computation: Computation, instruction: Instruction,
                root_at: tuple[int, int] | None) -> None:
         """XLA's parser rules between instructions: legal and unique names, one ROOT (its
-        keyword written at ``root_at``), operands and called computations defined before
-        use."""
+        keyword written at ``root_at``), operands, called computations and control
+        predecessors defined before use."""
         names = self._names
         name = instruction.name
         if name in names:
@@ -439,6 +440,11 @@ class Reader:
             if callee not in self.computation_names:
                 raise HloParseError(f"computation does not exist: {callee}",
                                     *_callee_position(instruction, callee), self.source)
+        for predecessor in instruction.control_predecessors:
+            if predecessor not in names:  # XLA adds the edges as it reads, so none forward
+                raise HloParseError(f"instruction '{predecessor}' is not defined",
+                                    *_predecessor_position(instruction, predecessor),
+                                    self.source)
         names.add(name)
         self._last = instruction
 
@@ -660,6 +666,20 @@ def _callee_position(instruction: Instruction, callee: str) -> tuple[int, int]:
     for key, value, line, column in instruction.attribute_list:
         if key in CALL_ATTRIBUTES and callee in parse_name_list(value, key, line, column):
             return line, column
+    return instruction.line, instruction.column
+
+
+def _predecessor_position(instruction: Instruction, predecessor: str) -> tuple[int, int]:
+    """Where XLA refuses control predecessor ``predecessor``: at the token after its name."""
+    for key, value, line, column in instruction.attribute_list:
+        if key != "control-predecessors":
+            continue
+        for found in _PREDECESSOR.finditer(without_comments(value, same_length=True)):
+            if found.group(1) == predecessor:
+                at = skip(value, found.end())
+                newline = value.rfind("\n", 0, at)
+                return ((line, column + at) if newline < 0
+                        else (line + value.count("\n", 0, at), at - newline))
     return instruction.line, instruction.column
 
 

@@ -146,8 +146,8 @@ def parse_int_lists(text: str, what: str, line: int, column: int) -> list[list[i
 
 
 def parse_name_list(text: str, what: str, line: int, column: int) -> list[str]:
-    """``{%a, %b}`` (or a single ``%a``) as names without ``%``."""
-    stripped = text.strip()
+    """``{%a, %b}`` (or a single ``%a``) as names without ``%`` (comments are white space)."""
+    stripped = without_comments(text, same_length=False).strip()
     if stripped.startswith("{"):
         if not stripped.endswith("}"):
             raise HloParseError(f"expected '}}' to end the names of {what}", line, column)
