@@ -38,8 +38,9 @@ FORM = re.compile(
 def reference(text: str, pos: int) -> ScannedLine | None:
     """What ``scan_line`` gives, from ``FORM`` and Python's string methods."""
     m = FORM.match(text, pos)
-    if m is None or m.group(2) == "ROOT":
-        return None
+    if m is None or m.group(2) == "ROOT" or (
+            not m.group(2).startswith("%") and text.startswith("=", m.end(2))):
+        return None  # a keyword, or what XLA's lexer reads as an attribute's name
     start, (attributes, end) = m.start(2), m.span(7)
     while end > attributes and text[end - 1] in " \t\r":
         end -= 1

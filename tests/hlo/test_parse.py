@@ -229,14 +229,14 @@ ENTRY %main (p: f32[8], q: pred[]) -> f32[8] {{
 
 def test_header_and_overrides() -> None:
     text = ("HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[8]{0})->f32[8]{0}}, "
-            "replica_count=2, num_partitions=4, frontend_attributes={x=\"1\"}, unknown_thing={a{b}}\n"
+            "replica_count=2, num_partitions=4, frontend_attributes={x=\"1\"}, alias_passthrough_params=true\n"
             "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n"
             "ENTRY main {\n  p = f32[8]{0} parameter(0)\n"
             "  ROOT ar = f32[8]{0} all-reduce(p), replica_groups={{0,1}}, to_apply=add\n}\n")
     m = hlo.parse_module(text)
     assert (m.name, m.is_scheduled, m.replica_count, m.num_partitions) == ("jit_f", True, 2, 4)
     assert m.entry_computation_layout == "{(f32[8]{0})->f32[8]{0}}"
-    assert m.header_attributes["unknown_thing"] == "{a{b}}"
+    assert m.header_attributes["alias_passthrough_params"] == "true"
     assert hlo.parse_module(text, replica_count=8).replica_count == 8
     (c,) = m.collectives
     assert (c.name, c.operands, c.to_apply, c.column) == ("ar", ("p",), "add", 8)

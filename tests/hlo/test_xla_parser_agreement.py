@@ -64,6 +64,28 @@ CASES = {
         "%a = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%p), control-predecessors={/* c */%a}"),
     "control predecessor naming a computation": _module(
         "ROOT %r = f32[8]{0} copy(%p), control-predecessors={%add}"),
+    "a keyword as a name": _module("true = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)"),
+    "a keyword with % as a name": _module("%ENTRY = f32[8]{0} copy(%p)",
+                                          "ROOT %r = f32[8]{0} copy(%ENTRY)"),
+    "ROOT as the name": _module("ROOT = f32[8]{0} copy(%p)"),
+    "a name right before =": _module("b= f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(b)"),
+    "a name with % right before =": _module("%b= f32[8]{0} copy(%p)",
+                                            "ROOT %r = f32[8]{0} copy(%b)"),
+    "parameter of a name": _module("%q = f32[8]{0} parameter(a)", "ROOT %r = f32[8]{0} copy(%p)"),
+    "parameter of nothing": _module("%q = f32[8]{0} parameter()", "ROOT %r = f32[8]{0} copy(%p)"),
+    "parameter of two numbers": _module("%q = f32[8]{0} parameter(1, 2)",
+                                        "ROOT %r = f32[8]{0} copy(%p)"),
+    "parameter below 0": _module("%q = f32[8]{0} parameter(-1)", "ROOT %r = f32[8]{0} copy(%p)"),
+    "parameter number with a comment": _module("%q = f32[8]{0} parameter(/* one */ 1)",
+                                               "ROOT %r = f32[8]{0} copy(%p)"),
+    "parameter number twice": _module("%q = f32[8]{0} parameter( 0 )",
+                                      "ROOT %r = f32[8]{0} copy(%p)"),
+    "a computation with no instruction": _module("ROOT %r = f32[8]{0} copy(%p)")
+    + "%none () -> f32[8] {\n}\n",
+    "a computation with no instruction on one line": _module("ROOT %r = f32[8]{0} copy(%p)")
+    + "%none () -> f32[8] { }\n",
+    "two ENTRY computations": _module("ROOT %r = f32[8]{0} copy(%p)")
+    + "\n  ENTRY %again {\n  ROOT %p = f32[8]{0} parameter(0)\n}\n",
     "defined callee": _module("ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply=%add"),
     "attributes continued on the next line": _module(
         "ROOT %r = f32[8]{0} all-reduce(%p), to_apply=%add, replica_groups={}",
@@ -192,8 +214,12 @@ def _xla_message(text: str) -> str:
     raise AssertionError("XLA read it")
 
 
+_IN_XLA_WORDS = ("parameter", "ENTRY", "no instruction", "control predecessor", "name")
+
+
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")
-                                         or "root of" in name))
+                                         or "root of" in name
+                                         or any(word in name for word in _IN_XLA_WORDS)))
 def test_metadata_refused_in_xla_words(name: str) -> None:
     text = CASES[name]
     if _xla_position(text) is None:
@@ -201,3 +227,16 @@ def test_metadata_refused_in_xla_words(name: str) -> None:
     with pytest.raises(mt.HloParseError) as info:
         hlo.parse_module(text)
     assert info.value.message == _xla_message(text)
+
+
+@pytest.mark.parametrize("attributes", [", foo=bar", ", replica_count=2, replica_count=2",
+                                        ", num_partitions=2, origin=x"])
+def test_header_attributes_are_xlas(attributes: str) -> None:
+    """The header takes XLA's attributes, each once, refused in XLA's words. (XLA counts the
+    columns of the first line from 0, so its column there is one less than the character's.)"""
+    text = _module("ROOT %r = f32[8]{0} copy(%p)").replace("HloModule m", "HloModule m"
+                                                            + attributes, 1)
+    with pytest.raises(mt.HloParseError) as info:
+        hlo.parse_module(text)
+    assert info.value.message == _xla_message(text)
+    assert (info.value.line, info.value.column - 1) == _xla_position(text)

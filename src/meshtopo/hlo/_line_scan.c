@@ -14,8 +14,9 @@
  * comments as the lexer reads them (an unterminated one, or '//', is not in the form), and
  * the channel id counts only when a ',' or the end of the line follows it. The next line
  * must start another statement: after ws*, '%', '}', a letter or '_' (a word starting with
- * 'T' only when '=' follows it, which no iota's 'T(' continuation is). Anything else, and a
- * line whose name is the keyword ROOT, is declined (None) for the general reader to read.
+ * 'T' only when '=' follows it, which no iota's 'T(' continuation is). Anything else, a
+ * line whose name is the keyword ROOT and a name without '%' right before '=' (which XLA's
+ * lexer reads as an attribute's name) are declined (None) for the general reader to read.
  *
  *   scan_line(text, pos, last) -> tuple | None
  *
@@ -209,6 +210,8 @@ scan(const void *d, int kind, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t last,
         return 0;
     if (i - s->start == 4 && starts_with(d, kind, n, s->start, "ROOT"))
         return 0; /* a keyword, not a name */
+    if (CH(s->start) != '%' && CH(i) == '=')
+        return 0; /* the lexer reads "name=" as an attribute's name */
     while (is_blank(CH(i)))
         i++;
     if (CH(i) != '=')

@@ -58,6 +58,19 @@ from ._syntax import (
 from ._values import parse_name_list, split_operands, without_comments
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter", "iota"})
+# Words XLA's lexer reads as keywords: no name unless written with '%'.
+KEYWORDS = frozenset({
+    "true", "false", "inf", "nan", "HloModule", "ENTRY", "ROOT", "maximal", "replicated",
+    "manual", "unknown", "last_tile_dim_replicate", "shard_as", "shard_like",
+})  # fmt: skip
+# The module header's attributes XLA's parser takes.
+HEADER_ATTRIBUTES = (
+    "alias_passthrough_params", "allow_spmd_sharding_propagation_to_output",
+    "allow_spmd_sharding_propagation_to_parameters", "buffer_donor", "entry_computation_layout",
+    "frontend_attributes", "input_output_alias", "is_scheduled", "num_partitions",
+    "origin_recovery_table", "replica_count",
+)
+_PARAMETER_NUMBER = re.compile(r"-?[0-9]+(?![0-9A-Za-z_.\-])")
 _OPCODE = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
 _TYPE = re.compile(r"[a-z][a-z0-9]*")
 _ROOT = re.compile(r"ROOT(?![A-Za-z0-9_.\-])")
@@ -166,6 +179,7 @@ class Reader:
         self.line = 1  # the line of ``self.pos``
         self._carried = 0  # characters of the line the text starts in, read and dropped
         self.computation_names: set[str] = set()
+        self._entry_seen = False
         # (opcode, has channel, has groups, attribute text) -> its layout and called
         # computations; the open layouts by their text with callee names open
         # (``_layout_of``).
@@ -261,6 +275,14 @@ class Reader:
         if name is None:
             raise SyntaxFault("expects a module name after HloModule", at, at >= len(text))
         attributes, end = self._attributes_after(name.end())
+        seen: set[str] = set()
+        for key, _, line, column in attributes:
+            if key not in HEADER_ATTRIBUTES or key in seen:
+                message = (f"attribute {key} already exists" if key in seen else
+                           f'unexpected attribute "{key}". Allowed attributes: '
+                           + ", ".join(HEADER_ATTRIBUTES))
+                raise HloParseError(message, line, max(column - len(key) - 1, 1), self.source)
+            seen.add(key)
         frames_end = self._stack_frames(end)
         frames = text[end:frames_end].strip("\n\r")
         return HeaderRecord(name.group().strip('"'), attributes, line, frames), frames_end
@@ -288,7 +310,10 @@ class Reader:
         if computation is not None and computation.name in self.computation_names:
             raise HloParseError(f"computation {computation.name} is defined twice",
                                 computation.line, 1, self.source)
+        if computation is not None and computation.is_entry:
+            self._entry_seen = True
         self._names: set[str] | NameSet = set() if self.final else NameSet()
+        self._parameters: dict[int, Instruction] = {}
         self._last: Instruction | None = None
         self._root_at: tuple[int, int] | None = None
         return computation
@@ -312,6 +337,8 @@ class Reader:
                 for instruction in read:
                     if instruction.opcode in opcodes:
                         visit(instruction)  # type: ignore[misc]
+                    elif instruction.opcode == "parameter":
+                        self._parameter(instruction)
                     yield instruction
                 if len(read) == _RUN:
                     continue  # the run may go on
@@ -322,14 +349,19 @@ class Reader:
                 found = self._step(  # type: ignore[assignment]
                     lambda pos: self._instruction(pos, computation))
             if found is None:
+                if self._last is None:  # XLA reads an instruction's name where '}' is
+                    raise self.error("expects name", self.text.rfind("}", 0, self.pos))
                 if computation.root is None:
                     computation.root = self._last
+                self._check_parameters()
                 self._check_result(computation)
                 self.computation_names.add(computation.name)
                 return
             self._check(computation, found, self._root_at)
             if found.opcode in opcodes:
                 visit(found)  # type: ignore[misc]
+            elif found.opcode == "parameter":
+                self._parameter(found)
             yield found
 
     def _computation_head(self, pos: int) -> tuple[Computation | None, int]:
@@ -340,6 +372,8 @@ class Reader:
                 raise SyntaxFault("the text ends here", pos, at_end=True)
             return None, pos
         start_line, start_column = self.position(pos)
+        if self._entry_seen and _ENTRY.match(text, pos):
+            raise SyntaxFault("expects only one ENTRY", pos)
         fast = _FAST_HEAD.match(text, pos)
         if fast is not None:
             signature = fast.group(3) or ""
@@ -388,6 +422,27 @@ class Reader:
         if self.text.find("\n", head, at) < 0:  # on the head's line, as XLA prints it
             return head_at[0], head_at[1] + at - head
         return self.position(at)
+
+    def _parameter(self, instruction: Instruction) -> None:
+        """Note the number of parameter ``instruction``: each number once in a computation,
+        as XLA's parser requires."""
+        operands = instruction.operand_text
+        number, after = _parameter_number(operands, 0)
+        if number in self._parameters:
+            at = instruction.attribute_at - 1 - len(operands)  # where the operand text starts
+            raise HloParseError(f"Duplicate parameter number {number}",
+                                *instruction.position(at + after), self.source)
+        self._parameters[number] = instruction
+
+    def _check_parameters(self) -> None:
+        """A computation's parameters are numbered 0 to their count less one (XLA stops at
+        a check when they are not)."""
+        count = len(self._parameters)
+        for number, instruction in self._parameters.items():
+            if number >= count:
+                raise HloParseError(f"invalid parameter number. Expected [0, {count}), got "
+                                    f"{number}", instruction.line, instruction.column,
+                                    self.source)
 
     def _check_result(self, computation: Computation) -> None:
         """XLA's rule at a computation's end: its root's shape is the signature's result
@@ -542,7 +597,10 @@ class Reader:
         start = self._next(root.end()) if root else at
         name = NAME.match(text, start)
         if name is None:
-            raise SyntaxFault("expects an instruction name", start, at_end=start >= len(text))
+            raise SyntaxFault("expects name", start, at_end=start >= len(text))
+        if not name.group().startswith("%") and (
+                name.group() in KEYWORDS or text.startswith("=", name.end())):
+            raise SyntaxFault("expects name", start)  # a keyword, or an attribute's name
         pos = self._expect("=", name.end(), "in instruction")
         shape_start = self._next(pos)
         shape_stop = self._shape_end(shape_start)
@@ -581,6 +639,8 @@ class Reader:
         return group_end(text, layout) if text.startswith("{", layout) else end
 
     def _operands(self, opcode: str, text: str, offset: int) -> _Operands:
+        if opcode == "parameter":
+            _parameter_number(text, offset)
         if opcode in _LITERAL_OPCODES or not text.strip():
             return (), ()
         if NAME.fullmatch(text):
@@ -626,6 +686,21 @@ class Reader:
         """The ``, key=value`` attributes from ``pos`` (the module header's), with positions."""
         found, end = read_attributes(self.text, pos, self.final)
         return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
+
+
+def _parameter_number(text: str, offset: int) -> tuple[int, int]:
+    """The number a parameter's operand text (at ``offset``) holds, one integer of int64 at
+    least 0 (else a ``SyntaxFault`` in XLA's words), and the offset of the token after it."""
+    at = skip(text, 0)
+    number = _PARAMETER_NUMBER.match(text, at)
+    if number is None or not -(1 << 63) <= int(number.group()) < 1 << 63:
+        raise SyntaxFault("expects integer", offset + at)
+    after = skip(text, number.end())
+    if int(number.group()) < 0:
+        raise SyntaxFault("parameter number must be >= 0", offset + after)
+    if after != len(text):
+        raise SyntaxFault("expects ')' after parameter number", offset + after)
+    return int(number.group()), after
 
 
 def _takes_metadata(value: str) -> bool:
@@ -684,7 +759,9 @@ def _predecessor_position(instruction: Instruction, predecessor: str) -> tuple[i
 
 
 _NO_ATTRIBUTES = _Layout((), (), "", frozenset())
-configure(Instruction, tuple(f.name for f in fields(Instruction)), OPCODES, ELEMENT_BITS,
+# Names the general reader judges (a type or keyword: XLA's lexer reads them as such).
+_GENERAL_NAMES = frozenset(ELEMENT_BITS) | KEYWORDS
+configure(Instruction, tuple(f.name for f in fields(Instruction)), OPCODES, _GENERAL_NAMES,
           _LITERAL_OPCODES, _NO_ATTRIBUTES, SyntaxFault)
 
 
