@@ -214,13 +214,21 @@ def _xla_message(text: str) -> str:
     raise AssertionError("XLA read it")
 
 
+_SHAPES = ["f33[8]{0}", "f32[x]{0}", "f32[8,]{0}", "f32[8 8]", "f32[<=x]", "f32[8]{x}",
+           "f32[8]{}", "f32[8]{0,}", "f32[8]{1,0}", "f32[8]{:T(2)}", "f32[8]{ 0 }",
+           "f32[/* n */8]{0}", "f32 [8]{0}", "f32[8] {0}", "f32[99999999999999999999]",
+           "f32[8]{0:T(2)(3)}", "f32[8]{0:zz}", "(f32[8]{0} f32[8])", "(f32[8]{0},)",
+           "( f32[8]{0} )", "(f33[8])", "(f32[8]{1,0})", "f32[<=8,?]{1,0}"]
+for _shape in _SHAPES:
+    CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
 _IN_XLA_WORDS = ("parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")
                                          or "root of" in name
+                                         or name.startswith("shape ")
                                          or any(word in name for word in _IN_XLA_WORDS)))
-def test_metadata_refused_in_xla_words(name: str) -> None:
+def test_refused_in_xla_words(name: str) -> None:
     text = CASES[name]
     if _xla_position(text) is None:
         return

@@ -553,21 +553,6 @@ typedef struct {
 
 #define SHAPES_KEPT 4096
 
-/* The shape text text[start:stop], as the one string the reader keeps for it (a dump
- * repeats few shapes on many lines). */
-static PyObject *
-shared_shape(Context *c, PyObject *text, Py_ssize_t start, Py_ssize_t stop)
-{
-    PyObject *shape = PyUnicode_Substring(text, start, stop), *kept;
-    if (shape == NULL)
-        return NULL;
-    if (PyDict_GET_SIZE(c->shapes) >= SHAPES_KEPT)
-        PyDict_Clear(c->shapes);
-    kept = Py_XNewRef(PyDict_SetDefault(c->shapes, shape, shape));
-    Py_DECREF(shape);
-    return kept;
-}
-
 static PyObject *
 call(PyObject *object, const char *method, PyObject *const *args, size_t nargs)
 {
@@ -577,6 +562,35 @@ call(PyObject *object, const char *method, PyObject *const *args, size_t nargs)
     found = PyObject_Vectorcall(bound, args, nargs, NULL);
     Py_DECREF(bound);
     return found;
+}
+
+/* The shape text text[start:stop], as the one string the reader keeps for it (a dump
+ * repeats few shapes on many lines), or NULL: without an exception set when the reader
+ * finds a shape it has not met before refused (the general reader reports it). */
+static PyObject *
+shared_shape(Context *c, PyObject *text, Py_ssize_t start, Py_ssize_t stop)
+{
+    PyObject *shape = PyUnicode_Substring(text, start, stop), *kept, *taken;
+    int found;
+    if (shape == NULL)
+        return NULL;
+    kept = PyDict_GetItemWithError(c->shapes, shape);
+    if (kept != NULL || PyErr_Occurred()) {
+        Py_DECREF(shape);
+        return Py_XNewRef(kept);
+    }
+    taken = call(c->reader, "_fast_shape", &shape, 1);
+    found = taken == NULL ? -1 : PyObject_IsTrue(taken);
+    Py_XDECREF(taken);
+    if (found <= 0) {
+        Py_DECREF(shape);
+        return NULL;
+    }
+    if (PyDict_GET_SIZE(c->shapes) >= SHAPES_KEPT)
+        PyDict_Clear(c->shapes);
+    if (PyDict_SetItem(c->shapes, shape, shape) < 0)
+        Py_CLEAR(shape);
+    return shape;
 }
 
 /* 1 when container holds item, 0 when not, -1 on error (sets, dicts and the stream's

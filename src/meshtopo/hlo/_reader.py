@@ -37,6 +37,7 @@ from ._metadata import check_metadata, printed_metadata
 from ._name_set import NameSet
 from ._opcodes import OPCODES
 from ._shape import ELEMENT_BITS, parse_shape
+from ._shape_syntax import shape_error
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
 from ._syntax import (
     BARE,
@@ -515,6 +516,10 @@ class Reader:
             return None, at + 1
         return self._general(at, computation)
 
+    def _fast_shape(self, shape: str) -> bool:
+        """True when XLA's parser takes ``shape`` (the general reader says why not)."""
+        return shape_error(shape, 0, len(shape)) is None
+
     def _metadata(self, tail: str) -> bool:
         """True when ``tail`` is one ``, metadata={...}`` attribute XLA takes (remembered:
         dumps repeat the metadata of a source line on many instructions)."""
@@ -604,10 +609,13 @@ class Reader:
         pos = self._expect("=", name.end(), "in instruction")
         shape_start = self._next(pos)
         shape_stop = self._shape_end(shape_start)
+        refused = shape_error(text, shape_start, shape_stop)
+        if refused is not None:
+            raise SyntaxFault(*refused)
         op_start = self._next(shape_stop)
         opcode = _OPCODE.match(text, op_start)
         if opcode is None:
-            raise SyntaxFault("expects an opcode", op_start, at_end=op_start >= len(text))
+            raise SyntaxFault("expects opcode", op_start, at_end=op_start >= len(text))
         if opcode.group() not in OPCODES and (self.final or opcode.end() < len(text)):
             raise SyntaxFault(f"expects opcode but sees: {opcode.group()}, error: Unknown "
                               f"opcode: {opcode.group()}", op_start)

@@ -38,9 +38,10 @@ ELEMENT_BITS: dict[str, int] = {
 }  # fmt: skip
 
 _INT64_MAX = 2**63 - 1
-_ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\]")
-_LAYOUT = re.compile(r"\{([^{}]*)\}")
+_ARRAY = re.compile(r"([a-z][a-z0-9]*)\s*\[([^\]]*)\]")
+_LAYOUT = re.compile(r"\s*\{([^{}]*)\}")
 _PACKED = re.compile(r"E\(([0-9]+)\)")
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)  # a shape holds no string
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,10 @@ class Shape:
 
 
 def parse_shape(text: str, line: int = 1, column: int = 1) -> Shape:
-    """Parse one shape; errors are ``HloParseError`` at ``line``/``column`` + offset."""
+    """Parse one shape (comments are white space); errors are ``HloParseError`` at
+    ``line``/``column`` + offset."""
+    if "/" in text:
+        text = _COMMENT.sub(lambda found: " " * len(found.group()), text)
     return _parse_shape_cached(text.strip(), line, column)
 
 

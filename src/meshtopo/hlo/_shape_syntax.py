@@ -1,0 +1,163 @@
+"""A shape's text checked token by token as XLA's parser reads it (``ParseShape``), so that
+a shape XLA refuses is refused when it is read, in XLA's words at XLA's token.
+
+``shape_error(text, start, stop)`` checks ``text[start:stop]``, a shape as the reader cut it
+out (white space and comments allowed between any two tokens), and gives XLA's message and
+the offset in ``text`` it points at, or None. A layout's minor-to-major list must name as
+many dimensions as the array has (checked at the token after the layout, as XLA does); what
+follows a layout's ``:`` is checked only for its form (letters, each with bracketed
+arguments). Shapes in XLA's printed form are matched by one pattern first.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._shape import ELEMENT_BITS
+from ._syntax import skip
+
+_INT64 = 1 << 63
+_PRINTED = re.compile(r"([a-z][a-z0-9]*)\[((?:<=)?[0-9]{1,18}(?:,(?:<=)?[0-9]{1,18})*)?\]"
+                      r"(?:\{([0-9]{1,9}(?:,[0-9]{1,9})*)?(?::[A-Z][^{}\s]*)?\})?")
+_TYPE = re.compile(r"[a-z][a-z0-9]*")
+_INT = re.compile(r"-?[0-9]+(?![0-9A-Za-z_.])")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+_LAYOUT_ITEM = re.compile(r"[A-Z]+")
+
+
+class _Refused(Exception):
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.message, self.offset = message, offset
+
+
+def shape_error(text: str, start: int, stop: int) -> tuple[str, int] | None:
+    """XLA's refusal of the shape ``text[start:stop]`` and where it points, or None."""
+    printed = _PRINTED.fullmatch(text, start, stop)
+    if printed is not None and printed.group(1) in ELEMENT_BITS and printed.group(1) != "token":
+        dims, layout = printed.group(2), printed.group(3)
+        if printed.group(0).find("{") < 0 or _count(dims) == _count(layout):
+            return None
+    reader = _Shape(text, stop)
+    try:
+        end = reader.next(reader.shape(reader.next(start), nested=False))
+    except _Refused as refused:
+        return refused.message, refused.offset
+    return None if end >= stop else ("expects opcode", end)  # a '{' that is no layout
+
+
+def _count(items: str | None) -> int:
+    return 0 if not items else items.count(",") + 1
+
+
+class _Shape:
+    """The reader of one shape's tokens, up to ``stop``."""
+
+    def __init__(self, text: str, stop: int) -> None:
+        self.text, self.stop = text, stop
+
+    def next(self, pos: int) -> int:
+        return min(skip(self.text, pos), self.stop) if pos < self.stop else pos
+
+    def at(self, pos: int, token: str) -> bool:
+        return pos < self.stop and self.text.startswith(token, pos)
+
+    def shape(self, pos: int, nested: bool) -> int:
+        """Past the shape at ``pos`` (a token); refuses as XLA does."""
+        text = self.text
+        if self.at(pos, "("):
+            at = self.next(pos + 1)
+            if self.at(at, ")"):
+                return at + 1
+            while True:
+                at = self.next(self.shape(at, nested=True))
+                if self.at(at, ","):
+                    at = self.next(at + 1)
+                    continue
+                if self.at(at, ")"):
+                    return at + 1
+                raise _Refused("expects ')' at the end of tuple.", at)
+        element = _TYPE.match(text, pos, self.stop)
+        if element is None or element.group() not in ELEMENT_BITS:
+            if nested:
+                kind = "kRparen" if self.at(pos, ")") else "kIdent"
+                raise _Refused(f"expected primitive type, saw {kind}", pos)
+            word = _WORD.match(text, pos, self.stop)
+            seen = word.group() if word else text[pos:pos + 1]
+            raise _Refused(f"expects opcode but sees: {seen}, error: Unknown opcode: {seen}",
+                           pos)
+        at = self.next(element.end())
+        if not self.at(at, "["):
+            raise _Refused("expects '[' to start the dimensions of the shape", at)
+        rank, at = self.dimensions(self.next(at + 1))
+        layout = self.next(at)
+        if not self.at(layout, "{"):
+            return at
+        first = self.next(layout + 1)
+        if not (_INT.match(text, first, self.stop) or self.at(first, ":")):
+            return at  # no layout: XLA reads the '{' as what follows the shape
+        minor_to_major, end = self.layout(first)
+        if minor_to_major != rank:
+            raise _Refused(f"Dimensions size is {rank}, but minor to major size is "
+                           f"{minor_to_major}.", skip(text, end))
+        return end
+
+    def dimensions(self, at: int) -> tuple[int, int]:
+        """The rank and the offset past ``]`` of the dimensions starting at ``at``."""
+        if self.at(at, "]"):
+            return 0, at + 1
+        rank = 0
+        while True:
+            if self.at(at, "?"):
+                at = self.next(at + 1)
+            else:
+                if self.at(at, "<="):
+                    at = self.next(at + 2)
+                at = self.next(self.integer(at, least=0))
+            rank += 1
+            if self.at(at, ","):
+                at = self.next(at + 1)
+                continue
+            if self.at(at, "]"):
+                return rank, at + 1
+            raise _Refused("expects a list to end with kRsquare", at)
+
+    def integer(self, at: int, least: int = -_INT64) -> int:
+        found = _INT.match(self.text, at, self.stop)
+        if found is None or not -_INT64 <= int(found.group()) < _INT64:
+            raise _Refused("expects integer", at)
+        if int(found.group()) < least:
+            raise _Refused(f"a dimension's size is negative: {found.group()}", at)
+        return found.end()
+
+    def layout(self, at: int) -> tuple[int, int]:
+        """The minor-to-major count and the offset past ``}`` of the layout whose first
+        token is at ``at``."""
+        count = 0
+        if not self.at(at, ":"):
+            while True:
+                at = self.next(self.integer(at))
+                count += 1
+                if not self.at(at, ","):
+                    break
+                at = self.next(at + 1)
+        if self.at(at, ":"):
+            at = self.next(at + 1)
+            while (item := _LAYOUT_ITEM.match(self.text, at, self.stop)) is not None:
+                at = self.next(item.end())
+                while self.at(at, "("):
+                    at = self.next(self.arguments(at))
+        if not self.at(at, "}"):
+            raise _Refused("expects layout to end with kRbrace", at)
+        return count, at + 1
+
+    def arguments(self, at: int) -> int:
+        """Past the bracketed arguments of a layout item opening at ``at``."""
+        depth = 0
+        for pos in range(at, self.stop):
+            char = self.text[pos]
+            depth += char == "("
+            depth -= char == ")"
+            if depth == 0:
+                return pos + 1
+        raise _Refused("expects layout to end with kRbrace", at)
