@@ -17,6 +17,7 @@ does (size-1 dims dropped, runs of consecutive axes merged); the tile dims are k
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -25,6 +26,8 @@ from numpy.typing import ArrayLike
 from ._errors import InvalidArgumentError
 from ._limits import checked_product
 from ._text import Scanner
+
+_NAME_CHAR = re.compile(r"[A-Za-z0-9_.\-]")  # a 'T' followed by one is a longer word
 
 
 def as_int_tuple(values: object, what: str) -> tuple[int, ...]:
@@ -298,9 +301,9 @@ def read_iota_array(scanner: Scanner) -> tuple[list[int], list[int]]:
         raise scanner.error("reshape dims must not be empty", reshape_start)
     if len(reshape) == 1:
         return reshape, [0]
-    if not scanner.peek("T("):
+    if not scanner.peek("T") or _NAME_CHAR.match(scanner.text, scanner.pos + 1):
         raise scanner.error("expected 'T(' to start the iota transpose perm")
-    scanner.expect("T")
+    scanner.expect("T")  # a token of its own: white space may follow
     perm_start = scanner.pos
     perm = scanner.integer_list("(", ")", minimum=0)
     for value in perm:

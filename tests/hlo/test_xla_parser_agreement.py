@@ -219,6 +219,9 @@ _SHAPES = ["f33[8]{0}", "f32[x]{0}", "f32[8,]{0}", "f32[8 8]", "f32[<=x]", "f32[
            "f32[/* n */8]{0}", "f32 [8]{0}", "f32[8] {0}", "f32[99999999999999999999]",
            "f32[8]{0:T(2)(3)}", "f32[8]{0:zz}", "(f32[8]{0} f32[8])", "(f32[8]{0},)",
            "( f32[8]{0} )", "(f33[8])", "(f32[8]{1,0})", "f32[<=8,?]{1,0}"]
+for _groups in ("[2,2]<=[2,2]T (1,0)", "[2,2]<=[2,2] T /* t */ (1,0)", "[2,2]<=[2,2]Tx(1,0)"):
+    CASES[f"iota groups {_groups}"] = _module(
+        f"ROOT %r = f32[8]{{0}} all-reduce(%p), replica_groups={_groups}, to_apply=%add")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
 _IN_XLA_WORDS = ("parameter", "ENTRY", "no instruction", "control predecessor", "name")
