@@ -222,9 +222,16 @@ _SHAPES = ["f33[8]{0}", "f32[x]{0}", "f32[8,]{0}", "f32[8 8]", "f32[<=x]", "f32[
 for _groups in ("[2,2]<=[2,2]T (1,0)", "[2,2]<=[2,2] T /* t */ (1,0)", "[2,2]<=[2,2]Tx(1,0)"):
     CASES[f"iota groups {_groups}"] = _module(
         f"ROOT %r = f32[8]{{0}} all-reduce(%p), replica_groups={_groups}, to_apply=%add")
+_BODY = " {\n  ROOT %p = f32[8]{0} parameter(0)\n}\n"
+for _name, _head in (("junk after its name", "%c junk"), ("no arrow", "%c (p: f32[8])"),
+                     ("no result shape", "%c (p: f32[8]) ->"),
+                     ("an unknown result type", "%c (p: f32[8]) -> f33[8]"),
+                     ("a result layout of another rank", "%c (p: f32[8]) -> f32[8]{1,0}"),
+                     ("text after the module", "ENTRY %c" + _BODY + "junk here")):
+    CASES[f"computation head with {_name}"] = f"HloModule m\n{_head}{_BODY}"
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("parameter", "ENTRY", "no instruction", "control predecessor", "name")
+_IN_XLA_WORDS = ("computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

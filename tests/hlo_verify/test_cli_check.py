@@ -141,7 +141,7 @@ def test_stdin_in_a_process(text: str, code: int) -> None:
     if code == 1:
         assert done.stdout.startswith(f"<stdin>:9:8: ar: {BAD_MESSAGE}")
     if code == 2:
-        assert done.stdout == "" and done.stderr.startswith("meshtopo: error: <stdin>:2:1:")
+        assert done.stdout == "" and done.stderr.startswith("meshtopo: error: <stdin>:1:5:")
         assert "Traceback" not in done.stderr
 
 

@@ -25,6 +25,7 @@ arrived.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import fields
@@ -37,7 +38,7 @@ from ._metadata import check_metadata, printed_metadata
 from ._name_set import NameSet
 from ._opcodes import OPCODES
 from ._shape import ELEMENT_BITS, parse_shape
-from ._shape_syntax import shape_error
+from ._shape_syntax import read_shape, shape_error
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
 from ._syntax import (
     BARE,
@@ -46,7 +47,6 @@ from ._syntax import (
     NAME,
     STRING,
     SyntaxFault,
-    atoms_end,
     group_end,
     group_items,
     group_pattern,
@@ -81,6 +81,7 @@ _MODULE_NAME = re.compile(STRING + r"|[^ \t\r\n\f\v,]+")
 _FRAME_SECTION = re.compile(r"(?:FileNames|FunctionNames|FileLocations|StackFrames)(?![A-Za-z0-9_])")
 _FRAME_ID = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
 _THREAD = re.compile(r'execution_thread="([^"]*)"')
+_HEAD_THREAD = re.compile(r',[ \t]*execution_thread="[^"]*"')  # after a signature
 _PREDECESSOR = re.compile(r"%?([A-Za-z0-9_.\-]+)")  # a name in a control-predecessors list
 _GROUP = group_pattern(4)
 _VALUE = (r"(?:mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?"
@@ -376,6 +377,9 @@ class Reader:
         if self._entry_seen and _ENTRY.match(text, pos):
             raise SyntaxFault("expects only one ENTRY", pos)
         fast = _FAST_HEAD.match(text, pos)
+        if fast is not None and fast.group(3) and _result_refused(
+                text[text.rindex("->", fast.start(3), fast.end(3)) + 2:fast.end(3)]):
+            fast = None  # the general reader says why
         if fast is not None:
             signature = fast.group(3) or ""
             thread = _THREAD.search(signature)
@@ -391,19 +395,19 @@ class Reader:
             raise SyntaxFault("expects a computation name", at)
         begin = self._next(name.end())
         at = begin
-        while not text.startswith("{", at):
-            if at >= len(text):
-                raise SyntaxFault("expects '{' at the beginning of instruction list.", at,
-                                  at_end=True)
-            if text[at] in "([":
-                end = group_end(text, at)
-            elif text[at] in ",=":
-                end = at + 1
-            else:
-                end = atoms_end(text, at)
-                if end == at:
-                    raise SyntaxFault("expects '{' at the beginning of instruction list.", at)
-            at = self._next(end)
+        if text.startswith("(", at):  # the signature: (parameters) -> shape
+            arrow = self._next(group_end(text, at))
+            if not text.startswith("->", arrow):
+                raise SyntaxFault("expects '->'", arrow, at_end=arrow >= len(text))
+            at, refused = read_shape(text, self._next(arrow + 2), len(text), signature=True)
+            if refused is not None:
+                raise SyntaxFault(*refused, at_end=refused[1] >= len(text))
+            thread = _HEAD_THREAD.match(text, at)
+            if thread is not None:
+                at = self._next(thread.end())
+        if not text.startswith("{", at):
+            raise SyntaxFault("expects '{' at the beginning of instruction list.", at,
+                              at_end=at >= len(text))
         signature = text[begin:at].strip()
         thread = _THREAD.search(signature)
         computation = Computation(
@@ -696,12 +700,21 @@ class Reader:
         return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
 
 
+@functools.lru_cache(maxsize=1024)
+def _result_refused(shape: str) -> bool:
+    """True when XLA refuses ``shape`` as a signature's result (few texts, many heads)."""
+    end, refused = read_shape(shape, 0, len(shape), signature=True)
+    return refused is not None or end < len(shape)
+
+
 def _parameter_number(text: str, offset: int) -> tuple[int, int]:
     """The number a parameter's operand text (at ``offset``) holds, one integer of int64 at
     least 0 (else a ``SyntaxFault`` in XLA's words), and the offset of the token after it."""
+    if len(text) < 19 and text.isdigit() and text.isascii():  # as XLA prints it
+        return int(text), len(text)
     at = skip(text, 0)
     number = _PARAMETER_NUMBER.match(text, at)
-    if number is None or not -(1 << 63) <= int(number.group()) < 1 << 63:
+    if number is None or len(number.group()) > 20 or not -(1 << 63) <= int(number.group()) < 1 << 63:
         raise SyntaxFault("expects integer", offset + at)
     after = skip(text, number.end())
     if int(number.group()) < 0:

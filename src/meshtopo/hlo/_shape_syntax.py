@@ -3,7 +3,7 @@ a shape XLA refuses is refused when it is read, in XLA's words at XLA's token.
 
 ``shape_error(text, start, stop)`` checks ``text[start:stop]``, a shape as the reader cut it
 out (white space and comments allowed between any two tokens), and gives XLA's message and
-the offset in ``text`` it points at, or None. A layout's minor-to-major list must name as
+the offset in ``text`` it points at, or None; ``read_shape`` also says where a shape ends. A layout's minor-to-major list must name as
 many dimensions as the array has (checked at the token after the layout, as XLA does); what
 follows a layout's ``:`` is checked only for its form (letters, each with bracketed
 arguments). Shapes in XLA's printed form are matched by one pattern first.
@@ -23,6 +23,7 @@ _TYPE = re.compile(r"[a-z][a-z0-9]*")
 _INT = re.compile(r"-?[0-9]+(?![0-9A-Za-z_.])")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _LAYOUT_ITEM = re.compile(r"[A-Z]+")
+_KINDS = {")": "kRparen", "{": "kLbrace", "(": "kLparen", "": "kEof"}  # XLA's token names
 
 
 class _Refused(Exception):
@@ -32,18 +33,29 @@ class _Refused(Exception):
 
 
 def shape_error(text: str, start: int, stop: int) -> tuple[str, int] | None:
-    """XLA's refusal of the shape ``text[start:stop]`` and where it points, or None."""
+    """XLA's refusal of the shape ``text[start:stop]`` (an instruction's) and where it
+    points, or None."""
     printed = _PRINTED.fullmatch(text, start, stop)
     if printed is not None and printed.group(1) in ELEMENT_BITS and printed.group(1) != "token":
         dims, layout = printed.group(2), printed.group(3)
         if printed.group(0).find("{") < 0 or _count(dims) == _count(layout):
             return None
+    end, refused = read_shape(text, start, stop)
+    if refused is None and end < stop:
+        return "expects opcode", end  # a '{' that is no layout
+    return refused
+
+
+def read_shape(text: str, start: int, stop: int, signature: bool = False
+               ) -> tuple[int, tuple[str, int] | None]:
+    """Where the shape at ``start`` ends (before ``stop``; past the white space after it) and
+    XLA's refusal of it, if any (in a computation's ``signature`` a shape is required: no
+    other token may stand for it)."""
     reader = _Shape(text, stop)
     try:
-        end = reader.next(reader.shape(reader.next(start), nested=False))
+        return reader.next(reader.shape(reader.next(start), nested=signature)), None
     except _Refused as refused:
-        return refused.message, refused.offset
-    return None if end >= stop else ("expects opcode", end)  # a '{' that is no layout
+        return start, (refused.message, refused.offset)
 
 
 def _count(items: str | None) -> int:
@@ -80,7 +92,7 @@ class _Shape:
         element = _TYPE.match(text, pos, self.stop)
         if element is None or element.group() not in ELEMENT_BITS:
             if nested:
-                kind = "kRparen" if self.at(pos, ")") else "kIdent"
+                kind = _KINDS.get(text[pos:pos + 1], "kIdent")
                 raise _Refused(f"expected primitive type, saw {kind}", pos)
             word = _WORD.match(text, pos, self.stop)
             seen = word.group() if word else text[pos:pos + 1]
@@ -124,7 +136,7 @@ class _Shape:
 
     def integer(self, at: int, least: int = -_INT64) -> int:
         found = _INT.match(self.text, at, self.stop)
-        if found is None or not -_INT64 <= int(found.group()) < _INT64:
+        if found is None or len(found.group()) > 20 or not -_INT64 <= int(found.group()) < _INT64:
             raise _Refused("expects integer", at)
         if int(found.group()) < least:
             raise _Refused(f"a dimension's size is negative: {found.group()}", at)
