@@ -229,9 +229,15 @@ for _name, _head in (("junk after its name", "%c junk"), ("no arrow", "%c (p: f3
                      ("a result layout of another rank", "%c (p: f32[8]) -> f32[8]{1,0}"),
                      ("text after the module", "ENTRY %c" + _BODY + "junk here")):
     CASES[f"computation head with {_name}"] = f"HloModule m\n{_head}{_BODY}"
+# A text without the header line is a module when it starts with ENTRY or a name and '{'.
+# (Each starts on line 2: XLA counts the first line's columns from 0.)
+CASES["no header, a computation with a signature first"] = (
+    "\n" + ADD + "ENTRY %c" + _BODY)
+CASES["no header, a name and '{' first"] = "\n%c" + _BODY
+CASES["no header, prose"] = "\nimport jax\nprint(1)\n"
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+_IN_XLA_WORDS = ("no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

@@ -271,6 +271,7 @@ class Reader:
         line, _ = self.position(pos)
         found = _HLO_MODULE.match(text, pos)
         if found is None:
+            self._headerless(pos)
             return HeaderRecord(None, [], line), pos
         at = self._next(found.end())
         name = _MODULE_NAME.match(text, at)
@@ -288,6 +289,21 @@ class Reader:
         frames_end = self._stack_frames(end)
         frames = text[end:frames_end].strip("\n\r")
         return HeaderRecord(name.group().strip('"'), attributes, line, frames), frames_end
+
+    def _headerless(self, pos: int) -> None:
+        """XLA reads a text without the header line as a module when it starts with ENTRY or
+        with a name and '{' (else as one instruction, which meshtopo does not read: refused
+        where XLA refuses it as neither)."""
+        text = self.text
+        name = NAME.match(text, pos)
+        if pos >= len(text) or _ENTRY.match(text, pos) or name is None:
+            return
+        after = self._next(name.end())
+        if not text.startswith("{", after):
+            raise SyntaxFault("expects '=' in instruction" if not text.startswith("=", after)
+                              else "a module's text starts with ENTRY, HloModule or a "
+                                   "computation's name and '{' (one instruction alone is "
+                                   "not read)", after, at_end=after >= len(text))
 
     def _stack_frames(self, pos: int) -> int:
         """Skip the stack-frame index XLA prints after the header (``FileNames``,
