@@ -100,3 +100,20 @@ def test_inspect_reads_the_directory_and_names_the_table(dump, capsys, tmp_path)
     out, _ = capsys.readouterr()
     assert "device assignment: XLA's default placement (no compile_options.textproto" in out
     assert "{{0,1,2,3},{4,5,6,7}}" in out
+
+
+@pytest.mark.parametrize("order", sorted(ORDERS))
+@pytest.mark.parametrize(("collective", "axis"), CASES)
+def test_mesh_devices_name_the_axes_of_the_device_groups(dump, capsys, collective: str,
+                                                         axis: str, order: str):
+    # The mesh the program ran on, its devices in the dump's order: the device groups are
+    # that mesh's groups over the axis, and so are the written groups on the mesh 0..7.
+    path = str(_module_of(dump, f"{collective}-{order}").source)
+    devices = ",".join(map(str, ORDERS[order]))
+    for extra in (["--mesh-devices", devices], []):
+        with pytest.raises(SystemExit) as done:
+            main(["inspect", path, "--json", "--mesh", "x=2,y=4", *extra])
+        out, err = capsys.readouterr()
+        assert (done.value.code, err) == (0, "")
+        payload = json.loads(out)
+        assert [c["mesh_axes"] for c in payload["collectives"]] == [axis], extra
