@@ -17,10 +17,9 @@ import click
 from rich.text import Text
 
 from .._errors import InvalidArgumentError
-from ..hlo import Finding as HloFinding
 from ..hlo import load
 from ..order import Arrival, Finding, Report, analyze, chrome_trace, from_flight_recorder
-from ._check import finding_text
+from ._check import finding_text, located_finding
 from ._inputs import device_limit_option
 from ._options import int_list
 from ._render import console, emit_json
@@ -58,10 +57,10 @@ def _positioned(analysis: Callable[[], Report], path: str) -> Report:
     try:
         return analysis()
     except InvalidArgumentError as error:
-        if error.location is None:
+        located = located_finding(error)
+        if located is None:
             raise
-        source, name, line, column = error.location
-        finding = HloFinding(str(error), name, "", line, column, "replica_groups")
+        source, finding = located
         raise InvalidArgumentError(finding_text(source or path, finding).plain) from None
 
 
