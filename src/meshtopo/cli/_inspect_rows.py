@@ -35,6 +35,7 @@ from ..hlo import (
     describe_placement,
     iter_collectives,
     printed_groups,
+    replica_groups_problem,
 )
 from ._options import device_assignment
 
@@ -282,6 +283,10 @@ def _resolve(
             groups = collective.device_groups(assignment)
         except MeshtopoError as failure:
             error = str(failure)
+    if error is None and not is_pairs:
+        error = _empty_group_problem(collective)
+        if error is not None:
+            groups = []
     sizes = {len(g) for g in groups}
     ids_differ, ascending = _order_facts(groups, assignment, is_pairs)
     if error is not None:
@@ -299,6 +304,18 @@ def _resolve(
         error,
         None if is_pairs else collective.replica_groups,
     )
+
+
+def _empty_group_problem(collective: Collective) -> str | None:
+    """XLA's refusal of written groups with an empty group among them (its devices would
+    form no clique; XLA's verifier rejects the module), or None."""
+    written = collective.replica_groups
+    if written is None or written.encoding != "explicit" or written.is_empty:
+        return None
+    if written.group_sizes.min() > 0:
+        return None
+    return replica_groups_problem(written, collective.mode, collective.replica_count,
+                                  collective.num_partitions)
 
 
 def _written(collective: Collective) -> str | None:
@@ -322,5 +339,5 @@ def _order_facts(
     steps = np.diff(flat) > 0
     # A step crosses into the next group at each group start: ignore those.
     starts = np.cumsum(sizes)[:-1] - 1
-    steps[starts[starts < steps.size]] = True
+    steps[starts[(starts >= 0) & (starts < steps.size)]] = True
     return ids_differ, bool(steps.all())
