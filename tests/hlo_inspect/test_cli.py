@@ -219,6 +219,15 @@ def test_an_empty_group_is_an_error_row_and_exit_1(capsys, dump, groups):
     assert (c["device_groups"], c["group_count"], c["in_group_order_ascending"]) == ([], 0, None)
 
 
+def test_errors_past_the_tenth_are_counted(capsys, dump):
+    body = "".join(f"  %ar{i} = f32[8]{{0}} all-reduce(%p), replica_groups={{{{}}}}, "
+                   "to_apply=%add\n" for i in range(11))
+    path = dump(module(body + "  ROOT %out = f32[8]{0} copy(%p)\n", replica_count=2))
+    code, out, _ = run(capsys, "inspect", path)
+    assert code == 1
+    assert out.splitlines()[-1] == f"{path}: ... 1 more collective that could not be resolved"
+
+
 def test_gzip_input(capsys, tmp_path):
     path = tmp_path / "m.hlo.gz"
     path.write_bytes(gzip.compress(FLATTENED_2X2.encode()))

@@ -132,6 +132,10 @@ def test_usage_errors_of_the_new_options(tmp_path: Path,
                               "replicas, the partitions or both\n")
     code, _, err = run(capsys, "inspect", str(tmp_path))
     assert code == 2 and "no module after optimizations found" in err
+    code, _, err = run(capsys, "inspect", str(path), "--mesh", "x=1")
+    assert (code, err) == (2, f"meshtopo: error: --mesh mesh['x'=1] has 1 device, but {path} "
+                              "has 2 x 2 (replicas x partitions); a mesh must span the "
+                              "replicas, the partitions or both\n")
 
 
 def test_wire_bytes_per_device_by_opcode(tmp_path: Path,

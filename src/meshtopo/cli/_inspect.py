@@ -272,8 +272,8 @@ def _print_notes(result: Inspection) -> None:
         # The position format of ``check``'s findings: FILE:LINE:COL: NAME: MESSAGE.
         click.echo(f"{result.source}:{row.line}:{row.column}: {row.name}: {row.pattern.error}")
     if len(errors) > 10:
-        click.echo(f"{result.source}: ... {len(errors) - 10} more collectives that could not be "
-                   "resolved")
+        click.echo(f"{result.source}: ... {plural(len(errors) - 10, 'more collective')} that "
+                   "could not be resolved")
 
 
 COMMANDS = [inspect_command]

@@ -38,6 +38,7 @@ from ..hlo import (
     replica_groups_problem,
 )
 from ._options import device_assignment
+from ._render import plural
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +171,7 @@ def inspect_file(
     found = list(patterns.values())
     if mesh is not None and mesh.size not in (counts[0], counts[1], counts[0] * counts[1]):
         raise InvalidArgumentError(
-            f"--mesh {mesh} has {mesh.size} devices, but {name} has {counts[0]} x {counts[1]} "
+            f"--mesh {mesh} has {plural(mesh.size, 'device')}, but {name} has {counts[0]} x {counts[1]} "
             "(replicas x partitions); a mesh must span the replicas, the partitions or both")
     mesh_source = "--mesh" if mesh is not None else None
     if mesh is None:
