@@ -117,3 +117,29 @@ def test_mesh_devices_name_the_axes_of_the_device_groups(dump, capsys, collectiv
         assert (done.value.code, err) == (0, "")
         payload = json.loads(out)
         assert [c["mesh_axes"] for c in payload["collectives"]] == [axis], extra
+
+
+def test_counts_that_disagree_with_the_dump_s_table_name_its_file(dump, capsys):
+    module = _module_of(dump, "psum-permuted")
+    table = module.compile_options.path  # type: ignore[union-attr]
+    path = str(module.source)
+    message = (f"the device table from {table} is 1 x 8 (replicas x partitions), but module "
+               f"{module.name} is read with replica_count=1, num_partitions=4 (counts given "
+               "override the dump's); leave the counts to the dump, or give a device "
+               "assignment of 1 x 4 as well")
+    for command in ("inspect", "check"):
+        with pytest.raises(SystemExit) as done:
+            main([command, path, "--num-partitions", "4"])
+        out, err = capsys.readouterr()
+        assert (done.value.code, out, err) == (2, "", f"meshtopo: error: {message}\n"), command
+    with pytest.raises(SystemExit) as done:
+        main(["inspect", str(dump[0]), "--num-partitions", "4"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.count("\n") == 1
+    assert err.startswith(f"meshtopo: error: the device table from {dump[0]}")
+    with pytest.raises(mt.InvalidArgumentError) as caught:
+        mt.hlo.load(path, num_partitions=4)
+    assert str(caught.value) == message
+    # A table given with the counts is used as given.
+    given = mt.hlo.load(path, num_partitions=4, device_assignment=[[0, 1, 2, 3]])
+    assert given.device_assignment_source == "given"

@@ -193,6 +193,14 @@ def placement_for(
     return None, "default", options
 
 
+def table_file(source: AssignmentSource, options: CompileOptions | None) -> str | None:
+    """The file a module's device table was read from: the ``compile_options.textproto``
+    when the table is the dump's, else None (given, or XLA's default)."""
+    if source != "dump" or options is None:
+        return None
+    return options.path or FILE_NAME
+
+
 def describe_placement(source: AssignmentSource, options: CompileOptions | None) -> str:
     """One plain sentence on where the device table came from, for the command line."""
     if source == "given":
