@@ -143,3 +143,27 @@ def test_counts_that_disagree_with_the_dump_s_table_name_its_file(dump, capsys):
     # A table given with the counts is used as given.
     given = mt.hlo.load(path, num_partitions=4, device_assignment=[[0, 1, 2, 3]])
     assert given.device_assignment_source == "given"
+
+
+@pytest.mark.parametrize("mode", ["r", "rb"])
+def test_an_open_dump_file_takes_the_table_beside_its_path(dump, mode: str):
+    import io
+
+    module = _module_of(dump, "psum-permuted")
+    path = str(module.source)
+    with open(path, mode) as handle:
+        opened = mt.hlo.load(handle)
+    assert (opened.device_assignment_source, opened.device_assignment.array.tolist()) == (
+        "dump", [list(ORDERS["permuted"])])
+    assert [c.device_groups() for c in opened.collectives] == [
+        c.device_groups() for c in module.collectives]
+    with open(path, mode) as handle:
+        stream = mt.hlo.iter_collectives(handle)
+        next(stream)
+        assert (stream.device_assignment_source, stream.device_assignment) == (
+            "dump", module.device_assignment)
+        stream.close()
+    # Text without a path behind it: XLA's default placement.
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    assert mt.hlo.load(io.StringIO(text)).device_assignment_source == "default"

@@ -292,7 +292,8 @@ def load(
     ``single_module_file``; one with several is an ``InvalidArgumentError``).
 
     Without ``device_assignment``, a file in XLA's dump layout (``module_NNNN.NAME.*.txt``
-    beside ``module_NNNN.NAME/compile_options.textproto``, or the textproto beside it) takes
+    beside ``module_NNNN.NAME/compile_options.textproto``, or the textproto beside it; given
+    as a path, or as an open file whose ``name`` is that path) takes
     the table and the replica and partition counts from XLA's compile options;
     ``module.device_assignment_source`` says which was used.
     """
