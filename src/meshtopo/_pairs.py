@@ -21,7 +21,7 @@ import numpy as np
 from ._errors import InvalidArgumentError
 from ._limits import check_size
 from ._modes import CollectiveOpGroupMode
-from ._placement import DeviceAssignment, as_device_assignment
+from ._placement import DeviceAssignment, as_device_assignment, there_are
 
 Pair = tuple[int, int]
 
@@ -109,9 +109,9 @@ def participating_device_pairs(
     table = as_device_assignment(device_assignment).array
     mode = CollectiveOpGroupMode.coerce(mode)
     if mode is CollectiveOpGroupMode.CROSS_PARTITION:
-        limit, what, rows = table.shape[1], "partitions", table
+        limit, what, rows = table.shape[1], "partition", table
     elif mode is CollectiveOpGroupMode.CROSS_REPLICA:
-        limit, what, rows = table.shape[0], "replicas", table.T
+        limit, what, rows = table.shape[0], "replica", table.T
     else:
         raise InvalidArgumentError(
             f"collective-permute reads pairs as replica or partition ids, not in {mode} mode"
@@ -119,7 +119,7 @@ def participating_device_pairs(
     if ids.size and (ids.min() < 0 or ids.max() >= limit):
         bad = int(ids[(ids < 0) | (ids >= limit)][0])
         raise InvalidArgumentError(
-            f"source-target id {bad} is out of range: there are {limit} {what}"
+            f"source-target id {bad} is out of range: {there_are(limit, what)}"
         )
     devices = rows[:, ids]  # [copies, pairs, 2]
     return [(int(s), int(t)) for s, t in devices.reshape(-1, 2).tolist()]

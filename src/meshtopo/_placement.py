@@ -210,12 +210,18 @@ def as_device_list(groups: object) -> CollectiveDeviceList:
 
 
 def _mode_limit(mode: Mode, replica_count: int, partition_count: int) -> tuple[int, str]:
-    """The id range of a mode and the name of what its ids count."""
+    """The id range of a mode and the name of one of what its ids count (singular)."""
     if mode is Mode.CROSS_PARTITION:
-        return partition_count, "partitions"
+        return partition_count, "partition"
     if mode is Mode.FLATTENED_ID:
-        return replica_count * partition_count, "flattened ids"
-    return replica_count, "replicas"
+        return replica_count * partition_count, "flattened id"
+    return replica_count, "replica"
+
+
+def there_are(count: int, noun: str) -> str:
+    """``there is 1 replica``, ``there are 2 replicas``: how many ids a range holds, for the
+    out-of-range messages."""
+    return f"there is 1 {noun}" if count == 1 else f"there are {count} {noun}s"
 
 
 def written_groups(
@@ -233,7 +239,7 @@ def written_groups(
     if flat.size and (flat.min() < 0 or flat.max() >= limit):
         bad = int(flat[(flat < 0) | (flat >= limit)][0])
         raise InvalidArgumentError(
-            f"replica group id {bad} is out of range in {mode} mode: there are {limit} {what} "
+            f"replica group id {bad} is out of range in {mode} mode: {there_are(limit, what)} "
             f"(ids 0..{limit - 1}) in replica groups {device_list}"
         )
     return flat, sizes

@@ -202,6 +202,32 @@ def test_rejected_collective_is_a_row_with_the_error_and_exit_1(capsys, dump):
     assert c["error"].startswith("Invalid combination of has_channel_id and use_global_device_ids")
 
 
+@pytest.mark.parametrize("groups", ["{{}}", "{{0},{}}", "{{},{0,1}}"])
+def test_an_empty_group_is_an_error_row_and_exit_1(capsys, dump, groups):
+    # XLA's parser reads an empty group; its verifier refuses it, and no devices form it.
+    path = dump(module(f"  ROOT %ar = f32[8]{{0}} all-reduce(%p), replica_groups={groups}, "
+                       "to_apply=%add\n", replica_count=2, num_partitions=2))
+    message = f"Instruction cannot have an empty replica group: replica_groups={groups}"
+    code, out, err = run(capsys, "inspect", path)
+    assert (code, err) == (1, "")
+    assert out.splitlines()[-1] == f"{path}:11:8: ar: {message}"
+    code, out, err = run(capsys, "inspect", path, "--json")
+    assert (code, err) == (1, "")
+    payload = json.loads(out)
+    c = payload["collectives"][0]
+    assert (payload["error_count"], c["error"]) == (1, message)
+    assert (c["device_groups"], c["group_count"], c["in_group_order_ascending"]) == ([], 0, None)
+
+
+def test_errors_past_the_tenth_are_counted(capsys, dump):
+    body = "".join(f"  %ar{i} = f32[8]{{0}} all-reduce(%p), replica_groups={{{{}}}}, "
+                   "to_apply=%add\n" for i in range(11))
+    path = dump(module(body + "  ROOT %out = f32[8]{0} copy(%p)\n", replica_count=2))
+    code, out, _ = run(capsys, "inspect", path)
+    assert code == 1
+    assert out.splitlines()[-1] == f"{path}: ... 1 more collective that could not be resolved"
+
+
 def test_gzip_input(capsys, tmp_path):
     path = tmp_path / "m.hlo.gz"
     path.write_bytes(gzip.compress(FLATTENED_2X2.encode()))

@@ -95,9 +95,13 @@ def test_mesh_option_names_axes_of_explicit_groups(tmp_path: Path,
     payload = json.loads(out)
     assert (code, payload["mesh_source"]) == (0, "--mesh")
     assert payload["collectives"][0]["mesh_axes"] == "y"
-    code, out, _ = run(capsys, "inspect", str(path), "--mesh", "x=2,y=2", "--mesh-devices",
-                       "0,2,1,3", "--json")
-    assert json.loads(out)["collectives"][0]["mesh_axes"] == "x"
+    # The device groups are {{0,2},{1,3}} (XLA's default placement): with --mesh-devices the
+    # mesh holds device ids, and its axes are those of the device groups.
+    assert payload["collectives"][0]["device_groups"] == [[0, 2], [1, 3]]
+    for devices, axes in (("0,2,1,3", "y"), ("0,1,2,3", "x")):
+        code, out, _ = run(capsys, "inspect", str(path), "--mesh", "x=2,y=2", "--mesh-devices",
+                           devices, "--json")
+        assert (code, json.loads(out)["collectives"][0]["mesh_axes"]) == (0, axes)
 
 
 def test_full_prints_whole_lists_and_singulars(tmp_path: Path,
@@ -128,6 +132,10 @@ def test_usage_errors_of_the_new_options(tmp_path: Path,
                               "replicas, the partitions or both\n")
     code, _, err = run(capsys, "inspect", str(tmp_path))
     assert code == 2 and "no module after optimizations found" in err
+    code, _, err = run(capsys, "inspect", str(path), "--mesh", "x=1")
+    assert (code, err) == (2, f"meshtopo: error: --mesh mesh['x'=1] has 1 device, but {path} "
+                              "has 2 x 2 (replicas x partitions); a mesh must span the "
+                              "replicas, the partitions or both\n")
 
 
 def test_wire_bytes_per_device_by_opcode(tmp_path: Path,

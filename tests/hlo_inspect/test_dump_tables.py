@@ -100,3 +100,70 @@ def test_inspect_reads_the_directory_and_names_the_table(dump, capsys, tmp_path)
     out, _ = capsys.readouterr()
     assert "device assignment: XLA's default placement (no compile_options.textproto" in out
     assert "{{0,1,2,3},{4,5,6,7}}" in out
+
+
+@pytest.mark.parametrize("order", sorted(ORDERS))
+@pytest.mark.parametrize(("collective", "axis"), CASES)
+def test_mesh_devices_name_the_axes_of_the_device_groups(dump, capsys, collective: str,
+                                                         axis: str, order: str):
+    # The mesh the program ran on, its devices in the dump's order: the device groups are
+    # that mesh's groups over the axis, and so are the written groups on the mesh 0..7.
+    path = str(_module_of(dump, f"{collective}-{order}").source)
+    devices = ",".join(map(str, ORDERS[order]))
+    for extra in (["--mesh-devices", devices], []):
+        with pytest.raises(SystemExit) as done:
+            main(["inspect", path, "--json", "--mesh", "x=2,y=4", *extra])
+        out, err = capsys.readouterr()
+        assert (done.value.code, err) == (0, "")
+        payload = json.loads(out)
+        assert [c["mesh_axes"] for c in payload["collectives"]] == [axis], extra
+
+
+def test_counts_that_disagree_with_the_dump_s_table_name_its_file(dump, capsys):
+    module = _module_of(dump, "psum-permuted")
+    table = module.compile_options.path  # type: ignore[union-attr]
+    path = str(module.source)
+    message = (f"the device table from {table} is 1 x 8 (replicas x partitions), but module "
+               f"{module.name} is read with replica_count=1, num_partitions=4 (counts given "
+               "override the dump's); leave the counts to the dump, or give a device "
+               "assignment of 1 x 4 as well")
+    for command in ("inspect", "check"):
+        with pytest.raises(SystemExit) as done:
+            main([command, path, "--num-partitions", "4"])
+        out, err = capsys.readouterr()
+        assert (done.value.code, out, err) == (2, "", f"meshtopo: error: {message}\n"), command
+    with pytest.raises(SystemExit) as done:
+        main(["inspect", str(dump[0]), "--num-partitions", "4"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.count("\n") == 1
+    assert err.startswith(f"meshtopo: error: the device table from {dump[0]}")
+    with pytest.raises(mt.InvalidArgumentError) as caught:
+        mt.hlo.load(path, num_partitions=4)
+    assert str(caught.value) == message
+    # A table given with the counts is used as given.
+    given = mt.hlo.load(path, num_partitions=4, device_assignment=[[0, 1, 2, 3]])
+    assert given.device_assignment_source == "given"
+
+
+@pytest.mark.parametrize("mode", ["r", "rb"])
+def test_an_open_dump_file_takes_the_table_beside_its_path(dump, mode: str):
+    import io
+
+    module = _module_of(dump, "psum-permuted")
+    path = str(module.source)
+    with open(path, mode) as handle:
+        opened = mt.hlo.load(handle)
+    assert (opened.device_assignment_source, opened.device_assignment.array.tolist()) == (
+        "dump", [list(ORDERS["permuted"])])
+    assert [c.device_groups() for c in opened.collectives] == [
+        c.device_groups() for c in module.collectives]
+    with open(path, mode) as handle:
+        stream = mt.hlo.iter_collectives(handle)
+        next(stream)
+        assert (stream.device_assignment_source, stream.device_assignment) == (
+            "dump", module.device_assignment)
+        stream.close()
+    # Text without a path behind it: XLA's default placement.
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    assert mt.hlo.load(io.StringIO(text)).device_assignment_source == "default"

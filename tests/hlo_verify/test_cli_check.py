@@ -11,7 +11,7 @@ import pytest
 
 from meshtopo.cli import main
 
-from ._modules import module_text
+from ._modules import HEADER, module_text
 
 BAD_GROUPS = "ROOT %ar = f32[8]{0} all-reduce(%p), replica_groups={{0,1},{2,5}}, to_apply=%add"
 GOOD = "ROOT %ar = f32[8]{0} all-reduce(%p), replica_groups={{0,1},{2,3}}, to_apply=%add"
@@ -89,6 +89,44 @@ def test_json(capsys: pytest.CaptureFixture[str], files: dict[str, str]) -> None
     assert code == 0
     assert json.loads(out)["ok"] is True
     assert json.loads(out)["findings"] == []
+
+
+UNRESOLVED = {
+    "groups": ("ROOT %ar = f32[8]{0} all-reduce(%p), replica_groups={{0,1}}, to_apply=%add",
+               "replica group id 1 is out of range in kCrossReplica mode: there is 1 replica "
+               "(ids 0..0) in replica groups {{0,1}}", "all-reduce", "replica_groups"),
+    "pairs": ("ROOT %ar = f32[8]{0} collective-permute(%p), source_target_pairs={{0,1}}",
+              "source-target id 1 is out of range: there is 1 replica", "collective-permute",
+              "source_target_pairs"),
+}
+
+
+@pytest.mark.parametrize("header", ["HloModule m, replica_count=1", "HloModule m"],
+                         ids=["count", "no-count"])
+@pytest.mark.parametrize("kind", sorted(UNRESOLVED))
+def test_collective_the_order_analysis_cannot_resolve_is_a_finding(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, header: str, kind: str
+) -> None:
+    # With one replica the verifier skips the id range check, as XLA does; the ids name
+    # devices that do not exist, which the order analysis finds when it resolves them.
+    body, message, opcode, check = UNRESOLVED[kind]
+    path = tmp_path / "one.hlo"
+    path.write_text(module_text(body).replace(HEADER.format(r=1, p=1), header))
+    code, out, err = run(capsys, "check", str(path))
+    assert (code, err) == (1, "")
+    assert out.splitlines() == [
+        f"{path}:9:8: ar: {message}",
+        f"{path}: 1 finding in 1 collective (replica_count=1, num_partitions=1)",
+    ]
+    code, out, err = run(capsys, "check", str(path), "--json")
+    assert (code, err) == (1, "")
+    assert json.loads(out) == {
+        "file": str(path), "replica_count": 1, "device_assignment_source": "default",
+        "num_partitions": 1, "collectives": 1,
+        "findings": [{"message": message, "instruction": "ar", "opcode": opcode, "line": 9,
+                      "column": 8, "check": check, "severity": "error"}],
+        "order_findings": [], "ok": False,
+    }
 
 
 def test_counts_override_header(capsys: pytest.CaptureFixture[str], files: dict[str, str]) -> None:

@@ -52,6 +52,24 @@ def test_clean_spmd_module(capsys: pytest.CaptureFixture[str], files: dict[str, 
     assert out.splitlines()[-1].endswith(": 4 devices, 2 collectives, no findings")
 
 
+@pytest.mark.parametrize(("partitions", "summary", "hidden"), [
+    (4, "4 devices, 1 collective, no findings", None),
+    (5, "5 devices, 1 collective, no findings",
+     "timeline of device 4 not shown (the first 4 are); show it with --devices 4"),
+], ids=["four", "five"])
+def test_counts_of_one_are_singular(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                    partitions: int, summary: str, hidden: str | None) -> None:
+    path = tmp_path / "one.hlo"
+    groups = "{{" + ",".join(map(str, range(partitions))) + "}}"
+    path.write_text(_module(all_reduce("a", groups)).replace(
+        "num_partitions=4", f"num_partitions={partitions}"))
+    code, out, err = run(capsys, "order", str(path))
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[-1] == f"{path}: {summary}"
+    assert (lines[-2] if hidden else None) == hidden
+
+
 def test_mpmd_deadlock_text_and_excerpt(capsys: pytest.CaptureFixture[str],
                                         files: dict[str, str]) -> None:
     code, out, err = run(capsys, "order", f"{files['forward']}@0,2,3",

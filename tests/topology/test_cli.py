@@ -168,6 +168,9 @@ def test_find_groups_no_axis_gives(capsys):
     code, out, err = run(capsys, "groups", "--mesh", "data=2", "--find", "{{}}", "--json")
     assert (code, err) == (0, "")
     assert json.loads(out)["over"] is None
+    code, out, err = run(capsys, "groups", "--mesh", "data=1", "--find", "{{0,1}}")
+    assert (code, out, err) == (
+        0, "no mesh axes give exactly these groups: device 1 is not in the mesh of 1 device\n", "")
 
 
 @pytest.mark.parametrize(("groups", "why"), [

@@ -15,6 +15,10 @@ def test_device_pairs_per_mode():
         mt.InvalidArgumentError, match="source-target id 2 is out of range: there are 2 partitions"
     ):
         mt.participating_device_pairs([(0, 2)], M.CROSS_PARTITION, da)
+    with pytest.raises(
+        mt.InvalidArgumentError, match=r"source-target id 1 is out of range: there is 1 replica$"
+    ):
+        mt.participating_device_pairs([(0, 1)], M.CROSS_REPLICA, mt.DeviceAssignment.default(1, 2))
 
 
 @pytest.mark.parametrize(

@@ -137,3 +137,6 @@ def test_unknown_device_and_out_of_range_ids():
         mt.participating_device_groups([[0, 2]], M.CROSS_REPLICA, da)
     with pytest.raises(mt.InvalidArgumentError, match="there are 4 flattened ids"):
         mt.participating_device_groups([[0, 4]], M.FLATTENED_ID, da)
+    with pytest.raises(mt.InvalidArgumentError, match=r"there is 1 partition \(ids 0\.\.0\)"):
+        mt.participating_device_groups([[0, 1]], M.CROSS_PARTITION,
+                                       mt.DeviceAssignment.default(2, 1))

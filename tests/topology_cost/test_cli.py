@@ -42,6 +42,13 @@ def test_plan_table_lists_every_axis_and_collective(capsys):
             "3.97", "ms", "nvls/simple"] in [line.split() for line in lines]  # fmt: skip
 
 
+def test_plan_header_of_one_host_is_singular(capsys):
+    code, out, err = run(capsys, "plan", "--cluster", "h100-8x:1", "--mesh", "tp=8")
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0] == ("h100-8x: 1 host x 8 devices, nvlink 450 GB/s per device, "
+                                   "8 x ib 50 GB/s per host")
+
+
 def test_plan_json_rows_and_against(capsys):
     payload = plan_json(capsys, "--cluster", "h100-8x:4", "--mesh", "dp=4,tp=8",
                         "--opcode", "all-reduce", "--size", "1GiB", "--against", "tp=8,dp=4")  # fmt: skip
@@ -98,7 +105,7 @@ def test_calibrate_saves_a_cluster_plan_can_use(capsys, tmp_path):
     code, out, err = run(capsys, "calibrate", str(LOG), "--cluster", "h100-8x", "--save", str(saved))
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[0] == "all-reduce over 16 ranks on 2 host(s): alpha 123.0 us, bus bandwidth 336.4 GB/s"
+    assert lines[0] == "all-reduce over 16 ranks on 2 hosts: alpha 123.0 us, bus bandwidth 336.4 GB/s"
     assert lines[1] == "  host: 3.4 us per step x 28, 450.0 GB/s per device"
     assert lines[2] == "  network: 13.9 us per step x 2, 74.2 GB/s per device"
     assert lines[3].split()[-2:] == ["bandwidth", "dominant"]

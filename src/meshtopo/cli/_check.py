@@ -3,7 +3,9 @@ then (for each module the verifier passes) the order analysis (``mt.order.analyz
 garbage from the order of collectives), one line per order finding.
 
 Exit 1 when there are findings, 0 when every module is clean; text that does not parse is bad
-input (exit 2, one stderr line with its position). The ``--json`` schema is in
+input (exit 2, one stderr line with its position). A collective the order analysis cannot
+resolve to devices (ids out of range where the verifier skips the range check, as XLA does with
+one replica) is a finding at its position, as ``inspect`` shows it. The ``--json`` schema is in
 docs/cli-json.md (one module: its object; several: ``{"modules": [...], "ok"}``).
 """
 
@@ -13,6 +15,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from .._errors import InvalidArgumentError
 from ..hlo import Finding, Module, load, verify
 from ..order import Finding as OrderFinding
 from ..order import analyze
@@ -30,6 +33,21 @@ def finding_text(file: str, finding: Finding) -> Text:
     text.append(": ")
     text.append(finding.message)
     return text
+
+
+def located_finding(error: InvalidArgumentError,
+                    module: Module | None = None) -> tuple[str | None, Finding] | None:
+    """An error that names the instruction it lies in (its ``location``) as a verifier finding
+    there, with the input the location names (None for a module read from a string); None when
+    the error names no instruction. ``module`` gives the instruction's opcode (else empty)."""
+    if error.location is None:
+        return None
+    source, name, line, column = error.location
+    collective = None if module is None else module.collectives_by_name.get(name)
+    opcode = "" if collective is None else collective.opcode
+    pairs = collective is not None and collective.replica_groups is None
+    check = "source_target_pairs" if pairs else "replica_groups"
+    return source, Finding(str(error), name, opcode, line, column, check)
 
 
 def order_finding_text(file: str, finding: OrderFinding) -> Text:
@@ -74,7 +92,9 @@ def check(files: tuple[str, ...], as_json: bool, replica_count: int | None,
         findings = verify(module, check_replica_groups=not no_replica_group_checks,
                           verify_no_collective_deadlocks=deadlocks)
         # The order analysis needs a module the verifier accepts.
-        order_findings = [] if findings else analyze(module).findings
+        order_findings: list[OrderFinding] = []
+        if not findings:
+            findings, order_findings = _order_analysis(module)
         name = module.source or path
         payloads.append(_payload(name, module, findings, order_findings))
         if not as_json:
@@ -84,6 +104,18 @@ def check(files: tuple[str, ...], as_json: bool, replica_count: int | None,
         emit_json(payloads[0] if is_single_file(files, paths) else
                   {"modules": payloads, "ok": ok})
     return 0 if ok else 1
+
+
+def _order_analysis(module: Module) -> tuple[list[Finding], list[OrderFinding]]:
+    """(findings, order findings) of the order analysis of a module the verifier accepts: a
+    collective it cannot resolve is one finding at its position, else its order findings."""
+    try:
+        return [], analyze(module).findings
+    except InvalidArgumentError as error:
+        located = located_finding(error, module)
+        if located is None:
+            raise
+        return [located[1]], []
 
 
 def _payload(name: str, module: Module, findings: list[Finding],

@@ -56,7 +56,9 @@ the list). Exits 1 when a collective could not be resolved, 0 otherwise.""")
 @click.option("--mesh", "mesh_spec",
               help="Name the mesh axes of each collective on this mesh, e.g. data=2,model=4 "
                    "(default: the mesh the module's mesh-axes groups write, if any).")
-@click.option("--mesh-devices", help="Device ids of --mesh in mesh order, e.g. 0,2,4,6,1,3,5,7.")
+@click.option("--mesh-devices",
+              help="Device ids of --mesh in mesh order, e.g. 0,2,4,6,1,3,5,7; the mesh axes "
+                   "are then those of each collective's device groups.")
 @click.option("--full", is_flag=True,
               help="Print whole group and pair lists instead of cutting them short.")
 @click.option(
@@ -92,7 +94,8 @@ def inspect_command(
     if mesh_devices is not None and mesh_spec is None:
         raise click.UsageError("--mesh-devices needs --mesh")
     mesh: Mesh | None = None if mesh_spec is None else parse_mesh(mesh_spec, mesh_devices)
-    results = [inspect_file(path, assignment_spec, replica_count, num_partitions, mesh=mesh)
+    results = [inspect_file(path, assignment_spec, replica_count, num_partitions, mesh=mesh,
+                            mesh_of_devices=mesh_devices is not None)
                for path in paths]
     costs = [None if cluster_spec is None else topology_columns(result, cluster_spec)
              for result in results]
@@ -269,8 +272,8 @@ def _print_notes(result: Inspection) -> None:
         # The position format of ``check``'s findings: FILE:LINE:COL: NAME: MESSAGE.
         click.echo(f"{result.source}:{row.line}:{row.column}: {row.name}: {row.pattern.error}")
     if len(errors) > 10:
-        click.echo(f"{result.source}: ... {len(errors) - 10} more collectives that could not be "
-                   "resolved")
+        click.echo(f"{result.source}: ... {plural(len(errors) - 10, 'more collective')} that "
+                   "could not be resolved")
 
 
 COMMANDS = [inspect_command]

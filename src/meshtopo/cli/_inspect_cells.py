@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..hlo import base_opcode
 from ._inspect_rows import Pattern, Row
-from ._render import groups_text
+from ._render import groups_text, plural
 
 GROUPS_SHOWN = 4
 """Device groups written out per collective in the terminal table before ``...``."""
@@ -74,7 +74,7 @@ def shape_text(pattern: Pattern) -> str:
     if pattern.error is not None:
         return "-"
     if pattern.is_pairs:
-        return f"{pattern.group_count} pair{'' if pattern.group_count == 1 else 's'}"
+        return plural(pattern.group_count, "pair")
     size = "ragged" if pattern.group_size is None else str(pattern.group_size)
     return f"{pattern.group_count}x{size}"
 

@@ -11,6 +11,9 @@ in the module), each pattern with replica groups names the axes it spans: withou
 the axes written in a mesh-axes list, else ``Mesh.axes_for`` of the groups as written on the
 mesh (None when no set of whole axes gives them). A given mesh thus names the axes in the
 user's words even where the module writes its own (JAX writes ``axis_0``, ``axis_1``, ...).
+A mesh given with its device ids (``--mesh-devices``) holds devices, not the ids groups are
+written in: its axes are found from each pattern's device groups (after the placement), as
+``meshtopo groups --devices ... --find`` finds them.
 """
 
 from __future__ import annotations
@@ -32,8 +35,10 @@ from ..hlo import (
     describe_placement,
     iter_collectives,
     printed_groups,
+    replica_groups_problem,
 )
 from ._options import device_assignment
+from ._render import plural
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,11 +127,14 @@ def inspect_file(
     progress: bool | None = None,
     block_size: int | None = None,
     mesh: Mesh | None = None,
+    mesh_of_devices: bool = False,
 ) -> Inspection:
     """Read every collective of an HLO dump (path, ``'-'`` for stdin, or open file) and resolve
     its device groups under the given placement (an ``--device-assignment`` spec; ``auto``:
     the dump's own table when XLA wrote one beside the file, else XLA's default); name the
     mesh axes of each pattern under ``mesh`` (else the module's own mesh, if it writes one).
+    ``mesh_of_devices``: ``mesh`` holds device ids (``--mesh-devices``), so the axes are those
+    of each pattern's device groups rather than of its groups as written.
 
     ``progress`` and ``block_size`` go to ``iter_collectives`` (None: its defaults).
     """
@@ -163,7 +171,7 @@ def inspect_file(
     found = list(patterns.values())
     if mesh is not None and mesh.size not in (counts[0], counts[1], counts[0] * counts[1]):
         raise InvalidArgumentError(
-            f"--mesh {mesh} has {mesh.size} devices, but {name} has {counts[0]} x {counts[1]} "
+            f"--mesh {mesh} has {plural(mesh.size, 'device')}, but {name} has {counts[0]} x {counts[1]} "
             "(replicas x partitions); a mesh must span the replicas, the partitions or both")
     mesh_source = "--mesh" if mesh is not None else None
     if mesh is None:
@@ -181,8 +189,8 @@ def inspect_file(
         found,
         mesh,
         mesh_source,
-        None if mesh is None else {p.index: _axes(p, mesh, mesh_source == "module")
-                                   for p in found},
+        None if mesh is None else {
+            p.index: _axes(p, mesh, mesh_source == "module", mesh_of_devices) for p in found},
         stream.device_assignment_source if assignment_spec == "auto" else "given",
         (describe_placement(stream.device_assignment_source, stream.compile_options)
          if assignment_spec == "auto" else f"device assignment {assignment_spec}"),
@@ -203,9 +211,11 @@ def _op_name(collective: Collective) -> str | None:
         return None
 
 
-def _axes(pattern: Pattern, mesh: Mesh, use_written: bool) -> str | None:
+def _axes(pattern: Pattern, mesh: Mesh, use_written: bool, of_devices: bool) -> str | None:
     """The mesh axes of one pattern: as written in a mesh-axes list (``use_written``: the mesh
-    is the module's), else found by ``axes_for`` on ``mesh`` (so ``--mesh`` names them)."""
+    is the module's), else found by ``axes_for`` on ``mesh`` (so ``--mesh`` names them): of
+    the device groups when the mesh holds device ids (``of_devices``), else of the groups as
+    written."""
     groups = pattern.device_list
     if groups is None or pattern.is_pairs:
         return None
@@ -214,8 +224,10 @@ def _axes(pattern: Pattern, mesh: Mesh, use_written: bool) -> str | None:
         return ",".join(
             f"{a.name}:({a.pre_size}){a.size}" if isinstance(a, SubAxis) else str(a)
             for a in written.axes)
+    if of_devices and pattern.error is not None:
+        return None
     try:
-        axes = mesh.axes_for(groups)
+        axes = mesh.axes_for(pattern.device_groups if of_devices else groups)
     except MeshtopoError:
         return None
     return None if axes is None else ",".join(axes) or "(none)"
@@ -272,6 +284,10 @@ def _resolve(
             groups = collective.device_groups(assignment)
         except MeshtopoError as failure:
             error = str(failure)
+    if error is None and not is_pairs:
+        error = _empty_group_problem(collective)
+        if error is not None:
+            groups = []
     sizes = {len(g) for g in groups}
     ids_differ, ascending = _order_facts(groups, assignment, is_pairs)
     if error is not None:
@@ -289,6 +305,18 @@ def _resolve(
         error,
         None if is_pairs else collective.replica_groups,
     )
+
+
+def _empty_group_problem(collective: Collective) -> str | None:
+    """XLA's refusal of written groups with an empty group among them (its devices would
+    form no clique; XLA's verifier rejects the module), or None."""
+    written = collective.replica_groups
+    if written is None or written.encoding != "explicit" or written.is_empty:
+        return None
+    if written.group_sizes.min() > 0:
+        return None
+    return replica_groups_problem(written, collective.mode, collective.replica_count,
+                                  collective.num_partitions)
 
 
 def _written(collective: Collective) -> str | None:
@@ -312,5 +340,5 @@ def _order_facts(
     steps = np.diff(flat) > 0
     # A step crosses into the next group at each group start: ignore those.
     starts = np.cumsum(sizes)[:-1] - 1
-    steps[starts[starts < steps.size]] = True
+    steps[starts[(starts >= 0) & (starts < steps.size)]] = True
     return ids_differ, bool(steps.all())

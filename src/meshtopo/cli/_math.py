@@ -109,7 +109,7 @@ def expand(text: str, as_json: bool) -> None:
         out.print("[" + ", ".join(map(str, group)) + more + "]", style=group_style(index))
     if device_list.num_replica_groups > GROUPS_SHOWN:
         rest = device_list.num_replica_groups - GROUPS_SHOWN
-        out.print(f"  ... {rest} more group{'' if rest == 1 else 's'}")
+        out.print(f"  ... {plural(rest, 'more group')}")
 
 
 def parse_mesh(spec: str, devices: str | None) -> Mesh:
@@ -137,7 +137,7 @@ def _why_no_axes(mesh: Mesh, groups: CollectiveDeviceList) -> str | None:
     ids = groups.flattened_replica_groups()
     outside = ids[mesh.positions_of(ids) < 0]
     if outside.size:
-        return f"device {int(outside[0])} is not in the mesh of {mesh.size} devices"
+        return f"device {int(outside[0])} is not in the mesh of {plural(mesh.size, 'device')}"
     values, counts = np.unique(ids, return_counts=True)
     if (counts > 1).any():
         return f"device {int(values[counts > 1][0])} is in them more than once"
@@ -145,7 +145,7 @@ def _why_no_axes(mesh: Mesh, groups: CollectiveDeviceList) -> str | None:
         sizes = dict.fromkeys(groups.group_sizes.tolist())  # as written
         return f"the groups differ in size ({', '.join(map(str, sizes))})"
     if ids.size != mesh.size:
-        return f"they hold {ids.size} of the mesh's {mesh.size} devices"
+        return f"they hold {ids.size} of the mesh's {plural(mesh.size, 'device')}"
     array = groups.to_array()  # each group's ranks in mesh order, then asked again
     ranked = mesh.axes_for(np.take_along_axis(
         array, np.argsort(mesh.positions_of(array), axis=1), axis=1))

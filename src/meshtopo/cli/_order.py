@@ -17,13 +17,12 @@ import click
 from rich.text import Text
 
 from .._errors import InvalidArgumentError
-from ..hlo import Finding as HloFinding
 from ..hlo import load
 from ..order import Arrival, Finding, Report, analyze, chrome_trace, from_flight_recorder
-from ._check import finding_text
+from ._check import finding_text, located_finding
 from ._inputs import device_limit_option
 from ._options import int_list
-from ._render import console, emit_json
+from ._render import console, emit_json, noun_for, plural
 
 TIMELINES_SHOWN = 4  # devices whose timelines are printed when --devices is not given
 TRACED = 64  # devices traced when --devices is not given
@@ -58,10 +57,10 @@ def _positioned(analysis: Callable[[], Report], path: str) -> Report:
     try:
         return analysis()
     except InvalidArgumentError as error:
-        if error.location is None:
+        located = located_finding(error)
+        if located is None:
             raise
-        source, name, line, column = error.location
-        finding = HloFinding(str(error), name, "", line, column, "replica_groups")
+        source, finding = located
         raise InvalidArgumentError(finding_text(source or path, finding).plain) from None
 
 
@@ -170,15 +169,17 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
             out.print(_line(arrival, False))
     hidden = known[len(devices):] if devices_text is None else []
     if hidden:
-        out.print(Text(f"timelines of {report.unit}s {_spelled(hidden)} not shown (the first "
-                       f"{TIMELINES_SHOWN} are); show them with --devices "
-                       f"{','.join(map(str, hidden[:8]))}{',...' if len(hidden) > 8 else ''}",
+        n = len(hidden)
+        out.print(Text(f"{noun_for(n, 'timeline')} of {noun_for(n, report.unit)} "
+                       f"{_spelled(hidden)} not shown (the first {TIMELINES_SHOWN} are); show "
+                       f"{'it' if n == 1 else 'them'} with --devices "
+                       f"{','.join(map(str, hidden[:8]))}{',...' if n > 8 else ''}",
                        style="dim"))
     count = len(report.findings)
-    summary = (f"{name}: {count} finding{'s' if count != 1 else ''} in the collective order of "
-               f"{len(known)} {report.unit}s" if count else
-               f"{name}: {len(known)} {report.unit}s, {sum(report.entry_counts)} collectives, "
-               f"no findings")
+    summary = (f"{name}: {plural(count, 'finding')} in the collective order of "
+               f"{plural(len(known), report.unit)}" if count else
+               f"{name}: {plural(len(known), report.unit)}, "
+               f"{plural(sum(report.entry_counts), 'collective')}, no findings")
     out.print(Text(summary, style="bold red" if count else "bold green"))
     return 1 if count else 0
 

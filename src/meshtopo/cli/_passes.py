@@ -27,7 +27,7 @@ from ..hlo.passes import (
     run_linearize_collectives,
 )
 from ._inputs import device_limit_option
-from ._render import console, emit_json
+from ._render import console, emit_json, plural
 
 
 class _Options(NamedTuple):
@@ -132,7 +132,7 @@ def passes(file: str, output: str | None, as_json: bool, **options: Any) -> int:
         out = console()
         out.print(_table(decisions))
         out.print(f"{file}: {', '.join(names)}: {len(module.instructions)} -> "
-                  f"{len(result.instructions)} instructions, written to {output}")
+                  f"{plural(len(result.instructions), 'instruction')}, written to {output}")
     return 0
 
 

@@ -37,6 +37,7 @@ from ._inspect_rows import Inspection
 from ._math import _mesh_payload, parse_mesh
 from ._options import DecimalRange
 from ._options import int_list as _int_list
+from ._render import plural
 
 CLUSTER_HELP = (
     f"A preset ({', '.join(PRESETS)}; name:HOSTS or name:AxB[xC][:SLICES]), or a TOML, JSON or "
@@ -96,7 +97,8 @@ def _describe(cluster: Cluster) -> str:
         wraps = "".join("w" if w else "-" for w in cluster.torus.wraparound)
         torus = f", slices {shape} (wraparound {wraps})"
     return (
-        f"{cluster.name}: {cluster.num_hosts} hosts x {cluster.devices_per_host} devices, "
+        f"{cluster.name}: {plural(cluster.num_hosts, 'host')} x "
+        f"{plural(cluster.devices_per_host, 'device')}, "
         f"{cluster.host_link.kind} {cluster.host_link.bandwidth / 1e9:g} GB/s per device, "
         f"{cluster.nics_per_host} x {cluster.network.kind} {cluster.network.bandwidth / 1e9:g} GB/s "
         f"per host{torus}"
@@ -215,7 +217,7 @@ def calibrate_command(
         return
     for fit, tier in zip(fits, tiers, strict=True):
         click.echo(
-            f"{fit.opcode} over {fit.ranks} ranks on {fit.hosts} host(s): alpha "
+            f"{fit.opcode} over {plural(fit.ranks, 'rank')} on {plural(fit.hosts, 'host')}: alpha "
             f"{format_seconds(fit.alpha)}, bus bandwidth {fit.bus_bandwidth / 1e9:.1f} GB/s"
         )
         click.echo(f"  host: {format_seconds(tier.host_alpha)} per step x {tier.steps - tier.inter_steps}, "

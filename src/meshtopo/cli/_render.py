@@ -46,7 +46,13 @@ def group_style(group: int) -> str:
 
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """``1 collective``, ``2 collectives`` (``many`` for irregular plurals: ``topologies``)."""
-    return f"{count} {noun if count == 1 else many or noun + 's'}"
+    return f"{count} {noun_for(count, noun, many)}"
+
+
+def noun_for(count: int, noun: str, many: str | None = None) -> str:
+    """The noun ``plural`` puts after ``count``, alone: ``collective`` for 1, else
+    ``collectives`` (or ``many``), for text that sets the count apart."""
+    return noun if count == 1 else many or noun + "s"
 
 
 def emit_json(payload: object) -> None:

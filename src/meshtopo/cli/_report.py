@@ -25,7 +25,7 @@ from ._inspect_cells import (
     wire_bytes,
 )
 from ._inspect_rows import Inspection, Pattern, Row
-from ._render import PALETTE, Cells, groups_text
+from ._render import PALETTE, Cells, groups_text, noun_for, plural
 
 GRID_CELL_LIMIT = 4096
 """Largest grid (replicas x partitions) drawn; larger grids are summarised."""
@@ -61,21 +61,23 @@ def _write(result: Inspection, out: IO[str]) -> None:
     shown = result.rows[:DETAIL_LIMIT]
     for index, row in enumerate(shown):
         out.write(_detail(result, index, row, drawings))
-    if len(result.rows) > len(shown):
+    more = len(result.rows) - len(shown)
+    if more:
         out.write(
-            f'<p class="note">{len(result.rows) - len(shown)} more collectives are in the table '
-            "above without a grid; <code>--json</code> lists them all.</p>\n"
+            f'<p class="note">{plural(more, "more collective")} {"is" if more == 1 else "are"} '
+            "in the table above without a grid; <code>--json</code> lists them all.</p>\n"
         )
     out.write("</main></body></html>\n")
 
 
 def _summary(result: Inspection) -> str:
     facts = [
-        f"<b>{len(result.rows)}</b> collective{_s(len(result.rows))}",
-        f"<b>{result.replica_count}</b> replica{_s(result.replica_count)} &times; "
-        f"<b>{result.num_partitions}</b> partition{_s(result.num_partitions)}",
+        f"<b>{len(result.rows)}</b> {noun_for(len(result.rows), 'collective')}",
+        f"<b>{result.replica_count}</b> {noun_for(result.replica_count, 'replica')} &times; "
+        f"<b>{result.num_partitions}</b> {noun_for(result.num_partitions, 'partition')}",
         html.escape(result.assignment_note),
-        f"<b>{len(result.patterns)}</b> distinct group pattern{_s(len(result.patterns))}",
+        f"<b>{len(result.patterns)}</b> distinct group "
+        f"{noun_for(len(result.patterns), 'pattern')}",
     ]
     badges = []
     if result.ids_differ_count:
@@ -107,10 +109,6 @@ def _summary(result: Inspection) -> str:
     )
 
 
-def _s(count: int) -> str:
-    return "" if count == 1 else "s"
-
-
 def _table(result: Inspection) -> str:
     e = html.escape
     parts = [
@@ -137,7 +135,8 @@ def _table(result: Inspection) -> str:
         )
     parts.append("</tbody></table></div>\n")
     if len(result.rows) > TABLE_LIMIT:
-        parts.append(f'<p class="note">{len(result.rows) - TABLE_LIMIT} more rows: use --json.</p>')
+        parts.append(f'<p class="note">{plural(len(result.rows) - TABLE_LIMIT, "more row")}: '
+                     "use --json.</p>")
     return "".join(parts)
 
 

@@ -26,7 +26,7 @@ from ..runtime._rendezvous import DEFAULT_TIMEOUT
 from ..runtime._values import Value
 from ._inputs import device_limit_option
 from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange, device_assignment
-from ._render import console, emit_json
+from ._render import console, emit_json, plural
 
 
 def _leaves(value: Value) -> list[np.ndarray]:
@@ -116,7 +116,8 @@ def run(file: str, backend: str, nproc: int | None, nnodes: int, node_rank: int,
         raise InvalidArgumentError("--nproc and --nnodes need --backend torch")
     if nproc is not None and nproc * nnodes != devices:
         raise InvalidArgumentError(
-            f"--nproc {nproc} x --nnodes {nnodes} must equal the module's {devices} devices "
+            f"--nproc {nproc} x --nnodes {nnodes} must equal the module's "
+            f"{plural(devices, 'device')} "
             f"(replica_count={module.replica_count} x num_partitions={module.num_partitions})"
         )
     if node_rank >= nnodes:
@@ -151,7 +152,7 @@ def run(file: str, backend: str, nproc: int | None, nnodes: int, node_rank: int,
         text.append("; ".join(np.array2string(a, threshold=16, separator=",")
                               .replace("\n", "") for a in _leaves(value)))
         out.print(text)
-    out.print(Text(f"{name}: {len(outputs)} devices ran on {backend} in {seconds:.2f} s",
+    out.print(Text(f"{name}: {plural(len(outputs), 'device')} ran on {backend} in {seconds:.2f} s",
                    style="bold green"))
     return 0
 
@@ -179,7 +180,7 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
         raise InvalidArgumentError("--nproc needs --backend torch")
     if nproc is not None and nproc != len(plan.devices):
         raise InvalidArgumentError(
-            f"--nproc {nproc} must equal the module's {len(plan.devices)} devices")
+            f"--nproc {nproc} must equal the module's {plural(len(plan.devices), 'device')}")
     started = time.perf_counter()
     if backend == "local":
         seconds = run_threads(plan.devices, timeout, plan.run_device)
@@ -214,7 +215,7 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
         instruction = step.instruction
         text = Text(f"%{instruction.name}", style="cyan")
         text.append(f" ({instruction.opcode}, line {instruction.line}): {step.bytes} bytes on "
-                    f"{len(times)} devices, seconds min {min(times):.6f} median "
+                    f"{plural(len(times), 'device')}, seconds min {min(times):.6f} median "
                     f"{float(np.median(times)):.6f} max {max(times):.6f}")
         out.print(text)
     for instruction in plan.skipped:
@@ -222,7 +223,8 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
                        f"{instruction.line}) is not replayed", style="yellow"))
     for note in plan.unresolved:
         out.print(Text(f"note: {note}", style="yellow"))
-    out.print(Text(f"{name}: {len(rows)} collectives replayed on {len(plan.devices)} devices "
+    out.print(Text(f"{name}: {plural(len(rows), 'collective')} replayed on "
+                   f"{plural(len(plan.devices), 'device')} "
                    f"({backend}) in {elapsed:.2f} s", style="bold green"))
     return 0
 

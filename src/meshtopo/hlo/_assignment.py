@@ -40,17 +40,29 @@ def as_assignment(value: object) -> DeviceAssignment:
 
 
 def check_assignment(
-    assignment: DeviceAssignment, replica_count: int, num_partitions: int, owner: str
+    assignment: DeviceAssignment, replica_count: int, num_partitions: int, owner: str,
+    dump: str | None = None,
 ) -> None:
     """Raise ``InvalidArgumentError`` unless ``assignment`` is ``replica_count x
-    num_partitions`` (``owner`` names the module in the message, e.g. ``module m``)."""
+    num_partitions`` (``owner`` names the module in the message, e.g. ``module m``).
+    ``dump`` is the ``compile_options.textproto`` the table came from, when it was not
+    given: the counts that disagree with it are then the caller's overrides, and the message
+    says so."""
     shape = (assignment.replica_count, assignment.computation_count)
-    if shape != (replica_count, num_partitions):
+    if shape == (replica_count, num_partitions):
+        return
+    counts = f"replica_count={replica_count}, num_partitions={num_partitions}"
+    if dump is not None:
         raise InvalidArgumentError(
-            f"device_assignment is {shape[0]} x {shape[1]} (replicas x partitions) but {owner} "
-            f"has replica_count={replica_count}, num_partitions={num_partitions}; "
-            "give a table with one row per replica and one column per partition"
+            f"the device table from {dump} is {shape[0]} x {shape[1]} (replicas x "
+            f"partitions), but {owner} is read with {counts} (counts given override the "
+            f"dump's); leave the counts to the dump, or give a device assignment of "
+            f"{replica_count} x {num_partitions} as well"
         )
+    raise InvalidArgumentError(
+        f"device_assignment is {shape[0]} x {shape[1]} (replicas x partitions) but {owner} "
+        f"has {counts}; give a table with one row per replica and one column per partition"
+    )
 
 
 def placed(value: object, replica_count: int, num_partitions: int, owner: str) -> DeviceAssignment:

@@ -182,15 +182,35 @@ def placement_for(
     """The one rule for a module's device table: the caller's table when given; else, for a
     file in XLA's dump layout, the table of the ``compile_options.textproto`` beside it; else
     None, meaning XLA's default placement. Returns the table, where it came from, and the
-    compile options read (if any)."""
+    compile options read (if any). An open file whose ``name`` is the path of a file is
+    looked up as that path."""
     if device_assignment is not None:
         return as_assignment(device_assignment), "given", None
-    if not isinstance(path, (str, os.PathLike)) or os.fspath(path) == "-":
+    file = _file_path(path)
+    if file is None:
         return None, "default", None
-    options = compile_options_for(os.fspath(path))
+    options = compile_options_for(file)
     if options is not None and options.device_assignment is not None:
         return options.device_assignment, "dump", options
     return None, "default", options
+
+
+def _file_path(source: object) -> str | None:
+    """The path ``source`` reads: a path itself (None for ``'-'``, stdin), or an open file's
+    ``name`` when that names a file (not ``<stdin>`` or a descriptor number); else None."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        return None if path == "-" else os.fsdecode(path)
+    name = getattr(source, "name", None)
+    return name if isinstance(name, str) and os.path.isfile(name) else None
+
+
+def table_file(source: AssignmentSource, options: CompileOptions | None) -> str | None:
+    """The file a module's device table was read from: the ``compile_options.textproto``
+    when the table is the dump's, else None (given, or XLA's default)."""
+    if source != "dump" or options is None:
+        return None
+    return options.path or FILE_NAME
 
 
 def describe_placement(source: AssignmentSource, options: CompileOptions | None) -> str:

@@ -21,7 +21,7 @@ from .._errors import HloParseError, InvalidArgumentError
 from .._placement import DeviceAssignment
 from ._assignment import as_assignment, check_assignment, count
 from ._collective import ASYNC_OPCODES, COLLECTIVE_OPCODES, Collective, CollectiveScope
-from ._compile_options import AssignmentSource, CompileOptions, placement_for
+from ._compile_options import AssignmentSource, CompileOptions, placement_for, table_file
 from ._decode import DecodeCache, decode_collective
 from ._dump import single_module_file
 from ._input import open_input
@@ -220,6 +220,7 @@ def _parse(
     device_assignment: DeviceAssignment | ArrayLike | None,
     source: str | None,
     assignment_source: AssignmentSource,
+    dump: str | None = None,
 ) -> Module:
     if not isinstance(text, str):
         raise InvalidArgumentError(f"parse_module expects str text, got {type(text).__name__}")
@@ -231,7 +232,7 @@ def _parse(
         header = ModuleHeader(reader.header())
         r, p = resolve_counts(header, replica_count, num_partitions)
         if assignment is not None:
-            check_assignment(assignment, r, p, f"module {header.name}")
+            check_assignment(assignment, r, p, f"module {header.name}", dump)
         scope = ModuleScope(r, p, assignment)
         cache = DecodeCache()
         found: list[Collective] = []
@@ -291,7 +292,8 @@ def load(
     ``single_module_file``; one with several is an ``InvalidArgumentError``).
 
     Without ``device_assignment``, a file in XLA's dump layout (``module_NNNN.NAME.*.txt``
-    beside ``module_NNNN.NAME/compile_options.textproto``, or the textproto beside it) takes
+    beside ``module_NNNN.NAME/compile_options.textproto``, or the textproto beside it; given
+    as a path, or as an open file whose ``name`` is that path) takes
     the table and the replica and partition counts from XLA's compile options;
     ``module.device_assignment_source`` says which was used.
     """
@@ -301,6 +303,7 @@ def load(
     if table is not None and source == "dump":
         replica_count = table.replica_count if replica_count is None else replica_count
         num_partitions = table.computation_count if num_partitions is None else num_partitions
-    module = _parse(text, replica_count, num_partitions, table, name, source)
+    module = _parse(text, replica_count, num_partitions, table, name, source,
+                    table_file(source, options))
     module.compile_options = options
     return module

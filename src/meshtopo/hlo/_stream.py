@@ -30,7 +30,7 @@ from .._errors import HloParseError
 from .._placement import DeviceAssignment
 from ._assignment import check_assignment
 from ._collective import ASYNC_OPCODES, COLLECTIVE_OPCODES, Collective
-from ._compile_options import AssignmentSource, CompileOptions, placement_for
+from ._compile_options import AssignmentSource, CompileOptions, placement_for, table_file
 from ._decode import DecodeCache
 from ._dump import single_module_file
 from ._input import HloInput, open_input
@@ -166,7 +166,8 @@ def _blocks(
     if record.name is not None:
         stream.header = header
     if table is not None:
-        check_assignment(table, r, p, f"module {header.name}")
+        check_assignment(table, r, p, f"module {header.name}",
+                         table_file(stream.device_assignment_source, stream.compile_options))
     scope = _StreamScope(r, p, table)
     stream.device_assignment = scope.default_assignment()
     linker = Linker(scope.root_collective, scope.wrapped)
