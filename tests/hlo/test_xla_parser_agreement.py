@@ -235,9 +235,12 @@ CASES["no header, a computation with a signature first"] = (
     "\n" + ADD + "ENTRY %c" + _BODY)
 CASES["no header, a name and '{' first"] = "\n%c" + _BODY
 CASES["no header, prose"] = "\nimport jax\nprint(1)\n"
+for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("none", "copy()"),
+                     ("across lines", "negate(\n   %p,\n %p)"), ("a done's", "all-reduce-done(%p, %p)")):
+    CASES[f"operand count, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} {_line}")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+_IN_XLA_WORDS = ("operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

@@ -503,23 +503,24 @@ scan_line(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 #define FIELDS 19 /* of an Instruction, in the order its constructor takes them */
 
 static PyObject *instruction_type, *opcode_names, *type_names, *literal_opcodes, *no_layout,
-    *syntax_fault, *no_names, *controls_key, *shared_key, *has_metadata_key;
+    *syntax_fault, *no_names, *controls_key, *shared_key, *has_metadata_key, *operand_counts;
 static Py_ssize_t field_offsets[FIELDS];
 
 static PyObject *
 configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject **slots[] = {&instruction_type, &opcode_names, &type_names, &literal_opcodes,
-                          &no_layout, &syntax_fault};
-    if (nargs != 7 || !PyType_Check(args[0]) || !PyTuple_Check(args[1]) ||
-        PyTuple_GET_SIZE(args[1]) != FIELDS) {
+                          &no_layout, &syntax_fault, &operand_counts};
+    if (nargs != 8 || !PyType_Check(args[0]) || !PyTuple_Check(args[1]) ||
+        PyTuple_GET_SIZE(args[1]) != FIELDS || !PyDict_Check(args[7])) {
         PyErr_SetString(PyExc_TypeError, "configure(instruction, its 19 fields, opcodes, "
-                                         "type_names, literal_opcodes, no_layout, syntax_fault)");
+                                         "type_names, literal_opcodes, no_layout, syntax_fault, "
+                                         "operand_counts)");
         return NULL;
     }
     if (slot_offsets((PyTypeObject *)args[0], args[1], field_offsets) < 0)
         return NULL;
-    for (Py_ssize_t k = 0; k < 6; k++)
+    for (Py_ssize_t k = 0; k < 7; k++)
         Py_XSETREF(*slots[k], Py_NewRef(args[k == 0 ? 0 : k + 1]));
     if ((no_names == NULL && (no_names = PyTuple_New(0)) == NULL) ||
         (controls_key == NULL && (controls_key = PyUnicode_InternFromString("controls")) == NULL) ||
@@ -715,9 +716,15 @@ instruction_at(Context *c, PyObject *text, Py_ssize_t pos, Py_ssize_t line, cons
     }
     if (names == NULL)
         goto done;
+    {
+        PyObject *count = PyDict_GetItemWithError(operand_counts, opcode); /* borrowed */
+        if ((count == NULL && PyErr_Occurred()) ||
+            (count != NULL && PyLong_AsSsize_t(count) != PyTuple_GET_SIZE(names)))
+            goto done; /* not as many operands as the opcode takes */
+    }
     /* XLA's checks between instructions, when they pass (the general reader says what is
      * wrong otherwise): a new legal name, one ROOT, operands, callees and control
-     * predecessors defined before. */
+     * predecessors defined before (and above, as many operands as the opcode takes). */
     name = name_text(text, s);
     if (name == NULL || (found = holds(c->names, name)) != 0 ||
         (found = holds(type_names, name)) != 0 || (found = holds_all(c->names, names)) <= 0 ||
@@ -850,7 +857,7 @@ static PyMethodDef methods[] = {
      "lines after pos the fast path takes (at most most), and the offset and line after them."},
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
      "configure(instruction, fields, opcodes, type_names, literal_opcodes, no_layout, "
-     "syntax_fault): what read_lines builds and asks."},
+     "syntax_fault, operand_counts): what read_lines builds and asks."},
     {"scan_line", (PyCFunction)(void (*)(void))scan_line, METH_FASTCALL,
      "scan_line(text, pos, last): the spans and texts of the one-line instruction at pos in "
      "XLA's printed form, or None."},

@@ -36,7 +36,7 @@ from ._allowed import allowed_attributes, unexpected_attribute
 from ._line_scan import configure, read_lines
 from ._metadata import check_metadata, printed_metadata
 from ._name_set import NameSet
-from ._opcodes import OPCODES
+from ._opcodes import OPCODES, OPERAND_COUNTS
 from ._shape import ELEMENT_BITS, parse_shape
 from ._shape_syntax import read_shape, shape_error
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
@@ -491,8 +491,8 @@ class Reader:
     def _check(self, computation: Computation, instruction: Instruction,
                root_at: tuple[int, int] | None) -> None:
         """XLA's parser rules between instructions: legal and unique names, one ROOT (its
-        keyword written at ``root_at``), operands, called computations and control
-        predecessors defined before use."""
+        keyword written at ``root_at``), operands (as many as the opcode takes), called
+        computations and control predecessors defined before use."""
         names = self._names
         name = instruction.name
         if name in names:
@@ -512,6 +512,12 @@ class Reader:
             if operand not in names:
                 raise HloParseError(f"instruction does not exist: {operand}",
                                     *_operand_position(instruction, operand), self.source)
+        expected = OPERAND_COUNTS.get(instruction.opcode)
+        if expected is not None and len(instruction.operands) != expected:
+            at = instruction.attribute_at - 2 - len(instruction.operand_text)  # its '('
+            raise HloParseError(f"expects {expected} operands, but has "
+                                f"{len(instruction.operands)} operands",
+                                *instruction.position(at), self.source)
         for callee in instruction.called_computations:
             if callee not in self.computation_names:
                 raise HloParseError(f"computation does not exist: {callee}",
@@ -799,7 +805,7 @@ _NO_ATTRIBUTES = _Layout((), (), "", frozenset())
 # Names the general reader judges (a type or keyword: XLA's lexer reads them as such).
 _GENERAL_NAMES = frozenset(ELEMENT_BITS) | KEYWORDS
 configure(Instruction, tuple(f.name for f in fields(Instruction)), OPCODES, _GENERAL_NAMES,
-          _LITERAL_OPCODES, _NO_ATTRIBUTES, SyntaxFault)
+          _LITERAL_OPCODES, _NO_ATTRIBUTES, SyntaxFault, OPERAND_COUNTS)
 
 
 def _device_ids_end(text: str, end: int, final: bool) -> int:
