@@ -50,6 +50,7 @@ from ._syntax import (
     group_end,
     group_items,
     group_pattern,
+    int64_at,
     leading_channel,
     lookahead,
     skip,
@@ -71,7 +72,6 @@ HEADER_ATTRIBUTES = (
     "frontend_attributes", "input_output_alias", "is_scheduled", "num_partitions",
     "origin_recovery_table", "replica_count",
 )
-_PARAMETER_NUMBER = re.compile(r"-?[0-9]+(?![0-9A-Za-z_.\-])")
 _OPCODE = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
 _TYPE = re.compile(r"[a-z][a-z0-9]*")
 _ROOT = re.compile(r"ROOT(?![A-Za-z0-9_.\-])")
@@ -735,15 +735,15 @@ def _parameter_number(text: str, offset: int) -> tuple[int, int]:
     if len(text) < 19 and text.isdigit() and text.isascii():  # as XLA prints it
         return int(text), len(text)
     at = skip(text, 0)
-    number = _PARAMETER_NUMBER.match(text, at)
-    if number is None or len(number.group()) > 20 or not -(1 << 63) <= int(number.group()) < 1 << 63:
+    found = int64_at(text, at)
+    if found is None:
         raise SyntaxFault("expects integer", offset + at)
-    after = skip(text, number.end())
-    if int(number.group()) < 0:
+    number, after = found[0], skip(text, found[1])
+    if number < 0:
         raise SyntaxFault("parameter number must be >= 0", offset + after)
     if after != len(text):
         raise SyntaxFault("expects ')' after parameter number", offset + after)
-    return int(number.group()), after
+    return number, after
 
 
 def _takes_metadata(value: str) -> bool:

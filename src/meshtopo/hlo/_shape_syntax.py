@@ -14,13 +14,11 @@ from __future__ import annotations
 import re
 
 from ._shape import ELEMENT_BITS
-from ._syntax import skip
+from ._syntax import int64_at, skip
 
-_INT64 = 1 << 63
 _PRINTED = re.compile(r"([a-z][a-z0-9]*)\[((?:<=)?[0-9]{1,18}(?:,(?:<=)?[0-9]{1,18})*)?\]"
                       r"(?:\{([0-9]{1,9}(?:,[0-9]{1,9})*)?(?::[A-Z][^{}\s]*)?\})?")
 _TYPE = re.compile(r"[a-z][a-z0-9]*")
-_INT = re.compile(r"-?[0-9]+(?![0-9A-Za-z_.])")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _LAYOUT_ITEM = re.compile(r"[A-Z]+")
 _KINDS = {")": "kRparen", "{": "kLbrace", "(": "kLparen", "": "kEof"}  # XLA's token names
@@ -106,7 +104,7 @@ class _Shape:
         if not self.at(layout, "{"):
             return at
         first = self.next(layout + 1)
-        if not (_INT.match(text, first, self.stop) or self.at(first, ":")):
+        if not (int64_at(text, first, self.stop) or self.at(first, ":")):
             return at  # no layout: XLA reads the '{' as what follows the shape
         minor_to_major, end = self.layout(first)
         if minor_to_major != rank:
@@ -134,13 +132,13 @@ class _Shape:
                 return rank, at + 1
             raise _Refused("expects a list to end with kRsquare", at)
 
-    def integer(self, at: int, least: int = -_INT64) -> int:
-        found = _INT.match(self.text, at, self.stop)
-        if found is None or len(found.group()) > 20 or not -_INT64 <= int(found.group()) < _INT64:
+    def integer(self, at: int, least: int | None = None) -> int:
+        found = int64_at(self.text, at, self.stop)
+        if found is None:
             raise _Refused("expects integer", at)
-        if int(found.group()) < least:
-            raise _Refused(f"a dimension's size is negative: {found.group()}", at)
-        return found.end()
+        if least is not None and found[0] < least:
+            raise _Refused(f"a dimension's size is negative: {found[0]}", at)
+        return found[1]
 
     def layout(self, at: int) -> tuple[int, int]:
         """The minor-to-major count and the offset past ``}`` of the layout whose first

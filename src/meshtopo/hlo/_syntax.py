@@ -58,6 +58,18 @@ def skip(text: str, pos: int) -> int:
     return end
 
 
+_INT64 = re.compile(r"-?[0-9]{1,20}(?![0-9A-Za-z_.\-])")
+
+
+def int64_at(text: str, pos: int, stop: int | None = None) -> tuple[int, int] | None:
+    """The integer token XLA's lexer reads at ``pos`` (before ``stop``) and its end, or None
+    when there is none or it does not fit in int64."""
+    found = _INT64.match(text, pos, len(text) if stop is None else stop)
+    if found is None or not -(1 << 63) <= (value := int(found.group())) < 1 << 63:
+        return None
+    return value, found.end()
+
+
 def string_end(text: str, pos: int) -> int:
     """The offset just past the string literal starting at ``pos``."""
     match = _STRING.match(text, pos)
