@@ -351,3 +351,15 @@ def test_one_instruction_alone_is_refused_plainly() -> None:
     assert str(error.value) == (
         "1:4: a module's text starts with ENTRY, HloModule or a computation's name and '{' "
         "(one instruction alone is not read)")
+
+
+@pytest.mark.parametrize("where", ["signature", "instruction"])
+def test_tuple_shapes_nest_at_most_as_deep_as_values(where: str) -> None:
+    shape = "(" * 5000 + "f32[8]" + ")" * 5000
+    result = shape if where == "signature" else "f32[8]"
+    kept = shape if where == "instruction" else "f32[8]{0}"
+    text = (f"HloModule m\nENTRY %main (p: f32[8]) -> {result} {{\n"
+            f"  %q = {kept} parameter(0)\n  ROOT %r = f32[8]{{0}} copy(%q)\n}}\n")
+    with pytest.raises(mt.HloParseError) as error:
+        hlo.parse_module(text)
+    assert error.value.message == "values nested more than 256 deep"

@@ -73,7 +73,6 @@ HEADER_ATTRIBUTES = (
     "origin_recovery_table", "replica_count",
 )
 _OPCODE = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
-_TYPE = re.compile(r"[a-z][a-z0-9]*")
 _ROOT = re.compile(r"ROOT(?![A-Za-z0-9_.\-])")
 _ENTRY = re.compile(r"ENTRY(?![A-Za-z0-9_.\-])")
 _HLO_MODULE = re.compile(r"HloModule(?![A-Za-z0-9_.\-])")
@@ -418,6 +417,7 @@ class Reader:
             at, refused = read_shape(text, self._next(arrow + 2), len(text), signature=True)
             if refused is not None:
                 raise SyntaxFault(*refused, at_end=refused[1] >= len(text))
+            at = self._next(at)
             thread = _HEAD_THREAD.match(text, at)
             if thread is not None:
                 at = self._next(thread.end())
@@ -634,10 +634,9 @@ class Reader:
             raise SyntaxFault("expects name", start)  # a keyword, or an attribute's name
         pos = self._expect("=", name.end(), "in instruction")
         shape_start = self._next(pos)
-        shape_stop = self._shape_end(shape_start)
-        refused = shape_error(text, shape_start, shape_stop)
+        shape_stop, refused = read_shape(text, shape_start, len(text))
         if refused is not None:
-            raise SyntaxFault(*refused)
+            raise SyntaxFault(*refused, at_end=refused[1] >= len(text))
         op_start = self._next(shape_stop)
         opcode = _OPCODE.match(text, op_start)
         if opcode is None:
@@ -656,21 +655,6 @@ class Reader:
             computation, root is not None, text[open_at + 1:close - 1], text[name.start():end],
             attributes, close - name.start())
         return instruction, end
-
-    def _shape_end(self, pos: int) -> int:
-        text = self.text
-        if text.startswith("(", pos):
-            return group_end(text, pos)
-        element = _TYPE.match(text, pos)
-        if element is None:
-            raise SyntaxFault("expects a shape", pos, at_end=pos >= len(text))
-        at = self._next(element.end())
-        if not text.startswith("[", at):
-            raise SyntaxFault("expects '[' to start the dimensions of the shape", at,
-                              at_end=at >= len(text))
-        end = group_end(text, at)
-        layout = self._next(end)
-        return group_end(text, layout) if text.startswith("{", layout) else end
 
     def _operands(self, opcode: str, text: str, offset: int) -> _Operands:
         if opcode == "parameter":
@@ -726,7 +710,7 @@ class Reader:
 def _result_refused(shape: str) -> bool:
     """True when XLA refuses ``shape`` as a signature's result (few texts, many heads)."""
     end, refused = read_shape(shape, 0, len(shape), signature=True)
-    return refused is not None or end < len(shape)
+    return refused is not None or skip(shape, end) < len(shape)
 
 
 def _parameter_number(text: str, offset: int) -> tuple[int, int]:

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .._errors import HloParseError
+from ._syntax import MAX_DEPTH
 
 # Bits per element; sub-byte types occupy a whole byte unless the layout packs them (E(n)).
 ELEMENT_BITS: dict[str, int] = {
@@ -171,8 +172,8 @@ class _ShapeReader:
 
     def shape(self, depth: int = 0) -> Shape:
         self.skip_space()
-        if depth > 64:
-            raise self.error("tuple shapes nested more than 64 deep")
+        if depth > MAX_DEPTH:
+            raise self.error(f"values nested more than {MAX_DEPTH} deep")
         if self.text.startswith("(", self.pos):
             self.pos += 1
             parts: list[Shape] = []

@@ -1,12 +1,13 @@
 """A shape's text checked token by token as XLA's parser reads it (``ParseShape``), so that
 a shape XLA refuses is refused when it is read, in XLA's words at XLA's token.
 
-``shape_error(text, start, stop)`` checks ``text[start:stop]``, a shape as the reader cut it
-out (white space and comments allowed between any two tokens), and gives XLA's message and
-the offset in ``text`` it points at, or None; ``read_shape`` also says where a shape ends. A layout's minor-to-major list must name as
-many dimensions as the array has (checked at the token after the layout, as XLA does); what
-follows a layout's ``:`` is checked only for its form (letters, each with bracketed
-arguments). Shapes in XLA's printed form are matched by one pattern first.
+``read_shape(text, start, stop)`` reads the shape at ``start`` (white space and comments
+allowed between any two tokens) and says where it ends and XLA's message and the offset in
+``text`` it points at, if it refuses it; ``shape_error`` checks a shape text the fast path
+cut out, matching shapes in XLA's printed form with one pattern first. A layout's
+minor-to-major list must name as many dimensions as the array has (checked at the token after
+the layout, as XLA does); what follows a layout's ``:`` is checked only for its form (letters,
+each with bracketed arguments). Tuples nest at most as deep as any value (``MAX_DEPTH``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import re
 
 from ._shape import ELEMENT_BITS
-from ._syntax import int64_at, skip
+from ._syntax import MAX_DEPTH, int64_at, skip
 
 _PRINTED = re.compile(r"([a-z][a-z0-9]*)\[((?:<=)?[0-9]{1,18}(?:,(?:<=)?[0-9]{1,18})*)?\]"
                       r"(?:\{([0-9]{1,9}(?:,[0-9]{1,9})*)?(?::[A-Z][^{}\s]*)?\})?")
@@ -39,19 +40,19 @@ def shape_error(text: str, start: int, stop: int) -> tuple[str, int] | None:
         if printed.group(0).find("{") < 0 or _count(dims) == _count(layout):
             return None
     end, refused = read_shape(text, start, stop)
-    if refused is None and end < stop:
+    if refused is None and (end := skip(text, end)) < stop:
         return "expects opcode", end  # a '{' that is no layout
     return refused
 
 
 def read_shape(text: str, start: int, stop: int, signature: bool = False
                ) -> tuple[int, tuple[str, int] | None]:
-    """Where the shape at ``start`` ends (before ``stop``; past the white space after it) and
-    XLA's refusal of it, if any (in a computation's ``signature`` a shape is required: no
-    other token may stand for it)."""
+    """Where the shape at ``start`` ends (at most ``stop``) and XLA's refusal of it, if any
+    (in a computation's ``signature`` a shape is required: no other token may stand for
+    it)."""
     reader = _Shape(text, stop)
     try:
-        return reader.next(reader.shape(reader.next(start), nested=signature)), None
+        return reader.shape(reader.next(start), nested=signature), None
     except _Refused as refused:
         return start, (refused.message, refused.offset)
 
@@ -72,15 +73,17 @@ class _Shape:
     def at(self, pos: int, token: str) -> bool:
         return pos < self.stop and self.text.startswith(token, pos)
 
-    def shape(self, pos: int, nested: bool) -> int:
-        """Past the shape at ``pos`` (a token); refuses as XLA does."""
+    def shape(self, pos: int, nested: bool, depth: int = 0) -> int:
+        """Past the shape at ``pos`` (a token, ``depth`` tuples deep); refuses as XLA does."""
         text = self.text
         if self.at(pos, "("):
+            if depth >= MAX_DEPTH:
+                raise _Refused(f"values nested more than {MAX_DEPTH} deep", pos)
             at = self.next(pos + 1)
             if self.at(at, ")"):
                 return at + 1
             while True:
-                at = self.next(self.shape(at, nested=True))
+                at = self.next(self.shape(at, nested=True, depth=depth + 1))
                 if self.at(at, ","):
                     at = self.next(at + 1)
                     continue
