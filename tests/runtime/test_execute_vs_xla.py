@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import meshtopo as mt
-from meshtopo.runtime._values import is_low_precision
+from meshtopo.hlo import is_low_precision
 
 from ._programs import PROGRAMS
 from ._xla_run import run_in_xla

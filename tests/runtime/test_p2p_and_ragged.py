@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 import meshtopo as mt
+from meshtopo.hlo import element_dtype
 from meshtopo.runtime import RendezvousError
-from meshtopo.runtime._values import element_dtype
 
 
 def _send_recv(replicas: int, partitions: int, channel: bool) -> str:

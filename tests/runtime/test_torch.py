@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 import meshtopo as mt
+from meshtopo.hlo import is_low_precision
 from meshtopo.runtime import RendezvousError
 from meshtopo.runtime._launch import free_port
-from meshtopo.runtime._values import is_low_precision
 
 from ._faults import LONG_LOOP, OPPOSITE_ORDER
 from ._programs import PROGRAMS, SCHEDULED, Program, combined

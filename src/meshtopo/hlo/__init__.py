@@ -39,6 +39,10 @@ gives the file of a directory holding exactly one such module, which ``load``,
 Every input is opened by ``open_input(source)`` (``_input``: paths, ``'-'``, open files; gzip
 detected on each; one message for an unreadable or broken gzip input), for the commands too.
 
+Values (``_evaluate``): ``evaluate(instruction, operands, replica_ids, partition_ids)`` is the
+one evaluator of XLA's data instructions (``EVALUATED_OPCODES``), on numpy arrays with a
+leading device axis; element types as dtypes and constant literals are ``_element_types``'.
+
 Errors: what XLA's *parser* rejects is an ``HloParseError`` with line and column; what XLA's
 *verifier* rejects is a ``Finding`` from ``verify(module, check_replica_groups=True,
 verify_no_collective_deadlocks=False)`` (see ``_verifier``); ``replica_groups_problem(groups,
@@ -74,6 +78,15 @@ from ._compile_options import parse_compile_options as parse_compile_options
 from ._compile_options import placement_for as placement_for
 from ._dump import module_files as module_files
 from ._dump import single_module_file as single_module_file
+from ._element_types import DTYPES as DTYPES
+from ._element_types import element_dtype as element_dtype
+from ._element_types import is_float as is_float
+from ._element_types import is_low_precision as is_low_precision
+from ._element_types import literal_array as literal_array
+from ._evaluate import EVALUATED_OPCODES as EVALUATED_OPCODES
+from ._evaluate import branch_computations as branch_computations
+from ._evaluate import branch_indices as branch_indices
+from ._evaluate import evaluate as evaluate
 from ._finding import Finding as Finding
 from ._input import HloInput as HloInput
 from ._input import open_input as open_input

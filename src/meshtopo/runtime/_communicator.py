@@ -22,8 +22,8 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from .._errors import InvalidArgumentError
+from ..hlo import is_low_precision
 from ._clique_key import CliqueKey
-from ._values import is_low_precision
 
 T = TypeVar("T")
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from .._errors import InvalidArgumentError
 from .._limits import check_size
-from ..hlo import Module
+from ..hlo import Module, is_float
 from ._clique_key import CliqueKey
 from ._communicator import Communicator
 from ._interpreter import DeviceExecution
@@ -33,7 +33,7 @@ from ._local import LocalFactory
 from ._plan import Plan, Route
 from ._rendezvous import DEFAULT_TIMEOUT, RendezvousError, combined
 from ._replay import Replay, ReplayResult
-from ._values import Value, dtype_of, is_float, storable
+from ._values import Value, dtype_of, storable
 
 BACKENDS = ("local", "torch")
 T = TypeVar("T")

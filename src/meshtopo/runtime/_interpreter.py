@@ -7,7 +7,8 @@ issued: a ``-start`` (or ``async-start``) runs its collective and its ``-done`` 
 result. ``send`` and ``recv`` launch their transfers (to each target of the device, from its
 source) and their ``-done`` waits for them, so sends and recvs posted before any done cannot
 deadlock; a recv without a source gives zeros, as XLA's recv thunk does. A token is ().
-HLO integer division truncates toward zero (x/0 is -1, x%0 is x), as XLA defines it.
+Data instructions are ``mt.hlo.evaluate``'s (XLA's semantics, integer division by zero
+included), on one device.
 """
 
 from __future__ import annotations
@@ -19,60 +20,26 @@ from typing import Any
 import numpy as np
 
 from .._errors import InternalError, InvalidArgumentError
-from ..hlo import Collective, Computation, Instruction, Module
+from ..hlo import (
+    Collective,
+    Computation,
+    Instruction,
+    Module,
+    branch_computations,
+    branch_indices,
+    evaluate,
+)
 from ._communicator import Communicator, Event, ReductionKind
-from ._plan import ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, Plan, Route, where
+from ._plan import Plan, Route, where
 from ._rendezvous import RendezvousError
-from ._values import Value, dtype_of, literal_array
+from ._values import Value, dtype_of
 
-_SLICE = re.compile(r"\[\s*(-?\d+)\s*:\s*(-?\d+)\s*(?::\s*(\d+)\s*)?\]")
 _INTS = re.compile(r"-?\d+")
-_COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
-            "GT": np.greater, "GE": np.greater_equal}
-_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "abs": np.abs, "negate": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1 / np.sqrt(x), "tanh": np.tanh, "sign": np.sign, "floor": np.floor,
-    "ceil": np.ceil, "cosine": np.cos, "sine": np.sin,
-    "logistic": lambda x: 1 / (1 + np.exp(-x)),
-    "not": lambda x: np.logical_not(x) if x.dtype == np.bool_ else np.invert(x),
-}  # fmt: skip
 
 
 def _ints(text: str) -> list[int]:
     return [int(v) for v in _INTS.findall(text)]
 
-
-def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype.kind not in "iu":
-        return np.true_divide(a, b)
-    zero = b == 0
-    safe = np.where(zero, 1, b).astype(a.dtype)
-    quotient = a // safe
-    if a.dtype.kind == "i":
-        rest = a - quotient * safe
-        quotient = quotient + ((rest != 0) & ((a < 0) != (safe < 0)))
-    return np.where(zero, np.array(-1).astype(a.dtype), quotient)
-
-
-def _remainder(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype.kind not in "iu":
-        return np.fmod(a, b)
-    zero = b == 0
-    safe = np.where(zero, 1, b).astype(a.dtype)
-    return np.where(zero, a, np.fmod(a, safe))
-
-
-def _logical(ufunc_bool: Callable[..., np.ndarray], ufunc_int: Callable[..., np.ndarray]
-             ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    return lambda a, b: ufunc_bool(a, b) if a.dtype == np.bool_ else ufunc_int(a, b)
-
-
-_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": _divide,
-    "remainder": _remainder, "maximum": np.maximum, "minimum": np.minimum, "power": np.power,
-    "and": _logical(np.logical_and, np.bitwise_and), "or": _logical(np.logical_or, np.bitwise_or),
-    "xor": _logical(np.logical_xor, np.bitwise_xor),
-}  # fmt: skip
 
 
 class _Started:
@@ -199,8 +166,8 @@ class DeviceExecution:
                           where(instruction, self.plan.module))
 
     def _conditional(self, instruction: Instruction, operands: list) -> Value:
-        index = branch_index(instruction, operands[0])
-        return self._call(branches(instruction)[index], [operands[index + 1]])
+        index = int(branch_indices(instruction, operands[0]))
+        return self._call(branch_computations(instruction)[index], [operands[index + 1]])
 
     def _transfer(self, instruction: Instruction, operands: list) -> Transfer:
         me = self._route(instruction)
@@ -222,75 +189,15 @@ class DeviceExecution:
                      self.communicator_for(me), operands)
 
 
-def branches(instruction: Instruction) -> list[str]:
-    """A ``conditional``'s branch computations, in branch order (true, then false)."""
-    if "branch_computations" in instruction.attributes:
-        return list(instruction.called_computations)
-    return [instruction.attributes[k].lstrip("%") for k in ("true_computation",
-                                                            "false_computation")]
-
-
-def branch_index(instruction: Instruction, selector: np.ndarray) -> int:
-    """The branch a ``conditional`` runs for ``selector``: a pred picks true (0) or false
-    (1); an index out of range picks the last branch, as XLA does."""
-    if "branch_computations" in instruction.attributes:
-        count = len(instruction.called_computations)
-        index = int(selector)
-        return index if 0 <= index < count else count - 1
-    return 0 if bool(selector) else 1
-
-
 def data_value(instruction: Instruction, operands: list, replica: int, partition: int,
                where_text: str) -> np.ndarray:
     """The value of a data instruction (not parameter, tuple, get-tuple-element, control flow
     or a collective) on the device at (``replica``, ``partition``), in the instruction's
-    shape and type."""
-    shape = instruction.shape
-    dims = shape.dimensions
-    dtype = dtype_of(shape, where_text)
-    return np.asarray(_raw_value(instruction, operands, replica, partition, dims, dtype,
-                                 where_text)).astype(dtype, copy=False).reshape(dims)
-
-
-def _raw_value(instruction: Instruction, operands: list, replica: int, partition: int,
-               dims: tuple[int, ...], dtype: np.dtype, where_text: str) -> np.ndarray:
-    opcode = instruction.opcode
-    attributes = instruction.attributes
-    if opcode == "constant":
-        return literal_array(instruction.operand_text, dtype, dims)
-    if opcode == "replica-id":
-        return np.array(replica)
-    if opcode == "partition-id":
-        return np.array(partition)
-    if opcode in ELEMENTWISE_BINARY:
-        a, b = operands
-        if opcode == "compare":
-            return _COMPARE[attributes["direction"]](a, b)
-        return _BINARY[opcode](a, b)
-    if opcode in ELEMENTWISE_UNARY:
-        return _UNARY[opcode](operands[0])
-    if opcode in ("copy", "convert", "bitcast", "reshape"):
-        return operands[0]
-    if opcode == "select":
-        return np.where(*operands)
-    if opcode == "clamp":
-        return np.minimum(np.maximum(operands[1], operands[0]), operands[2])
-    if opcode == "slice":
-        index = tuple(slice(int(a), int(b), int(s or 1))
-                      for a, b, s in _SLICE.findall(attributes["slice"]))
-        return operands[0][index]
-    if opcode == "concatenate":
-        return np.concatenate(operands, axis=_ints(attributes["dimensions"])[0])
-    if opcode == "transpose":
-        return np.transpose(operands[0], _ints(attributes["dimensions"]))
-    if opcode == "iota":
-        axis = int(attributes["iota_dimension"])
-        shape = [1] * len(dims)
-        shape[axis] = dims[axis]
-        return np.broadcast_to(np.arange(dims[axis]).reshape(shape), dims)
-    if opcode == "broadcast":
-        return _broadcast(operands[0], _ints(attributes.get("dimensions", "{}")), dims)
-    raise InvalidArgumentError(f"{where_text} is not executed")
+    shape and type: ``mt.hlo.evaluate`` for one device."""
+    batched = [np.asarray(o)[None] for o in operands]
+    value = evaluate(instruction, batched, np.array([replica]), np.array([partition]),
+                     where_text)
+    return value[0]
 
 
 def issue(instruction: Instruction, module: Module, device: int, me: Route,
@@ -350,13 +257,3 @@ def _issue(collective: Collective, me: Route, communicator: Communicator, name: 
         received = communicator.all_to_all(chunks, name).wait()
         return np.concatenate(received, axis=axis)
     return tuple(communicator.all_to_all([np.asarray(o) for o in operands], name).wait())
-
-
-def _broadcast(operand: np.ndarray, dimensions: list[int], dims: tuple[int, ...]) -> np.ndarray:
-    order = np.argsort(dimensions)
-    moved = np.transpose(operand, order) if operand.ndim else operand
-    shape = [1] * len(dims)
-    for axis in sorted(dimensions):
-        shape[axis] = dims[axis]
-    return np.broadcast_to(np.reshape(moved, shape), dims)
-

@@ -19,23 +19,12 @@ import numpy as np
 from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError
 from .._placement import DeviceAssignment, as_device_assignment, participating_device_groups
-from ..hlo import Collective, Computation, Instruction, Module, verify
+from ..hlo import EVALUATED_OPCODES, Collective, Computation, Instruction, Module, verify
 from ._clique_key import CliqueKey
 from ._values import check_shape
 
-ELEMENTWISE_UNARY = frozenset({
-    "abs", "negate", "exp", "log", "sqrt", "rsqrt", "tanh", "sign", "floor", "ceil", "not",
-    "cosine", "sine", "logistic",
-})  # fmt: skip
-ELEMENTWISE_BINARY = frozenset({
-    "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power",
-    "and", "or", "xor", "compare",
-})  # fmt: skip
-DATA_OPCODES = frozenset({
-    "parameter", "constant", "tuple", "get-tuple-element", "bitcast", "copy", "reshape",
-    "slice", "concatenate", "broadcast", "transpose", "iota", "convert", "select", "clamp",
-    "partition-id", "replica-id",
-})  # fmt: skip
+# Besides mt.hlo.evaluate's data instructions: the values a program passes around.
+STRUCTURE_OPCODES = frozenset({"parameter", "tuple", "get-tuple-element"})
 CONTROL_OPCODES = frozenset({"call", "conditional", "while", "after-all"})
 COLLECTIVE_OPCODES = frozenset({
     "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
@@ -45,8 +34,7 @@ COLLECTIVE_OPCODES = frozenset({
     "send-done", "recv-done",
 })  # fmt: skip
 P2P_OPCODES = frozenset({"collective-permute", "send", "recv"})
-EXECUTED_OPCODES = (ELEMENTWISE_UNARY | ELEMENTWISE_BINARY | DATA_OPCODES | CONTROL_OPCODES
-                    | COLLECTIVE_OPCODES)
+EXECUTED_OPCODES = EVALUATED_OPCODES | STRUCTURE_OPCODES | CONTROL_OPCODES | COLLECTIVE_OPCODES
 _DONE = frozenset({"all-reduce-done", "all-gather-done", "collective-permute-done",
                    "async-update", "async-done", "send-done", "recv-done"})
 

@@ -26,13 +26,12 @@ import numpy as np
 
 from .._errors import InvalidArgumentError
 from .._placement import DeviceAssignment, as_device_assignment
-from ..hlo import Instruction, Module, Shape
+from ..hlo import DTYPES, Instruction, Module, Shape
 from ..order import issue_order as issue_order
 from ..order import issue_orders
 from ._communicator import Communicator
 from ._interpreter import Transfer, issue, launch_transfer
 from ._plan import Route, collective_routes, where
-from ._values import DTYPES
 
 REPLAYED = frozenset({
     "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
