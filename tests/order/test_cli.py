@@ -115,9 +115,9 @@ def test_json_schema(capsys: pytest.CaptureFixture[str], files: dict[str, str]) 
     assert (finding["type"], finding["devices"], finding["instructions"]) == (
         "deadlock", [0, 1], ["a", "b"])
     first = answer["schedules"]["1"][0]
-    assert sorted(first) == ["branches", "clique", "column", "done", "dtype", "end", "line",
-                             "loops", "name", "opcode", "position", "program", "rank",
-                             "reduction", "shape", "step", "stream"]
+    assert sorted(first) == ["branches", "clique", "column", "done", "dtype", "end",
+                             "iteration", "line", "loops", "name", "opcode", "position",
+                             "program", "rank", "reduction", "shape", "step", "stream"]
     assert (first["name"], first["clique"], first["rank"], first["end"]) == ("b", [0, 1], 1, -1)
 
 
@@ -162,11 +162,13 @@ def test_check_runs_the_order_analysis(capsys: pytest.CaptureFixture[str],
                                        files: dict[str, str]) -> None:
     code, out, _ = run(capsys, "check", files["diverge"])
     assert code == 1
-    assert out.splitlines()[0].startswith(f"{files['diverge']}:9: order divergence: ar (line 9)")
+    assert out.splitlines()[0] == (
+        f"{files['diverge']}:9: order missing: devices [1, 2, 3] never arrive at ar (line 9, "
+        "branch 0 of c) (all-reduce, f32[8]{0}, sum); devices [0] wait there forever.")
     code, out, _ = run(capsys, "check", files["diverge"], "--json")
     answer = json.loads(out)
     assert (code, answer["findings"], answer["ok"]) == (1, [], False)
-    assert [f["type"] for f in answer["order_findings"]] == ["divergence"]
+    assert [f["type"] for f in answer["order_findings"]] == ["missing"]
     code, out, _ = run(capsys, "check", files["forward"], "--json")
     assert (code, json.loads(out)["order_findings"]) == (0, [])
 
@@ -223,11 +225,20 @@ def test_bad_groups_are_refused_with_their_position(capsys: pytest.CaptureFixtur
                                                     tmp_path: Path) -> None:
     path = tmp_path / "bad.hlo"
     path.write_text(_module(all_reduce("a", "{{0,9},{2,3}}")))
+    # XLA's verifier runs first, as check runs it, and refuses the module.
     code, out, err = run(capsys, "order", str(path))
-    assert (code, out) == (2, "")
-    assert err == (f"meshtopo: error: {path}:9:3: a: replica group id 9 is out of range in "
-                   f"kFlattenedID mode: there are 4 flattened ids (ids 0..3) in replica groups "
-                   f"{{{{0,9}},{{2,3}}}}\n")
+    assert (code, err) == (1, "")
+    assert out.splitlines() == [
+        f"{path}:9:3: a: Replica 9 is out of range (should be in [0, 4) range) in "
+        "instruction's replica-groups: %a = f32[8]{0} all-reduce(%p), channel_id=1, "
+        "replica_groups={{0,9},{2,3}}, use_global_device_ids=true, to_apply=%add",
+        f"{path}: 1 finding of XLA's verifier; the order analysis runs on a module the "
+        "verifier accepts"]
+    code, out, _ = run(capsys, "order", str(path), "--json")
+    answer = json.loads(out)
+    assert (code, answer["ok"], answer["findings"]) == (1, False, [])
+    assert [(f["file"], f["instruction"], f["line"], f["column"], f["check"])
+            for f in answer["verifier_findings"]] == [(str(path), "a", 9, 3, "replica_groups")]
     inspected = run(capsys, "inspect", str(path))[1]
     assert f"{path}:9:3: a: replica group id 9 is out of range" in inspected
 

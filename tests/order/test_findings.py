@@ -69,21 +69,42 @@ ENTRY %main (p: f32[8], q: pred[]) -> f32[8] {
 """
 
 
-def test_conditional_on_partition_id_diverges() -> None:
+def test_conditional_on_partition_id_leaves_the_others_missing() -> None:
     report = mt.order.analyze(mt.hlo.parse_module(CONDITIONAL.replace("PREDICATE", "copy(%first)")))
     finding = _only(report)
-    assert finding.type == "divergence"
-    assert finding.devices == (0, 1, 2, 3)
-    assert finding.instructions == ("ar", "c")
-    assert finding.message.startswith(
-        "ar (line 9) in branch 0 of c (line 21) is issued by devices [0] but not by "
-        "devices [1, 2, 3] of the same group (first: [0,1,2,3])")
+    assert (finding.type, finding.devices, finding.instructions, finding.waiting) == (
+        "missing", (1, 2, 3), ("ar",), (0,))
+    assert finding.message == (
+        "devices [1, 2, 3] never arrive at ar (line 9, branch 0 of c) (all-reduce, "
+        "f32[8]{0}, sum); devices [0] wait there forever.")
 
 
-def test_conditional_on_a_parameter_is_not_flagged() -> None:
+def test_conditional_on_a_per_device_parameter_may_diverge() -> None:
     report = mt.order.analyze(mt.hlo.parse_module(CONDITIONAL.replace("PREDICATE", "copy(%q)")))
-    assert report.findings == []
+    finding = _only(report)
+    assert (finding.type, finding.devices, finding.instructions) == (
+        "may_diverge", (0, 1, 2, 3), ("c", "ar"))
+    assert finding.message == (
+        "conditional c (line 21) may diverge: its predicate, copy which (line 20), depends on "
+        "data (parameter q (line 16)) that is not uniform over group [0,1,2,3] of ar (line 9), "
+        "so its members can disagree at run time. If devices [0] take branch 0 and devices "
+        "[1,2,3] branch 1, a guest is missing: devices [1, 2, 3] never arrive at ar (line 9, "
+        "branch 0 of c) (all-reduce, f32[8]{0}, sum); devices [0] wait there forever.")
+    # Every branch is listed, and the note says why.
     assert [a.entry.branches for a in report.schedule(1)] == [(("c", 0),)]
+    assert report.notes == [
+        "conditional c (line 21): its predicate depends on data (parameter q, line 16); every "
+        "branch is entered, in branch order; it is not uniform within group [0,1,2,3] of ar, "
+        "so members can disagree (a may_diverge finding)"]
+
+
+def test_conditional_on_a_replicated_parameter_is_clean() -> None:
+    text = CONDITIONAL.replace("PREDICATE", "copy(%q)").replace(
+        "%q = pred[] parameter(1)", "%q = pred[] parameter(1), sharding={replicated}")
+    report = mt.order.analyze(mt.hlo.parse_module(text))
+    assert report.findings == []
+    assert report.notes[0].endswith(
+        "it is uniform within every group its collectives use, so members agree")
 
 
 def test_conditional_on_partition_id_that_every_member_agrees_on_is_clean() -> None:
@@ -259,12 +280,13 @@ def test_loop_whose_trip_count_depends_on_the_partition_id() -> None:
             .replace("ROOT %t = (s32[], f32[8]{0}) tuple(%j, %ar)",
                      "%one = s32[] constant(1)\n  %k = s32[] add(%j, %one)\n"
                      "  ROOT %t = (s32[], f32[8]{0}) tuple(%k, %ar)"))
+    # Partition p runs p iterations: device 0 none, so 1..3 wait for it in the first one.
     finding = _only(mt.order.analyze(mt.hlo.parse_module(text)))
-    assert (finding.type, finding.devices, finding.instructions) == (
-        "divergence", (0, 1, 2, 3), ("ar", "w"))
-    assert finding.message.startswith(
-        "ar (line 18) in w (line 27) is issued 3 times by devices [3]; 2 times by devices [2]; "
-        "once by devices [1]; 0 times by devices [0]")
+    assert (finding.type, finding.devices, finding.instructions, finding.waiting) == (
+        "missing", (0,), ("ar",), (1, 2, 3))
+    assert finding.message == (
+        "device [0] never arrives at ar (line 18, iteration 0 of w) (all-reduce, f32[8]{0}, "
+        "sum); devices [1, 2, 3] wait there forever.")
     uniform = text.replace("%n = s32[] convert(%pid)", "%n = s32[] constant(4)")
     assert mt.order.analyze(mt.hlo.parse_module(uniform)).findings == []
 

@@ -56,12 +56,20 @@ def test_a_conditional_on_partition_id_takes_each_devices_branch() -> None:
     module = mt.hlo.parse_module((STATIC / "order_conditional.hlo").read_text())
     assert [_names(mt.order.issue_order(module, d)) for d in (0, 1)] == [
         ["sum", "gather"], ["gather2", "sum2"]]
-    # The schedule lists every branch; taken_only, it is the issue order, as the replay's.
+    # The devices take different branches, so the schedules are replayed: each lists the
+    # branch its device takes, which is the issue order, as the replay's.
     report = mt.order.analyze(module)
-    assert [a.entry.name for a in report.schedule(0)] == ["sum", "gather", "gather2", "sum2"]
+    assert [a.entry.name for a in report.schedule(0)] == ["sum", "gather"]
     assert [[a.entry.name for a in report.schedule(d, taken_only=True)] for d in (0, 1)] == [
         ["sum", "gather"], ["gather2", "sum2"]]
     assert mt.runtime.Replay(module).orders == {0: ["sum", "gather"], 1: ["gather2", "sum2"]}
+
+
+# Both branches issue one all-reduce of the same shape over the same group: equivalent.
+UNKNOWN_NOTE = (
+    "conditional c (line 23): its predicate depends on data (parameter q, line 20); every "
+    "branch is entered, in branch order; its branches issue equivalent collectives, so "
+    "members agree whichever they take")
 
 
 def test_selectors_computed_or_constant_or_unknown() -> None:
@@ -72,18 +80,13 @@ def test_selectors_computed_or_constant_or_unknown() -> None:
     # An index past the last branch takes the last branch, as XLA does.
     constant = _conditional("  %branch = s32[] constant(7)")
     assert _names(mt.order.issue_order(constant, 2)) == ["ar1"]
-    # A selector read from a parameter cannot be evaluated: every branch, as the schedule.
+    # A selector read from a parameter depends on data: every branch, as the schedule.
     unknown = _conditional("  %branch = s32[] copy(%q)")
     order = mt.order.issue_order(unknown, 0)
     assert _names(order) == ["ar0", "ar1"]
-    assert order.unresolved == [
-        "branch of conditional c (line 23) not resolved for device 0: its selector depends on "
-        "parameter q (line 20), which the program is given at run time; every branch is "
-        "taken"]
-    assert mt.order.analyze(unknown).notes == [
-        "branch of conditional c (line 23) not resolved for devices 0..3: its selector depends "
-        "on parameter q (line 20), which the program is given at run time; every branch is "
-        "taken"]
+    assert order.unresolved == [UNKNOWN_NOTE]
+    assert mt.order.analyze(unknown).notes == [UNKNOWN_NOTE]
+    assert mt.order.analyze(unknown).findings == []
     assert mt.order.issue_order(computed, 0).unresolved == []
     assert [a.entry.name for a in mt.order.analyze(unknown).schedule(0)] == ["ar0", "ar1"]
 
@@ -146,9 +149,9 @@ ENTRY %main (p: f32[8]) -> f32[8] {{
 """
     order = mt.order.issue_order(mt.hlo.parse_module(text), 0)
     # The start, never its done; the called computation where the call stands; the loop
-    # body once.
-    assert _names(order) == ["start", "inner", "step"]
-    assert [i.opcode for i in order] == ["all-reduce-start", "all-reduce", "all-reduce"]
+    # body once per iteration.
+    assert _names(order) == ["start", "inner", "step", "step", "step"]
+    assert [i.opcode for i in order] == ["all-reduce-start", *["all-reduce"] * 4]
 
 
 def test_a_device_that_is_not_placed_is_refused() -> None:
@@ -223,18 +226,13 @@ def test_an_unresolved_selector_is_said_by_order(tmp_path: Path,
     with pytest.raises(SystemExit):
         main(["order", str(path)])
     out = capsys.readouterr().out
-    assert out.splitlines()[0] == (
-        "note: branch of conditional c (line 23) not resolved for devices 0..3: its selector "
-        "depends on parameter q (line 20), which the program is given at run time; every "
-        "branch is taken")
+    assert out.splitlines()[0] == f"note: {UNKNOWN_NOTE}"
 
 
 def test_replay_says_which_branches_it_could_not_resolve(tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     unknown = _conditional("  %branch = s32[] copy(%q)")
-    note = ("branch of conditional c (line 23) not resolved for devices 0..3: its selector "
-            "depends on parameter q (line 20), which the program is given at run time; every "
-            "branch is taken")
+    note = UNKNOWN_NOTE
     assert mt.order.issue_orders(unknown).unresolved == [note]
     assert mt.runtime.Replay(unknown).unresolved == [note]
     path = tmp_path / "unknown.hlo"

@@ -185,6 +185,8 @@ def test_order_command_on_a_jax_dump(tmp_path: Any, capsys: pytest.CaptureFixtur
     code, out, err = run(capsys, "order", str(path), "--json", "--devices", "0,7")
     answer = json.loads(out)
     assert (code, err, answer["ok"], answer["devices"], answer["spmd"]) == (0, "", True, 8, True)
-    assert [a["opcode"] for a in answer["schedules"]["7"]] == ["collective-permute"]
+    # The scan runs 4 stages: device 7 (the last of its y axis) receives once a stage.
+    assert [(a["opcode"], a["iteration"][0][1]) for a in answer["schedules"]["7"]] == [
+        ("collective-permute", stage) for stage in range(4)]
     code, out, _ = run(capsys, "check", str(path))
     assert code == 0 and out.rstrip().endswith("num_partitions=8)")

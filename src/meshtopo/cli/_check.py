@@ -35,6 +35,13 @@ def finding_text(file: str, finding: Finding) -> Text:
     return text
 
 
+def finding_json(finding: Finding) -> dict[str, object]:
+    """A verifier finding as ``check --json`` gives it (docs/cli-json.md)."""
+    return {"message": finding.message, "instruction": finding.instruction,
+            "opcode": finding.opcode, "line": finding.line, "column": finding.column,
+            "check": finding.check, "severity": finding.severity}
+
+
 def located_finding(error: InvalidArgumentError,
                     module: Module | None = None) -> tuple[str | None, Finding] | None:
     """An error that names the instruction it lies in (its ``location``) as a verifier finding
@@ -126,11 +133,7 @@ def _payload(name: str, module: Module, findings: list[Finding],
         "device_assignment_source": module.device_assignment_source,
         "num_partitions": module.num_partitions,
         "collectives": len(module.collectives),
-        "findings": [
-            {"message": f.message, "instruction": f.instruction, "opcode": f.opcode,
-             "line": f.line, "column": f.column, "check": f.check, "severity": f.severity}
-            for f in findings
-        ],
+        "findings": [finding_json(f) for f in findings],
         "order_findings": [f.to_json() for f in order_findings],
         "ok": not findings and not order_findings,
     }

@@ -2,10 +2,12 @@
 cause, from HLO files (one SPMD module, or ``FILE@DEVICES`` per program for MPMD) or from
 PyTorch Flight Recorder dumps (``--flight-recorder DIR``).
 
-Text output: each finding with the smallest excerpt that shows it (the two or three devices
-involved and their collectives around the place they block), then the timelines of
-``--devices``. Exit 1 when there are findings, 0 when clean. The ``--json`` schema is in
-docs/cli-json.md; ``--trace`` writes the Chrome trace event format.
+XLA's verifier runs first, as ``check`` runs it: a module it refuses is not analysed, and
+its findings are printed as ``check`` prints them (exit 1). Text output: each finding with
+the smallest excerpt that shows it (the two or three devices involved and their collectives
+around the place they block), then the timelines of ``--devices``. Exit 1 when there are
+findings, 0 when clean. The ``--json`` schema is in docs/cli-json.md; ``--trace`` writes the
+Chrome trace event format.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import click
 from rich.text import Text
 
 from .._errors import InvalidArgumentError
-from ..hlo import load
+from ..hlo import Finding as VerifierFinding
+from ..hlo import Module, load, verify
 from ..order import Arrival, Finding, Report, analyze, chrome_trace, from_flight_recorder
-from ._check import finding_text, located_finding
+from ..order._cliques import RENDEZVOUS
+from ._check import finding_json, finding_text, located_finding
 from ._inputs import device_limit_option
 from ._options import int_list
 from ._render import console, emit_json, noun_for, plural
@@ -30,7 +34,24 @@ EXCERPT_DEVICES = 3
 EXCERPT_CONTEXT = 1
 
 
-def _analyze(files: tuple[str, ...], flight_recorder: str | None) -> tuple[Report, str]:
+class _Refused(Exception):
+    """Modules XLA's verifier refuses: (file, findings) of each."""
+
+    def __init__(self, refused: list[tuple[str, list[VerifierFinding]]]) -> None:
+        super().__init__()
+        self.refused = refused
+
+
+def _verified(modules: list[tuple[str, Module]]) -> None:
+    """Raise ``_Refused`` when XLA's verifier refuses any of ``modules`` (as ``check``)."""
+    refused = [(module.source or path, found) for path, module in modules
+               if (found := verify(module, check_replica_groups=True))]
+    if refused:
+        raise _Refused(refused)
+
+
+def _analyze(files: tuple[str, ...], flight_recorder: str | None,
+             rendezvous: str) -> tuple[Report, str]:
     if flight_recorder is not None:
         if files:
             raise InvalidArgumentError("give HLO files or --flight-recorder DIR, not both")
@@ -39,7 +60,10 @@ def _analyze(files: tuple[str, ...], flight_recorder: str | None) -> tuple[Repor
         raise InvalidArgumentError("order needs an HLO FILE (or FILE@DEVICES per program) or "
                                    "--flight-recorder DIR")
     if len(files) == 1 and "@" not in files[0]:
-        return _positioned(lambda: analyze(load(files[0])), files[0]), files[0]
+        module = load(files[0])
+        _verified([(files[0], module)])
+        return (_positioned(lambda: analyze(module, rendezvous=rendezvous), files[0]),
+                files[0])
     specs = []
     for spec in files:
         path, at, devices = spec.rpartition("@")
@@ -48,7 +72,9 @@ def _analyze(files: tuple[str, ...], flight_recorder: str | None) -> tuple[Repor
                 f"with several programs each FILE names its devices as FILE@0,1,...; got {spec!r}")
         specs.append((path, int_list(devices, f"the devices of {path}")))
     modules = [(load(path), devices) for path, devices in specs]
-    return _positioned(lambda: analyze(modules), specs[0][0]), ", ".join(files)
+    _verified([(path, module) for (path, _), (module, _) in zip(specs, modules, strict=True)])
+    return (_positioned(lambda: analyze(modules, rendezvous=rendezvous), specs[0][0]),
+            ", ".join(files))
 
 
 def _positioned(analysis: Callable[[], Report], path: str) -> Report:
@@ -81,8 +107,11 @@ def _line(arrival: Arrival, mark: bool) -> Text:
         text.append(f" (async, done {entry.done})")
     for conditional, branch in entry.branches:
         text.append(f" in branch {branch} of {conditional}")
+    iterations = dict(arrival.iteration)
     for loop, trips in entry.loops:
-        text.append(f" in {loop} x{'?' if trips is None else trips}")
+        number = iterations.get(loop)
+        text.append(f" in {loop} x{'?' if trips is None else trips}" if number is None else
+                    f" in {loop} iteration {number}")
     if entry.line:
         text.append(f" line {entry.line}", style="dim")
     if arrival.end < 0:
@@ -128,9 +157,13 @@ def _excerpt(report: Report, finding: Finding) -> list[Text]:
                    "Chrome trace event format.")
 @click.option("--flight-recorder", "flight_recorder", default=None,
               help="Read PyTorch Flight Recorder dumps (one file per rank) from this directory.")
+@click.option("--rendezvous", type=click.Choice(RENDEZVOUS), default="clique",
+              help="What meets: 'clique' (default; the n-th collective of each member on a "
+                   "clique, as NCCL under XLA:GPU) or 'op_id' (XLA:CPU: collectives of "
+                   "different channel ids never meet).")
 @device_limit_option
 def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
-          trace_path: str | None, flight_recorder: str | None) -> int:
+          trace_path: str | None, flight_recorder: str | None, rendezvous: str) -> int:
     """Match every device's collectives by arrival order and report hangs and garbage.
 
     FILES: one HLO module every device runs (SPMD), or FILE@DEVICES per program (MPMD, e.g.
@@ -138,7 +171,10 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
     assignment (replica_count x num_partitions devices, 0..N-1 by default), each running one
     program; any other device is refused. Exits 1 when there are findings, 0 when clean.
     """
-    report, name = _analyze(files, flight_recorder)
+    try:
+        report, name = _analyze(files, flight_recorder, rendezvous)
+    except _Refused as refused:
+        return _refused(refused, as_json)
     known = report.devices.tolist()
     if devices_text is not None:
         devices = int_list(devices_text, "--devices")
@@ -182,6 +218,22 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
                f"{plural(sum(report.entry_counts), 'collective')}, no findings")
     out.print(Text(summary, style="bold red" if count else "bold green"))
     return 1 if count else 0
+
+
+def _refused(refused: _Refused, as_json: bool) -> int:
+    """XLA's verifier findings of the modules it refuses, as ``check`` prints them; exit 1."""
+    if as_json:
+        emit_json({"verifier_findings": [dict(file=path, **finding_json(f))
+                                         for path, found in refused.refused for f in found],
+                   "findings": [], "ok": False})
+        return 1
+    out = console()
+    for path, found in refused.refused:
+        for finding in found:
+            out.print(finding_text(path, finding))
+        out.print(Text(f"{path}: {plural(len(found), 'finding')} of XLA's verifier; the order "
+                       f"analysis runs on a module the verifier accepts", style="bold red"))
+    return 1
 
 
 COMMANDS: list[click.Command] = [order]

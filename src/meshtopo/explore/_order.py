@@ -8,12 +8,9 @@ across lanes, each finding with the arrivals where its devices block (a deadlock
 order), and a timeline of arrivals and completions by logical time (at most
 ``FRAME_LIMIT`` frames). The answer is bounded whatever the module's device count.
 
-An SPMD schedule lists the collectives of every branch of a conditional. Where a divergence
-finding names a conditional, the branch each shown device takes is read from
-``mt.order.issue_order`` (the same walk, evaluating the selector over replica and partition
-ids, as the runtime's replay issues it): the collectives of the other branches are marked
-``taken: false``, join no rendezvous, and the run is not played, since its logical times
-assume every member takes every branch.
+A lane holds what its device issues (``Report.schedule(device, taken_only=True)``): the
+branch it takes at each conditional and each iteration of each loop, as the order layer runs
+the program for it; every arrival is ``taken``.
 """
 
 from __future__ import annotations
@@ -51,8 +48,7 @@ def order_response(body: dict[str, Any], max_text: int, device_limit: int) -> di
         raise
     except mt.MeshtopoError as error:
         return {"programs": names, "error": f"{type(error).__name__}: {error}", "ok": False}
-    spmd_module = programs[0][0] if fields.has("text") else None
-    return {"programs": names, "error": None, **_shaped(report, wanted, spmd_module)}
+    return {"programs": names, "error": None, **_shaped(report, wanted)}
 
 
 def _programs(fields: Fields, max_text: int,
@@ -83,10 +79,8 @@ def _programs(fields: Fields, max_text: int,
     return programs
 
 
-def _shaped(report: mt.order.Report, wanted: list[int] | None,
-            module: hlo.Module | None) -> dict[str, Any]:
-    """Lanes, rendezvous, findings and timeline of ``report`` for the devices shown
-    (``module``: the one program of an SPMD report, for the branches each device takes)."""
+def _shaped(report: mt.order.Report, wanted: list[int] | None) -> dict[str, Any]:
+    """Lanes, rendezvous, findings and timeline of ``report`` for the devices shown."""
     every = [int(d) for d in report.devices.tolist()]
     analysed = set(every)
     if wanted is not None:
@@ -97,19 +91,12 @@ def _shaped(report: mt.order.Report, wanted: list[int] | None,
         shown = sorted(set(wanted))
     else:
         shown = _default_lanes(report, every)
-    parted = {name for f in report.findings if f.type == "divergence" for name in f.instructions}
-    lanes = [_lane(report, device, module if parted else None, parted) for device in shown]
+    lanes = [_lane(report, device) for device in shown]
     lane_of = {device: index for index, device in enumerate(shown)}
     rendezvous = _rendezvous(lanes)
     findings = [_finding(f, lanes, lane_of) for f in report.findings]
     cycles = [f["cycle"] for f in findings if f["cycle"]]
     frames, truncated = _timeline(lanes, rendezvous, cycles)
-    timeline_note = None
-    if any(not a["taken"] for lane in lanes for a in lane["arrivals"]):
-        frames, truncated = [], False
-        timeline_note = ("the run is not played: members of one group take different branches "
-                         "(the divergence findings), and an SPMD schedule's steps assume every "
-                         "member takes every branch")
     return {
         "unit": report.unit,
         "spmd": report.spmd,
@@ -122,7 +109,7 @@ def _shaped(report: mt.order.Report, wanted: list[int] | None,
         "findings": findings,
         "timeline": frames,
         "timeline_truncated": truncated,
-        "timeline_note": timeline_note,
+        "timeline_note": None,
         "notes": list(report.notes),
         "ok": report.ok,
     }
@@ -152,22 +139,14 @@ def _lane_note(shown: int, total: int, asked: bool) -> str | None:
             "so rendezvous with devices not shown are drawn only between the lanes present")
 
 
-def _lane(report: mt.order.Report, device: int, module: hlo.Module | None,
-          parted: set[str]) -> dict[str, Any]:
-    """One device's lane; with ``module``, collectives under a conditional in ``parted`` that
-    the device's branch does not reach are marked not taken."""
-    arrivals = report.schedule(device)
+def _lane(report: mt.order.Report, device: int) -> dict[str, Any]:
+    """One device's lane: the collectives it issues, in order."""
+    arrivals = report.schedule(device, taken_only=True)
     shown = arrivals[:ARRIVAL_LIMIT]
-    issued: set[str] | None = None
-    if module is not None:
-        order = mt.order.issue_order(module, device)
-        issued = {instruction.name for instruction in order}
     return {
         "device": device,
         "program": shown[0].entry.program if shown else None,
-        "arrivals": [_arrival(a, issued is None or a.entry.name in issued
-                              or not any(c in parted for c, _ in a.entry.branches))
-                     for a in shown],
+        "arrivals": [_arrival(a, True) for a in shown],
         "count": len(arrivals),
         "truncated": len(arrivals) > len(shown),
     }
@@ -180,6 +159,7 @@ def _arrival(a: mt.order.Arrival, taken: bool) -> dict[str, Any]:
         "channel_id": entry.channel_id, "clique": list(a.clique), "rank": a.rank,
         "position": a.position, "line": entry.line, "step": a.step, "end": a.end,
         "branches": [[name, index] for name, index in entry.branches],
+        "iteration": [[name, number] for name, number in a.iteration],
         # Issued but never completed: the device waits here forever.
         "blocked": taken and a.step >= 0 and a.end < 0,
         "issued": taken and a.step >= 0,

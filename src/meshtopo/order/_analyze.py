@@ -1,24 +1,30 @@
 """``analyze``: every device's collective schedule from one module (SPMD) or several (MPMD),
 matched by arrival order.
 
-SPMD (one module, every device of its placement runs it): the program is walked once and each
-entry's groups are computed once as arrays; a device's clique is looked up in them. When all
-devices run one sequence over disjoint groups (checked with one ``bincount`` per entry), every
-clique sees its collectives in one order, so no rendezvous can cross: only ``divergence``
-(conditionals whose predicate differs between members) can break it, and that is what is
-checked. Programs with send/recv (whose recv may be absent) or overlapping groups, and MPMD
-programs, are replayed by ``_match.run``, each device passing over the entries of branches it
-does not take (``_divergence.branch_choices``). The shared SPMD schedule lists every branch;
-``Report.schedule(device, taken_only=True)`` only those taken (``issue_order``'s order).
-Conditionals whose branch cannot be told are named in ``Report.notes``.
+Each program is walked once (``_program``: its collectives as entries) and then run for all
+its devices at once (``_execution``): branches and trip counts are decided per device, loops
+expanded, so devices that take different paths get different sequences. When one sequence
+serves every device of an SPMD module and every collective's groups are disjoint (checked
+with one ``bincount`` per entry), every clique sees its collectives in one order and no
+rendezvous can cross. Otherwise, and for MPMD programs, the sequences are replayed by
+``_match.run`` and every finding comes from that replay (``_classify``).
 
-Bound: SPMD O(entries x devices) numpy work (the walk is O(instructions)); replay
-O(rounds x devices) with rounds at most the total row length (see ``_match``).
+A conditional or loop whose predicate depends on data and is not uniform within a group its
+collectives use is a ``may_diverge`` finding: the program is run again with the assignment
+``_execution`` proposes (which devices take which branch, or run one more iteration), and the
+finding says what that run gives (the cycle, the missing guest or the mismatch). A loop past
+the expansion limit is checked by its trip counts: unequal counts within a group are a
+``missing`` finding that says the loop was counted, not expanded.
+
+Bound: the execution's (``_execution``), then SPMD O(distinct entries x devices) numpy work;
+replay O(rounds x devices) with rounds at most the total row length (see ``_match``); at
+most ``CONSEQUENCE_LIMIT`` further runs for ``may_diverge``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -29,23 +35,51 @@ from .._placement import DeviceAssignment, as_device_assignment
 from ..hlo import Module
 from ._classify import Ref, async_overlaps, classify
 from ._cliques import CliqueTable, EntryPeers, entry_peers
-from ._divergence import Choices, branch_choices, divergences
 from ._entry import Arrival, Finding
+from ._execution import ITERATION_LIMIT, Executor, LoopLimit, Outcome, Pending, Step
 from ._linearizable import with_linearizer_note
 from ._match import Rows, Run, run
 from ._program import ARRIVE, WAIT, Program, walk
 from ._report import Report
 
 ASYNC_PAIR_LIMIT = 10_000
-# One program's rows: (devices, kind, clique, ref, link), the last four per column.
+_OUTCOMES = {"deadlock": "they deadlock", "missing": "a guest is missing",
+             "mismatch": "mismatched collectives meet"}
+CONSEQUENCE_LIMIT = 8
+# One class's rows: (devices, kind, clique, ref, link), the last four per column.
 _Block = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
+@dataclass
+class _Walked:
+    """A program ready to run: its walk, devices (global ids), placement and entries'
+    groups."""
+
+    program: Program
+    devices: np.ndarray
+    assignment: DeviceAssignment
+    peers: list[EntryPeers]
+    rendezvous: str = "clique"
+
+    def execute(self, forced: dict[str, np.ndarray] | None = None) -> Outcome:
+        """The program run for its devices (``_execution``)."""
+        replicas, partitions = (np.asarray(v) for v in self.assignment.logical_ids(self.devices))
+        return Executor(self.program, self.devices, replicas, partitions,
+                        self.peers.__getitem__, forced, self.rendezvous).run()
+
+
 def analyze(programs: Module | Sequence[tuple[Module, ArrayLike]],
-            device_assignment: DeviceAssignment | ArrayLike | None = None) -> Report:
+            device_assignment: DeviceAssignment | ArrayLike | None = None,
+            rendezvous: str = "clique") -> Report:
     """Schedules and findings of ``programs``: a module every device runs (SPMD), or a list of
     ``(module, devices)`` (MPMD: each device runs one module; groups are computed with
     ``device_assignment``, default each module's own placement). Bounds: module docstring.
+
+    ``rendezvous`` says which arrivals meet: ``clique`` (default: the n-th collective of each
+    member on a clique, whatever the instruction, as NCCL orders a communicator under
+    XLA:GPU) or ``op_id`` (XLA:CPU, whose rendezvous key also holds the channel id, so
+    collectives of different channels never meet). Programs as JAX emits them, one channel
+    for every collective of a kind, meet alike under both.
 
     A program's devices are devices of its device assignment (the replica_count x
     num_partitions devices it is compiled for), each listed once and running one program;
@@ -54,15 +88,16 @@ def analyze(programs: Module | Sequence[tuple[Module, ArrayLike]],
     if isinstance(programs, Module):
         assignment = module_assignment(programs, device_assignment)
         devices = np.sort(assignment.array.reshape(-1))
-        program = walk(programs, 0)
-        peers = _peers(program, assignment)
-        if _shares_one_order(program, peers, devices):
-            return _spmd(program, peers, devices, assignment)
-        return _replay([(program, devices, assignment)], spmd=True)
+        walked = _prepared(walk(programs, 0), devices, assignment, rendezvous)
+        outcome = walked.execute()
+        if len(outcome.sequences) == 1 and _shares_one_order(walked.program, walked.peers,
+                                                              devices):
+            return _spmd(walked, outcome)
+        return _replayed([walked], [outcome], spmd=True)
     if not isinstance(programs, Sequence) or not programs:
         raise InvalidArgumentError(
             "analyze expects a module or a non-empty list of (module, devices) pairs")
-    walked = []
+    prepared = []
     seen: set[int] = set()
     for index, item in enumerate(programs):
         if not isinstance(item, tuple | list) or len(item) != 2 or not isinstance(item[0], Module):
@@ -86,8 +121,16 @@ def analyze(programs: Module | Sequence[tuple[Module, ArrayLike]],
                 f"in its device assignment: it runs on {placed.size} devices "
                 f"(replica_count={module.replica_count} x num_partitions="
                 f"{module.num_partitions}), {_spelled(np.sort(placed))}")
-        walked.append((walk(module, index), ids, assignment))
-    return _replay(walked, spmd=False)
+        prepared.append(_prepared(walk(module, index), ids, assignment, rendezvous))
+    return _replayed(prepared, [w.execute() for w in prepared], spmd=False)
+
+
+def _prepared(program: Program, devices: np.ndarray, assignment: DeviceAssignment,
+              rendezvous: str = "clique") -> _Walked:
+    source = program.module.source
+    peers = [entry_peers(e, c, assignment, source)
+             for e, c in zip(program.entries, program.collectives, strict=True)]
+    return _Walked(program, devices, assignment, peers, CliqueTable(rendezvous).rendezvous)
 
 
 def _spelled(devices: np.ndarray) -> str:
@@ -114,12 +157,6 @@ def module_assignment(module: Module,
     return table
 
 
-def _peers(program: Program, assignment: DeviceAssignment) -> list[EntryPeers]:
-    pairs = zip(program.entries, program.collectives, strict=True)
-    source = program.module.source
-    return [entry_peers(e, c, assignment, source) for e, c in pairs]
-
-
 def _shares_one_order(program: Program, peers: list[EntryPeers], devices: np.ndarray) -> bool:
     """True when one sequence over disjoint groups is all there is: no send/recv (whose recv
     may be absent) and no device in two groups of one collective. O(entries x devices)."""
@@ -134,34 +171,35 @@ def _shares_one_order(program: Program, peers: list[EntryPeers], devices: np.nda
     return True
 
 
-def _choices(program: Program, devices: np.ndarray, assignment: DeviceAssignment) -> Choices:
-    replicas, partitions = (np.asarray(v) for v in assignment.logical_ids(devices))
-    return branch_choices(program, devices, replicas, partitions)
-
-
-def _spmd(program: Program, peers: list[EntryPeers], devices: np.ndarray,
-          assignment: DeviceAssignment) -> Report:
-    choices = _choices(program, devices, assignment)
-    findings = divergences(program, devices, assignment, peers.__getitem__, choices)
-    takes = choices.takes(program.entries) if choices.taken else None
+def _spmd(walked: _Walked, outcome: Outcome) -> Report:
+    """One sequence, disjoint groups: nothing to replay; findings come only from what the
+    execution set aside (data-dependent predicates, loops past the expansion limit)."""
+    program, peers, devices = walked.program, walked.peers, walked.devices
+    findings = [*_limit_findings(walked, outcome.limits),
+                *_may_diverge([walked], [outcome], 0, outcome.pending)]
     rows: dict[int, np.ndarray] = {}
+    size = int(devices.max()) + 1
 
     def row_of(index: int) -> np.ndarray:
         found = rows.get(index)
         if found is None:
-            found = rows[index] = peers[index].group_rows(np.arange(int(devices.max()) + 1))
+            found = rows[index] = peers[index].group_rows(np.arange(size))
         return found
 
+    listed = [Step(int(kind), int(index), ()) for kind, index in
+              zip(program.kinds.tolist(), program.steps.tolist(), strict=True)]
+    steps = outcome.sequences[0].steps
+
+    table = CliqueTable(walked.rendezvous)
+
     def schedule(device: int) -> list[Arrival]:
-        return _spmd_schedule(program, peers, row_of, device, None)
+        return _sequence_schedule(program, peers, row_of, device, listed, table)
 
     def taken_schedule(device: int) -> list[Arrival]:
-        column = int(np.searchsorted(devices, device))
-        return _spmd_schedule(program, peers, row_of, device,
-                              None if takes is None else takes[:, column])
+        return _sequence_schedule(program, peers, row_of, device, steps, table)
 
     return Report(findings, devices, "device", True, [len(program.entries)], schedule,
-                  choices.notes(), taken_schedule)
+                  outcome.notes, taken_schedule)
 
 
 def _device_cliques(peers: EntryPeers, row: int, device: int,
@@ -178,131 +216,142 @@ def _device_cliques(peers: EntryPeers, row: int, device: int,
     return cliques
 
 
-def _spmd_schedule(program: Program, peers: list[EntryPeers],
-                   row_of: Callable[[int], np.ndarray], device: int,
-                   takes: np.ndarray | None) -> list[Arrival]:
-    """The arrivals of ``device``: the entries it issues (``takes``, per entry: the branches
-    it takes; None: all) in step order."""
+def _sequence_schedule(program: Program, peers: list[EntryPeers],
+                       row_of: Callable[[int], np.ndarray], device: int,
+                       steps: list[Step], table: CliqueTable) -> list[Arrival]:
+    """The arrivals of ``device`` for ``steps`` (its sequence), in step order."""
     arrivals: list[Arrival] = []
     counts: dict[tuple[object, ...], int] = {}
     open_at: dict[int, list[int]] = {}
-    steps = zip(program.kinds.tolist(), program.steps.tolist(), strict=True)
-    for step, (kind, index) in enumerate(steps):
-        entry = program.entries[index]
-        if kind == WAIT:
-            for i in open_at.pop(index, []):
-                arrivals[i] = _ended(arrivals[i], step)
+    for number, step in enumerate(steps):
+        entry = program.entries[step.entry]
+        if step.kind == WAIT:
+            for i in open_at.pop(step.entry, []):
+                arrivals[i] = _ended(arrivals[i], number)
             continue
-        if takes is not None and not takes[index]:
-            continue
-        row = int(row_of(index)[device]) if peers[index].pairs is None else -1
-        for clique in _device_cliques(peers[index], row, device, entry.opcode):
-            key = (entry.stream, entry.channel_id if entry.stream == "send-recv" else None, clique)
+        row = int(row_of(step.entry)[device]) if peers[step.entry].pairs is None else -1
+        for clique in _device_cliques(peers[step.entry], row, device, entry.opcode):
+            key = (table.stream_key(entry), clique)
             position = counts.get(key, 0)
             counts[key] = position + 1
-            open_at.setdefault(index, []).append(len(arrivals))
-            arrivals.append(Arrival(device, entry, clique, clique.index(device), position, step,
-                                    -1))
+            open_at.setdefault(step.entry, []).append(len(arrivals))
+            arrivals.append(Arrival(device, entry, clique, clique.index(device), position, number,
+                                    -1, step.iteration))
     return arrivals
 
 
 def _ended(arrival: Arrival, step: int) -> Arrival:
     return Arrival(arrival.device, arrival.entry, arrival.clique, arrival.rank,
-                   arrival.position, arrival.step, step)
+                   arrival.position, arrival.step, step, arrival.iteration)
 
 
-def _replay(walked: list[tuple[Program, np.ndarray, DeviceAssignment]], spmd: bool) -> Report:
-    table = CliqueTable()
-    refs: list[Ref] = []
-    blocks: list[_Block] = []
-    findings: list[Finding] = []
-    pairs: list[tuple[np.ndarray, int, int]] = []
-    notes: list[str] = []
-    offset = 0
-    for program, devices, assignment in walked:
-        peers = _peers(program, assignment)
-        choices = _choices(program, devices, assignment)
-        notes.extend(choices.notes())
-        findings.extend(divergences(program, devices, assignment, peers.__getitem__, choices))
-        blocks.append(_block(program, devices, peers, table, refs,
-                             choices.takes(program.entries) if choices.taken else None))
-        ids = np.arange(offset, offset + devices.size)
-        pairs.extend((ids, first, second) for first, second in _in_flight_pairs(program))
-        offset += devices.size
-    rows = _stack(blocks, table)
-    result = run(rows)
-    modules = [p.module for p, _, _ in walked]
-    findings.extend(with_linearizer_note(f, modules) for f in classify(result, refs, "device"))
-    findings.extend(async_overlaps(result, refs, "device", pairs))
+def _replayed(walked: list[_Walked], outcomes: list[Outcome], spmd: bool) -> Report:
+    result, refs, findings = _matched(walked, outcomes)
+    notes = [note for outcome in outcomes for note in outcome.notes]
+    for index, (program, outcome) in enumerate(zip(walked, outcomes, strict=True)):
+        findings.extend(_limit_findings(program, outcome.limits))
+        findings.extend(_may_diverge(walked, outcomes, index, outcome.pending))
+    rows = result.rows
     order = np.argsort(rows.devices)
 
     def schedule(device: int) -> list[Arrival]:
         return run_schedule(result, refs, int(np.flatnonzero(rows.devices == device)[0]))
 
     return Report(_unique(findings), rows.devices[order], "device", spmd,
-                  [len(p.entries) for p, _, _ in walked], schedule, notes)
+                  [len(w.program.entries) for w in walked], schedule, notes)
 
 
-def _block(program: Program, devices: np.ndarray, peers: list[EntryPeers], table: CliqueTable,
-           refs: list[Ref], takes: np.ndarray | None) -> _Block:
-    """The rows of ``program`` on ``devices``: two columns per step (the two clique slots,
-    no-ops where ``takes[entry, device]`` says the device's branch skips the entry), its
-    entries appended to ``refs``. O(steps x devices)."""
-    base = len(refs)
+def _matched(walked: list[_Walked], outcomes: list[Outcome]
+             ) -> tuple[Run, list[Ref], list[Finding]]:
+    """The replay of every program's sequences, and its findings."""
+    table = CliqueTable(walked[0].rendezvous)
+    refs: list[Ref] = []
+    blocks: list[_Block] = []
+    pairs: list[tuple[np.ndarray, int, int]] = []
+    row = 0
+    for program, outcome in zip(walked, outcomes, strict=True):
+        for block, flying in _blocks(program, outcome, table, refs):
+            blocks.append(block)
+            ids = np.arange(row, row + block[0].size)
+            pairs.extend((ids, first, second) for first, second in flying)
+            row += block[0].size
+    rows = _stack(blocks, table)
+    result = run(rows)
+    modules = [w.program.module for w in walked]
+    findings = [with_linearizer_note(f, modules) for f in classify(result, refs, "device")]
+    findings.extend(async_overlaps(result, refs, "device", pairs))
+    return result, refs, findings
+
+
+def _blocks(walked: _Walked, outcome: Outcome, table: CliqueTable, refs: list[Ref]
+            ) -> list[tuple[_Block, list[tuple[int, int]]]]:
+    """The rows of each class of ``walked`` (two columns per step: the two clique slots),
+    their refs appended to ``refs`` (one per entry and iteration), and the columns of async
+    arrivals in flight together. O(steps x devices of each class)."""
+    program, peers = walked.program, walked.peers
     entries = list(zip(program.entries, peers, strict=True))
-    refs.extend(Ref(entry, p.groups_key(), p.describe()) for entry, p in entries)
-    slots = (np.stack([table.slots(entry, p, devices) for entry, p in entries]) if entries
-             else np.zeros((0, devices.size, 2), np.int64))
-    steps, kinds = program.steps, program.kinds
-    length = 2 * steps.size
-    check_size(length * devices.size, f"the operation rows of program {program.index}")
-    if takes is not None and slots.size:
-        slots = np.where(takes[:, :, None], slots, -1)
-    clique = slots[steps].transpose(1, 0, 2).reshape(devices.size, length)
-    arrive_step = np.full(len(program.entries), -1, dtype=np.int64)
-    arrive_idx = np.flatnonzero(kinds == ARRIVE)
-    arrive_step[steps[arrive_idx]] = arrive_idx
-    link = np.full(length, -1, dtype=np.int64)
-    wait_idx = np.flatnonzero(kinds == WAIT)
-    link[2 * wait_idx] = 2 * arrive_step[steps[wait_idx]]
-    link[2 * wait_idx + 1] = 2 * arrive_step[steps[wait_idx]] + 1
-    return devices, np.repeat(kinds.astype(np.int64), 2), clique, np.repeat(steps + base, 2), link
-
-
-def _unique(findings: list[Finding]) -> list[Finding]:
-    seen: set[tuple[object, ...]] = set()
+    groups = [(p.groups_key(), p.describe()) for _, p in entries]
+    slots = (np.stack([table.slots(entry, p, walked.devices) for entry, p in entries])
+             if entries else np.zeros((0, walked.devices.size, 2), np.int64))
+    interned: dict[tuple[int, tuple[tuple[str, int], ...]], int] = {}
     out = []
-    for finding in findings:
-        key = (finding.type, finding.devices, finding.instructions)
-        if key not in seen:
-            seen.add(key)
-            out.append(finding)
+    for sequence in outcome.sequences:
+        count = len(sequence.steps)
+        positions = sequence.positions
+        check_size(2 * count * positions.size, f"the operation rows of program {program.index}")
+        kinds = np.fromiter((s.kind for s in sequence.steps), np.int64, count)
+        indices = np.fromiter((s.entry for s in sequence.steps), np.int64, count)
+        ref_ids = np.empty(count, dtype=np.int64)
+        link = np.full(2 * count, -1, dtype=np.int64)
+        open_at: dict[int, list[int]] = {}
+        for number, step in enumerate(sequence.steps):
+            key = (step.entry, step.iteration)
+            found = interned.get(key)
+            if found is None:
+                found = interned[key] = len(refs)
+                refs.append(Ref(program.entries[step.entry], *groups[step.entry],
+                                step.iteration))
+            ref_ids[number] = found
+            if step.kind == ARRIVE:
+                open_at.setdefault(step.entry, []).append(number)
+            else:
+                started = open_at.get(step.entry)
+                if started:
+                    first = started.pop(0)
+                    link[2 * number] = 2 * first
+                    link[2 * number + 1] = 2 * first + 1
+        clique = (slots[indices][:, positions, :].transpose(1, 0, 2).reshape(
+            positions.size, 2 * count) if count else np.zeros((positions.size, 0), np.int64))
+        block = (walked.devices[positions], np.repeat(kinds, 2), clique, np.repeat(ref_ids, 2),
+                 link)
+        out.append((block, _in_flight_pairs(program, sequence.steps)))
     return out
 
 
-def _in_flight_pairs(program: Program) -> list[tuple[int, int]]:
+def _in_flight_pairs(program: Program, steps: list[Step]) -> list[tuple[int, int]]:
     """Arrive columns of async entries in flight together on one stream, first started first:
     grouped collectives (their one clique, slot 0) and collective-permutes (the point-to-point
     stream: each slot, the pair a device sends on and the pair it receives on); at most
     ``ASYNC_PAIR_LIMIT`` pairs."""
-    in_flight: dict[str, list[int]] = {"collective": [], "p2p": []}
+    in_flight: dict[str, list[tuple[int, int]]] = {"collective": [], "p2p": []}
     pairs: list[tuple[int, int]] = []
-    steps = zip(program.kinds.tolist(), program.steps.tolist(), strict=True)
-    for step, (kind, index) in enumerate(steps):
-        entry = program.entries[index]
+    for number, step in enumerate(steps):
+        entry = program.entries[step.entry]
         if entry.done is None or entry.stream not in in_flight:
             continue
         flying = in_flight[entry.stream]
-        if kind == ARRIVE:
+        if step.kind == ARRIVE:
             slots = (0,) if entry.stream == "collective" else (0, 1)
-            for other in flying:
+            for other, _ in flying:
                 for first in slots:
                     for second in slots:
                         if len(pairs) < ASYNC_PAIR_LIMIT:
-                            pairs.append((2 * other + first, 2 * step + second))
-            flying.append(step)
+                            pairs.append((2 * other + first, 2 * number + second))
+            flying.append((number, step.entry))
         else:
-            in_flight[entry.stream] = [s for s in flying if int(program.steps[s]) != index]
+            done = next((i for i, (_, e) in enumerate(flying) if e == step.entry), None)
+            if done is not None:
+                flying.pop(done)
     return pairs
 
 
@@ -330,6 +379,91 @@ def _stack(blocks: list[_Block], table: CliqueTable) -> Rows:
     return Rows(devices, kind, clique, ref, link, length, table.members)
 
 
+def _unique(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple[object, ...]] = set()
+    out = []
+    for finding in findings:
+        key = (finding.type, finding.devices, finding.instructions)
+        if key not in seen:
+            seen.add(key)
+            out.append(finding)
+    return out
+
+
+def _limit_findings(walked: _Walked, limits: list[LoopLimit]) -> list[Finding]:
+    """For each loop past the expansion limit: its trip counts must be equal within every
+    group its collectives use; a ``missing`` finding names a group where they are not."""
+    findings = []
+    for limit in limits:
+        trips = limit.trips
+        for index in limit.entries:
+            peers = walked.peers[index]
+            size = int(max(peers.flat.max(initial=-1), walked.devices.max(initial=-1))) + 1
+            table = np.full(size, -2, dtype=np.int64)
+            table[walked.devices] = trips
+            group_of = np.repeat(np.arange(peers.sizes.size), peers.sizes)
+            member = table[peers.flat]
+            low = np.full(peers.sizes.size, np.iinfo(np.int64).max)
+            high = np.full(peers.sizes.size, np.iinfo(np.int64).min)
+            np.minimum.at(low, group_of, member)
+            np.maximum.at(high, group_of, member)
+            mixed = np.flatnonzero((low != high) & (low >= 0))
+            if mixed.size == 0:
+                continue
+            group = peers.group(int(mixed[0]))
+            counts: dict[int, list[int]] = {}
+            for device in group:
+                counts.setdefault(int(table[device]), []).append(device)
+            fewest = min(counts)
+            entry = walked.program.entries[index]
+            loop = limit.instruction
+            spelled = "; ".join(f"devices {devs} run {n} iteration{'s' if n != 1 else ''}"
+                                for n, devs in sorted(counts.items()))
+            waiting = sorted(d for n, devs in counts.items() if n > fewest for d in devs)
+            findings.append(Finding(
+                "missing", tuple(counts[fewest]), (entry.name, loop.name),
+                f"while {loop.name} (line {loop.line}) runs more than {ITERATION_LIMIT} "
+                f"iterations, so its iterations were counted, not expanded, and its trip counts "
+                f"compared within every group its collectives use: in group "
+                f"[{','.join(map(str, group))}] of {entry.name} (line {entry.line}) {spelled}; "
+                f"devices {waiting} wait forever in {entry.name} at iteration {fewest}.",
+                lines=(entry.line, loop.line), waiting=tuple(waiting)))
+            break
+    return findings
+
+
+def _may_diverge(walked: list[_Walked], outcomes: list[Outcome], index: int,
+                 pending: list[Pending]) -> list[Finding]:
+    """One ``may_diverge`` finding per pending predicate whose assignment, run, gives a
+    hang or a mismatch (at most ``CONSEQUENCE_LIMIT`` runs)."""
+    findings = []
+    for item in pending[:CONSEQUENCE_LIMIT]:
+        forced = walked[index].execute({item.instruction.name: item.forced})
+        trial = [*outcomes[:index], forced, *outcomes[index + 1:]]
+        _, _, shown = _matched(walked, trial)
+        shown = [f for f in shown if f.type in ("deadlock", "missing", "mismatch")]
+        if not shown:
+            continue
+        consequence = shown[0]
+        inst = item.instruction
+        entry = walked[index].program.entries[item.entry]
+        kind = "trip count" if inst.opcode == "while" else "predicate"
+        origin = (f"{item.origin.opcode} {item.origin.name} (line {item.origin.line})"
+                  if item.origin is not None else "data")
+        group = ",".join(map(str, item.group[:16])) + (",..." if len(item.group) > 16 else "")
+        message = (
+            f"{inst.opcode} {inst.name} (line {inst.line}) may diverge: its {kind}, "
+            f"{item.predicate}, depends on data ({origin}) that is not uniform over group "
+            f"[{group}] of {entry.name} (line {entry.line}), so its members can disagree at "
+            f"run time. If {item.text}, {_OUTCOMES[consequence.type]}: "
+            f"{consequence.message}")
+        findings.append(Finding(
+            "may_diverge", tuple(sorted(set(item.group) | set(consequence.devices))),
+            (inst.name, *consequence.instructions), message,
+            lines=tuple(sorted({inst.line, entry.line, *consequence.lines} - {0}))))
+    return findings
+
+
 def run_schedule(result: Run, refs: list[Ref], row: int) -> list[Arrival]:
     """The arrivals of row ``row`` of a replay, in issue order."""
     rows = result.rows
@@ -344,8 +478,8 @@ def run_schedule(result: Run, refs: list[Ref], row: int) -> list[Arrival]:
         if rows.kind[row, col] != ARRIVE or event < 0:
             continue
         clique = rows.members[int(result.event_clique[event])]
-        entry = refs[int(rows.ref[row, col])].entry
-        arrivals.append(Arrival(device, entry, clique, clique.index(device),
+        ref = refs[int(rows.ref[row, col])]
+        arrivals.append(Arrival(device, ref.entry, clique, clique.index(device),
                                 int(result.event_position[event]), int(result.passed[row, col]),
-                                end_of.get(col, int(result.passed[row, col]))))
+                                end_of.get(col, int(result.passed[row, col])), ref.iteration))
     return arrivals

@@ -48,6 +48,7 @@ class Ref:
     entry: Entry
     groups: tuple[object, ...] | None = None
     groups_text: str = ""
+    iteration: tuple[tuple[str, int], ...] = ()
 
     def signature(self) -> tuple[object, ...]:
         """What the members of one rendezvous must agree on: the entry's signature and the
@@ -55,8 +56,15 @@ class Ref:
         return (*self.entry.signature(), self.groups)
 
     def where(self) -> str:
-        """``name (line N)``, or the name alone when there is no line."""
-        return f"{self.entry.name} (line {self.entry.line})" if self.entry.line else self.entry.name
+        """``name (line N, branch B of C, iteration I of L)``: the line, the innermost branch
+        and each enclosing loop's iteration where there are; the name alone otherwise."""
+        entry = self.entry
+        parts = [f"line {entry.line}"] if entry.line else []
+        if entry.branches:
+            conditional, branch = entry.branches[-1]
+            parts.append(f"branch {branch} of {conditional}")
+        parts.extend(f"iteration {number} of {loop}" for loop, number in self.iteration)
+        return f"{entry.name} ({', '.join(parts)})" if parts else entry.name
 
 
 def classify(run: Run, refs: list[Ref], unit: str = "device",
@@ -102,11 +110,14 @@ def mismatches(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
     kept = zip(r[keep].tolist(), ref_ids[keep].tolist(), e[keep].tolist(), strict=True)
     for row, ref, event in kept:
         by_event[event].append((int(rows.devices[row]), ref))
-    grouped: dict[tuple[int, ...], list[int]] = defaultdict(list)
+    # One finding per set of instructions (every iteration of a loop alike).
+    grouped: dict[tuple[tuple[int, int], ...], list[int]] = defaultdict(list)
     for event, arrivals in by_event.items():
-        grouped[tuple(sorted({ref for _, ref in arrivals}))].append(event)
+        grouped[tuple(sorted({(refs[ref].entry.program, refs[ref].entry.index)
+                              for _, ref in arrivals}))].append(event)
     findings = []
-    for ref_set, event_list in grouped.items():
+    for event_list in grouped.values():
+        ref_set = sorted({ref for event in event_list for _, ref in by_event[event]})
         devices: set[int] = set()
         culprits: set[int] = set()
         tie = False

@@ -96,10 +96,22 @@ def _peers(entry: Entry, collective: Collective, assignment: DeviceAssignment) -
     return EntryPeers(np.asarray(flat, dtype=np.int64), np.asarray(sizes, dtype=np.int64), None)
 
 
-class CliqueTable:
-    """Interned cliques: ``(stream key, devices...)`` -> id; ``members[id]`` the devices."""
+RENDEZVOUS = ("clique", "op_id")
 
-    def __init__(self) -> None:
+
+class CliqueTable:
+    """Interned cliques: ``(stream key, devices...)`` -> id; ``members[id]`` the devices.
+
+    ``rendezvous`` says what meets: ``clique`` (the n-th collective of each member on one
+    clique and stream, whatever the instruction: NCCL's order on a communicator, as XLA:GPU
+    runs them) or ``op_id`` (XLA:CPU's ``RendezvousKey`` also holds the op id, the channel
+    id: collectives of different channels never meet)."""
+
+    def __init__(self, rendezvous: str = "clique") -> None:
+        if rendezvous not in RENDEZVOUS:
+            raise InvalidArgumentError(
+                f"rendezvous must be one of {', '.join(RENDEZVOUS)}, got {rendezvous!r}")
+        self.rendezvous = rendezvous
         self.ids: dict[tuple[object, ...], int] = {}
         self.members: list[tuple[int, ...]] = []
         self.streams: list[str] = []
@@ -114,6 +126,14 @@ class CliqueTable:
             self.streams.append(stream)
         return found
 
+    def stream_key(self, entry: Entry) -> str:
+        """What, besides the devices, decides which arrivals meet: the stream; a send/recv's
+        channel; under ``op_id``, every collective's channel."""
+        if entry.channel_id is not None and (entry.stream == "send-recv"
+                                             or self.rendezvous == "op_id"):
+            return f"{entry.stream}:{entry.channel_id}"
+        return entry.stream
+
     def slots(self, entry: Entry, peers: EntryPeers, devices: np.ndarray) -> np.ndarray:
         """For each device, its two clique ids for ``entry`` ([n, 2], -1 for none): a grouped
         collective's group in slot 0; a permute's or send/recv's pair as sender in slot 0 and
@@ -122,12 +142,12 @@ class CliqueTable:
         out = np.full((devices.size, 2), -1, dtype=np.int64)
         if peers.pairs is None:
             rows = peers.group_rows(devices)
-            ids = np.array([self.intern(entry.stream, peers.group(r))
+            stream = self.stream_key(entry)
+            ids = np.array([self.intern(stream, peers.group(r))
                             for r in range(peers.sizes.size)] + [-1], dtype=np.int64)
             out[:, 0] = ids[rows]
             return out
-        stream = entry.stream if entry.channel_id is None or entry.stream == "p2p" else (
-            f"send-recv:{entry.channel_id}")
+        stream = self.stream_key(entry)
         pairs = peers.pairs
         ids = np.array([self.intern(stream, (s, t)) for s, t in pairs.tolist()], dtype=np.int64)
         size = int(max(pairs.max(initial=-1), devices.max(initial=-1))) + 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 FINDING_TYPES = (
-    "deadlock", "missing", "mismatch", "divergence", "group_disagreement", "async_overlap",
+    "deadlock", "missing", "mismatch", "may_diverge", "group_disagreement", "async_overlap",
 )  # fmt: skip
 
 
@@ -19,8 +19,9 @@ class Entry:
     instruction that waits for it (None for a sync op). ``opcode`` is the operation performed
     (``all-reduce`` for ``all-reduce-start``), ``stream`` is ``collective``, ``p2p`` (permutes)
     or ``send-recv`` (channel ``channel_id``). ``loops`` lists the enclosing ``while`` loops,
-    outermost first, with their known trip count (None: unknown, one iteration is reasoned
-    about); ``branches`` the enclosing conditionals with the branch index.
+    outermost first, with their ``known_trip_count`` (None when absent); ``branches`` the
+    enclosing conditionals with the branch index. An entry inside a loop is issued once per
+    iteration: each ``Arrival`` says which.
     """
 
     index: int
@@ -60,7 +61,8 @@ class Arrival:
     device's ``rank`` in it, and ``position``, the number of earlier arrivals of this device on
     the same clique and stream (what the runtime matches on). ``step`` and ``end`` are logical
     times of the issue and of the wait (the step index of an SPMD program; the replay's round
-    otherwise, -1 when the device never gets there)."""
+    otherwise, -1 when the device never gets there). ``iteration`` numbers the iteration of
+    each enclosing loop, ``(loop name, number)`` outermost first (numbers from 0)."""
 
     device: int
     entry: Entry
@@ -69,13 +71,14 @@ class Arrival:
     position: int
     step: int = 0
     end: int = 0
+    iteration: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
 class Finding:
     """A problem found by matching by arrival order.
 
-    ``type`` is one of ``deadlock``, ``missing``, ``mismatch``, ``divergence``,
+    ``type`` is one of ``deadlock``, ``missing``, ``mismatch``, ``may_diverge``,
     ``group_disagreement``, ``async_overlap``; ``devices`` the devices involved (the cycle in
     cycle order, the missing guests, the clique, ...), ``instructions`` the instruction names
     where they block or disagree, ``message`` one readable paragraph (with source lines),
@@ -94,6 +97,12 @@ class Finding:
     that still meet and on those that split. Group lists are compared as device groups, each
     in rank order, in any order in the list: the same groups in another encoding (iota,
     explicit, mesh axes, another group order) are neither.
+
+    ``may_diverge`` is a conditional or loop whose predicate (or trip count) depends on data
+    that is not uniform within a group its collectives use: members can take different
+    paths at run time. It names the predicate, the group, and one assignment of paths with
+    what the matcher finds when the devices take them (a cycle, a missing guest or a
+    mismatch); ``devices`` are the group's and that finding's.
     """
 
     type: str

@@ -1,26 +1,24 @@
-"""``issue_order``: the collectives one device issues, in order, as the order layer schedules
-them, with each conditional entered at the branch that device takes when that can be told
-(``issue_orders``: the same for many devices from one walk).
+"""``issue_order``: the collectives one device issues, in order, as the order layer runs the
+program for it (``issue_orders``: the same for many devices from one run).
 
 This is the one answer to "in what order does this device issue its collectives": the
 analysis matches these orders, the runtime's replay issues them (``mt.runtime.issue_order``
 is this function) and the explorer's order view shows them.
 
-The order is the walk of ``_program``: the schedule of a module with ``is_scheduled=true``,
-else a topological order over operands and control predecessors; into calls, fusions and
-async wrappers; a ``while``'s condition then body, once. A ``conditional`` whose selector is a
-function of constants, ``replica-id`` and ``partition-id`` (evaluated by ``_selector`` through
-fusions, calls, tuples, slices and the conversions XLA emits) is entered at the branch the
-device takes (an index out of range takes the last branch, as XLA does); any other
-conditional at every branch in branch order, as the schedule counts it, and the result's
-``unresolved`` says which conditional and what its selector depends on.
-Each collective appears once per time the walk reaches it, as its issuing instruction (the
-sync op, the ``-start`` or ``async-start``, the ``send`` or ``recv``; never a ``-done``);
-host transfers are left out.
+The order is ``_execution``'s: the schedule of a module with ``is_scheduled=true``, else a
+topological order over operands and control predecessors; into calls, fusions and async
+wrappers; each ``conditional`` at the branch the device takes and each ``while`` for as many
+iterations as the device runs it, where the selector or the condition is computed from
+constants, ``replica-id`` and ``partition-id`` (through fusions, calls, tuples, loop-carried
+values and the arithmetic XLA emits; ``known_trip_count`` where the condition is not known).
+A conditional whose selector depends on data is entered at every branch in branch order, a
+loop whose trip count does, for one iteration; the result's ``unresolved`` says which and
+what the data is. Each collective appears once per time the device issues it, as its issuing
+instruction (the sync op, the ``-start`` or ``async-start``, the ``send`` or ``recv``; never
+a ``-done``); host transfers are left out.
 
-Bound: one walk, O(instructions reached), plus O(instructions on each selector's operand tree
-x devices) numpy work per conditional and O(entries x devices) to hand out the orders; the
-walk's limits apply (``ENTRY_LIMIT``, ``DEPTH_LIMIT``).
+Bound: one walk and one run of the program for every placed device (``_execution``), then
+O(steps) per device asked about.
 """
 
 from __future__ import annotations
@@ -31,16 +29,15 @@ from numpy.typing import ArrayLike
 from .._errors import InvalidArgumentError
 from .._placement import DeviceAssignment
 from ..hlo import Instruction, Module
-from ._analyze import module_assignment
-from ._divergence import Choices, branch_choices
-from ._program import walk
+from ._analyze import _prepared, module_assignment
+from ._program import ARRIVE, walk
 
 
 class IssueOrder(list[Instruction]):
     """A device's collective instructions in issue order (a list), with ``unresolved``: one
-    sentence per conditional whose branch could not be told for the device (``branch of
-    conditional X (line L) not resolved for device N: its selector depends on ...``); such a
-    conditional is entered at every branch. Empty when every branch was resolved."""
+    sentence per conditional or loop of the program whose predicate depends on data
+    (``conditional X (line L): its predicate depends on data (...); every branch is entered,
+    in branch order; ...``). Empty when every predicate was computed."""
 
     def __init__(self, instructions: list[Instruction], unresolved: list[str]) -> None:
         super().__init__(instructions)
@@ -49,7 +46,7 @@ class IssueOrder(list[Instruction]):
 
 class IssueOrders(dict[int, IssueOrder]):
     """Device id -> its ``IssueOrder`` (a dict), with ``unresolved``: the same sentences for
-    all these devices together (``... not resolved for devices 0..3: ...``)."""
+    the program."""
 
     def __init__(self, orders: dict[int, IssueOrder], unresolved: list[str]) -> None:
         super().__init__(orders)
@@ -80,13 +77,12 @@ def issue_orders(module: Module, devices: ArrayLike | None = None,
         raise InvalidArgumentError(
             f"device {int(outside[0])} is not in the device assignment of module "
             f"{module.name} ({placed.size} devices)")
-    replicas, partitions = (np.asarray(v) for v in assignment.logical_ids(ids))
-    program = walk(module)
-    choices = branch_choices(program, ids, replicas, partitions)
-    takes = choices.takes(program.entries)
-    instructions = program.instructions
-    return IssueOrders({int(device): IssueOrder(
-                [instructions[i] for i in np.flatnonzero(takes[:, column]).tolist()],
-                Choices(ids[column:column + 1], {}, choices.unresolved).notes())
-            for column, device in enumerate(ids.tolist())},
-        Choices(ids, {}, choices.unresolved).notes())
+    walked = _prepared(walk(module), placed, assignment)
+    outcome = walked.execute()
+    instructions = walked.program.instructions
+    orders: dict[int, IssueOrder] = {}
+    for sequence in outcome.sequences:
+        order = [instructions[s.entry] for s in sequence.steps if s.kind == ARRIVE]
+        for device in placed[sequence.positions].tolist():
+            orders[int(device)] = IssueOrder(order, outcome.notes)
+    return IssueOrders({int(d): orders[int(d)] for d in ids.tolist()}, outcome.notes)

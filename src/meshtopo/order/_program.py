@@ -34,7 +34,9 @@ ARRIVE, WAIT = 0, 1
 ENTRY_LIMIT = 1_000_000
 DEPTH_LIMIT = 64
 _TRIP = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)')
-_DESCEND = frozenset({"call", "fusion", "async-start", "custom-call"})
+# Opcodes whose called computations are walked where they stand (besides while and
+# conditional).
+DESCENDED = frozenset({"call", "fusion", "async-start", "custom-call"})
 _P2P = frozenset({"send", "recv", "send-done", "recv-done"})
 
 
@@ -73,16 +75,24 @@ class Program:
     conditionals: list[Conditional]
     loops: list[Loop] = field(default_factory=list)
     instructions: list[Instruction] = field(default_factory=list)
+    actions: dict[tuple[str, ...], tuple[tuple[int, int], ...]] = field(default_factory=dict)
+
+    def steps_at(self, site: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
+        """The steps (kind, entry index) an instruction makes where the walk reached it:
+        ``site`` is the names of the call sites that lead to it (calls, fusions, loops,
+        branches, outermost first) and then its own name; () for an instruction that issues
+        nothing."""
+        return self.actions.get(site, ())
 
 
 def walk(module: Module, index: int = 0) -> Program:
     """Walk ``module`` from its entry computation (bounds in the module docstring)."""
     walker = _Walker(module, index)
-    walker.computation(module.entry, (), (), ())
+    walker.computation(module.entry, (), (), (), ())
     return Program(
         module, index, walker.entries, walker.collectives,
         np.array(walker.kinds, dtype=np.int8), np.array(walker.step_entries, dtype=np.int64),
-        walker.conditionals, walker.loops, walker.instructions,
+        walker.conditionals, walker.loops, walker.instructions, walker.actions,
     )  # fmt: skip
 
 
@@ -158,23 +168,31 @@ class _Walker:
         self.step_entries: list[int] = []
         self.conditionals: list[Conditional] = []
         self.loops: list[Loop] = []
+        self.actions: dict[tuple[str, ...], tuple[tuple[int, int], ...]] = {}
 
     def computation(self, computation: Computation, loops: tuple[tuple[str, int | None], ...],
-                    branches: tuple[tuple[str, int], ...], stack: tuple[str, ...]) -> None:
+                    branches: tuple[tuple[str, int], ...], stack: tuple[str, ...],
+                    sites: tuple[str, ...]) -> None:
         if len(stack) >= DEPTH_LIMIT:
             raise LimitError(f"calls nest deeper than {DEPTH_LIMIT} at {computation.name}")
         stack = (*stack, computation.name)
         started: dict[str, int] = {}
         for inst in computation_order(computation, self.module.is_scheduled):
             collective = inst.collective
+            inner_sites = (*sites, inst.name)
             if collective is not None:
+                first = len(self.kinds)
                 self.collective(inst, collective, started, loops, branches)
+                if len(self.kinds) > first:
+                    self.actions[inner_sites] = tuple(zip(
+                        self.kinds[first:], self.step_entries[first:], strict=True))
             elif inst.opcode == "while":
                 inner = (*loops, (inst.name, trip_count(inst)))
                 first = len(self.entries)
                 for key in ("condition", "body"):
                     name = inst.attributes.get(key, "").lstrip("%")
-                    self.computation(self.called(name, inst), inner, branches, stack)
+                    self.computation(self.called(name, inst), inner, branches, stack,
+                                     inner_sites)
                 self.loops.append(Loop(inst, computation, list(range(first, len(self.entries)))))
             elif inst.opcode == "conditional":
                 record = Conditional(inst, computation)
@@ -182,11 +200,12 @@ class _Walker:
                 for number, name in enumerate(inst.called_computations):
                     first = len(self.entries)
                     self.computation(self.called(name, inst), loops,
-                                     (*branches, (inst.name, number)), stack)
+                                     (*branches, (inst.name, number)), stack, inner_sites)
                     record.branches.append(list(range(first, len(self.entries))))
-            elif inst.opcode in _DESCEND:
+            elif inst.opcode in DESCENDED:
                 for name in inst.called_computations:
-                    self.computation(self.called(name, inst), loops, branches, stack)
+                    self.computation(self.called(name, inst), loops, branches, stack,
+                                     inner_sites)
 
     def called(self, name: str, inst: Instruction) -> Computation:
         found = self.module.computations.get(name)

@@ -83,5 +83,6 @@ def _arrival_json(arrival: Arrival) -> dict[str, object]:
         "done": entry.done, "line": entry.line, "column": entry.column,
         "program": entry.program, "loops": [[n, t] for n, t in entry.loops],
         "branches": [[n, b] for n, b in entry.branches],
+        "iteration": [[n, i] for n, i in arrival.iteration],
         "step": arrival.step, "end": arrival.end,
     }
