@@ -6,7 +6,8 @@ watchdog thread takes the dump (pickle to OUT_DIR/fr_rank_RANK, JSON twin to
 OUT_DIR_json/fr_rank_RANK.json) when the scenario finishes or after HANG_SECONDS, then ends
 the process once every rank has written its dump. Mismatch scenarios dump right after enqueueing (gloo aborts a rank that
 receives a buffer of another size or dtype, so the culprit enqueues its odd collective only
-once the others have written theirs).
+once the others have written theirs). In "absent", rank 3 leaves no dump: it stops after the
+third world all-reduce and ends once the others, blocked at the fourth, have written theirs.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ import torch
 import torch.distributed as dist
 
 HANG_SECONDS = 4.0
+# SENDS[s][r]: the rows rank s sends rank r in the uneven all_to_all_single of "moe" (every
+# rank sends and receives its own amounts; what r receives from s is what s sends r).
+SENDS = [[1, 2, 3, 4], [2, 0, 1, 5], [3, 3, 1, 1], [0, 2, 2, 2]]
 
 
 def entries() -> int:
@@ -46,13 +50,17 @@ def main() -> None:
     dp = [dist.new_group([0, 2]), dist.new_group([1, 3])][rank % 2]
     done = threading.Event()
 
-    hangs = scenario in ("opposite", "cycle", "skip")
+    hangs = scenario in ("opposite", "cycle", "skip", "absent")
+    dumping = [0, 1, 2] if scenario == "absent" else [0, 1, 2, 3]
 
     def watchdog() -> None:
         done.wait(HANG_SECONDS if hangs else 30.0)
+        if rank not in dumping:
+            wait_for(out, dumping)  # the absent rank ends without a dump once the others wrote
+            os._exit(0)
         dump(out, rank)
         open(os.path.join(out + "_marks", f"written_{rank}"), "w").close()
-        wait_for(out, list(range(4)))  # peers leave only once every rank has dumped
+        wait_for(out, dumping)  # peers leave only once every rank has dumped
         os._exit(0)
 
     thread = threading.Thread(target=watchdog, daemon=True)
@@ -91,16 +99,45 @@ def main() -> None:
             dist.all_reduce(x, group=tp)
         dist.all_reduce(x, group=dp)
         dist.all_reduce(x)
-    else:  # size / dtype / type: one rank differs on the world group
-        culprit = {"size": 2, "dtype": 3, "type": 1}[scenario]
+    elif scenario == "moe":  # uneven exchanges that agree, on the world and the tp group
+        exchange(SENDS, rank, None, 4)
+        exchange([[2, 5], [1, 0]], rank % 2, tp, 3)  # group ranks; 3 columns a row
+        dist.all_to_all([torch.empty(2) for _ in range(2)], [x[:2] * r for r in range(2)],
+                        group=dp)  # the list form: gloo takes equal tensors only
+        dist.all_reduce(x)
+    elif scenario == "absent":  # every rank runs two world all-reduces; rank 3 then stops
+        dist.all_reduce(x)
+        dist.all_reduce(x)
+        if rank == 3:
+            done.set()
+            thread.join(60)
+            os._exit(0)
+        dist.all_reduce(x)
+    else:  # size / dtype / type / moe_bad / list_bad: one rank differs on the world group
+        culprit = {"size": 2, "dtype": 3, "type": 1, "moe_bad": 2, "list_bad": 1}[scenario]
         dist.all_reduce(x)
         if rank != culprit:
-            dist.all_reduce(x, async_op=True)
+            if scenario == "moe_bad":
+                exchange(SENDS, rank, None, 1, async_op=True)
+            elif scenario == "list_bad":
+                dist.all_to_all([torch.empty(2) for _ in range(4)],
+                                [torch.ones(2) for _ in range(4)], async_op=True)
+            else:
+                dist.all_reduce(x, async_op=True)
             return finish(out, rank, done, thread)
         # gloo aborts the rank that receives a buffer of another size or dtype: the culprit
         # enqueues only once every other rank has written its dump.
         wait_for(out, [r for r in range(4) if r != culprit])
-        if scenario == "size":
+        if scenario == "moe_bad":  # rank 2 expects 4 rows from rank 1, which sends it 1
+            received = [SENDS[s][rank] for s in range(4)]
+            received[1] = 4
+            dist.all_to_all_single(torch.empty(sum(received), 1),
+                                   torch.ones(sum(SENDS[rank]), 1), received, SENDS[rank],
+                                   async_op=True)
+        elif scenario == "list_bad":  # rank 1 sends and expects 3 elements a peer, others 2
+            dist.all_to_all([torch.empty(3) for _ in range(4)],
+                            [torch.ones(3) for _ in range(4)], async_op=True)
+        elif scenario == "size":
             dist.all_reduce(torch.ones(16), async_op=True)
         elif scenario == "dtype":
             dist.all_reduce(torch.ones(8, dtype=torch.float64), async_op=True)
@@ -112,6 +149,16 @@ def main() -> None:
         while time.monotonic() < deadline and entries() < 5:
             time.sleep(0.01)
     finish(out, rank, done, thread)
+
+
+def exchange(sends: list[list[int]], rank: int, group: dist.ProcessGroup | None,
+             columns: int, async_op: bool = False) -> None:
+    """An all_to_all_single in which group rank ``rank`` sends ``sends[rank][r]`` rows of
+    ``columns`` elements to group rank ``r`` and receives ``sends[s][rank]`` from ``s``."""
+    received = [row[rank] for row in sends]
+    dist.all_to_all_single(torch.empty(sum(received), columns),
+                           torch.ones(sum(sends[rank]), columns), received, sends[rank],
+                           group=group, async_op=async_op)
 
 
 def finish(out: str, rank: int, done: threading.Event, thread: threading.Thread) -> None:

@@ -19,7 +19,8 @@ import pytest
 import meshtopo as mt
 
 HERE = Path(__file__).resolve().parent
-SCENARIOS = ("clean", "batch", "opposite", "cycle", "skip", "size", "dtype", "type")
+SCENARIOS = ("clean", "batch", "opposite", "cycle", "skip", "size", "dtype", "type", "moe",
+             "moe_bad", "list_bad", "absent")
 GROUPS = {"0": [0, 1, 2, 3], "1": [0, 1], "2": [2, 3], "3": [0, 2], "4": [1, 3]}
 JOB_TIMEOUT = 90
 pytestmark = pytest.mark.timeout(600)
@@ -60,7 +61,8 @@ def dumps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         list(pool.map(lambda s: _job(s, paths[s]), SCENARIOS))
     for scenario, path in paths.items():
         written = sorted(p.name for p in path.iterdir() if p.is_file())
-        assert written == [f"fr_rank_{r}" for r in range(4)], (scenario, written)
+        dumped = range(3) if scenario == "absent" else range(4)  # rank 3 leaves no dump
+        assert written == [f"fr_rank_{r}" for r in dumped], (scenario, written)
     return paths
 
 
@@ -165,11 +167,11 @@ def test_mismatch_names_the_culprit(dumps: dict[str, Path], scenario: str, culpr
 def _filled(source: Path, target: Path) -> Path:
     """The dumps with ``pg_config`` filled in as torch's analyzer needs it."""
     target.mkdir()
-    for rank in range(4):
-        dump = pickle.loads((source / f"fr_rank_{rank}").read_bytes())
+    for file in source.iterdir():
+        dump = pickle.loads(file.read_bytes())
         dump["pg_config"] = {name: {"name": name, "desc": "undefined", "ranks": str(ranks)}
                              for name, ranks in GROUPS.items()}
-        (target / f"fr_rank_{rank}").write_bytes(pickle.dumps(dump))
+        (target / file.name).write_bytes(pickle.dumps(dump))
     return target
 
 
@@ -215,3 +217,77 @@ def test_torch_analyzer_weighs_a_skip_like_its_knock_on_waits(dumps: dict[str, P
     assert re.findall(r"missing ranks: (\{[\d, ]+\})", output) == ["{1, 3}", "{3}", "{2}"]
     assert [(f.type, f.devices) for f in mt.order.from_flight_recorder(
         dumps["skip"]).findings] == [("missing", (2,))]
+
+
+def _recorded(path: Path, rank: int, opcode: str) -> list[tuple[object, ...]]:
+    entries = pickle.loads((path / f"fr_rank_{rank}").read_bytes())["entries"]
+    return [(e["process_group"][0], e["input_sizes"], e["output_sizes"]) for e in entries
+            if e["profiling_name"] == f"gloo:{opcode}"]
+
+
+def test_uneven_all_to_all_splits_are_clean(dumps: dict[str, Path], tmp_path: Path) -> None:
+    # all_to_all_single records its tensors' sizes only (rank 1 sends 8 rows of 4 and
+    # receives 7 on the world group, 1 row of 3 and receives 5 on tp); the list form records
+    # one tensor per peer. Every rank's amounts differ, and the exchanges agree.
+    assert _recorded(dumps["moe"], 1, "all_to_all") == [
+        ("0", [[8, 4]], [[7, 4]]), ("1", [[1, 3]], [[5, 3]]), ("4", [[2], [2]], [[2], [2]])]
+    for report in _both(dumps["moe"]):
+        assert report.findings == []
+        assert [a.clique for a in report.schedule(1)][3:] == [
+            (0, 1, 2, 3), (0, 1), (1, 3), (0, 1, 2, 3)]
+    output = _torch(_filled(dumps["moe"], tmp_path / "moe"), "0,1,2,3")
+    assert "mismatch" not in output.lower() and "Traceback" not in output
+
+
+def test_uneven_all_to_all_with_a_wrong_receive_split(dumps: dict[str, Path],
+                                                      tmp_path: Path) -> None:
+    # rank 2 expects 4 rows from rank 1, which sends it 1: the group sends 32 rows, receives 35.
+    for report in _both(dumps["moe_bad"]):
+        assert _summary(report) == [("mismatch", (0, 1, 2, 3), ("all_to_all#3@pg0",), ())]
+        message = report.findings[0].message
+        assert message.startswith("Position 2 on clique [0,1,2,3]: ")
+        assert "(all_to_all, Float); the group sends 32 elements in all but receives 35: " \
+               "ranks 0, 1, 2, 3 send 10, 8, 8, 6 and receive 6, 7, 10, 12" in message
+        assert message.endswith("which rank's splits are wrong cannot be told.")
+    line = _worker_line("rank 2 expects 4 rows from rank 1")
+    assert f"rank 2 issues all_to_all#3@pg0 (line {line + 3})" in mt.order.from_flight_recorder(
+        dumps["moe_bad"]).findings[0].message
+    output = _torch(_filled(dumps["moe_bad"], tmp_path / "moe_bad"), "0,1,2,3")
+    assert "total input numel: 32" in output and "total output numel: 35" in output
+
+
+def test_all_to_all_lists_are_checked_per_peer(dumps: dict[str, Path], tmp_path: Path) -> None:
+    # rank 1 sends and expects 3 elements a peer, the others 2: the totals agree (36), the
+    # per-peer tensors do not, and rank 1 disagrees with every peer.
+    assert _recorded(dumps["list_bad"], 1, "all_to_all") == [("0", [[3]] * 4, [[3]] * 4)]
+    for report in _both(dumps["list_bad"]):
+        assert _summary(report) == [("mismatch", (0, 1, 2, 3), ("all_to_all#3@pg0",), (1,))]
+        message = report.findings[0].message
+        assert "the splits disagree: rank 0 expects 2 elements from rank 1, which sends it 3; " \
+               "rank 1 expects 3 elements from rank 0, which sends it 2;" in message
+        assert message.endswith("Off the majority: ranks [1].")
+    # torch's analyzer sums each rank's first tensor only, so it sees nothing wrong.
+    output = _torch(_filled(dumps["list_bad"], tmp_path / "list_bad"), "0,1,2,3")
+    assert "mismatch" not in output.lower() and "Traceback" not in output
+
+
+def test_rank_without_a_dump_is_missing_where_the_others_block(dumps: dict[str, Path],
+                                                               tmp_path: Path) -> None:
+    # All four ranks completed world all-reduces 1 to 3 (pg_status says so); rank 3 then
+    # stopped and left no dump, and ranks 0, 1, 2 block at the fourth.
+    filled = _filled(dumps["absent"], tmp_path / "absent")
+    report = mt.order.from_flight_recorder(filled)
+    assert [(f.type, f.devices, f.instructions, f.waiting) for f in report.findings] == [
+        ("missing", (3,), ("all_reduce#4@pg0",), (0, 1, 2))]
+    assert _unlined(report.findings[0].message) == (
+        "rank [3] never arrives at all_reduce#4@pg0 (all_reduce, Float [[8]]); ranks "
+        "[0, 1, 2] wait there forever. Rank 3 left no dump: it is placed where the others "
+        "block, having taken part in every collective the dumps show completed on its "
+        "groups, and none shows this one completed.")
+    assert report.notes[0].startswith("ranks [3] are members of recorded process groups but "
+                                      "left no dump")
+    assert "Missing dump files from ranks {3}" in _torch(filled, "0,1,2")
+    # The raw gloo dumps of this 2x2 job name no members anywhere, and rank 3 is the highest
+    # rank: nothing in them says it exists, so it is not seen.
+    for raw in _both(dumps["absent"]):
+        assert raw.findings == [] and raw.devices.tolist() == [0, 1, 2]

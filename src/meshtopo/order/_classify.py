@@ -6,7 +6,8 @@
   tie);
 - missing: a stuck device waits for a member that has no arrival on that event at all (in a
   recorded trace: a member that finished, or that went past the collective without it,
-  ``_skipped``);
+  ``_skipped``, or that left no trace: it took part in what the trace shows complete, see
+  ``Rows.credited``, and is missing at the first collective of its groups that is not);
 - group_disagreement: a member that never arrives is stuck at, or issued, the same collective
   from another program that names other groups, so the two are in different cliques (group
   lists compared as device groups, see ``Ref``: another encoding of the same groups agrees);
@@ -43,17 +44,24 @@ CYCLE_STARTS = 64
 class Ref:
     """What a row operation refers to: the entry, and the groups its program names (a
     hashable key and its text; None when unknown, e.g. Flight Recorder). The key holds device
-    groups (``EntryPeers.groups_key``), so two spellings of the same groups have one key."""
+    groups (``EntryPeers.groups_key``), so two spellings of the same groups have one key.
+    ``sized`` False leaves the sizes out of the signature: each member of the collective sends
+    and receives its own amounts (a Flight Recorder all_to_all, checked as a whole by
+    ``_exchange``)."""
 
     entry: Entry
     groups: tuple[object, ...] | None = None
     groups_text: str = ""
     iteration: tuple[tuple[str, int], ...] = ()
+    sized: bool = True
 
     def signature(self) -> tuple[object, ...]:
-        """What the members of one rendezvous must agree on: the entry's signature and the
-        group list its program names."""
-        return (*self.entry.signature(), self.groups)
+        """What the members of one rendezvous must agree on: the entry's signature (without
+        its sizes unless ``sized``) and the group list its program names."""
+        opcode, dtype, shape, operands, reduction = self.entry.signature()
+        if not self.sized:
+            shape, operands = "", ()
+        return (opcode, dtype, shape, operands, reduction, self.groups)
 
     def where(self) -> str:
         """``name (line N, branch B of C, iteration I of L)``: the line, the innermost branch
@@ -175,7 +183,9 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
     trace ends where each rank blocked, so there a member stuck elsewhere may simply not have
     got there yet: it is waited for (a waits-for edge, part of a deadlock when they form a
     cycle), unless it finished, or went past the collective's place without issuing it
-    (``_skipped``): then it is missing, and the message says how the trace shows it."""
+    (``_skipped``), or left no trace (no row; it is waited for only past the events
+    ``Rows.credited`` counts it at): then it is missing, and the message says how the trace
+    shows it."""
     rows = run.rows
     stuck = run.stuck
     if stuck.size == 0:
@@ -198,9 +208,12 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
         if event < 0:
             continue
         x = int(rows.ref[d, run.pointer[d]])
-        for member in rows.members[int(run.event_clique[event])]:
+        clique = int(run.event_clique[event])
+        for member in rows.members[clique]:
             m = row_of.get(member)
             if m == d:
+                continue
+            if m is None and rows.is_credited(clique, int(run.event_position[event])):
                 continue
             col = arrive_at[event].get(m) if m is not None else None
             if col is not None and run.passed[m, col] >= 0:
@@ -226,6 +239,8 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
                 if skip is not None and m is not None:
                     skips.setdefault(member, _skip_text(run, refs, m, int(devices[d]), skip,
                                                         unit))
+                elif m is None and not complete:
+                    skips.setdefault(member, _absent_text(member, unit))
             explained.add(d)
     findings = [_disagreement(refs, key, devs, unit) for key, devs in disagree.items()]
     for x, guests, waiters, skips in missing.values():
@@ -272,6 +287,13 @@ def _skip_text(run: Run, refs: list[Ref], m: int, waiter: int, skip: Skip, unit:
             f"{last}, the last collective both completed, {unit} {waiter} issued {issued}, "
             f"while {name} completed {skip.completed} other collective"
             f"{'s' if skip.completed != 1 else ''} and now waits in {now}.")
+
+
+def _absent_text(member: int, unit: str) -> str:
+    """How a recorded trace places a member that left none (``Rows.credited``)."""
+    return (f"{unit[0].upper()}{unit[1:]} {member} left no dump: it is placed where the "
+            f"others block, having taken part in every collective the dumps show completed on "
+            f"its groups, and none shows this one completed.")
 
 
 def _counterpart(run: Run, refs: list[Ref], m: int | None, x: int) -> int | None:

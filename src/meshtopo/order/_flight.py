@@ -19,6 +19,21 @@ A trace ends where each rank blocked, so a member with no entry for the collecti
 rank waits at is waited for (a deadlock when the waits close a cycle) unless it finished or
 went past that collective's place without it: then it is ``missing`` (``_skipped``).
 
+The ranks expected are those with a dump, every rank a ``pg_config`` of any dump lists, and
+every rank below the highest of these (global ranks count from 0); the default group holds
+them all unless ``pg_config`` lists it. A member with no dump (it crashed, or its file is
+gone) took part in every collective of its groups that some dump shows completed: the entry's
+``state`` is ``completed``, its process group's ``pg_status`` counts it
+(``last_completed_collective``: gloo leaves every state at ``scheduled``), or its rank issued
+a later one. It is ``missing`` at the first collective of its groups that none shows
+completed, where the others block, and the report's notes name it.
+
+An ``all_to_all`` lets each rank send and receive its own amounts, so its sizes are not
+compared rank by rank: the exchange must agree as a whole (``_exchange``), per peer when the
+entries record one tensor per peer, else by the group's totals (the dumps keep the sizes of
+``all_to_all_single``'s tensors, never its split sizes). Its dtype and opcode are compared as
+for any collective.
+
 Bound: O(entries) to read, then the replay of ``_match`` over ranks x entries.
 """
 
@@ -40,8 +55,9 @@ import numpy as np
 from .._errors import InvalidArgumentError
 from .._limits import check_size
 from ._analyze import run_schedule
-from ._classify import Ref, classify
+from ._classify import Ref, blocked, mismatches
 from ._entry import Arrival, Entry
+from ._exchange import EXCHANGES, amounts, exchange_mismatches
 from ._match import Rows, run
 from ._program import ARRIVE, WAIT
 from ._report import Report
@@ -72,19 +88,21 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _from_dumps(dumps: dict[int, list[dict[str, Any]]],
-                configs: dict[int, dict[str, Any]]) -> Report:
+def _from_dumps(dumps: dict[int, list[dict[str, Any]]], configs: dict[int, dict[str, Any]],
+                statuses: dict[int, dict[str, Any]]) -> Report:
     ranks = np.array(sorted(dumps), dtype=np.int64)
     table: dict[tuple[object, ...], int] = {}
     samples: list[dict[str, Any]] = []
     per_rank: list[tuple[list[str], np.ndarray, np.ndarray]] = []
     batched: list[np.ndarray] = []
+    finished: list[np.ndarray] = []
     for rank in ranks.tolist():
         named = [(_clique_name(e), e) for e in dumps[rank]]
         entries = [e for name, e in named if name]
         groups = [name for name, _ in named if name]
         seqs = np.array([int(e.get("p2p_seq_id" if e.get("is_p2p") else "collective_seq_id", 0))
                          for e in entries], dtype=np.int64)
+        finished.append(np.array([_completed(e, statuses[rank]) for e in entries], dtype=bool))
         keys = [(g, int(s), e.get("profiling_name"), repr(e.get("input_sizes")),
                  repr(e.get("input_dtypes")), repr(e.get("output_sizes")))
                 for g, s, e in zip(groups, seqs.tolist(), entries, strict=True)]
@@ -99,14 +117,19 @@ def _from_dumps(dumps: dict[int, list[dict[str, Any]]],
         batched.append(_joins_batch(groups, seqs))
     members, recovered = _memberships(
         ranks.tolist(), [{n.split(_PAIR)[0] for n in g} for g, _, _ in per_rank], configs)
+    absent = sorted({r for m in members.values() for r in m} - set(ranks.tolist()))
     pairs = {n for g, _, _ in per_rank for n in g if _PAIR in n}
     members.update({n: _pair(n, members) for n in pairs})
     names = sorted(members)
     clique_of = {name: index for index, name in enumerate(names)}
     cutoff = _cutoffs(per_rank, ranks.tolist(), members)
-    refs = [Ref(_entry(entry, index)) for index, entry in enumerate(samples)]
+    moved = {index: amounts(entry.get("input_sizes") or [], entry.get("output_sizes") or [])
+             for index, entry in enumerate(samples) if _opcode(entry) in EXCHANGES}
+    refs = [Ref(_entry(entry, index), sized=index not in moved)
+            for index, entry in enumerate(samples)]
     kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    for (groups, seqs, ids), joins in zip(per_rank, batched, strict=True):
+    credited = np.zeros(len(names), dtype=np.int64)
+    for (groups, seqs, ids), joins, done in zip(per_rank, batched, finished, strict=True):
         cliques = np.array([clique_of[g] for g in groups], dtype=np.int64)
         floor = np.array([cutoff[g] for g in groups], dtype=np.int64)
         keep = seqs >= floor
@@ -114,6 +137,8 @@ def _from_dumps(dumps: dict[int, list[dict[str, Any]]],
         if starts.size:
             starts[0] = True
         kept.append((cliques[keep], ids[keep], starts))
+        np.maximum(credited, _completed_per_clique(cliques[keep], done[keep], starts,
+                                                   len(names)), out=credited)
     count = max((c.size for c, _, _ in kept), default=0)
     check_size(2 * count * ranks.size, "the Flight Recorder entries of all ranks")
     kind = np.full((ranks.size, 2 * count), ARRIVE, dtype=np.int64)
@@ -128,9 +153,12 @@ def _from_dumps(dumps: dict[int, list[dict[str, Any]]],
             clique[row, cols] = row_cliques
             ref[row, cols] = row_refs
     length = np.array([2 * c.size for c, _, _ in kept], dtype=np.int64)
-    rows = Rows(ranks, kind, clique, ref, link, length, [members[n] for n in names])
+    rows = Rows(ranks, kind, clique, ref, link, length, [members[n] for n in names],
+                credited if absent else None)
     result = run(rows)
-    findings = classify(result, refs, "rank", complete=False)
+    findings = [*mismatches(result, refs, "rank"),
+                *exchange_mismatches(result, refs, moved, "rank"),
+                *blocked(result, refs, "rank", complete=False)]
 
     def schedule(rank: int) -> list[Arrival]:
         return run_schedule(result, refs, int(np.searchsorted(ranks, rank)))
@@ -139,6 +167,11 @@ def _from_dumps(dumps: dict[int, list[dict[str, Any]]],
         f"pg_config names no members for process groups {', '.join(recovered)} (as raw gloo "
         f"dumps record it): their members are the ranks that recorded an entry on them (all "
         f"ranks for the default group), so a rank that never did is not seen as a member"]
+    if absent:
+        notes.append(
+            f"ranks {absent} are members of recorded process groups but left no dump: each "
+            f"is taken to have arrived at every collective of its groups that a dump shows "
+            f"completed, and to be missing at the first one none does")
     return Report(findings, ranks, "rank", False, [c.size for c, _, _ in kept], schedule,
                   notes)
 
@@ -168,10 +201,45 @@ def _batch_columns(starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return arrive, arrive + size
 
 
+def _completed_per_clique(cliques: np.ndarray, done: np.ndarray, starts: np.ndarray,
+                          count: int) -> np.ndarray:
+    """How many of one rank's entries on each of ``count`` cliques the dump shows completed:
+    ``done`` (``_completed``) or issued before the rank's last batch began (a rank waits for
+    each batch before it issues the next)."""
+    passed = done.copy()
+    if starts.size:
+        passed[:int(np.flatnonzero(starts)[-1])] = True
+    return np.bincount(cliques[passed], minlength=count)
+
+
+def _completed(entry: dict[str, Any], status: dict[str, Any]) -> bool:
+    """Whether one dump shows ``entry`` completed: its ``state`` says so, or (a collective) the
+    ``pg_status`` of its process group counts it (``last_completed_collective``, a number or,
+    in JSON dumps, its text)."""
+    if entry.get("state") == "completed":
+        return True
+    if entry.get("is_p2p"):
+        return False
+    last = (status.get(str(entry.get("pg_id"))) or {}).get("last_completed_collective")
+    try:
+        return int(entry.get("collective_seq_id", 0)) <= int(last)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
+def _expected(ranks: list[int], configs: dict[int, dict[str, Any]]) -> list[int]:
+    """Every rank the dumps show exists: those with a dump, those any ``pg_config`` lists, and
+    every rank below the highest of them (global ranks count from 0)."""
+    listed = {r for config in configs.values() for group in config.values()
+              for r in _config_ranks(group)}
+    return list(range(max({*ranks, *listed}) + 1))
+
+
 def _memberships(ranks: list[int], used: list[set[str]], configs: dict[int, dict[str, Any]]
                  ) -> tuple[dict[str, tuple[int, ...]], list[str]]:
     """Process group name -> its ranks in group-rank order (ascending global rank), and the
-    names whose members were recovered from the entries."""
+    names whose members were recovered from the entries (the default group's: every rank
+    expected, ``_expected``)."""
     recorded: dict[str, set[int]] = defaultdict(set)
     for rank, names in zip(ranks, used, strict=True):
         for name in names:
@@ -188,7 +256,7 @@ def _memberships(ranks: list[int], used: list[set[str]], configs: dict[int, dict
         if not written:
             recovered.append(name)
             if name == DEFAULT_GROUP:
-                written = set(ranks)
+                written = set(_expected(ranks, configs))
         members[name] = tuple(sorted(written or seen))
     return members, recovered
 
@@ -254,9 +322,13 @@ def _cutoffs(per_rank: list[tuple[list[str], np.ndarray, np.ndarray]], ranks: li
         for group, held in oldest.items()}
 
 
+def _opcode(entry: dict[str, Any]) -> str:
+    """The operation of an entry: ``all_to_all`` for ``gloo:all_to_all``."""
+    return str(entry.get("profiling_name", "?")).split(":", 1)[-1].split(" ")[0]
+
+
 def _entry(entry: dict[str, Any], index: int) -> Entry:
-    name = str(entry.get("profiling_name", "?"))
-    opcode = name.split(":", 1)[-1].split(" ")[0]
+    opcode = _opcode(entry)
     frame = _user_frame(entry.get("frames") or [])
     p2p = bool(entry.get("is_p2p"))
     seq = entry.get("p2p_seq_id" if p2p else "collective_seq_id")
@@ -277,10 +349,13 @@ def _user_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
     return None
 
 
-def _read(path: Path) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]]]:
+def _read(path: Path) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]],
+                               dict[int, dict[str, Any]]]:
+    """Per rank: its entries, its ``pg_config`` and its ``pg_status``."""
     files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
     dumps: dict[int, list[dict[str, Any]]] = {}
     config: dict[int, dict[str, Any]] = {}
+    status: dict[int, dict[str, Any]] = {}
     origin: dict[int, Path] = {}
     for file in files:
         stem = file.name
@@ -296,11 +371,12 @@ def _read(path: Path) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[s
         dump = _load(file)
         dumps[rank] = dump.get("entries") or []
         config[rank] = dump.get("pg_config") or {}
+        status[rank] = dump.get("pg_status") or {}
         origin[rank] = file
     if not dumps:
         raise InvalidArgumentError(
             f"{path}: no Flight Recorder dumps (files whose names end in the rank number)")
-    return dumps, config
+    return dumps, config, status
 
 
 def _load(file: Path) -> dict[str, Any]:

@@ -4,7 +4,9 @@ Every device has a row of operations: ARRIVE at a clique (issue a collective: th
 pairs it with the next arrival of every other member on that clique and stream) and WAIT for
 an arrival's rendezvous to complete (a sync op arrives and waits at once; a ``-done`` waits
 for its start). The n-th arrival of each member on a clique forms one rendezvous (an *event*);
-an event completes when all members have arrived.
+an event completes when all members have arrived. A member with no row (a rank that left no
+trace) counts as arrived at the first ``credited[c]`` events of each clique ``c`` it is in,
+those the trace shows complete, and at none after.
 
 ``run`` replays all rows together: each round, every device passes an arrival (or a no-op),
 then a wait whose event is complete (or a no-op). Bound: at most ``sum of row lengths``
@@ -29,7 +31,8 @@ class Rows:
     """Operations of every device: ``kind``/``clique``/``ref``/``link`` are ``[devices,
     length]`` (``link`` of a WAIT is the column of its ARRIVE; ``clique`` -1 is a no-op),
     ``length[d]`` the real row length; ``devices`` the global ids in row order;
-    ``members[c]`` the devices of clique ``c``."""
+    ``members[c]`` the devices of clique ``c``; ``credited[c]`` (None: 0 everywhere) how many
+    leading events of clique ``c`` its members without a row count as arrived at."""
 
     devices: np.ndarray
     kind: np.ndarray
@@ -38,6 +41,18 @@ class Rows:
     link: np.ndarray
     length: np.ndarray
     members: list[tuple[int, ...]]
+    credited: np.ndarray | None = None
+
+    def rowless(self) -> np.ndarray:
+        """Per clique, how many of its members have no row. O(sum of clique sizes)."""
+        present = set(self.devices.tolist())
+        return np.array([sum(d not in present for d in m) for m in self.members],
+                        dtype=np.int64)
+
+    def is_credited(self, clique: int, position: int) -> bool:
+        """True when the members of ``clique`` without a row count as arrived at its event at
+        ``position``."""
+        return self.credited is not None and position < int(self.credited[clique])
 
 
 @dataclass
@@ -97,6 +112,9 @@ def run(rows: Rows) -> Run:
     event, event_clique, event_position = events(rows)
     members = np.array([len(m) for m in rows.members], dtype=np.int64)
     needed = members[event_clique] if event_clique.size else np.zeros(0, np.int64)
+    if rows.credited is not None and event_clique.size:
+        credited = event_position < rows.credited[event_clique]
+        needed = needed - np.where(credited, rows.rowless()[event_clique], 0)
     arrived = np.zeros(event_clique.size, dtype=np.int64)
     count = rows.devices.size
     pointer = np.zeros(count, dtype=np.int64)
