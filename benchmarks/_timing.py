@@ -85,6 +85,48 @@ def measure_all(
     }
 
 
+@dataclass(frozen=True)
+class Paired:
+    """Two functions timed in alternation: each one's best seconds per call, and the median
+    over rounds of the ratio ``first / second`` within a round."""
+
+    first: float
+    second: float
+    median_ratio: float
+    rounds: int
+
+
+def measure_paired(first: Callable[[], object], second: Callable[[], object],
+                   rounds: int = 5) -> Paired:
+    """Time ``first()`` and ``second()`` in alternation for ``rounds`` rounds (after one
+    warm-up call each; the order within a round alternates too), garbage collection off
+    during each call: the paired median cancels drift that hits both sides of a round."""
+    first()
+    second()
+    times: list[tuple[float, float]] = []
+    enabled = gc.isenabled()
+    gc.collect()
+    try:
+        for number in range(rounds):
+            pair = [0.0, 0.0]
+            order = (0, 1) if number % 2 == 0 else (1, 0)
+            for side in order:
+                function = first if side == 0 else second
+                gc.disable()
+                start = time.perf_counter()
+                function()
+                pair[side] = time.perf_counter() - start
+                if enabled:
+                    gc.enable()
+            times.append((pair[0], pair[1]))
+    finally:
+        if enabled:
+            gc.enable()
+    ratios = sorted(a / b for a, b in times)
+    return Paired(min(a for a, _ in times), min(b for _, b in times),
+                  ratios[len(ratios) // 2], rounds)
+
+
 def seconds(value: float) -> str:
     """``value`` seconds in a readable unit (s, ms, µs, ns)."""
     if value >= 1:

@@ -69,7 +69,7 @@ def test_two_devices_in_opposite_order_draw_their_deadlock(tab: Page) -> None:
     assert page.text_content("#order-message") == (
         "a waits-for cycle across 2 cliques: device 0 waits in grads (line 9) on clique "
         "[0,1,2,3] for device 1; device 1 waits in stats (line 9) on clique [0,1] for device 0. "
-        "2 more devices only wait behind it.")
+        "None of them can go on: the job hangs. 2 more devices only wait behind it.")
     # The cycle: device 0 waits for 1, 1 for 0, each arrow from one blocking box to the other.
     assert page.eval_on_selector_all(
         "#order-lanes .cycle-arrow", "ps => ps.map(p => [p.dataset.from, p.dataset.to])"

@@ -217,8 +217,8 @@ def test_every_cycle_of_a_deadlock_is_reported(capsys: pytest.CaptureFixture[str
     heads = [line for line in out.splitlines() if line.startswith("deadlock:")]
     assert heads == ["deadlock: devices [0, 1] at a, b", "deadlock: devices [2, 3] at a, b"]
     assert ("a waits-for cycle across 2 cliques: device 2 waits in a (line 9) on clique "
-            "[0,1,2,3] for device 3; device 3 waits in b (line 9) on clique [2,3] for device 2."
-            ) in out
+            "[0,1,2,3] for device 3; device 3 waits in b (line 9) on clique [2,3] for device 2. "
+            "None of them can go on: the job hangs.") in out
 
 
 def test_bad_groups_are_refused_with_their_position(capsys: pytest.CaptureFixture[str],

@@ -26,7 +26,7 @@ def test_two_devices_in_opposite_order_deadlock() -> None:
     assert finding.message == (
         "a waits-for cycle across 2 cliques: device 0 waits in a (line 9) on clique "
         "[0,1,2,3] for device 1; device 1 waits in b (line 9) on clique [0,1] for device 0. "
-        "2 more devices only wait behind it.")
+        "None of them can go on: the job hangs. 2 more devices only wait behind it.")
 
 
 def test_three_clique_cycle() -> None:
@@ -86,7 +86,7 @@ def test_conditional_on_a_per_device_parameter_may_diverge() -> None:
         "may_diverge", (0, 1, 2, 3), ("c", "ar"))
     assert finding.message == (
         "conditional c (line 21) may diverge: its predicate, copy which (line 20), depends on "
-        "data (parameter q (line 16)) that is not uniform over group [0,1,2,3] of ar (line 9), "
+        "data (parameter q, line 16) that is not uniform over group [0,1,2,3] of ar (line 9), "
         "so its members can disagree at run time. If devices [0] take branch 0 and devices "
         "[1,2,3] branch 1, a guest is missing: devices [1, 2, 3] never arrive at ar (line 9, "
         "branch 0 of c) (all-reduce, f32[8]{0}, sum); devices [0] wait there forever.")
@@ -359,3 +359,81 @@ def test_async_permutes_that_overlap_unsafely() -> None:
         "(line 9) then x (line 10); both are in flight at once on different cliques, and "
         "communicators used concurrently must see their collectives in the same order on every "
         "shared device (else they can hang).")
+
+
+def _guarded(sharding: str, guarded: str) -> str:
+    """A conditional on a per-partition flag (entry parameter ``q`` with ``sharding``) whose
+    true branch all-reduces over ``guarded``."""
+    return CONDITIONAL.replace("PREDICATE", "copy(%q)").replace(
+        "%q = pred[] parameter(1)", f"%q = pred[] parameter(1), sharding={sharding}").replace(
+        "replica_groups={{0,1,2,3}}", f"replica_groups={guarded}")
+
+
+def test_a_flag_copied_within_groups_guards_those_groups_only() -> None:
+    # Partitions {0,1} hold one copy of q, {2,3} another: they agree within {0,1},{2,3}.
+    sharding = "{devices=[2,2]<=[4] last_tile_dim_replicate}"
+    same = mt.order.analyze(mt.hlo.parse_module(_guarded(sharding, "{{0,1},{2,3}}")))
+    assert same.findings == []
+    across = mt.order.analyze(mt.hlo.parse_module(_guarded(sharding, "{{0,2},{1,3}}")))
+    finding = _only(across)
+    assert (finding.type, finding.instructions[0]) == ("may_diverge", "c")
+    assert "not uniform over group [0,2] of ar (line 9)" in finding.message
+    assert finding.message.endswith(
+        "If devices [0,1] take branch 0 and devices [2,3] branch 1, a guest is missing: "
+        "devices [2, 3] never arrive at ar (line 9, branch 0 of c) (all-reduce, f32[8]{0}, "
+        "sum); devices [0, 1] wait there forever.")
+
+
+# A loop that all-reduces over {{0,1},{2,3}} while a flag says so: the flag is the result of
+# an all-reduce over GROUPS, so it is uniform within each of those groups.
+DATA_LOOP = """HloModule dataloop, num_partitions=4
+""" + ADD + """%cond (s: (f32[8], pred[])) -> pred[] {
+  %s = (f32[8]{0}, pred[]) parameter(0)
+  ROOT %go = pred[] get-tuple-element(%s), index=1
+}
+%body (t: (f32[8], pred[])) -> (f32[8], pred[]) {
+  %t = (f32[8]{0}, pred[]) parameter(0)
+  %v = f32[8]{0} get-tuple-element(%t), index=0
+  %ar = f32[8]{0} all-reduce(%v), channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=%add
+  %flag = f32[] reduce(%ar, %zero), dimensions={0}, to_apply=%add
+  %zero = f32[] constant(0)
+  %agreed = f32[] all-reduce(%flag), channel_id=2, replica_groups=GROUPS, use_global_device_ids=true, to_apply=%add
+  %more = pred[] compare(%agreed, %zero), direction=GT
+  ROOT %next = (f32[8]{0}, pred[]) tuple(%ar, %more)
+}
+ENTRY %main (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  %yes = pred[] constant(true)
+  %init = (f32[8]{0}, pred[]) tuple(%p, %yes)
+  %w = (f32[8]{0}, pred[]) while(%init), condition=%cond, body=%body
+  ROOT %out = f32[8]{0} get-tuple-element(%w), index=0
+}
+"""
+
+
+def test_a_loop_on_data_agreed_over_its_groups_is_clean() -> None:
+    text = DATA_LOOP.replace("GROUPS", "{{0,1},{2,3}}")
+    report = mt.order.analyze(mt.hlo.parse_module(text.replace(
+        "  %zero = f32[] constant(0)\n", "").replace("%ar = f32", "%zero = f32[] constant(0)\n"
+                                                    "  %ar = f32")))
+    assert report.findings == []
+    (note,) = report.notes
+    assert note.startswith("while w (line ")
+    assert "its trip count depends on data (all-reduce agreed, line " in note
+    assert note.endswith("one iteration of its body is matched; it is uniform within every "
+                         "group its collectives use, so members agree")
+
+
+def test_a_loop_on_data_agreed_over_other_groups_may_diverge() -> None:
+    text = DATA_LOOP.replace("GROUPS", "{{0,2},{1,3}}").replace(
+        "  %zero = f32[] constant(0)\n", "").replace(
+        "%ar = f32", "%zero = f32[] constant(0)\n  %ar = f32")
+    finding = _only(mt.order.analyze(mt.hlo.parse_module(text)))
+    assert (finding.type, finding.instructions[0]) == ("may_diverge", "w")
+    assert finding.devices == (0, 1, 2, 3)
+    assert finding.message == (
+        "while w (line 25) may diverge: its trip count, get-tuple-element go (line 9), depends "
+        "on data (all-reduce agreed, line 17) that is not uniform over group [0,1] of ar (line "
+        "15), so its members can disagree at run time. If devices [0,2] run one iteration and "
+        "devices [1,3] none, a guest is missing: devices [1, 3] never arrive at ar (line 15, "
+        "iteration 0 of w) (all-reduce, f32[8]{0}, sum); devices [0, 2] wait there forever.")

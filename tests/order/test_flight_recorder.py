@@ -119,7 +119,8 @@ def test_two_ranks_in_opposite_order(dumps: dict[str, Path]) -> None:
         assert _unlined(report.findings[0].message) == (
             "a waits-for cycle across 2 cliques: rank 0 waits in all_reduce#2@pg1 "
             "on clique [0,1] for rank 1; rank 1 waits in all_reduce#2@pg0 on clique [0,1,2,3] "
-            "for rank 0. 2 more ranks only wait behind it.")
+            "for rank 0. None of them can go on: the job hangs. 2 more ranks only wait behind "
+            "it.")
     line = _worker_line("if step is not None else")
     assert f"all_reduce#2@pg1 (line {line})" in mt.order.from_flight_recorder(
         dumps["opposite"]).findings[0].message

@@ -98,6 +98,7 @@ from ._module import read_header as read_header
 from ._printer import printed_groups as printed_groups
 from ._shape import Shape as Shape
 from ._shape import parse_shape as parse_shape
+from ._sharding import same_data_labels as same_data_labels
 from ._stream import CollectiveStream as CollectiveStream
 from ._stream import iter_collectives as iter_collectives
 from ._structure import Computation as Computation

@@ -448,7 +448,7 @@ def _may_diverge(walked: list[_Walked], outcomes: list[Outcome], index: int,
         inst = item.instruction
         entry = walked[index].program.entries[item.entry]
         kind = "trip count" if inst.opcode == "while" else "predicate"
-        origin = (f"{item.origin.opcode} {item.origin.name} (line {item.origin.line})"
+        origin = (f"{item.origin.opcode} {item.origin.name}, line {item.origin.line}"
                   if item.origin is not None else "data")
         group = ",".join(map(str, item.group[:16])) + (",..." if len(item.group) > 16 else "")
         message = (
@@ -458,7 +458,8 @@ def _may_diverge(walked: list[_Walked], outcomes: list[Outcome], index: int,
             f"run time. If {item.text}, {_OUTCOMES[consequence.type]}: "
             f"{consequence.message}")
         findings.append(Finding(
-            "may_diverge", tuple(sorted(set(item.group) | set(consequence.devices))),
+            "may_diverge", tuple(sorted({*item.group, *consequence.devices,
+                                         *consequence.waiting})),
             (inst.name, *consequence.instructions), message,
             lines=tuple(sorted({inst.line, entry.line, *consequence.lines} - {0}))))
     return findings

@@ -269,7 +269,8 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
         last = findings[-1]
         findings[-1] = dataclasses.replace(
             last, message=f"{last.message} {behind} more {unit}{'s' if behind > 1 else ''} "
-                          f"only wait behind {'it' if len(findings) == 1 else 'these'}.")
+                          f"only wait{'s' if behind == 1 else ''} behind "
+                          f"{'it' if len(findings) == 1 else 'these'}.")
     return findings
 
 
@@ -352,7 +353,8 @@ def _deadlock(run: Run, refs: list[Ref], cycle: list[int], unit: str) -> Finding
                          - {0}))
     return Finding(
         "deadlock", tuple(int(rows.devices[d]) for d in cycle), tuple(names),
-        f"a waits-for cycle across {len(cliques)} cliques: " + "; ".join(parts) + ".",
+        f"a waits-for cycle across {len(cliques)} cliques: " + "; ".join(parts)
+        + ". None of them can go on: the job hangs.",
         lines=lines)
 
 

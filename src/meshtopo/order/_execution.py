@@ -12,8 +12,9 @@ iteration number. Devices that take different paths split into classes; each cla
 sequence of steps (``Sequence``: arrive/wait, entry, iteration).
 
 Values computed from data are ``Unknown``, with what is known of them: over which devices
-they are surely equal (*uniform*). A constant and a ``{replicated}`` entry parameter are
-uniform everywhere; the result of an all-reduce, all-gather or collective-broadcast over a
+they are surely equal (*uniform*). A constant is uniform everywhere, an entry parameter where
+its ``sharding`` puts the same data (``mt.hlo.same_data_labels``: ``{replicated}`` everywhere,
+a tiled sharding with replicated dimensions within each copy group); the result of an all-reduce, all-gather or collective-broadcast over a
 group is uniform within each group; other data is per device; an operation on values is
 uniform where all its operands are. A conditional or loop whose predicate depends on data:
 
@@ -40,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -51,6 +53,7 @@ from ..hlo import (
     branch_computations,
     branch_indices,
     evaluate,
+    same_data_labels,
 )
 from ._cliques import CliqueTable, EntryPeers
 from ._program import ARRIVE, DESCENDED, Program, computation_order, trip_count
@@ -80,8 +83,7 @@ Value = np.ndarray | Unknown | tuple["Value", ...]
 Iteration = tuple[tuple[str, int], ...]  # (loop name, iteration number), outermost first
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     """One step of a device's sequence: ``kind`` (ARRIVE or WAIT) of entry ``entry``, in
     ``iteration`` of the loops around it."""
 
@@ -150,20 +152,29 @@ class _Sources:
     equal values); positions outside the subset a source was made in share label -1."""
 
     def __init__(self, count: int) -> None:
-        self.labels: list[np.ndarray] = [np.arange(count, dtype=np.int64)]
+        self.labels: list[np.ndarray | Callable[[], np.ndarray]] = [
+            np.arange(count, dtype=np.int64)]
 
-    def add(self, labels: np.ndarray) -> int:
+    def add(self, labels: np.ndarray | Callable[[], np.ndarray]) -> int:
+        """A new source: its labels, or a function that makes them when first needed."""
         self.labels.append(labels)
         return len(self.labels) - 1
 
+    def of(self, source: int) -> np.ndarray:
+        found = self.labels[source]
+        if callable(found):
+            found = self.labels[source] = found()
+        return found
+
     def meet(self, sources: frozenset[int]) -> np.ndarray:
         """One label per position, equal where every source's labels are."""
-        count = self.labels[0].size
+        count = self.of(PER_DEVICE).size
         out = np.zeros(count, dtype=np.int64)
         for source in sorted(sources):
             if source == PER_DEVICE:
-                return self.labels[0]
-            pair = out * (int(self.labels[source].max(initial=0)) + 2) + self.labels[source] + 1
+                return self.of(PER_DEVICE)
+            labels = self.of(source)
+            pair = out * (int(labels.max(initial=0)) + 2) + labels + 1
             out = np.unique(pair, return_inverse=True)[1].reshape(-1).astype(np.int64)
         return out
 
@@ -202,6 +213,7 @@ class Executor:
         self.pending: dict[str, Pending] = {}
         self.limits: list[LoopLimit] = []
         self._orders: dict[str, list[Instruction]] = {}
+        self._result_kinds: dict[str, str] = {}
         self._issuing = _issuing_computations(self.module.computations)
         self._group_labels: dict[int, np.ndarray] = {}
         self._group_sources: dict[int, int] = {}
@@ -274,10 +286,16 @@ class Executor:
         return sorted(found, key=lambda i: int(i.operand_text.strip() or 0))
 
     def _entry_parameter(self, parameter: Instruction) -> Value:
-        sharding = parameter.attributes.get("sharding", "")
-        if sharding.replace(" ", "") in ("{replicated}", "{maximal device=0}"):
+        """An entry parameter's data: the same on the partitions its ``sharding`` gives the
+        same piece (of one replica; replicas are fed apart), else per device."""
+        labels = same_data_labels(parameter.attributes.get("sharding", ""),
+                                  self.module.num_partitions)
+        if labels is None:
+            return Unknown(frozenset({PER_DEVICE}), parameter)
+        by_device = labels[self.partitions] * self.module.replica_count + self.replicas
+        if np.unique(by_device).size == 1:
             return Unknown(frozenset(), parameter)
-        return Unknown(frozenset({PER_DEVICE}), parameter)
+        return Unknown(frozenset({self.sources.add(by_device)}), parameter)
 
     def _called(self, inst: Instruction, operands: list[Value], context: _Context) -> Value:
         """A call, fusion, async wrapper or custom call: its computations are evaluated where
@@ -356,13 +374,21 @@ class Executor:
 
     def _collective_value(self, inst: Instruction, operands: list[Value],
                           site: tuple[str, ...]) -> Value:
-        collective = inst.collective
-        assert collective is not None
-        if collective.is_done or inst.opcode == "async-update":
+        """A collective's result: a done passes its start's on; an all-reduce, all-gather or
+        collective-broadcast is uniform within each of its groups; others are per device."""
+        kind = self._result_kinds.get(inst.name)
+        if kind is None:
+            collective = inst.collective
+            assert collective is not None
+            opcode = collective.underlying_opcode
+            kind = self._result_kinds[inst.name] = (
+                "passed" if collective.is_done or inst.opcode == "async-update" else
+                "grouped" if opcode in _UNIFORM_RESULTS or inst.opcode in _UNIFORM_RESULTS
+                else "per-device")
+        if kind == "passed":
             return operands[0] if operands else self._per_device
         steps = self.program.steps_at(site)
-        opcode = collective.underlying_opcode
-        if steps and (opcode in _UNIFORM_RESULTS or inst.opcode in _UNIFORM_RESULTS):
+        if kind == "grouped" and steps:
             return Unknown(frozenset({self._group_source(steps[0][1])}), inst)
         return Unknown(frozenset({PER_DEVICE}), inst)
 
@@ -672,11 +698,13 @@ class Executor:
         return found
 
     def _group_source(self, entry: int) -> int:
+        """The uniformity source of ``entry``'s groups (made when a predicate needs it)."""
         found = self._group_sources.get(entry)
         if found is None:
-            rows = self._group_labels_of(entry)
-            alone = rows == self.count
-            labels = np.where(alone, self.count + 1 + np.arange(self.count), rows)
+            def labels() -> np.ndarray:
+                rows = self._group_labels_of(entry)
+                return np.where(rows == self.count, self.count + 1 + np.arange(self.count), rows)
+
             found = self._group_sources[entry] = self.sources.add(labels)
         return found
 
