@@ -146,13 +146,13 @@ def _lane(report: mt.order.Report, device: int) -> dict[str, Any]:
     return {
         "device": device,
         "program": shown[0].entry.program if shown else None,
-        "arrivals": [_arrival(a, True) for a in shown],
+        "arrivals": [_arrival(a) for a in shown],
         "count": len(arrivals),
         "truncated": len(arrivals) > len(shown),
     }
 
 
-def _arrival(a: mt.order.Arrival, taken: bool) -> dict[str, Any]:
+def _arrival(a: mt.order.Arrival) -> dict[str, Any]:
     entry = a.entry
     return {
         "name": entry.name, "opcode": entry.opcode, "stream": entry.stream,
@@ -161,9 +161,9 @@ def _arrival(a: mt.order.Arrival, taken: bool) -> dict[str, Any]:
         "branches": [[name, index] for name, index in entry.branches],
         "iteration": [[name, number] for name, number in a.iteration],
         # Issued but never completed: the device waits here forever.
-        "blocked": taken and a.step >= 0 and a.end < 0,
-        "issued": taken and a.step >= 0,
-        "taken": taken,
+        "blocked": a.step >= 0 and a.end < 0,
+        "issued": a.step >= 0,
+        "taken": True,
         "rendezvous": -1,
     }
 
@@ -175,8 +175,6 @@ def _rendezvous(lanes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     meetings: list[dict[str, Any]] = []
     for lane_index, lane in enumerate(lanes):
         for index, arrival in enumerate(lane["arrivals"]):
-            if not arrival["taken"]:
-                continue
             channel = arrival["channel_id"] if arrival["stream"] == "send-recv" else None
             key = (arrival["stream"], channel, tuple(arrival["clique"]), arrival["position"])
             if key not in index_of:
@@ -219,7 +217,7 @@ def _finding(finding: mt.order.Finding, lanes: list[dict[str, Any]],
     for lane in shown:
         stuck = _stuck_at(lanes[lane])
         named = [i for i, a in enumerate(lanes[lane]["arrivals"])
-                 if a["name"] in finding.instructions and a["taken"]]
+                 if a["name"] in finding.instructions]
         blocks.extend([lane, i] for i in ([stuck] if stuck is not None else named))
     cycle: list[list[int]] = []
     if finding.type == "deadlock" and all(d in lane_of for d in finding.devices):

@@ -207,8 +207,7 @@ function drawLanes(r) {
     lane.arrivals.forEach((a, ai) => {
       const classes = ["arrival"];
       if (a.blocked) classes.push("blocked");
-      if (!a.taken) classes.push("skipped");
-      else if (!a.issued) classes.push("never");
+      if (!a.issued) classes.push("never");
       if (blocks.has(`${li}:${ai}`)) classes.push("block");
       const g = svg("g", { class: classes.join(" "), "data-lane": li, "data-index": ai,
         "data-name": a.name, "data-rendezvous": a.rendezvous, tabindex: li === 0 && ai === 0 ? 0 : -1 });
@@ -217,12 +216,12 @@ function drawLanes(r) {
       g.append(svg("rect", { x, y, width: BOX_W, height: BOX_H, rx: 5 }));
       g.append(svg("text", { class: "a-name", x: x + 7, y: y + 15 }, a.name));
       g.append(svg("text", { class: "a-sub", x: x + 7, y: y + 30 },
-        a.taken ? `${a.opcode} ${ids(a.clique)} r${a.rank}` : `not taken (${a.branches.map(([c, b]) => `branch ${b} of ${c}`).join(", ")})`));
-      const state = !a.taken ? "not taken: this device runs another branch"
-        : !a.issued ? "never issued: the device is stuck earlier"
+        `${a.opcode} ${ids(a.clique)} r${a.rank}`));
+      const state = !a.issued ? "never issued: the device is stuck earlier"
         : a.blocked ? "issued, never completes: the device waits here forever" : "completes";
       const branch = a.branches.length ? `; in ${a.branches.map(([c, b]) => `branch ${b} of ${c}`).join(", ")}` : "";
-      const about = `device ${lane.device}: ${a.name} (${a.opcode}, line ${a.line}) on clique ${ids(a.clique)} as rank ${a.rank}, arrival ${a.position} there${branch}; ${state}`;
+      const loops = a.iteration.length ? `; ${a.iteration.map(([w, n]) => `iteration ${n} of ${w}`).join(", ")}` : "";
+      const about = `device ${lane.device}: ${a.name} (${a.opcode}, line ${a.line}) on clique ${ids(a.clique)} as rank ${a.rank}, arrival ${a.position} there${branch}${loops}; ${state}`;
       g.append(svg("title", {}, about));
       const point = () => { meetHighlight(a.rendezvous); $("order-details").textContent = about; };
       g.addEventListener("mouseenter", point);
@@ -311,8 +310,8 @@ function showFrame(k) {
   if (order.frame < 0) {
     view.dataset.stepping = "no";
     if (cycle) cycle.removeAttribute("visibility");
-    $("order-step-text").textContent = r.timeline_note ? `Not played: ${r.timeline_note.replace(/^the run is not played: /, "")}.`
-      : frames.length ? `${plural(frames.length, "step")}: next › plays the run from the start.` : "Nothing is issued.";
+    $("order-step-text").textContent = frames.length
+      ? `${plural(frames.length, "step")}: next › plays the run from the start.` : "Nothing is issued.";
     return;
   }
   view.dataset.stepping = "yes";
