@@ -16,6 +16,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -28,10 +29,19 @@ _TILED = re.compile(r"^\{\s*devices=\[([0-9,\s]+)\]\s*(<=\s*\[[0-9,\s]+\](?:\s*T
                     r"(?:\s+metadata=.*)?\s*\}$")
 
 
+@functools.lru_cache(maxsize=256)
 def same_data_labels(text: str, num_partitions: int) -> np.ndarray | None:
     """For each partition id, a label equal on the partitions that hold the same data under
-    sharding ``text``; None when every partition may hold its own (a tiled sharding without
-    replication, ``{manual}``, a tuple sharding or a text not read here)."""
+    sharding ``text`` (a read-only array, shared by equal calls); None when every partition
+    may hold its own (a tiled sharding without replication, ``{manual}``, a tuple sharding or
+    a text not read here)."""
+    labels = _labels(text, num_partitions)
+    if labels is not None:
+        labels.flags.writeable = False
+    return labels
+
+
+def _labels(text: str, num_partitions: int) -> np.ndarray | None:
     flat = " ".join(text.split())
     if flat in ("{replicated}",) or flat.startswith("{maximal device="):
         return np.zeros(num_partitions, dtype=np.int64)

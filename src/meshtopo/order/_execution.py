@@ -214,7 +214,7 @@ class Executor:
         self.limits: list[LoopLimit] = []
         self._orders: dict[str, list[Instruction]] = {}
         self._result_kinds: dict[str, str] = {}
-        self._issuing = _issuing_computations(self.module.computations)
+        self._issuing = program.issuing
         self._group_labels: dict[int, np.ndarray] = {}
         self._group_sources: dict[int, int] = {}
         self._per_device = Unknown(frozenset({PER_DEVICE}), None)
@@ -299,12 +299,12 @@ class Executor:
 
     def _called(self, inst: Instruction, operands: list[Value], context: _Context) -> Value:
         """A call, fusion, async wrapper or custom call: its computations are evaluated where
-        they can issue collectives or the operands are known; otherwise the result is the
+        they can issue collectives or every operand is known; otherwise the result is the
         operands' data."""
         names = inst.called_computations
         issuing = any(name in self._issuing for name in names)
         if inst.opcode in ("call", "fusion") and len(names) == 1 and (
-                issuing or any(not isinstance(o, Unknown) for o in operands)):
+                issuing or all(isinstance(o, np.ndarray) for o in _leaves(operands))):
             return self.computation(self._callee(inst, names[0]), operands,
                                     _Context(context.subset, (*context.sites, inst.name),
                                              context.iteration))
@@ -792,27 +792,3 @@ def _merge(results: list[tuple[np.ndarray, Value]], count: int, split: int,
         elif leaf.shape[0] > 1:
             return Unknown(frozenset({PER_DEVICE}), inst)
     return Unknown(frozenset(sources), origin or inst)
-
-
-def _issuing_computations(computations: dict[str, Computation]) -> frozenset[str]:
-    """Names of the computations that issue a collective, themselves or through a callee."""
-    calls: dict[str, set[str]] = {}
-    issuing: set[str] = set()
-    for name, computation in computations.items():
-        calls[name] = set()
-        for inst in computation:
-            if inst.collective is not None:
-                issuing.add(name)
-            calls[name].update(inst.called_computations)
-            for key in ("condition", "body"):
-                callee = inst.attributes.get(key) if inst.opcode == "while" else None
-                if callee:
-                    calls[name].add(callee.lstrip("%"))
-    changed = True
-    while changed:
-        changed = False
-        for name, callees in calls.items():
-            if name not in issuing and callees & issuing:
-                issuing.add(name)
-                changed = True
-    return frozenset(issuing)

@@ -63,8 +63,10 @@ class Loop:
 @dataclass
 class Program:
     """A module's entries and steps (``kinds[i]`` is ARRIVE or WAIT of entry ``steps[i]``),
-    with the collective and the issuing instruction behind each entry and the conditionals
-    and loops met on the way."""
+    with the collective and the issuing instruction behind each entry, the conditionals and
+    loops met on the way, the steps each instruction makes where the walk reached it
+    (``steps_at``) and the computations that issue a collective, themselves or through
+    what they call (``issuing``)."""
 
     module: Module
     index: int
@@ -76,6 +78,7 @@ class Program:
     loops: list[Loop] = field(default_factory=list)
     instructions: list[Instruction] = field(default_factory=list)
     actions: dict[tuple[str, ...], tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    issuing: frozenset[str] = frozenset()
 
     def steps_at(self, site: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
         """The steps (kind, entry index) an instruction makes where the walk reached it:
@@ -93,6 +96,7 @@ def walk(module: Module, index: int = 0) -> Program:
         module, index, walker.entries, walker.collectives,
         np.array(walker.kinds, dtype=np.int8), np.array(walker.step_entries, dtype=np.int64),
         walker.conditionals, walker.loops, walker.instructions, walker.actions,
+        frozenset(walker.issuing),
     )  # fmt: skip
 
 
@@ -169,6 +173,7 @@ class _Walker:
         self.conditionals: list[Conditional] = []
         self.loops: list[Loop] = []
         self.actions: dict[tuple[str, ...], tuple[tuple[int, int], ...]] = {}
+        self.issuing: set[str] = set()
 
     def computation(self, computation: Computation, loops: tuple[tuple[str, int | None], ...],
                     branches: tuple[tuple[str, int], ...], stack: tuple[str, ...],
@@ -177,6 +182,7 @@ class _Walker:
             raise LimitError(f"calls nest deeper than {DEPTH_LIMIT} at {computation.name}")
         stack = (*stack, computation.name)
         started: dict[str, int] = {}
+        first_step = len(self.kinds)
         for inst in computation_order(computation, self.module.is_scheduled):
             collective = inst.collective
             inner_sites = (*sites, inst.name)
@@ -206,6 +212,8 @@ class _Walker:
                 for name in inst.called_computations:
                     self.computation(self.called(name, inst), loops, branches, stack,
                                      inner_sites)
+        if len(self.kinds) > first_step:
+            self.issuing.add(computation.name)
 
     def called(self, name: str, inst: Instruction) -> Computation:
         found = self.module.computations.get(name)
