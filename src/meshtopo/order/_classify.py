@@ -161,9 +161,11 @@ def mismatches(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
         more = f" (and {len(event_list) - 1} more cliques alike)" if len(event_list) > 1 else ""
         blame = (" It is a tie: no majority to blame." if tie and not culprits else
                  f" Off the majority: {unit}s {sorted(culprits)}." if culprits else "")
+        complete = len(by_event[first]) == len(clique)
         outcome = ("the rendezvous completes between collectives that name different group "
-                   "lists" if fields == ["groups"] else
-                   "the rendezvous pairs them and the result is garbage")
+                   "lists" if fields == ["groups"] and complete else
+                   "the rendezvous pairs them and the result is garbage" if complete else
+                   "the rendezvous would pair them, but not every member arrives there")
         message = (f"Position {int(run.event_position[first])} on clique "
                    f"{_members(clique)}{more}: {sides}; they differ in {', '.join(fields)}, so "
                    f"{outcome}.{blame}")
