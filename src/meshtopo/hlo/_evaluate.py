@@ -11,7 +11,11 @@ Integer arithmetic is XLA's (``HloEvaluator``, and the CPU and GPU emitters agre
 truncates toward zero, ``x / 0`` is -1 (all bits set), ``INT_MIN / -1`` is ``INT_MIN``,
 ``x % 0`` is ``x`` and ``INT_MIN % -1`` is 0; a shift by the bit width or more gives 0 (an
 arithmetic right shift: the sign); a negative integer power is 0 unless the base is 1 or -1;
-values wrap at their width.
+values wrap at their width. A float converted to an integer saturates (NaN is 0); maximum and
+minimum take NaN, and -0.0 below 0.0; ``compare`` with ``type=TOTALORDER`` orders floats as
+IEEE's totalOrder. (XLA:CPU's code reads only an integer power's low 6 exponent bits, where
+XLA's own constant folder and this evaluator raise to the whole exponent:
+``tests/hlo/test_evaluate_vs_xla.py`` holds the cases.)
 
 >>> import meshtopo as mt
 >>> m = mt.hlo.parse_module('''HloModule m
@@ -114,6 +118,40 @@ def _shift_right_arithmetic(a: Array, b: Array) -> Array:
     return np.right_shift(signed, amount).view(a.dtype)
 
 
+def _maximum(a: Array, b: Array) -> Array:
+    """XLA's maximum: NaN wins, and -0.0 is below 0.0."""
+    if a.dtype.kind != "f":
+        return np.maximum(a, b)
+    return np.where(a == b, np.where(np.signbit(a), b, a), np.maximum(a, b))
+
+
+def _minimum(a: Array, b: Array) -> Array:
+    """XLA's minimum: NaN wins, and -0.0 is below 0.0."""
+    if a.dtype.kind != "f":
+        return np.minimum(a, b)
+    return np.where(a == b, np.where(np.signbit(a), a, b), np.minimum(a, b))
+
+
+def _total_order_key(value: Array) -> Array:
+    """Integers ordered as IEEE's totalOrder orders the floats: -NaN < -inf < ... < -0.0 <
+    0.0 < ... < inf < NaN."""
+    bits = value.view(f"i{value.dtype.itemsize}")
+    return np.where(bits < 0, bits ^ np.iinfo(bits.dtype).max, bits)
+
+
+def _converted(value: Array, dtype: np.dtype) -> Array:
+    """XLA's convert: a float into an integer type saturates at the type's range and NaN
+    becomes 0; anything else as numpy converts it."""
+    if value.dtype.kind != "f" or dtype.kind not in "iu":
+        return value.astype(dtype)
+    info = np.iinfo(dtype)
+    clipped = np.clip(np.nan_to_num(value.astype(np.float64), nan=0.0), info.min, info.max)
+    out = clipped.astype(dtype)
+    # float64 cannot hold the 64-bit bounds: the cast of the clipped bound may overflow.
+    out = np.where(clipped >= float(info.max), np.array(info.max, dtype), out)
+    return np.where(clipped <= float(info.min), np.array(info.min, dtype), out)
+
+
 def _logical(on_bool: Callable[..., Array], on_int: Callable[..., Array]
              ) -> Callable[[Array, Array], Array]:
     return lambda a, b: on_bool(a, b) if a.dtype == np.bool_ else on_int(a, b)
@@ -128,7 +166,7 @@ UNARY: dict[str, Callable[[Array], Array]] = {
 }  # fmt: skip
 BINARY: dict[str, Callable[[Array, Array], Array]] = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": _divide,
-    "remainder": _remainder, "maximum": np.maximum, "minimum": np.minimum, "power": _power,
+    "remainder": _remainder, "maximum": _maximum, "minimum": _minimum, "power": _power,
     "and": _logical(np.logical_and, np.bitwise_and), "or": _logical(np.logical_or, np.bitwise_or),
     "xor": _logical(np.logical_xor, np.bitwise_xor), "shift-left": _shift_left,
     "shift-right-logical": _shift_right_logical,
@@ -202,20 +240,24 @@ def _raw(instruction: Instruction, operands: list[Array], replica_ids: Array,
     if opcode in BINARY or opcode == "compare":
         a, b = (o.astype(operands[0].dtype, copy=False) for o in operands)
         if opcode == "compare":
+            if attributes.get("type") == "TOTALORDER" and a.dtype.kind == "f":
+                a, b = _total_order_key(a), _total_order_key(b)
             return COMPARE[attributes["direction"]](a, b)
         return BINARY[opcode](a, b)
     if opcode in UNARY:
         return UNARY[opcode](operands[0])
-    if opcode in ("copy", "convert", "bitcast", "reshape"):
+    if opcode == "convert":
+        return _converted(operands[0], dtype)
+    if opcode in ("copy", "bitcast", "reshape"):
         value = operands[0]
-        return value.reshape((value.shape[0], *dims)) if opcode != "convert" else value
+        return value.reshape((value.shape[0], *dims))
     if opcode == "select":
         predicate, on_true, on_false = operands
         predicate = predicate.reshape(predicate.shape + (1,) * (on_true.ndim - predicate.ndim))
         return np.where(predicate, on_true, on_false)
     if opcode == "clamp":
         low, value, high = (_rank_like(o, operands[1]) for o in operands)
-        return np.minimum(np.maximum(value, low), high)
+        return _minimum(_maximum(value, low), high)
     if opcode == "slice":
         index = tuple(slice(int(a), int(b), int(s or 1))
                       for a, b, s in _SLICE.findall(attributes["slice"]))

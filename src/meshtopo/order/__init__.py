@@ -5,27 +5,35 @@ Imports the math layer and the public ``hlo`` API only; ``runtime`` and the fron
 above it.
 
 - ``analyze(module)`` (SPMD) or ``analyze([(module, devices), ...], device_assignment=...)``
-  (MPMD) returns a ``Report``: ``findings`` (``Finding`` with ``type``, ``devices``,
-  ``instructions``, ``message``, ``culprits``) and ``schedule(device)`` (``Arrival`` s of
-  ``Entry`` s: clique, rank, position, stream, shapes, async span, source position).
+  (MPMD), ``rendezvous="clique"`` or ``"op_id"`` (what meets: ``_cliques.CliqueTable``),
+  returns a ``Report``: ``findings`` (``Finding`` with ``type``, ``devices``,
+  ``instructions``, ``message``, ``culprits``), ``notes`` and ``schedule(device)``
+  (``Arrival`` s of ``Entry`` s: clique, rank, position, iteration, stream, shapes, async
+  span, source position).
 - ``from_flight_recorder(path)`` reads PyTorch Flight Recorder dumps into the same report
   (devices are global ranks).
 - ``chrome_trace(report, devices)`` writes schedules in the Chrome trace event format.
 - ``issue_order(module, device, device_assignment=None)``: the collective instructions one
-  device issues, in the schedule's order, each conditional entered at the branch the device
-  takes when its selector is computed from constants, ``replica-id`` and ``partition-id``
-  (through fusions, calls, tuples and slices, as XLA emits it); every branch otherwise, and
-  the result's ``unresolved`` (an ``IssueOrder``, a list; the report's ``notes`` too) say
-  which conditional and why.
-  ``issue_orders(module, devices=None, ...)`` the same for many devices from one walk (an
-  ``IssueOrders`` dict, whose ``unresolved`` speaks of all of them at once);
-  ``Report.schedule(device, taken_only=True)`` is the same order with cliques. The
-  runtime's replay (``mt.runtime.issue_order``) and the explorer's order view use them.
+  device issues, in order, as ``_execution`` runs the program for it: each conditional at the
+  branch the device takes, each loop for as many iterations as it runs, where the selector
+  or condition follows from constants, ``replica-id`` and ``partition-id`` (through fusions,
+  calls, tuples, loop-carried values and arithmetic, as XLA emits it); a conditional on data
+  at every branch, a loop on data for one iteration, and the result's ``unresolved`` (an
+  ``IssueOrder``, a list; the report's ``notes`` too) say which and why.
+  ``issue_orders(module, devices=None, ...)`` the same for many devices from one run (an
+  ``IssueOrders`` dict); ``Report.schedule(device, taken_only=True)`` is the same order with
+  cliques. The runtime's replay (``mt.runtime.issue_order``) and the explorer's order view
+  use them.
+
+The layer's modules in the order data flows: ``_program`` (the walk: entries and steps),
+``_cliques`` (each entry's groups, interned cliques), ``_execution`` (each device's path and
+steps), ``_match`` (the replay by arrival order), ``_classify`` and ``_exchange`` (findings),
+``_analyze`` (putting them together), ``_issue``, ``_report``, ``_trace``, ``_flight``.
 
 A collective whose groups cannot be resolved is refused with ``InvalidArgumentError``, its
 ``location`` naming the instruction and its line and column.
 
-Finding types: ``deadlock``, ``missing``, ``mismatch``, ``divergence``,
+Finding types: ``deadlock``, ``missing``, ``mismatch``, ``may_diverge``,
 ``group_disagreement``, ``async_overlap`` (``mt.order.Finding``; the verifier's findings are
 ``mt.hlo.Finding``). A deadlock between programs over collectives that nothing orders within
 a program, and that ``mt.hlo.passes.linearize_collectives`` puts in one order in every

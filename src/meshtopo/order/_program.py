@@ -7,7 +7,7 @@ respects operands and ``control-predecessors`` (ties broken by text order). It d
 ``call``, fusions, non-collective ``async-start`` wrappers, ``while`` (condition, then body, once:
 the trip count from ``backend_config``'s ``known_trip_count`` is recorded on each entry, None
 when unknown) and every ``conditional`` branch in branch order (each entry records its branch;
-``divergence`` decides whether members can take different branches).
+``_execution`` decides which branches and how many iterations each device runs).
 
 Each collective becomes an ``Entry`` and one or two steps: a sync op arrives and waits; a
 ``-start``/``async-start``/``send``/``recv`` arrives, its ``-done`` waits. Host transfers and
