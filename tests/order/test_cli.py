@@ -95,7 +95,7 @@ def test_missing_guest_excerpt(capsys: pytest.CaptureFixture[str], files: dict[s
     lines = out.splitlines()
     assert lines[:4] == [
         "missing: devices [3] at a",
-        "  device [3] never arrives at a (line 9) (all-reduce, f32[8]{0}, sum); devices "
+        "  device 3 never arrives at a (line 9) (all-reduce, f32[8]{0}, sum); devices "
         "[0, 1, 2] wait there forever.",
         "  device 3 (never issues a; no collectives at all):",
         "  device 0:"]
@@ -164,7 +164,7 @@ def test_check_runs_the_order_analysis(capsys: pytest.CaptureFixture[str],
     assert code == 1
     assert out.splitlines()[0] == (
         f"{files['diverge']}:9: order missing: devices [1, 2, 3] never arrive at ar (line 9, "
-        "branch 0 of c) (all-reduce, f32[8]{0}, sum); devices [0] wait there forever.")
+        "branch 0 of c) (all-reduce, f32[8]{0}, sum); device 0 waits there forever.")
     code, out, _ = run(capsys, "check", files["diverge"], "--json")
     answer = json.loads(out)
     assert (code, answer["findings"], answer["ok"]) == (1, [], False)

@@ -76,7 +76,7 @@ def test_conditional_on_partition_id_leaves_the_others_missing() -> None:
         "missing", (1, 2, 3), ("ar",), (0,))
     assert finding.message == (
         "devices [1, 2, 3] never arrive at ar (line 9, branch 0 of c) (all-reduce, "
-        "f32[8]{0}, sum); devices [0] wait there forever.")
+        "f32[8]{0}, sum); device 0 waits there forever.")
 
 
 def test_conditional_on_a_per_device_parameter_may_diverge() -> None:
@@ -88,8 +88,8 @@ def test_conditional_on_a_per_device_parameter_may_diverge() -> None:
         "conditional c (line 21) may diverge: its predicate, copy which (line 20), depends on "
         "data (parameter q, line 16) that is not uniform over group [0,1,2,3] of ar (line 9), "
         "so its members can disagree at run time. If devices [0] take branch 0 and devices "
-        "[1,2,3] branch 1, a guest is missing: devices [1, 2, 3] never arrive at ar (line 9, "
-        "branch 0 of c) (all-reduce, f32[8]{0}, sum); devices [0] wait there forever.")
+        "[1,2,3] branch 1, the job hangs: devices [1, 2, 3] never arrive at ar (line 9, "
+        "branch 0 of c) (all-reduce, f32[8]{0}, sum); device 0 waits there forever.")
     # Every branch is listed, and the note says why.
     assert [a.entry.branches for a in report.schedule(1)] == [(("c", 0),)]
     assert report.notes == [
@@ -127,7 +127,7 @@ def test_permute_ring_with_a_missing_sender() -> None:
     assert finding.devices == (3,)
     assert finding.instructions == ("cp",)
     assert finding.message == (
-        "device [3] never arrives at cp (line 9) (collective-permute, f32[8]{0}); "
+        "device 3 never arrives at cp (line 9) (collective-permute, f32[8]{0}); "
         "devices [0, 2] wait there forever.")
 
 
@@ -285,7 +285,7 @@ def test_loop_whose_trip_count_depends_on_the_partition_id() -> None:
     assert (finding.type, finding.devices, finding.instructions, finding.waiting) == (
         "missing", (0,), ("ar",), (1, 2, 3))
     assert finding.message == (
-        "device [0] never arrives at ar (line 18, iteration 0 of w) (all-reduce, f32[8]{0}, "
+        "device 0 never arrives at ar (line 18, iteration 0 of w) (all-reduce, f32[8]{0}, "
         "sum); devices [1, 2, 3] wait there forever.")
     uniform = text.replace("%n = s32[] convert(%pid)", "%n = s32[] constant(4)")
     assert mt.order.analyze(mt.hlo.parse_module(uniform)).findings == []
@@ -379,7 +379,7 @@ def test_a_flag_copied_within_groups_guards_those_groups_only() -> None:
     assert (finding.type, finding.instructions[0]) == ("may_diverge", "c")
     assert "not uniform over group [0,2] of ar (line 9)" in finding.message
     assert finding.message.endswith(
-        "If devices [0,1] take branch 0 and devices [2,3] branch 1, a guest is missing: "
+        "If devices [0,1] take branch 0 and devices [2,3] branch 1, the job hangs: "
         "devices [2, 3] never arrive at ar (line 9, branch 0 of c) (all-reduce, f32[8]{0}, "
         "sum); devices [0, 1] wait there forever.")
 
@@ -435,5 +435,30 @@ def test_a_loop_on_data_agreed_over_other_groups_may_diverge() -> None:
         "while w (line 25) may diverge: its trip count, get-tuple-element go (line 9), depends "
         "on data (all-reduce agreed, line 17) that is not uniform over group [0,1] of ar (line "
         "15), so its members can disagree at run time. If devices [0,2] run one iteration and "
-        "devices [1,3] none, a guest is missing: devices [1, 3] never arrive at ar (line 15, "
+        "devices [1,3] none, the job hangs: devices [1, 3] never arrive at ar (line 15, "
         "iteration 0 of w) (all-reduce, f32[8]{0}, sum); devices [0, 2] wait there forever.")
+
+
+def test_a_name_repeated_in_another_branch_is_another_instruction() -> None:
+    """XLA's tests often reuse a name in different computations: branch 1's non-collective
+    %a is not branch 0's all-reduce %a."""
+    text = """HloModule repeated, num_partitions=2
+""" + ADD + """%b0 (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  ROOT %a = f32[8]{0} all-reduce(%p), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=%add
+}
+%b1 (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  ROOT %a = f32[8]{0} negate(%p)
+}
+ENTRY %main (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  %pid = u32[] partition-id()
+  %i = s32[] convert(%pid)
+  ROOT %c = f32[8]{0} conditional(%i, %p, %p), branch_computations={%b0, %b1}
+}
+"""
+    module = mt.hlo.parse_module(text)
+    assert [[i.name for i in mt.order.issue_order(module, d)] for d in (0, 1)] == [["a"], []]
+    finding = _only(mt.order.analyze(module))
+    assert (finding.type, finding.devices, finding.waiting) == ("missing", (1,), (0,))

@@ -142,8 +142,8 @@ def test_rank_that_skips_a_collective(dumps: dict[str, Path]) -> None:
         assert [(f.type, f.devices, f.instructions, f.waiting) for f in report.findings] == [
             ("missing", (2,), ("all_reduce#3@pg2",), (3,))]
         assert _unlined(report.findings[0].message) == (
-            "rank [2] never arrives at all_reduce#3@pg2 (all_reduce, Float [[8]]); ranks [3] "
-            "wait there forever. Rank 2 skipped it rather than issuing it later: since "
+            "rank 2 never arrives at all_reduce#3@pg2 (all_reduce, Float [[8]]); rank 3 waits "
+            "there forever. Rank 2 skipped it rather than issuing it later: since "
             "all_reduce#2@pg2, the last collective both completed, rank 3 issued this one, "
             "while rank 2 completed 1 other collective and now waits in all_reduce#2@pg0. "
             "3 more ranks only wait behind it.")
@@ -281,7 +281,7 @@ def test_rank_without_a_dump_is_missing_where_the_others_block(dumps: dict[str, 
     assert [(f.type, f.devices, f.instructions, f.waiting) for f in report.findings] == [
         ("missing", (3,), ("all_reduce#4@pg0",), (0, 1, 2))]
     assert _unlined(report.findings[0].message) == (
-        "rank [3] never arrives at all_reduce#4@pg0 (all_reduce, Float [[8]]); ranks "
+        "rank 3 never arrives at all_reduce#4@pg0 (all_reduce, Float [[8]]); ranks "
         "[0, 1, 2] wait there forever. Rank 3 left no dump: it is placed where the others "
         "block, having taken part in every collective the dumps show completed on its "
         "groups, and none shows this one completed.")

@@ -184,7 +184,7 @@ def test_batched_send_without_its_recv(tmp_path: Path) -> None:
     assert [(f.type, f.devices, f.instructions, f.waiting) for f in report.findings] == [
         ("missing", (2,), ("send#2@pg0",), (1,))]
     assert report.findings[0].message == (
-        "rank [2] never arrives at send#2@pg0 (send, Float [[8]]); ranks [1] wait there "
+        "rank 2 never arrives at send#2@pg0 (send, Float [[8]]); rank 1 waits there "
         "forever.")
 
 
@@ -208,7 +208,7 @@ def test_a_rank_that_went_past_a_collective_skipped_it(tmp_path: Path) -> None:
     assert [(f.type, f.devices, f.instructions, f.waiting) for f in report.findings] == [
         ("missing", (1,), ("all_reduce#1@pg1",), (0,))]
     assert report.findings[0].message == (
-        "rank [1] never arrives at all_reduce#1@pg1 (all_reduce, Float [[8]]); ranks [0] wait "
+        "rank 1 never arrives at all_reduce#1@pg1 (all_reduce, Float [[8]]); rank 0 waits "
         "there forever. Rank 1 skipped it rather than issuing it later: since "
         "all_reduce#1@pg0, the last collective both completed, rank 0 issued this one, while "
         "rank 1 completed 1 other collective and now waits in all_reduce#2@pg0. 2 more ranks "

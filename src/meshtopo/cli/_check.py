@@ -19,7 +19,13 @@ from .._errors import InvalidArgumentError
 from ..hlo import Finding, Module, load, verify
 from ..order import Finding as OrderFinding
 from ..order import analyze
-from ._inputs import FILES_HELP, device_limit_option, input_files, is_single_file
+from ._inputs import (
+    FILES_HELP,
+    device_limit_option,
+    input_files,
+    is_single_file,
+    rendezvous_option,
+)
 from ._options import DecimalRange
 from ._render import console, emit_json, plural
 
@@ -88,9 +94,11 @@ there are findings, 0 when there are none.""")
 @click.option("--deadlocks", is_flag=True,
               help="Also run the send/recv deadlock checker on scheduled modules, like "
                    "HloVerifierOpts verify_no_collective_deadlocks=true.")
+@rendezvous_option
 @device_limit_option
 def check(files: tuple[str, ...], as_json: bool, replica_count: int | None,
-          num_partitions: int | None, no_replica_group_checks: bool, deadlocks: bool) -> int:
+          num_partitions: int | None, no_replica_group_checks: bool, deadlocks: bool,
+          rendezvous: str) -> int:
     paths = input_files(files)
     payloads = []
     out = console()
@@ -101,7 +109,7 @@ def check(files: tuple[str, ...], as_json: bool, replica_count: int | None,
         # The order analysis needs a module the verifier accepts.
         order_findings: list[OrderFinding] = []
         if not findings:
-            findings, order_findings = _order_analysis(module)
+            findings, order_findings = _order_analysis(module, rendezvous)
         name = module.source or path
         payloads.append(_payload(name, module, findings, order_findings))
         if not as_json:
@@ -113,11 +121,11 @@ def check(files: tuple[str, ...], as_json: bool, replica_count: int | None,
     return 0 if ok else 1
 
 
-def _order_analysis(module: Module) -> tuple[list[Finding], list[OrderFinding]]:
+def _order_analysis(module: Module, rendezvous: str) -> tuple[list[Finding], list[OrderFinding]]:
     """(findings, order findings) of the order analysis of a module the verifier accepts: a
     collective it cannot resolve is one finding at its position, else its order findings."""
     try:
-        return [], analyze(module).findings
+        return [], analyze(module, rendezvous=rendezvous).findings
     except InvalidArgumentError as error:
         located = located_finding(error, module)
         if located is None:

@@ -16,6 +16,7 @@ import click
 
 from .._limits import DEFAULT_DEVICE_LIMIT, set_device_limit
 from ..hlo import module_files
+from ..order import RENDEZVOUS
 from ._options import DecimalRange
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -51,3 +52,12 @@ def device_limit_option(command: F) -> F:
         is_eager=True, callback=_set_limit,
         help=f"Largest number of devices (ids in a group list, cells in a grid) an input may "
              f"ask for; default {DEFAULT_DEVICE_LIMIT}.")(command)
+
+
+def rendezvous_option(command: F) -> F:
+    """The ``--rendezvous`` option of the order analysis (``mt.order.analyze``)."""
+    return click.option(
+        "--rendezvous", type=click.Choice(RENDEZVOUS), default="clique",
+        help="What meets in the order analysis: 'clique' (default; the n-th collective of each "
+             "member on a clique, as NCCL under XLA:GPU) or 'op_id' (XLA:CPU: collectives of "
+             "different channel ids never meet).")(command)

@@ -4,8 +4,9 @@ PyTorch Flight Recorder dumps (``--flight-recorder DIR``).
 
 XLA's verifier runs first, as ``check`` runs it: a module it refuses is not analysed, and
 its findings are printed as ``check`` prints them (exit 1). Text output: each finding with
-the smallest excerpt that shows it (the two or three devices involved and their collectives
-around the place they block), then the timelines of ``--devices``. Exit 1 when there are
+the smallest excerpt that shows it (the two or three devices involved, every device of a
+deadlock's cycle up to eight, and their collectives around the place they block; ``>``
+marks the collectives the finding names), then the timelines of ``--devices``. Exit 1 when there are
 findings, 0 when clean. The ``--json`` schema is in docs/cli-json.md; ``--trace`` writes the
 Chrome trace event format.
 """
@@ -22,15 +23,15 @@ from .._errors import InvalidArgumentError
 from ..hlo import Finding as VerifierFinding
 from ..hlo import Module, load, verify
 from ..order import Arrival, Finding, Report, analyze, chrome_trace, from_flight_recorder
-from ..order._cliques import RENDEZVOUS
 from ._check import finding_json, finding_text, located_finding
-from ._inputs import device_limit_option
+from ._inputs import device_limit_option, rendezvous_option
 from ._options import int_list
 from ._render import console, emit_json, noun_for, plural
 
 TIMELINES_SHOWN = 4  # devices whose timelines are printed when --devices is not given
 TRACED = 64  # devices traced when --devices is not given
 EXCERPT_DEVICES = 3
+CYCLE_DEVICES = 8  # a deadlock's excerpt shows its cycle's devices up to this many
 EXCERPT_CONTEXT = 1
 
 
@@ -124,8 +125,10 @@ def _excerpt(report: Report, finding: Finding) -> list[Text]:
     """The schedules of two or three devices of ``finding`` (a missing guest and those
     waiting for it) around the collectives it names; a device that never issues them shows
     where it is instead (its last collectives, or where it blocks)."""
-    shown = list(dict.fromkeys([*finding.devices[:EXCERPT_DEVICES - 1], *finding.waiting,
-                                *finding.devices]))[:EXCERPT_DEVICES]
+    limit = CYCLE_DEVICES if finding.type == "deadlock" else EXCERPT_DEVICES
+    involved = list(dict.fromkeys([*finding.devices[:limit - 1], *finding.waiting,
+                                   *finding.devices]))
+    shown = involved[:limit]
     out = []
     for device in shown:
         schedule = report.schedule(device, taken_only=True)
@@ -142,6 +145,10 @@ def _excerpt(report: Report, finding: Finding) -> list[Text]:
         high = min(len(schedule), hits[-1] + EXCERPT_CONTEXT + 1)
         out.append(Text(f"  {report.unit} {device}:", style="bold"))
         out.extend(_line(schedule[i], i in hits) for i in range(low, high))
+    if len(involved) > len(shown):
+        rest = involved[len(shown):]
+        out.append(Text(f"  ({noun_for(len(rest), report.unit)} {_spelled(rest)} not shown)",
+                        style="dim"))
     return out
 
 
@@ -157,10 +164,7 @@ def _excerpt(report: Report, finding: Finding) -> list[Text]:
                    "Chrome trace event format.")
 @click.option("--flight-recorder", "flight_recorder", default=None,
               help="Read PyTorch Flight Recorder dumps (one file per rank) from this directory.")
-@click.option("--rendezvous", type=click.Choice(RENDEZVOUS), default="clique",
-              help="What meets: 'clique' (default; the n-th collective of each member on a "
-                   "clique, as NCCL under XLA:GPU) or 'op_id' (XLA:CPU: collectives of "
-                   "different channel ids never meet).")
+@rendezvous_option
 @device_limit_option
 def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
           trace_path: str | None, flight_recorder: str | None, rendezvous: str) -> int:

@@ -61,6 +61,7 @@ program, says that pass would remove it (``_linearizable``).
 """
 
 from ._analyze import analyze as analyze
+from ._cliques import RENDEZVOUS as RENDEZVOUS
 from ._entry import FINDING_TYPES as FINDING_TYPES
 from ._entry import Arrival as Arrival
 from ._entry import Entry as Entry

@@ -43,7 +43,7 @@ from ._program import ARRIVE, WAIT, Program, walk
 from ._report import Report
 
 ASYNC_PAIR_LIMIT = 10_000
-_OUTCOMES = {"deadlock": "they deadlock", "missing": "a guest is missing",
+_OUTCOMES = {"deadlock": "the job deadlocks", "missing": "the job hangs",
              "mismatch": "mismatched collectives meet"}
 CONSEQUENCE_LIMIT = 8
 # One class's rows: (devices, kind, clique, ref, link), the last four per column.
@@ -456,7 +456,7 @@ def _may_diverge(walked: list[_Walked], outcomes: list[Outcome], index: int,
             f"{item.predicate}, depends on data ({origin}) that is not uniform over group "
             f"[{group}] of {entry.name} (line {entry.line}), so its members can disagree at "
             f"run time. If {item.text}, {_OUTCOMES[consequence.type]}: "
-            f"{consequence.message}")
+            f"{consequence.message[:1].lower()}{consequence.message[1:]}")
         findings.append(Finding(
             "may_diverge", tuple(sorted({*item.group, *consequence.devices,
                                          *consequence.waiting})),

@@ -250,9 +250,12 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
         how = "".join(f" {skips[g]}" for g in sorted(skips))
         findings.append(Finding(
             "missing", tuple(sorted(guests)), (ref.entry.name,),
-            f"{unit}{'s' if len(guests) > 1 else ''} {sorted(guests)} never "
+            f"{unit}{'s' if len(guests) > 1 else ''} "
+            f"{sorted(guests) if len(guests) > 1 else next(iter(guests))} never "
             f"arrive{'s' if len(guests) == 1 else ''} at {ref.where()} ({_describe(ref.entry)}); "
-            f"{unit}s {sorted(waiters)} wait there forever.{how}",
+            + (f"{unit}s {sorted(waiters)} wait" if len(waiters) > 1
+               else f"{unit} {next(iter(waiters))} waits")
+            + f" there forever.{how}",
             lines=(ref.entry.line,) if ref.entry.line else (), waiting=tuple(sorted(waiters))))
     in_cycles: set[int] = set()
     for component, cycles in _cycles(edges):
@@ -355,7 +358,8 @@ def _deadlock(run: Run, refs: list[Ref], cycle: list[int], unit: str) -> Finding
                          - {0}))
     return Finding(
         "deadlock", tuple(int(rows.devices[d]) for d in cycle), tuple(names),
-        f"a waits-for cycle across {len(cliques)} cliques: " + "; ".join(parts)
+        f"a waits-for cycle across {len(cliques)} clique{'s' if len(cliques) != 1 else ''}: "
+        + "; ".join(parts)
         + ". None of them can go on: the job hangs.",
         lines=lines)
 

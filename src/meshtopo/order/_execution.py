@@ -56,7 +56,7 @@ from ..hlo import (
     same_data_labels,
 )
 from ._cliques import CliqueTable, EntryPeers
-from ._program import ARRIVE, DESCENDED, Program, computation_order, trip_count
+from ._program import ARRIVE, DESCENDED, Program, Site, computation_order, trip_count
 
 ITERATION_LIMIT = 4096
 TRIP_LIMIT = 100_000
@@ -143,7 +143,7 @@ class Outcome:
 @dataclass(frozen=True)
 class _Context:
     subset: int
-    sites: tuple[str, ...]
+    sites: Site
     iteration: Iteration
 
 
@@ -249,7 +249,7 @@ class Executor:
                     context: _Context) -> Value:
         """The value of ``inst`` (its steps recorded first)."""
         opcode = inst.opcode
-        site = (*context.sites, inst.name)
+        site = (*context.sites, (inst.computation, inst.name))
         for kind, entry in self.program.steps_at(site):
             self._record(context, kind, entry)
         try:
@@ -299,14 +299,17 @@ class Executor:
 
     def _called(self, inst: Instruction, operands: list[Value], context: _Context) -> Value:
         """A call, fusion, async wrapper or custom call: its computations are evaluated where
-        they can issue collectives or every operand is known; otherwise the result is the
-        operands' data."""
+        they can issue collectives, every operand is known, or a known operand differs
+        between devices (what the callee makes of it decides the result's uniformity);
+        otherwise the result is the operands' data."""
         names = inst.called_computations
         issuing = any(name in self._issuing for name in names)
+        known = [o for o in _leaves(operands) if isinstance(o, np.ndarray)]
         if inst.opcode in ("call", "fusion") and len(names) == 1 and (
-                issuing or all(isinstance(o, np.ndarray) for o in _leaves(operands))):
+                issuing or len(known) == len(list(_leaves(operands)))
+                or any(o.shape[0] > 1 for o in known)):
             return self.computation(self._callee(inst, names[0]), operands,
-                                    _Context(context.subset, (*context.sites, inst.name),
+                                    _Context(context.subset, (*context.sites, (inst.computation, inst.name)),
                                              context.iteration))
         if issuing:
             for name in names:
@@ -315,7 +318,7 @@ class Executor:
                 arguments: list[Value] = (operands if len(operands) == count
                                           else [self._per_device] * count)
                 self.computation(callee, arguments, _Context(
-                    context.subset, (*context.sites, inst.name), context.iteration))
+                    context.subset, (*context.sites, (inst.computation, inst.name)), context.iteration))
         if inst.opcode == "custom-call":
             return Unknown(frozenset({PER_DEVICE}), inst)
         return self._combined(operands, context, inst)
@@ -373,7 +376,7 @@ class Executor:
         return self.sources.add(_positions_of(positions, self.count, rows.reshape(-1)))
 
     def _collective_value(self, inst: Instruction, operands: list[Value],
-                          site: tuple[str, ...]) -> Value:
+                          site: Site) -> Value:
         """A collective's result: a done passes its start's on; an all-reduce, all-gather or
         collective-broadcast is uniform within each of its groups; others are per device."""
         kind = self._result_kinds.get(inst.name)
@@ -403,7 +406,7 @@ class Executor:
                 f"{len(names)} branches")
         selector, arguments = operands[0], operands[1:]
         positions = self.subsets[context.subset]
-        inner = (*context.sites, inst.name)
+        inner = (*context.sites, (inst.computation, inst.name))
         forced = self.forced.get(inst.name)
         if forced is not None and (forced[positions] >= 0).all():
             chosen = forced[positions]
@@ -427,7 +430,7 @@ class Executor:
                           names: list[str], context: _Context) -> Value:
         """Every branch in branch order for every device, and what the predicate's data means
         for the collectives in them (module docstring)."""
-        inner = _Context(context.subset, (*context.sites, inst.name), context.iteration)
+        inner = _Context(context.subset, (*context.sites, (inst.computation, inst.name)), context.iteration)
         captured: list[list[tuple[int, list[Step]]]] = []
         results: list[Value] = []
         for number, name in enumerate(names):
@@ -453,7 +456,7 @@ class Executor:
         forced = self.forced.get(inst.name)
         subset = context.subset
         positions = self.subsets[subset]
-        sites = (*context.sites, inst.name)
+        sites = (*context.sites, (inst.computation, inst.name))
         finished: list[tuple[np.ndarray, Value]] = []
         trips = np.full(self.count, -1, dtype=np.int64)
         iteration = 0
@@ -497,6 +500,13 @@ class Executor:
         if limited:
             entries = tuple(sorted({e for steps in self._entries_under(sites) for e in steps}))
             self.limits.append(LoopLimit(inst, trips, entries))
+            counts = sorted(set(trips[self.subsets[context.subset]].tolist()))
+            spelled = " or ".join(f"more than {TRIP_LIMIT}" if n < 0 else f"{n}"
+                                  for n in counts)
+            self.notes.setdefault(inst.name, (
+                f"while {inst.name} (line {inst.line}) runs {spelled} iterations: the first "
+                f"{ITERATION_LIMIT} are in the schedules, the rest are counted, and the trip "
+                f"counts are compared within every group its collectives use"))
         return self._joined(finished, context, trips, inst)
 
     def _data_loop(self, inst: Instruction, predicate: Unknown, state: Value,
@@ -674,7 +684,7 @@ class Executor:
         finally:
             self.muted -= muted
 
-    def _entries_under(self, sites: tuple[str, ...]) -> Iterator[list[int]]:
+    def _entries_under(self, sites: Site) -> Iterator[list[int]]:
         depth = len(sites)
         for key, steps in self.program.actions.items():
             if key[:depth] == sites:

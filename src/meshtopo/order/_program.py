@@ -31,6 +31,9 @@ from ..hlo import Collective, Computation, Instruction, Module
 from ._entry import Entry
 
 ARRIVE, WAIT = 0, 1
+# Where the walk reached an instruction: (computation, instruction) of each call site that
+# leads to it, outermost first, then its own (names repeat across computations).
+Site = tuple[tuple[str, str], ...]
 ENTRY_LIMIT = 1_000_000
 DEPTH_LIMIT = 64
 _TRIP = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)')
@@ -77,14 +80,14 @@ class Program:
     conditionals: list[Conditional]
     loops: list[Loop] = field(default_factory=list)
     instructions: list[Instruction] = field(default_factory=list)
-    actions: dict[tuple[str, ...], tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    actions: dict[Site, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     issuing: frozenset[str] = frozenset()
 
-    def steps_at(self, site: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
+    def steps_at(self, site: Site) -> tuple[tuple[int, int], ...]:
         """The steps (kind, entry index) an instruction makes where the walk reached it:
-        ``site`` is the names of the call sites that lead to it (calls, fusions, loops,
-        branches, outermost first) and then its own name; () for an instruction that issues
-        nothing."""
+        ``site`` is the call sites that lead to it (calls, fusions, loops, branches, outermost
+        first) and then itself, each as (computation name, instruction name); () for an
+        instruction that issues nothing."""
         return self.actions.get(site, ())
 
 
@@ -137,7 +140,8 @@ def computation_order(computation: Computation, is_scheduled: bool) -> list[Inst
 def trip_count(instruction: Instruction) -> int | None:
     """``known_trip_count`` from a ``while``'s ``backend_config``, None when absent."""
     found = _TRIP.search(instruction.attributes.get("backend_config", ""))
-    return int(found.group(1)) if found else None
+    # XLA's count is an int64; a larger text is held at the largest.
+    return min(int(found.group(1)), np.iinfo(np.int64).max) if found else None
 
 
 def payload_shape(collective: Collective) -> str:
@@ -172,12 +176,12 @@ class _Walker:
         self.step_entries: list[int] = []
         self.conditionals: list[Conditional] = []
         self.loops: list[Loop] = []
-        self.actions: dict[tuple[str, ...], tuple[tuple[int, int], ...]] = {}
+        self.actions: dict[Site, tuple[tuple[int, int], ...]] = {}
         self.issuing: set[str] = set()
 
     def computation(self, computation: Computation, loops: tuple[tuple[str, int | None], ...],
                     branches: tuple[tuple[str, int], ...], stack: tuple[str, ...],
-                    sites: tuple[str, ...]) -> None:
+                    sites: Site) -> None:
         if len(stack) >= DEPTH_LIMIT:
             raise LimitError(f"calls nest deeper than {DEPTH_LIMIT} at {computation.name}")
         stack = (*stack, computation.name)
@@ -185,7 +189,7 @@ class _Walker:
         first_step = len(self.kinds)
         for inst in computation_order(computation, self.module.is_scheduled):
             collective = inst.collective
-            inner_sites = (*sites, inst.name)
+            inner_sites = (*sites, (computation.name, inst.name))
             if collective is not None:
                 first = len(self.kinds)
                 self.collective(inst, collective, started, loops, branches)
