@@ -4,6 +4,7 @@ torch's own analyzer on the same files."""
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import re
@@ -288,7 +289,46 @@ def test_rank_without_a_dump_is_missing_where_the_others_block(dumps: dict[str, 
     assert report.notes[0].startswith("ranks [3] are members of recorded process groups but "
                                       "left no dump")
     assert "Missing dump files from ranks {3}" in _torch(filled, "0,1,2")
-    # The raw gloo dumps of this 2x2 job name no members anywhere, and rank 3 is the highest
-    # rank: nothing in them says it exists, so it is not seen.
-    for raw in _both(dumps["absent"]):
-        assert raw.findings == [] and raw.devices.tolist() == [0, 1, 2]
+    # The raw gloo dumps of this 2x2 job name no members anywhere and no group size. What they
+    # do say: on the default group every rank with a dump enqueued a collective that none
+    # completed, and every rank below the highest left a dump, so the world holds a rank
+    # above them, the next one, and it left no dump.
+    for raw, (statuses, blocked_at) in zip(_both(dumps["absent"]), _default_group_status(
+            dumps["absent"]), strict=True):
+        dumped = sorted(statuses)
+        assert dumped == list(range(len(dumped)))
+        seq = max(done for _, done in statuses.values()) + 1
+        assert all(enqueued >= seq for enqueued, _ in statuses.values())
+        assert {r: at[seq] for r, at in blocked_at.items()} == {
+            r: ("gloo:all_reduce", "scheduled") for r in dumped}
+        absent = len(dumped)
+        assert [(f.type, f.devices, f.instructions, f.waiting) for f in raw.findings] == [
+            ("missing", (absent,), (f"all_reduce#{seq}@pg0",), tuple(dumped))]
+        assert f"Rank {absent} left no dump:" in raw.findings[0].message
+        assert raw.devices.tolist() == dumped
+        assert any(f"so rank {absent} exists and left no dump; whether ranks above it exist "
+                   f"the dumps do not say" in note for note in raw.notes)
+
+
+def _default_group_status(path: Path) -> list[tuple[dict[int, tuple[int, int]],
+                                                    dict[int, dict[int, tuple[str, str]]]]]:
+    """For the pickle dumps and their JSON twins: per rank, the default group's
+    (last_enqueued, last_completed) from pg_status, and its entries on that group by sequence
+    number (profiling name, state)."""
+    out = []
+    for folder, load in ((path, lambda f: pickle.loads(f.read_bytes())),
+                         (path.with_name(path.name + "_json"),
+                          lambda f: json.loads(f.read_text()))):
+        statuses: dict[int, tuple[int, int]] = {}
+        blocked_at: dict[int, dict[int, tuple[str, str]]] = {}
+        for file in folder.iterdir():
+            rank = int(re.search(r"(\d+)", file.name).group(1))  # type: ignore[union-attr]
+            dump = load(file)
+            world = [e for e in dump["entries"] if e["process_group"][0] == "0"]
+            status = dump["pg_status"][str(world[0]["pg_id"])]
+            statuses[rank] = (int(status["last_enqueued_collective"]),
+                              int(status["last_completed_collective"]))
+            blocked_at[rank] = {int(e["collective_seq_id"]): (e["profiling_name"], e["state"])
+                                for e in world}
+        out.append((statuses, blocked_at))
+    return out

@@ -217,3 +217,32 @@ def test_a_rank_that_went_past_a_collective_skipped_it(tmp_path: Path) -> None:
     # may come after b, and the two wait for each other.
     report = mt.order.from_flight_recorder(_write(tmp_path / "cold", dumps(1), config))
     assert [(f.type, f.devices) for f in report.findings] == [("deadlock", (0, 1))]
+
+
+def test_a_group_blocked_for_a_member_no_dump_shows(tmp_path: Path) -> None:
+    # Raw dumps (no pg_config): ranks 0 and 1 wait at world collective 2 for rank 2, which
+    # waits at collective 2 of group "5", where it is the only rank recorded, and pg_status
+    # says it never completed there: the group has a member no dump shows, rank unknown.
+    def tagged(seq: int, group: str, pg_id: int) -> dict[str, object]:
+        return {**_entry(seq, group), "pg_id": pg_id}
+
+    dumps = {r: [tagged(1, "0", 0), tagged(2, "0", 0)] for r in (0, 1)}
+    dumps[2] = [tagged(1, "5", 1), tagged(1, "0", 0), tagged(2, "5", 1)]
+    for rank, entries in dumps.items():
+        status = {"0": {"last_enqueued_collective": len(dumps[rank]) if rank < 2 else 1,
+                        "last_completed_collective": 1},
+                  "1": {"last_enqueued_collective": 2, "last_completed_collective": 1}}
+        dump = {"entries": entries, "pg_config": {}, "pg_status": status, "version": "2.10"}
+        (tmp_path / f"host_{rank}").write_bytes(pickle.dumps(dump))
+    report = mt.order.from_flight_recorder(tmp_path)
+    assert [(f.type, f.devices, f.instructions, f.waiting) for f in report.findings] == [
+        ("missing", (), ("all_reduce#2@pg5",), (2,))]
+    assert "which rank that is the dumps do not say" in report.findings[0].message
+    assert report.findings[0].message.endswith("2 more ranks only wait behind it.")
+    assert [a.clique for a in report.schedule(2)] == [(2,), (0, 1, 2), (2,)]
+    # Had it completed there, rank 2 would be missing at the world collective instead.
+    done = pickle.loads((tmp_path / "host_2").read_bytes())
+    done["pg_status"]["1"]["last_completed_collective"] = 2
+    (tmp_path / "host_2").write_bytes(pickle.dumps(done))
+    assert [(f.type, f.devices, f.instructions) for f in mt.order.from_flight_recorder(
+        tmp_path).findings] == [("missing", (2,), ("all_reduce#2@pg0",))]

@@ -7,7 +7,9 @@
 - missing: a stuck device waits for a member that has no arrival on that event at all (in a
   recorded trace: a member that finished, or that went past the collective without it,
   ``_skipped``, or that left no trace: it took part in what the trace shows complete, see
-  ``Rows.credited``, and is missing at the first collective of its groups that is not);
+  ``Rows.credited``, and is missing at the first collective of its groups that is not; or a
+  member the trace does not show at all, a negative id in ``Rows.members``: the finding then
+  names only the members left waiting);
 - group_disagreement: a member that never arrives is stuck at, or issued, the same collective
   from another program that names other groups, so the two are in different cliques (group
   lists compared as device groups, see ``Ref``: another encoding of the same groups agrees);
@@ -242,20 +244,23 @@ def blocked(run: Run, refs: list[Ref], unit: str, complete: bool = True) -> list
                     skips.setdefault(member, _skip_text(run, refs, m, int(devices[d]), skip,
                                                         unit))
                 elif m is None and not complete:
-                    skips.setdefault(member, _absent_text(member, unit))
+                    skips.setdefault(member, _unseen_text(unit) if member < 0
+                                     else _absent_text(member, unit))
             explained.add(d)
     findings = [_disagreement(refs, key, devs, unit) for key, devs in disagree.items()]
     for x, guests, waiters, skips in missing.values():
         ref = refs[x]
-        how = "".join(f" {skips[g]}" for g in sorted(skips))
+        how = "".join(f" {skips[g]}" for g in sorted(skips, key=lambda g: (g < 0, g)))
+        shown = sorted(g for g in guests if g >= 0)
+        waiting = (f"{unit}s {sorted(waiters)} wait" if len(waiters) > 1
+                   else f"{unit} {next(iter(waiters))} waits")
+        named = f"{unit}s {shown}" if len(shown) > 1 else f"{unit} {shown[0]}" if shown else ""
+        head = (f"{named} never arrive{'s' if len(shown) == 1 else ''} at {ref.where()} "
+                f"({_describe(ref.entry)}); {waiting} there forever." if shown else
+                f"{waiting} forever at {ref.where()} ({_describe(ref.entry)}) for a member no "
+                f"trace shows.")
         findings.append(Finding(
-            "missing", tuple(sorted(guests)), (ref.entry.name,),
-            f"{unit}{'s' if len(guests) > 1 else ''} "
-            f"{sorted(guests) if len(guests) > 1 else next(iter(guests))} never "
-            f"arrive{'s' if len(guests) == 1 else ''} at {ref.where()} ({_describe(ref.entry)}); "
-            + (f"{unit}s {sorted(waiters)} wait" if len(waiters) > 1
-               else f"{unit} {next(iter(waiters))} waits")
-            + f" there forever.{how}",
+            "missing", tuple(shown), (ref.entry.name,), f"{head}{how}",
             lines=(ref.entry.line,) if ref.entry.line else (), waiting=tuple(sorted(waiters))))
     in_cycles: set[int] = set()
     for component, cycles in _cycles(edges):
@@ -300,6 +305,14 @@ def _absent_text(member: int, unit: str) -> str:
     return (f"{unit[0].upper()}{unit[1:]} {member} left no dump: it is placed where the "
             f"others block, having taken part in every collective the dumps show completed on "
             f"its groups, and none shows this one completed.")
+
+
+def _unseen_text(unit: str) -> str:
+    """How a recorded trace shows a member it does not name (a negative id in
+    ``Rows.members``)."""
+    return (f"Every {unit} the dumps show in its process group arrived there, and none shows "
+            f"it completed: the group has a member they do not show, one that left no dump "
+            f"or recorded no entry on the group; which {unit} that is the dumps do not say.")
 
 
 def _counterpart(run: Run, refs: list[Ref], m: int | None, x: int) -> int | None:

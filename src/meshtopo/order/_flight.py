@@ -28,6 +28,16 @@ gone) took part in every collective of its groups that some dump shows completed
 a later one. It is ``missing`` at the first collective of its groups that none shows
 completed, where the others block, and the report's notes name it.
 
+The dumps record no group size, so a member can also be unseen: no ``pg_config`` lists it and
+it left no dump. A collective completes only once all its members arrive, so where every
+member with a dump of a group whose members were recovered enqueued a collective that none
+shows completed (``pg_status``: ``last_enqueued_collective`` past
+``last_completed_collective``) and nothing found there explains it (a mismatch), the group
+waits for a member no dump shows (``_unseen_blocks``). On the default group, which holds every
+rank, that member's rank is known when every rank below the highest left a dump: the next
+rank exists, and it is placed as a member with no dump is. On another group which rank it is
+cannot be told: the finding names the ranks waiting, and no rank as missing.
+
 An ``all_to_all`` lets each rank send and receive its own amounts, so its sizes are not
 compared rank by rank: the exchange must agree as a whole (``_exchange``), per peer when the
 entries record one tensor per peer, else by the group's totals (the dumps keep the sizes of
@@ -40,6 +50,7 @@ Bound: O(entries) to read, then the replay of ``_match`` over ranks x entries.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import json
 import os
@@ -47,6 +58,7 @@ import pickle
 import re
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +102,36 @@ def _collector_paused() -> Iterator[None]:
 
 def _from_dumps(dumps: dict[int, list[dict[str, Any]]], configs: dict[int, dict[str, Any]],
                 statuses: dict[int, dict[str, Any]]) -> Report:
+    """The report; where the members with a dump all arrived at a collective none shows
+    completed and nothing found there explains it (``_unseen_blocks``), again with the member
+    they wait for that no dump shows."""
+    report = _analysis(dumps, configs, statuses, [])
+    blocks = _unseen_blocks(dumps, configs, statuses)
+    if blocks:
+        found = {name for f in report.findings for name in f.instructions}
+        blocks = [b for b in blocks if b.name not in found]
+    return _analysis(dumps, configs, statuses, blocks) if blocks else report
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A collective of process group ``group`` (``collective_seq_id`` ``seq``, ``name`` as
+    ``_entry`` spells it) that every member with a dump, ``ranks``, arrived at and none shows
+    completed."""
+
+    group: str
+    seq: int
+    name: str
+    ranks: tuple[int, ...]
+
+
+def _analysis(dumps: dict[int, list[dict[str, Any]]], configs: dict[int, dict[str, Any]],
+              statuses: dict[int, dict[str, Any]], blocks: list[_Block]) -> Report:
+    """Match the dumps; each of ``blocks`` gets the member that no dump shows: on the default
+    group the rank above every rank the dumps show (global ranks count from 0), elsewhere a
+    member with a negative id (``Rows.members``)."""
     ranks = np.array(sorted(dumps), dtype=np.int64)
+    world = [b for b in blocks if b.group == DEFAULT_GROUP]
     table: dict[tuple[object, ...], int] = {}
     samples: list[dict[str, Any]] = []
     per_rank: list[tuple[list[str], np.ndarray, np.ndarray]] = []
@@ -116,13 +157,17 @@ def _from_dumps(dumps: dict[int, list[dict[str, Any]]], configs: dict[int, dict[
         per_rank.append((groups, seqs, np.array(found_ids, dtype=np.int64)))
         batched.append(_joins_batch(groups, seqs))
     members, recovered = _memberships(
-        ranks.tolist(), [{n.split(_PAIR)[0] for n in g} for g, _, _ in per_rank], configs)
+        ranks.tolist(), [{n.split(_PAIR)[0] for n in g} for g, _, _ in per_rank], configs,
+        beyond=bool(world))
     absent = sorted({r for m in members.values() for r in m} - set(ranks.tolist()))
     pairs = {n for g, _, _ in per_rank for n in g if _PAIR in n}
     members.update({n: _pair(n, members) for n in pairs})
     names = sorted(members)
     clique_of = {name: index for index, name in enumerate(names)}
     cutoff = _cutoffs(per_rank, ranks.tolist(), members)
+    unseen = [b for b in blocks if b.group != DEFAULT_GROUP]
+    for number, block in enumerate(unseen, 1):
+        members[block.group] = (*members[block.group], -number)
     moved = {index: amounts(entry.get("input_sizes") or [], entry.get("output_sizes") or [])
              for index, entry in enumerate(samples) if _opcode(entry) in EXCHANGES}
     refs = [Ref(_entry(entry, index), sized=index not in moved)
@@ -154,19 +199,35 @@ def _from_dumps(dumps: dict[int, list[dict[str, Any]]], configs: dict[int, dict[
             ref[row, cols] = row_refs
     length = np.array([2 * c.size for c, _, _ in kept], dtype=np.int64)
     rows = Rows(ranks, kind, clique, ref, link, length, [members[n] for n in names],
-                credited if absent else None)
+                credited if absent or unseen else None)
     result = run(rows)
     findings = [*mismatches(result, refs, "rank"),
                 *exchange_mismatches(result, refs, moved, "rank"),
                 *blocked(result, refs, "rank", complete=False)]
 
     def schedule(rank: int) -> list[Arrival]:
-        return run_schedule(result, refs, int(np.searchsorted(ranks, rank)))
+        arrivals = run_schedule(result, refs, int(np.searchsorted(ranks, rank)))
+        if not unseen:
+            return arrivals
+        return [dataclasses.replace(a, clique=tuple(d for d in a.clique if d >= 0))
+                for a in arrivals]
 
     notes = [] if not recovered else [
         f"pg_config names no members for process groups {', '.join(recovered)} (as raw gloo "
         f"dumps record it): their members are the ranks that recorded an entry on them (all "
         f"ranks for the default group), so a rank that never did is not seen as a member"]
+    for block in world:
+        notes.append(
+            f"ranks {list(block.ranks)}, every rank below {len(block.ranks)}, left dumps and "
+            f"all arrived at {block.name} on the default group, which none shows completed "
+            f"(pg_status): the world has a rank they do not show, so rank {len(block.ranks)} "
+            f"exists and left no dump; whether ranks above it exist the dumps do not say")
+    for block in unseen:
+        notes.append(
+            f"ranks {list(block.ranks)}, every rank the dumps show in process group "
+            f"{block.group}, arrived at {block.name}, which none shows completed (pg_status): "
+            f"the group has a member the dumps do not show, and which rank it is they do not "
+            f"say")
     if absent:
         notes.append(
             f"ranks {absent} are members of recorded process groups but left no dump: each "
@@ -227,16 +288,18 @@ def _completed(entry: dict[str, Any], status: dict[str, Any]) -> bool:
         return False
 
 
-def _expected(ranks: list[int], configs: dict[int, dict[str, Any]]) -> list[int]:
+def _expected(ranks: list[int], configs: dict[int, dict[str, Any]],
+              beyond: bool = False) -> list[int]:
     """Every rank the dumps show exists: those with a dump, those any ``pg_config`` lists, and
-    every rank below the highest of them (global ranks count from 0)."""
+    every rank below the highest of them (global ranks count from 0); ``beyond``: one more,
+    the default group being blocked with all of these arrived (``_unseen_blocks``)."""
     listed = {r for config in configs.values() for group in config.values()
               for r in _config_ranks(group)}
-    return list(range(max({*ranks, *listed}) + 1))
+    return list(range(max({*ranks, *listed}) + 1 + beyond))
 
 
-def _memberships(ranks: list[int], used: list[set[str]], configs: dict[int, dict[str, Any]]
-                 ) -> tuple[dict[str, tuple[int, ...]], list[str]]:
+def _memberships(ranks: list[int], used: list[set[str]], configs: dict[int, dict[str, Any]],
+                 beyond: bool = False) -> tuple[dict[str, tuple[int, ...]], list[str]]:
     """Process group name -> its ranks in group-rank order (ascending global rank), and the
     names whose members were recovered from the entries (the default group's: every rank
     expected, ``_expected``)."""
@@ -256,9 +319,66 @@ def _memberships(ranks: list[int], used: list[set[str]], configs: dict[int, dict
         if not written:
             recovered.append(name)
             if name == DEFAULT_GROUP:
-                written = set(_expected(ranks, configs))
+                written = set(_expected(ranks, configs, beyond))
         members[name] = tuple(sorted(written or seen))
     return members, recovered
+
+
+def _unseen_blocks(dumps: dict[int, list[dict[str, Any]]],
+                   configs: dict[int, dict[str, Any]], statuses: dict[int, dict[str, Any]]
+                   ) -> list[_Block]:
+    """The collectives where the members of a process group that have a dump all block
+    waiting for a member no dump shows. Only groups whose members were recovered from the
+    entries qualify (no ``pg_config`` lists them; for the default group, every rank expected
+    has a dump): there a member can exist unseen. The collective is the first that no member's
+    ``pg_status`` (``last_completed_collective`` of the process group's ``pg_id``) counts
+    completed; every member must have enqueued it (``last_enqueued_collective``) and hold its
+    entry, none in state ``completed``. A collective completes only once all its members
+    arrive, so if nothing else is wrong there (the caller drops those a finding names), a
+    member is missing that the dumps do not show. O(entries)."""
+    ranks = sorted(dumps)
+    used = [{_clique_name(e).split(_PAIR)[0] for e in dumps[r]} - {""} for r in ranks]
+    members, recovered = _memberships(ranks, used, configs)
+    blocks: list[_Block] = []
+    for group in recovered:
+        group_ranks = members[group]
+        if any(r not in dumps for r in group_ranks):
+            continue  # a member with no dump is known already and placed where they block
+        held = {r: [e for e in dumps[r] if not e.get("is_p2p")
+                    and str(e["process_group"][0]) == group] for r in group_ranks}
+        counts = [c for c in (_status_counts(held[r], statuses[r]) for r in group_ranks) if c]
+        if len(counts) != len(group_ranks):
+            continue
+        seq = max(done for _, done in counts) + 1
+        if any(enqueued < seq for enqueued, _ in counts):
+            continue  # a member with a dump has not arrived: the matching finds it
+        at = [e for r in group_ranks for e in held[r] if _int(e.get("collective_seq_id")) == seq]
+        if len(at) != len(group_ranks) or any(e.get("state") == "completed" for e in at):
+            continue
+        blocks.append(_Block(group, seq, f"{_opcode(at[0])}#{seq}@pg{group}", group_ranks))
+    return blocks
+
+
+def _status_counts(entries: list[dict[str, Any]], status: dict[str, Any]
+                   ) -> tuple[int, int] | None:
+    """(``last_enqueued_collective``, ``last_completed_collective``) of the process group of
+    ``entries`` (one rank's, on one group) in that rank's ``pg_status``; None when the entries
+    name no single ``pg_id`` or the status lacks either number."""
+    ids = {str(e.get("pg_id")) for e in entries}
+    if len(ids) != 1:
+        return None
+    counts = status.get(ids.pop()) or {}
+    enqueued = _int(counts.get("last_enqueued_collective"))
+    done = _int(counts.get("last_completed_collective"))
+    return None if enqueued is None or done is None else (enqueued, done)
+
+
+def _int(value: Any) -> int | None:
+    """A number of a dump (JSON dumps write them as text); None when it is none."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _clique_name(entry: dict[str, Any]) -> str:

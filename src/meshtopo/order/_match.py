@@ -6,7 +6,8 @@ an arrival's rendezvous to complete (a sync op arrives and waits at once; a ``-d
 for its start). The n-th arrival of each member on a clique forms one rendezvous (an *event*);
 an event completes when all members have arrived. A member with no row (a rank that left no
 trace) counts as arrived at the first ``credited[c]`` events of each clique ``c`` it is in,
-those the trace shows complete, and at none after.
+those the trace shows complete, and at none after. A negative id among a clique's members is
+a member the trace shows exists but does not name; it has no row either.
 
 ``run`` replays all rows together: each round, every device passes an arrival (or a no-op),
 then a wait whose event is complete (or a no-op). Bound: at most ``sum of row lengths``
@@ -32,7 +33,8 @@ class Rows:
     length]`` (``link`` of a WAIT is the column of its ARRIVE; ``clique`` -1 is a no-op),
     ``length[d]`` the real row length; ``devices`` the global ids in row order;
     ``members[c]`` the devices of clique ``c``; ``credited[c]`` (None: 0 everywhere) how many
-    leading events of clique ``c`` its members without a row count as arrived at."""
+    leading events of clique ``c`` its members without a row count as arrived at (negative
+    member ids: members the trace does not name)."""
 
     devices: np.ndarray
     kind: np.ndarray
