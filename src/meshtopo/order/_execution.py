@@ -14,9 +14,9 @@ sequence of steps (``Sequence``: arrive/wait, entry, iteration).
 Values computed from data are ``Unknown``, with what is known of them: over which devices
 they are surely equal (*uniform*). A constant is uniform everywhere, an entry parameter where
 its ``sharding`` puts the same data (``mt.hlo.same_data_labels``: ``{replicated}`` everywhere,
-a tiled sharding with replicated dimensions within each copy group); the result of an all-reduce, all-gather or collective-broadcast over a
-group is uniform within each group; other data is per device; an operation on values is
-uniform where all its operands are. A conditional or loop whose predicate depends on data:
+a tiled sharding with replicated dimensions within each copy group); the result of an
+all-reduce, all-gather or collective-broadcast over a group is uniform within each group;
+other data is per device; an operation on values is uniform where all its operands are. A conditional or loop whose predicate depends on data:
 
 - is entered by every device at every branch in branch order, or for one iteration (the
   schedule's listing; a note says so);
@@ -56,7 +56,15 @@ from ..hlo import (
     same_data_labels,
 )
 from ._cliques import CliqueTable, EntryPeers
-from ._program import ARRIVE, DESCENDED, Program, Site, computation_order, trip_count
+from ._program import (
+    ARRIVE,
+    DESCENDED,
+    Program,
+    Site,
+    called_computation,
+    computation_order,
+    trip_count,
+)
 
 ITERATION_LIMIT = 4096
 TRIP_LIMIT = 100_000
@@ -142,9 +150,21 @@ class Outcome:
 
 @dataclass(frozen=True)
 class _Context:
+    """Where evaluation stands: the devices (a subset id), the call sites that led here and
+    the iteration of each enclosing loop."""
+
     subset: int
     sites: Site
     iteration: Iteration
+
+    def inside(self, inst: Instruction, subset: int | None = None,
+               iteration: int | None = None) -> _Context:
+        """The context of a computation ``inst`` calls: for ``subset`` (default the same), in
+        ``iteration`` of ``inst`` when it is a loop."""
+        return _Context(self.subset if subset is None else subset,
+                        (*self.sites, (inst.computation, inst.name)),
+                        self.iteration if iteration is None
+                        else (*self.iteration, (inst.name, iteration)))
 
 
 class _Sources:
@@ -309,27 +329,20 @@ class Executor:
                 issuing or len(known) == len(list(_leaves(operands)))
                 or any(o.shape[0] > 1 for o in known)):
             return self.computation(self._callee(inst, names[0]), operands,
-                                    _Context(context.subset, (*context.sites, (inst.computation, inst.name)),
-                                             context.iteration))
+                                    context.inside(inst))
         if issuing:
             for name in names:
                 callee = self._callee(inst, name)
                 count = len(self._parameters(callee))
                 arguments: list[Value] = (operands if len(operands) == count
                                           else [self._per_device] * count)
-                self.computation(callee, arguments, _Context(
-                    context.subset, (*context.sites, (inst.computation, inst.name)), context.iteration))
+                self.computation(callee, arguments, context.inside(inst))
         if inst.opcode == "custom-call":
             return Unknown(frozenset({PER_DEVICE}), inst)
         return self._combined(operands, context, inst)
 
     def _callee(self, inst: Instruction, name: str) -> Computation:
-        found = self.module.computations.get(name)
-        if found is None:
-            raise InvalidArgumentError(
-                f"{inst.opcode} {inst.name} (line {inst.line}) calls {name!r}, which the module "
-                f"does not define")
-        return found
+        return called_computation(self.module, name, inst)
 
     def _data(self, inst: Instruction, operands: list[Value], context: _Context) -> Value:
         """A data instruction: evaluated when its operands are known (and small), else what
@@ -406,7 +419,6 @@ class Executor:
                 f"{len(names)} branches")
         selector, arguments = operands[0], operands[1:]
         positions = self.subsets[context.subset]
-        inner = (*context.sites, (inst.computation, inst.name))
         forced = self.forced.get(inst.name)
         if forced is not None and (forced[positions] >= 0).all():
             chosen = forced[positions]
@@ -422,7 +434,7 @@ class Executor:
             subset = context.subset if mask.all() else self._subset(positions[mask])
             value = self.computation(
                 self._callee(inst, names[branch]), [_sliced(arguments[branch], mask)],
-                _Context(subset, inner, context.iteration))
+                context.inside(inst, subset))
             results.append((mask, value))
         return self._merged(results, chosen, context, inst)
 
@@ -430,7 +442,7 @@ class Executor:
                           names: list[str], context: _Context) -> Value:
         """Every branch in branch order for every device, and what the predicate's data means
         for the collectives in them (module docstring)."""
-        inner = _Context(context.subset, (*context.sites, (inst.computation, inst.name)), context.iteration)
+        inner = context.inside(inst)
         captured: list[list[tuple[int, list[Step]]]] = []
         results: list[Value] = []
         for number, name in enumerate(names):
@@ -456,13 +468,13 @@ class Executor:
         forced = self.forced.get(inst.name)
         subset = context.subset
         positions = self.subsets[subset]
-        sites = (*context.sites, (inst.computation, inst.name))
+        sites = context.inside(inst).sites
         finished: list[tuple[np.ndarray, Value]] = []
         trips = np.full(self.count, -1, dtype=np.int64)
         iteration = 0
         limited = False
         while True:
-            here = _Context(subset, sites, (*context.iteration, (inst.name, iteration)))
+            here = context.inside(inst, subset, iteration)
             with self._muted(limited):
                 predicate = self.computation(condition, [state], here)
             if forced is not None and (forced[positions] >= 0).all():
@@ -494,8 +506,8 @@ class Executor:
                 limited = True
                 continue
             with self._muted(limited):
-                state = self.computation(body, [state], _Context(
-                    subset, sites, (*context.iteration, (inst.name, iteration))))
+                state = self.computation(body, [state],
+                                         context.inside(inst, subset, iteration))
             iteration += 1
         if limited:
             entries = tuple(sorted({e for steps in self._entries_under(sites) for e in steps}))
@@ -579,7 +591,8 @@ class Executor:
             text = (f"devices {self._spelled(alike)} run one iteration and devices "
                     f"{self._spelled(others)} none")
         self.pending[inst.name] = Pending(
-            inst, self._predicate_text(inst), predicate.origin, tuple(int(d) for d in self.devices[np.sort(members)]), entry,
+            inst, self._predicate_text(inst), predicate.origin,
+            tuple(int(d) for d in self.devices[np.sort(members)]), entry,
             forced, text)
 
     def _predicate_text(self, inst: Instruction) -> str:

@@ -137,6 +137,17 @@ def computation_order(computation: Computation, is_scheduled: bool) -> list[Inst
     return order
 
 
+def called_computation(module: Module, name: str, inst: Instruction) -> Computation:
+    """The computation ``name`` that ``inst`` calls; ``InvalidArgumentError`` naming the
+    instruction when the module does not define it."""
+    found = module.computations.get(name)
+    if found is None:
+        raise InvalidArgumentError(
+            f"{inst.opcode} {inst.name} (line {inst.line}) calls {name!r}, which the module "
+            f"does not define")
+    return found
+
+
 def trip_count(instruction: Instruction) -> int | None:
     """``known_trip_count`` from a ``while``'s ``backend_config``, None when absent."""
     found = _TRIP.search(instruction.attributes.get("backend_config", ""))
@@ -220,12 +231,7 @@ class _Walker:
             self.issuing.add(computation.name)
 
     def called(self, name: str, inst: Instruction) -> Computation:
-        found = self.module.computations.get(name)
-        if found is None:
-            raise InvalidArgumentError(
-                f"{inst.opcode} {inst.name} (line {inst.line}) calls {name!r}, which the module "
-                f"does not define")
-        return found
+        return called_computation(self.module, name, inst)
 
     def collective(self, inst: Instruction, collective: Collective, started: dict[str, int],
                    loops: tuple[tuple[str, int | None], ...],
