@@ -187,6 +187,15 @@ for _name, _value in METADATA.items():  # last, and on a line the fast path read
         f"%c = f32[8]{{0}} copy(%p), metadata={_value}", "ROOT %r = f32[8]{0} copy(%c)")
 
 
+# Instructions written without a shape: XLA infers it where the opcode allows.
+CASES["shape left out where XLA infers it"] = _module(
+    "%t = tuple(%p, %p)", "%g = get-tuple-element(%t), index=1", "ROOT %r = negate(%g)")
+CASES["shape left out of a convert"] = _module("ROOT %r = convert(%p)")
+CASES["shape left out of an all-reduce"] = _module(
+    "ROOT %r = all-reduce(%p), replica_groups={}, to_apply=%add")
+CASES["shape left out, unknown opcode"] = _module("ROOT %r = fancy(%p)")
+CASES["shape left out, root of another shape"] = _module("ROOT %r = tuple(%p)")
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:
     text = CASES[name]
@@ -240,7 +249,7 @@ for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("n
     CASES[f"operand count, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} {_line}")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+_IN_XLA_WORDS = ("shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")
@@ -267,3 +276,57 @@ def test_header_attributes_are_xlas(attributes: str) -> None:
         hlo.parse_module(text)
     assert info.value.message == _xla_message(text)
     assert (info.value.line, info.value.column - 1) == _xla_position(text)
+
+
+_INFERRED = """HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = add(%x, %y)
+}
+%body (b: (s32[], f32[8,4])) -> (s32[], f32[8,4]) {
+  ROOT %b = (s32[], f32[8,4]{0,1}) parameter(0)
+}
+%cond (c: (s32[], f32[8,4])) -> pred[] {
+  %c = (s32[], f32[8,4]{0,1}) parameter(0)
+  %i = get-tuple-element(%c), index=0
+  ROOT %lt = compare(%i, %i), direction=LT
+}
+ENTRY %main (p: f32[4,8], q: c64[4,8], k: s32[]) -> (f32[4,8], f32[4,8], f32[]) {
+  %p = f32[4,8]{0,1} parameter(0)
+  %q = c64[4,8]{1,0} parameter(1)
+  %k = s32[] parameter(2)
+  %n = negate(%p)
+  %a = add(%n, %p)
+  %re = real(%q)
+  %im = imag(%q)
+  %ab = abs(%q)
+  %cx = complex(%re, %im)
+  %fin = is-finite(%p)
+  %sel = select(%fin, %p, %n)
+  %cl = clamp(%p, %p, %p)
+  %tr = transpose(%p), dimensions={1,0}
+  %t = tuple(%k, %tr)
+  %w = while(%t), condition=%cond, body=%body
+  %g = get-tuple-element(%w), index=1
+  %pid = partition-id()
+  %rid = replica-id()
+  %tok = after-all()
+  %cp = copy(%g)
+  %one = f32[] constant(1)
+  %sum = call(%one, %one), to_apply=%add
+  ROOT %r = tuple(%a, %sel, %sum)
+}
+"""
+
+
+def test_inferred_shapes_are_xlas() -> None:
+    """Each shape left out is the one XLA infers (as XLA prints the module it read)."""
+    from jaxlib._hlo import hlo_module_from_text
+
+    ours = hlo.parse_module(_INFERRED)
+    printed = hlo.parse_module(hlo_module_from_text(_INFERRED).to_string())
+    for computation in ours.computations.values():
+        for instruction in computation.instructions:
+            xla = printed.computations[computation.name].instruction(instruction.name)
+            assert instruction.shape_text == xla.shape_text, instruction.name

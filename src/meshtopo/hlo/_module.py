@@ -98,10 +98,10 @@ class ModuleScope:
         return None if found is None or found.opcode in ASYNC_OPCODES else found
 
     def definition(self, computation: str, name: str) -> str | None:
-        """The shape text of instruction ``name`` of ``computation``."""
+        """The shape text of instruction ``name`` of ``computation`` (None when unknown)."""
         found = self.computations.get(computation)
         instruction = found.by_name.get(name) if found is not None else None
-        return None if instruction is None else instruction.shape_text
+        return None if instruction is None or not instruction.shape_text else instruction.shape_text
 
 
 def _element_type(shape_text: str) -> str:

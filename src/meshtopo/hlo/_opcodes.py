@@ -32,6 +32,19 @@ OPCODES = frozenset({
     "topk", "transpose", "triangular-solve", "tuple", "while", "xor",
 })  # fmt: skip
 
+# The opcodes whose instructions must write their result shape (XLA's ``CanInferShape`` is
+# false: "cannot infer shape for opcode: X"); read off jaxlib 0.10.2. Any other may leave it out.
+SHAPE_REQUIRED = frozenset({
+    "all-gather", "all-gather-done", "all-gather-start", "all-reduce", "all-reduce-done",
+    "all-reduce-start", "all-to-all", "async-done", "async-start", "async-update", "bitcast",
+    "bitcast-convert", "collective-broadcast", "collective-permute", "collective-permute-done",
+    "collective-permute-start", "constant", "convert", "copy-done", "copy-start", "custom-call",
+    "dynamic-reshape", "dynamic-slice", "dynamic-update-slice", "fusion", "infeed", "iota",
+    "outfeed", "parameter", "ragged-all-to-all", "recv", "recv-done", "reduce-precision",
+    "reduce-scatter", "reshape", "rng", "rng-bit-generator", "rng-get-and-update-state", "send",
+    "send-done", "slice", "stochastic-convert",
+})  # fmt: skip
+
 # The operand count XLA's parser requires of each opcode that has a fixed one (read off
 # jaxlib 0.10.2's refusals, "expects N operands, but has M operands"); others take any.
 OPERAND_COUNTS: dict[str, int] = {

@@ -4,7 +4,10 @@ Grammar (``xla/hlo/parser/hlo_parser.cc``; white space and comments between any 
 
     module       := [ 'HloModule' name ( ',' key '=' value )* ] computation+
     computation  := [ 'ENTRY' ] name [ signature ] '{' instruction* '}'
-    instruction  := [ 'ROOT' ] name '=' shape opcode '(' operands ')' ( ',' key '=' value )*
+    instruction  := [ 'ROOT' ] name '=' [ shape ] opcode '(' operands ')' ( ',' key '=' value )*
+
+An instruction may leave out its shape where XLA infers it (``_opcodes.SHAPE_REQUIRED`` lists
+the opcodes that must write theirs; ``_infer`` gives the inferred shape).
 
 An instruction ends after its last value when the next token is neither ``,`` nor a
 continuation of that value (``_syntax.CONTINUATION``; ``read_attributes`` applies it): that
@@ -33,10 +36,11 @@ from typing import TypeVar
 
 from .._errors import HloParseError
 from ._allowed import allowed_attributes, unexpected_attribute
+from ._infer import infer_shape
 from ._line_scan import configure, read_lines
 from ._metadata import check_metadata, printed_metadata
 from ._name_set import NameSet
-from ._opcodes import OPCODES, OPERAND_COUNTS
+from ._opcodes import OPCODES, OPERAND_COUNTS, SHAPE_REQUIRED
 from ._shape import ELEMENT_BITS, parse_shape
 from ._shape_syntax import read_shape, shape_error
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
@@ -73,6 +77,7 @@ HEADER_ATTRIBUTES = (
     "origin_recovery_table", "replica_count",
 )
 _OPCODE = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")  # an identifier token of XLA's lexer
 _ROOT = re.compile(r"ROOT(?![A-Za-z0-9_.\-])")
 _ENTRY = re.compile(r"ENTRY(?![A-Za-z0-9_.\-])")
 _HLO_MODULE = re.compile(r"HloModule(?![A-Za-z0-9_.\-])")
@@ -164,15 +169,19 @@ class Reader:
     """Reads one module's text: ``header()`` once, then ``computation_head()`` and
     ``instructions()`` for each computation until ``computation_head()`` returns
     None. ``refill(keep_from)`` (streaming) returns more text to append, or None at the end;
-    without it the text is complete."""
+    without it the text is complete. ``definition(computation, name)`` is the shape text of
+    an instruction read before in ``computation`` (by default from its ``by_name``, which
+    the caller fills as instructions come), for the shapes XLA infers."""
 
     def __init__(
         self,
         text: str,
         source: str | None = None,
         refill: Callable[[], str | None] | None = None,
+        definition: Callable[[Computation, str], str | None] | None = None,
     ) -> None:
         self.text = text
+        self._definition = definition or _collected_definition
         self.source = source
         self._refill = refill
         self.final = refill is None
@@ -180,6 +189,7 @@ class Reader:
         self.line = 1  # the line of ``self.pos``
         self._carried = 0  # characters of the line the text starts in, read and dropped
         self.computation_names: set[str] = set()
+        self.computation_results: dict[str, str] = {}  # name -> its root's shape text
         self._entry_seen = False
         # (opcode, has channel, has groups, attribute text) -> its layout and called
         # computations; the open layouts by their text with callee names open
@@ -373,6 +383,7 @@ class Reader:
                 self._check_parameters()
                 self._check_result(computation)
                 self.computation_names.add(computation.name)
+                self.computation_results[computation.name] = computation.root.shape_text
                 return
             self._check(computation, found, self._root_at)
             if found.opcode in opcodes:
@@ -634,27 +645,46 @@ class Reader:
             raise SyntaxFault("expects name", start)  # a keyword, or an attribute's name
         pos = self._expect("=", name.end(), "in instruction")
         shape_start = self._next(pos)
-        shape_stop, refused = read_shape(text, shape_start, len(text))
-        if refused is not None:
-            raise SyntaxFault(*refused, at_end=refused[1] >= len(text))
+        shape_stop = shape_start
+        if _can_be_shape(text, shape_start):
+            shape_stop, refused = read_shape(text, shape_start, len(text))
+            if refused is not None:
+                raise SyntaxFault(*refused, at_end=refused[1] >= len(text))
         op_start = self._next(shape_stop)
         opcode = _OPCODE.match(text, op_start)
         if opcode is None:
             raise SyntaxFault("expects opcode", op_start, at_end=op_start >= len(text))
-        if opcode.group() not in OPCODES and (self.final or opcode.end() < len(text)):
-            raise SyntaxFault(f"expects opcode but sees: {opcode.group()}, error: Unknown "
-                              f"opcode: {opcode.group()}", op_start)
+        kind = opcode.group()
+        if kind not in OPCODES and (self.final or opcode.end() < len(text)):
+            raise SyntaxFault(f"expects opcode but sees: {kind}, error: Unknown "
+                              f"opcode: {kind}", op_start)
+        if shape_stop == shape_start and kind in SHAPE_REQUIRED:
+            raise SyntaxFault(f"cannot infer shape for opcode: {kind}", self._next(opcode.end()))
         open_at = self._expect("(", opcode.end(), f"after the opcode {opcode.group()}") - 1
         close = group_end(text, open_at)
         operands = self._operands(opcode.group(), text[open_at + 1:close - 1], open_at + 1)
         found, end = read_attributes(text, close, self.final)
         line, column = self.position(name.start())
         attributes = [Attribute(k, text[s:e], *self.position(s)) for k, s, e in found]
+        shape = text[shape_start:shape_stop]
+        if not shape:
+            shape = self._inferred(opcode.group(), operands, attributes, computation)
         instruction = self._make(
-            name.group(), opcode.group(), text[shape_start:shape_stop], operands, line, column,
+            name.group(), opcode.group(), shape, operands, line, column,
             computation, root is not None, text[open_at + 1:close - 1], text[name.start():end],
             attributes, close - name.start())
         return instruction, end
+
+    def _inferred(self, opcode: str, operands: _Operands, attributes: list[Attribute],
+                  computation: Computation) -> str:
+        """The shape XLA infers for an instruction written without one (``_infer``), from
+        its operands' shapes (written inline, else their ``definition``), or "" when it is
+        not inferred."""
+        inline = operands[1] or (None,) * len(operands[0])
+        shapes = [shape if shape is not None else self._definition(computation, name)
+                  for name, shape in zip(operands[0], inline, strict=True)]
+        return infer_shape(opcode, shapes, {a.key: a.value for a in attributes},
+                           self.computation_results.get)
 
     def _operands(self, opcode: str, text: str, offset: int) -> _Operands:
         if opcode == "parameter":
@@ -704,6 +734,21 @@ class Reader:
         """The ``, key=value`` attributes from ``pos`` (the module header's), with positions."""
         found, end = read_attributes(self.text, pos, self.final)
         return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
+
+
+def _collected_definition(computation: Computation, name: str) -> str | None:
+    """The shape text of instruction ``name`` of ``computation``, if collected."""
+    found = computation.by_name.get(name)
+    return None if found is None else found.shape_text
+
+
+def _can_be_shape(text: str, pos: int) -> bool:
+    """True when the token at ``pos`` starts a shape (XLA's ``CanBeShape``: '(' or an element
+    type), so that an instruction without one is read as such."""
+    if text.startswith("(", pos):
+        return True
+    word = _WORD.match(text, pos)
+    return word is not None and word.group() in ELEMENT_BITS
 
 
 @functools.lru_cache(maxsize=1024)
