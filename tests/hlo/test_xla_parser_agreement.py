@@ -195,6 +195,41 @@ CASES["shape left out of an all-reduce"] = _module(
     "ROOT %r = all-reduce(%p), replica_groups={}, to_apply=%add")
 CASES["shape left out, unknown opcode"] = _module("ROOT %r = fancy(%p)")
 CASES["shape left out, root of another shape"] = _module("ROOT %r = tuple(%p)")
+# XLA's shorthand for async wrappers: <op>-start, <op>-update, <op>-done.
+_START = "%s = ((f32[8]{0}), f32[8]{0}) negate-start(%p)"
+for _name, _lines in (
+    ("a start and its done", (_START, "ROOT %d = f32[8]{0} negate-done(%s)")),
+    ("a start, update and done", (_START, "%u = ((f32[8]{0}), f32[8]{0}) negate-update(%s)",
+                                  "ROOT %d = f32[8]{0} negate-done(%u)")),
+    ("a done by its generic name", (_START, "ROOT %d = f32[8]{0} async-done(%s)")),
+    ("an unknown op", ("ROOT %s = ((f32[8]{0}), f32[8]{0}) fancy-start(%p)",)),
+    ("a start of an array shape", ("ROOT %s = f32[8]{0} negate-start(%p)",)),
+    ("a start of a flat tuple", ("ROOT %s = (f32[8]{0}, f32[8]{0}) negate-start(%p), "
+                                 "metadata={}",)),
+    ("a start without its shape", ("ROOT %s = negate-start(%p)",)),
+    ("a done of another op", (_START, "ROOT %d = f32[8]{0} abs-done(%s)")),
+    ("a done of no start", ("ROOT %d = f32[8]{0} negate-done(%p)",)),
+    ("a done of two operands", (_START, "ROOT %d = f32[8]{0} negate-done(%s, %s)")),
+    ("a start naming its computation", (_START + ", calls=%add",)),
+    ("a done with a channel", (_START, "ROOT %d = f32[8]{0} negate-done(%s), channel_id=1")),
+    ("a done on another thread", (_START, 'ROOT %d = f32[8]{0} negate-done(%s), '
+                                          'async_execution_thread="t"')),
+    ("an update on another thread", (
+        _START + ', async_execution_thread="t"',
+        '%u = ((f32[8]{0}), f32[8]{0}) negate-update(%s), async_execution_thread="main"',
+        "ROOT %d = f32[8]{0} negate-done(%u)")),
+    ("a done on its start's thread", (
+        _START + ', async_execution_thread="t"',
+        'ROOT %d = f32[8]{0} negate-done(%s), async_execution_thread="t"')),
+    ("a reduce-scatter", ("%s = ((f32[8]{0}), f32[4]{0}) reduce-scatter-start(%p), "
+                          "replica_groups={{0,1}}, dimensions={0}, to_apply=%add, channel_id=2",
+                          "ROOT %d = f32[4]{0} reduce-scatter-done(%s)")),
+    ("a reduce-scatter without to_apply", (
+        "ROOT %s = ((f32[8]{0}), f32[4]{0}) reduce-scatter-start(%p), dimensions={0}",)),
+    ("an all-to-all with calls", (
+        "ROOT %s = ((f32[8]{0}), f32[8]{0}) all-to-all-start(%p), calls=%add",)),
+):
+    CASES[f"async shorthand, {_name}"] = _module(*_lines)
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:
@@ -249,7 +284,7 @@ for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("n
     CASES[f"operand count, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} {_line}")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+_IN_XLA_WORDS = ("async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")
@@ -330,3 +365,24 @@ def test_inferred_shapes_are_xlas() -> None:
         for instruction in computation.instructions:
             xla = printed.computations[computation.name].instruction(instruction.name)
             assert instruction.shape_text == xla.shape_text, instruction.name
+
+
+def test_async_shorthand_is_the_async_collective() -> None:
+    """``reduce-scatter-start``/``-done`` are XLA's async-start/-done wrapping a
+    reduce-scatter: the collective says so, the start carries the op's attributes and the
+    done takes them from its start."""
+    module = hlo.parse_module(_module(
+        "%s = ((f32[8]{0}), f32[4]{0}) reduce-scatter-start(%p), replica_groups={{0,1}}, "
+        "dimensions={0}, to_apply=%add, channel_id=2",
+        "%d = f32[4]{0} reduce-scatter-done(%s)",
+        "ROOT %r = f32[8]{0} copy(%p)"), replica_count=2)
+    start, done = module.collectives
+    assert (start.opcode, start.wrapped_opcode, start.underlying_opcode) == (
+        "async-start", "reduce-scatter", "reduce-scatter")
+    assert (done.opcode, done.wrapped_opcode, done.start) == ("async-done", "reduce-scatter", "s")
+    assert start.is_async and start.is_start and done.is_done
+    for collective in (start, done):
+        assert collective.channel_id == 2 and collective.dimensions == (0,)
+        assert collective.replica_groups.replica_groups == [[0, 1]]
+        assert str(collective.mode) == "kCrossReplicaAndPartition"
+        assert collective.device_groups() == [[0, 1]] and collective.bytes == 32

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from ._opcodes import async_form
+
 COMMON = frozenset({
     "backend_config", "control-predecessors", "frontend_attributes", "metadata", "origin",
     "parameter_replication", "sharding", "statistics",
@@ -158,10 +160,20 @@ _BRANCHES = COMMON | {"branch_computations"}
 _TRUE_FALSE = COMMON | {"true_computation", "false_computation"}
 
 
+_ASYNC_OWN = frozenset({"async_execution_thread", "output_to_operand_aliasing"})
+
+
 def allowed_attributes(opcode: str, keys: Collection[str]) -> frozenset[str]:
-    """The attributes an ``opcode`` instruction whose attributes are ``keys`` may have."""
+    """The attributes an ``opcode`` instruction whose attributes are ``keys`` may have (an
+    async shorthand ``<op>-start`` takes its op's and the async start's own but ``calls``;
+    ``<op>-update`` and ``<op>-done`` take ``async_execution_thread``)."""
     if opcode == "conditional":
         return _BRANCHES if "branch_computations" in keys else _TRUE_FALSE
+    found = ALLOWED.get(opcode)
+    if found is None and (form := async_form(opcode)) is not None:
+        if form[0] != "async-start":
+            return COMMON | {"async_execution_thread"}
+        return allowed_attributes(form[1], keys) | _ASYNC_OWN
     return ALLOWED[opcode]
 
 

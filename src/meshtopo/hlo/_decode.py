@@ -244,6 +244,8 @@ def _finish(collective: Collective, instruction: Instruction, has_mode: bool) ->
     is refused where XLA's attribute list starts (its first ','; past the instruction when
     it has none), the mode at the operand list's '(', the rest at the instruction's name."""
     opcode = collective.opcode
+    if opcode == "async-start" and collective.wrapped_opcode is not None:
+        opcode = collective.wrapped_opcode  # the shorthand carries its op's attributes
     if opcode in GROUPED_OPCODES and collective.replica_groups is None:
         collective.replica_groups = _EMPTY_GROUPS
     for key in _REQUIRED.get(opcode, ()):

@@ -5,6 +5,8 @@
 - ``async-start`` with ``calls=%c``: when the root of ``%c`` is a collective, the wrapper takes
   its attributes and ``wrapped_opcode``; ``async-update``/``async-done`` follow their operand.
   Async wrappers of anything else (fusions, copies) are dropped: they are not collectives.
+  XLA's shorthand (``reduce-scatter-start``) carries its op's attributes: its start waits
+  for its done like any other.
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ class Linker:
         pending = self.pending
         for c in collectives:
             opcode = c.opcode
-            if opcode == "async-start":
+            if opcode == "async-start" and c.wrapped_opcode is not None:  # XLA's shorthand
+                pending[c.name] = c
+            elif opcode == "async-start":
                 called = c.attributes.get("calls", "").strip("{} ").split(",")[0].strip()
                 wrapped = self.root_collective(called.lstrip("%"))
                 if wrapped is None:

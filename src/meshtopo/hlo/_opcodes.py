@@ -68,3 +68,25 @@ OPERAND_COUNTS: dict[str, int] = {
     "slice": 1, "sqrt": 1, "stochastic-convert": 2, "subtract": 2, "tan": 1, "tanh": 1,
     "topk": 1, "transpose": 1, "triangular-solve": 2, "while": 1, "xor": 2,
 }  # fmt: skip
+
+ASYNC_KINDS = ("async-start", "async-update", "async-done")
+
+
+def async_form(opcode: str) -> tuple[str, str] | None:
+    """``(async opcode, wrapped opcode)`` of XLA's shorthand for an async wrapper:
+    ``<op>-start``, ``<op>-update`` and ``<op>-done`` for an ``<op>`` whose form is no opcode
+    of XLA's (``reduce-scatter-start`` is ``async-start`` wrapping a reduce-scatter, but
+    ``all-reduce-start`` is an opcode of its own). None for any other word; the wrapped
+    opcode is returned as written (XLA refuses it when it is none of its opcodes).
+
+    >>> async_form("reduce-scatter-start"), async_form("all-reduce-start")
+    (('async-start', 'reduce-scatter'), None)
+    """
+    if opcode in OPCODES:
+        return None
+    for kind in ASYNC_KINDS:
+        suffix = kind[5:]  # "-start", "-update", "-done"
+        if opcode.endswith(suffix) and len(opcode) > len(suffix):
+            return kind, opcode[:-len(suffix)]
+    return None
+

@@ -40,7 +40,7 @@ from ._infer import infer_shape
 from ._line_scan import configure, read_lines
 from ._metadata import check_metadata, printed_metadata
 from ._name_set import NameSet
-from ._opcodes import OPCODES, OPERAND_COUNTS, SHAPE_REQUIRED
+from ._opcodes import ASYNC_KINDS, OPCODES, OPERAND_COUNTS, SHAPE_REQUIRED, async_form
 from ._shape import ELEMENT_BITS, parse_shape
 from ._shape_syntax import read_shape, shape_error
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
@@ -341,6 +341,8 @@ class Reader:
             self._entry_seen = True
         self._names: set[str] | NameSet = set() if self.final else NameSet()
         self._parameters: dict[int, Instruction] = {}
+        # async starts and updates -> (their wrapped op, their execution thread)
+        self._async_ops: dict[str, tuple[str, str]] = {}
         self._last: Instruction | None = None
         self._root_at: tuple[int, int] | None = None
         return computation
@@ -576,7 +578,7 @@ class Reader:
         ``to_apply=`` (``_CALLEE``), the layout of its text with those names open, shared by
         the lines that differ only there. None when ``rest`` is no attribute list the fast
         path takes, or ``opcode`` is none of XLA's or does not take these attributes."""
-        if opcode not in OPCODES:
+        if opcode not in _FAST_OPCODES:
             return None
         found = None
         if ("calls=" in rest or "to_apply=" in rest) and len(
@@ -656,14 +658,27 @@ class Reader:
             raise SyntaxFault("expects opcode", op_start, at_end=op_start >= len(text))
         kind = opcode.group()
         if kind not in OPCODES and (self.final or opcode.end() < len(text)):
-            raise SyntaxFault(f"expects opcode but sees: {kind}, error: Unknown "
-                              f"opcode: {kind}", op_start)
+            form = async_form(kind)
+            if form is None:
+                raise SyntaxFault(f"expects opcode but sees: {kind}, error: Unknown "
+                                  f"opcode: {kind}", op_start)
+            if form[1] not in OPCODES:
+                raise SyntaxFault(f"expects async wrapped opcode but sees: {kind}, error: "
+                                  f"Unknown opcode: {form[1]}", op_start)
+            kind = form[0]
         if shape_stop == shape_start and kind in SHAPE_REQUIRED:
             raise SyntaxFault(f"cannot infer shape for opcode: {kind}", self._next(opcode.end()))
         open_at = self._expect("(", opcode.end(), f"after the opcode {opcode.group()}") - 1
         close = group_end(text, open_at)
         operands = self._operands(opcode.group(), text[open_at + 1:close - 1], open_at + 1)
+        continues = None
+        if kind in ASYNC_KINDS:
+            continues = self._async(opcode.group(), text[shape_start:shape_stop], operands[0],
+                                    self._next(close))
         found, end = read_attributes(text, close, self.final)
+        if continues is not None:
+            self._async_thread(name.group().lstrip("%"), kind, continues, [
+                text[s:e] for k, s, e in found if k == "async_execution_thread"], end)
         line, column = self.position(name.start())
         attributes = [Attribute(k, text[s:e], *self.position(s)) for k, s, e in found]
         shape = text[shape_start:shape_stop]
@@ -674,6 +689,45 @@ class Reader:
             computation, root is not None, text[open_at + 1:close - 1], text[name.start():end],
             attributes, close - name.start())
         return instruction, end
+
+    def _async(self, opcode: str, shape: str, operands: tuple[str, ...], after: int
+               ) -> tuple[str, str]:
+        """XLA's checks of an async wrapper (``async-start`` or its shorthand ``<op>-start``,
+        their -update and -done) before its attributes, refused at ``after``, the token after
+        its operands: a start's shape is ``((operands), outputs, ...)``; an update or done has
+        one operand, an async start or update of the computation wrapping the same op. The
+        wrapped op ("" when the opcode does not name it) and the execution thread of the
+        start it continues (its own for a start)."""
+        form = async_form(opcode)
+        kind, wrapped = form if form is not None else (opcode, "")
+        if kind == "async-start":
+            if not _async_start_shape(shape):
+                raise SyntaxFault("AsyncStart expects the op shape to be in the form of "
+                                  "((async-operands), async-outputs, state).", after)
+            return wrapped, ""
+        start = self._async_ops.get(operands[0]) if len(operands) == 1 else None
+        if start is None:
+            raise SyntaxFault("AsyncUpdate and AsyncDone expect a single async op as their "
+                              "operand.", after)
+        if wrapped and start[0] and start[0] != wrapped:
+            raise SyntaxFault(f"Expect async wrapped opcode to be {start[0]}, but got "
+                              f"{wrapped}", after)
+        return wrapped or start[0], start[1]
+
+    def _async_thread(self, name: str, kind: str, start: tuple[str, str],
+                      threads: list[str], end: int) -> None:
+        """Note async start or update ``name`` (of ``kind``, continuing ``start``: its wrapped
+        op and thread) for the updates and dones to come; an update or done that names an
+        ``async_execution_thread`` (``threads``, as written) names its start's, refused at
+        the token after it (``end``)."""
+        thread = threads[0].strip().strip('"') if threads else "main"
+        if kind == "async-start":
+            start = (start[0], thread)
+        elif threads and thread != start[1]:
+            raise SyntaxFault(f"Expect async_execution_thread to be {start[1]}, but got "
+                              f"{thread}", self._next(end))
+        if kind != "async-done":
+            self._async_ops[name] = start
 
     def _inferred(self, opcode: str, operands: _Operands, attributes: list[Attribute],
                   computation: Computation) -> str:
@@ -734,6 +788,16 @@ class Reader:
         """The ``, key=value`` attributes from ``pos`` (the module header's), with positions."""
         found, end = read_attributes(self.text, pos, self.final)
         return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
+
+
+def _async_start_shape(shape: str) -> bool:
+    """True when ``shape`` is an async start's: a tuple of at least two, the first a tuple."""
+    try:
+        found = parse_shape(shape)
+    except HloParseError:
+        return False
+    parts = found.tuple_shapes
+    return parts is not None and len(parts) >= 2 and parts[0].tuple_shapes is not None
 
 
 def _collected_definition(computation: Computation, name: str) -> str | None:
@@ -833,7 +897,9 @@ def _predecessor_position(instruction: Instruction, predecessor: str) -> tuple[i
 _NO_ATTRIBUTES = _Layout((), (), "", frozenset())
 # Names the general reader judges (a type or keyword: XLA's lexer reads them as such).
 _GENERAL_NAMES = frozenset(ELEMENT_BITS) | KEYWORDS
-configure(Instruction, tuple(f.name for f in fields(Instruction)), OPCODES, _GENERAL_NAMES,
+# The opcodes the fast path reads: async wrappers are left to the general reader (``_async``).
+_FAST_OPCODES = OPCODES - frozenset(ASYNC_KINDS)
+configure(Instruction, tuple(f.name for f in fields(Instruction)), _FAST_OPCODES, _GENERAL_NAMES,
           _LITERAL_OPCODES, _NO_ATTRIBUTES, SyntaxFault, OPERAND_COUNTS)
 
 
