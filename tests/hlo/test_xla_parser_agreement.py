@@ -230,6 +230,15 @@ for _name, _lines in (
         "ROOT %s = ((f32[8]{0}), f32[8]{0}) all-to-all-start(%p), calls=%add",)),
 ):
     CASES[f"async shorthand, {_name}"] = _module(*_lines)
+# Attributes after a computation's closing brace: execution_thread alone.
+for _name, _tail in (("its thread", ', execution_thread="t"'), ("another", ', foo="x"'),
+                     ("a thread not a string", ", execution_thread=1"),
+                     ("its thread twice", ', execution_thread="a", execution_thread="b"'),
+                     ("a comma alone", ","), ("its thread on the next line",
+                                              '\n  , /* c */ execution_thread= "t"')):
+    CASES[f"computation attributes, {_name}"] = (
+        "HloModule m\n%c {\n  ROOT %p = f32[] parameter(0)\n}" + _tail
+        + "\nENTRY %e {\n  ROOT %p = f32[] parameter(0)\n}\n")
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:
@@ -284,7 +293,7 @@ for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("n
     CASES[f"operand count, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} {_line}")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+_IN_XLA_WORDS = ("computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")
@@ -386,3 +395,9 @@ def test_async_shorthand_is_the_async_collective() -> None:
         assert collective.replica_groups.replica_groups == [[0, 1]]
         assert str(collective.mode) == "kCrossReplicaAndPartition"
         assert collective.device_groups() == [[0, 1]] and collective.bytes == 32
+
+
+def test_computation_thread_after_its_brace() -> None:
+    module = hlo.parse_module(CASES["computation attributes, its thread on the next line"])
+    assert module.computations["c"].execution_thread == "t"
+    assert module.computations["e"].execution_thread is None

@@ -4,6 +4,7 @@ Grammar (``xla/hlo/parser/hlo_parser.cc``; white space and comments between any 
 
     module       := [ 'HloModule' name ( ',' key '=' value )* ] computation+
     computation  := [ 'ENTRY' ] name [ signature ] '{' instruction* '}'
+                    [ ',' 'execution_thread' '=' string ]
     instruction  := [ 'ROOT' ] name '=' [ shape ] opcode '(' operands ')' ( ',' key '=' value )*
 
 An instruction may leave out its shape where XLA infers it (``_opcodes.SHAPE_REQUIRED`` lists
@@ -32,7 +33,7 @@ import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import fields
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from .._errors import HloParseError
 from ._allowed import allowed_attributes, unexpected_attribute
@@ -85,6 +86,7 @@ _MODULE_NAME = re.compile(STRING + r"|[^ \t\r\n\f\v,]+")
 _FRAME_SECTION = re.compile(r"(?:FileNames|FunctionNames|FileLocations|StackFrames)(?![A-Za-z0-9_])")
 _FRAME_ID = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
 _THREAD = re.compile(r'execution_thread="([^"]*)"')
+_STRING = re.compile(STRING)
 _HEAD_THREAD = re.compile(r',[ \t]*execution_thread="[^"]*"')  # after a signature
 _PREDECESSOR = re.compile(r"%?([A-Za-z0-9_.\-]+)")  # a name in a control-predecessors list
 _GROUP = group_pattern(4)
@@ -384,6 +386,9 @@ class Reader:
                     computation.root = self._last
                 self._check_parameters()
                 self._check_result(computation)
+                thread = cast("str | None", self._step(self._computation_attributes))
+                if thread is not None:
+                    computation.execution_thread = thread
                 self.computation_names.add(computation.name)
                 self.computation_results[computation.name] = computation.root.shape_text
                 return
@@ -444,6 +449,24 @@ class Reader:
             execution_thread=thread.group(1) if thread else None,
             result_at=self._result_at(pos, (start_line, start_column), begin, at))
         return computation, at + 1
+
+    def _computation_attributes(self, pos: int) -> tuple[str | None, int]:
+        """The attributes after a computation's closing brace: ``execution_thread``, a string,
+        alone, as XLA takes them (its value, or None when not written)."""
+        found, end = read_attributes(self.text, pos, self.final)
+        thread = None
+        for key, start, stop in found:
+            at = self.text.rfind(key, 0, start)  # XLA points at the attribute's name
+            if key != "execution_thread":
+                raise SyntaxFault(f'unexpected attribute "{key}". Allowed attributes: '
+                                  "execution_thread", at)
+            if thread is not None:
+                raise SyntaxFault(f"attribute {key} already exists", at)
+            value = self.text[start:stop]
+            if _STRING.fullmatch(value) is None:
+                raise SyntaxFault("expects string", start)
+            thread = value[1:-1]
+        return thread, end
 
     def _result_at(self, head: int, head_at: tuple[int, int], start: int, stop: int
                    ) -> tuple[int, int] | None:
