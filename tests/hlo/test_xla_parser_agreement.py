@@ -239,6 +239,19 @@ for _name, _tail in (("its thread", ', execution_thread="t"'), ("another", ', fo
     CASES[f"computation attributes, {_name}"] = (
         "HloModule m\n%c {\n  ROOT %p = f32[] parameter(0)\n}" + _tail
         + "\nENTRY %e {\n  ROOT %p = f32[] parameter(0)\n}\n")
+# Operands written as instructions (no attributes): XLA reads and names them.
+for _name, _line in (
+    ("with shapes", "ROOT %r = f32[8]{0} add(f32[8] parameter(1), add(%p, f32[8] constant("
+                    "{1,2,3,4,5,6,7,8})))"),
+    ("inferred", "ROOT %r = add(negate(%p), negate(negate(%p)))"),
+    ("across lines", "ROOT %r = f32[8]{0} add(\n    f32[8] copy(%p) ,\n    %p)"),
+    ("with an attribute", "ROOT %r = f32[8]{0} add(%p, negate(%p), sharding={replicated})"),
+    ("that cannot infer its shape", "ROOT %r = f32[8]{0} add(%p, constant(1))"),
+    ("of an unknown operand", "ROOT %r = f32[8]{0} add(%p, f32[8] copy(%q))"),
+    ("a tuple", "ROOT %r = get-tuple-element(\n    (f32[8], f32[8]) tuple(f32[8] "
+                "parameter(1), %p)\n  ), index=0"),
+):
+    CASES[f"nested operand, {_name}"] = _module(_line)
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:
@@ -293,7 +306,7 @@ for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("n
     CASES[f"operand count, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} {_line}")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+_IN_XLA_WORDS = ("nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")
@@ -401,3 +414,13 @@ def test_computation_thread_after_its_brace() -> None:
     module = hlo.parse_module(CASES["computation attributes, its thread on the next line"])
     assert module.computations["c"].execution_thread == "t"
     assert module.computations["e"].execution_thread is None
+
+
+def test_nested_operands_are_instructions_before_their_user() -> None:
+    """An operand written as an instruction is one, named as XLA names it, before its user."""
+    module = hlo.parse_module(CASES["nested operand, inferred"])
+    assert [(i.name, i.shape_text, i.operands) for i in module.entry.instructions] == [
+        ("p", "f32[8]{0}", ()), ("negate.anon", "f32[8]{0}", ("p",)),
+        ("negate.anon.1", "f32[8]{0}", ("p",)),
+        ("negate.anon.2", "f32[8]{0}", ("negate.anon.1",)),
+        ("r", "f32[8]{0}", ("negate.anon", "negate.anon.2"))]

@@ -6,9 +6,13 @@ Grammar (``xla/hlo/parser/hlo_parser.cc``; white space and comments between any 
     computation  := [ 'ENTRY' ] name [ signature ] '{' instruction* '}'
                     [ ',' 'execution_thread' '=' string ]
     instruction  := [ 'ROOT' ] name '=' [ shape ] opcode '(' operands ')' ( ',' key '=' value )*
+    operands     := [ operand ( ',' operand )* ]
+    operand      := [ shape ] name | [ shape ] opcode '(' operands ')'
 
 An instruction may leave out its shape where XLA infers it (``_opcodes.SHAPE_REQUIRED`` lists
-the opcodes that must write theirs; ``_infer`` gives the inferred shape).
+the opcodes that must write theirs; ``_infer`` gives the inferred shape). An operand written as
+an instruction (without attributes) is one, named ``<opcode>.anon`` as XLA names it, read
+before the instruction that uses it.
 
 An instruction ends after its last value when the next token is neither ``,`` nor a
 continuation of that value (``_syntax.CONTINUATION``; ``read_attributes`` applies it): that
@@ -49,6 +53,7 @@ from ._syntax import (
     BARE,
     KEY,
     LOOKAHEAD_MARGIN,
+    MAX_DEPTH,
     NAME,
     STRING,
     SyntaxFault,
@@ -65,6 +70,8 @@ from ._syntax import (
 from ._values import parse_name_list, split_operands, without_comments
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter", "iota"})
+# XLA's words for an operand that is neither a defined name nor an instruction it reads.
+_NOT_AN_OPERAND = "cannot parse as an instruction name or as a nested instruction:"
 # Words XLA's lexer reads as keywords: no name unless written with '%'.
 KEYWORDS = frozenset({
     "true", "false", "inf", "nan", "HloModule", "ENTRY", "ROOT", "maximal", "replicated",
@@ -345,6 +352,8 @@ class Reader:
         self._parameters: dict[int, Instruction] = {}
         # async starts and updates -> (their wrapped op, their execution thread)
         self._async_ops: dict[str, tuple[str, str]] = {}
+        self._nested: list[Instruction] = []  # operands written as instructions, in order
+        self._depth = 0  # how deep in them the reader is
         self._last: Instruction | None = None
         self._root_at: tuple[int, int] | None = None
         return computation
@@ -392,6 +401,13 @@ class Reader:
                 self.computation_names.add(computation.name)
                 self.computation_results[computation.name] = computation.root.shape_text
                 return
+            for operand in self._nested:  # written as operands: they come first
+                self._check(computation, operand, None)
+                if operand.opcode in opcodes:
+                    visit(operand)  # type: ignore[misc]
+                elif operand.opcode == "parameter":
+                    self._parameter(operand)
+                yield operand
             self._check(computation, found, self._root_at)
             if found.opcode in opcodes:
                 visit(found)  # type: ignore[misc]
@@ -659,6 +675,7 @@ class Reader:
 
     def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
         text = self.text
+        self._nested, self._depth = [], 0
         root = _ROOT.match(text, at)
         self._root_at = self.position(at) if root else None
         start = self._next(root.end()) if root else at
@@ -669,7 +686,15 @@ class Reader:
                 name.group() in KEYWORDS or text.startswith("=", name.end())):
             raise SyntaxFault("expects name", start)  # a keyword, or an attribute's name
         pos = self._expect("=", name.end(), "in instruction")
-        shape_start = self._next(pos)
+        return self._right_side(name.group(), name.start(), self._next(pos), computation,
+                                root is not None)
+
+    def _right_side(self, name: str, start: int, shape_start: int, computation: Computation,
+                    is_root: bool, nested: bool = False) -> tuple[Instruction, int]:
+        """The instruction called ``name`` (written from ``start``) whose right side
+        ``[shape] opcode(operands) attributes`` starts at ``shape_start``; a ``nested`` one
+        (an operand written as an instruction: XLA names it) takes no attributes."""
+        text = self.text
         shape_stop = shape_start
         if _can_be_shape(text, shape_start):
             shape_stop, refused = read_shape(text, shape_start, len(text))
@@ -693,25 +718,43 @@ class Reader:
             raise SyntaxFault(f"cannot infer shape for opcode: {kind}", self._next(opcode.end()))
         open_at = self._expect("(", opcode.end(), f"after the opcode {opcode.group()}") - 1
         close = group_end(text, open_at)
-        operands = self._operands(opcode.group(), text[open_at + 1:close - 1], open_at + 1)
+        operands = self._read_operands(opcode.group(), open_at + 1, close - 1, computation)
+        if nested:
+            name = self._anonymous(opcode.group())
         continues = None
         if kind in ASYNC_KINDS:
             continues = self._async(opcode.group(), text[shape_start:shape_stop], operands[0],
                                     self._next(close))
-        found, end = read_attributes(text, close, self.final)
+        found, end = ([], close) if nested else read_attributes(text, close, self.final)
         if continues is not None:
-            self._async_thread(name.group().lstrip("%"), kind, continues, [
+            self._async_thread(name.lstrip("%"), kind, continues, [
                 text[s:e] for k, s, e in found if k == "async_execution_thread"], end)
-        line, column = self.position(name.start())
+        line, column = self.position(start)
         attributes = [Attribute(k, text[s:e], *self.position(s)) for k, s, e in found]
         shape = text[shape_start:shape_stop]
         if not shape:
             shape = self._inferred(opcode.group(), operands, attributes, computation)
         instruction = self._make(
-            name.group(), opcode.group(), shape, operands, line, column,
-            computation, root is not None, text[open_at + 1:close - 1], text[name.start():end],
-            attributes, close - name.start())
+            name, opcode.group(), shape, operands, line, column,
+            computation, is_root, text[open_at + 1:close - 1], text[start:end],
+            attributes, close - start)
         return instruction, end
+
+    def _defined(self, name: str) -> bool:
+        """True when instruction ``name`` was read before in this computation (or as an
+        operand of the instruction being read)."""
+        return name in self._names or any(i.name == name for i in self._nested)
+
+    def _anonymous(self, opcode: str) -> str:
+        """XLA's name for an instruction written as an operand: ``<opcode>.anon``, made
+        unique among the names read (``.1``, ``.2``, ...)."""
+        taken = {i.name for i in self._nested}
+        name = f"{opcode}.anon"
+        suffix = 0
+        while name in self._names or name in taken:
+            suffix += 1
+            name = f"{opcode}.anon.{suffix}"
+        return name
 
     def _async(self, opcode: str, shape: str, operands: tuple[str, ...], after: int
                ) -> tuple[str, str]:
@@ -758,12 +801,17 @@ class Reader:
         its operands' shapes (written inline, else their ``definition``), or "" when it is
         not inferred."""
         inline = operands[1] or (None,) * len(operands[0])
-        shapes = [shape if shape is not None else self._definition(computation, name)
+        nested = {i.name: i.shape_text for i in self._nested}  # not yet the caller's
+        shapes = [shape if shape is not None else
+                  nested.get(name) or self._definition(computation, name)
                   for name, shape in zip(operands[0], inline, strict=True)]
         return infer_shape(opcode, shapes, {a.key: a.value for a in attributes},
                            self.computation_results.get)
 
     def _operands(self, opcode: str, text: str, offset: int) -> _Operands:
+        """Names and inline shapes of the operands written in ``text`` (at ``offset``), each a
+        ``[shape] name`` (the fast path's; an operand written as an instruction is a
+        ``SyntaxFault`` here: ``_read_operands`` reads it)."""
         if opcode == "parameter":
             _parameter_number(text, offset)
         if opcode in _LITERAL_OPCODES or not text.strip():
@@ -776,6 +824,66 @@ class Reader:
             raise SyntaxFault(fault.message, offset + fault.offset) from None
         shapes = tuple(shape for _, shape, _ in found)
         return tuple(name for name, _, _ in found), (shapes if any(shapes) else ())
+
+    def _read_operands(self, opcode: str, start: int, stop: int, computation: Computation
+                       ) -> _Operands:
+        """The operands written in ``text[start:stop]`` (between an operand list's
+        brackets): names and inline shapes; one written as an instruction is read
+        (``_operand_list``)."""
+        text = self.text[start:stop]
+        if "(" in text and opcode not in _LITERAL_OPCODES:
+            return self._operand_list(start, stop, computation)
+        return self._operands(opcode, text, start)
+
+    def _operand_list(self, start: int, stop: int, computation: Computation) -> _Operands:
+        """XLA's operand list: ``operand (',' operand)*``, where an operand is ``[shape]
+        name`` or an instruction without attributes, ``[shape] opcode(operands)`` (its shape
+        may be left out where XLA infers it), read and named as XLA names it
+        (``_anonymous``) and kept in ``_nested`` to come before the instruction using it."""
+        text = self.text
+        names: list[str] = []
+        shapes: list[str | None] = []
+        at = skip(text, start)
+        while True:
+            operand = at
+            shape: str | None = None
+            if _can_be_shape(text, at):
+                end, refused = read_shape(text, at, stop)
+                if refused is not None:
+                    raise SyntaxFault(*refused)
+                shape, at = text[at:end], skip(text, end)
+            word = _WORD.match(text, at, stop)
+            after = skip(text, word.end()) if word is not None else at
+            if word is not None and after < stop and text[after] == "(" and (
+                    word.group() not in SHAPE_REQUIRED or shape is not None) and (
+                    word.group() in OPCODES or async_form(word.group()) is not None):
+                if self._depth >= MAX_DEPTH:
+                    raise SyntaxFault(f"values nested more than {MAX_DEPTH} deep", operand)
+                self._depth += 1
+                try:
+                    found, end = self._right_side("", operand, operand, computation, False,
+                                                  nested=True)
+                except SyntaxFault as fault:
+                    raise SyntaxFault(_NOT_AN_OPERAND, operand, fault.at_end) from None
+                self._depth -= 1
+                if not all(self._defined(name) for name in found.operands):
+                    raise SyntaxFault(_NOT_AN_OPERAND, operand)
+                self._nested.append(found)
+                names.append(found.name)
+                shapes.append(None)
+            else:
+                name = NAME.match(text, at, stop)
+                if name is None or not self._defined(name.group().lstrip("%")):
+                    raise SyntaxFault(_NOT_AN_OPERAND, operand)
+                names.append(name.group().lstrip("%"))
+                shapes.append(shape)
+                end = name.end()
+            at = skip(text, end)
+            if at >= stop:
+                return tuple(names), (tuple(shapes) if any(shapes) else ())
+            if text[at] != ",":
+                raise SyntaxFault("expects ')' at the end of operands", at)
+            at = skip(text, at + 1)
 
     def _make(
         self, name: str, opcode: str, shape: str, operands: _Operands, line: int,
@@ -889,7 +997,11 @@ def _operand_position(instruction: Instruction, operand: str) -> tuple[int, int]
     """Where the first operand called ``operand`` (its inline shape, if any) is written."""
     text, operands = instruction.text, instruction.operand_text
     start = text.find("(" + operands + ")", len(instruction.name)) + 1
-    for name, _, at in split_operands(operands):
+    try:
+        found = split_operands(operands)
+    except SyntaxFault:  # operands written as instructions
+        return instruction.line, instruction.column
+    for name, _, at in found:
         if name == operand:
             return instruction.position(start + at)
     return instruction.line, instruction.column
