@@ -938,11 +938,13 @@ def _collected_definition(computation: Computation, name: str) -> str | None:
 
 
 def _can_be_shape(text: str, pos: int) -> bool:
-    """True when the token at ``pos`` starts a shape (XLA's ``CanBeShape``: '(' or an element
-    type), so that an instruction without one is read as such."""
+    """True when the token at ``pos`` starts a shape (XLA's ``CanBeShape``: '(', an element
+    type, or ``b`` and '(' of a buffer), so that an instruction without one is read as such."""
     if text.startswith("(", pos):
         return True
     word = _WORD.match(text, pos)
+    if word is not None and word.group() == "b":  # a buffer shape: b(f32[16])
+        return text.startswith("(", skip(text, word.end()))
     return word is not None and word.group() in ELEMENT_BITS
 
 
