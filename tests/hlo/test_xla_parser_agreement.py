@@ -426,3 +426,24 @@ def test_nested_operands_are_instructions_before_their_user() -> None:
         ("negate.anon.1", "f32[8]{0}", ("p",)),
         ("negate.anon.2", "f32[8]{0}", ("negate.anon.1",)),
         ("r", "f32[8]{0}", ("negate.anon", "negate.anon.2"))]
+
+
+def test_a_done_is_linked_to_a_start_of_its_own_computation() -> None:
+    """A recv-done whose operand shares its name with a recv of another computation keeps its
+    own channel id, as XLA does (the names of different computations are unrelated)."""
+    text = """HloModule m
+%other (o: f32[8]) -> (f32[8], u32[], token[]) {
+  %o = f32[8]{0} parameter(0)
+  %t = token[] after-all()
+  ROOT %ctx = (f32[8]{0}, u32[], token[]) recv(%t), channel_id=2
+}
+ENTRY %main (p: (f32[8], u32[], token[])) -> (f32[8], token[]) {
+  %ctx = (f32[8]{0}, u32[], token[]) parameter(0)
+  ROOT %done = (f32[8]{0}, token[]) recv-done(%ctx), channel_id=1
+}
+"""
+    done = hlo.parse_module(text).collectives_by_name["done"]
+    assert (done.channel_id, done.start) == (1, "ctx")
+    from jaxlib._hlo import hlo_module_from_text
+
+    assert "channel_id=1\n}" in hlo_module_from_text(text).to_string()  # the done's own
