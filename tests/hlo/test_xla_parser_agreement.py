@@ -252,6 +252,11 @@ for _name, _line in (
                 "parameter(1), %p)\n  ), index=0"),
 ):
     CASES[f"nested operand, {_name}"] = _module(_line)
+# Lexical rules: strings span lines; a '//' comment ends at a line feed or a carriage return.
+CASES["string across lines"] = _module('ROOT %r = f32[8]{0} copy(%p), backend_config="{\n  a: 1}"')
+CASES["comments ended by carriage returns"] = (
+    "HloModule m // c\r// d\rENTRY %e {\r  ROOT %p = f32[] parameter(0) // e\r}\r")
+
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:

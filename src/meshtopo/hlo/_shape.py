@@ -43,7 +43,7 @@ _ARRAY = re.compile(r"([a-z][a-z0-9]*)\s*\[([^\]]*)\]")
 _LAYOUT = re.compile(r"\s*\{([^{}]*)\}")
 _BUFFER = re.compile(r"b\s*\(")
 _PACKED = re.compile(r"E\(([0-9]+)\)")
-_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)  # a shape holds no string
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n\r]*", re.S)  # a shape holds no string
 
 
 @dataclass(frozen=True)
