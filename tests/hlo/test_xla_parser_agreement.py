@@ -257,6 +257,12 @@ CASES["string across lines"] = _module('ROOT %r = f32[8]{0} copy(%p), backend_co
 CASES["comments ended by carriage returns"] = (
     "HloModule m // c\r// d\rENTRY %e {\r  ROOT %p = f32[] parameter(0) // e\r}\r")
 
+# A custom call's literal: a shape and its value.
+for _name, _value in (("a scalar", "f32[] 0.1"), ("an array", "f32[2]{0} {1, 2}"),
+                      ("an array across lines", "f32[2]{0}\n   {1, 2}, api_version=API_VERSION_ORIGINAL")):
+    CASES[f"custom-call literal, {_name}"] = _module(
+        f'ROOT %r = f32[8]{{0}} custom-call(%p), custom_call_target="t", literal={_value}')
+
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:

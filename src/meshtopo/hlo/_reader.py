@@ -94,6 +94,9 @@ _FRAME_SECTION = re.compile(r"(?:FileNames|FunctionNames|FileLocations|StackFram
 _FRAME_ID = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
 _THREAD = re.compile(r'execution_thread="([^"]*)"')
 _STRING = re.compile(STRING)
+# The start of a literal's value after its shape (``literal=f32[] 0.1``; an array's braces
+# after a layout are taken with the shape, as a continuation).
+_LITERAL_VALUE = re.compile(r"[-+.0-9(]|(?:true|false|nan|inf)(?![A-Za-z0-9_.\-])")
 _HEAD_THREAD = re.compile(r',[ \t]*execution_thread="[^"]*"')  # after a signature
 _PREDECESSOR = re.compile(r"%?([A-Za-z0-9_.\-]+)")  # a name in a control-predecessors list
 _GROUP = group_pattern(4)
@@ -1060,7 +1063,8 @@ def read_attributes(
 ) -> tuple[list[tuple[str, int, int]], int]:
     """The ``, key=value`` attributes starting at ``pos``: (key, value start, value end) each,
     and the offset where the instruction ends (after its last value). A mesh-axes
-    ``replica_groups`` value takes its ``, device_ids=(...)`` part along, as XLA reads it."""
+    ``replica_groups`` value takes its ``, device_ids=(...)`` part along, as XLA reads it,
+    and a ``literal`` its shape and value (``literal=f32[] 0.1``)."""
     found: list[tuple[str, int, int]] = []
     end = pos
     while True:
@@ -1077,4 +1081,8 @@ def read_attributes(
         end = value_end(text, start, final)
         if key.group() == "replica_groups" and text.startswith("mesh", start):
             end = _device_ids_end(text, end, final)
+        elif key.group() == "literal":  # a custom call's: shape, then its value
+            after = lookahead(text, end, final)
+            if _LITERAL_VALUE.match(text, after):
+                end = value_end(text, after, final)
         found.append((key.group(), start, end))
