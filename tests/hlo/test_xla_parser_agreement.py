@@ -218,6 +218,18 @@ for _name, _lines in (
         _START + ', async_execution_thread="t"',
         '%u = ((f32[8]{0}), f32[8]{0}) negate-update(%s), async_execution_thread="main"',
         "ROOT %d = f32[8]{0} negate-done(%u)")),
+    ("an update of another shape", (
+        _START, "%u = ((f32[8]{0}), f32[4]{0}) negate-update(%s)",
+        "ROOT %d = f32[8]{0} negate-done(%u)")),
+    ("a done of another computation", (
+        "%s = ((f32[], f32[]), f32[]) async-start(%x, %x), calls=%add",
+        "%d = f32[] async-done(%s), calls=%add2", "ROOT %r = f32[8]{0} copy(%p)")),
+    ("a done of its computation", (
+        "%s = ((f32[], f32[]), f32[]) async-start(%x, %x), calls=%add",
+        "%d = f32[] async-done(%s), calls=%add", "ROOT %r = f32[8]{0} copy(%p)")),
+    ("a done of a computation not defined", (
+        "%s = ((f32[], f32[]), f32[]) async-start(%x, %x), calls=%add",
+        "%d = f32[] async-done(%s), calls=%nothere", "ROOT %r = f32[8]{0} copy(%p)")),
     ("a done on its start's thread", (
         _START + ', async_execution_thread="t"',
         'ROOT %d = f32[8]{0} negate-done(%s), async_execution_thread="t"')),
@@ -229,7 +241,9 @@ for _name, _lines in (
     ("an all-to-all with calls", (
         "ROOT %s = ((f32[8]{0}), f32[8]{0}) all-to-all-start(%p), calls=%add",)),
 ):
-    CASES[f"async shorthand, {_name}"] = _module(*_lines)
+    CASES[f"async shorthand, {_name}"] = _module(*_lines).replace(
+        "ENTRY", ADD.replace("%add", "%add2") + "ENTRY").replace(
+        "{0} parameter(0)\n", "{0} parameter(0)\n  %x = f32[] constant(1)\n", 1)
 # Attributes after a computation's closing brace: execution_thread alone.
 for _name, _tail in (("its thread", ', execution_thread="t"'), ("another", ', foo="x"'),
                      ("a thread not a string", ", execution_thread=1"),
@@ -458,3 +472,20 @@ ENTRY %main (p: (f32[8], u32[], token[])) -> (f32[8], token[]) {
     from jaxlib._hlo import hlo_module_from_text
 
     assert "channel_id=1\n}" in hlo_module_from_text(text).to_string()  # the done's own
+
+
+def test_one_computation_per_async_start() -> None:
+    """XLA refuses a module where two async starts call one computation (a module check:
+    XLA gives no position)."""
+    lines = ["%s = ((f32[], f32[]), f32[]) async-start(%x, %x), calls=%add",
+             "%d = f32[] async-done(%s)", "ROOT %r = f32[8]{0} copy(%p)"]
+    text = CASES["async shorthand, a done of its computation"]
+    hlo.parse_module(text)
+    twice = text.replace("  ROOT %r", "  " + "\n  ".join(
+        line.replace("%s", "%start").replace("%d", "%done") for line in lines[:2]) + "\n  ROOT %r")
+    with pytest.raises(mt.HloParseError, match="called by more than one async op"):
+        hlo.parse_module(twice)
+    from jaxlib._hlo import hlo_module_from_text
+
+    with pytest.raises(Exception, match="called by more than one async op"):
+        hlo_module_from_text(twice)

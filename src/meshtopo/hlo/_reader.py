@@ -37,7 +37,7 @@ import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import fields
-from typing import TypeVar, cast
+from typing import NamedTuple, TypeVar, cast
 
 from .._errors import HloParseError
 from ._allowed import allowed_attributes, unexpected_attribute
@@ -202,6 +202,7 @@ class Reader:
         self._carried = 0  # characters of the line the text starts in, read and dropped
         self.computation_names: set[str] = set()
         self.computation_results: dict[str, str] = {}  # name -> its root's shape text
+        self._async_called: set[str] = set()  # the computations async starts call
         self._entry_seen = False
         # (opcode, has channel, has groups, attribute text) -> its layout and called
         # computations; the open layouts by their text with callee names open
@@ -353,8 +354,8 @@ class Reader:
             self._entry_seen = True
         self._names: set[str] | NameSet = set() if self.final else NameSet()
         self._parameters: dict[int, Instruction] = {}
-        # async starts and updates -> (their wrapped op, their execution thread)
-        self._async_ops: dict[str, tuple[str, str]] = {}
+        # async starts and updates -> what their updates and dones continue
+        self._async_ops: dict[str, _AsyncStart] = {}
         self._nested: list[Instruction] = []  # operands written as instructions, in order
         self._depth = 0  # how deep in them the reader is
         self._last: Instruction | None = None
@@ -730,8 +731,8 @@ class Reader:
                                     self._next(close))
         found, end = ([], close) if nested else read_attributes(text, close, self.final)
         if continues is not None:
-            self._async_thread(name.lstrip("%"), kind, continues, [
-                text[s:e] for k, s, e in found if k == "async_execution_thread"], end)
+            self._async_attributes(name.lstrip("%"), kind, continues, [
+                (k, text[s:e]) for k, s, e in found], end)
         line, column = self.position(start)
         attributes = [Attribute(k, text[s:e], *self.position(s)) for k, s, e in found]
         shape = text[shape_start:shape_stop]
@@ -760,40 +761,53 @@ class Reader:
         return name
 
     def _async(self, opcode: str, shape: str, operands: tuple[str, ...], after: int
-               ) -> tuple[str, str]:
+               ) -> _AsyncStart:
         """XLA's checks of an async wrapper (``async-start`` or its shorthand ``<op>-start``,
         their -update and -done) before its attributes, refused at ``after``, the token after
         its operands: a start's shape is ``((operands), outputs, ...)``; an update or done has
-        one operand, an async start or update of the computation wrapping the same op. The
-        wrapped op ("" when the opcode does not name it) and the execution thread of the
-        start it continues (its own for a start)."""
+        one operand, an async start or update wrapping the same op; an update has its
+        operand's shape. What the wrapper continues (a start: itself)."""
         form = async_form(opcode)
         kind, wrapped = form if form is not None else (opcode, "")
         if kind == "async-start":
             if not _async_start_shape(shape):
                 raise SyntaxFault("AsyncStart expects the op shape to be in the form of "
                                   "((async-operands), async-outputs, state).", after)
-            return wrapped, ""
+            return _AsyncStart(wrapped, "main", shape, "")
         start = self._async_ops.get(operands[0]) if len(operands) == 1 else None
         if start is None:
             raise SyntaxFault("AsyncUpdate and AsyncDone expect a single async op as their "
                               "operand.", after)
-        if wrapped and start[0] and start[0] != wrapped:
-            raise SyntaxFault(f"Expect async wrapped opcode to be {start[0]}, but got "
+        if wrapped and start.wrapped and start.wrapped != wrapped:
+            raise SyntaxFault(f"Expect async wrapped opcode to be {start.wrapped}, but got "
                               f"{wrapped}", after)
-        return wrapped or start[0], start[1]
+        if kind == "async-update" and not _same_shape(shape, start.shape):
+            raise SyntaxFault("AsyncUpdate expects the op shape to be the same as the operand "
+                              "shape.", after)
+        return start._replace(wrapped=wrapped or start.wrapped)
 
-    def _async_thread(self, name: str, kind: str, start: tuple[str, str],
-                      threads: list[str], end: int) -> None:
-        """Note async start or update ``name`` (of ``kind``, continuing ``start``: its wrapped
-        op and thread) for the updates and dones to come; an update or done that names an
-        ``async_execution_thread`` (``threads``, as written) names its start's, refused at
-        the token after it (``end``)."""
-        thread = threads[0].strip().strip('"') if threads else "main"
+    def _async_attributes(self, name: str, kind: str, start: _AsyncStart,
+                          found: list[tuple[str, str]], end: int) -> None:
+        """Note async start or update ``name`` (of ``kind``, continuing ``start``) for the
+        updates and dones to come; an update or done names its start's computation
+        (``calls``) and ``async_execution_thread`` if any (``found``: key and value as
+        written), refused at the token after it (``end``); no two starts call the same
+        computation."""
+        written = dict(found)
+        calls = written.get("calls", "").strip().lstrip("%")
+        thread = written.get("async_execution_thread", '"main"').strip().strip('"')
         if kind == "async-start":
-            start = (start[0], thread)
-        elif threads and thread != start[1]:
-            raise SyntaxFault(f"Expect async_execution_thread to be {start[1]}, but got "
+            if calls in self._async_called:  # XLA's module check, after reading
+                raise SyntaxFault(f"Computation {calls} is called by more than one async op",
+                                  self._next(end))
+            if calls:
+                self._async_called.add(calls)
+            start = start._replace(thread=thread, calls=calls)
+        elif calls in self.computation_names and start.calls and calls != start.calls:
+            raise SyntaxFault(f"Expect async_wrapped_computation to be {start.calls}, but got "
+                              f"{calls}", self._next(end))
+        elif "async_execution_thread" in written and thread != start.thread:
+            raise SyntaxFault(f"Expect async_execution_thread to be {start.thread}, but got "
                               f"{thread}", self._next(end))
         if kind != "async-done":
             self._async_ops[name] = start
@@ -922,6 +936,25 @@ class Reader:
         """The ``, key=value`` attributes from ``pos`` (the module header's), with positions."""
         found, end = read_attributes(self.text, pos, self.final)
         return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
+
+
+class _AsyncStart(NamedTuple):
+    """What an async update or done continues: the wrapped op ("" when the opcodes do not
+    name it), the execution thread, the start's (or update's) shape and the computation it
+    calls ("" when not written)."""
+
+    wrapped: str
+    thread: str
+    shape: str
+    calls: str
+
+
+def _same_shape(a: str, b: str) -> bool:
+    """True when shape texts ``a`` and ``b`` are the same shape (layouts aside)."""
+    try:
+        return a == b or parse_shape(a).compatible(parse_shape(b))
+    except HloParseError:
+        return False
 
 
 def _async_start_shape(shape: str) -> bool:
