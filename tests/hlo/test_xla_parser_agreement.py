@@ -489,3 +489,22 @@ def test_one_computation_per_async_start() -> None:
 
     with pytest.raises(Exception, match="called by more than one async op"):
         hlo_module_from_text(twice)
+
+
+def test_printed_back_as_written() -> None:
+    """``to_text`` prints an operand written as an instruction within its user (not as a
+    line of its own) and a computation's thread after its brace: XLA reads the print back,
+    and so does meshtopo, to the same instructions."""
+    from jaxlib._hlo import hlo_module_from_text
+
+    text = (
+        "HloModule m\n%c (x: f32[8]) -> f32[8] {\n  ROOT %x = f32[8]{0} parameter(0)\n}, "
+        'execution_thread="host"\n' + CASES["nested operand, with shapes"].split("\n", 1)[1])
+    module = hlo.parse_module(text)
+    printed = module.to_text()
+    assert 'execution_thread="host"' in hlo_module_from_text(printed).to_string()
+    again = hlo.parse_module(printed)
+    for name, computation in module.computations.items():
+        assert ([(i.name, i.shape_text) for i in again.computations[name].instructions]
+                == [(i.name, i.shape_text) for i in computation.instructions])
+    assert again.computations["c"].execution_thread == "host"
