@@ -277,6 +277,23 @@ for _name, _value in (("a scalar", "f32[] 0.1"), ("an array", "f32[2]{0} {1, 2}"
     CASES[f"custom-call literal, {_name}"] = _module(
         f'ROOT %r = f32[8]{{0}} custom-call(%p), custom_call_target="t", literal={_value}')
 
+# Computations written inline as attribute values: XLA names them _, _.1, ...
+_SUM = "{\n    %x = f32[] parameter(0)\n    %y = f32[] parameter(1)\n    ROOT %s = add(%x, %y)\n  }"
+for _name, _lines in (
+    ("a reduction", ("ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply=" + _SUM,)),
+    ("nested", ("ROOT %r = f32[8]{0} call(%p), to_apply={\n  %a = f32[8]{0} parameter(0)\n"
+                "  ROOT %b = f32[8]{0} all-reduce(%a), replica_groups={}, to_apply=" + _SUM
+                + "\n  }",)),
+    ("a list", ("%i = s32[] constant(0)", "ROOT %r = f32[8]{0} conditional(%i, %p, %p), "
+                "branch_computations={\n{\n  ROOT %a = f32[8]{0} parameter(0)\n},\n{\n  "
+                "ROOT %b = f32[8]{0} parameter(0)\n}}")),
+    ("of another shape", ("ROOT %r = f32[8]{0} call(%p), to_apply={\n  %a = f32[8]{0} "
+                          "parameter(0)\n  ROOT %b = f32[4]{0} slice(%a), slice={[0:4]}\n}",)),
+):
+    CASES[f"inline computation, {_name}"] = _module(*_lines)
+CASES["undefined operand, in a computation written inline"] = _module(  # position only
+    "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply="
+    + _SUM.replace("(%x, %y)", "(%x, %z)"))
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:
@@ -333,7 +350,7 @@ for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("n
     CASES[f"operand count, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} {_line}")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+_IN_XLA_WORDS = ("inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")
@@ -508,3 +525,15 @@ def test_printed_back_as_written() -> None:
         assert ([(i.name, i.shape_text) for i in again.computations[name].instructions]
                 == [(i.name, i.shape_text) for i in computation.instructions])
     assert again.computations["c"].execution_thread == "host"
+
+
+def test_inline_computations_are_computations() -> None:
+    """A computation written as an attribute's value is one of the module's, named as XLA
+    names it, before the one that wrote it; a collective reads its reduction there."""
+    module = hlo.parse_module(CASES["inline computation, nested"])
+    assert list(module.computations) == ["add", "_", "_.1", "main"]
+    (all_reduce,) = module.collectives
+    assert (all_reduce.computation, all_reduce.to_apply, all_reduce.reduction) == ("_.1", "_", "sum")
+    assert module.entry.root.called_computations == ("_.1",)
+    assert list(hlo.parse_module(module.to_text()).computations) == list(module.computations)
+

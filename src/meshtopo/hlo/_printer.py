@@ -84,6 +84,8 @@ def module_text(name: str, header_attributes: dict[str, str], replica_count: int
     if stack_frames:
         blocks.append(stack_frames)
     for computation in computations:
+        if computation.written_inline:
+            continue  # printed within the instruction that wrote it
         # An operand written as an instruction is printed within its user's text.
         written = [i for i in computation.instructions if i.text.lstrip("%").startswith(i.name)]
         lines = [i.text for i in written]

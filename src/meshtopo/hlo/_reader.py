@@ -70,6 +70,9 @@ from ._syntax import (
 from ._values import parse_name_list, split_operands, without_comments
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter", "iota"})
+# An attribute value that is a computation written inline (or a list of them): a brace and,
+# before any ',' or '}', a name and '=' (an instruction), or a second brace.
+_INLINE = re.compile(r"\{\s*(?:\{|(?:ROOT\s+)?%?[A-Za-z_][A-Za-z0-9_.\-]*\s*=)")
 # XLA's words for an operand that is neither a defined name nor an instruction it reads.
 _NOT_AN_OPERAND = "cannot parse as an instruction name or as a nested instruction:"
 # Words XLA's lexer reads as keywords: no name unless written with '%'.
@@ -203,6 +206,12 @@ class Reader:
         self.computation_names: set[str] = set()
         self.computation_results: dict[str, str] = {}  # name -> its root's shape text
         self._async_called: set[str] = set()  # the computations async starts call
+        # Computations written inline as attribute values, read and not yet taken by
+        # ``take_inline``; and how many were named (``_``, ``_.1``, ...).
+        self.inline: list[Computation] = []
+        self._inline_count = [0]
+        self._visit: Callable[[Instruction], None] | None = None
+        self._opcodes: frozenset[str] = frozenset()
         self._entry_seen = False
         # (opcode, has channel, has groups, attribute text) -> its layout and called
         # computations; the open layouts by their text with callee names open
@@ -352,6 +361,11 @@ class Reader:
                                 computation.line, 1, self.source)
         if computation is not None and computation.is_entry:
             self._entry_seen = True
+        self._begin()
+        return computation
+
+    def _begin(self) -> None:
+        """Start reading a computation's instructions."""
         self._names: set[str] | NameSet = set() if self.final else NameSet()
         self._parameters: dict[int, Instruction] = {}
         # async starts and updates -> what their updates and dones continue
@@ -360,7 +374,6 @@ class Reader:
         self._depth = 0  # how deep in them the reader is
         self._last: Instruction | None = None
         self._root_at: tuple[int, int] | None = None
-        return computation
 
     def instructions(
         self, computation: Computation, visit: Callable[[Instruction], None] | None = None,
@@ -373,6 +386,7 @@ class Reader:
         instruction by the general reader. The records the fast path builds for opcodes not
         in ``opcodes`` hold only strings, numbers, tuples of them and a shared layout, and
         are left out of the cyclic collector's passes (a dump's are mostly such)."""
+        self._visit, self._opcodes = visit, opcodes  # for computations written inline
         while True:
             read, pos, line = read_lines(self.text, self.pos, self.line, self, computation,
                                          _RUN, opcodes)
@@ -730,11 +744,14 @@ class Reader:
             continues = self._async(opcode.group(), text[shape_start:shape_stop], operands[0],
                                     self._next(close))
         found, end = ([], close) if nested else read_attributes(text, close, self.final)
+        inline = {at: self._inline_computations(s, e) for at, (k, s, e) in enumerate(found)
+                  if k in CALL_ATTRIBUTES and _INLINE.match(text, s)}
         if continues is not None:
             self._async_attributes(name.lstrip("%"), kind, continues, [
                 (k, text[s:e]) for k, s, e in found], end)
         line, column = self.position(start)
-        attributes = [Attribute(k, text[s:e], *self.position(s)) for k, s, e in found]
+        attributes = [Attribute(k, inline.get(at) or text[s:e], *self.position(s))
+                      for at, (k, s, e) in enumerate(found)]
         shape = text[shape_start:shape_stop]
         if not shape:
             shape = self._inferred(opcode.group(), operands, attributes, computation)
@@ -743,6 +760,66 @@ class Reader:
             computation, is_root, text[open_at + 1:close - 1], text[start:end],
             attributes, close - start)
         return instruction, end
+
+    def _inline_computations(self, start: int, stop: int) -> str:
+        """Read the computations written inline as the attribute value ``text[start:stop]``
+        (``{ instructions }``, or ``{ {...}, {...} }`` for a list) as XLA reads them: each a
+        computation of the module named ``_`` (``_.1``, ``_.2``, ... in the order they are
+        read), kept in ``inline``; the value as their names (``_``, or ``{_, _.1}``)."""
+        text = self.text
+        first = skip(text, start + 1)
+        if not text.startswith("{", first):  # one computation
+            return self._inline_computation(start)
+        names = []
+        at = first
+        while text.startswith("{", at):
+            names.append(self._inline_computation(at))
+            at = skip(text, group_end(text, at))
+            if text.startswith(",", at):
+                at = skip(text, at + 1)
+        if at != stop - 1:
+            raise SyntaxFault("expects '}' at the end of the computation list", at)
+        return "{" + ", ".join(names) + "}"
+
+    def _inline_computation(self, start: int) -> str:
+        """Read the computation written inline from the ``{`` at ``start``; its name."""
+        stop = group_end(self.text, start)
+        line, column = self.position(start)
+        inner = Reader(self.text[start:stop], self.source, definition=self._definition)
+        inner.line, inner._carried, inner.pos = line, column - 1, 1
+        inner.computation_names = self.computation_names
+        inner.computation_results = self.computation_results
+        inner._async_called = self._async_called
+        inner.inline = self.inline
+        inner._inline_count = self._inline_count
+        # named once read, as XLA names it
+        computation = Computation("", False, line, "", written_inline=True)
+        inner._begin()
+        for instruction in inner.instructions(computation, self._visit, self._opcodes):
+            computation.instructions.append(instruction)
+            computation.by_name[instruction.name] = instruction
+        if skip(inner.text, inner.pos) < len(inner.text):
+            raise SyntaxFault("expects '}' at the end of instruction list.", start + inner.pos)
+        self.computation_names.discard("")
+        result = self.computation_results.pop("")
+        while True:
+            count = self._inline_count[0]
+            self._inline_count[0] += 1
+            name = "_" if count == 0 else f"_.{count}"
+            if name not in self.computation_names:
+                break
+        computation.name = name
+        for instruction in computation.instructions:
+            instruction.computation = name
+        self.computation_names.add(name)
+        self.computation_results[name] = result
+        self.inline.append(computation)
+        return name
+
+    def take_inline(self) -> list[Computation]:
+        """The computations written inline read since the last call."""
+        found, self.inline[:] = list(self.inline), []
+        return found
 
     def _defined(self, name: str) -> bool:
         """True when instruction ``name`` was read before in this computation (or as an

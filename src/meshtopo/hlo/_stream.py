@@ -186,11 +186,12 @@ def _blocks(
             recent[instruction.name] = instruction.shape_text
             if len(recent) > RECENT_DEFINITIONS:
                 recent.popitem(last=False)
-        root = computation.root
-        if root is not None:
-            scope.roots[computation.name] = (root.opcode, root.shape_text.split("[", 1)[0])
-            if root.collective is not None and root.opcode not in ASYNC_OPCODES:
-                scope.root_collectives[computation.name] = root.collective
+        for read in [*reader.take_inline(), computation]:  # inline ones first
+            root = read.root
+            if root is not None:
+                scope.roots[read.name] = (root.opcode, root.shape_text.split("[", 1)[0])
+                if root.collective is not None and root.opcode not in ASYNC_OPCODES:
+                    scope.root_collectives[read.name] = root.collective
         if computation.is_entry or not marked:
             entry, marked = computation.name, computation.is_entry
     if count == 0:

@@ -134,6 +134,7 @@ class Computation:
     by_name: dict[str, Instruction] = field(default_factory=dict)
     root: Instruction | None = None
     result_at: tuple[int, int] | None = None  # where the signature's result shape starts
+    written_inline: bool = False  # as an attribute's value (``to_apply={...}``), named by XLA
 
     @property
     def called_computations(self) -> list[str]:
