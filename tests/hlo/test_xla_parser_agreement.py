@@ -295,6 +295,20 @@ CASES["undefined operand, in a computation written inline"] = _module(  # positi
     "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply="
     + _SUM.replace("(%x, %y)", "(%x, %z)"))
 
+# A text that is one instruction: XLA's module _, its operands' definitions made parameters.
+for _name, _text in (
+    ("named", "%m = f32[8]{0} multiply(f32[8]{0} %a, f32[8]{0} %b)"),
+    ("unnamed operands", "f32[8]{0} multiply(f32[8]{0}, f32[8]{0})"),
+    ("an operand without a shape", "m = multiply(x, x)"),
+    ("a second operand without a shape", "m = multiply(f32[2] x, y)"),
+    ("text after it", "m = f32[2] multiply(f32[2] x, f32[2] y) junk"),
+    ("a collective", "%ar = f32[8] all-reduce(f32[8] %x), replica_groups={{0,1}}, to_apply={\n"
+                     "  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = add(a, b)\n}"),
+    ("a nested operand", "ROOT r = add(f32[8] negate(f32[8] x), f32[8] x)"),
+):
+    CASES[f"single instruction, {_name}"] = "\n" + _text  # line 1: XLA counts columns from 0
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:
     text = CASES[name]
@@ -350,7 +364,7 @@ for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("n
     CASES[f"operand count, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} {_line}")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+_IN_XLA_WORDS = ("single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")
@@ -363,7 +377,7 @@ def test_refused_in_xla_words(name: str) -> None:
         return
     with pytest.raises(mt.HloParseError) as info:
         hlo.parse_module(text)
-    assert info.value.message == _xla_message(text)
+    assert info.value.message.split("\n")[0] == _xla_message(text)  # its first line
 
 
 @pytest.mark.parametrize("attributes", [", foo=bar", ", replica_count=2, replica_count=2",
@@ -375,7 +389,7 @@ def test_header_attributes_are_xlas(attributes: str) -> None:
                                                             + attributes, 1)
     with pytest.raises(mt.HloParseError) as info:
         hlo.parse_module(text)
-    assert info.value.message == _xla_message(text)
+    assert info.value.message.split("\n")[0] == _xla_message(text)  # its first line
     assert (info.value.line, info.value.column - 1) == _xla_position(text)
 
 
@@ -537,3 +551,14 @@ def test_inline_computations_are_computations() -> None:
     assert module.entry.root.called_computations == ("_.1",)
     assert list(hlo.parse_module(module.to_text()).computations) == list(module.computations)
 
+
+def test_one_instruction_is_a_module() -> None:
+    """A text that is one instruction is XLA's module _ of one computation, the operands
+    written with a shape and no definition its parameters."""
+    module = hlo.parse_module(CASES["single instruction, a collective"], replica_count=2)
+    assert (module.name, module.is_scheduled, list(module.computations)) == (
+        "_", True, ["_.1", "_"])
+    assert [(i.name, i.opcode) for i in module.entry.instructions] == [
+        ("x", "parameter"), ("ar", "all-reduce")]
+    (all_reduce,) = module.collectives
+    assert (all_reduce.reduction, all_reduce.device_groups()) == ("sum", [[0, 1]])

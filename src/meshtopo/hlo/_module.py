@@ -251,7 +251,9 @@ def _parse(
                 scope.computations[computation.name] = computation
         if not scope.computations:
             raise reader.error("expects a computation (the module has none)", len(text))
-        if not header.has_header_line:
+        if reader.single:  # one instruction: XLA's module _, scheduled
+            header.name, header.is_scheduled = "_", True
+        elif not header.has_header_line:
             computations = list(scope.computations.values())
             entry = next((c.name for c in computations if c.is_entry), computations[-1].name)
             header.name = f"module_{entry}"

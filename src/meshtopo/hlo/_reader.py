@@ -212,6 +212,11 @@ class Reader:
         self._inline_count = [0]
         self._visit: Callable[[Instruction], None] | None = None
         self._opcodes: frozenset[str] = frozenset()
+        # The text is one instruction (XLA's single-instruction module: one computation,
+        # named _, whose operands written with a shape and no definition are parameters).
+        self.single = False
+        self._single_state = 0  # 1: its computation given, 2: its instruction read
+        self._missing = 0  # parameters made for such operands
         self._entry_seen = False
         # (opcode, has channel, has groups, attribute text) -> its layout and called
         # computations; the open layouts by their text with callee names open
@@ -323,18 +328,14 @@ class Reader:
 
     def _headerless(self, pos: int) -> None:
         """XLA reads a text without the header line as a module when it starts with ENTRY or
-        with a name and '{' (else as one instruction, which meshtopo does not read: refused
-        where XLA refuses it as neither)."""
+        with a name and '{', else as one instruction (``single``)."""
         text = self.text
         name = NAME.match(text, pos)
-        if pos >= len(text) or _ENTRY.match(text, pos) or name is None:
+        if pos >= len(text) or _ENTRY.match(text, pos):
             return
-        after = self._next(name.end())
-        if not text.startswith("{", after):
-            raise SyntaxFault("expects '=' in instruction" if not text.startswith("=", after)
-                              else "a module's text starts with ENTRY, HloModule or a "
-                                   "computation's name and '{' (one instruction alone is "
-                                   "not read)", after, at_end=after >= len(text))
+        if name is None or not text.startswith("{", self._next(name.end())):
+            self.single = True
+            self._inline_count[0] = 1  # the module and its computation are named _
 
     def _stack_frames(self, pos: int) -> int:
         """Skip the stack-frame index XLA prints after the header (``FileNames``,
@@ -355,6 +356,12 @@ class Reader:
 
     def computation_head(self) -> Computation | None:
         """The next computation's header (no instructions yet), or None at the end."""
+        if self.single:
+            if self._single_state:
+                return None
+            self._single_state = 1
+            self._begin()
+            return Computation("_", True, self.line, "")
         computation: Computation | None = self._step(self._computation_head)  # type: ignore[assignment]
         if computation is not None and computation.name in self.computation_names:
             raise HloParseError(f"computation {computation.name} is defined twice",
@@ -388,8 +395,8 @@ class Reader:
         are left out of the cyclic collector's passes (a dump's are mostly such)."""
         self._visit, self._opcodes = visit, opcodes  # for computations written inline
         while True:
-            read, pos, line = read_lines(self.text, self.pos, self.line, self, computation,
-                                         _RUN, opcodes)
+            read, pos, line = ([], 0, 0) if self.single else read_lines(
+                self.text, self.pos, self.line, self, computation, _RUN, opcodes)
             if read:
                 self.pos, self.line, self._last = pos, line, read[-1]
                 for instruction in read:
@@ -605,12 +612,46 @@ class Reader:
     def _instruction(self, pos: int, computation: Computation) -> tuple[Instruction | None, int]:
         text = self.text
         at = skip(text, pos)
+        if self.single:
+            return self._single_instruction(at, computation)
         if at >= len(text):
             raise SyntaxFault(f"computation {computation.name} is never closed (expected '}}')",
                               at, at_end=True)
         if text[at] == "}":
             return None, at + 1
         return self._general(at, computation)
+
+    def _single_instruction(self, at: int, computation: Computation
+                            ) -> tuple[Instruction | None, int]:
+        """The one instruction of a text that is one (its name may be left out: XLA names it
+        _), then the end of the text."""
+        text = self.text
+        if self._single_state == 2:
+            if at < len(text):
+                raise SyntaxFault('Syntax error:\nExpected eof after parsing single instruction. '
+                                  'Did you mean to write an HLO module and forget the '
+                                  '"HloModule" header?', at)
+            return None, at
+        if _can_be_shape(text, at):
+            self._nested, self._depth = [], 0
+            found, end = self._right_side("_", at, at, computation, True)
+        else:
+            found, end = self._general(at, computation)
+        self._single_state = 2
+        found.is_root = True
+        return found, end
+
+    def _missing_parameter(self, name: str | None, shape: str, at: int,
+                           computation: Computation) -> Instruction:
+        """The parameter XLA makes, in a text that is one instruction, of an operand written
+        with a shape and no definition (named ``_N`` when the operand has no name)."""
+        number = self._missing
+        self._missing += 1
+        name = name or f"_{number}"
+        written = f"{name} = {shape} parameter({number})"
+        line, column = self.position(at)
+        return self._make(name, "parameter", shape, ((), ()), line, column, computation,
+                          False, str(number), written, [], len(written))
 
     def _fast_shape(self, shape: str) -> bool:
         """True when XLA's parser takes ``shape`` (the general reader says why not)."""
@@ -925,7 +966,7 @@ class Reader:
         brackets): names and inline shapes; one written as an instruction is read
         (``_operand_list``)."""
         text = self.text[start:stop]
-        if "(" in text and opcode not in _LITERAL_OPCODES:
+        if ("(" in text or self.single) and opcode not in _LITERAL_OPCODES and text.strip():
             return self._operand_list(start, stop, computation)
         return self._operands(opcode, text, start)
 
@@ -967,11 +1008,20 @@ class Reader:
                 shapes.append(None)
             else:
                 name = NAME.match(text, at, stop)
-                if name is None or not self._defined(name.group().lstrip("%")):
-                    raise SyntaxFault(_NOT_AN_OPERAND, operand)
-                names.append(name.group().lstrip("%"))
-                shapes.append(shape)
-                end = name.end()
+                written = None if name is None else name.group().lstrip("%")
+                if self.single and shape is not None and (
+                        written is None or not self._defined(written)):
+                    made = self._missing_parameter(written, shape, operand, computation)
+                    self._nested.append(made)
+                    names.append(made.name)
+                    shapes.append(shape)
+                    end = at if name is None else name.end()
+                else:
+                    if written is None or not self._defined(written):
+                        raise SyntaxFault(_NOT_AN_OPERAND, operand)
+                    names.append(written)
+                    shapes.append(shape)
+                    end = name.end()  # type: ignore[union-attr]
             at = skip(text, end)
             if at >= stop:
                 return tuple(names), (tuple(shapes) if any(shapes) else ())
