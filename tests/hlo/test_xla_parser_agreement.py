@@ -305,6 +305,10 @@ for _name, _text in (
     ("a collective", "%ar = f32[8] all-reduce(f32[8] %x), replica_groups={{0,1}}, to_apply={\n"
                      "  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = add(a, b)\n}"),
     ("a nested operand", "ROOT r = add(f32[8] negate(f32[8] x), f32[8] x)"),
+    ("a parameter replicated too often", "p = (f32[3], f32[]) parameter(0), "
+                                         "parameter_replication={true,false,true}"),
+    ("a parameter replicated", "p = (f32[3], f32[]) parameter(0), "
+                               "parameter_replication={true,false}"),
 ):
     CASES[f"single instruction, {_name}"] = "\n" + _text  # line 1: XLA counts columns from 0
 

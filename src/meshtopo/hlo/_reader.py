@@ -796,6 +796,9 @@ class Reader:
         shape = text[shape_start:shape_stop]
         if not shape:
             shape = self._inferred(opcode.group(), operands, attributes, computation)
+        for attribute in attributes:
+            if attribute.key == "parameter_replication":
+                _check_replication(attribute.value, shape, self._next(end))
         instruction = self._make(
             name, opcode.group(), shape, operands, line, column,
             computation, is_root, text[open_at + 1:close - 1], text[start:end],
@@ -1074,6 +1077,20 @@ class _AsyncStart(NamedTuple):
     thread: str
     shape: str
     calls: str
+
+
+def _check_replication(value: str, shape: str, after: int) -> None:
+    """XLA's rule for ``parameter_replication``: one element per leaf buffer of the shape,
+    refused at ``after``, the token after the instruction."""
+    try:
+        leaves = sum(1 for _ in parse_shape(shape).leaves())
+    except HloParseError:
+        return  # the shape is not known
+    elements = len([item for item in without_comments(value, False).strip("{} \t\n").split(",")
+                    if item.strip()])
+    if elements != leaves:
+        raise SyntaxFault(f"parameter has {leaves} leaf buffers, but parameter_replication has "
+                          f"{elements} elements.", after)
 
 
 def _same_shape(a: str, b: str) -> bool:
