@@ -312,6 +312,14 @@ for _name, _text in (
 ):
     CASES[f"single instruction, {_name}"] = "\n" + _text  # line 1: XLA counts columns from 0
 
+# A conditional's attributes follow its predicate's type: pred, or an s32 branch index.
+for _type, _value in (("pred", "false"), ("s32", "0")):
+    for _attributes in ("true_computation=%add, false_computation=%add",
+                        "branch_computations={%add, %add}"):
+        CASES[f"conditional on {_type}, {_attributes.split('=')[0]}"] = _module(
+            f"%i = {_type}[] constant({_value})", "%z = f32[] constant(0)",
+            f"%c = f32[] conditional(%i, %z, %z), {_attributes}", "ROOT %r = f32[8]{0} copy(%p)")
+
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:
@@ -368,7 +376,7 @@ for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("n
     CASES[f"operand count, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} {_line}")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+_IN_XLA_WORDS = ("conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

@@ -933,6 +933,15 @@ class Reader:
         if kind != "async-done":
             self._async_ops[name] = start
 
+    def _operand_type(self, operands: _Operands, computation: Computation) -> str | None:
+        """The element type of the first of ``operands`` (None when not known)."""
+        if not operands[0]:
+            return None
+        shape = (operands[1][0] if operands[1] else None) or next(
+            (i.shape_text for i in self._nested if i.name == operands[0][0]), None) or (
+            self._definition(computation, operands[0][0]))
+        return shape.split("[", 1)[0].strip() if shape else None
+
     def _inferred(self, opcode: str, operands: _Operands, attributes: list[Attribute],
                   computation: Computation) -> str:
         """The shape XLA infers for an instruction written without one (``_infer``), from
@@ -1045,9 +1054,11 @@ class Reader:
             called: list[str] = []
             seen: set[str] = set()
             keys = [a.key for a in attributes]
+            predicate = (self._operand_type(operands, computation) if opcode == "conditional"
+                         else None)
             for key, value, at_line, at_column in attributes:
-                refusal = (unexpected_attribute(opcode, key, keys) if key not in seen
-                           else f"attribute {key} already exists")
+                refusal = (unexpected_attribute(opcode, key, keys, predicate)
+                           if key not in seen else f"attribute {key} already exists")
                 if refusal is not None:
                     raise HloParseError(refusal, at_line, max(at_column - len(key) - 1, 1),
                                         self.source)
@@ -1214,8 +1225,9 @@ def _predecessor_position(instruction: Instruction, predecessor: str) -> tuple[i
 _NO_ATTRIBUTES = _Layout((), (), "", frozenset())
 # Names the general reader judges (a type or keyword: XLA's lexer reads them as such).
 _GENERAL_NAMES = frozenset(ELEMENT_BITS) | KEYWORDS
-# The opcodes the fast path reads: async wrappers are left to the general reader (``_async``).
-_FAST_OPCODES = OPCODES - frozenset(ASYNC_KINDS)
+# The opcodes the fast path reads: async wrappers are left to the general reader (``_async``),
+# and conditionals, whose attributes depend on their predicate's type.
+_FAST_OPCODES = OPCODES - frozenset(ASYNC_KINDS) - {"conditional"}  # by its predicate's type
 configure(Instruction, tuple(f.name for f in fields(Instruction)), _FAST_OPCODES, _GENERAL_NAMES,
           _LITERAL_OPCODES, _NO_ATTRIBUTES, SyntaxFault, OPERAND_COUNTS)
 
