@@ -1,7 +1,7 @@
 """The opcode table checked entry by entry against jaxlib's parser: the opcodes
 (``_opcodes.OPCODES``, every ``HloOpcode`` of jaxlib's), which must write their shape
-(``SHAPE_REQUIRED``), how many operands each takes (``OPERAND_COUNTS``) and which attributes
-(``_allowed``)."""
+(``SHAPE_REQUIRED``), how many operands each takes (``OPERAND_COUNTS``), which attributes
+(``_allowed``) and which of those it requires (``REQUIRED_ATTRIBUTES``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import re
 import pytest
 
 from meshtopo.hlo._allowed import allowed_attributes
-from meshtopo.hlo._opcodes import OPCODES, OPERAND_COUNTS, SHAPE_REQUIRED
+from meshtopo.hlo._opcodes import OPCODES, OPERAND_COUNTS, REQUIRED_ATTRIBUTES, SHAPE_REQUIRED
 
 pytestmark = pytest.mark.jax
 
@@ -103,3 +103,34 @@ def test_conditional_attributes_follow_the_predicate(predicate: str) -> None:
     found = re.fullmatch(r'unexpected attribute "zz"\. Allowed attributes: (.*)', error)
     assert found is not None, error
     assert set(found.group(1).split(", ")) == allowed_attributes("conditional", (), predicate)
+
+
+# Values XLA reads for the required attributes, to ask for the next one.
+_SAMPLES = {
+    "dimensions": "{0}", "to_apply": "%add", "calls": "%c", "index": "0", "direction": "EQ",
+    "slice": "{[0:8]}", "dim_labels": "b0f_0io->b0f", "kind": "kLoop", "condition": "%c",
+    "body": "%c", "iota_dimension": "0", "distribution": "rng_uniform",
+    "custom_call_target": '"x"', "padding": "0_0", "k": "1", "fft_type": "FFT",
+    "fft_length": "{8}", "exponent_bits": "8", "mantissa_bits": "23", "epsilon": "0.001",
+    "feature_index": "0", "dynamic_slice_sizes": "{8}", "select": "%c", "scatter": "%add",
+    "collapsed_slice_dims": "{0}", "index_vector_dim": "1", "offset_dims": "{}",
+    "slice_sizes": "{1}", "start_index_map": "{0}", "update_window_dims": "{}",
+    "inserted_window_dims": "{0}", "scatter_dims_to_operand_dims": "{0}",
+    "source_target_pairs": "{{0,1}}", "algorithm": "rng_default",
+    "branch_computations": "{%c}", "num_carries": "1",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("opcode", sorted(REQUIRED_ATTRIBUTES))
+def test_required_attributes(opcode: str) -> None:
+    """XLA asks for each required attribute in the table's order, as long as it reads the
+    values given to those before."""
+    operands = _OPERAND_TEXT.get(opcode, ", ".join(["%p"] * OPERAND_COUNTS.get(opcode, 1)))
+    before, operands, shape = _BEFORE.get(opcode, ("", operands, "f32[8]{0}"))
+    given = ""
+    for key in REQUIRED_ATTRIBUTES[opcode]:
+        error = _xla_error(f"{shape} {opcode}({operands}){given}", before)
+        assert error == f"attribute {key} is expected but not seen", (key, error)
+        if key not in _SAMPLES:
+            return
+        given += f", {key}={_SAMPLES[key]}"

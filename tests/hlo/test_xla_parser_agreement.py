@@ -320,6 +320,19 @@ for _type, _value in (("pred", "false"), ("s32", "0")):
             f"%i = {_type}[] constant({_value})", "%z = f32[] constant(0)",
             f"%c = f32[] conditional(%i, %z, %z), {_attributes}", "ROOT %r = f32[8]{0} copy(%p)")
 
+# Attributes an opcode requires (_opcodes.REQUIRED_ATTRIBUTES).
+for _name, _line in (("none written", "ROOT %r = f32[8]{0} broadcast(%p)"),
+                     ("others written", "ROOT %r = f32[8]{0} broadcast(%p), metadata={}"),
+                     ("across lines", "ROOT %r = f32[8]{0} broadcast(%p)\n  , sharding={replicated}"),
+                     ("of a nested operand", "ROOT %r = sqrt(f32[8] broadcast(%p))"),
+                     ("by a scalar's broadcast", "ROOT %r = sqrt(f32[8] broadcast(f32[] %x))"),
+                     ("by a scalar's broadcast, written", "ROOT %r = f32[8]{0} broadcast(%x)"),
+                     ("of an async shorthand", "ROOT %r = ((f32[8]{0}), f32[4]{0}) "
+                                               "reduce-scatter-start(%p), dimensions={0}"),
+                     ("of a collective", "ROOT %r = f32[8]{0} all-reduce(%p)")):
+    CASES[f"required attribute missing, {_name}"] = _module(
+        "%x = f32[] constant(0)", _line)
+
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:
@@ -376,7 +389,7 @@ for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("n
     CASES[f"operand count, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} {_line}")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+_IN_XLA_WORDS = ("required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

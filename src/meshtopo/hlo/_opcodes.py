@@ -69,6 +69,36 @@ OPERAND_COUNTS: dict[str, int] = {
     "topk": 1, "transpose": 1, "triangular-solve": 2, "while": 1, "xor": 2,
 }  # fmt: skip
 
+# The attributes XLA's parser requires of an opcode ("attribute X is expected but not seen"),
+# in the order it asks for them (a broadcast of a scalar needs no dimensions); read off
+# jaxlib 0.10.2.
+REQUIRED_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "all-gather": ("dimensions",), "all-gather-start": ("dimensions",),
+    "all-reduce": ("to_apply",), "all-reduce-start": ("to_apply",), "async-start": ("calls",),
+    "batch-norm-grad": ("epsilon", "feature_index"),
+    "batch-norm-inference": ("epsilon", "feature_index"),
+    "batch-norm-training": ("epsilon", "feature_index"), "broadcast": ("dimensions",),
+    "call": ("to_apply",), "collective-permute": ("source_target_pairs",),
+    "collective-permute-start": ("source_target_pairs",), "compare": ("direction",),
+    "concatenate": ("dimensions",), "convolution": ("dim_labels",),
+    "custom-call": ("custom_call_target",), "domain": ("domain",),
+    "dynamic-slice": ("dynamic_slice_sizes",), "fft": ("fft_length", "fft_type"),
+    "fusion": ("calls", "kind"),
+    "gather": ("collapsed_slice_dims", "index_vector_dim", "offset_dims", "slice_sizes",
+               "start_index_map"),
+    "get-dimension-size": ("dimensions",), "get-tuple-element": ("index",),
+    "iota": ("iota_dimension",), "map": ("to_apply",), "pad": ("padding",),
+    "reduce": ("dimensions", "to_apply"), "reduce-precision": ("exponent_bits", "mantissa_bits"),
+    "reduce-scatter": ("dimensions", "to_apply"), "reduce-window": ("to_apply",),
+    "reverse": ("dimensions",), "rng": ("distribution",), "rng-bit-generator": ("algorithm",),
+    "rng-get-and-update-state": ("delta",), "scan": ("dimensions", "num_carries", "to_apply"),
+    "scatter": ("index_vector_dim", "inserted_window_dims", "scatter_dims_to_operand_dims",
+                "to_apply", "update_window_dims"),
+    "select-and-scatter": ("scatter", "select"), "set-dimension-size": ("dimensions",),
+    "slice": ("slice",), "sort": ("dimensions", "to_apply"), "topk": ("k",),
+    "transpose": ("dimensions",), "while": ("body", "condition"),
+}  # fmt: skip
+
 ASYNC_KINDS = ("async-start", "async-update", "async-done")
 
 
@@ -90,3 +120,11 @@ def async_form(opcode: str) -> tuple[str, str] | None:
             return kind, opcode[:-len(suffix)]
     return None
 
+
+def required_attributes(opcode: str) -> tuple[str, ...]:
+    """The attributes XLA requires of an ``opcode`` instruction (its shorthand ``<op>-start``:
+    ``<op>``'s)."""
+    found = REQUIRED_ATTRIBUTES.get(opcode)
+    if found is None and (form := async_form(opcode)) is not None:
+        return REQUIRED_ATTRIBUTES.get(form[1], ()) if form[0] == "async-start" else ()
+    return found or ()

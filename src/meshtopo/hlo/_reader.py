@@ -45,7 +45,15 @@ from ._infer import infer_shape
 from ._line_scan import configure, read_lines
 from ._metadata import check_metadata, printed_metadata
 from ._name_set import NameSet
-from ._opcodes import ASYNC_KINDS, OPCODES, OPERAND_COUNTS, SHAPE_REQUIRED, async_form
+from ._opcodes import (
+    ASYNC_KINDS,
+    OPCODES,
+    OPERAND_COUNTS,
+    REQUIRED_ATTRIBUTES,
+    SHAPE_REQUIRED,
+    async_form,
+    required_attributes,
+)
 from ._shape import ELEMENT_BITS, parse_shape
 from ._shape_syntax import read_shape, shape_error
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
@@ -143,10 +151,12 @@ class _Layout:
         self.accepted: set[str] = set()  # opcodes XLA allows these attributes on
 
     def allows(self, opcode: str) -> bool:
-        """True when XLA allows an ``opcode`` instruction these attributes."""
+        """True when XLA allows an ``opcode`` instruction these attributes (and they hold
+        those it requires)."""
         if opcode in self.accepted:
             return True
-        if not self.keys <= allowed_attributes(opcode, self.keys):
+        if not self.keys <= allowed_attributes(opcode, self.keys) or not set(
+                REQUIRED_ATTRIBUTES.get(opcode, ())) <= self.keys:
             return False
         self.accepted.add(opcode)
         return True
@@ -803,6 +813,13 @@ class Reader:
             name, opcode.group(), shape, operands, line, column,
             computation, is_root, text[open_at + 1:close - 1], text[start:end],
             attributes, close - start)
+        written = {a.key for a in attributes}
+        for key in required_attributes(opcode.group()):
+            if key == "dimensions" and kind == "broadcast" and _is_scalar(
+                    self._operand_shape(operands, computation)):
+                continue  # a scalar's broadcast needs none
+            if key not in written:  # where the attribute list starts (past it: none)
+                raise SyntaxFault(f"attribute {key} is expected but not seen", self._next(close))
         return instruction, end
 
     def _inline_computations(self, start: int, stop: int) -> str:
@@ -933,13 +950,17 @@ class Reader:
         if kind != "async-done":
             self._async_ops[name] = start
 
-    def _operand_type(self, operands: _Operands, computation: Computation) -> str | None:
-        """The element type of the first of ``operands`` (None when not known)."""
+    def _operand_shape(self, operands: _Operands, computation: Computation) -> str | None:
+        """The shape text of the first of ``operands`` (None when not known)."""
         if not operands[0]:
             return None
-        shape = (operands[1][0] if operands[1] else None) or next(
+        return (operands[1][0] if operands[1] else None) or next(
             (i.shape_text for i in self._nested if i.name == operands[0][0]), None) or (
-            self._definition(computation, operands[0][0]))
+            self._definition(computation, operands[0][0])) or None
+
+    def _operand_type(self, operands: _Operands, computation: Computation) -> str | None:
+        """The element type of the first of ``operands`` (None when not known)."""
+        shape = self._operand_shape(operands, computation)
         return shape.split("[", 1)[0].strip() if shape else None
 
     def _inferred(self, opcode: str, operands: _Operands, attributes: list[Attribute],
@@ -1104,6 +1125,15 @@ def _check_replication(value: str, shape: str, after: int) -> None:
                           f"{elements} elements.", after)
 
 
+def _is_scalar(shape: str | None) -> bool:
+    """True when ``shape`` is an array of rank 0 (False when it is not known)."""
+    try:
+        found = parse_shape(shape) if shape else None
+    except HloParseError:
+        return False
+    return found is not None and found.tuple_shapes is None and not found.dimensions
+
+
 def _same_shape(a: str, b: str) -> bool:
     """True when shape texts ``a`` and ``b`` are the same shape (layouts aside)."""
     try:
@@ -1228,7 +1258,9 @@ _GENERAL_NAMES = frozenset(ELEMENT_BITS) | KEYWORDS
 # The opcodes the fast path reads: async wrappers are left to the general reader (``_async``),
 # and conditionals, whose attributes depend on their predicate's type.
 _FAST_OPCODES = OPCODES - frozenset(ASYNC_KINDS) - {"conditional"}  # by its predicate's type
-configure(Instruction, tuple(f.name for f in fields(Instruction)), _FAST_OPCODES, _GENERAL_NAMES,
+# The opcodes the fast path reads written without attributes: those that require none.
+_BARE_OPCODES = _FAST_OPCODES - set(REQUIRED_ATTRIBUTES)
+configure(Instruction, tuple(f.name for f in fields(Instruction)), _BARE_OPCODES, _GENERAL_NAMES,
           _LITERAL_OPCODES, _NO_ATTRIBUTES, SyntaxFault, OPERAND_COUNTS)
 
 
