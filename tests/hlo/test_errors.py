@@ -36,7 +36,8 @@ def error_for(line: str) -> mt.HloParseError:
         ("  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups={}", "attribute to_apply is expected", 37),
         # XLA says so at the next token (the '}' on the next line); here just past the
         # instruction, the end of what the decoder sees.
-        ("  ROOT %a = f32[8]{0} collective-permute(%p)", "attribute source_target_pairs is expected", 45),
+        ("  ROOT %a = f32[8]{0} collective-permute(%p), channel_id=1",
+         "attribute source_target_pairs is expected", 45),  # at the attribute list, as XLA
         ("  ROOT %a = f32[8]{0} all-reduce(%p), channel_id=1, channel_id=2, to_apply=%add",
          "attribute channel_id already exists", 53),
         ("  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups={{0,1},}, to_apply=%add",

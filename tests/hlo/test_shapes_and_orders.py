@@ -100,3 +100,16 @@ def test_lines_the_fast_regex_cannot_place_are_still_read() -> None:
         ("t", 14, deep), ("ar", 15, "f32[8]{0}")]
     streamed = list(hlo.iter_collectives(io.StringIO(text), progress=False))
     assert [(c.name, c.line) for c in streamed] == [("t", 14), ("ar", 15)]
+
+
+def test_buffer_shape() -> None:
+    """``b(f32[8])`` is a buffer of an array: its size is the array's; it prints as written."""
+    shape = hlo.parse_shape("b( f32[8]{0} )")
+    assert (shape.is_buffer, shape.element_type, shape.dimensions, shape.byte_size) == (
+        True, "f32", (8,), 32)
+    assert str(shape) == "b(f32[8]{0})" and shape.human_string == "b(f32[8])"
+    assert not shape.compatible(hlo.parse_shape("f32[8]"))
+    pair = hlo.parse_shape("(b(f32[8]), s32[])")
+    assert pair.tuple_shapes is not None and pair.tuple_shapes[0].compatible(shape)
+    with pytest.raises(mt.HloParseError):
+        hlo.parse_shape("b((f32[8]))")

@@ -187,6 +187,153 @@ for _name, _value in METADATA.items():  # last, and on a line the fast path read
         f"%c = f32[8]{{0}} copy(%p), metadata={_value}", "ROOT %r = f32[8]{0} copy(%c)")
 
 
+# Instructions written without a shape: XLA infers it where the opcode allows.
+CASES["shape left out where XLA infers it"] = _module(
+    "%t = tuple(%p, %p)", "%g = get-tuple-element(%t), index=1", "ROOT %r = negate(%g)")
+CASES["shape left out of a convert"] = _module("ROOT %r = convert(%p)")
+CASES["shape left out of an all-reduce"] = _module(
+    "ROOT %r = all-reduce(%p), replica_groups={}, to_apply=%add")
+CASES["shape left out, unknown opcode"] = _module("ROOT %r = fancy(%p)")
+CASES["shape left out, root of another shape"] = _module("ROOT %r = tuple(%p)")
+# XLA's shorthand for async wrappers: <op>-start, <op>-update, <op>-done.
+_START = "%s = ((f32[8]{0}), f32[8]{0}) negate-start(%p)"
+for _name, _lines in (
+    ("a start and its done", (_START, "ROOT %d = f32[8]{0} negate-done(%s)")),
+    ("a start, update and done", (_START, "%u = ((f32[8]{0}), f32[8]{0}) negate-update(%s)",
+                                  "ROOT %d = f32[8]{0} negate-done(%u)")),
+    ("a done by its generic name", (_START, "ROOT %d = f32[8]{0} async-done(%s)")),
+    ("an unknown op", ("ROOT %s = ((f32[8]{0}), f32[8]{0}) fancy-start(%p)",)),
+    ("a start of an array shape", ("ROOT %s = f32[8]{0} negate-start(%p)",)),
+    ("a start of a flat tuple", ("ROOT %s = (f32[8]{0}, f32[8]{0}) negate-start(%p), "
+                                 "metadata={}",)),
+    ("a start without its shape", ("ROOT %s = negate-start(%p)",)),
+    ("a done of another op", (_START, "ROOT %d = f32[8]{0} abs-done(%s)")),
+    ("a done of no start", ("ROOT %d = f32[8]{0} negate-done(%p)",)),
+    ("a done of two operands", (_START, "ROOT %d = f32[8]{0} negate-done(%s, %s)")),
+    ("a start naming its computation", (_START + ", calls=%add",)),
+    ("a done with a channel", (_START, "ROOT %d = f32[8]{0} negate-done(%s), channel_id=1")),
+    ("a done on another thread", (_START, 'ROOT %d = f32[8]{0} negate-done(%s), '
+                                          'async_execution_thread="t"')),
+    ("an update on another thread", (
+        _START + ', async_execution_thread="t"',
+        '%u = ((f32[8]{0}), f32[8]{0}) negate-update(%s), async_execution_thread="main"',
+        "ROOT %d = f32[8]{0} negate-done(%u)")),
+    ("an update of another shape", (
+        _START, "%u = ((f32[8]{0}), f32[4]{0}) negate-update(%s)",
+        "ROOT %d = f32[8]{0} negate-done(%u)")),
+    ("a done of another computation", (
+        "%s = ((f32[], f32[]), f32[]) async-start(%x, %x), calls=%add",
+        "%d = f32[] async-done(%s), calls=%add2", "ROOT %r = f32[8]{0} copy(%p)")),
+    ("a done of its computation", (
+        "%s = ((f32[], f32[]), f32[]) async-start(%x, %x), calls=%add",
+        "%d = f32[] async-done(%s), calls=%add", "ROOT %r = f32[8]{0} copy(%p)")),
+    ("a done of a computation not defined", (
+        "%s = ((f32[], f32[]), f32[]) async-start(%x, %x), calls=%add",
+        "%d = f32[] async-done(%s), calls=%nothere", "ROOT %r = f32[8]{0} copy(%p)")),
+    ("a done on its start's thread", (
+        _START + ', async_execution_thread="t"',
+        'ROOT %d = f32[8]{0} negate-done(%s), async_execution_thread="t"')),
+    ("a reduce-scatter", ("%s = ((f32[8]{0}), f32[4]{0}) reduce-scatter-start(%p), "
+                          "replica_groups={{0,1}}, dimensions={0}, to_apply=%add, channel_id=2",
+                          "ROOT %d = f32[4]{0} reduce-scatter-done(%s)")),
+    ("a reduce-scatter without to_apply", (
+        "ROOT %s = ((f32[8]{0}), f32[4]{0}) reduce-scatter-start(%p), dimensions={0}",)),
+    ("an all-to-all with calls", (
+        "ROOT %s = ((f32[8]{0}), f32[8]{0}) all-to-all-start(%p), calls=%add",)),
+):
+    CASES[f"async shorthand, {_name}"] = _module(*_lines).replace(
+        "ENTRY", ADD.replace("%add", "%add2") + "ENTRY").replace(
+        "{0} parameter(0)\n", "{0} parameter(0)\n  %x = f32[] constant(1)\n", 1)
+# Attributes after a computation's closing brace: execution_thread alone.
+for _name, _tail in (("its thread", ', execution_thread="t"'), ("another", ', foo="x"'),
+                     ("a thread not a string", ", execution_thread=1"),
+                     ("its thread twice", ', execution_thread="a", execution_thread="b"'),
+                     ("a comma alone", ","), ("its thread on the next line",
+                                              '\n  , /* c */ execution_thread= "t"')):
+    CASES[f"computation attributes, {_name}"] = (
+        "HloModule m\n%c {\n  ROOT %p = f32[] parameter(0)\n}" + _tail
+        + "\nENTRY %e {\n  ROOT %p = f32[] parameter(0)\n}\n")
+# Operands written as instructions (no attributes): XLA reads and names them.
+for _name, _line in (
+    ("with shapes", "ROOT %r = f32[8]{0} add(f32[8] parameter(1), add(%p, f32[8] constant("
+                    "{1,2,3,4,5,6,7,8})))"),
+    ("inferred", "ROOT %r = add(negate(%p), negate(negate(%p)))"),
+    ("across lines", "ROOT %r = f32[8]{0} add(\n    f32[8] copy(%p) ,\n    %p)"),
+    ("with an attribute", "ROOT %r = f32[8]{0} add(%p, negate(%p), sharding={replicated})"),
+    ("that cannot infer its shape", "ROOT %r = f32[8]{0} add(%p, constant(1))"),
+    ("of an unknown operand", "ROOT %r = f32[8]{0} add(%p, f32[8] copy(%q))"),
+    ("a tuple", "ROOT %r = get-tuple-element(\n    (f32[8], f32[8]) tuple(f32[8] "
+                "parameter(1), %p)\n  ), index=0"),
+):
+    CASES[f"nested operand, {_name}"] = _module(_line)
+# Lexical rules: strings span lines; a '//' comment ends at a line feed or a carriage return.
+CASES["string across lines"] = _module('ROOT %r = f32[8]{0} copy(%p), backend_config="{\n  a: 1}"')
+CASES["comments ended by carriage returns"] = (
+    "HloModule m // c\r// d\rENTRY %e {\r  ROOT %p = f32[] parameter(0) // e\r}\r")
+
+# A custom call's literal: a shape and its value.
+for _name, _value in (("a scalar", "f32[] 0.1"), ("an array", "f32[2]{0} {1, 2}"),
+                      ("an array across lines", "f32[2]{0}\n   {1, 2}, api_version=API_VERSION_ORIGINAL")):
+    CASES[f"custom-call literal, {_name}"] = _module(
+        f'ROOT %r = f32[8]{{0}} custom-call(%p), custom_call_target="t", literal={_value}')
+
+# Computations written inline as attribute values: XLA names them _, _.1, ...
+_SUM = "{\n    %x = f32[] parameter(0)\n    %y = f32[] parameter(1)\n    ROOT %s = add(%x, %y)\n  }"
+for _name, _lines in (
+    ("a reduction", ("ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply=" + _SUM,)),
+    ("nested", ("ROOT %r = f32[8]{0} call(%p), to_apply={\n  %a = f32[8]{0} parameter(0)\n"
+                "  ROOT %b = f32[8]{0} all-reduce(%a), replica_groups={}, to_apply=" + _SUM
+                + "\n  }",)),
+    ("a list", ("%i = s32[] constant(0)", "ROOT %r = f32[8]{0} conditional(%i, %p, %p), "
+                "branch_computations={\n{\n  ROOT %a = f32[8]{0} parameter(0)\n},\n{\n  "
+                "ROOT %b = f32[8]{0} parameter(0)\n}}")),
+    ("of another shape", ("ROOT %r = f32[8]{0} call(%p), to_apply={\n  %a = f32[8]{0} "
+                          "parameter(0)\n  ROOT %b = f32[4]{0} slice(%a), slice={[0:4]}\n}",)),
+):
+    CASES[f"inline computation, {_name}"] = _module(*_lines)
+CASES["undefined operand, in a computation written inline"] = _module(  # position only
+    "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply="
+    + _SUM.replace("(%x, %y)", "(%x, %z)"))
+
+# A text that is one instruction: XLA's module _, its operands' definitions made parameters.
+for _name, _text in (
+    ("named", "%m = f32[8]{0} multiply(f32[8]{0} %a, f32[8]{0} %b)"),
+    ("unnamed operands", "f32[8]{0} multiply(f32[8]{0}, f32[8]{0})"),
+    ("an operand without a shape", "m = multiply(x, x)"),
+    ("a second operand without a shape", "m = multiply(f32[2] x, y)"),
+    ("text after it", "m = f32[2] multiply(f32[2] x, f32[2] y) junk"),
+    ("a collective", "%ar = f32[8] all-reduce(f32[8] %x), replica_groups={{0,1}}, to_apply={\n"
+                     "  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = add(a, b)\n}"),
+    ("a nested operand", "ROOT r = add(f32[8] negate(f32[8] x), f32[8] x)"),
+    ("a parameter replicated too often", "p = (f32[3], f32[]) parameter(0), "
+                                         "parameter_replication={true,false,true}"),
+    ("a parameter replicated", "p = (f32[3], f32[]) parameter(0), "
+                               "parameter_replication={true,false}"),
+):
+    CASES[f"single instruction, {_name}"] = "\n" + _text  # line 1: XLA counts columns from 0
+
+# A conditional's attributes follow its predicate's type: pred, or an s32 branch index.
+for _type, _value in (("pred", "false"), ("s32", "0")):
+    for _attributes in ("true_computation=%add, false_computation=%add",
+                        "branch_computations={%add, %add}"):
+        CASES[f"conditional on {_type}, {_attributes.split('=')[0]}"] = _module(
+            f"%i = {_type}[] constant({_value})", "%z = f32[] constant(0)",
+            f"%c = f32[] conditional(%i, %z, %z), {_attributes}", "ROOT %r = f32[8]{0} copy(%p)")
+
+# Attributes an opcode requires (_opcodes.REQUIRED_ATTRIBUTES).
+for _name, _line in (("none written", "ROOT %r = f32[8]{0} broadcast(%p)"),
+                     ("others written", "ROOT %r = f32[8]{0} broadcast(%p), metadata={}"),
+                     ("across lines", "ROOT %r = f32[8]{0} broadcast(%p)\n  , sharding={replicated}"),
+                     ("of a nested operand", "ROOT %r = sqrt(f32[8] broadcast(%p))"),
+                     ("by a scalar's broadcast", "ROOT %r = sqrt(f32[8] broadcast(f32[] %x))"),
+                     ("by a scalar's broadcast, written", "ROOT %r = f32[8]{0} broadcast(%x)"),
+                     ("of an async shorthand", "ROOT %r = ((f32[8]{0}), f32[4]{0}) "
+                                               "reduce-scatter-start(%p), dimensions={0}"),
+                     ("of a collective", "ROOT %r = f32[8]{0} all-reduce(%p)")):
+    CASES[f"required attribute missing, {_name}"] = _module(
+        "%x = f32[] constant(0)", _line)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:
     text = CASES[name]
@@ -218,7 +365,9 @@ _SHAPES = ["f33[8]{0}", "f32[x]{0}", "f32[8,]{0}", "f32[8 8]", "f32[<=x]", "f32[
            "f32[8]{}", "f32[8]{0,}", "f32[8]{1,0}", "f32[8]{:T(2)}", "f32[8]{ 0 }",
            "f32[/* n */8]{0}", "f32 [8]{0}", "f32[8] {0}", "f32[99999999999999999999]",
            "f32[8]{0:T(2)(3)}", "f32[8]{0:zz}", "(f32[8]{0} f32[8])", "(f32[8]{0},)",
-           "( f32[8]{0} )", "(f33[8])", "(f32[8]{1,0})", "f32[<=8,?]{1,0}"]
+           "( f32[8]{0} )", "(f33[8])", "(f32[8]{1,0})", "f32[<=8,?]{1,0}",
+           "b(f32[8]{0})", "b (f32[8])", "b(f32[8]", "b(f32[8]{1,0})", "(b(f32[8]), s32[])",
+           "b[8]", "b(f32[8]) /* b */"]
 for _groups in ("[2,2]<=[2,2]T (1,0)", "[2,2]<=[2,2] T /* t */ (1,0)", "[2,2]<=[2,2]Tx(1,0)"):
     CASES[f"iota groups {_groups}"] = _module(
         f"ROOT %r = f32[8]{{0}} all-reduce(%p), replica_groups={_groups}, to_apply=%add")
@@ -240,7 +389,7 @@ for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("n
     CASES[f"operand count, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} {_line}")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+_IN_XLA_WORDS = ("required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")
@@ -253,7 +402,7 @@ def test_refused_in_xla_words(name: str) -> None:
         return
     with pytest.raises(mt.HloParseError) as info:
         hlo.parse_module(text)
-    assert info.value.message == _xla_message(text)
+    assert info.value.message.split("\n")[0] == _xla_message(text)  # its first line
 
 
 @pytest.mark.parametrize("attributes", [", foo=bar", ", replica_count=2, replica_count=2",
@@ -265,5 +414,176 @@ def test_header_attributes_are_xlas(attributes: str) -> None:
                                                             + attributes, 1)
     with pytest.raises(mt.HloParseError) as info:
         hlo.parse_module(text)
-    assert info.value.message == _xla_message(text)
+    assert info.value.message.split("\n")[0] == _xla_message(text)  # its first line
     assert (info.value.line, info.value.column - 1) == _xla_position(text)
+
+
+_INFERRED = """HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = add(%x, %y)
+}
+%body (b: (s32[], f32[8,4])) -> (s32[], f32[8,4]) {
+  ROOT %b = (s32[], f32[8,4]{0,1}) parameter(0)
+}
+%cond (c: (s32[], f32[8,4])) -> pred[] {
+  %c = (s32[], f32[8,4]{0,1}) parameter(0)
+  %i = get-tuple-element(%c), index=0
+  ROOT %lt = compare(%i, %i), direction=LT
+}
+ENTRY %main (p: f32[4,8], q: c64[4,8], k: s32[]) -> (f32[4,8], f32[4,8], f32[]) {
+  %p = f32[4,8]{0,1} parameter(0)
+  %q = c64[4,8]{1,0} parameter(1)
+  %k = s32[] parameter(2)
+  %n = negate(%p)
+  %a = add(%n, %p)
+  %re = real(%q)
+  %im = imag(%q)
+  %ab = abs(%q)
+  %cx = complex(%re, %im)
+  %fin = is-finite(%p)
+  %sel = select(%fin, %p, %n)
+  %cl = clamp(%p, %p, %p)
+  %tr = transpose(%p), dimensions={1,0}
+  %t = tuple(%k, %tr)
+  %w = while(%t), condition=%cond, body=%body
+  %g = get-tuple-element(%w), index=1
+  %pid = partition-id()
+  %rid = replica-id()
+  %tok = after-all()
+  %cp = copy(%g)
+  %one = f32[] constant(1)
+  %sum = call(%one, %one), to_apply=%add
+  ROOT %r = tuple(%a, %sel, %sum)
+}
+"""
+
+
+def test_inferred_shapes_are_xlas() -> None:
+    """Each shape left out is the one XLA infers (as XLA prints the module it read)."""
+    from jaxlib._hlo import hlo_module_from_text
+
+    ours = hlo.parse_module(_INFERRED)
+    printed = hlo.parse_module(hlo_module_from_text(_INFERRED).to_string())
+    for computation in ours.computations.values():
+        for instruction in computation.instructions:
+            xla = printed.computations[computation.name].instruction(instruction.name)
+            assert instruction.shape_text == xla.shape_text, instruction.name
+
+
+def test_async_shorthand_is_the_async_collective() -> None:
+    """``reduce-scatter-start``/``-done`` are XLA's async-start/-done wrapping a
+    reduce-scatter: the collective says so, the start carries the op's attributes and the
+    done takes them from its start."""
+    module = hlo.parse_module(_module(
+        "%s = ((f32[8]{0}), f32[4]{0}) reduce-scatter-start(%p), replica_groups={{0,1}}, "
+        "dimensions={0}, to_apply=%add, channel_id=2",
+        "%d = f32[4]{0} reduce-scatter-done(%s)",
+        "ROOT %r = f32[8]{0} copy(%p)"), replica_count=2)
+    start, done = module.collectives
+    assert (start.opcode, start.wrapped_opcode, start.underlying_opcode) == (
+        "async-start", "reduce-scatter", "reduce-scatter")
+    assert (done.opcode, done.wrapped_opcode, done.start) == ("async-done", "reduce-scatter", "s")
+    assert start.is_async and start.is_start and done.is_done
+    for collective in (start, done):
+        assert collective.channel_id == 2 and collective.dimensions == (0,)
+        assert collective.replica_groups.replica_groups == [[0, 1]]
+        assert str(collective.mode) == "kCrossReplicaAndPartition"
+        assert collective.device_groups() == [[0, 1]] and collective.bytes == 32
+
+
+def test_computation_thread_after_its_brace() -> None:
+    module = hlo.parse_module(CASES["computation attributes, its thread on the next line"])
+    assert module.computations["c"].execution_thread == "t"
+    assert module.computations["e"].execution_thread is None
+
+
+def test_nested_operands_are_instructions_before_their_user() -> None:
+    """An operand written as an instruction is one, named as XLA names it, before its user."""
+    module = hlo.parse_module(CASES["nested operand, inferred"])
+    assert [(i.name, i.shape_text, i.operands) for i in module.entry.instructions] == [
+        ("p", "f32[8]{0}", ()), ("negate.anon", "f32[8]{0}", ("p",)),
+        ("negate.anon.1", "f32[8]{0}", ("p",)),
+        ("negate.anon.2", "f32[8]{0}", ("negate.anon.1",)),
+        ("r", "f32[8]{0}", ("negate.anon", "negate.anon.2"))]
+
+
+def test_a_done_is_linked_to_a_start_of_its_own_computation() -> None:
+    """A recv-done whose operand shares its name with a recv of another computation keeps its
+    own channel id, as XLA does (the names of different computations are unrelated)."""
+    text = """HloModule m
+%other (o: f32[8]) -> (f32[8], u32[], token[]) {
+  %o = f32[8]{0} parameter(0)
+  %t = token[] after-all()
+  ROOT %ctx = (f32[8]{0}, u32[], token[]) recv(%t), channel_id=2
+}
+ENTRY %main (p: (f32[8], u32[], token[])) -> (f32[8], token[]) {
+  %ctx = (f32[8]{0}, u32[], token[]) parameter(0)
+  ROOT %done = (f32[8]{0}, token[]) recv-done(%ctx), channel_id=1
+}
+"""
+    done = hlo.parse_module(text).collectives_by_name["done"]
+    assert (done.channel_id, done.start) == (1, "ctx")
+    from jaxlib._hlo import hlo_module_from_text
+
+    assert "channel_id=1\n}" in hlo_module_from_text(text).to_string()  # the done's own
+
+
+def test_one_computation_per_async_start() -> None:
+    """XLA refuses a module where two async starts call one computation (a module check:
+    XLA gives no position)."""
+    lines = ["%s = ((f32[], f32[]), f32[]) async-start(%x, %x), calls=%add",
+             "%d = f32[] async-done(%s)", "ROOT %r = f32[8]{0} copy(%p)"]
+    text = CASES["async shorthand, a done of its computation"]
+    hlo.parse_module(text)
+    twice = text.replace("  ROOT %r", "  " + "\n  ".join(
+        line.replace("%s", "%start").replace("%d", "%done") for line in lines[:2]) + "\n  ROOT %r")
+    with pytest.raises(mt.HloParseError, match="called by more than one async op"):
+        hlo.parse_module(twice)
+    from jaxlib._hlo import hlo_module_from_text
+
+    with pytest.raises(Exception, match="called by more than one async op"):
+        hlo_module_from_text(twice)
+
+
+def test_printed_back_as_written() -> None:
+    """``to_text`` prints an operand written as an instruction within its user (not as a
+    line of its own) and a computation's thread after its brace: XLA reads the print back,
+    and so does meshtopo, to the same instructions."""
+    from jaxlib._hlo import hlo_module_from_text
+
+    text = (
+        "HloModule m\n%c (x: f32[8]) -> f32[8] {\n  ROOT %x = f32[8]{0} parameter(0)\n}, "
+        'execution_thread="host"\n' + CASES["nested operand, with shapes"].split("\n", 1)[1])
+    module = hlo.parse_module(text)
+    printed = module.to_text()
+    assert 'execution_thread="host"' in hlo_module_from_text(printed).to_string()
+    again = hlo.parse_module(printed)
+    for name, computation in module.computations.items():
+        assert ([(i.name, i.shape_text) for i in again.computations[name].instructions]
+                == [(i.name, i.shape_text) for i in computation.instructions])
+    assert again.computations["c"].execution_thread == "host"
+
+
+def test_inline_computations_are_computations() -> None:
+    """A computation written as an attribute's value is one of the module's, named as XLA
+    names it, before the one that wrote it; a collective reads its reduction there."""
+    module = hlo.parse_module(CASES["inline computation, nested"])
+    assert list(module.computations) == ["add", "_", "_.1", "main"]
+    (all_reduce,) = module.collectives
+    assert (all_reduce.computation, all_reduce.to_apply, all_reduce.reduction) == ("_.1", "_", "sum")
+    assert module.entry.root.called_computations == ("_.1",)
+    assert list(hlo.parse_module(module.to_text()).computations) == list(module.computations)
+
+
+def test_one_instruction_is_a_module() -> None:
+    """A text that is one instruction is XLA's module _ of one computation, the operands
+    written with a shape and no definition its parameters."""
+    module = hlo.parse_module(CASES["single instruction, a collective"], replica_count=2)
+    assert (module.name, module.is_scheduled, list(module.computations)) == (
+        "_", True, ["_.1", "_"])
+    assert [(i.name, i.opcode) for i in module.entry.instructions] == [
+        ("x", "parameter"), ("ar", "all-reduce")]
+    (all_reduce,) = module.collectives
+    assert (all_reduce.reduction, all_reduce.device_groups()) == ("sum", [[0, 1]])

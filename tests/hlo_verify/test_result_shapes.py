@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import meshtopo as mt
 import meshtopo.hlo as hlo
 
 from ._modules import SUM, module_text
@@ -154,9 +155,13 @@ def test_async_start_parameter_shape_differs() -> None:
 
 
 def test_async_start_not_a_tuple() -> None:
-    assert async_found("f32[8]{0}", "f32[8]{0}")[0] == (
-        "as", 13, 3, "The async-start expects the async shape to be a tuple of at least two "
-        "elements, found f32[8]{0}.")
+    # XLA's parser refuses it before any verifier runs (jaxlib 0.10.2), at the token after
+    # the operands.
+    with pytest.raises(mt.HloParseError) as info:
+        async_found("f32[8]{0}", "f32[8]{0}")
+    assert (info.value.line, info.value.column, info.value.message) == (
+        13, 34, "AsyncStart expects the op shape to be in the form of ((async-operands), "
+        "async-outputs, state).")
 
 
 def test_async_done_output_differs() -> None:

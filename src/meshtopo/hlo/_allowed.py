@@ -4,13 +4,15 @@ Read from XLA's own refusals (``unexpected attribute "x". Allowed attributes: ..
 parser inside jaxlib 0.10.2, asked once for each opcode): every instruction takes ``COMMON``,
 and each opcode its own fields. ``-done`` forms of all-reduce, all-gather and
 collective-permute take no ``channel_id`` (the start carries it); send/recv and their ``-done``
-forms do. A ``conditional`` takes ``branch_computations`` when it is written, else
-``true_computation`` and ``false_computation``, as XLA's parser decides.
+forms do. A ``conditional`` takes ``true_computation`` and ``false_computation`` when its
+predicate is a ``pred``, else ``branch_computations``, as XLA's parser decides.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
+
+from ._opcodes import async_form
 
 COMMON = frozenset({
     "backend_config", "control-predecessors", "frontend_attributes", "metadata", "origin",
@@ -158,17 +160,34 @@ _BRANCHES = COMMON | {"branch_computations"}
 _TRUE_FALSE = COMMON | {"true_computation", "false_computation"}
 
 
-def allowed_attributes(opcode: str, keys: Collection[str]) -> frozenset[str]:
-    """The attributes an ``opcode`` instruction whose attributes are ``keys`` may have."""
+_ASYNC_OWN = frozenset({"async_execution_thread", "output_to_operand_aliasing"})
+
+
+def allowed_attributes(opcode: str, keys: Collection[str],
+                       predicate: str | None = None) -> frozenset[str]:
+    """The attributes an ``opcode`` instruction whose attributes are ``keys`` may have (an
+    async shorthand ``<op>-start`` takes its op's and the async start's own but ``calls``;
+    ``<op>-update`` and ``<op>-done`` take ``async_execution_thread``). A conditional takes
+    ``true_computation`` and ``false_computation`` when its first operand's element type
+    (``predicate``) is ``pred``, else ``branch_computations``, as XLA decides; by ``keys``
+    when the type is not known."""
     if opcode == "conditional":
+        if predicate:
+            return _TRUE_FALSE if predicate == "pred" else _BRANCHES
         return _BRANCHES if "branch_computations" in keys else _TRUE_FALSE
+    found = ALLOWED.get(opcode)
+    if found is None and (form := async_form(opcode)) is not None:
+        if form[0] != "async-start":
+            return COMMON | {"async_execution_thread"}
+        return allowed_attributes(form[1], keys) | _ASYNC_OWN
     return ALLOWED[opcode]
 
 
-def unexpected_attribute(opcode: str, key: str, keys: Collection[str] = ()) -> str | None:
+def unexpected_attribute(opcode: str, key: str, keys: Collection[str] = (),
+                         predicate: str | None = None) -> str | None:
     """XLA's message when ``key`` is not an attribute of ``opcode`` (one of XLA's opcodes,
-    with attributes ``keys``), else None."""
-    allowed = allowed_attributes(opcode, keys)
+    with attributes ``keys`` and, for a conditional, ``predicate``), else None."""
+    allowed = allowed_attributes(opcode, keys, predicate)
     if key in allowed:
         return None
     return f'unexpected attribute "{key}". Allowed attributes: {", ".join(sorted(allowed))}'

@@ -13,7 +13,10 @@ Opcode families:
 - async pairs: all-reduce-start/-done, all-gather-start/-done, collective-permute-start/-done;
   a ``-done`` names its start as its only operand and carries the start's attributes;
 - async-start/-update/-done whose ``calls=`` computation's root is a collective: the wrapped
-  op's attributes are copied, ``wrapped_opcode`` names it;
+  op's attributes are copied, ``wrapped_opcode`` names it; XLA's shorthand for them
+  (``reduce-scatter-start``, ``all-to-all-done``, ...) is the same: ``opcode`` is
+  ``async-start`` (-update, -done), ``wrapped_opcode`` the op, and the start carries the
+  op's attributes itself;
 - send, recv, send-done, recv-done (pairs from the frontend attribute
   ``_xla_send_recv_source_target_pairs``).
 """
@@ -32,6 +35,7 @@ from .._modes import CollectiveOpGroupMode, group_mode_for_opcode
 from .._pairs import participating_device_pairs
 from .._placement import DeviceAssignment, participating_device_groups
 from ._assignment import placed
+from ._opcodes import async_form
 from ._shape import Shape, parse_shape
 from ._values import parse_dictionary, parse_int, parse_int_lists
 
@@ -43,7 +47,13 @@ START_OPCODES = frozenset({"all-reduce-start", "all-gather-start", "collective-p
 DONE_OPCODES = frozenset({"all-reduce-done", "all-gather-done", "collective-permute-done"})
 ASYNC_OPCODES = frozenset({"async-start", "async-update", "async-done"})
 P2P_OPCODES = frozenset({"send", "recv", "send-done", "recv-done"})
-COLLECTIVE_OPCODES = SYNC_OPCODES | START_OPCODES | DONE_OPCODES | ASYNC_OPCODES | P2P_OPCODES
+# XLA's shorthand for async wrappers of the sync collectives (``reduce-scatter-start``, ...:
+# ``_opcodes.async_form``), where the form is no opcode of its own.
+SHORTHAND_OPCODES = frozenset(
+    f"{op}{suffix}" for op in SYNC_OPCODES for suffix in ("-start", "-update", "-done")
+) - START_OPCODES - DONE_OPCODES
+COLLECTIVE_OPCODES = (SYNC_OPCODES | START_OPCODES | DONE_OPCODES | ASYNC_OPCODES | P2P_OPCODES
+                      | SHORTHAND_OPCODES)
 # Opcodes whose attributes include replica_groups (empty when not written).
 GROUPED_OPCODES = frozenset({
     "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
@@ -132,7 +142,8 @@ class Collective:
     ``replica_groups`` is the ``CollectiveDeviceList`` as written (empty when an op that takes
     groups wrote none; None for permutes and send/recv, which take pairs instead).
     ``use_global_device_ids`` and ``channel_id`` are None when not written; ``opcode`` is the
-    instruction's, as written.
+    instruction's, as written, but for XLA's async shorthand (``async-start`` for
+    ``reduce-scatter-start``, with ``wrapped_opcode`` ``reduce-scatter``).
     """
 
     __slots__ = (
@@ -148,6 +159,10 @@ class Collective:
         (by default none: ``_decode`` fills them in) and, when known, that one's ``mode``."""
         self._instruction = instruction
         self.opcode = instruction.opcode
+        self.wrapped_opcode: str | None = None
+        form = async_form(self.opcode)
+        if form is not None:  # XLA's shorthand: an async wrapper of the op it names
+            self.opcode, self.wrapped_opcode = form
         self._scope = scope
         self.replica_groups: CollectiveDeviceList | None
         self.use_global_device_ids: bool | None
@@ -163,7 +178,6 @@ class Collective:
          self.slice_sizes, self.to_apply, self.channel_id) = decoded
         self._mode = mode
         self.start: str | None = None
-        self.wrapped_opcode: str | None = None
         self._shape: Shape | None = None
 
     def decoded(self) -> Decoded:
@@ -371,7 +385,8 @@ class Collective:
             return None if opcode == "send-done" else shape.byte_size
         underlying = self.underlying_opcode
         if underlying == "all-gather":
-            if opcode == "all-gather-start" and shape.tuple_shapes and len(shape.tuple_shapes) == 2:
+            if opcode in ("all-gather-start", "async-start") and shape.tuple_shapes and len(
+                    shape.tuple_shapes) >= 2:
                 return shape.tuple_shapes[1].byte_size
             return shape.byte_size
         if underlying == "recv":

@@ -13,13 +13,12 @@ column of the offending text, because XLA refuses to build such a module:
   list of pairs";
 - ``slice_sizes`` (in-place permute) without exactly 4 operands;
 - ``dimensions`` with other than one element on all-to-all / ragged-all-to-all;
-- required attributes missing: ``to_apply`` (all-reduce, all-reduce-start, reduce-scatter),
-  ``dimensions`` (all-gather, all-gather-start, reduce-scatter), ``source_target_pairs``
-  (collective-permute, collective-permute-start). A collective-broadcast without
-  ``replica_groups`` is read (XLA's parser takes it; its groups are empty).
+- a collective-broadcast without ``replica_groups`` is read (XLA's parser takes it; its
+  groups are empty).
 
 An attribute an opcode does not take ('unexpected attribute "x". Allowed attributes: ...',
-``_allowed``) is refused by the reader, for every opcode, before anything is decoded.
+``_allowed``) or one it requires missing (``_opcodes.REQUIRED_ATTRIBUTES``) is refused by the
+reader, for every opcode, before anything is decoded.
 Everything XLA's *verifier* rejects (ids out of range, wrong counts, empty groups, the
 all-gather mode error) is left for ``meshtopo.hlo.verify``.
 """
@@ -46,7 +45,6 @@ from ._collective import (
 from ._decoded_copy import configure, copy_decoded, decoding_key
 from ._explicit import explicit_list
 from ._structure import Instruction
-from ._syntax import skip
 from ._values import (
     flat_value,
     parse_bool,
@@ -58,12 +56,6 @@ from ._values import (
 )
 
 _MODE_CHECK_OPCODES = frozenset({"all-reduce", "all-reduce-start", "reduce-scatter"})
-_REQUIRED = {
-    "all-reduce": ("to_apply",), "all-reduce-start": ("to_apply",),
-    "reduce-scatter": ("to_apply", "dimensions"), "all-gather": ("dimensions",),
-    "all-gather-start": ("dimensions",), "collective-permute": ("source_target_pairs",),
-    "collective-permute-start": ("source_target_pairs",),
-}  # fmt: skip
 _EMPTY_GROUPS = CollectiveDeviceList([])
 _LONG_NUMBER = re.compile(r"[0-9]{20,}")
 _T = TypeVar("_T")
@@ -240,17 +232,14 @@ def _decode(c: Collective, instruction: Instruction, cache: DecodeCache) -> None
 
 def _finish(collective: Collective, instruction: Instruction, has_mode: bool) -> None:
     """Defaults and XLA's parser rejections, once all attributes are decoded (``has_mode``:
-    a ``mode=`` attribute was written, which turns off the mode check). A missing attribute
-    is refused where XLA's attribute list starts (its first ','; past the instruction when
-    it has none), the mode at the operand list's '(', the rest at the instruction's name."""
+    a ``mode=`` attribute was written, which turns off the mode check): the mode at the
+    operand list's '(', the rest at the instruction's name. (A missing attribute the opcode
+    requires is the reader's to refuse: ``_opcodes.REQUIRED_ATTRIBUTES``.)"""
     opcode = collective.opcode
+    if opcode == "async-start" and collective.wrapped_opcode is not None:
+        opcode = collective.wrapped_opcode  # the shorthand carries its op's attributes
     if opcode in GROUPED_OPCODES and collective.replica_groups is None:
         collective.replica_groups = _EMPTY_GROUPS
-    for key in _REQUIRED.get(opcode, ()):
-        if getattr(collective, key) is None:
-            raise HloParseError(f"attribute {key} is expected but not seen",
-                                *instruction.position(skip(instruction.text,
-                                                           instruction.attribute_at)))
     if (
         opcode in _MODE_CHECK_OPCODES
         and collective.use_global_device_ids

@@ -1,10 +1,13 @@
 """Pair async starts with their dones and async wrappers with the collective they call.
 
 - ``all-reduce-done`` (and the other ``-done`` forms, ``send-done``, ``recv-done``) name their
-  start as operand 0: the done takes the start's attributes and ``start`` names it.
+  start as operand 0, an instruction of their own computation: the done takes the start's
+  attributes and ``start`` names it.
 - ``async-start`` with ``calls=%c``: when the root of ``%c`` is a collective, the wrapper takes
   its attributes and ``wrapped_opcode``; ``async-update``/``async-done`` follow their operand.
   Async wrappers of anything else (fusions, copies) are dropped: they are not collectives.
+  XLA's shorthand (``reduce-scatter-start``) carries its op's attributes: its start waits
+  for its done like any other.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ class Linker:
 
     def __init__(self, root_collective: Callable[[str], Collective | None],
                  wrapped: dict[str, Collective]) -> None:
-        self.pending: dict[str, Collective] = {}
+        # (computation, name) of each start still waiting for its done
+        self.pending: dict[tuple[str, str], Collective] = {}
         self.root_collective = root_collective
         self.wrapped = wrapped
 
@@ -34,33 +38,35 @@ class Linker:
         pending = self.pending
         for c in collectives:
             opcode = c.opcode
-            if opcode == "async-start":
+            if opcode == "async-start" and c.wrapped_opcode is not None:  # XLA's shorthand
+                pending[(c.computation, c.name)] = c
+            elif opcode == "async-start":
                 called = c.attributes.get("calls", "").strip("{} ").split(",")[0].strip()
                 wrapped = self.root_collective(called.lstrip("%"))
                 if wrapped is None:
                     continue
                 c.copy_attributes_from(wrapped)
                 self.wrapped[c.name] = wrapped
-                pending[c.name] = c
+                pending[(c.computation, c.name)] = c
             elif opcode in ("async-update", "async-done"):
-                start = pending.get(c.operands[0]) if c.operands else None
+                start = pending.get((c.computation, c.operands[0])) if c.operands else None
                 if start is None:
                     continue
                 c.copy_attributes_from(start)
                 c.start = start.name if start.start is None else start.start
                 self.wrapped[c.name] = self.wrapped.get(start.name, start)
                 if opcode == "async-update":
-                    pending[c.name] = c
+                    pending[(c.computation, c.name)] = c
                 else:
-                    pending.pop(c.operands[0], None)
+                    pending.pop((c.computation, c.operands[0]), None)
             elif opcode in DONE_OPCODES or opcode in ("send-done", "recv-done"):
                 if c.operands:
                     c.start = c.operands[0]
-                    start = pending.pop(c.operands[0], None)
+                    start = pending.pop((c.computation, c.operands[0]), None)
                     if start is not None:
                         c.copy_attributes_from(start)
             elif opcode in START_OPCODES or opcode in ("send", "recv"):
-                pending[c.name] = c
+                pending[(c.computation, c.name)] = c
             out.append(c)
         return out
 

@@ -98,10 +98,10 @@ class ModuleScope:
         return None if found is None or found.opcode in ASYNC_OPCODES else found
 
     def definition(self, computation: str, name: str) -> str | None:
-        """The shape text of instruction ``name`` of ``computation``."""
+        """The shape text of instruction ``name`` of ``computation`` (None when unknown)."""
         found = self.computations.get(computation)
         instruction = found.by_name.get(name) if found is not None else None
-        return None if instruction is None else instruction.shape_text
+        return None if instruction is None or not instruction.shape_text else instruction.shape_text
 
 
 def _element_type(shape_text: str) -> str:
@@ -244,9 +244,16 @@ def _parse(
             for instruction in reader.instructions(computation, decode, COLLECTIVE_OPCODES):
                 add(instruction)
                 by_name[instruction.name] = instruction
+            inline = reader.take_inline()
+            if inline:  # computations written inline come before the one that wrote them
+                del scope.computations[computation.name]
+                scope.computations.update((c.name, c) for c in inline)
+                scope.computations[computation.name] = computation
         if not scope.computations:
             raise reader.error("expects a computation (the module has none)", len(text))
-        if not header.has_header_line:
+        if reader.single:  # one instruction: XLA's module _, scheduled
+            header.name, header.is_scheduled = "_", True
+        elif not header.has_header_line:
             computations = list(scope.computations.values())
             entry = next((c.name for c in computations if c.is_entry), computations[-1].name)
             header.name = f"module_{entry}"

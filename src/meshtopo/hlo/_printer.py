@@ -63,7 +63,10 @@ def computation_lines(computation: Computation, lines: Iterable[str]) -> str:
     head = f"{'ENTRY ' if computation.is_entry else ''}%{computation.name}"
     if computation.signature:
         head += f" {computation.signature}"
-    return head + " {\n  " + "\n  ".join(lines) + "\n}"
+    thread = computation.execution_thread
+    tail = ("" if thread is None or "execution_thread" in computation.signature
+            else f', execution_thread="{thread}"')  # written after the brace
+    return head + " {\n  " + "\n  ".join(lines) + "\n}" + tail
 
 
 def instruction_line(text: str, is_root: bool) -> str:
@@ -81,11 +84,14 @@ def module_text(name: str, header_attributes: dict[str, str], replica_count: int
     if stack_frames:
         blocks.append(stack_frames)
     for computation in computations:
-        lines = [i.text for i in computation.instructions]
+        if computation.written_inline:
+            continue  # printed within the instruction that wrote it
+        # An operand written as an instruction is printed within its user's text.
+        written = [i for i in computation.instructions if i.text.lstrip("%").startswith(i.name)]
+        lines = [i.text for i in written]
         root = computation.root
-        if root is not None:
-            at = len(lines) - 1 if computation.instructions[-1] is root else \
-                computation.instructions.index(root)
+        if root is not None and written:
+            at = len(lines) - 1 if written[-1] is root else written.index(root)
             lines[at] = "ROOT " + lines[at]
         blocks.append(computation_lines(computation, lines))
     return "\n\n".join(blocks) + "\n"

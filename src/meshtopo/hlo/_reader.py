@@ -4,7 +4,15 @@ Grammar (``xla/hlo/parser/hlo_parser.cc``; white space and comments between any 
 
     module       := [ 'HloModule' name ( ',' key '=' value )* ] computation+
     computation  := [ 'ENTRY' ] name [ signature ] '{' instruction* '}'
-    instruction  := [ 'ROOT' ] name '=' shape opcode '(' operands ')' ( ',' key '=' value )*
+                    [ ',' 'execution_thread' '=' string ]
+    instruction  := [ 'ROOT' ] name '=' [ shape ] opcode '(' operands ')' ( ',' key '=' value )*
+    operands     := [ operand ( ',' operand )* ]
+    operand      := [ shape ] name | [ shape ] opcode '(' operands ')'
+
+An instruction may leave out its shape where XLA infers it (``_opcodes.SHAPE_REQUIRED`` lists
+the opcodes that must write theirs; ``_infer`` gives the inferred shape). An operand written as
+an instruction (without attributes) is one, named ``<opcode>.anon`` as XLA names it, read
+before the instruction that uses it.
 
 An instruction ends after its last value when the next token is neither ``,`` nor a
 continuation of that value (``_syntax.CONTINUATION``; ``read_attributes`` applies it): that
@@ -29,14 +37,23 @@ import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import fields
-from typing import TypeVar
+from typing import NamedTuple, TypeVar, cast
 
 from .._errors import HloParseError
 from ._allowed import allowed_attributes, unexpected_attribute
+from ._infer import infer_shape
 from ._line_scan import configure, read_lines
 from ._metadata import check_metadata, printed_metadata
 from ._name_set import NameSet
-from ._opcodes import OPCODES, OPERAND_COUNTS
+from ._opcodes import (
+    ASYNC_KINDS,
+    OPCODES,
+    OPERAND_COUNTS,
+    REQUIRED_ATTRIBUTES,
+    SHAPE_REQUIRED,
+    async_form,
+    required_attributes,
+)
 from ._shape import ELEMENT_BITS, parse_shape
 from ._shape_syntax import read_shape, shape_error
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
@@ -44,6 +61,7 @@ from ._syntax import (
     BARE,
     KEY,
     LOOKAHEAD_MARGIN,
+    MAX_DEPTH,
     NAME,
     STRING,
     SyntaxFault,
@@ -60,6 +78,11 @@ from ._syntax import (
 from ._values import parse_name_list, split_operands, without_comments
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter", "iota"})
+# An attribute value that is a computation written inline (or a list of them): a brace and,
+# before any ',' or '}', a name and '=' (an instruction), or a second brace.
+_INLINE = re.compile(r"\{\s*(?:\{|(?:ROOT\s+)?%?[A-Za-z_][A-Za-z0-9_.\-]*\s*=)")
+# XLA's words for an operand that is neither a defined name nor an instruction it reads.
+_NOT_AN_OPERAND = "cannot parse as an instruction name or as a nested instruction:"
 # Words XLA's lexer reads as keywords: no name unless written with '%'.
 KEYWORDS = frozenset({
     "true", "false", "inf", "nan", "HloModule", "ENTRY", "ROOT", "maximal", "replicated",
@@ -73,6 +96,7 @@ HEADER_ATTRIBUTES = (
     "origin_recovery_table", "replica_count",
 )
 _OPCODE = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")  # an identifier token of XLA's lexer
 _ROOT = re.compile(r"ROOT(?![A-Za-z0-9_.\-])")
 _ENTRY = re.compile(r"ENTRY(?![A-Za-z0-9_.\-])")
 _HLO_MODULE = re.compile(r"HloModule(?![A-Za-z0-9_.\-])")
@@ -80,6 +104,10 @@ _MODULE_NAME = re.compile(STRING + r"|[^ \t\r\n\f\v,]+")
 _FRAME_SECTION = re.compile(r"(?:FileNames|FunctionNames|FileLocations|StackFrames)(?![A-Za-z0-9_])")
 _FRAME_ID = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
 _THREAD = re.compile(r'execution_thread="([^"]*)"')
+_STRING = re.compile(STRING)
+# The start of a literal's value after its shape (``literal=f32[] 0.1``; an array's braces
+# after a layout are taken with the shape, as a continuation).
+_LITERAL_VALUE = re.compile(r"[-+.0-9(]|(?:true|false|nan|inf)(?![A-Za-z0-9_.\-])")
 _HEAD_THREAD = re.compile(r',[ \t]*execution_thread="[^"]*"')  # after a signature
 _PREDECESSOR = re.compile(r"%?([A-Za-z0-9_.\-]+)")  # a name in a control-predecessors list
 _GROUP = group_pattern(4)
@@ -123,10 +151,12 @@ class _Layout:
         self.accepted: set[str] = set()  # opcodes XLA allows these attributes on
 
     def allows(self, opcode: str) -> bool:
-        """True when XLA allows an ``opcode`` instruction these attributes."""
+        """True when XLA allows an ``opcode`` instruction these attributes (and they hold
+        those it requires)."""
         if opcode in self.accepted:
             return True
-        if not self.keys <= allowed_attributes(opcode, self.keys):
+        if not self.keys <= allowed_attributes(opcode, self.keys) or not set(
+                REQUIRED_ATTRIBUTES.get(opcode, ())) <= self.keys:
             return False
         self.accepted.add(opcode)
         return True
@@ -164,15 +194,19 @@ class Reader:
     """Reads one module's text: ``header()`` once, then ``computation_head()`` and
     ``instructions()`` for each computation until ``computation_head()`` returns
     None. ``refill(keep_from)`` (streaming) returns more text to append, or None at the end;
-    without it the text is complete."""
+    without it the text is complete. ``definition(computation, name)`` is the shape text of
+    an instruction read before in ``computation`` (by default from its ``by_name``, which
+    the caller fills as instructions come), for the shapes XLA infers."""
 
     def __init__(
         self,
         text: str,
         source: str | None = None,
         refill: Callable[[], str | None] | None = None,
+        definition: Callable[[Computation, str], str | None] | None = None,
     ) -> None:
         self.text = text
+        self._definition = definition or _collected_definition
         self.source = source
         self._refill = refill
         self.final = refill is None
@@ -180,6 +214,19 @@ class Reader:
         self.line = 1  # the line of ``self.pos``
         self._carried = 0  # characters of the line the text starts in, read and dropped
         self.computation_names: set[str] = set()
+        self.computation_results: dict[str, str] = {}  # name -> its root's shape text
+        self._async_called: set[str] = set()  # the computations async starts call
+        # Computations written inline as attribute values, read and not yet taken by
+        # ``take_inline``; and how many were named (``_``, ``_.1``, ...).
+        self.inline: list[Computation] = []
+        self._inline_count = [0]
+        self._visit: Callable[[Instruction], None] | None = None
+        self._opcodes: frozenset[str] = frozenset()
+        # The text is one instruction (XLA's single-instruction module: one computation,
+        # named _, whose operands written with a shape and no definition are parameters).
+        self.single = False
+        self._single_state = 0  # 1: its computation given, 2: its instruction read
+        self._missing = 0  # parameters made for such operands
         self._entry_seen = False
         # (opcode, has channel, has groups, attribute text) -> its layout and called
         # computations; the open layouts by their text with callee names open
@@ -291,18 +338,14 @@ class Reader:
 
     def _headerless(self, pos: int) -> None:
         """XLA reads a text without the header line as a module when it starts with ENTRY or
-        with a name and '{' (else as one instruction, which meshtopo does not read: refused
-        where XLA refuses it as neither)."""
+        with a name and '{', else as one instruction (``single``)."""
         text = self.text
         name = NAME.match(text, pos)
-        if pos >= len(text) or _ENTRY.match(text, pos) or name is None:
+        if pos >= len(text) or _ENTRY.match(text, pos):
             return
-        after = self._next(name.end())
-        if not text.startswith("{", after):
-            raise SyntaxFault("expects '=' in instruction" if not text.startswith("=", after)
-                              else "a module's text starts with ENTRY, HloModule or a "
-                                   "computation's name and '{' (one instruction alone is "
-                                   "not read)", after, at_end=after >= len(text))
+        if name is None or not text.startswith("{", self._next(name.end())):
+            self.single = True
+            self._inline_count[0] = 1  # the module and its computation are named _
 
     def _stack_frames(self, pos: int) -> int:
         """Skip the stack-frame index XLA prints after the header (``FileNames``,
@@ -323,17 +366,31 @@ class Reader:
 
     def computation_head(self) -> Computation | None:
         """The next computation's header (no instructions yet), or None at the end."""
+        if self.single:
+            if self._single_state:
+                return None
+            self._single_state = 1
+            self._begin()
+            return Computation("_", True, self.line, "")
         computation: Computation | None = self._step(self._computation_head)  # type: ignore[assignment]
         if computation is not None and computation.name in self.computation_names:
             raise HloParseError(f"computation {computation.name} is defined twice",
                                 computation.line, 1, self.source)
         if computation is not None and computation.is_entry:
             self._entry_seen = True
+        self._begin()
+        return computation
+
+    def _begin(self) -> None:
+        """Start reading a computation's instructions."""
         self._names: set[str] | NameSet = set() if self.final else NameSet()
         self._parameters: dict[int, Instruction] = {}
+        # async starts and updates -> what their updates and dones continue
+        self._async_ops: dict[str, _AsyncStart] = {}
+        self._nested: list[Instruction] = []  # operands written as instructions, in order
+        self._depth = 0  # how deep in them the reader is
         self._last: Instruction | None = None
         self._root_at: tuple[int, int] | None = None
-        return computation
 
     def instructions(
         self, computation: Computation, visit: Callable[[Instruction], None] | None = None,
@@ -346,9 +403,10 @@ class Reader:
         instruction by the general reader. The records the fast path builds for opcodes not
         in ``opcodes`` hold only strings, numbers, tuples of them and a shared layout, and
         are left out of the cyclic collector's passes (a dump's are mostly such)."""
+        self._visit, self._opcodes = visit, opcodes  # for computations written inline
         while True:
-            read, pos, line = read_lines(self.text, self.pos, self.line, self, computation,
-                                         _RUN, opcodes)
+            read, pos, line = ([], 0, 0) if self.single else read_lines(
+                self.text, self.pos, self.line, self, computation, _RUN, opcodes)
             if read:
                 self.pos, self.line, self._last = pos, line, read[-1]
                 for instruction in read:
@@ -372,8 +430,19 @@ class Reader:
                     computation.root = self._last
                 self._check_parameters()
                 self._check_result(computation)
+                thread = cast("str | None", self._step(self._computation_attributes))
+                if thread is not None:
+                    computation.execution_thread = thread
                 self.computation_names.add(computation.name)
+                self.computation_results[computation.name] = computation.root.shape_text
                 return
+            for operand in self._nested:  # written as operands: they come first
+                self._check(computation, operand, None)
+                if operand.opcode in opcodes:
+                    visit(operand)  # type: ignore[misc]
+                elif operand.opcode == "parameter":
+                    self._parameter(operand)
+                yield operand
             self._check(computation, found, self._root_at)
             if found.opcode in opcodes:
                 visit(found)  # type: ignore[misc]
@@ -431,6 +500,24 @@ class Reader:
             execution_thread=thread.group(1) if thread else None,
             result_at=self._result_at(pos, (start_line, start_column), begin, at))
         return computation, at + 1
+
+    def _computation_attributes(self, pos: int) -> tuple[str | None, int]:
+        """The attributes after a computation's closing brace: ``execution_thread``, a string,
+        alone, as XLA takes them (its value, or None when not written)."""
+        found, end = read_attributes(self.text, pos, self.final)
+        thread = None
+        for key, start, stop in found:
+            at = self.text.rfind(key, 0, start)  # XLA points at the attribute's name
+            if key != "execution_thread":
+                raise SyntaxFault(f'unexpected attribute "{key}". Allowed attributes: '
+                                  "execution_thread", at)
+            if thread is not None:
+                raise SyntaxFault(f"attribute {key} already exists", at)
+            value = self.text[start:stop]
+            if _STRING.fullmatch(value) is None:
+                raise SyntaxFault("expects string", start)
+            thread = value[1:-1]
+        return thread, end
 
     def _result_at(self, head: int, head_at: tuple[int, int], start: int, stop: int
                    ) -> tuple[int, int] | None:
@@ -535,12 +622,46 @@ class Reader:
     def _instruction(self, pos: int, computation: Computation) -> tuple[Instruction | None, int]:
         text = self.text
         at = skip(text, pos)
+        if self.single:
+            return self._single_instruction(at, computation)
         if at >= len(text):
             raise SyntaxFault(f"computation {computation.name} is never closed (expected '}}')",
                               at, at_end=True)
         if text[at] == "}":
             return None, at + 1
         return self._general(at, computation)
+
+    def _single_instruction(self, at: int, computation: Computation
+                            ) -> tuple[Instruction | None, int]:
+        """The one instruction of a text that is one (its name may be left out: XLA names it
+        _), then the end of the text."""
+        text = self.text
+        if self._single_state == 2:
+            if at < len(text):
+                raise SyntaxFault('Syntax error:\nExpected eof after parsing single instruction. '
+                                  'Did you mean to write an HLO module and forget the '
+                                  '"HloModule" header?', at)
+            return None, at
+        if _can_be_shape(text, at):
+            self._nested, self._depth = [], 0
+            found, end = self._right_side("_", at, at, computation, True)
+        else:
+            found, end = self._general(at, computation)
+        self._single_state = 2
+        found.is_root = True
+        return found, end
+
+    def _missing_parameter(self, name: str | None, shape: str, at: int,
+                           computation: Computation) -> Instruction:
+        """The parameter XLA makes, in a text that is one instruction, of an operand written
+        with a shape and no definition (named ``_N`` when the operand has no name)."""
+        number = self._missing
+        self._missing += 1
+        name = name or f"_{number}"
+        written = f"{name} = {shape} parameter({number})"
+        line, column = self.position(at)
+        return self._make(name, "parameter", shape, ((), ()), line, column, computation,
+                          False, str(number), written, [], len(written))
 
     def _fast_shape(self, shape: str) -> bool:
         """True when XLA's parser takes ``shape`` (the general reader says why not)."""
@@ -565,7 +686,7 @@ class Reader:
         ``to_apply=`` (``_CALLEE``), the layout of its text with those names open, shared by
         the lines that differ only there. None when ``rest`` is no attribute list the fast
         path takes, or ``opcode`` is none of XLA's or does not take these attributes."""
-        if opcode not in OPCODES:
+        if opcode not in _FAST_OPCODES:
             return None
         found = None
         if ("calls=" in rest or "to_apply=" in rest) and len(
@@ -623,6 +744,7 @@ class Reader:
 
     def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
         text = self.text
+        self._nested, self._depth = [], 0
         root = _ROOT.match(text, at)
         self._root_at = self.position(at) if root else None
         start = self._next(root.end()) if root else at
@@ -633,30 +755,231 @@ class Reader:
                 name.group() in KEYWORDS or text.startswith("=", name.end())):
             raise SyntaxFault("expects name", start)  # a keyword, or an attribute's name
         pos = self._expect("=", name.end(), "in instruction")
-        shape_start = self._next(pos)
-        shape_stop, refused = read_shape(text, shape_start, len(text))
-        if refused is not None:
-            raise SyntaxFault(*refused, at_end=refused[1] >= len(text))
+        return self._right_side(name.group(), name.start(), self._next(pos), computation,
+                                root is not None)
+
+    def _right_side(self, name: str, start: int, shape_start: int, computation: Computation,
+                    is_root: bool, nested: bool = False) -> tuple[Instruction, int]:
+        """The instruction called ``name`` (written from ``start``) whose right side
+        ``[shape] opcode(operands) attributes`` starts at ``shape_start``; a ``nested`` one
+        (an operand written as an instruction: XLA names it) takes no attributes."""
+        text = self.text
+        shape_stop = shape_start
+        if _can_be_shape(text, shape_start):
+            shape_stop, refused = read_shape(text, shape_start, len(text))
+            if refused is not None:
+                raise SyntaxFault(*refused, at_end=refused[1] >= len(text))
         op_start = self._next(shape_stop)
         opcode = _OPCODE.match(text, op_start)
         if opcode is None:
             raise SyntaxFault("expects opcode", op_start, at_end=op_start >= len(text))
-        if opcode.group() not in OPCODES and (self.final or opcode.end() < len(text)):
-            raise SyntaxFault(f"expects opcode but sees: {opcode.group()}, error: Unknown "
-                              f"opcode: {opcode.group()}", op_start)
+        kind = opcode.group()
+        if kind not in OPCODES and (self.final or opcode.end() < len(text)):
+            form = async_form(kind)
+            if form is None:
+                raise SyntaxFault(f"expects opcode but sees: {kind}, error: Unknown "
+                                  f"opcode: {kind}", op_start)
+            if form[1] not in OPCODES:
+                raise SyntaxFault(f"expects async wrapped opcode but sees: {kind}, error: "
+                                  f"Unknown opcode: {form[1]}", op_start)
+            kind = form[0]
+        if shape_stop == shape_start and kind in SHAPE_REQUIRED:
+            raise SyntaxFault(f"cannot infer shape for opcode: {kind}", self._next(opcode.end()))
         open_at = self._expect("(", opcode.end(), f"after the opcode {opcode.group()}") - 1
         close = group_end(text, open_at)
-        operands = self._operands(opcode.group(), text[open_at + 1:close - 1], open_at + 1)
-        found, end = read_attributes(text, close, self.final)
-        line, column = self.position(name.start())
-        attributes = [Attribute(k, text[s:e], *self.position(s)) for k, s, e in found]
+        operands = self._read_operands(opcode.group(), open_at + 1, close - 1, computation)
+        if nested:
+            name = self._anonymous(opcode.group())
+        continues = None
+        if kind in ASYNC_KINDS:
+            continues = self._async(opcode.group(), text[shape_start:shape_stop], operands[0],
+                                    self._next(close))
+        found, end = ([], close) if nested else read_attributes(text, close, self.final)
+        inline = {at: self._inline_computations(s, e) for at, (k, s, e) in enumerate(found)
+                  if k in CALL_ATTRIBUTES and _INLINE.match(text, s)}
+        if continues is not None:
+            self._async_attributes(name.lstrip("%"), kind, continues, [
+                (k, text[s:e]) for k, s, e in found], end)
+        line, column = self.position(start)
+        attributes = [Attribute(k, inline.get(at) or text[s:e], *self.position(s))
+                      for at, (k, s, e) in enumerate(found)]
+        shape = text[shape_start:shape_stop]
+        if not shape:
+            shape = self._inferred(opcode.group(), operands, attributes, computation)
+        for attribute in attributes:
+            if attribute.key == "parameter_replication":
+                _check_replication(attribute.value, shape, self._next(end))
         instruction = self._make(
-            name.group(), opcode.group(), text[shape_start:shape_stop], operands, line, column,
-            computation, root is not None, text[open_at + 1:close - 1], text[name.start():end],
-            attributes, close - name.start())
+            name, opcode.group(), shape, operands, line, column,
+            computation, is_root, text[open_at + 1:close - 1], text[start:end],
+            attributes, close - start)
+        written = {a.key for a in attributes}
+        for key in required_attributes(opcode.group()):
+            if key == "dimensions" and kind == "broadcast" and _is_scalar(
+                    self._operand_shape(operands, computation)):
+                continue  # a scalar's broadcast needs none
+            if key not in written:  # where the attribute list starts (past it: none)
+                raise SyntaxFault(f"attribute {key} is expected but not seen", self._next(close))
         return instruction, end
 
+    def _inline_computations(self, start: int, stop: int) -> str:
+        """Read the computations written inline as the attribute value ``text[start:stop]``
+        (``{ instructions }``, or ``{ {...}, {...} }`` for a list) as XLA reads them: each a
+        computation of the module named ``_`` (``_.1``, ``_.2``, ... in the order they are
+        read), kept in ``inline``; the value as their names (``_``, or ``{_, _.1}``)."""
+        text = self.text
+        first = skip(text, start + 1)
+        if not text.startswith("{", first):  # one computation
+            return self._inline_computation(start)
+        names = []
+        at = first
+        while text.startswith("{", at):
+            names.append(self._inline_computation(at))
+            at = skip(text, group_end(text, at))
+            if text.startswith(",", at):
+                at = skip(text, at + 1)
+        if at != stop - 1:
+            raise SyntaxFault("expects '}' at the end of the computation list", at)
+        return "{" + ", ".join(names) + "}"
+
+    def _inline_computation(self, start: int) -> str:
+        """Read the computation written inline from the ``{`` at ``start``; its name."""
+        stop = group_end(self.text, start)
+        line, column = self.position(start)
+        inner = Reader(self.text[start:stop], self.source, definition=self._definition)
+        inner.line, inner._carried, inner.pos = line, column - 1, 1
+        inner.computation_names = self.computation_names
+        inner.computation_results = self.computation_results
+        inner._async_called = self._async_called
+        inner.inline = self.inline
+        inner._inline_count = self._inline_count
+        # named once read, as XLA names it
+        computation = Computation("", False, line, "", written_inline=True)
+        inner._begin()
+        for instruction in inner.instructions(computation, self._visit, self._opcodes):
+            computation.instructions.append(instruction)
+            computation.by_name[instruction.name] = instruction
+        if skip(inner.text, inner.pos) < len(inner.text):
+            raise SyntaxFault("expects '}' at the end of instruction list.", start + inner.pos)
+        self.computation_names.discard("")
+        result = self.computation_results.pop("")
+        while True:
+            count = self._inline_count[0]
+            self._inline_count[0] += 1
+            name = "_" if count == 0 else f"_.{count}"
+            if name not in self.computation_names:
+                break
+        computation.name = name
+        for instruction in computation.instructions:
+            instruction.computation = name
+        self.computation_names.add(name)
+        self.computation_results[name] = result
+        self.inline.append(computation)
+        return name
+
+    def take_inline(self) -> list[Computation]:
+        """The computations written inline read since the last call."""
+        found, self.inline[:] = list(self.inline), []
+        return found
+
+    def _defined(self, name: str) -> bool:
+        """True when instruction ``name`` was read before in this computation (or as an
+        operand of the instruction being read)."""
+        return name in self._names or any(i.name == name for i in self._nested)
+
+    def _anonymous(self, opcode: str) -> str:
+        """XLA's name for an instruction written as an operand: ``<opcode>.anon``, made
+        unique among the names read (``.1``, ``.2``, ...)."""
+        taken = {i.name for i in self._nested}
+        name = f"{opcode}.anon"
+        suffix = 0
+        while name in self._names or name in taken:
+            suffix += 1
+            name = f"{opcode}.anon.{suffix}"
+        return name
+
+    def _async(self, opcode: str, shape: str, operands: tuple[str, ...], after: int
+               ) -> _AsyncStart:
+        """XLA's checks of an async wrapper (``async-start`` or its shorthand ``<op>-start``,
+        their -update and -done) before its attributes, refused at ``after``, the token after
+        its operands: a start's shape is ``((operands), outputs, ...)``; an update or done has
+        one operand, an async start or update wrapping the same op; an update has its
+        operand's shape. What the wrapper continues (a start: itself)."""
+        form = async_form(opcode)
+        kind, wrapped = form if form is not None else (opcode, "")
+        if kind == "async-start":
+            if not _async_start_shape(shape):
+                raise SyntaxFault("AsyncStart expects the op shape to be in the form of "
+                                  "((async-operands), async-outputs, state).", after)
+            return _AsyncStart(wrapped, "main", shape, "")
+        start = self._async_ops.get(operands[0]) if len(operands) == 1 else None
+        if start is None:
+            raise SyntaxFault("AsyncUpdate and AsyncDone expect a single async op as their "
+                              "operand.", after)
+        if wrapped and start.wrapped and start.wrapped != wrapped:
+            raise SyntaxFault(f"Expect async wrapped opcode to be {start.wrapped}, but got "
+                              f"{wrapped}", after)
+        if kind == "async-update" and not _same_shape(shape, start.shape):
+            raise SyntaxFault("AsyncUpdate expects the op shape to be the same as the operand "
+                              "shape.", after)
+        return start._replace(wrapped=wrapped or start.wrapped)
+
+    def _async_attributes(self, name: str, kind: str, start: _AsyncStart,
+                          found: list[tuple[str, str]], end: int) -> None:
+        """Note async start or update ``name`` (of ``kind``, continuing ``start``) for the
+        updates and dones to come; an update or done names its start's computation
+        (``calls``) and ``async_execution_thread`` if any (``found``: key and value as
+        written), refused at the token after it (``end``); no two starts call the same
+        computation."""
+        written = dict(found)
+        calls = written.get("calls", "").strip().lstrip("%")
+        thread = written.get("async_execution_thread", '"main"').strip().strip('"')
+        if kind == "async-start":
+            if calls in self._async_called:  # XLA's module check, after reading
+                raise SyntaxFault(f"Computation {calls} is called by more than one async op",
+                                  self._next(end))
+            if calls:
+                self._async_called.add(calls)
+            start = start._replace(thread=thread, calls=calls)
+        elif calls in self.computation_names and start.calls and calls != start.calls:
+            raise SyntaxFault(f"Expect async_wrapped_computation to be {start.calls}, but got "
+                              f"{calls}", self._next(end))
+        elif "async_execution_thread" in written and thread != start.thread:
+            raise SyntaxFault(f"Expect async_execution_thread to be {start.thread}, but got "
+                              f"{thread}", self._next(end))
+        if kind != "async-done":
+            self._async_ops[name] = start
+
+    def _operand_shape(self, operands: _Operands, computation: Computation) -> str | None:
+        """The shape text of the first of ``operands`` (None when not known)."""
+        if not operands[0]:
+            return None
+        return (operands[1][0] if operands[1] else None) or next(
+            (i.shape_text for i in self._nested if i.name == operands[0][0]), None) or (
+            self._definition(computation, operands[0][0])) or None
+
+    def _operand_type(self, operands: _Operands, computation: Computation) -> str | None:
+        """The element type of the first of ``operands`` (None when not known)."""
+        shape = self._operand_shape(operands, computation)
+        return shape.split("[", 1)[0].strip() if shape else None
+
+    def _inferred(self, opcode: str, operands: _Operands, attributes: list[Attribute],
+                  computation: Computation) -> str:
+        """The shape XLA infers for an instruction written without one (``_infer``), from
+        its operands' shapes (written inline, else their ``definition``), or "" when it is
+        not inferred."""
+        inline = operands[1] or (None,) * len(operands[0])
+        nested = {i.name: i.shape_text for i in self._nested}  # not yet the caller's
+        shapes = [shape if shape is not None else
+                  nested.get(name) or self._definition(computation, name)
+                  for name, shape in zip(operands[0], inline, strict=True)]
+        return infer_shape(opcode, shapes, {a.key: a.value for a in attributes},
+                           self.computation_results.get)
+
     def _operands(self, opcode: str, text: str, offset: int) -> _Operands:
+        """Names and inline shapes of the operands written in ``text`` (at ``offset``), each a
+        ``[shape] name`` (the fast path's; an operand written as an instruction is a
+        ``SyntaxFault`` here: ``_read_operands`` reads it)."""
         if opcode == "parameter":
             _parameter_number(text, offset)
         if opcode in _LITERAL_OPCODES or not text.strip():
@@ -669,6 +992,75 @@ class Reader:
             raise SyntaxFault(fault.message, offset + fault.offset) from None
         shapes = tuple(shape for _, shape, _ in found)
         return tuple(name for name, _, _ in found), (shapes if any(shapes) else ())
+
+    def _read_operands(self, opcode: str, start: int, stop: int, computation: Computation
+                       ) -> _Operands:
+        """The operands written in ``text[start:stop]`` (between an operand list's
+        brackets): names and inline shapes; one written as an instruction is read
+        (``_operand_list``)."""
+        text = self.text[start:stop]
+        if ("(" in text or self.single) and opcode not in _LITERAL_OPCODES and text.strip():
+            return self._operand_list(start, stop, computation)
+        return self._operands(opcode, text, start)
+
+    def _operand_list(self, start: int, stop: int, computation: Computation) -> _Operands:
+        """XLA's operand list: ``operand (',' operand)*``, where an operand is ``[shape]
+        name`` or an instruction without attributes, ``[shape] opcode(operands)`` (its shape
+        may be left out where XLA infers it), read and named as XLA names it
+        (``_anonymous``) and kept in ``_nested`` to come before the instruction using it."""
+        text = self.text
+        names: list[str] = []
+        shapes: list[str | None] = []
+        at = skip(text, start)
+        while True:
+            operand = at
+            shape: str | None = None
+            if _can_be_shape(text, at):
+                end, refused = read_shape(text, at, stop)
+                if refused is not None:
+                    raise SyntaxFault(*refused)
+                shape, at = text[at:end], skip(text, end)
+            word = _WORD.match(text, at, stop)
+            after = skip(text, word.end()) if word is not None else at
+            if word is not None and after < stop and text[after] == "(" and (
+                    word.group() not in SHAPE_REQUIRED or shape is not None) and (
+                    word.group() in OPCODES or async_form(word.group()) is not None):
+                if self._depth >= MAX_DEPTH:
+                    raise SyntaxFault(f"values nested more than {MAX_DEPTH} deep", operand)
+                self._depth += 1
+                try:
+                    found, end = self._right_side("", operand, operand, computation, False,
+                                                  nested=True)
+                except SyntaxFault as fault:
+                    raise SyntaxFault(_NOT_AN_OPERAND, operand, fault.at_end) from None
+                self._depth -= 1
+                if not all(self._defined(name) for name in found.operands):
+                    raise SyntaxFault(_NOT_AN_OPERAND, operand)
+                self._nested.append(found)
+                names.append(found.name)
+                shapes.append(None)
+            else:
+                name = NAME.match(text, at, stop)
+                written = None if name is None else name.group().lstrip("%")
+                if self.single and shape is not None and (
+                        written is None or not self._defined(written)):
+                    made = self._missing_parameter(written, shape, operand, computation)
+                    self._nested.append(made)
+                    names.append(made.name)
+                    shapes.append(shape)
+                    end = at if name is None else name.end()
+                else:
+                    if written is None or not self._defined(written):
+                        raise SyntaxFault(_NOT_AN_OPERAND, operand)
+                    names.append(written)
+                    shapes.append(shape)
+                    end = name.end()  # type: ignore[union-attr]
+            at = skip(text, end)
+            if at >= stop:
+                return tuple(names), (tuple(shapes) if any(shapes) else ())
+            if text[at] != ",":
+                raise SyntaxFault("expects ')' at the end of operands", at)
+            at = skip(text, at + 1)
 
     def _make(
         self, name: str, opcode: str, shape: str, operands: _Operands, line: int,
@@ -683,9 +1075,11 @@ class Reader:
             called: list[str] = []
             seen: set[str] = set()
             keys = [a.key for a in attributes]
+            predicate = (self._operand_type(operands, computation) if opcode == "conditional"
+                         else None)
             for key, value, at_line, at_column in attributes:
-                refusal = (unexpected_attribute(opcode, key, keys) if key not in seen
-                           else f"attribute {key} already exists")
+                refusal = (unexpected_attribute(opcode, key, keys, predicate)
+                           if key not in seen else f"attribute {key} already exists")
                 if refusal is not None:
                     raise HloParseError(refusal, at_line, max(at_column - len(key) - 1, 1),
                                         self.source)
@@ -704,6 +1098,75 @@ class Reader:
         """The ``, key=value`` attributes from ``pos`` (the module header's), with positions."""
         found, end = read_attributes(self.text, pos, self.final)
         return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
+
+
+class _AsyncStart(NamedTuple):
+    """What an async update or done continues: the wrapped op ("" when the opcodes do not
+    name it), the execution thread, the start's (or update's) shape and the computation it
+    calls ("" when not written)."""
+
+    wrapped: str
+    thread: str
+    shape: str
+    calls: str
+
+
+def _check_replication(value: str, shape: str, after: int) -> None:
+    """XLA's rule for ``parameter_replication``: one element per leaf buffer of the shape,
+    refused at ``after``, the token after the instruction."""
+    try:
+        leaves = sum(1 for _ in parse_shape(shape).leaves())
+    except HloParseError:
+        return  # the shape is not known
+    elements = len([item for item in without_comments(value, False).strip("{} \t\n").split(",")
+                    if item.strip()])
+    if elements != leaves:
+        raise SyntaxFault(f"parameter has {leaves} leaf buffers, but parameter_replication has "
+                          f"{elements} elements.", after)
+
+
+def _is_scalar(shape: str | None) -> bool:
+    """True when ``shape`` is an array of rank 0 (False when it is not known)."""
+    try:
+        found = parse_shape(shape) if shape else None
+    except HloParseError:
+        return False
+    return found is not None and found.tuple_shapes is None and not found.dimensions
+
+
+def _same_shape(a: str, b: str) -> bool:
+    """True when shape texts ``a`` and ``b`` are the same shape (layouts aside)."""
+    try:
+        return a == b or parse_shape(a).compatible(parse_shape(b))
+    except HloParseError:
+        return False
+
+
+def _async_start_shape(shape: str) -> bool:
+    """True when ``shape`` is an async start's: a tuple of at least two, the first a tuple."""
+    try:
+        found = parse_shape(shape)
+    except HloParseError:
+        return False
+    parts = found.tuple_shapes
+    return parts is not None and len(parts) >= 2 and parts[0].tuple_shapes is not None
+
+
+def _collected_definition(computation: Computation, name: str) -> str | None:
+    """The shape text of instruction ``name`` of ``computation``, if collected."""
+    found = computation.by_name.get(name)
+    return None if found is None else found.shape_text
+
+
+def _can_be_shape(text: str, pos: int) -> bool:
+    """True when the token at ``pos`` starts a shape (XLA's ``CanBeShape``: '(', an element
+    type, or ``b`` and '(' of a buffer), so that an instruction without one is read as such."""
+    if text.startswith("(", pos):
+        return True
+    word = _WORD.match(text, pos)
+    if word is not None and word.group() == "b":  # a buffer shape: b(f32[16])
+        return text.startswith("(", skip(text, word.end()))
+    return word is not None and word.group() in ELEMENT_BITS
 
 
 @functools.lru_cache(maxsize=1024)
@@ -757,7 +1220,11 @@ def _operand_position(instruction: Instruction, operand: str) -> tuple[int, int]
     """Where the first operand called ``operand`` (its inline shape, if any) is written."""
     text, operands = instruction.text, instruction.operand_text
     start = text.find("(" + operands + ")", len(instruction.name)) + 1
-    for name, _, at in split_operands(operands):
+    try:
+        found = split_operands(operands)
+    except SyntaxFault:  # operands written as instructions
+        return instruction.line, instruction.column
+    for name, _, at in found:
         if name == operand:
             return instruction.position(start + at)
     return instruction.line, instruction.column
@@ -788,7 +1255,12 @@ def _predecessor_position(instruction: Instruction, predecessor: str) -> tuple[i
 _NO_ATTRIBUTES = _Layout((), (), "", frozenset())
 # Names the general reader judges (a type or keyword: XLA's lexer reads them as such).
 _GENERAL_NAMES = frozenset(ELEMENT_BITS) | KEYWORDS
-configure(Instruction, tuple(f.name for f in fields(Instruction)), OPCODES, _GENERAL_NAMES,
+# The opcodes the fast path reads: async wrappers are left to the general reader (``_async``),
+# and conditionals, whose attributes depend on their predicate's type.
+_FAST_OPCODES = OPCODES - frozenset(ASYNC_KINDS) - {"conditional"}  # by its predicate's type
+# The opcodes the fast path reads written without attributes: those that require none.
+_BARE_OPCODES = _FAST_OPCODES - set(REQUIRED_ATTRIBUTES)
+configure(Instruction, tuple(f.name for f in fields(Instruction)), _BARE_OPCODES, _GENERAL_NAMES,
           _LITERAL_OPCODES, _NO_ATTRIBUTES, SyntaxFault, OPERAND_COUNTS)
 
 
@@ -812,7 +1284,8 @@ def read_attributes(
 ) -> tuple[list[tuple[str, int, int]], int]:
     """The ``, key=value`` attributes starting at ``pos``: (key, value start, value end) each,
     and the offset where the instruction ends (after its last value). A mesh-axes
-    ``replica_groups`` value takes its ``, device_ids=(...)`` part along, as XLA reads it."""
+    ``replica_groups`` value takes its ``, device_ids=(...)`` part along, as XLA reads it,
+    and a ``literal`` its shape and value (``literal=f32[] 0.1``)."""
     found: list[tuple[str, int, int]] = []
     end = pos
     while True:
@@ -829,4 +1302,8 @@ def read_attributes(
         end = value_end(text, start, final)
         if key.group() == "replica_groups" and text.startswith("mesh", start):
             end = _device_ids_end(text, end, final)
+        elif key.group() == "literal":  # a custom call's: shape, then its value
+            after = lookahead(text, end, final)
+            if _LITERAL_VALUE.match(text, after):
+                end = value_end(text, after, final)
         found.append((key.group(), start, end))

@@ -2,7 +2,7 @@
 
 Grammar (``xla/hlo/parser/hlo_parser.cc``, ``ParseShape``)::
 
-    shape  := tuple | array
+    shape  := tuple | array | 'b' '(' array ')'
     tuple  := '(' [ shape ( ',' shape )* ] ')'
     array  := TYPE '[' [ dim ( ',' dim )* ] ']' [ '{' layout '}' ]
     dim    := INT | '<=' INT | '?'
@@ -41,8 +41,9 @@ ELEMENT_BITS: dict[str, int] = {
 _INT64_MAX = 2**63 - 1
 _ARRAY = re.compile(r"([a-z][a-z0-9]*)\s*\[([^\]]*)\]")
 _LAYOUT = re.compile(r"\s*\{([^{}]*)\}")
+_BUFFER = re.compile(r"b\s*\(")
 _PACKED = re.compile(r"E\(([0-9]+)\)")
-_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)  # a shape holds no string
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n\r]*", re.S)  # a shape holds no string
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,8 @@ class Shape:
 
     ``dimensions`` are the sizes (the bound for ``<=N``, -1 for ``?``); ``dynamic[i]`` says
     whether dimension i was written as ``<=N`` or ``?``. ``layout`` is the raw text inside the
-    braces, or None when none was written.
+    braces, or None when none was written. ``is_buffer``: the array is a buffer, written
+    ``b(f32[16])`` (its size is the array's).
     """
 
     element_type: str
@@ -59,6 +61,7 @@ class Shape:
     dynamic: tuple[bool, ...] = ()
     layout: str | None = None
     tuple_shapes: tuple[Shape, ...] | None = None
+    is_buffer: bool = False
 
     @property
     def is_tuple(self) -> bool:
@@ -114,18 +117,21 @@ class Shape:
                     and all(a.compatible(b) for a, b in zip(self.tuple_shapes,
                                                             other.tuple_shapes, strict=True)))
         return (self.element_type == other.element_type
-                and self.dimensions == other.dimensions)
+                and self.dimensions == other.dimensions and self.is_buffer == other.is_buffer)
 
     @property
     def human_string(self) -> str:
         """The shape as XLA's messages print it: without layouts."""
         if self.tuple_shapes is not None:
             return "(" + ", ".join(s.human_string for s in self.tuple_shapes) + ")"
-        return str(Shape(self.element_type, self.dimensions, self.dynamic))
+        return str(Shape(self.element_type, self.dimensions, self.dynamic,
+                         is_buffer=self.is_buffer))
 
     def __str__(self) -> str:
         if self.tuple_shapes is not None:
             return "(" + ", ".join(str(s) for s in self.tuple_shapes) + ")"
+        if self.is_buffer:
+            return f"b({Shape(self.element_type, self.dimensions, self.dynamic, self.layout)})"
         dims = ",".join(
             ("?" if d < 0 else f"<={d}") if dyn else str(d)
             for d, dyn in zip(self.dimensions, self.dynamic, strict=True)
@@ -191,6 +197,17 @@ class _ShapeReader:
                     self.pos += 1
                     return Shape("tuple", tuple_shapes=tuple(parts))
                 raise self.error("expected ',' or ')' in a tuple shape")
+        buffer = _BUFFER.match(self.text, self.pos)
+        if buffer is not None:
+            self.pos = buffer.end()
+            inner = self.shape(depth + 1)
+            self.skip_space()
+            if inner.tuple_shapes is not None or inner.is_buffer or not self.text.startswith(
+                    ")", self.pos):
+                raise self.error("expected an array shape in a buffer shape b(...)")
+            self.pos += 1
+            return Shape(inner.element_type, inner.dimensions, inner.dynamic, inner.layout,
+                         is_buffer=True)
         match = _ARRAY.match(self.text, self.pos)
         if match is None:
             raise self.error("expected a shape such as f32[8,128]{1,0} or a tuple (...)")

@@ -7,7 +7,8 @@ allowed between any two tokens) and says where it ends and XLA's message and the
 cut out, matching shapes in XLA's printed form with one pattern first. A layout's
 minor-to-major list must name as many dimensions as the array has (checked at the token after
 the layout, as XLA does); what follows a layout's ``:`` is checked only for its form (letters,
-each with bracketed arguments). Tuples nest at most as deep as any value (``MAX_DEPTH``).
+each with bracketed arguments). Tuples nest at most as deep as any value (``MAX_DEPTH``). A
+buffer shape ``b(f32[16])`` holds one array shape.
 """
 
 from __future__ import annotations
@@ -90,6 +91,17 @@ class _Shape:
                 if self.at(at, ")"):
                     return at + 1
                 raise _Refused("expects ')' at the end of tuple.", at)
+        if self.at(pos, "b") and self.at(after := self.next(pos + 1), "("):  # a buffer
+            if depth >= MAX_DEPTH:
+                raise _Refused(f"values nested more than {MAX_DEPTH} deep", pos)
+            inner = self.next(after + 1)
+            if self.at(inner, "(") or self.at(inner, "b") or self.at(inner, "token"):
+                raise _Refused("element_shape must be an array shape to create a buffer "
+                               "shape.", inner)
+            at = self.next(self.shape(inner, nested=True, depth=depth + 1))
+            if not self.at(at, ")"):
+                raise _Refused("expects ')' at the end of buffer shape.", at)
+            return at + 1
         element = _TYPE.match(text, pos, self.stop)
         if element is None or element.group() not in ELEMENT_BITS:
             if nested:

@@ -158,7 +158,8 @@ def _blocks(
         return chunk or None
 
     name = hlo_input.name
-    reader = Reader("", name, refill)
+    recent: OrderedDict[str, str] = OrderedDict()
+    reader = Reader("", name, refill, lambda computation, operand: recent.get(operand))
     record = reader.header()
     header = ModuleHeader(record)
     r, p = resolve_counts(header, replica_count, num_partitions)
@@ -173,7 +174,6 @@ def _blocks(
     linker = Linker(scope.root_collective, scope.wrapped)
     cache = DecodeCache()
     decode = collective_decoder(scope, cache, lambda collective: None)
-    recent: OrderedDict[str, str] = OrderedDict()
     entry, marked = None, False
     count = 0
     while (computation := reader.computation_head()) is not None:
@@ -186,11 +186,12 @@ def _blocks(
             recent[instruction.name] = instruction.shape_text
             if len(recent) > RECENT_DEFINITIONS:
                 recent.popitem(last=False)
-        root = computation.root
-        if root is not None:
-            scope.roots[computation.name] = (root.opcode, root.shape_text.split("[", 1)[0])
-            if root.collective is not None and root.opcode not in ASYNC_OPCODES:
-                scope.root_collectives[computation.name] = root.collective
+        for read in [*reader.take_inline(), computation]:  # inline ones first
+            root = read.root
+            if root is not None:
+                scope.roots[read.name] = (root.opcode, root.shape_text.split("[", 1)[0])
+                if root.collective is not None and root.opcode not in ASYNC_OPCODES:
+                    scope.root_collectives[read.name] = root.collective
         if computation.is_entry or not marked:
             entry, marked = computation.name, computation.is_entry
     if count == 0:
@@ -206,7 +207,7 @@ def _resolve_operands(instruction: Instruction, recent: OrderedDict[str, str]) -
         return
     inline = instruction.inline_shapes or (None,) * len(instruction.operands)
     instruction.inline_shapes = tuple(
-        shape if shape is not None else recent.get(name)
+        shape if shape is not None else (recent.get(name) or None)
         for name, shape in zip(instruction.operands, inline, strict=True))
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from .._errors import InvalidArgumentError
+from .._errors import HloParseError, InvalidArgumentError
 from ._shape import Shape, parse_shape
 
 if TYPE_CHECKING:
@@ -110,7 +110,11 @@ class Instruction:
 
     @property
     def shape(self) -> Shape:
-        """The result shape."""
+        """The result shape (written, or inferred where it is not: ``_infer``); an
+        ``HloParseError`` when it was neither written nor inferred (``shape_text`` is "")."""
+        if not self.shape_text:
+            raise HloParseError(f"the shape of {self.name} is not written and meshtopo does not "
+                                f"infer it for {self.opcode}", self.line, self.column)
         return parse_shape(self.shape_text, self.line, self.column)
 
     def __repr__(self) -> str:
@@ -130,6 +134,7 @@ class Computation:
     by_name: dict[str, Instruction] = field(default_factory=dict)
     root: Instruction | None = None
     result_at: tuple[int, int] | None = None  # where the signature's result shape starts
+    written_inline: bool = False  # as an attribute's value (``to_apply={...}``), named by XLA
 
     @property
     def called_computations(self) -> list[str]:

@@ -1,8 +1,8 @@
 """HLO's lexical rules on offsets of a text: white space, comments, names, strings, values.
 
 XLA's lexer (``xla/hlo/parser/hlo_lexer.cc``) skips white space (newlines included),
-``/* ... */`` comments and ``// ...`` comments to the end of the line between any two tokens,
-so nothing here treats a line break as special. Every function takes the text and an offset
+``/* ... */`` comments and ``// ...`` comments to the end of the line (``\n`` or ``\r``) between
+any two tokens, and reads strings across lines, so nothing here treats a line break as special. Every function takes the text and an offset
 and returns an offset; errors are ``SyntaxFault`` with the offset where the text goes wrong,
 turned into line:column by the reader that owns the text (``_reader``).
 
@@ -21,8 +21,9 @@ from __future__ import annotations
 import re
 
 # White space and both kinds of comment, any number of them.
-SKIP = re.compile(r"(?:[ \t\r\n\f\v]+|/\*(?:[^*]|\*(?!/))*\*/|//[^\n]*)*")
-STRING = r'"(?:[^"\\\n]|\\.)*"'
+SKIP = re.compile(r"(?:[ \t\r\n\f\v]+|/\*(?:[^*]|\*(?!/))*\*/|//[^\n\r]*)*")
+# A string may span lines (XLA's lexer: "([^"\\]|\\.)*"); the fast path reads strings on one line.
+STRING = r'"(?:[^"\\]|\\.)*+"'
 _STRING = re.compile(STRING)
 # A run of characters that is no bracket, string, separator, '=' (but '<=') or comment.
 BARE = r"(?:[^ \t\r\n\f\v,{}()\[\]\"=/<]++|<=?|/(?![*/]))++"
@@ -73,8 +74,8 @@ def int64_at(text: str, pos: int, stop: int | None = None) -> tuple[int, int] | 
 def string_end(text: str, pos: int) -> int:
     """The offset just past the string literal starting at ``pos``."""
     match = _STRING.match(text, pos)
-    if match is None:
-        raise SyntaxFault("unterminated string", pos, at_end=text.find("\n", pos) < 0)
+    if match is None:  # it may end in text still to come
+        raise SyntaxFault("unterminated string", pos, at_end=True)
     return match.end()
 
 

@@ -19,10 +19,10 @@ from .._errors import HloParseError
 from ._syntax import NAME, STRING, SyntaxFault, atoms_end, skip, value_end
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_STRING = re.compile(STRING)
 _KEY = re.compile(r"[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*")
 # A comment, or a string (quoted as XLA's lexer quotes them), in which no comment starts.
-_COMMENT_OR_STRING = re.compile(STRING + r"|'[^'\n]*'|/\*(?:[^*]|\*(?!/))*\*/|//[^\n]*")
+_COMMENT_OR_STRING = re.compile(STRING + r"|'[^'\n]*'|/\*(?:[^*]|\*(?!/))*\*/|//[^\n\r]*")
 _INT = re.compile(r"[ \t]*(-?[0-9]+)[ \t]*")
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "0": "\0"}

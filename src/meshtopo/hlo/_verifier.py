@@ -213,7 +213,7 @@ def _structural_problem(instruction: Instruction, graph: Graph | None,
         return result_shape_problem(instruction.opcode, instruction.shape, operands,
                                     lambda: instruction_text(instruction, source))
     wrapped = graph.wrapped(instruction)
-    if wrapped is None or wrapped.root is None:
+    if wrapped is None or wrapped.root is None or not wrapped.root.shape_text:
         return None
     parameters = [i.shape for i in wrapped.instructions if i.opcode == "parameter"]
     return async_problem(instruction.opcode, instruction.shape, operands, parameters,

@@ -84,7 +84,7 @@ class Graph:
         shapes: list[Shape | None] = []
         for index in range(len(instruction.operands)):
             operand = self.operand(instruction, index)
-            shapes.append(None if operand is None else operand.shape)
+            shapes.append(None if operand is None or not operand.shape_text else operand.shape)
         return shapes
 
     def wrapped(self, instruction: Instruction) -> Computation | None:
