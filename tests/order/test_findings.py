@@ -462,3 +462,36 @@ ENTRY %main (p: f32[8]) -> f32[8] {
     assert [[i.name for i in mt.order.issue_order(module, d)] for d in (0, 1)] == [["a"], []]
     finding = _only(mt.order.analyze(module))
     assert (finding.type, finding.devices, finding.waiting) == ("missing", (1,), (0,))
+
+
+ASYNC = """HloModule asyncs, num_partitions=4, is_scheduled=true
+""" + ADD + """ENTRY %main (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  FIRST
+  SECOND
+  %a2a-done = f32[8]{0} all-to-all-done(%a2a-start)
+  %rs-done = f32[2]{0} reduce-scatter-done(%rs-start)
+  ROOT %out = f32[8]{0} copy(%a2a-done)
+}
+"""
+RS = ("%rs-start = ((f32[8]{0}), f32[2]{0}) reduce-scatter-start(%p), channel_id=1, "
+      "replica_groups={{0,1,2,3}}, use_global_device_ids=true, dimensions={0}, to_apply=%add")
+A2A = ("%a2a-start = ((f32[8]{0}), f32[8]{0}) all-to-all-start(%p), channel_id=2, "
+       "replica_groups={{0,1,2,3}}, dimensions={0}")
+
+
+def test_async_shorthand_starts_where_written_and_waits_at_its_done() -> None:
+    """XLA's <op>-start/<op>-done for any collective: an async collective like the others."""
+    forward = mt.hlo.parse_module(ASYNC.replace("FIRST", RS).replace("SECOND", A2A))
+    report = mt.order.analyze(forward)
+    assert report.findings == []
+    assert [(a.entry.name, a.entry.opcode, a.entry.done) for a in report.schedule(0)] == [
+        ("rs-start", "reduce-scatter", "rs-done"), ("a2a-start", "all-to-all", "a2a-done")]
+    # Started in opposite orders on one clique: arrival order pairs each with the other.
+    backward = mt.hlo.parse_module(ASYNC.replace("FIRST", A2A).replace("SECOND", RS))
+    findings = mt.order.analyze([(forward, [0, 1]), (backward, [2, 3])]).findings
+    assert [(f.type, set(f.instructions)) for f in findings] == [
+        ("mismatch", {"rs-start", "a2a-start"})] * 2
+    assert findings[0].message.startswith(
+        "Position 0 on clique [0,1,2,3]: devices 0,1 issue rs-start (line 9) (reduce-scatter, "
+        "f32[2]{0}, sum); devices 2,3 issue a2a-start (line 9) (all-to-all, f32[8]{0})")
