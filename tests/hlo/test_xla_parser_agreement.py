@@ -312,12 +312,14 @@ for _name, _text in (
 ):
     CASES[f"single instruction, {_name}"] = "\n" + _text  # line 1: XLA counts columns from 0
 
-# A conditional's attributes follow its predicate's type: pred, or an s32 branch index.
-for _type, _value in (("pred", "false"), ("s32", "0")):
+# A conditional's attributes follow its predicate's type: pred, or an s32 branch index; any
+# other predicate is refused.
+for _type, _value in (("pred", "false"), ("s32", "0"), ("f32", "0"), ("s32[2]{0}", "{0, 1}")):
     for _attributes in ("true_computation=%add, false_computation=%add",
                         "branch_computations={%add, %add}"):
         CASES[f"conditional on {_type}, {_attributes.split('=')[0]}"] = _module(
-            f"%i = {_type}[] constant({_value})", "%z = f32[] constant(0)",
+            f"%i = {_type if '[' in _type else _type + '[]'} constant({_value})",
+            "%z = f32[] constant(0)",
             f"%c = f32[] conditional(%i, %z, %z), {_attributes}", "ROOT %r = f32[8]{0} copy(%p)")
 
 # Attributes an opcode requires (_opcodes.REQUIRED_ATTRIBUTES).
@@ -332,7 +334,6 @@ for _name, _line in (("none written", "ROOT %r = f32[8]{0} broadcast(%p)"),
                      ("of a collective", "ROOT %r = f32[8]{0} all-reduce(%p)")):
     CASES[f"required attribute missing, {_name}"] = _module(
         "%x = f32[] constant(0)", _line)
-
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:

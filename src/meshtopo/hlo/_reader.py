@@ -807,6 +807,8 @@ class Reader:
         operands = self._read_operands(opcode.group(), open_at + 1, close - 1, computation)
         if nested:
             name = self._anonymous(opcode.group())
+        if kind == "conditional":
+            _check_predicate(self._operand_shape(operands, computation), self._next(close))
         continues = None
         if kind in ASYNC_KINDS:
             continues = self._async(opcode.group(), text[shape_start:shape_stop], operands[0],
@@ -1142,6 +1144,21 @@ def _check_replication(value: str, shape: str, after: int) -> None:
     if elements != leaves:
         raise SyntaxFault(f"parameter has {leaves} leaf buffers, but parameter_replication has "
                           f"{elements} elements.", after)
+
+
+def _check_predicate(shape: str | None, after: int) -> None:
+    """XLA's rule for a conditional's first operand (of ``shape``, None when not known): a
+    scalar pred or s32, refused at ``after``, the token after the operands."""
+    if shape is None:
+        return
+    try:
+        found = parse_shape(shape)
+    except HloParseError:
+        return
+    if found.tuple_shapes is not None or found.dimensions:
+        raise SyntaxFault("The first operand must be a scalar", after)
+    if found.element_type not in ("pred", "s32"):
+        raise SyntaxFault("The first operand must be a scalar of PRED or S32", after)
 
 
 def _is_scalar(shape: str | None) -> bool:
