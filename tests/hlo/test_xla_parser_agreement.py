@@ -335,6 +335,18 @@ for _name, _line in (("none written", "ROOT %r = f32[8]{0} broadcast(%p)"),
     CASES[f"required attribute missing, {_name}"] = _module(
         "%x = f32[] constant(0)", _line)
 
+# result_accuracy, as XLA reads it (_accuracy).
+for _value in ("{mode=highest}", "{mode=Default}", "{tolerance={atol=1,rtol=2e-3, ulps=3}}",
+               "{tolerance={}}", "{mode=high}", "{0.5}", "{foo=10.0}", "highest", "{}",
+               "{mode=highest, tolerance={atol=0.1}}", "{ mode = highest }",
+               "{tolerance={foo=1}}", "{tolerance={atol=x}}", "{\n   mode=tolerance}"):
+    for _where in ("", ", not the root"):
+        _lines = [f"%e = f32[8]{{0}} exponential(%p), result_accuracy={_value}",
+                  "ROOT %r = f32[8]{0} copy(%e)"]
+        CASES[f"result_accuracy {_value}{_where}"] = _module(
+            *(_lines if _where else [_lines[0].replace("%e =", "ROOT %e =")]))
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:
     text = CASES[name]
@@ -390,7 +402,7 @@ for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("n
     CASES[f"operand count, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} {_line}")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+_IN_XLA_WORDS = ("result_accuracy", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

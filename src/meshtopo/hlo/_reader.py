@@ -40,6 +40,7 @@ from dataclasses import fields
 from typing import NamedTuple, TypeVar, cast
 
 from .._errors import HloParseError
+from ._accuracy import check_result_accuracy
 from ._allowed import allowed_attributes, unexpected_attribute
 from ._infer import infer_shape
 from ._line_scan import configure, read_lines
@@ -749,6 +750,8 @@ class Reader:
             for k, value in spans:
                 if k == "metadata" and not _takes_metadata(value):
                     return None
+                if k == "result_accuracy":
+                    check_result_accuracy(value, 1, 1)  # else the general reader says why
                 if k in CALL_ATTRIBUTES and not (open_callees and value == "%"):
                     called.extend(parse_name_list(value, k, 1, 1))
                 elif k == "control-predecessors":
@@ -1107,6 +1110,8 @@ class Reader:
                 seen.add(key)
                 if key == "metadata":
                     check_metadata(value, at_line, at_column)
+                elif key == "result_accuracy":
+                    check_result_accuracy(value, at_line, at_column)
                 elif key in CALL_ATTRIBUTES:
                     called.extend(parse_name_list(value, key, at_line, at_column))
                 elif key == "control-predecessors":
