@@ -312,12 +312,14 @@ for _name, _text in (
 ):
     CASES[f"single instruction, {_name}"] = "\n" + _text  # line 1: XLA counts columns from 0
 
-# A conditional's attributes follow its predicate's type: pred, or an s32 branch index.
-for _type, _value in (("pred", "false"), ("s32", "0")):
+# A conditional's attributes follow its predicate's type: pred, or an s32 branch index; any
+# other predicate is refused.
+for _type, _value in (("pred", "false"), ("s32", "0"), ("f32", "0"), ("s32[2]{0}", "{0, 1}")):
     for _attributes in ("true_computation=%add, false_computation=%add",
                         "branch_computations={%add, %add}"):
         CASES[f"conditional on {_type}, {_attributes.split('=')[0]}"] = _module(
-            f"%i = {_type}[] constant({_value})", "%z = f32[] constant(0)",
+            f"%i = {_type if '[' in _type else _type + '[]'} constant({_value})",
+            "%z = f32[] constant(0)",
             f"%c = f32[] conditional(%i, %z, %z), {_attributes}", "ROOT %r = f32[8]{0} copy(%p)")
 
 # Attributes an opcode requires (_opcodes.REQUIRED_ATTRIBUTES).
@@ -332,6 +334,17 @@ for _name, _line in (("none written", "ROOT %r = f32[8]{0} broadcast(%p)"),
                      ("of a collective", "ROOT %r = f32[8]{0} all-reduce(%p)")):
     CASES[f"required attribute missing, {_name}"] = _module(
         "%x = f32[] constant(0)", _line)
+
+# result_accuracy, as XLA reads it (_accuracy).
+for _value in ("{mode=highest}", "{mode=Default}", "{tolerance={atol=1,rtol=2e-3, ulps=3}}",
+               "{tolerance={}}", "{mode=high}", "{0.5}", "{foo=10.0}", "highest", "{}",
+               "{mode=highest, tolerance={atol=0.1}}", "{ mode = highest }",
+               "{tolerance={foo=1}}", "{tolerance={atol=x}}", "{\n   mode=tolerance}"):
+    for _where in ("", ", not the root"):
+        _lines = [f"%e = f32[8]{{0}} exponential(%p), result_accuracy={_value}",
+                  "ROOT %r = f32[8]{0} copy(%e)"]
+        CASES[f"result_accuracy {_value}{_where}"] = _module(
+            *(_lines if _where else [_lines[0].replace("%e =", "ROOT %e =")]))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -389,7 +402,7 @@ for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("n
     CASES[f"operand count, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} {_line}")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+_IN_XLA_WORDS = ("result_accuracy", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

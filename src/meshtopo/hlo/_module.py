@@ -244,10 +244,9 @@ def _parse(
             for instruction in reader.instructions(computation, decode, COLLECTIVE_OPCODES):
                 add(instruction)
                 by_name[instruction.name] = instruction
-            inline = reader.take_inline()
-            if inline:  # computations written inline come before the one that wrote them
+            if reader.inline:  # computations written inline come before the one that wrote them
                 del scope.computations[computation.name]
-                scope.computations.update((c.name, c) for c in inline)
+                scope.computations.update((c.name, c) for c in reader.take_inline())
                 scope.computations[computation.name] = computation
         if not scope.computations:
             raise reader.error("expects a computation (the module has none)", len(text))

@@ -40,6 +40,7 @@ from dataclasses import fields
 from typing import NamedTuple, TypeVar, cast
 
 from .._errors import HloParseError
+from ._accuracy import check_result_accuracy
 from ._allowed import allowed_attributes, unexpected_attribute
 from ._infer import infer_shape
 from ._line_scan import configure, read_lines
@@ -105,6 +106,9 @@ _FRAME_SECTION = re.compile(r"(?:FileNames|FunctionNames|FileLocations|StackFram
 _FRAME_ID = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
 _THREAD = re.compile(r'execution_thread="([^"]*)"')
 _STRING = re.compile(STRING)
+# After a computation's brace, white space and a token that is no ',' (or a comment): no
+# attributes follow (what a dump always has; anything else is read by the grammar).
+_NO_ATTRIBUTES_AFTER = re.compile(r"[ \t\r\n]*[^ \t\r\n,/]")
 # The start of a literal's value after its shape (``literal=f32[] 0.1``; an array's braces
 # after a layout are taken with the shape, as a continuation).
 _LITERAL_VALUE = re.compile(r"[-+.0-9(]|(?:true|false|nan|inf)(?![A-Za-z0-9_.\-])")
@@ -179,6 +183,29 @@ class _Layout:
         return found
 
 
+class _Shared:
+    """What the readers of one module share (a computation written inline is read by a
+    reader of its own): operands' definitions (``Reader``'s ``definition``), each
+    computation's result shape, the computations async starts call, the computations written
+    inline not yet taken and how many were named, the caller's ``visit`` and ``opcodes``, and
+    the state of a text that is one instruction (kept apart from ``Reader``'s own attributes,
+    which stay few enough for Python to share their layout)."""
+
+    __slots__ = ("async_called", "definition", "inline", "inline_count", "missing", "opcodes",
+                 "results", "single_state", "visit")
+
+    def __init__(self, definition: Callable[[Computation, str], str | None]) -> None:
+        self.definition = definition
+        self.results: dict[str, str] = {}  # computation -> its root's shape text
+        self.async_called: set[str] = set()
+        self.inline: list[Computation] = []
+        self.inline_count = 0  # names given: _, _.1, ...
+        self.visit: Callable[[Instruction], None] | None = None
+        self.opcodes: frozenset[str] = frozenset()
+        self.single_state = 0  # 1: the computation given, 2: the instruction read
+        self.missing = 0  # parameters made for operands not defined
+
+
 class HeaderRecord:
     """The ``HloModule name, key=value, ...`` line as written (None values: no header)."""
 
@@ -206,7 +233,7 @@ class Reader:
         definition: Callable[[Computation, str], str | None] | None = None,
     ) -> None:
         self.text = text
-        self._definition = definition or _collected_definition
+        self._shared = _Shared(definition or _collected_definition)
         self.source = source
         self._refill = refill
         self.final = refill is None
@@ -214,19 +241,9 @@ class Reader:
         self.line = 1  # the line of ``self.pos``
         self._carried = 0  # characters of the line the text starts in, read and dropped
         self.computation_names: set[str] = set()
-        self.computation_results: dict[str, str] = {}  # name -> its root's shape text
-        self._async_called: set[str] = set()  # the computations async starts call
-        # Computations written inline as attribute values, read and not yet taken by
-        # ``take_inline``; and how many were named (``_``, ``_.1``, ...).
-        self.inline: list[Computation] = []
-        self._inline_count = [0]
-        self._visit: Callable[[Instruction], None] | None = None
-        self._opcodes: frozenset[str] = frozenset()
         # The text is one instruction (XLA's single-instruction module: one computation,
         # named _, whose operands written with a shape and no definition are parameters).
         self.single = False
-        self._single_state = 0  # 1: its computation given, 2: its instruction read
-        self._missing = 0  # parameters made for such operands
         self._entry_seen = False
         # (opcode, has channel, has groups, attribute text) -> its layout and called
         # computations; the open layouts by their text with callee names open
@@ -345,7 +362,7 @@ class Reader:
             return
         if name is None or not text.startswith("{", self._next(name.end())):
             self.single = True
-            self._inline_count[0] = 1  # the module and its computation are named _
+            self._shared.inline_count = 1  # the module and its computation are named _
 
     def _stack_frames(self, pos: int) -> int:
         """Skip the stack-frame index XLA prints after the header (``FileNames``,
@@ -367,9 +384,9 @@ class Reader:
     def computation_head(self) -> Computation | None:
         """The next computation's header (no instructions yet), or None at the end."""
         if self.single:
-            if self._single_state:
+            if self._shared.single_state:
                 return None
-            self._single_state = 1
+            self._shared.single_state = 1
             self._begin()
             return Computation("_", True, self.line, "")
         computation: Computation | None = self._step(self._computation_head)  # type: ignore[assignment]
@@ -403,7 +420,7 @@ class Reader:
         instruction by the general reader. The records the fast path builds for opcodes not
         in ``opcodes`` hold only strings, numbers, tuples of them and a shared layout, and
         are left out of the cyclic collector's passes (a dump's are mostly such)."""
-        self._visit, self._opcodes = visit, opcodes  # for computations written inline
+        self._shared.visit, self._shared.opcodes = visit, opcodes  # for inline computations
         while True:
             read, pos, line = ([], 0, 0) if self.single else read_lines(
                 self.text, self.pos, self.line, self, computation, _RUN, opcodes)
@@ -430,11 +447,12 @@ class Reader:
                     computation.root = self._last
                 self._check_parameters()
                 self._check_result(computation)
-                thread = cast("str | None", self._step(self._computation_attributes))
-                if thread is not None:
-                    computation.execution_thread = thread
+                if _NO_ATTRIBUTES_AFTER.match(self.text, self.pos) is None:  # a ',' may come
+                    thread = cast("str | None", self._step(self._computation_attributes))
+                    if thread is not None:
+                        computation.execution_thread = thread
                 self.computation_names.add(computation.name)
-                self.computation_results[computation.name] = computation.root.shape_text
+                self._shared.results[computation.name] = computation.root.shape_text
                 return
             for operand in self._nested:  # written as operands: they come first
                 self._check(computation, operand, None)
@@ -636,7 +654,7 @@ class Reader:
         """The one instruction of a text that is one (its name may be left out: XLA names it
         _), then the end of the text."""
         text = self.text
-        if self._single_state == 2:
+        if self._shared.single_state == 2:
             if at < len(text):
                 raise SyntaxFault('Syntax error:\nExpected eof after parsing single instruction. '
                                   'Did you mean to write an HLO module and forget the '
@@ -647,7 +665,7 @@ class Reader:
             found, end = self._right_side("_", at, at, computation, True)
         else:
             found, end = self._general(at, computation)
-        self._single_state = 2
+        self._shared.single_state = 2
         found.is_root = True
         return found, end
 
@@ -655,8 +673,8 @@ class Reader:
                            computation: Computation) -> Instruction:
         """The parameter XLA makes, in a text that is one instruction, of an operand written
         with a shape and no definition (named ``_N`` when the operand has no name)."""
-        number = self._missing
-        self._missing += 1
+        number = self._shared.missing
+        self._shared.missing += 1
         name = name or f"_{number}"
         written = f"{name} = {shape} parameter({number})"
         line, column = self.position(at)
@@ -732,6 +750,8 @@ class Reader:
             for k, value in spans:
                 if k == "metadata" and not _takes_metadata(value):
                     return None
+                if k == "result_accuracy":
+                    check_result_accuracy(value, 1, 1)  # else the general reader says why
                 if k in CALL_ATTRIBUTES and not (open_callees and value == "%"):
                     called.extend(parse_name_list(value, k, 1, 1))
                 elif k == "control-predecessors":
@@ -790,6 +810,8 @@ class Reader:
         operands = self._read_operands(opcode.group(), open_at + 1, close - 1, computation)
         if nested:
             name = self._anonymous(opcode.group())
+        if kind == "conditional":
+            _check_predicate(self._operand_shape(operands, computation), self._next(close))
         continues = None
         if kind in ASYNC_KINDS:
             continues = self._async(opcode.group(), text[shape_start:shape_stop], operands[0],
@@ -846,26 +868,23 @@ class Reader:
         """Read the computation written inline from the ``{`` at ``start``; its name."""
         stop = group_end(self.text, start)
         line, column = self.position(start)
-        inner = Reader(self.text[start:stop], self.source, definition=self._definition)
+        inner = Reader(self.text[start:stop], self.source)
         inner.line, inner._carried, inner.pos = line, column - 1, 1
-        inner.computation_names = self.computation_names
-        inner.computation_results = self.computation_results
-        inner._async_called = self._async_called
-        inner.inline = self.inline
-        inner._inline_count = self._inline_count
+        inner.computation_names, inner._shared = self.computation_names, self._shared
+        shared = self._shared
         # named once read, as XLA names it
         computation = Computation("", False, line, "", written_inline=True)
         inner._begin()
-        for instruction in inner.instructions(computation, self._visit, self._opcodes):
+        for instruction in inner.instructions(computation, shared.visit, shared.opcodes):
             computation.instructions.append(instruction)
             computation.by_name[instruction.name] = instruction
         if skip(inner.text, inner.pos) < len(inner.text):
             raise SyntaxFault("expects '}' at the end of instruction list.", start + inner.pos)
         self.computation_names.discard("")
-        result = self.computation_results.pop("")
+        result = shared.results.pop("")
         while True:
-            count = self._inline_count[0]
-            self._inline_count[0] += 1
+            count = shared.inline_count
+            shared.inline_count += 1
             name = "_" if count == 0 else f"_.{count}"
             if name not in self.computation_names:
                 break
@@ -873,13 +892,18 @@ class Reader:
         for instruction in computation.instructions:
             instruction.computation = name
         self.computation_names.add(name)
-        self.computation_results[name] = result
-        self.inline.append(computation)
+        shared.results[name] = result
+        shared.inline.append(computation)
         return name
+
+    @property
+    def inline(self) -> list[Computation]:
+        """The computations written inline as attribute values, read and not yet taken."""
+        return self._shared.inline
 
     def take_inline(self) -> list[Computation]:
         """The computations written inline read since the last call."""
-        found, self.inline[:] = list(self.inline), []
+        found, self._shared.inline = self._shared.inline, []
         return found
 
     def _defined(self, name: str) -> bool:
@@ -935,11 +959,11 @@ class Reader:
         calls = written.get("calls", "").strip().lstrip("%")
         thread = written.get("async_execution_thread", '"main"').strip().strip('"')
         if kind == "async-start":
-            if calls in self._async_called:  # XLA's module check, after reading
+            if calls in self._shared.async_called:  # XLA's module check, after reading
                 raise SyntaxFault(f"Computation {calls} is called by more than one async op",
                                   self._next(end))
             if calls:
-                self._async_called.add(calls)
+                self._shared.async_called.add(calls)
             start = start._replace(thread=thread, calls=calls)
         elif calls in self.computation_names and start.calls and calls != start.calls:
             raise SyntaxFault(f"Expect async_wrapped_computation to be {start.calls}, but got "
@@ -956,7 +980,7 @@ class Reader:
             return None
         return (operands[1][0] if operands[1] else None) or next(
             (i.shape_text for i in self._nested if i.name == operands[0][0]), None) or (
-            self._definition(computation, operands[0][0])) or None
+            self._shared.definition(computation, operands[0][0])) or None
 
     def _operand_type(self, operands: _Operands, computation: Computation) -> str | None:
         """The element type of the first of ``operands`` (None when not known)."""
@@ -971,10 +995,10 @@ class Reader:
         inline = operands[1] or (None,) * len(operands[0])
         nested = {i.name: i.shape_text for i in self._nested}  # not yet the caller's
         shapes = [shape if shape is not None else
-                  nested.get(name) or self._definition(computation, name)
+                  nested.get(name) or self._shared.definition(computation, name)
                   for name, shape in zip(operands[0], inline, strict=True)]
         return infer_shape(opcode, shapes, {a.key: a.value for a in attributes},
-                           self.computation_results.get)
+                           self._shared.results.get)
 
     def _operands(self, opcode: str, text: str, offset: int) -> _Operands:
         """Names and inline shapes of the operands written in ``text`` (at ``offset``), each a
@@ -1086,6 +1110,8 @@ class Reader:
                 seen.add(key)
                 if key == "metadata":
                     check_metadata(value, at_line, at_column)
+                elif key == "result_accuracy":
+                    check_result_accuracy(value, at_line, at_column)
                 elif key in CALL_ATTRIBUTES:
                     called.extend(parse_name_list(value, key, at_line, at_column))
                 elif key == "control-predecessors":
@@ -1123,6 +1149,21 @@ def _check_replication(value: str, shape: str, after: int) -> None:
     if elements != leaves:
         raise SyntaxFault(f"parameter has {leaves} leaf buffers, but parameter_replication has "
                           f"{elements} elements.", after)
+
+
+def _check_predicate(shape: str | None, after: int) -> None:
+    """XLA's rule for a conditional's first operand (of ``shape``, None when not known): a
+    scalar pred or s32, refused at ``after``, the token after the operands."""
+    if shape is None:
+        return
+    try:
+        found = parse_shape(shape)
+    except HloParseError:
+        return
+    if found.tuple_shapes is not None or found.dimensions:
+        raise SyntaxFault("The first operand must be a scalar", after)
+    if found.element_type not in ("pred", "s32"):
+        raise SyntaxFault("The first operand must be a scalar of PRED or S32", after)
 
 
 def _is_scalar(shape: str | None) -> bool:

@@ -186,7 +186,7 @@ def _blocks(
             recent[instruction.name] = instruction.shape_text
             if len(recent) > RECENT_DEFINITIONS:
                 recent.popitem(last=False)
-        for read in [*reader.take_inline(), computation]:  # inline ones first
+        for read in [*reader.take_inline(), computation] if reader.inline else (computation,):
             root = read.root
             if root is not None:
                 scope.roots[read.name] = (root.opcode, root.shape_text.split("[", 1)[0])
