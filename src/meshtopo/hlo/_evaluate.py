@@ -41,15 +41,11 @@ import numpy as np
 from .._errors import InvalidArgumentError
 from ._element_types import element_dtype, literal_array
 from ._structure import Instruction
+from ._values import parse_int_list
 
 _SLICE = re.compile(r"\[\s*(-?\d+)\s*:\s*(-?\d+)\s*(?::\s*(\d+)\s*)?\]")
-_INTS = re.compile(r"-?\d+")
 
 Array = np.ndarray
-
-
-def _ints(text: str) -> list[int]:
-    return [int(v) for v in _INTS.findall(text)]
 
 
 def _divide(a: Array, b: Array) -> Array:
@@ -267,12 +263,18 @@ def _raw(instruction: Instruction, operands: list[Array], replica_ids: Array,
     if opcode == "concatenate":
         count = max(o.shape[0] for o in operands)
         parts = [np.broadcast_to(o, (count, *o.shape[1:])) for o in operands]
-        return np.concatenate(parts, axis=1 + _ints(attributes["dimensions"])[0])
+        return np.concatenate(parts, axis=1 + _dimensions(instruction)[0])
     if opcode == "transpose":
-        return np.transpose(operands[0], [0, *(1 + d for d in _ints(attributes["dimensions"]))])
+        return np.transpose(operands[0], [0, *(1 + d for d in _dimensions(instruction))])
     if opcode == "broadcast":
-        return _broadcast(operands[0], _ints(attributes.get("dimensions", "{}")), dims)
+        return _broadcast(operands[0], _dimensions(instruction), dims)
     raise InvalidArgumentError(f"{here} is not executed")
+
+
+def _dimensions(instruction: Instruction) -> list[int]:
+    """The instruction's ``dimensions={...}`` (none written: empty)."""
+    return parse_int_list(instruction.attributes.get("dimensions", "{}"), "dimensions",
+                          instruction.line, instruction.column)
 
 
 def _rank_like(value: Array, like: Array) -> Array:

@@ -34,9 +34,18 @@ from .._limits import check_size
 from .._placement import DeviceAssignment, as_device_assignment
 from ..hlo import Module
 from ._classify import Ref, async_overlaps, classify
-from ._cliques import CliqueTable, EntryPeers, entry_peers
+from ._cliques import CliqueTable, EntryPeers, entry_peers, group_extremes
 from ._entry import Arrival, Finding
-from ._execution import ITERATION_LIMIT, Executor, LoopLimit, Outcome, Pending, Step
+from ._execution import (
+    ITERATION_LIMIT,
+    Executor,
+    Key,
+    LoopLimit,
+    Outcome,
+    Pending,
+    Step,
+    key_of,
+)
 from ._linearizable import with_linearizer_note
 from ._match import Rows, Run, run
 from ._program import ARRIVE, WAIT, Program, walk
@@ -61,7 +70,7 @@ class _Walked:
     peers: list[EntryPeers]
     rendezvous: str = "clique"
 
-    def execute(self, forced: dict[str, np.ndarray] | None = None) -> Outcome:
+    def execute(self, forced: dict[Key, np.ndarray] | None = None) -> Outcome:
         """The program run for its devices (``_execution``)."""
         replicas, partitions = (np.asarray(v) for v in self.assignment.logical_ids(self.devices))
         return Executor(self.program, self.devices, replicas, partitions,
@@ -402,11 +411,7 @@ def _limit_findings(walked: _Walked, limits: list[LoopLimit]) -> list[Finding]:
             table = np.full(size, -2, dtype=np.int64)
             table[walked.devices] = trips
             group_of = np.repeat(np.arange(peers.sizes.size), peers.sizes)
-            member = table[peers.flat]
-            low = np.full(peers.sizes.size, np.iinfo(np.int64).max)
-            high = np.full(peers.sizes.size, np.iinfo(np.int64).min)
-            np.minimum.at(low, group_of, member)
-            np.maximum.at(high, group_of, member)
+            low, high = group_extremes(group_of, table[peers.flat], peers.sizes.size)
             mixed = np.flatnonzero((low != high) & (low >= 0))
             if mixed.size == 0:
                 continue
@@ -438,7 +443,7 @@ def _may_diverge(walked: list[_Walked], outcomes: list[Outcome], index: int,
     hang or a mismatch (at most ``CONSEQUENCE_LIMIT`` runs)."""
     findings = []
     for item in pending[:CONSEQUENCE_LIMIT]:
-        forced = walked[index].execute({item.instruction.name: item.forced})
+        forced = walked[index].execute({key_of(item.instruction): item.forced})
         trial = [*outcomes[:index], forced, *outcomes[index + 1:]]
         _, _, shown = _matched(walked, trial)
         shown = [f for f in shown if f.type in ("deadlock", "missing", "mismatch")]

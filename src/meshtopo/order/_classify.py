@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._cliques import group_extremes
 from ._entry import Entry, Finding
 from ._match import Run
 from ._skipped import Skip, skipped
@@ -108,10 +109,7 @@ def mismatches(run: Run, refs: list[Ref], unit: str) -> list[Finding]:
                          dtype=np.int64)
     ref_ids = rows.ref[r, c]
     sig = signature[ref_ids]
-    low = np.full(run.event_clique.size, np.iinfo(np.int64).max)
-    high = np.full(run.event_clique.size, -1)
-    np.minimum.at(low, e, sig)
-    np.maximum.at(high, e, sig)
+    low, high = group_extremes(e, sig, run.event_clique.size)
     bad = np.flatnonzero(low != high)
     if bad.size == 0:
         return []

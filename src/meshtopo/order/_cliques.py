@@ -99,6 +99,18 @@ def _peers(entry: Entry, collective: Collective, assignment: DeviceAssignment) -
 RENDEZVOUS = ("clique", "op_id")
 
 
+def group_extremes(groups: np.ndarray, values: np.ndarray,
+                   count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The least and greatest of ``values`` within each of ``count`` groups (``groups[i]``
+    holds ``values[i]``): the members of group g agree when ``low[g] == high[g]``; a group
+    with no member has the int64 maximum and minimum. O(members)."""
+    low = np.full(count, np.iinfo(np.int64).max)
+    high = np.full(count, np.iinfo(np.int64).min)
+    np.minimum.at(low, groups, values)
+    np.maximum.at(high, groups, values)
+    return low, high
+
+
 class CliqueTable:
     """Interned cliques: ``(stream key, devices...)`` -> id; ``members[id]`` the devices.
 

@@ -55,7 +55,7 @@ from ..hlo import (
     evaluate,
     same_data_labels,
 )
-from ._cliques import CliqueTable, EntryPeers
+from ._cliques import CliqueTable, EntryPeers, group_extremes
 from ._program import (
     ARRIVE,
     DESCENDED,
@@ -71,10 +71,8 @@ TRIP_LIMIT = 100_000
 STEP_LIMIT = 4_000_000
 VALUE_LIMIT = 1 << 16
 PER_DEVICE = 0  # the uniformity source under which every device holds its own value
-_UNIFORM_RESULTS = frozenset({
-    "all-reduce", "all-gather", "collective-broadcast", "all-reduce-start", "all-gather-start",
-})  # fmt: skip
-_INTEGER_KINDS = "biu"
+# The collectives (their start forms too) whose result every member of a group holds.
+_UNIFORM_RESULTS = frozenset({"all-reduce", "all-gather", "collective-broadcast"})
 
 
 @dataclass(frozen=True)
@@ -88,6 +86,12 @@ class Unknown:
 
 
 Value = np.ndarray | Unknown | tuple["Value", ...]
+Key = tuple[str, str]  # an instruction: (computation name, name); names repeat across them
+
+
+def key_of(inst: Instruction) -> Key:
+    """The key of ``inst`` in the execution's tables."""
+    return (inst.computation, inst.name)
 Iteration = tuple[tuple[str, int], ...]  # (loop name, iteration number), outermost first
 
 
@@ -106,9 +110,9 @@ class Pending:
     group its collectives use: ``instruction`` (the conditional or while), ``predicate``
     (the instruction computing it), ``origin`` (where data entered the predicate),
     ``group`` (devices of that group, global ids), ``entry`` (the collective using it), and
-    the assignment that shows it: ``forced`` maps the instruction's name to a choice per
-    device position (a branch index, or for a loop the number of iterations it runs), -1
-    where the device is free."""
+    the assignment that shows it: ``forced``, a choice per device position (a branch index,
+    or for a loop the number of iterations it runs), -1 where the device is free; an
+    ``Executor`` given ``{key_of(instruction): forced}`` runs it."""
 
     instruction: Instruction
     predicate: str
@@ -213,7 +217,7 @@ class Executor:
 
     def __init__(self, program: Program, devices: np.ndarray, replicas: np.ndarray,
                  partitions: np.ndarray, peers: Callable[[int], EntryPeers],
-                 forced: dict[str, np.ndarray] | None = None,
+                 forced: dict[Key, np.ndarray] | None = None,
                  rendezvous: str = "clique") -> None:
         self.program = program
         self.module = program.module
@@ -229,11 +233,11 @@ class Executor:
         self.segments: list[tuple[int, list[Step]]] = []
         self.recorded = 0
         self.muted = 0
-        self.notes: dict[str, str] = {}
-        self.pending: dict[str, Pending] = {}
+        self.notes: dict[Key, str] = {}
+        self.pending: dict[Key, Pending] = {}
         self.limits: list[LoopLimit] = []
         self._orders: dict[str, list[Instruction]] = {}
-        self._result_kinds: dict[str, str] = {}
+        self._result_kinds: dict[Key, str] = {}
         self._issuing = program.issuing
         self._group_labels: dict[int, np.ndarray] = {}
         self._group_sources: dict[int, int] = {}
@@ -392,15 +396,14 @@ class Executor:
                           site: Site) -> Value:
         """A collective's result: a done passes its start's on; an all-reduce, all-gather or
         collective-broadcast is uniform within each of its groups; others are per device."""
-        kind = self._result_kinds.get(inst.name)
+        kind = self._result_kinds.get(key_of(inst))
         if kind is None:
             collective = inst.collective
             assert collective is not None
             opcode = collective.underlying_opcode
-            kind = self._result_kinds[inst.name] = (
+            kind = self._result_kinds[key_of(inst)] = (
                 "passed" if collective.is_done or inst.opcode == "async-update" else
-                "grouped" if opcode in _UNIFORM_RESULTS or inst.opcode in _UNIFORM_RESULTS
-                else "per-device")
+                "grouped" if opcode in _UNIFORM_RESULTS else "per-device")
         if kind == "passed":
             return operands[0] if operands else self._per_device
         steps = self.program.steps_at(site)
@@ -419,7 +422,7 @@ class Executor:
                 f"{len(names)} branches")
         selector, arguments = operands[0], operands[1:]
         positions = self.subsets[context.subset]
-        forced = self.forced.get(inst.name)
+        forced = self.forced.get(key_of(inst))
         if forced is not None and (forced[positions] >= 0).all():
             chosen = forced[positions]
         elif isinstance(selector, np.ndarray):
@@ -465,7 +468,7 @@ class Executor:
         body = self._callee(inst, inst.attributes.get("body", "").lstrip("%"))
         state = operands[0] if operands else self._per_device
         known_trips = trip_count(inst)
-        forced = self.forced.get(inst.name)
+        forced = self.forced.get(key_of(inst))
         subset = context.subset
         positions = self.subsets[subset]
         sites = context.inside(inst).sites
@@ -515,7 +518,7 @@ class Executor:
             counts = sorted(set(trips[self.subsets[context.subset]].tolist()))
             spelled = " or ".join(f"more than {TRIP_LIMIT}" if n < 0 else f"{n}"
                                   for n in counts)
-            self.notes.setdefault(inst.name, (
+            self.notes.setdefault(key_of(inst), (
                 f"while {inst.name} (line {inst.line}) runs {spelled} iterations: the first "
                 f"{ITERATION_LIMIT} are in the schedules, the rest are counted, and the trip "
                 f"counts are compared within every group its collectives use"))
@@ -535,7 +538,7 @@ class Executor:
 
     def _note(self, inst: Instruction, predicate: Unknown, how: str, verdict: str) -> None:
         kind = "predicate" if inst.opcode == "conditional" else "trip count"
-        self.notes.setdefault(inst.name, (
+        self.notes.setdefault(key_of(inst), (
             f"{inst.opcode} {inst.name} (line {inst.line}): its {kind} depends on data "
             f"({_origin(predicate)}); {how}; {verdict}"))
 
@@ -555,10 +558,7 @@ class Executor:
                     continue
                 mine = labels[positions][inside]
                 rows = rows[inside]
-                low = np.full(self.count + 1, np.iinfo(np.int64).max)
-                high = np.full(self.count + 1, np.iinfo(np.int64).min)
-                np.minimum.at(low, rows, mine)
-                np.maximum.at(high, rows, mine)
+                low, high = group_extremes(rows, mine, self.count + 1)
                 mixed = np.flatnonzero(low != high)
                 mixed = mixed[high[mixed] > np.iinfo(np.int64).min]
                 if mixed.size == 0:
@@ -573,7 +573,7 @@ class Executor:
     def _pend(self, inst: Instruction, predicate: Unknown, labels: np.ndarray,
               members: np.ndarray, entry: int, number: int, names: list[str] | None,
               positions: np.ndarray) -> None:
-        if inst.name in self.pending:
+        if key_of(inst) in self.pending:
             return
         forced = np.full(self.count, -1, dtype=np.int64)
         first = labels[members[0]]
@@ -590,7 +590,7 @@ class Executor:
             forced[others] = 0
             text = (f"devices {self._spelled(alike)} run one iteration and devices "
                     f"{self._spelled(others)} none")
-        self.pending[inst.name] = Pending(
+        self.pending[key_of(inst)] = Pending(
             inst, self._predicate_text(inst), predicate.origin,
             tuple(int(d) for d in self.devices[np.sort(members)]), entry,
             forced, text)

@@ -13,7 +13,6 @@ included), on one device.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,13 +32,6 @@ from ._communicator import Communicator, Event, ReductionKind
 from ._plan import Plan, Route, where
 from ._rendezvous import RendezvousError
 from ._values import Value, dtype_of
-
-_INTS = re.compile(r"-?\d+")
-
-
-def _ints(text: str) -> list[int]:
-    return [int(v) for v in _INTS.findall(text)]
-
 
 
 class _Started:
@@ -223,20 +215,19 @@ def _issue(collective: Collective, me: Route, communicator: Communicator, name: 
            operands: list) -> Value:
     """The communicator calls of one collective (see ``issue``)."""
     opcode = collective.underlying_opcode
-    attributes = collective.attributes
     if opcode == "all-reduce":
         kind = ReductionKind.parse(collective.reduction or "")
         results = [communicator.all_reduce(np.asarray(o), kind, op_name=f"{name}#{i}").wait()
                    for i, o in enumerate(operands)]
         return tuple(results) if len(operands) > 1 else results[0]
     if opcode == "all-gather":
-        axis = _ints(attributes["dimensions"])[0]
+        axis = _axis(collective)
         results = [communicator.all_gather(np.asarray(o), axis, f"{name}#{i}").wait()
                    for i, o in enumerate(operands)]
         return tuple(results) if len(operands) > 1 else results[0]
     if opcode == "reduce-scatter":
         kind = ReductionKind.parse(collective.reduction or "")
-        axis = _ints(attributes["dimensions"])[0]
+        axis = _axis(collective)
         results = [communicator.reduce_scatter(np.asarray(o), kind, axis,
                                                f"{name}#{i}").wait()
                    for i, o in enumerate(operands)]
@@ -251,9 +242,14 @@ def _issue(collective: Collective, me: Route, communicator: Communicator, name: 
             np.asarray(o) for o in operands)
         return communicator.ragged_all_to_all(data, output, input_offsets, send_sizes,
                                               output_offsets, recv_sizes, name).wait()
-    if "dimensions" in attributes:
-        axis = _ints(attributes["dimensions"])[0]
+    if collective.dimensions:
+        axis = _axis(collective)
         chunks = np.split(np.asarray(operands[0]), communicator.num_ranks, axis=axis)
         received = communicator.all_to_all(chunks, name).wait()
         return np.concatenate(received, axis=axis)
     return tuple(communicator.all_to_all([np.asarray(o) for o in operands], name).wait())
+
+
+def _axis(collective: Collective) -> int:
+    """The one dimension an all-gather, reduce-scatter or array all-to-all works along."""
+    return (collective.dimensions or (0,))[0]
