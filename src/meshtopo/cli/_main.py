@@ -7,8 +7,22 @@ import click
 from . import _commands
 
 
+def _print_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
+    """``--version``: the package's version and which HLO scanners it reads with (the
+    compiled ones, or the pure-Python stand-ins of an install without a C compiler)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.metadata import version
+
+    from ..hlo._native import SCANNERS
+
+    click.echo(f"meshtopo {version('meshtopo')} (HLO scanners: {SCANNERS})")
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="meshtopo")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_version, help="Show the version and the HLO scanners in use.")
 def cli() -> None:
     """XLA's collective topology math: who talks to whom, under which mode, in which order."""
 

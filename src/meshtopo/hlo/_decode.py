@@ -42,8 +42,8 @@ from ._collective import (
     Written,
     send_recv_pairs,
 )
-from ._decoded_copy import configure, copy_decoded, decoding_key
 from ._explicit import explicit_list
+from ._native import configure_copies, copy_decoded, decoding_key
 from ._structure import Instruction
 from ._values import (
     flat_value,
@@ -266,7 +266,7 @@ def _finish(collective: Collective, instruction: Instruction, has_mode: bool) ->
             collective.line, collective.column)
 
 
-configure(Instruction, ("opcode", "operands", "leading_channel", "groups_span",
-                        "shared_attributes", "called_computations"),
-          Collective, ("_instruction", "channel_id", "to_apply", "replica_groups",
-                       "_groups_text"))
+configure_copies(Instruction, ("opcode", "operands", "leading_channel", "groups_span",
+                               "shared_attributes", "called_computations"),
+                 Collective, ("_instruction", "channel_id", "to_apply", "replica_groups",
+                              "_groups_text"))

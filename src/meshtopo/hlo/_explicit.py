@@ -28,7 +28,7 @@ import numpy as np
 
 from .._device_list import CollectiveDeviceList
 from .._limits import get_device_limit
-from ._explicit_scan import groups_arrays, groups_end
+from ._native import groups_arrays, groups_end
 
 
 def explicit_list(text: str, checked: bool = False,

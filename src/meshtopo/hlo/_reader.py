@@ -43,9 +43,9 @@ from .._errors import HloParseError
 from ._accuracy import check_result_accuracy
 from ._allowed import allowed_attributes, unexpected_attribute
 from ._infer import infer_shape
-from ._line_scan import configure, read_lines
 from ._metadata import check_metadata, printed_metadata
 from ._name_set import NameSet
+from ._native import configure_lines, read_lines
 from ._opcodes import (
     ASYNC_KINDS,
     OPCODES,
@@ -1301,8 +1301,8 @@ _GENERAL_NAMES = frozenset(ELEMENT_BITS) | KEYWORDS
 _FAST_OPCODES = OPCODES - frozenset(ASYNC_KINDS) - {"conditional"}  # by its predicate's type
 # The opcodes the fast path reads written without attributes: those that require none.
 _BARE_OPCODES = _FAST_OPCODES - set(REQUIRED_ATTRIBUTES)
-configure(Instruction, tuple(f.name for f in fields(Instruction)), _BARE_OPCODES, _GENERAL_NAMES,
-          _LITERAL_OPCODES, _NO_ATTRIBUTES, SyntaxFault, OPERAND_COUNTS)
+configure_lines(Instruction, tuple(f.name for f in fields(Instruction)), _BARE_OPCODES,
+                _GENERAL_NAMES, _LITERAL_OPCODES, _NO_ATTRIBUTES, SyntaxFault, OPERAND_COUNTS)
 
 
 def _device_ids_end(text: str, end: int, final: bool) -> int:

@@ -1,0 +1,99 @@
+"""The reader's compiled scanners, or their pure-Python stand-ins where none was built.
+
+``pip install`` builds three C extensions when a C compiler is at hand; ``setup.py`` marks
+them optional, so an install without one succeeds and reads every text the same way, more
+slowly. Setting ``MESHTOPO_PURE_PYTHON=1`` before the first import chooses the stand-ins on
+purpose (the test suite reads with both). What each stand-in does:
+
+- explicit replica groups (``_explicit_scan``): ``groups_end`` and ``groups_arrays`` check
+  and convert XLA's printed form ``{{0,1},{2,3}}`` with one regular expression of that same
+  form (``_explicit_form.h`` defines it for the compiled one);
+- lines (``_line_scan``): ``read_lines`` reads no line, so the general reader reads every
+  instruction (the fast path only decides how quickly a line is read);
+- decoded copies (``_decoded_copy``): without the fast path no instruction carries shared
+  attributes, so ``decoding_key`` is None and nothing is copied.
+
+``SCANNERS`` says which are in use: ``"native"`` or ``"pure Python"``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Container
+from typing import Any
+
+_FORCED = os.environ.get("MESHTOPO_PURE_PYTHON", "") not in ("", "0")
+
+# XLA's printed explicit form: groups of 1 to 18 ASCII digits joined by ',', groups joined
+# by '},{', no white space (the form of _explicit_form.h).
+_NUMBER = r"[0-9]{1,18}(?![0-9])"
+_GROUP = r"\{" + _NUMBER + r"(?:," + _NUMBER + r")*\}"
+_EXPLICIT = re.compile(r"\{" + _GROUP + r"(?:," + _GROUP + r")*\}")
+
+
+def _groups_end(text: str, pos: int, /) -> int:
+    """The offset just past the explicit groups in XLA's printed form at ``text[pos]``, or
+    -1 when what starts there is not in that form."""
+    if not 0 <= pos <= len(text):
+        return -1
+    found = _EXPLICIT.match(text, pos)
+    return -1 if found is None else found.end()
+
+
+def _groups_arrays(text: str, pos: int, end: int, /) -> tuple[bytearray, bytearray] | None:
+    """Every id and each group's size of ``text[pos:end]``, as native int64 bytes, when it is
+    in XLA's printed explicit form; else None."""
+    import numpy as np
+
+    if not 0 <= pos <= end <= len(text) or _groups_end(text, pos) != end:
+        return None
+    groups = text[pos + 2:end - 2].split("},{")
+    ids = np.array(",".join(groups).split(","), dtype=np.int64)
+    sizes = np.array([group.count(",") + 1 for group in groups], dtype=np.int64)
+    return bytearray(ids.tobytes()), bytearray(sizes.tobytes())
+
+
+def _read_no_lines(text: str, pos: int, line: int, reader: object, computation: object,
+                   most: int, kept: Container[str], /) -> tuple[list[Any], int, int]:
+    """Reads no line: the general reader reads them all."""
+    return [], pos, line
+
+
+def _no_key(instruction: Any, /) -> None:
+    """No instruction shares a decoding without the fast path."""
+    return None
+
+
+def _no_copy(instruction: Any, templates: dict[Any, Any],
+             explicit_groups: Callable[[Any], tuple[Any, Any]], /) -> None:
+    """Nothing is copied without the fast path."""
+    return None
+
+
+def _configure_nothing(*_: object) -> None:
+    """The stand-ins read no object's slots, so there is nothing to configure."""
+
+
+groups_end: Callable[[str, int], int]
+groups_arrays: Callable[[str, int, int], tuple[bytearray, bytearray] | None]
+read_lines: Callable[..., tuple[list[Any], int, int]]
+configure_lines: Callable[..., None]
+decoding_key: Callable[[Any], Any]
+copy_decoded: Callable[[Any, dict[Any, Any], Callable[[Any], tuple[Any, Any]]], Any]
+configure_copies: Callable[..., None]
+
+try:
+    if _FORCED:
+        raise ImportError("MESHTOPO_PURE_PYTHON is set")
+    from ._decoded_copy import configure as configure_copies
+    from ._decoded_copy import copy_decoded, decoding_key
+    from ._explicit_scan import groups_arrays, groups_end
+    from ._line_scan import configure as configure_lines
+    from ._line_scan import read_lines
+    SCANNERS = "native"
+except ImportError:
+    groups_end, groups_arrays = _groups_end, _groups_arrays
+    read_lines, configure_lines = _read_no_lines, _configure_nothing
+    decoding_key, copy_decoded, configure_copies = _no_key, _no_copy, _configure_nothing
+    SCANNERS = "pure Python"
