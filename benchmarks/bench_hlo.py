@@ -1,24 +1,27 @@
 """HLO reading speed: meshtopo's collective scan against jaxlib's C++ HLO parser.
 
-Run with ``python -m benchmarks.bench_hlo``. Three inputs, generated in memory or in /tmp:
+Run with ``python -m benchmarks.bench_hlo``. The reader's goal, at least 2x jaxlib's C++ parser,
+is measured on four inputs, generated in memory:
 
-1. 20,000 collectives (explicit, iota and mesh-axes all-reduces, collective-permutes);
-2. 2,000 all-reduces each naming 1,024 devices explicitly (about 8 MB), once with one group
-   text shared by all (as in real dumps) and once with 1,024 distinct lists (worst case);
-3. a real JAX dump: ``jit(grad)`` of a 150-layer MLP sharded over a 2 x 4 mesh (about 23,000
-   instructions in 3,000 computations, metadata on most lines), compiled in a child process;
-4. a generated 200 MB dump read by ``iter_collectives``, reporting peak RSS.
+(a) a real dump: ``jit(grad)`` of a 128-layer transformer sharded FSDP x TP over a 2 x 4 mesh
+    (about 10.8 MB), compiled in a child process and printed as JAX prints it;
+(b) the same module printed with operand shapes and metadata (about 16 MB), the style of
+    older dumps and of XLA's tests;
+(c) 20,000 collectives over 1,024 devices (explicit, iota and mesh-axes groups, permutes)
+    with metadata on every line;
+(d) 1,024 all-reduces, each naming 1,024 devices in a random permutation.
 
-What is compared (printed with the figures): meshtopo's ``parse_module`` plus, for every
-collective, its replica groups as written (a decoded ``CollectiveDeviceList``), group mode,
-channel id and source-target pairs, against jaxlib's C++ ``hlo_module_from_text`` of the same
-text. Both include freeing what they built, as far as it is freed on return: a module's
-objects refer to each other (an instruction to its collective and back), so the cyclic
-collector frees them in a later pass, which the best time of several runs leaves out; the
-mean of a loop of parses, printed for the mixed and the real dump, counts those passes
-where they fall. Device groups (``device_groups()``) are computed
-only on request; their cost for every collective is printed separately and is not part of
-the comparison (jaxlib computes none). Times are the best CPU time of several runs.
+Also printed: 20,000 collectives on 8 devices without metadata, 2,000 x 1,024 explicit
+groups sharing one text, lists from Python against numpy, and a 200 MB dump streamed by
+``iter_collectives`` with its peak RSS.
+
+What is compared: meshtopo's ``parse_module`` plus, for every collective, its replica groups
+as written (a decoded ``CollectiveDeviceList``), group mode, channel id and source-target
+pairs, against jaxlib's C++ ``hlo_module_from_text`` of the same text. The two sides run in
+alternation round by round, the collector off during each call (``measure_paired``); the
+best of each and the paired median of their ratio are printed. Device groups
+(``device_groups()``) are computed only on request; their cost is printed separately and is
+not part of the comparison (jaxlib computes none).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import sys
 import tempfile
 import time
 
-from benchmarks._timing import Comparison, comparison_table, console, summary
+from benchmarks._timing import Comparison, comparison_table, console, measure_paired, summary
 
 GROUPS = [
     "{{0,4},{1,5},{2,6},{3,7}}",
@@ -56,21 +59,39 @@ def _header(n_partitions: int = 8) -> list[str]:
     ]
 
 
-def mixed_module(count: int = 20000, offset: int = 0) -> str:
-    """``count`` collectives cycling through the three group encodings and permutes."""
-    lines = _header()
+def _groups_over(devices: int) -> list[str]:
+    """The five group texts of ``GROUPS`` for ``devices`` devices on a (8, devices / 8) mesh."""
+    inner = devices // 8
+    explicit = ",".join("{" + ",".join(str(g * inner + r) for r in range(inner)) + "}"
+                        for g in range(8))
+    return ["{" + explicit + "}", f"[8,{inner}]<=[{devices}]", f"[{inner},8]<=[8,{inner}]T(1,0)",
+            f"mesh['x'=8,'y'={inner}] {{'y'}}",
+            f"mesh['x'=8,'y'={inner}], device_ids=([8,{inner}]T(1,0)) {{'x'}}"]
+
+
+def mixed_module(count: int = 20000, offset: int = 0, devices: int = 8,
+                 metadata: bool = False) -> str:
+    """``count`` collectives cycling through the three group encodings and permutes, over
+    ``devices`` devices (8 or a multiple of 8), with ``metadata`` as JAX prints it on every
+    collective's line when asked."""
+    lines = _header(devices)
+    groups = GROUPS if devices == 8 else _groups_over(devices)
+    pairs = ",".join(f"{{{d},{(d + 1) % devices}}}" for d in range(devices))
+    tail = (', metadata={op_name="jit(train_step)/jvp(transformer)/layer/psum" '
+            'source_file="/srv/model/layers.py" source_line=214}') if metadata else ""
     prev = "%p"
     for i in range(offset, offset + count):
         if i % 6 == 5:
             lines.append(
                 f"  %collective-permute.{i} = f32[8,128]{{1,0}} collective-permute({prev}), "
-                f"channel_id={i + 1}, source_target_pairs={{{{0,1}},{{1,2}},{{2,3}},{{3,0}}}}"
+                f"channel_id={i + 1}, source_target_pairs={{{pairs}}}{tail}"
             )
             prev = f"%collective-permute.{i}"
         else:
             lines.append(
                 f"  %all-reduce.{i} = f32[8,128]{{1,0}} all-reduce({prev}), channel_id={i + 1}, "
-                f"replica_groups={GROUPS[i % 6 % 5]}, use_global_device_ids=true, to_apply=%add"
+                f"replica_groups={groups[i % 6 % 5]}, use_global_device_ids=true, to_apply=%add"
+                f"{tail}"
             )
             prev = f"%all-reduce.{i}"
     lines[-1] = lines[-1].replace("  %", "  ROOT %", 1)
@@ -103,33 +124,54 @@ def explicit_module(count: int = 2000, devices: int = 1024, distinct: bool = Fal
 
 
 _REAL_DUMP = """
+import sys
 import jax, jax.numpy as jnp, numpy as np
+import jaxlib._hlo as hlo
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
-mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("dp", "tp"))
-def loss(x, ws):
-    for w1, w2 in ws:
-        x = x + jax.nn.gelu(x @ w1) @ w2
-        x = x / (1 + jnp.abs(x).mean())
-    return x.sum()
-x = jax.device_put(jnp.ones((64, 256)), NamedSharding(mesh, P("dp", None)))
-ws = [(jax.device_put(jnp.ones((256, 512)), NamedSharding(mesh, P(None, "tp"))),
-       jax.device_put(jnp.ones((512, 256)), NamedSharding(mesh, P("tp", None))))
-      for _ in range(150)]
-print(jax.jit(jax.grad(loss)).lower(x, ws).compile().as_text())
+mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("fsdp", "tp"))
+D, F, HEADS = 256, 1024, 4
+def norm(x):
+    return x / (1 + jnp.abs(x).mean(-1, keepdims=True))
+def layer(x, p):
+    wq, wk, wv, wo, w1, w2 = p
+    h = norm(x)
+    q, k, v = ((h @ w).reshape(*x.shape[:2], HEADS, -1) for w in (wq, wk, wv))
+    a = jax.nn.softmax(jnp.einsum("bqhd,bkhd->bhqk", q, k), -1)
+    x = x + jnp.einsum("bhqk,bkhd->bqhd", a, v).reshape(x.shape) @ wo
+    return x + jax.nn.gelu(norm(x) @ w1) @ w2
+def loss(x, ps):
+    for p in ps:
+        x = layer(x, p)
+    return (x * x).mean()
+def w(shape, spec):
+    return jax.device_put(jnp.ones(shape) * 0.01, NamedSharding(mesh, spec))
+x = jax.device_put(jnp.ones((8, 32, D)), NamedSharding(mesh, P("fsdp", None, None)))
+ps = [(w((D, D), P("fsdp", "tp")), w((D, D), P("fsdp", "tp")), w((D, D), P("fsdp", "tp")),
+       w((D, D), P("tp", "fsdp")), w((D, F), P("fsdp", "tp")), w((F, D), P("tp", "fsdp")))
+      for _ in range(int(sys.argv[1]))]
+text = jax.jit(jax.grad(loss, argnums=1)).lower(x, ps).compile().as_text()
+options = hlo.HloPrintOptions()
+options.print_operand_shape = True
+options.print_metadata = True
+sys.stdout.write(text + "\\0" + hlo.hlo_module_from_text(text).to_string(options))
 """
 
 
-def real_dump() -> str | None:
-    """The optimised HLO of ``_REAL_DUMP`` on 8 CPU devices, or None without jax."""
+def real_dumps(layers: int = 128) -> tuple[str, str] | None:
+    """A real dump: ``jit(grad)`` of a ``layers``-layer transformer sharded FSDP x TP over a
+    2 x 4 mesh, as JAX prints it (about 10.8 MB at 128 layers), and the same module printed
+    with operand shapes and metadata (``HloPrintOptions.print_operand_shape``, the style of
+    older dumps and of XLA's tests; about 16 MB); None without jax."""
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
            "JAX_PLATFORMS": "cpu"}
     try:
-        done = subprocess.run([sys.executable, "-c", _REAL_DUMP], capture_output=True,
-                              text=True, timeout=600, env=env, check=True)
+        done = subprocess.run([sys.executable, "-c", _REAL_DUMP, str(layers)],
+                              capture_output=True, text=True, timeout=900, env=env, check=True)
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
         print(f"  real dump unavailable: {str(error)[:200]}")
         return None
-    return done.stdout
+    as_printed, with_operand_shapes = done.stdout.split("\0")
+    return as_printed, with_operand_shapes
 
 
 def _best(fn: object, repeat: int = 7) -> float:
@@ -140,18 +182,6 @@ def _best(fn: object, repeat: int = 7) -> float:
         fn()  # type: ignore[operator]
         best = min(best, time.process_time() - start)
     return best
-
-
-def _mean_in_loop(fn: object, runs: int = 15) -> float:
-    """Mean CPU time of ``runs`` calls back to back (after two unmeasured), the cyclic
-    collector on: its deferred passes, which free what reference counting cannot, are
-    counted where they fall, as in a program that reads many modules."""
-    for _ in range(2):
-        fn()  # type: ignore[operator]
-    start = time.process_time()
-    for _ in range(runs):
-        fn()  # type: ignore[operator]
-    return (time.process_time() - start) / runs
 
 
 def _resolve(text: str) -> int:
@@ -184,32 +214,24 @@ def _device_groups(text: str) -> float:
     return time.process_time() - start
 
 
-def compare(label: str, text: str, loop: bool = False) -> tuple[float, float | None]:
-    """Print MB/s for meshtopo and jaxlib on ``text`` and their ratio (with ``loop``, also
-    the mean time of each in a loop, the collector's passes included)."""
+def compare(label: str, text: str, rounds: int = 5) -> tuple[float, float, float] | None:
+    """Time meshtopo and jaxlib on ``text``, interleaved round by round; print each side's
+    best, MB/s and the ratio jaxlib/meshtopo at best and as the paired median over rounds.
+    Returns (meshtopo best, jaxlib best, paired median of meshtopo/jaxlib), or None when
+    jaxlib is missing or refuses the text."""
     megabytes = len(text) / 1e6
-    ours = _best(lambda: _resolve(text))
     try:
-        theirs: float | None = _best(lambda: _jaxlib_parse(text))
+        _jaxlib_parse(text)
     except Exception as error:  # jaxlib missing or refusing the text
-        print(f"  jaxlib unavailable: {error}")
-        theirs = None
-    line = (
-        f"{label}: {megabytes:.1f} MB, meshtopo {ours * 1e3:.1f} ms ({megabytes / ours:.0f} MB/s)"
-    )
-    if theirs is not None:
-        line += (
-            f", jaxlib {theirs * 1e3:.1f} ms ({megabytes / theirs:.0f} MB/s), "
-            f"jaxlib/meshtopo = {theirs / ours:.2f}x"
-        )
-    print(line)
-    if loop and theirs is not None:
-        ours_mean = _mean_in_loop(lambda: _resolve(text))
-        theirs_mean = _mean_in_loop(lambda: _jaxlib_parse(text))
-        print(f"  mean of 15 in a loop, the collector's passes included: meshtopo "
-              f"{ours_mean * 1e3:.1f} ms, jaxlib {theirs_mean * 1e3:.1f} ms, "
-              f"jaxlib/meshtopo = {theirs_mean / ours_mean:.2f}x")
-    return ours, theirs
+        print(f"{label}: jaxlib unavailable: {str(error)[:200]}")
+        return None
+    paired = measure_paired(lambda: _resolve(text), lambda: _jaxlib_parse(text), rounds)
+    print(f"{label}: {megabytes:.1f} MB, meshtopo {paired.first * 1e3:.0f} ms "
+          f"({megabytes / paired.first:.0f} MB/s), jaxlib {paired.second * 1e3:.0f} ms "
+          f"({megabytes / paired.second:.0f} MB/s); jaxlib/meshtopo best "
+          f"{paired.second / paired.first:.2f}x, paired median {1 / paired.median_ratio:.2f}x "
+          f"over {paired.rounds} interleaved rounds")
+    return paired.first, paired.second, paired.median_ratio
 
 
 def lists_from_python(ids: int = 1 << 20, group: int = 1024) -> tuple[float, float]:
@@ -297,30 +319,37 @@ DEFINITION = (
 
 
 def main() -> None:
-    """Run every benchmark, print the figures, then the reader's goals against their anchors
-    (at least 2x jaxlib on the mixed dump and 1.5x on random permutations, lists from
-    Python within 1.5x of numpy)."""
+    """Run every benchmark, print the figures, then the reader's goals against their anchor:
+    at least 2x jaxlib's parser on (a) a real ``jit(grad)`` dump as JAX prints it, (b) the
+    same printed with operand shapes and metadata, (c) 20,000 collectives over 1,024 devices
+    with metadata on every line and (d) 1,024 randomly permuted explicit lists over 1,024
+    devices; lists from Python within 1.5x of numpy."""
     print(DEFINITION)
     rows = []
+    inputs: list[tuple[str, str, str]] = []
+    real = real_dumps()
+    if real is not None:
+        inputs += [("a", "real jit(grad) transformer dump, FSDP x TP, as JAX prints it", real[0]),
+                   ("b", "the same with operand shapes and metadata", real[1])]
+    inputs += [
+        ("c", "20,000 collectives over 1,024 devices, metadata on every line",
+         mixed_module(devices=1024, metadata=True)),
+        ("d", "1,024 x 1,024 explicit, each a random permutation",
+         explicit_module(count=1024, permuted=True)),
+    ]
+    for key, label, text in inputs:
+        measured = compare(f"({key}) {label}", text)
+        if measured is not None:
+            ours, theirs, median = measured
+            rows.append(Comparison(key, label, ours, "jaxlib hlo_module_from_text", theirs,
+                                   0.5, f"paired median {median:.3f}x"))
     mixed = mixed_module()
-    ours, theirs = compare("20,000 mixed collectives", mixed, loop=True)
-    if theirs is not None:
-        rows.append(Comparison("1", "20,000 mixed collectives", ours,
-                               "jaxlib hlo_module_from_text", theirs, 0.5))
+    compare("20,000 mixed collectives on 8 devices, no metadata", mixed)
     print(f"  device_groups() of all 20,000 afterwards (on request, not compared): "
           f"{_device_groups(mixed) * 1e3:.0f} ms")
     compare("2,000 x 1,024 explicit (shared text)", explicit_module())
-    compare("2,000 x 1,024 explicit (1,024 distinct lists)", explicit_module(distinct=True))
-    ours, theirs = compare("1,024 x 1,024 explicit, each a random permutation",
-                           explicit_module(count=1024, permuted=True))
-    if theirs is not None:
-        rows.append(Comparison("2", "1,024 x 1,024 explicit, random permutations", ours,
-                               "jaxlib hlo_module_from_text", theirs, 1 / 1.5))
-    real = real_dump()
-    if real is not None:
-        compare("real JAX dump, jit(grad) of a 150-layer MLP on 2 x 4", real, loop=True)
     ours, theirs = lists_from_python()
-    rows.append(Comparison("3", "CollectiveDeviceList of 2^20 ids in Python lists", ours,
+    rows.append(Comparison("e", "CollectiveDeviceList of 2^20 ids in Python lists", ours,
                            "np.asarray", theirs, 1.5))
     with tempfile.TemporaryDirectory(dir="/tmp") as directory:
         path = os.path.join(directory, "big.hlo")

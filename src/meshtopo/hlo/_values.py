@@ -28,10 +28,25 @@ _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "0": "\0"}
 
 
+# An operand list as XLA prints it with operand shapes: array shapes with a plain layout (or a
+# tuple of them) and names, items joined by ", " with an optional "/*index=N*/" comment; read
+# in one match.
+_ARRAY = r"[a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?"
+_NEXT = r", (?:/\*index=[0-9]+\*/)?"
+_PRINTED_OPERAND = re.compile(
+    r"(?:(" + _ARRAY + r"|\((?:" + _ARRAY + r"(?:" + _NEXT + _ARRAY + r")*)?\)) )?"
+    r"(%[A-Za-z0-9_.\-]+)")
+_PRINTED_OPERANDS = re.compile(
+    _PRINTED_OPERAND.pattern + "(?:" + _NEXT + _PRINTED_OPERAND.pattern + ")*")
+
+
 def split_operands(text: str) -> list[tuple[str, str | None, int]]:
     """``(name without %, inline shape text or None, offset where the operand starts)`` of
     each operand of an operand list's text (``f32[8]{0} %x, %y``); comments and line breaks
     are white space. Errors are ``SyntaxFault`` at offsets of ``text``."""
+    if _PRINTED_OPERANDS.fullmatch(text) is not None:
+        return [(found.group(2)[1:], found.group(1), found.start())
+                for found in _PRINTED_OPERAND.finditer(text)]
     operands: list[tuple[str, str | None, int]] = []
     pos = skip(text, 0)
     while True:
