@@ -346,6 +346,12 @@ for _value in ("{mode=highest}", "{mode=Default}", "{tolerance={atol=1,rtol=2e-3
         CASES[f"result_accuracy {_value}{_where}"] = _module(
             *(_lines if _where else [_lines[0].replace("%e =", "ROOT %e =")]))
 
+for _pairs in ("{{0,1}{1,0}}", "{{0,1},,{1,0}}", "{,{0,1}}", "{{0,1},}", "{{0,1},1}", "{1}",
+               "{ {0,1} , {1,0} }", "{{0,1},\n   {1,0}}", "{}"):
+    CASES[f"pairs punctuation {_pairs}"] = _module(
+        f"ROOT %r = f32[8]{{0}} collective-permute(%p), channel_id=1, "
+        f"source_target_pairs={_pairs}")
+
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:
@@ -402,7 +408,7 @@ for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("n
     CASES[f"operand count, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} {_line}")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("result_accuracy", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+_IN_XLA_WORDS = ("result_accuracy", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

@@ -24,6 +24,7 @@ _KEY = re.compile(r"[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*")
 # A comment, or a string (quoted as XLA's lexer quotes them), in which no comment starts.
 _COMMENT_OR_STRING = re.compile(STRING + r"|'[^'\n]*'|/\*(?:[^*]|\*(?!/))*\*/|//[^\n\r]*")
 _INT = re.compile(r"[ \t]*(-?[0-9]+)[ \t]*")
+_SPACES = re.compile(r"[ \t\r\n]*")
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "0": "\0"}
 
@@ -138,26 +139,32 @@ def parse_int_list(text: str, what: str, line: int, column: int) -> list[int]:
 
 
 def parse_int_lists(text: str, what: str, line: int, column: int) -> list[list[int]]:
-    """``{{0,1},{2,3}}`` as a list of int64 lists (XLA's ``kBracedInt64ListList``)."""
-    stripped = text.strip()
-    if not (stripped.startswith("{") and stripped.endswith("}")):
-        raise HloParseError(f"expected '{{' to start the list of lists for {what}", line, column)
+    """``{{0,1},{2,3}}`` as a list of int64 lists (XLA's ``kBracedInt64ListList``), read as
+    XLA's ``ParseList`` reads it: ``'{' [list (',' list)*] '}'``, where any other token in
+    place of a list or the end (``{{0,1}{1,2}}``, ``{,{0,1}}``, ``{{0,1},}``) is refused at
+    that token in XLA's words."""
+    pos = _SPACES.match(text).end()  # type: ignore[union-attr]
+    if not text.startswith("{", pos):
+        raise HloParseError(f"expected '{{' to start the list of lists for {what}", line,
+                            column + pos)
     lists: list[list[int]] = []
-    pos = text.find("{") + 1
-    inner = text[: text.rfind("}")]
+    pos = _SPACES.match(text, pos + 1).end()  # type: ignore[union-attr]
+    if text.startswith("}", pos):
+        return lists
     while True:
-        while pos < len(inner) and inner[pos] in " \t,":
-            pos += 1
-        if pos >= len(inner):
-            return lists
-        if inner[pos] != "{":
-            raise HloParseError(
-                f"expected '{{' to start an inner list of {what}", line, column + pos)
-        close = inner.find("}", pos)
+        if not text.startswith("{", pos):
+            raise HloParseError("expects a list to end with kRbrace", line, column + pos)
+        close = text.find("}", pos)
         if close < 0:
             raise HloParseError(f"inner list of {what} is never closed", line, column + pos)
-        lists.append(parse_int_list(inner[pos:close + 1], what, line, column + pos))
-        pos = close + 1
+        lists.append(parse_int_list(text[pos:close + 1], what, line, column + pos))
+        pos = _SPACES.match(text, close + 1).end()  # type: ignore[union-attr]
+        if text.startswith(",", pos):
+            pos = _SPACES.match(text, pos + 1).end()  # type: ignore[union-attr]
+        elif text.startswith("}", pos):
+            return lists
+        else:
+            raise HloParseError("expects a list to end with kRbrace", line, column + pos)
 
 
 def parse_name_list(text: str, what: str, line: int, column: int) -> list[str]:
