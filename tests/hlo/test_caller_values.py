@@ -97,7 +97,7 @@ def test_non_ascii_digits_are_not_read_together_with_numpy() -> None:
 
 
 def test_non_ascii_digits_are_not_a_packed_element_size() -> None:
-    from meshtopo.hlo._shape import parse_shape
+    from meshtopo.hlo import parse_shape
 
     assert parse_shape("s4[8]{0:E(4)}", 1, 1).byte_size == 4
     assert parse_shape("s4[8]{0:E(\u0664)}", 1, 1).byte_size == 8

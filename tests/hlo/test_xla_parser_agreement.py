@@ -606,3 +606,27 @@ def test_one_instruction_is_a_module() -> None:
         ("x", "parameter"), ("ar", "all-reduce")]
     (all_reduce,) = module.collectives
     assert (all_reduce.reduction, all_reduce.device_groups()) == ("sum", [[0, 1]])
+
+
+@pytest.mark.parametrize("shape", _SHAPES)
+def test_parse_shape_refuses_as_xla(shape: str) -> None:
+    """``mt.hlo.parse_shape`` reads a shape as the module reader does: it refuses exactly
+    what XLA refuses as a tuple element's shape (here in an entry's result), in XLA's words,
+    at XLA's token."""
+    prefix = "ENTRY %e () -> ("
+    text = f"HloModule m\n\n{prefix}{shape}) {{\n  ROOT %q = ({shape}) parameter(0)\n}}\n"
+    expected = _xla_position(text)
+    if expected is None or expected[0] != 3:  # read, or refused for what follows the shape
+        hlo.parse_shape(shape)
+        return
+    with pytest.raises(mt.HloParseError) as info:
+        hlo.parse_shape(shape)
+    column = expected[1] - len(prefix)
+    if column > len(shape):  # XLA read on into the ')' around it: refused past its end
+        assert info.value.column == len(shape) + 1
+    elif info.value.message == "Extra content after shape":  # the ')' XLA wanted is missing
+        assert (_xla_message(text), info.value.column) == (
+            "expects ')' at the end of tuple.", column)
+    else:
+        assert (info.value.message, info.value.line, info.value.column) == (
+            _xla_message(text), 1, column)

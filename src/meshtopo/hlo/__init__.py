@@ -97,7 +97,7 @@ from ._module import parse_module as parse_module
 from ._module import read_header as read_header
 from ._printer import printed_groups as printed_groups
 from ._shape import Shape as Shape
-from ._shape import parse_shape as parse_shape
+from ._shape_syntax import parse_shape as parse_shape
 from ._sharding import same_data_labels as same_data_labels
 from ._stream import CollectiveStream as CollectiveStream
 from ._stream import iter_collectives as iter_collectives

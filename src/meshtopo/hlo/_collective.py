@@ -36,7 +36,8 @@ from .._pairs import participating_device_pairs
 from .._placement import DeviceAssignment, participating_device_groups
 from ._assignment import placed
 from ._opcodes import async_form
-from ._shape import Shape, parse_shape
+from ._shape import Shape
+from ._shape_syntax import parse_shape
 from ._values import parse_dictionary, parse_int, parse_int_lists
 
 SYNC_OPCODES = frozenset({

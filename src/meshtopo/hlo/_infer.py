@@ -23,7 +23,8 @@ import re
 from collections.abc import Callable, Sequence
 
 from .._errors import HloParseError
-from ._shape import Shape, parse_shape
+from ._shape import Shape
+from ._shape_syntax import parse_shape
 
 # Ops whose result is their operand 0's shape (element type included).
 _SAME = frozenset({

@@ -55,8 +55,8 @@ from ._opcodes import (
     async_form,
     required_attributes,
 )
-from ._shape import ELEMENT_BITS, parse_shape
-from ._shape_syntax import read_shape, shape_error
+from ._shape import ELEMENT_BITS
+from ._shape_syntax import parse_shape, read_shape, shape_error
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
 from ._syntax import (
     BARE,

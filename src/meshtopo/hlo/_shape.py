@@ -7,25 +7,16 @@ Grammar (``xla/hlo/parser/hlo_parser.cc``, ``ParseShape``)::
     array  := TYPE '[' [ dim ( ',' dim )* ] ']' [ '{' layout '}' ]
     dim    := INT | '<=' INT | '?'
 
-The layout is kept as raw text (``"1,0:T(8,128)"``); meshtopo never needs its parts.
-
->>> s = parse_shape("(f32[8,128]{1,0:T(8,128)}, s32[<=4], token[])")
->>> [leaf.element_type for leaf in s.leaves()], s.tuple_shapes[1].dynamic
-(['f32', 's32', 'token'], (True,))
->>> s.is_dynamic, s.byte_size
-(True, 4112)
+The layout is kept as raw text (``"1,0:T(8,128)"``); meshtopo never needs its parts. Shapes
+are read by one reader, ``_shape_syntax.parse_shape``.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-
-from .._errors import HloParseError
-from ._syntax import MAX_DEPTH
 
 # Bits per element; sub-byte types occupy a whole byte unless the layout packs them (E(n)).
 ELEMENT_BITS: dict[str, int] = {
@@ -38,12 +29,7 @@ ELEMENT_BITS: dict[str, int] = {
     "token": 0, "opaque": 0,
 }  # fmt: skip
 
-_INT64_MAX = 2**63 - 1
-_ARRAY = re.compile(r"([a-z][a-z0-9]*)\s*\[([^\]]*)\]")
-_LAYOUT = re.compile(r"\s*\{([^{}]*)\}")
-_BUFFER = re.compile(r"b\s*\(")
 _PACKED = re.compile(r"E\(([0-9]+)\)")
-_COMMENT = re.compile(r"/\*.*?\*/|//[^\n\r]*", re.S)  # a shape holds no string
 
 
 @dataclass(frozen=True)
@@ -138,109 +124,3 @@ class Shape:
         )
         layout = "" if self.layout is None else "{" + self.layout + "}"
         return f"{self.element_type}[{dims}]{layout}"
-
-
-def parse_shape(text: str, line: int = 1, column: int = 1) -> Shape:
-    """Parse one shape (comments are white space); errors are ``HloParseError`` at
-    ``line``/``column`` + offset."""
-    if "/" in text:
-        text = _COMMENT.sub(lambda found: " " * len(found.group()), text)
-    return _parse_shape_cached(text.strip(), line, column)
-
-
-@functools.lru_cache(maxsize=4096)
-def _parse_shape_cached(text: str, line: int, column: int) -> Shape:
-    reader = _ShapeReader(text, line, column)
-    shape = reader.shape()
-    reader.skip_space()
-    if reader.pos != len(text):
-        raise reader.error(f"unexpected {text[reader.pos:reader.pos + 10]!r} after the shape")
-    return shape
-
-
-class _ShapeReader:
-    """Recursive-descent reader for the shape grammar above."""
-
-    def __init__(self, text: str, line: int, column: int) -> None:
-        self.text = text
-        self.pos = 0
-        self.line = line
-        self.column = column
-
-    def error(self, message: str, pos: int | None = None) -> HloParseError:
-        return HloParseError(
-            f"{message} in shape {self.text[:60]!r}", self.line, self.column + (pos or self.pos)
-        )
-
-    def skip_space(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos] in " \t\r\n":
-            self.pos += 1
-
-    def shape(self, depth: int = 0) -> Shape:
-        self.skip_space()
-        if depth > MAX_DEPTH:
-            raise self.error(f"values nested more than {MAX_DEPTH} deep")
-        if self.text.startswith("(", self.pos):
-            self.pos += 1
-            parts: list[Shape] = []
-            self.skip_space()
-            if self.text.startswith(")", self.pos):
-                self.pos += 1
-                return Shape("tuple", tuple_shapes=())
-            while True:
-                parts.append(self.shape(depth + 1))
-                self.skip_space()
-                if self.text.startswith(",", self.pos):
-                    self.pos += 1
-                    continue
-                if self.text.startswith(")", self.pos):
-                    self.pos += 1
-                    return Shape("tuple", tuple_shapes=tuple(parts))
-                raise self.error("expected ',' or ')' in a tuple shape")
-        buffer = _BUFFER.match(self.text, self.pos)
-        if buffer is not None:
-            self.pos = buffer.end()
-            inner = self.shape(depth + 1)
-            self.skip_space()
-            if inner.tuple_shapes is not None or inner.is_buffer or not self.text.startswith(
-                    ")", self.pos):
-                raise self.error("expected an array shape in a buffer shape b(...)")
-            self.pos += 1
-            return Shape(inner.element_type, inner.dimensions, inner.dynamic, inner.layout,
-                         is_buffer=True)
-        match = _ARRAY.match(self.text, self.pos)
-        if match is None:
-            raise self.error("expected a shape such as f32[8,128]{1,0} or a tuple (...)")
-        element_type, dims_text = match.groups()
-        if element_type not in ELEMENT_BITS:
-            raise self.error(f"unknown element type {element_type!r}")
-        dims, dynamic = self._dimensions(dims_text, match.start(2))
-        self.pos = match.end()
-        layout = None
-        layout_match = _LAYOUT.match(self.text, self.pos)
-        if layout_match:
-            layout = layout_match.group(1)
-            self.pos = layout_match.end()
-        return Shape(element_type, dims, dynamic, layout)
-
-    def _dimensions(self, text: str, offset: int) -> tuple[tuple[int, ...], tuple[bool, ...]]:
-        if not text.strip():
-            return (), ()
-        dims: list[int] = []
-        dynamic: list[bool] = []
-        for part in text.split(","):
-            item = part.strip()
-            is_dynamic = item.startswith("<=") or item == "?"
-            digits = item[2:].strip() if item.startswith("<=") else item
-            if item == "?":
-                dims.append(-1)
-            elif digits.isdigit() and digits.isascii():
-                value = int(digits) if len(digits) <= 19 else _INT64_MAX + 1
-                if value > _INT64_MAX:
-                    raise self.error(f"dimension {digits} does not fit in int64", offset)
-                dims.append(value)
-            else:
-                raise self.error(f"bad dimension {item!r}", offset)
-            dynamic.append(is_dynamic)
-            offset += len(part) + 1
-        return tuple(dims), tuple(dynamic)

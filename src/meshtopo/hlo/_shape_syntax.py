@@ -9,14 +9,24 @@ minor-to-major list must name as many dimensions as the array has (checked at th
 the layout, as XLA does); what follows a layout's ``:`` is checked only for its form (letters,
 each with bracketed arguments). Tuples nest at most as deep as any value (``MAX_DEPTH``). A
 buffer shape ``b(f32[16])`` holds one array shape.
+
+``parse_shape`` reads a whole text as one shape value, with the same rules:
+
+>>> s = parse_shape("(f32[8,128]{1,0:T(8,128)}, s32[<=4], token[])")
+>>> [leaf.element_type for leaf in s.leaves()], s.tuple_shapes[1].dynamic
+(['f32', 's32', 'token'], (True,))
+>>> s.is_dynamic, s.byte_size
+(True, 4112)
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
-from ._shape import ELEMENT_BITS
-from ._syntax import MAX_DEPTH, int64_at, skip
+from .._errors import HloParseError
+from ._shape import ELEMENT_BITS, Shape
+from ._syntax import MAX_DEPTH, SyntaxFault, int64_at, skip
 
 _PRINTED = re.compile(r"([a-z][a-z0-9]*)\[((?:<=)?[0-9]{1,18}(?:,(?:<=)?[0-9]{1,18})*)?\]"
                       r"(?:\{([0-9]{1,9}(?:,[0-9]{1,9})*)?(?::[A-Z][^{}\s]*)?\})?")
@@ -53,9 +63,32 @@ def read_shape(text: str, start: int, stop: int, signature: bool = False
     it)."""
     reader = _Shape(text, stop)
     try:
-        return reader.shape(reader.next(start), nested=signature), None
+        return reader.shape(reader.next(start), nested=signature)[0], None
     except _Refused as refused:
         return start, (refused.message, refused.offset)
+
+
+def parse_shape(text: str, line: int = 1, column: int = 1) -> Shape:
+    """The shape ``text`` holds (white space and comments allowed between its tokens), read
+    and refused as XLA's ``ParseShape`` reads it; a refusal is an ``HloParseError`` at the
+    offending token, counted from ``line`` and ``column`` where ``text`` starts."""
+    return _parse_shape(text, line, column)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_shape(text: str, line: int, column: int) -> Shape:
+    reader = _Shape(text, len(text))
+    try:
+        end, shape = reader.shape(reader.next(0), nested=True)
+        if (after := reader.next(end)) < len(text):
+            raise _Refused("Extra content after shape", after)
+    except (_Refused, SyntaxFault) as refused:
+        offset = refused.offset
+        lines_before = text.count("\n", 0, offset)
+        at_column = (column + offset if not lines_before
+                     else offset - text.rfind("\n", 0, offset))
+        raise HloParseError(refused.message, line + lines_before, at_column) from None
+    return shape
 
 
 def _count(items: str | None) -> int:
@@ -74,22 +107,26 @@ class _Shape:
     def at(self, pos: int, token: str) -> bool:
         return pos < self.stop and self.text.startswith(token, pos)
 
-    def shape(self, pos: int, nested: bool, depth: int = 0) -> int:
-        """Past the shape at ``pos`` (a token, ``depth`` tuples deep); refuses as XLA does."""
+    def shape(self, pos: int, nested: bool, depth: int = 0) -> tuple[int, Shape]:
+        """Past the shape at ``pos`` (a token, ``depth`` tuples deep), and the shape; refuses
+        as XLA does."""
         text = self.text
         if self.at(pos, "("):
             if depth >= MAX_DEPTH:
                 raise _Refused(f"values nested more than {MAX_DEPTH} deep", pos)
             at = self.next(pos + 1)
+            parts: list[Shape] = []
             if self.at(at, ")"):
-                return at + 1
+                return at + 1, Shape("tuple", tuple_shapes=())
             while True:
-                at = self.next(self.shape(at, nested=True, depth=depth + 1))
+                end, part = self.shape(at, nested=True, depth=depth + 1)
+                parts.append(part)
+                at = self.next(end)
                 if self.at(at, ","):
                     at = self.next(at + 1)
                     continue
                 if self.at(at, ")"):
-                    return at + 1
+                    return at + 1, Shape("tuple", tuple_shapes=tuple(parts))
                 raise _Refused("expects ')' at the end of tuple.", at)
         if self.at(pos, "b") and self.at(after := self.next(pos + 1), "("):  # a buffer
             if depth >= MAX_DEPTH:
@@ -98,10 +135,12 @@ class _Shape:
             if self.at(inner, "(") or self.at(inner, "b") or self.at(inner, "token"):
                 raise _Refused("element_shape must be an array shape to create a buffer "
                                "shape.", inner)
-            at = self.next(self.shape(inner, nested=True, depth=depth + 1))
+            end, array = self.shape(inner, nested=True, depth=depth + 1)
+            at = self.next(end)
             if not self.at(at, ")"):
                 raise _Refused("expects ')' at the end of buffer shape.", at)
-            return at + 1
+            return at + 1, Shape(array.element_type, array.dimensions, array.dynamic,
+                                 array.layout, is_buffer=True)
         element = _TYPE.match(text, pos, self.stop)
         if element is None or element.group() not in ELEMENT_BITS:
             if nested:
@@ -114,46 +153,55 @@ class _Shape:
         at = self.next(element.end())
         if not self.at(at, "["):
             raise _Refused("expects '[' to start the dimensions of the shape", at)
-        rank, at = self.dimensions(self.next(at + 1))
+        sizes, dynamic, at = self.dimensions(self.next(at + 1))
         layout = self.next(at)
+        array = Shape(element.group(), sizes, dynamic)
         if not self.at(layout, "{"):
-            return at
+            return at, array
         first = self.next(layout + 1)
         if not (int64_at(text, first, self.stop) or self.at(first, ":")):
-            return at  # no layout: XLA reads the '{' as what follows the shape
+            return at, array  # no layout: XLA reads the '{' as what follows the shape
         minor_to_major, end = self.layout(first)
-        if minor_to_major != rank:
-            raise _Refused(f"Dimensions size is {rank}, but minor to major size is "
+        if minor_to_major != len(sizes):
+            raise _Refused(f"Dimensions size is {len(sizes)}, but minor to major size is "
                            f"{minor_to_major}.", skip(text, end))
-        return end
+        return end, Shape(element.group(), sizes, dynamic, text[layout + 1:end - 1])
 
-    def dimensions(self, at: int) -> tuple[int, int]:
-        """The rank and the offset past ``]`` of the dimensions starting at ``at``."""
+    def dimensions(self, at: int) -> tuple[tuple[int, ...], tuple[bool, ...], int]:
+        """The sizes (a bound for ``<=N``, -1 for ``?``), which are dynamic, and the offset
+        past ``]`` of the dimensions starting at ``at``."""
+        sizes: list[int] = []
+        dynamic: list[bool] = []
         if self.at(at, "]"):
-            return 0, at + 1
-        rank = 0
+            return (), (), at + 1
         while True:
             if self.at(at, "?"):
+                sizes.append(-1)
+                dynamic.append(True)
                 at = self.next(at + 1)
             else:
-                if self.at(at, "<="):
+                bounded = self.at(at, "<=")
+                if bounded:
                     at = self.next(at + 2)
-                at = self.next(self.integer(at, least=0))
-            rank += 1
+                size, end = self.integer(at, least=0)
+                sizes.append(size)
+                dynamic.append(bounded)
+                at = self.next(end)
             if self.at(at, ","):
                 at = self.next(at + 1)
                 continue
             if self.at(at, "]"):
-                return rank, at + 1
+                return tuple(sizes), tuple(dynamic), at + 1
             raise _Refused("expects a list to end with kRsquare", at)
 
-    def integer(self, at: int, least: int | None = None) -> int:
+    def integer(self, at: int, least: int | None = None) -> tuple[int, int]:
+        """The int64 token at ``at`` and the offset past it (at least ``least``)."""
         found = int64_at(self.text, at, self.stop)
         if found is None:
             raise _Refused("expects integer", at)
         if least is not None and found[0] < least:
             raise _Refused(f"a dimension's size is negative: {found[0]}", at)
-        return found[1]
+        return found
 
     def layout(self, at: int) -> tuple[int, int]:
         """The minor-to-major count and the offset past ``}`` of the layout whose first
@@ -161,7 +209,7 @@ class _Shape:
         count = 0
         if not self.at(at, ":"):
             while True:
-                at = self.next(self.integer(at))
+                at = self.next(self.integer(at)[1])
                 count += 1
                 if not self.at(at, ","):
                     break

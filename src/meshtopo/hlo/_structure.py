@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from .._errors import HloParseError, InvalidArgumentError
-from ._shape import Shape, parse_shape
+from ._shape import Shape
+from ._shape_syntax import parse_shape
 
 if TYPE_CHECKING:
     from ._collective import Collective

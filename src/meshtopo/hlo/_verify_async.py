@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 from ._collective import P2P_OPCODES, SYNC_OPCODES
 from ._finding import Finding, SourceText
-from ._shape import Shape, parse_shape
+from ._shape import Shape
+from ._shape_syntax import parse_shape
 from ._verify_shapes import with_layout
 
 if TYPE_CHECKING:

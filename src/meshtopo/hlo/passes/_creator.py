@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection
 
 from ..._errors import InvalidArgumentError
 from .._module import Module
-from .._shape import parse_shape
+from .._shape_syntax import parse_shape
 from ._decision import Decision, PassResult
 from ._draft import Draft, DraftComputation, Line, collection_paused, new_computation, operand_list
 
