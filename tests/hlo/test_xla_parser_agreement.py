@@ -352,6 +352,21 @@ for _pairs in ("{{0,1}{1,0}}", "{{0,1},,{1,0}}", "{,{0,1}}", "{{0,1},}", "{{0,1}
         f"ROOT %r = f32[8]{{0}} collective-permute(%p), channel_id=1, "
         f"source_target_pairs={_pairs}")
 
+for _shape, _literal in (
+        ("u4[]", "16"), ("u4[]", "-1"), ("s4[]", "-9"), ("s32[]", "2147483648"), ("u64[]", "-1"),
+        ("f16[]", "-65520"), ("f16[]", "65519"), ("bf16[]", "1e100"), ("f64[]", "1.8e308"),
+        ("f8e4m3fn[]", "449"), ("f8e4m3fn[]", "1000"), ("c64[]", "(1e100, 0)"),
+        ("c64[]", "(0, -1e100)"), ("f32[2]", "{1,{2}}"), ("f32[2,3]", "{1, 2, 3, 4, 5, 6}"),
+        ("f32[2,3,2]", "{{{1, 2}, {3, 4}, {5, 6}, {7, 8}, {9, 10}, {11, 12}}}"),
+        ("f32[2]", "{1,2,3}"), ("f32[2]", "{1}"), ("f32[2]", "1"), ("bf16[1]", "{nan(0x3ff)}"),
+        ("f16[1]", "{nan(0x400)}"), ("f8e5m2[1]", "{nan(0x7)}"), ("f8e4m3fn[1]", "{nan(0x1)}"),
+        ("f32[1]", "{-nan(0x3ff)}"), ("f32[1]", "{nan (0x3)}"), ("s32[]", "1.5"), ("f32[]", "abc"),
+        ("f32[]", "1 2"), ("f32[]", "{1}"), ("f32[]", ""), ("pred[]", "2"), ("pred[]", "1.5"),
+        ("f32[2,2]", "{{1,2},{...}}"), ("f32[2,2]", "{...}"), ("(f32[], s32[])", "(1, 2.5)"),
+        ("(f32[], s32[])", "(1)"), ("f32[2]", " { 1 , /* x */ 2 } "), ("f32[2,0]", "{{},{}}")):
+    CASES[f"literal {_shape} {_literal}"] = _module(
+        f"%c = {_shape} constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")
+
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:
@@ -408,7 +423,7 @@ for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("n
     CASES[f"operand count, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} {_line}")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("result_accuracy", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+_IN_XLA_WORDS = ("result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

@@ -82,7 +82,6 @@ from ._element_types import DTYPES as DTYPES
 from ._element_types import element_dtype as element_dtype
 from ._element_types import is_float as is_float
 from ._element_types import is_low_precision as is_low_precision
-from ._element_types import literal_array as literal_array
 from ._evaluate import EVALUATED_OPCODES as EVALUATED_OPCODES
 from ._evaluate import branch_computations as branch_computations
 from ._evaluate import branch_indices as branch_indices
@@ -90,6 +89,7 @@ from ._evaluate import evaluate as evaluate
 from ._finding import Finding as Finding
 from ._input import HloInput as HloInput
 from ._input import open_input as open_input
+from ._literal import literal_array as literal_array
 from ._module import Module as Module
 from ._module import ModuleHeader as ModuleHeader
 from ._module import load as load

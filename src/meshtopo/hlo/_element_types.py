@@ -1,19 +1,15 @@
-"""HLO element types as numpy dtypes, and the arrays that ``constant(...)`` literals write.
+"""HLO element types as numpy dtypes.
 
 ``pred`` is ``bool``. ``bf16`` and the one-byte ``f8`` types, which numpy lacks, are
 ``ml_dtypes``' types (the package jax's arrays use; it needs only numpy), imported only when
 a module uses them: without it they are refused with a message saying so, and every other
 type still works. Sub-byte types (``s4``, ``f4e2m1fn``, ...) have no dtype here.
 
->>> literal_array("{ {1, 2}, {3, -4} }", np.dtype(np.int32), (2, 2)).tolist()
-[[1, 2], [3, -4]]
->>> literal_array("-inf", np.dtype(np.float32), ()).item()
--inf
+>>> element_dtype("s32", "here"), is_float(element_dtype("f16", "here"))
+(dtype('int32'), True)
 """
 
 from __future__ import annotations
-
-import re
 
 import numpy as np
 
@@ -34,9 +30,6 @@ ML_DTYPES = {
     "f8e4m3fn": "float8_e4m3fn", "f8e4m3b11fnuz": "float8_e4m3b11fnuz",
     "f8e4m3fnuz": "float8_e4m3fnuz", "f8e5m2": "float8_e5m2", "f8e5m2fnuz": "float8_e5m2fnuz",
 }  # fmt: skip
-
-_TOKEN = re.compile(r"[^\s,{}]+")
-
 
 def element_dtype(element_type: str, where: str) -> np.dtype:
     """The numpy dtype of an HLO element type (``ml_dtypes`` for bf16 and f8), or
@@ -66,21 +59,3 @@ def is_low_precision(dtype: np.dtype) -> bool:
 def is_float(dtype: np.dtype) -> bool:
     """True for numpy's floating types and ml_dtypes' bf16 and f8 types."""
     return dtype.kind == "f" or is_low_precision(dtype)
-
-
-def literal_array(text: str, dtype: np.dtype, dimensions: tuple[int, ...]) -> np.ndarray:
-    """The array a ``constant(...)`` literal writes, of ``dimensions`` and ``dtype``;
-    ``InvalidArgumentError`` when the literal holds another number of values."""
-    tokens = _TOKEN.findall(text)
-    if dtype == np.bool_:
-        values: list[object] = [t in ("true", "1") for t in tokens]
-    elif dtype.kind in "iu":
-        values = [int(t) for t in tokens]
-    else:
-        values = [complex(t) if dtype.kind == "c" else float(t) for t in tokens]
-    size = int(np.prod(dimensions, dtype=np.int64))
-    if len(values) != size:
-        raise InvalidArgumentError(
-            f"literal {text!r} has {len(values)} values, its shape {list(dimensions)} needs {size}"
-        )
-    return np.array(values).astype(dtype).reshape(dimensions)

@@ -39,7 +39,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .._errors import InvalidArgumentError
-from ._element_types import element_dtype, literal_array
+from ._element_types import element_dtype
+from ._literal import literal_array
 from ._structure import Instruction
 from ._values import parse_int_list
 

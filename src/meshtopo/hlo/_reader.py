@@ -43,6 +43,7 @@ from .._errors import HloParseError
 from ._accuracy import check_result_accuracy
 from ._allowed import allowed_attributes, unexpected_attribute
 from ._infer import infer_shape
+from ._literal import read_literal
 from ._metadata import check_metadata, printed_metadata
 from ._name_set import NameSet
 from ._native import configure_lines, read_lines
@@ -427,6 +428,8 @@ class Reader:
             if read:
                 self.pos, self.line, self._last = pos, line, read[-1]
                 for instruction in read:
+                    if instruction.opcode == "constant":
+                        self._check_literal(instruction)
                     if instruction.opcode in opcodes:
                         visit(instruction)  # type: ignore[misc]
                     elif instruction.opcode == "parameter":
@@ -462,6 +465,8 @@ class Reader:
                     self._parameter(operand)
                 yield operand
             self._check(computation, found, self._root_at)
+            if found.opcode == "constant":
+                self._check_literal(found)
             if found.opcode in opcodes:
                 visit(found)  # type: ignore[misc]
             elif found.opcode == "parameter":
@@ -634,6 +639,19 @@ class Reader:
                                     self.source)
         names.add(name)
         self._last = instruction
+
+    def _check_literal(self, instruction: Instruction) -> None:
+        """A constant's literal read as XLA reads it against the constant's shape
+        (``read_literal``), refused at XLA's token."""
+        end = instruction.attribute_at if instruction.attribute_at >= 0 else len(
+            instruction.text)
+        close = instruction.text.rindex(")", 0, end)
+        start = close - len(instruction.operand_text)
+        try:
+            read_literal(instruction.operand_text, parse_shape(instruction.shape_text))
+        except SyntaxFault as fault:
+            raise HloParseError(fault.message, *instruction.position(start + fault.offset),
+                                self.source) from None
 
     # ---- instructions ---------------------------------------------------------------------
 

@@ -1,0 +1,354 @@
+"""Literals as XLA's parser reads them: the one reader of a ``constant(...)`` value.
+
+``read_literal(text, shape)`` reads the literal of ``shape`` written in ``text`` as XLA's
+``ParseLiteral`` does (tuples, nested arrays of the shape's rank, ``...`` for elided values,
+complex ``(re, im)``, ``nan``, ``nan(0x<payload>)``, ``inf``, ``-inf``) and returns its values
+in row-major order, or None where they were elided. It refuses what XLA refuses, in XLA's
+words, with the offset of XLA's token (``SyntaxFault``): values out of their type's range
+(a cast that overflows, as XLA checks it), NaN payloads a type cannot hold, nesting that does
+not match the rank, and counts that do not match the dimensions. As in XLA, the message is
+the first problem met, even where XLA reads on past it and fails only later. Range checks of
+``bf16`` and the 8- and 4-bit floats use ``ml_dtypes`` (installed with jax); without it those
+values are not range-checked.
+
+>>> from meshtopo.hlo import parse_shape
+>>> read_literal("{ {1, 2}, {3, -4} }", parse_shape("s32[2,2]"))
+[1, 2, 3, -4]
+>>> read_literal("-inf", parse_shape("f32[]"))
+[-inf]
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from .._errors import InvalidArgumentError
+from ._element_types import is_float
+from ._shape import Shape
+from ._syntax import SyntaxFault, skip
+
+_TOKEN = re.compile(
+    r"(?P<nan>-?nan(?:\(0x(?P<payload>[0-9a-fA-F]+)\))?)(?![A-Za-z0-9_.\-])"
+    r"|(?P<neginf>-inf)(?![A-Za-z0-9_.\-])|(?P<inf>inf)(?![A-Za-z0-9_.\-])"
+    r"|(?P<bool>true|false)(?![A-Za-z0-9_.\-])"
+    r"|(?P<decimal>-?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|-?[0-9]+[eE][+-]?[0-9]+)"
+    r"(?![A-Za-z0-9_.\-])"
+    r"|(?P<int>-?[0-9]+)(?![A-Za-z0-9_.\-])"
+    r"|(?P<dots>\.\.\.)|(?P<punct>[{}(),])")
+_INTEGRAL_BITS = {f"{sign}{bits}": bits for sign in "su" for bits in (1, 2, 4, 8, 16, 32, 64)}
+_NUMPY_FLOATS: dict[str, type[np.floating[Any]]] = {"f16": np.float16, "f32": np.float32,
+                                                   "f64": np.float64}
+_ML_FLOATS = {
+    "bf16": "bfloat16", "f8e3m4": "float8_e3m4", "f8e4m3": "float8_e4m3",
+    "f8e4m3fn": "float8_e4m3fn", "f8e4m3b11fnuz": "float8_e4m3b11fnuz",
+    "f8e4m3fnuz": "float8_e4m3fnuz", "f8e5m2": "float8_e5m2", "f8e5m2fnuz": "float8_e5m2fnuz",
+    "f8e8m0fnu": "float8_e8m0fnu", "f4e2m1fn": "float4_e2m1fn",
+}  # fmt: skip
+# Mantissa bits of the types whose NaNs carry a payload (those with infinities, as IEEE's).
+_PAYLOAD_BITS = {"f16": 10, "bf16": 7, "f32": 23, "f64": 52, "f8e5m2": 2, "f8e4m3": 3,
+                 "f8e3m4": 4}
+_COMPONENT = {"c64": "f32", "c128": "f64"}
+_QUIET = 1 << 51  # a double's quiet NaN without payload
+_DOUBLE_MAX = "1.79769e+308"
+
+
+class _Failed(Exception):
+    """Reading stopped: the first recorded problem is the error."""
+
+
+class _Reader:
+    """One literal's tokens and XLA's error list: the first problem recorded is reported."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = skip(text, 0)
+        self.problems: list[tuple[str, int]] = []
+
+    def token(self) -> re.Match[str] | None:
+        return _TOKEN.match(self.text, self.pos)
+
+    def advance(self, end: int) -> None:
+        self.pos = skip(self.text, end)
+
+    def problem(self, message: str, at: int | None = None) -> None:
+        self.problems.append((message, self.pos if at is None else at))
+
+    def fail(self, message: str, at: int | None = None) -> _Failed:
+        self.problem(message, at)
+        return _Failed()
+
+
+def read_literal(text: str, shape: Shape) -> list[Any] | None:
+    """The values of the literal of ``shape`` written in ``text``, row-major (a tuple's
+    leaves one after another), or None where ``...`` elides them; ``SyntaxFault`` at XLA's
+    token where XLA refuses it."""
+    return _read(text, shape)
+
+
+@functools.lru_cache(maxsize=4096)
+def _read(text: str, shape: Shape) -> list[Any] | None:
+    reader = _Reader(text)
+    try:
+        values = _literal(reader, shape)
+        if reader.pos < len(text):
+            raise reader.fail("expects ')' after constant literal")
+    except _Failed:
+        message, at = reader.problems[0]
+        raise SyntaxFault(message, at) from None
+    return values
+
+
+def _literal(reader: _Reader, shape: Shape) -> list[Any] | None:
+    if shape.tuple_shapes is None:
+        return _dense(reader, shape)
+    found = reader.token()
+    if found is None or found.group() != "(":
+        raise reader.fail("expects '(' in front of tuple elements")
+    reader.advance(found.end())
+    values: list[Any] | None = []
+    if not reader.text.startswith(")", reader.pos):
+        for index, element in enumerate(shape.tuple_shapes):
+            if index > 0:
+                if reader.text.startswith(",", reader.pos):
+                    reader.advance(reader.pos + 1)
+                else:
+                    reader.problem("expects ',' to separate tuple elements")
+            try:
+                part = _literal(reader, element)
+            except _Failed:
+                raise reader.fail(f"expects the {index}th element") from None
+            values = None if values is None or part is None else values + part
+    if not reader.text.startswith(")", reader.pos):
+        raise reader.fail(f"expects ')' at the end of the tuple with "
+                          f"{len(shape.tuple_shapes)}elements")
+    reader.advance(reader.pos + 1)
+    return values
+
+
+def _dense(reader: _Reader, shape: Shape) -> list[Any] | None:
+    """XLA's ``ParseDenseLiteral``: braces nested to the rank, values counted per
+    dimension."""
+    dims, rank = shape.dimensions, len(shape.dimensions)
+    kind = shape.element_type
+    seen = [0] * rank
+    values: list[Any] = []
+    elided = False
+    nest = 0
+
+    def index_text(dim: int) -> str:
+        return "[" + ",".join(str(n - 1) for n in seen[:dim]) + "]"
+
+    def one_more() -> bool:
+        if rank == 0:
+            return True
+        if nest != rank:
+            reader.problem(f"expects nested array in rank {rank}, but sees {nest}")
+            return False
+        seen[rank - 1] += 1
+        if seen[rank - 1] > dims[rank - 1]:
+            reader.problem(f"expects {dims[rank - 1]} elements on the minor-most dimension, "
+                           "but sees more")
+            return False
+        return True
+
+    while True:
+        found = reader.token()
+        if found is None:
+            raise reader.fail("unexpected token type in a literal")
+        group = found.lastgroup
+        written = found.group()
+        if written == "{":
+            nest += 1
+            if nest > rank:
+                raise reader.fail(f"expects nested array in rank {rank}, but sees larger")
+            if nest > 1:
+                seen[nest - 2] += 1
+                if seen[nest - 2] > dims[nest - 2]:
+                    raise reader.fail(f"expects {dims[nest - 2]} elements in the "
+                                      f"{index_text(nest - 2)}th element, but sees more")
+            reader.advance(found.end())
+        elif written == "}":
+            if nest == 0:
+                raise reader.fail("unexpected '}' token")
+            nest -= 1
+            if seen[nest] != dims[nest]:
+                raise reader.fail(f"expects {dims[nest]} elements in the {index_text(nest)}th "
+                                  f"element, but sees {seen[nest]}")
+            seen[nest] = 0
+            reader.advance(found.end())
+        elif written == "(":
+            if kind not in _COMPONENT:
+                raise reader.fail("unexpected '(' in literal. Parens are only valid for "
+                                  "complex literals")
+            at = reader.pos
+            if not one_more():
+                raise _Failed()
+            values.append(_complex(reader, found.end(), kind, shape, len(values), at))
+        elif group == "dots":
+            if nest != 1:
+                raise reader.fail(f"expects `...` at nest level 1, but sees it at nest level "
+                                  f"{nest}")
+            seen[0] = dims[0]
+            elided = True
+            reader.advance(found.end())
+        elif written == ",":
+            reader.advance(found.end())
+        elif group in ("nan", "neginf", "inf", "bool", "decimal", "int"):
+            one_more()
+            values.append(_element(reader, found, shape, len(values)))
+            reader.advance(found.end())
+        else:
+            raise reader.fail("unexpected token type in a literal")
+        if nest == 0:
+            return None if elided else values
+
+
+def _element(reader: _Reader, found: re.Match[str], shape: Shape, index: int) -> object:
+    """The value of one scalar token, checked as XLA's ``SetValueInLiteral`` checks it."""
+    kind, group, at = shape.element_type, found.lastgroup, found.start()
+    if group == "bool":
+        if kind != "pred":  # XLA stops the process here; refuse instead
+            raise reader.fail(f"{kind.upper()} is not PRED type", at)
+        value: object = found.group() == "true"
+    elif kind == "pred" or kind in _INTEGRAL_BITS:
+        if group != "int" or not -(1 << 63) <= int(found.group()) < 1 << 63:
+            reader.problem("expects integer", at)
+            raise reader.fail(f"expects integer for primitive type: {kind.upper()}", at)
+        value = int(found.group())
+        if kind == "pred":
+            return value != 0
+        _check_integer(reader, value, kind, at)
+    elif kind in _NUMPY_FLOATS or kind in _ML_FLOATS:
+        value = _double(reader, found, kind)
+        _check_float(reader, value, kind, shape, index, at, _payload(found))
+    else:
+        raise reader.fail(f"unsupported primitive type {kind.upper()}", at)
+    return value
+
+
+def _check_integer(reader: _Reader, value: int, kind: str, at: int) -> None:
+    bits = _INTEGRAL_BITS[kind]
+    if kind[0] == "u":
+        upper = (1 << bits) - 1
+        if value % (1 << 64) > upper:
+            raise reader.fail(f"value {value} is out of range for literal's primitive type "
+                              f"{kind.upper()} namely [0, {upper}].", at)
+    elif not -(1 << (bits - 1)) <= value < 1 << (bits - 1):
+        raise reader.fail(f"value {value} is out of range for literal's primitive type "
+                          f"{kind.upper()} namely [{-(1 << (bits - 1))}, "
+                          f"{(1 << (bits - 1)) - 1}].", at)
+
+
+def _double(reader: _Reader, found: re.Match[str], kind: str) -> float:
+    """XLA's ``ParseDouble`` of a token (a decimal past a double's range is refused)."""
+    group = found.lastgroup
+    if group == "nan":
+        return -math.nan if found.group().startswith("-") else math.nan
+    if group == "inf":
+        return math.inf
+    if group == "neginf":
+        return -math.inf
+    value = float(found.group())
+    if math.isinf(value):
+        reader.problem(f"Constant is out of range for double (+/-{_DOUBLE_MAX}) and so is "
+                       "unparsable.", found.start())
+        raise reader.fail(f"expect floating point value for primitive type: {kind.upper()}",
+                          found.start())
+    return value
+
+
+def _payload(found: re.Match[str]) -> int | None:
+    """The NaN payload written as ``nan(0x...)``, or None (a quiet NaN without one)."""
+    digits = found.group("payload") if found.lastgroup == "nan" else None
+    return None if digits is None else int(digits, 16)
+
+
+def _finite_range(kind: str) -> tuple[float, float, Any] | None:
+    """(lowest, highest) finite values of a float type and its numpy type, or None where
+    ``ml_dtypes`` is needed and missing."""
+    if kind in _NUMPY_FLOATS:
+        info = np.finfo(_NUMPY_FLOATS[kind])
+        return float(info.min), float(info.max), _NUMPY_FLOATS[kind]
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    native = getattr(ml_dtypes, _ML_FLOATS[kind])
+    info = ml_dtypes.finfo(native)
+    return float(info.min), float(info.max), native
+
+
+def _check_float(reader: _Reader, value: float, kind: str, shape: Shape, index: int,
+                 at: int, payload: int | None) -> None:
+    """XLA's range check (the value cast to the type; a cast that overflows is out of
+    range) and NaN payload check."""
+    found = _finite_range(kind)
+    if found is not None and math.isfinite(value):
+        low, high, native = found
+        with np.errstate(over="ignore", invalid="ignore"):
+            converted = float(np.array(value).astype(native))
+        if math.isfinite(converted):
+            value = converted
+        if value > high or value < low:
+            raise reader.fail(f"value {value:.6g} is out of range for literal's primitive "
+                              f"type {kind.upper()} namely [{low:.6g}, {high:.6g}].", at)
+    if payload is None or not math.isnan(value):
+        return
+    where = f"to a literal in shape {shape.human_string} at linear index {index}"
+    if kind in _PAYLOAD_BITS:
+        largest = (1 << _PAYLOAD_BITS[kind]) - 1
+        if payload != _QUIET and payload > largest:
+            raise reader.fail(f"tries to set NaN payload {payload:#x} {where}, but the NaN "
+                              f"payload is out of range ({largest:#x})", at)
+    elif payload != _QUIET:
+        raise reader.fail(f"tries to set NaN payload {payload:#x} {where}, but {kind} does "
+                          "not support payloads", at)
+
+
+def _complex(reader: _Reader, after_paren: int, kind: str, shape: Shape, index: int,
+             at: int) -> complex:
+    """``(re, im)``: each part a double, range-checked against the component type."""
+    parts: list[float] = []
+    reader.advance(after_paren)
+    for name, closer in (("real", ","), ("imaginary", ")")):
+        found = reader.token()
+        if found is None or found.lastgroup not in ("nan", "neginf", "inf", "decimal", "int"):
+            raise reader.fail("expects decimal or integer")
+        parts.append(_double(reader, found, kind))
+        reader.advance(found.end())
+        if not reader.text.startswith(closer, reader.pos):
+            raise reader.fail(f"expects '{closer}' after the {name} part of a complex literal")
+        reader.advance(reader.pos + 1)
+    component = _COMPONENT[kind]
+    low, high, _ = _finite_range(component)  # type: ignore[misc]
+    for name, part in zip(("real", "imaginary"), parts, strict=True):
+        if math.isfinite(part) and not low <= part <= high:
+            raise reader.fail(f"{name} part {part:.6g} is out of range for literal's "
+                              f"primitive type {kind.upper()}, namely [{low:.6g}, {high:.6g}].",
+                              at)
+    return complex(parts[0], parts[1])
+
+
+def literal_array(text: str, dtype: np.dtype, dimensions: tuple[int, ...]) -> np.ndarray:
+    """The array a ``constant(...)`` literal writes, of ``dimensions`` and ``dtype`` (read by
+    ``read_literal``); ``InvalidArgumentError`` when it holds another number of values or
+    elides them."""
+    kind = ("pred" if dtype == np.bool_ else "f64" if is_float(dtype)
+            else "c128" if dtype.kind == "c" else "s64" if dtype.kind == "i" else "u64")
+    shape = Shape(kind, tuple(dimensions), (False,) * len(dimensions))
+    size = int(np.prod(dimensions, dtype=np.int64))
+    try:
+        values = read_literal(text, shape)
+    except SyntaxFault as fault:
+        raise InvalidArgumentError(f"literal {text!r}: {fault.message}") from None
+    if values is None or len(values) != size:
+        count = "elided" if values is None else len(values)
+        raise InvalidArgumentError(
+            f"literal {text!r} has {count} values, its shape {list(dimensions)} needs {size}")
+    return np.array(values).astype(dtype).reshape(dimensions)
+
