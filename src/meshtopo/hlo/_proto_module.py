@@ -152,6 +152,8 @@ class _Builder:
         head = f"%{p.name} = {shape} {opcode}({operand_text})"
         column = _INDENT + 1 + (_ROOT if is_root else 0)
         pairs = _attributes(p, opcode, called, by_id, None if groups is None else groups[1])
+        if opcode == "while" and len(called) == 2:  # in written order: condition, body
+            called = (called[1], called[0])
         controls = tuple(names.get(i) or by_id[i].name for i in p.control_predecessor_ids)
         if controls:
             pairs.append(("control-predecessors", "{" + ", ".join("%" + c for c in controls) + "}"))
