@@ -129,7 +129,7 @@ def module_proto(data: bytes, name: str) -> tuple[str, Message]:
 def _is_module(module: Message) -> bool:
     computations = module.computations
     return bool(computations) and all(
-        c.name and c.instructions and all(i.name and i.opcode for i in c.instructions)
+        c.name and c.instructions and c.instructions[0].name and c.instructions[0].opcode
         for c in computations)
 
 
