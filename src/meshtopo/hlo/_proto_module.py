@@ -92,6 +92,8 @@ class _Builder:
         self.scope = scope
         self.schedule = schedule
         self.groups = _Groups()
+        self.shapes = _TextCache(shape_text)
+        self.metadata = _TextCache(_metadata)
         self.computation_names = {c.id: c.name for c in proto.computations}
         entry_id = proto.entry_computation_id
         entry_name = proto.entry_computation_name
@@ -109,63 +111,78 @@ class _Builder:
     def _computation(self, proto: Message, found: Callable[[Collective], object]) -> None:
         by_id = {i.id: i for i in proto.instructions}
         order = self.schedule.get(proto.id)
-        instructions = ([by_id[i] for i in order if i in by_id] if order is not None
-                        else list(proto.instructions))
-        names = {i.id: i.name for i in instructions}
+        ids = [i for i in order if i in by_id] if order is not None else list(by_id)
+        names = {i: by_id[i].name for i in ids}
+        root_id = proto.root_id
         self.line += 2
-        computation = Computation(proto.name, proto.id == self.entry, self.line,
-                                  _signature(instructions, by_id.get(proto.root_id)),
+        computation = Computation(proto.name, proto.id == self.entry, self.line, "",
                                   execution_thread=proto.execution_thread or None)
         self.scope.computations[computation.name] = computation
-        for instruction_proto in instructions:
+        parameters: list[tuple[int, str]] = []
+        add, by_name = computation.instructions.append, computation.by_name
+        for instruction_id in ids:
             self.line += 1
-            is_root = instruction_proto.id == proto.root_id
-            is_collective = instruction_proto.opcode in COLLECTIVE_OPCODES
-            groups = self.groups.of(instruction_proto) if is_collective else None
-            instruction = self._instruction(instruction_proto, computation.name, is_root, names,
-                                            by_id, groups)
-            computation.instructions.append(instruction)
-            computation.by_name[instruction.name] = instruction
+            p = by_id[instruction_id]
+            opcode = p.opcode
+            is_root = instruction_id == root_id
+            is_collective = opcode in COLLECTIVE_OPCODES
+            groups = self.groups.of(p) if is_collective else None
+            instruction = self._instruction(p, opcode, computation.name, is_root, names, by_id,
+                                            groups)
+            add(instruction)
+            by_name[instruction.name] = instruction
             if is_root:
                 computation.root = instruction
+            if opcode == "parameter":
+                parameters.append((p.parameter_number,
+                                   f"{instruction.name}: {instruction.shape_text}"))
             if is_collective:
-                collective = instruction.collective = self._collective(instruction_proto,
-                                                                       instruction, groups)
+                collective = instruction.collective = self._collective(p, instruction, groups)
                 found(collective)
         if computation.root is None and computation.instructions:
             computation.root = computation.instructions[-1]
+        result = computation.root.shape_text if computation.root is not None else "()"
+        computation.signature = "(" + ", ".join(t for _, t in sorted(parameters)) + f") -> {result}"
         self.line += 1  # the closing brace
 
-    def _instruction(self, p: Message, computation: str, is_root: bool,
+    def _instruction(self, p: Message, opcode: str, computation: str, is_root: bool,
                      names: dict[int, str], by_id: dict[int, Message],
                      groups: tuple[CollectiveDeviceList, str] | None) -> Instruction:
-        opcode = p.opcode
-        shape = shape_text(p.shape)
-        operands = tuple(names.get(i) or by_id[i].name for i in p.operand_ids)
-        called = tuple(self.computation_names[i] for i in p.called_computation_ids)
+        shape = self.shapes.text(p.shape)
+        operands = tuple(map(names.__getitem__, p.operand_ids))
+        called_ids = p.called_computation_ids
+        called = tuple(self.computation_names[i] for i in called_ids) if called_ids else ()
         if opcode == "parameter":
             operand_text = str(p.parameter_number)
         elif opcode == "constant":
             operand_text = literal_text(p.literal)
         else:
-            operand_text = ", ".join("%" + o for o in operands)
-        head = f"%{p.name} = {shape} {opcode}({operand_text})"
+            operand_text = ", ".join(["%" + o for o in operands])
+        name = p.name
+        head = f"%{name} = {shape} {opcode}({operand_text})"
         column = _INDENT + 1 + (_ROOT if is_root else 0)
         pairs = _attributes(p, opcode, called, by_id, None if groups is None else groups[1])
         if opcode == "while" and len(called) == 2:  # in written order: condition, body
             called = (called[1], called[0])
-        controls = tuple(names.get(i) or by_id[i].name for i in p.control_predecessor_ids)
+        control_ids = p.control_predecessor_ids
+        controls = tuple(names[i] for i in control_ids) if control_ids else ()
         if controls:
             pairs.append(("control-predecessors", "{" + ", ".join("%" + c for c in controls) + "}"))
-        parts = [head]
+        metadata = self.metadata.text(p.metadata)
+        if metadata:
+            pairs.append(("metadata", metadata))
         attributes: list[Attribute] = []
-        at = len(head)
-        for key, value in pairs:
-            attributes.append(Attribute(key, value, self.line, column + at + len(key) + 3))
-            parts.append(f"{key}={value}")
-            at += len(key) + len(value) + 3
-        text = ", ".join(parts)
-        return Instruction(p.name, opcode, shape, operands, self.line, column, computation,
+        if pairs:
+            parts = [head]
+            at = len(head)
+            for key, value in pairs:
+                attributes.append(Attribute(key, value, self.line, column + at + len(key) + 3))
+                parts.append(f"{key}={value}")
+                at += len(key) + len(value) + 3
+            text = ", ".join(parts)
+        else:
+            text = head
+        return Instruction(name, opcode, shape, operands, self.line, column, computation,
                            is_root, operand_text, text, attributes, called, controls,
                            attribute_at=len(head) if pairs else -1)
 
@@ -191,60 +208,83 @@ class _Builder:
         return Collective(instruction, self.scope, decoded)
 
 
-def _signature(instructions: list[Message], root: Message | None) -> str:
-    parameters = sorted((i for i in instructions if i.opcode == "parameter"),
-                        key=lambda i: i.parameter_number)
-    result = shape_text(root.shape) if root is not None else "()"
-    return "(" + ", ".join(f"{i.name}: {shape_text(i.shape)}" for i in parameters) + f") -> {result}"
-
-
 def _attributes(p: Message, opcode: str, called: tuple[str, ...], by_id: dict[int, Message],
                 groups: str | None) -> list[tuple[str, str]]:
     """The attributes XLA prints for what was read of instruction ``p`` (``groups``: its
-    replica groups' text), in XLA's order."""
+    replica groups' text), in XLA's order; only the fields ``opcode`` takes are looked at."""
     out: list[tuple[str, str]] = []
-    if p.channel_id > 0:
+    is_collective = opcode in COLLECTIVE_OPCODES
+    if is_collective and p.channel_id > 0:
         out.append(("channel_id", str(p.channel_id)))
     if groups is not None:
         out.append(("replica_groups", groups))
-    if opcode == "get-tuple-element":
-        out.append(("index", str(p.tuple_index)))
-    elif opcode == "iota":
-        out.append(("iota_dimension", str(p.dimensions[0]) if p.dimensions else "0"))
-    elif opcode == "compare":
-        out.append(("direction", p.comparison_direction))
-    elif opcode == "fusion":
-        out.append(("kind", p.fusion_kind))
-    elif opcode == "custom-call":
-        out.append(("custom_call_target", f'"{p.custom_call_target}"'))
-    elif p.dimensions:
+    if opcode in _DIMENSIONS and p.dimensions:
         out.append(("dimensions", "{" + ",".join(map(str, p.dimensions)) + "}"))
-    if p.slice_dimensions:
-        out.append(("slice", "{" + ", ".join(
-            f"[{s.start}:{s.limit}" + (f":{s.stride}]" if s.stride != 1 else "]")
-            for s in p.slice_dimensions) + "}"))
-    if p.dynamic_slice_sizes:
-        out.append(("dynamic_slice_sizes", "{" + ",".join(map(str, p.dynamic_slice_sizes)) + "}"))
-    if p.use_global_device_ids:
-        out.append(("use_global_device_ids", "true"))
-    if p.source_target_pairs:
-        out.append(("source_target_pairs", "{" + ",".join(
-            f"{{{s.source},{s.target}}}" for s in p.source_target_pairs) + "}"))
-    if p.constrain_layout:
-        out.append(("constrain_layout", "true"))
-    if p.is_host_transfer:
-        out.append(("is_host_transfer", "true"))
-    out.extend(_calls(opcode, called, p, by_id))
-    if p.frontend_attributes.map:
-        out.append(("frontend_attributes", "{" + ",".join(
-            f"{e.key}={_quoted(e.value)}" for e in p.frontend_attributes.map) + "}"))
-    metadata = _metadata(p.metadata) if p.HasField("metadata") else ""
-    if metadata:
-        out.append(("metadata", metadata))
-    if p.backend_config:
-        config = p.backend_config.decode("utf-8", "replace")
-        out.append(("backend_config", config if config.startswith("{") else _quoted(config)))
+    elif opcode in _SINGLE:
+        out.append(_SINGLE[opcode](p))
+    if is_collective:
+        if p.use_global_device_ids:
+            out.append(("use_global_device_ids", "true"))
+        if p.source_target_pairs:
+            out.append(("source_target_pairs", "{" + ",".join(
+                f"{{{s.source},{s.target}}}" for s in p.source_target_pairs) + "}"))
+        if p.constrain_layout:
+            out.append(("constrain_layout", "true"))
+        if opcode in P2P_OPCODES and p.is_host_transfer:
+            out.append(("is_host_transfer", "true"))
+    if called:
+        out.extend(_calls(opcode, called, p, by_id))
+    if opcode in _CONFIGURED:
+        if p.frontend_attributes.map:
+            out.append(("frontend_attributes", "{" + ",".join(
+                f"{e.key}={_quoted(e.value)}" for e in p.frontend_attributes.map) + "}"))
+        if p.backend_config:
+            config = p.backend_config.decode("utf-8", "replace")
+            out.append(("backend_config", config if config.startswith("{") else _quoted(config)))
     return out
+
+
+def _slice(p: Message) -> tuple[str, str]:
+    return ("slice", "{" + ", ".join(
+        f"[{s.start}:{s.limit}" + (f":{s.stride}]" if s.stride != 1 else "]")
+        for s in p.slice_dimensions) + "}")
+
+
+# Opcodes whose ``dimensions`` field XLA prints as ``dimensions={...}``.
+_DIMENSIONS = frozenset({
+    "broadcast", "reduce", "transpose", "concatenate", "reverse", "sort", "map",
+    "all-gather", "all-gather-start", "all-to-all", "ragged-all-to-all", "reduce-scatter",
+})  # fmt: skip
+# Opcodes with one attribute of their own, read from one field.
+_SINGLE: dict[str, Callable[[Message], tuple[str, str]]] = {
+    "get-tuple-element": lambda p: ("index", str(p.tuple_index)),
+    "iota": lambda p: ("iota_dimension", str(p.dimensions[0]) if p.dimensions else "0"),
+    "compare": lambda p: ("direction", p.comparison_direction),
+    "fusion": lambda p: ("kind", p.fusion_kind),
+    "custom-call": lambda p: ("custom_call_target", _quoted(p.custom_call_target)),
+    "slice": _slice,
+    "dynamic-slice": lambda p: ("dynamic_slice_sizes",
+                                "{" + ",".join(map(str, p.dynamic_slice_sizes)) + "}"),
+}
+# Opcodes whose frontend attributes and backend config are read (send/recv pairs, a while's
+# known trip count).
+_CONFIGURED = COLLECTIVE_OPCODES | {"while", "custom-call", "fusion"}
+
+
+class _TextCache:
+    """``printed(message)`` once per distinct serialized message (shapes and metadata repeat
+    across a module)."""
+
+    def __init__(self, printed: Callable[[Message], str]) -> None:
+        self.printed = printed
+        self.found: dict[bytes, str] = {}
+
+    def text(self, message: Message) -> str:
+        key = message.SerializeToString()
+        found = self.found.get(key)
+        if found is None:
+            found = self.found[key] = self.printed(message)
+        return found
 
 
 def _calls(opcode: str, called: tuple[str, ...], p: Message,
