@@ -216,7 +216,7 @@ def test_directory_of_protos_alone(dump, tmp_path, capsys):
         main(["inspect", str(tmp_path), "--json"])
     out, err = capsys.readouterr()
     assert (done.value.code, err) == (0, "")
-    [section] = json.loads(out)["modules"] if "modules" in json.loads(out) else [json.loads(out)]
+    [section] = json.loads(out)["modules"]
     assert section["device_assignment_source"] == "proto"
     assert section["collectives"][0]["device_groups"] == [[3, 0, 6, 5], [7, 4, 1, 2]]
     # In the dump itself the text is listed once for the module written in both forms.
@@ -226,6 +226,13 @@ def test_directory_of_protos_alone(dump, tmp_path, capsys):
         main(["inspect", str(tmp_path)])
     out, _ = capsys.readouterr()
     assert "device assignment from the module proto's device_assignment" in out
+    with pytest.raises(SystemExit) as done:
+        main(["check", str(tmp_path), "--json"])
+    out, err = capsys.readouterr()
+    assert (done.value.code, err) == (0, "")
+    [payload] = json.loads(out)["modules"]
+    assert (payload["device_assignment_source"], payload["schedule_source"], payload["ok"]) == (
+        "proto", "proto", True)
 
 
 def test_cut_short_and_foreign_files_are_one_line_errors(dump, tmp_path, capsys):
