@@ -113,5 +113,5 @@ def _stdin(source: Source) -> Source:
     """stdin's binary stream for ``'-'`` (so a proto piped in is recognised), else
     ``source``."""
     if isinstance(source, (str, os.PathLike)) and os.fspath(source) == "-":
-        return sys.stdin.buffer
+        return getattr(sys.stdin, "buffer", source)
     return source

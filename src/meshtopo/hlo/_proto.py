@@ -35,9 +35,7 @@ from typing import IO
 import numpy as np
 from google.protobuf.message import DecodeError, Message
 
-from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError, MeshtopoError
-from .._iota import IotaReplicaGroupList
 from .._placement import DeviceAssignment
 from ._input import GZIP_MAGIC
 from ._proto_schema import ELEMENT_TYPES, OPAQUE, TOKEN, TUPLE, message_class
@@ -46,18 +44,6 @@ from ._proto_schema import ELEMENT_TYPES, OPAQUE, TOKEN, TUPLE, message_class
 KINDS = ("HloProto", "HloSnapshot", "HloModuleProto")
 _CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1f]")  # no white space
 _SNIFF = 512
-_EMPTY_GROUPS = CollectiveDeviceList([])
-# Opcodes whose computations XLA prints under a name of their own (else ``calls=``).
-_CALL_KEYS = {
-    "all-reduce": ("to_apply",), "all-reduce-start": ("to_apply",),
-    "reduce-scatter": ("to_apply",), "reduce": ("to_apply",), "map": ("to_apply",),
-    "reduce-window": ("to_apply",), "scatter": ("to_apply",), "sort": ("to_apply",),
-    "call": ("to_apply",), "all-reduce-done": (), "while": ("condition", "body"),
-    "select-and-scatter": ("select", "scatter"), "custom-call": ("called_computations",),
-    "conditional": ("branch_computations",),
-}  # fmt: skip
-
-
 def is_binary(head: bytes) -> bool:
     """True when ``head`` (a file's first bytes, uncompressed) holds a control character
     that HLO text never does: the file is protobuf, not text."""
@@ -187,32 +173,3 @@ def literal_text(literal: Message) -> str:
     if not literal.shape.dimensions and len(words) == 1:
         return words[0]
     return "{" + ",".join(words) + "}" if field is not None else "{...}"
-
-
-class _Groups:
-    """Device lists and their text per distinct proto value, shared by a module's
-    collectives."""
-
-    def __init__(self) -> None:
-        self.found: dict[bytes, tuple[CollectiveDeviceList, str]] = {}
-
-    def of(self, proto: Message) -> tuple[CollectiveDeviceList, str] | None:
-        if proto.HasField("collective_device_list"):
-            value = proto.collective_device_list
-        elif proto.replica_groups:
-            value = proto  # the older field: read the groups alone
-        else:
-            return None
-        key = value.SerializeToString() if value is not proto else b"\0" + b"".join(
-            g.SerializeToString() + b"\1" for g in proto.replica_groups)
-        found = self.found.get(key)
-        if found is None:
-            iota = value.iota_replica_group_list if value is not proto else None
-            if iota is not None and value.HasField("iota_replica_group_list"):
-                groups = CollectiveDeviceList(IotaReplicaGroupList(
-                    iota.num_replica_groups, iota.num_devices_per_group,
-                    list(iota.iota_reshape_dims) or None, list(iota.iota_transpose_perm) or None))
-            else:
-                groups = CollectiveDeviceList([list(g.replica_ids) for g in value.replica_groups])
-            found = self.found[key] = (groups, str(groups))
-        return found

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from google.protobuf.message import Message
 
 from .._device_list import CollectiveDeviceList
+from .._iota import IotaReplicaGroupList
 from .._placement import DeviceAssignment
 from ._assignment import check_assignment
 from ._collective import (
@@ -30,9 +31,21 @@ from ._compile_options import AssignmentSource
 from ._link import Linker
 from ._module import Module, ModuleHeader, ModuleScope, resolve_counts
 from ._printer import module_text
-from ._proto import _CALL_KEYS, _EMPTY_GROUPS, _Groups, literal_text, shape_text
+from ._proto import literal_text, shape_text
 from ._reader import HeaderRecord
 from ._structure import Attribute, Computation, Instruction
+
+EMPTY_GROUPS = CollectiveDeviceList([])
+# Opcodes whose computations XLA prints under a name of their own (else ``calls=``).
+CALL_KEYS = {
+    "all-reduce": ("to_apply",), "all-reduce-start": ("to_apply",),
+    "reduce-scatter": ("to_apply",), "reduce": ("to_apply",), "map": ("to_apply",),
+    "reduce-window": ("to_apply",), "scatter": ("to_apply",), "sort": ("to_apply",),
+    "call": ("to_apply",), "all-reduce-done": (), "while": ("condition", "body"),
+    "select-and-scatter": ("select", "scatter"), "custom-call": ("called_computations",),
+    "conditional": ("branch_computations",),
+}  # fmt: skip
+
 
 _INDENT = 2  # columns before an instruction's name in XLA's text
 _ROOT = len("ROOT ")
@@ -91,7 +104,7 @@ class _Builder:
         self.proto = proto
         self.scope = scope
         self.schedule = schedule
-        self.groups = _Groups()
+        self.groups = Groups()
         self.shapes = _TextCache(shape_text)
         self.metadata = _TextCache(_metadata)
         self.computation_names = {c.id: c.name for c in proto.computations}
@@ -191,7 +204,7 @@ class _Builder:
         opcode = instruction.opcode
         groups = None if found is None else found[0]
         if groups is None and opcode in GROUPED_OPCODES:
-            groups = _EMPTY_GROUPS
+            groups = EMPTY_GROUPS
         pairs = [(s.source, s.target) for s in p.source_target_pairs] or None
         if opcode in P2P_OPCODES:
             for entry in p.frontend_attributes.map:
@@ -199,7 +212,7 @@ class _Builder:
                     pairs = send_recv_pairs(entry.value, instruction.line, instruction.column)
         dimensions = tuple(p.dimensions) or None
         to_apply = instruction.called_computations[0] if (
-            opcode in _CALL_KEYS and _CALL_KEYS[opcode] == ("to_apply",)
+            opcode in CALL_KEYS and CALL_KEYS[opcode] == ("to_apply",)
             and instruction.called_computations) else None
         channel = p.channel_id if p.channel_id > 0 else None
         decoded: Decoded = (groups, None if found is None else found[1],
@@ -291,7 +304,7 @@ def _calls(opcode: str, called: tuple[str, ...], p: Message,
            by_id: dict[int, Message]) -> list[tuple[str, str]]:
     if not called:
         return []
-    keys = _CALL_KEYS.get(opcode, ("calls",))
+    keys = CALL_KEYS.get(opcode, ("calls",))
     if opcode == "conditional":
         predicate = by_id.get(p.operand_ids[0]) if p.operand_ids else None
         if predicate is not None and predicate.shape.element_type == 1 and len(called) == 2:
@@ -318,3 +331,32 @@ def _metadata(metadata: Message) -> str:
 
 def _quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class Groups:
+    """Device lists and their text per distinct proto value, shared by a module's
+    collectives."""
+
+    def __init__(self) -> None:
+        self.found: dict[bytes, tuple[CollectiveDeviceList, str]] = {}
+
+    def of(self, proto: Message) -> tuple[CollectiveDeviceList, str] | None:
+        if proto.HasField("collective_device_list"):
+            value = proto.collective_device_list
+        elif proto.replica_groups:
+            value = proto  # the older field: read the groups alone
+        else:
+            return None
+        key = value.SerializeToString() if value is not proto else b"\0" + b"".join(
+            g.SerializeToString() + b"\1" for g in proto.replica_groups)
+        found = self.found.get(key)
+        if found is None:
+            iota = value.iota_replica_group_list if value is not proto else None
+            if iota is not None and value.HasField("iota_replica_group_list"):
+                groups = CollectiveDeviceList(IotaReplicaGroupList(
+                    iota.num_replica_groups, iota.num_devices_per_group,
+                    list(iota.iota_reshape_dims) or None, list(iota.iota_transpose_perm) or None))
+            else:
+                groups = CollectiveDeviceList([list(g.replica_ids) for g in value.replica_groups])
+            found = self.found[key] = (groups, str(groups))
+        return found
