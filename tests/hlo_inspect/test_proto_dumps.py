@@ -156,6 +156,13 @@ def test_proto_reads_to_the_text_s_module(dump, name):
             == [(f.type, f.devices) for f in mt.order.analyze(text).findings])
 
 
+def test_explorer_shows_the_text_a_proto_s_lines_point_into(dump):
+    from meshtopo.cli._explore import _read_dump
+
+    _, proto_path = _pairs(dump)["jit_mixed"]
+    assert _read_dump(proto_path) == mt.hlo.load(proto_path).text
+
+
 def test_mixed_module_has_every_collective_kind(dump):
     proto = mt.hlo.load(_pairs(dump)["jit_mixed"][1])
     opcodes = {c.opcode for c in proto.collectives}

@@ -21,6 +21,7 @@ computations, instructions; the one place that decides where an instruction ends
   by content) into the same ``Module`` as the text of the same compilation, with the
   proto's device table (``device_assignment_source`` ``proto``) and schedule
   (``schedule_source`` ``proto``); message definitions are ``_proto_schema``'s.
+  ``binary_input(path)`` gives a binary file's bytes (gzip undone) and name, None for text.
 
 Model: ``Module`` (``name``, ``is_scheduled``, ``replica_count``, ``num_partitions``,
 ``device_assignment``, ``device_assignment_source``, ``header_attributes``, ``collectives``,
@@ -102,6 +103,7 @@ from ._module import ModuleHeader as ModuleHeader
 from ._module import parse_module as parse_module
 from ._module import read_header as read_header
 from ._printer import printed_groups as printed_groups
+from ._proto import binary_input as binary_input
 from ._shape import Shape as Shape
 from ._shape import parse_shape as parse_shape
 from ._sharding import same_data_labels as same_data_labels

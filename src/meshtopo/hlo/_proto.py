@@ -19,9 +19,14 @@ one, for that computation, else the proto's order; ``Module.schedule_source`` sa
 ``device_assignment`` (``device_assignment_source`` ``"proto"``), else the compile options
 dumped beside the file, else XLA's default.
 
-Read but not kept: shardings, layouts' tiles and memory spaces, window and dimension-number
-attributes of non-collective ops, constants of element types other than pred, s32, s64,
-u32, u64, f32 and f64 (written ``{...}``), and the ``slice_sizes`` of in-place permutes.
+Not read (the message definitions leave them out, and protobuf skips them): shardings,
+layouts' tiles and memory spaces, window, padding and dimension-number attributes
+(convolution, dot, gather, scatter), constants of element types other than pred, s32, s64,
+u32, u64, f32 and f64 (written ``{...}``), the ``slice_sizes`` of in-place permutes, and the
+stack-frame tables (``stack_frame_id`` is kept in the metadata). Frontend attributes and
+backend config are read on collectives, whiles, custom calls and fusions. Computations are
+listed in the proto's order, which may differ from the order XLA prints them in; each
+computation's instructions are in XLA's order.
 """
 
 from __future__ import annotations
