@@ -206,6 +206,38 @@ def test_gzip_module_proto_and_snapshot_read_the_same(dump, tmp_path):
         assert _described(mt.hlo.load(handle)) == expected
 
 
+@pytest.mark.parametrize("form", ["iota", "older replica_groups field"])
+def test_groups_in_the_other_proto_forms_read_as_the_same_groups(dump, tmp_path, form):
+    # The all-reduce of jit_psum, its groups {{0,1,2,3},{4,5,6,7}} rewritten as XLA's iota
+    # list [2,4]<=[8] or moved to the instruction's deprecated replica_groups field.
+    text_path, proto_path = _pairs(dump)["jit_psum"]
+    [expected] = [c for c in mt.hlo.load(text_path).collectives if c.is_start]
+    hlo_proto = message_class("HloProto")()
+    hlo_proto.ParseFromString(proto_path.read_bytes())
+    [instruction] = [i for c in hlo_proto.hlo_module.computations for i in c.instructions
+                     if i.name == expected.name]
+    assert [list(g.replica_ids) for g in instruction.collective_device_list.replica_groups] == (
+        [[0, 1, 2, 3], [4, 5, 6, 7]])
+    if form == "iota":
+        instruction.ClearField("collective_device_list")
+        iota = instruction.collective_device_list.iota_replica_group_list
+        iota.num_replica_groups, iota.num_devices_per_group = 2, 4
+        iota.iota_reshape_dims.append(8)
+        iota.iota_transpose_perm.append(0)
+        written = "[2,4]<=[8]"
+    else:
+        instruction.replica_groups.extend(instruction.collective_device_list.replica_groups)
+        instruction.ClearField("collective_device_list")
+        written = expected.groups_text
+    path = tmp_path / "module.hlo.pb"
+    path.write_bytes(hlo_proto.SerializeToString())
+    [c] = [c for c in mt.hlo.load(path).collectives if c.is_start]
+    assert c.groups_text == written
+    assert c.replica_groups is not None and expected.replica_groups is not None
+    assert c.replica_groups.replica_groups == expected.replica_groups.replica_groups
+    assert (str(c.mode), c.device_groups()) == (str(expected.mode), expected.device_groups())
+
+
 def test_snapshot_jax_wrote_reads_as_its_text(dump):
     [snapshot] = [p for p in dump.glob("*.snapshot.*.pb") if ".jit_double." in p.name]
     stem = snapshot.name.split(".snapshot.")[0]
