@@ -80,7 +80,7 @@ def test_json(capsys: pytest.CaptureFixture[str], files: dict[str, str]) -> None
     code, out, _ = run(capsys, "check", files["bad"], "--json")
     assert code == 1
     assert json.loads(out) == {
-        "file": files["bad"], "replica_count": 4, "device_assignment_source": "default", "num_partitions": 1, "collectives": 1,
+        "file": files["bad"], "replica_count": 4, "device_assignment_source": "default", "schedule_source": None, "num_partitions": 1, "collectives": 1,
         "findings": [{"message": BAD_MESSAGE, "instruction": "ar", "opcode": "all-reduce",
                       "line": 9, "column": 8, "check": "replica_groups", "severity": "error"}],
         "order_findings": [], "ok": False,
@@ -122,7 +122,7 @@ def test_collective_the_order_analysis_cannot_resolve_is_a_finding(
     assert (code, err) == (1, "")
     assert json.loads(out) == {
         "file": str(path), "replica_count": 1, "device_assignment_source": "default",
-        "num_partitions": 1, "collectives": 1,
+        "schedule_source": None, "num_partitions": 1, "collectives": 1,
         "findings": [{"message": message, "instruction": "ar", "opcode": opcode, "line": 9,
                       "column": 8, "check": check, "severity": "error"}],
         "order_findings": [], "ok": False,

@@ -16,7 +16,7 @@ from ..explore import (
     InitialDump,
     make_server,
 )
-from ..hlo import open_input, single_module_file
+from ..hlo import binary_input, load, open_input, single_module_file
 from ._options import DecimalRange
 
 _MAX_DUMP_BYTES = 64 << 20
@@ -95,7 +95,10 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def _read_dump(file: Path) -> str:
     """The text of an HLO dump, opened as every command opens one (plain or gzip,
-    ``mt.hlo.open_input``), at most ``_MAX_DUMP_BYTES`` characters once decompressed."""
+    ``mt.hlo.open_input``), at most ``_MAX_DUMP_BYTES`` characters once decompressed; for a
+    binary module proto, the module's text as XLA prints it (what its lines point into)."""
+    if binary_input(file) is not None:
+        return load(file).text
     with open_input(file) as source:
         text = source.read(_MAX_DUMP_BYTES + 1)
     if len(text) > _MAX_DUMP_BYTES:

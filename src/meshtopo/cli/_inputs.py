@@ -21,9 +21,10 @@ from ._options import DecimalRange
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-FILES_HELP = ("Each FILE is HLO text (plain or gzip), - for stdin, or a directory in XLA's "
-              "dump layout (--xla_dump_to), read as every after-optimizations module in it; "
-              "each module gets its own section.")
+FILES_HELP = ("Each FILE is HLO text or a binary HloProto, HloModuleProto or HloSnapshot "
+              "(plain or gzip), - for stdin, or a directory in XLA's dump layout "
+              "(--xla_dump_to), read as every after-optimizations module in it; each module "
+              "gets its own section.")
 
 
 def input_files(paths: tuple[str, ...]) -> list[str]:

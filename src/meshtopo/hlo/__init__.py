@@ -16,6 +16,12 @@ computations, instructions; the one place that decides where an instruction ends
 - ``iter_collectives(path_or_file, progress=None)``: the same reader over the file block by
   block (8 MB), in memory bounded by a block and the collectives found; a rich progress bar
   on stderr when it is a terminal.
+- Binary HLO (``_files``, ``_proto``, ``_proto_module``): ``load`` and ``iter_collectives``
+  read ``HloProto``, ``HloModuleProto`` and ``HloSnapshot`` files (plain or gzip, recognised
+  by content) into the same ``Module`` as the text of the same compilation, with the
+  proto's device table (``device_assignment_source`` ``proto``) and schedule
+  (``schedule_source`` ``proto``); message definitions are ``_proto_schema``'s.
+  ``binary_input(path)`` gives a binary file's bytes (gzip undone) and name, None for text.
 
 Model: ``Module`` (``name``, ``is_scheduled``, ``replica_count``, ``num_partitions``,
 ``device_assignment``, ``device_assignment_source``, ``header_attributes``, ``collectives``,
@@ -86,21 +92,22 @@ from ._evaluate import EVALUATED_OPCODES as EVALUATED_OPCODES
 from ._evaluate import branch_computations as branch_computations
 from ._evaluate import branch_indices as branch_indices
 from ._evaluate import evaluate as evaluate
+from ._files import iter_collectives as iter_collectives
+from ._files import load as load
 from ._finding import Finding as Finding
 from ._input import HloInput as HloInput
 from ._input import open_input as open_input
 from ._literal import literal_array as literal_array
 from ._module import Module as Module
 from ._module import ModuleHeader as ModuleHeader
-from ._module import load as load
 from ._module import parse_module as parse_module
 from ._module import read_header as read_header
 from ._printer import printed_groups as printed_groups
+from ._proto import binary_input as binary_input
 from ._shape import Shape as Shape
 from ._shape_syntax import parse_shape as parse_shape
 from ._sharding import same_data_labels as same_data_labels
 from ._stream import CollectiveStream as CollectiveStream
-from ._stream import iter_collectives as iter_collectives
 from ._structure import Computation as Computation
 from ._structure import Instruction as Instruction
 from ._verifier import verify as verify

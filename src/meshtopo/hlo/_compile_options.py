@@ -1,4 +1,6 @@
-"""The device table XLA wrote beside a dumped module: ``compile_options.textproto``.
+"""The device table XLA wrote beside a dumped module: ``compile_options.textproto``, or
+``compile_options.pb`` (the same ``CompileOptionsProto`` in binary) when the dump was written
+with ``--xla_dump_hlo_as_proto``.
 
 With ``--xla_dump_to=DIR`` XLA writes ``DIR/module_NNNN.NAME.<stage>.txt`` for each module and,
 in ``DIR/module_NNNN.NAME/``, the ``CompileOptionsProto`` it compiled with, as protobuf text::
@@ -33,16 +35,21 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from .._errors import InvalidArgumentError, MeshtopoError
 from .._limits import check_size
 from .._placement import DeviceAssignment
 from ._assignment import as_assignment
+from ._proto import proto_table
+from ._proto_schema import message_class
 
-# Where a module's device table came from: the caller, XLA's dump, or XLA's default placement.
-AssignmentSource = Literal["given", "dump", "default"]
+# Where a module's device table came from: the caller, XLA's dump, the module's own proto, or
+# XLA's default placement.
+AssignmentSource = Literal["given", "dump", "proto", "default"]
 
 FILE_NAME = "compile_options.textproto"
+BINARY_FILE_NAME = "compile_options.pb"  # what --xla_dump_hlo_as_proto writes instead
 _TOKEN = re.compile(r'\s+|#[^\n]*|([A-Za-z_][A-Za-z0-9_.]*)|("(?:[^"\\]|\\.)*"|-?[0-9.eE+\-]+)'
                     r"|([:{}<>;,\[\]])")
 _DUMP_FILE = re.compile(r"(module_[0-9]+)\.")
@@ -144,9 +151,10 @@ def _table(message: Message, source: str) -> DeviceAssignment:
 
 
 def compile_options_path(module_path: str) -> str | None:
-    """The ``compile_options.textproto`` XLA wrote for the dumped module file
-    ``module_path`` (``DIR/module_NNNN.NAME.<stage>.txt`` -> ``DIR/module_NNNN.NAME/``), or
-    None when there is none."""
+    """The ``compile_options.textproto`` (or, from a dump written with
+    ``--xla_dump_hlo_as_proto``, the binary ``compile_options.pb``) XLA wrote for the dumped
+    module file ``module_path`` (``DIR/module_NNNN.NAME.<stage>.txt`` ->
+    ``DIR/module_NNNN.NAME/``), or None when there is none."""
     directory, base = os.path.split(os.path.abspath(module_path))
     match = _DUMP_FILE.match(base)
     if match is None:
@@ -157,9 +165,10 @@ def compile_options_path(module_path: str) -> str | None:
         return None
     for entry in sorted(entries, key=len, reverse=True):
         if entry.startswith(match.group()) and base.startswith(entry + "."):
-            candidate = os.path.join(directory, entry, FILE_NAME)
-            if os.path.isfile(candidate):
-                return candidate
+            for file_name in (FILE_NAME, BINARY_FILE_NAME):
+                candidate = os.path.join(directory, entry, file_name)
+                if os.path.isfile(candidate):
+                    return candidate
     return None
 
 
@@ -169,18 +178,36 @@ def compile_options_for(module_path: str) -> CompileOptions | None:
     if path is None:
         return None
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except OSError as error:
         raise InvalidArgumentError(f"cannot read {path}: {error.strerror}") from None
-    return parse_compile_options(text, path)
+    if path.endswith(BINARY_FILE_NAME):
+        return binary_compile_options(data, path)
+    return parse_compile_options(data.decode("utf-8", "replace"), path)
+
+
+def binary_compile_options(data: bytes, path: str) -> CompileOptions:
+    """The counts and device table of a ``CompileOptionsProto`` in protobuf's binary form;
+    an ``InvalidArgumentError`` naming ``path`` when it is not one."""
+    message = message_class("CompileOptionsProto")()
+    try:
+        message.ParseFromString(data)
+    except DecodeError:
+        raise InvalidArgumentError(
+            f"{path} is not a CompileOptionsProto in protobuf's binary form (cut short or "
+            "damaged)") from None
+    build = message.executable_build_options
+    return CompileOptions(build.num_replicas or None, build.num_partitions or None,
+                          proto_table(build, path), path)
 
 
 def placement_for(
     path: object, device_assignment: object | None
 ) -> tuple[DeviceAssignment | None, AssignmentSource, CompileOptions | None]:
     """The one rule for a module's device table: the caller's table when given; else, for a
-    file in XLA's dump layout, the table of the ``compile_options.textproto`` beside it; else
+    file in XLA's dump layout, the table of the compile options beside it (textproto or
+    binary); else
     None, meaning XLA's default placement. Returns the table, where it came from, and the
     compile options read (if any). An open file whose ``name`` is the path of a file is
     looked up as that path."""
@@ -219,5 +246,7 @@ def describe_placement(source: AssignmentSource, options: CompileOptions | None)
         return "device assignment as given"
     if source == "dump":
         return f"device assignment from {options.path if options else FILE_NAME}"
+    if source == "proto":
+        return "device assignment from the module proto's device_assignment"
     return (f"device assignment: XLA's default placement (no {FILE_NAME} beside the file; "
             "give --device-assignment if the runtime placed devices otherwise)")

@@ -4,7 +4,9 @@ XLA names each dumped module ``module_NNNN.NAME.<stage>.txt`` (NNNN the module's
 zero-padded), with a directory ``module_NNNN.NAME/`` beside it on newer versions. The module
 after optimisations is ``module_NNNN.NAME.after_optimizations.txt``, with the platform before
 the stage on backends that write one (``cpu_after_optimizations.txt``,
-``sm_8.0_gpu_after_optimizations.txt``); the other files (``before_optimizations``,
+``sm_8.0_gpu_after_optimizations.txt``). With ``--xla_dump_hlo_as_proto`` the same module is
+also (or only) ``...after_optimizations.hlo.pb``, a binary ``HloProto``: a module written in
+both forms is listed once, as its text. The other files (``before_optimizations``,
 ``...after_optimizations-buffer-assignment.txt``, ``debug_options``, object code) are not
 modules after optimisation.
 
@@ -34,7 +36,7 @@ Source = str | os.PathLike[str] | IO[bytes] | IO[str]
 NAMES_SHOWN = 3
 
 AFTER_OPTIMIZATIONS = re.compile(
-    r"module_(\d+)\.(.+?)\.(?:[A-Za-z0-9_.]*_)?after_optimizations\.txt\Z")
+    r"module_(\d+)\.(.+?)\.(?:[A-Za-z0-9_.]*_)?after_optimizations\.(txt|hlo\.pb)\Z")
 
 
 def module_files(path: str | os.PathLike[str]) -> list[str]:
@@ -47,17 +49,20 @@ def module_files(path: str | os.PathLike[str]) -> list[str]:
     text = os.fspath(path)
     if text == "-" or not os.path.isdir(text):
         return [text]
-    found: list[tuple[int, str, str]] = []
+    found: dict[str, tuple[int, str, str]] = {}
     with os.scandir(text) as entries:
         for entry in entries:
             match = AFTER_OPTIMIZATIONS.match(entry.name)
-            if match is not None and entry.is_file():
-                found.append((int(match.group(1)), entry.name, entry.path))
+            if match is None or not entry.is_file():
+                continue
+            stem = entry.name[: match.start(3)]
+            if match.group(3) == "txt" or stem not in found:  # the text, where both were written
+                found[stem] = (int(match.group(1)), entry.name, entry.path)
     if not found:
         raise InvalidArgumentError(
             f"{text}: no module after optimizations found (expected XLA's dump layout, "
-            "module_NNNN.NAME.after_optimizations.txt as --xla_dump_to writes)")
-    return [entry_path for _, _, entry_path in sorted(found)]
+            "module_NNNN.NAME.after_optimizations.txt or .hlo.pb as --xla_dump_to writes)")
+    return [entry_path for _, _, entry_path in sorted(found.values())]
 
 
 @overload

@@ -117,7 +117,11 @@ class Module:
     (name -> ``Computation``, in text order) and ``entry`` hold every instruction.
     ``device_assignment_source`` says where ``device_assignment`` came from: ``"given"`` (the
     caller's table), ``"dump"`` (the ``compile_options.textproto`` beside the file) or
-    ``"default"`` (XLA's default placement, for want of anything better).
+    ``"default"`` (XLA's default placement, for want of anything better), or for a module
+    read from a binary proto ``"proto"`` (the proto's own table). ``schedule_source`` says
+    where the instruction order of a scheduled module came from: ``"text"`` (the text,
+    ``is_scheduled=true``), ``"proto"`` (the proto's ``HloScheduleProto``), or None for a
+    module without a schedule.
     """
 
     def __init__(
@@ -141,6 +145,7 @@ class Module:
         self.text = text
         self.device_assignment_source = assignment_source
         self.compile_options: CompileOptions | None = None
+        self.schedule_source: str | None = "text" if header.is_scheduled else None
         self._scope = scope
         entries = [c.name for c in self.computations.values() if c.is_entry]
         names = list(self.computations)

@@ -1,0 +1,362 @@
+"""An ``HloModuleProto`` built into a ``Module`` (see ``_proto`` for what is read).
+
+Each instruction is printed as one line of XLA's text (``%name = shape opcode(%a, %b),
+key=value, ...``) for the attributes read, and the module as XLA prints it
+(``_printer.module_text``), so lines and columns, ``Collective.text`` and ``Module.to_text``
+all refer to one text; the collective attributes come from the proto's fields, not from that
+text.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable
+
+from google.protobuf.message import Message
+
+from .._device_list import CollectiveDeviceList
+from .._iota import IotaReplicaGroupList
+from .._placement import DeviceAssignment
+from ._assignment import check_assignment
+from ._collective import (
+    COLLECTIVE_OPCODES,
+    GROUPED_OPCODES,
+    P2P_OPCODES,
+    SEND_RECV_PAIRS,
+    Collective,
+    Decoded,
+    send_recv_pairs,
+)
+from ._compile_options import AssignmentSource
+from ._link import Linker
+from ._module import Module, ModuleHeader, ModuleScope, resolve_counts
+from ._printer import module_text
+from ._proto import literal_text, shape_text
+from ._reader import HeaderRecord
+from ._structure import Attribute, Computation, Instruction
+
+EMPTY_GROUPS = CollectiveDeviceList([])
+# Opcodes whose computations XLA prints under a name of their own (else ``calls=``).
+CALL_KEYS = {
+    "all-reduce": ("to_apply",), "all-reduce-start": ("to_apply",),
+    "reduce-scatter": ("to_apply",), "reduce": ("to_apply",), "map": ("to_apply",),
+    "reduce-window": ("to_apply",), "scatter": ("to_apply",), "sort": ("to_apply",),
+    "call": ("to_apply",), "all-reduce-done": (), "while": ("condition", "body"),
+    "select-and-scatter": ("select", "scatter"), "custom-call": ("called_computations",),
+    "conditional": ("branch_computations",),
+}  # fmt: skip
+
+
+_INDENT = 2  # columns before an instruction's name in XLA's text
+_ROOT = len("ROOT ")
+
+
+def build_module(
+    proto: Message, name: str, replica_count: int | None, num_partitions: int | None,
+    table: DeviceAssignment | None, assignment_source: AssignmentSource,
+    table_path: str | None = None,
+) -> Module:
+    """The ``Module`` of ``HloModuleProto`` ``proto`` read from file ``name``: counts from the
+    overrides, else ``table``'s shape, else 1; ``table`` (None: XLA's default placement) came
+    from ``assignment_source`` (``table_path`` names its file, for messages)."""
+    if table is not None and assignment_source != "given":
+        replica_count = table.replica_count if replica_count is None else replica_count
+        num_partitions = table.computation_count if num_partitions is None else num_partitions
+    schedule = {entry.key: list(entry.value.instruction_ids)
+                for entry in proto.schedule.sequences}
+    header = _header(proto.name or "module_", bool(schedule))
+    r, p = resolve_counts(header, replica_count, num_partitions)
+    header.replica_count, header.num_partitions = r, p
+    if table is not None:
+        check_assignment(table, r, p, f"module {header.name}", table_path)
+    scope = ModuleScope(r, p, table)
+    collecting = gc.isenabled()
+    gc.disable()  # many long-lived objects; cyclic GC passes only cost time
+    try:
+        found = _Builder(proto, scope, schedule).build()
+    finally:
+        if collecting:
+            gc.enable()
+    collectives = Linker(scope.root_collective, scope.wrapped).link(found)
+    text = module_text(header.name, header.attributes, r, p, "", scope.computations.values())
+    module = Module(header, text, scope, collectives, name, assignment_source)
+    module.schedule_source = "proto" if schedule else None
+    return module
+
+
+def _header(name: str, is_scheduled: bool) -> ModuleHeader:
+    attributes = [Attribute("is_scheduled", "true", 1, 1)] if is_scheduled else []
+    return ModuleHeader(HeaderRecord(name, attributes, 1))
+
+
+def module_header(module: Module) -> ModuleHeader:
+    """The header XLA would print for ``module`` read from a proto (name, scheduling,
+    counts)."""
+    header = _header(module.name, module.is_scheduled)
+    header.replica_count, header.num_partitions = module.replica_count, module.num_partitions
+    return header
+
+
+class _Builder:
+    """Computations and instructions of one module proto, in XLA's text order."""
+
+    def __init__(self, proto: Message, scope: ModuleScope, schedule: dict[int, list[int]]) -> None:
+        self.proto = proto
+        self.scope = scope
+        self.schedule = schedule
+        self.groups = Groups()
+        self.shapes = _TextCache(shape_text)
+        self.metadata = _TextCache(_metadata)
+        self.computation_names = {c.id: c.name for c in proto.computations}
+        entry_id = proto.entry_computation_id
+        entry_name = proto.entry_computation_name
+        self.entry = entry_id if entry_id in self.computation_names else next(
+            (c.id for c in proto.computations if c.name == entry_name),
+            proto.computations[-1].id)
+        self.line = 1  # the header's
+
+    def build(self) -> list[Collective]:
+        found: list[Collective] = []
+        for computation in self.proto.computations:
+            self._computation(computation, found.append)
+        return found
+
+    def _computation(self, proto: Message, found: Callable[[Collective], object]) -> None:
+        by_id = {i.id: i for i in proto.instructions}
+        order = self.schedule.get(proto.id)
+        ids = [i for i in order if i in by_id] if order is not None else list(by_id)
+        names = {i: by_id[i].name for i in ids}
+        root_id = proto.root_id
+        self.line += 2
+        computation = Computation(proto.name, proto.id == self.entry, self.line, "",
+                                  execution_thread=proto.execution_thread or None)
+        self.scope.computations[computation.name] = computation
+        parameters: list[tuple[int, str]] = []
+        add, by_name = computation.instructions.append, computation.by_name
+        for instruction_id in ids:
+            self.line += 1
+            p = by_id[instruction_id]
+            opcode = p.opcode
+            is_root = instruction_id == root_id
+            is_collective = opcode in COLLECTIVE_OPCODES
+            groups = self.groups.of(p) if is_collective else None
+            instruction = self._instruction(p, opcode, computation.name, is_root, names, by_id,
+                                            groups)
+            add(instruction)
+            by_name[instruction.name] = instruction
+            if is_root:
+                computation.root = instruction
+            if opcode == "parameter":
+                parameters.append((p.parameter_number,
+                                   f"{instruction.name}: {instruction.shape_text}"))
+            if is_collective:
+                collective = instruction.collective = self._collective(p, instruction, groups)
+                found(collective)
+        if computation.root is None and computation.instructions:
+            computation.root = computation.instructions[-1]
+        result = computation.root.shape_text if computation.root is not None else "()"
+        computation.signature = "(" + ", ".join(t for _, t in sorted(parameters)) + f") -> {result}"
+        self.line += 1  # the closing brace
+
+    def _instruction(self, p: Message, opcode: str, computation: str, is_root: bool,
+                     names: dict[int, str], by_id: dict[int, Message],
+                     groups: tuple[CollectiveDeviceList, str] | None) -> Instruction:
+        shape = self.shapes.text(p.shape)
+        operands = tuple(map(names.__getitem__, p.operand_ids))
+        called_ids = p.called_computation_ids
+        called = tuple(self.computation_names[i] for i in called_ids) if called_ids else ()
+        if opcode == "parameter":
+            operand_text = str(p.parameter_number)
+        elif opcode == "constant":
+            operand_text = literal_text(p.literal)
+        else:
+            operand_text = ", ".join(["%" + o for o in operands])
+        name = p.name
+        head = f"%{name} = {shape} {opcode}({operand_text})"
+        column = _INDENT + 1 + (_ROOT if is_root else 0)
+        pairs = _attributes(p, opcode, called, by_id, None if groups is None else groups[1])
+        if opcode == "while" and len(called) == 2:  # in written order: condition, body
+            called = (called[1], called[0])
+        control_ids = p.control_predecessor_ids
+        controls = tuple(names[i] for i in control_ids) if control_ids else ()
+        if controls:
+            pairs.append(("control-predecessors", "{" + ", ".join("%" + c for c in controls) + "}"))
+        metadata = self.metadata.text(p.metadata)
+        if metadata:
+            pairs.append(("metadata", metadata))
+        attributes: list[Attribute] = []
+        if pairs:
+            parts = [head]
+            at = len(head)
+            for key, value in pairs:
+                attributes.append(Attribute(key, value, self.line, column + at + len(key) + 3))
+                parts.append(f"{key}={value}")
+                at += len(key) + len(value) + 3
+            text = ", ".join(parts)
+        else:
+            text = head
+        return Instruction(name, opcode, shape, operands, self.line, column, computation,
+                           is_root, operand_text, text, attributes, called, controls,
+                           attribute_at=len(head) if pairs else -1)
+
+    def _collective(self, p: Message, instruction: Instruction,
+                    found: tuple[CollectiveDeviceList, str] | None) -> Collective:
+        opcode = instruction.opcode
+        groups = None if found is None else found[0]
+        if groups is None and opcode in GROUPED_OPCODES:
+            groups = EMPTY_GROUPS
+        pairs = [(s.source, s.target) for s in p.source_target_pairs] or None
+        if opcode in P2P_OPCODES:
+            for entry in p.frontend_attributes.map:
+                if entry.key == SEND_RECV_PAIRS:
+                    pairs = send_recv_pairs(entry.value, instruction.line, instruction.column)
+        dimensions = tuple(p.dimensions) or None
+        to_apply = instruction.called_computations[0] if (
+            opcode in CALL_KEYS and CALL_KEYS[opcode] == ("to_apply",)
+            and instruction.called_computations) else None
+        channel = p.channel_id if p.channel_id > 0 else None
+        decoded: Decoded = (groups, None if found is None else found[1],
+                            True if p.use_global_device_ids else None,
+                            bool(p.constrain_layout), dimensions, pairs, None, to_apply, channel)
+        return Collective(instruction, self.scope, decoded)
+
+
+def _attributes(p: Message, opcode: str, called: tuple[str, ...], by_id: dict[int, Message],
+                groups: str | None) -> list[tuple[str, str]]:
+    """The attributes XLA prints for what was read of instruction ``p`` (``groups``: its
+    replica groups' text), in XLA's order; only the fields ``opcode`` takes are looked at."""
+    out: list[tuple[str, str]] = []
+    is_collective = opcode in COLLECTIVE_OPCODES
+    if is_collective and p.channel_id > 0:
+        out.append(("channel_id", str(p.channel_id)))
+    if groups is not None:
+        out.append(("replica_groups", groups))
+    if opcode in _DIMENSIONS and p.dimensions:
+        out.append(("dimensions", "{" + ",".join(map(str, p.dimensions)) + "}"))
+    elif opcode in _SINGLE:
+        out.append(_SINGLE[opcode](p))
+    if is_collective:
+        if p.use_global_device_ids:
+            out.append(("use_global_device_ids", "true"))
+        if p.source_target_pairs:
+            out.append(("source_target_pairs", "{" + ",".join(
+                f"{{{s.source},{s.target}}}" for s in p.source_target_pairs) + "}"))
+        if p.constrain_layout:
+            out.append(("constrain_layout", "true"))
+        if opcode in P2P_OPCODES and p.is_host_transfer:
+            out.append(("is_host_transfer", "true"))
+    if called:
+        out.extend(_calls(opcode, called, p, by_id))
+    if opcode in _CONFIGURED:
+        if p.frontend_attributes.map:
+            out.append(("frontend_attributes", "{" + ",".join(
+                f"{e.key}={_quoted(e.value)}" for e in p.frontend_attributes.map) + "}"))
+        if p.backend_config:
+            config = p.backend_config.decode("utf-8", "replace")
+            out.append(("backend_config", config if config.startswith("{") else _quoted(config)))
+    return out
+
+
+def _slice(p: Message) -> tuple[str, str]:
+    return ("slice", "{" + ", ".join(
+        f"[{s.start}:{s.limit}" + (f":{s.stride}]" if s.stride != 1 else "]")
+        for s in p.slice_dimensions) + "}")
+
+
+# Opcodes whose ``dimensions`` field XLA prints as ``dimensions={...}``.
+_DIMENSIONS = frozenset({
+    "broadcast", "reduce", "transpose", "concatenate", "reverse", "sort", "map",
+    "all-gather", "all-gather-start", "all-to-all", "ragged-all-to-all", "reduce-scatter",
+})  # fmt: skip
+# Opcodes with one attribute of their own, read from one field.
+_SINGLE: dict[str, Callable[[Message], tuple[str, str]]] = {
+    "get-tuple-element": lambda p: ("index", str(p.tuple_index)),
+    "iota": lambda p: ("iota_dimension", str(p.dimensions[0]) if p.dimensions else "0"),
+    "compare": lambda p: ("direction", p.comparison_direction),
+    "fusion": lambda p: ("kind", p.fusion_kind),
+    "custom-call": lambda p: ("custom_call_target", _quoted(p.custom_call_target)),
+    "slice": _slice,
+    "dynamic-slice": lambda p: ("dynamic_slice_sizes",
+                                "{" + ",".join(map(str, p.dynamic_slice_sizes)) + "}"),
+}
+# Opcodes whose frontend attributes and backend config are read (send/recv pairs, a while's
+# known trip count).
+_CONFIGURED = COLLECTIVE_OPCODES | {"while", "custom-call", "fusion"}
+
+
+class _TextCache:
+    """``printed(message)`` once per distinct serialized message (shapes and metadata repeat
+    across a module)."""
+
+    def __init__(self, printed: Callable[[Message], str]) -> None:
+        self.printed = printed
+        self.found: dict[bytes, str] = {}
+
+    def text(self, message: Message) -> str:
+        key = message.SerializeToString()
+        found = self.found.get(key)
+        if found is None:
+            found = self.found[key] = self.printed(message)
+        return found
+
+
+def _calls(opcode: str, called: tuple[str, ...], p: Message,
+           by_id: dict[int, Message]) -> list[tuple[str, str]]:
+    if not called:
+        return []
+    keys = CALL_KEYS.get(opcode, ("calls",))
+    if opcode == "conditional":
+        predicate = by_id.get(p.operand_ids[0]) if p.operand_ids else None
+        if predicate is not None and predicate.shape.element_type == 1 and len(called) == 2:
+            return [("true_computation", "%" + called[0]), ("false_computation", "%" + called[1])]
+    if keys in (("branch_computations",), ("called_computations",)):
+        return [(keys[0], "{" + ", ".join("%" + c for c in called) + "}")]
+    if opcode == "while" and len(called) == 2:  # XLA keeps the body first
+        return [("condition", "%" + called[1]), ("body", "%" + called[0])]
+    return [(key, "%" + name) for key, name in zip(keys, called, strict=False)]
+
+
+def _metadata(metadata: Message) -> str:
+    parts = []
+    for key in ("op_type", "op_name", "source_file"):
+        value = getattr(metadata, key)
+        if value:
+            parts.append(f"{key}={_quoted(value)}")
+    if metadata.source_line:
+        parts.append(f"source_line={metadata.source_line}")
+    if metadata.stack_frame_id:
+        parts.append(f"stack_frame_id={metadata.stack_frame_id}")
+    return "{" + " ".join(parts) + "}" if parts else ""
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class Groups:
+    """Device lists and their text per distinct proto value, shared by a module's
+    collectives."""
+
+    def __init__(self) -> None:
+        self.found: dict[bytes, tuple[CollectiveDeviceList, str]] = {}
+
+    def of(self, proto: Message) -> tuple[CollectiveDeviceList, str] | None:
+        if proto.HasField("collective_device_list"):
+            value = proto.collective_device_list
+        elif proto.replica_groups:
+            value = proto  # the older field: read the groups alone
+        else:
+            return None
+        key = value.SerializeToString() if value is not proto else b"\0" + b"".join(
+            g.SerializeToString() + b"\1" for g in proto.replica_groups)
+        found = self.found.get(key)
+        if found is None:
+            iota = value.iota_replica_group_list if value is not proto else None
+            if iota is not None and value.HasField("iota_replica_group_list"):
+                groups = CollectiveDeviceList(IotaReplicaGroupList(
+                    iota.num_replica_groups, iota.num_devices_per_group,
+                    list(iota.iota_reshape_dims) or None, list(iota.iota_transpose_perm) or None))
+            else:
+                groups = CollectiveDeviceList([list(g.replica_ids) for g in value.replica_groups])
+            found = self.found[key] = (groups, str(groups))
+        return found

@@ -1,0 +1,301 @@
+"""Binary HLO as XLA writes it: ``--xla_dump_hlo_as_proto`` next to the text of the same
+compilation, on a mesh whose devices are permuted.
+
+A child process compiles and runs shard_map programs with ``--xla_dump_hlo_as_text
+--xla_dump_hlo_as_proto --xla_dump_hlo_snapshots``: each module is then both
+``*.after_optimizations.txt`` and ``*.after_optimizations.hlo.pb`` (an ``HloProto``), and
+``compile_options.pb`` replaces ``compile_options.textproto``. The proto must read to the
+same module as the text, collective by collective, with the groups execution shows
+(``oracle._measure.measure`` runs the same programs and decodes who met).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import meshtopo as mt
+from meshtopo.cli import main
+from meshtopo.hlo._proto_schema import message_class
+from oracle._expect import as_measured
+from oracle._measure import measure
+
+from ._xla_dump import ORDERS
+
+pytestmark = pytest.mark.jax
+jax = pytest.importorskip("jax")
+
+PERMUTED = ORDERS["permuted"]
+
+_CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import jax, jax.numpy as jnp
+    from jax.sharding import Mesh, PartitionSpec as P
+    order = [int(d) for d in sys.argv[1].split(",")]
+    mesh = Mesh(np.array(jax.devices())[order].reshape(2, 4), ("x", "y"))
+    def mixed(a):
+        a = jax.lax.psum(a, "y")
+        b = jax.lax.all_gather(a, "x", tiled=True)
+        c = jax.lax.ppermute(a, "y", [(i, (i + 1) % 4) for i in range(4)])
+        d = jax.lax.psum_scatter(b, "x", scatter_dimension=0, tiled=True)
+        e = jax.lax.all_to_all(c, "y", 0, 0, tiled=True)
+        def body(i, v):
+            return jax.lax.psum(v, "x") * 0.5
+        f = jax.lax.fori_loop(0, jnp.int32(jax.lax.axis_index("y")) + 2, body, d)
+        return f + e
+    def psum(a):
+        return jax.lax.psum(a, "y")
+    def all_gather(a):
+        return jax.lax.all_gather(a, "x", tiled=True)
+    def double(a):
+        return a * 2
+    for body in (psum, all_gather, mixed):
+        fn = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"),
+                                   out_specs=P("x", "y"), check_vma=False))
+        jax.block_until_ready(fn(jnp.arange(64.0).reshape(8, 8)))
+    jax.block_until_ready(jax.jit(double)(jnp.arange(4.0)))  # one device: a snapshot
+""")
+
+
+@pytest.fixture(scope="module")
+def dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("proto_dump")
+    flags = (f"--xla_force_host_platform_device_count=8 --xla_dump_to={directory} "
+             "--xla_dump_hlo_as_text --xla_dump_hlo_as_proto --xla_dump_hlo_snapshots")
+    env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
+    done = subprocess.run([sys.executable, "-c", _CHILD, ",".join(map(str, PERMUTED))],
+                          capture_output=True, text=True, timeout=240, env=env, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return directory
+
+
+def _pairs(directory: Path) -> dict[str, tuple[Path, Path]]:
+    """(text, proto) of every module after optimisations that has collectives, by jit name."""
+    found = {}
+    for proto in sorted(directory.glob("*after_optimizations.hlo.pb")):
+        text = proto.with_name(proto.name.removesuffix(".hlo.pb") + ".txt")
+        name = proto.name.split(".")[1]
+        if mt.hlo.load(text).collectives:
+            found[name] = (text, proto)
+    return found
+
+
+def _options_file(module_file: Path) -> Path:
+    """``DIR/module_NNNN.NAME/compile_options.pb`` of ``DIR/module_NNNN.NAME.<stage>...``."""
+    return module_file.parent / ".".join(module_file.name.split(".")[:2]) / "compile_options.pb"
+
+
+def _described(module: mt.hlo.Module) -> list[tuple[object, ...]]:
+    """Everything a collective says that the two forms must agree on."""
+    rows = []
+    for c in module.collectives:
+        pairs = c.device_pairs() if c.source_target_pairs is not None else None
+        rows.append((
+            c.name, c.opcode, c.computation, c.is_root, str(c.mode), c.groups_text,
+            None if c.replica_groups is None else c.replica_groups.replica_groups,
+            c.channel_id, c.use_global_device_ids, c.source_target_pairs, c.dimensions,
+            c.to_apply, c.reduction, c.bytes, c.shape_text, c.operands, c.device_groups(),
+            pairs, c.metadata, c.start,
+        ))
+    return rows
+
+
+def _structure(module: mt.hlo.Module) -> list[tuple[object, ...]]:
+    """Every instruction's name, opcode, shape, operands, callees and the attributes that
+    name computations, in each computation's order (the schedule's, for these modules);
+    computations by name (XLA's text and proto list them in different orders)."""
+    keys = ("to_apply", "calls", "body", "condition", "true_computation", "false_computation",
+            "branch_computations")
+    return [(c.name, c.is_entry, i.name, i.opcode, i.shape_text, i.operands, i.is_root,
+             i.called_computations, {k: v for k, v in i.attributes.items() if k in keys})
+            for c in sorted(module.computations.values(), key=lambda c: c.name)
+            for i in c.instructions]
+
+
+def test_the_dump_holds_both_forms_and_binary_compile_options(dump):
+    pairs = _pairs(dump)
+    assert sorted(pairs) == ["jit_all_gather", "jit_mixed", "jit_psum"]
+    for text, _ in pairs.values():
+        options = _options_file(text)
+        assert options.is_file()
+        assert not options.with_suffix(".textproto").exists()
+
+
+@pytest.mark.parametrize("name", ["jit_all_gather", "jit_mixed", "jit_psum"])
+def test_proto_reads_to_the_text_s_module(dump, name):
+    text_path, proto_path = _pairs(dump)[name]
+    text, proto = mt.hlo.load(text_path), mt.hlo.load(proto_path)
+    # The text's table now comes from compile_options.pb; the proto's from itself.
+    assert text.device_assignment_source == "dump"
+    assert text.compile_options is not None
+    assert text.compile_options.path == str(_options_file(text_path))
+    assert proto.device_assignment_source == "proto"
+    assert text.device_assignment.array.tolist() == [list(PERMUTED)]
+    assert proto.device_assignment.array.tolist() == [list(PERMUTED)]
+    assert (proto.name, proto.replica_count, proto.num_partitions, proto.is_scheduled) == (
+        text.name, text.replica_count, text.num_partitions, text.is_scheduled)
+    assert (text.schedule_source, proto.schedule_source) == ("text", "proto")
+    assert _described(proto) == _described(text)
+    assert _structure(proto) == _structure(text)
+    # Lines and columns point into the proto module's own text, at the instruction's name.
+    lines = proto.text.splitlines()
+    for c in proto.collectives:
+        assert lines[c.line - 1][c.column - 1:].startswith(f"%{c.name} = ")
+    # The verifier and the order analysis say the same of both.
+    assert [f.message for f in mt.hlo.verify(proto)] == [f.message for f in mt.hlo.verify(text)]
+    assert ([(f.type, f.devices) for f in mt.order.analyze(proto).findings]
+            == [(f.type, f.devices) for f in mt.order.analyze(text).findings])
+
+
+def test_explorer_shows_the_text_a_proto_s_lines_point_into(dump):
+    from meshtopo.cli._explore import _read_dump
+
+    _, proto_path = _pairs(dump)["jit_mixed"]
+    assert _read_dump(proto_path) == mt.hlo.load(proto_path).text
+
+
+def test_mixed_module_has_every_collective_kind(dump):
+    proto = mt.hlo.load(_pairs(dump)["jit_mixed"][1])
+    opcodes = {c.opcode for c in proto.collectives}
+    assert {"all-reduce", "all-gather", "collective-permute", "reduce-scatter",
+            "all-to-all"} <= opcodes
+    assert any(i.opcode == "while" for i in proto.instructions)
+
+
+@pytest.mark.parametrize(("collective", "axis"), [("psum", "y"), ("all_gather", "x")])
+def test_proto_groups_equal_execution(dump, collective, axis):
+    module = mt.hlo.load(_pairs(dump)[f"jit_{collective}"][1])
+    measured = measure(collective, {"x": 2, "y": 4}, (axis,), PERMUTED)
+    [c] = [c for c in module.collectives if c.is_start]
+    assert as_measured(c.device_groups(), measured.ordered) == measured.groups
+
+
+def test_gzip_module_proto_and_snapshot_read_the_same(dump, tmp_path):
+    _, proto_path = _pairs(dump)["jit_mixed"]
+    data = proto_path.read_bytes()
+    expected = _described(mt.hlo.load(proto_path))
+    hlo_proto = message_class("HloProto")()
+    hlo_proto.ParseFromString(data)
+    snapshot = message_class("HloSnapshot")()
+    snapshot.hlo.CopyFrom(hlo_proto)
+    files = {
+        "module.hlo.pb.gz": gzip.compress(data),
+        "module.hlo_module.pb": hlo_proto.hlo_module.SerializeToString(),
+        "module.hlo_snapshot.pb": snapshot.SerializeToString(),
+    }
+    for name, content in files.items():
+        (tmp_path / name).write_bytes(content)
+        module = mt.hlo.load(tmp_path / name)
+        assert module.device_assignment_source == "proto", name
+        assert _described(module) == expected, name
+        stream = mt.hlo.iter_collectives(tmp_path / name)
+        assert [c.name for c in stream] == [row[0] for row in expected], name
+        assert stream.device_assignment_source == "proto"
+        assert stream.device_assignment is not None
+        assert stream.device_assignment.array.tolist() == [list(PERMUTED)]
+    with (tmp_path / "module.hlo_module.pb").open("rb") as handle:
+        assert _described(mt.hlo.load(handle)) == expected
+
+
+@pytest.mark.parametrize("form", ["iota", "older replica_groups field"])
+def test_groups_in_the_other_proto_forms_read_as_the_same_groups(dump, tmp_path, form):
+    # The all-reduce of jit_psum, its groups {{0,1,2,3},{4,5,6,7}} rewritten as XLA's iota
+    # list [2,4]<=[8] or moved to the instruction's deprecated replica_groups field.
+    text_path, proto_path = _pairs(dump)["jit_psum"]
+    [expected] = [c for c in mt.hlo.load(text_path).collectives if c.is_start]
+    hlo_proto = message_class("HloProto")()
+    hlo_proto.ParseFromString(proto_path.read_bytes())
+    [instruction] = [i for c in hlo_proto.hlo_module.computations for i in c.instructions
+                     if i.name == expected.name]
+    assert [list(g.replica_ids) for g in instruction.collective_device_list.replica_groups] == (
+        [[0, 1, 2, 3], [4, 5, 6, 7]])
+    if form == "iota":
+        instruction.ClearField("collective_device_list")
+        iota = instruction.collective_device_list.iota_replica_group_list
+        iota.num_replica_groups, iota.num_devices_per_group = 2, 4
+        iota.iota_reshape_dims.append(8)
+        iota.iota_transpose_perm.append(0)
+        written = "[2,4]<=[8]"
+    else:
+        instruction.replica_groups.extend(instruction.collective_device_list.replica_groups)
+        instruction.ClearField("collective_device_list")
+        written = expected.groups_text
+    path = tmp_path / "module.hlo.pb"
+    path.write_bytes(hlo_proto.SerializeToString())
+    [c] = [c for c in mt.hlo.load(path).collectives if c.is_start]
+    assert c.groups_text == written
+    assert c.replica_groups is not None and expected.replica_groups is not None
+    assert c.replica_groups.replica_groups == expected.replica_groups.replica_groups
+    assert (str(c.mode), c.device_groups()) == (str(expected.mode), expected.device_groups())
+
+
+def test_snapshot_jax_wrote_reads_as_its_text(dump):
+    [snapshot] = [p for p in dump.glob("*.snapshot.*.pb") if ".jit_double." in p.name]
+    stem = snapshot.name.split(".snapshot.")[0]
+    [text] = dump.glob(f"{stem}.*after_optimizations.txt")
+    assert _structure(mt.hlo.load(snapshot)) == _structure(mt.hlo.load(text))
+
+
+def test_directory_of_protos_alone(dump, tmp_path, capsys):
+    text_path, proto_path = _pairs(dump)["jit_psum"]
+    shutil.copy(proto_path, tmp_path / proto_path.name)
+    module = mt.hlo.load(tmp_path)
+    assert module.source == str(tmp_path / proto_path.name)
+    assert module.device_assignment_source == "proto"
+    with pytest.raises(SystemExit) as done:
+        main(["inspect", str(tmp_path), "--json"])
+    out, err = capsys.readouterr()
+    assert (done.value.code, err) == (0, "")
+    [section] = json.loads(out)["modules"]
+    assert section["device_assignment_source"] == "proto"
+    assert section["collectives"][0]["device_groups"] == [[3, 0, 6, 5], [7, 4, 1, 2]]
+    # In the dump itself the text is listed once for the module written in both forms.
+    assert mt.hlo.module_files(dump).count(str(text_path)) == 1
+    assert str(proto_path) not in mt.hlo.module_files(dump)
+    with pytest.raises(SystemExit) as done:
+        main(["inspect", str(tmp_path)])
+    out, _ = capsys.readouterr()
+    assert "device assignment from the module proto's device_assignment" in out
+    with pytest.raises(SystemExit) as done:
+        main(["check", str(tmp_path), "--json"])
+    out, err = capsys.readouterr()
+    assert (done.value.code, err) == (0, "")
+    [payload] = json.loads(out)["modules"]
+    assert (payload["device_assignment_source"], payload["schedule_source"], payload["ok"]) == (
+        "proto", "proto", True)
+
+
+def test_cut_short_and_foreign_files_are_one_line_errors(dump, tmp_path, capsys):
+    _, proto_path = _pairs(dump)["jit_psum"]
+    data = proto_path.read_bytes()
+    files = {"cut.hlo.pb": data[: len(data) // 2], "foreign.pb": bytes(range(256)) * 4,
+             "options.pb": _options_file(proto_path).read_bytes()}
+    for name, content in files.items():
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.raises(mt.InvalidArgumentError) as caught:
+            mt.hlo.load(path)
+        assert str(caught.value).startswith(f"{path} is not an HLO module proto ("), name
+        assert "expected an HloProto, HloModuleProto or HloSnapshot" in str(caught.value)
+        with pytest.raises(SystemExit) as done:
+            main(["inspect", str(path)])
+        out, err = capsys.readouterr()
+        assert (done.value.code, out) == (2, ""), name
+        assert err == f"meshtopo: error: {caught.value}\n"
+    # A compile_options.pb that is cut short is named as what it should have been.
+    copy = tmp_path / "d"
+    shutil.copytree(dump, copy, ignore=shutil.ignore_patterns("*.ll", "*.o"))
+    text_path, _ = _pairs(copy)["jit_psum"]
+    options = _options_file(text_path)
+    options.write_bytes(options.read_bytes()[:7])
+    with pytest.raises(mt.InvalidArgumentError, match="is not a CompileOptionsProto"):
+        mt.hlo.load(text_path)
