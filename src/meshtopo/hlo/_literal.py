@@ -7,9 +7,9 @@ in row-major order, or None where they were elided. It refuses what XLA refuses,
 words, with the offset of XLA's token (``SyntaxFault``): values out of their type's range
 (a cast that overflows, as XLA checks it), NaN payloads a type cannot hold, nesting that does
 not match the rank, and counts that do not match the dimensions. As in XLA, the message is
-the first problem met, even where XLA reads on past it and fails only later. Range checks of
-``bf16`` and the 8- and 4-bit floats use ``ml_dtypes`` (installed with jax); without it those
-values are not range-checked.
+the first problem met, even where XLA reads on past it and fails only later. A value past
+the finite range of ``bf16`` or an 8- or 4-bit float is cast with ``ml_dtypes`` (installed
+with jax) to see whether it rounds back into range; without it, such a value is refused.
 
 >>> from meshtopo.hlo import parse_shape
 >>> read_literal("{ {1, 2}, {3, -4} }", parse_shape("s32[2,2]"))
@@ -48,6 +48,14 @@ _ML_FLOATS = {
     "f8e4m3fn": "float8_e4m3fn", "f8e4m3b11fnuz": "float8_e4m3b11fnuz",
     "f8e4m3fnuz": "float8_e4m3fnuz", "f8e5m2": "float8_e5m2", "f8e5m2fnuz": "float8_e5m2fnuz",
     "f8e8m0fnu": "float8_e8m0fnu", "f4e2m1fn": "float4_e2m1fn",
+}  # fmt: skip
+# (lowest, highest) finite values of the types numpy lacks (ml_dtypes' finfo).
+_ML_RANGES = {
+    "bf16": (-3.3895313892515355e38, 3.3895313892515355e38), "f8e3m4": (-15.5, 15.5),
+    "f8e4m3": (-240.0, 240.0), "f8e4m3fn": (-448.0, 448.0), "f8e4m3b11fnuz": (-30.0, 30.0),
+    "f8e4m3fnuz": (-240.0, 240.0), "f8e5m2": (-57344.0, 57344.0),
+    "f8e5m2fnuz": (-57344.0, 57344.0), "f8e8m0fnu": (5.877471754111438e-39, 1.7014118346046923e38),
+    "f4e2m1fn": (-6.0, 6.0),
 }  # fmt: skip
 # Mantissa bits of the types whose NaNs carry a payload (those with infinities, as IEEE's).
 _PAYLOAD_BITS = {"f16": 10, "bf16": 7, "f32": 23, "f64": 52, "f8e5m2": 2, "f8e4m3": 3,
@@ -216,10 +224,12 @@ def _element(reader: _Reader, found: re.Match[str], shape: Shape, index: int) ->
             raise reader.fail(f"{kind.upper()} is not PRED type", at)
         value: object = found.group() == "true"
     elif kind == "pred" or kind in _INTEGRAL_BITS:
-        if group != "int" or not -(1 << 63) <= int(found.group()) < 1 << 63:
+        if group != "int" or not -(1 << 63) <= int(found.group()) < 1 << 64:
             reader.problem("expects integer", at)
             raise reader.fail(f"expects integer for primitive type: {kind.upper()}", at)
         value = int(found.group())
+        if value >= 1 << 63:  # XLA's lexer keeps an integer past int64 as uint64's bits
+            value -= 1 << 64
         if kind == "pred":
             return value != 0
         _check_integer(reader, value, kind, at)
@@ -268,31 +278,37 @@ def _payload(found: re.Match[str]) -> int | None:
     return None if digits is None else int(digits, 16)
 
 
-def _finite_range(kind: str) -> tuple[float, float, Any] | None:
-    """(lowest, highest) finite values of a float type and its numpy type, or None where
-    ``ml_dtypes`` is needed and missing."""
+def _finite_range(kind: str) -> tuple[float, float]:
+    """(lowest, highest) finite values of a float type, as XLA's range check uses them."""
     if kind in _NUMPY_FLOATS:
         info = np.finfo(_NUMPY_FLOATS[kind])
-        return float(info.min), float(info.max), _NUMPY_FLOATS[kind]
-    try:
-        import ml_dtypes
-    except ImportError:
-        return None
-    native = getattr(ml_dtypes, _ML_FLOATS[kind])
-    info = ml_dtypes.finfo(native)
-    return float(info.min), float(info.max), native
+        return float(info.min), float(info.max)
+    return _ML_RANGES[kind]
+
+
+def _cast(value: float, kind: str) -> float | None:
+    """``value`` cast to the float type and back (as XLA's range check casts it), or None
+    where ``ml_dtypes`` is needed and missing."""
+    if kind in _NUMPY_FLOATS:
+        native: Any = _NUMPY_FLOATS[kind]
+    else:
+        try:
+            import ml_dtypes
+        except ImportError:
+            return None
+        native = getattr(ml_dtypes, _ML_FLOATS[kind])
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(np.array(value).astype(native))
 
 
 def _check_float(reader: _Reader, value: float, kind: str, shape: Shape, index: int,
                  at: int, payload: int | None) -> None:
-    """XLA's range check (the value cast to the type; a cast that overflows is out of
-    range) and NaN payload check."""
-    found = _finite_range(kind)
-    if found is not None and math.isfinite(value):
-        low, high, native = found
-        with np.errstate(over="ignore", invalid="ignore"):
-            converted = float(np.array(value).astype(native))
-        if math.isfinite(converted):
+    """XLA's range check (a value past the finite range is out of range unless its cast to
+    the type rounds back into it) and NaN payload check."""
+    low, high = _finite_range(kind)
+    if math.isfinite(value) and not low <= value <= high:
+        converted = _cast(value, kind)
+        if converted is not None and math.isfinite(converted):
             value = converted
         if value > high or value < low:
             raise reader.fail(f"value {value:.6g} is out of range for literal's primitive "
@@ -324,8 +340,7 @@ def _complex(reader: _Reader, after_paren: int, kind: str, shape: Shape, index: 
         if not reader.text.startswith(closer, reader.pos):
             raise reader.fail(f"expects '{closer}' after the {name} part of a complex literal")
         reader.advance(reader.pos + 1)
-    component = _COMPONENT[kind]
-    low, high, _ = _finite_range(component)  # type: ignore[misc]
+    low, high = _finite_range(_COMPONENT[kind])
     for name, part in zip(("real", "imaginary"), parts, strict=True):
         if math.isfinite(part) and not low <= part <= high:
             raise reader.fail(f"{name} part {part:.6g} is out of range for literal's "
