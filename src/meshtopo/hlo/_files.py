@@ -2,7 +2,7 @@
 
 A file whose first bytes are binary (``_proto.is_binary``: an ``HloProto``,
 ``HloModuleProto`` or ``HloSnapshot``, plain or gzip) is read by ``_proto_module``; anything
-else by the text reader (``_module.load``, ``_stream.iter_collectives``), which names what
+else by the text reader (``_module.load``, ``_stream.iter_text_collectives``), which names what
 it cannot read. A directory stands for its one module (``_dump.single_module_file``).
 
 The device table of a proto is the caller's, else the proto's own ``device_assignment``
@@ -28,8 +28,7 @@ from ._module import Module
 from ._module import load as load_text
 from ._proto import binary_input, module_proto, proto_table
 from ._proto_module import build_module, module_header
-from ._stream import BLOCK_SIZE, CollectiveStream
-from ._stream import iter_collectives as iter_text_collectives
+from ._stream import BLOCK_SIZE, CollectiveStream, iter_text_collectives
 
 Source = str | os.PathLike[str] | IO[bytes] | IO[str]
 
@@ -88,7 +87,7 @@ def iter_collectives(
     device_assignment: DeviceAssignment | ArrayLike | None = None,
 ) -> CollectiveStream:
     """Every collective of an HLO file in text order: HLO text read block by block (see
-    ``_stream.iter_collectives``: ``progress``, ``block_size``), or a binary proto read
+    ``_stream.iter_text_collectives``: ``progress``, ``block_size``), or a binary proto read
     whole (``load``); the returned ``CollectiveStream`` tells the counts, the table and its
     source either way."""
     file = single_module_file(source)

@@ -76,15 +76,16 @@ class CollectiveStream(Iterator[Collective]):
         self._collectives.close()
 
 
-def iter_collectives(
+def iter_text_collectives(
     source: str | os.PathLike[str] | IO[bytes] | IO[str],
-    replica_count: int | None = None,
-    num_partitions: int | None = None,
-    progress: bool | None = None,
-    block_size: int = BLOCK_SIZE,
-    device_assignment: DeviceAssignment | ArrayLike | None = None,
+    replica_count: int | None,
+    num_partitions: int | None,
+    progress: bool | None,
+    block_size: int,
+    device_assignment: DeviceAssignment | ArrayLike | None,
 ) -> CollectiveStream:
-    """Yield every collective of an HLO dump in text order, reading it block by block.
+    """Every collective of an HLO text in text order, read block by block (the public
+    ``iter_collectives`` of ``_files`` reads binary protos too and passes text here).
 
     ``source`` is a path (plain or gzip), ``'-'`` for stdin, an open file (bytes or text), or
     a dump directory holding one module after optimisations (as ``load`` takes it).
