@@ -13,7 +13,7 @@ const BOX_H = 38;
 const GAP = 44;
 const TOP = 16;
 
-export const order = { result: null, source: null, finding: -1, frame: -1, dump: null, seq: 0 };
+export const order = { result: null, source: null, placement: null, finding: -1, frame: -1, dump: null, seq: 0 };
 let onShow = () => {};
 
 const svg = (tag, attrs, text) => {
@@ -26,8 +26,9 @@ const ids = (list) => `[${list.join(",")}]`;
 const boxX = (index) => LABEL_W + index * (BOX_W + GAP);
 const laneY = (lane) => TOP + lane * LANE_H;
 
-// Ask /api/order for ``body`` and draw the answer; ``source`` names it in the caption.
-export async function analyseOrder(body, source) {
+// Ask /api/order for ``body`` and draw the answer; ``source`` names it in the caption and
+// ``placement`` says where its device table came from.
+export async function analyseOrder(body, source, placement = null) {
   const seq = ++order.seq;
   document.body.dataset.order = "loading";
   $("order-status").textContent = "analysing…";
@@ -47,6 +48,7 @@ export async function analyseOrder(body, source) {
   }
   order.result = result;
   order.source = source;
+  order.placement = placement;
   order.finding = result.findings.length ? 0 : -1;
   order.frame = -1;
   renderOrder();
@@ -71,15 +73,20 @@ function showOrderError(message, source) {
   document.body.dataset.order = "error";
 }
 
-// The dump tab loaded ``text``: analyse its order (SPMD: every device runs it).
-export function orderOfDump(text, name) {
-  order.dump = { text, name };
+// The dump tab loaded ``text`` as ``module`` (its /api/hlo answer): analyse its order (SPMD:
+// every device runs it) on the module's own device table, as `meshtopo order` places it.
+export function orderOfDump(text, module, name) {
+  order.dump = { text, module, name };
   setShown("");
   $("order-of-dump").disabled = false;
   $("dump-order").textContent = "order: analysing…";
-  return analyseOrder({ text }, `the dump ${name}`).then(() => {
+  const body = { text };
+  const placement = module.device_assignment;
+  if (placement.source !== "default") body.device_assignment = placement.table;
+  const source = `the dump ${name}`;
+  return analyseOrder(body, source, placement.origin).then(() => {
     const r = order.result;
-    if (!r || order.source !== `the dump ${name}`) {
+    if (!r || order.source !== source) {
       $("dump-order").textContent = "order: cannot be analysed (see the Collective order tab)";
       return;
     }
@@ -129,8 +136,9 @@ function renderOrder() {
   $("order-caption").textContent = `${order.source} · ${plural(r.devices, "device")} · ${r.spmd ? "one program (SPMD)" : plural(r.programs.length, "program") + " (MPMD)"}`;
   $("order-cap").textContent = r.note || "";
   $("order-cap").hidden = !r.note;
-  $("order-notes").textContent = r.notes.join(" ");
-  $("order-notes").hidden = !r.notes.length;
+  const notes = [order.placement ? `Groups: ${order.placement}.` : "", ...r.notes].filter(Boolean);
+  $("order-notes").textContent = notes.join(" ");
+  $("order-notes").hidden = !notes.length;
   renderFindings(r);
   drawLanes(r);
   showFrame(order.frame);
@@ -345,7 +353,7 @@ export function wireOrder(shown) {
   $("order-example").addEventListener("click", () => orderExample());
   $("order-conditional").addEventListener("click", () => conditionalExample());
   $("order-of-dump").addEventListener("click", () => {
-    if (order.dump) orderOfDump(order.dump.text, order.dump.name);
+    if (order.dump) orderOfDump(order.dump.text, order.dump.module, order.dump.name);
   });
   $("order-first").addEventListener("click", () => showFrame(0));
   $("order-prev").addEventListener("click", () => showFrame(order.frame <= 0 ? 0 : order.frame - 1));

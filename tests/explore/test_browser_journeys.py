@@ -1,0 +1,288 @@
+"""A first-time user's journeys in headless Chromium, against a real JAX dump.
+
+A child JAX process runs a shard_map program (psum over ``model``, then all_gather over
+``data``) on a 2 x 4 mesh of permuted devices with ``--xla_dump_to`` and
+``--xla_dump_hlo_as_text``. The page opens that dump by path (as ``meshtopo explore FILE``), by
+its directory, by two picked files, and without its compile options (then with a pasted
+table); the groups it shows and the order lanes it draws equal what ``meshtopo inspect
+--json`` and ``meshtopo order --json`` print for the file. Also: every control of the default
+page answers, one stale line with the bad field marked, play then edit, tab and dial in the
+URL with Back, and a reload that says which file it could not keep. Screenshots go to
+test-artifacts/; the console holds no uncaught error. No step waits on the clock: each waits
+for the page's own answer counters.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from meshtopo.explore import ExplorerServer, InitialDump
+
+from ._jax_dump import MESH_ORDER
+from .conftest import CHROMIUM, ROOT, Page
+
+ARTIFACTS = ROOT / "test-artifacts"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.timeout(300),
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"
+    ),
+]
+
+
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+
+
+@pytest.fixture
+def named(server: ExplorerServer, dump_file: Path) -> Iterator[Path]:
+    server.initial_dump = InitialDump(dump_file.name, dump_file.read_text(), str(dump_file))
+    try:
+        yield dump_file
+    finally:
+        server.initial_dump = None
+
+
+def answered(page: Any) -> None:
+    """Wait until the dial has shown the answer (or error) to its latest request."""
+    page.wait_for_function(
+        "document.body.dataset.pending === undefined && "
+        "document.body.dataset.answered === String(explorer.state.seq)")
+
+
+def dump_ready(page: Any, name: str) -> None:
+    """Wait for the dump to be read, its first collective dialed and its order drawn."""
+    page.wait_for_function("document.body.dataset.dump === 'ready'")
+    page.wait_for_function(
+        f"explorer.order.source === {json.dumps('the dump ' + name)} && "
+        "document.body.dataset.order === 'ready'")
+    answered(page)
+
+
+def shown_groups(page: Any) -> list[list[int]]:
+    return sorted(page.evaluate("explorer.state.result.device_groups.groups"))
+
+
+def each_collective(page: Any) -> dict[str, list[list[int]]]:
+    """The device groups the page shows for each collective of the dump, picked in turn."""
+    found = {}
+    names = page.eval_on_selector_all("#collectives li", "ls => ls.map(l => l.dataset.name)")
+    for index, name in enumerate(names):
+        before = page.evaluate("explorer.state.renders")
+        page.click(f"#collectives li >> nth={index}")
+        page.wait_for_function(f"explorer.state.renders > {before}")
+        answered(page)
+        found[name] = shown_groups(page)
+    return found
+
+
+def lanes(page: Any) -> dict[int, list[tuple[str, list[int]]]]:
+    result = page.evaluate("explorer.order.result")
+    return {lane["device"]: [(a["name"], a["clique"]) for a in lane["arrivals"]]
+            for lane in result["lanes"]}
+
+
+def check_like_the_cli(page: Any, cli: dict[str, Any]) -> None:
+    assert page.get_attribute("#dump-placement", "data-source") != "default"
+    assert each_collective(page) == cli["groups"]
+    assert lanes(page) == cli["lanes"]
+    assert "compile_options.textproto" in (page.text_content("#order-notes") or "")
+
+
+def test_the_cli_sees_the_permuted_mesh(cli: dict[str, Any]) -> None:
+    # The dump's table is the mesh's device order, so groups are not XLA's default.
+    assert cli["table"] == [list(MESH_ORDER)]
+    assert cli["groups"]["psum.7"] == [[0, 2, 4, 6], [1, 3, 5, 7]]
+    assert cli["lanes"][0] == [("psum.7", [0, 2, 4, 6]), ("all_gather.3", [0, 1])]
+    assert sorted(cli["lanes"]) == list(range(8))
+
+
+def test_a_dump_named_on_the_command_line_is_placed_everywhere_as_the_cli(
+        tab: Page, named: Path, cli: dict[str, Any]) -> None:
+    page = tab.open()
+    dump_ready(page, named.name)
+    check_like_the_cli(page, cli)
+    page.click("#tab-order")
+    shot(page, "explore-journey-named-order.png")
+
+
+def test_a_dump_directory_opened_in_the_page_takes_its_compile_options(
+        tab: Page, dump_file: Path, cli: dict[str, Any]) -> None:
+    page = tab.open()
+    page.click("#tab-dump")
+    page.set_input_files("#dump-dir", str(dump_file.parent))
+    dump_ready(page, dump_file.name)
+    assert page.input_value("#dump-pick") != ""
+    assert "compile_options.textproto" in page.text_content("#dump-placement")
+    check_like_the_cli(page, cli)
+    shot(page, "explore-journey-directory.png")
+
+
+def test_two_picked_files_place_the_module_by_the_compile_options(
+        tab: Page, dump_file: Path, cli: dict[str, Any]) -> None:
+    options = dump_file.parent / dump_file.name.split(".cpu_")[0] / "compile_options.textproto"
+    page = tab.open()
+    page.click("#tab-dump")
+    page.set_input_files("#dump-file", [str(dump_file), str(options)])
+    dump_ready(page, dump_file.name)
+    check_like_the_cli(page, cli)
+
+
+def test_without_compile_options_the_page_says_so_and_takes_a_pasted_table(
+        tab: Page, dump_file: Path, cli: dict[str, Any]) -> None:
+    page = tab.open()
+    page.click("#tab-dump")
+    page.set_input_files("#dump-file", [str(dump_file)])
+    dump_ready(page, dump_file.name)
+    assert page.get_attribute("#dump-placement", "data-source") == "default"
+    assert "XLA's default placement" in page.text_content("#dump-placement")
+    # XLA's default placement gives other groups than the job's.
+    assert shown_groups(page) != cli["groups"]["psum.7"]
+    page.click("#dump-table-box summary")
+    page.fill("#dump-table", " ".join(map(str, MESH_ORDER)))
+    page.click("#dump-table-use")
+    page.wait_for_function("document.querySelector('#dump-placement').dataset.source === 'given'")
+    dump_ready(page, dump_file.name)
+    assert each_collective(page) == cli["groups"]
+    assert lanes(page) == cli["lanes"]
+    # A table of the wrong size is refused next to the table.
+    page.fill("#dump-table", "0 1 2")
+    page.click("#dump-table-use")
+    page.wait_for_function("document.body.dataset.dump === 'error'")
+    assert page.is_visible("#dump-table-error")
+    assert page.get_attribute("#dump-table", "aria-invalid") == "true"
+
+
+# ---------------------------------------------------------------- the default page
+
+
+def test_every_control_of_the_default_page_answers(tab: Page) -> None:
+    page = tab.open()
+    shot(page, "explore-journey-cold-open.png")
+    first = shown_groups(page)
+    # Replicas x partitions keeps the collective: the same devices, the same groups.
+    page.click("label:has(input[name=gridkind][value=grid])")
+    answered(page)
+    assert page.evaluate("document.body.dataset.state") == "ready"
+    assert shown_groups(page) == first
+    assert page.is_hidden("#input-error")
+    page.click("label:has(input[name=gridkind][value=mesh])")
+    answered(page)
+    radios = [f"label:has(input[name={name}][value={value}])" for name, value in [
+        ("groupsrc", "text"), ("groupsrc", "over"), ("ugdi", "false"), ("ugdi", "absent"),
+        ("ugdi", "true")]]
+    for selector in [*radios, "#channel"]:
+        page.click(selector)
+        answered(page)
+        assert page.evaluate("document.body.dataset.state") == "ready", selector
+    for select, value in [("#mesh-order", "reversed"), ("#assignment", "default"),
+                          ("#opcode", "all-gather")]:
+        page.select_option(select, value)
+        answered(page)
+        assert page.evaluate("document.body.dataset.state") == "ready", select
+    page.click("#add-axis")
+    answered(page)
+    assert page.evaluate("document.body.dataset.state") in ("ready", "error")
+    assert tab.errors == []
+
+
+def test_a_bad_field_is_marked_in_the_dials_words_with_one_stale_line(tab: Page) -> None:
+    page = tab.open()
+    page.fill("#mesh-axes .axis >> nth=1 >> input[type=number]", "0")
+    answered(page)
+    assert page.evaluate("document.body.dataset.state") == "error"
+    size = "#mesh-axes .axis >> nth=1 >> input[type=number]"
+    assert page.get_attribute(size, "aria-invalid") == "true"
+    beside = page.evaluate(
+        "document.querySelectorAll('#mesh-axes .axis')[1]"
+        ".querySelector('input[type=number]').nextElementSibling.id")
+    assert beside == "input-error"
+    message = page.text_content("#input-error")
+    assert "axis 2's size" in message and "mesh.axes" not in message
+    stale_lines = page.evaluate(
+        "[...document.querySelectorAll('[data-stale]')]"
+        ".filter(e => getComputedStyle(e, '::before').content !== 'none').length")
+    assert stale_lines == 1
+    shot(page, "explore-journey-bad-field.png")
+    page.fill(size, "4")
+    answered(page)
+    assert page.get_attribute(size, "aria-invalid") is None
+    assert page.evaluate("document.querySelectorAll('[data-stale]').length") == 0
+
+
+def test_an_edit_while_playing_leaves_no_cell_dimmed(tab: Page) -> None:
+    page = tab.open()
+    page.click("#step-play")
+    page.wait_for_function("document.querySelector('#views').classList.contains('stepping')")
+    page.uncheck("#over-axes input[value=model]")
+    page.check("#over-axes input[value=data]")
+    answered(page)
+    assert not page.evaluate("document.querySelector('#views').classList.contains('stepping')")
+    assert page.evaluate("explorer.state.player") is None
+
+
+def test_the_shuffle_is_said_in_one_sentence(tab: Page) -> None:
+    page = tab.open("#kind=mesh&axes=data:2,model:4&order=0.2.4.6.1.3.5.7&mr=1&da=mesh"
+                    "&ch=1&ugdi=true&over=model")
+    # Flattened id 1 (replica 0, partition 1) runs on the device at mesh position 1: device 2.
+    assert page.text_content("#shuffle") == (
+        "replica 0, partition 1 has flattened id 1 (r·P + p) but is device 2, because the "
+        "mesh's device order puts it there (JAX runs flattened id f on the device at mesh "
+        "position f).")
+
+
+# ---------------------------------------------------------------- the URL
+
+
+def test_tab_and_dial_are_in_the_url_and_back_returns(tab: Page) -> None:
+    page = tab.open()
+    page.click("#tab-order")
+    assert "tab=order" in page.evaluate("location.hash")
+    page.click("#tab-dial")
+    page.check("#over-axes input[value=data]")
+    answered(page)
+    with_data = page.evaluate("location.hash")
+    assert "over=model%2Cdata" in with_data or "over=data" in with_data
+    page.go_back()
+    page.wait_for_function(f"location.hash !== {json.dumps(with_data)}")
+    answered(page)
+    assert page.evaluate("explorer.state.ui.over") == ["model"]
+    page.go_back()
+    page.wait_for_function("document.querySelector('#tab-order').getAttribute('aria-selected') === 'true'")
+    page.go_forward()
+    page.wait_for_function("document.querySelector('#tab-dial').getAttribute('aria-selected') === 'true'")
+    # Still the page: Back never left it.
+    assert page.url.startswith(tab.server.url)
+
+
+def test_a_reload_restores_the_page_and_names_the_file_it_lost(
+        tab: Page, dump_file: Path) -> None:
+    page = tab.open()
+    page.click("#tab-dump")
+    page.set_input_files("#dump-file", [str(dump_file)])
+    dump_ready(page, dump_file.name)
+    assert "file=" in page.evaluate("location.hash")
+    page.reload()
+    page.wait_for_function("['ready', 'error'].includes(document.body.dataset.state)")
+    page.wait_for_function("document.body.dataset.lostFile !== undefined")
+    assert page.get_attribute("#tab-dump", "aria-selected") == "true"
+    assert dump_file.name in page.text_content("#dump-status")
+    assert "open it again" in page.text_content("#dump-status")
+
+
+@pytest.mark.parametrize("size", [(800, 600), (1920, 1080)], ids=["800x600", "1920x1080"])
+def test_the_page_at_two_window_sizes(tab: Page, size: tuple[int, int]) -> None:
+    page = tab.open()
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    answered(page)
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0
+    shot(page, f"explore-journey-{size[0]}x{size[1]}.png")
