@@ -111,6 +111,25 @@ def test_a_dump_named_on_the_command_line_is_placed_everywhere_as_the_cli(
     dump_ready(page, named.name)
     check_like_the_cli(page, cli)
     page.click("#tab-order")
+    # The psum's cliques skip lanes ([0,2,4,6]): those lines keep to the gaps between lanes
+    # and the gutters between boxes, so they cross no box of the lanes between.
+    far = page.eval_on_selector_all(
+        "path.meet",
+        "ps => ps.filter(p => p.dataset.to - p.dataset.from > 1).map(p => p.getAttribute('d'))")
+    assert far and all(" V" in d and " H" in d for d in far)
+    crossing = page.evaluate("""() => {
+      const boxes = [...document.querySelectorAll('.arrival rect')].map(r => r.getBBox());
+      let hits = 0;
+      for (const p of document.querySelectorAll('path.meet')) {
+        if (p.dataset.to - p.dataset.from < 2) continue;
+        const length = p.getTotalLength();
+        for (let t = 2; t < length - 2; t += 2) {
+          const pt = p.getPointAtLength(t);
+          if (boxes.some(b => pt.x > b.x && pt.x < b.x + b.width && pt.y > b.y && pt.y < b.y + b.height)) hits++;
+        }
+      }
+      return hits; }""")
+    assert crossing == 0
     shot(page, "explore-journey-named-order.png")
 
 
@@ -286,3 +305,105 @@ def test_the_page_at_two_window_sizes(tab: Page, size: tuple[int, int]) -> None:
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0
     shot(page, f"explore-journey-{size[0]}x{size[1]}.png")
+
+
+# ---------------------------------------------------------------- details at the pointer
+
+
+@pytest.mark.parametrize("view", ["mesh", "flat", "device"])
+def test_hover_at_64_devices_shows_a_tooltip_beside_the_cell(tab: Page, view: str) -> None:
+    page = tab.open("#kind=mesh&axes=data:8,model:8&order=reversed&mr=1&da=mesh&ch=1"
+                    "&ugdi=true&over=model")
+    cells = f".pane[data-view={view}] .cell"
+    assert page.eval_on_selector_all(cells, "cs => cs.length") == 64
+    for index in (0, 63):
+        cell = page.locator(cells).nth(index)
+        cell.scroll_into_view_if_needed()
+        cell.hover()
+        page.wait_for_function(
+            f"!document.querySelector('#cell-tip').hidden && "
+            f"document.querySelector('#cell-tip').dataset.flat === {json.dumps(cell.get_attribute('data-flat'))}")
+        box = page.locator("#cell-tip").bounding_box()
+        at = cell.bounding_box()
+        assert box is not None and at is not None
+        size = page.viewport_size
+        assert box["x"] >= 0 and box["x"] + box["width"] <= size["width"]
+        assert box["y"] >= 0 and box["y"] + box["height"] <= size["height"]
+        # Next to the cell: touching its right or left edge within a few pixels, level with it.
+        beside = min(abs(box["x"] - (at["x"] + at["width"])), abs(box["x"] + box["width"] - at["x"]))
+        assert beside <= 12
+        assert box["y"] <= at["y"] + at["height"] and box["y"] + box["height"] >= at["y"]
+        text = page.text_content("#cell-tip")
+        flat = int(cell.get_attribute("data-flat") or "-1")
+        result = page.evaluate("explorer.state.result")
+        device = result["cells"]["device_id"][flat]
+        assert f"device {device}: replica 0, partition {flat}, flattened id {flat}" in text
+        assert "mesh position data=" in text and "rank" in text
+    shot(page, f"explore-journey-tooltip-{view}.png")
+
+
+# ---------------------------------------------------------------- the order of the user's programs
+
+
+def test_an_mpmd_pair_loaded_by_the_user_draws_its_deadlock(tab: Page) -> None:
+    examples = ROOT / "examples"
+    page = tab.open()
+    page.click("#tab-order")
+    rows = "#order-programs .program"
+    page.set_input_files(f"{rows} >> nth=0 >> input[type=file]", str(examples / "order_forward.hlo"))
+    page.fill(f"{rows} >> nth=0 >> input[type=text]", "0,2,3")
+    page.set_input_files(f"{rows} >> nth=1 >> input[type=file]", str(examples / "order_backward.hlo"))
+    page.click("#order-run")
+    # Each program of several needs its devices: said beside that program's field.
+    page.wait_for_function("!document.querySelector('#order-own-error').hidden")
+    assert page.get_attribute(f"{rows} >> nth=1 >> input[type=text]", "aria-invalid") == "true"
+    assert "program 2" in page.text_content("#order-own-error")
+    page.fill(f"{rows} >> nth=1 >> input[type=text]", "1")
+    page.click("#order-run")
+    page.wait_for_function(
+        "document.body.dataset.order === 'ready' && "
+        "explorer.order.source === 'order_forward.hlo on 0,2,3; order_backward.hlo on 1'")
+    result = page.evaluate("explorer.order.result")
+    assert result["findings"][0]["type"] == "deadlock"
+    assert page.evaluate("document.querySelector('#order-own-error').hidden")
+    # The waits-for cycle drawn between device 0 (or 2, 3) and device 1.
+    arrows = page.eval_on_selector_all(
+        ".cycle-arrow", "as => as.map(a => [Number(a.dataset.from), Number(a.dataset.to)])")
+    assert len(arrows) == 2 and {d for pair in arrows for d in pair} >= {1}
+    assert page.locator(".arrival.block").count() >= 2
+    # A finding clicked takes the view to where its devices block.
+    page.click("#order-findings li >> nth=0")
+    assert page.evaluate("document.activeElement.classList.contains('block')")
+    shot(page, "explore-journey-mpmd-deadlock.png")
+
+
+def test_a_long_run_opens_on_its_overview_and_findings_take_you_there(tab: Page) -> None:
+    # 96 all-reduces that every device issues, then one that only partition 0 reaches.
+    lines = ["HloModule long, num_partitions=8",
+             "%add (x: f32[], y: f32[]) -> f32[] {", "  %x = f32[] parameter(0)",
+             "  %y = f32[] parameter(1)", "  ROOT %s = f32[] add(%x, %y)", "}",
+             "ENTRY %main (p: f32[8]) -> f32[8] {", "  %p = f32[8]{0} parameter(0)"]
+    previous = "%p"
+    for k in range(96):
+        lines.append(f"  %ar{k} = f32[8]{{0}} all-reduce({previous}), channel_id={k + 1}, "
+                     "replica_groups={{0,1,2,3,4,5,6,7}}, use_global_device_ids=true, "
+                     "to_apply=%add")
+        previous = f"%ar{k}"
+    lines += [f"  ROOT %out = f32[8]{{0}} copy({previous})", "}"]
+    page = tab.open()
+    page.click("#tab-order")
+    page.set_input_files("#order-programs .program >> nth=0 >> input[type=file]", files=[{
+        "name": "long.hlo", "mimeType": "text/plain", "buffer": "\n".join(lines).encode()}])
+    page.click("#order-programs .program >> nth=1 >> button")
+    page.click("#order-run")
+    page.wait_for_function("document.body.dataset.order === 'ready'")
+    assert page.evaluate("explorer.order.result.lanes[0].arrivals.length") == 96
+    # The whole run fits the view's width.
+    fits = page.evaluate(
+        "(() => { const box = document.querySelector('#order-lanes');"
+        " return box.querySelector('svg').getBoundingClientRect().width <= box.clientWidth; })()")
+    assert fits and float(page.get_attribute("#order-lanes", "data-zoom") or "1") < 1
+    page.click("#order-zoom-in")
+    page.click("#order-zoom-in")
+    assert float(page.get_attribute("#order-lanes", "data-zoom") or "0") > 0.15
+    shot(page, "explore-journey-order-overview.png")

@@ -15,7 +15,7 @@ import {
   radio, setRadio, readUi, applyUi, toBody, toHash, fromHash, addAxis, syncOverAxes,
   syncVisibility, meshDefaults, examplesFor, setOnEdit,
 } from "/dial.js";
-import { highlight, showDetails, focusCell, gridKeys, wireViews } from "/links.js";
+import { highlight, showDetails, showTip, focusCell, gridKeys, wireViews } from "/links.js";
 import { renderSteps, showStep, stopPlaying, wireSteps } from "/steps.js";
 import { initDumps, wireDumps, showDump, uploadedFile } from "/dump.js";
 import { order, wireOrder, showExample } from "/order.js";
@@ -142,6 +142,7 @@ function render(result) {
   renderFindings(result);
   renderSteps(result);
   showStep(-1);
+  showTip(-1, null);
   renderModes(result, state.views[0], chooseMode);
   renderExamples(result);
   showDetails(state.focus);
@@ -370,6 +371,7 @@ function wireCanvas() {
     onHover: (f) => {
       highlight(f >= 0 ? f : document.activeElement === canvas ? state.focus : -1);
       showDetails(f >= 0 ? f : state.focus);
+      showTip(f, f >= 0 ? state.canvas.cellRect(f) : null);
     },
     onPick: (f) => { if (f >= 0) { canvas.focus(); focusCell(f); } },
   });
@@ -389,6 +391,8 @@ function wireCanvas() {
     event.preventDefault();
     focusCell(next);
   });
+  // The tooltip sits where the cell was drawn: scrolling moves the cell away from it.
+  window.addEventListener("scroll", () => showTip(-1, null), { passive: true });
   window.addEventListener("resize", () => {
     if ($("canvas-pane").hidden || !state.result) return;
     state.canvas.resize();

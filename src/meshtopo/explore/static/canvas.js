@@ -111,6 +111,15 @@ export class CanvasView {
     this.clamp();
   }
 
+  // Where cell f is drawn, in client coordinates (for a tooltip beside it).
+  cellRect(f) {
+    const rect = this.canvas.getBoundingClientRect();
+    const s = this.scale;
+    const left = rect.left + this.view.col[f] * s - this.ox;
+    const top = rect.top + this.view.row[f] * s - this.oy;
+    return { left, top, right: left + s, bottom: top + s };
+  }
+
   cellAt(clientX, clientY) {
     const rect = this.canvas.getBoundingClientRect();
     const c = Math.floor((clientX - rect.left + this.ox) / this.scale);

@@ -206,7 +206,7 @@ export async function loadDump() {
       showTableError(error.message);
       showError("the device table does not fit this module (see the table below)");
     } else {
-      showError(d.line ? `line ${d.line}, column ${d.column}: ${error.message}` : error.message);
+      showError((d.kind ? d.kind + ": " : "") + error.message);
     }
   }
 }

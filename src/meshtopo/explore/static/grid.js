@@ -78,27 +78,21 @@ export function rolesOf(result, deviceCell) {
 }
 
 // What is known of cell f, for the details panel and the labels.
+// Cell f's coordinates, every one as the API gives it.
 export function cellInfo(result, f) {
-  const P = result.grid.partitions;
+  const cells = result.cells;
   const info = {
     flat: f,
-    replica: Math.floor(f / P),
-    partition: f % P,
-    device: result.cells.device_id[f],
-    group: result.cells.group[f],
-    rank: result.cells.rank[f],
+    replica: cells.replica[f],
+    partition: cells.partition[f],
+    device: cells.device_id[f],
+    group: cells.group[f],
+    rank: cells.rank[f],
     mesh: null,
   };
-  const position = result.cells.mesh_position ? result.cells.mesh_position[f] : -1;
+  const position = cells.mesh_position ? cells.mesh_position[f] : -1;
   if (result.mesh && position >= 0) {
-    const coords = [];
-    let rest = position;
-    for (let i = result.mesh.axes.length - 1; i >= 0; i--) {
-      const axis = result.mesh.axes[i];
-      coords.unshift(`${axis.name}=${rest % axis.size}`);
-      rest = Math.floor(rest / axis.size);
-    }
-    info.mesh = coords.join(", ");
+    info.mesh = result.mesh.axes.map((axis, i) => `${axis.name}=${cells.mesh_coordinates[i][f]}`).join(", ");
     info.position = position;
   }
   return info;
