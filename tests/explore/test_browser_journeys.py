@@ -14,6 +14,7 @@ for the page's own answer counters.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -407,3 +408,31 @@ def test_a_long_run_opens_on_its_overview_and_findings_take_you_there(tab: Page)
     page.click("#order-zoom-in")
     assert float(page.get_attribute("#order-lanes", "data-zoom") or "0") > 0.15
     shot(page, "explore-journey-order-overview.png")
+
+
+@pytest.mark.parametrize("columns", [16, 64, 256])
+def test_column_headers_stay_apart(tab: Page, columns: int) -> None:
+    page = tab.open(f"#kind=mesh&axes=data:2,model:{columns}&order=default&mr=1&da=mesh&ch=1"
+                    "&ugdi=true&over=model")
+    boxes = page.eval_on_selector_all(
+        ".pane[data-view=mesh] .col-head",
+        "hs => hs.map(h => { const r = h.getBoundingClientRect(); const t = document.createRange();"
+        " t.selectNodeContents(h); const w = t.getBoundingClientRect();"
+        " return [w.left, w.right, h.textContent]; })")
+    assert [b[2] for b in boxes] == [f"model={i}" for i in range(columns)]
+    # Each label's drawn text ends before the next one's begins.
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(boxes))
+    if columns == 64:
+        shot(page, "explore-journey-headers-64.png")
+
+
+def test_the_canvas_keeps_axis_headers(tab: Page) -> None:
+    page = tab.open("#kind=mesh&axes=data:64,model:64&order=default&mr=1&da=mesh&ch=1"
+                    "&ugdi=true&over=model")
+    assert page.get_attribute("#views-box", "data-render") == "canvas"
+    for zoom in ("#zoom-fit", "#zoom-in"):
+        page.click(zoom)
+        page.click(zoom)
+        assert int(page.get_attribute("#grid-canvas", "data-col-heads") or "0") > 1
+        assert int(page.get_attribute("#grid-canvas", "data-row-heads") or "0") > 1
+    shot(page, "explore-journey-canvas-headers.png")

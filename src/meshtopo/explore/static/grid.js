@@ -105,6 +105,9 @@ function place(node, row, col, rowSpan = 1, colSpan = 1) {
   node.style.gridColumn = `${col + 1} / span ${colSpan}`;
 }
 
+// About the width of one character of a header, in pixels.
+const LABEL_PX = 7;
+
 // One view as a CSS grid: corner, column headers (one row per level), row headers (one
 // column per level), then the cells. Returns {node, cells} with cells[f] the element of f.
 function drawView(result, view, roles) {
@@ -122,10 +125,15 @@ function drawView(result, view, roles) {
   const corner = el("div", "corner", view.corner);
   place(corner, 0, 0, Math.max(across, 1), Math.max(down, 1));
   grid.append(corner);
+  // Column labels wider than their cells stand on end, so that 16, 64 or 256 of them stay
+  // apart; the full label is also the header's title.
+  const cellWidth = big ? 78 : 34;
   view.colHeads.forEach((labels, lvl) => {
+    const upright = labels.some(({ label, span }) => label.length * LABEL_PX > span * cellWidth);
     let c = 0;
     for (const { label, span } of labels) {
-      const head = el("div", "head col-head", label);
+      const head = el("div", "head col-head" + (upright ? " upright" : ""), label);
+      head.title = label;
       place(head, lvl, down + c, 1, span);
       grid.append(head);
       c += span;
@@ -134,7 +142,8 @@ function drawView(result, view, roles) {
   view.rowHeads.forEach((labels, lvl) => {
     let r = 0;
     for (const { label, span } of labels) {
-      const head = el("div", "head row-head", label);
+      // One level of row labels stays in view while a wide view scrolls across.
+      const head = el("div", "head row-head" + (down === 1 ? " sticky" : ""), label);
       place(head, across + r, lvl, span, 1);
       grid.append(head);
       r += span;
@@ -294,7 +303,7 @@ export function renderLegend(result, roles, drawnMarks) {
       legend.append(el("span", "item", `… ${d.count - PALETTE.length} more: colours repeat every ${PALETTE.length} groups; hover or focus a cell to pick out its group`));
     }
     if (groups.some((g) => g < 0)) item("sw none", null, "in no group");
-    if (result.cells.overlaps.length) item("sw ov", null, `in more than one device group (${result.cells.overlaps.length})`);
+    if (result.cells.overlaps.length) item("sw ov", null, `listed more than once (${result.cells.overlaps.length})`);
   }
   if (result.tiers) legend.append(tierSummary(result));
   if (drawnMarks && result.cells.mismatched.length) {

@@ -92,7 +92,7 @@ export function showDetails(f) {
   } else if (d && c.group >= 0) {
     const members = d.groups[c.group];
     lines.push(`device group g${c.group} ${shortList(members, 16)}: rank ${c.rank} of ${members.length}`);
-    if (result.cells.overlaps.includes(f)) lines.push("listed in more than one device group");
+    if (result.cells.overlaps.includes(f)) lines.push("listed more than once in the device groups (twice in one group, or in two groups)");
   } else {
     lines.push("in no device group");
   }
