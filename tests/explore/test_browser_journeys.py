@@ -208,9 +208,43 @@ def test_every_control_of_the_default_page_answers(tab: Page) -> None:
         page.select_option(select, value)
         answered(page)
         assert page.evaluate("document.body.dataset.state") == "ready", select
+    page.fill("#cluster", "h100-8x")
+    answered(page)
+    page.click("label:has(input[name=colourby][value=host])")
+    answered(page)
+    assert page.evaluate("document.body.dataset.state") == "ready"
+    assert page.evaluate("explorer.state.result.cells.host.length") == 8
+    # The step player works on written groups (disabled, with nothing to step, otherwise).
+    for button in ("#step-next", "#step-prev", "#step-first", "#step-clear"):
+        if page.is_enabled(button):
+            page.click(button)
+        assert page.evaluate("document.body.dataset.state") == "ready", button
+    page.click("#modes .mode-col >> nth=0")
+    answered(page)
+    assert page.evaluate("document.body.dataset.state") == "ready"
+    page.click("#examples button >> nth=0")
+    answered(page)
+    assert page.evaluate("document.body.dataset.state") == "ready"
     page.click("#add-axis")
     answered(page)
-    assert page.evaluate("document.body.dataset.state") in ("ready", "error")
+    # A third axis doubles the mesh: an answer, or one message beside the control it names.
+    if page.evaluate("document.body.dataset.state") == "error":
+        assert page.get_attribute("#input-error", "data-field") is not None
+    for tab_id in ("#tab-dump", "#tab-order", "#tab-dial"):
+        page.click(tab_id)
+        assert page.get_attribute(tab_id, "aria-selected") == "true"
+    page.click("#tab-dump")
+    page.click("#dump-example")
+    page.wait_for_function("document.body.dataset.dump === 'ready'")
+    page.click("#tab-order")
+    page.click("#order-example")
+    page.wait_for_function("document.body.dataset.order === 'ready'")
+    page.click("#order-conditional")
+    page.wait_for_function(
+        "document.body.dataset.order === 'ready' && explorer.order.source.includes('conditional')")
+    for button in ("#order-next", "#order-prev", "#order-first", "#order-all",
+                   "#order-zoom-in", "#order-zoom-out", "#order-zoom-fit"):
+        page.click(button)
     assert tab.errors == []
 
 
@@ -379,13 +413,13 @@ def test_an_mpmd_pair_loaded_by_the_user_draws_its_deadlock(tab: Page) -> None:
 
 
 def test_a_long_run_opens_on_its_overview_and_findings_take_you_there(tab: Page) -> None:
-    # 96 all-reduces that every device issues, then one that only partition 0 reaches.
+    # 500 all-reduces that all 8 devices issue.
     lines = ["HloModule long, num_partitions=8",
              "%add (x: f32[], y: f32[]) -> f32[] {", "  %x = f32[] parameter(0)",
              "  %y = f32[] parameter(1)", "  ROOT %s = f32[] add(%x, %y)", "}",
              "ENTRY %main (p: f32[8]) -> f32[8] {", "  %p = f32[8]{0} parameter(0)"]
     previous = "%p"
-    for k in range(96):
+    for k in range(500):
         lines.append(f"  %ar{k} = f32[8]{{0}} all-reduce({previous}), channel_id={k + 1}, "
                      "replica_groups={{0,1,2,3,4,5,6,7}}, use_global_device_ids=true, "
                      "to_apply=%add")
@@ -398,7 +432,12 @@ def test_a_long_run_opens_on_its_overview_and_findings_take_you_there(tab: Page)
     page.click("#order-programs .program >> nth=1 >> button")
     page.click("#order-run")
     page.wait_for_function("document.body.dataset.order === 'ready'")
-    assert page.evaluate("explorer.order.result.lanes[0].arrivals.length") == 96
+    lane = page.evaluate("(({count, truncated, arrivals}) => ({count, truncated,"
+                         " shown: arrivals.length}))(explorer.order.result.lanes[0])")
+    # The API bounds a lane (ARRIVAL_LIMIT); the lane says how many it leaves out.
+    assert lane["count"] == 500
+    assert lane["shown"] == 500 or (lane["truncated"] and page.locator(
+        ".lane-sub", has_text=f"first {lane['shown']} of 500").count() == 8)
     # The whole run fits the view's width.
     fits = page.evaluate(
         "(() => { const box = document.querySelector('#order-lanes');"
@@ -407,6 +446,10 @@ def test_a_long_run_opens_on_its_overview_and_findings_take_you_there(tab: Page)
     page.click("#order-zoom-in")
     page.click("#order-zoom-in")
     assert float(page.get_attribute("#order-lanes", "data-zoom") or "0") > 0.15
+    # Still answering: pointing at a collective describes it and lights its rendezvous.
+    page.hover(".arrival[data-lane='7'][data-index='3']")
+    assert page.text_content("#order-details").startswith("device 7: ar3 (all-reduce")
+    assert page.locator(".arrival.lit").count() == 8
     shot(page, "explore-journey-order-overview.png")
 
 
