@@ -116,6 +116,8 @@ export function wireDumps() {
     $("dump-table").value = "";
     loadDump();
   });
+  // Text typed or pasted over an opened file is no longer that file (nor placed by its table).
+  $("dump-text").addEventListener("input", () => { if (view.file) forgetFiles(); });
   $("dump-load").addEventListener("click", () => loadDump());
   $("dump-example").addEventListener("click", async () => {
     $("dump-text").value = await (await fetch("/example.hlo")).text();
