@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +16,8 @@ from typing import Any
 import pytest
 
 from meshtopo.explore import ExplorerServer, InitialDump, make_server, serve_in_thread
+
+from ._jax_dump import write_permuted_dump
 
 
 @dataclass
@@ -165,3 +170,37 @@ def named_permuted_dump(server: ExplorerServer, permuted_dump: Path) -> Iterator
         yield options
     finally:
         server.initial_dump = None
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli_json(command: str, path: Path, *options: str) -> dict[str, Any]:
+    """``meshtopo COMMAND --json ... PATH`` run as a user runs it, its answer decoded."""
+    done = subprocess.run(
+        [sys.executable, "-m", "meshtopo", command, "--json", *options, str(path)],
+        capture_output=True, text=True, timeout=120, check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
+    value: dict[str, Any] = json.loads(done.stdout)
+    return value
+
+
+@pytest.fixture(scope="package")
+def dump_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The permuted-mesh JAX dump of ``_jax_dump``, made once for the package."""
+    pytest.importorskip("jax")
+    return write_permuted_dump(tmp_path_factory.mktemp("jax_dump"))
+
+
+@pytest.fixture(scope="package")
+def cli(dump_file: Path) -> dict[str, Any]:
+    """What the CLI says of the dump: each collective's device groups, each device's cliques."""
+    inspected = cli_json("inspect", dump_file)
+    ordered = cli_json("order", dump_file, "--devices", ",".join(map(str, range(8))))
+    return {
+        "groups": {c["name"]: sorted(c["device_groups"]) for c in inspected["collectives"]},
+        "table": inspected["device_assignment"],
+        "lanes": {int(d): [(a["name"], a["clique"]) for a in arrivals]
+                  for d, arrivals in ordered["schedules"].items()},
+    }

@@ -28,7 +28,11 @@ def test_cross_replica_reads_each_written_group_once_per_partition(client: Clien
     r = client.groups(replicas=2, partitions=4, groups="{{0,1}}")
     assert r["mode"]["name"] == "kCrossReplica"
     assert r["mode"]["by"] == "fields"
-    assert r["device_assignment"] == {"kind": "default", "table": [[0, 2, 4, 6], [1, 3, 5, 7]]}
+    assert r["device_assignment"] == {
+        "kind": "default", "table": [[0, 2, 4, 6], [1, 3, 5, 7]],
+        # DA[0][1] = 1·2 + 0 = 2: the first cell whose flattened id is not its device.
+        "shuffle": "replica 0, partition 1 has flattened id 1 (r·P + p) but is device 2, "
+                   "because XLA's default placement DA[r][p] = p·R + r puts it there"}
     assert r["device_groups"] == {
         "groups": [[0, 1], [2, 3], [4, 5], [6, 7]],
         "count": 4,
@@ -115,7 +119,10 @@ def test_custom_device_assignment_is_used_as_given(client: Client) -> None:
         use_global_device_ids=True,
         device_assignment=[[3, 2], [1, 0]],
     )
-    assert r["device_assignment"] == {"kind": "custom", "table": [[3, 2], [1, 0]]}
+    assert r["device_assignment"] == {
+        "kind": "custom", "table": [[3, 2], [1, 0]],
+        "shuffle": "replica 0, partition 0 has flattened id 0 (r·P + p) but is device 3, "
+                   "because the device table puts it there"}
     assert r["device_groups"]["groups"] == [[3, 2], [1, 0]]
     assert r["cells"]["group"] == [0, 0, 1, 1]
 
@@ -149,6 +156,9 @@ def test_over_mesh_axes_and_mesh_layout(client: Client) -> None:
     assert reversed_mesh["device_assignment"] == {
         "kind": "mesh",
         "table": [[7, 6, 5, 4, 3, 2, 1, 0]],
+        "shuffle": "replica 0, partition 0 has flattened id 0 (r·P + p) but is device 7, "
+                   "because the mesh's device order puts it there (JAX runs flattened id f "
+                   "on the device at mesh position f)",
     }
     assert reversed_mesh["device_groups"]["groups"] == [[7, 3], [6, 2], [5, 1], [4, 0]]
 

@@ -159,6 +159,7 @@ def test_a_named_dump_comes_with_the_device_assignment_xla_dumped(
     assert pasted["module"]["device_assignment"] == {
         "source": "default",
         "table": [list(range(8))],
-        "origin": "device assignment: XLA's default placement (no compile_options.textproto "
-                  "beside the dump)",
+        "origin": "the groups use XLA's default placement, DA[r][p] = p·R + r: no "
+                  "compile_options.textproto came with this module; give it (open the dump's "
+                  "directory) or paste the device table if the job placed devices otherwise",
     }

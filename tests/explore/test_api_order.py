@@ -152,7 +152,7 @@ def test_lanes_can_be_chosen_and_a_cycle_needs_all_its_lanes(client: Client) -> 
          "unknown field 'programs[0].x'; known fields are 'programs[0].text', "
          "'programs[0].devices'"),
         ({"programs": OPPOSITE["programs"], "num_partitions": 4}, 400,
-         "field 'num_partitions' goes with 'text'; each program's header gives its own counts"),
+         "field 'num_partitions' goes with 'text' (one module); each program's header gives its own counts"),
         ({"text": "HloModule m\nENTRY %e {"}, 400, None),
     ],
 )

@@ -80,7 +80,8 @@ def test_two_devices_in_opposite_order_draw_their_deadlock(tab: Page) -> None:
     assert joined == [["0", True]] * 3 + [["1", True], ["2", True]]
     # Device 0's grads meets device 1's grads, which device 1 issues second: the line slants.
     first = page.eval_on_selector(
-        "#order-lanes .meet[data-rendezvous='0']", "l => [l.x1.baseVal.value, l.x2.baseVal.value]")
+        "#order-lanes .meet[data-rendezvous='0']",
+        "l => [l.getPointAtLength(0).x, l.getPointAtLength(l.getTotalLength()).x]")
     assert first[1] > first[0]
     shot(page, "explore-order-deadlock.png")
     # Pointing at a collective picks out its rendezvous in every lane.

@@ -112,7 +112,7 @@ def test_a_bad_cluster_is_named_and_marks_the_panels_stale(tab: Page) -> None:
     page = tab.open(MESH_2X8 + "&over=model")
     after(page, lambda: page.fill("#cluster", "h100-8x:1"))
     assert page.text_content("#input-error") == (
-        "BadRequest: field 'cluster' 'h100-8x:1' has 8 devices, fewer than the grid's 16"
+        "the cluster 'h100-8x:1' has 8 devices, fewer than the grid's 16"
     )
     assert page.get_attribute("#views-box", "data-stale")
     tab.resource_errors.clear()

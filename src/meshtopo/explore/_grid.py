@@ -92,8 +92,33 @@ class Grid:
         return np.where(inside, inverse[np.clip(flat, 0, order.size - 1)], -1)
 
     def assignment_json(self) -> dict[str, Any]:
-        """The ``device_assignment`` part of a response: its kind and its table."""
-        return {"kind": self.assignment_kind, "table": self.table.tolist()}
+        """The ``device_assignment`` part of a response: its kind, its table and ``shuffle``,
+        the sentence saying why a flattened id is another device (None where none is)."""
+        return {"kind": self.assignment_kind, "table": self.table.tolist(),
+                "shuffle": self.shuffle_sentence()}
+
+    def shuffle_sentence(self) -> str | None:
+        """One sentence naming the first cell whose flattened id ``r·P + p`` is not its device
+        id, and what put the device there; None when every flattened id is its device id.
+
+        >>> grid = Grid(1, 2, mt.DeviceAssignment([[1, 0]]), "custom", None, (), "default", None)
+        >>> grid.shuffle_sentence()
+        'replica 0, partition 0 has flattened id 0 (r·P + p) but is device 1, because the device table puts it there'
+        """
+        flat = self.table.ravel()
+        moved = np.flatnonzero(flat != np.arange(flat.size))
+        if moved.size == 0:
+            return None
+        first = int(moved[0])
+        replica, partition = divmod(first, self.partitions)
+        why = {
+            "default": "XLA's default placement DA[r][p] = p·R + r puts it there",
+            "row_major": "the row-major table puts it there",
+            "mesh": "the mesh's device order puts it there (JAX runs flattened id f on the "
+                    "device at mesh position f)",
+        }.get(self.assignment_kind, "the device table puts it there")
+        return (f"replica {replica}, partition {partition} has flattened id {first} (r·P + p) "
+                f"but is device {int(flat[first])}, because {why}")
 
 
 def _near_square_columns(n: int) -> int:

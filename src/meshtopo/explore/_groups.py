@@ -391,14 +391,29 @@ def _cells(grid: Grid, groups: DeviceList | None) -> dict[str, Any]:
     group_of, rank_of, overlaps = _cell_groups(table, groups)
     mismatched = np.flatnonzero(flat_table != np.arange(flat_table.size))
     positions = grid.mesh_positions()
+    flat_ids = np.arange(flat_table.size)
     return {
         "mesh_position": None if positions is None else positions.tolist(),
+        "mesh_coordinates": _mesh_coordinates(grid, positions),
+        "replica": (flat_ids // grid.partitions).tolist(),
+        "partition": (flat_ids % grid.partitions).tolist(),
         "device_id": flat_table.tolist(),
         "group": group_of.tolist(),
         "rank": rank_of.tolist(),
         "overlaps": overlaps,
         "mismatched": mismatched.tolist(),
     }
+
+
+def _mesh_coordinates(grid: Grid, positions: np.ndarray | None) -> list[list[int]] | None:
+    """Per mesh axis (major first), each cell's index along it; -1 where the cell's device is
+    not in the mesh; None without a mesh."""
+    if positions is None:
+        return None
+    sizes = [size for _, size in grid.mesh_axes]
+    inside = positions >= 0
+    coordinates = np.unravel_index(np.where(inside, positions, 0), sizes)
+    return [np.where(inside, axis, -1).tolist() for axis in coordinates]
 
 
 def _steps(dial: Dial) -> dict[str, Any] | None:

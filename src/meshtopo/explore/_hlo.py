@@ -12,25 +12,28 @@ import meshtopo as mt
 from meshtopo import hlo
 
 from ._schema import OPCODES, Fields
+from ._table import TABLE_FIELDS, given_table
 
-HLO_FIELDS = ("text", "replica_count", "num_partitions")
+HLO_FIELDS = ("text", "replica_count", "num_partitions", *TABLE_FIELDS)
 
 
-def hlo_response(body: dict[str, Any], max_text: int) -> dict[str, Any]:
-    """Answer one ``POST /api/hlo`` body: ``{"text", "replica_count"?, "num_partitions"?}``."""
+def hlo_response(body: dict[str, Any], max_text: int, device_limit: int) -> dict[str, Any]:
+    """Answer one ``POST /api/hlo`` body: ``{"text", "replica_count"?, "num_partitions"?}``
+    plus the module's device table as ``compile_options`` text or a ``device_assignment``
+    table (``_table``)."""
     fields = Fields(body)
     fields.check_known(HLO_FIELDS)
     text = fields.string("text", max_length=max_text)
     replicas = fields.integer("replica_count") if fields.has("replica_count") else None
     partitions = fields.integer("num_partitions") if fields.has("num_partitions") else None
-    return module_response(
-        hlo.parse_module(text, replica_count=replicas, num_partitions=partitions))
+    given = given_table(fields, max_text, device_limit)
+    return module_response(given.parse(text, replicas, partitions), given.origin)
 
 
-def module_response(module: hlo.Module) -> dict[str, Any]:
+def module_response(module: hlo.Module, origin: str | None = None) -> dict[str, Any]:
     """The ``/api/hlo`` answer for a module read by the library: its counts and device
-    assignment (the table, where ``load`` found it, and a sentence saying so), its
-    collectives and the verifier's findings."""
+    assignment (the table, where ``load`` found it, and a sentence saying so, ``origin`` when
+    the request gave the table), its collectives and the verifier's findings."""
     collectives = [_collective_json(c) for c in module.collectives]
     findings = [
         {
@@ -46,21 +49,23 @@ def module_response(module: hlo.Module) -> dict[str, Any]:
             "name": module.name,
             "replica_count": module.replica_count,
             "num_partitions": module.num_partitions,
-            "device_assignment": _assignment_json(module),
+            "device_assignment": _assignment_json(module, origin),
         },
         "collectives": collectives,
         "findings": findings,
     }
 
 
-def _assignment_json(module: hlo.Module) -> dict[str, Any]:
+def _assignment_json(module: hlo.Module, origin: str | None) -> dict[str, Any]:
     """``{"source", "table", "origin"}``: ``source`` as ``Module.device_assignment_source``,
-    ``table`` ``[replica][partition] -> device id``, ``origin`` one sentence for the page."""
+    ``table`` ``[replica][partition] -> device id``, ``origin`` one sentence for the page
+    (``given`` when the request gave one)."""
     source = module.device_assignment_source
     if source == "default":
-        origin = ("device assignment: XLA's default placement (no compile_options.textproto "
-                  "beside the dump)")
-    else:
+        origin = ("the groups use XLA's default placement, DA[r][p] = p·R + r: no "
+                  "compile_options.textproto came with this module; give it (open the dump's "
+                  "directory) or paste the device table if the job placed devices otherwise")
+    elif origin is None:
         origin = hlo.describe_placement(source, module.compile_options)
     return {
         "source": source,

@@ -1,7 +1,8 @@
 """``POST /api/order``: the order layer's report on a dump, shaped for lanes on screen.
 
 One module every device runs (``text``, SPMD) or several (``programs``: ``[{"text",
-"devices"}]``, MPMD) go to ``meshtopo.order.analyze``. The answer has one lane per shown device
+"devices"}]``, MPMD) go to ``meshtopo.order.analyze``; the one module is placed by the device
+table the request gives (``compile_options`` or ``device_assignment``, read by ``_table``). The answer has one lane per shown device
 (at most ``LANE_LIMIT``: the devices the findings name first, then the lowest ids) holding its
 arrivals in schedule order (at most ``ARRIVAL_LIMIT`` each), the rendezvous joining them
 across lanes, each finding with the arrivals where its devices block (a deadlock's in cycle
@@ -21,8 +22,9 @@ import meshtopo as mt
 from meshtopo import hlo
 
 from ._schema import Fields, RequestError, int_list
+from ._table import TABLE_FIELDS, given_table
 
-ORDER_FIELDS = ("text", "replica_count", "num_partitions", "programs", "lanes")
+ORDER_FIELDS = ("text", "replica_count", "num_partitions", "programs", "lanes", *TABLE_FIELDS)
 PROGRAM_FIELDS = ("text", "devices")
 LANE_LIMIT = 64
 ARRIVAL_LIMIT = 128
@@ -57,11 +59,12 @@ def _programs(fields: Fields, max_text: int,
         text = fields.string("text", max_length=max_text)
         replicas = fields.integer("replica_count") if fields.has("replica_count") else None
         partitions = fields.integer("num_partitions") if fields.has("num_partitions") else None
-        return [(hlo.parse_module(text, replica_count=replicas, num_partitions=partitions), None)]
-    for key in ("replica_count", "num_partitions"):
+        given = given_table(fields, max_text, device_limit)
+        return [(given.parse(text, replicas, partitions), None)]
+    for key in ("replica_count", "num_partitions", *TABLE_FIELDS):
         if fields.has(key):
-            raise RequestError(400, f"field {key!r} goes with 'text'; each program's header "
-                                    "gives its own counts")
+            raise RequestError(400, f"field {key!r} goes with 'text' (one module); each "
+                                    "program's header gives its own counts")
     raw = fields.raw("programs")
     if not isinstance(raw, list) or not raw or len(raw) > PROGRAM_LIMIT:
         raise RequestError(400, "field 'programs' must be an array of 1 to "

@@ -242,7 +242,7 @@ class ExplorerHandler(BaseHTTPRequestHandler):
             return groups_response(request, self.server.device_limit)
         if route == "order":
             return order_response(request, self.server.max_body, self.server.device_limit)
-        return hlo_response(request, self.server.max_body)
+        return hlo_response(request, self.server.max_body, self.server.device_limit)
 
     def _read_body(self) -> bytes:
         raw_length = self.headers.get("Content-Length")

@@ -15,18 +15,24 @@ import {
   radio, setRadio, readUi, applyUi, toBody, toHash, fromHash, addAxis, syncOverAxes,
   syncVisibility, meshDefaults, examplesFor, setOnEdit,
 } from "/dial.js";
-import { highlight, showDetails, focusCell, gridKeys, wireViews } from "/links.js";
+import { highlight, showDetails, showTip, focusCell, gridKeys, wireViews } from "/links.js";
 import { renderSteps, showStep, stopPlaying, wireSteps } from "/steps.js";
-import { initDumps, loadDump, showDump } from "/dump.js";
+import { initDumps, wireDumps, showDump, uploadedFile } from "/dump.js";
 import { order, wireOrder, showExample } from "/order.js";
+import { markField, clearField } from "/fielderror.js";
 
 const DEBOUNCE_MS = 250;
 const PANELS = ["mode-badge", "banner", "hlo-line", "facts", "grid-head", "views-box",
   "details-card", "assignment-card", "steps-card", "modes-card"];
 
-function writeHash() {
+// The URL fragment follows the page: each change is a history entry, so Back and Forward
+// step through them (``replace`` for the first state of a visit).
+let started = false;
+function writeHash(replace = false) {
   const hash = toHash(state.ui);
-  if (location.hash !== hash) history.replaceState(null, "", hash);
+  if (location.hash === hash) return;
+  if (replace || !started || !location.hash) history.replaceState(null, "", hash);
+  else history.pushState(null, "", hash);
 }
 
 // ---------------------------------------------------------------- the URL and the API
@@ -34,6 +40,8 @@ function writeHash() {
 // A control changed by hand: the dial is no longer the dump's collective.
 function edited(debounced) {
   state.origin = null;
+  stopPlaying();
+  showStep(-1);
   if (debounced) {
     clearTimeout(state.pending);
     document.body.dataset.pending = "1";
@@ -89,7 +97,7 @@ function setStale(reason) {
 function showRequestError(error) {
   stopPlaying();
   const kind = error.detail && error.detail.kind ? `${error.detail.kind}: ` : "";
-  $("input-error").textContent = kind + error.message;
+  $("input-error").textContent = markField(error.message, error.detail || {}, state.ui.kind);
   $("input-error").hidden = false;
   $("request-error").textContent = error.message;
   $("request-error").hidden = false;
@@ -110,9 +118,9 @@ function render(result) {
   result.colourBy = state.ui.colourBy;
   state.result = result;
   stopPlaying();
-  state.step = -1;
   state.lit = [];
   $("input-error").hidden = true;
+  clearField();
   $("request-error").hidden = true;
   setStale(null);
   state.deviceCell = new Map(result.cells.device_id.map((d, f) => [d, f]));
@@ -125,10 +133,16 @@ function render(result) {
   renderShapes(result);
   renderFacts(result);
   renderGrid(result);
+  // Why a flattened id is another device, in one sentence (the API's).
+  const shuffle = result.device_assignment.shuffle;
+  $("shuffle").textContent = shuffle ? `${shuffle}.` : "";
+  $("shuffle").hidden = !shuffle;
   const placement = state.origin && state.dump ? state.dump.module.device_assignment.origin : null;
   state.entries = renderAssignment(result, state.roles, placement);
   renderFindings(result);
   renderSteps(result);
+  showStep(-1);
+  showTip(-1, null);
   renderModes(result, state.views[0], chooseMode);
   renderExamples(result);
   showDetails(state.focus);
@@ -317,6 +331,10 @@ function chooseMode(m) {
 // ---------------------------------------------------------------- wiring
 
 function switchTab(button, focus) {
+  if (state.ui) {
+    state.ui.tab = button.id.replace("tab-", "");
+    writeHash();
+  }
   for (const tab of document.querySelectorAll(".tab")) {
     const on = tab === button;
     tab.classList.toggle("active", on);
@@ -353,6 +371,7 @@ function wireCanvas() {
     onHover: (f) => {
       highlight(f >= 0 ? f : document.activeElement === canvas ? state.focus : -1);
       showDetails(f >= 0 ? f : state.focus);
+      showTip(f, f >= 0 ? state.canvas.cellRect(f) : null);
     },
     onPick: (f) => { if (f >= 0) { canvas.focus(); focusCell(f); } },
   });
@@ -372,6 +391,8 @@ function wireCanvas() {
     event.preventDefault();
     focusCell(next);
   });
+  // The tooltip sits where the cell was drawn: scrolling moves the cell away from it.
+  window.addEventListener("scroll", () => showTip(-1, null), { passive: true });
   window.addEventListener("resize", () => {
     if ($("canvas-pane").hidden || !state.result) return;
     state.canvas.resize();
@@ -383,6 +404,7 @@ function wireCanvas() {
 function wireControls() {
   document.querySelectorAll("input[name=gridkind]").forEach((i) => i.addEventListener("change", () => {
     if (radio("gridkind") === "mesh") meshDefaults();
+    else gridDefaults();
     syncVisibility();
     edited(false);
   }));
@@ -403,22 +425,29 @@ function wireControls() {
     edited(false);
   });
   $("shapes-fit").addEventListener("click", () => { state.ui.shapes = null; edited(false); });
-  $("dump-load").addEventListener("click", loadDump);
-  $("dump-example").addEventListener("click", async () => {
-    $("dump-text").value = await (await fetch("/example.hlo")).text();
-    loadDump();
-  });
-  $("dump-file").addEventListener("change", async () => {
-    const file = $("dump-file").files[0];
-    if (!file) return;
-    $("dump-text").value = await file.text();
-    loadDump();
-  });
+  // Back and Forward: the dial, the tab and the example of that entry.
   window.addEventListener("hashchange", () => {
     if (location.hash === toHash(state.ui)) return;
     applyUi(fromHash(location.hash));
+    switchTab($(`tab-${state.ui.tab}`), false);
     update().then(openShown);
   });
+}
+
+// Switching a named mesh to replicas x partitions keeps its collective: the same counts and
+// the groups the mesh axes gave, written out (the grid has no axes to pick); without an
+// answer to carry over, the first example that fits.
+function gridDefaults() {
+  const result = state.result;
+  if (radio("groupsrc") !== "over") return;
+  setRadio("groupsrc", "text");
+  if (result && result.grid) {
+    $("replicas").value = String(result.grid.replicas);
+    $("partitions").value = String(result.grid.partitions);
+    $("groups").value = result.written_groups.text;
+  } else {
+    $("groups").value = "{{0,1}}";
+  }
 }
 
 // Open the order example the URL names, if any.
@@ -437,7 +466,8 @@ async function start() {
     // The dial still works without the opcode list.
   }
   setOnEdit(edited);
-  initDumps({ update, setStale });
+  initDumps({ update, setStale, changed: () => { state.ui.file = uploadedFile() || ""; writeHash(); } });
+  wireDumps();
   wireTabs();
   wireViews();
   wireCanvas();
@@ -445,11 +475,18 @@ async function start() {
   wireControls();
   wireOrder(writeHash);
   applyUi(fromHash(location.hash));
+  switchTab($(`tab-${state.ui.tab}`), false);
   await update();
   openShown();
   try {
     const dump = await (await fetch("/api/dump")).json();
-    if (dump.name) {
+    const lost = state.ui.file && state.ui.file !== dump.name;
+    if (lost) {
+      // A file opened in the page is not kept across a reload; the URL still names it.
+      $("dump-status").textContent = `${state.ui.file} was opened before the reload; the page does not keep opened files: open it again (everything else is restored)`;
+      document.body.dataset.lostFile = state.ui.file;
+    }
+    if (dump.name && !lost) {
       state.namedDump = dump;
       switchTab($("tab-dump"), false);
       $("dump-text").value = dump.text;
@@ -459,6 +496,7 @@ async function start() {
   } catch (error) {
     // No dump named on the command line.
   }
+  started = true;
 }
 
 window.explorer = {

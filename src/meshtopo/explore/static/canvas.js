@@ -2,7 +2,8 @@
 // by pixel into an ImageData, so a frame costs the canvas's size whatever the device count.
 // Marks are thinned as cells shrink: gaps from 6 px a cell, group boundaries from 4 px,
 // flattened-id != device-id corners from 14 px, device ids printed from 30 px; a permute's
-// pairs are drawn as arrows from 6 px a cell.
+// pairs are drawn as arrows from 6 px a cell. The innermost axis headers stay on the top and
+// left edges at every zoom, thinned so that drawn labels never touch.
 
 import { rgbOf, rgbOfColour, colourOf, colourBy, colourKeys } from "/grid.js";
 
@@ -54,6 +55,8 @@ export class CanvasView {
       this.rgb[3 * f] = r; this.rgb[3 * f + 1] = g; this.rgb[3 * f + 2] = b;
     }
     this.pairs = result.pairs && result.device_groups ? result.device_groups.groups : null;
+    this.colLabels = leafLabels(view.colHeads, view.cols);
+    this.rowLabels = leafLabels(view.rowHeads, view.rows);
     this.deviceCell = deviceCell;
     this.mismatched = new Uint8Array(n);
     for (const f of result.cells.mismatched) this.mismatched[f] = 1;
@@ -109,6 +112,15 @@ export class CanvasView {
     if (y < this.oy) this.oy = y;
     if (y + s > this.oy + this.canvas.height) this.oy = y + s - this.canvas.height;
     this.clamp();
+  }
+
+  // Where cell f is drawn, in client coordinates (for a tooltip beside it).
+  cellRect(f) {
+    const rect = this.canvas.getBoundingClientRect();
+    const s = this.scale;
+    const left = rect.left + this.view.col[f] * s - this.ox;
+    const top = rect.top + this.view.row[f] * s - this.oy;
+    return { left, top, right: left + s, bottom: top + s };
   }
 
   cellAt(clientX, clientY) {
@@ -188,6 +200,7 @@ export class CanvasView {
     ctx.putImageData(image, 0, 0);
     if (s >= 30) this.labels(ctx);
     this.canvas.dataset.arrows = String(this.pairs && s >= ARROWS_FROM ? this.arrows(ctx) : 0);
+    this.headers(ctx);
     if (this.cursor >= 0 && view.row[this.cursor] >= 0) {
       ctx.strokeStyle = "#111";
       ctx.lineWidth = 2;
@@ -235,6 +248,52 @@ export class CanvasView {
     return Math.min(drawn, MAX_ARROWS);
   }
 
+  // The visible columns' and rows' labels in bands on the top and left edges, each drawn only
+  // where it clears the one before; counts drawn go to data-col-heads / data-row-heads.
+  headers(ctx) {
+    const { view, scale: s } = this;
+    const W = this.canvas.width;
+    const H = this.canvas.height;
+    const band = 16;
+    ctx.font = '11px "DejaVu Sans Mono", monospace';
+    ctx.textBaseline = "middle";
+    ctx.textAlign = "left";
+    const c0 = Math.max(0, Math.floor(this.ox / s));
+    const c1 = Math.min(view.cols - 1, Math.floor((this.ox + W) / s));
+    const r0 = Math.max(0, Math.floor(this.oy / s));
+    const r1 = Math.min(view.rows - 1, Math.floor((this.oy + H) / s));
+    let left = 0;
+    for (let r = r0; r <= r1; r++) left = Math.max(left, ctx.measureText(this.rowLabels[r]).width);
+    left = Math.min(left + 8, W / 3);
+    ctx.fillStyle = "rgba(255,255,255,0.88)";
+    ctx.fillRect(0, 0, W, band);
+    ctx.fillRect(0, band, left, H - band);
+    ctx.fillStyle = "#333";
+    let free = left;
+    let cols = 0;
+    for (let c = c0; c <= c1; c++) {
+      const label = this.colLabels[c];
+      const x = Math.max(c * s - this.ox + 2, left);
+      const width = ctx.measureText(label).width;
+      if (!label || x < free || x + width > W) continue;
+      ctx.fillText(label, x, band / 2);
+      free = x + width + 8;
+      cols++;
+    }
+    let top = band;
+    let rows = 0;
+    for (let r = r0; r <= r1; r++) {
+      const label = this.rowLabels[r];
+      const y = Math.max(r * s - this.oy + Math.min(s, 14) / 2, band + 7);
+      if (!label || y - 7 < top || y + 7 > H) continue;
+      ctx.fillText(label, 3, y);
+      top = y + 7;
+      rows++;
+    }
+    this.canvas.dataset.colHeads = String(cols);
+    this.canvas.dataset.rowHeads = String(rows);
+  }
+
   // Device ids on the visible cells, when they are large enough to read.
   labels(ctx) {
     const { view, scale: s } = this;
@@ -255,4 +314,17 @@ export class CanvasView {
       }
     }
   }
+}
+
+// The innermost header level as one label per column (or row): the label of the header
+// spanning it, or "" where there is none.
+function leafLabels(levels, count) {
+  const out = new Array(count).fill("");
+  const leaf = levels[levels.length - 1];
+  if (!leaf) return out;
+  let at = 0;
+  for (const { label, span } of leaf) {
+    for (let k = 0; k < span && at < count; k++, at++) out[at] = label;
+  }
+  return out;
 }

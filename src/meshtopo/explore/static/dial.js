@@ -11,8 +11,10 @@ export const DEFAULT_UI = {
   axes: [{ name: "data", size: "2" }, { name: "model", size: "4" }],
   order: "default", perm: "", meshReplicas: "1", assignment: "mesh", table: "",
   opcode: "", channel: true, ugdi: "true", src: "over", groups: "{{0,1}}", over: ["model"],
-  shapes: null, view: "", show: "", cluster: "", colourBy: "group",
+  shapes: null, view: "", show: "", cluster: "", colourBy: "group", tab: "dial", file: "",
 };
+// The tabs, as named in the URL fragment (``tab=``; the dial's is left out).
+export const TABS = ["dial", "dump", "order"];
 // What "colour by" may name; host and domain need a cluster.
 export const COLOUR_BY = ["group", "host", "domain"];
 
@@ -57,6 +59,8 @@ export function readUi() {
     shapes: state.ui ? state.ui.shapes : null,
     view: state.ui ? state.ui.view : "",
     show: state.ui ? state.ui.show : "",
+    tab: state.ui ? state.ui.tab : "dial",
+    file: state.ui ? state.ui.file : "",
   };
 }
 
@@ -153,14 +157,18 @@ export function toHash(ui) {
   if (ui.show) q.set("show", ui.show);
   if (ui.cluster) q.set("cluster", ui.cluster);
   if (ui.colourBy !== "group") q.set("by", ui.colourBy);
+  if (ui.tab !== "dial") q.set("tab", ui.tab);
+  if (ui.file) q.set("file", ui.file);
   return "#" + q.toString();
 }
 
 export function fromHash(hash) {
   const q = new URLSearchParams(hash.replace(/^#/, ""));
   const ui = structuredClone(DEFAULT_UI);
-  if (!q.has("kind")) return ui;
   const pick = (key, allowed, fallback) => (allowed.includes(q.get(key)) ? q.get(key) : fallback);
+  ui.tab = pick("tab", TABS, "dial");
+  ui.file = q.get("file") || "";
+  if (!q.has("kind")) return ui;
   ui.kind = pick("kind", ["mesh", "grid"], ui.kind);
   if (q.has("axes")) {
     ui.axes = q.get("axes").split(",").filter(Boolean).map((item) => {

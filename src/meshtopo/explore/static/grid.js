@@ -78,27 +78,21 @@ export function rolesOf(result, deviceCell) {
 }
 
 // What is known of cell f, for the details panel and the labels.
+// Cell f's coordinates, every one as the API gives it.
 export function cellInfo(result, f) {
-  const P = result.grid.partitions;
+  const cells = result.cells;
   const info = {
     flat: f,
-    replica: Math.floor(f / P),
-    partition: f % P,
-    device: result.cells.device_id[f],
-    group: result.cells.group[f],
-    rank: result.cells.rank[f],
+    replica: cells.replica[f],
+    partition: cells.partition[f],
+    device: cells.device_id[f],
+    group: cells.group[f],
+    rank: cells.rank[f],
     mesh: null,
   };
-  const position = result.cells.mesh_position ? result.cells.mesh_position[f] : -1;
+  const position = cells.mesh_position ? cells.mesh_position[f] : -1;
   if (result.mesh && position >= 0) {
-    const coords = [];
-    let rest = position;
-    for (let i = result.mesh.axes.length - 1; i >= 0; i--) {
-      const axis = result.mesh.axes[i];
-      coords.unshift(`${axis.name}=${rest % axis.size}`);
-      rest = Math.floor(rest / axis.size);
-    }
-    info.mesh = coords.join(", ");
+    info.mesh = result.mesh.axes.map((axis, i) => `${axis.name}=${cells.mesh_coordinates[i][f]}`).join(", ");
     info.position = position;
   }
   return info;
@@ -110,6 +104,9 @@ function place(node, row, col, rowSpan = 1, colSpan = 1) {
   node.style.gridRow = `${row + 1} / span ${rowSpan}`;
   node.style.gridColumn = `${col + 1} / span ${colSpan}`;
 }
+
+// About the width of one character of a header, in pixels.
+const LABEL_PX = 7;
 
 // One view as a CSS grid: corner, column headers (one row per level), row headers (one
 // column per level), then the cells. Returns {node, cells} with cells[f] the element of f.
@@ -128,10 +125,15 @@ function drawView(result, view, roles) {
   const corner = el("div", "corner", view.corner);
   place(corner, 0, 0, Math.max(across, 1), Math.max(down, 1));
   grid.append(corner);
+  // Column labels wider than their cells stand on end, so that 16, 64 or 256 of them stay
+  // apart; the full label is also the header's title.
+  const cellWidth = big ? 78 : 34;
   view.colHeads.forEach((labels, lvl) => {
+    const upright = labels.some(({ label, span }) => label.length * LABEL_PX > span * cellWidth);
     let c = 0;
     for (const { label, span } of labels) {
-      const head = el("div", "head col-head", label);
+      const head = el("div", "head col-head" + (upright ? " upright" : ""), label);
+      head.title = label;
       place(head, lvl, down + c, 1, span);
       grid.append(head);
       c += span;
@@ -140,7 +142,8 @@ function drawView(result, view, roles) {
   view.rowHeads.forEach((labels, lvl) => {
     let r = 0;
     for (const { label, span } of labels) {
-      const head = el("div", "head row-head", label);
+      // One level of row labels stays in view while a wide view scrolls across.
+      const head = el("div", "head row-head" + (down === 1 ? " sticky" : ""), label);
       place(head, across + r, lvl, span, 1);
       grid.append(head);
       r += span;
@@ -300,7 +303,7 @@ export function renderLegend(result, roles, drawnMarks) {
       legend.append(el("span", "item", `… ${d.count - PALETTE.length} more: colours repeat every ${PALETTE.length} groups; hover or focus a cell to pick out its group`));
     }
     if (groups.some((g) => g < 0)) item("sw none", null, "in no group");
-    if (result.cells.overlaps.length) item("sw ov", null, `in more than one device group (${result.cells.overlaps.length})`);
+    if (result.cells.overlaps.length) item("sw ov", null, `listed more than once (${result.cells.overlaps.length})`);
   }
   if (result.tiers) legend.append(tierSummary(result));
   if (drawnMarks && result.cells.mismatched.length) {

@@ -92,7 +92,7 @@ export function showDetails(f) {
   } else if (d && c.group >= 0) {
     const members = d.groups[c.group];
     lines.push(`device group g${c.group} ${shortList(members, 16)}: rank ${c.rank} of ${members.length}`);
-    if (result.cells.overlaps.includes(f)) lines.push("listed in more than one device group");
+    if (result.cells.overlaps.includes(f)) lines.push("listed more than once in the device groups (twice in one group, or in two groups)");
   } else {
     lines.push("in no device group");
   }
@@ -112,6 +112,26 @@ export function showDetails(f) {
   }
   box.replaceChildren(...lines.map((line) => el("div", "", line)));
   Object.assign(box.dataset, { flat: f, device: c.device, group: c.group, rank: c.rank });
+  return lines;
+}
+
+// The details of cell f in a tooltip beside ``rect`` (the cell as drawn): to its right, or
+// its left where the window ends there, kept inside the window. ``rect`` null hides it.
+export function showTip(f, rect) {
+  const tip = $("cell-tip");
+  if (!rect || !state.result || f < 0) { tip.hidden = true; return; }
+  const lines = showDetails(f);
+  tip.replaceChildren(...lines.map((line) => el("div", "", line)));
+  tip.dataset.flat = String(f);
+  tip.hidden = false;
+  const gap = 8;
+  const width = tip.offsetWidth;
+  const height = tip.offsetHeight;
+  const room = window.innerWidth - rect.right - gap;
+  const left = room >= width ? rect.right + gap : Math.max(gap, rect.left - gap - width);
+  const top = Math.max(gap, Math.min(rect.top, window.innerHeight - height - gap));
+  tip.style.left = `${Math.min(left, window.innerWidth - width - gap)}px`;
+  tip.style.top = `${top}px`;
 }
 
 // Move the roving focus to cell f in the pane holding ``from`` (or the canvas).
@@ -152,22 +172,24 @@ export function wireViews() {
   const paneOf = (node) => state.panes.find((p) => p.node.contains(node));
   views.addEventListener("mouseover", (event) => {
     const cell = event.target.closest(".cell");
-    if (cell) { highlight(Number(cell.dataset.flat)); showDetails(Number(cell.dataset.flat)); }
+    if (cell) { highlight(Number(cell.dataset.flat)); showTip(Number(cell.dataset.flat), cell.getBoundingClientRect()); }
   });
   views.addEventListener("mouseleave", () => {
     const inside = views.contains(document.activeElement);
     highlight(inside ? state.focus : -1);
     showDetails(state.focus);
+    const focused = inside ? document.activeElement.closest(".cell") : null;
+    showTip(state.focus, focused ? focused.getBoundingClientRect() : null);
   });
   views.addEventListener("focusin", (event) => {
     const cell = event.target.closest(".cell");
     if (!cell) return;
     state.focus = Number(cell.dataset.flat);
     highlight(state.focus);
-    showDetails(state.focus);
+    showTip(state.focus, cell.getBoundingClientRect());
   });
   views.addEventListener("focusout", (event) => {
-    if (!views.contains(event.relatedTarget)) highlight(-1);
+    if (!views.contains(event.relatedTarget)) { highlight(-1); showTip(-1, null); }
   });
   views.addEventListener("keydown", (event) => {
     const cell = event.target.closest(".cell");

@@ -6,14 +6,15 @@ import { $, el, plural } from "/grid.js";
 import { state, postJson } from "/state.js";
 
 const SVG = "http://www.w3.org/2000/svg";
-const LANE_H = 96;
+const LANE_H = 108;
 const LABEL_W = 112;
 const BOX_W = 178;
-const BOX_H = 38;
+const BOX_H = 50;
+const ZOOMS = [0.15, 0.25, 0.4, 0.6, 0.8, 1, 1.25, 1.6];
 const GAP = 44;
 const TOP = 16;
 
-export const order = { result: null, source: null, finding: -1, frame: -1, dump: null, seq: 0 };
+export const order = { result: null, source: null, placement: null, finding: -1, frame: -1, dump: null, seq: 0, zoom: 1 };
 let onShow = () => {};
 
 const svg = (tag, attrs, text) => {
@@ -26,8 +27,9 @@ const ids = (list) => `[${list.join(",")}]`;
 const boxX = (index) => LABEL_W + index * (BOX_W + GAP);
 const laneY = (lane) => TOP + lane * LANE_H;
 
-// Ask /api/order for ``body`` and draw the answer; ``source`` names it in the caption.
-export async function analyseOrder(body, source) {
+// Ask /api/order for ``body`` and draw the answer; ``source`` names it in the caption and
+// ``placement`` says where its device table came from.
+export async function analyseOrder(body, source, placement = null) {
   const seq = ++order.seq;
   document.body.dataset.order = "loading";
   $("order-status").textContent = "analysing…";
@@ -47,9 +49,14 @@ export async function analyseOrder(body, source) {
   }
   order.result = result;
   order.source = source;
+  order.placement = placement;
   order.finding = result.findings.length ? 0 : -1;
   order.frame = -1;
+  order.zoom = 1;
   renderOrder();
+  // A run wider than the view opens on its overview.
+  const root = $("order-lanes").querySelector("svg");
+  if ($("order-lanes").clientWidth && Number(root.dataset.width) > $("order-lanes").clientWidth) overview();
   document.body.dataset.order = "ready";
 }
 
@@ -71,15 +78,20 @@ function showOrderError(message, source) {
   document.body.dataset.order = "error";
 }
 
-// The dump tab loaded ``text``: analyse its order (SPMD: every device runs it).
-export function orderOfDump(text, name) {
-  order.dump = { text, name };
+// The dump tab loaded ``text`` as ``module`` (its /api/hlo answer): analyse its order (SPMD:
+// every device runs it) on the module's own device table, as `meshtopo order` places it.
+export function orderOfDump(text, module, name) {
+  order.dump = { text, module, name };
   setShown("");
   $("order-of-dump").disabled = false;
   $("dump-order").textContent = "order: analysing…";
-  return analyseOrder({ text }, `the dump ${name}`).then(() => {
+  const body = { text };
+  const placement = module.device_assignment;
+  if (placement.source !== "default") body.device_assignment = placement.table;
+  const source = `the dump ${name}`;
+  return analyseOrder(body, source, placement.origin).then(() => {
     const r = order.result;
-    if (!r || order.source !== `the dump ${name}`) {
+    if (!r || order.source !== source) {
       $("dump-order").textContent = "order: cannot be analysed (see the Collective order tab)";
       return;
     }
@@ -129,8 +141,9 @@ function renderOrder() {
   $("order-caption").textContent = `${order.source} · ${plural(r.devices, "device")} · ${r.spmd ? "one program (SPMD)" : plural(r.programs.length, "program") + " (MPMD)"}`;
   $("order-cap").textContent = r.note || "";
   $("order-cap").hidden = !r.note;
-  $("order-notes").textContent = r.notes.join(" ");
-  $("order-notes").hidden = !r.notes.length;
+  const notes = [order.placement ? `Groups: ${order.placement}.` : "", ...r.notes].filter(Boolean);
+  $("order-notes").textContent = notes.join(" ");
+  $("order-notes").hidden = !notes.length;
   renderFindings(r);
   drawLanes(r);
   showFrame(order.frame);
@@ -151,11 +164,65 @@ function renderFindings(r) {
     if (index === order.finding) item.classList.add("picked");
     item.setAttribute("aria-current", String(index === order.finding));
     item.append(el("span", "src", f.type), f.message);
-    const pick = () => { order.finding = index; renderOrder(); };
+    const pick = () => { order.finding = index; renderOrder(); revealFinding(); };
     item.addEventListener("click", pick);
     item.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); pick(); } });
     list.append(item);
   });
+}
+
+// Scroll the lanes to the picked finding: its first blocking collective, else its first lane.
+function revealFinding() {
+  const f = selected();
+  if (!f) return;
+  const [lane, index] = f.blocks.length ? f.blocks[0] : [f.lanes[0], 0];
+  const box = $("order-lanes").querySelector(`.arrival[data-lane="${lane}"][data-index="${index}"]`);
+  if (box) {
+    box.scrollIntoView({ block: "center", inline: "center" });
+    box.focus({ preventScroll: true });
+  }
+}
+
+// Draw the lanes at ``order.zoom`` (1: full size; the overview fits them in the view).
+function applyZoom() {
+  const root = $("order-lanes").querySelector("svg");
+  if (!root) return;
+  root.setAttribute("width", String(Number(root.dataset.width) * order.zoom));
+  root.setAttribute("height", String(Number(root.dataset.height) * order.zoom));
+  $("order-lanes").dataset.zoom = String(order.zoom);
+  $("order-zoom-level").textContent = `${Math.round(order.zoom * 100)}%`;
+}
+
+function zoomBy(step) {
+  const at = ZOOMS.findIndex((z) => z >= order.zoom - 1e-9);
+  order.zoom = ZOOMS[Math.max(0, Math.min(ZOOMS.length - 1, (at < 0 ? ZOOMS.length - 1 : at) + step))];
+  applyZoom();
+}
+
+// The overview: the whole run in the view's width (never above full size).
+function overview() {
+  const root = $("order-lanes").querySelector("svg");
+  if (!root) return;
+  const box = $("order-lanes");
+  const fits = Math.min((box.clientWidth - 20) / Number(root.dataset.width), 1);
+  order.zoom = fits;
+  applyZoom();
+}
+
+function wirePan() {
+  const box = $("order-lanes");
+  let drag = null;
+  box.addEventListener("mousedown", (e) => {
+    if (e.button !== 0 || e.target.closest(".arrival")) return;
+    drag = { x: e.clientX, y: e.clientY, left: box.scrollLeft, top: box.scrollTop };
+    e.preventDefault();
+  });
+  window.addEventListener("mousemove", (e) => {
+    if (!drag) return;
+    box.scrollLeft = drag.left - (e.clientX - drag.x);
+    box.scrollTop = drag.top - (e.clientY - drag.y);
+  });
+  window.addEventListener("mouseup", () => { drag = null; });
 }
 
 function selected() {
@@ -193,13 +260,8 @@ function drawLanes(r) {
     for (let k = 1; k < members.length; k++) {
       const [la, ia] = members[k - 1];
       const [lb, ib] = members[k];
-      // Lines that pass other lanes are set a little apart, so that rendezvous over
-      // different lanes at one place in the schedules do not draw as one line.
-      const shift = lb - la > 1 ? ((number % 7) - 3) * 5 : 0;
-      const x1 = boxX(ia) + BOX_W / 2 + shift;
-      const x2 = boxX(ib) + BOX_W / 2 + shift;
-      lines.append(svg("line", { class: `meet${m.complete ? "" : " open"}`, "data-rendezvous": number,
-        x1, y1: laneY(la) + BOX_H, x2, y2: laneY(lb) }));
+      lines.append(svg("path", { class: `meet${m.complete ? "" : " open"}`, "data-rendezvous": number,
+        "data-from": la, "data-to": lb, d: route(la, ia, lb, ib, number) }));
     }
   });
   root.append(lines);
@@ -221,6 +283,9 @@ function drawLanes(r) {
         : a.blocked ? "issued, never completes: the device waits here forever" : "completes";
       const branch = a.branches.length ? `; in ${a.branches.map(([c, b]) => `branch ${b} of ${c}`).join(", ")}` : "";
       const loops = a.iteration.length ? `; ${a.iteration.map(([w, n]) => `iteration ${n} of ${w}`).join(", ")}` : "";
+      const where = [...a.iteration.map(([w, n]) => `iter ${n} of ${w}`),
+        ...a.branches.map(([c, b]) => `branch ${b} of ${c}`)].join(" · ");
+      if (where) g.append(svg("text", { class: "a-where", x: x + 7, y: y + 44 }, where));
       const about = `device ${lane.device}: ${a.name} (${a.opcode}, line ${a.line}) on clique ${ids(a.clique)} as rank ${a.rank}, arrival ${a.position} there${branch}${loops}; ${state}`;
       g.append(svg("title", {}, about));
       const point = () => { meetHighlight(a.rendezvous); $("order-details").textContent = about; };
@@ -240,10 +305,30 @@ function drawLanes(r) {
     });
   }
   root.append(cycle);
+  root.dataset.width = String(width);
+  root.dataset.height = String(height);
   $("order-lanes").replaceChildren(root);
+  applyZoom();
   $("order-message").textContent = finding ? finding.message
     : r.findings.length ? "Pick a finding on the left." : "No findings: every rendezvous completes in this order.";
   $("order-view").dataset.finding = String(order.finding);
+}
+
+// The line joining arrival ``ia`` of lane ``la`` to arrival ``ib`` of a lane below: straight
+// between neighbouring lanes; past other lanes it runs in the gaps (below its lane, in the
+// gutter left of the boxes, above the far lane), so it crosses no box of a lane between.
+// Lines in one gutter are set a little apart by rendezvous number.
+function route(la, ia, lb, ib, number) {
+  const x1 = boxX(ia) + BOX_W / 2;
+  const x2 = boxX(ib) + BOX_W / 2;
+  const y1 = laneY(la) + BOX_H;
+  const y2 = laneY(lb);
+  if (lb - la <= 1) return `M${x1},${y1} L${x2},${y2}`;
+  const shift = ((number % 7) - 3) * 4;
+  const gutter = boxX(Math.min(ia, ib)) - GAP / 2 + shift;
+  const below = y1 + (LANE_H - BOX_H) / 2 + shift / 2;
+  const above = y2 - (LANE_H - BOX_H) / 2 + shift / 2;
+  return `M${x1},${y1} V${below} H${gutter} V${above} H${x2} V${y2}`;
 }
 
 // An arrow from the box where one cycle member waits to the box where the device it waits
@@ -339,13 +424,84 @@ function showFrame(k) {
     el("b", "", `step ${order.frame + 1} of ${frames.length}`), ` · time ${frame.time}: ${frame.text}${more}`);
 }
 
+// ---------------------------------------------------------------- the user's programs
+
+function addProgram() {
+  const row = el("div", "program");
+  const file = el("input");
+  file.type = "file";
+  file.accept = ".txt,.hlo,text/plain";
+  file.setAttribute("aria-label", "HLO module file");
+  const devices = el("input");
+  devices.type = "text";
+  devices.className = "mono";
+  devices.placeholder = "devices, e.g. 0,2,3 (empty: all)";
+  devices.setAttribute("aria-label", "devices that run this module");
+  const remove = el("button", "small", "×");
+  remove.type = "button";
+  remove.setAttribute("aria-label", "remove program");
+  remove.addEventListener("click", () => row.remove());
+  row.append(file, devices, remove);
+  $("order-programs").append(row);
+}
+
+function ownError(message, control) {
+  const box = $("order-own-error");
+  for (const node of $("order-own").querySelectorAll("[aria-invalid]")) node.removeAttribute("aria-invalid");
+  box.hidden = !message;
+  box.textContent = message || "";
+  if (control) {
+    control.setAttribute("aria-invalid", "true");
+    control.closest(".program").insertAdjacentElement("afterend", box);
+  }
+}
+
+// Analyse the user's modules: one with no devices is SPMD; else each with its devices.
+async function analyseOwn() {
+  const rows = [...$("order-programs").querySelectorAll(".program")];
+  const programs = [];
+  for (const [index, row] of rows.entries()) {
+    const [file, devices] = row.querySelectorAll("input");
+    if (!file.files.length) { ownError(`program ${index + 1}: choose its HLO module file`, file); return; }
+    const text = devices.value.trim();
+    if (text && !/^\d+(\s*[,\s]\s*\d+)*$/.test(text)) {
+      ownError(`program ${index + 1}: devices are ids separated by commas, e.g. 0,2,3; got "${text}"`, devices);
+      return;
+    }
+    programs.push({ name: file.files[0].name, text: await file.files[0].text(),
+      devices: text ? text.split(/[\s,]+/).map(Number) : null });
+  }
+  if (!programs.length) { ownError("add a program first", null); return; }
+  const spmd = programs.length === 1 && programs[0].devices === null;
+  const missing = programs.findIndex((p) => p.devices === null);
+  if (!spmd && missing >= 0) {
+    ownError(`program ${missing + 1}: with several programs each needs its devices`, rows[missing].querySelectorAll("input")[1]);
+    return;
+  }
+  ownError(null, null);
+  setShown("");
+  const body = spmd ? { text: programs[0].text }
+    : { programs: programs.map((p) => ({ text: p.text, devices: p.devices })) };
+  const source = spmd ? `${programs[0].name} on every device`
+    : programs.map((p) => `${p.name} on ${p.devices.join(",")}`).join("; ");
+  await analyseOrder(body, source);
+}
+
 // ``shown()`` is called when the example named in the URL changes.
 export function wireOrder(shown) {
   onShow = shown;
+  addProgram();
+  addProgram();
+  $("order-add").addEventListener("click", addProgram);
+  $("order-run").addEventListener("click", analyseOwn);
+  $("order-zoom-in").addEventListener("click", () => zoomBy(1));
+  $("order-zoom-out").addEventListener("click", () => zoomBy(-1));
+  $("order-zoom-fit").addEventListener("click", overview);
+  wirePan();
   $("order-example").addEventListener("click", () => orderExample());
   $("order-conditional").addEventListener("click", () => conditionalExample());
   $("order-of-dump").addEventListener("click", () => {
-    if (order.dump) orderOfDump(order.dump.text, order.dump.name);
+    if (order.dump) orderOfDump(order.dump.text, order.dump.module, order.dump.name);
   });
   $("order-first").addEventListener("click", () => showFrame(0));
   $("order-prev").addEventListener("click", () => showFrame(order.frame <= 0 ? 0 : order.frame - 1));

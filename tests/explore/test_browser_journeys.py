@@ -1,0 +1,481 @@
+"""A first-time user's journeys in headless Chromium, against a real JAX dump.
+
+A child JAX process runs a shard_map program (psum over ``model``, then all_gather over
+``data``) on a 2 x 4 mesh of permuted devices with ``--xla_dump_to`` and
+``--xla_dump_hlo_as_text``. The page opens that dump by path (as ``meshtopo explore FILE``), by
+its directory, by two picked files, and without its compile options (then with a pasted
+table); the groups it shows and the order lanes it draws equal what ``meshtopo inspect
+--json`` and ``meshtopo order --json`` print for the file. Also: every control of the default
+page answers, one stale line with the bad field marked, play then edit, tab and dial in the
+URL with Back, and a reload that says which file it could not keep. Screenshots go to
+test-artifacts/; the console holds no uncaught error. No step waits on the clock: each waits
+for the page's own answer counters.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from meshtopo.explore import ExplorerServer, InitialDump
+
+from ._jax_dump import MESH_ORDER
+from .conftest import CHROMIUM, ROOT, Page
+
+ARTIFACTS = ROOT / "test-artifacts"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.timeout(300),
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium"
+    ),
+]
+
+
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+
+
+@pytest.fixture
+def named(server: ExplorerServer, dump_file: Path) -> Iterator[Path]:
+    server.initial_dump = InitialDump(dump_file.name, dump_file.read_text(), str(dump_file))
+    try:
+        yield dump_file
+    finally:
+        server.initial_dump = None
+
+
+def answered(page: Any) -> None:
+    """Wait until the dial has shown the answer (or error) to its latest request."""
+    page.wait_for_function(
+        "document.body.dataset.pending === undefined && "
+        "document.body.dataset.answered === String(explorer.state.seq)")
+
+
+def dump_ready(page: Any, name: str) -> None:
+    """Wait for the dump to be read, its first collective dialed and its order drawn."""
+    page.wait_for_function("document.body.dataset.dump === 'ready'")
+    page.wait_for_function(
+        f"explorer.order.source === {json.dumps('the dump ' + name)} && "
+        "document.body.dataset.order === 'ready'")
+    answered(page)
+
+
+def shown_groups(page: Any) -> list[list[int]]:
+    return sorted(page.evaluate("explorer.state.result.device_groups.groups"))
+
+
+def each_collective(page: Any) -> dict[str, list[list[int]]]:
+    """The device groups the page shows for each collective of the dump, picked in turn."""
+    found = {}
+    names = page.eval_on_selector_all("#collectives li", "ls => ls.map(l => l.dataset.name)")
+    for index, name in enumerate(names):
+        before = page.evaluate("explorer.state.renders")
+        page.click(f"#collectives li >> nth={index}")
+        page.wait_for_function(f"explorer.state.renders > {before}")
+        answered(page)
+        found[name] = shown_groups(page)
+    return found
+
+
+def lanes(page: Any) -> dict[int, list[tuple[str, list[int]]]]:
+    result = page.evaluate("explorer.order.result")
+    return {lane["device"]: [(a["name"], a["clique"]) for a in lane["arrivals"]]
+            for lane in result["lanes"]}
+
+
+def check_like_the_cli(page: Any, cli: dict[str, Any]) -> None:
+    assert page.get_attribute("#dump-placement", "data-source") != "default"
+    assert each_collective(page) == cli["groups"]
+    assert lanes(page) == cli["lanes"]
+    assert "compile_options.textproto" in (page.text_content("#order-notes") or "")
+
+
+def test_the_cli_sees_the_permuted_mesh(cli: dict[str, Any]) -> None:
+    # The dump's table is the mesh's device order, so groups are not XLA's default.
+    assert cli["table"] == [list(MESH_ORDER)]
+    assert cli["groups"]["psum.7"] == [[0, 2, 4, 6], [1, 3, 5, 7]]
+    assert cli["lanes"][0] == [("psum.7", [0, 2, 4, 6]), ("all_gather.3", [0, 1])]
+    assert sorted(cli["lanes"]) == list(range(8))
+
+
+def test_a_dump_named_on_the_command_line_is_placed_everywhere_as_the_cli(
+        tab: Page, named: Path, cli: dict[str, Any]) -> None:
+    page = tab.open()
+    dump_ready(page, named.name)
+    check_like_the_cli(page, cli)
+    page.click("#tab-order")
+    # The psum's cliques skip lanes ([0,2,4,6]): those lines keep to the gaps between lanes
+    # and the gutters between boxes, so they cross no box of the lanes between.
+    far = page.eval_on_selector_all(
+        "path.meet",
+        "ps => ps.filter(p => p.dataset.to - p.dataset.from > 1).map(p => p.getAttribute('d'))")
+    assert far and all(" V" in d and " H" in d for d in far)
+    crossing = page.evaluate("""() => {
+      const boxes = [...document.querySelectorAll('.arrival rect')].map(r => r.getBBox());
+      let hits = 0;
+      for (const p of document.querySelectorAll('path.meet')) {
+        if (p.dataset.to - p.dataset.from < 2) continue;
+        const length = p.getTotalLength();
+        for (let t = 2; t < length - 2; t += 2) {
+          const pt = p.getPointAtLength(t);
+          if (boxes.some(b => pt.x > b.x && pt.x < b.x + b.width && pt.y > b.y && pt.y < b.y + b.height)) hits++;
+        }
+      }
+      return hits; }""")
+    assert crossing == 0
+    shot(page, "explore-journey-named-order.png")
+
+
+def test_a_dump_directory_opened_in_the_page_takes_its_compile_options(
+        tab: Page, dump_file: Path, cli: dict[str, Any]) -> None:
+    page = tab.open()
+    page.click("#tab-dump")
+    page.set_input_files("#dump-dir", str(dump_file.parent))
+    dump_ready(page, dump_file.name)
+    assert page.input_value("#dump-pick") != ""
+    assert "compile_options.textproto" in page.text_content("#dump-placement")
+    check_like_the_cli(page, cli)
+    shot(page, "explore-journey-directory.png")
+
+
+def test_two_picked_files_place_the_module_by_the_compile_options(
+        tab: Page, dump_file: Path, cli: dict[str, Any]) -> None:
+    options = dump_file.parent / dump_file.name.split(".cpu_")[0] / "compile_options.textproto"
+    page = tab.open()
+    page.click("#tab-dump")
+    page.set_input_files("#dump-file", [str(dump_file), str(options)])
+    dump_ready(page, dump_file.name)
+    check_like_the_cli(page, cli)
+
+
+def test_without_compile_options_the_page_says_so_and_takes_a_pasted_table(
+        tab: Page, dump_file: Path, cli: dict[str, Any]) -> None:
+    page = tab.open()
+    page.click("#tab-dump")
+    page.set_input_files("#dump-file", [str(dump_file)])
+    dump_ready(page, dump_file.name)
+    assert page.get_attribute("#dump-placement", "data-source") == "default"
+    assert "XLA's default placement" in page.text_content("#dump-placement")
+    # XLA's default placement gives other groups than the job's.
+    assert shown_groups(page) != cli["groups"]["psum.7"]
+    page.click("#dump-table-box summary")
+    page.fill("#dump-table", " ".join(map(str, MESH_ORDER)))
+    page.click("#dump-table-use")
+    page.wait_for_function("document.querySelector('#dump-placement').dataset.source === 'given'")
+    dump_ready(page, dump_file.name)
+    assert each_collective(page) == cli["groups"]
+    assert lanes(page) == cli["lanes"]
+    # A table of the wrong size is refused next to the table.
+    page.fill("#dump-table", "0 1 2")
+    page.click("#dump-table-use")
+    page.wait_for_function("document.body.dataset.dump === 'error'")
+    assert page.is_visible("#dump-table-error")
+    assert page.get_attribute("#dump-table", "aria-invalid") == "true"
+
+
+# ---------------------------------------------------------------- the default page
+
+
+def test_every_control_of_the_default_page_answers(tab: Page) -> None:
+    page = tab.open()
+    shot(page, "explore-journey-cold-open.png")
+    first = shown_groups(page)
+    # Replicas x partitions keeps the collective: the same devices, the same groups.
+    page.click("label:has(input[name=gridkind][value=grid])")
+    answered(page)
+    assert page.evaluate("document.body.dataset.state") == "ready"
+    assert shown_groups(page) == first
+    assert page.is_hidden("#input-error")
+    page.click("label:has(input[name=gridkind][value=mesh])")
+    answered(page)
+    radios = [f"label:has(input[name={name}][value={value}])" for name, value in [
+        ("groupsrc", "text"), ("groupsrc", "over"), ("ugdi", "false"), ("ugdi", "absent"),
+        ("ugdi", "true")]]
+    for selector in [*radios, "#channel"]:
+        page.click(selector)
+        answered(page)
+        assert page.evaluate("document.body.dataset.state") == "ready", selector
+    for select, value in [("#mesh-order", "reversed"), ("#assignment", "default"),
+                          ("#opcode", "all-gather")]:
+        page.select_option(select, value)
+        answered(page)
+        assert page.evaluate("document.body.dataset.state") == "ready", select
+    page.fill("#cluster", "h100-8x")
+    answered(page)
+    page.click("label:has(input[name=colourby][value=host])")
+    answered(page)
+    assert page.evaluate("document.body.dataset.state") == "ready"
+    assert page.evaluate("explorer.state.result.cells.host.length") == 8
+    # The step player works on written groups (disabled, with nothing to step, otherwise).
+    for button in ("#step-next", "#step-prev", "#step-first", "#step-clear"):
+        if page.is_enabled(button):
+            page.click(button)
+        assert page.evaluate("document.body.dataset.state") == "ready", button
+    page.click("#modes .mode-col >> nth=0")
+    answered(page)
+    assert page.evaluate("document.body.dataset.state") == "ready"
+    page.click("#examples button >> nth=0")
+    answered(page)
+    assert page.evaluate("document.body.dataset.state") == "ready"
+    page.click("#add-axis")
+    answered(page)
+    # A third axis doubles the mesh: an answer, or one message beside the control it names.
+    if page.evaluate("document.body.dataset.state") == "error":
+        assert page.get_attribute("#input-error", "data-field") is not None
+    for tab_id in ("#tab-dump", "#tab-order", "#tab-dial"):
+        page.click(tab_id)
+        assert page.get_attribute(tab_id, "aria-selected") == "true"
+    page.click("#tab-dump")
+    page.click("#dump-example")
+    page.wait_for_function("document.body.dataset.dump === 'ready'")
+    page.click("#tab-order")
+    page.click("#order-example")
+    page.wait_for_function("document.body.dataset.order === 'ready'")
+    page.click("#order-conditional")
+    page.wait_for_function(
+        "document.body.dataset.order === 'ready' && explorer.order.source.includes('conditional')")
+    for button in ("#order-next", "#order-prev", "#order-first", "#order-all",
+                   "#order-zoom-in", "#order-zoom-out", "#order-zoom-fit"):
+        page.click(button)
+    assert tab.errors == []
+
+
+def test_a_bad_field_is_marked_in_the_dials_words_with_one_stale_line(tab: Page) -> None:
+    page = tab.open()
+    page.fill("#mesh-axes .axis >> nth=1 >> input[type=number]", "0")
+    answered(page)
+    assert page.evaluate("document.body.dataset.state") == "error"
+    size = "#mesh-axes .axis >> nth=1 >> input[type=number]"
+    assert page.get_attribute(size, "aria-invalid") == "true"
+    beside = page.evaluate(
+        "document.querySelectorAll('#mesh-axes .axis')[1]"
+        ".querySelector('input[type=number]').nextElementSibling.id")
+    assert beside == "input-error"
+    message = page.text_content("#input-error")
+    assert "axis 2's size" in message and "mesh.axes" not in message
+    stale_lines = page.evaluate(
+        "[...document.querySelectorAll('[data-stale]')]"
+        ".filter(e => getComputedStyle(e, '::before').content !== 'none').length")
+    assert stale_lines == 1
+    shot(page, "explore-journey-bad-field.png")
+    page.fill(size, "4")
+    answered(page)
+    assert page.get_attribute(size, "aria-invalid") is None
+    assert page.evaluate("document.querySelectorAll('[data-stale]').length") == 0
+
+
+def test_an_edit_while_playing_leaves_no_cell_dimmed(tab: Page) -> None:
+    page = tab.open()
+    page.click("#step-play")
+    page.wait_for_function("document.querySelector('#views').classList.contains('stepping')")
+    page.uncheck("#over-axes input[value=model]")
+    page.check("#over-axes input[value=data]")
+    answered(page)
+    assert not page.evaluate("document.querySelector('#views').classList.contains('stepping')")
+    assert page.evaluate("explorer.state.player") is None
+
+
+def test_the_shuffle_is_said_in_one_sentence(tab: Page) -> None:
+    page = tab.open("#kind=mesh&axes=data:2,model:4&order=0.2.4.6.1.3.5.7&mr=1&da=mesh"
+                    "&ch=1&ugdi=true&over=model")
+    # Flattened id 1 (replica 0, partition 1) runs on the device at mesh position 1: device 2.
+    assert page.text_content("#shuffle") == (
+        "replica 0, partition 1 has flattened id 1 (r·P + p) but is device 2, because the "
+        "mesh's device order puts it there (JAX runs flattened id f on the device at mesh "
+        "position f).")
+
+
+# ---------------------------------------------------------------- the URL
+
+
+def test_tab_and_dial_are_in_the_url_and_back_returns(tab: Page) -> None:
+    page = tab.open()
+    page.click("#tab-order")
+    assert "tab=order" in page.evaluate("location.hash")
+    page.click("#tab-dial")
+    page.check("#over-axes input[value=data]")
+    answered(page)
+    with_data = page.evaluate("location.hash")
+    assert "over=model%2Cdata" in with_data or "over=data" in with_data
+    page.go_back()
+    page.wait_for_function(f"location.hash !== {json.dumps(with_data)}")
+    answered(page)
+    assert page.evaluate("explorer.state.ui.over") == ["model"]
+    page.go_back()
+    page.wait_for_function("document.querySelector('#tab-order').getAttribute('aria-selected') === 'true'")
+    page.go_forward()
+    page.wait_for_function("document.querySelector('#tab-dial').getAttribute('aria-selected') === 'true'")
+    # Still the page: Back never left it.
+    assert page.url.startswith(tab.server.url)
+
+
+def test_a_reload_restores_the_page_and_names_the_file_it_lost(
+        tab: Page, dump_file: Path) -> None:
+    page = tab.open()
+    page.click("#tab-dump")
+    page.set_input_files("#dump-file", [str(dump_file)])
+    dump_ready(page, dump_file.name)
+    assert "file=" in page.evaluate("location.hash")
+    page.reload()
+    page.wait_for_function("['ready', 'error'].includes(document.body.dataset.state)")
+    page.wait_for_function("document.body.dataset.lostFile !== undefined")
+    assert page.get_attribute("#tab-dump", "aria-selected") == "true"
+    assert dump_file.name in page.text_content("#dump-status")
+    assert "open it again" in page.text_content("#dump-status")
+
+
+@pytest.mark.parametrize("size", [(800, 600), (1920, 1080)], ids=["800x600", "1920x1080"])
+def test_the_page_at_two_window_sizes(tab: Page, size: tuple[int, int]) -> None:
+    page = tab.open()
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    answered(page)
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0
+    shot(page, f"explore-journey-{size[0]}x{size[1]}.png")
+
+
+# ---------------------------------------------------------------- details at the pointer
+
+
+@pytest.mark.parametrize("view", ["mesh", "flat", "device"])
+def test_hover_at_64_devices_shows_a_tooltip_beside_the_cell(tab: Page, view: str) -> None:
+    page = tab.open("#kind=mesh&axes=data:8,model:8&order=reversed&mr=1&da=mesh&ch=1"
+                    "&ugdi=true&over=model")
+    cells = f".pane[data-view={view}] .cell"
+    assert page.eval_on_selector_all(cells, "cs => cs.length") == 64
+    for index in (0, 63):
+        cell = page.locator(cells).nth(index)
+        cell.scroll_into_view_if_needed()
+        cell.hover()
+        page.wait_for_function(
+            f"!document.querySelector('#cell-tip').hidden && "
+            f"document.querySelector('#cell-tip').dataset.flat === {json.dumps(cell.get_attribute('data-flat'))}")
+        box = page.locator("#cell-tip").bounding_box()
+        at = cell.bounding_box()
+        assert box is not None and at is not None
+        size = page.viewport_size
+        assert box["x"] >= 0 and box["x"] + box["width"] <= size["width"]
+        assert box["y"] >= 0 and box["y"] + box["height"] <= size["height"]
+        # Next to the cell: touching its right or left edge within a few pixels, level with it.
+        beside = min(abs(box["x"] - (at["x"] + at["width"])), abs(box["x"] + box["width"] - at["x"]))
+        assert beside <= 12
+        assert box["y"] <= at["y"] + at["height"] and box["y"] + box["height"] >= at["y"]
+        text = page.text_content("#cell-tip")
+        flat = int(cell.get_attribute("data-flat") or "-1")
+        result = page.evaluate("explorer.state.result")
+        device = result["cells"]["device_id"][flat]
+        assert f"device {device}: replica 0, partition {flat}, flattened id {flat}" in text
+        assert "mesh position data=" in text and "rank" in text
+    shot(page, f"explore-journey-tooltip-{view}.png")
+
+
+# ---------------------------------------------------------------- the order of the user's programs
+
+
+def test_an_mpmd_pair_loaded_by_the_user_draws_its_deadlock(tab: Page) -> None:
+    examples = ROOT / "examples"
+    page = tab.open()
+    page.click("#tab-order")
+    rows = "#order-programs .program"
+    page.set_input_files(f"{rows} >> nth=0 >> input[type=file]", str(examples / "order_forward.hlo"))
+    page.fill(f"{rows} >> nth=0 >> input[type=text]", "0,2,3")
+    page.set_input_files(f"{rows} >> nth=1 >> input[type=file]", str(examples / "order_backward.hlo"))
+    page.click("#order-run")
+    # Each program of several needs its devices: said beside that program's field.
+    page.wait_for_function("!document.querySelector('#order-own-error').hidden")
+    assert page.get_attribute(f"{rows} >> nth=1 >> input[type=text]", "aria-invalid") == "true"
+    assert "program 2" in page.text_content("#order-own-error")
+    page.fill(f"{rows} >> nth=1 >> input[type=text]", "1")
+    page.click("#order-run")
+    page.wait_for_function(
+        "document.body.dataset.order === 'ready' && "
+        "explorer.order.source === 'order_forward.hlo on 0,2,3; order_backward.hlo on 1'")
+    result = page.evaluate("explorer.order.result")
+    assert result["findings"][0]["type"] == "deadlock"
+    assert page.evaluate("document.querySelector('#order-own-error').hidden")
+    # The waits-for cycle drawn between device 0 (or 2, 3) and device 1.
+    arrows = page.eval_on_selector_all(
+        ".cycle-arrow", "as => as.map(a => [Number(a.dataset.from), Number(a.dataset.to)])")
+    assert len(arrows) == 2 and {d for pair in arrows for d in pair} >= {1}
+    assert page.locator(".arrival.block").count() >= 2
+    # A finding clicked takes the view to where its devices block.
+    page.click("#order-findings li >> nth=0")
+    assert page.evaluate("document.activeElement.classList.contains('block')")
+    shot(page, "explore-journey-mpmd-deadlock.png")
+
+
+def test_a_long_run_opens_on_its_overview_and_findings_take_you_there(tab: Page) -> None:
+    # 500 all-reduces that all 8 devices issue.
+    lines = ["HloModule long, num_partitions=8",
+             "%add (x: f32[], y: f32[]) -> f32[] {", "  %x = f32[] parameter(0)",
+             "  %y = f32[] parameter(1)", "  ROOT %s = f32[] add(%x, %y)", "}",
+             "ENTRY %main (p: f32[8]) -> f32[8] {", "  %p = f32[8]{0} parameter(0)"]
+    previous = "%p"
+    for k in range(500):
+        lines.append(f"  %ar{k} = f32[8]{{0}} all-reduce({previous}), channel_id={k + 1}, "
+                     "replica_groups={{0,1,2,3,4,5,6,7}}, use_global_device_ids=true, "
+                     "to_apply=%add")
+        previous = f"%ar{k}"
+    lines += [f"  ROOT %out = f32[8]{{0}} copy({previous})", "}"]
+    page = tab.open()
+    page.click("#tab-order")
+    page.set_input_files("#order-programs .program >> nth=0 >> input[type=file]", files=[{
+        "name": "long.hlo", "mimeType": "text/plain", "buffer": "\n".join(lines).encode()}])
+    page.click("#order-programs .program >> nth=1 >> button")
+    page.click("#order-run")
+    page.wait_for_function("document.body.dataset.order === 'ready'")
+    lane = page.evaluate("(({count, truncated, arrivals}) => ({count, truncated,"
+                         " shown: arrivals.length}))(explorer.order.result.lanes[0])")
+    # The API bounds a lane (ARRIVAL_LIMIT); the lane says how many it leaves out.
+    assert lane["count"] == 500
+    assert lane["shown"] == 500 or (lane["truncated"] and page.locator(
+        ".lane-sub", has_text=f"first {lane['shown']} of 500").count() == 8)
+    # The whole run fits the view's width.
+    fits = page.evaluate(
+        "(() => { const box = document.querySelector('#order-lanes');"
+        " return box.querySelector('svg').getBoundingClientRect().width <= box.clientWidth; })()")
+    assert fits and float(page.get_attribute("#order-lanes", "data-zoom") or "1") < 1
+    page.click("#order-zoom-in")
+    page.click("#order-zoom-in")
+    assert float(page.get_attribute("#order-lanes", "data-zoom") or "0") > 0.15
+    # Still answering: pointing at a collective describes it and lights its rendezvous.
+    page.hover(".arrival[data-lane='7'][data-index='3']")
+    assert page.text_content("#order-details").startswith("device 7: ar3 (all-reduce")
+    assert page.locator(".arrival.lit").count() == 8
+    shot(page, "explore-journey-order-overview.png")
+
+
+@pytest.mark.parametrize("columns", [16, 64, 256])
+def test_column_headers_stay_apart(tab: Page, columns: int) -> None:
+    page = tab.open(f"#kind=mesh&axes=data:2,model:{columns}&order=default&mr=1&da=mesh&ch=1"
+                    "&ugdi=true&over=model")
+    boxes = page.eval_on_selector_all(
+        ".pane[data-view=mesh] .col-head",
+        "hs => hs.map(h => { const r = h.getBoundingClientRect(); const t = document.createRange();"
+        " t.selectNodeContents(h); const w = t.getBoundingClientRect();"
+        " return [w.left, w.right, h.textContent]; })")
+    assert [b[2] for b in boxes] == [f"model={i}" for i in range(columns)]
+    # Each label's drawn text ends before the next one's begins.
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(boxes))
+    if columns == 64:
+        shot(page, "explore-journey-headers-64.png")
+
+
+def test_the_canvas_keeps_axis_headers(tab: Page) -> None:
+    page = tab.open("#kind=mesh&axes=data:64,model:64&order=default&mr=1&da=mesh&ch=1"
+                    "&ugdi=true&over=model")
+    assert page.get_attribute("#views-box", "data-render") == "canvas"
+    for zoom in ("#zoom-fit", "#zoom-in"):
+        page.click(zoom)
+        page.click(zoom)
+        assert int(page.get_attribute("#grid-canvas", "data-col-heads") or "0") > 1
+        assert int(page.get_attribute("#grid-canvas", "data-row-heads") or "0") > 1
+    shot(page, "explore-journey-canvas-headers.png")
