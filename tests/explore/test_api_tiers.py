@@ -130,7 +130,8 @@ def test_without_a_cluster_the_answer_is_unchanged(client: Client) -> None:
         assert client.groups(mesh=MESH_2X8, over=["model"], cluster=empty) == plain
     assert "cluster" not in plain and "tiers" not in plain
     assert sorted(plain["cells"]) == [
-        "device_id", "group", "mesh_position", "mismatched", "overlaps", "rank",
+        "device_id", "group", "mesh_coordinates", "mesh_position", "mismatched", "overlaps",
+        "partition", "rank", "replica",
     ]  # fmt: skip
 
 
