@@ -73,3 +73,17 @@ from ._issue import issue_order as issue_order
 from ._issue import issue_orders as issue_orders
 from ._report import Report as Report
 from ._trace import chrome_trace as chrome_trace
+from ._trace_timing import CollectiveTiming as CollectiveTiming
+from ._trace_timing import Timeline as Timeline
+from ._trace_timing import merged_trace as merged_trace
+from ._trace_timing import timeline as timeline
+from ._traces import RankTrace as RankTrace
+from ._traces import TraceCollective as TraceCollective
+from ._traces import from_profiler_traces as from_profiler_traces
+from ._logs import CommMember as CommMember
+from ._logs import CommStatus as CommStatus
+from ._logs import GroupStatus as GroupStatus
+from ._logs import LogReport as LogReport
+from ._logs import RankStatus as RankStatus
+from ._logs import RendezvousWait as RendezvousWait
+from ._logs import from_logs as from_logs
