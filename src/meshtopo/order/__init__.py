@@ -71,6 +71,13 @@ from ._issue import IssueOrder as IssueOrder
 from ._issue import IssueOrders as IssueOrders
 from ._issue import issue_order as issue_order
 from ._issue import issue_orders as issue_orders
+from ._logs import CommMember as CommMember
+from ._logs import CommStatus as CommStatus
+from ._logs import GroupStatus as GroupStatus
+from ._logs import LogReport as LogReport
+from ._logs import RankStatus as RankStatus
+from ._logs import RendezvousWait as RendezvousWait
+from ._logs import from_logs as from_logs
 from ._report import Report as Report
 from ._trace import chrome_trace as chrome_trace
 from ._trace_timing import CollectiveTiming as CollectiveTiming
@@ -80,10 +87,6 @@ from ._trace_timing import timeline as timeline
 from ._traces import RankTrace as RankTrace
 from ._traces import TraceCollective as TraceCollective
 from ._traces import from_profiler_traces as from_profiler_traces
-from ._logs import CommMember as CommMember
-from ._logs import CommStatus as CommStatus
-from ._logs import GroupStatus as GroupStatus
-from ._logs import LogReport as LogReport
-from ._logs import RankStatus as RankStatus
-from ._logs import RendezvousWait as RendezvousWait
-from ._logs import from_logs as from_logs
+from ._triage import Source as Source
+from ._triage import Triage as Triage
+from ._triage import triage as triage

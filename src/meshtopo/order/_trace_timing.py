@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..topology import busbw_factor, collective_kind
 from .._errors import InvalidArgumentError
+from ..topology import busbw_factor, collective_kind
 from ._traces import RankTrace
 
 _KINDS = {"all_reduce": "all-reduce", "all_reduce_coalesced": "all-reduce",
@@ -128,7 +128,7 @@ class _Table:
         self.members = [members.get(g, present) for g in self.group_names]
         group_of = {g: i for i, g in enumerate(self.group_names)}
         self.rank = np.array([r for r, _ in rows], dtype=np.int64)
-        group = np.array([group_of[c.group] for _, c in rows], dtype=np.int64)
+        group_ids = np.array([group_of[c.group] for _, c in rows], dtype=np.int64)
         seq = np.array([c.seq for _, c in rows], dtype=np.int64)
         self.start = np.array([c.start for _, c in rows], dtype=np.float64)
         self.end = np.array([c.end for _, c in rows], dtype=np.float64)
@@ -138,7 +138,7 @@ class _Table:
         self.opcode = np.array([opcode_of[c.opcode] for _, c in rows], dtype=np.int64)
         self.bytes = np.array([max(c.numel_in, c.numel_out) * c.element_bytes for _, c in rows],
                               dtype=np.int64)
-        keys = np.stack([group, seq]) if rows else np.zeros((2, 0), dtype=np.int64)
+        keys = np.stack([group_ids, seq]) if rows else np.zeros((2, 0), dtype=np.int64)
         unique, self.key = np.unique(keys, axis=1, return_inverse=True)
         self.key = self.key.reshape(-1)
         self.key_group, self.key_seq = unique[0], unique[1]
