@@ -49,8 +49,8 @@ _OLD_PG = re.compile(r"\[Rank (\d+)\]")
 _WORK = re.compile(r"WorkNCCL\(SeqNum=(\d+)(?=[,)])(?:, OpType=(\w+)(?=[,)]))?"
                    r"(?:, NumelIn=(\d+)(?=[,)]))?(?:, NumelOut=(\d+)(?=[,)]))?")
 _CAUGHT = "Watchdog caught collective operation timeout"
-_ENQUEUED = re.compile(r"last enqueued (?:NCCL )?work: (-?\d+)(?=[.,\s])(?:, last completed "
-                       r"(?:NCCL )?work: (-?\d+)(?=[.,\s]))?", re.IGNORECASE)
+_ENQUEUED = re.compile(r"last enqueued (?:NCCL )?work: (-?\d+)(?=[.,])(?:, last completed "
+                       r"(?:NCCL )?work: (-?\d+)(?=[.,]))?", re.IGNORECASE)
 _NCCL_HEAD = re.compile(r"([\w.\-]+):(\d+):(\d+) \[(\d+)\](?: [\d.]+)? NCCL INFO ")
 _INIT = re.compile(r"comm (0x[0-9a-fA-F]+) rank (\d+) nranks (\d+) cudaDev (\d+)"
                    r"(?: nvmlDev \d+)?(?: busId ([0-9a-fA-F]+))?(?: commId (0x[0-9a-fA-F]+))?")
@@ -59,7 +59,7 @@ _OPCOUNT = re.compile(r"NCCL INFO (\w+): opCount ([0-9a-fA-F]+)(?:.*? count (\d+
 _RENDEZVOUS = re.compile(r"This thread has been waiting for `([^`]*)`(?: for (\d+) seconds)?"
                          r"(?:.*?Expected (\d+) threads|.*?All (\d+) threads joined)?")
 _DEVICES = re.compile(r"devices=\[([\d,\s]*)\]")
-_FOR_RANK = re.compile(r"for rank (\d+)")
+_FOR_RANK = re.compile(r"for rank (\d+)(?=;)")
 
 
 @dataclass
@@ -152,7 +152,8 @@ class CommStatus:
 
 @dataclass
 class RendezvousWait:
-    """One XLA rendezvous some threads reported stuck in: its ``name``, the ``devices`` its
+    """One XLA rendezvous some threads reported stuck in: its ``name`` (without the waiting
+    thread's ``for rank <r>``), the ``devices`` its
     name lists, the ``expected`` threads, the ranks whose threads said they wait (``ranks``,
     from ``for rank <r>`` in the name's clique form) and ``reports`` (warnings read);
     ``leader_stuck`` when every thread arrived and the leader did not finish."""
@@ -264,7 +265,7 @@ class _Reader:
         if found is None:
             return
         self.recognised += 1
-        name = found.group(1)
+        name = _FOR_RANK.sub("for", found.group(1))  # one clique, whichever rank waits
         devices = _DEVICES.search(name)
         expected = found.group(3) or found.group(4)
         wait = self.rendezvous.setdefault(name, RendezvousWait(
@@ -274,7 +275,7 @@ class _Reader:
             wait.expected = int(expected)
         wait.reports += 1
         wait.leader_stuck |= found.group(4) is not None
-        rank = _FOR_RANK.search(name)
+        rank = _FOR_RANK.search(found.group(1))
         if rank is not None and int(rank.group(1)) not in wait.ranks:
             wait.ranks.append(int(rank.group(1)))
 
