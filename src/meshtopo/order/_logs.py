@@ -35,6 +35,7 @@ Bound: O(lines) regular-expression work, O(processes + operations) after.
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 from dataclasses import dataclass, field
@@ -333,7 +334,7 @@ def _numeric(key: str) -> tuple[int, str]:
 
 
 def from_logs(paths: list[str | os.PathLike[str]]) -> LogReport:
-    """Read every log file of ``paths`` (module docstring); a file none of whose lines is of
+    """Read every log file of ``paths`` (module docstring; gzip is opened); a file none of whose lines is of
     the three families still counts its lines."""
     reader = _Reader()
     sources = []
@@ -341,12 +342,15 @@ def from_logs(paths: list[str | os.PathLike[str]]) -> LogReport:
         files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
         for file in files:
             try:
-                with open(file, encoding="utf-8", errors="replace") as handle:
+                with open(file, "rb") as probe:
+                    zipped = probe.read(2) == b"\x1f\x8b"
+                opener = gzip.open if zipped else open
+                with opener(file, "rt", encoding="utf-8", errors="replace") as handle:
                     for text in handle:
                         reader.line(text)
-            except OSError as error:
+            except (OSError, EOFError) as error:
                 raise InvalidArgumentError(
-                    f"{file}: cannot be read: {error.strerror or error}") from None
+                    f"{file}: cannot be read: {getattr(error, 'strerror', None) or error}") from None
             sources.append(str(file))
     return reader.report(sources)
 
