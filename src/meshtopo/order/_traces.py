@@ -255,9 +255,10 @@ def _comms_record(file: Path, event: dict[str, Any], args: dict[str, Any],
     if opcode in _NOT_MATCHED:
         return None
     group = str(args.get("Process Group Name", DEFAULT_GROUP))
-    ranks = _rank_list(args.get("Process Group Ranks"))
-    if ranks and group not in groups:
-        groups[group] = ranks
+    if group not in groups:
+        ranks = _rank_list(args.get("Process Group Ranks"))
+        if ranks:
+            groups[group] = ranks
     seq = args.get("Seq")
     try:
         number = None if seq is None else int(seq)
