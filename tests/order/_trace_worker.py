@@ -1,5 +1,6 @@
 """One rank of a 3-process gloo job that profiles its collectives with torch.profiler and
-writes its trace (``OUT_DIR/rank<RANK>.pt.trace.json``, gzipped for rank 1).
+writes its trace (``OUT_DIR/rank<RANK>.pt.trace.json``, gzipped for rank 1) and its Flight
+Recorder dump (``OUT_DIR_fr/fr_rank_<RANK>``).
 
 Usage: python _trace_worker.py RANK PORT OUT_DIR SCENARIO. Rank 2 enters the second
 all_reduce late (it sleeps after the first, which every rank leaves at about one moment). In "skip", rank 2 never issues the last all_reduce: it waits until the
@@ -44,6 +45,9 @@ def main() -> None:
             pass  # the others' all_reduce times out in "skip"
         if scenario == "skip" and rank == 2:
             time.sleep(TIMEOUT_SECONDS + 2)
+    os.makedirs(out + "_fr", exist_ok=True)
+    with open(os.path.join(out + "_fr", f"fr_rank_{rank}"), "wb") as handle:
+        handle.write(torch._C._distributed_c10d._dump_fr_trace())
     path = os.path.join(out, f"rank{rank}.pt.trace.json")
     prof.export_chrome_trace(path)
     if rank == 1:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -137,3 +138,22 @@ def test_garbled_trace_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     err = capsys.readouterr().err
     assert err.startswith(f"meshtopo: error: {bad}: not a profiler trace (JSON)")
     assert err.count("\n") == 1
+
+
+def test_triage_joins_traces_and_flight_recorder(traces: dict[str, Path], tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """One folder of one job's traces and Flight Recorder dumps: each recognised by content,
+    and both blame rank 2."""
+    for source in (traces["skip"], traces["skip"].with_name("skip_fr")):
+        for file in source.iterdir():
+            shutil.copy(file, tmp_path / file.name)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["triage", str(tmp_path), "--json"])
+    assert exit_info.value.code == 1
+    answer = json.loads(capsys.readouterr().out)
+    kinds = {s["kind"]: s for s in answer["sources"]}
+    assert sorted(kinds) == ["flight_recorder", "profiler_trace"]
+    assert kinds["flight_recorder"]["suspects"] == kinds["profiler_trace"]["suspects"] == [2]
+    assert answer["unread"] == [] and answer["contradictions"] == []
+    assert answer["agreements"] == [
+        "flight recorder (3 files) and profiler trace (3 files) both blame ranks [2]"]
