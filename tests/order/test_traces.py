@@ -4,12 +4,7 @@ around the collectives), read by ``from_profiler_traces`` and ``order --traces``
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -18,37 +13,11 @@ import pytest
 import meshtopo as mt
 from meshtopo.cli._main import main
 
+from ._jobs import run_ranks
+
 HERE = Path(__file__).resolve().parent
 SCENARIOS = ("clean", "skip")
-JOB_TIMEOUT = 90
 pytestmark = pytest.mark.timeout(300)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _job(scenario: str, out: Path) -> None:
-    """Run the three ranks; every process is killed and reaped by the end."""
-    out.mkdir(parents=True)
-    port = str(_free_port())
-    procs = [subprocess.Popen([sys.executable, str(HERE / "_trace_worker.py"), str(rank), port,
-                               str(out), scenario], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True,
-                              env={**os.environ, "PYTHONPATH": ""})
-             for rank in range(3)]
-    try:
-        for proc in procs:
-            proc.wait(timeout=JOB_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        pass
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +25,8 @@ def traces(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("traces")
     paths = {scenario: root / scenario for scenario in SCENARIOS}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        list(pool.map(lambda s: _job(s, paths[s]), SCENARIOS))
+        list(pool.map(lambda s: run_ranks(HERE / "_trace_worker.py", 3, paths[s], s),
+                      SCENARIOS))
     for path in paths.values():
         assert sorted(p.name for p in path.iterdir()) == [
             "rank0.pt.trace.json", "rank1.pt.trace.json.gz", "rank2.pt.trace.json"]

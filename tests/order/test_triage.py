@@ -15,21 +15,11 @@ from .test_logs import HOST0, HOST1
 
 pytestmark = pytest.mark.timeout(120)
 
-HLO = """HloModule m, num_partitions=4
-%add (x: f32[], y: f32[]) -> f32[] {
-  %x = f32[] parameter(0)
-  %y = f32[] parameter(1)
-  ROOT %s = f32[] add(%x, %y)
-}
-ENTRY %main (p: f32[8]) -> f32[8] {
-  %p = f32[8]{0} parameter(0)
-  ROOT %ar = f32[8]{0} all-reduce(%p), channel_id=1, replica_groups=[2,2]<=[4], use_global_device_ids=true, to_apply=%add
-}
-"""
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_triage_by_content(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "rank0.pt.trace.json").write_text(HLO)  # an HLO module, whatever its name
+    (tmp_path / "rank0.pt.trace.json").write_text((EXAMPLES / "data_model_2x4.hlo").read_text())  # an HLO module, whatever its name
     (tmp_path / "module.hlo").write_text(HOST0)  # logs
     with gzip.open(tmp_path / "node1.txt", "wt") as handle:  # gzipped logs
         handle.write(HOST1)

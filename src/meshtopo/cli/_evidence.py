@@ -105,10 +105,8 @@ def log_lines(report: LogReport) -> list[str]:
                        f"; blocked in {status.blocked_op or '?'} #{status.blocked_seq}"
                        + ("" if status.numel_in is None else f" ({status.numel_in} elements)"))
             lines.append(f"  {where}: {counts}{blocked}")
-        if group.first_disagreement is not None:
-            lines.append(f"  ranks {group.behind} are behind; the ranks first disagree at "
-                         f"#{group.first_disagreement}"
-                         + (f" ({group.disagreement_op})" if group.disagreement_op else ""))
+        lines.extend(_disagreement(group.behind, group.first_disagreement,
+                                   group.disagreement_op, "#"))
     for comm in report.comms:
         lines.append(f"NCCL communicator {comm.comm_id}: {comm.nranks} ranks, "
                      f"{len(comm.members)} seen")
@@ -121,10 +119,8 @@ def log_lines(report: LogReport) -> list[str]:
         unseen = sorted(set(range(comm.nranks)) - set(comm.members))
         if unseen:
             lines.append(f"  ranks {unseen} logged no Init COMPLETE")
-        if comm.first_disagreement is not None:
-            lines.append(f"  ranks {comm.behind} are behind; first disagreement at opCount "
-                         f"{comm.first_disagreement}"
-                         + (f" ({comm.disagreement_op})" if comm.disagreement_op else ""))
+        lines.extend(_disagreement(comm.behind, comm.first_disagreement, comm.disagreement_op,
+                                   "opCount "))
     for wait in report.rendezvous:
         expected = "" if wait.expected is None else f", {wait.expected} threads expected"
         ranks = f", waiting: ranks {wait.ranks}" if wait.ranks else ""
@@ -132,6 +128,15 @@ def log_lines(report: LogReport) -> list[str]:
         lines.append(f"XLA rendezvous `{wait.name}`: {plural(wait.reports, 'warning')}"
                      f"{expected}{ranks}{stuck}")
     return lines
+
+
+def _disagreement(behind: list[int], first: int | None, op: str | None,
+                  unit: str) -> list[str]:
+    """The line naming the ranks behind and where the ranks first disagree, if they do."""
+    if first is None:
+        return []
+    return [f"  ranks {behind} are behind; the ranks first disagree at {unit}{first}"
+            + (f" ({op})" if op else "")]
 
 
 def _count(value: int | None) -> str:
