@@ -3,6 +3,7 @@ around the collectives), read by ``from_profiler_traces`` and ``order --traces``
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -127,3 +128,20 @@ def test_triage_joins_traces_and_flight_recorder(traces: dict[str, Path], tmp_pa
     assert answer["unread"] == [] and answer["contradictions"] == []
     assert answer["agreements"] == [
         "flight recorder (3 files) and profiler trace (3 files) both blame ranks [2]"]
+
+
+def test_clocks_of_another_host_are_aligned(traces: dict[str, Path]) -> None:
+    """Rank 2's trace moved to another host whose clock runs 5 s ahead: its offset grows by
+    exactly 5 s and the timings stay those of one clock."""
+    _, ranks = mt.order.from_profiler_traces([traces["clean"]])
+
+    def moved(shift: float) -> list[mt.order.RankTrace]:
+        return [dataclasses.replace(t, host="elsewhere", collectives=tuple(
+            dataclasses.replace(c, start=c.start + shift, end=c.end + shift)
+            for c in t.collectives)) if t.rank == 2 else t for t in ranks]
+
+    here, ahead = mt.order.timeline(moved(0.0)), mt.order.timeline(moved(5e6))
+    assert here.offsets[0] == here.offsets[1] == 0.0
+    assert ahead.offsets[2] - here.offsets[2] == pytest.approx(5e6, abs=1e-3)
+    assert [t.last_rank for t in ahead.timings] == [t.last_rank for t in here.timings]
+    assert ahead.timings[1].last_rank == 2

@@ -145,22 +145,27 @@ class _Table:
         self.hosts = {t.rank: t.host for t in traces}
 
     def offsets(self) -> dict[int, float]:
-        """Rank -> clock offset (module docstring); 0 on the lowest rank's host."""
+        """Rank -> clock offset (module docstring); 0 on the lowest rank's host. O(rows log
+        rows) numpy: one sort by (rank, difference) gives every rank's median."""
         if not self.traces:
             return {}
         reference = min(self.hosts)
-        count = self.key_group.size
-        reference_end = np.full(count, np.nan)
+        offsets = dict.fromkeys(sorted(self.hosts), 0.0)
+        elsewhere = np.zeros(int(self.rank.max(initial=reference)) + 1, dtype=bool)
+        elsewhere[[r for r, h in self.hosts.items() if h != self.hosts[reference]]] = True
+        if not elsewhere.any():
+            return offsets
+        reference_end = np.full(self.key_group.size, np.nan)
         mine = self.rank == reference
         reference_end[self.key[mine]] = self.end[mine]
         difference = self.end - reference_end[self.key]
-        offsets = {}
-        for trace in self.traces:
-            if trace.host == self.hosts[reference]:
-                offsets[trace.rank] = 0.0
-                continue
-            shared = difference[(self.rank == trace.rank) & ~np.isnan(difference)]
-            offsets[trace.rank] = float(np.median(shared)) if shared.size else 0.0
+        kept = elsewhere[self.rank] & ~np.isnan(difference)
+        ranks, values = self.rank[kept], difference[kept]
+        order = np.lexsort((values, ranks))
+        ranks, values = ranks[order], values[order]
+        found, starts, counts = np.unique(ranks, return_index=True, return_counts=True)
+        medians = (values[starts + (counts - 1) // 2] + values[starts + counts // 2]) / 2
+        offsets.update(zip(found.tolist(), medians.tolist(), strict=True))
         return offsets
 
     def timings(self, offsets: dict[int, float]) -> list[CollectiveTiming]:
