@@ -11,6 +11,8 @@ from rich.text import Text
 from ..order import triage as run_triage
 from ._render import console, emit_json, plural
 
+UNREAD_SHOWN = 3  # files named per reason in text; --json lists every one
+
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
@@ -27,7 +29,8 @@ def triage(paths: tuple[str, ...], as_json: bool) -> int:
         return 1 if report.found else 0
     out = console()
     for source in report.sources:
-        out.print(Text(f"{source.kind}: ", style="bold") + Text(source.summary))
+        out.print(Text(f"{source.kind}: ", style="bold") + Text(source.summary),
+                  highlight=False)
         for path in source.paths[:4]:
             out.print(Text(f"  from {path}", style="dim"), highlight=False)
         if len(source.paths) > 4:
@@ -36,9 +39,21 @@ def triage(paths: tuple[str, ...], as_json: bool) -> int:
             out.print(f"  {finding}", highlight=False)
         if not source.findings:
             out.print(Text("  no findings", style="green"))
+    by_reason: dict[str, list[str]] = {}
     for path, reason in report.unread:
-        out.print(Text("unread: ", style="bold yellow") + Text(f"{path}: {reason}"),
+        by_reason.setdefault(reason, []).append(path)
+    for reason, files in by_reason.items():
+        if len(files) == 1:
+            out.print(Text("unread: ", style="bold yellow") + Text(f"{files[0]}: {reason}"),
+                      highlight=False)
+            continue
+        out.print(Text(f"unread ({len(files)} files): ", style="bold yellow") + Text(reason),
                   highlight=False)
+        for path in files[:UNREAD_SHOWN]:
+            out.print(Text(f"  {path}", style="dim"), highlight=False)
+        if len(files) > UNREAD_SHOWN:
+            out.print(Text(f"  and {len(files) - UNREAD_SHOWN} more (--json lists them)",
+                           style="dim"))
     for line in report.agreements:
         out.print(Text("agree: ", style="bold green") + Text(line), highlight=False)
     for line in report.contradictions:

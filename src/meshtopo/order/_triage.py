@@ -31,6 +31,7 @@ import functools
 import gzip
 import json
 import os
+import re
 import tempfile
 import zlib
 from collections.abc import Callable
@@ -145,6 +146,8 @@ def _recognise(file: Path) -> tuple[str | None, str]:
             head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SNIFF)
         except zlib.error as error:
             return None, f"a gzip file that does not decompress: {error}"
+    if head[:4] == b"\x7fELF":
+        return None, "an ELF object file (compiled code), not evidence this reads"
     if head[:1] == b"\x80":
         return "flight_recorder", ""
     text = head.decode("utf-8", errors="replace")
@@ -261,8 +264,9 @@ def _traces(files: list[Path], unread: list[tuple[str, str]]) -> Source:
 
 
 def _reason(file: Path, error: Exception) -> str:
-    """An error's message without the file name it starts with."""
-    return " ".join(str(error).split()).removeprefix(f"{file}: ")
+    """An error's message without the file name (and text position) it starts with."""
+    text = " ".join(str(error).split()).removeprefix(f"{file}:").lstrip()
+    return re.sub(r"^\d+:\d+: ", "", text)
 
 
 class _NothingRead(Exception):
