@@ -201,9 +201,9 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
     program; any other device is refused. Exits 1 when there are findings, 0 when clean.
     """
     if logs:
-        if traces or flight_recorder is not None or not files:
-            raise InvalidArgumentError("--logs needs log FILES, without --traces or "
-                                       "--flight-recorder")
+        if traces or flight_recorder is not None or cluster_spec is not None or not files:
+            raise InvalidArgumentError("--logs needs log FILES, without --traces, "
+                                       "--flight-recorder or --cluster")
         return order_logs(from_logs(list(files)), as_json)
     timed: Timeline | None = None
     if traces:
