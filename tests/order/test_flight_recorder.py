@@ -5,11 +5,8 @@ torch's own analyzer on the same files."""
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import re
-import signal
-import socket
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -19,39 +16,13 @@ import pytest
 
 import meshtopo as mt
 
+from ._jobs import run_ranks
+
 HERE = Path(__file__).resolve().parent
 SCENARIOS = ("clean", "batch", "opposite", "cycle", "skip", "size", "dtype", "type", "moe",
              "moe_bad", "list_bad", "absent")
 GROUPS = {"0": [0, 1, 2, 3], "1": [0, 1], "2": [2, 3], "3": [0, 2], "4": [1, 3]}
-JOB_TIMEOUT = 90
 pytestmark = pytest.mark.timeout(600)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _job(scenario: str, out: Path) -> None:
-    """Run the four ranks of ``scenario``; every process is killed and reaped by the end."""
-    out.mkdir(parents=True)
-    port = str(_free_port())
-    env = {**os.environ, "PYTHONPATH": ""}
-    procs = [subprocess.Popen([sys.executable, str(HERE / "_fr_worker.py"), str(rank), port,
-                               str(out), scenario], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True, env=env)
-             for rank in range(4)]
-    try:
-        for proc in procs:
-            proc.wait(timeout=JOB_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        pass
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +30,8 @@ def dumps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("flight_recorder")
     paths = {scenario: root / scenario for scenario in SCENARIOS}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        list(pool.map(lambda s: _job(s, paths[s]), SCENARIOS))
+        list(pool.map(lambda s: run_ranks(HERE / "_fr_worker.py", 4, paths[s], s),
+                      SCENARIOS))
     for scenario, path in paths.items():
         written = sorted(p.name for p in path.iterdir() if p.is_file())
         dumped = range(3) if scenario == "absent" else range(4)  # rank 3 leaves no dump

@@ -15,7 +15,7 @@ from .._errors import LimitError, MeshtopoError
 from .._limits import get_device_limit, set_device_limit
 
 _MODULES = ["_math", "_explore", "_inspect", "_check", "_neuron", "_plan", "_order", "_run",
-            "_passes"]
+            "_passes", "_triage"]
 _PYTHON_LIMIT_HINT = "raise it with meshtopo.set_device_limit(n) or meshtopo.device_limit(n)"
 
 

@@ -22,8 +22,21 @@ from rich.text import Text
 from .._errors import InvalidArgumentError
 from ..hlo import Finding as VerifierFinding
 from ..hlo import Module, load, verify
-from ..order import Arrival, Finding, Report, analyze, chrome_trace, from_flight_recorder
+from ..order import (
+    Arrival,
+    Finding,
+    Report,
+    Timeline,
+    analyze,
+    chrome_trace,
+    from_flight_recorder,
+    from_logs,
+    from_profiler_traces,
+    merged_trace,
+    timeline,
+)
 from ._check import finding_json, finding_text, located_finding
+from ._evidence import order_logs, predictions, print_timings, timings_json
 from ._inputs import device_limit_option, rendezvous_option
 from ._options import int_list
 from ._render import console, emit_json, noun_for, plural
@@ -164,10 +177,22 @@ def _excerpt(report: Report, finding: Finding) -> list[Text]:
                    "Chrome trace event format.")
 @click.option("--flight-recorder", "flight_recorder", default=None,
               help="Read PyTorch Flight Recorder dumps (one file per rank) from this directory.")
+@click.option("--traces", "traces", is_flag=True,
+              help="FILES are per-rank PyTorch profiler traces (*.pt.trace.json[.gz], or "
+                   "directories of them): matched as Flight Recorder dumps are, with each "
+                   "collective's straggler skew and achieved bandwidth; --trace writes all "
+                   "ranks' collectives aligned by matched collectives.")
+@click.option("--logs", "logs", is_flag=True,
+              help="FILES are hang logs (torch watchdog, NCCL_DEBUG=INFO, XLA rendezvous "
+                   "warnings; any mix, any number of files or directories).")
+@click.option("--cluster", "cluster_spec", default=None,
+              help="With --traces: each collective's predicted time on this cluster beside "
+                   "the achieved one (a preset or a TOML, JSON or NCCL topology XML file).")
 @rendezvous_option
 @device_limit_option
 def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
-          trace_path: str | None, flight_recorder: str | None, rendezvous: str) -> int:
+          trace_path: str | None, flight_recorder: str | None, traces: bool, logs: bool,
+          cluster_spec: str | None, rendezvous: str) -> int:
     """Match every device's collectives by arrival order and report hangs and garbage.
 
     FILES: one HLO module every device runs (SPMD), or FILE@DEVICES per program (MPMD, e.g.
@@ -175,10 +200,27 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
     assignment (replica_count x num_partitions devices, 0..N-1 by default), each running one
     program; any other device is refused. Exits 1 when there are findings, 0 when clean.
     """
-    try:
-        report, name = _analyze(files, flight_recorder, rendezvous)
-    except _Refused as refused:
-        return _refused(refused, as_json)
+    if logs:
+        if traces or flight_recorder is not None or cluster_spec is not None or not files:
+            raise InvalidArgumentError("--logs needs log FILES, without --traces, "
+                                       "--flight-recorder or --cluster")
+        return order_logs(from_logs(list(files)), as_json)
+    timed: Timeline | None = None
+    if traces:
+        if flight_recorder is not None or not files:
+            raise InvalidArgumentError("--traces needs trace FILES or directories, without "
+                                       "--flight-recorder")
+        report, ranks = from_profiler_traces(list(files))
+        name, timed = ", ".join(files), timeline(ranks)
+    else:
+        if cluster_spec is not None:
+            raise InvalidArgumentError("--cluster goes with --traces")
+        try:
+            report, name = _analyze(files, flight_recorder, rendezvous)
+        except _Refused as refused:
+            return _refused(refused, as_json)
+    predicted = None if timed is None or cluster_spec is None else predictions(
+        timed, cluster_spec)
     known = report.devices.tolist()
     if devices_text is not None:
         devices = int_list(devices_text, "--devices")
@@ -188,10 +230,12 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
         devices = known[:TIMELINES_SHOWN]
     if trace_path is not None:
         with open(trace_path, "w", encoding="utf-8") as handle:
-            json.dump(chrome_trace(report, devices if devices_text is not None else
+            json.dump(merged_trace(ranks, timed) if timed is not None else
+                      chrome_trace(report, devices if devices_text is not None else
                                    known[:TRACED]), handle)
     if as_json:
-        emit_json({"source": name, **report.to_json(devices, taken_only=True)})
+        emit_json({"source": name, **report.to_json(devices, taken_only=True),
+                   **({} if timed is None else timings_json(timed, predicted))})
         return 1 if report.findings else 0
     out = console()
     for note in report.notes:
@@ -215,6 +259,8 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
                        f"{'it' if n == 1 else 'them'} with --devices "
                        f"{','.join(map(str, hidden[:8]))}{',...' if n > 8 else ''}",
                        style="dim"))
+    if timed is not None:
+        print_timings(timed, predicted)
     count = len(report.findings)
     summary = (f"{name}: {plural(count, 'finding')} in the collective order of "
                f"{plural(len(known), report.unit)}" if count else

@@ -13,6 +13,16 @@ above it.
 - ``from_flight_recorder(path)`` reads PyTorch Flight Recorder dumps into the same report
   (devices are global ranks).
 - ``chrome_trace(report, devices)`` writes schedules in the Chrome trace event format.
+- ``from_profiler_traces(paths)`` reads per-rank PyTorch profiler traces into the same report
+  (matched as Flight Recorder dumps are) and the ranks' traces (``RankTrace``);
+  ``timeline(traces)`` gives each collective's straggler skew and achieved bandwidth
+  (``CollectiveTiming``) on clocks aligned by matched collectives, ``merged_trace`` one
+  Chrome/Perfetto trace of every rank.
+- ``from_logs(paths)`` reads hang logs (torch watchdog, NCCL_DEBUG=INFO, XLA rendezvous
+  warnings) into a ``LogReport``: per process group, communicator and rendezvous, who is
+  behind and where the ranks first disagree.
+- ``triage(paths)`` recognises every file by content (HLO, Flight Recorder dumps, traces,
+  logs), reads each kind, and compares what the sources say (``Triage``).
 - ``issue_order(module, device, device_assignment=None)``: the collective instructions one
   device issues, in order, as ``_execution`` runs the program for it: each conditional at the
   branch the device takes, each loop for as many iterations as it runs, where the selector
@@ -28,7 +38,10 @@ above it.
 The layer's modules in the order data flows: ``_program`` (the walk: entries and steps),
 ``_cliques`` (each entry's groups, interned cliques), ``_execution`` (each device's path and
 steps), ``_match`` (the replay by arrival order), ``_classify`` and ``_exchange`` (findings),
-``_analyze`` (putting them together), ``_issue``, ``_report``, ``_trace``, ``_flight``.
+``_analyze`` (putting them together), ``_issue``, ``_report``, ``_trace``, ``_flight``; the
+runtime's evidence: ``_traces`` and ``_trace_timing`` (profiler traces), ``_logs``, and
+``_triage`` over all of them. ``_trace_timing`` prices bandwidth with the topology layer's
+``busbw_factor`` (topology reads only the math layer).
 
 A collective whose groups cannot be resolved is refused with ``InvalidArgumentError``, its
 ``location`` naming the instruction and its line and column.
@@ -71,5 +84,22 @@ from ._issue import IssueOrder as IssueOrder
 from ._issue import IssueOrders as IssueOrders
 from ._issue import issue_order as issue_order
 from ._issue import issue_orders as issue_orders
+from ._logs import CommMember as CommMember
+from ._logs import CommStatus as CommStatus
+from ._logs import GroupStatus as GroupStatus
+from ._logs import LogReport as LogReport
+from ._logs import RankStatus as RankStatus
+from ._logs import RendezvousWait as RendezvousWait
+from ._logs import from_logs as from_logs
 from ._report import Report as Report
 from ._trace import chrome_trace as chrome_trace
+from ._trace_timing import CollectiveTiming as CollectiveTiming
+from ._trace_timing import Timeline as Timeline
+from ._trace_timing import merged_trace as merged_trace
+from ._trace_timing import timeline as timeline
+from ._traces import RankTrace as RankTrace
+from ._traces import TraceCollective as TraceCollective
+from ._traces import from_profiler_traces as from_profiler_traces
+from ._triage import Source as Source
+from ._triage import Triage as Triage
+from ._triage import triage as triage

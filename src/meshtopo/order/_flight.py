@@ -87,6 +87,16 @@ def from_flight_recorder(path: str | os.PathLike[str]) -> Report:
         return _from_dumps(*_read(Path(path)))
 
 
+def from_entries(dumps: dict[int, list[dict[str, Any]]],
+                 configs: dict[int, dict[str, Any]]) -> Report:
+    """Match per-rank entries read from elsewhere (profiler traces) as dumps are matched:
+    ``dumps`` maps each global rank to its entries in the dump's form (``process_group``,
+    ``profiling_name``, ``collective_seq_id``, sizes and dtypes), ``configs`` to its
+    ``pg_config``."""
+    with _collector_paused():
+        return _from_dumps(dumps, configs, {rank: {} for rank in dumps})
+
+
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector: dumps are millions of small acyclic objects, and

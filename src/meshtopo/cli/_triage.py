@@ -1,0 +1,67 @@
+"""``triage PATH...``: every file of the paths recognised by its content (HLO, XLA dump
+directories, Flight Recorder dumps, profiler traces, hang logs), each source's findings, what
+could not be read and why, and where the sources agree or contradict (``mt.order.triage``).
+Exit 1 when a source finds a hang or garbage, else 0."""
+
+from __future__ import annotations
+
+import click
+from rich.text import Text
+
+from ..order import triage as run_triage
+from ._render import console, emit_json, plural
+
+UNREAD_SHOWN = 3  # files named per reason in text; --json lists every one
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the same report as JSON.")
+def triage(paths: tuple[str, ...], as_json: bool) -> int:
+    """Read whatever evidence PATHS hold (files or directories, any mix) and report on it all.
+
+    Files are recognised by content, never by name; a file that cannot be read is listed with
+    the reason. Exits 1 when any source finds a hang or garbage, 0 otherwise.
+    """
+    report = run_triage(list(paths))
+    if as_json:
+        emit_json(report.to_json())
+        return 1 if report.found else 0
+    out = console()
+    for source in report.sources:
+        out.print(Text(f"{source.kind}: ", style="bold") + Text(source.summary),
+                  highlight=False)
+        for path in source.paths[:4]:
+            out.print(Text(f"  from {path}", style="dim"), highlight=False)
+        if len(source.paths) > 4:
+            out.print(Text(f"  and {len(source.paths) - 4} more files", style="dim"))
+        for finding in source.findings:
+            out.print(f"  {finding}", highlight=False)
+        if not source.findings:
+            out.print(Text("  no findings", style="green"))
+    by_reason: dict[str, list[str]] = {}
+    for path, reason in report.unread:
+        by_reason.setdefault(reason, []).append(path)
+    for reason, files in by_reason.items():
+        if len(files) == 1:
+            out.print(Text("unread: ", style="bold yellow") + Text(f"{files[0]}: {reason}"),
+                      highlight=False)
+            continue
+        out.print(Text(f"unread ({len(files)} files): ", style="bold yellow") + Text(reason),
+                  highlight=False)
+        for path in files[:UNREAD_SHOWN]:
+            out.print(Text(f"  {path}", style="dim"), highlight=False)
+        if len(files) > UNREAD_SHOWN:
+            out.print(Text(f"  and {len(files) - UNREAD_SHOWN} more (--json lists them)",
+                           style="dim"))
+    for line in report.agreements:
+        out.print(Text("agree: ", style="bold green") + Text(line), highlight=False)
+    for line in report.contradictions:
+        out.print(Text("contradict: ", style="bold red") + Text(line), highlight=False)
+    out.print(Text(f"{plural(len(report.sources), 'source')} read, "
+                   f"{plural(len(report.unread), 'file')} unread",
+                   style="bold red" if report.found else "bold green"))
+    return 1 if report.found else 0
+
+
+COMMANDS: list[click.Command] = [triage]

@@ -1,0 +1,300 @@
+"""``from_profiler_traces``: per-rank PyTorch profiler traces (``*.pt.trace.json[.gz]``, one
+per rank, as ``torch.profiler``'s ``export_chrome_trace`` writes them), matched as Flight
+Recorder dumps are (``_flight.from_entries``: same matcher, same finding types), with each
+collective's timing (``_trace_timing``).
+
+What a trace records of a collective depends on the backend:
+
+- ``record_param_comms`` events (NCCL; any event whose ``args`` carry ``Collective name``):
+  ``Process Group Name`` and ``Process Group Ranks`` say the group, ``Seq`` the collective's
+  sequence number on it, ``In msg nelems``/``Out msg nelems`` and ``dtype`` what it moves. A
+  GPU kernel event carrying these is the collective's real span and is preferred to the CPU
+  event of the same collective. ``wait`` records and point-to-point ops are not matched.
+- gloo (torch 2.13 on CPU writes no ``record_param_comms``): a ``gloo:<op>`` event on the
+  process group's worker thread per collective, with ``Input Dims`` and ``Input type`` but no
+  process group and no sequence number. Such a collective is taken on the default group, in
+  start order, numbered by its index; a trace whose ``distributedInfo.pg_config`` gives its
+  rank more than one group is refused, since which group ran each collective is not recorded.
+
+The rank is ``distributedInfo.rank``, else the number that ends the file name; the groups'
+members come from ``distributedInfo.pg_config`` (else from ``Process Group Ranks``).
+
+Bound: O(events) to read (one JSON parse per file), then the matcher's replay over ranks x
+collectives and O(collectives) numpy for the timing.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import InvalidArgumentError
+from ._flight import DEFAULT_GROUP, from_entries
+from ._report import Report
+
+TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz", ".json", ".json.gz")
+_RANK = re.compile(r"(\d+)(?:\.pt\.trace)?(?:\.json)?(?:\.gz)?$")
+_GZIP = b"\x1f\x8b"
+# Collective name (record_param_comms) -> the op name Flight Recorder spells.
+_OP_NAMES = {"allreduce": "all_reduce", "allgather": "all_gather", "alltoall": "all_to_all",
+             "alltoall_base": "all_to_all_single", "reducescatter": "reduce_scatter",
+             "allreduce_coalesced": "all_reduce_coalesced"}
+_NOT_MATCHED = ("wait", "send", "recv", "")
+# Bytes per element of the dtype spellings traces use (record_param_comms: c10 names; gloo
+# events: the C++ type of ``Input type``).
+_ELEMENT_BYTES = {
+    "float": 4, "float32": 4, "double": 8, "float64": 8, "half": 2, "c10::half": 2,
+    "float16": 2, "bfloat16": 2, "c10::bfloat16": 2, "long": 8, "long int": 8, "int64": 8,
+    "int": 4, "int32": 4, "short": 2, "short int": 2, "int16": 2, "char": 1, "signed char": 1,
+    "int8": 1, "byte": 1, "unsigned char": 1, "uint8": 1, "bool": 1,
+    "c10::complex<float>": 8, "c10::complex<double>": 16, "complexfloat": 8,
+    "complexdouble": 16, "float8_e4m3fn": 1, "float8_e5m2": 1,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TraceCollective:
+    """One collective of one rank's trace: its process ``group``, sequence number ``seq``
+    (``Seq``, else its index on the group counted from 1), ``opcode`` as Flight Recorder
+    spells it, elements in and out, ``dtype``, bytes per element (0 when unknown), and its
+    span in the trace's microseconds (``start``, ``end``)."""
+
+    group: str
+    seq: int
+    opcode: str
+    numel_in: int
+    numel_out: int
+    dtype: str
+    element_bytes: int
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class RankTrace:
+    """One rank's trace: its collectives in issue order, its groups' members
+    (``pg_config``), the host that wrote it, the backend, and the file."""
+
+    rank: int
+    collectives: tuple[TraceCollective, ...]
+    groups: dict[str, tuple[int, ...]]
+    host: str
+    backend: str
+    source: str
+
+
+def trace_files(paths: list[str | os.PathLike[str]]) -> list[Path]:
+    """The trace files of ``paths``: each file as given, each directory's files whose names
+    end in one of ``TRACE_SUFFIXES``, sorted."""
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            files.extend(sorted(p for p in path.iterdir() if p.is_file()
+                                and p.name.endswith(TRACE_SUFFIXES)))
+        elif path.exists():
+            files.append(path)
+        else:
+            raise InvalidArgumentError(f"{path}: no such file or directory")
+    if not files:
+        raise InvalidArgumentError(
+            f"{', '.join(map(str, paths))}: no profiler traces (*.pt.trace.json[.gz])")
+    return files
+
+
+def load_trace_json(file: Path) -> dict[str, Any]:
+    """A trace file's JSON (plain or gzip), refused with the file's name when it is not a
+    profiler trace."""
+    try:
+        data = file.read_bytes()
+        if data[:2] == _GZIP:
+            data = gzip.decompress(data)
+        trace = json.loads(data)
+    except OSError as error:
+        raise InvalidArgumentError(f"{file}: cannot be read: {error.strerror or error}") from None
+    except (EOFError, gzip.BadGzipFile) as error:
+        raise InvalidArgumentError(f"{file}: truncated gzip: {error}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InvalidArgumentError(f"{file}: not a profiler trace (JSON): {error}") from None
+    if not isinstance(trace, dict) or not isinstance(trace.get("traceEvents"), list):
+        raise InvalidArgumentError(f"{file}: not a profiler trace (no 'traceEvents' list)")
+    return trace
+
+
+def read_rank_trace(file: Path, trace: dict[str, Any] | None = None) -> RankTrace:
+    """One rank's collectives from its trace file (module docstring)."""
+    trace = load_trace_json(file) if trace is None else trace
+    info = trace.get("distributedInfo") or {}
+    rank = _rank(file, info)
+    groups = _pg_config(info.get("pg_config"))
+    comms: list[tuple[str, int | None, str, int, int, str, float, float, bool]] = []
+    annotated: list[tuple[str, int, int, str, float, float]] = []
+    for event in trace["traceEvents"]:
+        if not isinstance(event, dict) or event.get("ph") != "X":
+            continue
+        args = event.get("args")
+        if not isinstance(args, dict):
+            continue
+        name = event.get("name")
+        if "Collective name" in args:
+            record = _comms_record(file, event, args, groups)
+            if record is not None:
+                comms.append(record)
+        elif isinstance(name, str) and name.startswith("gloo:"):
+            dims = args.get("Input Dims") or [[]]
+            first = dims[0] if dims and isinstance(dims[0], list) else []
+            numel = int(np.prod(first, dtype=np.int64)) if first else 0
+            types = args.get("Input type") or [""]
+            start = float(event.get("ts", 0.0))
+            annotated.append((name.removeprefix("gloo:"), numel, numel, str(types[0]), start,
+                              start + float(event.get("dur", 0.0))))
+    if comms:
+        collectives = _numbered_comms(comms)
+        backend = "nccl" if any(c[8] for c in comms) else str(info.get("backend") or "nccl")
+    else:
+        mine = [g for g, members in groups.items() if rank in members]
+        if len(mine) > 1:
+            raise InvalidArgumentError(
+                f"{file}: a gloo trace records no process group per collective, and rank "
+                f"{rank} is a member of process groups {', '.join(mine)} (distributedInfo."
+                f"pg_config): which group ran each collective cannot be told")
+        group = mine[0] if mine else DEFAULT_GROUP
+        annotated.sort(key=lambda a: a[4])
+        collectives = tuple(
+            TraceCollective(group, index, op, n_in, _gloo_out(op, n_in, groups.get(group)),
+                            dtype, _element_bytes(dtype), start, end)
+            for index, (op, n_in, _, dtype, start, end) in enumerate(annotated, 1))
+        backend = "gloo"
+    return RankTrace(rank, collectives, groups, str(trace.get("host_name") or ""), backend,
+                     str(file))
+
+
+def from_profiler_traces(paths: list[str | os.PathLike[str]]) -> tuple[Report, list[RankTrace]]:
+    """Read every trace of ``paths`` (files, or directories of ``*.pt.trace.json[.gz]``) and
+    match the ranks' collectives as Flight Recorder dumps are matched; the report and the
+    ranks' traces (for ``_trace_timing``)."""
+    traces: dict[int, RankTrace] = {}
+    for file in trace_files(paths):
+        trace = read_rank_trace(file)
+        if trace.rank in traces:
+            raise InvalidArgumentError(
+                f"{traces[trace.rank].source} and {file} are both traces of rank {trace.rank}; "
+                f"keep one per rank")
+        traces[trace.rank] = trace
+    return match_traces(list(traces.values())), [traces[r] for r in sorted(traces)]
+
+
+def match_traces(traces: list[RankTrace]) -> Report:
+    """The matcher's report over ranks' traces (``_flight.from_entries``)."""
+    dumps = {t.rank: [_as_entry(c, t.backend) for c in t.collectives] for t in traces}
+    configs = {t.rank: {g: {"ranks": list(m)} for g, m in t.groups.items()} for t in traces}
+    return from_entries(dumps, configs)
+
+
+def _as_entry(collective: TraceCollective, backend: str) -> dict[str, Any]:
+    """A collective in the form of a Flight Recorder entry."""
+    return {"process_group": [collective.group, ""], "pg_id": collective.group,
+            "profiling_name": f"{backend}:{collective.opcode}",
+            "collective_seq_id": collective.seq, "is_p2p": False,
+            "input_sizes": [[collective.numel_in]], "output_sizes": [[collective.numel_out]],
+            "input_dtypes": [collective.dtype], "state": "completed"}
+
+
+def _rank(file: Path, info: dict[str, Any]) -> int:
+    rank = info.get("rank")
+    if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0:
+        return rank
+    found = _RANK.search(file.name)
+    if found is None:
+        raise InvalidArgumentError(
+            f"{file}: the trace names no rank (distributedInfo.rank) and its file name ends "
+            f"in no rank number")
+    return int(found.group(1))
+
+
+def _pg_config(config: Any) -> dict[str, tuple[int, ...]]:
+    """``distributedInfo.pg_config`` (a list of groups, or a dict by name): name -> ranks."""
+    items = config.values() if isinstance(config, dict) else config or []
+    groups: dict[str, tuple[int, ...]] = {}
+    for group in items:
+        if isinstance(group, dict) and "pg_name" in group:
+            ranks = _rank_list(group.get("ranks"))
+            if ranks:
+                groups[str(group["pg_name"])] = ranks
+    return groups
+
+
+def _rank_list(value: Any) -> tuple[int, ...]:
+    """Ranks written as a list or as its text (``"[0, 1, 2]"``); () when neither."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return ()
+    if not isinstance(value, list):
+        return ()
+    try:
+        return tuple(int(r) for r in value)
+    except (TypeError, ValueError):
+        return ()
+
+
+def _comms_record(file: Path, event: dict[str, Any], args: dict[str, Any],
+                  groups: dict[str, tuple[int, ...]]
+                  ) -> tuple[str, int | None, str, int, int, str, float, float, bool] | None:
+    """(group, seq, opcode, numel in, numel out, dtype, start, end, on GPU) of one
+    ``record_param_comms``-style event; None for what is not matched (``wait``, send/recv)."""
+    raw = str(args.get("Collective name") or "")
+    opcode = _OP_NAMES.get(raw.lstrip("_"), raw.lstrip("_"))
+    if opcode in _NOT_MATCHED:
+        return None
+    group = str(args.get("Process Group Name", DEFAULT_GROUP))
+    if group not in groups:
+        ranks = _rank_list(args.get("Process Group Ranks"))
+        if ranks:
+            groups[group] = ranks
+    seq = args.get("Seq")
+    try:
+        number = None if seq is None else int(seq)
+        numel_in = int(args.get("In msg nelems", 0))
+        numel_out = int(args.get("Out msg nelems", 0))
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(
+            f"{file}: a {raw} event at ts {event.get('ts')} has a Seq or msg nelems that is "
+            f"not a number") from None
+    start = float(event.get("ts", 0.0))
+    on_gpu = str(event.get("cat", "")).lower() in ("kernel", "gpu_user_annotation")
+    return (group, number, opcode, numel_in, numel_out, str(args.get("dtype", "")), start,
+            start + float(event.get("dur", 0.0)), on_gpu)
+
+
+def _numbered_comms(records: list[tuple[str, int | None, str, int, int, str, float, float,
+                                        bool]]) -> tuple[TraceCollective, ...]:
+    """Each collective once (its GPU record where there is one, else its CPU record), in start
+    order, numbered by ``Seq`` or else by its index on its group."""
+    on_gpu = [r for r in records if r[8]]
+    chosen = on_gpu if on_gpu else records
+    chosen = sorted(chosen, key=lambda r: r[6])
+    counters: dict[str, int] = {}
+    out = []
+    for group, seq, opcode, n_in, n_out, dtype, start, end, _ in chosen:
+        counters[group] = counters.get(group, 0) + 1
+        out.append(TraceCollective(group, counters[group] if seq is None else seq, opcode,
+                                   n_in, n_out, dtype, _element_bytes(dtype), start, end))
+    return tuple(out)
+
+
+def _gloo_out(op: str, numel: int, members: tuple[int, ...] | None) -> int:
+    """Elements a gloo collective produces per rank (its event records the input only): an
+    all_gather the input times the group size, the others their input."""
+    return numel * len(members) if op == "all_gather" and members else numel
+
+
+def _element_bytes(dtype: str) -> int:
+    return _ELEMENT_BYTES.get(dtype.strip().lower(), 0)

@@ -1,0 +1,147 @@
+"""Profiler traces made here by real 3-process gloo jobs (torch 2.13 on CPU, torch.profiler
+around the collectives), read by ``from_profiler_traces`` and ``order --traces``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import meshtopo as mt
+from meshtopo.cli._main import main
+
+from ._jobs import run_ranks
+
+HERE = Path(__file__).resolve().parent
+SCENARIOS = ("clean", "skip")
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("traces")
+    paths = {scenario: root / scenario for scenario in SCENARIOS}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(lambda s: run_ranks(HERE / "_trace_worker.py", 3, paths[s], s),
+                      SCENARIOS))
+    for path in paths.values():
+        assert sorted(p.name for p in path.iterdir()) == [
+            "rank0.pt.trace.json", "rank1.pt.trace.json.gz", "rank2.pt.trace.json"]
+    return paths
+
+
+def test_what_torch_writes_for_gloo(traces: dict[str, Path]) -> None:
+    """torch 2.13 on CPU writes no record_param_comms for gloo: a gloo:<op> event per
+    collective, the rank and the groups in distributedInfo."""
+    trace = json.loads((traces["clean"] / "rank0.pt.trace.json").read_text())
+    names = [e.get("name") for e in trace["traceEvents"]]
+    assert "record_param_comms" not in names
+    assert [n for n in names if str(n).startswith("gloo:")].count("gloo:all_reduce") == 3
+    assert trace["distributedInfo"]["rank"] == 0
+    assert trace["distributedInfo"]["pg_config"][0]["ranks"] == [0, 1, 2]
+
+
+def test_clean_run(traces: dict[str, Path]) -> None:
+    report, ranks = mt.order.from_profiler_traces([traces["clean"]])
+    assert report.findings == []
+    assert [t.rank for t in ranks] == [0, 1, 2]
+    assert [(c.opcode, c.seq) for c in ranks[1].collectives] == [
+        ("all_reduce", 1), ("all_reduce", 2), ("broadcast", 3), ("all_gather", 4),
+        ("all_reduce", 5)]
+    line = mt.order.timeline(ranks)
+    assert [t.seq for t in line.timings] == [1, 2, 3, 4, 5]
+    late = line.timings[1]
+    assert (late.opcode, late.ranks, late.last_rank) == ("all_reduce", (0, 1, 2), 2)
+    gather = line.timings[3]
+    assert (gather.kind, gather.bytes) == ("all-gather", 3 * 1000 * 4)
+    assert all(t.bytes == 4000 for t in line.timings if t.opcode != "all_gather")
+    assert line.offsets == {0: 0.0, 1: 0.0, 2: 0.0}
+
+
+def test_skipped_collective_is_missing(traces: dict[str, Path]) -> None:
+    report, ranks = mt.order.from_profiler_traces(
+        sorted(traces["skip"].iterdir()))
+    assert [(f.type, f.devices, f.instructions, f.waiting) for f in report.findings] == [
+        ("missing", (2,), ("all_reduce#5@pg0",), (0, 1))]
+    timings = mt.order.timeline(ranks).timings
+    assert [t.seq for t in timings] == [1, 2, 3, 4]  # #5: rank 2 never recorded it
+
+
+def test_cli_traces_json_and_merged_trace(traces: dict[str, Path], tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    merged = tmp_path / "merged.json"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["order", "--traces", str(traces["skip"]), "--json", "--trace", str(merged),
+              "--cluster", "h100-8x"])
+    assert exit_info.value.code == 1
+    answer = json.loads(capsys.readouterr().out)
+    assert [f["type"] for f in answer["findings"]] == ["missing"]
+    late = answer["timings"][1]
+    assert late["last_rank"] == 2 and late["kind"] == "all-reduce"
+    assert set(late["predicted_seconds"]) == set(mt.topology.MODELS)
+    events = json.loads(merged.read_text())["traceEvents"]
+    slices = [e for e in events if e["ph"] == "X"]
+    assert sorted({e["tid"] for e in slices}) == [0, 1, 2]
+    assert len(slices) == 5 + 5 + 4
+    flows = [e for e in events if e["ph"] == "s"]
+    assert flows[1]["tid"] == 2  # the second collective's last to enter
+    assert len(flows) == 4
+
+
+def test_cli_text(traces: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["order", "--traces", str(traces["clean"])])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert "straggler skew" in out and "all_reduce#2@pg0             rank 2 last" in out
+
+
+def test_garbled_trace_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "rank0.pt.trace.json"
+    bad.write_text('{"traceEvents": [')
+    with pytest.raises(SystemExit) as exit_info:
+        main(["order", "--traces", str(bad)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"meshtopo: error: {bad}: not a profiler trace (JSON)")
+    assert err.count("\n") == 1
+
+
+def test_triage_joins_traces_and_flight_recorder(traces: dict[str, Path], tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """One folder of one job's traces and Flight Recorder dumps: each recognised by content,
+    and both blame rank 2."""
+    for source in (traces["skip"], traces["skip"].with_name("skip_fr")):
+        for file in source.iterdir():
+            shutil.copy(file, tmp_path / file.name)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["triage", str(tmp_path), "--json"])
+    assert exit_info.value.code == 1
+    answer = json.loads(capsys.readouterr().out)
+    kinds = {s["kind"]: s for s in answer["sources"]}
+    assert sorted(kinds) == ["flight_recorder", "profiler_trace"]
+    assert kinds["flight_recorder"]["suspects"] == kinds["profiler_trace"]["suspects"] == [2]
+    assert answer["unread"] == [] and answer["contradictions"] == []
+    assert answer["agreements"] == [
+        "flight recorder (3 files) and profiler trace (3 files) both blame ranks [2]"]
+
+
+def test_clocks_of_another_host_are_aligned(traces: dict[str, Path]) -> None:
+    """Rank 2's trace moved to another host whose clock runs 5 s ahead: its offset grows by
+    exactly 5 s and the timings stay those of one clock."""
+    _, ranks = mt.order.from_profiler_traces([traces["clean"]])
+
+    def moved(shift: float) -> list[mt.order.RankTrace]:
+        return [dataclasses.replace(t, host="elsewhere", collectives=tuple(
+            dataclasses.replace(c, start=c.start + shift, end=c.end + shift)
+            for c in t.collectives)) if t.rank == 2 else t for t in ranks]
+
+    here, ahead = mt.order.timeline(moved(0.0)), mt.order.timeline(moved(5e6))
+    assert here.offsets[0] == here.offsets[1] == 0.0
+    assert ahead.offsets[2] - here.offsets[2] == pytest.approx(5e6, abs=1e-3)
+    assert [t.last_rank for t in ahead.timings] == [t.last_rank for t in here.timings]
+    assert ahead.timings[1].last_rank == 2
