@@ -162,6 +162,3 @@ def _print(out: Console, name: str, module: Module, findings: list[Finding],
     else:
         out.print(Text(f"{name}: {collectives} verified, no findings {counts}",
                        style="bold green"))
-
-
-COMMANDS: list[click.Command] = [check]

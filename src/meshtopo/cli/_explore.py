@@ -104,6 +104,3 @@ def _read_dump(file: Path) -> str:
             "reads dumps up to that size"
         )
     return text
-
-
-COMMANDS: list[click.Command] = [explore]

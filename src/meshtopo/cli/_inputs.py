@@ -15,8 +15,6 @@ from typing import Any, TypeVar
 import click
 
 from .._limits import DEFAULT_DEVICE_LIMIT, set_device_limit
-from ..hlo import module_files
-from ..order import RENDEZVOUS
 from ._options import DecimalRange
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -28,6 +26,8 @@ FILES_HELP = ("Each FILE is HLO text (plain or gzip), - for stdin, or a director
 
 def input_files(paths: tuple[str, ...]) -> list[str]:
     """Every module file the FILE arguments name, directories expanded, in argument order."""
+    from ..hlo import module_files
+
     files: list[str] = []
     for path in paths:
         files.extend(module_files(path))
@@ -55,7 +55,10 @@ def device_limit_option(command: F) -> F:
 
 
 def rendezvous_option(command: F) -> F:
-    """The ``--rendezvous`` option of the order analysis (``mt.order.analyze``)."""
+    """The ``--rendezvous`` option of the order analysis (``mt.order.analyze``); the commands
+    that take it import the order layer anyway."""
+    from ..order import RENDEZVOUS
+
     return click.option(
         "--rendezvous", type=click.Choice(RENDEZVOUS), default="clique",
         help="What meets in the order analysis: 'clique' (default; the n-th collective of each "

@@ -27,7 +27,6 @@ from ._inspect_cells import (
 from ._inspect_rows import Inspection, Row, inspect_file
 from ._math import parse_mesh
 from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange
-from ._plan import print_topology_columns, topology_columns
 from ._render import plural
 from ._report import write_report
 
@@ -97,6 +96,8 @@ def inspect_command(
     results = [inspect_file(path, assignment_spec, replica_count, num_partitions, mesh=mesh,
                             mesh_of_devices=mesh_devices is not None)
                for path in paths]
+    if cluster_spec is not None:  # the topology layer, only when asked for
+        from ._plan import print_topology_columns, topology_columns
     costs = [None if cluster_spec is None else topology_columns(result, cluster_spec)
              for result in results]
     if html_path is not None:
@@ -274,7 +275,3 @@ def _print_notes(result: Inspection) -> None:
     if len(errors) > 10:
         click.echo(f"{result.source}: ... {plural(len(errors) - 10, 'more collective')} that "
                    "could not be resolved")
-
-
-COMMANDS = [inspect_command]
-

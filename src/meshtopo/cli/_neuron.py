@@ -199,6 +199,3 @@ def _print(payload: dict[str, object]) -> None:
                   f"{', '.join('%' + n for n in names)}  (key: {key['reduction']}, "
                   f"{key['element_type']}, dim {key['scatter_dimension']}, channel "
                   f"{key['has_channel_id']}, global ids {key['use_global_device_ids']})")
-
-
-COMMANDS: list[click.Command] = [neuron]

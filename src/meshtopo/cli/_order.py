@@ -238,6 +238,3 @@ def _refused(refused: _Refused, as_json: bool) -> int:
         out.print(Text(f"{path}: {plural(len(found), 'finding')} of XLA's verifier; the order "
                        f"analysis runs on a module the verifier accepts", style="bold red"))
     return 1
-
-
-COMMANDS: list[click.Command] = [order]

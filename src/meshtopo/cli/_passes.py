@@ -134,6 +134,3 @@ def passes(file: str, output: str | None, as_json: bool, **options: Any) -> int:
         out.print(f"{file}: {', '.join(names)}: {len(module.instructions)} -> "
                   f"{plural(len(result.instructions), 'instruction')}, written to {output}")
     return 0
-
-
-COMMANDS: list[click.Command] = [passes]

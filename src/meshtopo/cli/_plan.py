@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -33,11 +34,13 @@ from ..topology import (
 )
 from ..topology._units import format_seconds, format_size, parse_size
 from ._inputs import device_limit_option
-from ._inspect_rows import Inspection
 from ._math import _mesh_payload, parse_mesh
 from ._options import DecimalRange
 from ._options import int_list as _int_list
 from ._render import plural
+
+if TYPE_CHECKING:  # inspect --cluster hands its result in; plan alone reads no HLO
+    from ._inspect_rows import Inspection
 
 CLUSTER_HELP = (
     f"A preset ({', '.join(PRESETS)}; name:HOSTS or name:AxB[xC][:SLICES]), or a TOML, JSON or "
@@ -277,6 +280,3 @@ def print_topology_columns(result: Inspection, costs: list[dict[str, object] | N
             *(format_seconds(v) if isinstance(v := seconds.get(m), float) else "-" for m in MODELS),
         ])  # fmt: skip
     _table(["name", "tier", "hosts", "slowest link", *MODELS], cells)
-
-
-COMMANDS = [plan_command, calibrate_command]

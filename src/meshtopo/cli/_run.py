@@ -227,6 +227,3 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
                    f"{plural(len(plan.devices), 'device')} "
                    f"({backend}) in {elapsed:.2f} s", style="bold green"))
     return 0
-
-
-COMMANDS = [run, replay]
