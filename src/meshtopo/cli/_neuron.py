@@ -25,7 +25,15 @@ from ..neuron import (
     instruction_groups,
     source_target_pairs,
 )
-from ._inputs import FILES_HELP, device_limit_option, input_files, is_single_file
+from ._inputs import (
+    FILES_HELP,
+    all_option,
+    device_limit_option,
+    folded_line,
+    input_files,
+    is_single_file,
+    module_option,
+)
 from ._options import DecimalRange
 from ._render import console, emit_json, groups_text, plural
 
@@ -131,17 +139,27 @@ otherwise.""")
 @click.option("--tp-opcode", type=click.Choice(sorted(GROUP_OPCODES)), default="reduce-scatter",
               show_default=True, help="The collective whose groups name the TP group.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@module_option
+@all_option
 @device_limit_option
-def neuron(files: tuple[str, ...], lnc: int, tp_opcode: str, as_json: bool) -> int:
-    paths = input_files(files)
-    payloads = [_payload(load(path), lnc, tp_opcode) for path in paths]
+def neuron(files: tuple[str, ...], lnc: int, tp_opcode: str, as_json: bool,
+           module_choice: str | None, show_all: bool) -> int:
+    paths = input_files(files, module_choice)
+    modules = [load(path) for path in paths]
+    payloads = [_payload(module, lnc, tp_opcode) for module in modules]
     ok = all(payload["ok"] for payload in payloads)
     if as_json:
-        emit_json(payloads[0] if is_single_file(files, paths) else
+        emit_json(payloads[0] if is_single_file(files, paths, module_choice) else
                   {"modules": payloads, "ok": ok})
         return 0 if ok else 1
-    for payload in payloads:
-        _print(payload)
+    fold = not (show_all or is_single_file(files, paths, module_choice))
+    folded = [path for path, module in zip(paths, modules, strict=True)
+              if fold and not module.collectives]
+    for payload, module in zip(payloads, modules, strict=True):
+        if not (fold and not module.collectives):
+            _print(payload)
+    if folded:
+        click.echo(folded_line(folded))
     return 0 if ok else 1
 
 

@@ -24,7 +24,7 @@ from ..hlo import Finding as VerifierFinding
 from ..hlo import Module, load, verify
 from ..order import Arrival, Finding, Report, analyze, chrome_trace, from_flight_recorder
 from ._check import finding_json, finding_text, located_finding
-from ._inputs import device_limit_option, rendezvous_option
+from ._inputs import device_limit_option, module_option, one_module_file, rendezvous_option
 from ._options import int_list
 from ._render import console, emit_json, noun_for, plural
 
@@ -51,8 +51,8 @@ def _verified(modules: list[tuple[str, Module]]) -> None:
         raise _Refused(refused)
 
 
-def _analyze(files: tuple[str, ...], flight_recorder: str | None,
-             rendezvous: str) -> tuple[Report, str]:
+def _analyze(files: tuple[str, ...], flight_recorder: str | None, rendezvous: str,
+             module_choice: str | None) -> tuple[Report, str]:
     if flight_recorder is not None:
         if files:
             raise InvalidArgumentError("give HLO files or --flight-recorder DIR, not both")
@@ -61,17 +61,18 @@ def _analyze(files: tuple[str, ...], flight_recorder: str | None,
         raise InvalidArgumentError("order needs an HLO FILE (or FILE@DEVICES per program) or "
                                    "--flight-recorder DIR")
     if len(files) == 1 and "@" not in files[0]:
-        module = load(files[0])
-        _verified([(files[0], module)])
-        return (_positioned(lambda: analyze(module, rendezvous=rendezvous), files[0]),
-                files[0])
+        file = one_module_file(files[0], module_choice)
+        module = load(file)
+        _verified([(file, module)])
+        return _positioned(lambda: analyze(module, rendezvous=rendezvous), file), file
     specs = []
     for spec in files:
         path, at, devices = spec.rpartition("@")
         if not at:
             raise InvalidArgumentError(
                 f"with several programs each FILE names its devices as FILE@0,1,...; got {spec!r}")
-        specs.append((path, int_list(devices, f"the devices of {path}")))
+        specs.append((one_module_file(path, module_choice),
+                      int_list(devices, f"the devices of {path}")))
     modules = [(load(path), devices) for path, devices in specs]
     _verified([(path, module) for (path, _), (module, _) in zip(specs, modules, strict=True)])
     return (_positioned(lambda: analyze(modules, rendezvous=rendezvous), specs[0][0]),
@@ -165,18 +166,21 @@ def _excerpt(report: Report, finding: Finding) -> list[Text]:
 @click.option("--flight-recorder", "flight_recorder", default=None,
               help="Read PyTorch Flight Recorder dumps (one file per rank) from this directory.")
 @rendezvous_option
+@module_option
 @device_limit_option
 def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
-          trace_path: str | None, flight_recorder: str | None, rendezvous: str) -> int:
+          trace_path: str | None, flight_recorder: str | None, rendezvous: str,
+          module_choice: str | None) -> int:
     """Match every device's collectives by arrival order and report hangs and garbage.
 
     FILES: one HLO module every device runs (SPMD), or FILE@DEVICES per program (MPMD, e.g.
     stage0.hlo@0,1 stage1.hlo@2,3): each program's DEVICES are devices of its device
     assignment (replica_count x num_partitions devices, 0..N-1 by default), each running one
-    program; any other device is refused. Exits 1 when there are findings, 0 when clean.
+    program; any other device is refused. A dump directory stands for its module holding
+    collectives (--module picks one). Exits 1 when there are findings, 0 when clean.
     """
     try:
-        report, name = _analyze(files, flight_recorder, rendezvous)
+        report, name = _analyze(files, flight_recorder, rendezvous, module_choice)
     except _Refused as refused:
         return _refused(refused, as_json)
     known = report.devices.tolist()

@@ -26,7 +26,7 @@ from ..hlo.passes import (
     run_convert_async_collectives_to_sync,
     run_linearize_collectives,
 )
-from ._inputs import device_limit_option
+from ._inputs import device_limit_option, module_option, one_module_file
 from ._render import console, emit_json, plural
 
 
@@ -108,9 +108,14 @@ def _table(decisions: list[Decision]) -> Table:
 @click.option("-o", "--output", "output", default=None,
               help="Write the rewritten module to this file instead of stdout.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@module_option
 @device_limit_option
-def passes(file: str, output: str | None, as_json: bool, **options: Any) -> int:
-    """Run XLA's collective passes on FILE and show what each did to each collective."""
+def passes(file: str, output: str | None, as_json: bool, module_choice: str | None,
+           **options: Any) -> int:
+    """Run XLA's collective passes on FILE and show what each did to each collective.
+
+    FILE may be a dump directory: its module holding collectives (--module picks one)."""
+    file = one_module_file(file, module_choice)
     module = load(file)
     result, names, decisions = _run(module, _Options(**options))
     text = result.to_text()

@@ -24,7 +24,7 @@ from ..runtime import BACKENDS, Plan, Replay, load_inputs, save_values
 from ..runtime._execute import checked_inputs, run_local, run_threads
 from ..runtime._rendezvous import DEFAULT_TIMEOUT
 from ..runtime._values import Value
-from ._inputs import device_limit_option
+from ._inputs import device_limit_option, module_option, one_module_file
 from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange, device_assignment
 from ._render import console, emit_json, plural
 
@@ -45,10 +45,12 @@ def _leaf_json(array: np.ndarray) -> dict[str, object]:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _placed(file: str, assignment_spec: str | None) -> tuple[Module, DeviceAssignment | None]:
-    """The module in ``file`` and the ``--device-assignment`` table for it (None: the
-    module's own)."""
-    module = load(file)
+def _placed(file: str, assignment_spec: str | None,
+            module_choice: str | None) -> tuple[Module, DeviceAssignment | None]:
+    """The module in ``file`` (a dump directory: its module holding collectives, or the one
+    ``--module`` names) and the ``--device-assignment`` table for it (None: the module's
+    own)."""
+    module = load(one_module_file(file, module_choice))
     if assignment_spec is None:
         return module, None
     return module, device_assignment(assignment_spec, module.replica_count, module.num_partitions)
@@ -62,8 +64,10 @@ def _backend_option(command: F) -> F:
 
 
 def _placement_options(command: F) -> F:
-    """``--device-assignment``, ``--timeout`` and ``--json``, shared by run and replay."""
+    """``--device-assignment``, ``--module``, ``--timeout`` and ``--json``, shared by run and
+    replay."""
     for option in (
+        module_option,
         click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
                      default=DEFAULT_TIMEOUT, show_default=True,
@@ -100,15 +104,15 @@ def _placement_options(command: F) -> F:
 @device_limit_option
 def run(file: str, backend: str, nproc: int | None, nnodes: int, node_rank: int,
         master_addr: str, master_port: int | None, inputs_path: str | None,
-        output_path: str | None, assignment_spec: str | None, timeout: float,
-        as_json: bool) -> int:
+        output_path: str | None, assignment_spec: str | None, module_choice: str | None,
+        timeout: float, as_json: bool) -> int:
     """Execute the entry computation of the HLO module in FILE on every device.
 
     Prints each device's result (this host's devices with --backend torch). A collective
     whose participants do not all arrive within --timeout ends the run with an error naming
     the instruction and the devices that never came.
     """
-    module, assignment = _placed(file, assignment_spec)
+    module, assignment = _placed(file, assignment_spec, module_choice)
     plan = Plan(module, assignment)
     inputs = checked_inputs(plan, None if inputs_path is None else load_inputs(inputs_path))
     devices = len(plan.devices)
@@ -165,7 +169,7 @@ def run(file: str, backend: str, nproc: int | None, nnodes: int, node_rank: int,
 @_placement_options
 @device_limit_option
 def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | None,
-           timeout: float, as_json: bool) -> int:
+           module_choice: str | None, timeout: float, as_json: bool) -> int:
     """Replay the communication of the HLO module in FILE: every device issues its
     collectives in order (the entry computation's text order, which is the schedule of an
     is_scheduled module, entering the branch each device takes where a conditional depends
@@ -174,7 +178,7 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
     Prints each collective's bytes and its time over the devices (min / median / max). A
     device that never arrives ends the replay with the rendezvous error naming it.
     """
-    module, assignment = _placed(file, assignment_spec)
+    module, assignment = _placed(file, assignment_spec, module_choice)
     plan = Replay(module, assignment)
     if backend == "local" and nproc is not None:
         raise InvalidArgumentError("--nproc needs --backend torch")

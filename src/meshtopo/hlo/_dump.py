@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import IO, overload
+from typing import IO, NamedTuple, overload
 
 from .._errors import InvalidArgumentError
 
@@ -35,6 +35,23 @@ NAMES_SHOWN = 3
 
 AFTER_OPTIMIZATIONS = re.compile(
     r"module_(\d+)\.(.+?)\.(?:[A-Za-z0-9_.]*_)?after_optimizations\.txt\Z")
+
+
+class DumpedModule(NamedTuple):
+    """A module file in XLA's dump layout: its unique id (``NNNN``) and name (``jit_step``)."""
+
+    number: int
+    name: str
+    file: str
+
+
+def dumped_module(file: str | os.PathLike[str]) -> DumpedModule | None:
+    """``module_0006.jit_step.cpu_after_optimizations.txt`` -> ``(6, 'jit_step', file)``; None
+    for a file not named as XLA names a module after optimisations."""
+    match = AFTER_OPTIMIZATIONS.match(os.path.basename(os.fspath(file)))
+    if match is None:
+        return None
+    return DumpedModule(int(match.group(1)), match.group(2), os.fspath(file))
 
 
 def module_files(path: str | os.PathLike[str]) -> list[str]:
@@ -50,9 +67,9 @@ def module_files(path: str | os.PathLike[str]) -> list[str]:
     found: list[tuple[int, str, str]] = []
     with os.scandir(text) as entries:
         for entry in entries:
-            match = AFTER_OPTIMIZATIONS.match(entry.name)
-            if match is not None and entry.is_file():
-                found.append((int(match.group(1)), entry.name, entry.path))
+            dumped = dumped_module(entry.path)
+            if dumped is not None and entry.is_file():
+                found.append((dumped.number, entry.name, entry.path))
     if not found:
         raise InvalidArgumentError(
             f"{text}: no module after optimizations found (expected XLA's dump layout, "
