@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from .._errors import InvalidArgumentError
-from ..hlo import Finding, Module, load, verify
+from ..hlo import Finding, Module, describe_placement, load, verify
 from ..order import Finding as OrderFinding
 from ..order import analyze
 from ._inputs import (
@@ -30,7 +30,7 @@ from ._inputs import (
     rendezvous_option,
 )
 from ._options import DecimalRange
-from ._render import console, emit_json, plural
+from ._render import console, emit_json, placement_line, plural
 
 
 def finding_text(file: str, finding: Finding) -> Text:
@@ -167,6 +167,7 @@ def _print(out: Console, name: str, module: Module, findings: list[Finding],
         out.print(order_finding_text(name, order_finding))
     collectives = plural(len(module.collectives), "collective")
     counts = f"(replica_count={module.replica_count}, num_partitions={module.num_partitions})"
+    table = placement_line(module.device_assignment)
     count = len(findings) + len(order_findings)
     if count:
         out.print(Text(f"{name}: {plural(count, 'finding')} in {collectives} {counts}",
@@ -174,3 +175,6 @@ def _print(out: Console, name: str, module: Module, findings: list[Finding],
     else:
         out.print(Text(f"{name}: {collectives} verified, no findings {counts}",
                        style="bold green"))
+    if table is not None:
+        out.print(f"  {describe_placement(module.device_assignment_source, module.compile_options)}")
+        out.print(f"  {table}")

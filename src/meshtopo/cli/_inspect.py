@@ -36,7 +36,7 @@ from ._inspect_cells import (
 from ._inspect_rows import Inspection, Row, inspect_file
 from ._math import parse_mesh
 from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange
-from ._render import plural
+from ._render import placement_line, plural
 from ._report import write_report
 
 
@@ -255,6 +255,9 @@ def _print_table(result: Inspection, full: bool = False) -> None:
         f"{plural(result.replica_count, 'replica')} x "
         f"{plural(result.num_partitions, 'partition')}, {result.assignment_note}{mesh}"
     )
+    placement = placement_line(result.assignment)
+    if placement is not None:
+        click.echo(placement)
     if not result.rows:
         return
     with_axes = result.mesh is not None

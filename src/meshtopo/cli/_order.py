@@ -21,12 +21,12 @@ from rich.text import Text
 
 from .._errors import InvalidArgumentError
 from ..hlo import Finding as VerifierFinding
-from ..hlo import Module, load, verify
+from ..hlo import Module, describe_placement, load, verify
 from ..order import Arrival, Finding, Report, analyze, chrome_trace, from_flight_recorder
 from ._check import finding_json, finding_text, located_finding
 from ._inputs import device_limit_option, module_option, one_module_file, rendezvous_option
 from ._options import int_list
-from ._render import console, emit_json, noun_for, plural
+from ._render import console, emit_json, noun_for, placement_line, plural
 
 TIMELINES_SHOWN = 4  # devices whose timelines are printed when --devices is not given
 TRACED = 64  # devices traced when --devices is not given
@@ -52,11 +52,12 @@ def _verified(modules: list[tuple[str, Module]]) -> None:
 
 
 def _analyze(files: tuple[str, ...], flight_recorder: str | None, rendezvous: str,
-             module_choice: str | None) -> tuple[Report, str]:
+             module_choice: str | None) -> tuple[Report, str, list[tuple[str, Module]]]:
+    """The report, the name of what it reads and each module read (with its file)."""
     if flight_recorder is not None:
         if files:
             raise InvalidArgumentError("give HLO files or --flight-recorder DIR, not both")
-        return from_flight_recorder(flight_recorder), flight_recorder
+        return from_flight_recorder(flight_recorder), flight_recorder, []
     if not files:
         raise InvalidArgumentError("order needs an HLO FILE (or FILE@DEVICES per program) or "
                                    "--flight-recorder DIR")
@@ -64,7 +65,8 @@ def _analyze(files: tuple[str, ...], flight_recorder: str | None, rendezvous: st
         file = one_module_file(files[0], module_choice)
         module = load(file)
         _verified([(file, module)])
-        return _positioned(lambda: analyze(module, rendezvous=rendezvous), file), file
+        return (_positioned(lambda: analyze(module, rendezvous=rendezvous), file), file,
+                [(file, module)])
     specs = []
     for spec in files:
         path, at, devices = spec.rpartition("@")
@@ -76,7 +78,8 @@ def _analyze(files: tuple[str, ...], flight_recorder: str | None, rendezvous: st
     modules = [(load(path), devices) for path, devices in specs]
     _verified([(path, module) for (path, _), (module, _) in zip(specs, modules, strict=True)])
     return (_positioned(lambda: analyze(modules, rendezvous=rendezvous), specs[0][0]),
-            ", ".join(files))
+            ", ".join(files), [(path, module) for (path, _), (module, _) in zip(specs, modules,
+                                                                                strict=True)])
 
 
 def _positioned(analysis: Callable[[], Report], path: str) -> Report:
@@ -180,7 +183,7 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
     collectives (--module picks one). Exits 1 when there are findings, 0 when clean.
     """
     try:
-        report, name = _analyze(files, flight_recorder, rendezvous, module_choice)
+        report, name, read = _analyze(files, flight_recorder, rendezvous, module_choice)
     except _Refused as refused:
         return _refused(refused, as_json)
     known = report.devices.tolist()
@@ -198,6 +201,12 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
         emit_json({"source": name, **report.to_json(devices, taken_only=True)})
         return 1 if report.findings else 0
     out = console()
+    for path, module in read:
+        table = placement_line(module.device_assignment)
+        if table is not None:
+            out.print(f"{module.source or path}: "
+                      f"{describe_placement(module.device_assignment_source, module.compile_options)}")
+            out.print(f"  {table}")
     for note in report.notes:
         out.print(Text(f"note: {note}", style="dim"))
     for finding in report.findings:

@@ -79,7 +79,7 @@ def _key(module: Module, computation: str, line: Line) -> tuple[str, ...] | None
     instruction = module.computations[computation].by_name.get(line.name)
     collective = instruction.collective if instruction is not None else None
     shape = parse_shape(line.shape)
-    if collective is None or shape.is_tuple:
+    if collective is None or collective.replica_groups is None or shape.is_tuple:
         return None
     return (line.opcode, shape.element_type, line.attribute("dimensions") or "",
             str(collective.reduction), str(collective.mode),
