@@ -25,6 +25,7 @@ from ..runtime._execute import checked_inputs, run_local, run_threads
 from ..runtime._rendezvous import DEFAULT_TIMEOUT
 from ..runtime._values import Value
 from ._inputs import device_limit_option, module_option, one_module_file
+from ._launcher import launched
 from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange, device_assignment
 from ._render import console, emit_json, plural
 
@@ -54,6 +55,23 @@ def _placed(file: str, assignment_spec: str | None,
     if assignment_spec is None:
         return module, None
     return module, device_assignment(assignment_spec, module.replica_count, module.num_partitions)
+
+
+def _torch_processes(plan: Plan | Replay, inputs: dict[int, list[np.ndarray]] | None,
+                     timeout: float, flags: tuple[int, int, str, int | None]) -> dict[int, Any]:
+    """The torch backend's results on this node. Under torchrun, srun or mpirun (``_launcher``)
+    each launched process is a node of its own, placed by the launcher's environment; else
+    ``flags`` (``--nnodes``, ``--node-rank``, ``--master-addr``, ``--master-port``) place it."""
+    from ..runtime._launch import run_processes
+
+    place = launched()
+    if place is None:
+        return run_processes(plan, inputs, timeout, *flags)
+    if flags[:2] != (1, 0) or flags[3] is not None:
+        raise InvalidArgumentError(f"under {place.launcher} the run is placed by its "
+                                   "environment: drop --nnodes, --node-rank and --master-port")
+    return run_processes(plan, inputs, timeout, place.world_size, place.rank, place.master_addr,
+                         place.master_port, store_served=place.store_served)
 
 
 def _backend_option(command: F) -> F:
@@ -130,10 +148,8 @@ def run(file: str, backend: str, nproc: int | None, nnodes: int, node_rank: int,
     if backend == "local":
         outputs = run_local(plan, inputs, timeout)
     else:
-        from ..runtime._launch import run_processes
-
-        outputs = run_processes(plan, inputs, timeout, nnodes, node_rank, master_addr,
-                                master_port)
+        outputs = _torch_processes(plan, inputs, timeout, (nnodes, node_rank, master_addr,
+                                                           master_port))
     seconds = time.perf_counter() - started
     if output_path is not None:
         save_values(output_path, outputs)
@@ -189,14 +205,13 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
     if backend == "local":
         seconds = run_threads(plan.devices, timeout, plan.run_device)
     else:
-        from ..runtime._launch import run_processes
-
-        seconds = run_processes(plan, None, timeout)
+        seconds = _torch_processes(plan, None, timeout, (1, 0, "127.0.0.1", None))
     elapsed = time.perf_counter() - started
     name = module.source or file
     rows = []
     for step_name, step in plan.steps.items():
-        times = [seconds[d][step_name] for d in plan.devices if step_name in seconds[d]]
+        times = [seconds[d][step_name] for d in plan.devices
+                 if d in seconds and step_name in seconds[d]]
         rows.append((step, times))
     if as_json:
         emit_json({
