@@ -74,6 +74,12 @@ def _torch_processes(plan: Plan | Replay, inputs: dict[int, list[np.ndarray]] | 
                          place.master_port, store_served=place.store_served)
 
 
+def _issues(plan: Replay, name: str) -> int:
+    """How many times the devices issue collective ``name`` (its loops' iterations, as the
+    issue order enters them): the most over the devices."""
+    return max(order.count(name) for order in plan.orders.values())
+
+
 def _backend_option(command: F) -> F:
     """``--backend local|torch``, shared by run and replay."""
     return click.option(
@@ -221,8 +227,9 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
             "collectives": [
                 {"name": step.instruction.name, "opcode": step.instruction.opcode,
                  "line": step.instruction.line, "bytes": step.bytes,
+                 "trip_count": _issues(plan, step.instruction.name),
                  "devices": {str(d): seconds[d][step.instruction.name] for d in plan.devices
-                             if step.instruction.name in seconds[d]}}
+                             if d in seconds and step.instruction.name in seconds[d]}}
                 for step, _ in rows
             ],
             "skipped": [{"name": i.name, "opcode": i.opcode, "line": i.line}
@@ -233,7 +240,9 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
     for step, times in rows:
         instruction = step.instruction
         text = Text(f"%{instruction.name}", style="cyan")
-        text.append(f" ({instruction.opcode}, line {instruction.line}): {step.bytes} bytes on "
+        issues = _issues(plan, instruction.name)
+        loop = "" if issues == 1 else f" x {issues} loop iterations (seconds: the last)"
+        text.append(f" ({instruction.opcode}, line {instruction.line}): {step.bytes} bytes{loop} on "
                     f"{plural(len(times), 'device')}, seconds min {min(times):.6f} median "
                     f"{float(np.median(times)):.6f} max {max(times):.6f}")
         out.print(text)
@@ -243,6 +252,6 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
     for note in plan.unresolved:
         out.print(Text(f"note: {note}", style="yellow"))
     out.print(Text(f"{name}: {plural(len(rows), 'collective')} replayed on "
-                   f"{plural(len(plan.devices), 'device')} "
+                   f"{plural(len(seconds), 'device')} "
                    f"({backend}) in {elapsed:.2f} s", style="bold green"))
     return 0
