@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import meshtopo as mt
+from hlo_inspect._xla_dump import dump_program
 from meshtopo.cli import main
 
 pytestmark = pytest.mark.jax
@@ -28,11 +26,7 @@ gather(x).block_until_ready()
 def two_axis_module(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The module of a program gathering over both axes of a 2 x 4 mesh, dumped by XLA."""
     directory = tmp_path_factory.mktemp("dump")
-    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=(
-        f"--xla_force_host_platform_device_count=8 --xla_dump_to={directory}"))
-    done = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
-                          text=True, timeout=240, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
+    dump_program(directory, PROGRAM)
     [path] = [f for f in mt.hlo.module_files(directory) if ".jit__lambda." in f]
     return path
 

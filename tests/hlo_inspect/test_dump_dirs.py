@@ -7,8 +7,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ import meshtopo as mt
 from meshtopo.cli import main
 
 from ._dumps import FLATTENED_2X2, MIXED_2X2
+from ._xla_dump import dump_program
 
 PROGRAM = """
 import json, jax, jax.numpy as jnp, numpy as np
@@ -58,12 +57,7 @@ def dump_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real dump: one jitted program on a 2x4 mesh, compiled in a child process."""
     pytest.importorskip("jax")
     directory = tmp_path_factory.mktemp("dump")
-    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=(
-        f"--xla_force_host_platform_device_count=8 --xla_dump_to={directory}"))
-    done = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
-                          text=True, timeout=240, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    (directory / "psum.json").write_text(done.stdout)
+    (directory / "psum.json").write_text(dump_program(directory, PROGRAM))
     return directory
 
 
