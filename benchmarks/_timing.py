@@ -87,13 +87,15 @@ def measure_all(
 
 @dataclass(frozen=True)
 class Paired:
-    """Two functions timed in alternation: each one's best seconds per call, and the median
-    over rounds of the ratio ``first / second`` within a round."""
+    """Two functions timed in alternation: each one's best seconds per call, and the medians
+    over rounds of the ratio ``first / second`` and of the difference ``first - second``
+    within a round."""
 
     first: float
     second: float
     median_ratio: float
     rounds: int
+    median_difference: float
 
 
 def measure_paired(first: Callable[[], object], second: Callable[[], object],
@@ -123,8 +125,9 @@ def measure_paired(first: Callable[[], object], second: Callable[[], object],
         if enabled:
             gc.enable()
     ratios = sorted(a / b for a, b in times)
+    differences = sorted(a - b for a, b in times)
     return Paired(min(a for a, _ in times), min(b for _, b in times),
-                  ratios[len(ratios) // 2], rounds)
+                  ratios[len(ratios) // 2], rounds, differences[len(differences) // 2])
 
 
 def seconds(value: float) -> str:

@@ -12,17 +12,18 @@ Layers, in the order data flows (a module imports only modules above it in this 
 - ``topology``: physical clusters, tiers per device group, cost models (math layer only);
 - front ends: ``cli``, ``explore``, ``jax`` (imports jax only when called).
 
+``import meshtopo`` loads the math layer only; each subpackage (``mt.hlo``, ``mt.order``, ...)
+is imported on first use, so a command or script pays only for the layers it touches.
+
 >>> import meshtopo as mt
 >>> mt.Mesh({"data": 2, "model": 4}).replica_groups(over="data").replica_groups
 [[0, 4], [1, 5], [2, 6], [3, 7]]
 """
 
-from . import hlo as hlo
-from . import jax as jax
-from . import neuron as neuron
-from . import order as order
-from . import runtime as runtime
-from . import topology as topology
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING
+
 from ._device_list import CollectiveDeviceList as CollectiveDeviceList
 from ._errors import HloParseError as HloParseError
 from ._errors import InternalError as InternalError
@@ -60,4 +61,26 @@ from ._placement import participating_ids as participating_ids
 from ._placement import replica_group_count_and_size as replica_group_count_and_size
 from ._placement import subgroup_size as subgroup_size
 
+if TYPE_CHECKING:
+    from . import hlo as hlo
+    from . import jax as jax
+    from . import neuron as neuron
+    from . import order as order
+    from . import runtime as runtime
+    from . import topology as topology
+
 __version__ = "0.1.0"
+
+_SUBPACKAGES = frozenset({"hlo", "jax", "neuron", "order", "runtime", "topology"})
+
+
+def __getattr__(name: str) -> ModuleType:
+    """Import the subpackage ``name`` on first use (``mt.hlo``); other names are missing."""
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names, the subpackages not yet imported among them."""
+    return sorted(set(globals()) | _SUBPACKAGES)

@@ -20,15 +20,18 @@ import functools
 import itertools
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from ._errors import InvalidArgumentError
 from ._iota import IotaReplicaGroupList, find_iota, read_iota
 from ._limits import check_size
 from ._mesh_grid import MeshAxesReplicaGroupList, read_mesh_axes
 from ._text import Scanner
+
+if TYPE_CHECKING:  # numpy.typing costs start-up time; annotations only
+    from numpy.typing import ArrayLike
 
 # An explicit list of int lists with numbers of at most 18 digits (so they fit in int64).
 _GROUP = r"\{\s*(?:-?[0-9]{1,18}\s*(?:,\s*-?[0-9]{1,18}\s*)*)?\}"

@@ -19,13 +19,16 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from ._errors import InvalidArgumentError
 from ._limits import checked_product
 from ._text import Scanner
+
+if TYPE_CHECKING:  # numpy.typing costs start-up time; annotations only
+    from numpy.typing import ArrayLike
 
 _NAME_CHAR = re.compile(r"[A-Za-z0-9_.\-]")  # a 'T' followed by one is a longer word
 

@@ -17,14 +17,17 @@ order included; the arithmetic is vectorised with numpy (no per-device Python lo
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from ._device_list import CollectiveDeviceList
 from ._errors import InternalError, InvalidArgumentError
 from ._limits import check_size, checked_product
 from ._modes import CollectiveOpGroupMode
+
+if TYPE_CHECKING:  # numpy.typing costs start-up time; annotations only
+    from numpy.typing import ArrayLike
 
 Mode = CollectiveOpGroupMode
 

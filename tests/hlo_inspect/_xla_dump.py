@@ -64,3 +64,14 @@ def write_dump(directory: Path, cases: list[Case]) -> dict[str, list[str]]:
     assert done.returncode == 0, done.stderr[-2000:]
     found: dict[str, list[str]] = json.loads(done.stdout.strip().splitlines()[-1])
     return found
+
+
+def dump_program(directory: Path, program: str) -> str:
+    """Run the Python ``program`` in a child process on 8 CPU devices dumping into
+    ``directory`` (``--xla_dump_to``); its stdout. Bounded at 240 s."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=(
+        f"--xla_force_host_platform_device_count=8 --xla_dump_to={directory}"))
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                          text=True, timeout=240, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout

@@ -123,7 +123,7 @@ def test_usage_errors_of_the_new_options(tmp_path: Path,
     code, out, err = run(capsys, "inspect", str(path), str(path), "--html",
                          str(tmp_path / "r.html"))
     assert (code, out) == (2, "")
-    assert err == "meshtopo: error: --html writes one module's report, got 2 modules\n"
+    assert err == "meshtopo: error: --html writes one module's report, got 2 FILEs\n"
     code, _, err = run(capsys, "inspect", str(path), "--mesh-devices", "0,1,2,3")
     assert (code, err) == (2, "meshtopo: error: --mesh-devices needs --mesh\n")
     code, _, err = run(capsys, "inspect", str(path), "--mesh", "x=3")

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ import meshtopo as mt
 from meshtopo.cli import main
 
 from ._dumps import FLATTENED_2X2, MIXED_2X2
+from ._xla_dump import dump_program
 
 PROGRAM = """
 import json, jax, jax.numpy as jnp, numpy as np
@@ -35,17 +35,29 @@ print(json.dumps(out.tolist()))
 """
 
 
+# An issued collective as XLA prints it in a module after optimizations (its -done excluded).
+COLLECTIVE_LINE = re.compile(
+    r"^\s*(?:ROOT )?%?\S+ = .*?\b(?:all-reduce|all-gather|reduce-scatter|all-to-all|"
+    r"collective-permute|collective-broadcast)(?:-start)?\(", re.MULTILINE)
+
+
+def issued(path: str) -> int:
+    """The collectives XLA's text of ``path`` issues, counted on the text itself."""
+    return len(COLLECTIVE_LINE.findall(Path(path).read_text()))
+
+
+def label(path: str) -> str:
+    """``jit_total (0006)`` for ``module_0006.jit_total.cpu_after_optimizations.txt``."""
+    number, name = os.path.basename(path).split(".")[0:2]
+    return f"{name} ({number.removeprefix('module_')})"
+
+
 @pytest.fixture(scope="module")
 def dump_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real dump: one jitted program on a 2x4 mesh, compiled in a child process."""
     pytest.importorskip("jax")
     directory = tmp_path_factory.mktemp("dump")
-    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=(
-        f"--xla_force_host_platform_device_count=8 --xla_dump_to={directory}"))
-    done = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
-                          text=True, timeout=240, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    (directory / "psum.json").write_text(done.stdout)
+    (directory / "psum.json").write_text(dump_program(directory, PROGRAM))
     return directory
 
 
@@ -76,15 +88,27 @@ def test_module_files_of_a_file_and_of_an_empty_directory(tmp_path: Path) -> Non
 
 
 @pytest.mark.jax
-def test_inspect_reads_a_dump_directory_one_section_per_module(
+@pytest.mark.jax
+def test_inspect_folds_the_modules_without_collectives(
         dump_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = mt.hlo.module_files(dump_dir)
+    holding = [path for path in files if issued(path)]
+    without = [path for path in files if not issued(path)]
+    assert len(holding) == 2 and len(without) > 2
     with pytest.raises(SystemExit) as exit_info:
         main(["inspect", str(dump_dir)])
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
-    files = mt.hlo.module_files(dump_dir)
-    for path in files:
-        assert f"{path}: " in out
+    assert [line.split(": ")[0] for line in out.splitlines() if line.startswith(str(dump_dir))
+            ] == holding
+    names = ", ".join(label(path) for path in without[:6]) + (", ..." if len(without) > 6 else "")
+    assert out.splitlines()[-1] == (
+        f"{len(without)} more modules without collectives: {names} (--all shows them)")
+    with pytest.raises(SystemExit):
+        main(["inspect", "--all", str(dump_dir)])
+    out = capsys.readouterr().out
+    assert [line.split(": ")[0] for line in out.splitlines() if line.startswith(str(dump_dir))
+            ] == files
     assert "1 collective on 1 replica x 8 partitions" in out
 
 
@@ -153,10 +177,20 @@ def test_mesh_axes_written_by_jax_and_named_by_mesh(
 def test_check_and_neuron_read_a_dump_directory(dump_dir: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     files = mt.hlo.module_files(dump_dir)
+    holding = [path for path in files if issued(path)]
+    without = [path for path in files if not issued(path)]
+    for command in ("check", "neuron"):
+        with pytest.raises(SystemExit) as exit_info:
+            main([command, str(dump_dir)])
+        out = capsys.readouterr().out
+        assert exit_info.value.code == 0, command  # XLA compiled every module: no findings
+        assert [line.split(": ")[0] for line in out.splitlines()
+                if line.startswith(str(dump_dir))] == holding, command
+        assert out.splitlines()[-1].startswith(
+            f"{len(without)} more modules without collectives: {label(without[0])}, "), command
     with pytest.raises(SystemExit) as exit_info:
-        main(["check", str(dump_dir)])
+        main(["check", "--all", str(dump_dir)])
     out = capsys.readouterr().out
-    assert exit_info.value.code == 0  # XLA compiled every module: no findings
     assert [line.split(": ")[0] for line in out.splitlines()] == files
     with pytest.raises(SystemExit) as exit_info:
         main(["neuron", "--json", str(dump_dir)])
@@ -205,8 +239,7 @@ def test_load_and_iter_collectives_take_a_directory_of_one_module(
 
 
 @pytest.mark.jax
-def test_a_directory_of_several_modules_is_refused_by_what_reads_one(
-        dump_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_directory_of_several_modules_is_refused_by_load(dump_dir: Path) -> None:
     files = [os.path.basename(f) for f in mt.hlo.module_files(dump_dir)]
     assert len(files) > 3  # the programs and the small ones JAX compiles around them
     expected = (f"{dump_dir} holds {len(files)} modules after optimizations "
@@ -216,11 +249,45 @@ def test_a_directory_of_several_modules_is_refused_by_what_reads_one(
     with pytest.raises(mt.InvalidArgumentError) as streamed:
         mt.hlo.iter_collectives(dump_dir)
     assert str(loaded.value) == str(streamed.value) == expected
-    for command in (["order"], ["passes", "--to-sync"], ["replay"], ["run"]):
+
+
+@pytest.mark.jax
+def test_what_reads_one_module_lists_the_modules_with_collectives(
+        dump_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    holding = sorted(((issued(path), path) for path in mt.hlo.module_files(dump_dir)
+                      if issued(path)), key=lambda counted: -counted[0])
+    listed = ", ".join(f"{label(path)}: {count} collective{'s' * (count != 1)}"
+                       for count, path in holding)
+    expected = (f"{dump_dir} holds 2 modules with collectives ({listed}); this reads one "
+                "module: pick it with --module NAME|NUMBER")
+    for command in (["order"], ["passes", "--to-sync"], ["replay"], ["run"],
+                    ["inspect", "--html", str(dump_dir / "r.html")]):
         with pytest.raises(SystemExit) as done:
             main([*command, str(dump_dir)])
         out, err = capsys.readouterr()
         assert (done.value.code, out, err) == (2, "", f"meshtopo: error: {expected}\n"), command
+
+
+@pytest.mark.jax
+def test_module_picks_one_module_by_name_or_number(
+        dump_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    [psum] = [f for f in mt.hlo.module_files(dump_dir) if ".jit_psum_model." in f]
+    number = os.path.basename(psum).split(".")[0].removeprefix("module_")
+    for command in (["order"], ["passes", "--to-sync"], ["check"], ["inspect", "--json"],
+                    ["neuron", "--json"]):
+        answers = []
+        for arguments in ([psum], [str(dump_dir), "--module", "jit_psum_model"],
+                          [str(dump_dir), "--module", str(int(number))]):
+            with pytest.raises(SystemExit) as done:
+                main([*command, *arguments])
+            answers.append((done.value.code, *capsys.readouterr()))
+        assert answers[0][0] == 0 and answers[0] == answers[1] == answers[2], command
+    with pytest.raises(SystemExit) as done:
+        main(["order", str(dump_dir), "--module", "jit_nothing"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2
+    assert err.startswith(f"meshtopo: error: --module jit_nothing: no such module after "
+                          f"optimizations in {dump_dir}; it holds ")
 
 
 def test_a_directory_of_many_modules_names_the_first_few(tmp_path: Path) -> None:

@@ -167,3 +167,55 @@ def test_an_open_dump_file_takes_the_table_beside_its_path(dump, mode: str):
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
     assert mt.hlo.load(io.StringIO(text)).device_assignment_source == "default"
+
+
+def test_the_table_is_on_screen_under_the_header(dump, capsys, monkeypatch):
+    # The device order JAX compiled on is the table; inspect, order and check print it.
+    directory, _ = dump
+    module = _module_of(dump, "psum-permuted")
+    monkeypatch.chdir(directory)
+    relative = str(Path(module.compile_options.path).relative_to(directory))
+    table = "device table (1 replica x 8 partitions): {{3,0,6,5,7,4,1,2}}"
+    for command in ("inspect", "order", "check"):
+        with pytest.raises(SystemExit) as done:
+            main([command, module.source])
+        lines = capsys.readouterr().out.splitlines()
+        assert done.value.code == 0, command
+        [at] = [i for i, line in enumerate(lines) if table in line]
+        assert f"device assignment from {relative}" in lines[at - 1], command
+
+
+def test_passes_output_in_the_dump_layout_keeps_the_table(dump, capsys, tmp_path):
+    module = _module_of(dump, "psum-permuted")
+    output = tmp_path / "module_0001.permuted.after_passes.txt"
+    with pytest.raises(SystemExit) as done:
+        main(["passes", "--async-creator", module.source, "-o", str(output)])
+    assert done.value.code == 0
+    assert (tmp_path / "module_0001.permuted.after_passes" / "compile_options.textproto").is_file()
+    back = mt.hlo.load(output)
+    assert back.device_assignment_source == "dump"
+    assert back.device_assignment.array.tolist() == [list(ORDERS["permuted"])]
+    starts = [c for c in back.collectives if c.is_start]
+    assert [c.device_groups() for c in starts] == [
+        c.device_groups() for c in module.collectives]
+    # Named otherwise, the output cannot carry the table: said on stderr.
+    with pytest.raises(SystemExit) as done:
+        main(["passes", module.source, "--to-sync", "-o", str(tmp_path / "out.hlo")])
+    err = capsys.readouterr().err
+    assert done.value.code == 0
+    assert err.startswith(f"meshtopo: note: {tmp_path / 'out.hlo'} reads back with XLA's "
+                          "default placement")
+
+
+def test_stdin_takes_the_table_from_a_textproto(dump, capsys, monkeypatch):
+    module = _module_of(dump, "psum-permuted")
+    with open(module.source, encoding="utf-8") as handle, pytest.raises(SystemExit) as done:
+        monkeypatch.setattr("sys.stdin", handle)
+        main(["inspect", "-", "--json", "--device-assignment", module.compile_options.path])
+    payload = json.loads(capsys.readouterr().out)
+    assert done.value.code == 0
+    assert payload["device_assignment"] == [list(ORDERS["permuted"])]
+    with pytest.raises(SystemExit):
+        main(["inspect", "--json", module.source])
+    assert json.loads(capsys.readouterr().out)["collectives"][0]["device_groups"] == \
+        payload["collectives"][0]["device_groups"]

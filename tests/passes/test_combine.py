@@ -68,3 +68,44 @@ def test_combined_module_computes_the_same() -> None:
     after = mt.runtime.execute(combined, inputs, timeout=60)
     for device in range(4):
         np.testing.assert_allclose(after[device], before[device], rtol=1e-6)
+
+
+SPELLINGS = """HloModule m, num_partitions=8
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+ENTRY %main (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  %explicit = f32[8]{0} all-reduce(%p), channel_id=1, replica_groups={{0,4},{1,5},{2,6},{3,7}}, use_global_device_ids=true, to_apply=%add
+  %iota = f32[8]{0} all-reduce(%p), channel_id=2, replica_groups=[4,2]<=[2,4]T(1,0), use_global_device_ids=true, to_apply=%add
+  %mesh = f32[8]{0} all-reduce(%p), channel_id=3, replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_0'}, use_global_device_ids=true, to_apply=%add
+  %reordered = f32[8]{0} all-reduce(%p), channel_id=4, replica_groups={{1,5},{0,4},{2,6},{3,7}}, use_global_device_ids=true, to_apply=%add
+  %sum0 = f32[8]{0} add(%explicit, %iota)
+  %sum1 = f32[8]{0} add(%sum0, %mesh)
+  ROOT %sum2 = f32[8]{0} add(%sum1, %reordered)
+}
+"""
+
+
+def test_one_group_list_in_three_spellings_combines() -> None:
+    # XLA's combine keys hold replica_groups() expanded, in order (GetAllReduceKey): the three
+    # spellings of {{0,4},{1,5},{2,6},{3,7}} are one key; the same groups in another order are
+    # another.
+    module = mt.hlo.parse_module(SPELLINGS)
+    xla(module)  # XLA reads every spelling
+    result = run_combine_collectives(module)
+    assert [(d.instruction, d.action, d.reason) for d in result.decisions] == [
+        ("explicit", "combined", "into %explicit.combined with %explicit, %iota, %mesh"),
+        ("iota", "combined", "into %explicit.combined with %explicit, %iota, %mesh"),
+        ("mesh", "combined", "into %explicit.combined with %explicit, %iota, %mesh"),
+        ("reordered", "kept", "replica groups differ from %explicit: "
+                              "{{1,5},{0,4},{2,6},{3,7}} vs {{0,4},{1,5},{2,6},{3,7}}"),
+    ]
+    xla(result.module)
+    inputs = {d: [np.arange(8, dtype=np.float32) * (d + 1)] for d in range(8)}
+    before = mt.runtime.execute(module, inputs, timeout=60)
+    after = mt.runtime.execute(result.module, inputs, timeout=60)
+    for device in range(8):
+        np.testing.assert_array_equal(after[device], before[device])

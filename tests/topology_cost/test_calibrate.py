@@ -107,3 +107,36 @@ def test_log_without_results_is_refused():
         fit_nccl_tests("# nothing here\n")
     with pytest.raises(mt.InvalidArgumentError, match="names no ranks"):
         fit_nccl_tests("  1024 256 float sum -1 10.0 0.1 0.1 0\n  2048 512 float sum -1 12.0 0.1 0.1 0\n")
+
+
+def _logged_rows(text: str) -> list[tuple[int, float]]:
+    """(size in bytes, out-of-place time in seconds) of each result line of an nccl-tests
+    log, read here from its columns (size count type redop root time ...; time in us)."""
+    rows = []
+    for line in text.splitlines():
+        fields = line.split()
+        if fields and fields[0].isdigit() and len(fields) > 6:
+            rows.append((int(fields[0]), float(fields[5]) * 1e-6))
+    return rows
+
+
+def test_residuals_and_fit_error_against_the_logged_times() -> None:
+    fit = fit_nccl_tests(LOG.read_text())
+    logged = _logged_rows(LOG.read_text())
+    assert [t["size"] for t in fit.terms()] == [size for size, _ in logged]
+    expected = [(fit.alpha + fit.beta * size) / time - 1 for size, time in logged]
+    assert [t["residual"] for t in fit.terms()] == pytest.approx(expected, rel=1e-12)
+    assert fit.fit_error == pytest.approx(
+        (sum(r * r for r in expected) / len(expected)) ** 0.5, rel=1e-12)
+
+
+def test_a_bandwidth_past_the_line_rate_is_a_warning() -> None:
+    fit = fit_nccl_tests(LOG.read_text())
+    cluster = preset("h100-8x", 2)
+    tiers = fit_tiers(cluster, fit)
+    nic = tiers.network_bandwidth * 8 / cluster.nics_per_host  # type: ignore[operator]
+    assert nic > cluster.network.bandwidth
+    assert tiers.warnings == (
+        f"the fitted bandwidth per NIC, {nic / 1e9:.1f} GB/s, exceeds h100-8x's line rate of "
+        f"{cluster.network.bandwidth / 1e9:.1f} GB/s: the straight line does not describe "
+        f"these measurements (fit error {fit.fit_error:.0%})",)

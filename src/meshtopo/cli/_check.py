@@ -16,18 +16,21 @@ from rich.console import Console
 from rich.text import Text
 
 from .._errors import InvalidArgumentError
-from ..hlo import Finding, Module, load, verify
+from ..hlo import Finding, Module, describe_placement, load, verify
 from ..order import Finding as OrderFinding
 from ..order import analyze
 from ._inputs import (
     FILES_HELP,
+    all_option,
     device_limit_option,
+    folded_line,
     input_files,
     is_single_file,
+    module_option,
     rendezvous_option,
 )
 from ._options import DecimalRange
-from ._render import console, emit_json, plural
+from ._render import console, emit_json, placement_line, plural
 
 
 def finding_text(file: str, finding: Finding) -> Text:
@@ -81,8 +84,9 @@ order analysis on each module the verifier passes.
 {FILES_HELP}
 
 Prints FILE:LINE:COL: INSTRUCTION: MESSAGE for each finding (messages in XLA's words),
-FILE:LINE: order TYPE: MESSAGE for each order finding, then a summary per module. Exits 1 when
-there are findings, 0 when there are none.""")
+FILE:LINE: order TYPE: MESSAGE for each order finding, then a summary per module; in a dump
+directory, the modules without collectives and without findings share one line (--all lists
+them). Exits 1 when there are findings, 0 when there are none.""")
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
 @click.option("--replica-count", type=DecimalRange(min=1), default=None,
@@ -95,11 +99,15 @@ there are findings, 0 when there are none.""")
               help="Also run the send/recv deadlock checker on scheduled modules, like "
                    "HloVerifierOpts verify_no_collective_deadlocks=true.")
 @rendezvous_option
+@module_option
+@all_option
 @device_limit_option
 def check(files: tuple[str, ...], as_json: bool, replica_count: int | None,
           num_partitions: int | None, no_replica_group_checks: bool, deadlocks: bool,
-          rendezvous: str) -> int:
-    paths = input_files(files)
+          rendezvous: str, module_choice: str | None, show_all: bool) -> int:
+    paths = input_files(files, module_choice)
+    fold = not (show_all or is_single_file(files, paths, module_choice))
+    folded: list[str] = []
     payloads = []
     out = console()
     for path in paths:
@@ -112,11 +120,15 @@ def check(files: tuple[str, ...], as_json: bool, replica_count: int | None,
             findings, order_findings = _order_analysis(module, rendezvous)
         name = module.source or path
         payloads.append(_payload(name, module, findings, order_findings))
-        if not as_json:
+        if fold and not (module.collectives or findings or order_findings):
+            folded.append(path)
+        elif not as_json:
             _print(out, name, module, findings, order_findings)
     ok = all(payload["ok"] for payload in payloads)
+    if folded and not as_json:
+        out.print(folded_line(folded))
     if as_json:
-        emit_json(payloads[0] if is_single_file(files, paths) else
+        emit_json(payloads[0] if is_single_file(files, paths, module_choice) else
                   {"modules": payloads, "ok": ok})
     return 0 if ok else 1
 
@@ -156,6 +168,7 @@ def _print(out: Console, name: str, module: Module, findings: list[Finding],
         out.print(order_finding_text(name, order_finding))
     collectives = plural(len(module.collectives), "collective")
     counts = f"(replica_count={module.replica_count}, num_partitions={module.num_partitions})"
+    table = placement_line(module.device_assignment)
     count = len(findings) + len(order_findings)
     if count:
         out.print(Text(f"{name}: {plural(count, 'finding')} in {collectives} {counts}",
@@ -163,6 +176,6 @@ def _print(out: Console, name: str, module: Module, findings: list[Finding],
     else:
         out.print(Text(f"{name}: {collectives} verified, no findings {counts}",
                        style="bold green"))
-
-
-COMMANDS: list[click.Command] = [check]
+    if table is not None:
+        out.print(f"  {describe_placement(module.device_assignment_source, module.compile_options)}")
+        out.print(f"  {table}")

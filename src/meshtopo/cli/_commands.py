@@ -1,30 +1,68 @@
-"""The list of command modules and the runner that turns errors into exit code 2.
+"""The table of commands and the runner that turns errors into exit code 2.
 
-A command family lives in its own module and exposes ``COMMANDS``; add the module's name to
-``_MODULES`` to register it.
+A command family lives in its own module; ``COMMANDS`` names each command's module, the
+function that implements it and the one-line summary ``meshtopo --help`` lists. A command's
+module is imported only when that command runs (or its own ``--help`` is asked for), so
+``meshtopo expand`` never loads the HLO reader and ``meshtopo --help`` loads no command at all.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+from typing import NamedTuple
 
 import click
 
 from .._errors import LimitError, MeshtopoError
 from .._limits import get_device_limit, set_device_limit
 
-_MODULES = ["_math", "_explore", "_inspect", "_check", "_neuron", "_plan", "_order", "_run",
-            "_passes", "_triage"]
+
+class CommandEntry(NamedTuple):
+    """Where a command lives (``module``, ``function`` in ``meshtopo.cli``) and its summary."""
+
+    module: str
+    function: str
+    summary: str
+
+
+COMMANDS = {
+    "expand": CommandEntry("_math", "expand", "Expand replica groups or an iota tile given as XLA text."),
+    "groups": CommandEntry("_math", "groups", "Replica groups of a collective over named mesh axes."),
+    "devices": CommandEntry("_math", "devices", "Resolve replica groups to the devices that talk."),
+    "explore": CommandEntry("_explore", "explore", "Start the explorer in the browser."),
+    "inspect": CommandEntry("_inspect", "inspect_command", "Every collective in HLO dumps."),
+    "check": CommandEntry("_check", "check", "XLA's collective verifier checks, then the order."),
+    "neuron": CommandEntry("_neuron", "neuron", "Neuron's 3-D rank model of HLO modules."),
+    "plan": CommandEntry("_plan", "plan_command", "Tier, hosts and cost per mesh axis and collective."),
+    "calibrate": CommandEntry("_plan", "calibrate_command", "Fit a cost model to nccl-tests logs."),
+    "order": CommandEntry("_order", "order", "Match every device's collectives by arrival order."),
+    "run": CommandEntry("_run", "run", "Execute the entry computation of an HLO module."),
+    "replay": CommandEntry("_run", "replay", "Replay the communication of an HLO module."),
+    "passes": CommandEntry("_passes", "passes", "Run XLA's collective passes on an HLO module."),
+    "triage": CommandEntry("_triage", "triage", "One report from every kind of evidence given."),
+}
 _PYTHON_LIMIT_HINT = "raise it with meshtopo.set_device_limit(n) or meshtopo.device_limit(n)"
 
 
-def all_commands() -> list[click.Command]:
-    """Every registered command, in registration order."""
-    commands: list[click.Command] = []
-    for name in _MODULES:
-        commands.extend(importlib.import_module(f"{__package__}.{name}").COMMANDS)
-    return commands
+class LazyGroup(click.Group):
+    """A click group whose commands are imported from ``COMMANDS`` when first asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module = importlib.import_module(f"{__package__}.{entry.module}")
+        command: click.Command = getattr(module, entry.function)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from the summaries, without importing any command."""
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, COMMANDS[name].summary) for name in self.list_commands(ctx)])
 
 
 def fail(message: str) -> None:

@@ -16,7 +16,8 @@ from ..explore import (
     InitialDump,
     make_server,
 )
-from ..hlo import binary_input, load, open_input, single_module_file
+from ..hlo import binary_input, load, open_input
+from ._inputs import module_option, one_module_file
 from ._options import DecimalRange
 
 _MAX_DUMP_BYTES = 64 << 20
@@ -52,20 +53,22 @@ _MAX_DUMP_BYTES = 64 << 20
     show_default=True,
     help="Largest request body in bytes (pasted dumps count).",
 )
+@module_option
 def explore(
-    file: Path | None, port: int, host: str, open_browser: bool, device_limit: int, max_body: int
+    file: Path | None, port: int, host: str, open_browser: bool, device_limit: int, max_body: int,
+    module_choice: str | None,
 ) -> None:
     """Start the explorer: dial a mesh and watch the group arithmetic and the checks.
 
     FILE, if given, is an HLO text dump opened in the page at start, placed on devices by the
     compile_options.textproto XLA dumped beside it when there is one (as inspect reads it);
-    a dump directory holding one module after optimizations opens that module.
+    a dump directory opens its module holding collectives (--module picks one).
     Everything is served from
     the package; nothing is fetched from the network. Stop with Ctrl-C.
     """
     dump = None
     if file is not None:
-        file = Path(single_module_file(file))
+        file = Path(one_module_file(str(file), module_choice))
         size = file.stat().st_size
         if size > _MAX_DUMP_BYTES:
             raise InvalidArgumentError(
@@ -107,6 +110,3 @@ def _read_dump(file: Path) -> str:
             "reads dumps up to that size"
         )
     return text
-
-
-COMMANDS: list[click.Command] = [explore]

@@ -3,21 +3,25 @@ limit.
 
 Each FILE argument is a module file (plain or gzip), ``-`` for stdin, or a directory in XLA's
 dump layout (``--xla_dump_to``), which stands for every after-optimisations module in it
-(``meshtopo.hlo.module_files``). ``--device-limit`` sets the largest number of devices an input
+(``meshtopo.hlo.module_files``). ``--module NAME|NUMBER`` picks one module of a directory.
+A command that reads one module reads, from a directory, its one module holding collectives
+(``one_module_file``); the commands that read several fold the modules without collectives
+into one line (``folded_line``) unless ``--all`` is given. ``--device-limit`` sets the largest number of devices an input
 may ask for (``meshtopo.set_device_limit``) for the one run; ``_commands.run`` restores it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
 
+from .._errors import InvalidArgumentError
 from .._limits import DEFAULT_DEVICE_LIMIT, set_device_limit
-from ..hlo import module_files
-from ..order import RENDEZVOUS
 from ._options import DecimalRange
+from ._render import plural
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,18 +31,98 @@ FILES_HELP = ("Each FILE is HLO text or a binary HloProto, HloModuleProto or Hlo
               "gets its own section.")
 
 
-def input_files(paths: tuple[str, ...]) -> list[str]:
-    """Every module file the FILE arguments name, directories expanded, in argument order."""
+FOLDED_NAMES = 6
+"""Modules without collectives named in the folded line before ``...``."""
+
+
+def input_files(paths: tuple[str, ...], module_choice: str | None = None) -> list[str]:
+    """Every module file the FILE arguments name, directories expanded, in argument order;
+    with ``module_choice`` (``--module``), only that module of each directory."""
+    from ..hlo import module_files
+
     files: list[str] = []
     for path in paths:
-        files.extend(module_files(path))
+        found = module_files(path)
+        if module_choice is not None and os.path.isdir(path):
+            found = [_chosen(path, found, module_choice)]
+        files.extend(found)
     return files
 
 
-def is_single_file(paths: tuple[str, ...], files: list[str]) -> bool:
-    """True when one FILE argument names one module file (not a directory): the commands then
-    print and answer exactly as for one module."""
-    return len(paths) == 1 and files == [paths[0]]
+def module_label(file: str) -> str:
+    """How a module of a dump directory is named to the user: its name and number
+    (``jit_step (0006)``), or the file's name outside XLA's layout."""
+    from ..hlo import dumped_module
+
+    dumped = dumped_module(file)
+    return os.path.basename(file) if dumped is None else f"{dumped.name} ({dumped.number:04d})"
+
+
+def _chosen(directory: str, files: list[str], module_choice: str) -> str:
+    """The file of ``files`` that ``--module`` names: by module name, or by number."""
+    from ..hlo import dumped_module
+
+    number = int(module_choice) if module_choice.isascii() and module_choice.isdigit() else None
+    matches = [file for file in files if (dumped := dumped_module(file)) is not None
+               and (dumped.name == module_choice or dumped.number == number)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise InvalidArgumentError(
+            f"--module {module_choice}: {directory} holds {len(matches)} modules of that name "
+            f"({', '.join(module_label(file) for file in matches)}); give its number")
+    raise InvalidArgumentError(
+        f"--module {module_choice}: no such module after optimizations in {directory}; it holds "
+        f"{', '.join(module_label(file) for file in files)}")
+
+
+def collective_count(file: str) -> int:
+    """The collectives ``file`` issues (starts and sync ops; a -done is its start's)."""
+    from ..hlo import iter_collectives
+
+    return sum(1 for collective in iter_collectives(file) if collective.is_start)
+
+
+def one_module_file(path: str, module_choice: str | None) -> str:
+    """The one module file a command that reads one module reads from FILE.
+
+    A file (or ``-``) is itself. In a dump directory ``--module`` picks a module by name or
+    number; without it the one module holding collectives is read (or the only module). With
+    several holding collectives, the refusal lists them with their collective counts, largest
+    first."""
+    if not os.path.isdir(path):
+        if module_choice is not None:
+            raise click.UsageError("--module picks a module of a dump directory; FILE is a file")
+        return path
+    files = input_files((path,), module_choice)
+    if module_choice is not None or len(files) == 1:
+        return files[0]
+    counts = sorted(((collective_count(file), file) for file in files), key=lambda c: -c[0])
+    holding = [(count, file) for count, file in counts if count]
+    if len(holding) == 1:
+        return holding[0][1]
+    listed = ", ".join(f"{module_label(file)}: {plural(count, 'collective')}"
+                       for count, file in holding or counts)
+    what = "modules with collectives" if holding else "modules, none with collectives"
+    raise InvalidArgumentError(
+        f"{path} holds {len(holding or counts)} {what} ({listed}); this reads one module: "
+        "pick it with --module NAME|NUMBER")
+
+
+def folded_line(files: Sequence[str]) -> str:
+    """``3 more modules without collectives: jit_iota (0000), ... (--all shows them)``."""
+    names = [module_label(file) for file in files[:FOLDED_NAMES]]
+    more = ", ..." if len(files) > FOLDED_NAMES else ""
+    return (f"{plural(len(files), 'more module')} without collectives: {', '.join(names)}{more} "
+            "(--all shows them)")
+
+
+def is_single_file(paths: tuple[str, ...], files: list[str], module_choice: str | None = None
+                   ) -> bool:
+    """True when one FILE argument names one module: a module file, or the module of a dump
+    directory that ``--module`` picks. The commands then print and answer exactly as for one
+    module."""
+    return len(paths) == 1 and (files == [paths[0]] or module_choice is not None)
 
 
 def _set_limit(ctx: click.Context, param: click.Parameter, value: int | None) -> None:
@@ -55,8 +139,27 @@ def device_limit_option(command: F) -> F:
              f"ask for; default {DEFAULT_DEVICE_LIMIT}.")(command)
 
 
+def module_option(command: F) -> F:
+    """The ``--module NAME|NUMBER`` option: one module of a dump directory."""
+    return click.option(
+        "--module", "module_choice", default=None, metavar="NAME|NUMBER",
+        help="In a dump directory, the module to read: its name (jit_step) or number "
+             "(6 or 0006).")(command)
+
+
+def all_option(command: F) -> F:
+    """The ``--all`` option of the commands that fold modules without collectives."""
+    return click.option(
+        "--all", "show_all", is_flag=True,
+        help="Show every module of a dump directory, also those without collectives (folded "
+             "into one line otherwise).")(command)
+
+
 def rendezvous_option(command: F) -> F:
-    """The ``--rendezvous`` option of the order analysis (``mt.order.analyze``)."""
+    """The ``--rendezvous`` option of the order analysis (``mt.order.analyze``); the commands
+    that take it import the order layer anyway."""
+    from ..order import RENDEZVOUS
+
     return click.option(
         "--rendezvous", type=click.Choice(RENDEZVOUS), default="clique",
         help="What meets in the order analysis: 'clique' (default; the n-th collective of each "

@@ -15,7 +15,16 @@ from collections.abc import Iterator
 import click
 
 from .._mesh import Mesh
-from ._inputs import FILES_HELP, device_limit_option, input_files, is_single_file
+from ._inputs import (
+    FILES_HELP,
+    all_option,
+    device_limit_option,
+    folded_line,
+    input_files,
+    is_single_file,
+    module_option,
+    one_module_file,
+)
 from ._inspect_cells import (
     bytes_text,
     device_groups_text,
@@ -27,8 +36,7 @@ from ._inspect_cells import (
 from ._inspect_rows import Inspection, Row, inspect_file
 from ._math import parse_mesh
 from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange
-from ._plan import print_topology_columns, topology_columns
-from ._render import plural
+from ._render import placement_line, plural
 from ._report import write_report
 
 
@@ -73,8 +81,10 @@ the list). Exits 1 when a collective could not be resolved, 0 otherwise.""")
     "html_path",
     type=click.Path(dir_okay=False, writable=True),
     help="Also write a self-contained HTML report with a device grid per collective "
-         "(one module only).",
+         "(one module: a dump directory's module holding collectives, or --module's).",
 )
+@module_option
+@all_option
 @device_limit_option
 def inspect_command(
     files: tuple[str, ...],
@@ -87,22 +97,29 @@ def inspect_command(
     cluster_spec: str | None,
     as_json: bool,
     html_path: str | None,
+    module_choice: str | None,
+    show_all: bool,
 ) -> int:
-    paths = input_files(files)
-    if html_path is not None and len(paths) != 1:
-        raise click.UsageError(f"--html writes one module's report, got {len(paths)} modules")
+    if html_path is not None:
+        if len(files) != 1:
+            raise click.UsageError(f"--html writes one module's report, got {len(files)} FILEs")
+        paths = [one_module_file(files[0], module_choice)]
+    else:
+        paths = input_files(files, module_choice)
     if mesh_devices is not None and mesh_spec is None:
         raise click.UsageError("--mesh-devices needs --mesh")
     mesh: Mesh | None = None if mesh_spec is None else parse_mesh(mesh_spec, mesh_devices)
     results = [inspect_file(path, assignment_spec, replica_count, num_partitions, mesh=mesh,
                             mesh_of_devices=mesh_devices is not None)
                for path in paths]
+    if cluster_spec is not None:  # the topology layer, only when asked for
+        from ._plan import print_topology_columns, topology_columns
     costs = [None if cluster_spec is None else topology_columns(result, cluster_spec)
              for result in results]
     if html_path is not None:
         write_report(results[0], html_path)
     if as_json:
-        if is_single_file(files, paths):
+        if is_single_file(files, paths, module_choice):
             for chunk in json_chunks(results[0], costs[0]):
                 click.echo(chunk, nl=False)
         else:
@@ -114,13 +131,21 @@ def inspect_command(
             click.echo("\n]}", nl=False)
         click.echo()
     else:
-        for index, result in enumerate(results):
-            if index:
+        single = is_single_file(files, paths, module_choice)
+        without = [result.source for result in results if not result.rows]
+        shown = [index for index, result in enumerate(results)
+                 if result.rows or show_all or single or len(without) == len(results)]
+        for index in shown:
+            result = results[index]
+            if index != shown[0]:
                 click.echo()
             _print_table(result, full)
             result_costs = costs[index]
             if result_costs is not None:
                 print_topology_columns(result, result_costs)
+        if len(shown) < len(results):
+            click.echo()
+            click.echo(folded_line([result.source for result in results if not result.rows]))
         if html_path is not None:
             click.echo(f"report written to {html_path}")
     return 1 if any(result.error_count for result in results) else 0
@@ -230,6 +255,9 @@ def _print_table(result: Inspection, full: bool = False) -> None:
         f"{plural(result.replica_count, 'replica')} x "
         f"{plural(result.num_partitions, 'partition')}, {result.assignment_note}{mesh}"
     )
+    placement = placement_line(result.assignment)
+    if placement is not None:
+        click.echo(placement)
     if not result.rows:
         return
     with_axes = result.mesh is not None
@@ -274,7 +302,3 @@ def _print_notes(result: Inspection) -> None:
     if len(errors) > 10:
         click.echo(f"{result.source}: ... {plural(len(errors) - 10, 'more collective')} that "
                    "could not be resolved")
-
-
-COMMANDS = [inspect_command]
-

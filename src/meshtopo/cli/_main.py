@@ -1,4 +1,5 @@
-"""The root ``meshtopo`` group; each command family registers itself from its own module."""
+"""The root ``meshtopo`` group; its commands come from ``_commands.COMMANDS``, each imported
+when it runs."""
 
 from __future__ import annotations
 
@@ -20,15 +21,11 @@ def _print_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
     ctx.exit()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_commands.LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True,
               callback=_print_version, help="Show the version and the HLO scanners in use.")
 def cli() -> None:
     """XLA's collective topology math: who talks to whom, under which mode, in which order."""
-
-
-for command in _commands.all_commands():
-    cli.add_command(command)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -19,7 +19,6 @@ from .._iota import IotaTileAssignment
 from .._mesh import Mesh
 from .._modes import group_mode, group_mode_for_opcode
 from .._placement import participating_device_groups
-from ..hlo import replica_groups_problem
 from ._inputs import device_limit_option
 from ._options import DecimalRange, is_decimal
 from ._options import device_assignment as _device_assignment
@@ -274,6 +273,8 @@ def devices(
     Groups XLA's verifier refuses (an id repeated or out of range, too few or too many ids for
     the mode, sizes that differ where the opcode needs one size) are reported as check
     reports them, and the command then exits 1, as check does on findings."""
+    from ..hlo import replica_groups_problem  # the verifier's check, in the HLO layer
+
     flag = None if use_global_device_ids == "absent" else use_global_device_ids == "true"
     mode = (
         group_mode_for_opcode(opcode, channel_id, flag) if opcode else group_mode(channel_id, flag)
@@ -337,6 +338,3 @@ def _devices_json(payload: dict[str, object], cells: Cells) -> Iterator[str]:
     yield from cells.json_lines("    ")
     yield "\n  ]" if cells.size else "]"
     yield "".join(f",\n  {json.dumps(k)}: {json.dumps(payload[k])}" for k in tail) + "\n}"
-
-
-COMMANDS = [expand, groups, devices]

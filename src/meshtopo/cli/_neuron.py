@@ -25,7 +25,15 @@ from ..neuron import (
     instruction_groups,
     source_target_pairs,
 )
-from ._inputs import FILES_HELP, device_limit_option, input_files, is_single_file
+from ._inputs import (
+    FILES_HELP,
+    all_option,
+    device_limit_option,
+    folded_line,
+    input_files,
+    is_single_file,
+    module_option,
+)
 from ._options import DecimalRange
 from ._render import console, emit_json, groups_text, plural
 
@@ -131,18 +139,37 @@ otherwise.""")
 @click.option("--tp-opcode", type=click.Choice(sorted(GROUP_OPCODES)), default="reduce-scatter",
               show_default=True, help="The collective whose groups name the TP group.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@module_option
+@all_option
 @device_limit_option
-def neuron(files: tuple[str, ...], lnc: int, tp_opcode: str, as_json: bool) -> int:
-    paths = input_files(files)
-    payloads = [_payload(load(path), lnc, tp_opcode) for path in paths]
+def neuron(files: tuple[str, ...], lnc: int, tp_opcode: str, as_json: bool,
+           module_choice: str | None, show_all: bool) -> int:
+    paths = input_files(files, module_choice)
+    modules = [load(path) for path in paths]
+    payloads = [_payload(module, lnc, tp_opcode) for module in modules]
     ok = all(payload["ok"] for payload in payloads)
     if as_json:
-        emit_json(payloads[0] if is_single_file(files, paths) else
+        emit_json(payloads[0] if is_single_file(files, paths, module_choice) else
                   {"modules": payloads, "ok": ok})
         return 0 if ok else 1
-    for payload in payloads:
-        _print(payload)
+    fold = not (show_all or is_single_file(files, paths, module_choice))
+    folded = [path for path, module in zip(paths, modules, strict=True)
+              if fold and not module.collectives]
+    for payload, module in zip(payloads, modules, strict=True):
+        if not (fold and not module.collectives):
+            _print(payload, tp_opcode)
+    if folded:
+        click.echo(folded_line(folded))
     return 0 if ok else 1
+
+
+_MPMD_RULE = (
+    "Neuron's rank model (getCCRankWorldSize) gives a program one world size from one "
+    "[group][rank] topology; each distinct group list of the module is a topology, and "
+    "topologies with different ranks per group fail its worker-count check, so Neuron's "
+    "compiler refuses the module as MPMD. An SPMD program whose collectives span mesh axes of "
+    "different sizes (a 2 x 4 mesh's groups of 2 and of 4) always has such topologies; it "
+    "compiles for Neuron once every collective uses groups of one size.")
 
 
 def _geometry(topology: dict[str, object]) -> str:
@@ -152,7 +179,7 @@ def _geometry(topology: dict[str, object]) -> str:
     return f"{plural(groups, 'group')} x {plural(ranks, 'rank')}"
 
 
-def _print(payload: dict[str, object]) -> None:
+def _print(payload: dict[str, object], tp_opcode: str) -> None:
     out = console()
     topologies: list[dict[str, object]] = payload["topologies"]  # type: ignore[assignment]
     count = len(topologies)
@@ -169,6 +196,7 @@ def _print(payload: dict[str, object]) -> None:
         out.print(f"  source_target_pairs: {groups_text(pairs, limit=16)}")
     if payload["mpmd"] is not None:
         out.print(Text(f"MPMD: {payload['mpmd']}", style="bold red"))
+        out.print(Text(f"  why: {_MPMD_RULE}"))
         out.print(f"  {plural(count, 'distinct group geometry', 'distinct group geometries')}:")
         for index, topology in enumerate(topologies):
             carried: list[str] = topology["collectives"]  # type: ignore[assignment]
@@ -177,14 +205,17 @@ def _print(payload: dict[str, object]) -> None:
             out.print(f"    topology {index} ({_geometry(topology)}, {topology['text']}): "
                       f"carried by {plural(len(carried), 'collective')}: {shown}{more}")
     else:
-        out.print(Text(f"world size: {payload['world_size']}", style="bold green"))
+        alone = "" if topologies or pairs else (
+            " (no collective with replica groups or pairs: each rank is a world of its own)")
+        out.print(Text(f"world size: {payload['world_size']}{alone}", style="bold green"))
         core_groups: list[list[int]] = payload["core_groups"]  # type: ignore[assignment]
         if core_groups:
             out.print(f"  cores at LNC {payload['lnc']} (rank = core // {payload['lnc']}): "
                       f"{groups_text(core_groups, limit=16)}")
     tp: dict[str, object] | None = payload["tp"]  # type: ignore[assignment]
     if tp is None:
-        out.print("TP group: none (no such collective)")
+        out.print(f"TP group: none (no {tp_opcode} in the module; the TP group is "
+                  "read from the first collective of --tp-opcode, e.g. --tp-opcode all-gather)")
     else:
         tp_groups: list[list[int]] = tp["replica_groups"]  # type: ignore[assignment]
         out.print(f"TP group: {groups_text(tp_groups, limit=16)}  from {tp['opcode']} "
@@ -199,6 +230,3 @@ def _print(payload: dict[str, object]) -> None:
                   f"{', '.join('%' + n for n in names)}  (key: {key['reduction']}, "
                   f"{key['element_type']}, dim {key['scatter_dimension']}, channel "
                   f"{key['has_channel_id']}, global ids {key['use_global_device_ids']})")
-
-
-COMMANDS: list[click.Command] = [neuron]

@@ -16,7 +16,8 @@ from .._placement import DeviceAssignment
 from ._render import plural
 
 DEVICE_ASSIGNMENT_HELP = (
-    "default (c*R+r), row-major (r*P+p), or rows like '0,2;1,3' ([replica][partition])."
+    "default (c*R+r), row-major (r*P+p), rows like '0,2;1,3' ([replica][partition]), or a "
+    "compile_options.textproto as XLA dumps it (for a module read from stdin)."
 )
 _MAX_DIGITS = 18  # every int of at most 18 digits fits in int64
 
@@ -45,21 +46,43 @@ class DecimalRange(click.IntRange):
         return super().convert(value, param, ctx)
 
 
+def _textproto_table(path: str) -> DeviceAssignment:
+    """The device table of the compile options in ``path``; one without a table is refused."""
+    from ..hlo import parse_compile_options
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidArgumentError(f"--device-assignment {path}: cannot read it: "
+                                   f"{getattr(error, 'strerror', None) or error}") from None
+    table = parse_compile_options(text, path).device_assignment
+    if table is None:
+        raise InvalidArgumentError(f"--device-assignment {path}: no device_assignment in it")
+    return table
+
+
 def device_assignment(spec: str, replicas: int, partitions: int) -> DeviceAssignment:
     """The ``--device-assignment`` value for a ``replicas`` x ``partitions`` grid.
 
     ``default`` is XLA's placement (``c * R + r``), ``row-major`` is ``r * P + p``, and
-    ``'0,2;1,3'`` gives the table row by row (rows are replicas, columns partitions); a table
-    of another shape than the grid is an ``InvalidArgumentError``.
+    ``'0,2;1,3'`` gives the table row by row (rows are replicas, columns partitions), and a
+    path ending in ``.textproto`` is read as XLA's dumped compile options
+    (``mt.hlo.parse_compile_options``); a table of another shape than the grid is an
+    ``InvalidArgumentError``.
     """
     if spec == "default":
         return DeviceAssignment.default(replicas, partitions)
     if spec == "row-major":
         return DeviceAssignment.row_major(replicas, partitions)
-    rows = [int_list(row, "--device-assignment") for row in spec.split(";")]
-    if len({len(row) for row in rows}) != 1:
-        raise InvalidArgumentError(f"--device-assignment rows must have equal length, got {spec!r}")
-    assignment = DeviceAssignment(rows)
+    if spec.endswith(".textproto"):
+        assignment = _textproto_table(spec)
+    else:
+        rows = [int_list(row, "--device-assignment") for row in spec.split(";")]
+        if len({len(row) for row in rows}) != 1:
+            raise InvalidArgumentError(
+                f"--device-assignment rows must have equal length, got {spec!r}")
+        assignment = DeviceAssignment(rows)
     if (assignment.replica_count, assignment.computation_count) != (replicas, partitions):
         raise InvalidArgumentError(
             f"--device-assignment is {assignment.replica_count} x {assignment.computation_count} "

@@ -21,7 +21,7 @@ from rich.text import Text
 
 from .._errors import InvalidArgumentError
 from ..hlo import Finding as VerifierFinding
-from ..hlo import Module, load, verify
+from ..hlo import Module, describe_placement, load, verify
 from ..order import (
     Arrival,
     Finding,
@@ -37,9 +37,9 @@ from ..order import (
 )
 from ._check import finding_json, finding_text, located_finding
 from ._evidence import order_logs, predictions, print_timings, timings_json
-from ._inputs import device_limit_option, rendezvous_option
+from ._inputs import device_limit_option, module_option, one_module_file, rendezvous_option
 from ._options import int_list
-from ._render import console, emit_json, noun_for, plural
+from ._render import console, emit_json, noun_for, placement_line, plural
 
 TIMELINES_SHOWN = 4  # devices whose timelines are printed when --devices is not given
 TRACED = 64  # devices traced when --devices is not given
@@ -64,31 +64,35 @@ def _verified(modules: list[tuple[str, Module]]) -> None:
         raise _Refused(refused)
 
 
-def _analyze(files: tuple[str, ...], flight_recorder: str | None,
-             rendezvous: str) -> tuple[Report, str]:
+def _analyze(files: tuple[str, ...], flight_recorder: str | None, rendezvous: str,
+             module_choice: str | None) -> tuple[Report, str, list[tuple[str, Module]]]:
+    """The report, the name of what it reads and each module read (with its file)."""
     if flight_recorder is not None:
         if files:
             raise InvalidArgumentError("give HLO files or --flight-recorder DIR, not both")
-        return from_flight_recorder(flight_recorder), flight_recorder
+        return from_flight_recorder(flight_recorder), flight_recorder, []
     if not files:
         raise InvalidArgumentError("order needs an HLO FILE (or FILE@DEVICES per program) or "
                                    "--flight-recorder DIR")
     if len(files) == 1 and "@" not in files[0]:
-        module = load(files[0])
-        _verified([(files[0], module)])
-        return (_positioned(lambda: analyze(module, rendezvous=rendezvous), files[0]),
-                files[0])
+        file = one_module_file(files[0], module_choice)
+        module = load(file)
+        _verified([(file, module)])
+        return (_positioned(lambda: analyze(module, rendezvous=rendezvous), file), file,
+                [(file, module)])
     specs = []
     for spec in files:
         path, at, devices = spec.rpartition("@")
         if not at:
             raise InvalidArgumentError(
                 f"with several programs each FILE names its devices as FILE@0,1,...; got {spec!r}")
-        specs.append((path, int_list(devices, f"the devices of {path}")))
+        specs.append((one_module_file(path, module_choice),
+                      int_list(devices, f"the devices of {path}")))
     modules = [(load(path), devices) for path, devices in specs]
     _verified([(path, module) for (path, _), (module, _) in zip(specs, modules, strict=True)])
     return (_positioned(lambda: analyze(modules, rendezvous=rendezvous), specs[0][0]),
-            ", ".join(files))
+            ", ".join(files), [(path, module) for (path, _), (module, _) in zip(specs, modules,
+                                                                                strict=True)])
 
 
 def _positioned(analysis: Callable[[], Report], path: str) -> Report:
@@ -189,16 +193,18 @@ def _excerpt(report: Report, finding: Finding) -> list[Text]:
               help="With --traces: each collective's predicted time on this cluster beside "
                    "the achieved one (a preset or a TOML, JSON or NCCL topology XML file).")
 @rendezvous_option
+@module_option
 @device_limit_option
 def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
           trace_path: str | None, flight_recorder: str | None, traces: bool, logs: bool,
-          cluster_spec: str | None, rendezvous: str) -> int:
+          cluster_spec: str | None, rendezvous: str, module_choice: str | None) -> int:
     """Match every device's collectives by arrival order and report hangs and garbage.
 
     FILES: one HLO module every device runs (SPMD), or FILE@DEVICES per program (MPMD, e.g.
     stage0.hlo@0,1 stage1.hlo@2,3): each program's DEVICES are devices of its device
     assignment (replica_count x num_partitions devices, 0..N-1 by default), each running one
-    program; any other device is refused. Exits 1 when there are findings, 0 when clean.
+    program; any other device is refused. A dump directory stands for its module holding
+    collectives (--module picks one). Exits 1 when there are findings, 0 when clean.
     """
     if logs:
         if traces or flight_recorder is not None or cluster_spec is not None or not files:
@@ -206,6 +212,7 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
                                        "--flight-recorder or --cluster")
         return order_logs(from_logs(list(files)), as_json)
     timed: Timeline | None = None
+    read: list[tuple[str, Module]] = []
     if traces:
         if flight_recorder is not None or not files:
             raise InvalidArgumentError("--traces needs trace FILES or directories, without "
@@ -216,7 +223,7 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
         if cluster_spec is not None:
             raise InvalidArgumentError("--cluster goes with --traces")
         try:
-            report, name = _analyze(files, flight_recorder, rendezvous)
+            report, name, read = _analyze(files, flight_recorder, rendezvous, module_choice)
         except _Refused as refused:
             return _refused(refused, as_json)
     predicted = None if timed is None or cluster_spec is None else predictions(
@@ -238,6 +245,12 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
                    **({} if timed is None else timings_json(timed, predicted))})
         return 1 if report.findings else 0
     out = console()
+    for path, module in read:
+        table = placement_line(module.device_assignment)
+        if table is not None:
+            out.print(f"{module.source or path}: "
+                      f"{describe_placement(module.device_assignment_source, module.compile_options)}")
+            out.print(f"  {table}")
     for note in report.notes:
         out.print(Text(f"note: {note}", style="dim"))
     for finding in report.findings:
@@ -284,6 +297,3 @@ def _refused(refused: _Refused, as_json: bool) -> int:
         out.print(Text(f"{path}: {plural(len(found), 'finding')} of XLA's verifier; the order "
                        f"analysis runs on a module the verifier accepts", style="bold red"))
     return 1
-
-
-COMMANDS: list[click.Command] = [order]

@@ -9,6 +9,8 @@ The ``--json`` schema is in docs/cli-json.md.
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -17,6 +19,7 @@ from rich.table import Table
 
 from .._errors import InvalidArgumentError
 from ..hlo import Module, load
+from ..hlo._compile_options import FILE_NAME, options_folder
 from ..hlo.passes import (
     CONVERTIBLE,
     Decision,
@@ -26,7 +29,7 @@ from ..hlo.passes import (
     run_convert_async_collectives_to_sync,
     run_linearize_collectives,
 )
-from ._inputs import device_limit_option
+from ._inputs import device_limit_option, module_option, one_module_file
 from ._render import console, emit_json, plural
 
 
@@ -80,6 +83,24 @@ def _table(decisions: list[Decision]) -> Table:
     return table
 
 
+def _keep_table(module: Module, output: str) -> None:
+    """Write the ``compile_options.textproto`` that ``module``'s device table came from beside
+    ``output`` in XLA's dump layout (``DIR/module_NNNN.NAME.STAGE.txt`` beside
+    ``DIR/module_NNNN.NAME.STAGE/``), so that reading ``output`` back gives the same table. An
+    output not named in that layout cannot carry it: a note on stderr says so."""
+    options = module.compile_options
+    if module.device_assignment_source != "dump" or options is None or options.path is None:
+        return
+    folder = options_folder(output)
+    if folder is None:
+        click.echo(f"meshtopo: note: {output} reads back with XLA's default placement: the "
+                   f"device table of {options.path} stays beside a module only in XLA's dump "
+                   "layout (name the output module_NNNN.NAME.STAGE.txt)", err=True)
+        return
+    os.makedirs(folder, exist_ok=True)
+    shutil.copyfile(options.path, os.path.join(folder, FILE_NAME))
+
+
 @click.command()
 @click.argument("file")
 @click.option("--async-creator", "async_creator", is_flag=True,
@@ -108,14 +129,22 @@ def _table(decisions: list[Decision]) -> Table:
 @click.option("-o", "--output", "output", default=None,
               help="Write the rewritten module to this file instead of stdout.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@module_option
 @device_limit_option
-def passes(file: str, output: str | None, as_json: bool, **options: Any) -> int:
-    """Run XLA's collective passes on FILE and show what each did to each collective."""
+def passes(file: str, output: str | None, as_json: bool, module_choice: str | None,
+           **options: Any) -> int:
+    """Run XLA's collective passes on FILE and show what each did to each collective.
+
+    FILE may be a dump directory: its module holding collectives (--module picks one). An
+    output named in XLA's dump layout (-o DIR/module_NNNN.NAME.STAGE.txt) gets the
+    compile_options.textproto of FILE beside it, so its device table reads back."""
+    file = one_module_file(file, module_choice)
     module = load(file)
     result, names, decisions = _run(module, _Options(**options))
     text = result.to_text()
     if output is not None:
         Path(output).write_text(text, encoding="utf-8")
+        _keep_table(module, output)
     if as_json:
         emit_json({
             "file": file, "passes": names, "output": output,
@@ -134,6 +163,3 @@ def passes(file: str, output: str | None, as_json: bool, **options: Any) -> int:
         out.print(f"{file}: {', '.join(names)}: {len(module.instructions)} -> "
                   f"{plural(len(result.instructions), 'instruction')}, written to {output}")
     return 0
-
-
-COMMANDS: list[click.Command] = [passes]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -33,11 +34,13 @@ from ..topology import (
 )
 from ..topology._units import format_seconds, format_size, parse_size
 from ._inputs import device_limit_option
-from ._inspect_rows import Inspection
 from ._math import _mesh_payload, parse_mesh
 from ._options import DecimalRange
 from ._options import int_list as _int_list
 from ._render import plural
+
+if TYPE_CHECKING:  # inspect --cluster hands its result in; plan alone reads no HLO
+    from ._inspect_rows import Inspection
 
 CLUSTER_HELP = (
     f"A preset ({', '.join(PRESETS)}; name:HOSTS or name:AxB[xC][:SLICES]), or a TOML, JSON or "
@@ -208,6 +211,7 @@ def calibrate_command(
         click.echo(json.dumps({
             "fits": [{"opcode": fit.opcode, "ranks": fit.ranks, "hosts": fit.hosts,
                       "alpha": fit.alpha, "beta": fit.beta, "bus_bandwidth": fit.bus_bandwidth,
+                      "fit_error": fit.fit_error, "warnings": list(tier.warnings),
                       "sizes": [{**total, "terms": {k: v for k, v in split.items() if k in _TERMS},
                                  "dominant_term": split["dominant"]}
                                 for total, split in zip(fit.terms(), tier.terms(), strict=True)],
@@ -218,7 +222,8 @@ def calibrate_command(
     for fit, tier in zip(fits, tiers, strict=True):
         click.echo(
             f"{fit.opcode} over {plural(fit.ranks, 'rank')} on {plural(fit.hosts, 'host')}: alpha "
-            f"{format_seconds(fit.alpha)}, bus bandwidth {fit.bus_bandwidth / 1e9:.1f} GB/s"
+            f"{format_seconds(fit.alpha)}, bus bandwidth {fit.bus_bandwidth / 1e9:.1f} GB/s, "
+            f"fit error {fit.fit_error:.0%} (root mean square of the residuals)"
         )
         click.echo(f"  host: {format_seconds(tier.host_alpha)} per step x {tier.steps - tier.inter_steps}, "
                    f"{tier.host_bandwidth / 1e9:.1f} GB/s per device")  # fmt: skip
@@ -226,11 +231,17 @@ def calibrate_command(
             click.echo(f"  network: {format_seconds(tier.network_alpha or 0.0)} per step x "
                        f"{tier.inter_steps}, {tier.network_bandwidth / 1e9:.1f} GB/s per device")  # fmt: skip
         _table(
-            ["size", "measured", "fitted", *(name.replace("_", " ") for name in _TERMS), "dominant"],
+            ["size", "measured", "fitted", "residual", *(name.replace("_", " ") for name in _TERMS),
+             "dominant"],
             [[format_size(t["size"]),  # type: ignore[arg-type]
-              *(format_seconds(t[k]) for k in ("measured", "fitted", *_TERMS)),  # type: ignore[arg-type]
-              str(t["dominant"]).replace("_", " ")] for t in tier.terms()],
+              format_seconds(t["measured"]), format_seconds(t["fitted"]),  # type: ignore[arg-type]
+              f"{total['residual']:+.0%}",
+              *(format_seconds(t[k]) for k in _TERMS),  # type: ignore[arg-type]
+              str(t["dominant"]).replace("_", " ")]
+             for total, t in zip(fit.terms(), tier.terms(), strict=True)],
         )  # fmt: skip
+        for warning in tier.warnings:
+            click.echo(f"warning: {warning}", err=True)
     click.echo(_describe(cluster))
     if save_path is not None:
         click.echo(f"calibrated cluster written to {save_path}")
@@ -277,6 +288,3 @@ def print_topology_columns(result: Inspection, costs: list[dict[str, object] | N
             *(format_seconds(v) if isinstance(v := seconds.get(m), float) else "-" for m in MODELS),
         ])  # fmt: skip
     _table(["name", "tier", "hosts", "slowest link", *MODELS], cells)
-
-
-COMMANDS = [plan_command, calibrate_command]

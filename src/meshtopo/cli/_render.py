@@ -180,3 +180,31 @@ def first_groups(
     flat = device_list.flattened_replica_groups()[: int(sizes.sum())]
     parts = np.split(flat, np.cumsum(sizes)[:-1])
     return [part[:ids].tolist() for part in parts]
+
+
+TABLE_CELLS_SHOWN = 64
+"""Cells of a device table written out in full; a larger one is shown in its iota form when
+it has one, else by its first rows."""
+
+
+def placement_text(assignment: DeviceAssignment) -> str:
+    """The device table as ``replica x partition`` rows, ``{{3,0,6,5},{7,4,1,2}}``: a table of
+    more than ``TABLE_CELLS_SHOWN`` cells as its iota tile when one gives it
+    (``[2,512]<=[2,512]T(1,0)``), else its first rows, each cut to its first ids."""
+    table = assignment.array
+    if table.size > TABLE_CELLS_SHOWN:
+        compact = CollectiveDeviceList(table).compact()
+        if compact.encoding == "iota":
+            return str(compact)
+    rows = first_groups(CollectiveDeviceList(table), 8, 16)
+    cut = [[*row, "..."] if table.shape[1] > 16 else row for row in rows]
+    return groups_text(cut, limit=8, total=table.shape[0])  # type: ignore[arg-type]
+
+
+def placement_line(assignment: DeviceAssignment) -> str | None:
+    """The line under a module's header that shows its device table when it is not XLA's
+    default (None when it is): ``device table (1 replica x 8 partitions): {{3,0,...}}``."""
+    if assignment.is_default():
+        return None
+    return (f"device table ({plural(assignment.replica_count, 'replica')} x "
+            f"{plural(assignment.computation_count, 'partition')}): {placement_text(assignment)}")

@@ -24,7 +24,8 @@ from ..runtime import BACKENDS, Plan, Replay, load_inputs, save_values
 from ..runtime._execute import checked_inputs, run_local, run_threads
 from ..runtime._rendezvous import DEFAULT_TIMEOUT
 from ..runtime._values import Value
-from ._inputs import device_limit_option
+from ._inputs import device_limit_option, module_option, one_module_file
+from ._launcher import launched
 from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange, device_assignment
 from ._render import console, emit_json, plural
 
@@ -45,13 +46,38 @@ def _leaf_json(array: np.ndarray) -> dict[str, object]:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _placed(file: str, assignment_spec: str | None) -> tuple[Module, DeviceAssignment | None]:
-    """The module in ``file`` and the ``--device-assignment`` table for it (None: the
-    module's own)."""
-    module = load(file)
+def _placed(file: str, assignment_spec: str | None,
+            module_choice: str | None) -> tuple[Module, DeviceAssignment | None]:
+    """The module in ``file`` (a dump directory: its module holding collectives, or the one
+    ``--module`` names) and the ``--device-assignment`` table for it (None: the module's
+    own)."""
+    module = load(one_module_file(file, module_choice))
     if assignment_spec is None:
         return module, None
     return module, device_assignment(assignment_spec, module.replica_count, module.num_partitions)
+
+
+def _torch_processes(plan: Plan | Replay, inputs: dict[int, list[np.ndarray]] | None,
+                     timeout: float, flags: tuple[int, int, str, int | None]) -> dict[int, Any]:
+    """The torch backend's results on this node. Under torchrun, srun or mpirun (``_launcher``)
+    each launched process is a node of its own, placed by the launcher's environment; else
+    ``flags`` (``--nnodes``, ``--node-rank``, ``--master-addr``, ``--master-port``) place it."""
+    from ..runtime._launch import run_processes
+
+    place = launched()
+    if place is None:
+        return run_processes(plan, inputs, timeout, *flags)
+    if flags[:2] != (1, 0) or flags[3] is not None:
+        raise InvalidArgumentError(f"under {place.launcher} the run is placed by its "
+                                   "environment: drop --nnodes, --node-rank and --master-port")
+    return run_processes(plan, inputs, timeout, place.world_size, place.rank, place.master_addr,
+                         place.master_port, store_served=place.store_served)
+
+
+def _issues(plan: Replay, name: str) -> int:
+    """How many times the devices issue collective ``name`` (its loops' iterations, as the
+    issue order enters them): the most over the devices."""
+    return max(order.count(name) for order in plan.orders.values())
 
 
 def _backend_option(command: F) -> F:
@@ -62,8 +88,10 @@ def _backend_option(command: F) -> F:
 
 
 def _placement_options(command: F) -> F:
-    """``--device-assignment``, ``--timeout`` and ``--json``, shared by run and replay."""
+    """``--device-assignment``, ``--module``, ``--timeout`` and ``--json``, shared by run and
+    replay."""
     for option in (
+        module_option,
         click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
                      default=DEFAULT_TIMEOUT, show_default=True,
@@ -100,15 +128,15 @@ def _placement_options(command: F) -> F:
 @device_limit_option
 def run(file: str, backend: str, nproc: int | None, nnodes: int, node_rank: int,
         master_addr: str, master_port: int | None, inputs_path: str | None,
-        output_path: str | None, assignment_spec: str | None, timeout: float,
-        as_json: bool) -> int:
+        output_path: str | None, assignment_spec: str | None, module_choice: str | None,
+        timeout: float, as_json: bool) -> int:
     """Execute the entry computation of the HLO module in FILE on every device.
 
     Prints each device's result (this host's devices with --backend torch). A collective
     whose participants do not all arrive within --timeout ends the run with an error naming
     the instruction and the devices that never came.
     """
-    module, assignment = _placed(file, assignment_spec)
+    module, assignment = _placed(file, assignment_spec, module_choice)
     plan = Plan(module, assignment)
     inputs = checked_inputs(plan, None if inputs_path is None else load_inputs(inputs_path))
     devices = len(plan.devices)
@@ -126,10 +154,8 @@ def run(file: str, backend: str, nproc: int | None, nnodes: int, node_rank: int,
     if backend == "local":
         outputs = run_local(plan, inputs, timeout)
     else:
-        from ..runtime._launch import run_processes
-
-        outputs = run_processes(plan, inputs, timeout, nnodes, node_rank, master_addr,
-                                master_port)
+        outputs = _torch_processes(plan, inputs, timeout, (nnodes, node_rank, master_addr,
+                                                           master_port))
     seconds = time.perf_counter() - started
     if output_path is not None:
         save_values(output_path, outputs)
@@ -165,7 +191,7 @@ def run(file: str, backend: str, nproc: int | None, nnodes: int, node_rank: int,
 @_placement_options
 @device_limit_option
 def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | None,
-           timeout: float, as_json: bool) -> int:
+           module_choice: str | None, timeout: float, as_json: bool) -> int:
     """Replay the communication of the HLO module in FILE: every device issues its
     collectives in order (the entry computation's text order, which is the schedule of an
     is_scheduled module, entering the branch each device takes where a conditional depends
@@ -174,7 +200,7 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
     Prints each collective's bytes and its time over the devices (min / median / max). A
     device that never arrives ends the replay with the rendezvous error naming it.
     """
-    module, assignment = _placed(file, assignment_spec)
+    module, assignment = _placed(file, assignment_spec, module_choice)
     plan = Replay(module, assignment)
     if backend == "local" and nproc is not None:
         raise InvalidArgumentError("--nproc needs --backend torch")
@@ -185,14 +211,13 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
     if backend == "local":
         seconds = run_threads(plan.devices, timeout, plan.run_device)
     else:
-        from ..runtime._launch import run_processes
-
-        seconds = run_processes(plan, None, timeout)
+        seconds = _torch_processes(plan, None, timeout, (1, 0, "127.0.0.1", None))
     elapsed = time.perf_counter() - started
     name = module.source or file
     rows = []
     for step_name, step in plan.steps.items():
-        times = [seconds[d][step_name] for d in plan.devices if step_name in seconds[d]]
+        times = [seconds[d][step_name] for d in plan.devices
+                 if d in seconds and step_name in seconds[d]]
         rows.append((step, times))
     if as_json:
         emit_json({
@@ -202,8 +227,9 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
             "collectives": [
                 {"name": step.instruction.name, "opcode": step.instruction.opcode,
                  "line": step.instruction.line, "bytes": step.bytes,
+                 "trip_count": _issues(plan, step.instruction.name),
                  "devices": {str(d): seconds[d][step.instruction.name] for d in plan.devices
-                             if step.instruction.name in seconds[d]}}
+                             if d in seconds and step.instruction.name in seconds[d]}}
                 for step, _ in rows
             ],
             "skipped": [{"name": i.name, "opcode": i.opcode, "line": i.line}
@@ -214,7 +240,9 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
     for step, times in rows:
         instruction = step.instruction
         text = Text(f"%{instruction.name}", style="cyan")
-        text.append(f" ({instruction.opcode}, line {instruction.line}): {step.bytes} bytes on "
+        issues = _issues(plan, instruction.name)
+        loop = "" if issues == 1 else f" x {issues} loop iterations (seconds: the last)"
+        text.append(f" ({instruction.opcode}, line {instruction.line}): {step.bytes} bytes{loop} on "
                     f"{plural(len(times), 'device')}, seconds min {min(times):.6f} median "
                     f"{float(np.median(times)):.6f} max {max(times):.6f}")
         out.print(text)
@@ -224,9 +252,6 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
     for note in plan.unresolved:
         out.print(Text(f"note: {note}", style="yellow"))
     out.print(Text(f"{name}: {plural(len(rows), 'collective')} replayed on "
-                   f"{plural(len(plan.devices), 'device')} "
+                   f"{plural(len(seconds), 'device')} "
                    f"({backend}) in {elapsed:.2f} s", style="bold green"))
     return 0
-
-
-COMMANDS = [run, replay]

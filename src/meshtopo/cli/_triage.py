@@ -63,5 +63,3 @@ def triage(paths: tuple[str, ...], as_json: bool) -> int:
                    style="bold red" if report.found else "bold green"))
     return 1 if report.found else 0
 
-
-COMMANDS: list[click.Command] = [triage]

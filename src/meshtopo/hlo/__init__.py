@@ -39,7 +39,8 @@ verifies both), send/recv and their -done forms.
 white space), for tables and JSON.
 
 Dump directories (``_dump``): ``module_files(path)`` lists the after-optimisations modules of
-a directory in XLA's ``--xla_dump_to`` layout (a file is itself); ``single_module_file(path)``
+a directory in XLA's ``--xla_dump_to`` layout (a file is itself); ``dumped_module(file)`` reads
+a file's module id and name from its name (``DumpedModule``); ``single_module_file(path)``
 gives the file of a directory holding exactly one such module, which ``load``,
 ``iter_collectives`` and ``explore`` read as that module's file.
 Every input is opened by ``open_input(source)`` (``_input``: paths, ``'-'``, open files; gzip
@@ -82,6 +83,8 @@ from ._compile_options import CompileOptions as CompileOptions
 from ._compile_options import describe_placement as describe_placement
 from ._compile_options import parse_compile_options as parse_compile_options
 from ._compile_options import placement_for as placement_for
+from ._dump import DumpedModule as DumpedModule
+from ._dump import dumped_module as dumped_module
 from ._dump import module_files as module_files
 from ._dump import single_module_file as single_module_file
 from ._element_types import DTYPES as DTYPES

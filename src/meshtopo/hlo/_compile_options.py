@@ -172,6 +172,15 @@ def compile_options_path(module_path: str) -> str | None:
     return None
 
 
+def options_folder(module_path: str) -> str | None:
+    """The folder whose ``compile_options.textproto`` ``compile_options_path`` finds for a
+    module written at ``module_path`` (``DIR/module_NNNN.NAME.STAGE.txt`` ->
+    ``DIR/module_NNNN.NAME.STAGE``), or None for a file not named in XLA's dump layout."""
+    if _DUMP_FILE.match(os.path.basename(module_path)) is None:
+        return None
+    return os.path.splitext(module_path)[0]
+
+
 def compile_options_for(module_path: str) -> CompileOptions | None:
     """The compile options XLA dumped beside ``module_path``, read, or None without any."""
     path = compile_options_path(module_path)
@@ -245,7 +254,8 @@ def describe_placement(source: AssignmentSource, options: CompileOptions | None)
     if source == "given":
         return "device assignment as given"
     if source == "dump":
-        return f"device assignment from {options.path if options else FILE_NAME}"
+        path = options.path if options is not None else None
+        return f"device assignment from {FILE_NAME if path is None else os.path.relpath(path)}"
     if source == "proto":
         return "device assignment from the module proto's device_assignment"
     return (f"device assignment: XLA's default placement (no {FILE_NAME} beside the file; "

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import IO, overload
+from typing import IO, NamedTuple, overload
 
 from .._errors import InvalidArgumentError
 
@@ -37,6 +37,23 @@ NAMES_SHOWN = 3
 
 AFTER_OPTIMIZATIONS = re.compile(
     r"module_(\d+)\.(.+?)\.(?:[A-Za-z0-9_.]*_)?after_optimizations\.(txt|hlo\.pb)\Z")
+
+
+class DumpedModule(NamedTuple):
+    """A module file in XLA's dump layout: its unique id (``NNNN``) and name (``jit_step``)."""
+
+    number: int
+    name: str
+    file: str
+
+
+def dumped_module(file: str | os.PathLike[str]) -> DumpedModule | None:
+    """``module_0006.jit_step.cpu_after_optimizations.txt`` -> ``(6, 'jit_step', file)``; None
+    for a file not named as XLA names a module after optimisations."""
+    match = AFTER_OPTIMIZATIONS.match(os.path.basename(os.fspath(file)))
+    if match is None:
+        return None
+    return DumpedModule(int(match.group(1)), match.group(2), os.fspath(file))
 
 
 def module_files(path: str | os.PathLike[str]) -> list[str]:

@@ -137,10 +137,12 @@ class Job:
 
 def run_processes(source: Plan | Replay, inputs: Mapping[int, Sequence[np.ndarray]] | None,
                   timeout: float, nnodes: int = 1, node_rank: int = 0,
-                  master_addr: str = "127.0.0.1", master_port: int | None = None
-                  ) -> dict[int, Any]:
+                  master_addr: str = "127.0.0.1", master_port: int | None = None,
+                  store_served: bool = False) -> dict[int, Any]:
     """Execute a ``Plan`` (with ``inputs``) or a ``Replay`` on the ``torch`` backend; this
-    node's results by device: entry root values, or seconds per collective by name."""
+    node's results by device: entry root values, or seconds per collective by name.
+    ``store_served``: a launcher (torchrun's agent) already serves the TCPStore at
+    ``master_addr:master_port``, which every worker joins."""
     if importlib.util.find_spec("torch") is None:
         raise InvalidArgumentError("the torch backend needs torch, which is not installed "
                                    "here: pip install 'meshtopo[torch]'")
@@ -166,7 +168,7 @@ def run_processes(source: Plan | Replay, inputs: Mapping[int, Sequence[np.ndarra
             "devices": world, "nproc": nproc, "timeout": timeout, "master_addr": master_addr,
             "master_port": master_port if master_port is not None else free_port(master_addr),
             "parameters": len((inputs or {}).get(world[ranks[0]], [])),
-            "mode": "replay" if replaying else "execute",
+            "mode": "replay" if replaying else "execute", "store_served": store_served,
         }))
         job = Job(directory, ranks, world)
         try:

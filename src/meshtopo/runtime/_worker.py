@@ -54,7 +54,8 @@ def _store(config: dict[str, Any], rank: int, timeout: float) -> Any:
     devices = [int(d) for d in config["devices"]]
     started = time.monotonic()
     try:
-        return dist.TCPStore(address, port, len(devices), is_master=rank == 0,
+        serves = rank == 0 and not config.get("store_served", False)
+        return dist.TCPStore(address, port, len(devices), is_master=serves,
                              timeout=timedelta(seconds=timeout + 30 if rank == 0 else timeout),
                              wait_for_workers=False)
     except (RuntimeError, OSError) as error:  # DistNetworkError is a RuntimeError

@@ -92,17 +92,28 @@ class Calibration:
     rows: tuple[NcclTestsRow, ...]
 
     @property
+    def fit_error(self) -> float:
+        """The fit's overall error: the root mean square of the residuals (fitted / measured -
+        1) over the log's sizes; 0.25 means the line is typically 25% off."""
+        sizes = np.array([row.size for row in self.rows], dtype=np.float64)
+        times = np.array([row.time for row in self.rows], dtype=np.float64)
+        residuals = (self.alpha + self.beta * sizes) / times - 1.0
+        return float(np.sqrt(np.mean(residuals * residuals)))
+
+    @property
     def bus_bandwidth(self) -> float:
         """``f(n) / beta`` in bytes per second."""
         return float(busbw_factor(self.opcode, self.ranks)) / self.beta
 
     def terms(self) -> list[dict[str, object]]:
-        """Per size: measured and fitted seconds, both terms, and the dominant one."""
+        """Per size: measured and fitted seconds, the ``residual`` (fitted / measured - 1),
+        both terms, and the dominant one."""
         return [
             {
                 "size": row.size,
                 "measured": row.time,
                 "fitted": self.alpha + self.beta * row.size,
+                "residual": (self.alpha + self.beta * row.size) / row.time - 1.0,
                 "latency": self.alpha,
                 "bandwidth": self.beta * row.size,
                 "dominant": "latency" if self.alpha > self.beta * row.size else "bandwidth",
@@ -155,6 +166,9 @@ class TierFit:
     network_bandwidth: float | None
     c_host: float
     c_network: float
+    warnings: tuple[str, ...] = ()
+    """What makes the fit implausible: a bandwidth past the cluster's line rate, a latency
+    that came out negative (taken as 0)."""
 
     def terms(self) -> list[dict[str, object]]:
         """Per size: measured and fitted seconds, the four terms (``host_latency``,
@@ -207,8 +221,11 @@ def fit_tiers(cluster: Cluster, calibration: Calibration) -> TierFit:
     c_host = scale * (m - 1) / m
     c_network = scale * (k - 1) / k / m
     if k == 1:
+        host_bandwidth = c_host / calibration.beta
+        warnings = _past_line_rate("host bandwidth per device", host_bandwidth,
+                                   cluster.host_link.bandwidth, cluster, calibration)
         return TierFit(calibration, steps, 0, calibration.alpha / max(steps, 1),
-                       c_host / calibration.beta, None, None, c_host, 0.0)  # fmt: skip
+                       host_bandwidth, None, None, c_host, 0.0, warnings)  # fmt: skip
     host_alpha = cluster.host_link.latency
     host_bandwidth = cluster.host_link.bandwidth
     rest = calibration.beta - (c_host / host_bandwidth if m > 1 else 0.0)
@@ -217,9 +234,32 @@ def fit_tiers(cluster: Cluster, calibration: Calibration) -> TierFit:
             f"the {k}-host log is as fast as {cluster.name!r}'s host link alone "
             f"({host_bandwidth / 1e9:g} GB/s); calibrate the host link from a one-host log first"
         )
-    network_alpha = max(0.0, (calibration.alpha - (steps - inter) * host_alpha) / max(inter, 1))
-    return TierFit(calibration, steps, inter, host_alpha, host_bandwidth, network_alpha,
-                   c_network / rest, c_host, c_network)  # fmt: skip
+    network_alpha = (calibration.alpha - (steps - inter) * host_alpha) / max(inter, 1)
+    negative = () if network_alpha >= 0 else (
+        f"the network latency per step fits negative ({network_alpha * 1e6:.1f} us: the host "
+        "steps alone take longer than the fitted alpha); taken as 0",)
+    nic = _nic_bandwidth(cluster, calibration, c_network / rest)
+    warnings = negative + _past_line_rate("bandwidth per NIC", nic, cluster.network.bandwidth,
+                                          cluster, calibration)
+    return TierFit(calibration, steps, inter, host_alpha, host_bandwidth, max(0.0, network_alpha),
+                   c_network / rest, c_host, c_network, warnings)  # fmt: skip
+
+
+def _nic_bandwidth(cluster: Cluster, calibration: Calibration, network_bandwidth: float) -> float:
+    """One NIC's bandwidth when each of a host's devices moves ``network_bandwidth``: the
+    host's devices share its ``nics_per_host`` NICs."""
+    per_host = calibration.ranks // max(calibration.hosts, 1)
+    return network_bandwidth * per_host / cluster.nics_per_host
+
+
+def _past_line_rate(what: str, fitted: float, line_rate: float, cluster: Cluster,
+                    calibration: Calibration) -> tuple[str, ...]:
+    """A warning when the fitted ``what`` exceeds the line rate ``cluster`` gives it."""
+    if fitted <= line_rate:
+        return ()
+    return (f"the fitted {what}, {fitted / 1e9:.1f} GB/s, exceeds {cluster.name}'s line rate "
+            f"of {line_rate / 1e9:.1f} GB/s: the straight line does not describe these "
+            f"measurements (fit error {calibration.fit_error:.0%})",)
 
 
 def calibrated(cluster: Cluster, calibration: Calibration) -> Cluster:
@@ -232,7 +272,6 @@ def calibrated(cluster: Cluster, calibration: Calibration) -> Cluster:
     if tiers.network_bandwidth is None:
         link = Link(cluster.host_link.kind, tiers.host_bandwidth, tiers.host_alpha)
         return replace(cluster, host_link=link, name=f"{cluster.name}+calibrated")
-    per_host = calibration.ranks // max(calibration.hosts, 1)
-    nic = tiers.network_bandwidth * per_host / cluster.nics_per_host
+    nic = _nic_bandwidth(cluster, calibration, tiers.network_bandwidth)
     network = Link(cluster.network.kind, nic, tiers.network_alpha or 0.0)
     return replace(cluster, network=network, name=f"{cluster.name}+calibrated")

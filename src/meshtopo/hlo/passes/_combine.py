@@ -2,8 +2,14 @@
 
 Two collectives may merge only when their combine key matches: opcode, element type,
 dimensions (the gather or scatter dimension), reduction, group mode (channel id and
-``use_global_device_ids``) and the replica groups exactly (seed 000: the Neuron combiners key
-on the ``[group][rank]`` list itself). Walking each non-fusion computation in XLA's post
+``use_global_device_ids``) and the replica groups. The groups compare as XLA's combiners
+compare them: ``GetAllReduceKey`` (``xla/service/all_reduce_key.cc``, the key of the
+all-reduce and reduce-scatter combiners) and the all-gather combiner's ``CombineKey``
+(``xla/service/all_gather_combiner.cc``) both copy ``replica_groups()`` into a
+``vector<vector<int64_t>>``: the expanded groups, in their order. So one group list written
+two ways (``{{0,4},{1,5},{2,6},{3,7}}``, ``[4,2]<=[2,4]T(1,0)`` or a mesh-axes list) is one
+key, while the same groups in another order, or ``{}`` beside the list of every device, are
+not (seed 000: the Neuron combiners key on the ``[group][rank]`` list itself). Walking each non-fusion computation in XLA's post
 order, a collective joins the open group of its key unless it depends on a member (data or
 control) or the group would pass ``threshold_bytes`` (output bytes summed) or
 ``threshold_count``; then it starts a new group. Each group of two or more becomes one
@@ -35,6 +41,7 @@ class _Candidate:
     line: Line
     key: tuple[str, ...]
     size: int
+    written_groups: str
 
 
 def combine_collectives(module: Module, threshold_bytes: int = 30 * 1024 * 1024,
@@ -72,10 +79,11 @@ def _key(module: Module, computation: str, line: Line) -> tuple[str, ...] | None
     instruction = module.computations[computation].by_name.get(line.name)
     collective = instruction.collective if instruction is not None else None
     shape = parse_shape(line.shape)
-    if collective is None or shape.is_tuple:
+    if collective is None or collective.replica_groups is None or shape.is_tuple:
         return None
     return (line.opcode, shape.element_type, line.attribute("dimensions") or "",
-            str(collective.reduction), str(collective.mode), str(collective.replica_groups))
+            str(collective.reduction), str(collective.mode),
+            collective.replica_groups.to_text(full=True))
 
 
 def _combine(draft: Draft, name: str, threshold_bytes: int, threshold_count: int,
@@ -95,7 +103,8 @@ def _combine(draft: Draft, name: str, threshold_bytes: int, threshold_count: int
         if key is None:
             reasons[line.name] = "tuple-shaped: left as it is"
             continue
-        candidate = _Candidate(line, key, parse_shape(line.shape).byte_size or 0)
+        candidate = _Candidate(line, key, parse_shape(line.shape).byte_size or 0,
+                               line.attribute("replica_groups") or "{}")
         group = open_groups.get(key)
         why = None
         if group is not None:
@@ -147,6 +156,8 @@ def _nearest_difference(member: _Candidate, seen: list[_Candidate]) -> str:
             continue
         for part, mine, theirs in zip(_KEY_PARTS, member.key, other.key, strict=True):
             if mine != theirs:
+                if part == "replica groups":  # as written; the key holds them expanded
+                    mine, theirs = member.written_groups, other.written_groups
                 return f"{part} differ from %{other.line.name}: {mine} vs {theirs}"
     return f"no other {member.key[0]} with its key"
 
