@@ -24,7 +24,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import InvalidArgumentError
-from ..topology import busbw_factor, collective_kind
 from ._traces import RankTrace
 
 _KINDS = {"all_reduce": "all-reduce", "all_reduce_coalesced": "all-reduce",
@@ -198,6 +197,8 @@ class _Table:
         last_rank[self.key[leader]] = self.rank[leader]
         complete = (recorded == size) & (low_op == high_op)
         time = finish - last
+        from ..topology import busbw_factor  # the cost models load only for trace timings
+
         timings = []
         for k in np.flatnonzero(complete).tolist():
             opcode = self.opcode_names[int(low_op[k])]
@@ -219,6 +220,8 @@ def _kind(opcode: str) -> str | None:
     kind = _KINDS.get(opcode.lstrip("_"))
     if kind is None:
         return None
+    from ..topology import collective_kind
+
     try:
         return collective_kind(kind)
     except InvalidArgumentError:
