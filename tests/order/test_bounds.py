@@ -14,7 +14,7 @@ LOOP = """HloModule loop, num_partitions=4
 """ + ADD + """%cond (c: (s32[], f32[8])) -> pred[] {
   %c = (s32[], f32[8]{0}) parameter(0)
   %i = s32[] get-tuple-element(%c), index=0
-  %n = s32[] constant(1000000000000)
+  %n = s32[] constant(2147483647)
   ROOT %lt = pred[] compare(%i, %n), direction=LT
 }
 %body (b: (s32[], f32[8])) -> (s32[], f32[8]) {

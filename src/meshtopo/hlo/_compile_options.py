@@ -255,8 +255,14 @@ def describe_placement(source: AssignmentSource, options: CompileOptions | None)
         return "device assignment as given"
     if source == "dump":
         path = options.path if options is not None else None
-        return f"device assignment from {FILE_NAME if path is None else os.path.relpath(path)}"
+        return f"device assignment from {FILE_NAME if path is None else _shown(path)}"
     if source == "proto":
         return "device assignment from the module proto's device_assignment"
     return (f"device assignment: XLA's default placement (no {FILE_NAME} beside the file; "
             "give --device-assignment if the runtime placed devices otherwise)")
+
+
+def _shown(path: str) -> str:
+    """``path`` relative to the working directory when it lies under it, else absolute."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith(os.pardir) else relative
