@@ -187,26 +187,34 @@ def _spmd(walked: _Walked, outcome: Outcome) -> Report:
     table = CliqueTable(walked.rendezvous)
 
     def schedule(device: int) -> list[Arrival]:
-        return _sequence_schedule(program, peers, device, listed, table)
+        return _sequence_schedule(program, peers, device, listed, table)[0]
 
     def taken_schedule(device: int) -> list[Arrival]:
-        return _sequence_schedule(program, peers, device, steps, table)
+        return _sequence_schedule(program, peers, device, steps, table)[0]
+
+    def head(device: int, limit: int, taken_only: bool) -> tuple[list[Arrival], int]:
+        return _sequence_schedule(program, peers, device, steps if taken_only else listed,
+                                  table, limit)
 
     return Report(findings, devices, "device", True, [len(program.entries)], schedule,
-                  outcome.notes, taken_schedule)
+                  outcome.notes, taken_schedule, head)
 
 
 def _sequence_schedule(program: Program, peers: list[EntryPeers], device: int,
-                       steps: list[Step], table: CliqueTable) -> list[Arrival]:
-    """The arrivals of ``device`` for ``steps`` (its sequence), in step order. O(steps): a
-    device's cliques come from each distinct list's table (``EntryPeers.cliques_of``), and
-    each arrival is made once, when its wait is known."""
+                       steps: list[Step], table: CliqueTable,
+                       limit: int | None = None) -> tuple[list[Arrival], int]:
+    """The first ``limit`` (default all) arrivals of ``device`` for ``steps`` (its sequence),
+    in step order, and how many there are in all. O(steps): a device's cliques come from
+    each distinct list's table (``EntryPeers.cliques_of``), and an arrival is made once, when
+    its wait is known, only for the first ``limit``."""
     found: list[tuple[Entry, tuple[int, ...], int, int, int, Iteration]] = []
     ends: list[int] = []
     counts: dict[tuple[str, tuple[int, ...]], int] = {}
     open_at: dict[int, list[int]] = {}
     entries = program.entries
     streams = [table.stream_key(entry) for entry in entries]
+    kept = len(steps) * 2 + 1 if limit is None else limit
+    total = 0
     for number, step in enumerate(steps):
         index = step.entry
         if step.kind == WAIT:
@@ -218,12 +226,14 @@ def _sequence_schedule(program: Program, peers: list[EntryPeers], device: int,
             key = (streams[index], clique)
             position = counts.get(key, 0)
             counts[key] = position + 1
-            open_at.setdefault(index, []).append(len(found))
-            found.append((entry, clique, rank, position, number, step.iteration))
-            ends.append(-1)
+            total += 1
+            if total <= kept:
+                open_at.setdefault(index, []).append(len(found))
+                found.append((entry, clique, rank, position, number, step.iteration))
+                ends.append(-1)
     return [Arrival(device, entry, clique, rank, position, number, end, iteration)
             for (entry, clique, rank, position, number, iteration), end
-            in zip(found, ends, strict=True)]
+            in zip(found, ends, strict=True)], total
 
 
 def _replayed(walked: list[_Walked], outcomes: list[Outcome], spmd: bool) -> Report:
