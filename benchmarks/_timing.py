@@ -87,13 +87,22 @@ def measure_all(
 
 @dataclass(frozen=True)
 class Paired:
-    """Two functions timed in alternation: each one's best seconds per call, and the median
-    over rounds of the ratio ``first / second`` within a round."""
+    """Two functions timed in alternation: each one's best seconds per call, the median
+    over rounds of the ratio ``first / second`` within a round, and the spread of those
+    ratios (lowest and highest)."""
 
     first: float
     second: float
     median_ratio: float
     rounds: int
+    low_ratio: float = 0.0
+    high_ratio: float = 0.0
+
+    def text(self) -> str:
+        """``best a vs best b; paired median r (spread lo-hi over n rounds)``."""
+        return (f"best {seconds(self.first)} vs {seconds(self.second)}; paired median "
+                f"{self.median_ratio:.3f} (spread {self.low_ratio:.3f}-{self.high_ratio:.3f} "
+                f"over {self.rounds} rounds)")
 
 
 def measure_paired(first: Callable[[], object], second: Callable[[], object],
@@ -124,7 +133,7 @@ def measure_paired(first: Callable[[], object], second: Callable[[], object],
             gc.enable()
     ratios = sorted(a / b for a, b in times)
     return Paired(min(a for a, _ in times), min(b for _, b in times),
-                  ratios[len(ratios) // 2], rounds)
+                  ratios[len(ratios) // 2], rounds, ratios[0], ratios[-1])
 
 
 def seconds(value: float) -> str:
