@@ -51,17 +51,27 @@ SCHEDULED = 16
 _AXES = ("[{g},16]<=[16,16,16]T(1,2,0)", "[{g},16]<=[16,16,16]T(0,2,1)", "[{g},16]<=[4096]")
 
 
+def _axes(devices: int) -> tuple[str, str, str]:
+    """The iota groups over each axis of a (devices/256) x 16 x 16 mesh."""
+    side = devices // 256
+    return (f"[{devices // side},{side}]<=[{side},16,16]T(1,2,0)",
+            f"[{devices // 16},16]<=[{side},16,16]T(0,2,1)", f"[{devices // 16},16]<=[{devices}]")
+
+
+def _head(name: str, devices: int) -> list[str]:
+    """A module's header, its add computation and its entry's parameter line."""
+    return [f"HloModule {name}, num_partitions={devices}",
+            "%add (x: f32[], y: f32[]) -> f32[] {", "  %x = f32[] parameter(0)",
+            "  %y = f32[] parameter(1)", "  ROOT %s = f32[] add(%x, %y)", "}",
+            "ENTRY %main (p: f32[256]) -> f32[256] {", "  %p = f32[256]{0} parameter(0)"]
+
+
 def spmd_module(devices: int, collectives: int) -> mt.hlo.Module:
     """An SPMD module on a (devices/256) x 16 x 16 mesh cycling all-reduce, all-gather and
     reduce-scatter over its three axes."""
     side = devices // 256
-    axes = (f"[{devices // side},{side}]<=[{side},16,16]T(1,2,0)",
-            f"[{devices // 16},16]<=[{side},16,16]T(0,2,1)",
-            f"[{devices // 16},16]<=[{devices}]")
-    lines = [f"HloModule bench, num_partitions={devices}",
-             "%add (x: f32[], y: f32[]) -> f32[] {", "  %x = f32[] parameter(0)",
-             "  %y = f32[] parameter(1)", "  ROOT %s = f32[] add(%x, %y)", "}",
-             "ENTRY %main (p: f32[256]) -> f32[256] {", "  %p = f32[256]{0} parameter(0)"]
+    axes = _axes(devices)
+    lines = _head("bench", devices)
     previous = "p"
     for i in range(collectives):
         groups = axes[i % 3]
@@ -228,16 +238,11 @@ def permute_module_text(devices: int = 1024, collectives: int = 20_000) -> str:
     """An SPMD module on ``devices`` cycling three all-reduces over the axes of a
     (devices/256) x 16 x 16 mesh and a collective-permute over all devices (a forward ring,
     a backward ring, a half turn: three distinct pair lists)."""
-    side = devices // 256
-    axes = (f"[{devices // side},{side}]<=[{side},16,16]T(1,2,0)",
-            f"[{devices // 16},16]<=[{side},16,16]T(0,2,1)", f"[{devices // 16},16]<=[{devices}]")
+    axes = _axes(devices)
     shifts = (1, -1, devices // 2)
     pairs = ["{" + ",".join(f"{{{i},{(i + k) % devices}}}" for i in range(devices)) + "}"
              for k in shifts]
-    lines = [f"HloModule permutes, num_partitions={devices}",
-             "%add (x: f32[], y: f32[]) -> f32[] {", "  %x = f32[] parameter(0)",
-             "  %y = f32[] parameter(1)", "  ROOT %s = f32[] add(%x, %y)", "}",
-             "ENTRY %main (p: f32[256]) -> f32[256] {", "  %p = f32[256]{0} parameter(0)"]
+    lines = _head("permutes", devices)
     previous = "p"
     for i in range(collectives):
         if i % 4 == 3:
