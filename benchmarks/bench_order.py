@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -285,7 +286,7 @@ def main(argv: list[str] | None = None) -> None:
     """Run both benchmarks and print the table, the exponents and the summary."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_order")
     parser.add_argument("--quick", action="store_true", help="small sizes only")
-    args = parser.parse_args(argv or [])
+    args = parser.parse_args(argv or [])  # python -m benchmarks passes none
     global SPMD_SIZES
     if args.quick:
         SPMD_SIZES = ((256, 100), (512, 200), (1024, 400))
@@ -303,4 +304,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
