@@ -192,9 +192,14 @@ def _spmd(walked: _Walked, outcome: Outcome) -> Report:
     def taken_schedule(device: int) -> list[Arrival]:
         return _sequence_schedule(program, peers, device, steps, table)[0]
 
+    totals: dict[bool, np.ndarray] = {}
+
     def head(device: int, limit: int, taken_only: bool) -> tuple[list[Arrival], int]:
-        return _sequence_schedule(program, peers, device, steps if taken_only else listed,
-                                  table, limit)
+        chosen = steps if taken_only else listed
+        if taken_only not in totals:
+            totals[taken_only] = _arrival_counts(program, peers, chosen, devices)
+        return (_sequence_schedule(program, peers, device, chosen, table, limit)[0],
+                int(totals[taken_only][device]))
 
     return Report(findings, devices, "device", True, [len(program.entries)], schedule,
                   outcome.notes, taken_schedule, head)
@@ -204,9 +209,10 @@ def _sequence_schedule(program: Program, peers: list[EntryPeers], device: int,
                        steps: list[Step], table: CliqueTable,
                        limit: int | None = None) -> tuple[list[Arrival], int]:
     """The first ``limit`` (default all) arrivals of ``device`` for ``steps`` (its sequence),
-    in step order, and how many there are in all. O(steps): a device's cliques come from
-    each distinct list's table (``EntryPeers.cliques_of``), and an arrival is made once, when
-    its wait is known, only for the first ``limit``."""
+    in step order, and how many there are in all (with a ``limit``: up to where the head's
+    waits are known, see ``_arrival_counts`` for the whole). O(steps): a device's cliques
+    come from each distinct list's table (``EntryPeers.cliques_of``), and an arrival is made
+    once, when its wait is known, only for the first ``limit``."""
     found: list[tuple[Entry, tuple[int, ...], int, int, int, Iteration]] = []
     ends: list[int] = []
     counts: dict[tuple[str, tuple[int, ...]], int] = {}
@@ -220,6 +226,8 @@ def _sequence_schedule(program: Program, peers: list[EntryPeers], device: int,
         if step.kind == WAIT:
             for i in open_at.pop(index, ()):
                 ends[i] = number
+            if limit is not None and total >= kept and not open_at:
+                break  # the head is made and every wait in it known
             continue
         entry = entries[index]
         for clique, rank in peers[index].cliques_of(device, entry.opcode):
@@ -234,6 +242,25 @@ def _sequence_schedule(program: Program, peers: list[EntryPeers], device: int,
     return [Arrival(device, entry, clique, rank, position, number, end, iteration)
             for (entry, clique, rank, position, number, iteration), end
             in zip(found, ends, strict=True)], total
+
+
+def _arrival_counts(program: Program, peers: list[EntryPeers], steps: list[Step],
+                    devices: np.ndarray) -> np.ndarray:
+    """For every device id up to the largest, how many arrivals ``steps`` give it: each
+    entry's arrivals counted once, weighted by the number of its steps, one numpy pass per
+    distinct list and opcode. O(steps + distinct lists x devices)."""
+    size = int(devices.max(initial=-1)) + 1
+    arrivals = [step.entry for step in steps if step.kind == ARRIVE]
+    times = np.bincount(np.asarray(arrivals, dtype=np.int64), minlength=len(peers))
+    weight: dict[tuple[int, str], int] = {}
+    for index in np.flatnonzero(times).tolist():
+        key = (id(peers[index]), program.entries[index].opcode)
+        weight[key] = weight.get(key, 0) + int(times[index])
+    by_id = {id(p): p for p in peers}
+    total = np.zeros(size, dtype=np.int64)
+    for (peers_id, opcode), count in weight.items():
+        total += count * by_id[peers_id].clique_counts(opcode, size)
+    return total
 
 
 def _replayed(walked: list[_Walked], outcomes: list[Outcome], spmd: bool) -> Report:

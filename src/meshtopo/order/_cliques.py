@@ -99,6 +99,18 @@ class EntryPeers:
         return ((sending.get(device, ()) if opcode != "recv" else ())
                 + (receiving.get(device, ()) if opcode != "send" else ()))
 
+    def clique_counts(self, opcode: str, size: int) -> np.ndarray:
+        """For devices ``0..size-1``, how many cliques each joins for an entry of ``opcode``
+        (``len(cliques_of(device, opcode))``), as numpy. O(ids + size)."""
+        if self.pairs is None:
+            return (np.bincount(self.flat[self.flat < size], minlength=size) > 0).astype(np.int64)
+        counts = np.zeros(size, dtype=np.int64)
+        for column, skip in ((0, "recv"), (1, "send")):
+            if opcode != skip:
+                side = self.pairs[:, column]
+                counts += np.bincount(side[side < size], minlength=size)
+        return counts
+
     @functools.cached_property
     def _by_device(self) -> tuple[dict[int, Cliques], dict[int, Cliques]]:
         first: dict[int, Cliques] = {}
