@@ -87,15 +87,23 @@ def measure_all(
 
 @dataclass(frozen=True)
 class Paired:
-    """Two functions timed in alternation: each one's best seconds per call, and the medians
+    """Two functions timed in alternation: each one's best seconds per call, the medians
     over rounds of the ratio ``first / second`` and of the difference ``first - second``
-    within a round."""
+    within a round, and the spread of the ratios (lowest and highest)."""
 
     first: float
     second: float
     median_ratio: float
     rounds: int
     median_difference: float
+    low_ratio: float
+    high_ratio: float
+
+    def text(self) -> str:
+        """``best a vs best b; paired median r (spread lo-hi over n rounds)``."""
+        return (f"best {seconds(self.first)} vs {seconds(self.second)}; paired median "
+                f"{self.median_ratio:.3f} (spread {self.low_ratio:.3f}-{self.high_ratio:.3f} "
+                f"over {self.rounds} rounds)")
 
 
 def measure_paired(first: Callable[[], object], second: Callable[[], object],
@@ -127,7 +135,8 @@ def measure_paired(first: Callable[[], object], second: Callable[[], object],
     ratios = sorted(a / b for a, b in times)
     differences = sorted(a - b for a, b in times)
     return Paired(min(a for a, _ in times), min(b for _, b in times),
-                  ratios[len(ratios) // 2], rounds, differences[len(differences) // 2])
+                  ratios[len(ratios) // 2], rounds, differences[len(differences) // 2],
+                  ratios[0], ratios[-1])
 
 
 def seconds(value: float) -> str:

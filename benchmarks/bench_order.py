@@ -8,16 +8,25 @@ Goals (reported, never asserted):
    (``analyze([(module, all devices)])``, which matches every device's row one by one), timed
    at the smallest size.
 2. ``mt.order.from_flight_recorder`` on clean dumps in the pattern [tp all_reduce, tp
-   all_reduce, dp reduce_scatter, world all_reduce] with tp = 8: at least 10x faster than
-   torch's analyzer (``fr_trace``'s read_dir + build_db) on the same files at 256 ranks x
-   1,000 entries, and an exponent at most 1.1 in (ranks x entries) measured up to 1,024 x
-   2,000. torch's analyzer is timed at the smaller sizes only (it takes minutes above).
+   all_reduce, dp reduce_scatter, world all_reduce] with tp = 8, every entry with a stack of
+   ``FRAMES`` frames as real dumps carry (each entry its own frame objects, as torch writes
+   them): at least 10x faster than torch's analyzer (``fr_trace``'s read_dir + build_db) on
+   the same files at 256 and 512 ranks x 2,000 entries, the two interleaved in each round,
+   and an exponent at most 1.1 in (ranks x entries).
+3. A 1,024-device module of 20,000 collectives, every fourth a collective-permute over all
+   devices (three distinct pair lists): ``analyze`` at most 1x its parse, and every device's
+   schedule at most 2x one analysis (the schedules of ``SCHEDULED`` devices timed against the
+   analysis in each round, scaled to all devices).
+
+Comparisons print the best of each side and the median over rounds of the within-round ratio
+with its spread (``measure_paired``).
 """
 
 from __future__ import annotations
 
 import argparse
 import pickle
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,26 +34,45 @@ from pathlib import Path
 import numpy as np
 
 import meshtopo as mt
-from benchmarks._timing import Comparison, comparison_table, console, seconds, summary
+from benchmarks._timing import (
+    Comparison,
+    comparison_table,
+    console,
+    measure_paired,
+    seconds,
+    summary,
+)
 
 SPMD_SIZES = ((1024, 500), (2048, 1000), (4096, 2000))
-FR_SIZES = ((64, 1000), (256, 1000), (512, 2000), (1024, 2000))
-TORCH_SIZES = ((64, 1000), (256, 1000))
+FR_SIZES = ((64, 2000), (256, 2000), (512, 2000))
+TORCH_SIZES = ((256, 2000), (512, 2000))
 TP = 8
+FRAMES = 24
+SCHEDULED = 16
 _AXES = ("[{g},16]<=[16,16,16]T(1,2,0)", "[{g},16]<=[16,16,16]T(0,2,1)", "[{g},16]<=[4096]")
+
+
+def _axes(devices: int) -> tuple[str, str, str]:
+    """The iota groups over each axis of a (devices/256) x 16 x 16 mesh."""
+    side = devices // 256
+    return (f"[{devices // side},{side}]<=[{side},16,16]T(1,2,0)",
+            f"[{devices // 16},16]<=[{side},16,16]T(0,2,1)", f"[{devices // 16},16]<=[{devices}]")
+
+
+def _head(name: str, devices: int) -> list[str]:
+    """A module's header, its add computation and its entry's parameter line."""
+    return [f"HloModule {name}, num_partitions={devices}",
+            "%add (x: f32[], y: f32[]) -> f32[] {", "  %x = f32[] parameter(0)",
+            "  %y = f32[] parameter(1)", "  ROOT %s = f32[] add(%x, %y)", "}",
+            "ENTRY %main (p: f32[256]) -> f32[256] {", "  %p = f32[256]{0} parameter(0)"]
 
 
 def spmd_module(devices: int, collectives: int) -> mt.hlo.Module:
     """An SPMD module on a (devices/256) x 16 x 16 mesh cycling all-reduce, all-gather and
     reduce-scatter over its three axes."""
     side = devices // 256
-    axes = (f"[{devices // side},{side}]<=[{side},16,16]T(1,2,0)",
-            f"[{devices // 16},16]<=[{side},16,16]T(0,2,1)",
-            f"[{devices // 16},16]<=[{devices}]")
-    lines = [f"HloModule bench, num_partitions={devices}",
-             "%add (x: f32[], y: f32[]) -> f32[] {", "  %x = f32[] parameter(0)",
-             "  %y = f32[] parameter(1)", "  ROOT %s = f32[] add(%x, %y)", "}",
-             "ENTRY %main (p: f32[256]) -> f32[256] {", "  %p = f32[256]{0} parameter(0)"]
+    axes = _axes(devices)
+    lines = _head("bench", devices)
     previous = "p"
     for i in range(collectives):
         groups = axes[i % 3]
@@ -112,7 +140,6 @@ def write_dumps(directory: Path, ranks: int, entries: int) -> None:
     """Clean dumps, one pickle per rank named ``rank_<r>``, with ``pg_config`` filled in."""
     dp = ranks // TP
     pattern = ("tp", "tp", "dp", "world")
-    frames = [{"name": "train_step", "filename": "train.py", "line": 10}]
     for rank in range(ranks):
         tp_name = str(1 + rank // TP)
         dp_name = str(1 + ranks // TP + rank % TP)
@@ -133,7 +160,8 @@ def write_dumps(directory: Path, ranks: int, entries: int) -> None:
                 "input_dtypes": ["Float"],
                 "output_sizes": [[8]], "output_dtypes": ["Float"], "state": "completed",
                 "time_discovered_started_ns": None, "time_discovered_completed_ns": None,
-                "retired": True, "timeout_ms": 600000, "is_p2p": False, "frames": frames,
+                "retired": True, "timeout_ms": 600000, "is_p2p": False,
+                "frames": _stack(kind, record),
                 "thread_id": "1", "thread_name": "python",
             })  # fmt: skip
         config = {groups[k]: {"name": groups[k], "desc": "undefined",
@@ -143,7 +171,21 @@ def write_dumps(directory: Path, ranks: int, entries: int) -> None:
         (directory / f"rank_{rank}").write_bytes(pickle.dumps(dump))
 
 
-def torch_analyzer(directory: Path) -> float | None:
+def _stack(kind: str, record: int) -> list[dict[str, object]]:
+    """``FRAMES`` frames as torch records them (innermost first: c10d, the training loop,
+    the launcher), new objects for every entry."""
+    inner = [{"name": "all_reduce", "filename": "torch/distributed/distributed_c10d.py",
+              "line": 2800 + record % 3},
+             {"name": "wrapper", "filename": "torch/distributed/c10d_logger.py", "line": 81}]
+    user = [{"name": f"layer_{kind}_{depth}", "filename": f"model/block_{depth}.py",
+             "line": 10 + depth + record % 7} for depth in range(FRAMES - 4)]
+    outer = [{"name": "train_step", "filename": "train.py", "line": 120},
+             {"name": "<module>", "filename": "train.py", "line": 300}]
+    return inner + user + outer
+
+
+def torch_analyzer(directory: Path) -> object | None:
+    """torch's analyzer on ``directory`` as a callable (None when torch has none)."""
     try:
         from torch.distributed.flight_recorder.components.builder import build_db
         from torch.distributed.flight_recorder.components.config_manager import JobConfig
@@ -152,53 +194,109 @@ def torch_analyzer(directory: Path) -> float | None:
         console.print(f"[yellow]torch's analyzer is unavailable ({error})[/yellow]")
         return None
     args = JobConfig().parse_args([str(directory), "--prefix", "rank_"])
-    start = time.perf_counter()
-    details, version = read_dir(args)
-    build_db(details, args, version)
-    return time.perf_counter() - start
+
+    def analyzer() -> None:
+        details, version = read_dir(args)
+        build_db(details, args, version)
+
+    return analyzer
 
 
 def bench_flight_recorder(sizes: tuple[tuple[int, int], ...] = FR_SIZES,
-                          torch_sizes: tuple[tuple[int, int], ...] = TORCH_SIZES
-                          ) -> tuple[list[Comparison], float]:
+                          torch_sizes: tuple[tuple[int, int], ...] = TORCH_SIZES,
+                          rounds: int = 3) -> tuple[list[Comparison], float]:
     points = []
     rows = []
     for ranks, entries in sizes:
         with tempfile.TemporaryDirectory() as name:
             directory = Path(name)
             write_dumps(directory, ranks, entries)
+            size = sum(p.stat().st_size for p in directory.iterdir())
             report = mt.order.from_flight_recorder(directory)
             assert report.findings == [], report.findings[:1]
             figure = _best(lambda d=directory: mt.order.from_flight_recorder(d), repeat=2)
             points.append((ranks * entries, figure))
-            console.print(f"Flight Recorder {ranks} ranks x {entries} entries: "
+            console.print(f"Flight Recorder {ranks} ranks x {entries} entries "
+                          f"({size / 2**20:.0f} MiB of dumps, {FRAMES} frames an entry): "
                           f"{seconds(figure)}")
-            if (ranks, entries) in torch_sizes:
-                anchor = torch_analyzer(directory)
-                if anchor is not None:
-                    console.print(f"  torch's analyzer (read_dir + build_db): {seconds(anchor)}")
-                    if (ranks, entries) == (256, 1000):  # the goal's size; others inform
-                        rows.append(Comparison("2", f"Flight Recorder {ranks} x {entries}",
-                                               figure, "torch fr_trace", anchor, 0.1))
+            anchor = torch_analyzer(directory) if (ranks, entries) in torch_sizes else None
+            if anchor is not None:
+                paired = measure_paired(
+                    lambda d=directory: mt.order.from_flight_recorder(d), anchor, rounds)
+                console.print(f"  against torch's fr_trace (read_dir + build_db): "
+                              f"{paired.text()}")
+                rows.append(Comparison("2", f"Flight Recorder {ranks} x {entries}, {FRAMES} "
+                                       "frames an entry", paired.first, "torch fr_trace",
+                                       paired.second, 0.1,
+                                       f"paired median {paired.median_ratio:.3f}"))
     exponent = _fit(points)
     console.print(f"Flight Recorder fitted exponent in ranks x entries: {exponent:.3f} "
                   f"(goal <= 1.1)")
     return rows, exponent
 
 
+def permute_module_text(devices: int = 1024, collectives: int = 20_000) -> str:
+    """An SPMD module on ``devices`` cycling three all-reduces over the axes of a
+    (devices/256) x 16 x 16 mesh and a collective-permute over all devices (a forward ring,
+    a backward ring, a half turn: three distinct pair lists)."""
+    axes = _axes(devices)
+    shifts = (1, -1, devices // 2)
+    pairs = ["{" + ",".join(f"{{{i},{(i + k) % devices}}}" for i in range(devices)) + "}"
+             for k in shifts]
+    lines = _head("permutes", devices)
+    previous = "p"
+    for i in range(collectives):
+        if i % 4 == 3:
+            lines.append(f"  %op{i} = f32[256]{{0}} collective-permute(%{previous}), "
+                         f"channel_id={i + 1}, source_target_pairs={pairs[i // 4 % 3]}")
+        else:
+            lines.append(f"  %op{i} = f32[256]{{0}} all-reduce(%{previous}), channel_id={i + 1}, "
+                         f"replica_groups={axes[i % 4]}, use_global_device_ids=true, "
+                         f"to_apply=%add")
+        previous = f"op{i}"
+    lines += [f"  ROOT %out = f32[256]{{0}} copy(%{previous})", "}", ""]
+    return "\n".join(lines)
+
+
+def bench_permutes(devices: int = 1024, collectives: int = 20_000,
+                   rounds: int = 3) -> list[Comparison]:
+    """Goal 3: the analysis against the parse, every schedule against the analysis."""
+    text = permute_module_text(devices, collectives)
+    module = mt.hlo.parse_module(text)
+    report = mt.order.analyze(module)
+    assert report.findings == [], report.findings[:1]
+    label = f"{devices} devices x {collectives} collectives with permutes"
+    parse = measure_paired(lambda: mt.order.analyze(module),
+                           lambda: mt.hlo.parse_module(text), rounds)
+    console.print(f"{label}: analyze vs parse_module: {parse.text()}")
+    shown = range(SCHEDULED)
+    scale = devices / SCHEDULED
+    schedules = measure_paired(lambda: [report.schedule(d) for d in shown],
+                               lambda: mt.order.analyze(module), rounds)
+    console.print(f"{label}: {SCHEDULED} devices' schedules vs analyze: {schedules.text()}; "
+                  f"all {devices} devices' are {scale:g} x that")
+    return [Comparison("3", f"analyze, {label}", parse.first, "parse_module", parse.second,
+                       1.0, f"paired median {parse.median_ratio:.3f}"),
+            Comparison("3", f"all {devices} schedules ({scale:g} x {SCHEDULED} timed), {label}",
+                       schedules.first * scale, "analyze", schedules.second, 2.0,
+                       f"paired median {schedules.median_ratio * scale:.2f}")]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run both benchmarks and print the table, the exponents and the summary."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_order")
     parser.add_argument("--quick", action="store_true", help="small sizes only")
-    args = parser.parse_args(argv or [])
+    args = parser.parse_args(argv or [])  # python -m benchmarks passes none
     global SPMD_SIZES
     if args.quick:
         SPMD_SIZES = ((256, 100), (512, 200), (1024, 400))
-        fr = bench_flight_recorder(((16, 200), (32, 400), (64, 400)), ((16, 200),))
+        fr = bench_flight_recorder(((16, 200), (32, 400), (64, 400)), ((64, 400),), 2)
+        permutes = bench_permutes(256, 2000, 2)
     spmd = bench_spmd()
     if not args.quick:
         fr = bench_flight_recorder()
-    rows = spmd[0] + fr[0]
+        permutes = bench_permutes()
+    rows = spmd[0] + fr[0] + permutes
     console.print(comparison_table("order layer", rows))
     console.print(f"Exponents: SPMD analyze {spmd[1]:.3f}, from_flight_recorder {fr[1]:.3f} "
                   f"(goal <= 1.1 each; {'met' if max(spmd[1], fr[1]) <= 1.1 else 'MISSED'})")
@@ -206,4 +304,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -185,14 +185,28 @@ def test_sizes_above_the_library_limit(client: Client) -> None:
     assert "more than the device limit" in error["message"]
 
 
-def test_body_above_the_cap_is_refused_before_reading(client: Client) -> None:
-    body = json.dumps({"groups": "{" + "{0}," * 300_000 + "{0}}"}).encode()
-    assert len(body) > 1 << 20
-    error = error_of(client.post("/api/groups", body), 413)
+def test_body_above_the_cap_is_refused_with_the_limit() -> None:
+    server = make_server(port=0, max_body=1 << 20)
+    serve_in_thread(server)
+    try:
+        body = json.dumps({"groups": "{" + "{0}," * 300_000 + "{0}}"}).encode()
+        assert len(body) > 1 << 20
+        error = error_of(Client(server).post("/api/groups", body), 413)
+    finally:
+        server.shutdown()
+        server.server_close()
     assert error == {
         "kind": "BodyTooLarge",
-        "message": f"request body is {len(body)} bytes, more than the limit of 1048576",
+        "message": f"request body is {len(body)} bytes, more than the limit of 1048576 bytes; "
+                   "start the explorer with --max-body BYTES to take larger dumps",
     }
+
+
+def test_a_64_mb_dump_is_taken_by_default(client: Client) -> None:
+    # Read in full and answered: a text that is not HLO is a parse error, not a 413.
+    body = json.dumps({"text": "x" * 64_000_000}).encode()
+    error = error_of(client.post("/api/hlo", body), 400)
+    assert error["kind"] == "HloParseError"
 
 
 def test_a_huge_declared_length_is_refused_without_reading(client: Client) -> None:

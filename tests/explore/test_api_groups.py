@@ -14,7 +14,7 @@ def test_info_lists_limits_opcodes_and_mode_selectors(client: Client) -> None:
     assert reply.status == 200
     info = reply.body
     assert info["api_version"] == 1
-    assert info["limits"] == {"devices": 65536, "body_bytes": 1 << 20}
+    assert info["limits"] == {"devices": 65536, "body_bytes": 64 << 20}
     assert "all-reduce" in info["opcodes"]
     assert info["modes"] == [
         {"name": "kCrossReplica", "channel_id": False, "use_global_device_ids": None},

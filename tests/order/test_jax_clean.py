@@ -115,6 +115,11 @@ def test_clean_and_runs(name: str) -> None:
     assert report.devices.tolist() == list(range(8))
     schedule = report.schedule(5)
     assert schedule, name
+    for device in range(8):  # the head of a schedule is its start, with its full length
+        for taken in (False, True):
+            full = report.schedule(device, taken)
+            for limit in (0, 1, len(full) // 2, len(full) + 1):
+                assert report.schedule_head(device, limit, taken) == (full[:limit], len(full))
     np.testing.assert_allclose(np.asarray(fn(x)), reference(np.asarray(x)), rtol=1e-5)
 
 

@@ -149,3 +149,19 @@ ENTRY e {
 def test_ids_outside_the_cluster_are_refused():
     with pytest.raises(mt.InvalidArgumentError, match="device id 16 is not in the cluster"):
         group_tiers(preset("h100-8x", hosts=2), [[0, 16]])
+
+
+@given(st.lists(st.lists(st.integers(0, 63), min_size=1, max_size=8, unique=True),
+                min_size=1, max_size=12))
+def test_network_shapes_are_numpys_distinct_rows(groups: list[list[int]]) -> None:
+    tiers = group_tiers(preset("h100-8x", hosts=8), groups)
+    crossing = tiers.tier == Tier.NETWORK
+    nodes = np.where(crossing, tiers.domains, 1)
+    share = np.where(crossing, np.maximum(tiers.max_per_host, 1)
+                     / np.maximum(tiers.network_sharers, 1), 1.0)
+    rows = np.stack([tiers.sizes, nodes, -(-tiers.sizes // nodes), share], 1).astype(float)
+    expected, expected_inverse = np.unique(rows, axis=0, return_inverse=True)
+    shapes, inverse = tiers.network_shapes
+    np.testing.assert_array_equal(shapes[inverse], rows)
+    assert len(shapes) == len(expected)
+    np.testing.assert_array_equal(shapes[inverse], expected[expected_inverse.reshape(-1)])

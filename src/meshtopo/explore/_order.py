@@ -9,7 +9,8 @@ across lanes, each finding with the arrivals where its devices block (a deadlock
 order), and a timeline of arrivals and completions by logical time (at most
 ``FRAME_LIMIT`` frames). The answer is bounded whatever the module's device count.
 
-A lane holds what its device issues (``Report.schedule(device, taken_only=True)``): the
+A lane holds what its device issues (``Report.schedule_head(device, ARRIVAL_LIMIT,
+taken_only=True)``: the arrivals shown and their count, without making the rest): the
 branch it takes at each conditional and each iteration of each loop, as the order layer runs
 the program for it; every arrival is ``taken``.
 """
@@ -144,14 +145,13 @@ def _lane_note(shown: int, total: int, asked: bool) -> str | None:
 
 def _lane(report: mt.order.Report, device: int) -> dict[str, Any]:
     """One device's lane: the collectives it issues, in order."""
-    arrivals = report.schedule(device, taken_only=True)
-    shown = arrivals[:ARRIVAL_LIMIT]
+    shown, count = report.schedule_head(device, ARRIVAL_LIMIT, taken_only=True)
     return {
         "device": device,
         "program": shown[0].entry.program if shown else None,
         "arrivals": [_arrival(a) for a in shown],
-        "count": len(arrivals),
-        "truncated": len(arrivals) > len(shown),
+        "count": count,
+        "truncated": count > len(shown),
     }
 
 

@@ -1,7 +1,8 @@
 """The explorer's HTTP server: the JSON API plus the page's static files, on loopback.
 
 Built on the standard library's ``ThreadingHTTPServer``. Request bodies are capped
-(``max_body`` bytes, 1 MiB by default) and read only after ``Content-Length`` is checked; grids
+(``max_body`` bytes, 64 MiB by default: real dumps run to tens of megabytes, and JSON adds
+about a byte a line) and read only after ``Content-Length`` is checked; grids
 are capped at ``device_limit`` devices (65,536 by default). Static files are served only from
 the fixed list in the package's ``static/`` folder, so no request path reaches the file system.
 Every bad request is answered with a 4xx JSON error; an unexpected failure is a 500 whose body
@@ -27,7 +28,7 @@ from ._order import order_response
 from ._schema import RequestError, decode_body
 
 DEFAULT_PORT = 8737
-DEFAULT_MAX_BODY = 1 << 20
+DEFAULT_MAX_BODY = 64 << 20
 DEFAULT_DEVICE_LIMIT = 65_536
 
 _CONTENT_TYPES = {
@@ -263,7 +264,8 @@ class ExplorerHandler(BaseHTTPRequestHandler):
             self._discard(length)
             raise RequestError(
                 413,
-                f"request body is {length} bytes, more than the limit of {self.server.max_body}",
+                f"request body is {length} bytes, more than the limit of {self.server.max_body} "
+                f"bytes; start the explorer with --max-body BYTES to take larger dumps",
                 kind="BodyTooLarge",
             )
         return self.rfile.read(length)

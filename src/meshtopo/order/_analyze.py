@@ -23,7 +23,7 @@ most ``CONSEQUENCE_LIMIT`` further runs for ``may_diverge``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,11 +34,12 @@ from .._limits import check_size
 from .._placement import DeviceAssignment, as_device_assignment
 from ..hlo import Module
 from ._classify import Ref, async_overlaps, classify
-from ._cliques import CliqueTable, EntryPeers, entry_peers, group_extremes
-from ._entry import Arrival, Finding
+from ._cliques import CliqueTable, EntryPeers, group_extremes, program_peers
+from ._entry import Arrival, Entry, Finding
 from ._execution import (
     ITERATION_LIMIT,
     Executor,
+    Iteration,
     Key,
     LoopLimit,
     Outcome,
@@ -136,9 +137,8 @@ def analyze(programs: Module | Sequence[tuple[Module, ArrayLike]],
 
 def _prepared(program: Program, devices: np.ndarray, assignment: DeviceAssignment,
               rendezvous: str = "clique") -> _Walked:
-    source = program.module.source
-    peers = [entry_peers(e, c, assignment, source)
-             for e, c in zip(program.entries, program.collectives, strict=True)]
+    peers = program_peers(program.entries, program.collectives, assignment,
+                          program.module.source)
     return _Walked(program, devices, assignment, peers, CliqueTable(rendezvous).rendezvous)
 
 
@@ -168,16 +168,10 @@ def module_assignment(module: Module,
 
 def _shares_one_order(program: Program, peers: list[EntryPeers], devices: np.ndarray) -> bool:
     """True when one sequence over disjoint groups is all there is: no send/recv (whose recv
-    may be absent) and no device in two groups of one collective. O(entries x devices)."""
-    size = int(devices.max(initial=-1)) + 1
-    for entry, entry_peers_ in zip(program.entries, peers, strict=True):
-        if entry.stream == "send-recv":
-            return False
-        if entry.stream == "collective" and entry_peers_.flat.size:
-            inside = entry_peers_.flat[(entry_peers_.flat >= 0) & (entry_peers_.flat < size)]
-            if np.bincount(inside, minlength=size).max(initial=0) > 1:
-                return False
-    return True
+    may be absent) and no device in two groups of one collective. O(entries + distinct
+    groups x devices)."""
+    return all(entry.stream != "send-recv" and (entry.stream != "collective" or peers_.disjoint)
+               for entry, peers_ in zip(program.entries, peers, strict=True))
 
 
 def _spmd(walked: _Walked, outcome: Outcome) -> Report:
@@ -186,15 +180,6 @@ def _spmd(walked: _Walked, outcome: Outcome) -> Report:
     program, peers, devices = walked.program, walked.peers, walked.devices
     findings = [*_limit_findings(walked, outcome.limits),
                 *_may_diverge([walked], [outcome], 0, outcome.pending)]
-    rows: dict[int, np.ndarray] = {}
-    size = int(devices.max()) + 1
-
-    def row_of(index: int) -> np.ndarray:
-        found = rows.get(index)
-        if found is None:
-            found = rows[index] = peers[index].group_rows(np.arange(size))
-        return found
-
     listed = [Step(int(kind), int(index), ()) for kind, index in
               zip(program.kinds.tolist(), program.steps.tolist(), strict=True)]
     steps = outcome.sequences[0].steps
@@ -202,56 +187,80 @@ def _spmd(walked: _Walked, outcome: Outcome) -> Report:
     table = CliqueTable(walked.rendezvous)
 
     def schedule(device: int) -> list[Arrival]:
-        return _sequence_schedule(program, peers, row_of, device, listed, table)
+        return _sequence_schedule(program, peers, device, listed, table)[0]
 
     def taken_schedule(device: int) -> list[Arrival]:
-        return _sequence_schedule(program, peers, row_of, device, steps, table)
+        return _sequence_schedule(program, peers, device, steps, table)[0]
+
+    totals: dict[bool, np.ndarray] = {}
+
+    def head(device: int, limit: int, taken_only: bool) -> tuple[list[Arrival], int]:
+        chosen = steps if taken_only else listed
+        if taken_only not in totals:
+            totals[taken_only] = _arrival_counts(program, peers, chosen, devices)
+        return (_sequence_schedule(program, peers, device, chosen, table, limit)[0],
+                int(totals[taken_only][device]))
 
     return Report(findings, devices, "device", True, [len(program.entries)], schedule,
-                  outcome.notes, taken_schedule)
+                  outcome.notes, taken_schedule, head)
 
 
-def _device_cliques(peers: EntryPeers, row: int, device: int,
-                    opcode: str) -> list[tuple[int, ...]]:
-    if peers.pairs is None:
-        return [] if row < 0 else [peers.group(row)]
-    cliques: list[tuple[int, ...]] = []
-    for source, target in peers.pairs.tolist():
-        if source == device and opcode != "recv":
-            cliques.append((source, target))
-    for source, target in peers.pairs.tolist():
-        if target == device and opcode != "send":
-            cliques.append((source, target))
-    return cliques
-
-
-def _sequence_schedule(program: Program, peers: list[EntryPeers],
-                       row_of: Callable[[int], np.ndarray], device: int,
-                       steps: list[Step], table: CliqueTable) -> list[Arrival]:
-    """The arrivals of ``device`` for ``steps`` (its sequence), in step order."""
-    arrivals: list[Arrival] = []
-    counts: dict[tuple[object, ...], int] = {}
+def _sequence_schedule(program: Program, peers: list[EntryPeers], device: int,
+                       steps: list[Step], table: CliqueTable,
+                       limit: int | None = None) -> tuple[list[Arrival], int]:
+    """The first ``limit`` (default all) arrivals of ``device`` for ``steps`` (its sequence),
+    in step order, and how many there are in all (with a ``limit``: up to where the head's
+    waits are known, see ``_arrival_counts`` for the whole). O(steps): a device's cliques
+    come from each distinct list's table (``EntryPeers.cliques_of``), and an arrival is made
+    once, when its wait is known, only for the first ``limit``."""
+    found: list[tuple[Entry, tuple[int, ...], int, int, int, Iteration]] = []
+    ends: list[int] = []
+    counts: dict[tuple[str, tuple[int, ...]], int] = {}
     open_at: dict[int, list[int]] = {}
+    entries = program.entries
+    streams = [table.stream_key(entry) for entry in entries]
+    kept = len(steps) * 2 + 1 if limit is None else limit
+    total = 0
     for number, step in enumerate(steps):
-        entry = program.entries[step.entry]
+        index = step.entry
         if step.kind == WAIT:
-            for i in open_at.pop(step.entry, []):
-                arrivals[i] = _ended(arrivals[i], number)
+            for i in open_at.pop(index, ()):
+                ends[i] = number
+            if limit is not None and total >= kept and not open_at:
+                break  # the head is made and every wait in it known
             continue
-        row = int(row_of(step.entry)[device]) if peers[step.entry].pairs is None else -1
-        for clique in _device_cliques(peers[step.entry], row, device, entry.opcode):
-            key = (table.stream_key(entry), clique)
+        entry = entries[index]
+        for clique, rank in peers[index].cliques_of(device, entry.opcode):
+            key = (streams[index], clique)
             position = counts.get(key, 0)
             counts[key] = position + 1
-            open_at.setdefault(step.entry, []).append(len(arrivals))
-            arrivals.append(Arrival(device, entry, clique, clique.index(device), position, number,
-                                    -1, step.iteration))
-    return arrivals
+            total += 1
+            if total <= kept:
+                open_at.setdefault(index, []).append(len(found))
+                found.append((entry, clique, rank, position, number, step.iteration))
+                ends.append(-1)
+    return [Arrival(device, entry, clique, rank, position, number, end, iteration)
+            for (entry, clique, rank, position, number, iteration), end
+            in zip(found, ends, strict=True)], total
 
 
-def _ended(arrival: Arrival, step: int) -> Arrival:
-    return Arrival(arrival.device, arrival.entry, arrival.clique, arrival.rank,
-                   arrival.position, arrival.step, step, arrival.iteration)
+def _arrival_counts(program: Program, peers: list[EntryPeers], steps: list[Step],
+                    devices: np.ndarray) -> np.ndarray:
+    """For every device id up to the largest, how many arrivals ``steps`` give it: each
+    entry's arrivals counted once, weighted by the number of its steps, one numpy pass per
+    distinct list and opcode. O(steps + distinct lists x devices)."""
+    size = int(devices.max(initial=-1)) + 1
+    arrivals = [step.entry for step in steps if step.kind == ARRIVE]
+    times = np.bincount(np.asarray(arrivals, dtype=np.int64), minlength=len(peers))
+    weight: dict[tuple[int, str], int] = {}
+    for index in np.flatnonzero(times).tolist():
+        key = (id(peers[index]), program.entries[index].opcode)
+        weight[key] = weight.get(key, 0) + int(times[index])
+    by_id = {id(p): p for p in peers}
+    total = np.zeros(size, dtype=np.int64)
+    for (peers_id, opcode), count in weight.items():
+        total += count * by_id[peers_id].clique_counts(opcode, size)
+    return total
 
 
 def _replayed(walked: list[_Walked], outcomes: list[Outcome], spmd: bool) -> Report:

@@ -5,12 +5,19 @@ as numpy arrays computed once per entry and shared by every device that runs the
 sizes (XLA's ``GetParticipatingDevicesGroups`` order: rank = position), and for permutes and
 send/recv the ``(source, target)`` device pairs. A device's clique is the group that holds it
 (for pairs: its pair as a sender and its pair as a receiver, two cliques on the p2p stream).
-Bound: O(devices) numpy work per entry; ``check_size`` refuses lists past the device limit.
+Entries that name the same groups or pairs (the reader decodes each distinct text once) share
+one ``EntryPeers``, so the lists are checked and converted once per distinct list
+(``program_peers``), and every table derived from them (a device's clique and rank, the
+hashable key) is built once too.
+
+Bound: O(devices) numpy work per distinct list; ``check_size`` refuses lists past the device
+limit.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +28,9 @@ from .._pairs import participating_device_pairs
 from .._placement import DeviceAssignment, device_group_arrays
 from ..hlo import Collective
 from ._entry import Entry
+
+# A device's cliques for one entry, each with the device's rank in it.
+Cliques = tuple[tuple[tuple[int, ...], int], ...]
 
 
 @dataclass(frozen=True)
@@ -47,17 +57,73 @@ class EntryPeers:
 
     def group(self, row: int) -> tuple[int, ...]:
         """The devices of group ``row``, in rank order."""
-        start = int(self.starts[row])
-        return tuple(int(d) for d in self.flat[start:start + int(self.sizes[row])])
+        return self.groups[row]
+
+    @functools.cached_property
+    def groups(self) -> list[tuple[int, ...]]:
+        """Every group (or pair) as a tuple of devices in rank order. O(ids), once."""
+        if self.pairs is not None:
+            return [tuple(pair) for pair in self.pairs.tolist()]
+        if self.sizes.size and (self.sizes == self.sizes[0]).all():
+            return [tuple(g) for g in self.flat.reshape(self.sizes.size, -1).tolist()]
+        return [tuple(g.tolist()) for g in np.split(self.flat, self.starts[1:])]
 
     def groups_key(self) -> tuple[object, ...]:
         """A hashable form of every group (each in rank order) or pair, to compare what two
         programs name: the order the list gives them in carries no meaning (a device uses
         only its own group), so they are sorted, and any encoding of the same groups has one
         key."""
+        return self._key
+
+    @functools.cached_property
+    def _key(self) -> tuple[object, ...]:
+        return ("pairs" if self.pairs is not None else "groups", tuple(sorted(self.groups)))
+
+    @functools.cached_property
+    def disjoint(self) -> bool:
+        """True when no device is in two groups (pairs: always False, as a device may send
+        and receive). O(ids)."""
         if self.pairs is not None:
-            return ("pairs", tuple(sorted(map(tuple, self.pairs.tolist()))))
-        return ("groups", tuple(sorted(self.group(r) for r in range(self.sizes.size))))
+            return False
+        inside = self.flat[self.flat >= 0]
+        return bool(np.bincount(inside).max(initial=0) <= 1) if inside.size else True
+
+    def cliques_of(self, device: int, opcode: str) -> Cliques:
+        """The cliques ``device`` joins for an entry of ``opcode``, with its rank in each: its
+        group (the last one written that holds it), or the pairs it sends on then the pairs
+        it receives on (a send only sends, a recv only receives). O(1) after one O(ids)
+        table per ``EntryPeers``."""
+        sending, receiving = self._by_device
+        if self.pairs is None:
+            return sending.get(device, ())
+        return ((sending.get(device, ()) if opcode != "recv" else ())
+                + (receiving.get(device, ()) if opcode != "send" else ()))
+
+    def clique_counts(self, opcode: str, size: int) -> np.ndarray:
+        """For devices ``0..size-1``, how many cliques each joins for an entry of ``opcode``
+        (``len(cliques_of(device, opcode))``), as numpy. O(ids + size)."""
+        if self.pairs is None:
+            return (np.bincount(self.flat[self.flat < size], minlength=size) > 0).astype(np.int64)
+        counts = np.zeros(size, dtype=np.int64)
+        for column, skip in ((0, "recv"), (1, "send")):
+            if opcode != skip:
+                side = self.pairs[:, column]
+                counts += np.bincount(side[side < size], minlength=size)
+        return counts
+
+    @functools.cached_property
+    def _by_device(self) -> tuple[dict[int, Cliques], dict[int, Cliques]]:
+        first: dict[int, Cliques] = {}
+        second: dict[int, Cliques] = {}
+        if self.pairs is None:
+            for group in self.groups:
+                for rank, device in enumerate(group):
+                    first[device] = ((group, rank),)
+            return first, second
+        for pair in self.groups:
+            first[pair[0]] = (*first.get(pair[0], ()), (pair, 0))
+            second[pair[1]] = (*second.get(pair[1], ()), (pair, 1))
+        return first, second
 
     def describe(self, limit: int = 8) -> str:
         """The groups or pairs as text, ``{{0,1},{2,3}}``, cut after ``limit`` of them."""
@@ -82,6 +148,24 @@ def entry_peers(entry: Entry, collective: Collective, assignment: DeviceAssignme
         if error.location is None:
             error.location = (source, entry.name, entry.line, entry.column)
         raise
+
+
+def program_peers(entries: Sequence[Entry], collectives: Sequence[Collective],
+                  assignment: DeviceAssignment, source: str | None = None) -> list[EntryPeers]:
+    """``entry_peers`` of every entry, computed once per distinct list: entries whose
+    collectives hold the same decoded groups or pairs object (the reader shares one per
+    distinct text) under the same mode share one ``EntryPeers``."""
+    found: dict[tuple[bool, int, object], tuple[object, EntryPeers]] = {}
+    out = []
+    for entry, collective in zip(entries, collectives, strict=True):
+        pairwise = entry.stream != "collective"
+        written = collective.source_target_pairs if pairwise else collective.replica_groups
+        key = (pairwise, id(written), collective.mode)
+        known = found.get(key)
+        if known is None:  # the list is kept with its peers, so its id stays its own
+            known = found[key] = (written, entry_peers(entry, collective, assignment, source))
+        out.append(known[1])
+    return out
 
 
 def _peers(entry: Entry, collective: Collective, assignment: DeviceAssignment) -> EntryPeers:
@@ -155,13 +239,13 @@ class CliqueTable:
         if peers.pairs is None:
             rows = peers.group_rows(devices)
             stream = self.stream_key(entry)
-            ids = np.array([self.intern(stream, peers.group(r))
-                            for r in range(peers.sizes.size)] + [-1], dtype=np.int64)
+            ids = np.array([self.intern(stream, group) for group in peers.groups] + [-1],
+                           dtype=np.int64)
             out[:, 0] = ids[rows]
             return out
         stream = self.stream_key(entry)
         pairs = peers.pairs
-        ids = np.array([self.intern(stream, (s, t)) for s, t in pairs.tolist()], dtype=np.int64)
+        ids = np.array([self.intern(stream, pair) for pair in peers.groups], dtype=np.int64)
         size = int(max(pairs.max(initial=-1), devices.max(initial=-1))) + 1
         row = np.full(size, -1, dtype=np.int64)
         row[devices] = np.arange(devices.size)

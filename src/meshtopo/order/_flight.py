@@ -499,14 +499,27 @@ def _read(path: Path) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[s
             raise InvalidArgumentError(
                 f"{origin[rank]} and {file} are both dumps of rank {rank}; keep one per rank")
         dump = _load(file)
-        dumps[rank] = dump.get("entries") or []
+        dumps[rank] = _slimmed(dump.get("entries") or [])
         config[rank] = dump.get("pg_config") or {}
         status[rank] = dump.get("pg_status") or {}
         origin[rank] = file
+        del dump  # the rest of this rank's dump goes before the next is read
     if not dumps:
         raise InvalidArgumentError(
             f"{path}: no Flight Recorder dumps (files whose names end in the rank number)")
     return dumps, config, status
+
+
+def _slimmed(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``entries`` keeping of each stack only the frame the report names (``_user_frame``):
+    real stacks hold tens of frames an entry, most of a dump's objects, and matching reads
+    only that one, so a rank's frames are freed as soon as it is read. O(entries)."""
+    for entry in entries:
+        frames = entry.get("frames") if isinstance(entry, dict) else None
+        if isinstance(frames, list) and len(frames) > 1:
+            user = _user_frame(frames)
+            entry["frames"] = [] if user is None else [user]
+    return entries
 
 
 def _load(file: Path) -> dict[str, Any]:

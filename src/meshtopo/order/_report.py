@@ -30,6 +30,8 @@ class Report:
     _schedule: Callable[[int], list[Arrival]] = field(repr=False)
     notes: list[str] = field(default_factory=list)
     _taken_schedule: Callable[[int], list[Arrival]] | None = field(default=None, repr=False)
+    _schedule_head: Callable[[int, int, bool], tuple[list[Arrival], int]] | None = field(
+        default=None, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -46,15 +48,32 @@ class Report:
         takes where its selector can be evaluated, which is ``mt.order.issue_order``'s order
         and what the devices pair by arrival. A replayed program (MPMD, or SPMD with
         send/recv or overlapping groups) always lists only the branches taken."""
+        self._check(device)
+        if taken_only and self._taken_schedule is not None:
+            return self._taken_schedule(int(device))
+        return self._schedule(int(device))
+
+    def schedule_head(self, device: int, limit: int,
+                      taken_only: bool = False) -> tuple[list[Arrival], int]:
+        """The first ``limit`` arrivals of ``schedule(device, taken_only)`` and the length of
+        the whole schedule: what a view showing the start of a long schedule needs, without
+        making every arrival (an SPMD program that shares one order makes only those
+        shown)."""
+        self._check(device)
+        if isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 0:
+            raise InvalidArgumentError(f"limit must be an int >= 0, got {limit!r}")
+        if self._schedule_head is not None:
+            return self._schedule_head(int(device), int(limit), taken_only)
+        arrivals = self.schedule(device, taken_only)
+        return arrivals[:limit], len(arrivals)
+
+    def _check(self, device: int) -> None:
         at = int(np.searchsorted(self.devices, device)) if isinstance(
             device, int | np.integer) else -1
         if at < 0 or at >= self.devices.size or int(self.devices[at]) != int(device):
             raise InvalidArgumentError(
                 f"{self.unit} {device!r} is not one of the {self.devices.size} {self.unit}s "
                 f"analysed")
-        if taken_only and self._taken_schedule is not None:
-            return self._taken_schedule(int(device))
-        return self._schedule(int(device))
 
     def to_json(self, devices: list[int] | None = None,
                 taken_only: bool = False) -> dict[str, object]:

@@ -264,22 +264,17 @@ def nccl_model_time(
     (``nccl_graphs``; ``channels`` forces the ring's channel count at the same total
     bandwidth), and per group the ``algorithm/protocol`` it runs; (None, None) on a torus or
     for point-to-point opcodes. Computed once per distinct (ranks, nodes, GPUs per node, NIC
-    share), not per group."""
+    share: ``GroupTiers.network_shapes``, once per tiers), not per group."""
     if cluster.torus is not None or nccl_function(opcode) is None:
         return None, None
     intra = "pcie" if cluster.host_link.kind == "pcie" else "nvlink"
     fabric = nccl_fabric_gbps(cluster, sm)
-    n = tiers.sizes
-    crossing = tiers.tier == Tier.NETWORK
-    nodes = np.where(crossing, tiers.domains, 1)
-    per_node = -(-n // np.maximum(nodes, 1))
-    share = np.where(crossing, np.maximum(tiers.max_per_host, 1) / np.maximum(tiers.network_sharers, 1), 1.0)
-    nic = cluster.network.bandwidth / 1e9 * np.minimum(share, 1.0)
-    keys = np.stack([n, nodes, per_node, nic], axis=1).astype(np.float64)
-    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+    unique, inverse = tiers.network_shapes
     times = np.empty(unique.shape[0])
     labels = []
-    for index, (ranks, node_count, gpus, nic_gbps) in enumerate(unique):
+    nic_line = cluster.network.bandwidth / 1e9
+    for index, (ranks, node_count, gpus, share) in enumerate(unique):
+        nic_gbps = nic_line * min(share, 1.0)
         graphs = nccl_graphs(fabric, intra, int(gpus), int(node_count), cluster.nics_per_host,
                              float(nic_gbps), sm, nvls=nvls_available(cluster, sm, int(gpus)),
                              collnet=cluster.collnet)  # fmt: skip

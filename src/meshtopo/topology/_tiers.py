@@ -68,6 +68,32 @@ class GroupTiers:
         """The slowest tier any group crosses (``DEVICE`` for no groups)."""
         return Tier(int(self.tier.max())) if self.tier.size else Tier.DEVICE
 
+    @functools.cached_property
+    def network_shapes(self) -> tuple[np.ndarray, np.ndarray]:
+        """What a network cost model sees of each group: the distinct rows (ranks, nodes,
+        ranks per node, NIC share) -- a node is a domain when the group crosses the network,
+        else the whole group is one node, and the share is ``max_per_host /
+        network_sharers`` (1 off the network) -- as float64 ``[distinct, 4]``, and each
+        group's row index. Computed once, by 1-D ``np.unique`` of each column folded into
+        the codes so far (a row-wise ``np.unique(axis=0)`` is many times slower)."""
+        n = self.sizes
+        crossing = self.tier == Tier.NETWORK
+        nodes = np.where(crossing, self.domains, 1)
+        per_node = -(-n // np.maximum(nodes, 1))
+        share = np.where(crossing, np.maximum(self.max_per_host, 1)
+                         / np.maximum(self.network_sharers, 1), 1.0)
+        columns = (n, nodes, per_node, share)
+        if n.size == 0 or all((c == c[0]).all() for c in columns):
+            return (np.array([[c[0] for c in columns]], dtype=np.float64) if n.size
+                    else np.zeros((0, 4))), np.zeros(n.size, dtype=np.int64)
+        code = np.zeros(n.size, dtype=np.int64)
+        for column in columns:  # codes stay below the group count: no overflow
+            values, inverse = np.unique(column, return_inverse=True)
+            code = np.unique(code * values.size + inverse.reshape(-1), return_inverse=True)[1]
+        _, first, inverse = np.unique(code.reshape(-1), return_index=True, return_inverse=True)
+        keys = np.stack(columns, axis=1).astype(np.float64)
+        return keys[first], inverse.reshape(-1)
+
 
 def as_group_arrays(groups: object) -> tuple[np.ndarray, np.ndarray]:
     """(all device ids concatenated in rank order, group sizes) of ``groups``: a 2-D int
