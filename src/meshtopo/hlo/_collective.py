@@ -73,16 +73,6 @@ def base_opcode(opcode: str) -> str:
     return opcode
 
 
-def _shape_at(text: str, line: int, column: int) -> Shape:
-    """``parse_shape(text)`` read once per distinct text (the shape reader caches by text and
-    position, and a text read at every instruction's position would miss); a text that fails
-    is read again at ``line``/``column`` so that the error says where it is."""
-    try:
-        return parse_shape(text)
-    except HloParseError:
-        return parse_shape(text, line, column)
-
-
 @functools.lru_cache(maxsize=256)
 def _mode(opcode: str, has_channel_id: bool, use_global: bool | None) -> CollectiveOpGroupMode:
     if opcode in ("send", "recv", "send-done", "recv-done"):
@@ -359,13 +349,13 @@ class Collective:
     def shape(self) -> Shape:
         """The result shape."""
         if self._shape is None:
-            self._shape = _shape_at(self.shape_text, self.line, self.column)
+            self._shape = parse_shape(self.shape_text, self.line, self.column)
         return self._shape
 
     @property
     def operand_shapes(self) -> list[Shape | None]:
         """Operand shapes, from inline shapes or the operands' definitions (None if unseen)."""
-        return [None if text is None else _shape_at(text, self.line, self.column)
+        return [None if text is None else parse_shape(text, self.line, self.column)
                 for text in self._operand_shape_texts()]
 
     def _operand_shape_texts(self) -> list[str | None]:

@@ -71,23 +71,25 @@ def read_shape(text: str, start: int, stop: int, signature: bool = False
 def parse_shape(text: str, line: int = 1, column: int = 1) -> Shape:
     """The shape ``text`` holds (white space and comments allowed between its tokens), read
     and refused as XLA's ``ParseShape`` reads it; a refusal is an ``HloParseError`` at the
-    offending token, counted from ``line`` and ``column`` where ``text`` starts."""
-    return _parse_shape(text, line, column)
-
-
-@functools.lru_cache(maxsize=4096)
-def _parse_shape(text: str, line: int, column: int) -> Shape:
-    reader = _Shape(text, len(text))
+    offending token, counted from ``line`` and ``column`` where ``text`` starts. Each distinct
+    text is read once."""
     try:
-        end, shape = reader.shape(reader.next(0), nested=True)
-        if (after := reader.next(end)) < len(text):
-            raise _Refused("Extra content after shape", after)
+        return _shape_of(text)
     except (_Refused, SyntaxFault) as refused:
         offset = refused.offset
         lines_before = text.count("\n", 0, offset)
         at_column = (column + offset if not lines_before
                      else offset - text.rfind("\n", 0, offset))
         raise HloParseError(refused.message, line + lines_before, at_column) from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _shape_of(text: str) -> Shape:
+    """The shape of the whole of ``text``; ``_Refused`` (not cached) where XLA refuses it."""
+    reader = _Shape(text, len(text))
+    end, shape = reader.shape(reader.next(0), nested=True)
+    if (after := reader.next(end)) < len(text):
+        raise _Refused("Extra content after shape", after)
     return shape
 
 
