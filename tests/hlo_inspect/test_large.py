@@ -70,9 +70,11 @@ def test_memory_follows_collectives_not_file_size(big_dump, tmp_path):
     write_dump(bigger, 44_000_000, 4000)
     bigger_peak, _ = peak_of(bigger, 1 << 18)
     # The reader keeps 8 bytes per instruction of a computation (a hash of its name, to check
-    # operands as XLA does); beyond that the peak does not grow with the file.
+    # operands as XLA does); merging a batch of names into the sorted array briefly holds the
+    # old array, the new one and the sort's buffer, so the peak may grow by up to about 3 x 8
+    # bytes and the filter's share per instruction. Beyond that it does not grow with the file.
     extra_lines = bigger.read_bytes().count(b"\n") - big_dump.read_bytes().count(b"\n")
-    assert bigger_peak - peak < 20 * extra_lines, (peak, bigger_peak, extra_lines)
+    assert bigger_peak - peak < 32 * extra_lines, (peak, bigger_peak, extra_lines)
 
 
 @pytest.mark.timeout(240)
