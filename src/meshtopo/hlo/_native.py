@@ -23,6 +23,8 @@ import re
 from collections.abc import Callable, Container
 from typing import Any
 
+import numpy as np
+
 _FORCED = os.environ.get("MESHTOPO_PURE_PYTHON", "") not in ("", "0")
 
 # XLA's printed explicit form: groups of 1 to 18 ASCII digits joined by ',', groups joined
@@ -44,8 +46,6 @@ def _groups_end(text: str, pos: int, /) -> int:
 def _groups_arrays(text: str, pos: int, end: int, /) -> tuple[bytearray, bytearray] | None:
     """Every id and each group's size of ``text[pos:end]``, as native int64 bytes, when it is
     in XLA's printed explicit form; else None."""
-    import numpy as np
-
     if not 0 <= pos <= end <= len(text) or _groups_end(text, pos) != end:
         return None
     groups = text[pos + 2:end - 2].split("},{")
