@@ -56,7 +56,7 @@ def answered(page: Any) -> None:
     """Wait until the dial has shown the answer (or error) to its latest request."""
     page.wait_for_function(
         "document.body.dataset.pending === undefined && "
-        "document.body.dataset.answered === String(explorer.state.seq)")
+        "document.body.dataset.answered === String(explorer.dial.seq)")
 
 
 def dump_ready(page: Any, name: str) -> None:
@@ -69,7 +69,7 @@ def dump_ready(page: Any, name: str) -> None:
 
 
 def shown_groups(page: Any) -> list[list[int]]:
-    return sorted(page.evaluate("explorer.state.result.device_groups.groups"))
+    return sorted(page.evaluate("explorer.resultView.result.device_groups.groups"))
 
 
 def each_collective(page: Any) -> dict[str, list[list[int]]]:
@@ -77,9 +77,9 @@ def each_collective(page: Any) -> dict[str, list[list[int]]]:
     found = {}
     names = page.eval_on_selector_all("#collectives li", "ls => ls.map(l => l.dataset.name)")
     for index, name in enumerate(names):
-        before = page.evaluate("explorer.state.renders")
+        before = page.evaluate("explorer.dial.renders")
         page.click(f"#collectives li >> nth={index}")
-        page.wait_for_function(f"explorer.state.renders > {before}")
+        page.wait_for_function(f"explorer.dial.renders > {before}")
         answered(page)
         found[name] = shown_groups(page)
     return found
@@ -213,7 +213,7 @@ def test_every_control_of_the_default_page_answers(tab: Page) -> None:
     page.click("label:has(input[name=colourby][value=host])")
     answered(page)
     assert page.evaluate("document.body.dataset.state") == "ready"
-    assert page.evaluate("explorer.state.result.cells.host.length") == 8
+    assert page.evaluate("explorer.resultView.result.cells.host.length") == 8
     # The step player works on written groups (disabled, with nothing to step, otherwise).
     for button in ("#step-next", "#step-prev", "#step-first", "#step-clear"):
         if page.is_enabled(button):
@@ -280,7 +280,7 @@ def test_an_edit_while_playing_leaves_no_cell_dimmed(tab: Page) -> None:
     page.check("#over-axes input[value=data]")
     answered(page)
     assert not page.evaluate("document.querySelector('#views').classList.contains('stepping')")
-    assert page.evaluate("explorer.state.player") is None
+    assert page.evaluate("explorer.player.timer") is None
 
 
 def test_the_shuffle_is_said_in_one_sentence(tab: Page) -> None:
@@ -308,7 +308,7 @@ def test_tab_and_dial_are_in_the_url_and_back_returns(tab: Page) -> None:
     page.go_back()
     page.wait_for_function(f"location.hash !== {json.dumps(with_data)}")
     answered(page)
-    assert page.evaluate("explorer.state.ui.over") == ["model"]
+    assert page.evaluate("explorer.url.ui.over") == ["model"]
     page.go_back()
     page.wait_for_function("document.querySelector('#tab-order').getAttribute('aria-selected') === 'true'")
     page.go_forward()
@@ -370,7 +370,7 @@ def test_hover_at_64_devices_shows_a_tooltip_beside_the_cell(tab: Page, view: st
         assert box["y"] <= at["y"] + at["height"] and box["y"] + box["height"] >= at["y"]
         text = page.text_content("#cell-tip")
         flat = int(cell.get_attribute("data-flat") or "-1")
-        result = page.evaluate("explorer.state.result")
+        result = page.evaluate("explorer.resultView.result")
         device = result["cells"]["device_id"][flat]
         assert f"device {device}: replica 0, partition {flat}, flattened id {flat}" in text
         assert "mesh position data=" in text and "rank" in text

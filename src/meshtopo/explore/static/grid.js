@@ -337,33 +337,35 @@ function tierSummary(result) {
 export function renderAssignment(result, roles, origin = null) {
   const box = $("assignment-view");
   const { replicas: R, partitions: P } = result.grid;
-  const table = result.device_assignment.table;
   $("da-caption").textContent = `${origin || result.device_assignment.kind} · DA[r][p] is the device that runs replica r, partition p`;
   if (R * P > DOM_LIMIT) {
     box.replaceChildren(el("p", "hint", `${R} × ${P}: the table is shown up to ${DOM_LIMIT} devices; the focused cell's entry is in the details above.`));
     return [];
   }
+  // Each cell's entry sits at its replica and partition and holds its device id, all three
+  // as the answer's ``cells`` give them.
+  const { replica, partition, device_id: device } = result.cells;
   const node = el("table", "da");
   const head = el("tr");
   head.append(el("th", "corner", "r \\ p"));
   for (let p = 0; p < P; p++) head.append(el("th", "", `p${p}`));
   node.append(head);
-  const entries = new Array(R * P);
-  for (let r = 0; r < R; r++) {
+  const rows = Array.from({ length: R }, (_, r) => {
     const row = el("tr");
     row.dataset.replica = String(r);
     row.append(el("th", "", `r${r}`));
-    for (let p = 0; p < P; p++) {
-      const f = r * P + p;
-      const td = el("td", "", String(table[r][p]));
-      td.dataset.flat = String(f);
-      const colour = colourOf(result, f, roles);
-      td.style.background = colour;
-      td.style.color = isDark(colour) ? "#fff" : "#111";
-      entries[f] = td;
-      row.append(td);
-    }
     node.append(row);
+    return Array.from({ length: P }, () => row.appendChild(el("td")));
+  });
+  const entries = new Array(R * P);
+  for (let f = 0; f < R * P; f++) {
+    const td = rows[replica[f]][partition[f]];
+    td.textContent = String(device[f]);
+    td.dataset.flat = String(f);
+    const colour = colourOf(result, f, roles);
+    td.style.background = colour;
+    td.style.color = isDark(colour) ? "#fff" : "#111";
+    entries[f] = td;
   }
   box.replaceChildren(node);
   return entries;

@@ -31,9 +31,9 @@ function build(key, title, n, rows, cols, slotOf) {
 const level = (count, span, label) =>
   Array.from({ length: count }, (_, i) => ({ label: label(i), span }));
 
-// A wrapped run of n slots, cols across: rows named by their first slot, columns by offset.
-function wrapHeads(view, prefix) {
-  view.rowHeads = [level(view.rows, 1, (r) => `${prefix}${r * view.cols}`)];
+// A wrapped run, cols across: rows named by their first cell (``name(f)``), columns by offset.
+function wrapHeads(view, name) {
+  view.rowHeads = [level(view.rows, 1, (r) => (view.at[r * view.cols] < 0 ? "" : name(view.at[r * view.cols])))];
   view.colHeads = [level(view.cols, 1, (c) => `+${c}`)];
 }
 
@@ -55,7 +55,7 @@ export function meshView(result) {
   }
   const view = build("mesh", "mesh positions", n, rows, cols, (f) => position[f]);
   if (wrapped) {
-    wrapHeads(view, `${axes[0].name}=`);
+    wrapHeads(view, (f) => `${axes[0].name}=${result.cells.mesh_coordinates[0][f]}`);
   } else {
     const heads = (list) => {
       let repeat = 1;
@@ -92,7 +92,7 @@ export function flatView(result) {
   }
   const cols = squareColumns(n);
   const view = build("flat", "flattened id", n, Math.ceil(n / cols), cols, (f) => f);
-  wrapHeads(view, "f");
+  wrapHeads(view, (f) => `f${f}`);
   view.corner = R === 1 ? "f = partition" : "f = replica";
   return view;
 }

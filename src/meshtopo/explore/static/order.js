@@ -3,7 +3,8 @@
 // and blocking collectives picked out (a deadlock's waits-for cycle as arrows), and the run
 // played frame by frame.
 import { $, el, plural } from "/grid.js";
-import { state, postJson } from "/state.js";
+import { postJson } from "/api.js";
+import { url } from "/url.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const LANE_H = 108;
@@ -104,8 +105,8 @@ export function orderOfDump(text, module, name) {
 
 // Name the example shown in the URL fragment ("" for a dump, which the URL cannot carry).
 function setShown(name) {
-  if (state.ui && state.ui.show !== name) {
-    state.ui.show = name;
+  if (url.ui && url.ui.show !== name) {
+    url.ui.show = name;
     onShow();
   }
 }
