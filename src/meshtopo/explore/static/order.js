@@ -11,7 +11,7 @@ const LANE_H = 108;
 const LABEL_W = 112;
 const BOX_W = 178;
 const BOX_H = 50;
-const ZOOMS = [0.15, 0.25, 0.4, 0.6, 0.8, 1, 1.25, 1.6];
+const ZOOMS = [0.02, 0.04, 0.08, 0.15, 0.25, 0.4, 0.6, 0.8, 1, 1.25, 1.6];
 const GAP = 44;
 const TOP = 16;
 
@@ -194,9 +194,11 @@ function applyZoom() {
   $("order-zoom-level").textContent = `${Math.round(order.zoom * 100)}%`;
 }
 
+// The next zoom level in (``step`` 1) or out (-1) from the zoom shown, which the overview may
+// have set between two levels.
 function zoomBy(step) {
-  const at = ZOOMS.findIndex((z) => z >= order.zoom - 1e-9);
-  order.zoom = ZOOMS[Math.max(0, Math.min(ZOOMS.length - 1, (at < 0 ? ZOOMS.length - 1 : at) + step))];
+  const levels = ZOOMS.filter((z) => (step > 0 ? z > order.zoom + 1e-9 : z < order.zoom - 1e-9));
+  if (levels.length) order.zoom = step > 0 ? levels[0] : levels[levels.length - 1];
   applyZoom();
 }
 
@@ -255,20 +257,25 @@ function drawLanes(r) {
     if (tail) g.append(svg("text", { class: "lane-sub", x: 10, y: laneY(index) + 31 }, tail));
     root.append(g);
   });
+  // Rendezvous a mismatch finding says pair different collectives: drawn red and labelled.
+  const wrong = new Set(r.findings.filter((f) => f.type === "mismatch").flatMap((f) => f.rendezvous));
   const lines = svg("g", { class: "meets" });
   r.rendezvous.forEach((m, number) => {
     const members = [...m.members].sort((a, b) => a[0] - b[0]);
+    const bad = wrong.has(number);
     for (let k = 1; k < members.length; k++) {
       const [la, ia] = members[k - 1];
       const [lb, ib] = members[k];
-      lines.append(svg("path", { class: `meet${m.complete ? "" : " open"}`, "data-rendezvous": number,
-        "data-from": la, "data-to": lb, d: route(la, ia, lb, ib, number) }));
+      lines.append(svg("path", { class: `meet${m.complete ? "" : " open"}${bad ? " mismatch" : ""}`,
+        "data-rendezvous": number, "data-from": la, "data-to": lb, d: route(la, ia, lb, ib, number) }));
     }
+    if (bad && members.length > 1) lines.append(mismatchLabel(r, members, number));
   });
   root.append(lines);
   r.lanes.forEach((lane, li) => {
     lane.arrivals.forEach((a, ai) => {
       const classes = ["arrival"];
+      if (wrong.has(a.rendezvous)) classes.push("mismatched");
       if (a.blocked) classes.push("blocked");
       if (!a.issued) classes.push("never");
       if (blocks.has(`${li}:${ai}`)) classes.push("block");
@@ -289,12 +296,6 @@ function drawLanes(r) {
       if (where) g.append(svg("text", { class: "a-where", x: x + 7, y: y + 44 }, where));
       const about = `device ${lane.device}: ${a.name} (${a.opcode}, line ${a.line}) on clique ${ids(a.clique)} as rank ${a.rank}, arrival ${a.position} there${branch}${loops}; ${state}`;
       g.append(svg("title", {}, about));
-      const point = () => { meetHighlight(a.rendezvous); $("order-details").textContent = about; };
-      g.addEventListener("mouseenter", point);
-      g.addEventListener("mouseleave", () => meetHighlight(-1));
-      g.addEventListener("focus", point);
-      g.addEventListener("blur", () => meetHighlight(-1));
-      g.addEventListener("keydown", (event) => roveKeys(event, r, li, ai));
       root.append(g);
     });
   });
@@ -313,6 +314,19 @@ function drawLanes(r) {
   $("order-message").textContent = finding ? finding.message
     : r.findings.length ? "Pick a finding on the left." : "No findings: every rendezvous completes in this order.";
   $("order-view").dataset.finding = String(order.finding);
+}
+
+// The label of a wrong pairing, beside the line between its first two members: the
+// collectives the rendezvous pairs ("sum ≠ gather2"), the sentence in its title.
+function mismatchLabel(r, members, number) {
+  const [[la, ia], [lb, ib]] = members;
+  const names = members.map(([l, i]) => r.lanes[l].arrivals[i].name);
+  const x = (boxX(ia) + boxX(ib)) / 2 + BOX_W / 2 + 8;
+  const y = (laneY(la) + BOX_H + laneY(lb)) / 2 + 4;
+  const label = svg("text", { class: "mismatch-label", x, y, "data-rendezvous": number },
+    [...new Set(names)].join(" ≠ "));
+  label.append(svg("title", {}, `arrival order pairs ${names.join(" with ")} in one rendezvous: they differ, so the result is garbage`));
+  return label;
 }
 
 // The line joining arrival ``ia`` of lane ``la`` to arrival ``ib`` of a lane below: straight
@@ -370,6 +384,28 @@ function roveKeys(event, r, lane, index) {
   for (const node of $("order-lanes").querySelectorAll(".arrival[tabindex='0']")) node.setAttribute("tabindex", "-1");
   next.setAttribute("tabindex", "0");
   next.focus();
+}
+
+// Pointing at a collective (hover, focus or click; one listener each for all of them, however
+// many there are) picks out its rendezvous and describes it; arrow keys rove.
+function wireArrivals() {
+  const box = $("order-lanes");
+  const arrival = (event) => event.target.closest && event.target.closest(".arrival");
+  const point = (g) => {
+    meetHighlight(Number(g.dataset.rendezvous));
+    $("order-details").textContent = g.querySelector("title").textContent;
+  };
+  box.addEventListener("mouseover", (event) => { const g = arrival(event); if (g) point(g); });
+  box.addEventListener("mouseout", (event) => {
+    const g = arrival(event);
+    if (g && !g.contains(event.relatedTarget)) meetHighlight(-1);
+  });
+  box.addEventListener("focusin", (event) => { const g = arrival(event); if (g) point(g); });
+  box.addEventListener("focusout", () => meetHighlight(-1));
+  box.addEventListener("keydown", (event) => {
+    const g = arrival(event);
+    if (g && order.result) roveKeys(event, order.result, Number(g.dataset.lane), Number(g.dataset.index));
+  });
 }
 
 function meetHighlight(number) {
@@ -499,6 +535,7 @@ export function wireOrder(shown) {
   $("order-zoom-out").addEventListener("click", () => zoomBy(-1));
   $("order-zoom-fit").addEventListener("click", overview);
   wirePan();
+  wireArrivals();
   $("order-example").addEventListener("click", () => orderExample());
   $("order-conditional").addEventListener("click", () => conditionalExample());
   $("order-of-dump").addEventListener("click", () => {
