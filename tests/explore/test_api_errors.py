@@ -307,8 +307,8 @@ def test_static_files_come_from_the_package_and_name_no_network(client: Client) 
         ("/", "text/html"),
         ("/app.js", "text/javascript"),
         *((f"/{name}.js", "text/javascript")
-          for name in ("state", "dial", "layout", "grid", "canvas", "links", "steps", "dump",
-                       "order")),
+          for name in ("url", "api", "dial", "layout", "grid", "canvas", "links", "steps",
+                       "dump", "order", "fielderror")),
         ("/style.css", "text/css"),
         ("/favicon.svg", "image/svg+xml"),
     ]:

@@ -445,9 +445,9 @@ def test_500_collectives_on_8_devices_draw_every_arrival_and_answer(tab: Page) -
         " return box.querySelector('svg').getBoundingClientRect().width <= box.clientWidth; })()")
     overview = float(page.get_attribute("#order-lanes", "data-zoom") or "1")
     assert fits and overview < 1
-    page.click("#order-zoom-in")
-    page.click("#order-zoom-in")
-    assert float(page.get_attribute("#order-lanes", "data-zoom") or "0") > overview
+    for _ in range(6):
+        page.click("#order-zoom-in")
+    assert float(page.get_attribute("#order-lanes", "data-zoom") or "0") == 0.4
     # Still answering: pointing at a collective describes it and lights its rendezvous.
     page.hover(".arrival[data-lane='7'][data-index='3']")
     assert page.text_content("#order-details").startswith("device 7: ar3 (all-reduce")

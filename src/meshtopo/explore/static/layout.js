@@ -57,21 +57,29 @@ export function meshView(result) {
   if (wrapped) {
     wrapHeads(view, (f) => `${axes[0].name}=${result.cells.mesh_coordinates[0][f]}`);
   } else {
-    const heads = (list) => {
-      let repeat = 1;
-      let span = list.reduce((p, a) => p * a.size, 1);
-      return list.map((axis) => {
+    // Each header names its axis's coordinate of the first cell under it (or beside it), as
+    // the answer's ``cells.mesh_coordinates`` give it.
+    const coords = result.cells.mesh_coordinates;
+    const heads = (list, first, lines, cellIn) => {
+      let span = lines;
+      return list.map((axis, k) => {
         span /= axis.size;
-        const labels = [];
-        for (let k = 0; k < repeat; k++) {
-          for (let i = 0; i < axis.size; i++) labels.push({ label: `${axis.name}=${i}`, span });
-        }
-        repeat *= axis.size;
-        return labels;
+        return Array.from({ length: lines / span }, (_, j) => {
+          const f = cellIn(j * span);
+          return { label: f < 0 ? "" : `${axis.name}=${coords[first + k][f]}`, span };
+        });
       });
     };
-    view.rowHeads = heads(down);
-    view.colHeads = heads(across);
+    const inColumn = (c) => {
+      for (let r = 0; r < rows; r++) if (view.at[r * cols + c] >= 0) return view.at[r * cols + c];
+      return -1;
+    };
+    const inRow = (r) => {
+      for (let c = 0; c < cols; c++) if (view.at[r * cols + c] >= 0) return view.at[r * cols + c];
+      return -1;
+    };
+    view.rowHeads = heads(down, 0, rows, inRow);
+    view.colHeads = heads(across, split, cols, inColumn);
   }
   view.corner = down.map((a) => a.name).join(" · ") + (down.length ? " \\ " : "") +
     across.map((a) => a.name).join(" · ");
