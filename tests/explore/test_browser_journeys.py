@@ -519,6 +519,30 @@ def test_a_1xn_strip_scrolls_with_its_headers(tab: Page, size: tuple[int, int]) 
     shot(page, f"explore-journey-strip-{size[0]}x{size[1]}.png")
 
 
+def test_a_tall_grid_scrolls_under_its_headers(tab: Page) -> None:
+    """1,024 partitions wrap into 32 rows of 32, taller than an 800 x 600 window: scrolled to
+    its far corner, the column and row headers are still in view above and beside the cells."""
+    tab.page.set_viewport_size({"width": 800, "height": 600})
+    page = tab.open("#kind=grid&r=1&p=1024&da=default&ch=1&ugdi=true&groups=%7B%7B0%2C1%7D%7D")
+    wrap = ".pane[data-view=flat] .vwrap"
+    page.eval_on_selector(wrap, "w => { w.scrollTop = w.scrollHeight; w.scrollLeft = w.scrollWidth; }")
+    kept = page.eval_on_selector(wrap, """w => {
+      const box = w.getBoundingClientRect();
+      const seen = (n) => { const r = n.getBoundingClientRect();
+        return r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5
+          && r.left >= box.left - 0.5 && r.right <= box.right + 0.5; };
+      const last = w.querySelector('.cell[data-flat="1023"]');
+      const heads = [...w.querySelectorAll('.col-head')];
+      const rows = [...w.querySelectorAll('.row-head')];
+      return {scrolled: w.scrollTop > 0, last: seen(last),
+              column: seen(heads[heads.length - 1]), row: seen(rows[rows.length - 1]),
+              labels: [heads[heads.length - 1].textContent, rows[rows.length - 1].textContent]};
+    }""")
+    assert kept == {"scrolled": True, "last": True, "column": True, "row": True,
+                    "labels": ["+31", "f992"]}
+    shot(page, "explore-journey-tall-grid-800x600.png")
+
+
 def test_the_canvas_keeps_axis_headers(tab: Page) -> None:
     page = tab.open("#kind=mesh&axes=data:64,model:64&order=default&mr=1&da=mesh&ch=1"
                     "&ugdi=true&over=model")

@@ -122,7 +122,8 @@ function drawView(result, view, roles) {
   grid.setAttribute("role", "group");
   grid.setAttribute("aria-label", `devices by ${view.title}`);
   grid.style.gridTemplateColumns = `repeat(${down}, auto) repeat(${view.cols}, var(--cell-w))`;
-  const corner = el("div", "corner", view.corner);
+  // One level of headers each way stays in view while the grid scrolls under it.
+  const corner = el("div", "corner" + (down === 1 && across === 1 ? " sticky" : ""), view.corner);
   place(corner, 0, 0, Math.max(across, 1), Math.max(down, 1));
   grid.append(corner);
   // Column labels wider than their cells stand on end, so that 16, 64 or 256 of them stay
@@ -132,7 +133,7 @@ function drawView(result, view, roles) {
     const upright = labels.some(({ label, span }) => label.length * LABEL_PX > span * cellWidth);
     let c = 0;
     for (const { label, span } of labels) {
-      const head = el("div", "head col-head" + (upright ? " upright" : ""), label);
+      const head = el("div", "head col-head" + (upright ? " upright" : "") + (across === 1 ? " sticky" : ""), label);
       head.title = label;
       place(head, lvl, down + c, 1, span);
       grid.append(head);
@@ -142,7 +143,6 @@ function drawView(result, view, roles) {
   view.rowHeads.forEach((labels, lvl) => {
     let r = 0;
     for (const { label, span } of labels) {
-      // One level of row labels stays in view while a wide view scrolls across.
       const head = el("div", "head row-head" + (down === 1 ? " sticky" : ""), label);
       place(head, across + r, lvl, span, 1);
       grid.append(head);
