@@ -308,7 +308,7 @@ def test_static_files_come_from_the_package_and_name_no_network(client: Client) 
         ("/app.js", "text/javascript"),
         *((f"/{name}.js", "text/javascript")
           for name in ("url", "api", "dial", "layout", "grid", "canvas", "links", "steps",
-                       "dump", "order", "fielderror")),
+                       "dump", "order", "programs", "fielderror")),
         ("/style.css", "text/css"),
         ("/favicon.svg", "image/svg+xml"),
     ]:

@@ -2,7 +2,7 @@
 // This module asks for the dial's answer (debounced while typing, the dial mirrored in the URL
 // fragment) and renders it into every panel, or marks the panels stale; dial.js reads and sets
 // the controls, links.js links the views, steps.js plays the step-through, dump.js reads dumps,
-// order.js draws their collective order;
+// order.js draws their collective order (programs.js takes the user's modules for it);
 // layout.js places cells, grid.js and canvas.js draw them; url.js holds the URL state and api.js
 // makes the calls. Each view keeps its own state: the dial's here, the result view's in links.js,
 // the step-through's in steps.js, the dump tab's in dump.js, the order view's in order.js.
@@ -22,6 +22,7 @@ import { resultView, highlight, showDetails, showTip, focusCell, gridKeys, wireV
 import { player, renderSteps, showStep, stopPlaying, wireSteps } from "/steps.js";
 import { initDumps, wireDumps, showDump, uploadedFile, setNamedDump, dumpPlacement } from "/dump.js";
 import { order, wireOrder, showExample } from "/order.js";
+import { wirePrograms } from "/programs.js";
 import { markField, clearField } from "/fielderror.js";
 
 const DEBOUNCE_MS = 250;
@@ -488,6 +489,7 @@ async function start() {
   wireSteps();
   wireControls();
   wireOrder(writeHash);
+  wirePrograms();
   applyUi(fromHash(location.hash));
   switchTab($(`tab-${url.ui.tab}`), false);
   await update();
