@@ -324,8 +324,10 @@ function mismatchLabel(r, members, number) {
   const names = members.map(([l, i]) => r.lanes[l].arrivals[i].name);
   const x = (boxX(ia) + boxX(ib)) / 2 + BOX_W / 2 + 8;
   const y = (laneY(la) + BOX_H + laneY(lb)) / 2 + 4;
+  // Two versions of one collective (the same name, other groups or shapes) say so.
+  const distinct = [...new Set(names)];
   const label = svg("text", { class: "mismatch-label", x, y, "data-rendezvous": number },
-    [...new Set(names)].join(" ≠ "));
+    distinct.length > 1 ? distinct.join(" ≠ ") : `${distinct[0]}: the versions differ`);
   label.append(svg("title", {}, `arrival order pairs ${names.join(" with ")} in one rendezvous: they differ, so the result is garbage`));
   return label;
 }
