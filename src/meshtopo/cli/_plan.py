@@ -38,6 +38,7 @@ from ._math import _mesh_payload, parse_mesh
 from ._options import DecimalRange
 from ._options import int_list as _int_list
 from ._render import plural
+from ._trips import TripCounts, trip_text
 
 if TYPE_CHECKING:  # inspect --cluster hands its result in; plan alone reads no HLO
     from ._inspect_rows import Inspection
@@ -250,10 +251,14 @@ def calibrate_command(
 _TERMS = ("host_latency", "host_bandwidth", "network_latency", "network_bandwidth")
 
 
-def topology_columns(result: Inspection, cluster_spec: str) -> list[dict[str, object] | None]:
+def topology_columns(result: Inspection, cluster_spec: str, trip_counts: TripCounts | None
+                     ) -> list[dict[str, object] | None]:
     """``inspect --cluster``: each row's ``group_costs`` (None where its groups are in error),
-    tiers computed once per distinct device-group pattern. An NCCL XML dump is repeated over
-    as many hosts as the dump's devices need."""
+    tiers computed once per distinct device-group pattern, with its ``trip_count`` (from
+    ``trip_counts``, keyed by (computation, name): 0 where the program never reaches it;
+    None when unknown, and for every row when ``trip_counts`` is None) and ``seconds`` per
+    model multiplied by it (``seconds_each``: one issue; an unknown count counts once). An
+    NCCL XML dump is repeated over as many hosts as the dump's devices need."""
     needed = int(result.assignment.array.max()) + 1 if result.assignment.array.size else 1
     cluster = _cluster(cluster_spec, None, needed)
     tiers: dict[int, GroupTiers] = {}
@@ -265,26 +270,43 @@ def topology_columns(result: Inspection, cluster_spec: str) -> list[dict[str, ob
             continue
         if pattern.index not in tiers:
             tiers[pattern.index] = group_tiers(cluster, pattern.device_groups)
-        columns.append(group_costs(cluster, tiers[pattern.index], row.opcode, row.bytes))
+        cost = group_costs(cluster, tiers[pattern.index], row.opcode, row.bytes)
+        count = None if trip_counts is None else trip_counts.get(
+            (row.computation or "", row.name), 0)
+        each = cost["seconds"]
+        times = 1 if count is None else count
+        cost["trip_count"] = count
+        cost["seconds_each"] = each
+        cost["seconds"] = None if not isinstance(each, dict) else {
+            model: None if value is None else value * times for model, value in each.items()}
+        columns.append(cost)
     return columns
 
 
-def print_topology_columns(result: Inspection, costs: list[dict[str, object] | None]) -> None:
-    """The ``--cluster`` table under inspect's: per collective its tier, hosts per group,
-    bytes on the slowest link and each model's predicted time."""
+def print_topology_columns(result: Inspection, costs: list[dict[str, object] | None],
+                           trips_note: str | None = None) -> None:
+    """The ``--cluster`` table under inspect's: per collective its trip count, tier, hosts
+    per group, bytes on the slowest link and each model's predicted time over its issues;
+    ``trips_note`` says why trip counts are unknown, when they could not be worked out."""
     if not result.rows:
         return
     click.echo("")
     cells = []
     for row, cost in zip(result.rows, costs, strict=True):
         if cost is None:
-            cells.append([row.name, "error", "-", "-", *("-" for _ in MODELS)])
+            cells.append([row.name, "-", "error", "-", "-", *("-" for _ in MODELS)])
             continue
         seconds = cost["seconds"] if isinstance(cost["seconds"], dict) else {}
         link = cost["link_bytes"]
+        count = cost["trip_count"]
         cells.append([
-            row.name, str(cost["tier"]), str(cost["hosts"]),
+            row.name, trip_text(count if isinstance(count, int) else None) or "1",
+            str(cost["tier"]), str(cost["hosts"]),
             format_size(link) if isinstance(link, float) else "-",
             *(format_seconds(v) if isinstance(v := seconds.get(m), float) else "-" for m in MODELS),
         ])  # fmt: skip
-    _table(["name", "tier", "hosts", "slowest link", *MODELS], cells)
+    _table(["name", "issues", "tier", "hosts", "slowest link", *MODELS], cells)
+    click.echo("times: one issue's, multiplied by the collective's issues per device (its "
+               "loops' trip counts, as the devices run them)")
+    if trips_note is not None:
+        click.echo(trips_note)

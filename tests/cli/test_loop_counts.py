@@ -1,0 +1,108 @@
+"""Loops counted by ``inspect --cluster`` and ``replay``: a real dump (``--xla_dump_to``) of
+ring attention's 8-step ``fori_loop`` of ppermutes, whose count is the program's own loop
+bound, and of a ``while_loop`` whose bound is data (a psum of the values), whose count is
+unknown before the program runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hlo_inspect._xla_dump import dump_program
+from meshtopo.cli import main
+
+pytestmark = pytest.mark.jax
+
+STEPS = 8
+PROGRAM = f"""
+import json, jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()[:4]), ("ring",))
+pairs = [(i, (i + 1) % 4) for i in range(4)]
+def ring(x):
+    return jax.lax.fori_loop(0, {STEPS}, lambda _, a: jax.lax.ppermute(a, "ring", pairs), x)
+def until(x):
+    def going(state):
+        return jax.lax.psum(state[0].sum(), "ring") < 1000.0
+    def step(state):
+        return jax.lax.ppermute(state[0], "ring", pairs) * 2.0, state[1] + 1
+    return jax.lax.while_loop(going, step, (x, jnp.zeros((1,), jnp.int32)))
+for f, specs in ((ring, P("ring")), (until, (P("ring"), P("ring")))):
+    out = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=P("ring"), out_specs=specs))(
+        jnp.arange(16.0) + 1.0)
+    jax.block_until_ready(out)
+print(json.dumps(int(np.asarray(out[1])[0])))
+"""
+
+
+@pytest.fixture(scope="module")
+def dump(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """The dump directory and how many iterations the data-dependent loop ran."""
+    pytest.importorskip("jax")
+    directory = tmp_path_factory.mktemp("loops")
+    iterations = json.loads(dump_program(directory, PROGRAM).strip().splitlines()[-1])
+    return directory, iterations
+
+
+def _json(arguments: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    with pytest.raises(SystemExit) as done:
+        main([*arguments, "--json"])
+    assert done.value.code == 0
+    answer: dict[str, object] = json.loads(capsys.readouterr().out)
+    return answer
+
+
+def _text(arguments: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as done:
+        main(arguments)
+    assert done.value.code == 0
+    return capsys.readouterr().out
+
+
+def _permute(answer: dict[str, object]) -> dict[str, object]:
+    rows = answer["collectives"]
+    assert isinstance(rows, list)
+    [row] = [r for r in rows if r["opcode"] == "collective-permute"]
+    assert isinstance(row, dict)
+    return row
+
+
+def test_inspect_cluster_multiplies_by_the_loop_bound(dump: tuple[Path, int],
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    arguments = ["inspect", str(dump[0]), "--module", "jit_ring", "--cluster", "h100-8x:1"]
+    topology = _permute(_json(arguments, capsys))["topology"]
+    assert isinstance(topology, dict)
+    assert topology["trip_count"] == STEPS
+    each, total = topology["seconds_each"], topology["seconds"]
+    assert total["hierarchical"] == pytest.approx(STEPS * each["hierarchical"])
+    assert f"x{STEPS} (loop trip count)" in _text(arguments, capsys)
+
+
+def test_inspect_cluster_says_a_data_bound_is_unknown(dump: tuple[Path, int],
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    directory, iterations = dump
+    assert iterations > 1  # the loop ran several times: once would be a wrong count
+    arguments = ["inspect", str(directory), "--module", "jit_until", "--cluster", "h100-8x:1"]
+    answer = _json(arguments, capsys)
+    rows = answer["collectives"]
+    assert isinstance(rows, list) and {r["opcode"] for r in rows} == {
+        "collective-permute", "all-reduce"}
+    for row in rows:
+        assert row["topology"]["trip_count"] is None
+        assert row["topology"]["seconds"] == row["topology"]["seconds_each"]
+    text = _text(arguments, capsys)
+    assert text.count("trip count unknown (a loop around it runs as its data decides): "
+                      "counted once") == 2
+
+
+def test_replay_counts_the_same_loops(dump: tuple[Path, int],
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    directory, _ = dump
+    ring = _json(["replay", str(directory), "--module", "jit_ring"], capsys)
+    assert _permute(ring)["trip_count"] == STEPS
+    until = _json(["replay", str(directory), "--module", "jit_until"], capsys)
+    assert _permute(until)["trip_count"] is None
+    notes = until["notes"]
+    assert isinstance(notes, list) and len(notes) == 1 and "its trip count depends on data" in notes[0]
