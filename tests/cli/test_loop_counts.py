@@ -1,7 +1,7 @@
-"""Loops counted by ``inspect --cluster`` and ``replay``: a real dump (``--xla_dump_to``) of
-ring attention's 8-step ``fori_loop`` of ppermutes, whose count is the program's own loop
-bound, and of a ``while_loop`` whose bound is data (a psum of the values), whose count is
-unknown before the program runs."""
+"""Loops counted by ``inspect --cluster``, ``plan --program`` and ``replay``: a real dump
+(``--xla_dump_to``) of ring attention's 8-step ``fori_loop`` of ppermutes and of an 8-step
+loop of psums, whose counts are the program's own loop bound, and of a ``while_loop`` whose
+bound is data (a psum of the values), whose count is unknown before the program runs."""
 
 from __future__ import annotations
 
@@ -23,14 +23,17 @@ mesh = Mesh(np.array(jax.devices()[:4]), ("ring",))
 pairs = [(i, (i + 1) % 4) for i in range(4)]
 def ring(x):
     return jax.lax.fori_loop(0, {STEPS}, lambda _, a: jax.lax.ppermute(a, "ring", pairs), x)
+def summed(x):
+    return jax.lax.fori_loop(0, {STEPS}, lambda _, a: jax.lax.psum(a, "ring") * 0.25, x)
 def until(x):
     def going(state):
         return jax.lax.psum(state[0].sum(), "ring") < 1000.0
     def step(state):
         return jax.lax.ppermute(state[0], "ring", pairs) * 2.0, state[1] + 1
     return jax.lax.while_loop(going, step, (x, jnp.zeros((1,), jnp.int32)))
-for f, specs in ((ring, P("ring")), (until, (P("ring"), P("ring")))):
-    out = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=P("ring"), out_specs=specs))(
+for f, specs in ((ring, P("ring")), (summed, P("ring")), (until, (P("ring"), P("ring")))):
+    out = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=P("ring"), out_specs=specs,
+                                check_vma=False))(
         jnp.arange(16.0) + 1.0)
     jax.block_until_ready(out)
 print(json.dumps(int(np.asarray(out[1])[0])))
@@ -106,3 +109,41 @@ def test_replay_counts_the_same_loops(dump: tuple[Path, int],
     assert _permute(until)["trip_count"] is None
     notes = until["notes"]
     assert isinstance(notes, list) and len(notes) == 1 and "its trip count depends on data" in notes[0]
+
+
+def _plan(arguments: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    return _json(["plan", "--mesh", "ring=4", "--cluster", "h100-8x:1", *arguments], capsys)
+
+
+def test_plan_program_multiplies_by_the_loop_bound(dump: tuple[Path, int],
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    directory, _ = dump
+    program = _plan(["--program", str(directory), "--module", "jit_summed"], capsys)["program"]
+    assert isinstance(program, dict)
+    [row] = program["collectives"]
+    assert (row["opcode"], row["axes"], row["trip_count"]) == ("all-reduce", ["ring"], STEPS)
+    # One issue is plan's own row for that axis and size; the program's time is STEPS of them.
+    [alone] = _plan(["--opcode", "all-reduce", "--size", str(row["bytes"])], capsys)["rows"]
+    assert row["row"]["seconds"] == alone["seconds"]
+    hierarchical = alone["seconds"]["hierarchical"]
+    assert row["seconds"]["hierarchical"] == pytest.approx(STEPS * hierarchical)
+    assert program["total_seconds"]["hierarchical"] == pytest.approx(STEPS * hierarchical)
+    text = _text(["plan", "--mesh", "ring=4", "--cluster", "h100-8x:1", "--program",
+                  str(directory), "--module", "jit_summed"], capsys)
+    assert f"x{STEPS} (loop trip count)" in text
+
+
+def test_plan_program_says_a_data_bound_is_unknown(dump: tuple[Path, int],
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    directory, _ = dump
+    program = _plan(["--program", str(directory), "--module", "jit_until"], capsys)["program"]
+    assert isinstance(program, dict)
+    rows = {row["opcode"]: row for row in program["collectives"]}
+    assert rows.keys() == {"all-reduce", "collective-permute"}
+    assert [row["trip_count"] for row in rows.values()] == [None, None]
+    psum = rows["all-reduce"]
+    assert psum["seconds"] == psum["row"]["seconds"]  # counted once
+    assert rows["collective-permute"]["row"] is None  # pairs: not over mesh axes
+    text = _text(["plan", "--mesh", "ring=4", "--cluster", "h100-8x:1", "--program",
+                  str(directory), "--module", "jit_until"], capsys)
+    assert "trip count unknown (a loop around it runs as its data decides)" in text

@@ -80,6 +80,16 @@ def noun_for(count: int, noun: str, many: str | None = None) -> str:
     return noun if count == 1 else many or noun + "s"
 
 
+def plain_table(headers: list[str], rows: list[list[str]]) -> None:
+    """Columns padded to their widest cell, the header in bold, through ``click.echo`` (no
+    rich: the commands that print one load no drawing library)."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    click.echo(click.style("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)),
+                           bold=True))
+    for cells in rows:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
+
+
 def emit_json(payload: object) -> None:
     """Write ``payload`` as indented JSON on stdout."""
     click.echo(json.dumps(payload, indent=2))
