@@ -89,13 +89,16 @@ def issue_orders(module: Module, devices: ArrayLike | None = None,
     instructions = walked.program.instructions
     orders: dict[int, IssueOrder] = {}
     issues = np.zeros(len(instructions), dtype=np.int64)
+    uncounted = np.zeros(len(instructions), dtype=bool)
     for sequence in outcome.sequences:
         arrivals = [s.entry for s in sequence.steps if s.kind == ARRIVE]
         order = [instructions[entry] for entry in arrivals]
         for device in placed[sequence.positions].tolist():
             orders[int(device)] = IssueOrder(order, outcome.notes)
-        issues = np.maximum(issues, _issues(arrivals, sequence.positions, len(instructions),
-                                            outcome.limits))
+        issued = _issues(arrivals, sequence.positions, len(instructions), outcome.limits)
+        uncounted |= issued < 0
+        issues = np.maximum(issues, issued)
+    issues[uncounted] = -1
     return IssueOrders({int(d): orders[int(d)] for d in ids.tolist()}, outcome.notes,
                        _trip_counts(walked.program, issues, outcome.data_loops))
 
