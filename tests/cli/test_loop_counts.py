@@ -5,7 +5,9 @@ bound is data (a psum of the values), whose count is unknown before the program 
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -147,3 +149,13 @@ def test_plan_program_says_a_data_bound_is_unknown(dump: tuple[Path, int],
     text = _text(["plan", "--mesh", "ring=4", "--cluster", "h100-8x:1", "--program",
                   str(directory), "--module", "jit_until"], capsys)
     assert "trip count unknown (a loop around it runs as its data decides)" in text
+
+
+def test_inspect_cluster_counts_loops_of_a_module_on_stdin(
+        dump: tuple[Path, int], capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    [path] = dump[0].glob("module_*.jit_ring.cpu_after_optimizations.txt")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes())))
+    answer = _json(["inspect", "-", "--cluster", "h100-8x:1"], capsys)
+    assert answer["source"] == "<stdin>"
+    assert _permute(answer)["topology"]["trip_count"] == STEPS
