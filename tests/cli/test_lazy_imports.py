@@ -97,3 +97,4 @@ def test_help_imports_no_command() -> None:
     modules = _modules_after(_command(["--help"]))
     loaded = {name for name in modules if name.startswith("meshtopo.cli.")}
     assert loaded == {"meshtopo.cli._main", "meshtopo.cli._commands"}
+    assert "shutil" not in modules  # click's formatter is given the width
