@@ -19,7 +19,7 @@ import torch
 import torch.distributed as dist
 from torch.profiler import ProfilerActivity, profile
 
-TIMEOUT_SECONDS = 3
+TIMEOUT_SECONDS = 10  # long enough for a loaded machine to start every rank's profiler
 
 
 def main() -> None:

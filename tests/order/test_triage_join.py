@@ -102,6 +102,20 @@ def test_the_program_explains_the_missing_rank(evidence: tuple[Path, Path],
     assert not any("beside" in line for line in answer["contradictions"])
 
 
+def test_a_dump_directory_beside_the_job(evidence: tuple[Path, Path],
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The whole dump directory (modules without collectives, object files, buffer
+    assignments): only the program with collectives is joined, and a module with none
+    contradicts nothing."""
+    module, run = evidence
+    code, out = _triage([str(module.parent), str(run), "--json"], capsys)
+    assert code == 1
+    answer = json.loads(out)
+    assert {j["program"] for j in answer["joins"]} >= {str(module)}
+    assert all("jit_body" in j["program"] for j in answer["joins"])
+    assert answer["contradictions"] == []
+
+
 def test_ranks_placed_elsewhere_contradict_the_program(
         evidence: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     """Rank 1 placed on device 2 and rank 2 on device 1: both contradict the program, each at

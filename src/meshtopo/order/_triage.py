@@ -18,9 +18,9 @@ devices (the missing ranks, a deadlock's cycle, a mismatch's culprits or clique)
 logs show behind (global ranks where a line gives them). Two runtime sources agree when they
 blame the same ranks, and contradict when one blames ranks the other does not, or one finds
 a hang and the other none. The HLO analysis speaks of devices of one program, not of ranks:
-its findings are listed, and it contradicts the runtime when it finds nothing while a
-runtime source finds a hang (the program's own order is consistent, so look outside it: a
-rank that ran another program, or control flow on data).
+its findings are listed, and (when it issues collectives at all) it contradicts the runtime
+when it finds nothing while a runtime source finds a hang (the program's own order is
+consistent, so look outside it: a rank that ran another program, or control flow on data).
 
 Each HLO program that issues collectives is also joined with each Flight Recorder or trace
 source (``_join``): rank by rank, the collectives the program has the rank's device issue
@@ -137,7 +137,8 @@ def triage(paths: list[str | os.PathLike[str]],
     if kinds["logs"]:
         files = kinds["logs"]
         _attempt(lambda: sources.append(_logs(files)), files, unread)
-    agreements, contradictions = _compare(sources)
+    agreements, contradictions = _compare(
+        [s for s in sources if s.kind != "hlo" or sum(reports[id(s)].entry_counts) > 0])
     joins = _joins(sources, reports, rank_devices, agreements, contradictions)
     return Triage(sources, unread, agreements, contradictions, joins)
 
