@@ -39,7 +39,8 @@ _LAYOUT_ITEM = re.compile(r"[A-Z]+")
 _DIM_LEVEL = re.compile(r"[DCSH]")
 # A physical shape in a layout (``P(f32[10,10])``), which XLA takes on sparse arrays alone.
 _PHYSICAL = re.compile(r"(?<![A-Z])P\s*\(")
-_KINDS = {")": "kRparen", "{": "kLbrace", "(": "kLparen", "": "kEof"}  # XLA's token names
+# XLA's token names.
+_KINDS = {")": "kRparen", "{": "kLbrace", "}": "kRbrace", "(": "kLparen", "": "kEof"}
 
 
 class _Refused(Exception):
