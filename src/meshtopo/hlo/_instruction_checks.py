@@ -1,7 +1,8 @@
 """What XLA's parser checks of an instruction once it has read it whole, refused at the token
 after the instruction (XLA's ``TokenError`` there): the operand rules the opcode table names
-(``_opcodes.OPERAND_RULES``), an infeed's tuple shape and a custom call's version and
-operand layout constraints (``_custom_call``).
+(``_opcodes.OPERAND_RULES``), an infeed's tuple shape, a permute's ``source_target_pairs``
+that are pairs, and a custom call's version and operand layout constraints
+(``_custom_call``).
 
 >>> instruction_error("reduce", "f32[]", ["f32[8]", "f32[]", "f32[8]"], {})
 'expects an even number of operands, but has 3 operands'
@@ -13,20 +14,31 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 
+from .._errors import HloParseError
 from ._custom_call import custom_call_error
 from ._opcodes import TABLE
 from ._shape_syntax import parse_shape
+from ._values import flat_value, parse_int_lists
+
+# The attributes whose values XLA checks against the rest of the instruction, by opcode.
+_CHECKED_KEYS = {
+    "custom-call": ("api_version", "operand_layout_constraints"),
+    "collective-permute": ("source_target_pairs",),
+    "collective-permute-start": ("source_target_pairs",),
+}
+# The opcodes with any check here.
+CHECKED_OPCODES = frozenset(
+    {op for op, row in TABLE.items() if row.operand_rule is not None} | {"infeed"}
+    | set(_CHECKED_KEYS))
 
 
 def checked_after(opcode: str, attribute_keys: Collection[str]) -> bool:
     """True when an ``opcode`` instruction with these attributes has checks here (the reader's
     fast path leaves those to ``instruction_error``'s caller)."""
-    row = TABLE.get(opcode)
-    if row is None:
-        return False
-    if opcode == "custom-call":
-        return "api_version" in attribute_keys or "operand_layout_constraints" in attribute_keys
-    return row.operand_rule is not None or opcode == "infeed"
+    keys = _CHECKED_KEYS.get(opcode)
+    if keys is not None:
+        return any(key in attribute_keys for key in keys)
+    return opcode in CHECKED_OPCODES
 
 
 def instruction_error(opcode: str, shape: str, operands: Sequence[str | None],
@@ -43,6 +55,20 @@ def instruction_error(opcode: str, shape: str, operands: Sequence[str | None],
         return "infeed must have a non-empty tuple shape"
     if opcode == "custom-call":
         return custom_call_error(attributes, operands)
+    if (pairs := attributes.get("source_target_pairs")) is not None:
+        return _pairs_error(pairs)
+    return None
+
+
+def _pairs_error(value: str) -> str | None:
+    """XLA's refusal of ``source_target_pairs`` entries that are not pairs (a value that is
+    no list of lists is its reader's to refuse)."""
+    try:
+        lists = parse_int_lists(flat_value(value), "source_target_pairs", 1, 1)
+    except HloParseError:
+        return None
+    if any(len(item) != 2 for item in lists):
+        return "expects 'source_target_pairs=' to be a list of pairs"
     return None
 
 

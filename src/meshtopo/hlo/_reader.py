@@ -42,7 +42,7 @@ from typing import NamedTuple, TypeVar, cast
 from .._errors import HloParseError
 from ._allowed import allowed_attributes, unexpected_attribute
 from ._infer import infer_shape
-from ._instruction_checks import checked_after, instruction_error
+from ._instruction_checks import CHECKED_OPCODES, checked_after, instruction_error
 from ._literal import read_literal
 from ._metadata import check_metadata, printed_metadata
 from ._name_set import NameSet
@@ -434,7 +434,7 @@ class Reader:
                 for instruction in read:
                     if instruction.opcode == "constant":
                         self._check_literal(instruction)
-                    elif instruction.opcode in _CHECKED_AFTER:
+                    elif instruction.opcode in CHECKED_OPCODES:
                         self._check_after(instruction, computation, run)
                     if instruction.inline_shapes:
                         self._check_operand_shapes(instruction, computation)
@@ -1368,7 +1368,6 @@ _GENERAL_NAMES = frozenset(ELEMENT_BITS) | KEYWORDS
 _FAST_OPCODES = OPCODES - frozenset(ASYNC_KINDS) - {"conditional"}  # by its predicate's type
 # The opcodes the fast path reads written without attributes: those that require none.
 _BARE_OPCODES = _FAST_OPCODES - set(REQUIRED_ATTRIBUTES)
-_CHECKED_AFTER = frozenset(op for op in OPCODES if checked_after(op, ("api_version",)))
 configure_lines(Instruction, tuple(f.name for f in fields(Instruction)), _BARE_OPCODES,
                 _GENERAL_NAMES, _LITERAL_OPCODES, _NO_ATTRIBUTES, SyntaxFault, OPERAND_COUNTS)
 
