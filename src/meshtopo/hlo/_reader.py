@@ -609,7 +609,7 @@ class Reader:
     def _check(self, computation: Computation, instruction: Instruction,
                root_at: tuple[int, int] | None) -> None:
         """XLA's parser rules between instructions: legal and unique names, one ROOT (its
-        keyword written at ``root_at``), operands (as many as the opcode takes), called
+        keyword written at ``root_at``), operands, called
         computations and control predecessors defined before use."""
         names = self._names
         name = instruction.name
@@ -632,12 +632,6 @@ class Reader:
                                     *_operand_position(instruction, operand), self.source)
         if instruction.inline_shapes:
             self._check_operand_shapes(instruction, computation)
-        expected = OPERAND_COUNTS.get(instruction.opcode)
-        if expected is not None and len(instruction.operands) != expected:
-            at = instruction.attribute_at - 2 - len(instruction.operand_text)  # its '('
-            raise HloParseError(f"expects {expected} operands, but has "
-                                f"{len(instruction.operands)} operands",
-                                *instruction.position(at), self.source)
         for callee in instruction.called_computations:
             if callee not in self.computation_names:
                 raise HloParseError(f"computation does not exist: {callee}",
@@ -866,6 +860,11 @@ class Reader:
         open_at = self._expect("(", opcode.end(), f"after the opcode {opcode.group()}") - 1
         close = group_end(text, open_at)
         operands = self._read_operands(opcode.group(), open_at + 1, close - 1, computation)
+        expected = OPERAND_COUNTS.get(opcode.group())
+        if expected is not None and len(operands[0]) != expected and all(
+                self._defined(operand) for operand in operands[0]):  # else: which is not
+            raise SyntaxFault(f"expects {expected} operands, but has {len(operands[0])} "
+                              "operands", open_at)
         if nested:
             name = self._anonymous(opcode.group())
         if kind == "conditional":
