@@ -431,13 +431,17 @@ class Reader:
             if read:
                 run = (self.pos, self.line)
                 self.pos, self.line, self._last = pos, line, read[-1]
+                definition = self._shared.definition
                 for instruction in read:
                     if instruction.opcode == "constant":
                         self._check_literal(instruction)
                     elif instruction.opcode in CHECKED_OPCODES:
                         self._check_after(instruction, computation, run)
-                    if instruction.inline_shapes:
-                        self._check_operand_shapes(instruction, computation)
+                    if shapes := instruction.inline_shapes:
+                        for name, shape in zip(instruction.operands, shapes, strict=True):
+                            if shape is not None and definition(computation, name) != shape:
+                                self._check_operand_shapes(instruction, computation)
+                                break
                     if instruction.opcode in opcodes:
                         visit(instruction)  # type: ignore[misc]
                     elif instruction.opcode == "parameter":
