@@ -258,6 +258,8 @@ for _name, _line in (
     ("with shapes", "ROOT %r = f32[8]{0} add(f32[8] parameter(1), add(%p, f32[8] constant("
                     "{1,2,3,4,5,6,7,8})))"),
     ("inferred", "ROOT %r = add(negate(%p), negate(negate(%p)))"),
+    ("of two operands for one", "ROOT %r = f32[8]{0} add(%p, negate(%p, %p))"),
+    ("of none for one, with its shape", "ROOT %r = f32[8]{0} add(%p, f32[8] negate())"),
     ("across lines", "ROOT %r = f32[8]{0} add(\n    f32[8] copy(%p) ,\n    %p)"),
     ("with an attribute", "ROOT %r = f32[8]{0} add(%p, negate(%p), sharding={replicated})"),
     ("that cannot infer its shape", "ROOT %r = f32[8]{0} add(%p, constant(1))"),
