@@ -32,6 +32,11 @@ CHECKED_OPCODES = frozenset(
     | set(_CHECKED_KEYS))
 
 
+def reads_attributes(opcode: str) -> bool:
+    """True when the checks of an ``opcode`` instruction read its attributes."""
+    return opcode in _CHECKED_KEYS
+
+
 def checked_after(opcode: str, attribute_keys: Collection[str]) -> bool:
     """True when an ``opcode`` instruction with these attributes has checks here (the reader's
     fast path leaves those to ``instruction_error``'s caller)."""

@@ -42,7 +42,12 @@ from typing import NamedTuple, TypeVar, cast
 from .._errors import HloParseError
 from ._allowed import allowed_attributes, unexpected_attribute
 from ._infer import infer_shape
-from ._instruction_checks import CHECKED_OPCODES, checked_after, instruction_error
+from ._instruction_checks import (
+    CHECKED_OPCODES,
+    checked_after,
+    instruction_error,
+    reads_attributes,
+)
 from ._literal import read_literal
 from ._metadata import check_metadata, printed_metadata
 from ._name_set import NameSet
@@ -663,13 +668,14 @@ class Reader:
                      run: tuple[int, int]) -> None:
         """``instruction_error`` on an instruction of the fast path's run that started at
         offset and line ``run``: one a line, so XLA points at the next line's first token."""
-        if not checked_after(instruction.opcode, instruction.attributes):
+        opcode = instruction.opcode
+        attributes = instruction.attributes if reads_attributes(opcode) else {}
+        if not checked_after(opcode, attributes):
             return
         inline = instruction.inline_shapes or (None,) * len(instruction.operands)
         shapes = [shape if shape is not None else self._shared.definition(computation, name)
                   for name, shape in zip(instruction.operands, inline, strict=True)]
-        refused = instruction_error(instruction.opcode, instruction.shape_text, shapes,
-                                    instruction.attributes)
+        refused = instruction_error(opcode, instruction.shape_text, shapes, attributes)
         if refused is None:
             return
         text, at = self.text, run[0]
