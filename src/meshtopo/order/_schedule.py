@@ -1,0 +1,248 @@
+"""A device's schedule of a program that shares one order: numpy columns over the program's
+steps, its ``Arrival`` objects made only when read.
+
+Everything but the clique, the rank and the position is the same for every device that runs
+one sequence of steps: which entry arrives at which step, in which iteration, and at which
+step it is waited for. ``SharedOrder`` computes that once, as one row per arrival a device can
+make (a *slot*: an arrive step and, for a permute or send/recv, the side the device is on), each
+row on a *lane*: the distinct group (or pair) list of its entry, the side, and the stream.
+Per lane, a table over devices says how many cliques each device joins there (0 or 1 for a
+group list, any number for a side of a pair list), which ones (interned ids) and with which
+rank. A device's schedule is then its column of those tables, O(lanes), with O(steps) numpy
+work only where it skips a lane, where two of its lanes meet on one clique (their positions
+count together) or where a lane gives it several cliques.
+
+Bound: ``SharedOrder`` is O(steps) Python work and O(lanes x devices) numpy work, once per
+report and sequence; a ``Schedule`` at most O(steps) numpy work, each ``Arrival`` O(1) when
+read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import overload
+
+import numpy as np
+
+from ._cliques import CliqueTable, EntryPeers
+from ._entry import Arrival, Entry
+from ._execution import Iteration, Step
+from ._program import ARRIVE
+
+
+class Schedule(Sequence[Arrival]):
+    """The arrivals of one device, in issue order (a read-only sequence): each ``Arrival`` is
+    made from numpy columns when read, so its length, a slice or the first few cost no more
+    than what is read.
+
+    The columns are the shared order's (``fixed``: entry, step, end, iteration, lane and the
+    running count on the lane, one row per slot), the slots the device takes (``rows``: None
+    for every slot), its clique and rank per lane, and, where two of its lanes meet on one
+    clique or a lane gives it several cliques, its own ``clique`` (per arrival, then not per
+    lane) and ``position`` columns (None: the running count on the lane)."""
+
+    def __init__(self, device: int, entries: Sequence[Entry], members: Sequence[tuple[int, ...]],
+                 iterations: Sequence[Iteration], fixed: dict[str, np.ndarray],
+                 rows: np.ndarray | None, lane_rank: np.ndarray, clique: np.ndarray,
+                 by_lane: bool, position: np.ndarray | None) -> None:
+        self.device = device
+        self._entries = entries
+        self._members = members
+        self._iterations = iterations
+        self._fixed = fixed
+        self._rows = rows
+        self._lane_rank = lane_rank
+        self._clique = clique
+        self._by_lane = by_lane
+        self._position = position
+
+    def __len__(self) -> int:
+        return int((self._fixed["lane"] if self._rows is None else self._rows).size)
+
+    @overload
+    def __getitem__(self, index: int) -> Arrival: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Arrival]: ...
+
+    def __getitem__(self, index: int | slice) -> Arrival | list[Arrival]:
+        if isinstance(index, slice):
+            return self._made(slice(*index.indices(len(self))))
+        count = len(self)
+        at = int(index)
+        if at < -count or at >= count:
+            raise IndexError(f"schedule index {index} out of range for {count} arrivals")
+        at %= count
+        return self._made(slice(at, at + 1))[0]
+
+    def __iter__(self) -> Iterator[Arrival]:
+        return iter(self._made(slice(None)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Schedule | list | tuple):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Schedule(device={self.device}, arrivals={len(self)})"
+
+    def _made(self, taken: slice) -> list[Arrival]:
+        rows = taken if self._rows is None else self._rows[taken]
+        fixed = {name: column[rows] for name, column in self._fixed.items()}
+        lane = fixed["lane"]
+        clique = self._clique[lane] if self._by_lane else self._clique[taken]
+        position = fixed["running"] if self._position is None else self._position[taken]
+        columns = [fixed["entry"], clique, self._lane_rank[lane], position, fixed["step"],
+                   fixed["end"], fixed["iteration"]]
+        entries, members, iterations, device = (self._entries, self._members, self._iterations,
+                                                self.device)
+        return [Arrival(device, entries[e], members[c], r, p, s, n, iterations[i])
+                for e, c, r, p, s, n, i in zip(*(c.tolist() for c in columns), strict=True)]
+
+
+class SharedOrder:
+    """The device-independent columns of one step sequence of ``entries`` (whose groups or
+    pairs are ``peers``), and the lane tables that give each device its cliques; ``of(device)``
+    is that device's ``Schedule``. Cliques are interned in ``table``."""
+
+    def __init__(self, entries: Sequence[Entry], peers: Sequence[EntryPeers],
+                 steps: Sequence[Step], table: CliqueTable, size: int) -> None:
+        self._entries = entries
+        self._table = table
+        self._iterations: list[Iteration] = []
+        lanes: dict[tuple[int, int, str], int] = {}
+        lane_peers: list[tuple[EntryPeers, int, str]] = []
+        iteration_ids: dict[Iteration, int] = {}
+        lane: list[int] = []
+        entry_of: list[int] = []
+        step_of: list[int] = []
+        end_of: list[int] = []
+        iteration_of: list[int] = []
+        open_at: dict[int, list[int]] = {}
+        streams = [table.stream_key(entry) for entry in entries]
+        for number, step in enumerate(steps):
+            index = step.entry
+            if step.kind != ARRIVE:
+                for row in open_at.pop(index, ()):
+                    end_of[row] = number
+                continue
+            entry, peers_ = entries[index], peers[index]
+            found = iteration_ids.get(step.iteration)
+            if found is None:
+                found = iteration_ids[step.iteration] = len(self._iterations)
+                self._iterations.append(step.iteration)
+            for side in _sides(entry, peers_):
+                key = (id(peers_), side, streams[index])
+                at = lanes.get(key)
+                if at is None:
+                    at = lanes[key] = len(lane_peers)
+                    lane_peers.append((peers_, side, streams[index]))
+                open_at.setdefault(index, []).append(len(lane))
+                lane.append(at)
+                entry_of.append(index)
+                step_of.append(number)
+                end_of.append(-1)
+                iteration_of.append(found)
+        lane_array = np.array(lane, dtype=np.int64)
+        self._fixed = {"lane": lane_array, "entry": np.array(entry_of, dtype=np.int64),
+                       "step": np.array(step_of, dtype=np.int64),
+                       "end": np.array(end_of, dtype=np.int64),
+                       "iteration": np.array(iteration_of, dtype=np.int64),
+                       "running": _running_counts(lane_array, len(lane_peers))}
+        self._count, self._start, self._rank, self._cliques = _lane_tables(
+            lane_peers, table, size)
+
+    def of(self, device: int) -> Schedule:
+        """``device``'s schedule: O(lanes) numpy work when each lane gives it at most one
+        clique and no two of them meet on one; O(steps) numpy work otherwise."""
+        count = self._count[:, device]
+        start = self._start[:, device]
+        rank = self._rank[:, device]
+        lane = self._fixed["lane"]
+        rows = None if count.all() else np.flatnonzero(count[lane])
+        if int(count.max(initial=0)) <= 1:
+            clique = self._cliques.take(start, mode="clip")
+            held = np.flatnonzero(count)
+            classes, inverse = np.unique(clique[held], return_inverse=True)
+            position = None
+            if classes.size < held.size:  # lanes that meet on one clique count together
+                merged = np.zeros(count.size, dtype=np.int64)
+                merged[held] = inverse.reshape(-1)
+                position = _running_counts(merged[lane if rows is None else lane[rows]],
+                                           classes.size)
+            return self._schedule(device, rows, rank, clique, True, position)
+        # a side of a pair list where the device sends (or receives) more than once
+        per_slot = count[lane]
+        rows = np.repeat(np.arange(lane.size), per_slot)
+        offsets = np.cumsum(per_slot) - per_slot
+        within = np.arange(rows.size) - np.repeat(offsets, per_slot)
+        clique = self._cliques[start[lane[rows]] + within]
+        inverse = np.unique(clique, return_inverse=True)[1].reshape(-1)
+        position = _running_counts(inverse, int(inverse.max(initial=-1)) + 1)
+        return self._schedule(device, rows, rank, clique, False, position)
+
+    def _schedule(self, device: int, rows: np.ndarray | None, rank: np.ndarray,
+                  clique: np.ndarray, by_lane: bool, position: np.ndarray | None) -> Schedule:
+        return Schedule(device, self._entries, self._table.members, self._iterations,
+                        self._fixed, rows, rank, clique, by_lane, position)
+
+
+def _sides(entry: Entry, peers: EntryPeers) -> tuple[int, ...]:
+    """The sides of ``entry``'s cliques a device can take: 0 for a group; for pairs, 0 as
+    sender (not a recv) then 1 as receiver (not a send)."""
+    if peers.pairs is None:
+        return (0,)
+    return (*((0,) if entry.opcode != "recv" else ()), *((1,) if entry.opcode != "send" else ()))
+
+
+def _running_counts(lane: np.ndarray, lanes: int) -> np.ndarray:
+    """For each slot, how many earlier slots are on its lane. O(slots)."""
+    if lane.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.argsort(lane, kind="stable")
+    counts = np.bincount(lane, minlength=lanes)
+    out = np.empty(lane.size, dtype=np.int64)
+    out[order] = np.arange(lane.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    return out
+
+
+def _lane_tables(lanes: list[tuple[EntryPeers, int, str]], table: CliqueTable,
+                 size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per lane and device id below ``size``: how many cliques the device joins there, where
+    its clique ids start in the flat list returned last, and its rank. A group list gives a
+    device the last group written that holds it, with its last position there; a side of a
+    pair list the pairs it is on that side of, in written order; the flat list ends with -1.
+    O(lanes x size + ids)."""
+    count = np.zeros((len(lanes), size), dtype=np.int64)
+    start = np.zeros((len(lanes), size), dtype=np.int64)
+    rank = np.zeros((len(lanes), size), dtype=np.int64)
+    flat: list[np.ndarray] = []
+    offset = 0
+    for number, (peers, side, stream) in enumerate(lanes):
+        ids = np.array([table.intern(stream, group) for group in peers.groups], dtype=np.int64)
+        if peers.pairs is None:
+            inside = (peers.flat >= 0) & (peers.flat < size)
+            last = np.full(size, -1, dtype=np.int64)
+            np.maximum.at(last, peers.flat[inside], np.flatnonzero(inside))
+            held = last >= 0
+            row = np.repeat(np.arange(peers.sizes.size), peers.sizes)[last[held]]
+            cliques = np.full(size, -1, dtype=np.int64)
+            cliques[held] = ids[row]
+            count[number] = held
+            start[number] = offset + np.arange(size)
+            rank[number, held] = last[held] - peers.starts[row]
+        else:
+            column = peers.pairs[:, side]
+            column = np.where(column < size, column, size)
+            order = np.argsort(column, kind="stable")
+            per_device = np.bincount(column, minlength=size + 1)[:size]
+            cliques = ids[order]
+            count[number] = per_device
+            start[number] = offset + np.cumsum(per_device) - per_device
+            rank[number] = side
+        flat.append(cliques)
+        offset += cliques.size
+    flat.append(np.full(1, -1, dtype=np.int64))  # past the last lane: what a clipped read sees
+    return count, start, rank, np.concatenate(flat)
