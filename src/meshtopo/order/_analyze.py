@@ -188,10 +188,11 @@ def _spmd(walked: _Walked, outcome: Outcome) -> Report:
 
     def order(taken_only: bool) -> SharedOrder:
         if taken_only not in orders:
-            steps = outcome.sequences[0].steps if taken_only else [
-                Step(int(kind), int(index), ()) for kind, index in
-                zip(program.kinds.tolist(), program.steps.tolist(), strict=True)]
-            orders[taken_only] = SharedOrder(program.entries, peers, steps, table, size)
+            orders[taken_only] = (
+                SharedOrder.from_steps(program.entries, peers, outcome.sequences[0].steps,
+                                       table, size) if taken_only else
+                SharedOrder(program.entries, peers, program.kinds, program.steps,
+                            np.zeros(program.steps.size, dtype=np.int64), [()], table, size))
         return orders[taken_only]
 
     return Report(findings, devices, "device", True, [len(program.entries)],

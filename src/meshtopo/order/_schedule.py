@@ -12,8 +12,8 @@ rank. A device's schedule is then its column of those tables, O(lanes), with O(s
 work only where it skips a lane, where two of its lanes meet on one clique (their positions
 count together) or where a lane gives it several cliques.
 
-Bound: ``SharedOrder`` is O(steps) Python work and O(lanes x devices) numpy work, once per
-report and sequence; a ``Schedule`` at most O(steps) numpy work, each ``Arrival`` O(1) when
+Bound: ``SharedOrder`` is O(entries) Python work, O(steps log steps) and O(lanes x devices)
+numpy work, once per report and sequence; a ``Schedule`` at most O(steps) numpy work, each ``Arrival`` O(1) when
 read.
 """
 
@@ -105,54 +105,53 @@ class Schedule(Sequence[Arrival]):
 class SharedOrder:
     """The device-independent columns of one step sequence of ``entries`` (whose groups or
     pairs are ``peers``), and the lane tables that give each device its cliques; ``of(device)``
-    is that device's ``Schedule``. Cliques are interned in ``table``."""
+    is that device's ``Schedule``. Cliques are interned in ``table``.
 
-    def __init__(self, entries: Sequence[Entry], peers: Sequence[EntryPeers],
-                 steps: Sequence[Step], table: CliqueTable, size: int) -> None:
+    The sequence is given as arrays: ``kinds[i]`` (ARRIVE or WAIT) of entry ``indices[i]`` in
+    iteration ``iterations[iteration_ids[i]]``; ``from_steps`` takes a list of ``Step``."""
+
+    def __init__(self, entries: Sequence[Entry], peers: Sequence[EntryPeers], kinds: np.ndarray,
+                 indices: np.ndarray, iteration_ids: np.ndarray, iterations: list[Iteration],
+                 table: CliqueTable, size: int) -> None:
         self._entries = entries
         self._table = table
-        self._iterations: list[Iteration] = []
+        self._iterations = iterations
         lanes: dict[tuple[int, int, str], int] = {}
         lane_peers: list[tuple[EntryPeers, int, str]] = []
-        iteration_ids: dict[Iteration, int] = {}
-        lane: list[int] = []
-        entry_of: list[int] = []
-        step_of: list[int] = []
-        end_of: list[int] = []
-        iteration_of: list[int] = []
-        open_at: dict[int, list[int]] = {}
-        streams = [table.stream_key(entry) for entry in entries]
-        for number, step in enumerate(steps):
-            index = step.entry
-            if step.kind != ARRIVE:
-                for row in open_at.pop(index, ()):
-                    end_of[row] = number
-                continue
-            entry, peers_ = entries[index], peers[index]
-            found = iteration_ids.get(step.iteration)
-            if found is None:
-                found = iteration_ids[step.iteration] = len(self._iterations)
-                self._iterations.append(step.iteration)
-            for side in _sides(entry, peers_):
-                key = (id(peers_), side, streams[index])
+        entry_lanes = np.full((len(entries), 2), -1, dtype=np.int64)
+        for index, (entry, peers_) in enumerate(zip(entries, peers, strict=True)):
+            stream = table.stream_key(entry)
+            for slot, side in enumerate(_sides(entry, peers_)):
+                key = (id(peers_), side, stream)
                 at = lanes.get(key)
                 if at is None:
                     at = lanes[key] = len(lane_peers)
-                    lane_peers.append((peers_, side, streams[index]))
-                open_at.setdefault(index, []).append(len(lane))
-                lane.append(at)
-                entry_of.append(index)
-                step_of.append(number)
-                end_of.append(-1)
-                iteration_of.append(found)
-        lane_array = np.array(lane, dtype=np.int64)
-        self._fixed = {"lane": lane_array, "entry": np.array(entry_of, dtype=np.int64),
-                       "step": np.array(step_of, dtype=np.int64),
-                       "end": np.array(end_of, dtype=np.int64),
-                       "iteration": np.array(iteration_of, dtype=np.int64),
-                       "running": _running_counts(lane_array, len(lane_peers))}
+                    lane_peers.append((peers_, side, stream))
+                entry_lanes[index, slot] = at
+        arrive = np.flatnonzero(kinds == ARRIVE)
+        second = entry_lanes[indices[arrive], 1] >= 0
+        steps = np.repeat(arrive, 1 + second)  # a pair list's second side right after the first
+        on_second = np.zeros(steps.size, dtype=bool)
+        on_second[(np.cumsum(1 + second) - 1)[second]] = True
+        issued = indices[steps].astype(np.int64)
+        lane = entry_lanes[issued, on_second.astype(np.int64)]
+        self._fixed: dict[str, np.ndarray] = {"lane": lane, "entry": issued, "step": steps,
+                       "end": _next_waits(kinds, indices)[steps],
+                       "iteration": iteration_ids[steps].astype(np.int64),
+                       "running": _running_counts(lane, len(lane_peers))}
         self._count, self._start, self._rank, self._cliques = _lane_tables(
             lane_peers, table, size)
+
+    @classmethod
+    def from_steps(cls, entries: Sequence[Entry], peers: Sequence[EntryPeers],
+                   steps: Sequence[Step], table: CliqueTable, size: int) -> SharedOrder:
+        """The shared order of a list of ``Step`` (each distinct iteration interned once)."""
+        ids: dict[Iteration, int] = {}
+        iteration_ids = np.fromiter((ids.setdefault(s.iteration, len(ids)) for s in steps),
+                                    np.int64, len(steps))
+        kinds = np.fromiter((s.kind for s in steps), np.int64, len(steps))
+        indices = np.fromiter((s.entry for s in steps), np.int64, len(steps))
+        return cls(entries, peers, kinds, indices, iteration_ids, list(ids), table, size)
 
     def of(self, device: int) -> Schedule:
         """``device``'s schedule: O(lanes) numpy work when each lane gives it at most one
@@ -195,6 +194,21 @@ def _sides(entry: Entry, peers: EntryPeers) -> tuple[int, ...]:
     if peers.pairs is None:
         return (0,)
     return (*((0,) if entry.opcode != "recv" else ()), *((1,) if entry.opcode != "send" else ()))
+
+
+def _next_waits(kinds: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """For each step, the first WAIT step of its entry after it (-1: none): steps sorted by
+    entry then number, and a reversed running minimum over wait numbers, each entry's kept
+    apart by an offset. O(steps log steps)."""
+    count = kinds.size
+    order = np.lexsort((np.arange(count), indices))
+    big = count + 1
+    offset = indices[order].astype(np.int64) * (2 * big)
+    key = offset + np.where(kinds[order] == ARRIVE, big, order)
+    after = np.minimum.accumulate(key[::-1])[::-1] - offset
+    out = np.empty(count, dtype=np.int64)
+    out[order] = np.where(after < big, after, -1)
+    return out
 
 
 def _running_counts(lane: np.ndarray, lanes: int) -> np.ndarray:
