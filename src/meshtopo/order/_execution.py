@@ -62,7 +62,6 @@ from ._program import (
     Program,
     Site,
     called_computation,
-    computation_order,
     trip_count,
 )
 
@@ -236,7 +235,6 @@ class Executor:
         self.notes: dict[Key, str] = {}
         self.pending: dict[Key, Pending] = {}
         self.limits: list[LoopLimit] = []
-        self._orders: dict[str, list[Instruction]] = {}
         self._result_kinds: dict[Key, str] = {}
         self._issuing = program.issuing
         self._group_labels: dict[int, np.ndarray] = {}
@@ -258,11 +256,7 @@ class Executor:
         """The value of ``computation``'s root with its parameters bound to ``arguments``
         for the devices of ``context.subset``, recording the steps its collectives make."""
         values: dict[str, Value] = {}
-        order = self._orders.get(computation.name)
-        if order is None:
-            order = self._orders[computation.name] = computation_order(
-                computation, self.module.is_scheduled)
-        for inst in order:
+        for inst in self.program.order(computation):
             values[inst.name] = self.instruction(inst, values, arguments, context)
         root = computation.root
         if root is None:
