@@ -41,6 +41,7 @@ _TRIP = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)')
 # conditional).
 DESCENDED = frozenset({"call", "fusion", "async-start", "custom-call"})
 _P2P = frozenset({"send", "recv", "send-done", "recv-done"})
+_STREAMS = {"collective-permute": "p2p", "send": "send-recv", "recv": "send-recv"}
 
 
 @dataclass
@@ -276,13 +277,13 @@ class _Walker:
                 f"(reached at {inst.name}, line {inst.line})")
         index = len(self.entries)
         opcode = collective.underlying_opcode
-        stream = {"collective-permute": "p2p", "send": "send-recv", "recv": "send-recv"}.get(
-            opcode, "collective")
+        stream = _STREAMS.get(opcode, "collective")
         shape = payload_shape(collective)
-        operands = tuple(str(s) for s in collective.operand_shapes if s is not None)
+        operands = (tuple(str(s) for s in collective.operand_shapes if s is not None)
+                    if stream == "collective" else ())  # only a grouped collective's are compared
         self.entries.append(Entry(
             index=index, name=inst.name, opcode=opcode, stream=stream, shape=shape,
-            dtype=_dtype(shape), operand_shapes=operands if stream == "collective" else (),
+            dtype=_dtype(shape), operand_shapes=operands,
             reduction=collective.reduction, channel_id=collective.channel_id, line=inst.line,
             column=inst.column, computation=inst.computation, program=self.index, loops=loops,
             branches=branches,
