@@ -268,7 +268,8 @@ class Executor:
         """The value of ``inst`` (its steps recorded first)."""
         opcode = inst.opcode
         site = (*context.sites, (inst.computation, inst.name))
-        for kind, entry in self.program.steps_at(site):
+        steps = self.program.steps_at(site)
+        for kind, entry in steps:
             self._record(context, kind, entry)
         try:
             operands = [values[name] for name in inst.operands]
@@ -290,7 +291,7 @@ class Executor:
                 return whole[index] if 0 <= index < len(whole) else self._per_device
             return whole
         if inst.collective is not None:
-            return self._collective_value(inst, operands, site)
+            return self._collective_value(inst, operands, steps)
         if opcode == "while":
             return self._loop(inst, operands, context)
         if opcode == "conditional":
@@ -387,9 +388,10 @@ class Executor:
         return self.sources.add(_positions_of(positions, self.count, rows.reshape(-1)))
 
     def _collective_value(self, inst: Instruction, operands: list[Value],
-                          site: Site) -> Value:
+                          steps: tuple[tuple[int, int], ...]) -> Value:
         """A collective's result: a done passes its start's on; an all-reduce, all-gather or
-        collective-broadcast is uniform within each of its groups; others are per device."""
+        collective-broadcast is uniform within each of its groups; others are per device.
+        ``steps`` are those ``inst`` makes where it stands."""
         kind = self._result_kinds.get(key_of(inst))
         if kind is None:
             collective = inst.collective
@@ -400,7 +402,6 @@ class Executor:
                 "grouped" if opcode in _UNIFORM_RESULTS else "per-device")
         if kind == "passed":
             return operands[0] if operands else self._per_device
-        steps = self.program.steps_at(site)
         if kind == "grouped" and steps:
             return Unknown(frozenset({self._group_source(steps[0][1])}), inst)
         return Unknown(frozenset({PER_DEVICE}), inst)
@@ -716,13 +717,14 @@ class Executor:
 
     def _group_source(self, entry: int) -> int:
         """The uniformity source of ``entry``'s groups (made when a predicate needs it)."""
-        found = self._group_sources.get(entry)
+        key = id(self.peers(entry))  # entries naming one list share its source
+        found = self._group_sources.get(key)
         if found is None:
             def labels() -> np.ndarray:
                 rows = self._group_labels_of(entry)
                 return np.where(rows == self.count, self.count + 1 + np.arange(self.count), rows)
 
-            found = self._group_sources[entry] = self.sources.add(labels)
+            found = self._group_sources[key] = self.sources.add(labels)
         return found
 
     def _sequences(self) -> list[Sequence]:
