@@ -118,16 +118,22 @@ class SharedOrder:
         self._iterations = iterations
         lanes: dict[tuple[int, int, str], int] = {}
         lane_peers: list[tuple[EntryPeers, int, str]] = []
-        entry_lanes = np.full((len(entries), 2), -1, dtype=np.int64)
-        for index, (entry, peers_) in enumerate(zip(entries, peers, strict=True)):
-            stream = table.stream_key(entry)
-            for slot, side in enumerate(_sides(entry, peers_)):
-                key = (id(peers_), side, stream)
-                at = lanes.get(key)
-                if at is None:
-                    at = lanes[key] = len(lane_peers)
-                    lane_peers.append((peers_, side, stream))
-                entry_lanes[index, slot] = at
+        chosen: list[tuple[int, ...]] = []
+        # Each entry's lanes (the second -1 for one side), once per list, opcode and stream.
+        kinds_of: dict[tuple[int, str, str, int | None], tuple[int, ...]] = {}
+        for entry, peers_ in zip(entries, peers, strict=True):
+            kind = (id(peers_), entry.opcode, entry.stream, entry.channel_id)
+            found = kinds_of.get(kind)
+            if found is None:
+                stream = table.stream_key(entry)
+                for side in _sides(entry, peers_):
+                    if (id(peers_), side, stream) not in lanes:
+                        lanes[(id(peers_), side, stream)] = len(lane_peers)
+                        lane_peers.append((peers_, side, stream))
+                found = kinds_of[kind] = (*(lanes[(id(peers_), side, stream)]
+                                            for side in _sides(entry, peers_)), -1)[:2]
+            chosen.append(found)
+        entry_lanes = np.array(chosen, dtype=np.int64).reshape(-1, 2)
         arrive = np.flatnonzero(kinds == ARRIVE)
         second = entry_lanes[indices[arrive], 1] >= 0
         steps = np.repeat(arrive, 1 + second)  # a pair list's second side right after the first
@@ -135,10 +141,11 @@ class SharedOrder:
         on_second[(np.cumsum(1 + second) - 1)[second]] = True
         issued = indices[steps].astype(np.int64)
         lane = entry_lanes[issued, on_second.astype(np.int64)]
-        self._fixed: dict[str, np.ndarray] = {"lane": lane, "entry": issued, "step": steps,
-                       "end": _next_waits(kinds, indices)[steps],
-                       "iteration": iteration_ids[steps].astype(np.int64),
-                       "running": _running_counts(lane, len(lane_peers))}
+        self._fixed: dict[str, np.ndarray] = {
+            "lane": lane, "entry": issued, "step": steps,
+            "end": _next_waits(kinds, indices)[steps],
+            "iteration": iteration_ids[steps].astype(np.int64),
+            "running": _running_counts(lane, len(lane_peers))}
         self._count, self._start, self._rank, self._cliques = _lane_tables(
             lane_peers, table, size)
 
@@ -146,12 +153,15 @@ class SharedOrder:
     def from_steps(cls, entries: Sequence[Entry], peers: Sequence[EntryPeers],
                    steps: Sequence[Step], table: CliqueTable, size: int) -> SharedOrder:
         """The shared order of a list of ``Step`` (each distinct iteration interned once)."""
-        ids: dict[Iteration, int] = {}
-        iteration_ids = np.fromiter((ids.setdefault(s.iteration, len(ids)) for s in steps),
-                                    np.int64, len(steps))
-        kinds = np.fromiter((s.kind for s in steps), np.int64, len(steps))
-        indices = np.fromiter((s.entry for s in steps), np.int64, len(steps))
-        return cls(entries, peers, kinds, indices, iteration_ids, list(ids), table, size)
+        if not steps:
+            empty = np.zeros(0, dtype=np.int64)
+            return cls(entries, peers, empty, empty, empty, [], table, size)
+        kinds, indices, iterations = zip(*steps, strict=True)
+        ids = {iteration: number for number, iteration in enumerate(dict.fromkeys(iterations))}
+        return cls(entries, peers, np.array(kinds, dtype=np.int64),
+                   np.array(indices, dtype=np.int64),
+                   np.fromiter(map(ids.__getitem__, iterations), np.int64, len(iterations)),
+                   list(ids), table, size)
 
     def of(self, device: int) -> Schedule:
         """``device``'s schedule: O(lanes) numpy work when each lane gives it at most one
