@@ -120,12 +120,12 @@ class SharedOrder:
         lane_peers: list[tuple[EntryPeers, int, str]] = []
         chosen: list[tuple[int, ...]] = []
         # Each entry's lanes (the second -1 for one side), once per list, opcode and stream.
-        kinds_of: dict[tuple[int, str, str, int | None], tuple[int, ...]] = {}
+        kinds_of: dict[tuple[int, str, str], tuple[int, ...]] = {}
         for entry, peers_ in zip(entries, peers, strict=True):
-            kind = (id(peers_), entry.opcode, entry.stream, entry.channel_id)
+            stream = table.stream_key(entry)
+            kind = (id(peers_), entry.opcode, stream)
             found = kinds_of.get(kind)
             if found is None:
-                stream = table.stream_key(entry)
                 for side in _sides(entry, peers_):
                     if (id(peers_), side, stream) not in lanes:
                         lanes[(id(peers_), side, stream)] = len(lane_peers)
