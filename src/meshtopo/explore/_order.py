@@ -197,10 +197,9 @@ def _rendezvous(lanes: list[dict[str, Any]]) -> list[dict[str, Any]]:
             meeting["arrived"] += int(arrival["issued"])
             meeting["complete"] = meeting["complete"] and arrival["end"] >= 0
     # A shown member that does not take the collective leaves its rendezvous incomplete.
-    devices = [lane["device"] for lane in lanes]
+    devices = {lane["device"] for lane in lanes}
     for meeting in meetings:
-        clique = set(meeting["clique"])
-        if len(meeting["members"]) < sum(d in clique for d in devices):
+        if len(meeting["members"]) < len(devices.intersection(meeting["clique"])):
             meeting["complete"] = False
     return meetings
 

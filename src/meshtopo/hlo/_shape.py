@@ -13,6 +13,7 @@ are read by one reader, ``_shape_syntax.parse_shape``.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterator
@@ -114,6 +115,11 @@ class Shape:
                          is_buffer=self.is_buffer))
 
     def __str__(self) -> str:
+        return self._text
+
+    @functools.cached_property
+    def _text(self) -> str:
+        """XLA's text of the shape, made once per shape (the reader shares one per text)."""
         if self.tuple_shapes is not None:
             return "(" + ", ".join(str(s) for s in self.tuple_shapes) + ")"
         if self.is_buffer:

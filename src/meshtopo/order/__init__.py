@@ -93,6 +93,7 @@ from ._logs import RankStatus as RankStatus
 from ._logs import RendezvousWait as RendezvousWait
 from ._logs import from_logs as from_logs
 from ._report import Report as Report
+from ._schedule import Schedule as Schedule
 from ._trace import chrome_trace as chrome_trace
 from ._trace_timing import CollectiveTiming as CollectiveTiming
 from ._trace_timing import Timeline as Timeline

@@ -35,11 +35,10 @@ from .._placement import DeviceAssignment, as_device_assignment
 from ..hlo import Module
 from ._classify import Ref, async_overlaps, classify
 from ._cliques import CliqueTable, EntryPeers, group_extremes, program_peers
-from ._entry import Arrival, Entry, Finding
+from ._entry import Arrival, Finding
 from ._execution import (
     ITERATION_LIMIT,
     Executor,
-    Iteration,
     Key,
     LoopLimit,
     Outcome,
@@ -51,6 +50,7 @@ from ._linearizable import with_linearizer_note
 from ._match import Rows, Run, run
 from ._program import ARRIVE, WAIT, Program, walk
 from ._report import Report
+from ._schedule import SharedOrder
 
 ASYNC_PAIR_LIMIT = 10_000
 _OUTCOMES = {"deadlock": "the job deadlocks", "missing": "the job hangs",
@@ -176,91 +176,28 @@ def _shares_one_order(program: Program, peers: list[EntryPeers], devices: np.nda
 
 def _spmd(walked: _Walked, outcome: Outcome) -> Report:
     """One sequence, disjoint groups: nothing to replay; findings come only from what the
-    execution set aside (data-dependent predicates, loops past the expansion limit)."""
+    execution set aside (data-dependent predicates, loops past the expansion limit). Each
+    device's schedule is read from the sequence's shared columns (``SharedOrder``), made once
+    for the listed steps and once for the steps taken, when first asked for."""
     program, peers, devices = walked.program, walked.peers, walked.devices
     findings = [*_limit_findings(walked, outcome.limits),
                 *_may_diverge([walked], [outcome], 0, outcome.pending)]
-    listed = [Step(int(kind), int(index), ()) for kind, index in
-              zip(program.kinds.tolist(), program.steps.tolist(), strict=True)]
-    steps = outcome.sequences[0].steps
-
     table = CliqueTable(walked.rendezvous)
-
-    def schedule(device: int) -> list[Arrival]:
-        return _sequence_schedule(program, peers, device, listed, table)[0]
-
-    def taken_schedule(device: int) -> list[Arrival]:
-        return _sequence_schedule(program, peers, device, steps, table)[0]
-
-    totals: dict[bool, np.ndarray] = {}
-
-    def head(device: int, limit: int, taken_only: bool) -> tuple[list[Arrival], int]:
-        chosen = steps if taken_only else listed
-        if taken_only not in totals:
-            totals[taken_only] = _arrival_counts(program, peers, chosen, devices)
-        return (_sequence_schedule(program, peers, device, chosen, table, limit)[0],
-                int(totals[taken_only][device]))
-
-    return Report(findings, devices, "device", True, [len(program.entries)], schedule,
-                  outcome.notes, taken_schedule, head)
-
-
-def _sequence_schedule(program: Program, peers: list[EntryPeers], device: int,
-                       steps: list[Step], table: CliqueTable,
-                       limit: int | None = None) -> tuple[list[Arrival], int]:
-    """The first ``limit`` (default all) arrivals of ``device`` for ``steps`` (its sequence),
-    in step order, and how many there are in all (with a ``limit``: up to where the head's
-    waits are known, see ``_arrival_counts`` for the whole). O(steps): a device's cliques
-    come from each distinct list's table (``EntryPeers.cliques_of``), and an arrival is made
-    once, when its wait is known, only for the first ``limit``."""
-    found: list[tuple[Entry, tuple[int, ...], int, int, int, Iteration]] = []
-    ends: list[int] = []
-    counts: dict[tuple[str, tuple[int, ...]], int] = {}
-    open_at: dict[int, list[int]] = {}
-    entries = program.entries
-    streams = [table.stream_key(entry) for entry in entries]
-    kept = len(steps) * 2 + 1 if limit is None else limit
-    total = 0
-    for number, step in enumerate(steps):
-        index = step.entry
-        if step.kind == WAIT:
-            for i in open_at.pop(index, ()):
-                ends[i] = number
-            if limit is not None and total >= kept and not open_at:
-                break  # the head is made and every wait in it known
-            continue
-        entry = entries[index]
-        for clique, rank in peers[index].cliques_of(device, entry.opcode):
-            key = (streams[index], clique)
-            position = counts.get(key, 0)
-            counts[key] = position + 1
-            total += 1
-            if total <= kept:
-                open_at.setdefault(index, []).append(len(found))
-                found.append((entry, clique, rank, position, number, step.iteration))
-                ends.append(-1)
-    return [Arrival(device, entry, clique, rank, position, number, end, iteration)
-            for (entry, clique, rank, position, number, iteration), end
-            in zip(found, ends, strict=True)], total
-
-
-def _arrival_counts(program: Program, peers: list[EntryPeers], steps: list[Step],
-                    devices: np.ndarray) -> np.ndarray:
-    """For every device id up to the largest, how many arrivals ``steps`` give it: each
-    entry's arrivals counted once, weighted by the number of its steps, one numpy pass per
-    distinct list and opcode. O(steps + distinct lists x devices)."""
     size = int(devices.max(initial=-1)) + 1
-    arrivals = [step.entry for step in steps if step.kind == ARRIVE]
-    times = np.bincount(np.asarray(arrivals, dtype=np.int64), minlength=len(peers))
-    weight: dict[tuple[int, str], int] = {}
-    for index in np.flatnonzero(times).tolist():
-        key = (id(peers[index]), program.entries[index].opcode)
-        weight[key] = weight.get(key, 0) + int(times[index])
-    by_id = {id(p): p for p in peers}
-    total = np.zeros(size, dtype=np.int64)
-    for (peers_id, opcode), count in weight.items():
-        total += count * by_id[peers_id].clique_counts(opcode, size)
-    return total
+    orders: dict[bool, SharedOrder] = {}
+
+    def order(taken_only: bool) -> SharedOrder:
+        if taken_only not in orders:
+            orders[taken_only] = (
+                SharedOrder.from_steps(program.entries, peers, outcome.sequences[0].steps,
+                                       table, size) if taken_only else
+                SharedOrder(program.entries, peers, program.kinds, program.steps,
+                            np.zeros(program.steps.size, dtype=np.int64), [()], table, size))
+        return orders[taken_only]
+
+    return Report(findings, devices, "device", True, [len(program.entries)],
+                  lambda device: order(False).of(device), outcome.notes,
+                  lambda device: order(True).of(device))
 
 
 def _replayed(walked: list[_Walked], outcomes: list[Outcome], spmd: bool) -> Report:

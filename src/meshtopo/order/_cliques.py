@@ -7,8 +7,8 @@ send/recv the ``(source, target)`` device pairs. A device's clique is the group 
 (for pairs: its pair as a sender and its pair as a receiver, two cliques on the p2p stream).
 Entries that name the same groups or pairs (the reader decodes each distinct text once) share
 one ``EntryPeers``, so the lists are checked and converted once per distinct list
-(``program_peers``), and every table derived from them (a device's clique and rank, the
-hashable key) is built once too.
+(``program_peers``), and every table derived from them (the group rows, the hashable key;
+a device's clique and rank in ``_schedule``) is built once too.
 
 Bound: O(devices) numpy work per distinct list; ``check_size`` refuses lists past the device
 limit.
@@ -28,9 +28,6 @@ from .._pairs import participating_device_pairs
 from .._placement import DeviceAssignment, device_group_arrays
 from ..hlo import Collective
 from ._entry import Entry
-
-# A device's cliques for one entry, each with the device's rank in it.
-Cliques = tuple[tuple[tuple[int, ...], int], ...]
 
 
 @dataclass(frozen=True)
@@ -87,43 +84,6 @@ class EntryPeers:
             return False
         inside = self.flat[self.flat >= 0]
         return bool(np.bincount(inside).max(initial=0) <= 1) if inside.size else True
-
-    def cliques_of(self, device: int, opcode: str) -> Cliques:
-        """The cliques ``device`` joins for an entry of ``opcode``, with its rank in each: its
-        group (the last one written that holds it), or the pairs it sends on then the pairs
-        it receives on (a send only sends, a recv only receives). O(1) after one O(ids)
-        table per ``EntryPeers``."""
-        sending, receiving = self._by_device
-        if self.pairs is None:
-            return sending.get(device, ())
-        return ((sending.get(device, ()) if opcode != "recv" else ())
-                + (receiving.get(device, ()) if opcode != "send" else ()))
-
-    def clique_counts(self, opcode: str, size: int) -> np.ndarray:
-        """For devices ``0..size-1``, how many cliques each joins for an entry of ``opcode``
-        (``len(cliques_of(device, opcode))``), as numpy. O(ids + size)."""
-        if self.pairs is None:
-            return (np.bincount(self.flat[self.flat < size], minlength=size) > 0).astype(np.int64)
-        counts = np.zeros(size, dtype=np.int64)
-        for column, skip in ((0, "recv"), (1, "send")):
-            if opcode != skip:
-                side = self.pairs[:, column]
-                counts += np.bincount(side[side < size], minlength=size)
-        return counts
-
-    @functools.cached_property
-    def _by_device(self) -> tuple[dict[int, Cliques], dict[int, Cliques]]:
-        first: dict[int, Cliques] = {}
-        second: dict[int, Cliques] = {}
-        if self.pairs is None:
-            for group in self.groups:
-                for rank, device in enumerate(group):
-                    first[device] = ((group, rank),)
-            return first, second
-        for pair in self.groups:
-            first[pair[0]] = (*first.get(pair[0], ()), (pair, 0))
-            second[pair[1]] = (*second.get(pair[1], ()), (pair, 1))
-        return first, second
 
     def describe(self, limit: int = 8) -> str:
         """The groups or pairs as text, ``{{0,1},{2,3}}``, cut after ``limit`` of them."""

@@ -62,7 +62,6 @@ from ._program import (
     Program,
     Site,
     called_computation,
-    computation_order,
     trip_count,
 )
 
@@ -239,7 +238,6 @@ class Executor:
         self.pending: dict[Key, Pending] = {}
         self.limits: list[LoopLimit] = []
         self.data_loops: set[Key] = set()
-        self._orders: dict[str, list[Instruction]] = {}
         self._result_kinds: dict[Key, str] = {}
         self._issuing = program.issuing
         self._group_labels: dict[int, np.ndarray] = {}
@@ -261,11 +259,7 @@ class Executor:
         """The value of ``computation``'s root with its parameters bound to ``arguments``
         for the devices of ``context.subset``, recording the steps its collectives make."""
         values: dict[str, Value] = {}
-        order = self._orders.get(computation.name)
-        if order is None:
-            order = self._orders[computation.name] = computation_order(
-                computation, self.module.is_scheduled)
-        for inst in order:
+        for inst in self.program.order(computation):
             values[inst.name] = self.instruction(inst, values, arguments, context)
         root = computation.root
         if root is None:
@@ -277,7 +271,8 @@ class Executor:
         """The value of ``inst`` (its steps recorded first)."""
         opcode = inst.opcode
         site = (*context.sites, (inst.computation, inst.name))
-        for kind, entry in self.program.steps_at(site):
+        steps = self.program.steps_at(site)
+        for kind, entry in steps:
             self._record(context, kind, entry)
         try:
             operands = [values[name] for name in inst.operands]
@@ -299,7 +294,7 @@ class Executor:
                 return whole[index] if 0 <= index < len(whole) else self._per_device
             return whole
         if inst.collective is not None:
-            return self._collective_value(inst, operands, site)
+            return self._collective_value(inst, operands, steps)
         if opcode == "while":
             return self._loop(inst, operands, context)
         if opcode == "conditional":
@@ -396,9 +391,10 @@ class Executor:
         return self.sources.add(_positions_of(positions, self.count, rows.reshape(-1)))
 
     def _collective_value(self, inst: Instruction, operands: list[Value],
-                          site: Site) -> Value:
+                          steps: tuple[tuple[int, int], ...]) -> Value:
         """A collective's result: a done passes its start's on; an all-reduce, all-gather or
-        collective-broadcast is uniform within each of its groups; others are per device."""
+        collective-broadcast is uniform within each of its groups; others are per device.
+        ``steps`` are those ``inst`` makes where it stands."""
         kind = self._result_kinds.get(key_of(inst))
         if kind is None:
             collective = inst.collective
@@ -409,7 +405,6 @@ class Executor:
                 "grouped" if opcode in _UNIFORM_RESULTS else "per-device")
         if kind == "passed":
             return operands[0] if operands else self._per_device
-        steps = self.program.steps_at(site)
         if kind == "grouped" and steps:
             return Unknown(frozenset({self._group_source(steps[0][1])}), inst)
         return Unknown(frozenset({PER_DEVICE}), inst)
@@ -726,13 +721,14 @@ class Executor:
 
     def _group_source(self, entry: int) -> int:
         """The uniformity source of ``entry``'s groups (made when a predicate needs it)."""
-        found = self._group_sources.get(entry)
+        key = id(self.peers(entry))  # entries naming one list share its source
+        found = self._group_sources.get(key)
         if found is None:
             def labels() -> np.ndarray:
                 rows = self._group_labels_of(entry)
                 return np.where(rows == self.count, self.count + 1 + np.arange(self.count), rows)
 
-            found = self._group_sources[entry] = self.sources.add(labels)
+            found = self._group_sources[key] = self.sources.add(labels)
         return found
 
     def _sequences(self) -> list[Sequence]:

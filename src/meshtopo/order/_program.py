@@ -41,6 +41,7 @@ _TRIP = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)')
 # conditional).
 DESCENDED = frozenset({"call", "fusion", "async-start", "custom-call"})
 _P2P = frozenset({"send", "recv", "send-done", "recv-done"})
+_STREAMS = {"collective-permute": "p2p", "send": "send-recv", "recv": "send-recv"}
 
 
 @dataclass
@@ -69,7 +70,8 @@ class Program:
     with the collective and the issuing instruction behind each entry, the conditionals and
     loops met on the way, the steps each instruction makes where the walk reached it
     (``steps_at``) and the computations that issue a collective, themselves or through
-    what they call (``issuing``)."""
+    what they call (``issuing``), and the order each computation's instructions run in
+    (``order``)."""
 
     module: Module
     index: int
@@ -82,6 +84,11 @@ class Program:
     instructions: list[Instruction] = field(default_factory=list)
     actions: dict[Site, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     issuing: frozenset[str] = frozenset()
+    orders: dict[str, list[Instruction]] = field(default_factory=dict)
+
+    def order(self, computation: Computation) -> list[Instruction]:
+        """``computation_order`` of ``computation`` in this module, computed once."""
+        return _ordered(self.orders, computation, self.module.is_scheduled)
 
     def steps_at(self, site: Site) -> tuple[tuple[int, int], ...]:
         """The steps (kind, entry index) an instruction makes where the walk reached it:
@@ -99,17 +106,21 @@ def walk(module: Module, index: int = 0) -> Program:
         module, index, walker.entries, walker.collectives,
         np.array(walker.kinds, dtype=np.int8), np.array(walker.step_entries, dtype=np.int64),
         walker.conditionals, walker.loops, walker.instructions, walker.actions,
-        frozenset(walker.issuing),
+        frozenset(walker.issuing), walker.orders,
     )  # fmt: skip
 
 
 def computation_order(computation: Computation, is_scheduled: bool) -> list[Instruction]:
     """The schedule (text order) of a scheduled module, else a topological order over operands
-    and control predecessors with text order breaking ties. O(n log n) in instructions."""
+    and control predecessors with text order breaking ties: the text order itself when it is
+    one (as XLA prints), without a heap. O(n log n) in instructions."""
     instructions = computation.instructions
     if is_scheduled:
         return list(instructions)
     position = {inst.name: i for i, inst in enumerate(instructions)}
+    if all(position.get(name, -1) < i for i, inst in enumerate(instructions)
+           for names in (inst.operands, inst.control_predecessors) for name in names):
+        return list(instructions)
     waiting = [0] * len(instructions)
     users: list[list[int]] = [[] for _ in instructions]
     for i, inst in enumerate(instructions):
@@ -135,6 +146,15 @@ def computation_order(computation: Computation, is_scheduled: bool) -> list[Inst
             f"{instructions[left[0]].name} (line {instructions[left[0]].line})"
         )
     return order
+
+
+def _ordered(orders: dict[str, list[Instruction]], computation: Computation,
+             is_scheduled: bool) -> list[Instruction]:
+    """``computation_order`` of ``computation``, kept in ``orders`` by name."""
+    found = orders.get(computation.name)
+    if found is None:
+        found = orders[computation.name] = computation_order(computation, is_scheduled)
+    return found
 
 
 def called_computation(module: Module, name: str, inst: Instruction) -> Computation:
@@ -189,6 +209,7 @@ class _Walker:
         self.loops: list[Loop] = []
         self.actions: dict[Site, tuple[tuple[int, int], ...]] = {}
         self.issuing: set[str] = set()
+        self.orders: dict[str, list[Instruction]] = {}
 
     def computation(self, computation: Computation, loops: tuple[tuple[str, int | None], ...],
                     branches: tuple[tuple[str, int], ...], stack: tuple[str, ...],
@@ -198,7 +219,7 @@ class _Walker:
         stack = (*stack, computation.name)
         started: dict[str, int] = {}
         first_step = len(self.kinds)
-        for inst in computation_order(computation, self.module.is_scheduled):
+        for inst in _ordered(self.orders, computation, self.module.is_scheduled):
             collective = inst.collective
             inner_sites = (*sites, (computation.name, inst.name))
             if collective is not None:
@@ -256,13 +277,13 @@ class _Walker:
                 f"(reached at {inst.name}, line {inst.line})")
         index = len(self.entries)
         opcode = collective.underlying_opcode
-        stream = {"collective-permute": "p2p", "send": "send-recv", "recv": "send-recv"}.get(
-            opcode, "collective")
+        stream = _STREAMS.get(opcode, "collective")
         shape = payload_shape(collective)
-        operands = tuple(str(s) for s in collective.operand_shapes if s is not None)
+        operands = (tuple(str(s) for s in collective.operand_shapes if s is not None)
+                    if stream == "collective" else ())  # only a grouped collective's are compared
         self.entries.append(Entry(
             index=index, name=inst.name, opcode=opcode, stream=stream, shape=shape,
-            dtype=_dtype(shape), operand_shapes=operands if stream == "collective" else (),
+            dtype=_dtype(shape), operand_shapes=operands,
             reduction=collective.reduction, channel_id=collective.channel_id, line=inst.line,
             column=inst.column, computation=inst.computation, program=self.index, loops=loops,
             branches=branches,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,21 +27,21 @@ class Report:
     unit: str
     spmd: bool
     entry_counts: list[int]
-    _schedule: Callable[[int], list[Arrival]] = field(repr=False)
+    _schedule: Callable[[int], Sequence[Arrival]] = field(repr=False)
     notes: list[str] = field(default_factory=list)
-    _taken_schedule: Callable[[int], list[Arrival]] | None = field(default=None, repr=False)
-    _schedule_head: Callable[[int, int, bool], tuple[list[Arrival], int]] | None = field(
-        default=None, repr=False)
+    _taken_schedule: Callable[[int], Sequence[Arrival]] | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
         """True when there are no findings."""
         return not self.findings
 
-    def schedule(self, device: int, taken_only: bool = False) -> list[Arrival]:
+    def schedule(self, device: int, taken_only: bool = False) -> Sequence[Arrival]:
         """The collectives ``device`` issues, in issue order, each with its clique, rank and
-        position on the clique. O(entries) for that device once each entry's device-to-group
-        table is built (O(devices) per entry, once per report).
+        position on the clique: a read-only sequence of ``Arrival``. An SPMD program that
+        shares one order gives a ``Schedule``, O(steps) numpy work for the device (after one
+        pass over the steps and O(devices) per distinct group list, once per report), whose
+        arrivals are made when read; a replayed program gives a list.
 
         An SPMD program that shares one order lists every branch of a conditional (positions
         counted over all of them) unless ``taken_only``: then only the branches the device
@@ -58,14 +58,12 @@ class Report:
         """The first ``limit`` arrivals of ``schedule(device, taken_only)`` and the length of
         the whole schedule: what a view showing the start of a long schedule needs, without
         making every arrival (an SPMD program that shares one order makes only those
-        shown)."""
+        shown, see ``schedule``)."""
         self._check(device)
         if isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 0:
             raise InvalidArgumentError(f"limit must be an int >= 0, got {limit!r}")
-        if self._schedule_head is not None:
-            return self._schedule_head(int(device), int(limit), taken_only)
         arrivals = self.schedule(device, taken_only)
-        return arrivals[:limit], len(arrivals)
+        return list(arrivals[:limit]), len(arrivals)
 
     def _check(self, device: int) -> None:
         at = int(np.searchsorted(self.devices, device)) if isinstance(

@@ -265,8 +265,22 @@ def nccl_model_time(
     bandwidth), and per group the ``algorithm/protocol`` it runs; (None, None) on a torus or
     for point-to-point opcodes. Computed once per distinct (ranks, nodes, GPUs per node, NIC
     share: ``GroupTiers.network_shapes``, once per tiers), not per group."""
-    if cluster.torus is not None or nccl_function(opcode) is None:
+    found = _nccl_shapes(cluster, tiers, opcode, size, channels, algorithm, protocol, sm)
+    if found is None:
         return None, None
+    times, labels, rows = found
+    return times[rows], labels[rows]
+
+
+def _nccl_shapes(
+    cluster: Cluster, tiers: GroupTiers, opcode: str, size: float, channels: int | None,
+    algorithm: str, protocol: str, sm: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:  # fmt: skip
+    """``nccl_model_time`` per distinct network shape: (seconds, ``algorithm/protocol``
+    labels as an object array, each group's shape row); None where the model does not
+    apply."""
+    if cluster.torus is not None or nccl_function(opcode) is None:
+        return None
     intra = "pcie" if cluster.host_link.kind == "pcie" else "nvlink"
     fabric = nccl_fabric_gbps(cluster, sm)
     unique, inverse = tiers.network_shapes
@@ -293,8 +307,7 @@ def nccl_model_time(
             chosen, proto = algorithm, protocol
         times[index] = value * 1e-6
         labels.append(f"{chosen}/{proto}")
-    rows = inverse.reshape(-1)
-    return times[rows], np.array(labels, dtype=object)[rows]
+    return times, np.array(labels, dtype=object), inverse.reshape(-1)
 
 
 def slowest_link_bytes(cluster: Cluster, tiers: GroupTiers, opcode: str, size: float) -> np.ndarray:
@@ -363,10 +376,15 @@ def estimate(
         raise InvalidArgumentError(f"collective size must be a non-negative number, got {size!r}")
     collective_kind(opcode)
     tiers = groups if isinstance(groups, GroupTiers) else group_tiers(cluster, groups)
-    nccl, chosen = nccl_model_time(cluster, tiers, opcode, size, channels, algorithm, protocol, sm)
-    auto = chosen if algorithm == "auto" else nccl_model_time(cluster, tiers, opcode, size, channels, sm=sm)[1]
-    nvls = None if auto is None else auto == "nvls/simple"
-    slowest = None if nccl is None or chosen is None or not nccl.size else str(chosen[int(np.argmax(nccl))])
+    found = _nccl_shapes(cluster, tiers, opcode, size, channels, algorithm, protocol, sm)
+    nccl = nvls = slowest = None
+    if found is not None:  # labels are compared per distinct shape, then spread to groups
+        times, labels, rows = found
+        nccl = times[rows]
+        auto = None if algorithm == "auto" else _nccl_shapes(
+            cluster, tiers, opcode, size, channels, "auto", "simple", sm)
+        nvls = ((labels if auto is None else auto[1]) == "nvls/simple")[rows]
+        slowest = str(labels[rows[int(np.argmax(nccl))]]) if nccl.size else None
     return Estimate(
         opcode=opcode,
         size=float(size),
