@@ -278,6 +278,19 @@ printed_operands(const void *d, int kind, Py_ssize_t n, Py_ssize_t i, Py_ssize_t
     }
 }
 
+/* The offset of the first '\n' at or after i, or n. */
+INLINE Py_ssize_t
+line_end(const void *d, int kind, Py_ssize_t n, Py_ssize_t i)
+{
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const char *found = i < n ? memchr((const char *)d + i, '\n', (size_t)(n - i)) : NULL;
+        return found == NULL ? n : found - (const char *)d;
+    }
+    while (i < n && CH(i) != '\n')
+        i++;
+    return i;
+}
+
 INLINE int
 same_text(const void *d, int kind, Py_ssize_t a, Py_ssize_t b, Py_ssize_t length)
 {
@@ -373,8 +386,7 @@ scan(const void *d, int kind, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t last,
             }
         }
     }
-    for (j = s->rest; j < n && CH(j) != '\n'; j++)
-        ;
+    j = line_end(d, kind, n, s->rest);
     if (j >= n)
         return 0;
     /* The next line starts another statement. */
@@ -440,44 +452,52 @@ scan_any(PyObject *text, Py_ssize_t pos, Py_ssize_t last, Py_ssize_t last_stop, 
     }
 }
 
-/* The operand names (without '%') and shapes of text[i:stop] in the form ``names`` says,
- * into the new tuples *names and *shapes (empty when no shape is written); -1 on error. */
+/* The start of the operand after the one whose name ends at end, in the operands' form. */
+INLINE Py_ssize_t
+next_operand(const void *d, int kind, Py_ssize_t n, Py_ssize_t end, int form)
+{
+    if (form == PRINTED_OPERANDS)
+        return next_item(d, kind, n, end);
+    for (end++; is_blank(CH(end)); end++)
+        ;
+    return end;
+}
+
+/* The operand names (without '%') and shapes of text[i:stop] in the form ``form``, into the
+ * new tuples *names and *shapes (empty when no shape is written); -1 on error. */
 static int
 operand_list(PyObject *text, Py_ssize_t i, Py_ssize_t stop, int form, PyObject **names,
              PyObject **shapes)
 {
     const void *d = PyUnicode_DATA(text);
-    int kind = PyUnicode_KIND(text), shaped = 0;
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    PyObject *found[2] = {PyList_New(0), PyList_New(0)}, *item[2];
-    *names = *shapes = NULL;
-    while (found[0] != NULL && found[1] != NULL) {
-        Py_ssize_t at = form == PRINTED_OPERANDS ? past_operand_shape(d, kind, n, i) : i;
-        Py_ssize_t end = name_end(d, kind, at);
-        shaped |= at > i;
-        item[0] = PyUnicode_Substring(text, at + (CH(at) == '%'), end);
-        item[1] = at > i ? PyUnicode_Substring(text, i, at - 1) : Py_NewRef(Py_None);
-        for (int k = 0; k < 2; k++) {
-            if (item[k] == NULL || PyList_Append(found[k], item[k]) < 0)
-                Py_CLEAR(found[k]);
-            Py_XDECREF(item[k]);
-        }
-        if (end >= stop) {
-            if (found[0] != NULL && found[1] != NULL) {
-                *names = PyList_AsTuple(found[0]);
-                *shapes = shaped ? PyList_AsTuple(found[1]) : PyTuple_New(0);
-            }
+    int kind = PyUnicode_KIND(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), count = 0, shaped = 0, at, end, k;
+    for (at = i;; at = next_operand(d, kind, n, end, form), count++) { /* count them first */
+        Py_ssize_t name = form == PRINTED_OPERANDS ? past_operand_shape(d, kind, n, at) : at;
+        shaped |= name > at;
+        if ((end = name_end(d, kind, name)) >= stop) {
+            count++;
             break;
         }
-        if (form == PRINTED_OPERANDS)
-            i = next_item(d, kind, n, end);
-        else
-            for (i = end + 1; is_blank(CH(i)); i++)
-                ;
     }
-    Py_XDECREF(found[0]);
-    Py_XDECREF(found[1]);
-    if (*names != NULL && *shapes != NULL)
+    *names = PyTuple_New(count);
+    *shapes = PyTuple_New(shaped ? count : 0);
+    for (k = 0, at = i; *names != NULL && *shapes != NULL && k < count; k++) {
+        Py_ssize_t name = form == PRINTED_OPERANDS ? past_operand_shape(d, kind, n, at) : at;
+        PyObject *item;
+        end = name_end(d, kind, name);
+        if ((item = PyUnicode_Substring(text, name + (CH(name) == '%'), end)) == NULL)
+            break;
+        PyTuple_SET_ITEM(*names, k, item);
+        if (shaped) {
+            if ((item = name > at ? PyUnicode_Substring(text, at, name - 1)
+                                  : Py_NewRef(Py_None)) == NULL)
+                break;
+            PyTuple_SET_ITEM(*shapes, k, item);
+        }
+        at = next_operand(d, kind, n, end, form);
+    }
+    if (k == count && *names != NULL && *shapes != NULL)
         return 0;
     Py_CLEAR(*names);
     Py_CLEAR(*shapes);
