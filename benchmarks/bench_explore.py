@@ -114,8 +114,8 @@ def main() -> None:
                 page.set_default_timeout(120_000)
                 page.goto(server.url + FRAGMENT)
                 page.wait_for_function("document.body.dataset.state === 'ready'")
-                body = page.evaluate("JSON.stringify(explorer.state.request)").encode()
-                devices = page.evaluate("explorer.state.result.grid.devices")
+                body = page.evaluate("JSON.stringify(explorer.dial.request)").encode()
+                devices = page.evaluate("explorer.resultView.result.grid.devices")
                 answer = _post(host, port, body)
                 console.print(
                     f"dial: {devices} devices, {answer['device_groups']['count']} groups, "

@@ -1,7 +1,8 @@
 """Binary HLO reading speed: ``mt.hlo.load`` of a module's ``HloProto`` against its text.
 
 Run with ``python -m benchmarks.bench_proto``. The module is real: the ``jit(grad)`` of the
-150-layer MLP of ``bench_hlo`` on a 2 x 4 mesh, compiled in a child process with
+transformer of ``bench_hlo`` (``LAYERS`` layers, FSDP x TP on a 2 x 4 mesh), compiled in a
+child process with
 ``--xla_dump_hlo_as_text --xla_dump_hlo_as_proto``, so the two files are one compilation.
 Both sides read their file from disk to a ``Module`` (every collective decoded), timed in
 alternation (``measure_paired``): the best time of each and the paired median of
@@ -20,6 +21,8 @@ import meshtopo as mt
 from benchmarks._timing import Comparison, comparison_table, console, measure_paired, seconds
 from benchmarks.bench_hlo import _REAL_DUMP
 
+LAYERS = 32
+
 
 def dumped_module(directory: str) -> tuple[Path, Path] | None:
     """(text, proto) of the largest module after optimisations the real program dumps into
@@ -28,8 +31,8 @@ def dumped_module(directory: str) -> tuple[Path, Path] | None:
              "--xla_dump_hlo_as_text --xla_dump_hlo_as_proto")
     env = {**os.environ, "XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"}
     try:
-        subprocess.run([sys.executable, "-c", _REAL_DUMP], capture_output=True, text=True,
-                       timeout=600, env=env, check=True)
+        subprocess.run([sys.executable, "-c", _REAL_DUMP, str(LAYERS)], capture_output=True,
+                       text=True, timeout=600, env=env, check=True)
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
         print(f"  real dump unavailable: {str(error)[:200]}")
         return None

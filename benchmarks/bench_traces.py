@@ -103,10 +103,10 @@ def bench_goal(ranks: int, entries: int) -> list[Comparison]:
         report, ranked = mt.order.from_profiler_traces([traces])
         assert report.findings == [], report.findings[:1]
         assert len(mt.order.timeline(ranked).timings) == entries // 4 * (2 * ranks // TP + TP + 1)
-        if torch_analyzer(dumps) is None:
+        anchor = torch_analyzer(dumps)  # the analyzer itself, run on every call
+        if anchor is None:
             return []
-        paired = measure_paired(lambda: analyse(traces), lambda: torch_analyzer(dumps),
-                                rounds=ROUNDS)
+        paired = measure_paired(lambda: analyse(traces), anchor, rounds=ROUNDS)
     console.print(f"profiler traces {ranks} ranks x {entries} collectives: best "
                   f"{seconds(paired.first)}; torch's analyzer on the same entries as dumps: best "
                   f"{seconds(paired.second)}; paired median ratio {paired.median_ratio:.4f} "

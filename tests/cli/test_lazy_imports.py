@@ -24,16 +24,20 @@ LAYERS = ("hlo", "order", "runtime", "topology", "neuron", "explore", "jax")
 EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "data_model_2x4.hlo")
 
 
-def _layers_after(code: str) -> list[str]:
-    """The meshtopo subpackages a fresh interpreter holds after running ``code``."""
-    probe = (f"import sys\n{code}\n"
-             f"print(__import__('json').dumps(sorted({{name.split('.')[1] for name in sys.modules"
-             f" if name.startswith('meshtopo.') and name.split('.')[1] in {LAYERS!r}}})))")
+def _modules_after(code: str) -> list[str]:
+    """The modules a fresh interpreter holds after running ``code``."""
+    probe = f"import sys\n{code}\nprint(__import__('json').dumps(sorted(sys.modules)))"
     environment = {**os.environ, "PYTHONPATH": SOURCE}
     done = subprocess.run([sys.executable, "-c", probe], env=environment, capture_output=True,
                           text=True, timeout=120, check=True)
-    layers: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
-    return layers
+    modules: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return modules
+
+
+def _layers_after(code: str) -> list[str]:
+    """The meshtopo subpackages a fresh interpreter holds after running ``code``."""
+    return sorted({name.split(".")[1] for name in _modules_after(code)
+                   if name.startswith("meshtopo.") and name.split(".")[1] in LAYERS})
 
 
 def _command(arguments: list[str]) -> str:
@@ -73,3 +77,24 @@ def test_every_listed_command_loads_under_its_name() -> None:
     for name in COMMANDS:
         command = cli.get_command(context, name)
         assert command is not None and command.name == name
+
+
+@pytest.mark.parametrize(("arguments", "drawn"), [
+    (["--help"], False),
+    (["expand", "[4,2]<=[2,4]T(1,0)"], False),
+    (["expand", "{{0,4},{1,5},{2,6},{3,7}}"], False),
+    (["groups", "--mesh", "data=2,model=4", "--over", "data"], False),
+    (["plan", "--mesh", "data=2,model=4", "--cluster", "h100-8x:1"], False),
+    (["devices", "--replicas", "2", "--groups", "{{0,1}}"], True),
+], ids=lambda value: " ".join(value[:2]) if isinstance(value, list) else str(value))
+def test_rich_loads_only_to_draw(arguments: list[str], drawn: bool) -> None:
+    # expand, groups and plan print plain lines; devices draws its grid as a rich table.
+    modules = _modules_after(_command(arguments))
+    assert ("rich" in modules) is drawn
+
+
+def test_help_imports_no_command() -> None:
+    modules = _modules_after(_command(["--help"]))
+    loaded = {name for name in modules if name.startswith("meshtopo.cli.")}
+    assert loaded == {"meshtopo.cli._main", "meshtopo.cli._commands"}
+    assert "shutil" not in modules  # click's formatter is given the width

@@ -47,4 +47,4 @@ def test_a_loop_s_collective_is_counted_per_iteration(tmp_path: Path,
     assert row["trip_count"] == STEPS
     with pytest.raises(SystemExit):
         main(["replay", str(path)])
-    assert f"x {STEPS} loop iterations" in capsys.readouterr().out
+    assert f"x{STEPS} (loop trip count)" in capsys.readouterr().out

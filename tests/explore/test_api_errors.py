@@ -43,6 +43,30 @@ def test_bodies_that_are_not_json_objects(client: Client, body: bytes, message: 
 
 
 @pytest.mark.parametrize(
+    ("path", "body", "status", "kind"),
+    [
+        ("/api/groups", b"{not json", 400, "BadRequest"),
+        ("/api/groups", b'{"groups": "{{0,1}"}', 400, "HloParseError"),
+        ("/api/groups", b'{"replicas": 100000, "partitions": 100000}', 413, "LimitError"),
+        ("/api/hlo", b'{"text": "HloModule m\\nENTRY e {"}', 400, "HloParseError"),
+        ("/api/order", b'{"text": "x", "programs": []}', 400, "BadRequest"),
+        ("/api/nowhere", b"{}", 404, "NotFound"),
+    ],
+    ids=["not-json", "groups-text", "limit", "hlo-text", "order-fields", "no-endpoint"],
+)
+def test_a_refusal_asked_for_in_the_body_is_a_200_naming_its_status(
+    client: Client, path: str, body: bytes, status: int, kind: str
+) -> None:
+    headers = {"Content-Type": "application/json"}
+    plain = client.request("POST", path, body, headers)
+    in_body = client.request("POST", path, body, {**headers, "X-Meshtopo-Refusal": "body"})
+    assert plain.status == status and plain.body["error"]["kind"] == kind
+    # The same refusal, with the status it stands for, in a 200 a browser does not log.
+    assert in_body.status == 200
+    assert in_body.body == {"error": {**plain.body["error"], "status": status}}
+
+
+@pytest.mark.parametrize(
     ("body", "message"),
     [
         ({"replicas": "2"}, "field 'replicas' must be an integer, got the string \"2\""),
@@ -283,8 +307,8 @@ def test_static_files_come_from_the_package_and_name_no_network(client: Client) 
         ("/", "text/html"),
         ("/app.js", "text/javascript"),
         *((f"/{name}.js", "text/javascript")
-          for name in ("state", "dial", "layout", "grid", "canvas", "links", "steps", "dump",
-                       "order")),
+          for name in ("url", "api", "dial", "layout", "grid", "canvas", "links", "steps",
+                       "dump", "order", "programs", "fielderror")),
         ("/style.css", "text/css"),
         ("/favicon.svg", "image/svg+xml"),
     ]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import meshtopo as mt
-from meshtopo.explore._order import ARRIVAL_LIMIT, FRAME_LIMIT, LANE_LIMIT
+from meshtopo.explore._order import ARRIVAL_BUDGET, FRAME_LIMIT, LANE_LIMIT
 
 from .conftest import Client
 
@@ -107,9 +107,12 @@ def test_a_clean_spmd_dump_completes_every_rendezvous(client: Client) -> None:
 
 
 def test_large_modules_cap_the_lanes_and_the_answer(client: Client) -> None:
+    # 64 lanes share the arrivals: 128 each.
+    per_lane = ARRIVAL_BUDGET // LANE_LIMIT
+    assert per_lane == 128
     steps = "".join(f"  %r{i} = f32[8]{{0}} all-reduce(%p), channel_id={i + 1}, "
                     "replica_groups=[1,1024]<=[1024], use_global_device_ids=true, "
-                    "to_apply=%add\n" for i in range(ARRIVAL_LIMIT + 2))
+                    "to_apply=%add\n" for i in range(per_lane + 2))
     reply = client.post("/api/order", {"text": spmd(1024, steps)})
     assert reply.status == 200
     body = reply.body
@@ -121,9 +124,22 @@ def test_large_modules_cap_the_lanes_and_the_answer(client: Client) -> None:
         "between the lanes present")
     lane = body["lanes"][0]
     assert (len(lane["arrivals"]), lane["count"], lane["truncated"]) == (
-        ARRIVAL_LIMIT, ARRIVAL_LIMIT + 2, True)
+        per_lane, per_lane + 2, True)
     assert (len(body["timeline"]), body["timeline_truncated"]) == (FRAME_LIMIT, True)
     assert {(m["needed"], len(m["members"])) for m in body["rendezvous"]} == {(1024, LANE_LIMIT)}
+
+
+def test_a_few_lanes_show_every_arrival_of_a_long_run(client: Client) -> None:
+    """500 all-reduces on 8 devices: every lane holds all 500, in the module's order."""
+    steps = "".join(f"  %r{i} = f32[8]{{0}} all-reduce(%p), channel_id={i + 1}, "
+                    "replica_groups=[1,8]<=[8], use_global_device_ids=true, "
+                    "to_apply=%add\n" for i in range(500))
+    body = order(client, {"text": spmd(8, steps)})
+    assert body["shown"] == 8 and body["ok"]
+    for lane in body["lanes"]:
+        assert (lane["count"], lane["truncated"]) == (500, False)
+        assert [a["name"] for a in lane["arrivals"]] == [f"r{i}" for i in range(500)]
+    assert len(body["rendezvous"]) == 500
 
 
 def test_lanes_can_be_chosen_and_a_cycle_needs_all_its_lanes(client: Client) -> None:
@@ -203,3 +219,16 @@ def test_a_conditional_on_partition_id_shows_each_device_its_branch(client: Clie
     module = mt.hlo.parse_module(text)
     assert [[i.name for i in mt.runtime.issue_order(module, d, module.device_assignment)]
             for d in (0, 1)] == [["sum", "gather"], ["gather2", "sum2"]]
+
+
+def test_a_mismatch_names_the_rendezvous_it_pairs_wrongly(client: Client) -> None:
+    """The conditional on partition-id: partition 0 issues sum then gather, partition 1
+    gather2 then sum2, so arrival order pairs sum with gather2 and gather with sum2."""
+    text = (STATIC / "order_conditional.hlo").read_text()
+    body = order(client, {"text": text})
+    assert [[a["name"] for a in lane["arrivals"]] for lane in body["lanes"]] == [
+        ["sum", "gather"], ["gather2", "sum2"]]
+    pairs = [sorted(body["rendezvous"][n]["names"]) for f in body["findings"]
+             for n in f["rendezvous"]]
+    assert [f["type"] for f in body["findings"]] == ["mismatch", "mismatch"]
+    assert pairs == [["gather2", "sum"], ["gather", "sum2"]]

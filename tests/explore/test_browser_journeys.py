@@ -56,7 +56,7 @@ def answered(page: Any) -> None:
     """Wait until the dial has shown the answer (or error) to its latest request."""
     page.wait_for_function(
         "document.body.dataset.pending === undefined && "
-        "document.body.dataset.answered === String(explorer.state.seq)")
+        "document.body.dataset.answered === String(explorer.dial.seq)")
 
 
 def dump_ready(page: Any, name: str) -> None:
@@ -69,7 +69,7 @@ def dump_ready(page: Any, name: str) -> None:
 
 
 def shown_groups(page: Any) -> list[list[int]]:
-    return sorted(page.evaluate("explorer.state.result.device_groups.groups"))
+    return sorted(page.evaluate("explorer.resultView.result.device_groups.groups"))
 
 
 def each_collective(page: Any) -> dict[str, list[list[int]]]:
@@ -77,9 +77,9 @@ def each_collective(page: Any) -> dict[str, list[list[int]]]:
     found = {}
     names = page.eval_on_selector_all("#collectives li", "ls => ls.map(l => l.dataset.name)")
     for index, name in enumerate(names):
-        before = page.evaluate("explorer.state.renders")
+        before = page.evaluate("explorer.dial.renders")
         page.click(f"#collectives li >> nth={index}")
-        page.wait_for_function(f"explorer.state.renders > {before}")
+        page.wait_for_function(f"explorer.dial.renders > {before}")
         answered(page)
         found[name] = shown_groups(page)
     return found
@@ -213,7 +213,7 @@ def test_every_control_of_the_default_page_answers(tab: Page) -> None:
     page.click("label:has(input[name=colourby][value=host])")
     answered(page)
     assert page.evaluate("document.body.dataset.state") == "ready"
-    assert page.evaluate("explorer.state.result.cells.host.length") == 8
+    assert page.evaluate("explorer.resultView.result.cells.host.length") == 8
     # The step player works on written groups (disabled, with nothing to step, otherwise).
     for button in ("#step-next", "#step-prev", "#step-first", "#step-clear"):
         if page.is_enabled(button):
@@ -280,7 +280,7 @@ def test_an_edit_while_playing_leaves_no_cell_dimmed(tab: Page) -> None:
     page.check("#over-axes input[value=data]")
     answered(page)
     assert not page.evaluate("document.querySelector('#views').classList.contains('stepping')")
-    assert page.evaluate("explorer.state.player") is None
+    assert page.evaluate("explorer.player.timer") is None
 
 
 def test_the_shuffle_is_said_in_one_sentence(tab: Page) -> None:
@@ -308,7 +308,7 @@ def test_tab_and_dial_are_in_the_url_and_back_returns(tab: Page) -> None:
     page.go_back()
     page.wait_for_function(f"location.hash !== {json.dumps(with_data)}")
     answered(page)
-    assert page.evaluate("explorer.state.ui.over") == ["model"]
+    assert page.evaluate("explorer.url.ui.over") == ["model"]
     page.go_back()
     page.wait_for_function("document.querySelector('#tab-order').getAttribute('aria-selected') === 'true'")
     page.go_forward()
@@ -370,7 +370,7 @@ def test_hover_at_64_devices_shows_a_tooltip_beside_the_cell(tab: Page, view: st
         assert box["y"] <= at["y"] + at["height"] and box["y"] + box["height"] >= at["y"]
         text = page.text_content("#cell-tip")
         flat = int(cell.get_attribute("data-flat") or "-1")
-        result = page.evaluate("explorer.state.result")
+        result = page.evaluate("explorer.resultView.result")
         device = result["cells"]["device_id"][flat]
         assert f"device {device}: replica 0, partition {flat}, flattened id {flat}" in text
         assert "mesh position data=" in text and "rank" in text
@@ -412,7 +412,7 @@ def test_an_mpmd_pair_loaded_by_the_user_draws_its_deadlock(tab: Page) -> None:
     shot(page, "explore-journey-mpmd-deadlock.png")
 
 
-def test_a_long_run_opens_on_its_overview_and_findings_take_you_there(tab: Page) -> None:
+def test_500_collectives_on_8_devices_draw_every_arrival_and_answer(tab: Page) -> None:
     # 500 all-reduces that all 8 devices issue.
     lines = ["HloModule long, num_partitions=8",
              "%add (x: f32[], y: f32[]) -> f32[] {", "  %x = f32[] parameter(0)",
@@ -432,41 +432,115 @@ def test_a_long_run_opens_on_its_overview_and_findings_take_you_there(tab: Page)
     page.click("#order-programs .program >> nth=1 >> button")
     page.click("#order-run")
     page.wait_for_function("document.body.dataset.order === 'ready'")
-    lane = page.evaluate("(({count, truncated, arrivals}) => ({count, truncated,"
-                         " shown: arrivals.length}))(explorer.order.result.lanes[0])")
-    # The API bounds a lane (ARRIVAL_LIMIT); the lane says how many it leaves out.
-    assert lane["count"] == 500
-    assert lane["shown"] == 500 or (lane["truncated"] and page.locator(
-        ".lane-sub", has_text=f"first {lane['shown']} of 500").count() == 8)
+    # Every arrival is drawn: the 500 all-reduces on each of the 8 lanes, in the module's order.
+    assert page.locator("#order-lanes .arrival").count() == 8 * 500
+    for device in (0, 7):
+        assert page.eval_on_selector_all(
+            f"#order-lanes .arrival[data-lane='{device}']", "as => as.map(a => a.dataset.name)"
+        ) == [f"ar{k}" for k in range(500)]
+    assert page.locator(".lane-sub", has_text="of 500").count() == 0
     # The whole run fits the view's width.
     fits = page.evaluate(
         "(() => { const box = document.querySelector('#order-lanes');"
         " return box.querySelector('svg').getBoundingClientRect().width <= box.clientWidth; })()")
-    assert fits and float(page.get_attribute("#order-lanes", "data-zoom") or "1") < 1
-    page.click("#order-zoom-in")
-    page.click("#order-zoom-in")
-    assert float(page.get_attribute("#order-lanes", "data-zoom") or "0") > 0.15
+    overview = float(page.get_attribute("#order-lanes", "data-zoom") or "1")
+    assert fits and overview < 1
+    for _ in range(6):
+        page.click("#order-zoom-in")
+    assert float(page.get_attribute("#order-lanes", "data-zoom") or "0") == 0.4
     # Still answering: pointing at a collective describes it and lights its rendezvous.
     page.hover(".arrival[data-lane='7'][data-index='3']")
     assert page.text_content("#order-details").startswith("device 7: ar3 (all-reduce")
     assert page.locator(".arrival.lit").count() == 8
+    # The last collective, reached by scrolling, takes a click and the arrow keys.
+    last = page.locator(".arrival[data-lane='0'][data-index='499']")
+    last.scroll_into_view_if_needed()
+    last.click()
+    assert page.evaluate("document.activeElement.dataset.name") == "ar499"
+    assert page.text_content("#order-details").startswith("device 0: ar499 (all-reduce")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("[document.activeElement.dataset.lane, document.activeElement.dataset.index]") == ["1", "499"]
+    assert page.locator(".arrival.lit").count() == 8
     shot(page, "explore-journey-order-overview.png")
 
 
+# The drawn text of every header of a view (a Range around its text: the glyphs, upright or
+# on end), as [label, left, top, right, bottom].
+HEAD_TEXT = """hs => hs.map(h => { const t = document.createRange(); t.selectNodeContents(h);
+  const r = t.getBoundingClientRect(); return [h.textContent, r.left, r.top, r.right, r.bottom]; })"""
+
+
+def overlaps(boxes: list[list[Any]]) -> list[tuple[str, str]]:
+    """The pairs of labels whose drawn text overlaps (by more than half a pixel both ways)."""
+    return [(a[0], b[0]) for a, b in itertools.combinations(boxes, 2)
+            if min(a[3], b[3]) - max(a[1], b[1]) > 0.5 and min(a[4], b[4]) - max(a[2], b[2]) > 0.5]
+
+
+@pytest.mark.parametrize("size", [(800, 600), (1920, 1080)], ids=["800x600", "1920x1080"])
 @pytest.mark.parametrize("columns", [16, 64, 256])
-def test_column_headers_stay_apart(tab: Page, columns: int) -> None:
+def test_header_labels_stay_apart(tab: Page, columns: int, size: tuple[int, int]) -> None:
+    tab.page.set_viewport_size({"width": size[0], "height": size[1]})
     page = tab.open(f"#kind=mesh&axes=data:2,model:{columns}&order=default&mr=1&da=mesh&ch=1"
                     "&ugdi=true&over=model")
-    boxes = page.eval_on_selector_all(
-        ".pane[data-view=mesh] .col-head",
-        "hs => hs.map(h => { const r = h.getBoundingClientRect(); const t = document.createRange();"
-        " t.selectNodeContents(h); const w = t.getBoundingClientRect();"
-        " return [w.left, w.right, h.textContent]; })")
-    assert [b[2] for b in boxes] == [f"model={i}" for i in range(columns)]
-    # Each label's drawn text ends before the next one's begins.
-    assert all(a[1] <= b[0] for a, b in itertools.pairwise(boxes))
-    if columns == 64:
-        shot(page, "explore-journey-headers-64.png")
+    assert page.get_attribute("#views-box", "data-render") == "dom"
+    mesh = page.eval_on_selector_all(".pane[data-view=mesh] .col-head", HEAD_TEXT)
+    # Every column keeps its label, in order.
+    assert [b[0] for b in mesh] == [f"model={i}" for i in range(columns)]
+    for view in ("mesh", "flat", "device"):
+        boxes = page.eval_on_selector_all(f".pane[data-view={view}] .head, "
+                                          f".pane[data-view={view}] .corner", HEAD_TEXT)
+        assert len(boxes) > 2 and overlaps(boxes) == [], view
+    shot(page, f"explore-journey-headers-{columns}-{size[0]}x{size[1]}.png")
+
+
+@pytest.mark.parametrize("size", [(800, 600), (1920, 1080)], ids=["800x600", "1920x1080"])
+def test_a_1xn_strip_scrolls_with_its_headers(tab: Page, size: tuple[int, int]) -> None:
+    """1 replica x 32 partitions: the strip scrolls inside its pane (the page does not), the
+    row header stays in view and each column header stays above its cell."""
+    tab.page.set_viewport_size({"width": size[0], "height": size[1]})
+    page = tab.open("#kind=grid&r=1&p=32&da=default&ch=1&ugdi=true&groups=%7B%7B0%2C1%7D%7D")
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    wrap = ".pane[data-view=flat] .vwrap"
+    page.eval_on_selector(wrap, "w => { w.scrollLeft = w.scrollWidth; }")
+    placed = page.eval_on_selector(wrap, """w => {
+      const box = w.getBoundingClientRect();
+      const inside = (n) => { const r = n.getBoundingClientRect();
+        return r.left >= box.left - 0.5 && r.right <= box.right + 0.5; };
+      const heads = [...w.querySelectorAll('.col-head')];
+      const cells = [...w.querySelectorAll('.cell')];
+      const above = heads.every((h, i) => { const a = h.getBoundingClientRect();
+        const c = cells.find((x) => x.dataset.col === String(i)).getBoundingClientRect();
+        return a.left < c.right && c.left < a.right && a.bottom <= c.top + 0.5; });
+      return {labels: heads.map((h) => h.textContent), above,
+              row: inside(w.querySelector('.row-head')), last: inside(cells[cells.length - 1])};
+    }""")
+    assert placed == {"labels": [f"p{i}" for i in range(32)], "above": True, "row": True,
+                      "last": True}
+    shot(page, f"explore-journey-strip-{size[0]}x{size[1]}.png")
+
+
+def test_a_tall_grid_scrolls_under_its_headers(tab: Page) -> None:
+    """1,024 partitions wrap into 32 rows of 32, taller than an 800 x 600 window: scrolled to
+    its far corner, the column and row headers are still in view above and beside the cells."""
+    tab.page.set_viewport_size({"width": 800, "height": 600})
+    page = tab.open("#kind=grid&r=1&p=1024&da=default&ch=1&ugdi=true&groups=%7B%7B0%2C1%7D%7D")
+    wrap = ".pane[data-view=flat] .vwrap"
+    page.eval_on_selector(wrap, "w => { w.scrollTop = w.scrollHeight; w.scrollLeft = w.scrollWidth; }")
+    kept = page.eval_on_selector(wrap, """w => {
+      const box = w.getBoundingClientRect();
+      const seen = (n) => { const r = n.getBoundingClientRect();
+        return r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5
+          && r.left >= box.left - 0.5 && r.right <= box.right + 0.5; };
+      const last = w.querySelector('.cell[data-flat="1023"]');
+      const heads = [...w.querySelectorAll('.col-head')];
+      const rows = [...w.querySelectorAll('.row-head')];
+      return {scrolled: w.scrollTop > 0, last: seen(last),
+              column: seen(heads[heads.length - 1]), row: seen(rows[rows.length - 1]),
+              labels: [heads[heads.length - 1].textContent, rows[rows.length - 1].textContent]};
+    }""")
+    assert kept == {"scrolled": True, "last": True, "column": True, "row": True,
+                    "labels": ["+31", "f992"]}
+    shot(page, "explore-journey-tall-grid-800x600.png")
 
 
 def test_the_canvas_keeps_axis_headers(tab: Page) -> None:

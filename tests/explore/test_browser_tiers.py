@@ -115,7 +115,6 @@ def test_a_bad_cluster_is_named_and_marks_the_panels_stale(tab: Page) -> None:
         "the cluster 'h100-8x:1' has 8 devices, fewer than the grid's 16"
     )
     assert page.get_attribute("#views-box", "data-stale")
-    tab.resource_errors.clear()
 
 
 def test_the_canvas_colours_a_large_grid_by_host(tab: Page) -> None:
@@ -127,7 +126,7 @@ def test_the_canvas_colours_a_large_grid_by_host(tab: Page) -> None:
     )
     assert page.get_attribute("#views-box", "data-render") == "canvas"
     colours = page.evaluate(
-        "[...Array(24).keys()].map(f => Array.from(explorer.state.canvas.rgb.slice(3 * f, 3 * f + 3)).join(','))"
+        "[...Array(24).keys()].map(f => Array.from(explorer.resultView.canvas.rgb.slice(3 * f, 3 * f + 3)).join(','))"
     )
     assert len(set(colours[0:8])) == 1
     assert len(set(colours[8:16])) == 1

@@ -27,8 +27,6 @@ def error_for(line: str) -> mt.HloParseError:
          "Invalid combination of has_channel_id and use_global_device_ids", 33),
         ("  ROOT %a = f32[2]{0} reduce-scatter(%p), replica_groups={}, use_global_device_ids=true, dimensions={0}, to_apply=%add",
          "Invalid combination of has_channel_id and use_global_device_ids", 37),
-        ("  ROOT %a = f32[8]{0} collective-permute(%p), source_target_pairs={{0,1},{1}}",
-         "expects 'source_target_pairs=' to be a list of pairs", 67),
         ("  ROOT %a = f32[8]{0} collective-permute(%p), source_target_pairs={{0,1}}, slice_sizes={{4}}",
          "CollectivePermute and CollectivePermuteStart must have exactly four operands", 8),
         ("  ROOT %a = f32[8]{0} all-to-all(%p), replica_groups={}, dimensions={0,1}",
@@ -49,7 +47,7 @@ def error_for(line: str) -> mt.HloParseError:
         ("  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups={{0,99999999999999999999999}}, to_apply=%add",
          "does not fit in int64", 58),
     ],
-    ids=["mode-all-reduce", "mode-reduce-scatter", "pairs", "in-place-operands", "a2a-dims",
+    ids=["mode-all-reduce", "mode-reduce-scatter", "in-place-operands", "a2a-dims",
          "no-to_apply", "no-pairs", "duplicate", "trailing-comma", "iota-rank",
          "int64-channel", "int64-group"],
 )

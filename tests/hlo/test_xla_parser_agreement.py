@@ -258,6 +258,8 @@ for _name, _line in (
     ("with shapes", "ROOT %r = f32[8]{0} add(f32[8] parameter(1), add(%p, f32[8] constant("
                     "{1,2,3,4,5,6,7,8})))"),
     ("inferred", "ROOT %r = add(negate(%p), negate(negate(%p)))"),
+    ("of two operands for one", "ROOT %r = f32[8]{0} add(%p, negate(%p, %p))"),
+    ("of none for one, with its shape", "ROOT %r = f32[8]{0} add(%p, f32[8] negate())"),
     ("across lines", "ROOT %r = f32[8]{0} add(\n    f32[8] copy(%p) ,\n    %p)"),
     ("with an attribute", "ROOT %r = f32[8]{0} add(%p, negate(%p), sharding={replicated})"),
     ("that cannot infer its shape", "ROOT %r = f32[8]{0} add(%p, constant(1))"),
@@ -370,12 +372,54 @@ for _shape, _literal in (
         f"%c = {_shape} constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")
 
 
+# The collectives whose fields XLA prints on the instruction itself.
+_PRINTED_COLLECTIVES = frozenset({
+    "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
+    "collective-permute", "collective-broadcast", "all-reduce-start", "all-gather-start",
+    "collective-permute-start",
+})  # fmt: skip
+
+
+def _xla_collectives(text: str) -> dict[str, tuple[object, ...]]:
+    """Each collective of the module XLA reads from ``text``, by name: its opcode, its
+    groups as XLA prints them, its pairs, channel_id and use_global_device_ids."""
+    from jaxlib._hlo import hlo_module_from_text
+
+    found: dict[str, tuple[object, ...]] = {}
+    for computation in hlo_module_from_text(text).computations():
+        for instruction in computation.instructions():
+            opcode = re.sub(r"(?<!^)(?=[A-Z])", "-", instruction.opcode.name[1:]).lower()
+            if opcode not in _PRINTED_COLLECTIVES:
+                continue
+            printed = instruction.to_string()
+            groups = re.search(r"replica_groups=(\S+?)(?=, |$)", printed)
+            pairs = re.search(r"source_target_pairs=(\S+?)(?=, |$)", printed)
+            channel = re.search(r"channel_id=([0-9]+)", printed)
+            flag = re.search(r"use_global_device_ids=(true|false)", printed)
+            found[instruction.name] = (
+                opcode, groups.group(1) if groups else None,
+                [int(n) for n in re.findall(r"-?[0-9]+", pairs.group(1))] if pairs else None,
+                int(channel.group(1)) if channel else None, flag is not None and flag.group(1) == "true")
+    return found
+
+
+def _collectives(module: hlo.Module) -> dict[str, tuple[object, ...]]:
+    """``_xla_collectives`` of what meshtopo reads."""
+    return {c.name: (c.opcode, None if c.replica_groups is None else str(c.replica_groups),
+                     None if c.source_target_pairs is None
+                     else [n for pair in c.source_target_pairs for n in pair],
+                     c.channel_id, bool(c.use_global_device_ids))
+            for c in module.collectives if c.opcode in _PRINTED_COLLECTIVES}
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:
+    """Refused at XLA's line and column (read whole and streamed); read, with the same
+    collectives as XLA's, where XLA reads it."""
     text = CASES[name]
     expected = _xla_position(text)
     if expected is None:
-        hlo.parse_module(text)
+        assert _collectives(hlo.parse_module(text)) == _xla_collectives(text)
         return
     with pytest.raises(mt.HloParseError) as info:
         hlo.parse_module(text)
@@ -425,7 +469,85 @@ for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("n
     CASES[f"operand count, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} {_line}")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
-_IN_XLA_WORDS = ("result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+# Values read by a grammar of their own, and what XLA checks once an instruction is read.
+_ZERO = "%z = f32[] constant(0)"
+for _name, _lines in (
+    ("window, a pad of three numbers", (
+        _ZERO, "ROOT %r = f32[8]{0} reduce-window(%p, %z), window={size=1 pad=0_0_1}, "
+               "to_apply=%add")),
+    ("window, pads for two dimensions of one", (
+        _ZERO, "ROOT %r = f32[8]{0} reduce-window(%p, %z), window={size=1 pad=0_0x0_0}, "
+               "to_apply=%add")),
+    ("window, an unknown field", (
+        _ZERO, "ROOT %r = f32[8]{0} reduce-window(%p, %z), window={size=1 step=1}, "
+               "to_apply=%add")),
+    ("window, a stride cut short", (
+        _ZERO, "ROOT %r = f32[8]{0} reduce-window(%p, %z), window={size=1 stride=1x}, "
+               "to_apply=%add")),
+    ("window across lines", (
+        _ZERO, "ROOT %r = f32[8]{0} reduce-window(%p, %z), window={size=1",
+        "    pad=0_0}, to_apply=%add")),
+    ("padding of one number", (_ZERO, "ROOT %r = f32[8]{0} pad(%p, %z), padding=1")),
+    ("padding low_high_interior", (_ZERO, "ROOT %r = f32[8]{0} pad(%p, %z), padding=0_0_0")),
+    ("api_version unknown", (
+        'ROOT %r = f32[8]{0} custom-call(%p), custom_call_target="f", api_version=API_V9',)),
+    ("api_version unspecified", (
+        'ROOT %r = f32[8]{0} custom-call(%p), custom_call_target="f", '
+        "api_version=API_VERSION_UNSPECIFIED",)),
+    ("api_version in lower case", (
+        'ROOT %r = f32[8]{0} custom-call(%p), custom_call_target="f", '
+        "api_version=api_version_typed_ffi",)),
+    ("operand layout constraints, one too many", (
+        'ROOT %r = f32[8]{0} custom-call(%p), custom_call_target="f", '
+        "operand_layout_constraints={f32[8]{0}, f32[8]{0}}",)),
+    ("operand layout constraints, not the operand's", (
+        'ROOT %r = f32[8]{0} custom-call(%p), custom_call_target="f", '
+        "operand_layout_constraints={s32[8]}",)),
+    ("operand layout constraints, a trailing comma", (
+        'ROOT %r = f32[8]{0} custom-call(%p), custom_call_target="f", '
+        "operand_layout_constraints={f32[8]{0},}",)),
+    ("operand rule, a reduce of three", (
+        _ZERO, "ROOT %r = f32[] reduce(%p, %z, %p), dimensions={0}, to_apply=%add")),
+    ("operand rule, a dynamic slice without its index", (
+        "ROOT %r = f32[2]{0} dynamic-slice(%p), dynamic_slice_sizes={2}",)),
+    ("operand rule, a dynamic update of one", ("ROOT %r = f32[8]{0} dynamic-update-slice(%p)",)),
+    ("operand rule, a dynamic update with its index", (
+        "%i = s32[] constant(0)", "ROOT %r = f32[8]{0} dynamic-update-slice(%p, %p, %i)")),
+    ("operand rule, a dynamic reshape of nothing", (
+        "ROOT %r = f32[8]{0} dynamic-reshape()",)),
+    ("an infeed of an array", (
+        "%t = token[] after-all()", "ROOT %r = f32[8]{0} infeed(%t)")),
+    ("pairs punctuation, an entry of three", (
+        "ROOT %r = f32[8]{0} collective-permute(%p), source_target_pairs={{0,1,2}}",)),
+    ("pairs punctuation, an entry of one on the fast path", (
+        "%r = f32[8]{0} collective-permute(%p), source_target_pairs={{1}}",
+        "ROOT %c = f32[8]{0} copy(%r)")),
+    ("operand shape not its own", ("ROOT %r = f32[8]{0} negate(s32[8]{0} %p)",)),
+    ("operand shape its own but its layout", ("ROOT %r = f32[8]{0} negate(f32[8]{1} %p)",)),
+    ("layout, a dimension level type XLA does not know", (
+        "%q = f32[8]{0:D(Q)} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")),
+    ("layout, sparse dimension levels", (
+        "%q = f32[8]{0:D(C+)} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")),
+    ("layout, a physical shape on a dense array", (
+        "%q = f32[8]{0:P(s32[8])} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")),
+):
+    CASES[_name] = _module(*_lines)
+# The header's aliasing values (on line 2: XLA counts the first line's columns from 0).
+for _name, _value in (
+    ("input_output_alias of one pair", "input_output_alias={ {}: (0, {}, may-alias) }"),
+    ("input_output_alias, an index of a name", "input_output_alias={ {x}: (0, {}) }"),
+    ("input_output_alias, no colon", "input_output_alias={ {} (0, {}) }"),
+    ("input_output_alias, two aliases without a comma",
+     "input_output_alias={ {}: (0, {}) {}: (0, {}) }"),
+    ("input_output_alias, an unknown kind", "input_output_alias={ {}: (0, {}, no-alias) }"),
+    ("buffer_donor of one", "buffer_donor={ (0, {}), }"),
+    ("buffer_donor, a parameter of a name", "buffer_donor={ (p, {}) }"),
+    ("buffer_donor, an index not braced", "buffer_donor={ (0, 0) }"),
+):
+    CASES[f"header {_name}"] = "\n" + _module("ROOT %r = f32[8]{0} copy(%p)").replace(
+        "HloModule m", f"HloModule m, {_value}", 1)
+_IN_XLA_WORDS = ("window", "padding", "api_version", "operand layout", "operand rule",
+                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

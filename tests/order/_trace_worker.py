@@ -5,7 +5,8 @@ Recorder dump (``OUT_DIR_fr/fr_rank_<RANK>``).
 Usage: python _trace_worker.py RANK PORT OUT_DIR SCENARIO. Rank 2 enters the second
 all_reduce late (it sleeps after the first, which every rank leaves at about one moment). In "skip", rank 2 never issues the last all_reduce: it waits until the
 others' collective has timed out (gloo's timeout is TIMEOUT_SECONDS), then every rank writes
-its trace.
+its trace. In "groups", every rank also runs an all_reduce on a second process group (of the
+same ranks) at the end.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def main() -> None:
     rank, port, out, scenario = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=3, timeout=datetime.timedelta(seconds=TIMEOUT_SECONDS))
+    pair = dist.new_group([0, 1, 2]) if scenario == "groups" else None
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
         x = torch.ones(1000)
         try:
@@ -41,6 +43,8 @@ def main() -> None:
             dist.all_gather(gathered, x)
             if scenario != "skip" or rank != 2:
                 dist.all_reduce(x)
+            if scenario == "groups":
+                dist.all_reduce(x, group=pair)
         except RuntimeError:
             pass  # the others' all_reduce times out in "skip"
         if scenario == "skip" and rank == 2:

@@ -86,3 +86,19 @@ def test_bad_program_lists() -> None:
         mt.order.analyze([target])  # type: ignore[list-item]
     with pytest.raises(mt.InvalidArgumentError, match="device_assignment is 1x2"):
         mt.order.analyze(target, device_assignment=[[0, 1]])
+
+
+@pytest.mark.parametrize(("bound", "backend", "count"), [
+    ("10000", "", 10000),  # computed past the expansion limit: counted, then scaled
+    ("2147483647", ', backend_config={"known_trip_count":{"n":"1000000000000"}}', 10**12),
+    ("2147483647", "", None),  # runs past the counting limit with no known count
+], ids=["computed", "known_trip_count", "unknown"])
+def test_trip_counts_of_a_loop_past_the_expansion_limit(bound: str, backend: str,
+                                                        count: int | None) -> None:
+    text = LOOP.replace(", BACKEND", backend).replace("constant(2147483647)", f"constant({bound})")
+    if bound == "10000":  # the body counts its iterations
+        text = text.replace("%j = s32[] get-tuple-element(%b), index=0",
+                            "%j0 = s32[] get-tuple-element(%b), index=0\n  %one = s32[] "
+                            "constant(1)\n  %j = s32[] add(%j0, %one)")
+    orders = mt.order.issue_orders(mt.hlo.parse_module(text))
+    assert orders.trip_counts == {("body", "ar"): count}

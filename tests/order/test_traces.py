@@ -17,7 +17,7 @@ from meshtopo.cli._main import main
 from ._jobs import run_ranks
 
 HERE = Path(__file__).resolve().parent
-SCENARIOS = ("clean", "skip")
+SCENARIOS = ("clean", "skip", "groups")
 pytestmark = pytest.mark.timeout(300)
 
 
@@ -43,6 +43,37 @@ def test_what_torch_writes_for_gloo(traces: dict[str, Path]) -> None:
     assert [n for n in names if str(n).startswith("gloo:")].count("gloo:all_reduce") == 3
     assert trace["distributedInfo"]["rank"] == 0
     assert trace["distributedInfo"]["pg_config"][0]["ranks"] == [0, 1, 2]
+
+
+def test_gloo_trace_of_two_groups_is_refused(traces: dict[str, Path],
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A rank in two gloo groups: nothing in its trace says which group ran a collective (the
+    gloo events' args name none, the c10d operator leaves the group blank, the worker threads
+    are named alike), so the trace is refused, pointing to Flight Recorder dumps."""
+    trace = json.loads((traces["groups"] / "rank0.pt.trace.json").read_text())
+    assert len(trace["distributedInfo"]["pg_config"]) == 2
+    gloo = [e for e in trace["traceEvents"] if str(e.get("name")).startswith("gloo:")]
+    assert gloo
+    assert {key for e in gloo for key in e["args"]} == {
+        "External id", "Record function id", "Concrete Inputs", "Input type", "Input Strides",
+        "Input Dims", "Ev Idx"}
+    threads: dict[int, set[str]] = {}
+    for event in trace["traceEvents"]:
+        if event.get("name") == "thread_name" and event.get("ph") == "M":
+            threads.setdefault(event["tid"], set()).add(event["args"]["name"].split(" (")[1])
+    assert all("pt_gloo_runloop)" in threads[e["tid"]] for e in gloo)
+    file = traces["groups"] / "rank0.pt.trace.json"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["order", "--traces", str(file)])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err == (
+        f"meshtopo: error: {file}: rank 0 is a member of process groups 0, 1 (distributedInfo."
+        f"pg_config), and torch's gloo backend records each collective only as a gloo:<op> "
+        f"event with its inputs, on a worker thread named for no group: no process group, no "
+        f"sequence number (no record_param_comms event, as NCCL writes). Which group ran each "
+        f"collective cannot be told: read the job's Flight Recorder dumps instead (order "
+        f"--flight-recorder DIR; torch keeps them with TORCH_FR_BUFFER_SIZE set), which name "
+        f"both, or profile on NCCL\n")
 
 
 def test_clean_run(traces: dict[str, Path]) -> None:
@@ -145,3 +176,29 @@ def test_clocks_of_another_host_are_aligned(traces: dict[str, Path]) -> None:
     assert ahead.offsets[2] - here.offsets[2] == pytest.approx(5e6, abs=1e-3)
     assert [t.last_rank for t in ahead.timings] == [t.last_rank for t in here.timings]
     assert ahead.timings[1].last_rank == 2
+
+
+def test_events_cut_from_the_text_are_those_of_the_full_parse(traces: dict[str, Path],
+                                                              tmp_path: Path) -> None:
+    """Every real trace is read by cutting its collectives' events out of the text, and they
+    are exactly the events a full JSON parse finds; a layout the cut does not expect (a brace
+    in an argument's text) falls back to the full parse, with the same answer."""
+    from meshtopo.order import _trace_events
+
+    def parsed(file: Path) -> list[dict[str, object]]:
+        text = _trace_events._text(file)
+        events = json.loads(text)["traceEvents"]
+        return [e for e in events if isinstance(e, dict) and e.get("ph") == "X" and (
+            "Collective name" in e.get("args", {}) or str(e.get("name")).startswith("gloo:"))]
+
+    for file in sorted(p for scenario in SCENARIOS for p in traces[scenario].iterdir()):
+        assert _trace_events._cut(_trace_events._text(file)) is not None, file
+        assert _trace_events.collective_events(file).events == parsed(file), file
+    original = traces["clean"] / "rank0.pt.trace.json"
+    text = original.read_text().replace('"Concrete Inputs": [""]', '"Concrete Inputs": ["}"]', 1)
+    odd = tmp_path / "rank0.pt.trace.json"
+    odd.write_text(text)
+    assert _trace_events._cut(text) is None
+    assert [(c.opcode, c.seq) for c in mt.order.from_profiler_traces([odd])[1][0].collectives] \
+        == [(c.opcode, c.seq) for c in mt.order.from_profiler_traces([original])[1][0].collectives]
+    assert parsed(odd) == _trace_events.collective_events(odd).events

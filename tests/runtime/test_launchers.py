@@ -1,5 +1,6 @@
 """``meshtopo run --backend torch`` under a launcher: torchrun on 127.0.0.1 (one node of 4
-processes, and two "nodes" of 2), and srun's environment, with no meshtopo flags. Each rank
+processes, and two "nodes" of 2), and srun's, Open MPI's and MPICH's environments, with no
+meshtopo flags. Each rank
 prints its own devices; together they equal ``meshtopo run``'s answer. Every launch is
 bounded and its process group killed and reaped."""
 
@@ -107,6 +108,39 @@ def test_srun_environment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         for task in range(4)]
     codes = _finish(processes)
     logs = "\n".join((tmp_path / f"task{task}.log").read_text() for task in range(4))
+    assert codes == [0, 0, 0, 0], logs[-3000:]
+    assert _devices(logs) == _expected(capsys)
+
+
+# What mpirun exports to each of 4 processes, on one host or on two hosts of 2: Open MPI's
+# variables as "Environment variables set for MPI applications" lists them
+# (https://docs.open-mpi.org/en/v5.0.x/tuning-apps/environment-var.html), MPICH's Hydra
+# PMI_RANK and PMI_SIZE; MASTER_ADDR and MASTER_PORT as ``mpirun -x`` (``-genv``) exports them.
+MPI_ENVIRONMENTS = {
+    "open-mpi-one-host": lambda rank: {
+        "OMPI_COMM_WORLD_RANK": str(rank), "OMPI_COMM_WORLD_SIZE": "4",
+        "OMPI_COMM_WORLD_LOCAL_RANK": str(rank), "OMPI_COMM_WORLD_LOCAL_SIZE": "4",
+        "OMPI_COMM_WORLD_NODE_RANK": str(rank), "OMPI_UNIVERSE_SIZE": "4"},
+    "open-mpi-two-hosts-of-two": lambda rank: {
+        "OMPI_COMM_WORLD_RANK": str(rank), "OMPI_COMM_WORLD_SIZE": "4",
+        "OMPI_COMM_WORLD_LOCAL_RANK": str(rank % 2), "OMPI_COMM_WORLD_LOCAL_SIZE": "2",
+        "OMPI_COMM_WORLD_NODE_RANK": str(rank % 2), "OMPI_UNIVERSE_SIZE": "4"},
+    "mpich": lambda rank: {"PMI_RANK": str(rank), "PMI_SIZE": "4"},
+}
+
+
+@pytest.mark.parametrize("launcher", sorted(MPI_ENVIRONMENTS))
+def test_mpirun_environment(launcher: str, tmp_path: Path,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    # mpirun itself is not installed here: the processes are started with its environment.
+    port = str(free_port())
+    processes = [
+        _start([sys.executable, "-m", "meshtopo", "run", FILE, "--backend", "torch", "--json"],
+               {**ENVIRONMENT, **MPI_ENVIRONMENTS[launcher](rank), "MASTER_ADDR": "127.0.0.1",
+                "MASTER_PORT": port}, tmp_path / f"rank{rank}.log")
+        for rank in range(4)]
+    codes = _finish(processes)
+    logs = "\n".join((tmp_path / f"rank{rank}.log").read_text() for rank in range(4))
     assert codes == [0, 0, 0, 0], logs[-3000:]
     assert _devices(logs) == _expected(capsys)
 

@@ -196,7 +196,7 @@ def test_inspect_cluster_adds_tier_and_times(capsys, tmp_path):
     assert first["seconds"]["busbw"] == pytest.approx(2 * 7 / 8 * 4 * 2**20 / 4.5e11)
     assert (second["tier"], second["hosts"]) == ("network", 2)
     code, out, err = run(capsys, "inspect", str(path), "--cluster", "h100-8x:2")
-    assert code == 0 and any(line.split()[:3] == ["ag", "network", "2"] for line in out.splitlines())
+    assert code == 0 and any(line.split()[:4] == ["ag", "1", "network", "2"] for line in out.splitlines())
 
 
 def test_inspect_cluster_too_small_is_one_line(capsys, tmp_path):

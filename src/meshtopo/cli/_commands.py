@@ -9,6 +9,7 @@ module is imported only when that command runs (or its own ``--help`` is asked f
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import NamedTuple
 
@@ -63,6 +64,21 @@ class LazyGroup(click.Group):
         """The command list from the summaries, without importing any command."""
         with formatter.section("Commands"):
             formatter.write_dl([(name, COMMANDS[name].summary) for name in self.list_commands(ctx)])
+
+
+def help_width() -> int:
+    """The width click gives help text (its terminal's columns, at most 80, less 2; at least
+    50), from ``COLUMNS`` or the terminal as ``shutil.get_terminal_size`` reads them, without
+    importing shutil (and the compression modules it loads) as click's formatter would."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdecimal() and int(columns) > 0:
+        width = int(columns)
+    else:
+        try:
+            width = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            width = 80
+    return max(min(width, 80) - 2, 50)
 
 
 def fail(message: str) -> None:

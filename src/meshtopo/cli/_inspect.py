@@ -9,8 +9,11 @@ in docs/cli-json.md and is stable.
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from collections.abc import Iterator
+from typing import IO
 
 import click
 
@@ -109,13 +112,26 @@ def inspect_command(
     if mesh_devices is not None and mesh_spec is None:
         raise click.UsageError("--mesh-devices needs --mesh")
     mesh: Mesh | None = None if mesh_spec is None else parse_mesh(mesh_spec, mesh_devices)
-    results = [inspect_file(path, assignment_spec, replica_count, num_partitions, mesh=mesh,
-                            mesh_of_devices=mesh_devices is not None)
-               for path in paths]
-    if cluster_spec is not None:  # the topology layer, only when asked for
+    sources: list[str | IO[bytes]] = list(paths)
+    if cluster_spec is not None and "-" in paths:  # read twice: for the rows and the loops
+        stdin = io.BytesIO(sys.stdin.buffer.read())
+        stdin.name = "-"
+        sources = [stdin if path == "-" else path for path in paths]
+    results = [inspect_file(_rewound(source), assignment_spec, replica_count, num_partitions,
+                            mesh=mesh, mesh_of_devices=mesh_devices is not None)
+               for source in sources]
+    costs: list[list[dict[str, object] | None] | None] = [None] * len(results)
+    notes: list[str | None] = [None] * len(results)
+    if cluster_spec is not None:  # the topology and order layers, only when asked for
+        from ..hlo import load
         from ._plan import print_topology_columns, topology_columns
-    costs = [None if cluster_spec is None else topology_columns(result, cluster_spec)
-             for result in results]
+        from ._trips import trip_counts
+
+        for index, (source, result) in enumerate(zip(sources, results, strict=True)):
+            module = load(_rewound(source), replica_count=replica_count,
+                          num_partitions=num_partitions)
+            counts, notes[index] = trip_counts(module, result.assignment)
+            costs[index] = topology_columns(result, cluster_spec, counts)
     if html_path is not None:
         write_report(results[0], html_path)
     if as_json:
@@ -142,13 +158,20 @@ def inspect_command(
             _print_table(result, full)
             result_costs = costs[index]
             if result_costs is not None:
-                print_topology_columns(result, result_costs)
+                print_topology_columns(result, result_costs, notes[index])
         if len(shown) < len(results):
             click.echo()
             click.echo(folded_line([result.source for result in results if not result.rows]))
         if html_path is not None:
             click.echo(f"report written to {html_path}")
     return 1 if any(result.error_count for result in results) else 0
+
+
+def _rewound(source: str | IO[bytes]) -> str | IO[bytes]:
+    """``source``, an in-memory copy of stdin at its start again."""
+    if not isinstance(source, str):
+        source.seek(0)
+    return source
 
 
 # ---- JSON ------------------------------------------------------------------------------------

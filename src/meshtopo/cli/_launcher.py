@@ -9,9 +9,11 @@ under them.
   ``PMI_SIZE`` (MPICH, Intel MPI);
 
 srun and mpirun name no store: ``MASTER_ADDR`` and ``MASTER_PORT`` must be exported to every
-task (as for torch.distributed's ``env://``). Each launched process is one node of the run
-(``--nnodes`` = the world size, ``--node-rank`` = its rank), running the devices that fall to
-it.
+task (as for torch.distributed's ``env://``; ``mpirun -x MASTER_ADDR -x MASTER_PORT``). Each
+launched process is one node of the run (``--nnodes`` = the world size, ``--node-rank`` = its
+rank), running the devices that fall to it, so local ranks (``LOCAL_RANK``,
+``OMPI_COMM_WORLD_LOCAL_RANK``, ``SLURM_LOCALID``) are not read: the gloo backend needs no
+device per local rank.
 """
 
 from __future__ import annotations

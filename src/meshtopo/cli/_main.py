@@ -21,7 +21,8 @@ def _print_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
     ctx.exit()
 
 
-@click.group(cls=_commands.LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_commands.LazyGroup, context_settings={
+    "help_option_names": ["-h", "--help"], "terminal_width": _commands.help_width()})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True,
               callback=_print_version, help="Show the version and the HLO scanners in use.")
 def cli() -> None:

@@ -1,6 +1,8 @@
 """``expand``, ``groups`` and ``devices``: the math layer on the command line.
 
-The ``--json`` schemas are documented in docs/cli-json.md and are stable.
+``expand`` and ``groups`` print plain lines (``click.echo``, colour on a terminal only);
+``devices`` draws its grid with rich. The ``--json`` schemas are documented in
+docs/cli-json.md and are stable.
 """
 
 from __future__ import annotations
@@ -10,8 +12,6 @@ from collections.abc import Iterator
 
 import click
 import numpy as np
-from rich.console import Console
-from rich.text import Text
 
 from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError
@@ -31,17 +31,19 @@ from ._render import (
     emit_json,
     first_groups,
     grid,
-    group_style,
+    group_styled,
     groups_text,
     plural,
 )
 
 
-def _print_shape(out: Console, device_list: CollectiveDeviceList) -> None:
-    out.print(
-        f"{plural(device_list.num_replica_groups, 'group')} x "
-        f"{plural(device_list.num_devices_per_group, 'device')}"
-    )
+def _print_shape(device_list: CollectiveDeviceList) -> None:
+    click.echo(f"{plural(device_list.num_replica_groups, 'group')} x "
+               f"{plural(device_list.num_devices_per_group, 'device')}")
+
+
+def _bold(text: object) -> str:
+    return click.style(str(text), bold=True)
 
 
 def _device_list_payload(device_list: CollectiveDeviceList) -> dict[str, object]:
@@ -79,10 +81,9 @@ def expand(text: str, as_json: bool) -> None:
                 "array": tile.to_array().tolist(),
             })
             return
-        out = console()
-        out.print(f"[bold]{tile}[/bold]  ({plural(tile.num_elements, 'device')})")
+        click.echo(f"{_bold(tile)}  ({plural(tile.num_elements, 'device')})")
         # numpy summarises arrays past its print threshold; nothing else is converted.
-        out.print(np.array2string(tile.to_array(), separator=","))
+        click.echo(np.array2string(tile.to_array(), separator=","))
         return
     device_list = CollectiveDeviceList.parse(stripped)
     if as_json:
@@ -93,22 +94,21 @@ def expand(text: str, as_json: bool) -> None:
             payload["transpose_perm"] = list(iota.transpose_perm)
         emit_json(payload)
         return
-    out = console()
-    out.print(f"[bold]{device_list}[/bold]  ({device_list.encoding})")
-    _print_shape(out, device_list)
+    click.echo(f"{_bold(device_list)}  ({device_list.encoding})")
+    _print_shape(device_list)
     if device_list.encoding != "iota":
         compact = device_list.compact()
         if compact.encoding == "iota":
-            out.print(f"compact form: [bold]{compact}[/bold]")
+            click.echo(f"compact form: {_bold(compact)}")
     sizes = device_list.group_sizes[:GROUPS_SHOWN].tolist()
     shown = first_groups(device_list, GROUPS_SHOWN, IDS_SHOWN)
     for index, (group, size) in enumerate(zip(shown, sizes, strict=True)):
-        out.print(f"  group {index}: ", end="")
         more = f", ... ({size - len(group)} more)" if size > len(group) else ""
-        out.print("[" + ", ".join(map(str, group)) + more + "]", style=group_style(index))
+        click.echo(f"  group {index}: "
+                   + group_styled("[" + ", ".join(map(str, group)) + more + "]", index))
     if device_list.num_replica_groups > GROUPS_SHOWN:
         rest = device_list.num_replica_groups - GROUPS_SHOWN
-        out.print(f"  ... {plural(rest, 'more group')}")
+        click.echo(f"  ... {plural(rest, 'more group')}")
 
 
 def parse_mesh(spec: str, devices: str | None) -> Mesh:
@@ -182,11 +182,10 @@ def groups(
                 }
             )
         elif axes is None:
-            console().print("no mesh axes give exactly these groups" + (f": {why}" if why else ""),
-                            markup=False)
+            click.echo("no mesh axes give exactly these groups" + (f": {why}" if why else ""))
         else:
-            console().print(f"over {','.join(axes)}" if axes else
-                            "over no axes (each device is a group of its own)")
+            click.echo(f"over {','.join(axes)}" if axes else
+                       "over no axes (each device is a group of its own)")
         return
     if over is None:
         raise InvalidArgumentError("groups needs --over AXES (or --find GROUPS)")
@@ -198,24 +197,18 @@ def groups(
             **_device_list_payload(device_list),
         })
         return
-    out = console()
-    out.print(f"{mesh} over {over}: [bold]{device_list}[/bold]")
-    _print_shape(out, device_list)
+    click.echo(f"{mesh} over {over}: {_bold(device_list)}")
+    _print_shape(device_list)
     if mesh.size <= 1024 and len(mesh.axis_sizes) <= 2:
-        mesh_devices = mesh.devices.reshape(-1)
-        group_of, _ = device_list.group_of(mesh_devices)
+        mesh_devices = mesh.devices.reshape(-1).tolist()
+        group_of = device_list.group_of(mesh.devices.reshape(-1))[0].tolist()
         rows, columns = (1, mesh.size) if len(mesh.axis_sizes) == 1 else mesh.axis_sizes
         for row in range(rows):
-            for column in range(columns):
-                position = row * columns + column
-                out.print(
-                    f" {int(mesh_devices[position]):>4} ",
-                    style=group_style(int(group_of[position])),
-                    end="",
-                )
-            out.print()
+            cells = range(row * columns, (row + 1) * columns)
+            click.echo("".join(group_styled(f" {mesh_devices[p]:>4} ", group_of[p])
+                               for p in cells))
     shown = first_groups(device_list, GROUPS_SHOWN)
-    out.print(groups_text(shown, total=device_list.num_replica_groups))
+    click.echo(groups_text(shown, total=device_list.num_replica_groups))
 
 
 def _mesh_payload(mesh: Mesh) -> dict[str, object]:
@@ -323,6 +316,8 @@ def devices(
             f"{flat} but device {int(cells.device_id[flat])}"
         )
     if problem is not None:
+        from rich.text import Text
+
         out.print(Text(f"replica_groups: {problem}", style="bold red"))
         return 1
     return 0

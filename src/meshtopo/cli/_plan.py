@@ -33,14 +33,16 @@ from ..topology import (
     save_cluster,
 )
 from ..topology._units import format_seconds, format_size, parse_size
-from ._inputs import device_limit_option
+from ._inputs import device_limit_option, module_option
 from ._math import _mesh_payload, parse_mesh
 from ._options import DecimalRange
 from ._options import int_list as _int_list
-from ._render import plural
+from ._render import plain_table, plural
+from ._trips import TripCounts, trip_text
 
-if TYPE_CHECKING:  # inspect --cluster hands its result in; plan alone reads no HLO
+if TYPE_CHECKING:  # inspect --cluster hands its result in; plan reads HLO for --program only
     from ._inspect_rows import Inspection
+    from ._plan_program import Program
 
 CLUSTER_HELP = (
     f"A preset ({', '.join(PRESETS)}; name:HOSTS or name:AxB[xC][:SLICES]), or a TOML, JSON or "
@@ -86,13 +88,6 @@ _HEADERS = ["axis", "opcode", "groups", "tier", "hosts", "axes / hops", "slowest
             *MODELS, "nccl algorithm"]  # fmt: skip
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    click.echo(click.style("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)), bold=True))
-    for cells in rows:
-        click.echo("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
-
-
 def _describe(cluster: Cluster) -> str:
     torus = ""
     if cluster.torus is not None:
@@ -124,15 +119,22 @@ def _describe(cluster: Cluster) -> str:
 @click.option("--sm", type=DecimalRange(min=60, max=999),
               help="GPU compute capability (90 Hopper, 100 Blackwell) for NCCL's NVLink figures, "
                    "tables and NVLS (default: the cluster's, else 90).")  # fmt: skip
+@click.option("--program", "program_file",
+              help="Also price a program's collectives (an HLO module or dump directory): "
+                   "each over the mesh axes its groups span, at its own bytes, times how many "
+                   "times a device issues it (loop trip counts).")
+@module_option
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
 @device_limit_option
 def plan_command(
     cluster_spec: str, mesh_spec: str, devices: str | None, size: str, opcodes: tuple[str, ...],
-    against: str | None, hosts: int | None, channels: int | None, sm: int | None, as_json: bool,
+    against: str | None, hosts: int | None, channels: int | None, sm: int | None,
+    program_file: str | None, module_choice: str | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Per mesh axis and collective: tier, hosts per group, bytes on the slowest link, each
     cost model's time (busbw, hierarchical alpha-beta, NCCL's tuner) and the algorithm NCCL
-    picks, from the real order."""
+    picks, from the real order (one collective of --size each). With --program, the
+    program's own collectives too, each counted as often as a device issues it."""
     mesh = parse_mesh(mesh_spec, devices)
     cluster = _cluster(cluster_spec, hosts, mesh.size)
     chosen = list(opcodes) or list(PLAN_OPCODES)
@@ -144,6 +146,10 @@ def plan_command(
         raise InvalidArgumentError(
             f"--against has axes {list(other.axis_names)}, the mesh {list(mesh.axis_names)}"
         )
+    if module_choice is not None and program_file is None:
+        raise click.UsageError("--module picks a module of --program's dump directory")
+    program = None if program_file is None else _program(
+        program_file, module_choice, cluster, mesh, other, channels, sm)
     if as_json:
         payload: dict[str, object] = {
             "cluster": {k: v for k, v in cluster.to_dict().items() if k != "placement"},
@@ -157,14 +163,16 @@ def plan_command(
                 "rows": [row.to_dict() for row in other_rows],
                 "ratios": [diff.ratios for diff in compare(rows, other_rows)],
             }
+        if program is not None:
+            payload["program"] = program.to_dict()
         click.echo(json.dumps(payload, indent=2, allow_nan=False))
         return
     click.echo(_describe(cluster))
     click.echo(f"{mesh}, {format_size(nbytes)} per collective")
-    _table(_HEADERS, [_row_cells(row) for row in rows])
+    plain_table(_HEADERS, [_row_cells(row) for row in rows])
     if other is not None and other_rows is not None:
         click.echo(f"\nagainst {other}")
-        _table(_HEADERS, [_row_cells(row) for row in other_rows])
+        plain_table(_HEADERS, [_row_cells(row) for row in other_rows])
         click.echo("\nratio against / mesh")
         headers = ["axis", "opcode", "tier", *MODELS]
         cells = [
@@ -172,7 +180,23 @@ def plan_command(
              *(f"{r:.2f}x" if r == r else "-" for r in d.ratios.values())]
             for d in compare(rows, other_rows)
         ]  # fmt: skip
-        _table(headers, cells)
+        plain_table(headers, cells)
+    if program is not None:
+        program.print(other)
+
+
+def _program(file: str, module_choice: str | None, cluster: Cluster, mesh: Mesh,
+             other: Mesh | None, channels: int | None, sm: int | None) -> Program:
+    """``--program``: the module's collectives priced (``_plan_program``); the HLO and order
+    layers are imported only then."""
+    from ..hlo import load
+    from ._inputs import one_module_file
+    from ._plan_program import Program
+    from ._trips import trip_counts
+
+    module = load(one_module_file(file, module_choice))
+    counts, note = trip_counts(module)
+    return Program.of(module, counts, note, cluster, mesh, other, channels, sm)
 
 
 @click.command(name="calibrate")
@@ -230,7 +254,7 @@ def calibrate_command(
         if tier.network_bandwidth is not None:
             click.echo(f"  network: {format_seconds(tier.network_alpha or 0.0)} per step x "
                        f"{tier.inter_steps}, {tier.network_bandwidth / 1e9:.1f} GB/s per device")  # fmt: skip
-        _table(
+        plain_table(
             ["size", "measured", "fitted", "residual", *(name.replace("_", " ") for name in _TERMS),
              "dominant"],
             [[format_size(t["size"]),  # type: ignore[arg-type]
@@ -250,10 +274,14 @@ def calibrate_command(
 _TERMS = ("host_latency", "host_bandwidth", "network_latency", "network_bandwidth")
 
 
-def topology_columns(result: Inspection, cluster_spec: str) -> list[dict[str, object] | None]:
+def topology_columns(result: Inspection, cluster_spec: str, trip_counts: TripCounts | None
+                     ) -> list[dict[str, object] | None]:
     """``inspect --cluster``: each row's ``group_costs`` (None where its groups are in error),
-    tiers computed once per distinct device-group pattern. An NCCL XML dump is repeated over
-    as many hosts as the dump's devices need."""
+    tiers computed once per distinct device-group pattern, with its ``trip_count`` (from
+    ``trip_counts``, keyed by (computation, name): 0 where the program never reaches it;
+    None when unknown, and for every row when ``trip_counts`` is None) and ``seconds`` per
+    model multiplied by it (``seconds_each``: one issue; an unknown count counts once). An
+    NCCL XML dump is repeated over as many hosts as the dump's devices need."""
     needed = int(result.assignment.array.max()) + 1 if result.assignment.array.size else 1
     cluster = _cluster(cluster_spec, None, needed)
     tiers: dict[int, GroupTiers] = {}
@@ -265,26 +293,43 @@ def topology_columns(result: Inspection, cluster_spec: str) -> list[dict[str, ob
             continue
         if pattern.index not in tiers:
             tiers[pattern.index] = group_tiers(cluster, pattern.device_groups)
-        columns.append(group_costs(cluster, tiers[pattern.index], row.opcode, row.bytes))
+        cost = group_costs(cluster, tiers[pattern.index], row.opcode, row.bytes)
+        count = None if trip_counts is None else trip_counts.get(
+            (row.computation or "", row.name), 0)
+        each = cost["seconds"]
+        times = 1 if count is None else count
+        cost["trip_count"] = count
+        cost["seconds_each"] = each
+        cost["seconds"] = None if not isinstance(each, dict) else {
+            model: None if value is None else value * times for model, value in each.items()}
+        columns.append(cost)
     return columns
 
 
-def print_topology_columns(result: Inspection, costs: list[dict[str, object] | None]) -> None:
-    """The ``--cluster`` table under inspect's: per collective its tier, hosts per group,
-    bytes on the slowest link and each model's predicted time."""
+def print_topology_columns(result: Inspection, costs: list[dict[str, object] | None],
+                           trips_note: str | None = None) -> None:
+    """The ``--cluster`` table under inspect's: per collective its trip count, tier, hosts
+    per group, bytes on the slowest link and each model's predicted time over its issues;
+    ``trips_note`` says why trip counts are unknown, when they could not be worked out."""
     if not result.rows:
         return
     click.echo("")
     cells = []
     for row, cost in zip(result.rows, costs, strict=True):
         if cost is None:
-            cells.append([row.name, "error", "-", "-", *("-" for _ in MODELS)])
+            cells.append([row.name, "-", "error", "-", "-", *("-" for _ in MODELS)])
             continue
         seconds = cost["seconds"] if isinstance(cost["seconds"], dict) else {}
         link = cost["link_bytes"]
+        count = cost["trip_count"]
         cells.append([
-            row.name, str(cost["tier"]), str(cost["hosts"]),
+            row.name, trip_text(count if isinstance(count, int) else None) or "1",
+            str(cost["tier"]), str(cost["hosts"]),
             format_size(link) if isinstance(link, float) else "-",
             *(format_seconds(v) if isinstance(v := seconds.get(m), float) else "-" for m in MODELS),
         ])  # fmt: skip
-    _table(["name", "tier", "hosts", "slowest link", *MODELS], cells)
+    plain_table(["name", "issues", "tier", "hosts", "slowest link", *MODELS], cells)
+    click.echo("times: one issue's, multiplied by the collective's issues per device (its "
+               "loops' trip counts, as the devices run them)")
+    if trips_note is not None:
+        click.echo(trips_note)

@@ -1,19 +1,26 @@
-"""Terminal rendering shared by the commands: group colours, device grids, JSON output."""
+"""Terminal rendering shared by the commands: group colours, device grids, JSON output.
+
+rich is imported by the functions that draw with it (``console``, ``grid``), so a command
+that prints plain lines (``expand``, ``groups``) never loads it.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import click
 import numpy as np
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from .._device_list import CollectiveDeviceList
 from .._placement import DeviceAssignment
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
 
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999")
@@ -29,19 +36,37 @@ PIPED_WIDTH = 160
 def console(stderr: bool = False) -> Console:
     """A console on stdout (or stderr): colour only on a terminal, and tables at
     ``PIPED_WIDTH`` columns when the stream is no terminal, so logs keep them readable."""
+    from rich.console import Console
+
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() else PIPED_WIDTH
     return Console(highlight=False, soft_wrap=True, stderr=stderr, width=width)
 
 
-def group_style(group: int) -> str:
-    """A background colour for group ``group`` (colours repeat past the palette; -1 is none)."""
+def _group_look(group: int) -> tuple[str | None, bool]:
+    """Group ``group``'s background colour (None: in no group, drawn dim) and whether it is
+    underlined: colours repeat past the palette, underlined on every other round."""
     if group < 0:
+        return None, False
+    return PALETTE[group % len(PALETTE)], (group // len(PALETTE)) % 2 == 1
+
+
+def group_style(group: int) -> str:
+    """Group ``group``'s look as a rich style (black on its colour; -1 is none: dim)."""
+    colour, underline = _group_look(group)
+    if colour is None:
         return "dim"
-    colour = PALETTE[group % len(PALETTE)]
-    return (
-        f"black on {colour}" if (group // len(PALETTE)) % 2 == 0 else f"underline black on {colour}"
-    )
+    return f"{'underline ' if underline else ''}black on {colour}"
+
+
+def group_styled(text: str, group: int) -> str:
+    """``text`` in group ``group``'s look for ``click.echo`` (which drops the colour off a
+    terminal)."""
+    colour, underline = _group_look(group)
+    if colour is None:
+        return click.style(text, dim=True)
+    rgb = (int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16))
+    return click.style(text, fg="black", bg=rgb, underline=underline or None)
 
 
 def plural(count: int, noun: str, many: str | None = None) -> str:
@@ -53,6 +78,16 @@ def noun_for(count: int, noun: str, many: str | None = None) -> str:
     """The noun ``plural`` puts after ``count``, alone: ``collective`` for 1, else
     ``collectives`` (or ``many``), for text that sets the count apart."""
     return noun if count == 1 else many or noun + "s"
+
+
+def plain_table(headers: list[str], rows: list[list[str]]) -> None:
+    """Columns padded to their widest cell, the header in bold, through ``click.echo`` (no
+    rich: the commands that print one load no drawing library)."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    click.echo(click.style("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)),
+                           bold=True))
+    for cells in rows:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
 
 
 def emit_json(payload: object) -> None:
@@ -138,6 +173,9 @@ def grid(cells: Cells, title: str) -> Table | Text:
     ``*`` marks cells whose flattened id and device id differ. Grids of more than
     ``GRID_CELL_LIMIT`` cells are a one-line note instead.
     """
+    from rich.table import Table
+    from rich.text import Text
+
     replicas, partitions = cells.replicas, cells.partitions
     if cells.size > GRID_CELL_LIMIT:
         return Text(f"({replicas} x {partitions} grid: too large to draw; use --json)", style="dim")

@@ -28,6 +28,7 @@ from ._inputs import device_limit_option, module_option, one_module_file
 from ._launcher import launched
 from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange, device_assignment
 from ._render import console, emit_json, plural
+from ._trips import trip_text
 
 
 def _leaves(value: Value) -> list[np.ndarray]:
@@ -72,12 +73,6 @@ def _torch_processes(plan: Plan | Replay, inputs: dict[int, list[np.ndarray]] | 
                                    "environment: drop --nnodes, --node-rank and --master-port")
     return run_processes(plan, inputs, timeout, place.world_size, place.rank, place.master_addr,
                          place.master_port, store_served=place.store_served)
-
-
-def _issues(plan: Replay, name: str) -> int:
-    """How many times the devices issue collective ``name`` (its loops' iterations, as the
-    issue order enters them): the most over the devices."""
-    return max(order.count(name) for order in plan.orders.values())
 
 
 def _backend_option(command: F) -> F:
@@ -227,7 +222,8 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
             "collectives": [
                 {"name": step.instruction.name, "opcode": step.instruction.opcode,
                  "line": step.instruction.line, "bytes": step.bytes,
-                 "trip_count": _issues(plan, step.instruction.name),
+                 "trip_count": plan.trip_counts[(step.instruction.computation,
+                                                 step.instruction.name)],
                  "devices": {str(d): seconds[d][step.instruction.name] for d in plan.devices
                              if d in seconds and step.instruction.name in seconds[d]}}
                 for step, _ in rows
@@ -240,10 +236,12 @@ def replay(file: str, backend: str, nproc: int | None, assignment_spec: str | No
     for step, times in rows:
         instruction = step.instruction
         text = Text(f"%{instruction.name}", style="cyan")
-        issues = _issues(plan, instruction.name)
-        loop = "" if issues == 1 else f" x {issues} loop iterations (seconds: the last)"
-        text.append(f" ({instruction.opcode}, line {instruction.line}): {step.bytes} bytes{loop} on "
-                    f"{plural(len(times), 'device')}, seconds min {min(times):.6f} median "
+        count = plan.trip_counts[(instruction.computation, instruction.name)]
+        loop = trip_text(count)
+        last = " (the last issue)" if count is not None and count > 1 else ""
+        text.append(f" ({instruction.opcode}, line {instruction.line}): {step.bytes} bytes on "
+                    f"{plural(len(times), 'device')}, {loop + ', ' if loop else ''}"
+                    f"seconds{last} min {min(times):.6f} median "
                     f"{float(np.median(times)):.6f} max {max(times):.6f}")
         out.print(text)
     for instruction in plan.skipped:

@@ -9,6 +9,7 @@ import click
 from rich.text import Text
 
 from ..order import triage as run_triage
+from ._options import int_list
 from ._render import console, emit_json, plural
 
 UNREAD_SHOWN = 3  # files named per reason in text; --json lists every one
@@ -16,14 +17,20 @@ UNREAD_SHOWN = 3  # files named per reason in text; --json lists every one
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
+@click.option("--rank-devices", default=None, metavar="D0,D1,...",
+              help="The global device id each rank runs, rank 0 first (default: rank r runs "
+                   "device r), for setting HLO programs beside the runtime's ranks.")
 @click.option("--json", "as_json", is_flag=True, help="Print the same report as JSON.")
-def triage(paths: tuple[str, ...], as_json: bool) -> int:
+def triage(paths: tuple[str, ...], rank_devices: str | None, as_json: bool) -> int:
     """Read whatever evidence PATHS hold (files or directories, any mix) and report on it all.
 
     Files are recognised by content, never by name; a file that cannot be read is listed with
-    the reason. Exits 1 when any source finds a hang or garbage, 0 otherwise.
+    the reason. Each HLO program is set beside the Flight Recorder dumps and traces rank by
+    rank. Exits 1 when any source finds a hang or garbage, 0 otherwise.
     """
-    report = run_triage(list(paths))
+    mapping = None if rank_devices is None else dict(
+        enumerate(int_list(rank_devices, "--rank-devices")))
+    report = run_triage(list(paths), mapping)
     if as_json:
         emit_json(report.to_json())
         return 1 if report.found else 0

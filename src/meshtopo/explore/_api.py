@@ -21,7 +21,10 @@
 Errors are ``{"error": {"kind", "message", ...}}`` with a 4xx status: 400 for malformed input
 (HLO text errors add ``line`` and ``column``), 403 for a foreign ``Host`` on loopback, 404/405
 for wrong paths or methods (every method but GET, HEAD and POST is a JSON 405; HEAD answers as
-GET), 411 for chunked bodies, 413 for bodies or grids above the limits.
+GET), 411 for chunked bodies, 413 for bodies or grids above the limits. A POST sent with the
+header ``X-Meshtopo-Refusal: body`` (as the page sends its own) gets a refusal as a 200 with
+the same body plus ``error.status``, the 4xx it stands for: a browser logs every 4xx it loads
+as a console error, and a refused dial is an answer the page shows, not a failed load.
 """
 
 from __future__ import annotations

@@ -4,14 +4,15 @@ One module every device runs (``text``, SPMD) or several (``programs``: ``[{"tex
 "devices"}]``, MPMD) go to ``meshtopo.order.analyze``; the one module is placed by the device
 table the request gives (``compile_options`` or ``device_assignment``, read by ``_table``). The answer has one lane per shown device
 (at most ``LANE_LIMIT``: the devices the findings name first, then the lowest ids) holding its
-arrivals in schedule order (at most ``ARRIVAL_LIMIT`` each), the rendezvous joining them
+arrivals in schedule order (``ARRIVAL_BUDGET`` shared evenly among the lanes: every one of 500
+collectives on 8 devices, 128 a lane on 64), the rendezvous joining them
 across lanes, each finding with the arrivals where its devices block (a deadlock's in cycle
 order), and a timeline of arrivals and completions by logical time (at most
 ``FRAME_LIMIT`` frames). The answer is bounded whatever the module's device count.
 
-A lane holds what its device issues (``Report.schedule_head(device, ARRIVAL_LIMIT,
-taken_only=True)``: the arrivals shown and their count, without making the rest): the
-branch it takes at each conditional and each iteration of each loop, as the order layer runs
+A lane holds what its device issues (``Report.schedule_head(device, limit,
+taken_only=True)``: the arrivals shown and their count, without making the rest): the branch it
+takes at each conditional and each iteration of each loop, as the order layer runs
 the program for it; every arrival is ``taken``.
 """
 
@@ -28,7 +29,7 @@ from ._table import TABLE_FIELDS, given_table
 ORDER_FIELDS = ("text", "replica_count", "num_partitions", "programs", "lanes", *TABLE_FIELDS)
 PROGRAM_FIELDS = ("text", "devices")
 LANE_LIMIT = 64
-ARRIVAL_LIMIT = 128
+ARRIVAL_BUDGET = 8192
 FRAME_LIMIT = 400
 PROGRAM_LIMIT = 64
 
@@ -95,10 +96,11 @@ def _shaped(report: mt.order.Report, wanted: list[int] | None) -> dict[str, Any]
         shown = sorted(set(wanted))
     else:
         shown = _default_lanes(report, every)
-    lanes = [_lane(report, device) for device in shown]
+    per_lane = ARRIVAL_BUDGET // max(len(shown), 1)
+    lanes = [_lane(report, device, per_lane) for device in shown]
     lane_of = {device: index for index, device in enumerate(shown)}
     rendezvous = _rendezvous(lanes)
-    findings = [_finding(f, lanes, lane_of) for f in report.findings]
+    findings = [_finding(f, lanes, lane_of, rendezvous) for f in report.findings]
     cycles = [f["cycle"] for f in findings if f["cycle"]]
     frames, truncated = _timeline(lanes, rendezvous, cycles)
     return {
@@ -143,9 +145,9 @@ def _lane_note(shown: int, total: int, asked: bool) -> str | None:
             "so rendezvous with devices not shown are drawn only between the lanes present")
 
 
-def _lane(report: mt.order.Report, device: int) -> dict[str, Any]:
-    """One device's lane: the collectives it issues, in order."""
-    shown, count = report.schedule_head(device, ARRIVAL_LIMIT, taken_only=True)
+def _lane(report: mt.order.Report, device: int, limit: int) -> dict[str, Any]:
+    """One device's lane: the first ``limit`` collectives it issues, in order, and their count."""
+    shown, count = report.schedule_head(device, limit, taken_only=True)
     return {
         "device": device,
         "program": shown[0].entry.program if shown else None,
@@ -209,11 +211,13 @@ def _stuck_at(lane: dict[str, Any]) -> int | None:
 
 
 def _finding(finding: mt.order.Finding, lanes: list[dict[str, Any]],
-             lane_of: dict[int, int]) -> dict[str, Any]:
+             lane_of: dict[int, int], meetings: list[dict[str, Any]]) -> dict[str, Any]:
     """The finding as the order layer writes it, plus where it sits in the lanes: ``lanes``
     (the shown lanes of its devices), ``blocks`` (``[lane, index]`` of the arrivals where they
-    block or that it names) and, for a deadlock, ``cycle``: each cycle member's blocking
-    arrival in cycle order (empty when a member's lane is not shown)."""
+    block or that it names), for a deadlock ``cycle``: each cycle member's blocking arrival in
+    cycle order (empty when a member's lane is not shown), and for a mismatch ``rendezvous``:
+    the shown rendezvous it pairs wrongly (every shown lane of its devices a member, every
+    member one of the instructions it names)."""
     devices = list(dict.fromkeys((*finding.devices, *finding.waiting)))
     shown = [lane_of[d] for d in devices if d in lane_of]
     blocks: list[list[int]] = []
@@ -230,7 +234,15 @@ def _finding(finding: mt.order.Finding, lanes: list[dict[str, Any]],
                 cycle = []
                 break
             cycle.append([lane_of[device], stuck])
-    return {**finding.to_json(), "lanes": shown, "blocks": blocks, "cycle": cycle}
+    paired: list[int] = []
+    if finding.type == "mismatch":
+        instructions = set(finding.instructions)
+        for number, meeting in enumerate(meetings):
+            members = {lane for lane, _ in meeting["members"]}
+            if set(shown) <= members and set(meeting["names"]) <= instructions:
+                paired.append(number)
+    return {**finding.to_json(), "lanes": shown, "blocks": blocks, "cycle": cycle,
+            "rendezvous": paired}
 
 
 def _timeline(lanes: list[dict[str, Any]], meetings: list[dict[str, Any]],

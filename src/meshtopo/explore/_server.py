@@ -6,7 +6,9 @@ about a byte a line) and read only after ``Content-Length`` is checked; grids
 are capped at ``device_limit`` devices (65,536 by default). Static files are served only from
 the fixed list in the package's ``static/`` folder, so no request path reaches the file system.
 Every bad request is answered with a 4xx JSON error; an unexpected failure is a 500 whose body
-says so without a traceback.
+says so without a traceback. A POST that carries ``X-Meshtopo-Refusal: body`` (the page's own
+requests) gets its refusal as a 200 whose ``error`` names the status it stands for, so that a
+browser does not log each refused dial as a failed load.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from ._schema import RequestError, decode_body
 DEFAULT_PORT = 8737
 DEFAULT_MAX_BODY = 64 << 20
 DEFAULT_DEVICE_LIMIT = 65_536
+# The request header asking for refusals in the body of a 200 (``error.status`` keeps the 4xx).
+REFUSAL_HEADER = "X-Meshtopo-Refusal"
 
 _CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -176,12 +180,17 @@ class ExplorerHandler(BaseHTTPRequestHandler):
         self._send(200, body, headers)
 
     def do_POST(self) -> None:
-        """Read a capped JSON body and answer it from the matching endpoint."""
+        """Read a capped JSON body and answer it from the matching endpoint. A refusal is its
+        4xx, or a 200 with the status in ``error.status`` when the request asks for refusals
+        in the body (``X-Meshtopo-Refusal: body``); a failure of the explorer stays a 500."""
         path = self.path.split("?", 1)[0]
         try:
             status, answer = 200, self._post_answer(path)
         except RequestError as error:
             status, answer = error.status, error.to_json()
+            if status < 500 and self.headers.get(REFUSAL_HEADER, "").strip().lower() == "body":
+                status = 200
+                answer["error"]["status"] = error.status
         except ConnectionError:  # the client went away while sending
             self.close_connection = True
             return

@@ -3,8 +3,10 @@
 Imports only the math layer (and ``_errors``/``_limits``) beneath it.
 
 Reading, one way: ``_syntax`` (lexical rules) -> ``_reader`` (the grammar: header,
-computations, instructions; the one place that decides where an instruction ends) ->
-``_structure`` records -> ``_decode`` (collective attributes, beside the reader) ->
+computations, instructions; the one place that decides where an instruction ends; its
+opcodes, their operand counts and attributes from the one table in ``_opcodes``, values with
+a grammar of their own checked by ``_value_checks``' readers, what XLA checks once an
+instruction is read by ``_instruction_checks``) -> ``_structure`` records -> ``_decode`` (collective attributes, beside the reader) ->
 ``_link`` (starts with dones, async wrappers) -> ``_module`` / ``_stream``.
 
 - ``parse_module(text, replica_count=None, num_partitions=None, device_assignment=None)`` /

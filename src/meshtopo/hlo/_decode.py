@@ -9,8 +9,6 @@ column of the offending text, because XLA refuses to build such a module:
   ``channel_id`` and no ``mode=``: "Invalid combination of has_channel_id and
   use_global_device_ids: use_global_device_ids=true needs a channel_id" (XLA's newer wording
   is "Cannot have use_global_device_ids=true without channel_id");
-- ``source_target_pairs`` entries that are not pairs: "expects 'source_target_pairs=' to be a
-  list of pairs";
 - ``slice_sizes`` (in-place permute) without exactly 4 operands;
 - ``dimensions`` with other than one element on all-to-all / ragged-all-to-all;
 - a collective-broadcast without ``replica_groups`` is read (XLA's parser takes it; its
@@ -156,10 +154,8 @@ def _dimensions(text: str, line: int, column: int) -> tuple[int, ...]:
 
 
 def _pairs(text: str, line: int, column: int) -> list[tuple[int, int]]:
-    lists = parse_int_lists(text, "source_target_pairs", line, column)
-    if any(len(item) != 2 for item in lists):
-        raise HloParseError("expects 'source_target_pairs=' to be a list of pairs", line, column)
-    return [(a, b) for a, b in lists]
+    # Entries that are not pairs are refused by the reader (``_instruction_checks``).
+    return [(a, b) for a, b in parse_int_lists(text, "source_target_pairs", line, column)]
 
 
 def _slice_sizes(text: str, line: int, column: int) -> list[tuple[int, ...]]:

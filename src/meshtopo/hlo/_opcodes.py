@@ -1,103 +1,234 @@
-"""The opcodes XLA's HLO parser knows (``HLO_OPCODE_LIST``, ``xla/hlo/ir/hlo_opcode.h``).
+"""XLA's HLO opcodes as its parser reads them (``hlo_parser.cc``; ``HloOpcode``), one table.
 
-Read off jaxlib 0.10.2's parser: every name it does not answer with "Unknown opcode". An
-instruction with any other opcode is refused, as XLA refuses it, so a misspelt collective
-(``all-duce``) is an error at its opcode rather than an instruction that no collective reader
-looks at.
+Each row of ``_TABLE`` is one opcode: its name, the number of operands it takes (``*``: any
+number; a word names the rule XLA checks once the instruction is read, ``OPERAND_RULES``),
+``shape`` when an instruction must write its result shape (XLA's ``CanInferShape`` is
+false: "cannot infer shape for opcode: X"; ``-``: it may leave it out), then the attributes it
+takes besides the ones every instruction takes (``COMMON``), those it requires marked ``!`` in
+the order XLA asks for them ("attribute X is expected but not seen"). A row may go on over
+lines that start with white space. A ``conditional`` takes ``true_computation`` and
+``false_computation`` or ``branch_computations`` by its predicate's type (``_allowed``).
+
+Read off jaxlib 0.10.2's parser, and checked against it entry by entry by
+``tests/hlo/test_opcode_table.py``. An instruction with any other opcode is refused, as XLA
+refuses it, so a misspelt collective (``all-duce``) is an error at its opcode rather than an
+instruction that no collective reader looks at.
 """
 
 from __future__ import annotations
 
-OPCODES = frozenset({
-    "abs", "acos", "acosh", "add", "add-dependency", "after-all", "all-gather",
-    "all-gather-done", "all-gather-start", "all-reduce", "all-reduce-done", "all-reduce-start",
-    "all-to-all", "and", "asin", "asinh", "async-done", "async-start", "async-update", "atan2",
-    "atanh", "batch-norm-grad", "batch-norm-inference", "batch-norm-training", "bitcast",
-    "bitcast-convert", "broadcast", "call", "cbrt", "ceil", "cholesky", "clamp",
-    "collective-broadcast", "collective-permute", "collective-permute-done",
-    "collective-permute-start", "compare", "complex", "concatenate", "conditional", "constant",
-    "convert", "convolution", "copy", "copy-done", "copy-start", "cosh", "cosine",
-    "count-leading-zeros", "custom-call", "divide", "domain", "dot", "dynamic-reshape",
-    "dynamic-slice", "dynamic-update-slice", "erf", "exponential", "exponential-minus-one",
-    "fft", "floor", "fusion", "gather", "get-dimension-size", "get-tuple-element", "imag",
-    "infeed", "iota", "is-finite", "log", "log-plus-one", "logistic", "map", "maximum",
-    "minimum", "mulhi", "multiply", "negate", "not", "opt-barrier", "or", "outfeed", "pad",
-    "parameter", "partition-id", "popcnt", "power", "ragged-all-to-all", "ragged-dot", "real",
-    "recv", "recv-done", "reduce", "reduce-precision", "reduce-scatter", "reduce-window",
-    "remainder", "replica-id", "reshape", "reverse", "rng", "rng-bit-generator",
-    "rng-get-and-update-state", "round-nearest-afz", "round-nearest-even", "rsqrt",
-    "scaled-dot", "scan", "scatter", "select", "select-and-scatter", "send", "send-done",
-    "set-dimension-size", "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign",
-    "sine", "sinh", "slice", "sort", "sqrt", "stochastic-convert", "subtract", "tan", "tanh",
-    "topk", "transpose", "triangular-solve", "tuple", "while", "xor",
+from typing import NamedTuple
+
+# The attributes every instruction takes.
+COMMON = frozenset({
+    "backend_config", "control-predecessors", "frontend_attributes", "metadata", "origin",
+    "parameter_replication", "sharding", "statistics",
 })  # fmt: skip
 
-# The opcodes whose instructions must write their result shape (XLA's ``CanInferShape`` is
-# false: "cannot infer shape for opcode: X"); read off jaxlib 0.10.2. Any other may leave it out.
-SHAPE_REQUIRED = frozenset({
-    "all-gather", "all-gather-done", "all-gather-start", "all-reduce", "all-reduce-done",
-    "all-reduce-start", "all-to-all", "async-done", "async-start", "async-update", "bitcast",
-    "bitcast-convert", "collective-broadcast", "collective-permute", "collective-permute-done",
-    "collective-permute-start", "constant", "convert", "copy-done", "copy-start", "custom-call",
-    "dynamic-reshape", "dynamic-slice", "dynamic-update-slice", "fusion", "infeed", "iota",
-    "outfeed", "parameter", "ragged-all-to-all", "recv", "recv-done", "reduce-precision",
-    "reduce-scatter", "reshape", "rng", "rng-bit-generator", "rng-get-and-update-state", "send",
-    "send-done", "slice", "stochastic-convert",
-})  # fmt: skip
+_TABLE = """
+abs                      1       -
+acos                     1       -     result_accuracy
+acosh                    1       -     result_accuracy
+add                      2       -
+add-dependency           2       -
+after-all                *       -
+all-gather               *       shape !dimensions channel_id constrain_layout replica_groups
+                                       use_global_device_ids
+all-gather-done          1       shape
+all-gather-start         *       shape !dimensions channel_id constrain_layout replica_groups
+                                       use_global_device_ids
+all-reduce               *       shape !to_apply channel_id constrain_layout mode replica_groups
+                                       use_global_device_ids
+all-reduce-done          1       shape
+all-reduce-start         *       shape !to_apply channel_id constrain_layout mode replica_groups
+                                       use_global_device_ids
+all-to-all               *       shape channel_id constrain_layout dimensions replica_groups
+and                      2       -
+asin                     1       -     result_accuracy
+asinh                    1       -     result_accuracy
+async-done               *       shape async_execution_thread calls
+async-start              *       shape !calls async_execution_thread output_to_operand_aliasing
+async-update             *       shape async_execution_thread calls
+atan2                    2       -
+atanh                    1       -     result_accuracy
+batch-norm-grad          5       -     !epsilon !feature_index
+batch-norm-inference     5       -     !epsilon !feature_index
+batch-norm-training      3       -     !epsilon !feature_index
+bitcast                  1       shape
+bitcast-convert          1       shape
+broadcast                1       -     !dimensions
+call                     *       -     !to_apply is_composite
+cbrt                     1       -     result_accuracy
+ceil                     1       -
+cholesky                 1       -     lower
+clamp                    3       -
+collective-broadcast     *       shape channel_id replica_groups
+collective-permute       *       shape !source_target_pairs channel_id slice_sizes
+collective-permute-done  1       shape
+collective-permute-start *       shape !source_target_pairs channel_id slice_sizes
+compare                  2       -     !direction type
+complex                  2       -
+concatenate              *       -     !dimensions
+conditional              *       -
+constant                 *       shape
+convert                  1       shape
+convolution              2       -     !dim_labels batch_group_count convolution_kind
+                                       feature_group_count operand_precision sparsity_config window
+copy                     1       -
+copy-done                1       shape
+copy-start               1       shape cross_program_prefetch_index
+cosh                     1       -     result_accuracy
+cosine                   1       -     result_accuracy
+count-leading-zeros      1       -
+custom-call              *       shape !custom_call_target api_version batch_group_count
+                                       called_computations custom_call_has_side_effect dim_labels
+                                       feature_group_count literal operand_layout_constraints
+                                       operand_precision output_to_operand_aliasing padding_type
+                                       schedule to_apply window
+divide                   2       -
+domain                   1       -     !domain
+dot                      *       -     algorithm lhs_batch_dims lhs_contracting_dims
+                                       operand_precision rhs_batch_dims rhs_contracting_dims
+dynamic-reshape          reshape shape
+dynamic-slice            slice   shape !dynamic_slice_sizes
+dynamic-update-slice     update  shape
+erf                      1       -     result_accuracy
+exponential              1       -     result_accuracy
+exponential-minus-one    1       -     result_accuracy
+fft                      1       -     !fft_length !fft_type
+floor                    1       -
+fusion                   *       shape !calls !kind output_to_operand_aliasing
+gather                   2       -     !collapsed_slice_dims !index_vector_dim !offset_dims
+                                       !slice_sizes !start_index_map indices_are_sorted
+                                       operand_batching_dims start_indices_batching_dims
+get-dimension-size       1       -     !dimensions
+get-tuple-element        1       -     !index
+imag                     1       -
+infeed                   1       shape infeed_config
+iota                     *       shape !iota_dimension
+is-finite                1       -
+log                      1       -     result_accuracy
+log-plus-one             1       -     result_accuracy
+logistic                 1       -     result_accuracy
+map                      *       -     !to_apply dimensions
+maximum                  2       -
+minimum                  2       -
+mulhi                    2       -
+multiply                 2       -
+negate                   1       -
+not                      1       -
+opt-barrier              1       -
+or                       2       -
+outfeed                  2       shape outfeed_config outfeed_shape
+pad                      2       -     !padding
+parameter                *       shape
+partition-id             0       -
+popcnt                   1       -
+power                    2       -
+ragged-all-to-all        *       shape channel_id dimensions replica_groups
+ragged-dot               3       -     lhs_batch_dims lhs_contracting_dims lhs_ragged_dims
+                                       operand_precision rhs_batch_dims rhs_contracting_dims
+                                       rhs_group_dims
+real                     1       -
+recv                     1       shape channel_id is_host_transfer
+recv-done                1       shape channel_id is_host_transfer
+reduce                   even    -     !dimensions !to_apply
+reduce-precision         1       shape !exponent_bits !mantissa_bits
+reduce-scatter           *       shape !dimensions !to_apply channel_id constrain_layout mode
+                                       replica_groups use_global_device_ids
+reduce-window            even    -     !to_apply window
+remainder                2       -
+replica-id               0       -
+reshape                  1       shape inferred_dimension
+reverse                  1       -     !dimensions
+rng                      *       shape !distribution
+rng-bit-generator        *       shape !algorithm
+rng-get-and-update-state 0       shape !delta
+round-nearest-afz        1       -
+round-nearest-even       1       -
+rsqrt                    1       -     result_accuracy
+scaled-dot               4       -     algorithm lhs_batch_dims lhs_contracting_dims
+                                       operand_precision rhs_batch_dims rhs_contracting_dims
+scan                     *       -     !dimensions !num_carries !to_apply is_associative is_reverse
+scatter                  odd     -     !index_vector_dim !inserted_window_dims
+                                       !scatter_dims_to_operand_dims !to_apply !update_window_dims
+                                       indices_are_sorted input_batching_dims
+                                       scatter_indices_batching_dims unique_indices
+select                   3       -
+select-and-scatter       3       -     !scatter !select window
+send                     2       shape channel_id is_host_transfer
+send-done                1       shape channel_id is_host_transfer
+set-dimension-size       2       -     !dimensions
+shift-left               2       -
+shift-right-arithmetic   2       -
+shift-right-logical      2       -
+sign                     1       -
+sine                     1       -     result_accuracy
+sinh                     1       -     result_accuracy
+slice                    1       shape !slice
+sort                     *       -     !dimensions !to_apply is_stable
+sqrt                     1       -     result_accuracy
+stochastic-convert       2       shape
+subtract                 2       -
+tan                      1       -     result_accuracy
+tanh                     1       -     result_accuracy
+topk                     1       -     !k largest
+transpose                1       -     !dimensions
+triangular-solve         2       -     left_side lower transpose_a unit_diagonal
+tuple                    *       -
+while                    1       -     !body !condition
+xor                      2       -
+"""
 
-# The operand count XLA's parser requires of each opcode that has a fixed one (read off
-# jaxlib 0.10.2's refusals, "expects N operands, but has M operands"); others take any.
-OPERAND_COUNTS: dict[str, int] = {
-    "abs": 1, "acos": 1, "acosh": 1, "add": 2, "add-dependency": 2, "all-gather-done": 1,
-    "all-reduce-done": 1, "and": 2, "asin": 1, "asinh": 1, "atan2": 2, "atanh": 1,
-    "batch-norm-grad": 5, "batch-norm-inference": 5, "batch-norm-training": 3, "bitcast": 1,
-    "bitcast-convert": 1, "broadcast": 1, "cbrt": 1, "ceil": 1, "cholesky": 1, "clamp": 3,
-    "collective-permute-done": 1, "compare": 2, "complex": 2, "convert": 1, "convolution":
-    2, "copy": 1, "copy-done": 1, "copy-start": 1, "cosh": 1, "cosine": 1,
-    "count-leading-zeros": 1, "divide": 2, "domain": 1, "erf": 1, "exponential": 1,
-    "exponential-minus-one": 1, "fft": 1, "floor": 1, "gather": 2, "get-dimension-size": 1,
-    "get-tuple-element": 1, "imag": 1, "infeed": 1, "is-finite": 1, "log": 1,
-    "log-plus-one": 1, "logistic": 1, "maximum": 2, "minimum": 2, "mulhi": 2, "multiply": 2,
-    "negate": 1, "not": 1, "opt-barrier": 1, "or": 2, "outfeed": 2, "pad": 2,
-    "partition-id": 0, "popcnt": 1, "power": 2, "ragged-dot": 3, "real": 1, "recv": 1,
-    "recv-done": 1, "reduce-precision": 1, "remainder": 2, "replica-id": 0, "reshape": 1,
-    "reverse": 1, "rng-get-and-update-state": 0, "round-nearest-afz": 1,
-    "round-nearest-even": 1, "rsqrt": 1, "scaled-dot": 4, "select": 3, "select-and-scatter":
-    3, "send": 2, "send-done": 1, "set-dimension-size": 2, "shift-left": 2,
-    "shift-right-arithmetic": 2, "shift-right-logical": 2, "sign": 1, "sine": 1, "sinh": 1,
-    "slice": 1, "sqrt": 1, "stochastic-convert": 2, "subtract": 2, "tan": 1, "tanh": 1,
-    "topk": 1, "transpose": 1, "triangular-solve": 2, "while": 1, "xor": 2,
-}  # fmt: skip
 
-# The attributes XLA's parser requires of an opcode ("attribute X is expected but not seen"),
-# in the order it asks for them (a broadcast of a scalar needs no dimensions); read off
-# jaxlib 0.10.2.
-REQUIRED_ATTRIBUTES: dict[str, tuple[str, ...]] = {
-    "all-gather": ("dimensions",), "all-gather-start": ("dimensions",),
-    "all-reduce": ("to_apply",), "all-reduce-start": ("to_apply",), "async-start": ("calls",),
-    "batch-norm-grad": ("epsilon", "feature_index"),
-    "batch-norm-inference": ("epsilon", "feature_index"),
-    "batch-norm-training": ("epsilon", "feature_index"), "broadcast": ("dimensions",),
-    "call": ("to_apply",), "collective-permute": ("source_target_pairs",),
-    "collective-permute-start": ("source_target_pairs",), "compare": ("direction",),
-    "concatenate": ("dimensions",), "convolution": ("dim_labels",),
-    "custom-call": ("custom_call_target",), "domain": ("domain",),
-    "dynamic-slice": ("dynamic_slice_sizes",), "fft": ("fft_length", "fft_type"),
-    "fusion": ("calls", "kind"),
-    "gather": ("collapsed_slice_dims", "index_vector_dim", "offset_dims", "slice_sizes",
-               "start_index_map"),
-    "get-dimension-size": ("dimensions",), "get-tuple-element": ("index",),
-    "iota": ("iota_dimension",), "map": ("to_apply",), "pad": ("padding",),
-    "reduce": ("dimensions", "to_apply"), "reduce-precision": ("exponent_bits", "mantissa_bits"),
-    "reduce-scatter": ("dimensions", "to_apply"), "reduce-window": ("to_apply",),
-    "reverse": ("dimensions",), "rng": ("distribution",), "rng-bit-generator": ("algorithm",),
-    "rng-get-and-update-state": ("delta",), "scan": ("dimensions", "num_carries", "to_apply"),
-    "scatter": ("index_vector_dim", "inserted_window_dims", "scatter_dims_to_operand_dims",
-                "to_apply", "update_window_dims"),
-    "select-and-scatter": ("scatter", "select"), "set-dimension-size": ("dimensions",),
-    "slice": ("slice",), "sort": ("dimensions", "to_apply"), "topk": ("k",),
-    "transpose": ("dimensions",), "while": ("body", "condition"),
-}  # fmt: skip
+# The operand rules XLA checks at the token after an instruction, by the words the table
+# writes (``_operands.operand_error`` applies them).
+OPERAND_RULES = {
+    "even": "an even number of operands (reduce's inputs and their initial values)",
+    "odd": "an odd number of operands (scatter's inputs, indices and updates)",
+    "reshape": "at least one operand (a dynamic reshape's input, then its sizes)",
+    "slice": "the operand, then one start index per dimension (or one index vector)",
+    "update": "the operand and the update, then one start index per dimension (or one "
+              "index vector)",
+}
+
+
+class Opcode(NamedTuple):
+    """One opcode of XLA's: ``operands`` is the count it takes (None: any), ``operand_rule``
+    the rule its count follows otherwise (a key of ``OPERAND_RULES``), ``shape_required``
+    whether an instruction must write its shape, ``required`` the attributes it requires (in
+    XLA's order) and ``attributes`` every attribute it takes, ``COMMON`` included."""
+
+    name: str
+    operands: int | None
+    operand_rule: str | None
+    shape_required: bool
+    required: tuple[str, ...]
+    attributes: frozenset[str]
+
+
+def _read(table: str) -> dict[str, Opcode]:
+    rows: list[list[str]] = []
+    for line in table.splitlines():
+        if line[:1].isspace():
+            rows[-1] += line.split()
+        elif line:
+            rows.append(line.split())
+    found = {}
+    for name, operands, shape, *attributes in rows:
+        rule = operands if operands in OPERAND_RULES else None
+        found[name] = Opcode(
+            name, int(operands) if operands.isdigit() else None, rule, shape == "shape",
+            tuple(a[1:] for a in attributes if a.startswith("!")),
+            COMMON | {a.lstrip("!") for a in attributes})
+    return found
+
+
+TABLE = _read(_TABLE)
+OPCODES = frozenset(TABLE)
+SHAPE_REQUIRED = frozenset(op.name for op in TABLE.values() if op.shape_required)
+OPERAND_COUNTS = {op.name: op.operands for op in TABLE.values() if op.operands is not None}
+REQUIRED_ATTRIBUTES = {op.name: op.required for op in TABLE.values() if op.required}
 
 ASYNC_KINDS = ("async-start", "async-update", "async-done")
 

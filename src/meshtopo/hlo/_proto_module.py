@@ -9,6 +9,7 @@ text.
 
 from __future__ import annotations
 
+import functools
 import gc
 from collections.abc import Callable
 
@@ -184,17 +185,12 @@ class _Builder:
         metadata = self.metadata.text(p.metadata)
         if metadata:
             pairs.append(("metadata", metadata))
-        attributes: list[Attribute] = []
         if pairs:
-            parts = [head]
-            at = len(head)
-            for key, value in pairs:
-                attributes.append(Attribute(key, value, self.line, column + at + len(key) + 3))
-                parts.append(f"{key}={value}")
-                at += len(key) + len(value) + 3
-            text = ", ".join(parts)
+            text = head + ", " + ", ".join([f"{key}={value}" for key, value in pairs])
+            attributes: list[Attribute] | Callable[[Instruction], list[Attribute]] = \
+                functools.partial(_positioned, pairs)
         else:
-            text = head
+            text, attributes = head, []
         return Instruction(name, opcode, shape, operands, self.line, column, computation,
                            is_root, operand_text, text, attributes, called, controls,
                            attribute_at=len(head) if pairs else -1)
@@ -219,6 +215,17 @@ class _Builder:
                             True if p.use_global_device_ids else None,
                             bool(p.constrain_layout), dimensions, pairs, None, to_apply, channel)
         return Collective(instruction, self.scope, decoded)
+
+
+def _positioned(pairs: list[tuple[str, str]], instruction: Instruction) -> list[Attribute]:
+    """The attributes of ``pairs`` with the line and column of each value in the
+    ``instruction``'s text (made on first use: most are never asked for)."""
+    attributes = []
+    at = instruction.column + instruction.attribute_at
+    for key, value in pairs:
+        attributes.append(Attribute(key, value, instruction.line, at + len(key) + 3))
+        at += len(key) + len(value) + 3
+    return attributes
 
 
 def _attributes(p: Message, opcode: str, called: tuple[str, ...], by_id: dict[int, Message],

@@ -41,9 +41,14 @@ from collections.abc import Callable, Iterator
 from typing import NamedTuple, TypeVar, cast
 
 from .._errors import HloParseError
-from ._accuracy import check_result_accuracy
 from ._allowed import allowed_attributes, unexpected_attribute
 from ._infer import infer_shape
+from ._instruction_checks import (
+    CHECKED_OPCODES,
+    checked_after,
+    instruction_error,
+    reads_attributes,
+)
 from ._literal import read_literal
 from ._metadata import check_metadata, printed_metadata
 from ._name_set import NameSet
@@ -78,6 +83,7 @@ from ._syntax import (
     string_end,
     value_end,
 )
+from ._value_checks import HEADER_CHECKS, VALUE_CHECKS
 from ._values import parse_name_list, split_operands, without_comments
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter", "iota"})
@@ -346,13 +352,15 @@ class Reader:
             raise SyntaxFault("expects a module name after HloModule", at, at >= len(text))
         attributes, end = self._attributes_after(name.end())
         seen: set[str] = set()
-        for key, _, line, column in attributes:
+        for key, value, line, column in attributes:
             if key not in HEADER_ATTRIBUTES or key in seen:
                 message = (f"attribute {key} already exists" if key in seen else
                            f'unexpected attribute "{key}". Allowed attributes: '
                            + ", ".join(HEADER_ATTRIBUTES))
                 raise HloParseError(message, line, max(column - len(key) - 1, 1), self.source)
             seen.add(key)
+            if (check := HEADER_CHECKS.get(key)) is not None:
+                check(value, line, column)
         frames_end = self._stack_frames(end)
         frames = text[end:frames_end].strip("\n\r")
         return HeaderRecord(name.group().strip('"'), attributes, line, frames), frames_end
@@ -424,11 +432,20 @@ class Reader:
         by the general reader."""
         self._shared.visit, self._shared.opcodes = visit, opcodes  # for inline computations
         while True:
+            run = (self.pos, self.line)  # where the fast path's run starts
             read = [] if self.single else self._lines(computation)
             if read:
+                definition = self._shared.definition
                 for instruction in read:
                     if instruction.opcode == "constant":
                         self._check_literal(instruction)
+                    elif instruction.opcode in CHECKED_OPCODES:
+                        self._check_after(instruction, computation, run)
+                    if shapes := instruction.inline_shapes:
+                        for name, shape in zip(instruction.operands, shapes, strict=True):
+                            if shape is not None and definition(computation, name) != shape:
+                                self._check_operand_shapes(instruction, computation)
+                                break
                     if instruction.opcode in opcodes:
                         visit(instruction)  # type: ignore[misc]
                     elif instruction.opcode == "parameter":
@@ -600,7 +617,7 @@ class Reader:
     def _check(self, computation: Computation, instruction: Instruction,
                root_at: tuple[int, int] | None) -> None:
         """XLA's parser rules between instructions: legal and unique names, one ROOT (its
-        keyword written at ``root_at``), operands (as many as the opcode takes), called
+        keyword written at ``root_at``), operands, called
         computations and control predecessors defined before use."""
         names = self._names
         name = instruction.name
@@ -621,12 +638,8 @@ class Reader:
             if operand not in names:
                 raise HloParseError(f"instruction does not exist: {operand}",
                                     *_operand_position(instruction, operand), self.source)
-        expected = OPERAND_COUNTS.get(instruction.opcode)
-        if expected is not None and len(instruction.operands) != expected:
-            at = instruction.attribute_at - 2 - len(instruction.operand_text)  # its '('
-            raise HloParseError(f"expects {expected} operands, but has "
-                                f"{len(instruction.operands)} operands",
-                                *instruction.position(at), self.source)
+        if instruction.inline_shapes:
+            self._check_operand_shapes(instruction, computation)
         for callee in instruction.called_computations:
             if callee not in self.computation_names:
                 raise HloParseError(f"computation does not exist: {callee}",
@@ -638,6 +651,37 @@ class Reader:
                                     self.source)
         names.add(name)
         self._last = instruction
+
+    def _check_operand_shapes(self, instruction: Instruction, computation: Computation) -> None:
+        """XLA finds an operand written with a shape by its name and that shape: one
+        incompatible with the operand's own is no operand it knows."""
+        definition = self._shared.definition
+        for name, shape in zip(instruction.operands, instruction.inline_shapes, strict=True):
+            if shape is None or (defined := definition(computation, name)) in (shape, None):
+                continue
+            if not _same_shape(shape, defined):
+                raise HloParseError(_NOT_AN_OPERAND, *_operand_position(instruction, name),
+                                    self.source)
+
+    def _check_after(self, instruction: Instruction, computation: Computation,
+                     run: tuple[int, int]) -> None:
+        """``instruction_error`` on an instruction of the fast path's run that started at
+        offset and line ``run``: one a line, so XLA points at the next line's first token."""
+        opcode = instruction.opcode
+        attributes = instruction.attributes if reads_attributes(opcode) else {}
+        if not checked_after(opcode, attributes):
+            return
+        inline = instruction.inline_shapes or (None,) * len(instruction.operands)
+        shapes = [shape if shape is not None else self._shared.definition(computation, name)
+                  for name, shape in zip(instruction.operands, inline, strict=True)]
+        refused = instruction_error(opcode, instruction.shape_text, shapes, attributes)
+        if refused is None:
+            return
+        text, at = self.text, run[0]
+        for _ in range(instruction.line - run[1] + 1):
+            at = text.index("\n", at) + 1
+        line = instruction.line + 1 + text.count("\n", at, after := skip(text, at))
+        raise HloParseError(refused, line, after - text.rfind("\n", 0, after), self.source)
 
     def _check_literal(self, instruction: Instruction) -> None:
         """A constant's literal read as XLA reads it against the constant's shape
@@ -825,8 +869,8 @@ class Reader:
             for k, value in spans:
                 if k == "metadata" and not _takes_metadata(value):
                     return None
-                if k == "result_accuracy":
-                    check_result_accuracy(value, 1, 1)  # else the general reader says why
+                if k in VALUE_CHECKS:
+                    VALUE_CHECKS[k](value, 1, 1)  # else the general reader says why
                 if k in CALL_ATTRIBUTES and not (open_callees and value == "%"):
                     called.extend(parse_name_list(value, k, 1, 1))
                 elif k == "control-predecessors":
@@ -883,6 +927,11 @@ class Reader:
         open_at = self._expect("(", opcode.end(), f"after the opcode {opcode.group()}") - 1
         close = group_end(text, open_at)
         operands = self._read_operands(opcode.group(), open_at + 1, close - 1, computation)
+        expected = OPERAND_COUNTS.get(opcode.group())
+        if expected is not None and len(operands[0]) != expected and all(
+                self._defined(operand) for operand in operands[0]):  # else: which is not
+            raise SyntaxFault(f"expects {expected} operands, but has {len(operands[0])} "
+                              "operands", open_at)
         if nested:
             name = self._anonymous(opcode.group())
         if kind == "conditional":
@@ -917,6 +966,10 @@ class Reader:
                 continue  # a scalar's broadcast needs none
             if key not in written:  # where the attribute list starts (past it: none)
                 raise SyntaxFault(f"attribute {key} is expected but not seen", self._next(close))
+        if checked_after(kind, written) and (after_error := instruction_error(
+                kind, shape, self._operand_shapes(operands, computation),
+                {a.key: a.value for a in attributes})) is not None:
+            raise SyntaxFault(after_error, self._next(end))
         return instruction, end
 
     def _inline_computations(self, start: int, stop: int) -> str:
@@ -1067,13 +1120,18 @@ class Reader:
         """The shape XLA infers for an instruction written without one (``_infer``), from
         its operands' shapes (written inline, else their ``definition``), or "" when it is
         not inferred."""
+        return infer_shape(opcode, self._operand_shapes(operands, computation),
+                           {a.key: a.value for a in attributes}, self._shared.results.get)
+
+    def _operand_shapes(self, operands: _Operands, computation: Computation
+                        ) -> list[str | None]:
+        """The shape texts of ``operands`` (written inline, else their ``definition``;
+        None when not known)."""
         inline = operands[1] or (None,) * len(operands[0])
         nested = {i.name: i.shape_text for i in self._nested}  # not yet the caller's
-        shapes = [shape if shape is not None else
-                  nested.get(name) or self._shared.definition(computation, name)
-                  for name, shape in zip(operands[0], inline, strict=True)]
-        return infer_shape(opcode, shapes, {a.key: a.value for a in attributes},
-                           self._shared.results.get)
+        return [shape if shape is not None else
+                nested.get(name) or self._shared.definition(computation, name)
+                for name, shape in zip(operands[0], inline, strict=True)]
 
     def _operands(self, opcode: str, text: str, offset: int) -> _Operands:
         """Names and inline shapes of the operands written in ``text`` (at ``offset``), each a
@@ -1185,8 +1243,8 @@ class Reader:
                 seen.add(key)
                 if key == "metadata":
                     check_metadata(value, at_line, at_column)
-                elif key == "result_accuracy":
-                    check_result_accuracy(value, at_line, at_column)
+                elif (check := VALUE_CHECKS.get(key)) is not None:
+                    check(value, at_line, at_column)
                 elif key in CALL_ATTRIBUTES:
                     called.extend(parse_name_list(value, key, at_line, at_column))
                 elif key == "control-predecessors":

@@ -6,8 +6,10 @@ allowed between any two tokens) and says where it ends and XLA's message and the
 ``text`` it points at, if it refuses it; ``shape_error`` checks a shape text the fast path
 cut out, matching shapes in XLA's printed form with one pattern first. A layout's
 minor-to-major list must name as many dimensions as the array has (checked at the token after
-the layout, as XLA does); what follows a layout's ``:`` is checked only for its form (letters,
-each with bracketed arguments). Tuples nest at most as deep as any value (``MAX_DEPTH``). A
+the layout, as XLA does); what follows a layout's ``:`` is checked for its form (letters,
+each with bracketed arguments), its ``D(...)`` dimension level types, and no physical shape
+``P(...)`` (which XLA takes on sparse arrays alone; the fast pattern leaves both to the
+reader). Tuples nest at most as deep as any value (``MAX_DEPTH``). A
 buffer shape ``b(f32[16])`` holds one array shape.
 
 ``parse_shape`` reads a whole text as one shape value, with the same rules:
@@ -29,11 +31,16 @@ from ._shape import ELEMENT_BITS, Shape
 from ._syntax import MAX_DEPTH, SyntaxFault, int64_at, skip
 
 _PRINTED = re.compile(r"([a-z][a-z0-9]*)\[((?:<=)?[0-9]{1,18}(?:,(?:<=)?[0-9]{1,18})*)?\]"
-                      r"(?:\{([0-9]{1,9}(?:,[0-9]{1,9})*)?(?::[A-Z][^{}\s]*)?\})?")
+                      r"(?:\{([0-9]{1,9}(?:,[0-9]{1,9})*)?"
+                      r"(?::(?![^{}\s]*?(?<![A-Z])[DP]\()[A-Z][^{}\s]*)?\})?")
 _TYPE = re.compile(r"[a-z][a-z0-9]*")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _LAYOUT_ITEM = re.compile(r"[A-Z]+")
-_KINDS = {")": "kRparen", "{": "kLbrace", "(": "kLparen", "": "kEof"}  # XLA's token names
+_DIM_LEVEL = re.compile(r"[DCSH]")
+# A physical shape in a layout (``P(f32[10,10])``), which XLA takes on sparse arrays alone.
+_PHYSICAL = re.compile(r"(?<![A-Z])P\s*\(")
+# XLA's token names.
+_KINDS = {")": "kRparen", "{": "kLbrace", "}": "kRbrace", "(": "kLparen", "": "kEof"}
 
 
 class _Refused(Exception):
@@ -167,7 +174,11 @@ class _Shape:
         if minor_to_major != len(sizes):
             raise _Refused(f"Dimensions size is {len(sizes)}, but minor to major size is "
                            f"{minor_to_major}.", skip(text, end))
-        return end, Shape(element.group(), sizes, dynamic, text[layout + 1:end - 1])
+        written = text[layout + 1:end - 1]
+        if _PHYSICAL.search(written):
+            raise _Refused("Layout has physical shape, but is not for a sparse array: "
+                           f"{{{_printed_layout(written)}}}", skip(text, end))
+        return end, Shape(element.group(), sizes, dynamic, written)
 
     def dimensions(self, at: int) -> tuple[tuple[int, ...], tuple[bool, ...], int]:
         """The sizes (a bound for ``<=N``, -1 for ``?``), which are dynamic, and the offset
@@ -220,11 +231,26 @@ class _Shape:
             at = self.next(at + 1)
             while (item := _LAYOUT_ITEM.match(self.text, at, self.stop)) is not None:
                 at = self.next(item.end())
+                if item.group() == "D" and self.at(at, "("):
+                    self.dim_level_types(self.next(at + 1))
                 while self.at(at, "("):
                     at = self.next(self.arguments(at))
         if not self.at(at, "}"):
             raise _Refused("expects layout to end with kRbrace", at)
         return count, at + 1
+
+    def dim_level_types(self, at: int) -> None:
+        """Refuse the ``D(...)`` items from ``at`` that are no level XLA knows (``D``, ``C``,
+        ``S`` or ``H``, each optionally marked ``+`` and ``~``)."""
+        while not self.at(at, ")") and at < self.stop:
+            word = _WORD.match(self.text, at, self.stop)
+            if word is None or _DIM_LEVEL.fullmatch(word.group()) is None:
+                raise _Refused("expected a DimLevelType abbreviation (D, C, or S)", at)
+            at = self.next(word.end())
+            while self.at(at, "+") or self.at(at, "~"):
+                at = self.next(at + 1)
+            if self.at(at, ","):
+                at = self.next(at + 1)
 
     def arguments(self, at: int) -> int:
         """Past the bracketed arguments of a layout item opening at ``at``."""
@@ -236,3 +262,15 @@ class _Shape:
             if depth == 0:
                 return pos + 1
         raise _Refused("expects layout to end with kRbrace", at)
+
+
+def _printed_layout(written: str) -> str:
+    """A layout as XLA prints it in its messages: without white space or ``D(...)``, the
+    physical shape with its default layout."""
+    flat = re.sub(r"\s+|(?<![A-Z])D\([^()]*\)", "", written)
+    inner = re.search(r"P\(([a-z][a-z0-9]*)\[([^\]]*)\]\)", flat)
+    if inner is None:
+        return flat
+    rank = len(inner.group(2).split(",")) if inner.group(2) else 0
+    default = ",".join(str(d) for d in reversed(range(rank)))
+    return f"{flat[:inner.end() - 1]}{{{default}}}{flat[inner.end() - 1:]}"

@@ -144,12 +144,14 @@ class Sequence:
 @dataclass
 class Outcome:
     """A program's execution: the classes' sequences, notes on data-dependent control flow,
-    the pending predicates and the loops past the expansion limit."""
+    the pending predicates, the loops past the expansion limit and the loops whose trip count
+    depends on data (``data_loops``: their keys; one iteration of each is in the sequences)."""
 
     sequences: list[Sequence]
     notes: list[str] = field(default_factory=list)
     pending: list[Pending] = field(default_factory=list)
     limits: list[LoopLimit] = field(default_factory=list)
+    data_loops: frozenset[Key] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -236,6 +238,7 @@ class Executor:
         self.notes: dict[Key, str] = {}
         self.pending: dict[Key, Pending] = {}
         self.limits: list[LoopLimit] = []
+        self.data_loops: set[Key] = set()
         self._orders: dict[str, list[Instruction]] = {}
         self._result_kinds: dict[Key, str] = {}
         self._issuing = program.issuing
@@ -249,7 +252,7 @@ class Executor:
         arguments = [self._entry_parameter(p) for p in self._parameters(entry)]
         self.computation(entry, arguments, _Context(0, (), ()))
         return Outcome(self._sequences(), list(self.notes.values()),
-                       list(self.pending.values()), self.limits)
+                       list(self.pending.values()), self.limits, frozenset(self.data_loops))
 
     # Evaluation.
 
@@ -528,6 +531,7 @@ class Executor:
                    body: Computation, context: _Context, positions: np.ndarray) -> Value:
         """One iteration of a loop whose predicate depends on data, for every device, and
         what that predicate means for the collectives its body issues."""
+        self.data_loops.add(key_of(inst))
         with self._capture() as steps:
             after = self.computation(body, [state], context)
         self._replay(steps)

@@ -30,7 +30,8 @@ from .._errors import InvalidArgumentError
 from .._placement import DeviceAssignment
 from ..hlo import Instruction, Module
 from ._analyze import _prepared, module_assignment
-from ._program import ARRIVE, walk
+from ._execution import ITERATION_LIMIT, Key, LoopLimit, key_of
+from ._program import ARRIVE, Program, walk
 
 
 class IssueOrder(list[Instruction]):
@@ -46,11 +47,17 @@ class IssueOrder(list[Instruction]):
 
 class IssueOrders(dict[int, IssueOrder]):
     """Device id -> its ``IssueOrder`` (a dict), with ``unresolved``: the same sentences for
-    the program."""
+    the program, and ``trip_counts``: each issuing instruction (and the ``-done`` waiting for
+    it), keyed by (computation, name) (names repeat across computations), -> how many times a
+    device issues it, the most over the program's devices (1 outside loops; a loop's condition
+    issues once more than its body; 0 in a branch no device takes), or None where a loop
+    around it runs a number of times that depends on data (its body is in the orders once)."""
 
-    def __init__(self, orders: dict[int, IssueOrder], unresolved: list[str]) -> None:
+    def __init__(self, orders: dict[int, IssueOrder], unresolved: list[str],
+                 trip_counts: dict[tuple[str, str], int | None]) -> None:
         super().__init__(orders)
         self.unresolved = unresolved
+        self.trip_counts = trip_counts
 
 
 def issue_order(module: Module, device: int,
@@ -81,8 +88,46 @@ def issue_orders(module: Module, devices: ArrayLike | None = None,
     outcome = walked.execute()
     instructions = walked.program.instructions
     orders: dict[int, IssueOrder] = {}
+    issues = np.zeros(len(instructions), dtype=np.int64)
+    uncounted = np.zeros(len(instructions), dtype=bool)
     for sequence in outcome.sequences:
-        order = [instructions[s.entry] for s in sequence.steps if s.kind == ARRIVE]
+        arrivals = [s.entry for s in sequence.steps if s.kind == ARRIVE]
+        order = [instructions[entry] for entry in arrivals]
         for device in placed[sequence.positions].tolist():
             orders[int(device)] = IssueOrder(order, outcome.notes)
-    return IssueOrders({int(d): orders[int(d)] for d in ids.tolist()}, outcome.notes)
+        issued = _issues(arrivals, sequence.positions, len(instructions), outcome.limits)
+        uncounted |= issued < 0
+        issues = np.maximum(issues, issued)
+    issues[uncounted] = -1
+    return IssueOrders({int(d): orders[int(d)] for d in ids.tolist()}, outcome.notes,
+                       _trip_counts(walked.program, issues, outcome.data_loops))
+
+
+def _issues(arrivals: list[int], positions: np.ndarray, count: int,
+            limits: list[LoopLimit]) -> np.ndarray:
+    """How many times one class of devices issues each entry: its arrivals, those in a loop
+    past the expansion limit scaled from the ``ITERATION_LIMIT`` iterations recorded to the
+    class's trip count (-1 where that count is not known)."""
+    issued = np.bincount(np.asarray(arrivals, dtype=np.int64), minlength=count)
+    for limit in limits:
+        entries = np.asarray(limit.entries, dtype=np.int64)
+        trips = int(limit.trips[positions].max(initial=-1))
+        issued[entries] = -1 if trips < 0 else issued[entries] * trips // ITERATION_LIMIT
+    return issued
+
+
+def _trip_counts(program: Program, issues: np.ndarray, data_loops: frozenset[Key]
+                 ) -> dict[Key, int | None]:
+    """``IssueOrders.trip_counts`` from each entry's issues (-1: not known): an instruction
+    the walk reached at several call sites sums its entries."""
+    unknown = {entry for loop in program.loops if key_of(loop.instruction) in data_loops
+               for entry in loop.entries}
+    counts: dict[Key, int | None] = {}
+    for entry, instruction in enumerate(program.instructions):
+        count = None if entry in unknown or issues[entry] < 0 else int(issues[entry])
+        done = program.entries[entry].done
+        keys = [key_of(instruction)] + ([] if done is None else [(instruction.computation, done)])
+        for key in keys:
+            before = counts.get(key, 0)
+            counts[key] = None if before is None or count is None else before + count
+    return counts

@@ -12,20 +12,22 @@ What a trace records of a collective depends on the backend:
   event of the same collective. ``wait`` records and point-to-point ops are not matched.
 - gloo (torch 2.13 on CPU writes no ``record_param_comms``): a ``gloo:<op>`` event on the
   process group's worker thread per collective, with ``Input Dims`` and ``Input type`` but no
-  process group and no sequence number. Such a collective is taken on the default group, in
-  start order, numbered by its index; a trace whose ``distributedInfo.pg_config`` gives its
-  rank more than one group is refused, since which group ran each collective is not recorded.
+  process group and no sequence number (the ``c10d::`` operator's arguments leave the group
+  blank, and a group's worker threads are named ``pt_gloo_runloop`` whatever the group, two
+  per group by default). Such a collective is taken on the default group, in start order,
+  numbered by its index; a trace whose ``distributedInfo.pg_config`` gives its rank more than
+  one group is refused, since which group ran each collective is not recorded: the message
+  points to the job's Flight Recorder dumps, which record it.
 
 The rank is ``distributedInfo.rank``, else the number that ends the file name; the groups'
 members come from ``distributedInfo.pg_config`` (else from ``Process Group Ranks``).
 
-Bound: O(events) to read (one JSON parse per file), then the matcher's replay over ranks x
+Bound: O(bytes) to read (``_trace_events``: only the collectives' events are decoded), then the matcher's replay over ranks x
 collectives and O(collectives) numpy for the timing.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
@@ -38,10 +40,10 @@ import numpy as np
 from .._errors import InvalidArgumentError
 from ._flight import DEFAULT_GROUP, from_entries
 from ._report import Report
+from ._trace_events import GPU_CATEGORIES, collective_events
 
 TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz", ".json", ".json.gz")
 _RANK = re.compile(r"(\d+)(?:\.pt\.trace)?(?:\.json)?(?:\.gz)?$")
-_GZIP = b"\x1f\x8b"
 # Collective name (record_param_comms) -> the op name Flight Recorder spells.
 _OP_NAMES = {"allreduce": "all_reduce", "allgather": "all_gather", "alltoall": "all_to_all",
              "alltoall_base": "all_to_all_single", "reducescatter": "reduce_scatter",
@@ -108,62 +110,43 @@ def trace_files(paths: list[str | os.PathLike[str]]) -> list[Path]:
     return files
 
 
-def load_trace_json(file: Path) -> dict[str, Any]:
-    """A trace file's JSON (plain or gzip), refused with the file's name when it is not a
-    profiler trace."""
-    try:
-        data = file.read_bytes()
-        if data[:2] == _GZIP:
-            data = gzip.decompress(data)
-        trace = json.loads(data)
-    except OSError as error:
-        raise InvalidArgumentError(f"{file}: cannot be read: {error.strerror or error}") from None
-    except (EOFError, gzip.BadGzipFile) as error:
-        raise InvalidArgumentError(f"{file}: truncated gzip: {error}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InvalidArgumentError(f"{file}: not a profiler trace (JSON): {error}") from None
-    if not isinstance(trace, dict) or not isinstance(trace.get("traceEvents"), list):
-        raise InvalidArgumentError(f"{file}: not a profiler trace (no 'traceEvents' list)")
-    return trace
-
-
-def read_rank_trace(file: Path, trace: dict[str, Any] | None = None) -> RankTrace:
+def read_rank_trace(file: Path) -> RankTrace:
     """One rank's collectives from its trace file (module docstring)."""
-    trace = load_trace_json(file) if trace is None else trace
-    info = trace.get("distributedInfo") or {}
-    rank = _rank(file, info)
-    groups = _pg_config(info.get("pg_config"))
+    trace = collective_events(file)
+    rank = _rank(file, trace.info)
+    groups = _pg_config(trace.info.get("pg_config"))
     comms: list[tuple[str, int | None, str, int, int, str, float, float, bool]] = []
     annotated: list[tuple[str, int, int, str, float, float]] = []
-    for event in trace["traceEvents"]:
-        if not isinstance(event, dict) or event.get("ph") != "X":
-            continue
-        args = event.get("args")
-        if not isinstance(args, dict):
-            continue
-        name = event.get("name")
+    for event in trace.events:
+        args = event["args"]
         if "Collective name" in args:
             record = _comms_record(file, event, args, groups)
             if record is not None:
                 comms.append(record)
-        elif isinstance(name, str) and name.startswith("gloo:"):
-            dims = args.get("Input Dims") or [[]]
-            first = dims[0] if dims and isinstance(dims[0], list) else []
-            numel = int(np.prod(first, dtype=np.int64)) if first else 0
-            types = args.get("Input type") or [""]
-            start = float(event.get("ts", 0.0))
-            annotated.append((name.removeprefix("gloo:"), numel, numel, str(types[0]), start,
-                              start + float(event.get("dur", 0.0))))
+            continue
+        dims = args.get("Input Dims") or [[]]
+        first = dims[0] if dims and isinstance(dims[0], list) else []
+        numel = int(np.prod(first, dtype=np.int64)) if first else 0
+        types = args.get("Input type") or [""]
+        start = float(event.get("ts", 0.0))
+        annotated.append((event["name"].removeprefix("gloo:"), numel, numel, str(types[0]),
+                          start, start + float(event.get("dur", 0.0))))
     if comms:
         collectives = _numbered_comms(comms)
-        backend = "nccl" if any(c[8] for c in comms) else str(info.get("backend") or "nccl")
+        backend = "nccl" if any(c[8] for c in comms) else str(
+            trace.info.get("backend") or "nccl")
     else:
         mine = [g for g, members in groups.items() if rank in members]
         if len(mine) > 1:
             raise InvalidArgumentError(
-                f"{file}: a gloo trace records no process group per collective, and rank "
-                f"{rank} is a member of process groups {', '.join(mine)} (distributedInfo."
-                f"pg_config): which group ran each collective cannot be told")
+                f"{file}: rank {rank} is a member of process groups {', '.join(mine)} "
+                f"(distributedInfo.pg_config), and torch's gloo backend records each "
+                f"collective only as a gloo:<op> event with its inputs, on a worker thread "
+                f"named for no group: no process group, no sequence number (no "
+                f"record_param_comms event, as NCCL writes). Which group ran each "
+                f"collective cannot be told: read the job's Flight Recorder dumps instead "
+                f"(order --flight-recorder DIR; torch keeps them with TORCH_FR_BUFFER_SIZE "
+                f"set), which name both, or profile on NCCL")
         group = mine[0] if mine else DEFAULT_GROUP
         annotated.sort(key=lambda a: a[4])
         collectives = tuple(
@@ -171,8 +154,7 @@ def read_rank_trace(file: Path, trace: dict[str, Any] | None = None) -> RankTrac
                             dtype, _element_bytes(dtype), start, end)
             for index, (op, n_in, _, dtype, start, end) in enumerate(annotated, 1))
         backend = "gloo"
-    return RankTrace(rank, collectives, groups, str(trace.get("host_name") or ""), backend,
-                     str(file))
+    return RankTrace(rank, collectives, groups, trace.host, backend, str(file))
 
 
 def from_profiler_traces(paths: list[str | os.PathLike[str]]) -> tuple[Report, list[RankTrace]]:
@@ -269,7 +251,7 @@ def _comms_record(file: Path, event: dict[str, Any], args: dict[str, Any],
             f"{file}: a {raw} event at ts {event.get('ts')} has a Seq or msg nelems that is "
             f"not a number") from None
     start = float(event.get("ts", 0.0))
-    on_gpu = str(event.get("cat", "")).lower() in ("kernel", "gpu_user_annotation")
+    on_gpu = str(event.get("cat", "")).lower() in GPU_CATEGORIES
     return (group, number, opcode, numel_in, numel_out, str(args.get("dtype", "")), start,
             start + float(event.get("dur", 0.0)), on_gpu)
 

@@ -18,9 +18,18 @@ devices (the missing ranks, a deadlock's cycle, a mismatch's culprits or clique)
 logs show behind (global ranks where a line gives them). Two runtime sources agree when they
 blame the same ranks, and contradict when one blames ranks the other does not, or one finds
 a hang and the other none. The HLO analysis speaks of devices of one program, not of ranks:
-its findings are listed, and it contradicts the runtime when it finds nothing while a
-runtime source finds a hang (the program's own order is consistent, so look outside it: a
-rank that ran another program, or control flow on data).
+its findings are listed, and (when it issues collectives at all) it contradicts the runtime
+when it finds nothing while a runtime source finds a hang (the program's own order is
+consistent, so look outside it: a rank that ran another program, or control flow on data).
+
+Each HLO program that issues collectives is also joined with each Flight Recorder or trace
+source (``_join``): rank by rank, the collectives the program has the rank's device issue
+(loop iterations counted) beside those the rank entered. Ranks map to devices by
+``rank_devices`` when given, else rank r runs device r (assumed, and said so). Ranks whose
+sequences are equal agree; a rank that entered other collectives than its device issues
+contradicts the program; and where the program itself has a device issue other collectives
+than the rest, the runtime's ranks that stop short of the others are explained by it (the
+device's loop iterations say where: "device 1 runs while.9 2 times, the others 3 times").
 
 Bound: the sum of the readers' bounds; sniffing reads at most ``SNIFF`` bytes of a file.
 """
@@ -34,7 +43,8 @@ import os
 import re
 import tempfile
 import zlib
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +52,7 @@ from .._errors import MeshtopoError
 from ..hlo import load
 from ._analyze import analyze
 from ._flight import from_flight_recorder
+from ._join import Join, RankJoin, join
 from ._logs import _CAUGHT, from_logs
 from ._report import Report
 from ._traces import RankTrace, match_traces, read_rank_trace
@@ -72,12 +83,15 @@ class Source:
 @dataclass
 class Triage:
     """The triage's answer: ``sources`` read, ``unread`` (path and reason), ``agreements``
-    and ``contradictions`` between sources (readable lines)."""
+    and ``contradictions`` between sources (readable lines), and each HLO program joined
+    with each runtime source (``joins``: the program's path, the runtime source's label and
+    the ``Join``)."""
 
     sources: list[Source]
     unread: list[tuple[str, str]]
     agreements: list[str]
     contradictions: list[str]
+    joins: list[tuple[str, str, Join]] = field(default_factory=list)
 
     @property
     def found(self) -> bool:
@@ -89,13 +103,17 @@ class Triage:
         return {"sources": [s.to_json() for s in self.sources],
                 "unread": [{"path": p, "reason": r} for p, r in self.unread],
                 "agreements": self.agreements, "contradictions": self.contradictions,
+                "joins": [{"program": p, "runtime": r, **j.to_json()}
+                          for p, r, j in self.joins],
                 "found": self.found}
 
 
-def triage(paths: list[str | os.PathLike[str]]) -> Triage:
+def triage(paths: list[str | os.PathLike[str]],
+           rank_devices: Mapping[int, int] | None = None) -> Triage:
     """Recognise and read every file of ``paths`` (directories walked), and compare what the
-    sources say (module docstring). Never raises for a file it cannot read: it is listed in
-    ``unread`` with the reason."""
+    sources say (module docstring); ``rank_devices`` maps ranks to the global device ids they
+    run (default: rank r runs device r). Never raises for a file it cannot read: it is listed
+    in ``unread`` with the reason."""
     kinds: dict[str, list[Path]] = {kind: [] for kind in KINDS}
     unread: list[tuple[str, str]] = []
     for file in _files(paths, unread):
@@ -105,19 +123,24 @@ def triage(paths: list[str | os.PathLike[str]]) -> Triage:
         else:
             kinds[kind].append(file)
     sources: list[Source] = []
+    reports: dict[int, Report] = {}  # id(source) -> its report, for HLO and runtime sources
     for file in kinds["hlo"]:
-        _attempt(functools.partial(_append_hlo, sources, file), [file], unread)
+        _attempt(functools.partial(_append_hlo, sources, reports, file), [file], unread)
     if kinds["flight_recorder"]:
         files = kinds["flight_recorder"]
-        _attempt(lambda: sources.append(_flight(files)), files, unread)
+        _attempt(functools.partial(_append, sources, reports, lambda: _flight(files)), files,
+                 unread)
     if kinds["profiler_trace"]:
         files = kinds["profiler_trace"]
-        _attempt(lambda: sources.append(_traces(files, unread)), files, unread)
+        _attempt(functools.partial(_append, sources, reports, lambda: _traces(files, unread)),
+                 files, unread)
     if kinds["logs"]:
         files = kinds["logs"]
         _attempt(lambda: sources.append(_logs(files)), files, unread)
-    agreements, contradictions = _compare(sources)
-    return Triage(sources, unread, agreements, contradictions)
+    agreements, contradictions = _compare(
+        [s for s in sources if s.kind != "hlo" or sum(reports[id(s)].entry_counts) > 0])
+    joins = _joins(sources, reports, rank_devices, agreements, contradictions)
+    return Triage(sources, unread, agreements, contradictions, joins)
 
 
 def _files(paths: list[str | os.PathLike[str]], unread: list[tuple[str, str]]) -> list[Path]:
@@ -203,21 +226,29 @@ def _attempt(read: Callable[[], None], files: list[Path], unread: list[tuple[str
                       for f in files)
 
 
-def _append_hlo(sources: list[Source], file: Path) -> None:
-    sources.append(_hlo(file))
+def _append_hlo(sources: list[Source], reports: dict[int, Report], file: Path) -> None:
+    _append(sources, reports, lambda: _hlo(file))
 
 
-def _hlo(file: Path) -> Source:
+def _append(sources: list[Source], reports: dict[int, Report],
+            read: Callable[[], tuple[Source, Report]]) -> None:
+    source, report = read()
+    sources.append(source)
+    reports[id(source)] = report
+
+
+def _hlo(file: Path) -> tuple[Source, Report]:
     module = load(file)
     report = analyze(module)
     return Source("hlo", [str(file)],
                   f"HLO module {module.name}: {sum(report.entry_counts)} collectives in the "
-                  f"schedule of {report.devices.size} devices",
+                  f"schedule of {report.devices.size} devices (device table: "
+                  f"{module.device_assignment_source})",
                   [f"{f.type}: devices {list(f.devices)} at {', '.join(f.instructions)}: "
-                   f"{f.message}" for f in report.findings], None, bool(report.findings))
+                   f"{f.message}" for f in report.findings], None, bool(report.findings)), report
 
 
-def _flight(files: list[Path]) -> Source:
+def _flight(files: list[Path]) -> tuple[Source, Report]:
     """Flight Recorder dumps matched together (their names, which end in the rank, kept)."""
     with tempfile.TemporaryDirectory(prefix="meshtopo-fr-") as folder:
         for file in files:
@@ -228,7 +259,7 @@ def _flight(files: list[Path]) -> Source:
         return _runtime("flight_recorder", files, from_flight_recorder(folder))
 
 
-def _runtime(kind: str, files: list[Path], report: Report) -> Source:
+def _runtime(kind: str, files: list[Path], report: Report) -> tuple[Source, Report]:
     suspects: set[int] = set()
     for finding in report.findings:
         suspects.update(finding.culprits or finding.devices)
@@ -239,10 +270,10 @@ def _runtime(kind: str, files: list[Path], report: Report) -> Source:
                   [*(f"note: {n}" for n in report.notes),
                    *(f"{f.type}: ranks {list(f.devices)} at {', '.join(f.instructions)}: "
                      f"{f.message}" for f in report.findings)],
-                  sorted(suspects), bool(report.findings))
+                  sorted(suspects), bool(report.findings)), report
 
 
-def _traces(files: list[Path], unread: list[tuple[str, str]]) -> Source:
+def _traces(files: list[Path], unread: list[tuple[str, str]]) -> tuple[Source, Report]:
     """The traces that read, matched together; the others listed unread."""
     read: dict[int, RankTrace] = {}
     kept: list[Path] = []
@@ -353,3 +384,79 @@ def _compare(sources: list[Source]) -> tuple[list[str], list[str]]:
             agree.append(f"{_label(program)} finds a hang or garbage in the program itself, "
                          f"as {', '.join(_label(s) for s in hung)} find at run time")
     return agree, contradict
+
+
+def _joins(sources: list[Source], reports: dict[int, Report],
+           rank_devices: Mapping[int, int] | None, agree: list[str],
+           contradict: list[str]) -> list[tuple[str, str, Join]]:
+    """Each HLO program that issues collectives joined with each Flight Recorder or trace
+    source (module docstring); the lines they give appended to ``agree`` and ``contradict``."""
+    programs = [s for s in sources
+                if s.kind == "hlo" and sum(reports[id(s)].entry_counts) > 0]
+    runtimes = [s for s in sources if s.kind != "hlo" and id(s) in reports]
+    joins: list[tuple[str, str, Join]] = []
+    for program in programs:
+        for runtime in runtimes:
+            joined = join(reports[id(program)], reports[id(runtime)], rank_devices)
+            joins.append((program.paths[0], _label(runtime), joined))
+            _join_lines(program, runtime, joined, agree, contradict)
+    return joins
+
+
+def _join_lines(program: Source, runtime: Source, joined: Join, agree: list[str],
+                contradict: list[str]) -> None:
+    """What one join says: ranks that agree, ranks that contradict, and the runtime's suspects
+    the program explains (a device that issues other collectives than the rest)."""
+    head = (f"{_label(program)} beside {_label(runtime)} "
+            + ("(rank r taken to run device r: one device per process, as no mapping was "
+               "given)" if joined.assumed else "(ranks placed on devices as given)"))
+    if joined.unplaced:
+        contradict.append(f"{head}: ranks {_numbers(joined.unplaced)} run no device of the "
+                          f"program" + ("" if joined.ranks else "; nothing joined"))
+    if not joined.ranks:
+        return
+    same = [r for r in joined.ranks if r.agrees]
+    if same:
+        agree.append(f"{head}: ranks {_numbers([r.rank for r in same])} entered exactly the "
+                     f"collectives their devices issue ("
+                     + ", ".join(f"{n}" for n in sorted({r.issued for r in same}))
+                     + " collectives)")
+    for rank in (r for r in joined.ranks if not r.agrees):
+        contradict.append(
+            f"{head}: rank {rank.rank} entered {rank.entered} collectives where its device "
+            f"{rank.device} issues {rank.issued}; they first differ at #{rank.first_difference}"
+            f" (program: {rank.issued_op or 'nothing more'}, runtime: "
+            f"{rank.entered_op or 'nothing more'})")
+    usual = Counter(r.issued for r in joined.ranks).most_common(1)[0][0]
+    others = [r for r in joined.ranks if r.issued == usual]
+    suspects = set(runtime.suspects or ())
+    for rank in joined.ranks:
+        if rank.issued != usual and rank.agrees and rank.rank in suspects:
+            agree.append(
+                f"the program explains {_label(runtime)}'s finding on rank {rank.rank}: its "
+                f"device {rank.device} issues {rank.issued} collectives where devices "
+                f"{_numbers([r.device for r in others])} issue {usual}"
+                + _loop_difference(rank, others[0]))
+
+
+def _loop_difference(odd: RankJoin, usual: RankJoin) -> str:
+    """``; while.9 runs 2 times on device 1 and 3 times on the others`` for each loop whose
+    iterations differ ("" when none does)."""
+    mine, theirs = dict(odd.loops), dict(usual.loops)
+    return "".join(f"; {loop} runs {mine.get(loop, 0)} times on device {odd.device} and "
+                   f"{theirs.get(loop, 0)} times on the others"
+                   for loop in sorted(mine.keys() | theirs.keys())
+                   if mine.get(loop, 0) != theirs.get(loop, 0))
+
+
+def _numbers(values: list[int] | tuple[int, ...]) -> str:
+    """Sorted ints with runs written ``a-b``: ``[0-2, 5]``."""
+    ordered = sorted(set(values))
+    runs: list[str] = []
+    start = 0
+    for index in range(1, len(ordered) + 1):
+        if index == len(ordered) or ordered[index] != ordered[index - 1] + 1:
+            first, last = ordered[start], ordered[index - 1]
+            runs.append(str(first) if first == last else f"{first}-{last}")
+            start = index
+    return f"[{', '.join(runs)}]"

@@ -77,6 +77,8 @@ class Replay:
         orders = issue_orders(module, self.devices, self.assignment)
         # Conditionals whose branch could not be worked out (every branch is issued).
         self.unresolved: list[str] = orders.unresolved
+        # (computation, name) -> issues per device (None: a loop's data decides).
+        self.trip_counts = orders.trip_counts
         for device in self.devices:
             names = []
             for instruction in orders[device]:

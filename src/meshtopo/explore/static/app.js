@@ -2,89 +2,104 @@
 // This module asks for the dial's answer (debounced while typing, the dial mirrored in the URL
 // fragment) and renders it into every panel, or marks the panels stale; dial.js reads and sets
 // the controls, links.js links the views, steps.js plays the step-through, dump.js reads dumps,
-// order.js draws their collective order;
-// layout.js places cells, grid.js and canvas.js draw them.
+// order.js draws their collective order (programs.js takes the user's modules for it);
+// layout.js places cells, grid.js and canvas.js draw them; url.js holds the URL state and api.js
+// makes the calls. Each view keeps its own state: the dial's here, the result view's in links.js,
+// the step-through's in steps.js, the dump tab's in dump.js, the order view's in order.js.
 import {
   $, el, plural, rolesOf, drawViews, drawArrows, renderLegend, renderAssignment, renderModes,
   DOM_LIMIT, PALETTE,
 } from "/grid.js";
 import { viewsOf } from "/layout.js";
 import { CanvasView, ARROWS_FROM } from "/canvas.js";
-import { state, postJson } from "/state.js";
+import { postJson } from "/api.js";
+import { url, toHash, fromHash, writeHash } from "/url.js";
 import {
-  radio, setRadio, readUi, applyUi, toBody, toHash, fromHash, addAxis, syncOverAxes,
+  radio, setRadio, readUi, applyUi, toBody, addAxis, syncOverAxes,
   syncVisibility, meshDefaults, examplesFor, setOnEdit,
 } from "/dial.js";
-import { highlight, showDetails, showTip, focusCell, gridKeys, wireViews } from "/links.js";
-import { renderSteps, showStep, stopPlaying, wireSteps } from "/steps.js";
-import { initDumps, wireDumps, showDump, uploadedFile } from "/dump.js";
+import { resultView, highlight, showDetails, showTip, focusCell, gridKeys, wireViews } from "/links.js";
+import { player, renderSteps, showStep, stopPlaying, wireSteps } from "/steps.js";
+import { initDumps, wireDumps, showDump, uploadedFile, setNamedDump, dumpPlacement } from "/dump.js";
 import { order, wireOrder, showExample } from "/order.js";
+import { wirePrograms } from "/programs.js";
 import { markField, clearField } from "/fielderror.js";
 
 const DEBOUNCE_MS = 250;
 const PANELS = ["mode-badge", "banner", "hlo-line", "facts", "grid-head", "views-box",
   "details-card", "assignment-card", "steps-card", "modes-card"];
 
-// The URL fragment follows the page: each change is a history entry, so Back and Forward
-// step through them (``replace`` for the first state of a visit).
-let started = false;
-function writeHash(replace = false) {
-  const hash = toHash(state.ui);
-  if (location.hash === hash) return;
-  if (replace || !started || !location.hash) history.replaceState(null, "", hash);
-  else history.pushState(null, "", hash);
-}
+// The dial's own state: the request of the answer shown, the dump collective it shows (null
+// once a control is changed by hand), the debounce timer, the number and abort controller of
+// the latest request, how many answers were rendered and how long the last one took.
+const dial = {
+  request: null, origin: null, pending: null, seq: 0, controller: null, renders: 0, timing: null,
+};
 
 // ---------------------------------------------------------------- the URL and the API
 
 // A control changed by hand: the dial is no longer the dump's collective.
 function edited(debounced) {
-  state.origin = null;
+  dial.origin = null;
   stopPlaying();
   showStep(-1);
   if (debounced) {
-    clearTimeout(state.pending);
+    clearTimeout(dial.pending);
     document.body.dataset.pending = "1";
-    state.pending = setTimeout(() => update(), DEBOUNCE_MS);
+    dial.pending = setTimeout(() => update(), DEBOUNCE_MS);
   } else {
     update();
   }
 }
 
 async function update() {
-  clearTimeout(state.pending);
+  clearTimeout(dial.pending);
   delete document.body.dataset.pending;
   const t0 = performance.now();
-  const seq = ++state.seq;
-  if (state.controller) state.controller.abort();
-  state.controller = new AbortController();
-  state.ui = readUi();
+  const seq = ++dial.seq;
+  if (dial.controller) dial.controller.abort();
+  dial.controller = new AbortController();
+  url.ui = readUi();
   writeHash();
-  const request = toBody(state.ui);
+  const request = toBody(url.ui);
   document.body.dataset.state = "loading";
   let result;
   try {
-    result = await postJson("/api/groups", request, state.controller.signal);
+    result = await postJson("/api/groups", request, dial.controller.signal);
   } catch (error) {
-    if (error.name === "AbortError" || seq !== state.seq) return;
+    if (error.name === "AbortError" || seq !== dial.seq) return;
     showRequestError(error);
     document.body.dataset.answered = String(seq);
     return;
   }
-  if (seq !== state.seq) return;
+  if (seq !== dial.seq) return;
   const t1 = performance.now();
-  state.request = request;
+  dial.request = request;
   render(result);
   document.body.dataset.answered = String(seq);
   const t2 = performance.now();
   requestAnimationFrame(() => {
     const t3 = performance.now();
-    state.timing = { api: t1 - t0, render: t2 - t1, total: t3 - t0, devices: result.grid.devices, seq };
+    dial.timing = { api: t1 - t0, render: t2 - t1, total: t3 - t0, devices: result.grid.devices, seq };
     $("timing").textContent =
-      `${result.grid.devices} devices · api ${state.timing.api.toFixed(0)} ms · ` +
-      `shown in ${state.timing.total.toFixed(0)} ms`;
-    document.body.dataset.timing = JSON.stringify(state.timing);
+      `${result.grid.devices} devices · api ${dial.timing.api.toFixed(0)} ms · ` +
+      `shown in ${dial.timing.total.toFixed(0)} ms`;
+    document.body.dataset.timing = JSON.stringify(dial.timing);
   });
+}
+
+// The dump tab dials one of its collectives (``origin`` names it).
+function pick(origin) {
+  dial.origin = origin;
+  update();
+}
+
+// The result no longer shows a collective of the dump: say so when it did (or ``always``).
+function leave(reason, always) {
+  if (!dial.origin && !always) return;
+  dial.origin = null;
+  $("origin").hidden = true;
+  setStale(reason);
 }
 
 function setStale(reason) {
@@ -97,7 +112,7 @@ function setStale(reason) {
 function showRequestError(error) {
   stopPlaying();
   const kind = error.detail && error.detail.kind ? `${error.detail.kind}: ` : "";
-  $("input-error").textContent = markField(error.message, error.detail || {}, state.ui.kind);
+  $("input-error").textContent = markField(error.message, error.detail || {}, url.ui.kind);
   $("input-error").hidden = false;
   $("request-error").textContent = error.message;
   $("request-error").hidden = false;
@@ -107,7 +122,7 @@ function showRequestError(error) {
   item.append(el("span", "src", "request"), kind + error.message);
   $("findings").replaceChildren(item);
   document.body.dataset.state = "error";
-  document.body.dataset.renders = String(++state.renders);
+  document.body.dataset.renders = String(++dial.renders);
 }
 
 // ---------------------------------------------------------------- rendering
@@ -115,21 +130,21 @@ function showRequestError(error) {
 function render(result) {
   const focusKey = document.activeElement && document.activeElement.dataset
     ? document.activeElement.dataset.focusKey : undefined;
-  result.colourBy = state.ui.colourBy;
-  state.result = result;
+  result.colourBy = url.ui.colourBy;
+  resultView.result = result;
   stopPlaying();
-  state.lit = [];
+  resultView.lit = [];
   $("input-error").hidden = true;
   clearField();
   $("request-error").hidden = true;
   setStale(null);
-  state.deviceCell = new Map(result.cells.device_id.map((d, f) => [d, f]));
-  state.roles = rolesOf(result, state.deviceCell);
-  state.views = viewsOf(result);
-  if (state.focus >= result.grid.devices) state.focus = 0;
+  resultView.deviceCell = new Map(result.cells.device_id.map((d, f) => [d, f]));
+  resultView.roles = rolesOf(result, resultView.deviceCell);
+  resultView.views = viewsOf(result);
+  if (resultView.focus >= result.grid.devices) resultView.focus = 0;
   renderMode(result);
-  $("origin").textContent = state.origin ? `from the dump: ${state.origin}` : "";
-  $("origin").hidden = !state.origin;
+  $("origin").textContent = dial.origin ? `from the dump: ${dial.origin}` : "";
+  $("origin").hidden = !dial.origin;
   renderShapes(result);
   renderFacts(result);
   renderGrid(result);
@@ -137,21 +152,21 @@ function render(result) {
   const shuffle = result.device_assignment.shuffle;
   $("shuffle").textContent = shuffle ? `${shuffle}.` : "";
   $("shuffle").hidden = !shuffle;
-  const placement = state.origin && state.dump ? state.dump.module.device_assignment.origin : null;
-  state.entries = renderAssignment(result, state.roles, placement);
+  const placement = dial.origin ? dumpPlacement() : null;
+  resultView.entries = renderAssignment(result, resultView.roles, placement);
   renderFindings(result);
   renderSteps(result);
   showStep(-1);
   showTip(-1, null);
-  renderModes(result, state.views[0], chooseMode);
+  renderModes(result, resultView.views[0], chooseMode);
   renderExamples(result);
-  showDetails(state.focus);
+  showDetails(resultView.focus);
   if (focusKey) {
     const again = document.querySelector(`[data-focus-key="${focusKey}"]`);
     if (again) again.focus({ preventScroll: true });
   }
   document.body.dataset.state = "ready";
-  document.body.dataset.renders = String(++state.renders);
+  document.body.dataset.renders = String(++dial.renders);
 }
 
 function renderMode(result) {
@@ -161,7 +176,7 @@ function renderMode(result) {
   if (mode.name) {
     name.textContent = mode.name;
     name.classList.remove("error");
-    const opcode = (state.request && state.request.opcode) || "this opcode";
+    const opcode = (dial.request && dial.request.opcode) || "this opcode";
     const reading = mode.flag_reading === "plain_bool"
       ? `${opcode} holds use_global_device_ids as a plain bool (absent reads as false)`
       : `${opcode} ignores use_global_device_ids`;
@@ -185,13 +200,13 @@ function renderMode(result) {
 
 function renderShapes(result) {
   const note = $("shapes-note");
-  const shapes = state.ui.shapes;
+  const shapes = url.ui.shapes;
   if (result.shapes === "given" && shapes) {
     const f32 = (dims) => `f32[${dims.join(",")}]`;
     $("shapes-text").textContent = `Shapes as in the dump's instruction: operand ${f32(shapes.operand)}, result ${f32(shapes.result)}; the checks include XLA's shape rules.`;
     $("shapes-fit").hidden = false;
     note.hidden = false;
-  } else if (state.origin) {
+  } else if (dial.origin) {
     $("shapes-text").textContent = "The dump's instruction has shapes the dial does not take (a tuple, several operands or an async piece): the dial writes shapes fitted to the groups, so only the group checks apply.";
     $("shapes-fit").hidden = true;
     note.hidden = false;
@@ -220,7 +235,7 @@ function renderFacts(result) {
 
 function renderGrid(result) {
   const n = result.grid.devices;
-  const views = state.views;
+  const views = resultView.views;
   $("grid-caption").textContent =
     `${plural(result.grid.replicas, "replica")} × ${plural(result.grid.partitions, "partition")}` +
     (result.mesh ? ` · mesh ${result.mesh.axes.map((a) => `${a.name}=${a.size}`).join(", ")}` : "");
@@ -230,56 +245,56 @@ function renderGrid(result) {
   $("views-box").dataset.render = canvasMode ? "canvas" : "dom";
   $("cell-key").hidden = canvasMode;
   if (!canvasMode) {
-    state.panes = drawViews(result, views, state.roles);
-    for (const pane of state.panes) {
-      const cell = pane.cells[state.focus];
+    resultView.panes = drawViews(result, views, resultView.roles);
+    for (const pane of resultView.panes) {
+      const cell = pane.cells[resultView.focus];
       if (cell) cell.tabIndex = 0;
     }
-    drawArrows(result, state.panes, state.deviceCell);
-    renderLegend(result, state.roles, true);
+    drawArrows(result, resultView.panes, resultView.deviceCell);
+    renderLegend(result, resultView.roles, true);
     return;
   }
-  state.panes = [];
+  resultView.panes = [];
   $("views").replaceChildren();
   const choices = $("canvas-views");
   choices.replaceChildren();
-  if (!views.some((v) => v.key === state.ui.view)) state.ui.view = views[0].key;
+  if (!views.some((v) => v.key === url.ui.view)) url.ui.view = views[0].key;
   for (const view of views) {
     const label = el("label");
     const input = el("input");
     input.type = "radio";
     input.name = "canvasview";
     input.value = view.key;
-    input.checked = view.key === state.ui.view;
-    input.addEventListener("change", () => { state.ui.view = view.key; writeHash(); showCanvas(); });
+    input.checked = view.key === url.ui.view;
+    input.addEventListener("change", () => { url.ui.view = view.key; writeHash(); showCanvas(); });
     label.append(input, view.title);
     choices.append(label);
   }
   showCanvas();
-  renderLegend(result, state.roles, state.canvas.scale >= 14);
+  renderLegend(result, resultView.roles, resultView.canvas.scale >= 14);
 }
 
 function canvasViewOf() {
-  return state.views.find((v) => v.key === state.ui.view) || state.views[0];
+  return resultView.views.find((v) => v.key === url.ui.view) || resultView.views[0];
 }
 
 function showCanvas() {
   const view = canvasViewOf();
   const canvas = $("grid-canvas");
-  const count = state.result.device_groups ? state.result.device_groups.count : 0;
-  canvas.setAttribute("aria-label", `${state.result.grid.devices} devices in ${plural(count, "device group")} by ${view.title}; arrow keys move the focused cell`);
+  const count = resultView.result.device_groups ? resultView.result.device_groups.count : 0;
+  canvas.setAttribute("aria-label", `${resultView.result.grid.devices} devices in ${plural(count, "device group")} by ${view.title}; arrow keys move the focused cell`);
   canvas.dataset.view = view.key;
   const span = (heads) => heads.map((lvl) => `${lvl[0].label} … ${lvl[lvl.length - 1].label}`).join(" / ");
   $("canvas-axes").textContent = `rows ${span(view.rowHeads)} · columns ${span(view.colHeads)}`;
-  state.canvas.cursor = state.focus;
-  state.canvas.show(state.result, view, state.roles, state.deviceCell);
+  resultView.canvas.cursor = resultView.focus;
+  resultView.canvas.show(resultView.result, view, resultView.roles, resultView.deviceCell);
   zoomReadout();
 }
 
 function zoomReadout() {
-  const scale = state.canvas.scale;
+  const scale = resultView.canvas.scale;
   $("zoom-level").textContent = `${scale.toFixed(scale < 10 ? 1 : 0)} px a cell` +
-    (state.result && state.result.pairs && scale < ARROWS_FROM ? `; zoom to ${ARROWS_FROM} px or more for the arrows` : "");
+    (resultView.result && resultView.result.pairs && scale < ARROWS_FROM ? `; zoom to ${ARROWS_FROM} px or more for the arrows` : "");
 }
 
 function renderFindings(result) {
@@ -331,8 +346,8 @@ function chooseMode(m) {
 // ---------------------------------------------------------------- wiring
 
 function switchTab(button, focus) {
-  if (state.ui) {
-    state.ui.tab = button.id.replace("tab-", "");
+  if (url.ui) {
+    url.ui.tab = button.id.replace("tab-", "");
     writeHash();
   }
   for (const tab of document.querySelectorAll(".tab")) {
@@ -345,8 +360,8 @@ function switchTab(button, focus) {
   // The dial and the dump share the result view; the order has its own.
   for (const id of ["result-view", "order-view"]) $(id).hidden = button.dataset.view !== id;
   // The URL names an order example only while the order tab shows it.
-  if (button.id !== "tab-order" && state.ui && state.ui.show) {
-    state.ui.show = "";
+  if (button.id !== "tab-order" && url.ui && url.ui.show) {
+    url.ui.show = "";
     writeHash();
   }
   if (focus) button.focus();
@@ -367,26 +382,26 @@ function wireTabs() {
 
 function wireCanvas() {
   const canvas = $("grid-canvas");
-  state.canvas = new CanvasView(canvas, {
+  resultView.canvas = new CanvasView(canvas, {
     onHover: (f) => {
-      highlight(f >= 0 ? f : document.activeElement === canvas ? state.focus : -1);
-      showDetails(f >= 0 ? f : state.focus);
-      showTip(f, f >= 0 ? state.canvas.cellRect(f) : null);
+      highlight(f >= 0 ? f : document.activeElement === canvas ? resultView.focus : -1);
+      showDetails(f >= 0 ? f : resultView.focus);
+      showTip(f, f >= 0 ? resultView.canvas.cellRect(f) : null);
     },
     onPick: (f) => { if (f >= 0) { canvas.focus(); focusCell(f); } },
   });
-  const zoom = (factor) => { state.canvas.zoom(factor); zoomReadout(); };
+  const zoom = (factor) => { resultView.canvas.zoom(factor); zoomReadout(); };
   $("zoom-in").addEventListener("click", () => zoom(1.5));
   $("zoom-out").addEventListener("click", () => zoom(1 / 1.5));
-  $("zoom-fit").addEventListener("click", () => { state.canvas.fit(); state.canvas.draw(); zoomReadout(); });
+  $("zoom-fit").addEventListener("click", () => { resultView.canvas.fit(); resultView.canvas.draw(); zoomReadout(); });
   canvas.addEventListener("wheel", () => zoomReadout());
-  canvas.addEventListener("focus", () => { highlight(state.focus); showDetails(state.focus); });
+  canvas.addEventListener("focus", () => { highlight(resultView.focus); showDetails(resultView.focus); });
   canvas.addEventListener("blur", () => highlight(-1));
   canvas.addEventListener("keydown", (event) => {
     if (event.key === "+" || event.key === "=") { zoom(1.5); return; }
     if (event.key === "-") { zoom(1 / 1.5); return; }
-    if (event.key === "0") { state.canvas.fit(); state.canvas.draw(); zoomReadout(); return; }
-    const next = gridKeys(event, canvasViewOf(), state.focus);
+    if (event.key === "0") { resultView.canvas.fit(); resultView.canvas.draw(); zoomReadout(); return; }
+    const next = gridKeys(event, canvasViewOf(), resultView.focus);
     if (next === null) return;
     event.preventDefault();
     focusCell(next);
@@ -394,10 +409,10 @@ function wireCanvas() {
   // The tooltip sits where the cell was drawn: scrolling moves the cell away from it.
   window.addEventListener("scroll", () => showTip(-1, null), { passive: true });
   window.addEventListener("resize", () => {
-    if ($("canvas-pane").hidden || !state.result) return;
-    state.canvas.resize();
-    state.canvas.clamp();
-    state.canvas.draw();
+    if ($("canvas-pane").hidden || !resultView.result) return;
+    resultView.canvas.resize();
+    resultView.canvas.clamp();
+    resultView.canvas.draw();
   });
 }
 
@@ -424,12 +439,12 @@ function wireControls() {
     syncOverAxes();
     edited(false);
   });
-  $("shapes-fit").addEventListener("click", () => { state.ui.shapes = null; edited(false); });
+  $("shapes-fit").addEventListener("click", () => { url.ui.shapes = null; edited(false); });
   // Back and Forward: the dial, the tab and the example of that entry.
   window.addEventListener("hashchange", () => {
-    if (location.hash === toHash(state.ui)) return;
+    if (location.hash === toHash(url.ui)) return;
     applyUi(fromHash(location.hash));
-    switchTab($(`tab-${state.ui.tab}`), false);
+    switchTab($(`tab-${url.ui.tab}`), false);
     update().then(openShown);
   });
 }
@@ -438,7 +453,7 @@ function wireControls() {
 // the groups the mesh axes gave, written out (the grid has no axes to pick); without an
 // answer to carry over, the first example that fits.
 function gridDefaults() {
-  const result = state.result;
+  const result = resultView.result;
   if (radio("groupsrc") !== "over") return;
   setRadio("groupsrc", "text");
   if (result && result.grid) {
@@ -452,9 +467,9 @@ function gridDefaults() {
 
 // Open the order example the URL names, if any.
 function openShown() {
-  if (!state.ui.show) return;
+  if (!url.ui.show) return;
   switchTab($("tab-order"), false);
-  showExample(state.ui.show);
+  showExample(url.ui.show);
 }
 
 async function start() {
@@ -466,7 +481,7 @@ async function start() {
     // The dial still works without the opcode list.
   }
   setOnEdit(edited);
-  initDumps({ update, setStale, changed: () => { state.ui.file = uploadedFile() || ""; writeHash(); } });
+  initDumps({ pick, leave, changed: () => { url.ui.file = uploadedFile() || ""; writeHash(); } });
   wireDumps();
   wireTabs();
   wireViews();
@@ -474,20 +489,21 @@ async function start() {
   wireSteps();
   wireControls();
   wireOrder(writeHash);
+  wirePrograms();
   applyUi(fromHash(location.hash));
-  switchTab($(`tab-${state.ui.tab}`), false);
+  switchTab($(`tab-${url.ui.tab}`), false);
   await update();
   openShown();
   try {
     const dump = await (await fetch("/api/dump")).json();
-    const lost = state.ui.file && state.ui.file !== dump.name;
+    const lost = url.ui.file && url.ui.file !== dump.name;
     if (lost) {
       // A file opened in the page is not kept across a reload; the URL still names it.
-      $("dump-status").textContent = `${state.ui.file} was opened before the reload; the page does not keep opened files: open it again (everything else is restored)`;
-      document.body.dataset.lostFile = state.ui.file;
+      $("dump-status").textContent = `${url.ui.file} was opened before the reload; the page does not keep opened files: open it again (everything else is restored)`;
+      document.body.dataset.lostFile = url.ui.file;
     }
     if (dump.name && !lost) {
-      state.namedDump = dump;
+      setNamedDump(dump);
       switchTab($("tab-dump"), false);
       $("dump-text").value = dump.text;
       if (dump.result) showDump(dump.result);
@@ -496,15 +512,19 @@ async function start() {
   } catch (error) {
     // No dump named on the command line.
   }
-  started = true;
+  url.started = true;
 }
 
+// For the tests: each view's own state, and the URL state.
 window.explorer = {
-  state,
+  url,
+  dial,
+  resultView,
+  player,
   order,
   update,
   showStep,
-  cellGroups: () => (state.result ? state.result.cells.group : null),
+  cellGroups: () => (resultView.result ? resultView.result.cells.group : null),
   palette: PALETTE,
 };
 start();

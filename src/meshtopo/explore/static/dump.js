@@ -5,7 +5,7 @@
 // A new dump resets the result, and its collective order is analysed for the order tab.
 import { $, el, braces, plural } from "/grid.js";
 import { readUi, applyUi } from "/dial.js";
-import { state, postJson } from "/state.js";
+import { postJson } from "/api.js";
 import { orderOfDump } from "/order.js";
 
 // XLA's dump layout, as meshtopo.hlo.module_files reads it.
@@ -14,15 +14,28 @@ const OPTIONS_FILE = "compile_options.textproto";
 const COLLECTIVE = /\b(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute|collective-broadcast|ragged-all-to-all|send|recv)(-start)?\(/;
 
 // The tab's own state: the files opened (modules to pick from, compile options among them),
-// the device table given for the module (compile options text or a pasted table), and the
-// name of the file shown (null for pasted text).
-const view = { modules: [], options: [], table: null, file: null };
-let page = { update: () => {}, setStale: () => {}, changed: () => {} };
+// the device table given for the module (compile options text or a pasted table), the name of
+// the file shown (null for pasted text), the /api/hlo answer shown (``result``) and the
+// /api/dump answer for the file named on the command line (``named``).
+const view = { modules: [], options: [], table: null, file: null, result: null, named: null };
+let page = { pick: () => {}, leave: () => {}, changed: () => {} };
 
-// ``page.update()`` asks for the dial's answer; ``page.setStale(reason)`` marks the result out
-// of date; ``page.changed()`` is told when the file shown changes (for the URL).
+// ``page.pick(origin)`` dials a collective of the dump (``origin`` names it) and asks for its
+// answer; ``page.leave(reason, always)`` says the result no longer shows a collective of the
+// dump (marking it out of date when it did, or ``always``); ``page.changed()`` is told when the
+// file shown changes (for the URL).
 export function initDumps(hooks) {
   page = { ...page, ...hooks };
+}
+
+// Hold the /api/dump answer for the file named on the command line.
+export function setNamedDump(dump) {
+  view.named = dump;
+}
+
+// Where the loaded dump's device table came from, in a sentence (null with no dump loaded).
+export function dumpPlacement() {
+  return view.result ? view.result.module.device_assignment.origin : null;
 }
 
 // The name of the uploaded file on screen (null for pasted or named dumps).
@@ -176,12 +189,8 @@ function showError(message) {
   $("dump-placement").textContent = "";
   delete $("dump-placement").dataset.source;
   $("dump-order").textContent = "no dump loaded";
-  state.dump = null;
-  if (state.origin) {
-    state.origin = null;
-    $("origin").hidden = true;
-    page.setStale("out of date: this was a collective of the previous dump");
-  }
+  view.result = null;
+  page.leave("out of date: this was a collective of the previous dump", false);
   document.body.dataset.dump = "error";
 }
 
@@ -196,7 +205,7 @@ export async function loadDump() {
   try {
     // The file named on the command line, unchanged, keeps the answer read from its file
     // (with the device assignment beside it).
-    const named = state.namedDump;
+    const named = view.named;
     const result = !view.table && named && named.result && named.text === text
       ? named.result
       : await postJson("/api/hlo", { text, ...(view.table || {}) });
@@ -214,7 +223,7 @@ export async function loadDump() {
 }
 
 export function showDump(result) {
-  state.dump = result;
+  view.result = result;
   const m = result.module;
   $("dump-module").textContent =
     `${m.name || "module"}: ${plural(m.replica_count, "replica")} × ${plural(m.num_partitions, "partition")}, ` +
@@ -256,19 +265,16 @@ export function showDump(result) {
   document.body.dataset.dump = "ready";
   // The table box is offered while the module has no table of its own.
   if (m.device_assignment.source === "dump") $("dump-table-box").open = false;
-  const named = state.namedDump && state.namedDump.result === result ? state.namedDump.name : null;
+  const named = view.named && view.named.result === result ? view.named.name : null;
   orderOfDump($("dump-text").value, result.module, view.file || named || m.name || "module");
   // A new dump resets the result: its first collective, or nothing to show.
   if (result.collectives.length) selectCollective(0);
-  else {
-    state.origin = null;
-    page.setStale("out of date: this dump has no collectives; this shows the last dial");
-  }
+  else page.leave("out of date: this dump has no collectives; this shows the last dial", true);
 }
 
 function selectCollective(index) {
-  const c = state.dump.collectives[index];
-  const m = state.dump.module;
+  const c = view.result.collectives[index];
+  const m = view.result.module;
   [...$("collectives").children].forEach((li, i) => li.classList.toggle("selected", i === index));
   const req = c.groups_request;
   // The module's own device table (from the compile options XLA dumped beside the file), or
@@ -288,6 +294,5 @@ function selectCollective(index) {
     groups: req.groups,
     shapes: req.shapes,
   });
-  state.origin = `${c.name} · ${c.opcode} · line ${c.line}`;
-  page.update();
+  page.pick(`${c.name} · ${c.opcode} · line ${c.line}`);
 }

@@ -122,7 +122,8 @@ function drawView(result, view, roles) {
   grid.setAttribute("role", "group");
   grid.setAttribute("aria-label", `devices by ${view.title}`);
   grid.style.gridTemplateColumns = `repeat(${down}, auto) repeat(${view.cols}, var(--cell-w))`;
-  const corner = el("div", "corner", view.corner);
+  // One level of headers each way stays in view while the grid scrolls under it.
+  const corner = el("div", "corner" + (down === 1 && across === 1 ? " sticky" : ""), view.corner);
   place(corner, 0, 0, Math.max(across, 1), Math.max(down, 1));
   grid.append(corner);
   // Column labels wider than their cells stand on end, so that 16, 64 or 256 of them stay
@@ -132,7 +133,7 @@ function drawView(result, view, roles) {
     const upright = labels.some(({ label, span }) => label.length * LABEL_PX > span * cellWidth);
     let c = 0;
     for (const { label, span } of labels) {
-      const head = el("div", "head col-head" + (upright ? " upright" : ""), label);
+      const head = el("div", "head col-head" + (upright ? " upright" : "") + (across === 1 ? " sticky" : ""), label);
       head.title = label;
       place(head, lvl, down + c, 1, span);
       grid.append(head);
@@ -142,7 +143,6 @@ function drawView(result, view, roles) {
   view.rowHeads.forEach((labels, lvl) => {
     let r = 0;
     for (const { label, span } of labels) {
-      // One level of row labels stays in view while a wide view scrolls across.
       const head = el("div", "head row-head" + (down === 1 ? " sticky" : ""), label);
       place(head, across + r, lvl, span, 1);
       grid.append(head);
@@ -337,33 +337,35 @@ function tierSummary(result) {
 export function renderAssignment(result, roles, origin = null) {
   const box = $("assignment-view");
   const { replicas: R, partitions: P } = result.grid;
-  const table = result.device_assignment.table;
   $("da-caption").textContent = `${origin || result.device_assignment.kind} · DA[r][p] is the device that runs replica r, partition p`;
   if (R * P > DOM_LIMIT) {
     box.replaceChildren(el("p", "hint", `${R} × ${P}: the table is shown up to ${DOM_LIMIT} devices; the focused cell's entry is in the details above.`));
     return [];
   }
+  // Each cell's entry sits at its replica and partition and holds its device id, all three
+  // as the answer's ``cells`` give them.
+  const { replica, partition, device_id: device } = result.cells;
   const node = el("table", "da");
   const head = el("tr");
   head.append(el("th", "corner", "r \\ p"));
   for (let p = 0; p < P; p++) head.append(el("th", "", `p${p}`));
   node.append(head);
-  const entries = new Array(R * P);
-  for (let r = 0; r < R; r++) {
+  const rows = Array.from({ length: R }, (_, r) => {
     const row = el("tr");
     row.dataset.replica = String(r);
     row.append(el("th", "", `r${r}`));
-    for (let p = 0; p < P; p++) {
-      const f = r * P + p;
-      const td = el("td", "", String(table[r][p]));
-      td.dataset.flat = String(f);
-      const colour = colourOf(result, f, roles);
-      td.style.background = colour;
-      td.style.color = isDark(colour) ? "#fff" : "#111";
-      entries[f] = td;
-      row.append(td);
-    }
     node.append(row);
+    return Array.from({ length: P }, () => row.appendChild(el("td")));
+  });
+  const entries = new Array(R * P);
+  for (let f = 0; f < R * P; f++) {
+    const td = rows[replica[f]][partition[f]];
+    td.textContent = String(device[f]);
+    td.dataset.flat = String(f);
+    const colour = colourOf(result, f, roles);
+    td.style.background = colour;
+    td.style.color = isDark(colour) ? "#fff" : "#111";
+    entries[f] = td;
   }
   box.replaceChildren(node);
   return entries;

@@ -31,9 +31,9 @@ function build(key, title, n, rows, cols, slotOf) {
 const level = (count, span, label) =>
   Array.from({ length: count }, (_, i) => ({ label: label(i), span }));
 
-// A wrapped run of n slots, cols across: rows named by their first slot, columns by offset.
-function wrapHeads(view, prefix) {
-  view.rowHeads = [level(view.rows, 1, (r) => `${prefix}${r * view.cols}`)];
+// A wrapped run, cols across: rows named by their first cell (``name(f)``), columns by offset.
+function wrapHeads(view, name) {
+  view.rowHeads = [level(view.rows, 1, (r) => (view.at[r * view.cols] < 0 ? "" : name(view.at[r * view.cols])))];
   view.colHeads = [level(view.cols, 1, (c) => `+${c}`)];
 }
 
@@ -55,23 +55,31 @@ export function meshView(result) {
   }
   const view = build("mesh", "mesh positions", n, rows, cols, (f) => position[f]);
   if (wrapped) {
-    wrapHeads(view, `${axes[0].name}=`);
+    wrapHeads(view, (f) => `${axes[0].name}=${result.cells.mesh_coordinates[0][f]}`);
   } else {
-    const heads = (list) => {
-      let repeat = 1;
-      let span = list.reduce((p, a) => p * a.size, 1);
-      return list.map((axis) => {
+    // Each header names its axis's coordinate of the first cell under it (or beside it), as
+    // the answer's ``cells.mesh_coordinates`` give it.
+    const coords = result.cells.mesh_coordinates;
+    const heads = (list, first, lines, cellIn) => {
+      let span = lines;
+      return list.map((axis, k) => {
         span /= axis.size;
-        const labels = [];
-        for (let k = 0; k < repeat; k++) {
-          for (let i = 0; i < axis.size; i++) labels.push({ label: `${axis.name}=${i}`, span });
-        }
-        repeat *= axis.size;
-        return labels;
+        return Array.from({ length: lines / span }, (_, j) => {
+          const f = cellIn(j * span);
+          return { label: f < 0 ? "" : `${axis.name}=${coords[first + k][f]}`, span };
+        });
       });
     };
-    view.rowHeads = heads(down);
-    view.colHeads = heads(across);
+    const inColumn = (c) => {
+      for (let r = 0; r < rows; r++) if (view.at[r * cols + c] >= 0) return view.at[r * cols + c];
+      return -1;
+    };
+    const inRow = (r) => {
+      for (let c = 0; c < cols; c++) if (view.at[r * cols + c] >= 0) return view.at[r * cols + c];
+      return -1;
+    };
+    view.rowHeads = heads(down, 0, rows, inRow);
+    view.colHeads = heads(across, split, cols, inColumn);
   }
   view.corner = down.map((a) => a.name).join(" · ") + (down.length ? " \\ " : "") +
     across.map((a) => a.name).join(" · ");
@@ -92,7 +100,7 @@ export function flatView(result) {
   }
   const cols = squareColumns(n);
   const view = build("flat", "flattened id", n, Math.ceil(n / cols), cols, (f) => f);
-  wrapHeads(view, "f");
+  wrapHeads(view, (f) => `f${f}`);
   view.corner = R === 1 ? "f = partition" : "f = replica";
   return view;
 }

@@ -3,14 +3,22 @@
 // shows its details; arrow keys move the focus across a view.
 import { $, el, plural, shortList, cellInfo } from "/grid.js";
 import { neighbour } from "/layout.js";
-import { state } from "/state.js";
+
+// The result view's own state: the answer drawn, its arrangements (``views``) and their DOM
+// panes (or the canvas above DOM_LIMIT cells), the device-assignment table's cells by
+// flattened id (``entries``), a permute's roles, the cell of each device id, the roving focus
+// and the elements now carrying highlight classes.
+export const resultView = {
+  result: null, views: [], panes: [], entries: [], roles: null, deviceCell: null,
+  focus: 0, lit: [], canvas: null,
+};
 
 function clearLit() {
-  for (const [node, classes] of state.lit) {
+  for (const [node, classes] of resultView.lit) {
     node.classList.remove(...classes);
     delete node.dataset.shownRank;
   }
-  state.lit = [];
+  resultView.lit = [];
   $("views").classList.remove("linking");
   $("assignment-view").classList.remove("linking");
 }
@@ -18,7 +26,7 @@ function clearLit() {
 function lit(node, ...classes) {
   if (!node) return;
   node.classList.add(...classes);
-  state.lit.push([node, classes]);
+  resultView.lit.push([node, classes]);
 }
 
 // The cells cell f is linked to: its device group (with ranks), or for a permute the pairs
@@ -30,33 +38,33 @@ function linkedCells(result, f) {
   if (result.pairs) {
     const out = [];
     for (const [src, dst] of d.groups) {
-      if (src === device) out.push([state.deviceCell.get(dst), null]);
-      if (dst === device) out.push([state.deviceCell.get(src), null]);
+      if (src === device) out.push([resultView.deviceCell.get(dst), null]);
+      if (dst === device) out.push([resultView.deviceCell.get(src), null]);
     }
     return out;
   }
   const g = result.cells.group[f];
   if (g < 0) return [];
-  return d.groups[g].map((dev, rank) => [state.deviceCell.get(dev), rank]);
+  return d.groups[g].map((dev, rank) => [resultView.deviceCell.get(dev), rank]);
 }
 
 export function highlight(f) {
   clearLit();
-  const result = state.result;
+  const result = resultView.result;
   if (!result || f < 0) {
-    if (state.canvas && !$("canvas-pane").hidden) { state.canvas.highlight = -1; state.canvas.draw(); }
+    if (resultView.canvas && !$("canvas-pane").hidden) { resultView.canvas.highlight = -1; resultView.canvas.draw(); }
     return;
   }
   if (!$("canvas-pane").hidden) {
-    state.canvas.highlight = result.pairs ? -1 : result.cells.group[f];
-    state.canvas.cursor = f;
-    state.canvas.draw();
+    resultView.canvas.highlight = result.pairs ? -1 : result.cells.group[f];
+    resultView.canvas.cursor = f;
+    resultView.canvas.draw();
     return;
   }
   $("views").classList.add("linking");
   $("assignment-view").classList.add("linking");
   const linked = linkedCells(result, f);
-  for (const pane of state.panes) {
+  for (const pane of resultView.panes) {
     for (const [m, rank] of linked) {
       const cell = pane.cells[m];
       if (!cell) continue;
@@ -69,14 +77,14 @@ export function highlight(f) {
       if (path.dataset.source === device || path.dataset.target === device) lit(path, "in");
     });
   }
-  for (const [m] of linked) lit(state.entries[m], "in");
-  lit(state.entries[f], "cur");
-  const row = state.entries[f] && state.entries[f].parentElement;
+  for (const [m] of linked) lit(resultView.entries[m], "in");
+  lit(resultView.entries[f], "cur");
+  const row = resultView.entries[f] && resultView.entries[f].parentElement;
   lit(row, "hl");
 }
 
 export function showDetails(f) {
-  const result = state.result;
+  const result = resultView.result;
   const box = $("details");
   if (!result || f < 0 || f >= result.grid.devices) { box.textContent = "Hover or focus a cell."; return; }
   const c = cellInfo(result, f);
@@ -119,7 +127,7 @@ export function showDetails(f) {
 // its left where the window ends there, kept inside the window. ``rect`` null hides it.
 export function showTip(f, rect) {
   const tip = $("cell-tip");
-  if (!rect || !state.result || f < 0) { tip.hidden = true; return; }
+  if (!rect || !resultView.result || f < 0) { tip.hidden = true; return; }
   const lines = showDetails(f);
   tip.replaceChildren(...lines.map((line) => el("div", "", line)));
   tip.dataset.flat = String(f);
@@ -136,15 +144,15 @@ export function showTip(f, rect) {
 
 // Move the roving focus to cell f in the pane holding ``from`` (or the canvas).
 export function focusCell(f, pane) {
-  state.focus = f;
+  resultView.focus = f;
   if (!$("canvas-pane").hidden) {
-    state.canvas.cursor = f;
-    state.canvas.reveal(f);
+    resultView.canvas.cursor = f;
+    resultView.canvas.reveal(f);
     highlight(f);
     showDetails(f);
     return;
   }
-  for (const p of state.panes) {
+  for (const p of resultView.panes) {
     for (const cell of p.grid.querySelectorAll(".cell[tabindex='0']")) cell.tabIndex = -1;
     if (p.cells[f]) p.cells[f].tabIndex = 0;
   }
@@ -169,24 +177,24 @@ export function gridKeys(event, view, f) {
 
 export function wireViews() {
   const views = $("views");
-  const paneOf = (node) => state.panes.find((p) => p.node.contains(node));
+  const paneOf = (node) => resultView.panes.find((p) => p.node.contains(node));
   views.addEventListener("mouseover", (event) => {
     const cell = event.target.closest(".cell");
     if (cell) { highlight(Number(cell.dataset.flat)); showTip(Number(cell.dataset.flat), cell.getBoundingClientRect()); }
   });
   views.addEventListener("mouseleave", () => {
     const inside = views.contains(document.activeElement);
-    highlight(inside ? state.focus : -1);
-    showDetails(state.focus);
+    highlight(inside ? resultView.focus : -1);
+    showDetails(resultView.focus);
     const focused = inside ? document.activeElement.closest(".cell") : null;
-    showTip(state.focus, focused ? focused.getBoundingClientRect() : null);
+    showTip(resultView.focus, focused ? focused.getBoundingClientRect() : null);
   });
   views.addEventListener("focusin", (event) => {
     const cell = event.target.closest(".cell");
     if (!cell) return;
-    state.focus = Number(cell.dataset.flat);
-    highlight(state.focus);
-    showTip(state.focus, cell.getBoundingClientRect());
+    resultView.focus = Number(cell.dataset.flat);
+    highlight(resultView.focus);
+    showTip(resultView.focus, cell.getBoundingClientRect());
   });
   views.addEventListener("focusout", (event) => {
     if (!views.contains(event.relatedTarget)) { highlight(-1); showTip(-1, null); }

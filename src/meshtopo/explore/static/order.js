@@ -3,14 +3,15 @@
 // and blocking collectives picked out (a deadlock's waits-for cycle as arrows), and the run
 // played frame by frame.
 import { $, el, plural } from "/grid.js";
-import { state, postJson } from "/state.js";
+import { postJson } from "/api.js";
+import { url } from "/url.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const LANE_H = 108;
 const LABEL_W = 112;
 const BOX_W = 178;
 const BOX_H = 50;
-const ZOOMS = [0.15, 0.25, 0.4, 0.6, 0.8, 1, 1.25, 1.6];
+const ZOOMS = [0.02, 0.04, 0.08, 0.15, 0.25, 0.4, 0.6, 0.8, 1, 1.25, 1.6];
 const GAP = 44;
 const TOP = 16;
 
@@ -102,10 +103,11 @@ export function orderOfDump(text, module, name) {
   });
 }
 
-// Name the example shown in the URL fragment ("" for a dump, which the URL cannot carry).
-function setShown(name) {
-  if (state.ui && state.ui.show !== name) {
-    state.ui.show = name;
+// Name the example shown in the URL fragment ("" for a dump or the user's programs, which the
+// URL cannot carry).
+export function setShown(name) {
+  if (url.ui && url.ui.show !== name) {
+    url.ui.show = name;
     onShow();
   }
 }
@@ -193,9 +195,11 @@ function applyZoom() {
   $("order-zoom-level").textContent = `${Math.round(order.zoom * 100)}%`;
 }
 
+// The next zoom level in (``step`` 1) or out (-1) from the zoom shown, which the overview may
+// have set between two levels.
 function zoomBy(step) {
-  const at = ZOOMS.findIndex((z) => z >= order.zoom - 1e-9);
-  order.zoom = ZOOMS[Math.max(0, Math.min(ZOOMS.length - 1, (at < 0 ? ZOOMS.length - 1 : at) + step))];
+  const levels = ZOOMS.filter((z) => (step > 0 ? z > order.zoom + 1e-9 : z < order.zoom - 1e-9));
+  if (levels.length) order.zoom = step > 0 ? levels[0] : levels[levels.length - 1];
   applyZoom();
 }
 
@@ -254,20 +258,25 @@ function drawLanes(r) {
     if (tail) g.append(svg("text", { class: "lane-sub", x: 10, y: laneY(index) + 31 }, tail));
     root.append(g);
   });
+  // Rendezvous a mismatch finding says pair different collectives: drawn red and labelled.
+  const wrong = new Set(r.findings.filter((f) => f.type === "mismatch").flatMap((f) => f.rendezvous));
   const lines = svg("g", { class: "meets" });
   r.rendezvous.forEach((m, number) => {
     const members = [...m.members].sort((a, b) => a[0] - b[0]);
+    const bad = wrong.has(number);
     for (let k = 1; k < members.length; k++) {
       const [la, ia] = members[k - 1];
       const [lb, ib] = members[k];
-      lines.append(svg("path", { class: `meet${m.complete ? "" : " open"}`, "data-rendezvous": number,
-        "data-from": la, "data-to": lb, d: route(la, ia, lb, ib, number) }));
+      lines.append(svg("path", { class: `meet${m.complete ? "" : " open"}${bad ? " mismatch" : ""}`,
+        "data-rendezvous": number, "data-from": la, "data-to": lb, d: route(la, ia, lb, ib, number) }));
     }
+    if (bad && members.length > 1) lines.append(mismatchLabel(r, members, number));
   });
   root.append(lines);
   r.lanes.forEach((lane, li) => {
     lane.arrivals.forEach((a, ai) => {
       const classes = ["arrival"];
+      if (wrong.has(a.rendezvous)) classes.push("mismatched");
       if (a.blocked) classes.push("blocked");
       if (!a.issued) classes.push("never");
       if (blocks.has(`${li}:${ai}`)) classes.push("block");
@@ -288,12 +297,6 @@ function drawLanes(r) {
       if (where) g.append(svg("text", { class: "a-where", x: x + 7, y: y + 44 }, where));
       const about = `device ${lane.device}: ${a.name} (${a.opcode}, line ${a.line}) on clique ${ids(a.clique)} as rank ${a.rank}, arrival ${a.position} there${branch}${loops}; ${state}`;
       g.append(svg("title", {}, about));
-      const point = () => { meetHighlight(a.rendezvous); $("order-details").textContent = about; };
-      g.addEventListener("mouseenter", point);
-      g.addEventListener("mouseleave", () => meetHighlight(-1));
-      g.addEventListener("focus", point);
-      g.addEventListener("blur", () => meetHighlight(-1));
-      g.addEventListener("keydown", (event) => roveKeys(event, r, li, ai));
       root.append(g);
     });
   });
@@ -312,6 +315,21 @@ function drawLanes(r) {
   $("order-message").textContent = finding ? finding.message
     : r.findings.length ? "Pick a finding on the left." : "No findings: every rendezvous completes in this order.";
   $("order-view").dataset.finding = String(order.finding);
+}
+
+// The label of a wrong pairing, beside the line between its first two members: the
+// collectives the rendezvous pairs ("sum ≠ gather2"), the sentence in its title.
+function mismatchLabel(r, members, number) {
+  const [[la, ia], [lb, ib]] = members;
+  const names = members.map(([l, i]) => r.lanes[l].arrivals[i].name);
+  const x = (boxX(ia) + boxX(ib)) / 2 + BOX_W / 2 + 8;
+  const y = (laneY(la) + BOX_H + laneY(lb)) / 2 + 4;
+  // Two versions of one collective (the same name, other groups or shapes) say so.
+  const distinct = [...new Set(names)];
+  const label = svg("text", { class: "mismatch-label", x, y, "data-rendezvous": number },
+    distinct.length > 1 ? distinct.join(" ≠ ") : `${distinct[0]}: the versions differ`);
+  label.append(svg("title", {}, `arrival order pairs ${names.join(" with ")} in one rendezvous: they differ, so the result is garbage`));
+  return label;
 }
 
 // The line joining arrival ``ia`` of lane ``la`` to arrival ``ib`` of a lane below: straight
@@ -371,6 +389,28 @@ function roveKeys(event, r, lane, index) {
   next.focus();
 }
 
+// Pointing at a collective (hover, focus or click; one listener each for all of them, however
+// many there are) picks out its rendezvous and describes it; arrow keys rove.
+function wireArrivals() {
+  const box = $("order-lanes");
+  const arrival = (event) => event.target.closest && event.target.closest(".arrival");
+  const point = (g) => {
+    meetHighlight(Number(g.dataset.rendezvous));
+    $("order-details").textContent = g.querySelector("title").textContent;
+  };
+  box.addEventListener("mouseover", (event) => { const g = arrival(event); if (g) point(g); });
+  box.addEventListener("mouseout", (event) => {
+    const g = arrival(event);
+    if (g && !g.contains(event.relatedTarget)) meetHighlight(-1);
+  });
+  box.addEventListener("focusin", (event) => { const g = arrival(event); if (g) point(g); });
+  box.addEventListener("focusout", () => meetHighlight(-1));
+  box.addEventListener("keydown", (event) => {
+    const g = arrival(event);
+    if (g && order.result) roveKeys(event, order.result, Number(g.dataset.lane), Number(g.dataset.index));
+  });
+}
+
 function meetHighlight(number) {
   for (const node of $("order-lanes").querySelectorAll(".lit")) node.classList.remove("lit");
   if (number < 0) return;
@@ -424,80 +464,14 @@ function showFrame(k) {
     el("b", "", `step ${order.frame + 1} of ${frames.length}`), ` · time ${frame.time}: ${frame.text}${more}`);
 }
 
-// ---------------------------------------------------------------- the user's programs
-
-function addProgram() {
-  const row = el("div", "program");
-  const file = el("input");
-  file.type = "file";
-  file.accept = ".txt,.hlo,text/plain";
-  file.setAttribute("aria-label", "HLO module file");
-  const devices = el("input");
-  devices.type = "text";
-  devices.className = "mono";
-  devices.placeholder = "devices, e.g. 0,2,3 (empty: all)";
-  devices.setAttribute("aria-label", "devices that run this module");
-  const remove = el("button", "small", "×");
-  remove.type = "button";
-  remove.setAttribute("aria-label", "remove program");
-  remove.addEventListener("click", () => row.remove());
-  row.append(file, devices, remove);
-  $("order-programs").append(row);
-}
-
-function ownError(message, control) {
-  const box = $("order-own-error");
-  for (const node of $("order-own").querySelectorAll("[aria-invalid]")) node.removeAttribute("aria-invalid");
-  box.hidden = !message;
-  box.textContent = message || "";
-  if (control) {
-    control.setAttribute("aria-invalid", "true");
-    control.closest(".program").insertAdjacentElement("afterend", box);
-  }
-}
-
-// Analyse the user's modules: one with no devices is SPMD; else each with its devices.
-async function analyseOwn() {
-  const rows = [...$("order-programs").querySelectorAll(".program")];
-  const programs = [];
-  for (const [index, row] of rows.entries()) {
-    const [file, devices] = row.querySelectorAll("input");
-    if (!file.files.length) { ownError(`program ${index + 1}: choose its HLO module file`, file); return; }
-    const text = devices.value.trim();
-    if (text && !/^\d+(\s*[,\s]\s*\d+)*$/.test(text)) {
-      ownError(`program ${index + 1}: devices are ids separated by commas, e.g. 0,2,3; got "${text}"`, devices);
-      return;
-    }
-    programs.push({ name: file.files[0].name, text: await file.files[0].text(),
-      devices: text ? text.split(/[\s,]+/).map(Number) : null });
-  }
-  if (!programs.length) { ownError("add a program first", null); return; }
-  const spmd = programs.length === 1 && programs[0].devices === null;
-  const missing = programs.findIndex((p) => p.devices === null);
-  if (!spmd && missing >= 0) {
-    ownError(`program ${missing + 1}: with several programs each needs its devices`, rows[missing].querySelectorAll("input")[1]);
-    return;
-  }
-  ownError(null, null);
-  setShown("");
-  const body = spmd ? { text: programs[0].text }
-    : { programs: programs.map((p) => ({ text: p.text, devices: p.devices })) };
-  const source = spmd ? `${programs[0].name} on every device`
-    : programs.map((p) => `${p.name} on ${p.devices.join(",")}`).join("; ");
-  await analyseOrder(body, source);
-}
-
 // ``shown()`` is called when the example named in the URL changes.
 export function wireOrder(shown) {
   onShow = shown;
-  addProgram();
-  addProgram();
-  $("order-add").addEventListener("click", addProgram);
-  $("order-run").addEventListener("click", analyseOwn);
   $("order-zoom-in").addEventListener("click", () => zoomBy(1));
   $("order-zoom-out").addEventListener("click", () => zoomBy(-1));
   $("order-zoom-fit").addEventListener("click", overview);
   wirePan();
+  wireArrivals();
   $("order-example").addEventListener("click", () => orderExample());
   $("order-conditional").addEventListener("click", () => conditionalExample());
   $("order-of-dump").addEventListener("click", () => {

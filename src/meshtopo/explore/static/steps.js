@@ -1,8 +1,11 @@
 // The step-through of XLA's multiplying-out loop: one device group (or pair) at a time.
 import { $, el, shortList, plural } from "/grid.js";
-import { state } from "/state.js";
+import { resultView } from "/links.js";
 
 const STEP_MS = 750;
+
+// The step-through's own state: the step shown (-1: every group) and the play timer.
+export const player = { step: -1, timer: null };
 
 export function renderSteps(result) {
   const steps = result.steps;
@@ -57,56 +60,56 @@ function describeStep(result, i) {
 }
 
 export function showStep(i) {
-  const result = state.result;
-  state.step = i;
+  const result = resultView.result;
+  player.step = i;
   let active = null;
   if (i >= 0 && result && result.device_groups) {
-    active = new Set(result.device_groups.groups[i].map((d) => state.deviceCell.get(d)));
+    active = new Set(result.device_groups.groups[i].map((d) => resultView.deviceCell.get(d)));
     $("step-range").value = String(i);
     $("step-text").replaceChildren(describeStep(result, i));
   }
   $("views-box").dataset.step = String(i);
   if ($("views-box").dataset.render === "dom") {
     $("views").classList.toggle("stepping", active !== null);
-    for (const pane of state.panes) {
+    for (const pane of resultView.panes) {
       pane.cells.forEach((cell, f) => cell && cell.classList.toggle("active", active !== null && active.has(f)));
       pane.grid.querySelectorAll("svg.arrows path").forEach((path) =>
         path.classList.toggle("active", Number(path.dataset.pair) === i));
     }
   } else if (result) {
-    state.canvas.active = active;
-    state.canvas.draw();
+    resultView.canvas.active = active;
+    resultView.canvas.draw();
   }
 }
 
 export function stopPlaying() {
-  if (state.player) clearInterval(state.player);
-  state.player = null;
+  if (player.timer) clearInterval(player.timer);
+  player.timer = null;
   $("step-play").textContent = "play";
   $("step-play").setAttribute("aria-label", "play");
 }
 
 export function togglePlay() {
-  if (state.player) { stopPlaying(); return; }
-  const steps = state.result && state.result.steps;
+  if (player.timer) { stopPlaying(); return; }
+  const steps = resultView.result && resultView.result.steps;
   if (!steps) return;
-  if (state.step >= steps.count - 1) showStep(-1);
+  if (player.step >= steps.count - 1) showStep(-1);
   $("step-play").textContent = "pause";
   $("step-play").setAttribute("aria-label", "pause");
   const tick = () => {
-    showStep(Math.min(steps.count - 1, state.step + 1));
-    if (state.step >= steps.count - 1) stopPlaying();
+    showStep(Math.min(steps.count - 1, player.step + 1));
+    if (player.step >= steps.count - 1) stopPlaying();
   };
   tick();
-  state.player = setInterval(tick, STEP_MS);
+  player.timer = setInterval(tick, STEP_MS);
 }
 
 export function wireSteps() {
   $("step-first").addEventListener("click", () => { stopPlaying(); showStep(0); });
-  $("step-prev").addEventListener("click", () => { stopPlaying(); showStep(Math.max(0, state.step - 1)); });
+  $("step-prev").addEventListener("click", () => { stopPlaying(); showStep(Math.max(0, player.step - 1)); });
   $("step-next").addEventListener("click", () => {
     stopPlaying();
-    if (state.result && state.result.steps) showStep(Math.min(state.result.steps.count - 1, state.step + 1));
+    if (resultView.result && resultView.result.steps) showStep(Math.min(resultView.result.steps.count - 1, player.step + 1));
   });
   $("step-clear").addEventListener("click", () => { stopPlaying(); showStep(-1); });
   $("step-play").addEventListener("click", togglePlay);
@@ -115,13 +118,13 @@ export function wireSteps() {
     const active = document.activeElement;
     const busy = /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName) ||
       active.closest(".tabs, .pane, .mode-col, .collectives, .canvas-pane");
-    if (busy || !state.result || !state.result.steps) return;
+    if (busy || !resultView.result || !resultView.result.steps) return;
     if (event.key === "ArrowRight") {
       stopPlaying();
-      showStep(Math.min(state.result.steps.count - 1, state.step + 1));
+      showStep(Math.min(resultView.result.steps.count - 1, player.step + 1));
     } else if (event.key === "ArrowLeft") {
       stopPlaying();
-      showStep(Math.max(0, state.step - 1));
+      showStep(Math.max(0, player.step - 1));
     }
   });
 }

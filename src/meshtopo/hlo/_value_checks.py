@@ -1,0 +1,27 @@
+"""The attribute values XLA's parser reads by a grammar of their own, each checked by its one
+reader (refused in XLA's words at XLA's token), by attribute name: an instruction's
+(``VALUE_CHECKS``) and the module header's (``HEADER_CHECKS``). Each check takes the value
+as written and the line and column where it starts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ._accuracy import check_result_accuracy
+from ._aliasing import check_aliasing, check_buffer_donor
+from ._custom_call import check_api_version, check_layout_constraints
+from ._window import check_padding, check_window
+
+Check = Callable[[str, int, int], None]
+
+VALUE_CHECKS: dict[str, Check] = {
+    "api_version": check_api_version,
+    "operand_layout_constraints": check_layout_constraints,
+    "padding": check_padding,
+    "result_accuracy": check_result_accuracy,
+    "window": check_window,
+}
+HEADER_CHECKS: dict[str, Check] = {
+    "buffer_donor": check_buffer_donor,
+    "input_output_alias": check_aliasing,
+}

@@ -1,0 +1,117 @@
+"""``join``: what an HLO program has each device issue, set beside what the runtime's evidence
+(Flight Recorder dumps, profiler traces) shows each rank entered.
+
+The program's side is each device's issue order with loop iterations (``Report.schedule(
+device, taken_only=True)`` of ``analyze``): one collective per time the device issues it. The
+runtime's side is each rank's recorded collectives in order (``Report.schedule(rank)`` of
+``from_flight_recorder`` or ``from_profiler_traces``), the one it hangs in included.
+
+Ranks map to devices by ``rank_devices`` (rank -> global device id) when given. Otherwise rank
+r is taken to run device r (``assumed``): one device per process, numbered as torch.distributed
+and JAX's multi-process runtimes number them; the program's device table (the dump's
+``compile_options``, a proto's own table, or XLA's default) then says which replica and
+partition device r runs. Without a mapping and with ranks the program has no device for,
+nothing is joined (``RankJoin`` s are made for the ranks it has).
+
+Operations are compared in Flight Recorder's spelling (``all_reduce`` for ``all-reduce`` and
+``all-reduce-start``, ``broadcast`` for ``collective-broadcast``; a permute, a send and a recv
+are each ``send/recv``). A rank agrees with its device
+when both sequences are equal; otherwise ``first_difference`` is the first position (from 1)
+where they differ: an operation that differs, or the end of the shorter one.
+
+Bound: O(devices x collectives issued) for the program's schedules of the joined devices, and
+O(ranks x entries) for the runtime's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ._entry import Arrival
+from ._report import Report
+
+# HLO opcodes whose Flight Recorder name is not the opcode with ``_`` for ``-``.
+_RUNTIME_NAMES = {"collective-broadcast": "broadcast", "collective-permute": "send/recv",
+                  "send": "send/recv", "recv": "send/recv"}
+
+
+@dataclass(frozen=True)
+class RankJoin:
+    """One rank beside the device it runs: collectives the program has the device ``issued``
+    and the rank ``entered``, ``first_difference`` (position from 1; None when they agree) with
+    the operation each side has there (``""`` past its end), and the iterations the device
+    runs each ``while`` loop that issues collectives (``loops``: name -> iterations)."""
+
+    rank: int
+    device: int
+    issued: int
+    entered: int
+    first_difference: int | None
+    issued_op: str
+    entered_op: str
+    loops: tuple[tuple[str, int], ...]
+
+    @property
+    def agrees(self) -> bool:
+        """True when the rank entered exactly the collectives its device issues."""
+        return self.first_difference is None
+
+    def to_json(self) -> dict[str, object]:
+        """JSON-ready (docs/cli-json.md)."""
+        return {"rank": self.rank, "device": self.device, "issued": self.issued,
+                "entered": self.entered, "agrees": self.agrees,
+                "first_difference": self.first_difference, "issued_op": self.issued_op,
+                "entered_op": self.entered_op, "loops": dict(self.loops)}
+
+
+@dataclass(frozen=True)
+class Join:
+    """The ranks joined (``ranks``, by rank), whether rank r was ``assumed`` to run device r,
+    and the runtime's ranks the program has no device for (``unplaced``)."""
+
+    ranks: tuple[RankJoin, ...]
+    assumed: bool
+    unplaced: tuple[int, ...]
+
+    def to_json(self) -> dict[str, object]:
+        """JSON-ready (docs/cli-json.md)."""
+        return {"assumed": self.assumed, "unplaced": list(self.unplaced),
+                "ranks": [r.to_json() for r in self.ranks]}
+
+
+def join(program: Report, runtime: Report,
+         rank_devices: Mapping[int, int] | None = None) -> Join:
+    """Each rank of ``runtime`` beside the device of ``program`` it runs (module docstring)."""
+    devices = {int(d) for d in program.devices}
+    mapping = ({int(r): int(r) for r in runtime.devices} if rank_devices is None
+               else {int(r): int(d) for r, d in rank_devices.items()})
+    joined: list[RankJoin] = []
+    unplaced: list[int] = []
+    for rank in (int(r) for r in runtime.devices):
+        device = mapping.get(rank)
+        if device is None or device not in devices:
+            unplaced.append(rank)
+            continue
+        joined.append(_rank_join(rank, device, program.schedule(device, taken_only=True),
+                                 [_runtime_name(a.entry.opcode) for a in runtime.schedule(rank)]))
+    return Join(tuple(joined), rank_devices is None, tuple(unplaced))
+
+
+def _rank_join(rank: int, device: int, arrivals: list[Arrival], entered: list[str]) -> RankJoin:
+    issued = [_runtime_name(a.entry.opcode) for a in arrivals]
+    loops: dict[str, int] = {}
+    for arrival in arrivals:
+        for loop, number in arrival.iteration:
+            loops[loop] = max(loops.get(loop, 0), number + 1)
+    first = next((i for i, (a, b) in enumerate(zip(issued, entered, strict=False)) if a != b),
+                 None if len(issued) == len(entered) else min(len(issued), len(entered)))
+    return RankJoin(rank, device, len(issued), len(entered),
+                    None if first is None else first + 1,
+                    "" if first is None or first >= len(issued) else issued[first],
+                    "" if first is None or first >= len(entered) else entered[first],
+                    tuple(sorted(loops.items())))
+
+
+def _runtime_name(opcode: str) -> str:
+    return _RUNTIME_NAMES.get(opcode, opcode.replace("-", "_"))
