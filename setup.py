@@ -15,8 +15,8 @@ _FORM = [_HLO + "_explicit_form.h"]
 setup(ext_modules=[
     Extension("meshtopo.hlo._explicit_scan", [_HLO + "_explicit_scan.c"], depends=_FORM,
               extra_compile_args=["-O3"], optional=True),
-    Extension("meshtopo.hlo._line_scan", [_HLO + "_line_scan.c"],
-              depends=[*_FORM, _HLO + "_slots.h"], extra_compile_args=["-O3"], optional=True),
+    Extension("meshtopo.hlo._line_scan", [_HLO + "_line_scan.c"], depends=_FORM,
+              extra_compile_args=["-O3"], optional=True),
     Extension("meshtopo.hlo._decoded_copy", [_HLO + "_decoded_copy.c"],
               depends=[_HLO + "_slots.h"], extra_compile_args=["-O3"], optional=True),
 ])

@@ -11,7 +11,7 @@ from meshtopo.hlo import _reader
 
 class NeverMatches:
     """A stand-in for a fast path that takes nothing (and counts its calls): as a regex,
-    ``match`` finds nothing; called as ``read_lines``, it reads no line."""
+    ``match`` finds nothing; called as ``scan_lines``, it scans no line."""
 
     calls = 0
 
@@ -19,10 +19,9 @@ class NeverMatches:
         NeverMatches.calls += 1
         return None
 
-    def __call__(self, text: str, pos: int, line: int, *rest: object
-                 ) -> tuple[list[object], int, int]:
+    def __call__(self, text: str, pos: int, most: int) -> list[object]:
         NeverMatches.calls += 1
-        return [], pos, line
+        return []
 
 
 def structure(module: hlo.Module) -> list[tuple[object, ...]]:
@@ -44,7 +43,7 @@ def collective_fields(collective: hlo.Collective) -> tuple[object, ...]:
 
 def turn_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """Turn off the fast paths for the rest of a test: the general reader reads every line."""
-    monkeypatch.setattr(_reader, "read_lines", NeverMatches())
+    monkeypatch.setattr(_reader, "scan_lines", NeverMatches())
     monkeypatch.setattr(_reader, "_FAST_HEAD", NeverMatches())
 
 

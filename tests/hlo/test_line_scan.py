@@ -1,5 +1,6 @@
 """The compiled scanner of one-line instructions, against the form it takes written as a regex
-with the cuts the reader's fast path makes after it (explicit groups, a metadata tail)."""
+with the cuts it makes after it (operand names and shapes, explicit groups, a metadata
+tail)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from hypothesis import strategies as st
 
 from meshtopo import hlo
 from meshtopo.hlo._explicit_scan import groups_end
-from meshtopo.hlo._line_scan import scan_line
+from meshtopo.hlo._line_scan import scan_lines
 from meshtopo.hlo._syntax import group_items
+from meshtopo.hlo._values import _PRINTED_OPERAND, _PRINTED_OPERANDS
 
 from ._fast_paths import structure, turn_off
 from ._text import entry_head
@@ -36,11 +38,12 @@ FORM = re.compile(
 
 
 def reference(text: str, pos: int) -> ScannedLine | None:
-    """What ``scan_line`` gives, from ``FORM`` and Python's string methods."""
+    """What ``scan_lines`` gives for the line at ``pos``, from ``FORM``, the printed form of
+    operands with their shapes and Python's string methods."""
     m = FORM.match(text, pos)
-    if m is None or m.group(2) == "ROOT" or (
+    if m is None or "\n" in m.group() or m.group(2) == "ROOT" or (
             not m.group(2).startswith("%") and text.startswith("=", m.end(2))):
-        return None  # a keyword, or what XLA's lexer reads as an attribute's name
+        return None  # not one line, a keyword, or what XLA's lexer reads as an attribute's name
     start, (attributes, end) = m.start(2), m.span(7)
     while end > attributes and text[end - 1] in " \t\r":
         end -= 1
@@ -58,11 +61,29 @@ def reference(text: str, pos: int) -> ScannedLine | None:
         cut = rest.rfind(", metadata={")
         if cut >= 0:
             rest, tail = rest[:cut], rest[cut:]
-    names = m.group(6)
+    operands, names, shapes = m.group(5), None, ()
+    if m.group(6) is not None:
+        names = tuple(n.strip(" \t").lstrip("%") for n in m.group(6).split(","))
+    elif _PRINTED_OPERANDS.fullmatch(operands):
+        printed = list(_PRINTED_OPERAND.finditer(operands))
+        names = tuple(p.group(2)[1:] for p in printed)
+        if any(p.group(1) for p in printed):
+            shapes = tuple(p.group(1) for p in printed)
     return (end, m.start(1) - pos + 1 if m.group(1) else -1, start - pos + 1,
-            m.group(2).lstrip("%"), m.group(4), m.group(3), m.group(5),
-            None if names is None else tuple(n.strip(" \t").lstrip("%") for n in names.split(",")),
+            m.group(2).lstrip("%"), m.group(4), m.group(3), operands, names, shapes,
             attributes - start, m.group(8), groups, rest, tail, text[start:end])
+
+
+def reference_lines(text: str, pos: int, most: int) -> list[ScannedLine]:
+    """What ``scan_lines`` gives: each line after a line end while ``reference`` takes it."""
+    found: list[ScannedLine] = []
+    while len(found) < most and text.startswith("\n", pos):
+        line = reference(text, pos + 1)
+        if line is None:
+            break
+        found.append(line)
+        pos = line[0]
+    return found
 
 
 SEEDS = [
@@ -75,9 +96,12 @@ SEEDS = [
     "constant(0)\n",
     '  %c = s32[] custom-call(), custom_call_target="a\\"b/*c*/", backend_config="{}"\n'
     "  ROOT %d = f32[] parameter(0)\n",
+    "  %f = (f32[2]{0}, s32[]) fusion(f32[2]{0} %a, (f32[], s32[4]{0}) %b, %c, /*index=3*/"
+    "s32[] %d), kind=kLoop, calls=%g\n  %e = f32[] add(f32[] %x, f32[] %y)\n}\n",
 ]
 PIECES = [*" \t\r\n,={}()[]\"/*%\\_.-0123456789aTRO", "ROOT ", "channel_id=",
-          ", replica_groups=", "{{0,1}}", ", metadata={", "é", "中", "😀", "\x00"]
+          ", replica_groups=", "{{0,1}}", ", metadata={", "é", "中", "😀", "\x00",
+          "/*index=5*/", "f32[8]{0} ", "(f32[], s32[2]{0}) ", ", %"]
 
 
 @st.composite
@@ -94,23 +118,29 @@ def mutated(draw: st.DrawFn) -> str:
     return "".join(text)
 
 
-@given(mutated(), st.sampled_from([0, 2]), st.booleans())
+@given(mutated(), st.sampled_from([0, 2]), st.booleans(), st.sampled_from([1, 2, 64]))
 @settings(max_examples=3000, deadline=None)
-def test_scan_line_is_the_form(text: str, pos: int, with_last: bool) -> None:
-    last = None
-    if with_last:  # the groups of a line before, as the reader passes them
-        at = text.find("{{")
-        stop = groups_end(text, at) if at >= 0 else -1
-        last = (at, stop) if stop > 0 else None
-    assert scan_line(text, pos, last) == reference(text, pos)
+def test_scan_lines_is_the_form(text: str, skipped: int, twice: bool, most: int) -> None:
+    text = "\n" + text[skipped:]
+    first = text.find("\n", 1)
+    if twice and first > 0:  # a line repeated: its groups are compared with the line before's
+        text = text[:first] + text
+    assert scan_lines(text, 0, most) == reference_lines(text, 0, most)
 
 
-def test_scan_line_reads_the_line() -> None:
-    text = SEEDS[0]
-    assert scan_line(text, 0, None) == (
-        len(text.split("\n")[0]), 3, 8, "ar.1", "all-reduce", "f32[8,128]{1,0}", "%p, %q",
-        ("p", "q"), 42, "12", (74, 87), ", use_global_device_ids=true, to_apply=%add",
-        ', metadata={op_name="x"}', text[7:text.index("\n")])
+def test_scan_lines_reads_the_line() -> None:
+    text = "\n" + SEEDS[0]
+    assert scan_lines(text, 0, 1) == [(
+        len(text.split("\n")[1]) + 1, 3, 8, "ar.1", "all-reduce", "f32[8,128]{1,0}", "%p, %q",
+        ("p", "q"), (), 42, "12", (74, 87), ", use_global_device_ids=true, to_apply=%add",
+        ', metadata={op_name="x"}', text[8:text.index("\n", 1)])]
+
+
+def test_scan_lines_reads_operand_shapes() -> None:
+    text = "\n" + SEEDS[4]
+    first, second = scan_lines(text, 0, 64)
+    assert first[7:9] == (("a", "b", "c", "d"), ("f32[2]{0}", "(f32[], s32[4]{0})", None, "s32[]"))
+    assert second[7:9] == (("x", "y"), ("f32[]", "f32[]"))
 
 
 @pytest.mark.parametrize("text", [
@@ -121,13 +151,13 @@ def test_scan_line_reads_the_line() -> None:
     "  %r = f32[] add(%a /* } */\n}\n",  # a comment not closed on the line
     *(f"  %r = f32[{c}] add(%a)\n}}\n" for c in "[({\"/)}"),  # no bracket in dimensions
 ])
-def test_scan_line_declines(text: str) -> None:
-    assert scan_line(text, 0, None) is None
+def test_scan_lines_declines(text: str) -> None:
+    assert scan_lines("\n" + text, 0, 64) == []
 
 
-@pytest.mark.parametrize(("pos", "last"), [(-1, None), (999, None), (0, (5, 2)), (0, (0, 999))])
-def test_scan_line_out_of_range(pos: int, last: tuple[int, int] | None) -> None:
-    assert scan_line(SEEDS[0], pos, last) is None
+@pytest.mark.parametrize("pos", [-1, 1, 999])
+def test_scan_lines_out_of_range(pos: int) -> None:
+    assert scan_lines("\n" + SEEDS[0], pos, 64) == []
 
 
 def test_attributes_after_metadata_stay(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,6 +1,4 @@
-"""What a module holds is freed with it: the records the fast path builds for instructions
-that are no collective are left out of the cyclic collector, and nothing of a dropped module
-stays behind."""
+"""What a module holds is freed with it: nothing of a dropped module stays behind."""
 
 from __future__ import annotations
 
@@ -16,12 +14,6 @@ TEXT = entry_head("HloModule m, num_partitions=2") + (
     "  %ar = f32[8]{0} all-reduce(%n0), channel_id=1, replica_groups={{0,1}}, "
     "use_global_device_ids=true, to_apply=%add\n"
     "  ROOT %n1 = f32[8]{0} negate(%ar)\n}\n")
-
-
-def test_only_collectives_are_tracked_by_the_cyclic_collector() -> None:
-    module = hlo.parse_module(TEXT)
-    tracked = {i.name: gc.is_tracked(i) for i in module.entry.instructions}
-    assert tracked == {"p": False, "n0": False, "ar": True, "n1": False}
 
 
 def test_a_dropped_module_leaves_nothing_behind() -> None:

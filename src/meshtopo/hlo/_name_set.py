@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 
@@ -31,6 +33,10 @@ class NameSet:
         merged = self._merged
         at = int(merged.searchsorted(key))
         return at < merged.size and int(merged[at]) == key
+
+    def issuperset(self, names: Iterable[str]) -> bool:
+        """True when every one of ``names`` is here (as ``set.issuperset``)."""
+        return all(name in self for name in names)
 
     def add(self, name: str) -> None:
         """Remember ``name``."""

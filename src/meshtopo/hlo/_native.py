@@ -8,7 +8,7 @@ purpose (the test suite reads with both). What each stand-in does:
 - explicit replica groups (``_explicit_scan``): ``groups_end`` and ``groups_arrays`` check
   and convert XLA's printed form ``{{0,1},{2,3}}`` with one regular expression of that same
   form (``_explicit_form.h`` defines it for the compiled one);
-- lines (``_line_scan``): ``read_lines`` reads no line, so the general reader reads every
+- lines (``_line_scan``): ``scan_lines`` scans no line, so the general reader reads every
   instruction (the fast path only decides how quickly a line is read);
 - decoded copies (``_decoded_copy``): without the fast path no instruction carries shared
   attributes, so ``decoding_key`` is None and nothing is copied.
@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Container
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ._line_scan import ScannedLine
 
 _FORCED = os.environ.get("MESHTOPO_PURE_PYTHON", "") not in ("", "0")
 
@@ -54,10 +57,9 @@ def _groups_arrays(text: str, pos: int, end: int, /) -> tuple[bytearray, bytearr
     return bytearray(ids.tobytes()), bytearray(sizes.tobytes())
 
 
-def _read_no_lines(text: str, pos: int, line: int, reader: object, computation: object,
-                   most: int, kept: Container[str], /) -> tuple[list[Any], int, int]:
-    """Reads no line: the general reader reads them all."""
-    return [], pos, line
+def _scan_no_lines(text: str, pos: int, most: int, /) -> list[ScannedLine]:
+    """Scans no line: the general reader reads them all."""
+    return []
 
 
 def _no_key(instruction: Any, /) -> None:
@@ -77,8 +79,7 @@ def _configure_nothing(*_: object) -> None:
 
 groups_end: Callable[[str, int], int]
 groups_arrays: Callable[[str, int, int], tuple[bytearray, bytearray] | None]
-read_lines: Callable[..., tuple[list[Any], int, int]]
-configure_lines: Callable[..., None]
+scan_lines: Callable[[str, int, int], list[ScannedLine]]
 decoding_key: Callable[[Any], Any]
 copy_decoded: Callable[[Any, dict[Any, Any], Callable[[Any], tuple[Any, Any]]], Any]
 configure_copies: Callable[..., None]
@@ -89,11 +90,10 @@ try:
     from ._decoded_copy import configure as configure_copies
     from ._decoded_copy import copy_decoded, decoding_key
     from ._explicit_scan import groups_arrays, groups_end
-    from ._line_scan import configure as configure_lines
-    from ._line_scan import read_lines
+    from ._line_scan import scan_lines
     SCANNERS = "native"
 except ImportError:
     groups_end, groups_arrays = _groups_end, _groups_arrays
-    read_lines, configure_lines = _read_no_lines, _configure_nothing
+    scan_lines = _scan_no_lines
     decoding_key, copy_decoded, configure_copies = _no_key, _no_copy, _configure_nothing
     SCANNERS = "pure Python"

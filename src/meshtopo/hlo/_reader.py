@@ -20,13 +20,15 @@ rule alone decides where an instruction ends, whatever the line breaks. Operands
 before they are used, names are unique in a computation, and a computation has one ROOT (its
 last instruction when none is marked), as XLA's parser requires.
 
-The fast path reads runs of instructions written one a line as XLA prints them in C
-(``_line_scan.read_lines``, which cuts off leading explicit groups and a trailing metadata
-attribute); the attribute list left is checked here, once per distinct text and opcode, with
-the same lexical patterns. It takes a line only when the next line starts another statement
-(a name or ``}``, which no value continues) and XLA's checks between instructions pass, and
-otherwise declines to the general reader, so it decides only how quickly an instruction is
-read. Text that is only partly available (the streaming reader) raises ``SyntaxFault`` with
+The fast path reads runs of instructions written one a line as XLA prints them: the C scanner
+(``_line_scan.scan_lines``) cuts each line into its texts (name, shape, opcode, operands,
+leading explicit groups, a trailing metadata attribute, the attribute list left) and
+``_lines`` decides the rest: the attribute list left is checked once per distinct text and
+opcode, with the same lexical patterns, and shapes, names and XLA's checks between
+instructions as the general reader checks them. It takes a line only when the next line
+starts another statement (a name or ``}``, which no value continues) and those checks pass,
+and otherwise declines to the general reader, so it decides only how quickly an instruction
+is read. Text that is only partly available (the streaming reader) raises ``SyntaxFault`` with
 ``at_end`` wherever the grammar needs text past the end, and is read again once more has
 arrived.
 """
@@ -36,7 +38,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import fields
 from typing import NamedTuple, TypeVar, cast
 
 from .._errors import HloParseError
@@ -51,7 +52,7 @@ from ._instruction_checks import (
 from ._literal import read_literal
 from ._metadata import check_metadata, printed_metadata
 from ._name_set import NameSet
-from ._native import configure_lines, read_lines
+from ._native import scan_lines
 from ._opcodes import (
     ASYNC_KINDS,
     OPCODES,
@@ -137,7 +138,9 @@ _CALLEE = re.compile(r"(,[ \t]*(?:calls|to_apply)=[ \t]*)(%?[A-Za-z0-9_.\-]+)(?=
 _FAST_HEAD = re.compile(
     r"(ENTRY[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
     r"(\(" + group_items(3) + r"\)[ \t]*->[ \t]*(?:" + _SHAPE + r"))?[ \t]*\{[ \t]*(?=\n)")
-_LAYOUTS_KEPT = 512
+_LAYOUTS_KEPT = 4096
+_METADATA_KEPT = 8192  # metadata attributes the fast path remembers as taken (a dump repeats each)
+_SHAPES_KEPT = 4096  # shape texts the fast path keeps, each once (a dump repeats a few)
 # The most instructions the fast path reads at once (a stream holds them until yielded).
 _RUN = 64
 # Operand names and their inline shapes (empty when none is written).
@@ -425,17 +428,13 @@ class Reader:
         """The instructions of ``computation`` in text order, each checked against those
         before it (and passed to ``visit`` first when its opcode is in ``opcodes``), until
         its closing brace is read; then the computation's root is set. Runs of instructions
-        written one a line as ``scan_line`` takes them are read here; every other
-        instruction by the general reader. The records the fast path builds for opcodes not
-        in ``opcodes`` hold only strings, numbers, tuples of them and a shared layout, and
-        are left out of the cyclic collector's passes (a dump's are mostly such)."""
+        written one a line are read by the fast path (``_lines``); every other instruction
+        by the general reader."""
         self._shared.visit, self._shared.opcodes = visit, opcodes  # for inline computations
         while True:
-            read, pos, line = ([], 0, 0) if self.single else read_lines(
-                self.text, self.pos, self.line, self, computation, _RUN, opcodes)
+            run = (self.pos, self.line)  # where the fast path's run starts
+            read = [] if self.single else self._lines(computation)
             if read:
-                run = (self.pos, self.line)
-                self.pos, self.line, self._last = pos, line, read[-1]
                 definition = self._shared.definition
                 for instruction in read:
                     if instruction.opcode == "constant":
@@ -743,9 +742,67 @@ class Reader:
         return self._make(name, "parameter", shape, ((), ()), line, column, computation,
                           False, str(number), written, [], len(written))
 
-    def _fast_shape(self, shape: str) -> bool:
-        """True when XLA's parser takes ``shape`` (the general reader says why not)."""
-        return shape_error(shape, 0, len(shape)) is None
+    def _lines(self, computation: Computation) -> list[Instruction]:
+        """The instructions of ``computation`` on the lines after the current position (a
+        line's end) that the fast path takes, at most ``_RUN``, read past: each line
+        ``scan_lines`` scans, up to the first whose attributes, shape, operands or names
+        the general reader must judge (it reads that line and says what is wrong)."""
+        scanned = scan_lines(self.text, self.pos, _RUN)
+        if not scanned:
+            return []
+        names, known, layouts, shapes, metadata = (
+            self._names, self.computation_names, self._layouts, self._shapes,
+            self._metadata_seen)
+        defined, add = names.issuperset, names.add
+        owner, line, end = computation.name, self.line, self.pos
+        read: list[Instruction] = []
+        for (after, root, column, name, opcode, shape, operand_text, operands, inline,
+             attribute_at, channel, groups, rest, tail, written) in scanned:
+            if rest is None:
+                if opcode not in _BARE_OPCODES:
+                    break  # the general reader refuses it
+                layout, called = _NO_ATTRIBUTES, _NO_ATTRIBUTES.called
+            else:
+                if tail is not None and tail not in metadata and not self._metadata(tail):
+                    rest, tail = rest + tail, None  # the metadata is read with the rest
+                key = (opcode, channel is not None, groups is not None, rest)
+                found = layouts.get(key) or self._layout_of(*key)
+                if found is None or (tail is not None and found[0].has_metadata):
+                    break
+                layout, called = found
+            if operands is None or opcode in _LITERAL_OPCODES:
+                try:
+                    operands, inline = self._operands(opcode, operand_text, 0)
+                except SyntaxFault:
+                    break
+            kept = shapes.get(shape)
+            if kept is None:
+                if shape_error(shape, 0, len(shape)) is not None:
+                    break
+                if len(shapes) >= _SHAPES_KEPT:
+                    shapes.clear()
+                kept = shapes[shape] = shape
+            # XLA's checks between instructions (``_check``), when they pass.
+            count = OPERAND_COUNTS.get(opcode, -1)
+            controls = layout.controls
+            if (name in names or name in _GENERAL_NAMES or not defined(operands)
+                    or (count >= 0 and count != len(operands)) or not known.issuperset(called)
+                    or (controls and not defined(controls))
+                    or (root >= 0 and computation.root is not None)):
+                break
+            instruction = Instruction(
+                name, opcode, kept, operands, line + 1, column, owner, root >= 0, operand_text,
+                written, layout, called, controls, inline, attribute_at, channel, groups,
+                layout.shared)
+            add(name)
+            if root >= 0:
+                computation.root = instruction
+            read.append(instruction)
+            line += 1
+            end = after
+        if read:
+            self.pos, self.line, self._last = end, line, read[-1]
+        return read
 
     def _metadata(self, tail: str) -> bool:
         """True when ``tail`` is one ``, metadata={...}`` attribute XLA takes (remembered:
@@ -754,7 +811,7 @@ class Reader:
         if not tail.startswith(", metadata=") or not (printed_metadata(value) or (
                 _FAST_ATTRIBUTE.fullmatch(tail) is not None and _takes_metadata(value))):
             return False
-        if len(self._metadata_seen) >= _LAYOUTS_KEPT:
+        if len(self._metadata_seen) >= _METADATA_KEPT:
             self._metadata_seen.clear()
         self._metadata_seen.add(tail)
         return True
@@ -1377,8 +1434,6 @@ _GENERAL_NAMES = frozenset(ELEMENT_BITS) | KEYWORDS
 _FAST_OPCODES = OPCODES - frozenset(ASYNC_KINDS) - {"conditional"}  # by its predicate's type
 # The opcodes the fast path reads written without attributes: those that require none.
 _BARE_OPCODES = _FAST_OPCODES - set(REQUIRED_ATTRIBUTES)
-configure_lines(Instruction, tuple(f.name for f in fields(Instruction)), _BARE_OPCODES,
-                _GENERAL_NAMES, _LITERAL_OPCODES, _NO_ATTRIBUTES, SyntaxFault, OPERAND_COUNTS)
 
 
 def _device_ids_end(text: str, end: int, final: bool) -> int:

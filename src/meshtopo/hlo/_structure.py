@@ -52,9 +52,6 @@ class Instruction:
     is ``explicit_groups``, sliced on use, as such lists can be most of a line), and
     ``shared_attributes`` the attribute text after those (what collectives that differ only
     in channel id and explicit groups share); ``shared_attributes`` is None otherwise.
-    Such records of instructions that are no collective are not tracked by the cyclic
-    garbage collector (their fields hold nothing that can refer back to them); a field set
-    to an object that does would make a cycle it cannot free.
     """
 
     name: str
