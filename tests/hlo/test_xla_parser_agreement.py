@@ -370,6 +370,9 @@ for _shape, _literal in (
         ("(f32[], s32[])", "(1)"), ("f32[2]", " { 1 , /* x */ 2 } "), ("f32[2,0]", "{{},{}}")):
     CASES[f"literal {_shape} {_literal}"] = _module(
         f"%c = {_shape} constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")
+for _name, _literal in (("5,000 digits", "9" * 5000), ("leading zeros", "0" * 40 + "7")):
+    CASES[f"literal s32[] of {_name}"] = _module(
+        f"%c = s32[] constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")
 
 
 # The collectives whose fields XLA prints on the instruction itself.

@@ -216,6 +216,16 @@ def _dense(reader: _Reader, shape: Shape) -> list[Any] | None:
             return None if elided else values
 
 
+def _lexed_integer(token: str) -> int | None:
+    """The integer XLA's lexer makes of an integer token: in int64, or past it as uint64's
+    bits (kept here as the unsigned value); None past uint64. Digits are counted first, so
+    a token of thousands of digits is out of range rather than too long for ``int``."""
+    if len(token.lstrip("-").lstrip("0")) > 20:
+        return None
+    value = int(token)
+    return value if -(1 << 63) <= value < 1 << 64 else None
+
+
 def _element(reader: _Reader, found: re.Match[str], shape: Shape, index: int) -> object:
     """The value of one scalar token, checked as XLA's ``SetValueInLiteral`` checks it."""
     kind, group, at = shape.element_type, found.lastgroup, found.start()
@@ -224,10 +234,10 @@ def _element(reader: _Reader, found: re.Match[str], shape: Shape, index: int) ->
             raise reader.fail(f"{kind.upper()} is not PRED type", at)
         value: object = found.group() == "true"
     elif kind == "pred" or kind in _INTEGRAL_BITS:
-        if group != "int" or not -(1 << 63) <= int(found.group()) < 1 << 64:
+        value = _lexed_integer(found.group()) if group == "int" else None
+        if value is None:
             reader.problem("expects integer", at)
             raise reader.fail(f"expects integer for primitive type: {kind.upper()}", at)
-        value = int(found.group())
         if value >= 1 << 63:  # XLA's lexer keeps an integer past int64 as uint64's bits
             value -= 1 << 64
         if kind == "pred":
