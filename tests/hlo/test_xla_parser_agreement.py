@@ -370,9 +370,14 @@ for _shape, _literal in (
         ("(f32[], s32[])", "(1)"), ("f32[2]", " { 1 , /* x */ 2 } "), ("f32[2,0]", "{{},{}}")):
     CASES[f"literal {_shape} {_literal}"] = _module(
         f"%c = {_shape} constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")
-for _name, _literal in (("5,000 digits", "9" * 5000), ("leading zeros", "0" * 40 + "7")):
-    CASES[f"literal s32[] of {_name}"] = _module(
-        f"%c = s32[] constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")
+for _shape, _name, _literal in (
+        ("s32[]", "5,000 digits", "9" * 5000), ("s32[]", "leading zeros", "0" * 40 + "7"),
+        ("f32[]", "past uint64", "18446744073709551616"),
+        ("f32[]", "below int64", "-9223372036854775809"),
+        ("pred[]", "past uint64", "99999999999999999999999"),
+        ("u64[]", "int64's least", "-9223372036854775808")):
+    CASES[f"literal {_shape} of {_name}"] = _module(
+        f"%c = {_shape} constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")
 
 
 # The collectives whose fields XLA prints on the instruction itself.

@@ -218,8 +218,9 @@ def _dense(reader: _Reader, shape: Shape) -> list[Any] | None:
 
 def _lexed_integer(token: str) -> int | None:
     """The integer XLA's lexer makes of an integer token: in int64, or past it as uint64's
-    bits (kept here as the unsigned value); None past uint64. Digits are counted first, so
-    a token of thousands of digits is out of range rather than too long for ``int``."""
+    bits (kept here as the unsigned value); None past uint64 or below int64, where the lexer
+    makes an error token. Digits are counted first, so a token of thousands of digits is out
+    of range rather than too long for ``int``."""
     if len(token.lstrip("-").lstrip("0")) > 20:
         return None
     value = int(token)
@@ -229,15 +230,18 @@ def _lexed_integer(token: str) -> int | None:
 def _element(reader: _Reader, found: re.Match[str], shape: Shape, index: int) -> object:
     """The value of one scalar token, checked as XLA's ``SetValueInLiteral`` checks it."""
     kind, group, at = shape.element_type, found.lastgroup, found.start()
+    integer = _lexed_integer(found.group()) if group == "int" else None
+    if group == "int" and integer is None:  # XLA's lexer makes it an error token
+        raise reader.fail("unexpected token type in a literal", at)
     if group == "bool":
         if kind != "pred":  # XLA stops the process here; refuse instead
             raise reader.fail(f"{kind.upper()} is not PRED type", at)
         value: object = found.group() == "true"
     elif kind == "pred" or kind in _INTEGRAL_BITS:
-        value = _lexed_integer(found.group()) if group == "int" else None
-        if value is None:
+        if integer is None:
             reader.problem("expects integer", at)
             raise reader.fail(f"expects integer for primitive type: {kind.upper()}", at)
+        value = integer
         if value >= 1 << 63:  # XLA's lexer keeps an integer past int64 as uint64's bits
             value -= 1 << 64
         if kind == "pred":
