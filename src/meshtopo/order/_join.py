@@ -25,7 +25,7 @@ O(ranks x entries) for the runtime's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ._entry import Arrival
@@ -98,7 +98,8 @@ def join(program: Report, runtime: Report,
     return Join(tuple(joined), rank_devices is None, tuple(unplaced))
 
 
-def _rank_join(rank: int, device: int, arrivals: list[Arrival], entered: list[str]) -> RankJoin:
+def _rank_join(rank: int, device: int, arrivals: Sequence[Arrival], entered: list[str]
+               ) -> RankJoin:
     issued = [_runtime_name(a.entry.opcode) for a in arrivals]
     loops: dict[str, int] = {}
     for arrival in arrivals:
