@@ -45,6 +45,12 @@ def test_output_file_and_round_trip_to_sync(tmp_path: Path,
         c.opcode for c in mt.hlo.load(EXAMPLE).collectives)
 
 
+def test_a_pass_with_nothing_to_decide_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "passes", str(EXAMPLE), "--to-sync")
+    assert code == 0 and mt.hlo.parse_module(out).collectives
+    assert err == "to-sync: no collective to act on, nothing decided\n"
+
+
 def test_no_pass_is_one_error_line(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "passes", str(EXAMPLE))
     assert code == 2 and out == ""

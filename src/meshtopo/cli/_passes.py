@@ -74,7 +74,11 @@ def _run(module: Module, options: _Options) -> tuple[Module, list[str], list[Dec
     return module, [name for name, _ in steps], [d for _, r in steps for d in r.decisions]
 
 
-def _table(decisions: list[Decision]) -> Table:
+def _table(decisions: list[Decision], names: list[str]) -> Table | str:
+    """What each pass did to each collective, one row each; one line when no pass met a
+    collective it acts on (an empty table would say nothing)."""
+    if not decisions:
+        return f"{', '.join(names)}: no collective to act on, nothing decided"
     table = Table("pass", "computation", "collective", "opcode", "action", "why")
     for d in decisions:
         style = "" if d.action == "kept" else "bold"
@@ -156,10 +160,10 @@ def passes(file: str, output: str | None, as_json: bool, module_choice: str | No
         return 0
     if output is None:
         click.echo(text, nl=False)
-        console(stderr=True).print(_table(decisions))
+        console(stderr=True).print(_table(decisions, names))
     else:
         out = console()
-        out.print(_table(decisions))
+        out.print(_table(decisions, names))
         out.print(f"{file}: {', '.join(names)}: {len(module.instructions)} -> "
                   f"{plural(len(result.instructions), 'instruction')}, written to {output}")
     return 0
