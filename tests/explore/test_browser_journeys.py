@@ -317,6 +317,24 @@ def test_tab_and_dial_are_in_the_url_and_back_returns(tab: Page) -> None:
     assert page.url.startswith(tab.server.url)
 
 
+def test_back_and_forward_cross_an_order_example_and_keep_forward(tab: Page) -> None:
+    page = tab.open()
+    page.click("#tab-order")
+    page.click("#order-example")
+    page.wait_for_function("location.hash.includes('show=opposite')")
+    entries = page.evaluate("history.length")
+    page.click("#tab-dial")
+    # One entry for the switch, naming no example.
+    assert page.evaluate("history.length") == entries + 1
+    assert "show=" not in page.evaluate("location.hash")
+    page.go_back()
+    page.wait_for_function("document.querySelector('#tab-order').getAttribute('aria-selected') === 'true'")
+    assert "show=opposite" in page.evaluate("location.hash")
+    page.go_forward()
+    page.wait_for_function("document.querySelector('#tab-dial').getAttribute('aria-selected') === 'true'")
+    assert page.evaluate("history.length") == entries + 1
+
+
 def test_a_reload_restores_the_page_and_names_the_file_it_lost(
         tab: Page, dump_file: Path) -> None:
     page = tab.open()

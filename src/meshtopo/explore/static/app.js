@@ -345,10 +345,14 @@ function chooseMode(m) {
 
 // ---------------------------------------------------------------- wiring
 
-function switchTab(button, focus) {
+// ``replace`` rewrites the current history entry (restoring one on Back or Forward).
+function switchTab(button, focus, replace = false) {
+  // One history entry per switch; the URL names an order example only while the order tab
+  // shows it.
   if (url.ui) {
     url.ui.tab = button.id.replace("tab-", "");
-    writeHash();
+    if (button.id !== "tab-order") url.ui.show = "";
+    writeHash(replace);
   }
   for (const tab of document.querySelectorAll(".tab")) {
     const on = tab === button;
@@ -359,11 +363,6 @@ function switchTab(button, focus) {
   }
   // The dial and the dump share the result view; the order has its own.
   for (const id of ["result-view", "order-view"]) $(id).hidden = button.dataset.view !== id;
-  // The URL names an order example only while the order tab shows it.
-  if (button.id !== "tab-order" && url.ui && url.ui.show) {
-    url.ui.show = "";
-    writeHash();
-  }
   if (focus) button.focus();
 }
 
@@ -444,7 +443,8 @@ function wireControls() {
   window.addEventListener("hashchange", () => {
     if (location.hash === toHash(url.ui)) return;
     applyUi(fromHash(location.hash));
-    switchTab($(`tab-${url.ui.tab}`), false);
+    // Restoring an entry rewrites it in place: a push here would drop the Forward entries.
+    switchTab($(`tab-${url.ui.tab}`), false, true);
     update().then(openShown);
   });
 }
