@@ -261,6 +261,8 @@ def test_a_bad_field_is_marked_in_the_dials_words_with_one_stale_line(tab: Page)
     assert beside == "input-error"
     message = page.text_content("#input-error")
     assert "axis 2's size" in message and "mesh.axes" not in message
+    assert page.is_hidden("#request-error")  # said once, beside the field
+    assert "mesh.axes" not in page.text_content("#findings")
     stale_lines = page.evaluate(
         "[...document.querySelectorAll('[data-stale]')]"
         ".filter(e => getComputedStyle(e, '::before').content !== 'none').length")

@@ -112,14 +112,17 @@ function setStale(reason) {
 function showRequestError(error) {
   stopPlaying();
   const kind = error.detail && error.detail.kind ? `${error.detail.kind}: ` : "";
-  $("input-error").textContent = markField(error.message, error.detail || {}, url.ui.kind);
+  // In the dial's words wherever it is shown; beside the marked field, not again below.
+  const said = markField(error.message, error.detail || {}, url.ui.kind);
+  const marked = $("input-error").dataset.field !== undefined;
+  $("input-error").textContent = said;
   $("input-error").hidden = false;
-  $("request-error").textContent = error.message;
-  $("request-error").hidden = false;
+  $("request-error").textContent = said;
+  $("request-error").hidden = marked;
   setStale("out of date: the dial above has an error; this shows the last answer");
   // Checks speak for the current dial: its error.
   const item = el("li", "bad");
-  item.append(el("span", "src", "request"), kind + error.message);
+  item.append(el("span", "src", "request"), kind + said);
   $("findings").replaceChildren(item);
   document.body.dataset.state = "error";
   document.body.dataset.renders = String(++dial.renders);
