@@ -219,3 +219,39 @@ def test_stdin_takes_the_table_from_a_textproto(dump, capsys, monkeypatch):
         main(["inspect", "--json", module.source])
     assert json.loads(capsys.readouterr().out)["collectives"][0]["device_groups"] == \
         payload["collectives"][0]["device_groups"]
+
+
+def _json_answer(argv: list[str], capsys) -> dict:
+    with pytest.raises(SystemExit):
+        main(argv)
+    return json.loads(capsys.readouterr().out)
+
+
+def _without_sources(value: object) -> object:
+    """``value`` with the fields naming where the input and its table came from left out."""
+    if isinstance(value, dict):
+        return {k: _without_sources(v) for k, v in value.items()
+                if "source" not in k and k not in ("file", "name", "path", "table_file")}
+    if isinstance(value, list):
+        return [_without_sources(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("command", ["check", "order", "neuron"])
+def test_stdin_placed_by_a_textproto_reads_as_the_dump(dump, capsys, monkeypatch, command):
+    """check, order and neuron on stdin with --device-assignment FILE.textproto answer as on
+    the dump's own file, whose groups equal execution (test_loaded_dump_groups_equal_execution)."""
+    module = _module_of(dump, "psum-permuted")
+    by_path = _json_answer([command, "--json", module.source], capsys)
+    with open(module.source, encoding="utf-8") as handle:
+        monkeypatch.setattr("sys.stdin", handle)
+        by_stdin = _json_answer([command, "-", "--json", "--device-assignment",
+                                 module.compile_options.path], capsys)
+    assert _without_sources(by_stdin) == _without_sources(by_path)
+    if command != "order":  # order's answer names no table source
+        assert '"device_assignment_source": "given"' in json.dumps(by_stdin)
+    else:  # its cliques follow the table: XLA's default placement gives others
+        with open(module.source, encoding="utf-8") as handle:
+            monkeypatch.setattr("sys.stdin", handle)
+            bare = _json_answer([command, "-", "--json"], capsys)
+        assert _without_sources(bare) != _without_sources(by_path)

@@ -16,16 +16,18 @@ from rich.console import Console
 from rich.text import Text
 
 from .._errors import InvalidArgumentError
-from ..hlo import Finding, Module, describe_placement, load, verify
+from ..hlo import Finding, Module, describe_placement, verify
 from ..order import Finding as OrderFinding
 from ..order import analyze
 from ._inputs import (
     FILES_HELP,
     all_option,
+    assignment_option,
     device_limit_option,
     folded_line,
     input_files,
     is_single_file,
+    load_placed,
     module_option,
     rendezvous_option,
 )
@@ -99,19 +101,21 @@ them). Exits 1 when there are findings, 0 when there are none.""")
               help="Also run the send/recv deadlock checker on scheduled modules, like "
                    "HloVerifierOpts verify_no_collective_deadlocks=true.")
 @rendezvous_option
+@assignment_option
 @module_option
 @all_option
 @device_limit_option
 def check(files: tuple[str, ...], as_json: bool, replica_count: int | None,
           num_partitions: int | None, no_replica_group_checks: bool, deadlocks: bool,
-          rendezvous: str, module_choice: str | None, show_all: bool) -> int:
+          rendezvous: str, assignment_spec: str, module_choice: str | None,
+          show_all: bool) -> int:
     paths = input_files(files, module_choice)
     fold = not (show_all or is_single_file(files, paths, module_choice))
     folded: list[str] = []
     payloads = []
     out = console()
     for path in paths:
-        module = load(path, replica_count=replica_count, num_partitions=num_partitions)
+        module = load_placed(path, assignment_spec, replica_count, num_partitions)
         findings = verify(module, check_replica_groups=not no_replica_group_checks,
                           verify_no_collective_deadlocks=deadlocks)
         # The order analysis needs a module the verifier accepts.

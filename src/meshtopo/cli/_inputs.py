@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from .._errors import InvalidArgumentError
 from .._limits import DEFAULT_DEVICE_LIMIT, set_device_limit
-from ._options import DecimalRange
+from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange, device_assignment
 from ._render import plural
+
+if TYPE_CHECKING:
+    from ..hlo import Module
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -165,3 +168,27 @@ def rendezvous_option(command: F) -> F:
         help="What meets in the order analysis: 'clique' (default; the n-th collective of each "
              "member on a clique, as NCCL under XLA:GPU) or 'op_id' (XLA:CPU: collectives of "
              "different channel ids never meet).")(command)
+
+
+def assignment_option(command: F) -> F:
+    """``--device-assignment`` (``assignment_spec``) for a command that reads modules."""
+    return click.option(
+        "--device-assignment", "assignment_spec", default="auto", show_default=True,
+        help="auto (the table XLA wrote beside a dump in compile_options.textproto, else "
+             "XLA's default placement, said so in the output), or " + DEVICE_ASSIGNMENT_HELP,
+    )(command)
+
+
+def load_placed(path: str, assignment_spec: str = "auto", replica_count: int | None = None,
+                num_partitions: int | None = None) -> Module:
+    """``meshtopo.hlo.load`` of ``path``; with an ``--device-assignment`` spec other than
+    ``auto``, the module's text read again under that table (the text is kept, so a module
+    from stdin is placed too)."""
+    from ..hlo import load, parse_module
+
+    module = load(path, replica_count=replica_count, num_partitions=num_partitions)
+    if assignment_spec == "auto":
+        return module
+    table = device_assignment(assignment_spec, module.replica_count, module.num_partitions)
+    return parse_module(module.text, module.replica_count, module.num_partitions, table,
+                        module.source)

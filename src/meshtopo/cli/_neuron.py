@@ -14,7 +14,7 @@ import numpy as np
 from rich.text import Text
 
 from .._device_list import CollectiveDeviceList
-from ..hlo import Module, load
+from ..hlo import Module
 from ..neuron import (
     GROUP_OPCODES,
     MpmdError,
@@ -28,10 +28,12 @@ from ..neuron import (
 from ._inputs import (
     FILES_HELP,
     all_option,
+    assignment_option,
     device_limit_option,
     folded_line,
     input_files,
     is_single_file,
+    load_placed,
     module_option,
 )
 from ._options import DecimalRange
@@ -139,13 +141,14 @@ otherwise.""")
 @click.option("--tp-opcode", type=click.Choice(sorted(GROUP_OPCODES)), default="reduce-scatter",
               show_default=True, help="The collective whose groups name the TP group.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON answer.")
+@assignment_option
 @module_option
 @all_option
 @device_limit_option
 def neuron(files: tuple[str, ...], lnc: int, tp_opcode: str, as_json: bool,
-           module_choice: str | None, show_all: bool) -> int:
+           assignment_spec: str, module_choice: str | None, show_all: bool) -> int:
     paths = input_files(files, module_choice)
-    modules = [load(path) for path in paths]
+    modules = [load_placed(path, assignment_spec) for path in paths]
     payloads = [_payload(module, lnc, tp_opcode) for module in modules]
     ok = all(payload["ok"] for payload in payloads)
     if as_json:

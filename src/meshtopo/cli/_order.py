@@ -21,7 +21,7 @@ from rich.text import Text
 
 from .._errors import InvalidArgumentError
 from ..hlo import Finding as VerifierFinding
-from ..hlo import Module, describe_placement, load, verify
+from ..hlo import Module, describe_placement, verify
 from ..order import (
     Arrival,
     Finding,
@@ -37,7 +37,14 @@ from ..order import (
 )
 from ._check import finding_json, finding_text, located_finding
 from ._evidence import order_logs, predictions, print_timings, timings_json
-from ._inputs import device_limit_option, module_option, one_module_file, rendezvous_option
+from ._inputs import (
+    assignment_option,
+    device_limit_option,
+    load_placed,
+    module_option,
+    one_module_file,
+    rendezvous_option,
+)
 from ._options import int_list
 from ._render import console, emit_json, noun_for, placement_line, plural
 
@@ -65,8 +72,10 @@ def _verified(modules: list[tuple[str, Module]]) -> None:
 
 
 def _analyze(files: tuple[str, ...], flight_recorder: str | None, rendezvous: str,
-             module_choice: str | None) -> tuple[Report, str, list[tuple[str, Module]]]:
-    """The report, the name of what it reads and each module read (with its file)."""
+             module_choice: str | None, assignment_spec: str
+             ) -> tuple[Report, str, list[tuple[str, Module]]]:
+    """The report, the name of what it reads and each module read (with its file), each
+    placed by ``assignment_spec`` (``--device-assignment``)."""
     if flight_recorder is not None:
         if files:
             raise InvalidArgumentError("give HLO files or --flight-recorder DIR, not both")
@@ -76,7 +85,7 @@ def _analyze(files: tuple[str, ...], flight_recorder: str | None, rendezvous: st
                                    "--flight-recorder DIR")
     if len(files) == 1 and "@" not in files[0]:
         file = one_module_file(files[0], module_choice)
-        module = load(file)
+        module = load_placed(file, assignment_spec)
         _verified([(file, module)])
         return (_positioned(lambda: analyze(module, rendezvous=rendezvous), file), file,
                 [(file, module)])
@@ -88,7 +97,7 @@ def _analyze(files: tuple[str, ...], flight_recorder: str | None, rendezvous: st
                 f"with several programs each FILE names its devices as FILE@0,1,...; got {spec!r}")
         specs.append((one_module_file(path, module_choice),
                       int_list(devices, f"the devices of {path}")))
-    modules = [(load(path), devices) for path, devices in specs]
+    modules = [(load_placed(path, assignment_spec), devices) for path, devices in specs]
     _verified([(path, module) for (path, _), (module, _) in zip(specs, modules, strict=True)])
     return (_positioned(lambda: analyze(modules, rendezvous=rendezvous), specs[0][0]),
             ", ".join(files), [(path, module) for (path, _), (module, _) in zip(specs, modules,
@@ -193,11 +202,13 @@ def _excerpt(report: Report, finding: Finding) -> list[Text]:
               help="With --traces: each collective's predicted time on this cluster beside "
                    "the achieved one (a preset or a TOML, JSON or NCCL topology XML file).")
 @rendezvous_option
+@assignment_option
 @module_option
 @device_limit_option
 def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
           trace_path: str | None, flight_recorder: str | None, traces: bool, logs: bool,
-          cluster_spec: str | None, rendezvous: str, module_choice: str | None) -> int:
+          cluster_spec: str | None, rendezvous: str, assignment_spec: str,
+          module_choice: str | None) -> int:
     """Match every device's collectives by arrival order and report hangs and garbage.
 
     FILES: one HLO module every device runs (SPMD), or FILE@DEVICES per program (MPMD, e.g.
@@ -223,7 +234,8 @@ def order(files: tuple[str, ...], devices_text: str | None, as_json: bool,
         if cluster_spec is not None:
             raise InvalidArgumentError("--cluster goes with --traces")
         try:
-            report, name, read = _analyze(files, flight_recorder, rendezvous, module_choice)
+            report, name, read = _analyze(files, flight_recorder, rendezvous, module_choice,
+                                          assignment_spec)
         except _Refused as refused:
             return _refused(refused, as_json)
     predicted = None if timed is None or cluster_spec is None else predictions(
