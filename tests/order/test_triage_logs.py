@@ -18,13 +18,15 @@ import re
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from meshtopo.cli._main import main
 
-from .test_triage_join import ISSUED, SHORT, TRIPS, _dump
+from ._jobs import run_ranks
+from .test_triage_join import HERE, ISSUED, SHORT, TRIPS, _dump
 
 pytestmark = [pytest.mark.jax, pytest.mark.timeout(300)]
 
@@ -173,7 +175,7 @@ def test_logged_sequence_numbers_are_the_programs_collectives(
         "ahead_devices": [0, 2, 3], "explained": True}
     assert [(m, t) for _, m, t in behind["loops"]] == [(TRIPS - 1, TRIPS)]
     head = f"hlo ({loop_module}) beside logs (2 files) (rank r taken to run device r)"
-    assert f"the program explains {head}: process group 0's rank {SHORT} behind at #{TRIPS}: " \
+    assert f"{head}: process group 0: the program explains rank {SHORT} behind at #{TRIPS}: " \
            f"its device {SHORT} issues {TRIPS - 1} collectives on the group where devices " \
            f"[0, 2-3] issue {TRIPS}; {behind['loops'][0][0]} runs {TRIPS - 1} times on device " \
            f"{SHORT} and {TRIPS} times on the others" in answer["agreements"]
@@ -210,82 +212,115 @@ _STAGES = textwrap.dedent("""
     from jax import lax
     from jax.sharding import Mesh, PartitionSpec as P
     mesh = Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("a", "b"))
-    def forward(x):
-        return lax.psum(lax.psum(x, ("a", "b")) * 0.5, "b")
-    def backward(x):
-        return lax.psum(lax.psum(x, "b") * 0.5, ("a", "b"))
-    for f in (forward, backward):
+    def preamble(x):  # tp ({0,1},{2,3}), dp ({0,2},{1,3}), then the world
+        return lax.psum(lax.psum(lax.psum(x, "b") * 0.5, "a") * 0.5, ("a", "b")) * 0.5
+    def world_first(x):
+        return lax.psum(lax.psum(preamble(x), ("a", "b")) * 0.5, "b")
+    def tp_first(x):
+        return lax.psum(lax.psum(preamble(x), "b") * 0.5, ("a", "b"))
+    for f in (world_first, tp_first):
         g = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=P(("a", "b")),
                                   out_specs=P(("a", "b")), check_vma=False))
-        g.lower(jnp.arange(8.0)).compile()
+        g.lower(jnp.arange(32.0)).compile()
 """)
+TP, WORLD = "{{0,1},{2,3}}", "{{0,1,2,3}}"
 
 
 @pytest.fixture(scope="module")
-def stages(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(forward, backward): psum over the mesh then over ``b``, and the reverse."""
+def stages(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """(world_first, tp_first, the job's Flight Recorder dumps): two stages that run a tp, a
+    dp and a world psum, then a world and a tp psum in opposite orders; and the gloo job
+    whose rank 1 issues the world all_reduce first and the others the tp one
+    (``_fr_worker.py``'s "opposite": the same collectives on 8 floats a rank)."""
     root = tmp_path_factory.mktemp("stages")
     env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=(
         f"--xla_force_host_platform_device_count=8 --xla_dump_to={root / 'dump'}"))
-    done = subprocess.run([sys.executable, "-c", _STAGES], env=env, capture_output=True,
-                          text=True, timeout=240, check=False)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        ran = pool.submit(run_ranks, HERE / "_fr_worker.py", 4, root / "fr", "opposite")
+        done = subprocess.run([sys.executable, "-c", _STAGES], env=env, capture_output=True,
+                              text=True, timeout=240, check=False)
+        ran.result()
     assert done.returncode == 0, done.stderr[-2000:]
-    (forward,) = sorted((root / "dump").glob("*jit_forward*after_optimizations.txt"))
-    (backward,) = sorted((root / "dump").glob("*jit_backward*after_optimizations.txt"))
-    return forward, backward
+    (world_first,) = sorted((root / "dump").glob("*jit_world_first*after_optimizations.txt"))
+    (tp_first,) = sorted((root / "dump").glob("*jit_tp_first*after_optimizations.txt"))
+    assert sorted(p.name for p in (root / "fr").iterdir()) == [f"fr_rank_{r}" for r in range(4)]
+    return world_first, tp_first, root / "fr"
 
 
 def _stage_logs(folder: Path) -> Path:
-    """Ranks 0, 2, 3 run the forward stage, rank 1 the backward one: 0, 2, 3 time out in the
-    world's first all_reduce; rank 1 in its pair group's (PG 1: ranks 0 and 1), where rank 0
-    has enqueued nothing."""
+    """The watchdogs of a job whose rank 1 runs world_first and ranks 0, 2, 3 tp_first: on
+    the world group (PG 0) ranks 1-3 time out in #2 and rank 0 enqueued 1; on the tp group of
+    ranks 0 and 1 (PG 1) rank 0 times out in #2 and rank 1 enqueued 1; on the tp group of
+    ranks 2 and 3 (PG 2) both completed 2."""
     folder.mkdir()
-    world = [_timeout(r, 1, "ALLREDUCE", 2, 2) for r in (0, 2, 3)]
-    world += [_exception(r, 1, 0) for r in (0, 2, 3)]
-    world.append(_status(1, 0, 0))
-    pair = [_timeout(1, 1, "ALLREDUCE", 2, 2, pg=1, desc="undefined", group_rank=1),
-            _status(0, -1, -1, pg=1, desc="undefined", group_rank=0),
-            _exception(1, 1, 0, pg=1, desc="undefined", group_rank=1)]
-    (folder / "job.log").write_text("\n".join([*world[:3], *pair, *world[3:]]) + "\n")
+    world = [_timeout(r, 2, "ALLREDUCE", 8, 8) for r in (1, 2, 3)]
+    world += [_exception(r, 2, 1) for r in (1, 2, 3)]
+    world.append(_status(0, 1, 1))
+    tp = [_timeout(0, 2, "ALLREDUCE", 8, 8, pg=1, desc="undefined", group_rank=0),
+          _exception(0, 2, 1, pg=1, desc="undefined", group_rank=0),
+          _status(1, 1, 1, pg=1, desc="undefined", group_rank=1),
+          *(_status(r, 2, 2, pg=2, desc="undefined", group_rank=r - 2) for r in (2, 3))]
+    (folder / "job.log").write_text("\n".join([*world[:3], *tp, *world[3:]]) + "\n")
     return folder
 
 
 def test_mpmd_stages_joined_each_with_its_program(
-        stages: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """forward@0,2,3 backward@1: the set deadlocks (device 0 waits in the world's all-reduce,
-    device 1 in the pair's); each rank is joined with its own stage's schedule, and the logs
-    blame the ranks the program's deadlock names."""
-    forward, backward = stages
+        stages: tuple[Path, Path, Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """world_first@1 tp_first@0,2,3: the set deadlocks (device 0 waits in the tp all-reduce,
+    device 1 in the world's). Each rank is joined with its own stage's schedule: the Flight
+    Recorder dumps of the gloo job entered exactly what each device issues up to where the
+    program blocks it, the logs' sequence numbers are each group's collectives, the ranks
+    behind are explained, and the logs blame the ranks the program's deadlock names."""
+    world_first, tp_first, fr = stages
     logs = _stage_logs(tmp_path / "logs")
-    (world_op,) = [i for i in _instructions(forward, "all-reduce") if i[3] == "{{0,1,2,3}}"]
-    (pair_op,) = [i for i in _instructions(backward, "all-reduce") if i[3] == "{{0,1},{2,3}}"]
-    code, out = _triage([f"{forward}@0,2,3", f"{backward}@1", str(logs), "--json"], capsys)
+    ops = {(stage, groups): [name for name, _, _, g in _instructions(module, "all-reduce")
+                             if g == groups]
+           for stage, module in (("world_first", world_first), ("tp_first", tp_first))
+           for groups in (TP, WORLD)}
+    assert all(len(names) == 2 for names in ops.values())
+    code, out = _triage([f"{world_first}@1", f"{tp_first}@0,2,3", str(fr), str(logs),
+                         "--json"], capsys)
     assert code == 1
     answer = json.loads(out)
     (hlo,) = [s for s in answer["sources"] if s["kind"] == "hlo"]
-    assert hlo["paths"] == [f"{forward}@0,2,3", f"{backward}@1"]
-    assert hlo["found"] and hlo["findings"][0].startswith("deadlock: devices [0, 1]")
-    (joined,) = answer["log_joins"]
-    world, pair = joined["groups"]
-    assert (world["pg_id"], world["devices"], pair["pg_id"], pair["devices"]) == (
-        "0", [0, 1, 2, 3], "1", [0, 1])
-    assert [(r["rank"], r["seq"], r["opcode"], r["agrees"]) for r in world["ranks"]] == [
-        (0, 1, "all-reduce", True), (2, 1, "all-reduce", True), (3, 1, "all-reduce", True)]
-    assert {r["name"] for r in world["ranks"]} == {world_op[0]}
+    assert hlo["paths"] == [f"{world_first}@1", f"{tp_first}@0,2,3"]
+    assert hlo["found"] and hlo["findings"][0].startswith("deadlock: devices [")
+    (joined,) = answer["joins"]
+    assert [(r["rank"], r["device"], r["issued"], r["entered"], r["agrees"])
+            for r in joined["ranks"]] == [(0, 0, 4, 4, True), (1, 1, 4, 4, True),
+                                          (2, 2, 5, 5, True), (3, 3, 5, 5, True)]
+    assert [r["unreached"] for r in joined["ranks"]] == [1, 1, 0, 0]
+    (log_joined,) = answer["log_joins"]
+    world, tp01, tp23 = log_joined["groups"]
+    assert [(g["pg_id"], g["devices"]) for g in log_joined["groups"]] == [
+        ("0", [0, 1, 2, 3]), ("1", [0, 1]), ("2", [2, 3])]
+    assert [(r["rank"], r["seq"], r["at"], r["name"], r["agrees"]) for r in world["ranks"]] == [
+        (0, 1, "last enqueued", ops["tp_first", WORLD][0], True),
+        (1, 2, "timed out in", ops["world_first", WORLD][1], True),
+        (2, 2, "timed out in", ops["tp_first", WORLD][1], True),
+        (3, 2, "timed out in", ops["tp_first", WORLD][1], True)]
+    assert [(r["numel_in"], r["program_numel_in"], r["numel_agrees"])
+            for r in world["ranks"][1:]] == [(8, 8, True)] * 3
     assert [(b["rank"], b["counted"], b["ahead"], b["explained"]) for b in world["behind"]] == [
-        (1, 0, 1, True)]
-    assert [(r["rank"], r["device"], r["seq"], r["name"], r["numel_agrees"], r["agrees"])
-            for r in pair["ranks"]] == [(1, 1, 1, pair_op[0], True, True)]
-    assert [(b["rank"], b["explained"]) for b in pair["behind"]] == [(0, True)]
-    assert (f"hlo ({forward}@0,2,3 {backward}@1)'s own findings name devices [0-1], run by "
-            f"ranks [0-1]; logs ({logs / 'job.log'}) blames the same ranks") in answer["agreements"]
-    assert not [line for line in answer["contradictions"] if "beside logs" in line]
+        (0, 1, 2, True)]
+    assert [(r["rank"], r["seq"], r["name"], r["agrees"]) for r in tp01["ranks"]] == [
+        (0, 2, ops["tp_first", TP][1], True), (1, 1, ops["world_first", TP][0], True)]
+    assert [(b["rank"], b["counted"], b["ahead"], b["explained"]) for b in tp01["behind"]] == [
+        (1, 1, 2, True)]
+    assert [(r["rank"], r["seq"], r["name"], r["agrees"]) for r in tp23["ranks"]] == [
+        (2, 2, ops["tp_first", TP][1], True), (3, 2, ops["tp_first", TP][1], True)]
+    assert tp23["behind"] == []
+    assert (f"hlo (MPMD set {world_first.name}@1 {tp_first.name}@0,2,3)'s own findings name "
+            f"devices [0-1], run by ranks [0-1]; flight recorder (4 files), logs "
+            f"({logs / 'job.log'}) blame the same ranks" in answer["agreements"])
+    assert not [line for line in answer["contradictions"] if "beside" in line]
 
 
 def test_several_programs_without_a_set_say_how_to_give_one(
-        stages: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    forward, backward = stages
-    code, out = _triage([str(forward), str(backward)], capsys)
+        stages: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    world_first, tp_first, _ = stages
+    code, out = _triage([str(world_first), str(tp_first)], capsys)
     assert code == 0
     assert ("note: several HLO programs issue collectives, each read as a program on its own; "
             "if different ranks run different programs, give each as FILE@DEVICES (e.g. "
@@ -299,11 +334,11 @@ def _side_files(dump: Path) -> int:
 
 
 def test_a_dump_directory_reads_on_one_screen(
-        stages: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+        stages: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     """A dump directory: the after-optimizations modules are read, the one without
     collectives counted on one line, the files XLA writes beside them counted on one;
     --verbose names them."""
-    forward, _ = stages
+    forward, _, _ = stages
     code, out = _triage([str(forward.parent)], capsys)
     assert code == 0
     lines = out.splitlines()

@@ -435,9 +435,18 @@ def _or(value: int | None, fallback: int) -> int:
 
 
 def _label(source: Source) -> str:
-    name = (source.paths[0] if len(source.paths) == 1 else " ".join(source.paths)
-            if source.kind == "hlo" else f"{len(source.paths)} files")
+    if len(source.paths) == 1:
+        name = source.paths[0]
+    elif source.kind == "hlo":
+        name = f"MPMD set {' '.join(map(_base, source.paths))}"
+    else:
+        name = f"{len(source.paths)} files"
     return f"{source.kind.replace('_', ' ')} ({name})"
+
+
+def _base(path: str) -> str:
+    """A path's last component."""
+    return Path(path).name
 
 
 def _compare(sources: list[Source]) -> tuple[list[str], list[str]]:
@@ -598,7 +607,7 @@ def _log_group_lines(head: str, ranks: tuple[LogRankJoin, ...], agree: list[str]
     same: dict[tuple[object, ...], list[LogRankJoin]] = {}
     for rank in ranks:
         if rank.agrees:
-            key = (rank.seq, rank.at, rank.op_type, rank.numel, rank.name, rank.iteration)
+            key = (rank.seq, rank.at, rank.op_type, rank.name, rank.iteration)
             same.setdefault(key, []).append(rank)
             continue
         logged = _logged(rank)
@@ -618,20 +627,22 @@ def _log_group_lines(head: str, ranks: tuple[LogRankJoin, ...], agree: list[str]
                           + "; ".join(what))
     for group in same.values():
         first = group[0]
-        checked = [w for w, v in (("op type", first.op_agrees),
-                                  ("element counts", first.numel_agrees)) if v]
-        agree.append(f"{head}: ranks {_numbers([r.rank for r in group])} {_logged(first)}: "
+        checked = [w for w, v in (("op type", all(r.op_agrees for r in group)),
+                                  ("element counts", any(r.numel_agrees for r in group))) if v]
+        agree.append(f"{head}: ranks {_numbers([r.rank for r in group])} "
+                     f"{_logged(first, sizes=False)}: "
                      f"on devices {_numbers([r.device for r in group])} the program issues "
                      f"it as {_collective(first)}"
                      + (f" ({' and '.join(checked)} agree)" if checked else ""))
 
 
-def _logged(rank: LogRankJoin) -> str:
-    """``timed out in #41 ALLREDUCE (NumelIn 1000, NumelOut 1000)``."""
-    sizes = ", ".join(f"{n} {v}" for n, v in zip(("NumelIn", "NumelOut"), rank.numel,
-                                                  strict=True) if v is not None)
+def _logged(rank: LogRankJoin, sizes: bool = True) -> str:
+    """``timed out in #41 ALLREDUCE (NumelIn 1000, NumelOut 1000)`` (without the sizes
+    unless ``sizes``)."""
+    numel = ", ".join(f"{n} {v}" for n, v in zip(("NumelIn", "NumelOut"), rank.numel,
+                                                  strict=True) if v is not None and sizes)
     return (f"{rank.at} #{rank.seq}" + (f" {rank.op_type}" if rank.op_type else "")
-            + (f" ({sizes})" if sizes else ""))
+            + (f" ({numel})" if numel else ""))
 
 
 def _collective(rank: LogRankJoin) -> str:
@@ -646,7 +657,7 @@ def _behind_line(head: str, behind: Behind, agree: list[str], contradict: list[s
     loops = "".join(f"; {loop} runs {mine} times on device {behind.device} and {theirs} "
                     f"times on the others" for loop, mine, theirs in behind.loops)
     if behind.explained:
-        agree.append(f"the program explains {head}'s rank {behind.rank} behind at "
+        agree.append(f"{head}: the program explains rank {behind.rank} behind at "
                      f"#{behind.seq}: its device {behind.device} issues {behind.counted} "
                      f"collectives on the group where devices "
                      f"{_numbers(behind.ahead_devices)} issue {behind.ahead}{loops}")
@@ -673,11 +684,14 @@ def _program_suspects(sources: list[Source], reports: dict[int, Report],
             continue
         named = (f"{_label(program)}'s own findings name devices {_numbers(devices)}, run by "
                  f"ranks {_numbers(ranks)}")
+        same = []
         for runtime in (s for s in sources if s.suspects and s.found):
             blamed = sorted(set(runtime.suspects or ()))
             if blamed == ranks:
-                agree.append(f"{named}; {_label(runtime)} blames the same ranks")
+                same.append(_label(runtime))
             else:
                 both = sorted(set(blamed) & set(ranks))
                 contradict.append(f"{named}; {_label(runtime)} blames ranks {_numbers(blamed)}"
                                   + (f" (both: {_numbers(both)})" if both else ""))
+        if same:
+            agree.append(f"{named}; {', '.join(same)} blame the same ranks")
