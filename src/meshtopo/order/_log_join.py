@@ -12,7 +12,12 @@ differs from op_id_ when coalescing is enabled"). ``WorkNCCL(SeqNum=...)`` print
 ``seq_``; ``last enqueued work`` is the ``seq_`` of the last work ``workEnqueue`` queued and
 ``last completed work`` the ``seq_`` of the last one the watchdog saw complete
 (``pgStatus_->lastEnqueuedSeq = work->seq_``, ``pgStatus_->lastCompletedSeq = work.seq_``).
-So sequence number k of a group is the group's k-th collective counted from 1, p2p apart.
+So sequence number k of a group is the group's k-th collective counted from 1, p2p apart. A
+send or recv is enqueued too (``pointToPoint``: "Enqueue P2P op so that it can be cancelled by
+NCCL watchdog"), so a status logged right after one counts sends and receives: a status line
+names no OpType, and is read here as counting collectives; a timeout's SEND or RECV is joined
+with the device's sends, receives and permutes (one number each: how a permute splits into
+torch's sends and receives is not logged).
 
 The program's side: the collectives of ``Report.schedule(device, taken_only=True)`` the device
 reaches (``_join.reached``), loop iterations counted, that run on the group: a collective whose
