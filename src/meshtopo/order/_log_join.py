@@ -198,25 +198,42 @@ def join_logs(program: Report, logs: LogReport,
         placed, unplaced = place(program, sorted(ranks.values()), rank_devices)
         device_of = dict(placed)
         members = tuple(world) if default else tuple(sorted(device_of.values()))
+        on = _Group(members)
         joined = tuple(_rank(ranks[r], device_of[ranks[r]], status,
-                             _on_group(schedule(device_of[ranks[r]]), members,
-                                       status.blocked_op in _P2P))
+                             on.on(schedule(device_of[ranks[r]]), status.blocked_op in _P2P))
                        for r, status in sorted(group.ranks.items()) if ranks[r] in device_of
                        if status.blocked_seq is not None or (status.enqueued or 0) > 0)
         groups.append(LogGroupJoin(group.pg_id, group.desc, members, joined,
-                                   _behind(group, ranks, device_of, members, schedule),
+                                   _behind(group, ranks, device_of, on, schedule),
                                    tuple(unplaced)))
     return LogJoin(tuple(groups), rank_devices is None, tuple(skipped))
 
 
-def _on_group(arrivals: list[Arrival], members: tuple[int, ...], p2p: bool) -> list[Arrival]:
-    """The arrivals that take a sequence number of the group: its collectives (clique = the
-    group's devices), or its sends and receives (``p2p``)."""
-    devices = set(members)
-    if p2p:
-        return [a for a in arrivals if a.entry.stream != "collective"
-                and set(a.clique) <= devices]
-    return [a for a in arrivals if a.entry.stream == "collective" and set(a.clique) == devices]
+class _Group:
+    """A process group's devices, and which arrivals take its sequence numbers: its
+    collectives (clique = the group's devices) or its sends and receives (``p2p``: clique
+    within them). Each distinct clique object is measured once (schedules share them), so a
+    rank costs O(arrivals) after the first."""
+
+    def __init__(self, members: tuple[int, ...]) -> None:
+        self.devices = frozenset(members)
+        self._cliques: dict[int, tuple[tuple[int, ...], bool, bool]] = {}
+
+    def on(self, arrivals: list[Arrival], p2p: bool) -> list[Arrival]:
+        """The arrivals of ``arrivals`` that take a sequence number of the group."""
+        kept = []
+        for arrival in arrivals:
+            if (arrival.entry.stream != "collective") != p2p:
+                continue
+            known = self._cliques.get(id(arrival.clique))
+            if known is None or known[0] is not arrival.clique:
+                within = self.devices.issuperset(arrival.clique)
+                known = (arrival.clique, within and len(arrival.clique) == len(self.devices),
+                         within)
+                self._cliques[id(arrival.clique)] = known
+            if known[2] if p2p else known[1]:
+                kept.append(arrival)
+        return kept
 
 
 def _rank(rank: int, device: int, status: RankStatus, counted: list[Arrival]) -> LogRankJoin:
@@ -254,14 +271,13 @@ def _elements(shapes: Sequence[str]) -> int | None:
 
 
 def _behind(group: GroupStatus, ranks: dict[int, int], device_of: dict[int, int],
-            members: tuple[int, ...], schedule: Callable[[int], list[Arrival]]
-            ) -> tuple[Behind, ...]:
+            members: _Group, schedule: Callable[[int], list[Arrival]]) -> tuple[Behind, ...]:
     """Each rank behind, explained by the program or not (module docstring)."""
     if group.first_disagreement is None:
         return ()
     seq = group.first_disagreement
     p2p = group.disagreement_op in _P2P
-    on = {r: _on_group(schedule(device_of[ranks[r]]), members, p2p)
+    on = {r: members.on(schedule(device_of[ranks[r]]), p2p)
           for r in group.ranks if ranks[r] in device_of}
     ahead = [r for r in on if r not in group.behind]
     if not ahead:
