@@ -68,8 +68,8 @@ def triage(paths: tuple[str, ...], rank_devices: str | None, verbose: bool,
         _print_source(out, source)
     if quiet:
         out.print(Text("hlo: ", style="bold") + Text(
-            f"{plural(len(quiet), 'more module')} without collectives, no findings"
-            + ("" if verbose else " (--verbose names them)")), highlight=False)
+            f"{plural(len(quiet), 'more module')} without collectives, no findings "
+            f"(--verbose names them)"), highlight=False)
     by_reason: dict[str, list[str]] = {}
     for path, reason in report.unread:
         by_reason.setdefault(reason, []).append(path)
@@ -98,7 +98,6 @@ def triage(paths: tuple[str, ...], rank_devices: str | None, verbose: bool,
                    f"{plural(len(report.unread), 'file')} unread",
                    style="bold red" if report.found else "bold green"))
     return 1 if report.found else 0
-
 
 
 def _print_source(out: Console, source: Source) -> None:

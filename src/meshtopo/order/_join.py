@@ -142,5 +142,14 @@ def loop_counts(arrivals: Sequence[Arrival]) -> dict[str, int]:
     return loops
 
 
+def differing_loops(mine: Mapping[str, int], theirs: Mapping[str, int]
+                    ) -> tuple[tuple[str, int, int], ...]:
+    """``(loop, mine, theirs)`` for each loop whose iterations differ between two devices'
+    ``loop_counts`` (0 for a loop one of them never runs), by name."""
+    return tuple((loop, mine.get(loop, 0), theirs.get(loop, 0))
+                 for loop in sorted(mine.keys() | theirs.keys())
+                 if mine.get(loop, 0) != theirs.get(loop, 0))
+
+
 def _runtime_name(opcode: str) -> str:
     return _RUNTIME_NAMES.get(opcode, opcode.replace("-", "_"))

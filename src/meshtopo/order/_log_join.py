@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 from ..hlo import parse_shape
 from ._entry import Arrival
-from ._join import loop_counts, place, reached
+from ._join import differing_loops, loop_counts, place, reached
 from ._logs import GroupStatus, LogReport, RankStatus
 from ._report import Report
 
@@ -287,10 +287,7 @@ def _behind(group: GroupStatus, ranks: dict[int, int], device_of: dict[int, int]
     usual = max(ahead, key=lambda r: len(on[r]))
     answer = []
     for rank in (r for r in group.behind if r in on):
-        mine, theirs = loop_counts(on[rank]), loop_counts(on[usual])
-        loops = tuple((loop, mine.get(loop, 0), theirs.get(loop, 0))
-                      for loop in sorted(mine.keys() | theirs.keys())
-                      if mine.get(loop, 0) != theirs.get(loop, 0))
+        loops = differing_loops(loop_counts(on[rank]), loop_counts(on[usual]))
         answer.append(Behind(ranks[rank], device_of[ranks[rank]], seq, len(on[rank]), most,
                              ahead_devices, len(on[rank]) < seq <= most, loops))
     return tuple(answer)

@@ -63,7 +63,7 @@ from .._errors import MeshtopoError
 from ..hlo import load, module_files
 from ._analyze import analyze
 from ._flight import from_flight_recorder
-from ._join import Join, RankJoin, join
+from ._join import Join, RankJoin, differing_loops, join
 from ._log_join import Behind, LogJoin, LogRankJoin, join_logs
 from ._logs import _CAUGHT, LogReport, from_logs
 from ._report import Report
@@ -331,6 +331,7 @@ def _mpmd(programs: Sequence[tuple[str | os.PathLike[str], Sequence[int]]]
 
 
 def _hlo_findings(report: Report) -> list[str]:
+    """An analysis's findings as readable lines, naming devices."""
     return [f"{f.type}: devices {list(f.devices)} at {', '.join(f.instructions)}: {f.message}"
             for f in report.findings]
 
@@ -393,6 +394,7 @@ class _NothingRead(Exception):
 
 def _append_logs(sources: list[Source], logged: dict[int, LogReport], files: list[Path]
                  ) -> None:
+    """The logs of ``files`` read as one source, its report kept in ``logged``."""
     source, report = _logs(files)
     sources.append(source)
     logged[id(source)] = report
@@ -545,12 +547,15 @@ def _join_lines(program: Source, runtime: Source, joined: Join, agree: list[str]
 
 def _loop_difference(odd: RankJoin, usual: RankJoin) -> str:
     """``; while.9 runs 2 times on device 1 and 3 times on the others`` for each loop whose
-    iterations differ ("" when none does)."""
-    mine, theirs = dict(odd.loops), dict(usual.loops)
-    return "".join(f"; {loop} runs {mine.get(loop, 0)} times on device {odd.device} and "
-                   f"{theirs.get(loop, 0)} times on the others"
-                   for loop in sorted(mine.keys() | theirs.keys())
-                   if mine.get(loop, 0) != theirs.get(loop, 0))
+    iterations differ between two joined ranks ("" when none does)."""
+    return _loop_text(odd.device, differing_loops(dict(odd.loops), dict(usual.loops)))
+
+
+def _loop_text(device: int, loops: tuple[tuple[str, int, int], ...]) -> str:
+    """``; while.9 runs 2 times on device 1 and 3 times on the others`` for each ``(loop,
+    iterations on the device, on the others)``."""
+    return "".join(f"; {loop} runs {mine} times on device {device} and {theirs} times on the "
+                   f"others" for loop, mine, theirs in loops)
 
 
 def _numbers(values: list[int] | tuple[int, ...]) -> str:
@@ -654,8 +659,7 @@ def _collective(rank: LogRankJoin) -> str:
 
 def _behind_line(head: str, behind: Behind, agree: list[str], contradict: list[str]) -> None:
     """Whether the program explains a rank the logs show behind."""
-    loops = "".join(f"; {loop} runs {mine} times on device {behind.device} and {theirs} "
-                    f"times on the others" for loop, mine, theirs in behind.loops)
+    loops = _loop_text(behind.device, behind.loops)
     if behind.explained:
         agree.append(f"{head}: the program explains rank {behind.rank} behind at "
                      f"#{behind.seq}: its device {behind.device} issues {behind.counted} "
@@ -679,9 +683,9 @@ def _program_suspects(sources: list[Source], reports: dict[int, Report],
     for program in (s for s in sources if s.kind == "hlo" and s.found):
         devices = sorted({d for f in reports[id(program)].findings
                           for d in (f.culprits or f.devices)})
-        ranks = sorted(d if rank_of is None else rank_of.get(d, -1) for d in devices)
-        if -1 in ranks:
-            continue
+        if rank_of is not None and not rank_of.keys() >= set(devices):
+            continue  # a device no rank runs: the findings do not name ranks
+        ranks = sorted(devices if rank_of is None else (rank_of[d] for d in devices))
         named = (f"{_label(program)}'s own findings name devices {_numbers(devices)}, run by "
                  f"ranks {_numbers(ranks)}")
         same = []
