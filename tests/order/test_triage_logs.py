@@ -191,6 +191,7 @@ def test_ranks_placed_elsewhere_and_wrong_op_types_contradict(
     name, _, computation = _instruction(loop_module, "all-reduce")
     code, out = _triage([str(loop_module), str(logs), "--rank-devices", "0,2,1,3"], capsys)
     assert code == 1
+    assert f"  from {logs}/: node0.log, node1.log" in out.splitlines()  # one line per folder
     head = (f"contradict: hlo ({loop_module}) beside logs (2 files) (ranks placed on devices "
             f"as given): process group 0")
     lines = [line for line in out.splitlines() if line.startswith(head)]

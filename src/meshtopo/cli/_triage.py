@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 UNREAD_SHOWN = 3  # files named per reason with --verbose; --json lists every one
+NAMED = 4  # files named per source; --json lists every one
 
 
 @click.command()
@@ -101,12 +102,20 @@ def triage(paths: tuple[str, ...], rank_devices: str | None, verbose: bool,
 
 
 def _print_source(out: Console, source: Source) -> None:
-    """One source: its summary, files (the first 4) and findings."""
+    """One source: its summary, files (one line for files of one directory, the first
+    ``NAMED`` named) and findings."""
     out.print(Text(f"{source.kind}: ", style="bold") + Text(source.summary), highlight=False)
-    for path in source.paths[:4]:
-        out.print(Text(f"  from {path}", style="dim"), highlight=False)
-    if len(source.paths) > 4:
-        out.print(Text(f"  and {len(source.paths) - 4} more files", style="dim"))
+    folders = {os.path.dirname(p) for p in source.paths}
+    if len(source.paths) > 1 and len(folders) == 1:
+        names = [os.path.basename(p) for p in source.paths]
+        more = f" and {len(names) - NAMED} more" if len(names) > NAMED else ""
+        out.print(Text(f"  from {os.path.join(folders.pop(), '')}: "
+                       f"{', '.join(names[:NAMED])}{more}", style="dim"), highlight=False)
+    else:
+        for path in source.paths[:NAMED]:
+            out.print(Text(f"  from {path}", style="dim"), highlight=False)
+        if len(source.paths) > NAMED:
+            out.print(Text(f"  and {len(source.paths) - NAMED} more files", style="dim"))
     for finding in source.findings:
         out.print(f"  {finding}", highlight=False)
     if not source.findings:
