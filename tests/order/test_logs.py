@@ -112,3 +112,18 @@ def test_quiet_logs_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         main(["order", "--logs", str(log)])
     assert exit_info.value.code == 0
     assert "2 lines, 0 of the watchdog" in capsys.readouterr().out
+
+
+def test_a_group_with_nothing_enqueued_first_disagrees_at_one(tmp_path: Path) -> None:
+    """torch's status starts at -1 (no work yet): the group's first collective is #1."""
+    log = tmp_path / "pair.log"
+    log.write_text(
+        "[rank0]:[I1201 10:05:00.000000000 ProcessGroupNCCL.cpp:1700] [PG ID 1 PG GUID 1("
+        "undefined) Rank 0] NCCL Work update periodically: last enqueued NCCL work: -1, last "
+        "completed NCCL work: -1.\n"
+        "[rank1]:[E1201 10:10:01.178200000 ProcessGroupNCCL.cpp:1785] [PG ID 1 PG GUID 1("
+        "undefined) Rank 1] Exception (either an error or timeout) detected by watchdog at "
+        "work: 1, last enqueued NCCL work: 1, last completed NCCL work: 0.\n")
+    (group,) = mt.order.from_logs([log]).groups
+    assert (group.pg_id, group.desc, group.behind, group.first_disagreement) == (
+        "1", "undefined", [0], 1)

@@ -41,8 +41,13 @@ def test_triage_by_content(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert sorted(unread) == ["cut.json.gz", "notes.txt", "weights.bin"]
     assert unread["notes.txt"].startswith("text with no line of the hang-log families")
     assert unread["weights.bin"].startswith("binary, and not HLO the reader reads")
-    assert len(answer["contradictions"]) == 1
+    assert len(answer["contradictions"]) == 2
     assert "the program's own collective order is consistent" in answer["contradictions"][0]
+    # the module's 8 devices meet in groups of 4: no collective spans the 4 logged ranks' group
+    assert answer["contradictions"][1] == (
+        f"hlo ({tmp_path / 'rank0.pt.trace.json'}) beside logs (2 files) (rank r taken to run "
+        f"device r): process group 0 spans devices [0-7], and the program issues no collective "
+        f"over those devices: nothing joined (--rank-devices places the ranks)")
 
 
 def test_triage_text_never_a_traceback(tmp_path: Path,

@@ -20,7 +20,7 @@ import click
 
 from .._errors import InvalidArgumentError
 from .._limits import DEFAULT_DEVICE_LIMIT, set_device_limit
-from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange, device_assignment
+from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange, device_assignment, int_list
 from ._render import plural
 
 if TYPE_CHECKING:
@@ -110,6 +110,16 @@ def one_module_file(path: str, module_choice: str | None) -> str:
     raise InvalidArgumentError(
         f"{path} holds {len(holding or counts)} {what} ({listed}); this reads one module: "
         "pick it with --module NAME|NUMBER")
+
+
+def program_spec(spec: str, module_choice: str | None = None) -> tuple[str, list[int]] | None:
+    """``FILE@DEVICES`` (one program of an MPMD set) as its module file (a dump directory's
+    module picked as ``one_module_file`` does) and its devices; None when ``spec`` has no
+    ``@``."""
+    path, at, devices = spec.rpartition("@")
+    if not at:
+        return None
+    return one_module_file(path, module_choice), int_list(devices, f"the devices of {path}")
 
 
 def folded_line(files: Sequence[str]) -> str:

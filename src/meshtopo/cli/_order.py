@@ -43,6 +43,7 @@ from ._inputs import (
     load_placed,
     module_option,
     one_module_file,
+    program_spec,
     rendezvous_option,
 )
 from ._options import int_list
@@ -91,12 +92,11 @@ def _analyze(files: tuple[str, ...], flight_recorder: str | None, rendezvous: st
                 [(file, module)])
     specs = []
     for spec in files:
-        path, at, devices = spec.rpartition("@")
-        if not at:
+        program = program_spec(spec, module_choice)
+        if program is None:
             raise InvalidArgumentError(
                 f"with several programs each FILE names its devices as FILE@0,1,...; got {spec!r}")
-        specs.append((one_module_file(path, module_choice),
-                      int_list(devices, f"the devices of {path}")))
+        specs.append(program)
     modules = [(load_placed(path, assignment_spec), devices) for path, devices in specs]
     _verified([(path, module) for (path, _), (module, _) in zip(specs, modules, strict=True)])
     return (_positioned(lambda: analyze(modules, rendezvous=rendezvous), specs[0][0]),

@@ -21,9 +21,11 @@ above it.
 - ``from_logs(paths)`` reads hang logs (torch watchdog, NCCL_DEBUG=INFO, XLA rendezvous
   warnings) into a ``LogReport``: per process group, communicator and rendezvous, who is
   behind and where the ranks first disagree.
-- ``triage(paths, rank_devices=None)`` recognises every file by content (HLO, Flight Recorder
-  dumps, traces, logs), reads each kind, compares what the sources say, and sets each HLO
-  program beside the dumps and traces rank by rank (``Triage``, its ``joins``: ``_join``).
+- ``triage(paths, rank_devices=None, programs=())`` recognises every file by content (HLO,
+  Flight Recorder dumps, traces, logs), reads each kind, compares what the sources say, and
+  sets each HLO program beside the dumps and traces rank by rank (``Triage``, its ``joins``:
+  ``_join``) and beside the hang logs' sequence numbers (``log_joins``: ``_log_join``);
+  ``programs`` (``(file, devices)`` pairs) is an MPMD set, analysed together.
 - ``issue_order(module, device, device_assignment=None)``: the collective instructions one
   device issues, in order, as ``_execution`` runs the program for it: each conditional at the
   branch the device takes, each loop for as many iterations as it runs, where the selector
@@ -41,7 +43,8 @@ The layer's modules in the order data flows: ``_program`` (the walk: entries and
 steps), ``_match`` (the replay by arrival order), ``_classify`` and ``_exchange`` (findings),
 ``_analyze`` (putting them together), ``_issue``, ``_report``, ``_trace``, ``_flight``; the
 runtime's evidence: ``_trace_events``, ``_traces`` and ``_trace_timing`` (profiler traces), ``_logs``, ``_join``
-(a program beside the runtime's ranks), and ``_triage`` over all of them. ``_trace_timing`` prices bandwidth with the topology layer's
+(a program beside the runtime's ranks), ``_log_join`` (a program beside the logs' sequence
+numbers), and ``_triage`` over all of them. ``_trace_timing`` prices bandwidth with the topology layer's
 ``busbw_factor`` (topology reads only the math layer).
 
 A collective whose groups cannot be resolved is refused with ``InvalidArgumentError``, its

@@ -23,7 +23,8 @@ ranks and timestamps, and interleave ranks):
 A line cut short keeps what it holds: a status line without its completed count, a watchdog
 line without its sizes. Per group (or communicator), ranks are behind when they enqueued (or
 issued) fewer operations than the most any rank did; the first operation where the ranks
-disagree is the one after the fewest enqueued, else after the fewest completed. A rank that
+disagree is the one after the fewest enqueued, else after the fewest completed (torch logs
+-1 for a group that has enqueued nothing: the first is then #1). A rank that
 logged only a later status replaces its earlier counts (lines are read in file order).
 
 Communicators are told apart by ``commId`` (NCCL >= 2.19 prints it), else by their size and
@@ -319,10 +320,10 @@ def _judge_group(group: GroupStatus) -> None:
     if enqueued and min(enqueued.values()) != max(enqueued.values()):
         most = max(enqueued.values())
         group.behind = sorted(r for r, n in enqueued.items() if n < most)
-        group.first_disagreement = min(enqueued.values()) + 1
+        group.first_disagreement = max(min(enqueued.values()), 0) + 1
     elif completed and min(completed.values()) != max(completed.values()):
         group.behind = sorted(r for r, n in completed.items() if n < max(completed.values()))
-        group.first_disagreement = min(completed.values()) + 1
+        group.first_disagreement = max(min(completed.values()), 0) + 1
     if group.first_disagreement is not None:
         group.disagreement_op = next(
             (s.blocked_op for s in group.ranks.values()

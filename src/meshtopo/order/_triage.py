@@ -30,6 +30,17 @@ sequences are equal agree; a rank that entered other collectives than its device
 contradicts the program; and where the program itself has a device issue other collectives
 than the rest, the runtime's ranks that stop short of the others are explained by it (the
 device's loop iterations say where: "device 1 runs while.9 2 times, the others 3 times").
+Each such program is joined with the hang logs too (``_log_join``): per process group and
+rank, which of the program's collectives the logged sequence number is on the rank's device,
+whether the logged op type and element counts agree with it, and whether the program explains
+the ranks the logs show behind.
+
+Pipeline-parallel and multi-program jobs run different programs on different devices:
+``programs`` gives them as ``(file, devices)`` pairs (``meshtopo order``'s ``FILE@DEVICES``),
+analysed together as one MPMD set (``analyze``), one source whose schedules the joins read
+device by device. A finding of that analysis (a deadlock across programs) is set beside the
+runtime's suspects, the devices named as the ranks that run them. Several HLO files without
+``programs`` are each a program on its own, and a note says how to give the set.
 
 Bound: the sum of the readers' bounds; sniffing reads at most ``SNIFF`` bytes of a file.
 """
@@ -44,16 +55,17 @@ import re
 import tempfile
 import zlib
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._errors import MeshtopoError
-from ..hlo import load
+from ..hlo import load, module_files
 from ._analyze import analyze
 from ._flight import from_flight_recorder
-from ._join import Join, RankJoin, join
-from ._logs import _CAUGHT, from_logs
+from ._join import Join, RankJoin, differing_loops, join
+from ._log_join import Behind, LogJoin, LogRankJoin, join_logs
+from ._logs import _CAUGHT, LogReport, from_logs
 from ._report import Report
 from ._traces import RankTrace, match_traces, read_rank_trace
 
@@ -66,7 +78,8 @@ _LOG_MARKS = (_CAUGHT, "last enqueued", "Last enqueued", "NCCL INFO", "waiting f
 class Source:
     """One source of the triage: its ``kind`` (``KINDS``), ``paths``, a one-line ``summary``,
     its ``findings`` (readable lines), the ranks it blames (``suspects``; None for an HLO
-    module, whose findings name devices) and whether it found a hang or garbage (``found``)."""
+    module, whose findings name devices), whether it found a hang or garbage (``found``) and,
+    for HLO, the collectives its schedule holds (``collectives``; None for other kinds)."""
 
     kind: str
     paths: list[str]
@@ -74,6 +87,7 @@ class Source:
     findings: list[str] = field(default_factory=list)
     suspects: list[int] | None = None
     found: bool = False
+    collectives: int | None = None
 
     def to_json(self) -> dict[str, object]:
         """JSON-ready."""
@@ -85,13 +99,16 @@ class Triage:
     """The triage's answer: ``sources`` read, ``unread`` (path and reason), ``agreements``
     and ``contradictions`` between sources (readable lines), and each HLO program joined
     with each runtime source (``joins``: the program's path, the runtime source's label and
-    the ``Join``)."""
+    the ``Join``; ``log_joins``: the same with hang logs and the ``LogJoin``), and ``notes``
+    on how the evidence was read (e.g. how to give an MPMD set)."""
 
     sources: list[Source]
     unread: list[tuple[str, str]]
     agreements: list[str]
     contradictions: list[str]
     joins: list[tuple[str, str, Join]] = field(default_factory=list)
+    log_joins: list[tuple[str, str, LogJoin]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def found(self) -> bool:
@@ -105,25 +122,38 @@ class Triage:
                 "agreements": self.agreements, "contradictions": self.contradictions,
                 "joins": [{"program": p, "runtime": r, **j.to_json()}
                           for p, r, j in self.joins],
-                "found": self.found}
+                "log_joins": [{"program": p, "runtime": r, **j.to_json()}
+                              for p, r, j in self.log_joins],
+                "notes": self.notes, "found": self.found}
 
 
 def triage(paths: list[str | os.PathLike[str]],
-           rank_devices: Mapping[int, int] | None = None) -> Triage:
+           rank_devices: Mapping[int, int] | None = None,
+           programs: Sequence[tuple[str | os.PathLike[str], Sequence[int]]] = ()) -> Triage:
     """Recognise and read every file of ``paths`` (directories walked), and compare what the
     sources say (module docstring); ``rank_devices`` maps ranks to the global device ids they
-    run (default: rank r runs device r). Never raises for a file it cannot read: it is listed
-    in ``unread`` with the reason."""
+    run (default: rank r runs device r); ``programs`` is an MPMD set, each HLO file with the
+    devices that run it. Never raises for a file it cannot read: it is listed in ``unread``
+    with the reason (every file of ``programs`` when the set cannot be analysed)."""
     kinds: dict[str, list[Path]] = {kind: [] for kind in KINDS}
     unread: list[tuple[str, str]] = []
-    for file in _files(paths, unread):
+    walked: set[Path] = set()
+    dumped: dict[Path, set[Path]] = {}  # a walked directory -> its after-optimizations modules
+    for file in _files(paths, unread, walked):
         kind, reason = _recognise(file)
-        if kind is None:
+        if kind in (None, "hlo") and file in walked and not _dump_module(file, dumped):
+            unread.append((str(file), _DUMP_SIDE))
+        elif kind is None:
             unread.append((str(file), reason))
         else:
             kinds[kind].append(file)
     sources: list[Source] = []
     reports: dict[int, Report] = {}  # id(source) -> its report, for HLO and runtime sources
+    logged: dict[int, LogReport] = {}  # id(source) -> its report, for logs
+    if programs:
+        files = [Path(p) for p, _ in programs]
+        _attempt(functools.partial(_append, sources, reports, lambda: _mpmd(programs)), files,
+                 unread)
     for file in kinds["hlo"]:
         _attempt(functools.partial(_append_hlo, sources, reports, file), [file], unread)
     if kinds["flight_recorder"]:
@@ -136,18 +166,34 @@ def triage(paths: list[str | os.PathLike[str]],
                  files, unread)
     if kinds["logs"]:
         files = kinds["logs"]
-        _attempt(lambda: sources.append(_logs(files)), files, unread)
+        _attempt(functools.partial(_append_logs, sources, logged, files), files, unread)
     agreements, contradictions = _compare(
         [s for s in sources if s.kind != "hlo" or sum(reports[id(s)].entry_counts) > 0])
     joins = _joins(sources, reports, rank_devices, agreements, contradictions)
-    return Triage(sources, unread, agreements, contradictions, joins)
+    log_joins = _log_joins(sources, reports, logged, rank_devices, agreements, contradictions)
+    _program_suspects(sources, reports, rank_devices, agreements, contradictions)
+    notes = []
+    if not programs and sum(1 for s in sources if s.kind == "hlo" and s.collectives) > 1:
+        notes.append("several HLO programs issue collectives, each read as a program on its "
+                     "own; if different ranks run different programs, give each as "
+                     "FILE@DEVICES (e.g. stage0.hlo@0,1 stage1.hlo@2,3) to analyse them as "
+                     "one MPMD set and join each rank with its own program")
+    return Triage(sources, unread, agreements, contradictions, joins, log_joins, notes)
 
 
-def _files(paths: list[str | os.PathLike[str]], unread: list[tuple[str, str]]) -> list[Path]:
+_DUMP_SIDE = ("written by XLA's dump beside its modules (other stages, IR, buffer assignments, "
+              "options, object code): the dump's after-optimizations modules are read")
+
+
+def _files(paths: list[str | os.PathLike[str]], unread: list[tuple[str, str]],
+           walked: set[Path]) -> list[Path]:
+    """The files ``paths`` name, directories walked (their files also added to ``walked``)."""
     files: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.is_file()))
+            found = sorted(p for p in path.rglob("*") if p.is_file())
+            files.extend(found)
+            walked.update(found)
         elif path.is_file():
             files.append(path)
         else:
@@ -190,6 +236,27 @@ def _recognise(file: Path) -> tuple[str | None, str]:
         return _binary(file)
     return None, ("text with no line of the hang-log families (torch watchdog, NCCL INFO, "
                   "XLA rendezvous) and no HloModule")
+
+
+def _dump_module(file: Path, dumped: dict[Path, set[Path]]) -> bool:
+    """False for a file XLA's dump writes (named ``module_...``, or in a module's own
+    ``module_...`` folder) in a directory in its layout that is not one of the dump's
+    after-optimizations modules (``module_files``: the text where both a text and a proto
+    were written); True otherwise."""
+    if file.parent.name.startswith("module_") and _dump_modules(file.parent.parent, dumped):
+        return False  # the module's own folder (compile options, topology, MLIR)
+    modules = _dump_modules(file.parent, dumped)
+    return not modules or file in modules or not file.name.startswith("module_")
+
+
+def _dump_modules(folder: Path, dumped: dict[Path, set[Path]]) -> set[Path]:
+    """The after-optimizations modules of ``folder`` (empty when it is no dump), read once."""
+    if folder not in dumped:
+        try:
+            dumped[folder] = {Path(f) for f in module_files(folder)}
+        except MeshtopoError:
+            dumped[folder] = set()
+    return dumped[folder]
 
 
 def _hlo_text(text: str) -> bool:
@@ -244,8 +311,29 @@ def _hlo(file: Path) -> tuple[Source, Report]:
                   f"HLO module {module.name}: {sum(report.entry_counts)} collectives in the "
                   f"schedule of {report.devices.size} devices (device table: "
                   f"{module.device_assignment_source})",
-                  [f"{f.type}: devices {list(f.devices)} at {', '.join(f.instructions)}: "
-                   f"{f.message}" for f in report.findings], None, bool(report.findings)), report
+                  _hlo_findings(report), None, bool(report.findings),
+                  sum(report.entry_counts)), report
+
+
+def _mpmd(programs: Sequence[tuple[str | os.PathLike[str], Sequence[int]]]
+          ) -> tuple[Source, Report]:
+    """An MPMD set analysed together: one source named by its ``FILE@DEVICES``."""
+    modules = [(load(path), [int(d) for d in devices]) for path, devices in programs]
+    report = analyze(modules)
+    specs = [f"{path}@{','.join(map(str, devices))}" for path, devices in programs]
+    return Source("hlo", specs,
+                  f"MPMD set of {len(modules)} programs ("
+                  + ", ".join(f"{m.name} on devices {_numbers(d)}" for m, d in modules)
+                  + f"): {sum(report.entry_counts)} collectives in the schedules of "
+                    f"{report.devices.size} devices",
+                  _hlo_findings(report), None, bool(report.findings),
+                  sum(report.entry_counts)), report
+
+
+def _hlo_findings(report: Report) -> list[str]:
+    """An analysis's findings as readable lines, naming devices."""
+    return [f"{f.type}: devices {list(f.devices)} at {', '.join(f.instructions)}: {f.message}"
+            for f in report.findings]
 
 
 def _flight(files: list[Path]) -> tuple[Source, Report]:
@@ -304,7 +392,15 @@ class _NothingRead(Exception):
     """Every file of a kind was listed unread already."""
 
 
-def _logs(files: list[Path]) -> Source:
+def _append_logs(sources: list[Source], logged: dict[int, LogReport], files: list[Path]
+                 ) -> None:
+    """The logs of ``files`` read as one source, its report kept in ``logged``."""
+    source, report = _logs(files)
+    sources.append(source)
+    logged[id(source)] = report
+
+
+def _logs(files: list[Path]) -> tuple[Source, LogReport]:
     report = from_logs(list(files))
     findings: list[str] = []
     suspects: set[int] = set()
@@ -333,7 +429,7 @@ def _logs(files: list[Path]) -> Source:
                   f"{report.lines} log lines, {report.recognised} of the hang-log families, "
                   f"{len(report.groups)} process groups, {len(report.comms)} NCCL "
                   f"communicators, {len(report.rendezvous)} stuck rendezvous",
-                  findings, sorted(suspects), bool(findings))
+                  findings, sorted(suspects), bool(findings)), report
 
 
 def _or(value: int | None, fallback: int) -> int:
@@ -341,8 +437,18 @@ def _or(value: int | None, fallback: int) -> int:
 
 
 def _label(source: Source) -> str:
-    name = source.paths[0] if len(source.paths) == 1 else f"{len(source.paths)} files"
+    if len(source.paths) == 1:
+        name = source.paths[0]
+    elif source.kind == "hlo":
+        name = f"MPMD set {' '.join(map(_base, source.paths))}"
+    else:
+        name = f"{len(source.paths)} files"
     return f"{source.kind.replace('_', ' ')} ({name})"
+
+
+def _base(path: str) -> str:
+    """A path's last component."""
+    return Path(path).name
 
 
 def _compare(sources: list[Source]) -> tuple[list[str], list[str]]:
@@ -398,7 +504,7 @@ def _joins(sources: list[Source], reports: dict[int, Report],
     for program in programs:
         for runtime in runtimes:
             joined = join(reports[id(program)], reports[id(runtime)], rank_devices)
-            joins.append((program.paths[0], _label(runtime), joined))
+            joins.append((" ".join(program.paths), _label(runtime), joined))
             _join_lines(program, runtime, joined, agree, contradict)
     return joins
 
@@ -441,12 +547,15 @@ def _join_lines(program: Source, runtime: Source, joined: Join, agree: list[str]
 
 def _loop_difference(odd: RankJoin, usual: RankJoin) -> str:
     """``; while.9 runs 2 times on device 1 and 3 times on the others`` for each loop whose
-    iterations differ ("" when none does)."""
-    mine, theirs = dict(odd.loops), dict(usual.loops)
-    return "".join(f"; {loop} runs {mine.get(loop, 0)} times on device {odd.device} and "
-                   f"{theirs.get(loop, 0)} times on the others"
-                   for loop in sorted(mine.keys() | theirs.keys())
-                   if mine.get(loop, 0) != theirs.get(loop, 0))
+    iterations differ between two joined ranks ("" when none does)."""
+    return _loop_text(odd.device, differing_loops(dict(odd.loops), dict(usual.loops)))
+
+
+def _loop_text(device: int, loops: tuple[tuple[str, int, int], ...]) -> str:
+    """``; while.9 runs 2 times on device 1 and 3 times on the others`` for each ``(loop,
+    iterations on the device, on the others)``."""
+    return "".join(f"; {loop} runs {mine} times on device {device} and {theirs} times on the "
+                   f"others" for loop, mine, theirs in loops)
 
 
 def _numbers(values: list[int] | tuple[int, ...]) -> str:
@@ -460,3 +569,133 @@ def _numbers(values: list[int] | tuple[int, ...]) -> str:
             runs.append(str(first) if first == last else f"{first}-{last}")
             start = index
     return f"[{', '.join(runs)}]"
+
+
+def _log_joins(sources: list[Source], reports: dict[int, Report],
+               logged: dict[int, LogReport], rank_devices: Mapping[int, int] | None,
+               agree: list[str], contradict: list[str]) -> list[tuple[str, str, LogJoin]]:
+    """Each HLO program that issues collectives joined with each logs source (``_log_join``);
+    the lines they give appended to ``agree`` and ``contradict``."""
+    joins: list[tuple[str, str, LogJoin]] = []
+    for program in (s for s in sources if s.kind == "hlo" and s.collectives):
+        for logs in (s for s in sources if id(s) in logged):
+            joined = join_logs(reports[id(program)], logged[id(logs)], rank_devices)
+            joins.append((" ".join(program.paths), _label(logs), joined))
+            head = (f"{_label(program)} beside {_label(logs)} "
+                    + ("(rank r taken to run device r)" if joined.assumed
+                       else "(ranks placed on devices as given)"))
+            for group in joined.groups:
+                if group.ranks and not any(r.counted for r in group.ranks):
+                    contradict.append(
+                        f"{head}: process group {group.pg_id} spans devices "
+                        f"{_numbers(group.devices)}, and the program issues no collective over "
+                        f"those devices: nothing joined (--rank-devices places the ranks)")
+                    continue
+                _log_group_lines(f"{head}: process group {group.pg_id}", group.ranks,
+                                 agree, contradict)
+                for behind in group.behind:
+                    _behind_line(f"{head}: process group {group.pg_id}", behind, agree,
+                                 contradict)
+                if group.unplaced:
+                    contradict.append(f"{head}: process group {group.pg_id}: ranks "
+                                      f"{_numbers(group.unplaced)} run no device of the "
+                                      f"program")
+            for pg_id, reason in joined.skipped:
+                contradict.append(f"{head}: process group {pg_id} not joined: {reason}")
+    return joins
+
+
+def _log_group_lines(head: str, ranks: tuple[LogRankJoin, ...], agree: list[str],
+                     contradict: list[str]) -> None:
+    """One line per set of ranks at the same collective that agree; one per rank that
+    contradicts the program."""
+    same: dict[tuple[object, ...], list[LogRankJoin]] = {}
+    for rank in ranks:
+        if rank.agrees:
+            key = (rank.seq, rank.at, rank.op_type, rank.name, rank.iteration)
+            same.setdefault(key, []).append(rank)
+            continue
+        logged = _logged(rank)
+        if not rank.name:
+            contradict.append(f"{head}: rank {rank.rank} {logged}, but the program has its "
+                              f"device {rank.device} issue only {rank.counted} collectives "
+                              f"on the group")
+            continue
+        what = []
+        if rank.op_agrees is False:
+            what.append(f"the log's {rank.op_type} is not {rank.opcode}")
+        if rank.numel_agrees is False:
+            what.append(f"the program's operands hold {rank.program_numel[0]} elements and "
+                        f"its result {rank.program_numel[1]}")
+        contradict.append(f"{head}: rank {rank.rank} {logged}, which the program has its "
+                          f"device {rank.device} issue as {_collective(rank)}; "
+                          + "; ".join(what))
+    for group in same.values():
+        first = group[0]
+        checked = [w for w, v in (("op type", all(r.op_agrees for r in group)),
+                                  ("element counts", any(r.numel_agrees for r in group))) if v]
+        agree.append(f"{head}: ranks {_numbers([r.rank for r in group])} "
+                     f"{_logged(first, sizes=False)}: "
+                     f"on devices {_numbers([r.device for r in group])} the program issues "
+                     f"it as {_collective(first)}"
+                     + (f" ({' and '.join(checked)} agree)" if checked else ""))
+
+
+def _logged(rank: LogRankJoin, sizes: bool = True) -> str:
+    """``timed out in #41 ALLREDUCE (NumelIn 1000, NumelOut 1000)`` (without the sizes
+    unless ``sizes``)."""
+    numel = ", ".join(f"{n} {v}" for n, v in zip(("NumelIn", "NumelOut"), rank.numel,
+                                                  strict=True) if v is not None and sizes)
+    return (f"{rank.at} #{rank.seq}" + (f" {rank.op_type}" if rank.op_type else "")
+            + (f" ({numel})" if numel else ""))
+
+
+def _collective(rank: LogRankJoin) -> str:
+    """``all-reduce.5 (all-reduce, in region_0.2, iteration 3 of while.9)``."""
+    where = [rank.opcode, f"in {rank.computation}" if rank.computation else "",
+             *(f"iteration {n + 1} of {loop}" for loop, n in rank.iteration)]
+    return f"{rank.name} ({', '.join(w for w in where if w)})"
+
+
+def _behind_line(head: str, behind: Behind, agree: list[str], contradict: list[str]) -> None:
+    """Whether the program explains a rank the logs show behind."""
+    loops = _loop_text(behind.device, behind.loops)
+    if behind.explained:
+        agree.append(f"{head}: the program explains rank {behind.rank} behind at "
+                     f"#{behind.seq}: its device {behind.device} issues {behind.counted} "
+                     f"collectives on the group where devices "
+                     f"{_numbers(behind.ahead_devices)} issue {behind.ahead}{loops}")
+    else:
+        contradict.append(
+            f"{head}: the program does not explain rank {behind.rank} behind at "
+            f"#{behind.seq}: it has device {behind.device} issue {behind.counted} collectives "
+            f"on the group, and devices {_numbers(behind.ahead_devices)} {behind.ahead}: look "
+            f"outside this program (control flow on data, or a rank that ran another program "
+            f"or skipped a step)")
+
+
+def _program_suspects(sources: list[Source], reports: dict[int, Report],
+                      rank_devices: Mapping[int, int] | None, agree: list[str],
+                      contradict: list[str]) -> None:
+    """A program's own findings set beside each runtime source's suspects, the devices
+    named as the ranks that run them."""
+    rank_of = ({d: r for r, d in rank_devices.items()} if rank_devices is not None else None)
+    for program in (s for s in sources if s.kind == "hlo" and s.found):
+        devices = sorted({d for f in reports[id(program)].findings
+                          for d in (f.culprits or f.devices)})
+        if rank_of is not None and not rank_of.keys() >= set(devices):
+            continue  # a device no rank runs: the findings do not name ranks
+        ranks = sorted(devices if rank_of is None else (rank_of[d] for d in devices))
+        named = (f"{_label(program)}'s own findings name devices {_numbers(devices)}, run by "
+                 f"ranks {_numbers(ranks)}")
+        same = []
+        for runtime in (s for s in sources if s.suspects and s.found):
+            blamed = sorted(set(runtime.suspects or ()))
+            if blamed == ranks:
+                same.append(_label(runtime))
+            else:
+                both = sorted(set(blamed) & set(ranks))
+                contradict.append(f"{named}; {_label(runtime)} blames ranks {_numbers(blamed)}"
+                                  + (f" (both: {_numbers(both)})" if both else ""))
+        if same:
+            agree.append(f"{named}; {', '.join(same)} blame the same ranks")
