@@ -13,7 +13,7 @@ import functools
 import gc
 from collections.abc import Callable
 
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 
 from .._device_list import CollectiveDeviceList
 from .._iota import IotaReplicaGroupList
@@ -32,7 +32,8 @@ from ._compile_options import AssignmentSource
 from ._link import Linker
 from ._module import Module, ModuleHeader, ModuleScope, resolve_counts
 from ._printer import module_text
-from ._proto import literal_text, shape_text
+from ._proto import literal_text, not_a_module, shape_text
+from ._proto_schema import decoded
 from ._reader import HeaderRecord
 from ._structure import Attribute, Computation, Instruction
 
@@ -75,6 +76,8 @@ def build_module(
     gc.disable()  # many long-lived objects; cyclic GC passes only cost time
     try:
         found = _Builder(proto, scope, schedule).build()
+    except DecodeError:  # a shape, metadata or attribute list read on use
+        raise not_a_module(name, "cut short or damaged") from None
     finally:
         if collecting:
             gc.enable()
@@ -106,8 +109,8 @@ class _Builder:
         self.scope = scope
         self.schedule = schedule
         self.groups = Groups()
-        self.shapes = _TextCache(shape_text)
-        self.metadata = _TextCache(_metadata)
+        self.shapes = _TextCache("ShapeProto", shape_text)
+        self.metadata = _TextCache("OpMetadata", _metadata)
         self.computation_names = {c.id: c.name for c in proto.computations}
         entry_id = proto.entry_computation_id
         entry_name = proto.entry_computation_name
@@ -141,8 +144,8 @@ class _Builder:
             is_root = instruction_id == root_id
             is_collective = opcode in COLLECTIVE_OPCODES
             groups = self.groups.of(p) if is_collective else None
-            instruction = self._instruction(p, opcode, computation.name, is_root, names, by_id,
-                                            groups)
+            instruction = self._instruction(p, names[instruction_id], opcode, computation.name,
+                                            is_root, names, by_id, groups)
             add(instruction)
             by_name[instruction.name] = instruction
             if is_root:
@@ -159,41 +162,39 @@ class _Builder:
         computation.signature = "(" + ", ".join(t for _, t in sorted(parameters)) + f") -> {result}"
         self.line += 1  # the closing brace
 
-    def _instruction(self, p: Message, opcode: str, computation: str, is_root: bool,
+    def _instruction(self, p: Message, name: str, opcode: str, computation: str, is_root: bool,
                      names: dict[int, str], by_id: dict[int, Message],
                      groups: tuple[CollectiveDeviceList, str] | None) -> Instruction:
         shape = self.shapes.text(p.shape)
-        operands = tuple(map(names.__getitem__, p.operand_ids))
+        operand_ids = p.operand_ids
+        operands = tuple([names[i] for i in operand_ids]) if operand_ids else ()
         called_ids = p.called_computation_ids
-        called = tuple(self.computation_names[i] for i in called_ids) if called_ids else ()
+        called = tuple([self.computation_names[i] for i in called_ids]) if called_ids else ()
         if opcode == "parameter":
             operand_text = str(p.parameter_number)
         elif opcode == "constant":
             operand_text = literal_text(p.literal)
         else:
-            operand_text = ", ".join(["%" + o for o in operands])
-        name = p.name
+            operand_text = "%" + ", %".join(operands) if operands else ""
         head = f"%{name} = {shape} {opcode}({operand_text})"
         column = _INDENT + 1 + (_ROOT if is_root else 0)
         pairs = _attributes(p, opcode, called, by_id, None if groups is None else groups[1])
         if opcode == "while" and len(called) == 2:  # in written order: condition, body
             called = (called[1], called[0])
         control_ids = p.control_predecessor_ids
-        controls = tuple(names[i] for i in control_ids) if control_ids else ()
+        controls = tuple([names[i] for i in control_ids]) if control_ids else ()
         if controls:
-            pairs.append(("control-predecessors", "{" + ", ".join("%" + c for c in controls) + "}"))
+            pairs.append(("control-predecessors", "{%" + ", %".join(controls) + "}"))
         metadata = self.metadata.text(p.metadata)
         if metadata:
             pairs.append(("metadata", metadata))
-        if pairs:
-            text = head + ", " + ", ".join([f"{key}={value}" for key, value in pairs])
-            attributes: list[Attribute] | Callable[[Instruction], list[Attribute]] = \
-                functools.partial(_positioned, pairs)
-        else:
-            text, attributes = head, []
+        if not pairs:
+            return Instruction(name, opcode, shape, operands, self.line, column, computation,
+                               is_root, operand_text, head, [], called, controls)
+        text = head + ", " + ", ".join([f"{key}={value}" for key, value in pairs])
         return Instruction(name, opcode, shape, operands, self.line, column, computation,
-                           is_root, operand_text, text, attributes, called, controls,
-                           attribute_at=len(head) if pairs else -1)
+                           is_root, operand_text, text, functools.partial(_positioned, pairs),
+                           called, controls, attribute_at=len(head))
 
     def _collective(self, p: Message, instruction: Instruction,
                     found: tuple[CollectiveDeviceList, str] | None) -> Collective:
@@ -203,7 +204,7 @@ class _Builder:
             groups = EMPTY_GROUPS
         pairs = [(s.source, s.target) for s in p.source_target_pairs] or None
         if opcode in P2P_OPCODES:
-            for entry in p.frontend_attributes.map:
+            for entry in _frontend_attributes(p):
                 if entry.key == SEND_RECV_PAIRS:
                     pairs = send_recv_pairs(entry.value, instruction.line, instruction.column)
         dimensions = tuple(p.dimensions) or None
@@ -232,6 +233,8 @@ def _attributes(p: Message, opcode: str, called: tuple[str, ...], by_id: dict[in
                 groups: str | None) -> list[tuple[str, str]]:
     """The attributes XLA prints for what was read of instruction ``p`` (``groups``: its
     replica groups' text), in XLA's order; only the fields ``opcode`` takes are looked at."""
+    if opcode not in _READ:
+        return _calls(opcode, called, p, by_id)
     out: list[tuple[str, str]] = []
     is_collective = opcode in COLLECTIVE_OPCODES
     if is_collective and p.channel_id > 0:
@@ -255,9 +258,10 @@ def _attributes(p: Message, opcode: str, called: tuple[str, ...], by_id: dict[in
     if called:
         out.extend(_calls(opcode, called, p, by_id))
     if opcode in _CONFIGURED:
-        if p.frontend_attributes.map:
+        entries = _frontend_attributes(p)
+        if entries:
             out.append(("frontend_attributes", "{" + ",".join(
-                f"{e.key}={_quoted(e.value)}" for e in p.frontend_attributes.map) + "}"))
+                f"{e.key}={_quoted(e.value)}" for e in entries) + "}"))
         if p.backend_config:
             config = p.backend_config.decode("utf-8", "replace")
             out.append(("backend_config", config if config.startswith("{") else _quoted(config)))
@@ -289,21 +293,29 @@ _SINGLE: dict[str, Callable[[Message], tuple[str, str]]] = {
 # Opcodes whose frontend attributes and backend config are read (send/recv pairs, a while's
 # known trip count).
 _CONFIGURED = COLLECTIVE_OPCODES | {"while", "custom-call", "fusion"}
+# Opcodes whose attributes come from more than their called computations.
+_READ = COLLECTIVE_OPCODES | _DIMENSIONS | _SINGLE.keys() | _CONFIGURED
+
+
+def _frontend_attributes(p: Message) -> list[Message]:
+    """The ``{key, value}`` entries of instruction ``p``'s frontend attributes."""
+    written = p.frontend_attributes
+    return list(decoded("FrontendAttributes", written).map) if written else []
 
 
 class _TextCache:
-    """``printed(message)`` once per distinct serialized message (shapes and metadata repeat
-    across a module)."""
+    """A message field declared as bytes (``_proto_schema``) printed once per distinct value:
+    shapes and metadata repeat across a module."""
 
-    def __init__(self, printed: Callable[[Message], str]) -> None:
+    def __init__(self, kind: str, printed: Callable[[Message], str]) -> None:
+        self.kind = kind
         self.printed = printed
         self.found: dict[bytes, str] = {}
 
-    def text(self, message: Message) -> str:
-        key = message.SerializeToString()
-        found = self.found.get(key)
+    def text(self, written: bytes) -> str:
+        found = self.found.get(written)
         if found is None:
-            found = self.found[key] = self.printed(message)
+            found = self.found[written] = self.printed(decoded(self.kind, written))
         return found
 
 
@@ -314,7 +326,8 @@ def _calls(opcode: str, called: tuple[str, ...], p: Message,
     keys = CALL_KEYS.get(opcode, ("calls",))
     if opcode == "conditional":
         predicate = by_id.get(p.operand_ids[0]) if p.operand_ids else None
-        if predicate is not None and predicate.shape.element_type == 1 and len(called) == 2:
+        if (predicate is not None and decoded("ShapeProto", predicate.shape).element_type == 1
+                and len(called) == 2):
             return [("true_computation", "%" + called[0]), ("false_computation", "%" + called[1])]
     if keys in (("branch_computations",), ("called_computations",)):
         return [(keys[0], "{" + ", ".join("%" + c for c in called) + "}")]
