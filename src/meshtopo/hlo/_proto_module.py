@@ -49,8 +49,8 @@ CALL_KEYS = {
 }  # fmt: skip
 
 
-_INDENT = 2  # columns before an instruction's name in XLA's text
-_ROOT = len("ROOT ")
+_COLUMN = 3  # an instruction's name's, after its indent
+_ROOT_COLUMN = _COLUMN + len("ROOT ")
 
 
 def build_module(
@@ -111,6 +111,7 @@ class _Builder:
         self.groups = Groups()
         self.shapes = _TextCache("ShapeProto", shape_text)
         self.metadata = _TextCache("OpMetadata", _metadata)
+        self.literals = _TextCache("LiteralProto", literal_text)
         self.computation_names = {c.id: c.name for c in proto.computations}
         entry_id = proto.entry_computation_id
         entry_name = proto.entry_computation_name
@@ -151,9 +152,9 @@ class _Builder:
             if is_root:
                 computation.root = instruction
             if opcode == "parameter":
-                parameters.append((p.parameter_number,
+                parameters.append((int(instruction.operand_text),
                                    f"{instruction.name}: {instruction.shape_text}"))
-            if is_collective:
+            elif is_collective:
                 collective = instruction.collective = self._collective(p, instruction, groups)
                 found(collective)
         if computation.root is None and computation.instructions:
@@ -165,7 +166,8 @@ class _Builder:
     def _instruction(self, p: Message, name: str, opcode: str, computation: str, is_root: bool,
                      names: dict[int, str], by_id: dict[int, Message],
                      groups: tuple[CollectiveDeviceList, str] | None) -> Instruction:
-        shape = self.shapes.text(p.shape)
+        written = p.shape
+        shape = self.shapes.found.get(written) or self.shapes.text(written)
         operand_ids = p.operand_ids
         operands = tuple([names[i] for i in operand_ids]) if operand_ids else ()
         called_ids = p.called_computation_ids
@@ -173,21 +175,25 @@ class _Builder:
         if opcode == "parameter":
             operand_text = str(p.parameter_number)
         elif opcode == "constant":
-            operand_text = literal_text(p.literal)
+            operand_text = self.literals.text(p.literal)
         else:
             operand_text = "%" + ", %".join(operands) if operands else ""
         head = f"%{name} = {shape} {opcode}({operand_text})"
-        column = _INDENT + 1 + (_ROOT if is_root else 0)
-        pairs = _attributes(p, opcode, called, by_id, None if groups is None else groups[1])
+        if opcode in _READ:
+            pairs = _attributes(p, opcode, called, by_id, None if groups is None else groups[1])
+        else:
+            pairs = _calls(opcode, called, p, by_id) if called else []
         if opcode == "while" and len(called) == 2:  # in written order: condition, body
             called = (called[1], called[0])
         control_ids = p.control_predecessor_ids
         controls = tuple([names[i] for i in control_ids]) if control_ids else ()
         if controls:
             pairs.append(("control-predecessors", "{%" + ", %".join(controls) + "}"))
-        metadata = self.metadata.text(p.metadata)
-        if metadata:
-            pairs.append(("metadata", metadata))
+        written = p.metadata
+        if written:
+            pairs.append(("metadata", self.metadata.found.get(written)
+                          or self.metadata.text(written)))
+        column = _ROOT_COLUMN if is_root else _COLUMN
         if not pairs:
             return Instruction(name, opcode, shape, operands, self.line, column, computation,
                                is_root, operand_text, head, [], called, controls)
@@ -233,8 +239,6 @@ def _attributes(p: Message, opcode: str, called: tuple[str, ...], by_id: dict[in
                 groups: str | None) -> list[tuple[str, str]]:
     """The attributes XLA prints for what was read of instruction ``p`` (``groups``: its
     replica groups' text), in XLA's order; only the fields ``opcode`` takes are looked at."""
-    if opcode not in _READ:
-        return _calls(opcode, called, p, by_id)
     out: list[tuple[str, str]] = []
     is_collective = opcode in COLLECTIVE_OPCODES
     if is_collective and p.channel_id > 0:

@@ -7,7 +7,7 @@ an ``HloModuleProto`` (Neuron's ``*.hlo_module.pb``), itself wrapped with the ar
 (``xla/service/hlo.proto``, ``xla/xla_data.proto``, ``xla/pjrt/proto/compile_options.proto``);
 only the fields meshtopo reads are declared, so protobuf skips the others. A ``map<K, V>``
 field is declared as the repeated ``{key = 1; value = 2}`` entry it is on the wire. An
-instruction's ``shape``, ``metadata`` and ``frontend_attributes`` are declared as the bytes
+instruction's ``shape``, ``metadata``, ``literal`` and ``frontend_attributes`` are declared as the bytes
 they are on the wire (a message's serialized form): the same few values repeat across a
 module, so each distinct one is decoded once (``decoded``), by its own message class.
 
@@ -54,7 +54,7 @@ MESSAGES: dict[str, list[Field]] = {
     "InstructionSequence": [("instruction_ids", 1, INT64, REPEATED)],
     "HloInstructionProto": [
         ("name", 1, STRING), ("opcode", 2, STRING), ("shape", 3, BYTES),  # a ShapeProto
-        ("metadata", 7, BYTES), ("literal", 8, "LiteralProto"),  # metadata: an OpMetadata
+        ("metadata", 7, BYTES), ("literal", 8, BYTES),  # an OpMetadata, a LiteralProto
         ("parameter_number", 9, INT64), ("fusion_kind", 11, STRING),
         ("tuple_index", 13, INT64), ("dimensions", 14, INT64, REPEATED),
         ("slice_dimensions", 17, "SliceDimensions", REPEATED),
