@@ -2,7 +2,7 @@
 
 Each instruction is printed as one line of XLA's text (``%name = shape opcode(%a, %b),
 key=value, ...``) for the attributes read, and the module as XLA prints it
-(``_printer.module_text``), so lines and columns, ``Collective.text`` and ``Module.to_text``
+(``_printer``), so lines and columns, ``Collective.text`` and ``Module.to_text``
 all refer to one text; the collective attributes come from the proto's fields, not from that
 text.
 """
@@ -31,7 +31,7 @@ from ._collective import (
 from ._compile_options import AssignmentSource
 from ._link import Linker
 from ._module import Module, ModuleHeader, ModuleScope, resolve_counts
-from ._printer import module_text
+from ._printer import computation_lines, header_line, instruction_line, joined_module
 from ._proto import literal_text, not_a_module, shape_text
 from ._proto_schema import decoded
 from ._reader import HeaderRecord
@@ -75,14 +75,16 @@ def build_module(
     collecting = gc.isenabled()
     gc.disable()  # many long-lived objects; cyclic GC passes only cost time
     try:
-        found = _Builder(proto, scope, schedule).build()
+        builder = _Builder(proto, scope, schedule)
+        found = builder.build()
+        blocks = builder.blocks
     except DecodeError:  # a shape, metadata or attribute list read on use
         raise not_a_module(name, "cut short or damaged") from None
     finally:
         if collecting:
             gc.enable()
     collectives = Linker(scope.root_collective, scope.wrapped).link(found)
-    text = module_text(header.name, header.attributes, r, p, "", scope.computations.values())
+    text = joined_module(header_line(header.name, header.attributes, r, p), "", blocks)
     module = Module(header, text, scope, collectives, name, assignment_source)
     module.schedule_source = "proto" if schedule else None
     return module
@@ -119,6 +121,7 @@ class _Builder:
             (c.id for c in proto.computations if c.name == entry_name),
             proto.computations[-1].id)
         self.line = 1  # the header's
+        self.blocks: list[str] = []  # each computation as XLA prints it
 
     def build(self) -> list[Collective]:
         found: list[Collective] = []
@@ -137,7 +140,8 @@ class _Builder:
                                   execution_thread=proto.execution_thread or None)
         self.scope.computations[computation.name] = computation
         parameters: list[tuple[int, str]] = []
-        add, by_name = computation.instructions.append, computation.by_name
+        lines: list[str] = []
+        add, by_name, line = computation.instructions.append, computation.by_name, lines.append
         for instruction_id in ids:
             self.line += 1
             p = by_id[instruction_id]
@@ -148,9 +152,11 @@ class _Builder:
             instruction = self._instruction(p, names[instruction_id], opcode, computation.name,
                                             is_root, names, by_id, groups)
             add(instruction)
+            line(instruction.text)
             by_name[instruction.name] = instruction
             if is_root:
                 computation.root = instruction
+                root_at = len(lines) - 1
             if opcode == "parameter":
                 parameters.append((int(instruction.operand_text),
                                    f"{instruction.name}: {instruction.shape_text}"))
@@ -159,8 +165,12 @@ class _Builder:
                 found(collective)
         if computation.root is None and computation.instructions:
             computation.root = computation.instructions[-1]
+            root_at = len(lines) - 1
         result = computation.root.shape_text if computation.root is not None else "()"
         computation.signature = "(" + ", ".join(t for _, t in sorted(parameters)) + f") -> {result}"
+        if lines:
+            lines[root_at] = instruction_line(lines[root_at], True)
+        self.blocks.append(computation_lines(computation, lines))
         self.line += 1  # the closing brace
 
     def _instruction(self, p: Message, name: str, opcode: str, computation: str, is_root: bool,
