@@ -179,9 +179,11 @@ class _Builder:
         written = p.shape
         shape = self.shapes.found.get(written) or self.shapes.text(written)
         operand_ids = p.operand_ids
-        operands = tuple([names[i] for i in operand_ids]) if operand_ids else ()
+        # A slice copies the ids in one call; iterating protobuf's container costs per id.
+        operands = tuple(map(names.__getitem__, operand_ids[:])) if operand_ids else ()
         called_ids = p.called_computation_ids
-        called = tuple([self.computation_names[i] for i in called_ids]) if called_ids else ()
+        called = (tuple(map(self.computation_names.__getitem__, called_ids[:]))
+                  if called_ids else ())
         if opcode == "parameter":
             operand_text = str(p.parameter_number)
         elif opcode == "constant":
@@ -196,7 +198,7 @@ class _Builder:
         if opcode == "while" and len(called) == 2:  # in written order: condition, body
             called = (called[1], called[0])
         control_ids = p.control_predecessor_ids
-        controls = tuple([names[i] for i in control_ids]) if control_ids else ()
+        controls = tuple(map(names.__getitem__, control_ids[:])) if control_ids else ()
         if controls:
             pairs.append(("control-predecessors", "{%" + ", %".join(controls) + "}"))
         written = p.metadata
@@ -210,7 +212,7 @@ class _Builder:
         text = head + ", " + ", ".join([f"{key}={value}" for key, value in pairs])
         return Instruction(name, opcode, shape, operands, self.line, column, computation,
                            is_root, operand_text, text, functools.partial(_positioned, pairs),
-                           called, controls, attribute_at=len(head))
+                           called, controls, (), len(head))
 
     def _collective(self, p: Message, instruction: Instruction,
                     found: tuple[CollectiveDeviceList, str] | None) -> Collective:
