@@ -257,8 +257,9 @@ def _attributes(p: Message, opcode: str, called: tuple[str, ...], by_id: dict[in
         out.append(("channel_id", str(p.channel_id)))
     if groups is not None:
         out.append(("replica_groups", groups))
-    if opcode in _DIMENSIONS and p.dimensions:
-        out.append(("dimensions", "{" + ",".join(map(str, p.dimensions)) + "}"))
+    dimensions = p.dimensions if opcode in _DIMENSIONS else None
+    if dimensions:
+        out.append(("dimensions", "{" + ",".join(map(str, dimensions[:])) + "}"))
     elif opcode in _SINGLE:
         out.append(_SINGLE[opcode](p))
     if is_collective:
