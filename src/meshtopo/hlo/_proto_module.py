@@ -47,6 +47,10 @@ CALL_KEYS = {
     "select-and-scatter": ("select", "scatter"), "custom-call": ("called_computations",),
     "conditional": ("branch_computations",),
 }  # fmt: skip
+_CALLS = ("calls",)
+# Opcodes whose computations XLA prints as one braced list.
+_LISTED = frozenset(opcode for opcode, keys in CALL_KEYS.items()
+                    if keys in (("branch_computations",), ("called_computations",)))
 
 
 _COLUMN = 3  # an instruction's name's, after its indent
@@ -340,13 +344,15 @@ def _calls(opcode: str, called: tuple[str, ...], p: Message,
            by_id: dict[int, Message]) -> list[tuple[str, str]]:
     if not called:
         return []
-    keys = CALL_KEYS.get(opcode, ("calls",))
+    keys = CALL_KEYS.get(opcode, _CALLS)
+    if len(called) == 1 and opcode not in _LISTED:  # most: calls=, to_apply=
+        return [(keys[0], "%" + called[0])] if keys else []
     if opcode == "conditional":
         predicate = by_id.get(p.operand_ids[0]) if p.operand_ids else None
         if (predicate is not None and decoded("ShapeProto", predicate.shape).element_type == 1
                 and len(called) == 2):
             return [("true_computation", "%" + called[0]), ("false_computation", "%" + called[1])]
-    if keys in (("branch_computations",), ("called_computations",)):
+    if opcode in _LISTED:
         return [(keys[0], "{" + ", ".join("%" + c for c in called) + "}")]
     if opcode == "while" and len(called) == 2:  # XLA keeps the body first
         return [("condition", "%" + called[1]), ("body", "%" + called[0])]
