@@ -139,31 +139,32 @@ class _Builder:
         ids = [i for i in order if i in by_id] if order is not None else list(by_id)
         names = {i: by_id[i].name for i in ids}
         root_id = proto.root_id
-        self.line += 2
-        computation = Computation(proto.name, proto.id == self.entry, self.line, "",
+        number = self.line + 2
+        computation = Computation(proto.name, proto.id == self.entry, number, "",
                                   execution_thread=proto.execution_thread or None)
         self.scope.computations[computation.name] = computation
         parameters: list[tuple[int, str]] = []
         lines: list[str] = []
         add, by_name, line = computation.instructions.append, computation.by_name, lines.append
         for instruction_id in ids:
-            self.line += 1
+            number += 1
             p = by_id[instruction_id]
             opcode = p.opcode
+            name = names[instruction_id]
             is_root = instruction_id == root_id
             is_collective = opcode in COLLECTIVE_OPCODES
             groups = self.groups.of(p) if is_collective else None
-            instruction = self._instruction(p, names[instruction_id], opcode, computation.name,
-                                            is_root, names, by_id, groups)
+            instruction = self._instruction(p, name, opcode, number, computation.name, is_root,
+                                            names, by_id, groups)
             add(instruction)
             line(instruction.text)
-            by_name[instruction.name] = instruction
+            by_name[name] = instruction
             if is_root:
                 computation.root = instruction
                 root_at = len(lines) - 1
             if opcode == "parameter":
                 parameters.append((int(instruction.operand_text),
-                                   f"{instruction.name}: {instruction.shape_text}"))
+                                   f"{name}: {instruction.shape_text}"))
             elif is_collective:
                 collective = instruction.collective = self._collective(p, instruction, groups)
                 found(collective)
@@ -171,14 +172,14 @@ class _Builder:
             computation.root = computation.instructions[-1]
             root_at = len(lines) - 1
         result = computation.root.shape_text if computation.root is not None else "()"
-        computation.signature = "(" + ", ".join(t for _, t in sorted(parameters)) + f") -> {result}"
+        computation.signature = "(" + ", ".join([t for _, t in sorted(parameters)]) + f") -> {result}"
         if lines:
             lines[root_at] = instruction_line(lines[root_at], True)
         self.blocks.append(computation_lines(computation, lines))
-        self.line += 1  # the closing brace
+        self.line = number + 1  # the closing brace
 
-    def _instruction(self, p: Message, name: str, opcode: str, computation: str, is_root: bool,
-                     names: dict[int, str], by_id: dict[int, Message],
+    def _instruction(self, p: Message, name: str, opcode: str, line: int, computation: str,
+                     is_root: bool, names: dict[int, str], by_id: dict[int, Message],
                      groups: tuple[CollectiveDeviceList, str] | None) -> Instruction:
         written = p.shape
         shape = self.shapes.found.get(written) or self.shapes.text(written)
@@ -211,10 +212,10 @@ class _Builder:
                           or self.metadata.text(written)))
         column = _ROOT_COLUMN if is_root else _COLUMN
         if not pairs:
-            return Instruction(name, opcode, shape, operands, self.line, column, computation,
+            return Instruction(name, opcode, shape, operands, line, column, computation,
                                is_root, operand_text, head, [], called, controls)
         text = head + ", " + ", ".join([f"{key}={value}" for key, value in pairs])
-        return Instruction(name, opcode, shape, operands, self.line, column, computation,
+        return Instruction(name, opcode, shape, operands, line, column, computation,
                            is_root, operand_text, text, functools.partial(_positioned, pairs),
                            called, controls, (), len(head))
 
