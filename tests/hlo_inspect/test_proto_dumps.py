@@ -277,8 +277,13 @@ def test_directory_of_protos_alone(dump, tmp_path, capsys):
 def test_cut_short_and_foreign_files_are_one_line_errors(dump, tmp_path, capsys):
     _, proto_path = _pairs(dump)["jit_psum"]
     data = proto_path.read_bytes()
+    # An instruction's shape is decoded on first use: a damaged one is found then.
+    damaged = message_class("HloProto")()
+    damaged.ParseFromString(data)
+    damaged.hlo_module.computations[0].instructions[0].shape = b"\xff\xff"
     files = {"cut.hlo.pb": data[: len(data) // 2], "foreign.pb": bytes(range(256)) * 4,
-             "options.pb": _options_file(proto_path).read_bytes()}
+             "options.pb": _options_file(proto_path).read_bytes(),
+             "shape.hlo.pb": damaged.SerializeToString()}
     for name, content in files.items():
         path = tmp_path / name
         path.write_bytes(content)

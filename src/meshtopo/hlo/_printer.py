@@ -80,9 +80,7 @@ def module_text(name: str, header_attributes: dict[str, str], replica_count: int
                 computations: Iterable[Computation]) -> str:
     """A whole module in XLA's text form, from its header values, the stack-frame tables as
     the reader kept them (``Module.stack_frames``) and its computations."""
-    blocks = [header_line(name, header_attributes, replica_count, num_partitions)]
-    if stack_frames:
-        blocks.append(stack_frames)
+    blocks = []
     for computation in computations:
         if computation.written_inline:
             continue  # printed within the instruction that wrote it
@@ -94,4 +92,11 @@ def module_text(name: str, header_attributes: dict[str, str], replica_count: int
             at = len(lines) - 1 if written[-1] is root else written.index(root)
             lines[at] = "ROOT " + lines[at]
         blocks.append(computation_lines(computation, lines))
-    return "\n\n".join(blocks) + "\n"
+    return joined_module(header_line(name, header_attributes, replica_count, num_partitions),
+                         stack_frames, blocks)
+
+
+def joined_module(header: str, stack_frames: str, blocks: list[str]) -> str:
+    """A module's text from its header line, its stack-frame tables ("" when none) and its
+    computations' blocks (``computation_lines``)."""
+    return "\n\n".join([header, stack_frames, *blocks] if stack_frames else [header, *blocks]) + "\n"

@@ -111,8 +111,12 @@ def module_proto(data: bytes, name: str) -> tuple[str, Message]:
             message.hlo_module if kind == "HloProto" else message.hlo.hlo_module)
         if _is_module(module):
             return kind, module
-    reason = "cut short or damaged" if problems else "no computations in it"
-    raise InvalidArgumentError(
+    raise not_a_module(name, "cut short or damaged" if problems else "no computations in it")
+
+
+def not_a_module(name: str, reason: str) -> InvalidArgumentError:
+    """The error for file ``name`` that holds no readable module proto, and why."""
+    return InvalidArgumentError(
         f"{name} is not an HLO module proto ({reason}): expected an HloProto, HloModuleProto "
         f"or HloSnapshot in protobuf's binary form, as --xla_dump_hlo_as_proto writes")
 

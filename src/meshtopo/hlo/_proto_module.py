@@ -2,7 +2,7 @@
 
 Each instruction is printed as one line of XLA's text (``%name = shape opcode(%a, %b),
 key=value, ...``) for the attributes read, and the module as XLA prints it
-(``_printer.module_text``), so lines and columns, ``Collective.text`` and ``Module.to_text``
+(``_printer``), so lines and columns, ``Collective.text`` and ``Module.to_text``
 all refer to one text; the collective attributes come from the proto's fields, not from that
 text.
 """
@@ -13,7 +13,7 @@ import functools
 import gc
 from collections.abc import Callable
 
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 
 from .._device_list import CollectiveDeviceList
 from .._iota import IotaReplicaGroupList
@@ -31,8 +31,9 @@ from ._collective import (
 from ._compile_options import AssignmentSource
 from ._link import Linker
 from ._module import Module, ModuleHeader, ModuleScope, resolve_counts
-from ._printer import module_text
-from ._proto import literal_text, shape_text
+from ._printer import computation_lines, header_line, instruction_line, joined_module
+from ._proto import literal_text, not_a_module, shape_text
+from ._proto_schema import decoded
 from ._reader import HeaderRecord
 from ._structure import Attribute, Computation, Instruction
 
@@ -46,10 +47,14 @@ CALL_KEYS = {
     "select-and-scatter": ("select", "scatter"), "custom-call": ("called_computations",),
     "conditional": ("branch_computations",),
 }  # fmt: skip
+_CALLS = ("calls",)
+# Opcodes whose computations XLA prints as one braced list.
+_LISTED = frozenset(opcode for opcode, keys in CALL_KEYS.items()
+                    if keys in (("branch_computations",), ("called_computations",)))
 
 
-_INDENT = 2  # columns before an instruction's name in XLA's text
-_ROOT = len("ROOT ")
+_COLUMN = 3  # an instruction's name's, after its indent
+_ROOT_COLUMN = _COLUMN + len("ROOT ")
 
 
 def build_module(
@@ -74,12 +79,16 @@ def build_module(
     collecting = gc.isenabled()
     gc.disable()  # many long-lived objects; cyclic GC passes only cost time
     try:
-        found = _Builder(proto, scope, schedule).build()
+        builder = _Builder(proto, scope, schedule)
+        found = builder.build()
+        blocks = builder.blocks
+    except DecodeError:  # a shape, metadata or attribute list read on use
+        raise not_a_module(name, "cut short or damaged") from None
     finally:
         if collecting:
             gc.enable()
     collectives = Linker(scope.root_collective, scope.wrapped).link(found)
-    text = module_text(header.name, header.attributes, r, p, "", scope.computations.values())
+    text = joined_module(header_line(header.name, header.attributes, r, p), "", blocks)
     module = Module(header, text, scope, collectives, name, assignment_source)
     module.schedule_source = "proto" if schedule else None
     return module
@@ -106,8 +115,9 @@ class _Builder:
         self.scope = scope
         self.schedule = schedule
         self.groups = Groups()
-        self.shapes = _TextCache(shape_text)
-        self.metadata = _TextCache(_metadata)
+        self.shapes = _TextCache("ShapeProto", shape_text)
+        self.metadata = _TextCache("OpMetadata", _metadata)
+        self.literals = _TextCache("LiteralProto", literal_text)
         self.computation_names = {c.id: c.name for c in proto.computations}
         entry_id = proto.entry_computation_id
         entry_name = proto.entry_computation_name
@@ -115,6 +125,7 @@ class _Builder:
             (c.id for c in proto.computations if c.name == entry_name),
             proto.computations[-1].id)
         self.line = 1  # the header's
+        self.blocks: list[str] = []  # each computation as XLA prints it
 
     def build(self) -> list[Collective]:
         found: list[Collective] = []
@@ -128,72 +139,85 @@ class _Builder:
         ids = [i for i in order if i in by_id] if order is not None else list(by_id)
         names = {i: by_id[i].name for i in ids}
         root_id = proto.root_id
-        self.line += 2
-        computation = Computation(proto.name, proto.id == self.entry, self.line, "",
+        number = self.line + 2
+        computation = Computation(proto.name, proto.id == self.entry, number, "",
                                   execution_thread=proto.execution_thread or None)
         self.scope.computations[computation.name] = computation
         parameters: list[tuple[int, str]] = []
-        add, by_name = computation.instructions.append, computation.by_name
+        lines: list[str] = []
+        add, by_name, line = computation.instructions.append, computation.by_name, lines.append
         for instruction_id in ids:
-            self.line += 1
+            number += 1
             p = by_id[instruction_id]
             opcode = p.opcode
+            name = names[instruction_id]
             is_root = instruction_id == root_id
             is_collective = opcode in COLLECTIVE_OPCODES
             groups = self.groups.of(p) if is_collective else None
-            instruction = self._instruction(p, opcode, computation.name, is_root, names, by_id,
-                                            groups)
+            instruction = self._instruction(p, name, opcode, number, computation.name, is_root,
+                                            names, by_id, groups)
             add(instruction)
-            by_name[instruction.name] = instruction
+            line(instruction.text)
+            by_name[name] = instruction
             if is_root:
                 computation.root = instruction
+                root_at = len(lines) - 1
             if opcode == "parameter":
-                parameters.append((p.parameter_number,
-                                   f"{instruction.name}: {instruction.shape_text}"))
-            if is_collective:
+                parameters.append((int(instruction.operand_text),
+                                   f"{name}: {instruction.shape_text}"))
+            elif is_collective:
                 collective = instruction.collective = self._collective(p, instruction, groups)
                 found(collective)
         if computation.root is None and computation.instructions:
             computation.root = computation.instructions[-1]
+            root_at = len(lines) - 1
         result = computation.root.shape_text if computation.root is not None else "()"
-        computation.signature = "(" + ", ".join(t for _, t in sorted(parameters)) + f") -> {result}"
-        self.line += 1  # the closing brace
+        computation.signature = "(" + ", ".join([t for _, t in sorted(parameters)]) + f") -> {result}"
+        if lines:
+            lines[root_at] = instruction_line(lines[root_at], True)
+        self.blocks.append(computation_lines(computation, lines))
+        self.line = number + 1  # the closing brace
 
-    def _instruction(self, p: Message, opcode: str, computation: str, is_root: bool,
-                     names: dict[int, str], by_id: dict[int, Message],
+    def _instruction(self, p: Message, name: str, opcode: str, line: int, computation: str,
+                     is_root: bool, names: dict[int, str], by_id: dict[int, Message],
                      groups: tuple[CollectiveDeviceList, str] | None) -> Instruction:
-        shape = self.shapes.text(p.shape)
-        operands = tuple(map(names.__getitem__, p.operand_ids))
+        written = p.shape
+        shape = self.shapes.found.get(written) or self.shapes.text(written)
+        operand_ids = p.operand_ids
+        # A slice copies the ids in one call; iterating protobuf's container costs per id.
+        operands = tuple(map(names.__getitem__, operand_ids[:])) if operand_ids else ()
         called_ids = p.called_computation_ids
-        called = tuple(self.computation_names[i] for i in called_ids) if called_ids else ()
+        called = (tuple(map(self.computation_names.__getitem__, called_ids[:]))
+                  if called_ids else ())
         if opcode == "parameter":
             operand_text = str(p.parameter_number)
         elif opcode == "constant":
-            operand_text = literal_text(p.literal)
+            operand_text = self.literals.text(p.literal)
         else:
-            operand_text = ", ".join(["%" + o for o in operands])
-        name = p.name
+            operand_text = "%" + ", %".join(operands) if operands else ""
         head = f"%{name} = {shape} {opcode}({operand_text})"
-        column = _INDENT + 1 + (_ROOT if is_root else 0)
-        pairs = _attributes(p, opcode, called, by_id, None if groups is None else groups[1])
+        if opcode in _READ:
+            pairs = _attributes(p, opcode, called, by_id, None if groups is None else groups[1])
+        else:
+            pairs = _calls(opcode, called, p, by_id) if called else []
         if opcode == "while" and len(called) == 2:  # in written order: condition, body
             called = (called[1], called[0])
         control_ids = p.control_predecessor_ids
-        controls = tuple(names[i] for i in control_ids) if control_ids else ()
+        controls = tuple(map(names.__getitem__, control_ids[:])) if control_ids else ()
         if controls:
-            pairs.append(("control-predecessors", "{" + ", ".join("%" + c for c in controls) + "}"))
-        metadata = self.metadata.text(p.metadata)
-        if metadata:
-            pairs.append(("metadata", metadata))
-        if pairs:
-            text = head + ", " + ", ".join([f"{key}={value}" for key, value in pairs])
-            attributes: list[Attribute] | Callable[[Instruction], list[Attribute]] = \
-                functools.partial(_positioned, pairs)
-        else:
-            text, attributes = head, []
-        return Instruction(name, opcode, shape, operands, self.line, column, computation,
-                           is_root, operand_text, text, attributes, called, controls,
-                           attribute_at=len(head) if pairs else -1)
+            pairs.append(("control-predecessors", "{%" + ", %".join(controls) + "}"))
+        written = p.metadata
+        if written:
+            pairs.append(("metadata", self.metadata.found.get(written)
+                          or self.metadata.text(written)))
+        column = _ROOT_COLUMN if is_root else _COLUMN
+        if not pairs:
+            return Instruction(name, opcode, shape, operands, line, column, computation,
+                               is_root, operand_text, head, [], called, controls)
+        text = head + ", " + ", ".join([f"{key}={value}" for key, value in pairs])
+        return Instruction(name, opcode, shape, operands, line, column, computation,
+                           is_root, operand_text, text, functools.partial(_positioned, pairs),
+                           called, controls, (), len(head))
 
     def _collective(self, p: Message, instruction: Instruction,
                     found: tuple[CollectiveDeviceList, str] | None) -> Collective:
@@ -203,7 +227,7 @@ class _Builder:
             groups = EMPTY_GROUPS
         pairs = [(s.source, s.target) for s in p.source_target_pairs] or None
         if opcode in P2P_OPCODES:
-            for entry in p.frontend_attributes.map:
+            for entry in _frontend_attributes(p):
                 if entry.key == SEND_RECV_PAIRS:
                     pairs = send_recv_pairs(entry.value, instruction.line, instruction.column)
         dimensions = tuple(p.dimensions) or None
@@ -238,8 +262,9 @@ def _attributes(p: Message, opcode: str, called: tuple[str, ...], by_id: dict[in
         out.append(("channel_id", str(p.channel_id)))
     if groups is not None:
         out.append(("replica_groups", groups))
-    if opcode in _DIMENSIONS and p.dimensions:
-        out.append(("dimensions", "{" + ",".join(map(str, p.dimensions)) + "}"))
+    dimensions = p.dimensions if opcode in _DIMENSIONS else None
+    if dimensions:
+        out.append(("dimensions", "{" + ",".join(map(str, dimensions[:])) + "}"))
     elif opcode in _SINGLE:
         out.append(_SINGLE[opcode](p))
     if is_collective:
@@ -255,9 +280,10 @@ def _attributes(p: Message, opcode: str, called: tuple[str, ...], by_id: dict[in
     if called:
         out.extend(_calls(opcode, called, p, by_id))
     if opcode in _CONFIGURED:
-        if p.frontend_attributes.map:
+        entries = _frontend_attributes(p)
+        if entries:
             out.append(("frontend_attributes", "{" + ",".join(
-                f"{e.key}={_quoted(e.value)}" for e in p.frontend_attributes.map) + "}"))
+                f"{e.key}={_quoted(e.value)}" for e in entries) + "}"))
         if p.backend_config:
             config = p.backend_config.decode("utf-8", "replace")
             out.append(("backend_config", config if config.startswith("{") else _quoted(config)))
@@ -289,21 +315,29 @@ _SINGLE: dict[str, Callable[[Message], tuple[str, str]]] = {
 # Opcodes whose frontend attributes and backend config are read (send/recv pairs, a while's
 # known trip count).
 _CONFIGURED = COLLECTIVE_OPCODES | {"while", "custom-call", "fusion"}
+# Opcodes whose attributes come from more than their called computations.
+_READ = COLLECTIVE_OPCODES | _DIMENSIONS | _SINGLE.keys() | _CONFIGURED
+
+
+def _frontend_attributes(p: Message) -> list[Message]:
+    """The ``{key, value}`` entries of instruction ``p``'s frontend attributes."""
+    written = p.frontend_attributes
+    return list(decoded("FrontendAttributes", written).map) if written else []
 
 
 class _TextCache:
-    """``printed(message)`` once per distinct serialized message (shapes and metadata repeat
-    across a module)."""
+    """A message field declared as bytes (``_proto_schema``) printed once per distinct value:
+    shapes and metadata repeat across a module."""
 
-    def __init__(self, printed: Callable[[Message], str]) -> None:
+    def __init__(self, kind: str, printed: Callable[[Message], str]) -> None:
+        self.kind = kind
         self.printed = printed
         self.found: dict[bytes, str] = {}
 
-    def text(self, message: Message) -> str:
-        key = message.SerializeToString()
-        found = self.found.get(key)
+    def text(self, written: bytes) -> str:
+        found = self.found.get(written)
         if found is None:
-            found = self.found[key] = self.printed(message)
+            found = self.found[written] = self.printed(decoded(self.kind, written))
         return found
 
 
@@ -311,12 +345,15 @@ def _calls(opcode: str, called: tuple[str, ...], p: Message,
            by_id: dict[int, Message]) -> list[tuple[str, str]]:
     if not called:
         return []
-    keys = CALL_KEYS.get(opcode, ("calls",))
+    keys = CALL_KEYS.get(opcode, _CALLS)
+    if len(called) == 1 and opcode not in _LISTED:  # most: calls=, to_apply=
+        return [(keys[0], "%" + called[0])] if keys else []
     if opcode == "conditional":
         predicate = by_id.get(p.operand_ids[0]) if p.operand_ids else None
-        if predicate is not None and predicate.shape.element_type == 1 and len(called) == 2:
+        if (predicate is not None and decoded("ShapeProto", predicate.shape).element_type == 1
+                and len(called) == 2):
             return [("true_computation", "%" + called[0]), ("false_computation", "%" + called[1])]
-    if keys in (("branch_computations",), ("called_computations",)):
+    if opcode in _LISTED:
         return [(keys[0], "{" + ", ".join("%" + c for c in called) + "}")]
     if opcode == "while" and len(called) == 2:  # XLA keeps the body first
         return [("condition", "%" + called[1]), ("body", "%" + called[0])]

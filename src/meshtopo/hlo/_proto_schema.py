@@ -6,7 +6,10 @@ an ``HloModuleProto`` (Neuron's ``*.hlo_module.pb``), itself wrapped with the ar
 ``CompileOptionsProto`` (``compile_options.pb``). The field numbers below are XLA's
 (``xla/service/hlo.proto``, ``xla/xla_data.proto``, ``xla/pjrt/proto/compile_options.proto``);
 only the fields meshtopo reads are declared, so protobuf skips the others. A ``map<K, V>``
-field is declared as the repeated ``{key = 1; value = 2}`` entry it is on the wire.
+field is declared as the repeated ``{key = 1; value = 2}`` entry it is on the wire. An
+instruction's ``shape``, ``metadata``, ``literal`` and ``frontend_attributes`` are declared as the bytes
+they are on the wire (a message's serialized form): the same few values repeat across a
+module, so each distinct one is decoded once (``decoded``), by its own message class.
 
 The descriptors are built here from ``MESSAGES`` (no protoc), in a pool of their own:
 ``message_class(name)`` gives the class of a message.
@@ -50,8 +53,8 @@ MESSAGES: dict[str, list[Field]] = {
     "SequenceEntry": [("key", 1, INT64), ("value", 2, "InstructionSequence")],
     "InstructionSequence": [("instruction_ids", 1, INT64, REPEATED)],
     "HloInstructionProto": [
-        ("name", 1, STRING), ("opcode", 2, STRING), ("shape", 3, "ShapeProto"),
-        ("metadata", 7, "OpMetadata"), ("literal", 8, "LiteralProto"),
+        ("name", 1, STRING), ("opcode", 2, STRING), ("shape", 3, BYTES),  # a ShapeProto
+        ("metadata", 7, BYTES), ("literal", 8, BYTES),  # an OpMetadata, a LiteralProto
         ("parameter_number", 9, INT64), ("fusion_kind", 11, STRING),
         ("tuple_index", 13, INT64), ("dimensions", 14, INT64, REPEATED),
         ("slice_dimensions", 17, "SliceDimensions", REPEATED),
@@ -62,7 +65,8 @@ MESSAGES: dict[str, list[Field]] = {
         ("called_computation_ids", 38, INT64, REPEATED), ("backend_config", 43, BYTES),
         ("replica_groups", 49, "ReplicaGroup", REPEATED), ("all_reduce_id", 45, INT64),
         ("is_host_transfer", 47, BOOL), ("source_target_pairs", 52, "SourceTarget", REPEATED),
-        ("constrain_layout", 56, BOOL), ("frontend_attributes", 68, "FrontendAttributes"),
+        ("constrain_layout", 56, BOOL),
+        ("frontend_attributes", 68, BYTES),  # a FrontendAttributes
         ("use_global_device_ids", 71, BOOL), ("comparison_type", 72, STRING),
         ("collective_device_list", 87, "CollectiveDeviceListProto"),
     ],
@@ -130,6 +134,11 @@ def _pool() -> descriptor_pool.DescriptorPool:
 def message_class(name: str) -> type[Message]:
     """The generated class of message ``name`` (a key of ``MESSAGES``)."""
     return message_factory.GetMessageClass(_pool().FindMessageTypeByName(f"{PACKAGE}.{name}"))
+
+
+def decoded(name: str, data: bytes) -> Message:
+    """Message ``name`` read from ``data``, its serialized form (a field declared as bytes)."""
+    return message_class(name).FromString(data)
 
 
 # xla.PrimitiveType value -> the element type as HLO text writes it.

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .._module import Module, parse_module
-from .._printer import computation_lines, header_line, instruction_line
+from .._printer import computation_lines, header_line, instruction_line, joined_module
 from .._structure import Computation, Instruction
 
 
@@ -137,12 +137,10 @@ class Draft:
     def text(self) -> str:
         """The draft in XLA's text form."""
         module = self.module
-        blocks = [header_line(module.name, module.header_attributes, module.replica_count,
-                              module.num_partitions)]
-        if module.stack_frames:
-            blocks.append(module.stack_frames)
-        blocks += [c.print() for c in self.computations.values()]
-        return "\n\n".join(blocks) + "\n"
+        header = header_line(module.name, module.header_attributes, module.replica_count,
+                             module.num_partitions)
+        return joined_module(header, module.stack_frames,
+                             [c.print() for c in self.computations.values()])
 
     def finish(self) -> Module:
         """The rewritten module, read back through ``parse_module`` with the source module's
