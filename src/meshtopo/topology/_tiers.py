@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -69,30 +70,97 @@ class GroupTiers:
         return Tier(int(self.tier.max())) if self.tier.size else Tier.DEVICE
 
     @functools.cached_property
+    def distinct(self) -> tuple[GroupTiers, np.ndarray]:
+        """The distinct groups as every field describes them: a ``GroupTiers`` of one row per
+        distinct combination of the per-group values (in no particular order), and each
+        group's row in it (``distinct[0].hosts[distinct[1]]`` is ``hosts``, and so on). The
+        cost models are evaluated once per row; a mesh axis usually has one."""
+        fields = [getattr(self, name) for name in _FIELDS]
+        keys: list[np.ndarray] = []  # tier follows from sizes, hosts and domains, axes from axis_bits
+        for name, field in zip(_FIELDS, fields, strict=True):
+            if field is not None and name not in ("tier", "axes") and all(field is not k for k in keys):
+                keys.append(field)
+        first, rows = _distinct_rows(keys)
+        if first.size == self.num_groups:
+            return self, np.arange(self.num_groups)
+        unique = _tiers_of([None if field is None else field[first] for field in fields])
+        unique.__dict__["distinct"] = (unique, np.arange(first.size))  # its rows are distinct
+        return unique, rows
+
+    @functools.cached_property
     def network_shapes(self) -> tuple[np.ndarray, np.ndarray]:
         """What a network cost model sees of each group: the distinct rows (ranks, nodes,
         ranks per node, NIC share) -- a node is a domain when the group crosses the network,
         else the whole group is one node, and the share is ``max_per_host /
         network_sharers`` (1 off the network) -- as float64 ``[distinct, 4]``, and each
-        group's row index. Computed once, by 1-D ``np.unique`` of each column folded into
-        the codes so far (a row-wise ``np.unique(axis=0)`` is many times slower)."""
-        n = self.sizes
-        crossing = self.tier == Tier.NETWORK
-        nodes = np.where(crossing, self.domains, 1)
+        group's row index. Found among the ``distinct`` groups, the share keyed by its
+        fraction in lowest terms (equal shares, equal fractions)."""
+        unique, rows = self.distinct
+        n = unique.sizes
+        crossing = unique.tier == Tier.NETWORK
+        nodes = np.where(crossing, unique.domains, 1)
         per_node = -(-n // np.maximum(nodes, 1))
-        share = np.where(crossing, np.maximum(self.max_per_host, 1)
-                         / np.maximum(self.network_sharers, 1), 1.0)
-        columns = (n, nodes, per_node, share)
-        if n.size == 0 or all((c == c[0]).all() for c in columns):
-            return (np.array([[c[0] for c in columns]], dtype=np.float64) if n.size
-                    else np.zeros((0, 4))), np.zeros(n.size, dtype=np.int64)
-        code = np.zeros(n.size, dtype=np.int64)
-        for column in columns:  # codes stay below the group count: no overflow
-            values, inverse = np.unique(column, return_inverse=True)
-            code = np.unique(code * values.size + inverse.reshape(-1), return_inverse=True)[1]
-        _, first, inverse = np.unique(code.reshape(-1), return_index=True, return_inverse=True)
-        keys = np.stack(columns, axis=1).astype(np.float64)
-        return keys[first], inverse.reshape(-1)
+        members = np.where(crossing, np.maximum(unique.max_per_host, 1), 1)
+        sharers = np.where(crossing, np.maximum(unique.network_sharers, 1), 1)
+        common = np.gcd(members, sharers)
+        first, shape = _distinct_rows([n, nodes, per_node, members // common, sharers // common])
+        keys = np.stack([n, nodes, per_node, members / sharers], axis=1).astype(np.float64)
+        return keys[first], shape[rows]
+
+
+def concatenate_tiers(parts: list[GroupTiers]) -> GroupTiers:
+    """The groups of every ``GroupTiers`` in ``parts`` (all on one cluster), in order."""
+    if len(parts) == 1:
+        return parts[0]
+    fields = [[getattr(part, name) for part in parts] for name in _FIELDS]
+    return _tiers_of([None if arrays[0] is None else np.concatenate(arrays) for arrays in fields])
+
+
+_FIELDS = ("sizes", "tier", "hosts", "domains", "max_per_host", "network_sharers", "axes",
+           "axis_bits", "ring_hops", "ring_hops_no_wrap")  # fmt: skip
+
+_CODE_LIMIT = 1 << 62
+
+
+def _tiers_of(values: list[np.ndarray | None]) -> GroupTiers:
+    """A ``GroupTiers`` of its fields' arrays in ``_FIELDS`` order."""
+    fields: dict[str, Any] = dict(zip(_FIELDS, values, strict=True))
+    return GroupTiers(**fields)
+
+
+def _distinct_rows(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(one index per distinct row, each row's distinct row) of equal-length int ``columns``.
+    Each varying column is folded into one int64 code as a mixed-radix digit (its value
+    less its minimum); the codes are then numbered densely by a presence table when they
+    span little more than the rows, else by ``np.unique``."""
+    count = columns[0].size
+    if count == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    code = np.zeros(count, dtype=np.int64)
+    span = 1
+    for column in columns:
+        low, high = int(column.min()), int(column.max())
+        if low == high:
+            continue
+        width = high - low + 1
+        if span * width >= _CODE_LIMIT:  # number the codes so far densely first
+            code = np.unique(code, return_inverse=True)[1].reshape(-1)
+            span = int(code.max()) + 1
+        code *= width
+        code += np.subtract(column, low, dtype=np.int64)
+        span *= width
+    if span == 1:
+        return np.zeros(min(count, 1), dtype=np.int64), np.zeros(count, dtype=np.int64)
+    if span > 4 * count:
+        _, first, rows = np.unique(code, return_index=True, return_inverse=True)
+        return first, rows.reshape(-1)
+    present = np.zeros(span, dtype=bool)
+    present[code] = True
+    number = np.cumsum(present, dtype=np.int64) - 1
+    rows = number[code]
+    first = np.empty(int(number[-1]) + 1, dtype=np.int64)
+    first[rows] = np.arange(count)  # any member of a row will do: its values are the row's
+    return first, rows
 
 
 def as_group_arrays(groups: object) -> tuple[np.ndarray, np.ndarray]:
