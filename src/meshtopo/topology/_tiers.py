@@ -313,13 +313,15 @@ def _sorting_network(size: int) -> tuple[tuple[int, int], ...]:
     return tuple(pairs)
 
 
+_SORTING_NETWORK_RANKS = 16
+"""The widest groups whose host ids are sorted by a sorting network (wider ones row by row)."""
+
+
 def _sort_ranks(h: np.ndarray) -> np.ndarray:
-    """``h[rank, group]`` sorted along the ranks: a sorting network of whole-row min/max for
-    small groups (each comparator is two passes over ``groups`` values), else ``np.sort``."""
-    size = h.shape[0]
-    if size > 32:
-        return np.sort(h, axis=0)
+    """``h[rank, group]`` sorted along the ranks by a sorting network of whole-row min/max
+    (each comparator is two passes over ``groups`` values), for small groups."""
     rows = h.copy()
+    size = h.shape[0]
     low = np.empty(h.shape[1], dtype=h.dtype)
     for a, b in _sorting_network(size):
         np.minimum(rows[a], rows[b], out=low)
@@ -356,7 +358,7 @@ def _network_sharers(cluster: Cluster, h: np.ndarray, network: np.ndarray) -> np
         return np.zeros(count, dtype=np.int64)
     every = bool(network.all())
     crossing = h if every else h[:, network]
-    counts = np.bincount(crossing.reshape(-1), minlength=cluster.num_hosts)
+    counts = np.bincount(crossing.ravel(order="K"), minlength=cluster.num_hosts)
     most = int(counts.max())
     if bool(((counts == 0) | (counts == most)).all()):
         per_group = np.full(crossing.shape[1], most, dtype=np.int64)
@@ -369,11 +371,10 @@ def _network_sharers(cluster: Cluster, h: np.ndarray, network: np.ndarray) -> np
     return sharers
 
 
-def _uniform_tiers(cluster: Cluster, groups: np.ndarray) -> GroupTiers:
-    """``group_tiers`` of ``[groups, size]`` ids. Work is done on ``[size, groups]`` arrays,
-    so each reduction over a group's ranks is a handful of long element-wise passes."""
-    count, size = groups.shape
-    h = _rank_major(cluster.host_index, groups)
+def _host_runs(cluster: Cluster, h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(hosts, most ranks on one host, domains) per column of host ids ``h[rank, group]``,
+    each column sorted first unless all are in order (a sorting network for small groups)."""
+    size, count = h.shape
     ordered = h if size < 2 or bool((h[1:] >= h[:-1]).all()) else _sort_ranks(h)
     change = ordered[1:] != ordered[:-1]
     hosts = 1 + change.view(np.int8).sum(axis=0, dtype=np.int64)
@@ -384,10 +385,60 @@ def _uniform_tiers(cluster: Cluster, groups: np.ndarray) -> GroupTiers:
     else:
         max_per_host = _longest_runs(change)
     if cluster.hosts_per_domain == 1:
-        domains = hosts
+        return hosts, max_per_host, hosts
+    block = ordered // cluster.hosts_per_domain
+    return hosts, max_per_host, 1 + (block[1:] != block[:-1]).view(np.int8).sum(axis=0, dtype=np.int64)
+
+
+def _wide_host_runs(cluster: Cluster, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_host_runs`` of groups too wide for a sorting network, from host ids
+    ``rows[group, rank]`` (sorted in place unless every row is in order): each group is one
+    contiguous row (a column sort of ``[size, groups]`` strides through memory), distinct
+    hosts are the changes along it and the longest run is ``_longest_row_runs``'s."""
+    count, size = rows.shape
+    if not bool((rows[:, 1:] >= rows[:, :-1]).all()):
+        rows.sort(axis=1)
+    hosts = 1 + (rows[:, 1:] != rows[:, :-1]).sum(axis=1, dtype=np.int64)
+    if bool((hosts == 1).all()):
+        max_per_host = np.full(count, size, dtype=np.int64)
+    elif bool((hosts == size).all()):
+        max_per_host = np.ones(count, dtype=np.int64)
     else:
-        block = ordered // cluster.hosts_per_domain
-        domains = 1 + (block[1:] != block[:-1]).view(np.int8).sum(axis=0, dtype=np.int64)
+        max_per_host = _longest_row_runs(rows)
+    if cluster.hosts_per_domain == 1:
+        return hosts, max_per_host, hosts
+    block = rows // cluster.hosts_per_domain
+    return hosts, max_per_host, 1 + (block[:, 1:] != block[:, :-1]).sum(axis=1, dtype=np.int64)
+
+
+def _longest_row_runs(rows: np.ndarray) -> np.ndarray:
+    """Per row of sorted ids, the longest run of one id: a row has a run of ``k`` when some
+    id equals the id ``k - 1`` places on, so ``k`` rises while any row still has one, each
+    pass over those rows only (as many passes as the longest run, short in practice: a
+    host holds a few of a group's ranks)."""
+    count, size = rows.shape
+    best = np.ones(count, dtype=np.int64)
+    alive = np.arange(count)
+    for lag in range(1, size):
+        candidates = rows[alive]
+        alive = alive[(candidates[:, lag:] == candidates[:, :-lag]).any(axis=1)]
+        if not alive.size:
+            break
+        best[alive] = lag + 1
+    return best
+
+
+def _uniform_tiers(cluster: Cluster, groups: np.ndarray) -> GroupTiers:
+    """``group_tiers`` of ``[groups, size]`` ids. Work is done on ``[size, groups]`` arrays,
+    so each reduction over a group's ranks is a handful of long element-wise passes."""
+    count, size = groups.shape
+    if size > _SORTING_NETWORK_RANKS:
+        rows = np.take(cluster.host_index, groups)
+        hosts, max_per_host, domains = _wide_host_runs(cluster, rows)
+        h = rows.T
+    else:
+        h = _rank_major(cluster.host_index, groups)
+        hosts, max_per_host, domains = _host_runs(cluster, h)
     sizes = np.full(count, size, dtype=np.int64)
     tier = _tier_of(sizes, hosts, domains)
     sharers = _network_sharers(cluster, h, tier == Tier.NETWORK)
