@@ -268,23 +268,36 @@ def _uniform_hops(
     cluster: Cluster, groups: np.ndarray, domains: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(axes, axis bits, ring hops, line hops) on a torus of the ids ``groups[group, rank]``:
-    one int32 gather of packed coordinates into ``[size, groups]`` order, then one such array
-    per axis."""
+    one int32 gather of packed coordinates into ``[size, groups]`` order, then per axis its
+    coordinates and hops between ring neighbours as int16 (below 1024 per axis, below 3,072
+    summed over three), written into buffers allocated once."""
     torus = cluster.torus
     packed = cluster.coord_index
     if torus is None or packed is None:
         raise InvalidArgumentError("torus hops need a torus")
     p = _rank_major(packed, groups)
-    ring = np.zeros(p.shape, dtype=np.int32)
-    line = np.zeros(p.shape, dtype=np.int32)
-    count = p.shape[1]
+    shape, count = p.shape, p.shape[1]
+    ring = np.zeros(shape, dtype=np.int16)
+    line = np.zeros(shape, dtype=np.int16)
+    shifted = np.empty(shape, dtype=np.int32)
+    c = np.empty(shape, dtype=np.int16)
+    delta = np.empty(shape, dtype=np.int16)
+    wrapped = np.empty(shape, dtype=np.int16)
     bits = np.zeros(count, dtype=np.int64)
     axes = np.zeros(count, dtype=np.int64)
     for axis, (size, wraps) in enumerate(zip(torus.shape, torus.wraparound, strict=True)):
-        c = (p >> (10 * axis)) & 1023
-        delta = np.abs(np.roll(c, -1, axis=0) - c)
+        np.right_shift(p, 10 * axis, out=shifted)
+        np.bitwise_and(shifted, 1023, out=c, casting="unsafe")
+        np.subtract(c[1:], c[:-1], out=delta[:-1])  # rank i to i+1, the last back to the first
+        np.subtract(c[0], c[-1], out=delta[-1])
+        np.abs(delta, out=delta)
         line += delta
-        ring += np.minimum(delta, size - delta) if wraps else delta
+        if wraps:
+            np.subtract(size, delta, out=wrapped)
+            np.minimum(delta, wrapped, out=wrapped)
+            ring += wrapped
+        else:
+            ring += delta
         varied = c.max(axis=0) != c.min(axis=0)
         axes += varied
         bits |= varied.astype(np.int64) << axis
