@@ -4,10 +4,13 @@ For every group (devices in rank order, as XLA runs them): how many hosts and do
 touches, the most members it has on one host, the slowest tier it crosses, and on a TPU torus
 the number of torus axes it varies along and the largest hop count between ring neighbours
 (rank i and i+1, the last rank back to the first), with the slice's wraparound and without.
-All of it is numpy over the whole group list. Uniform groups are laid out ``[rank, group]``
-so that every step is a pass over long rows: one gather per device property, host ids sorted
-per group by a sorting network of row-wise min/max (skipped when already in order), run
-lengths row by row; ragged lists go through one lexsort and ``reduceat``.
+All of it is numpy over the whole group list. Uniform groups of up to 16 ranks are laid out
+``[rank, group]`` so that every step is a pass over long rows: one gather per device property,
+host ids sorted per group by a sorting network of row-wise min/max (skipped when already in
+order), run lengths row by row; wider groups keep ``[group, rank]``, each group's host ids
+one contiguous row sorted by ``np.sort``; ragged lists go through one lexsort and
+``reduceat``. ``GroupTiers.distinct`` gives the few kinds of group a collective has, which the
+cost models price once each.
 
 >>> from meshtopo.topology import preset
 >>> t = group_tiers(preset("h100-8x", hosts=2), [[0, 1, 2, 3], [4, 12, 5, 13]])
@@ -384,44 +387,31 @@ def _network_sharers(cluster: Cluster, h: np.ndarray, network: np.ndarray) -> np
     return sharers
 
 
-def _host_runs(cluster: Cluster, h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(hosts, most ranks on one host, domains) per column of host ids ``h[rank, group]``,
-    each column sorted first unless all are in order (a sorting network for small groups)."""
-    size, count = h.shape
-    ordered = h if size < 2 or bool((h[1:] >= h[:-1]).all()) else _sort_ranks(h)
-    change = ordered[1:] != ordered[:-1]
-    hosts = 1 + change.view(np.int8).sum(axis=0, dtype=np.int64)
+def _host_runs(cluster: Cluster, h: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(hosts, most ranks on one host, domains) per group of host ids ``h``, a group's ranks
+    along ``axis``: 0 for ``[size, groups]`` (small groups, sorted by a sorting network into
+    a copy), 1 for ``[groups, size]`` (wide groups, each one contiguous row sorted in place:
+    a column sort strides through memory). Nothing is sorted when every group is in order."""
+    size, count = h.shape[axis], h.shape[1 - axis]
+    later = (slice(None),) * axis + (slice(1, None),)
+    earlier = (slice(None),) * axis + (slice(None, -1),)
+    if size > 1 and not bool((h[later] >= h[earlier]).all()):
+        if axis == 0:
+            h = _sort_ranks(h)
+        else:
+            h.sort(axis=1)
+    change = h[later] != h[earlier]
+    hosts = 1 + change.view(np.int8).sum(axis=axis, dtype=np.int64)
     if bool((hosts == 1).all()):
         max_per_host = np.full(count, size, dtype=np.int64)
     elif bool((hosts == size).all()):
         max_per_host = np.ones(count, dtype=np.int64)
     else:
-        max_per_host = _longest_runs(change)
+        max_per_host = _longest_runs(change) if axis == 0 else _longest_row_runs(h)
     if cluster.hosts_per_domain == 1:
         return hosts, max_per_host, hosts
-    block = ordered // cluster.hosts_per_domain
-    return hosts, max_per_host, 1 + (block[1:] != block[:-1]).view(np.int8).sum(axis=0, dtype=np.int64)
-
-
-def _wide_host_runs(cluster: Cluster, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``_host_runs`` of groups too wide for a sorting network, from host ids
-    ``rows[group, rank]`` (sorted in place unless every row is in order): each group is one
-    contiguous row (a column sort of ``[size, groups]`` strides through memory), distinct
-    hosts are the changes along it and the longest run is ``_longest_row_runs``'s."""
-    count, size = rows.shape
-    if not bool((rows[:, 1:] >= rows[:, :-1]).all()):
-        rows.sort(axis=1)
-    hosts = 1 + (rows[:, 1:] != rows[:, :-1]).sum(axis=1, dtype=np.int64)
-    if bool((hosts == 1).all()):
-        max_per_host = np.full(count, size, dtype=np.int64)
-    elif bool((hosts == size).all()):
-        max_per_host = np.ones(count, dtype=np.int64)
-    else:
-        max_per_host = _longest_row_runs(rows)
-    if cluster.hosts_per_domain == 1:
-        return hosts, max_per_host, hosts
-    block = rows // cluster.hosts_per_domain
-    return hosts, max_per_host, 1 + (block[:, 1:] != block[:, :-1]).sum(axis=1, dtype=np.int64)
+    block = h // cluster.hosts_per_domain
+    return hosts, max_per_host, 1 + (block[later] != block[earlier]).view(np.int8).sum(axis=axis, dtype=np.int64)
 
 
 def _longest_row_runs(rows: np.ndarray) -> np.ndarray:
@@ -447,11 +437,11 @@ def _uniform_tiers(cluster: Cluster, groups: np.ndarray) -> GroupTiers:
     count, size = groups.shape
     if size > _SORTING_NETWORK_RANKS:
         rows = np.take(cluster.host_index, groups)
-        hosts, max_per_host, domains = _wide_host_runs(cluster, rows)
+        hosts, max_per_host, domains = _host_runs(cluster, rows, axis=1)
         h = rows.T
     else:
         h = _rank_major(cluster.host_index, groups)
-        hosts, max_per_host, domains = _host_runs(cluster, h)
+        hosts, max_per_host, domains = _host_runs(cluster, h, axis=0)
     sizes = np.full(count, size, dtype=np.int64)
     tier = _tier_of(sizes, hosts, domains)
     sharers = _network_sharers(cluster, h, tier == Tier.NETWORK)
