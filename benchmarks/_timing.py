@@ -9,6 +9,7 @@ ratio; ``comparison_table`` and ``summary`` print them.
 from __future__ import annotations
 
 import gc
+import math
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -107,12 +108,19 @@ class Paired:
 
 
 def measure_paired(first: Callable[[], object], second: Callable[[], object],
-                   rounds: int = 5) -> Paired:
+                   rounds: int = 5, min_seconds: float = 0.0) -> Paired:
     """Time ``first()`` and ``second()`` in alternation for ``rounds`` rounds (after one
     warm-up call each; the order within a round alternates too), garbage collection off
-    during each call: the paired median cancels drift that hits both sides of a round."""
-    first()
-    second()
+    during each side's turn: the paired median cancels drift that hits both sides of a round.
+    A side whose warm-up call took less than ``min_seconds`` is called enough times in a row
+    each round to last about that long, and its figure is per call: a call of a few hundred
+    microseconds is otherwise timed as much by the scheduler as by its own work."""
+    calls = []
+    for function in (first, second):
+        start = time.perf_counter()
+        function()
+        elapsed = time.perf_counter() - start
+        calls.append(max(1, math.ceil(min_seconds / max(elapsed, 1e-7))))
     times: list[tuple[float, float]] = []
     enabled = gc.isenabled()
     gc.collect()
@@ -124,8 +132,9 @@ def measure_paired(first: Callable[[], object], second: Callable[[], object],
                 function = first if side == 0 else second
                 gc.disable()
                 start = time.perf_counter()
-                function()
-                pair[side] = time.perf_counter() - start
+                for _ in range(calls[side]):
+                    function()
+                pair[side] = (time.perf_counter() - start) / calls[side]
                 if enabled:
                     gc.enable()
             times.append((pair[0], pair[1]))

@@ -39,6 +39,7 @@ from meshtopo.runtime._launch import free_port
 
 DEVICES = 8
 BYTES = 64 << 20
+WORKERS_SECONDS = 600.0
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -73,6 +74,27 @@ def bench_local(rows: list[Comparison]) -> None:
         best["local"], f"numpy add chain ({gib / best['numpy']:.1f} GiB/s)", best["numpy"], 2.0))
 
 
+def _reap(processes: list[subprocess.Popen[bytes]], seconds: float) -> None:
+    """Wait for every worker, ``seconds`` at most in all; once one fails or time runs out the
+    others are killed (they would wait for it until gloo's timeout) and every one is reaped.
+    A failure is a ``RuntimeError`` naming the ranks."""
+    deadline = time.monotonic() + seconds
+    try:
+        while any(process.poll() is None for process in processes):
+            if time.monotonic() > deadline or any(process.returncode for process in processes):
+                break
+            time.sleep(0.05)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+        for process in processes:
+            process.wait()
+    failed = [rank for rank, process in enumerate(processes) if process.returncode]
+    if failed:
+        raise RuntimeError(f"benchmark worker rank(s) {failed} failed or ran past {seconds:g} s")
+
+
 def bench_torch(rows: list[Comparison]) -> None:
     """Goals 2 and 3: 8 gloo processes on this host (see ``_runtime_worker``)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -83,14 +105,7 @@ def bench_torch(rows: list[Comparison]) -> None:
         processes = [subprocess.Popen([sys.executable, "-m", "benchmarks._runtime_worker",
                                        str(r), str(DEVICES), port, str(out)], env=env)
                      for r in range(DEVICES)]
-        try:
-            for process in processes:
-                process.wait(timeout=600)
-        finally:
-            for process in processes:
-                if process.poll() is None:
-                    process.kill()
-                process.wait()
+        _reap(processes, WORKERS_SECONDS)
         result = json.loads(out.read_text())
     console.print(f"  group setup for the 2x4 mesh: {result['created']} process groups created "
                   f"for {result['groups']} distinct groups in {seconds(result['setup'])}")

@@ -13,7 +13,10 @@ asserted):
    numpy writing the same tables for every axis.
 
 Each comparison interleaves the two sides in every round and prints the best of each and
-the median over rounds of the within-round ratio with its spread (``measure_paired``).
+the median over rounds of the within-round ratio with its spread (``measure_paired``). A
+side's turn in a round repeats its call for at least ``ROUND_SECONDS`` (the anchor of one
+axis takes a few hundred microseconds, which one scheduler tick on a shared machine would
+otherwise swamp), and its figure is per call.
 
 The anchor's arrays (512 KiB each) sit right at glibc's mmap threshold: depending on the
 allocator's state it takes ~80 us (heap) or ~450 us (fresh pages) on this kind of machine, and
@@ -36,6 +39,7 @@ MESH = {"pp": 16, "dp": 64, "fsdp": 8, "tp": 8}
 CLUSTERS = (("8,192 x 8 H100", ("h100-8x",), {"hosts": 8192}),
             ("v5p 16x64x64", ("tpu-v5p",), {"shape": (16, 64, 64)}))  # fmt: skip
 ROUNDS = 30
+ROUND_SECONDS = 0.02
 
 
 def _anchor(cluster: Cluster, flat: np.ndarray) -> list[np.ndarray]:
@@ -52,7 +56,7 @@ def _compare(rows: list[Comparison], label: str, cluster: Cluster, axis: str, gr
     def ours() -> object:
         return slowest_link_bytes(cluster, group_tiers(cluster, groups), "all-reduce", 2**30)
 
-    paired = measure_paired(ours, lambda: _anchor(cluster, flat), ROUNDS)
+    paired = measure_paired(ours, lambda: _anchor(cluster, flat), ROUNDS, ROUND_SECONDS)
     shape = "x".join(map(str, groups.shape))
     rows.append(Comparison("1", f"{label}, over {axis} ({shape})", paired.first,
                            "np.take per table", paired.second, 5.0,
@@ -80,7 +84,7 @@ def bench_plan(rows: list[Comparison]) -> None:
         flats = [mesh.group_array(axis).reshape(-1) for axis in mesh.axis_names]
         paired = measure_paired(
             lambda c=cluster: plan(c, mesh, 2**30),
-            lambda c=cluster, f=flats: [_anchor(c, flat) for flat in f], ROUNDS)
+            lambda c=cluster, f=flats: [_anchor(c, flat) for flat in f], ROUNDS, ROUND_SECONDS)
         rows.append(Comparison("2", f"plan, {label}, {len(flats)} axes x {len(PLAN_OPCODES)} "
                                "opcodes", paired.first, "np.take per table, every axis",
                                paired.second, 5.0,

@@ -76,10 +76,31 @@ def test_vectorised_tiers_match_the_definitions(data, name):
 @given(data=st.data(), name=st.sampled_from(sorted(CLUSTERS)))
 def test_uniform_groups_match_the_definitions(data, name):
     cluster = CLUSTERS[name]
-    size = data.draw(st.sampled_from([d for d in (1, 2, 3, 4, 8, 16) if cluster.num_devices % d == 0]))
+    size = data.draw(st.sampled_from([d for d in (1, 2, 3, 4, 8, 16, 24, 32, 36, 48, 64)
+                                      if cluster.num_devices % d == 0]))  # fmt: skip
     perm = np.array(data.draw(st.permutations(range(cluster.num_devices))))
+    if data.draw(st.booleans()):  # hosts in order inside each group, as a mesh axis has them
+        perm = np.sort(perm.reshape(-1, size), axis=1).reshape(-1)
     groups = perm.reshape(-1, size)
     assert flatten(group_tiers(cluster, groups)) == reference(cluster, groups.tolist())
+
+
+FIELDS = ("sizes", "tier", "hosts", "domains", "max_per_host", "network_sharers", "axes",
+          "axis_bits", "ring_hops", "ring_hops_no_wrap")  # fmt: skip
+
+
+@given(data=st.data(), name=st.sampled_from(sorted(CLUSTERS)))
+def test_distinct_groups_are_numpys_distinct_rows(data, name):
+    cluster = CLUSTERS[name]
+    perm = data.draw(st.permutations(range(cluster.num_devices)))
+    size = data.draw(st.sampled_from([d for d in (1, 2, 4, 8) if cluster.num_devices % d == 0]))
+    tiers = group_tiers(cluster, np.array(perm).reshape(-1, size))
+    unique, rows = tiers.distinct
+    present = [name for name in FIELDS if getattr(tiers, name) is not None]
+    for field in present:
+        np.testing.assert_array_equal(getattr(unique, field)[rows], getattr(tiers, field))
+    table = np.stack([getattr(tiers, field) for field in present], axis=1)
+    assert unique.num_groups == len(np.unique(table, axis=0))
 
 
 def test_uniform_array_and_ragged_lists_agree():

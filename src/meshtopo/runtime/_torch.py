@@ -358,7 +358,10 @@ class TorchCommunicator(Communicator):
         contiguous, ``out`` is reduced in place (no copy at all when ``out`` is ``send``).
         Without ``out`` the result is a new array, as the contract promises: ``send`` is
         copied once into it and gloo reduces that array in place, so the call costs one copy
-        more than a raw in-place ``dist.all_reduce`` and the same as one on a clone."""
+        more than a raw in-place ``dist.all_reduce`` and the same as one on a clone (numpy's
+        copy into fresh memory, no tensor-side copy: the tensor is a view of the result).
+        A type gloo reduces in a wider one (int8, int16, uint16, uint32 in int64; bool in
+        uint8) is converted on the way in and back, the one copy each way its values need."""
         kind = ReductionKind.parse(reduction)
         send = np.asarray(send)
         check_out(send, out)

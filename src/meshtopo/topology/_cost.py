@@ -57,6 +57,7 @@ without it has half the bandwidth.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,7 +68,7 @@ from ._nccl_graph import nccl_graphs
 from ._nccl_tables import HW_LATENCY, NVLS_EFFICIENCY, arch
 from ._nccl_tuning import NcclGraph, nccl_best_time, nccl_function, nccl_time
 from ._nccl_xml import nvlink_gbps
-from ._tiers import GroupTiers, group_tiers
+from ._tiers import GroupTiers, concatenate_tiers, group_tiers
 
 MODELS = ("busbw", "hierarchical", "nccl")
 """The cost models, in the order they are printed."""
@@ -369,29 +370,54 @@ def estimate(
     device ``groups`` (anything ``group_tiers`` takes) on ``cluster`` of GPUs of compute
     capability ``sm`` (default the cluster's, else 90); ``channels``, ``algorithm`` and
     ``protocol`` override NCCL's own choices in the nccl model."""
+    return estimates(cluster, [groups], opcode, size, channels, algorithm, protocol, sm)[0]
+
+
+def estimates(
+    cluster: Cluster, group_lists: Sequence[object], opcode: str, size: float,
+    channels: int | None = None, algorithm: str = "auto", protocol: str = "simple",
+    sm: int | None = None,
+) -> list[Estimate]:  # fmt: skip
+    """``estimate`` of one collective over each of ``group_lists`` (a plan's mesh axes): every
+    model is evaluated once, over the distinct groups (``GroupTiers.distinct``) of all the
+    lists together, and each list's groups read their values from those rows."""
     sm = sm or cluster.sm or 90
     if isinstance(size, bool) or not (
         isinstance(size, int | float | np.integer | np.floating) and math.isfinite(size) and size >= 0
     ):
         raise InvalidArgumentError(f"collective size must be a non-negative number, got {size!r}")
     collective_kind(opcode)
-    tiers = groups if isinstance(groups, GroupTiers) else group_tiers(cluster, groups)
-    found = _nccl_shapes(cluster, tiers, opcode, size, channels, algorithm, protocol, sm)
-    nccl = nvls = slowest = None
+    every = [g if isinstance(g, GroupTiers) else group_tiers(cluster, g) for g in group_lists]
+    parts = [tiers.distinct for tiers in every]
+    unique = concatenate_tiers([part for part, _ in parts])
+    found = _nccl_shapes(cluster, unique, opcode, size, channels, algorithm, protocol, sm)
+    nccl = nvls = labels = None
     if found is not None:  # labels are compared per distinct shape, then spread to groups
-        times, labels, rows = found
-        nccl = times[rows]
+        times, shape_labels, shapes = found
+        nccl, labels = times[shapes], shape_labels[shapes]
         auto = None if algorithm == "auto" else _nccl_shapes(
-            cluster, tiers, opcode, size, channels, "auto", "simple", sm)
-        nvls = ((labels if auto is None else auto[1]) == "nvls/simple")[rows]
-        slowest = str(labels[rows[int(np.argmax(nccl))]]) if nccl.size else None
-    return Estimate(
-        opcode=opcode,
-        size=float(size),
-        tiers=tiers,
-        link_bytes=slowest_link_bytes(cluster, tiers, opcode, size),
-        busbw=busbw_time(cluster, tiers, opcode, size),
-        hierarchical=hierarchical_time(cluster, tiers, opcode, size, sm, nvls),
-        nccl=nccl,
-        nccl_algorithm=slowest,
-    )
+            cluster, unique, opcode, size, channels, "auto", "simple", sm)
+        nvls = ((shape_labels if auto is None else auto[1]) == "nvls/simple")[shapes]
+    link = slowest_link_bytes(cluster, unique, opcode, size)
+    busbw = busbw_time(cluster, unique, opcode, size)
+    hierarchical = hierarchical_time(cluster, unique, opcode, size, sm, nvls)
+    results = []
+    offset = 0
+    for tiers, (part, rows) in zip(every, parts, strict=True):
+        index = rows + offset if offset else rows
+        offset += part.num_groups
+        spread = None if nccl is None else nccl[index]
+        slowest = None
+        if spread is not None and labels is not None and spread.size:
+            slowest = str(labels[index[int(np.argmax(spread))]])
+        results.append(Estimate(
+            opcode=opcode,
+            size=float(size),
+            tiers=tiers,
+            link_bytes=link[index],
+            busbw=busbw[index],
+            hierarchical=hierarchical[index],
+            nccl=spread,
+            nccl_algorithm=slowest,
+        ))
+    return results

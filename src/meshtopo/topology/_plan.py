@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from .._errors import InvalidArgumentError
 from .._mesh import Mesh
 from ._cluster import Cluster, Tier
-from ._cost import MODELS, Estimate, estimate, known_opcodes
+from ._cost import MODELS, Estimate, estimate, estimates, known_opcodes
 from ._tiers import GroupTiers, group_tiers
 
 if TYPE_CHECKING:
@@ -76,11 +76,11 @@ def _largest(values: object) -> int | None:
 
 def row_of(axis: str, result: Estimate) -> PlanRow:
     """The ``PlanRow`` of one estimate (its slowest group's figures)."""
-    tiers = result.tiers
+    tiers = result.tiers.distinct[0]  # the maxima over every group, read off one row per kind
     return PlanRow(
         axis=axis,
         opcode=result.opcode,
-        groups=tiers.num_groups,
+        groups=result.tiers.num_groups,
         group_size=int(tiers.sizes.max()) if tiers.num_groups else 0,
         tier=tiers.slowest,
         hosts=int(tiers.hosts.max()) if tiers.num_groups else 0,
@@ -109,13 +109,13 @@ def plan(
         raise InvalidArgumentError(
             f"the mesh has {mesh.size} devices but the cluster {cluster.name!r} has {cluster.num_devices}"
         )
-    rows = []
-    for axis in axes if axes is not None else mesh.axis_names:
-        tiers = group_tiers(cluster, mesh.group_array([a for a in axis.split(",") if a]))
-        for opcode in opcodes:
-            result = estimate(cluster, tiers, opcode, size, channels=channels, sm=sm)
-            rows.append(row_of(axis, result))
-    return rows
+    names = list(axes if axes is not None else mesh.axis_names)
+    tiers = [group_tiers(cluster, mesh.group_array([a for a in axis.split(",") if a]))
+             for axis in names]  # fmt: skip
+    by_opcode = [estimates(cluster, tiers, opcode, size, channels=channels, sm=sm)
+                 for opcode in opcodes]  # fmt: skip
+    return [row_of(axis, by_opcode[o][a]) for a, axis in enumerate(names)
+            for o in range(len(opcodes))]  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,13 @@ For every group (devices in rank order, as XLA runs them): how many hosts and do
 touches, the most members it has on one host, the slowest tier it crosses, and on a TPU torus
 the number of torus axes it varies along and the largest hop count between ring neighbours
 (rank i and i+1, the last rank back to the first), with the slice's wraparound and without.
-All of it is numpy over the whole group list. Uniform groups are laid out ``[rank, group]``
-so that every step is a pass over long rows: one gather per device property, host ids sorted
-per group by a sorting network of row-wise min/max (skipped when already in order), run
-lengths row by row; ragged lists go through one lexsort and ``reduceat``.
+All of it is numpy over the whole group list. Uniform groups of up to 16 ranks are laid out
+``[rank, group]`` so that every step is a pass over long rows: one gather per device property,
+host ids sorted per group by a sorting network of row-wise min/max (skipped when already in
+order), run lengths row by row; wider groups keep ``[group, rank]``, each group's host ids
+one contiguous row sorted by ``np.sort``; ragged lists go through one lexsort and
+``reduceat``. ``GroupTiers.distinct`` gives the few kinds of group a collective has, which the
+cost models price once each.
 
 >>> from meshtopo.topology import preset
 >>> t = group_tiers(preset("h100-8x", hosts=2), [[0, 1, 2, 3], [4, 12, 5, 13]])
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -69,30 +73,97 @@ class GroupTiers:
         return Tier(int(self.tier.max())) if self.tier.size else Tier.DEVICE
 
     @functools.cached_property
+    def distinct(self) -> tuple[GroupTiers, np.ndarray]:
+        """The distinct groups as every field describes them: a ``GroupTiers`` of one row per
+        distinct combination of the per-group values (in no particular order), and each
+        group's row in it (``distinct[0].hosts[distinct[1]]`` is ``hosts``, and so on). The
+        cost models are evaluated once per row; a mesh axis usually has one."""
+        fields = [getattr(self, name) for name in _FIELDS]
+        keys: list[np.ndarray] = []  # tier follows from sizes, hosts and domains, axes from axis_bits
+        for name, field in zip(_FIELDS, fields, strict=True):
+            if field is not None and name not in ("tier", "axes") and all(field is not k for k in keys):
+                keys.append(field)
+        first, rows = _distinct_rows(keys)
+        if first.size == self.num_groups:
+            return self, np.arange(self.num_groups)
+        unique = _tiers_of([None if field is None else field[first] for field in fields])
+        unique.__dict__["distinct"] = (unique, np.arange(first.size))  # its rows are distinct
+        return unique, rows
+
+    @functools.cached_property
     def network_shapes(self) -> tuple[np.ndarray, np.ndarray]:
         """What a network cost model sees of each group: the distinct rows (ranks, nodes,
         ranks per node, NIC share) -- a node is a domain when the group crosses the network,
         else the whole group is one node, and the share is ``max_per_host /
         network_sharers`` (1 off the network) -- as float64 ``[distinct, 4]``, and each
-        group's row index. Computed once, by 1-D ``np.unique`` of each column folded into
-        the codes so far (a row-wise ``np.unique(axis=0)`` is many times slower)."""
-        n = self.sizes
-        crossing = self.tier == Tier.NETWORK
-        nodes = np.where(crossing, self.domains, 1)
+        group's row index. Found among the ``distinct`` groups, the share keyed by its
+        fraction in lowest terms (equal shares, equal fractions)."""
+        unique, rows = self.distinct
+        n = unique.sizes
+        crossing = unique.tier == Tier.NETWORK
+        nodes = np.where(crossing, unique.domains, 1)
         per_node = -(-n // np.maximum(nodes, 1))
-        share = np.where(crossing, np.maximum(self.max_per_host, 1)
-                         / np.maximum(self.network_sharers, 1), 1.0)
-        columns = (n, nodes, per_node, share)
-        if n.size == 0 or all((c == c[0]).all() for c in columns):
-            return (np.array([[c[0] for c in columns]], dtype=np.float64) if n.size
-                    else np.zeros((0, 4))), np.zeros(n.size, dtype=np.int64)
-        code = np.zeros(n.size, dtype=np.int64)
-        for column in columns:  # codes stay below the group count: no overflow
-            values, inverse = np.unique(column, return_inverse=True)
-            code = np.unique(code * values.size + inverse.reshape(-1), return_inverse=True)[1]
-        _, first, inverse = np.unique(code.reshape(-1), return_index=True, return_inverse=True)
-        keys = np.stack(columns, axis=1).astype(np.float64)
-        return keys[first], inverse.reshape(-1)
+        members = np.where(crossing, np.maximum(unique.max_per_host, 1), 1)
+        sharers = np.where(crossing, np.maximum(unique.network_sharers, 1), 1)
+        common = np.gcd(members, sharers)
+        first, shape = _distinct_rows([n, nodes, per_node, members // common, sharers // common])
+        keys = np.stack([n, nodes, per_node, members / sharers], axis=1).astype(np.float64)
+        return keys[first], shape[rows]
+
+
+def concatenate_tiers(parts: list[GroupTiers]) -> GroupTiers:
+    """The groups of every ``GroupTiers`` in ``parts`` (all on one cluster), in order."""
+    if len(parts) == 1:
+        return parts[0]
+    fields = [[getattr(part, name) for part in parts] for name in _FIELDS]
+    return _tiers_of([None if arrays[0] is None else np.concatenate(arrays) for arrays in fields])
+
+
+_FIELDS = ("sizes", "tier", "hosts", "domains", "max_per_host", "network_sharers", "axes",
+           "axis_bits", "ring_hops", "ring_hops_no_wrap")  # fmt: skip
+
+_CODE_LIMIT = 1 << 62
+
+
+def _tiers_of(values: list[np.ndarray | None]) -> GroupTiers:
+    """A ``GroupTiers`` of its fields' arrays in ``_FIELDS`` order."""
+    fields: dict[str, Any] = dict(zip(_FIELDS, values, strict=True))
+    return GroupTiers(**fields)
+
+
+def _distinct_rows(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(one index per distinct row, each row's distinct row) of equal-length int ``columns``.
+    Each varying column is folded into one int64 code as a mixed-radix digit (its value
+    less its minimum); the codes are then numbered densely by a presence table when they
+    span little more than the rows, else by ``np.unique``."""
+    count = columns[0].size
+    if count == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    code = np.zeros(count, dtype=np.int64)
+    span = 1
+    for column in columns:
+        low, high = int(column.min()), int(column.max())
+        if low == high:
+            continue
+        width = high - low + 1
+        if span * width >= _CODE_LIMIT:  # number the codes so far densely first
+            code = np.unique(code, return_inverse=True)[1].reshape(-1)
+            span = int(code.max()) + 1
+        code *= width
+        code += np.subtract(column, low, dtype=np.int64)
+        span *= width
+    if span == 1:
+        return np.zeros(min(count, 1), dtype=np.int64), np.zeros(count, dtype=np.int64)
+    if span > 4 * count:
+        _, first, rows = np.unique(code, return_index=True, return_inverse=True)
+        return first, rows.reshape(-1)
+    present = np.zeros(span, dtype=bool)
+    present[code] = True
+    number = np.cumsum(present, dtype=np.int64) - 1
+    rows = number[code]
+    first = np.empty(int(number[-1]) + 1, dtype=np.int64)
+    first[rows] = np.arange(count)  # any member of a row will do: its values are the row's
+    return first, rows
 
 
 def as_group_arrays(groups: object) -> tuple[np.ndarray, np.ndarray]:
@@ -200,23 +271,36 @@ def _uniform_hops(
     cluster: Cluster, groups: np.ndarray, domains: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(axes, axis bits, ring hops, line hops) on a torus of the ids ``groups[group, rank]``:
-    one int32 gather of packed coordinates into ``[size, groups]`` order, then one such array
-    per axis."""
+    one int32 gather of packed coordinates into ``[size, groups]`` order, then per axis its
+    coordinates and hops between ring neighbours as int16 (below 1024 per axis, below 3,072
+    summed over three), written into buffers allocated once."""
     torus = cluster.torus
     packed = cluster.coord_index
     if torus is None or packed is None:
         raise InvalidArgumentError("torus hops need a torus")
     p = _rank_major(packed, groups)
-    ring = np.zeros(p.shape, dtype=np.int32)
-    line = np.zeros(p.shape, dtype=np.int32)
-    count = p.shape[1]
+    shape, count = p.shape, p.shape[1]
+    ring = np.zeros(shape, dtype=np.int16)
+    line = np.zeros(shape, dtype=np.int16)
+    shifted = np.empty(shape, dtype=np.int32)
+    c = np.empty(shape, dtype=np.int16)
+    delta = np.empty(shape, dtype=np.int16)
+    wrapped = np.empty(shape, dtype=np.int16)
     bits = np.zeros(count, dtype=np.int64)
     axes = np.zeros(count, dtype=np.int64)
     for axis, (size, wraps) in enumerate(zip(torus.shape, torus.wraparound, strict=True)):
-        c = (p >> (10 * axis)) & 1023
-        delta = np.abs(np.roll(c, -1, axis=0) - c)
+        np.right_shift(p, 10 * axis, out=shifted)
+        np.bitwise_and(shifted, 1023, out=c, casting="unsafe")
+        np.subtract(c[1:], c[:-1], out=delta[:-1])  # rank i to i+1, the last back to the first
+        np.subtract(c[0], c[-1], out=delta[-1])
+        np.abs(delta, out=delta)
         line += delta
-        ring += np.minimum(delta, size - delta) if wraps else delta
+        if wraps:
+            np.subtract(size, delta, out=wrapped)
+            np.minimum(delta, wrapped, out=wrapped)
+            ring += wrapped
+        else:
+            ring += delta
         varied = c.max(axis=0) != c.min(axis=0)
         axes += varied
         bits |= varied.astype(np.int64) << axis
@@ -245,13 +329,15 @@ def _sorting_network(size: int) -> tuple[tuple[int, int], ...]:
     return tuple(pairs)
 
 
+_SORTING_NETWORK_RANKS = 16
+"""The widest groups whose host ids are sorted by a sorting network (wider ones row by row)."""
+
+
 def _sort_ranks(h: np.ndarray) -> np.ndarray:
-    """``h[rank, group]`` sorted along the ranks: a sorting network of whole-row min/max for
-    small groups (each comparator is two passes over ``groups`` values), else ``np.sort``."""
-    size = h.shape[0]
-    if size > 32:
-        return np.sort(h, axis=0)
+    """``h[rank, group]`` sorted along the ranks by a sorting network of whole-row min/max
+    (each comparator is two passes over ``groups`` values), for small groups."""
     rows = h.copy()
+    size = h.shape[0]
     low = np.empty(h.shape[1], dtype=h.dtype)
     for a, b in _sorting_network(size):
         np.minimum(rows[a], rows[b], out=low)
@@ -288,7 +374,7 @@ def _network_sharers(cluster: Cluster, h: np.ndarray, network: np.ndarray) -> np
         return np.zeros(count, dtype=np.int64)
     every = bool(network.all())
     crossing = h if every else h[:, network]
-    counts = np.bincount(crossing.reshape(-1), minlength=cluster.num_hosts)
+    counts = np.bincount(crossing.ravel(order="K"), minlength=cluster.num_hosts)
     most = int(counts.max())
     if bool(((counts == 0) | (counts == most)).all()):
         per_group = np.full(crossing.shape[1], most, dtype=np.int64)
@@ -301,25 +387,61 @@ def _network_sharers(cluster: Cluster, h: np.ndarray, network: np.ndarray) -> np
     return sharers
 
 
-def _uniform_tiers(cluster: Cluster, groups: np.ndarray) -> GroupTiers:
-    """``group_tiers`` of ``[groups, size]`` ids. Work is done on ``[size, groups]`` arrays,
-    so each reduction over a group's ranks is a handful of long element-wise passes."""
-    count, size = groups.shape
-    h = _rank_major(cluster.host_index, groups)
-    ordered = h if size < 2 or bool((h[1:] >= h[:-1]).all()) else _sort_ranks(h)
-    change = ordered[1:] != ordered[:-1]
-    hosts = 1 + change.view(np.int8).sum(axis=0, dtype=np.int64)
+def _host_runs(cluster: Cluster, h: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(hosts, most ranks on one host, domains) per group of host ids ``h``, a group's ranks
+    along ``axis``: 0 for ``[size, groups]`` (small groups, sorted by a sorting network into
+    a copy), 1 for ``[groups, size]`` (wide groups, each one contiguous row sorted in place:
+    a column sort strides through memory). Nothing is sorted when every group is in order."""
+    size, count = h.shape[axis], h.shape[1 - axis]
+    later = (slice(None),) * axis + (slice(1, None),)
+    earlier = (slice(None),) * axis + (slice(None, -1),)
+    if size > 1 and not bool((h[later] >= h[earlier]).all()):
+        if axis == 0:
+            h = _sort_ranks(h)
+        else:
+            h.sort(axis=1)
+    change = h[later] != h[earlier]
+    hosts = 1 + change.view(np.int8).sum(axis=axis, dtype=np.int64)
     if bool((hosts == 1).all()):
         max_per_host = np.full(count, size, dtype=np.int64)
     elif bool((hosts == size).all()):
         max_per_host = np.ones(count, dtype=np.int64)
     else:
-        max_per_host = _longest_runs(change)
+        max_per_host = _longest_runs(change) if axis == 0 else _longest_row_runs(h)
     if cluster.hosts_per_domain == 1:
-        domains = hosts
+        return hosts, max_per_host, hosts
+    block = h // cluster.hosts_per_domain
+    return hosts, max_per_host, 1 + (block[later] != block[earlier]).view(np.int8).sum(axis=axis, dtype=np.int64)
+
+
+def _longest_row_runs(rows: np.ndarray) -> np.ndarray:
+    """Per row of sorted ids, the longest run of one id: a row has a run of ``k`` when some
+    id equals the id ``k - 1`` places on, so ``k`` rises while any row still has one, each
+    pass over those rows only (as many passes as the longest run, short in practice: a
+    host holds a few of a group's ranks)."""
+    count, size = rows.shape
+    best = np.ones(count, dtype=np.int64)
+    alive = np.arange(count)
+    for lag in range(1, size):
+        candidates = rows[alive]
+        alive = alive[(candidates[:, lag:] == candidates[:, :-lag]).any(axis=1)]
+        if not alive.size:
+            break
+        best[alive] = lag + 1
+    return best
+
+
+def _uniform_tiers(cluster: Cluster, groups: np.ndarray) -> GroupTiers:
+    """``group_tiers`` of ``[groups, size]`` ids. Work is done on ``[size, groups]`` arrays,
+    so each reduction over a group's ranks is a handful of long element-wise passes."""
+    count, size = groups.shape
+    if size > _SORTING_NETWORK_RANKS:
+        rows = np.take(cluster.host_index, groups)
+        hosts, max_per_host, domains = _host_runs(cluster, rows, axis=1)
+        h = rows.T
     else:
-        block = ordered // cluster.hosts_per_domain
-        domains = 1 + (block[1:] != block[:-1]).view(np.int8).sum(axis=0, dtype=np.int64)
+        h = _rank_major(cluster.host_index, groups)
+        hosts, max_per_host, domains = _host_runs(cluster, h, axis=0)
     sizes = np.full(count, size, dtype=np.int64)
     tier = _tier_of(sizes, hosts, domains)
     sharers = _network_sharers(cluster, h, tier == Tier.NETWORK)
