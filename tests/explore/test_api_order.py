@@ -232,3 +232,38 @@ def test_a_mismatch_names_the_rendezvous_it_pairs_wrongly(client: Client) -> Non
              for n in f["rendezvous"]]
     assert [f["type"] for f in body["findings"]] == ["mismatch", "mismatch"]
     assert pairs == [["gather2", "sum"], ["gather", "sum2"]]
+
+
+def post_text(client: Client, text: str | bytes, query: str = "") -> Any:
+    """POST a module as the body itself (text/plain), other fields in the query string."""
+    data = text.encode() if isinstance(text, str) else text
+    return client.request("POST", "/api/order" + query, data,
+                          {"Content-Type": "text/plain; charset=utf-8"})
+
+
+def test_a_module_sent_as_text_is_the_request_with_that_text(client: Client) -> None:
+    text = STATIC.joinpath("order_conditional.hlo").read_text()
+    reply = post_text(client, text, "?lanes=%5B1%5D&num_partitions=2")
+    assert reply.status == 200
+    assert reply.body == order(client, {"text": text, "lanes": [1], "num_partitions": 2})
+    assert [lane["device"] for lane in reply.body["lanes"]] == [1]
+
+
+@pytest.mark.parametrize(
+    ("query", "data", "message"),
+    [
+        ("?lanes=[9]", FORWARD.encode(),
+         "field 'lanes' names device 9, which is not one of the 4 devices analysed"),
+        ("?lanes=0,1", FORWARD.encode(), "query parameter 'lanes' must be a JSON value, got '0,1'"),
+        ("?text=%22x%22", FORWARD.encode(),
+         "query parameter 'text' is not taken: the body is the module text"),
+        ("?lanes=[0]&lanes=[1]", FORWARD.encode(), "query parameter 'lanes' is given twice"),
+        ("?programs=[]", FORWARD.encode(),
+         "give either 'text' (one module, SPMD) or 'programs' (MPMD)"),
+        ("", b"HloModule m\xff", "request body is not UTF-8: invalid start byte"),
+    ],
+)
+def test_a_module_sent_as_text_is_refused_in_the_json_requests_words(
+        client: Client, query: str, data: bytes, message: str) -> None:
+    reply = post_text(client, data, query)
+    assert (reply.status, reply.body["error"]["message"]) == (400, message)

@@ -15,7 +15,8 @@
 ``POST /api/order``   one module (``text``) or several with their devices (``programs``) -> the
                       order layer's schedules as lanes (at most 64), the rendezvous joining
                       them, its findings with the collectives where devices block, and the
-                      run frame by frame.
+                      run frame by frame. The one module may be the body itself
+                      (``text/plain``), the other fields then in the query string as JSON.
 ``GET  /api/dump``    the dump named on the command line, with its ``/api/hlo`` answer.
 
 Errors are ``{"error": {"kind", "message", ...}}`` with a 4xx status: 400 for malformed input

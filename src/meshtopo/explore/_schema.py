@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl
 
 OPCODES = (
     "all-reduce",
@@ -56,6 +57,30 @@ def decode_body(body: bytes) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise RequestError(400, f"request body must be a JSON object, got {_kind(value)}")
     return value
+
+
+def text_request(body: bytes, query: str) -> dict[str, Any]:
+    """A request whose module text is the whole body (``Content-Type: text/plain``, no JSON
+    to decode around a dump of tens of megabytes): ``{"text": body}`` with the other fields
+    from the query string, each value JSON (``?lanes=[0,1]&replica_count=2``). Bad UTF-8, a
+    value that is not JSON and ``text`` in the query are 400s."""
+    request: dict[str, Any] = {}
+    for key, value in parse_qsl(query, keep_blank_values=True, max_num_fields=64):
+        if key == "text":
+            raise RequestError(400, "query parameter 'text' is not taken: the body is the "
+                                    "module text")
+        if key in request:
+            raise RequestError(400, f"query parameter {key!r} is given twice")
+        try:
+            request[key] = json.loads(value)
+        except json.JSONDecodeError:
+            raise RequestError(400, f"query parameter {key!r} must be a JSON value, got "
+                                    f"{value[:40]!r}") from None
+    try:
+        request["text"] = body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RequestError(400, f"request body is not UTF-8: {error.reason}") from None
+    return request
 
 
 def _kind(value: object) -> str:

@@ -27,7 +27,7 @@ from ._api import info_response
 from ._groups import groups_response
 from ._hlo import hlo_response, module_response
 from ._order import order_response
-from ._schema import RequestError, decode_body
+from ._schema import RequestError, decode_body, text_request
 
 DEFAULT_PORT = 8737
 DEFAULT_MAX_BODY = 64 << 20
@@ -209,7 +209,7 @@ class ExplorerHandler(BaseHTTPRequestHandler):
                 kind = "MethodNotAllowed" if path == "/api/info" else "NotFound"
                 status = 405 if path == "/api/info" else 404
                 raise RequestError(status, f"no endpoint takes POST at {path[:200]}", kind=kind)
-            return self._answer(route, decode_body(body))
+            return self._answer(route, self._request(route, body))
         except mt.HloParseError as error:
             raise RequestError(
                 400, str(error), kind="HloParseError", line=error.line, column=error.column
@@ -246,6 +246,15 @@ class ExplorerHandler(BaseHTTPRequestHandler):
                 failure.update(line=error.line, column=error.column)
             return {"name": name, "text": text, "result": None, "error": failure}
         return {"name": name, "text": text, "result": result, "error": None}
+
+    def _request(self, route: str, body: bytes) -> dict[str, Any]:
+        """The request in ``body``: JSON, or for ``/api/order`` sent as ``text/plain`` the
+        module text itself with the other fields in the query string (``text_request``)."""
+        media = self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+        if route != "order" or media != "text/plain":
+            return decode_body(body)
+        query = self.path.split("?", 1)[1] if "?" in self.path else ""
+        return text_request(body, query)
 
     def _answer(self, route: str, request: dict[str, Any]) -> dict[str, Any]:
         if route == "groups":

@@ -356,9 +356,12 @@ class Collective:
     def operand_shapes(self) -> list[Shape | None]:
         """Operand shapes, from inline shapes or the operands' definitions (None if unseen)."""
         return [None if text is None else parse_shape(text, self.line, self.column)
-                for text in self._operand_shape_texts()]
+                for text in self.operand_shape_texts]
 
-    def _operand_shape_texts(self) -> list[str | None]:
+    @property
+    def operand_shape_texts(self) -> list[str | None]:
+        """Operand shapes as written inline or at the operands' definitions (None if
+        unseen), unparsed."""
         inline = self._instruction.inline_shapes or (None,) * len(self.operands)
         return [shape if shape is not None else self._scope.definition(self.computation, name)
                 for name, shape in zip(self.operands, inline, strict=True)]

@@ -12,6 +12,7 @@ True
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
 
 from .._errors import HloParseError
@@ -65,9 +66,11 @@ def instruction_error(opcode: str, shape: str, operands: Sequence[str | None],
     return None
 
 
+@functools.lru_cache(maxsize=256)
 def _pairs_error(value: str) -> str | None:
     """XLA's refusal of ``source_target_pairs`` entries that are not pairs (a value that is
-    no list of lists is its reader's to refuse)."""
+    no list of lists is its reader's to refuse); read once per distinct text (a module
+    repeats a few pair lists over many permutes)."""
     try:
         lists = parse_int_lists(flat_value(value), "source_target_pairs", 1, 1)
     except HloParseError:

@@ -32,8 +32,13 @@ its iterations are counted, not recorded (up to ``TRIP_LIMIT``), and the trip co
 equal within every group its collectives use (``LoopLimit``). At most ``STEP_LIMIT`` steps are
 recorded in all (``LimitError`` past it).
 
+A computation without control flow or calls is straight-line code: its steps are the span
+the walk recorded for it, taken at once, and only the instructions its root depends on are
+evaluated (none for the entry computation, whose result nothing reads).
+
 Bound: O(instructions evaluated) Python work, each O(devices) numpy work at most (known
-values and uniformity only); devices that share a path share every record.
+values and uniformity only), plus O(steps) to record a straight-line span; devices that share
+a path share every record.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -72,6 +78,7 @@ VALUE_LIMIT = 1 << 16
 PER_DEVICE = 0  # the uniformity source under which every device holds its own value
 # The collectives (their start forms too) whose result every member of a group holds.
 _UNIFORM_RESULTS = frozenset({"all-reduce", "all-gather", "collective-broadcast"})
+_CONTROL = frozenset({"while", "conditional"})
 
 
 @dataclass(frozen=True)
@@ -243,43 +250,85 @@ class Executor:
         self._group_labels: dict[int, np.ndarray] = {}
         self._group_sources: dict[int, int] = {}
         self._per_device = Unknown(frozenset({PER_DEVICE}), None)
+        self._plans: dict[str, list[Instruction] | None] = {}
 
     def run(self) -> Outcome:
         """Evaluate the entry computation and return the classes' sequences."""
         entry = self.module.entry
         arguments = [self._entry_parameter(p) for p in self._parameters(entry)]
-        self.computation(entry, arguments, _Context(0, (), ()))
+        self.computation(entry, arguments, _Context(0, (), ()), needed=False)
         return Outcome(self._sequences(), list(self.notes.values()),
                        list(self.pending.values()), self.limits, frozenset(self.data_loops))
 
     # Evaluation.
 
     def computation(self, computation: Computation, arguments: list[Value],
-                    context: _Context) -> Value:
+                    context: _Context, needed: bool = True) -> Value:
         """The value of ``computation``'s root with its parameters bound to ``arguments``
-        for the devices of ``context.subset``, recording the steps its collectives make."""
-        values: dict[str, Value] = {}
-        for inst in self.program.order(computation):
-            values[inst.name] = self.instruction(inst, values, arguments, context)
+        for the devices of ``context.subset``, recording the steps its collectives make.
+
+        Straight-line code (``_straight``) records its steps as one span of the walk and
+        evaluates only what its root depends on (nothing when the root is not ``needed``);
+        other code is evaluated instruction by instruction."""
         root = computation.root
         if root is None:
             raise InvalidArgumentError(f"computation {computation.name} has no instructions")
+        values: dict[str, Value] = {}
+        plan = self._straight(computation)
+        if plan is None:
+            for inst in self.program.order(computation):
+                values[inst.name] = self.instruction(inst, values, arguments, context)
+            return values[root.name]
+        self._record_span(context, computation)
+        if not needed:
+            return self._per_device
+        for inst in plan:
+            values[inst.name] = self._value(inst, values, arguments, context)
         return values[root.name]
+
+    def _straight(self, computation: Computation) -> list[Instruction] | None:
+        """None when ``computation`` has control flow or calls a computation; otherwise the
+        instructions its root depends on, in order (a value elsewhere decides nothing: no
+        predicate reads it). Made once per computation; an operand its computation does not
+        define is refused as ``instruction`` refuses it."""
+        name = computation.name
+        if name in self._plans:
+            return self._plans[name]
+        order = self.program.order(computation)
+        plan: list[Instruction] | None = None
+        if not any(inst.collective is None and (
+                inst.opcode in _CONTROL or inst.opcode in DESCENDED) for inst in order):
+            defined: set[str] = set()
+            for inst in order:
+                for operand in inst.operands:
+                    if operand not in defined:
+                        raise _undefined(inst, operand)
+                defined.add(inst.name)
+            wanted = {computation.root.name} if computation.root is not None else set()
+            for inst in reversed(order):
+                if inst.name in wanted:
+                    wanted.update(inst.operands)
+            plan = [inst for inst in order if inst.name in wanted]
+        self._plans[name] = plan
+        return plan
 
     def instruction(self, inst: Instruction, values: dict[str, Value], arguments: list[Value],
                     context: _Context) -> Value:
         """The value of ``inst`` (its steps recorded first)."""
-        opcode = inst.opcode
-        site = (*context.sites, (inst.computation, inst.name))
-        steps = self.program.steps_at(site)
+        steps = self.program.steps_at((*context.sites, (inst.computation, inst.name)))
         for kind, entry in steps:
             self._record(context, kind, entry)
+        return self._value(inst, values, arguments, context, steps)
+
+    def _value(self, inst: Instruction, values: dict[str, Value], arguments: list[Value],
+               context: _Context, steps: tuple[tuple[int, int], ...] | None = None) -> Value:
+        """The value of ``inst``, its steps recorded (``steps``: those it makes where it
+        stands, looked up when None)."""
+        opcode = inst.opcode
         try:
             operands = [values[name] for name in inst.operands]
         except KeyError as missing:
-            raise InvalidArgumentError(
-                f"{inst.opcode} {inst.name} (line {inst.line}) uses {missing.args[0]!r}, which "
-                f"its computation does not define") from None
+            raise _undefined(inst, missing.args[0]) from None
         if opcode == "parameter":
             number = int(inst.operand_text.strip() or -1)
             if 0 <= number < len(arguments):
@@ -294,6 +343,8 @@ class Executor:
                 return whole[index] if 0 <= index < len(whole) else self._per_device
             return whole
         if inst.collective is not None:
+            if steps is None:
+                steps = self.program.steps_at((*context.sites, (inst.computation, inst.name)))
             return self._collective_value(inst, operands, steps)
         if opcode == "while":
             return self._loop(inst, operands, context)
@@ -671,6 +722,25 @@ class Executor:
         else:
             self.segments.append((context.subset, [step]))
 
+    def _record_span(self, context: _Context, computation: Computation) -> None:
+        """``_record`` for every step ``computation`` makes where ``context`` stands, at once."""
+        span = self.program.spans.get((context.sites, computation.name))
+        if self.muted or span is None or span[0] == span[1]:
+            return
+        first, end = span
+        self.recorded += end - first
+        if self.recorded > STEP_LIMIT:
+            raise LimitError(
+                f"module {self.module.name} issues more than {STEP_LIMIT} collective steps "
+                f"once its loops are expanded")
+        steps = list(map(Step, self.program.kinds[first:end].tolist(),
+                         self.program.steps[first:end].tolist(),
+                         repeat(context.iteration, end - first)))
+        if self.segments and self.segments[-1][0] == context.subset:
+            self.segments[-1][1].extend(steps)
+        else:
+            self.segments.append((context.subset, steps))
+
     @contextmanager
     def _capture(self) -> Iterator[list[tuple[int, list[Step]]]]:
         saved = self.segments
@@ -752,6 +822,12 @@ class Executor:
             by_steps.setdefault(mine, []).append(positions)
         return [Sequence(np.sort(np.concatenate(parts)), list(mine))
                 for mine, parts in by_steps.items()]
+
+
+def _undefined(inst: Instruction, name: str) -> InvalidArgumentError:
+    return InvalidArgumentError(
+        f"{inst.opcode} {inst.name} (line {inst.line}) uses {name!r}, which its computation "
+        f"does not define")
 
 
 def _holds(sorted_positions: np.ndarray, position: int) -> bool:

@@ -40,8 +40,11 @@ _TRIP = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)')
 # Opcodes whose called computations are walked where they stand (besides while and
 # conditional).
 DESCENDED = frozenset({"call", "fusion", "async-start", "custom-call"})
+_WALKED = DESCENDED | {"while", "conditional"}
 _P2P = frozenset({"send", "recv", "send-done", "recv-done"})
 _STREAMS = {"collective-permute": "p2p", "send": "send-recv", "recv": "send-recv"}
+# An entry's opcode, stream, payload shape, dtype, operand shapes and reduction.
+_Form = tuple[str, str, str, str, tuple[str, ...], str | None]
 
 
 @dataclass
@@ -71,7 +74,9 @@ class Program:
     loops met on the way, the steps each instruction makes where the walk reached it
     (``steps_at``) and the computations that issue a collective, themselves or through
     what they call (``issuing``), and the order each computation's instructions run in
-    (``order``)."""
+    (``order``), and the steps each computation makes where the walk reached it
+    (``spans``: a half-open range of ``steps``, keyed by the call sites that lead to it and
+    its name)."""
 
     module: Module
     index: int
@@ -85,6 +90,7 @@ class Program:
     actions: dict[Site, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     issuing: frozenset[str] = frozenset()
     orders: dict[str, list[Instruction]] = field(default_factory=dict)
+    spans: dict[tuple[Site, str], tuple[int, int]] = field(default_factory=dict)
 
     def order(self, computation: Computation) -> list[Instruction]:
         """``computation_order`` of ``computation`` in this module, computed once."""
@@ -106,7 +112,7 @@ def walk(module: Module, index: int = 0) -> Program:
         module, index, walker.entries, walker.collectives,
         np.array(walker.kinds, dtype=np.int8), np.array(walker.step_entries, dtype=np.int64),
         walker.conditionals, walker.loops, walker.instructions, walker.actions,
-        frozenset(walker.issuing), walker.orders,
+        frozenset(walker.issuing), walker.orders, walker.spans,
     )  # fmt: skip
 
 
@@ -210,6 +216,9 @@ class _Walker:
         self.actions: dict[Site, tuple[tuple[int, int], ...]] = {}
         self.issuing: set[str] = set()
         self.orders: dict[str, list[Instruction]] = {}
+        self.spans: dict[tuple[Site, str], tuple[int, int]] = {}
+        self.opcodes: dict[tuple[str, str | None], str] = {}
+        self.forms: dict[tuple[object, ...], _Form] = {}
 
     def computation(self, computation: Computation, loops: tuple[tuple[str, int | None], ...],
                     branches: tuple[tuple[str, int], ...], stack: tuple[str, ...],
@@ -221,6 +230,8 @@ class _Walker:
         first_step = len(self.kinds)
         for inst in _ordered(self.orders, computation, self.module.is_scheduled):
             collective = inst.collective
+            if collective is None and inst.opcode not in _WALKED:
+                continue
             inner_sites = (*sites, (computation.name, inst.name))
             if collective is not None:
                 first = len(self.kinds)
@@ -250,9 +261,31 @@ class _Walker:
                                      inner_sites)
         if len(self.kinds) > first_step:
             self.issuing.add(computation.name)
+        self.spans[(sites, computation.name)] = (first_step, len(self.kinds))
 
     def called(self, name: str, inst: Instruction) -> Computation:
         return called_computation(self.module, name, inst)
+
+    def form(self, collective: Collective) -> _Form:
+        """What an entry says of the operation ``collective`` performs, computed once per
+        distinct written form (opcode, result and operand shapes, reduction computation)."""
+        written = (collective.opcode, collective.wrapped_opcode)
+        opcode = self.opcodes.get(written)
+        if opcode is None:
+            opcode = self.opcodes[written] = collective.underlying_opcode
+        stream = _STREAMS.get(opcode, "collective")
+        # Only a grouped collective's operands are compared; a send's payload is its operand.
+        texts = (tuple(collective.operand_shape_texts)
+                 if stream == "collective" or collective.opcode == "send" else ())
+        key = (*written, collective.shape_text, collective.to_apply, texts)
+        found = self.forms.get(key)
+        if found is None:
+            shape = payload_shape(collective)
+            operands = (tuple(str(s) for s in collective.operand_shapes if s is not None)
+                        if stream == "collective" else ())
+            found = self.forms[key] = (opcode, stream, shape, _dtype(shape), operands,
+                                       collective.reduction)
+        return found
 
     def collective(self, inst: Instruction, collective: Collective, started: dict[str, int],
                    loops: tuple[tuple[str, int | None], ...],
@@ -276,15 +309,11 @@ class _Walker:
                 f"module {self.module.name} issues more than {ENTRY_LIMIT} collectives "
                 f"(reached at {inst.name}, line {inst.line})")
         index = len(self.entries)
-        opcode = collective.underlying_opcode
-        stream = _STREAMS.get(opcode, "collective")
-        shape = payload_shape(collective)
-        operands = (tuple(str(s) for s in collective.operand_shapes if s is not None)
-                    if stream == "collective" else ())  # only a grouped collective's are compared
+        opcode, stream, shape, dtype, operands, reduction = self.form(collective)
         self.entries.append(Entry(
             index=index, name=inst.name, opcode=opcode, stream=stream, shape=shape,
-            dtype=_dtype(shape), operand_shapes=operands,
-            reduction=collective.reduction, channel_id=collective.channel_id, line=inst.line,
+            dtype=dtype, operand_shapes=operands,
+            reduction=reduction, channel_id=collective.channel_id, line=inst.line,
             column=inst.column, computation=inst.computation, program=self.index, loops=loops,
             branches=branches,
         ))  # fmt: skip

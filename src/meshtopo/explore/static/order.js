@@ -3,7 +3,7 @@
 // and blocking collectives picked out (a deadlock's waits-for cycle as arrows), and the run
 // played frame by frame.
 import { $, el, plural } from "/grid.js";
-import { postJson } from "/api.js";
+import { postOrder } from "/api.js";
 import { url } from "/url.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -37,7 +37,7 @@ export async function analyseOrder(body, source, placement = null) {
   $("order-view").dataset.stale = `out of date: analysing ${source}`;
   let result;
   try {
-    result = await postJson("/api/order", body);
+    result = await postOrder(body);
   } catch (error) {
     if (seq !== order.seq) return;
     showOrderError(error.message, source);
