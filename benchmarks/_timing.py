@@ -107,12 +107,14 @@ class Paired:
 
 
 def measure_paired(first: Callable[[], object], second: Callable[[], object],
-                   rounds: int = 5) -> Paired:
+                   rounds: int = 5, warm_up: bool = True) -> Paired:
     """Time ``first()`` and ``second()`` in alternation for ``rounds`` rounds (after one
-    warm-up call each; the order within a round alternates too), garbage collection off
-    during each call: the paired median cancels drift that hits both sides of a round."""
-    first()
-    second()
+    warm-up call each unless ``warm_up`` is False, for calls of minutes that warm nothing;
+    the order within a round alternates too), garbage collection off during each call: the
+    paired median cancels drift that hits both sides of a round."""
+    if warm_up:
+        first()
+        second()
     times: list[tuple[float, float]] = []
     enabled = gc.isenabled()
     gc.collect()
