@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import sys
 import tempfile
 from pathlib import Path
 
@@ -338,4 +339,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
