@@ -108,19 +108,23 @@ class Paired:
 
 
 def measure_paired(first: Callable[[], object], second: Callable[[], object],
-                   rounds: int = 5, min_seconds: float = 0.0) -> Paired:
+                   rounds: int = 5, min_seconds: float = 0.0,
+                   warm_up: bool = True) -> Paired:
     """Time ``first()`` and ``second()`` in alternation for ``rounds`` rounds (after one
-    warm-up call each; the order within a round alternates too), garbage collection off
-    during each side's turn: the paired median cancels drift that hits both sides of a round.
+    warm-up call each unless ``warm_up`` is False, for calls of minutes that warm nothing;
+    the order within a round alternates too), garbage collection off during each side's
+    turn: the paired median cancels drift that hits both sides of a round.
     A side whose warm-up call took less than ``min_seconds`` is called enough times in a row
     each round to last about that long, and its figure is per call: a call of a few hundred
-    microseconds is otherwise timed as much by the scheduler as by its own work."""
-    calls = []
-    for function in (first, second):
-        start = time.perf_counter()
-        function()
-        elapsed = time.perf_counter() - start
-        calls.append(max(1, math.ceil(min_seconds / max(elapsed, 1e-7))))
+    microseconds is otherwise timed as much by the scheduler as by its own work. Without a
+    warm-up each side is called once a round."""
+    calls = [1, 1]
+    if warm_up:
+        for side, function in enumerate((first, second)):
+            start = time.perf_counter()
+            function()
+            elapsed = time.perf_counter() - start
+            calls[side] = max(1, math.ceil(min_seconds / max(elapsed, 1e-7)))
     times: list[tuple[float, float]] = []
     enabled = gc.isenabled()
     gc.collect()

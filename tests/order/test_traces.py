@@ -202,3 +202,46 @@ def test_events_cut_from_the_text_are_those_of_the_full_parse(traces: dict[str, 
     assert [(c.opcode, c.seq) for c in mt.order.from_profiler_traces([odd])[1][0].collectives] \
         == [(c.opcode, c.seq) for c in mt.order.from_profiler_traces([original])[1][0].collectives]
     assert parsed(odd) == _trace_events.collective_events(odd).events
+
+
+def test_distributed_info_after_the_events_is_found(traces: dict[str, Path],
+                                                    tmp_path: Path) -> None:
+    """A writer that puts ``distributedInfo`` after ``traceEvents`` (not torch's order) is read
+    alike: the key is looked for before and after the events, never inside them."""
+    from meshtopo.order import _trace_events
+
+    original = traces["clean"] / "rank1.pt.trace.json.gz"
+    trace = json.loads(_trace_events._text(original))
+    info = trace.pop("distributedInfo")
+    moved = tmp_path / "rank7.pt.trace.json"
+    moved.write_text(json.dumps({**trace, "distributedInfo": info}))
+    assert _trace_events._cut(moved.read_text()) is not None
+    assert _trace_events.collective_events(moved).info == info
+    [read] = mt.order.from_profiler_traces([moved])[1]
+    assert read.rank == 1
+    assert [(c.opcode, c.seq) for c in read.collectives] == [
+        ("all_reduce", 1), ("all_reduce", 2), ("broadcast", 3), ("all_gather", 4),
+        ("all_reduce", 5)]
+
+
+def test_gloo_events_are_kept_only_without_collective_arguments(traces: dict[str, Path],
+                                                                tmp_path: Path) -> None:
+    """A trace with an event carrying ``Collective name`` is read by those events alone: its
+    gloo:<op> events are kept neither by the cut nor by the full parse."""
+    from meshtopo.order import _trace_events
+
+    trace = json.loads(_trace_events._text(traces["clean"] / "rank0.pt.trace.json"))
+    comms = {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1,
+             "ts": 1.0, "dur": 2.0,
+             "args": {"Collective name": "allreduce", "dtype": "Float", "In msg nelems": 8,
+                      "Out msg nelems": 8, "Process Group Name": "0",
+                      "Process Group Ranks": "[0, 1, 2]", "Seq": 1}}
+    trace["traceEvents"].append(comms)
+    text = json.dumps(trace)
+    assert _trace_events._cut(text) is not None
+    assert _trace_events._cut(text).events == [comms]
+    comms["args"]["Process Group Description"] = "}"  # the cut cannot take it: a full parse
+    braced = tmp_path / "rank0.pt.trace.json"
+    braced.write_text(json.dumps(trace))
+    assert _trace_events._cut(braced.read_text()) is None
+    assert _trace_events.collective_events(braced).events == [comms]

@@ -83,7 +83,7 @@ DEFAULT_GROUP = "0"
 def from_flight_recorder(path: str | os.PathLike[str]) -> Report:
     """Read every dump in directory ``path`` (or the one file ``path``) and match the ranks'
     collectives by arrival order (bound in the module docstring)."""
-    with _collector_paused():
+    with collector_paused():
         return _from_dumps(*_read(Path(path)))
 
 
@@ -93,14 +93,15 @@ def from_entries(dumps: dict[int, list[dict[str, Any]]],
     ``dumps`` maps each global rank to its entries in the dump's form (``process_group``,
     ``profiling_name``, ``collective_seq_id``, sizes and dtypes), ``configs`` to its
     ``pg_config``."""
-    with _collector_paused():
+    with collector_paused():
         return _from_dumps(dumps, configs, {rank: {} for rank in dumps})
 
 
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: dumps are millions of small acyclic objects, and
-    full collections over them while they are alive would make reading quadratic."""
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: dumps and traces are millions of small acyclic
+    objects, and full collections over them while they are alive would make reading
+    quadratic."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -345,7 +346,10 @@ def _unseen_blocks(dumps: dict[int, list[dict[str, Any]]],
     completed; every member must have enqueued it (``last_enqueued_collective``) and hold its
     entry, none in state ``completed``. A collective completes only once all its members
     arrive, so if nothing else is wrong there (the caller drops those a finding names), a
-    member is missing that the dumps do not show. O(entries)."""
+    member is missing that the dumps do not show. O(entries); none without a ``pg_status``
+    (profiler traces record none)."""
+    if not any(statuses.values()):
+        return []
     ranks = sorted(dumps)
     used = [{_clique_name(e).split(_PAIR)[0] for e in dumps[r]} - {""} for r in ranks]
     members, recovered = _memberships(ranks, used, configs)

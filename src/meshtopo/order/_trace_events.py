@@ -4,23 +4,25 @@ building the rest of the trace.
 A trace holds every operator, kernel and memory event of the profiled steps; the collectives
 are a small part of it. The events kept are the complete (``"ph": "X"``) events whose ``args``
 carry ``Collective name`` (``record_param_comms`` and the GPU kernels of the same collectives)
-and the ``gloo:<op>`` events; when any kept collective event is a GPU one (``cat`` ``kernel``
-or ``gpu_user_annotation``), the CPU ones are not kept (``_traces`` prefers the GPU span).
+and, in a trace that has none of these, the ``gloo:<op>`` events (torch writes a collective's
+arguments for NCCL; on gloo it records only the op, ``_traces``); when any kept collective
+event is a GPU one (``cat`` ``kernel`` or ``gpu_user_annotation``), the CPU ones are not kept
+(``_traces`` prefers the GPU span).
 
-Where the trace holds more than ``CUT_WHEN`` events per collective event (a real training
-step's operators and kernels), each such event is found by its marker in the text
-(``"Collective name"``, ``"gloo:``) and cut out between the braces around it: an event is an
-object whose fields before ``args`` are scalars and whose ``args`` are flat (strings, numbers,
-lists), as torch's Chrome trace writer lays them out. The events cut are decoded by one
-``json.loads``; the trace's ``distributedInfo`` and ``host_name`` are decoded where they
-stand. Otherwise, and where the text is laid out otherwise (an event that does not decode, a
-marker inside a string, a kept event that is not ``"ph": "X"``), the whole trace is parsed
-and the same events taken from it: the answer is the same either way, only the time differs.
-A text that does not end its top-level object (a cut file) is refused as the full parse
-refuses it.
+Each such event is found by its marker in the text (``"Collective name"``, a ``"name"`` whose
+value starts ``"gloo:``) and cut out between the braces around it: an event is an object whose
+fields before ``args`` are scalars and whose ``args`` are flat (strings, numbers, lists), as
+torch's Chrome trace writer lays them out. Where the events cut are less than ``1/CUT_WHEN``
+of the text (a real training step's operators and kernels around them), they are decoded by
+one ``json.loads`` and the trace's ``distributedInfo`` and ``host_name`` where they stand.
+Otherwise (a trace of collectives alone), and where the text is laid out otherwise (an event
+that does not decode, a marker inside a string, a kept event that is not ``"ph": "X"``), the
+whole trace is parsed and the same events taken from it: the answer is the same either way,
+only the time differs. A text that does not end its top-level object (a cut file) is refused
+as the full parse refuses it.
 
-Bound: O(bytes) of searching plus the decoding of the kept events (the whole trace's decoding
-on a trace of collectives, or on the fallback).
+Bound: O(bytes) of searching (``str.find``, no per-byte Python) plus the decoding of the kept
+events (the whole trace's decoding on a trace of collectives, or on the fallback).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,15 +38,15 @@ from typing import Any
 from .._errors import InvalidArgumentError
 
 GPU_CATEGORIES = ("kernel", "gpu_user_annotation")
-# Cut events out only when the trace has more than this many events per collective event:
-# cutting one costs about what parsing one to three events does, so a trace that is mostly
-# collectives parses faster whole.
+# Cut events out only when they are less than this fraction of the text: cutting one costs
+# about what parsing one to three events does, so a trace that is mostly collectives parses
+# faster whole.
 CUT_WHEN = 4
 _GZIP = b"\x1f\x8b"
 _OPEN = re.compile(r"\s*\{")
 _CLOSE = re.compile(r"\}\s*\Z")
-_COMMS = re.compile('"Collective name"')
-_GLOO = re.compile(r'"name":\s*"gloo:')
+_COMMS = '"Collective name"'
+_GLOO = '"gloo:'
 _CATEGORY = re.compile(r'"cat":\s*"([^"\\]*)"')
 _DECODER = json.JSONDecoder()
 
@@ -62,12 +65,13 @@ def collective_events(file: Path) -> TraceEvents:
     """The kept events of the trace ``file`` (plain or gzip; module docstring), refused with
     the file's name when it is not a profiler trace."""
     text = _text(file)
-    marked = text.count('"Collective name"') + text.count('"gloo:')
-    fast = _cut(text) if marked * CUT_WHEN < text.count('"ph"') else None
+    fast = _cut(text)
     if fast is not None:
         return fast
     trace = _parse(file, text)
     events = [e for e in trace["traceEvents"] if _kept(e)]
+    if any("Collective name" in e["args"] for e in events):
+        events = [e for e in events if "Collective name" in e["args"]]
     if any(_on_gpu(e) for e in events if "Collective name" in e["args"]):
         events = [e for e in events if "Collective name" not in e["args"] or _on_gpu(e)]
     info = trace.get("distributedInfo")
@@ -101,15 +105,19 @@ def _parse(file: Path, text: str) -> dict[str, Any]:
 
 
 def _cut(text: str) -> TraceEvents | None:
-    """The kept events cut out of the text and decoded together; None where the text is not
-    laid out as the module docstring says (the caller then parses all of it)."""
+    """The kept events cut out of the text and decoded together; None where they are not
+    less than ``1/CUT_WHEN`` of it or the text is not laid out as the module docstring says
+    (the caller then parses all of it)."""
+    events_at = text.find('"traceEvents"')
     if _OPEN.match(text) is None or _CLOSE.search(text, max(0, len(text) - 4096)) is None \
-            or '"traceEvents"' not in text:
+            or events_at < 0:
         return None
     spans: list[tuple[int, int]] = []
     kinds: list[str] = []  # "gloo", "gpu" or "cpu" (a collective's CPU record)
-    markers = sorted([*((m.start(), False) for m in _COMMS.finditer(text)),
-                      *((m.start(), True) for m in _GLOO.finditer(text))])
+    markers = [(at, False) for at in _found(text, _COMMS)]
+    if not markers:
+        markers = [(at, True) for at in _found(text, _GLOO)
+                   if text[max(0, at - 64):at].rstrip().endswith('"name":')]
     for at, gloo in markers:
         if gloo:
             start = text.rfind("{", 0, at)
@@ -127,15 +135,18 @@ def _cut(text: str) -> TraceEvents | None:
         if min(start, args_open, args_close, end) < 0:
             return None
         if spans and spans[-1] == (start, end + 1):
-            continue  # a gloo event that also names its collective
+            continue  # one event, two markers
         spans.append((start, end + 1))
         kinds.append(kind)
     if "gpu" in kinds:
         spans = [span for span, kind in zip(spans, kinds, strict=True) if kind != "cpu"]
+    if CUT_WHEN * sum(b - a for a, b in spans) >= len(text):
+        return None
     try:
         events = json.loads("[" + ",".join(text[a:b] for a, b in spans) + "]")
-        info = _field(text, "distributedInfo", {})
-        host = _field(text, "host_name", "")
+        outside = (spans[-1][1] if spans else events_at, events_at)
+        info = _field(text, "distributedInfo", {}, outside)
+        host = _field(text, "host_name", "", outside)
     except (json.JSONDecodeError, ValueError):
         return None
     if not all(_kept(e) for e in events) or not isinstance(info, dict):
@@ -143,10 +154,23 @@ def _cut(text: str) -> TraceEvents | None:
     return TraceEvents(events, info, str(host or ""))
 
 
-def _field(text: str, key: str, default: Any) -> Any:
+def _found(text: str, marker: str) -> Iterator[int]:
+    """Where ``marker`` occurs in ``text``, in order."""
+    at = text.find(marker)
+    while at >= 0:
+        yield at
+        at = text.find(marker, at + len(marker))
+
+
+def _field(text: str, key: str, default: Any, outside: tuple[int, int]) -> Any:
     """The value of the top-level ``key`` (its last occurrence: torch writes these after or
-    before the events, never inside one), ``default`` when absent."""
-    at = text.rfind(f'"{key}"')
+    before the events, never inside one), ``default`` when absent. ``outside`` is (where the
+    last event cut ends, where ``traceEvents`` starts): the key is looked for after the first,
+    else before the second, so the events between are not searched."""
+    after, before = outside
+    at = text.rfind(f'"{key}"', after)
+    if at < 0:
+        at = text.rfind(f'"{key}"', 0, before)
     if at < 0:
         return default
     colon = text.index(":", at) + 1

@@ -199,19 +199,23 @@ class _Table:
         time = finish - last
         from ..topology import busbw_factor  # the cost models load only for trace timings
 
+        kinds = [_kind(opcode) for opcode in self.opcode_names]
+        factors = {(kind, len(members)): busbw_factor(kind, len(members))
+                   for kind in {k for k in kinds if k is not None}
+                   for members in set(self.members)}
         timings = []
         for k in np.flatnonzero(complete).tolist():
-            opcode = self.opcode_names[int(low_op[k])]
-            kind = _kind(opcode)
+            opcode = int(low_op[k])
+            kind = kinds[opcode]
             members = self.members[int(self.key_group[k])]
             seconds = time[k] * 1e-6
             algbw = moved[k] / seconds if seconds > 0 and moved[k] > 0 else float("nan")
-            busbw = (float(algbw * busbw_factor(kind, len(members)))
+            busbw = (float(algbw * factors[kind, len(members)])
                      if kind is not None and algbw == algbw else float("nan"))
             timings.append(CollectiveTiming(
-                self.group_names[int(self.key_group[k])], int(self.key_seq[k]), opcode, kind,
-                members, int(last_rank[k]), float(last[k] - first[k]), float(time[k]),
-                int(moved[k]), float(algbw), busbw))
+                self.group_names[int(self.key_group[k])], int(self.key_seq[k]),
+                self.opcode_names[opcode], kind, members, int(last_rank[k]),
+                float(last[k] - first[k]), float(time[k]), int(moved[k]), float(algbw), busbw))
         return timings
 
 

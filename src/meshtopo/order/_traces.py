@@ -17,7 +17,9 @@ What a trace records of a collective depends on the backend:
   per group by default). Such a collective is taken on the default group, in start order,
   numbered by its index; a trace whose ``distributedInfo.pg_config`` gives its rank more than
   one group is refused, since which group ran each collective is not recorded: the message
-  points to the job's Flight Recorder dumps, which record it.
+  points to the job's Flight Recorder dumps, which record it. A trace with any event carrying
+  ``Collective name`` is read by those alone (``_trace_events`` keeps ``gloo:<op>`` events
+  only from a trace without).
 
 The rank is ``distributedInfo.rank``, else the number that ends the file name; the groups'
 members come from ``distributedInfo.pg_config`` (else from ``Process Group Ranks``).
@@ -38,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InvalidArgumentError
-from ._flight import DEFAULT_GROUP, from_entries
+from ._flight import DEFAULT_GROUP, collector_paused, from_entries
 from ._report import Report
 from ._trace_events import GPU_CATEGORIES, collective_events
 
@@ -162,14 +164,15 @@ def from_profiler_traces(paths: list[str | os.PathLike[str]]) -> tuple[Report, l
     match the ranks' collectives as Flight Recorder dumps are matched; the report and the
     ranks' traces (for ``_trace_timing``)."""
     traces: dict[int, RankTrace] = {}
-    for file in trace_files(paths):
-        trace = read_rank_trace(file)
-        if trace.rank in traces:
-            raise InvalidArgumentError(
-                f"{traces[trace.rank].source} and {file} are both traces of rank {trace.rank}; "
-                f"keep one per rank")
-        traces[trace.rank] = trace
-    return match_traces(list(traces.values())), [traces[r] for r in sorted(traces)]
+    with collector_paused():
+        for file in trace_files(paths):
+            trace = read_rank_trace(file)
+            if trace.rank in traces:
+                raise InvalidArgumentError(
+                    f"{traces[trace.rank].source} and {file} are both traces of rank "
+                    f"{trace.rank}; keep one per rank")
+            traces[trace.rank] = trace
+        return match_traces(list(traces.values())), [traces[r] for r in sorted(traces)]
 
 
 def match_traces(traces: list[RankTrace]) -> Report:
