@@ -123,10 +123,12 @@ SCAN_NAME(nan_payload)(const CHAR_T *s, Py_ssize_t p, Py_ssize_t n)
 {
     uint64_t value = 0;
     Py_ssize_t q = p + 3;
+    int digit;
     if (p + 3 >= n || s[p + 1] != '0' || s[p + 2] != 'x' || HEX_VALUE(s[q]) < 0)
         return -1;
-    for (; q < n && HEX_VALUE(s[q]) >= 0; q++)
-        value = (value << 4) + (uint64_t)HEX_VALUE(s[q]);
+    for (; q < n && (digit = HEX_VALUE(s[q])) >= 0; q++)
+        if (value <= NAN_PAYLOAD_MAX)  /* past it, the payload is out of range whatever follows */
+            value = (value << 4) + (uint64_t)digit;
     if (q >= n || s[q] != ')' || value == 0 || value > NAN_PAYLOAD_MAX)
         return -1;
     return q + 1;
@@ -156,8 +158,10 @@ SCAN_NAME(unescapes)(const CHAR_T *s, Py_ssize_t p, Py_ssize_t end)
             unsigned value = 0;
             if (p >= end - 1 || HEX_VALUE(s[p + 1]) < 0)
                 return 0;
-            while (p < end - 1 && HEX_VALUE(s[p + 1]) >= 0)
-                value = (value << 4) + (unsigned)HEX_VALUE(s[++p]);
+            while (p < end - 1 && HEX_VALUE(s[p + 1]) >= 0) {
+                p++;
+                value = (value << 4) + (unsigned)HEX_VALUE(s[p]);
+            }
             if (value > 0xFF)
                 return 0;
         } else if (c == 'u' || c == 'U') {
@@ -168,7 +172,8 @@ SCAN_NAME(unescapes)(const CHAR_T *s, Py_ssize_t p, Py_ssize_t end)
             for (k = 0; k < count; k++) {
                 if (HEX_VALUE(s[p + 1]) < 0)
                     return 0;
-                rune = (rune << 4) + (uint32_t)HEX_VALUE(s[++p]);
+                p++;
+                rune = (rune << 4) + (uint32_t)HEX_VALUE(s[p]);
                 if (rune > 0x10FFFF)
                     return 0;
             }
@@ -360,11 +365,11 @@ SCAN(const CHAR_T *s, Py_ssize_t pos, Py_ssize_t n, struct columns *out)
                 kind = kError;
                 end = resume = i + 1;
             }
-        } else if (c == '"') {
+        } else if (c == '"' || c == '\'') {
             Py_ssize_t j = i + 1;
             int closed = 0;
             while (j < n) {
-                if (s[j] == '"') {
+                if (s[j] == c) {
                     closed = 1;
                     break;
                 }

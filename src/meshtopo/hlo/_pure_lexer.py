@@ -52,7 +52,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     ("dots", re.escape("...")),
     ("leq", "<="),
     ("single", "[" + re.escape("".join(t for t in PUNCTUATION if len(t) == 1)) + "]"),
-    ("string", STRING),
+    ("string", f"(?:{STRING})"),
     ("comment_nul", "(?://[^\\n\\r\\0]*+|" + _BLOCK_BODY + ")(?=\\0)"),
     ("dot_dot", r"\.\."),
     ("other", r"(?s:.)"),

@@ -112,9 +112,8 @@ _NAN = re.compile(r"(-?)nan(?:\(0x([0-9a-fA-F]+)\))?")
 
 
 def nan_payload(hex_digits: str) -> int | None:
-    """The payload of ``nan(0x<hex_digits>)`` as XLA reads it (the digits' low 64 bits), or
-    None when it is out of 1 to 2**52 - 1."""
-    value = int(hex_digits, 16) & ((1 << 64) - 1)
+    """The payload of ``nan(0x<hex_digits>)``, or None when it is out of 1 to 2**52 - 1."""
+    value = int(hex_digits, 16)
     return value if 0 < value <= NAN_PAYLOAD_MAX else None
 
 

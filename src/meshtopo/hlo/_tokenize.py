@@ -27,7 +27,7 @@ import numpy as np
 
 from .._errors import InvalidArgumentError
 from . import _native
-from ._tokens import STRING, TokKind
+from ._tokens import DOUBLE_QUOTED, TokKind
 
 __all__ = ["TokKind", "Tokens", "json_dict_end", "tokenize"]
 
@@ -65,13 +65,13 @@ def tokenize(text: str, pos: int = 0) -> Tokens:
 @functools.cache
 def _json_parts() -> re.Pattern[str]:
     """A brace, or a string as XLA's lexer reads one, or a '"' that starts none."""
-    return re.compile(r'[{}]|' + STRING + r'|"')
+    return re.compile(r'[{}]|' + DOUBLE_QUOTED + r'|"')
 
 
 def json_dict_end(text: str, pos: int) -> int:
     """XLA's ``LexJsonDict``: the offset just past the braces opening at ``text[pos]``, where
-    braces inside strings do not count (no comment is skipped); -1 when no ``{`` is there,
-    the braces never close, or a ``"`` opens no string."""
+    braces inside double-quoted strings do not count (no comment is skipped); -1 when no
+    ``{`` is there, the braces never close, or a ``"`` opens no string."""
     if not text.startswith("{", pos):
         return -1
     depth = 0

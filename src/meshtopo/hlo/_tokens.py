@@ -1,8 +1,12 @@
 """XLA's HLO tokens: the one table of token kinds, spellings and lexical rules.
 
 Transcribed from ``xla/hlo/parser/hlo_lexer.h`` and ``hlo_lexer.cc`` of openxla/xla at commit
-979658523138c91edf8d048f4b6315e2df2afc69 (no ``kSparsityDesc`` in that version), checked
-against jaxlib 0.10.2's parser. ``TokKind`` keeps XLA's names and order. Both tokenizers are
+979658523138c91edf8d048f4b6315e2df2afc69 (no ``kSparsityDesc`` in that version), then checked
+against jaxlib 0.10.2's parser, whose lexer is newer: it also reads single-quoted strings
+(``mesh['x'=2]``) and reserves ``unreduced``, ``FileNames``, ``FunctionNames``,
+``FileLocations`` and ``StackFrames`` (found by asking it; their ``kw_`` kinds follow
+``kw_inf`` here, their place in XLA's newer enum not being known). ``TokKind`` keeps XLA's
+names and, for the rest, its order. Both tokenizers are
 built from this module: the pure-Python one (``_pure_lexer``) compiles its regular
 expression from the rules below, and the C one (``_lexer.c``) includes ``_tokens.h``, which
 ``c_header()`` writes from them (``python -m meshtopo.hlo._tokens > src/meshtopo/hlo/_tokens.h``;
@@ -24,8 +28,8 @@ Lexing, as XLA does it, from a token's first character:
 - ``[0-9]``, ``-`` and ``?``: ``->`` is a ``kArrow``; else the first of ``NUMBER_RULES`` that
   matches, in order (an integer outside XLA's range is no match); a ``?`` that starts none of
   them is a ``kQuestionMark``;
-- ``"``: a string, ``STRING``, whose escapes absl's ``CUnescape`` accepts (see
-  ``_token_values.string_value``);
+- ``"`` or ``'``: a string, ``STRING`` (closed by the quote that opens it), whose escapes
+  absl's ``CUnescape`` accepts (see ``_token_values.string_value``);
 - anything else (another character, a non-ASCII one outside strings and comments) is an
   error token.
 
@@ -34,7 +38,7 @@ The lexer does not stop at an error token: it goes on where XLA's lexer leaves i
 (``LexJsonDict``) finds the tokens after it. The kEof token ends every token list.
 
 >>> TokKind.kName, KEYWORDS["ROOT"].name, "f32" in PRIMITIVE_TYPES, "tuple" in PRIMITIVE_TYPES
-(<TokKind.kName: 34>, 'kw_ROOT', True, False)
+(<TokKind.kName: 39>, 'kw_ROOT', True, False)
 """
 
 from __future__ import annotations
@@ -77,6 +81,11 @@ class TokKind(enum.IntEnum):
     kw_shard_like = enum.auto()
     kw_unknown = enum.auto()
     kw_inf = enum.auto()
+    kw_unreduced = enum.auto()
+    kw_FileNames = enum.auto()
+    kw_FunctionNames = enum.auto()
+    kw_FileLocations = enum.auto()
+    kw_StackFrames = enum.auto()
     kNegInf = enum.auto()
     kPrimitiveType = enum.auto()
     kName = enum.auto()
@@ -126,11 +135,12 @@ INT = r"-?[0-9]+"
 NEG_INF = r"-inf"
 NEG_NAN = r"-nan"
 NAN_PAYLOAD = r"\(0x[0-9a-fA-F]+\)"
-STRING = r'"(?:[^"\\]|\\.)*"'
+DOUBLE_QUOTED = r'"(?:[^"\\]|\\.)*"'
+STRING = DOUBLE_QUOTED + r"|'(?:[^'\\]|\\.)*'"
 # A kInt is a decimal integer from int64's minimum to uint64's maximum (above int64's
 # maximum it is read as the int64 of the same bits).
 INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1
-# A NaN payload is 1 to 2**52 - 1 (the double's mantissa), of the hex digits' low 64 bits.
+# A NaN payload is 1 to 2**52 - 1 (the double's mantissa).
 NAN_PAYLOAD_MAX = (1 << 52) - 1
 
 # ``LexNumberOrPattern``: the rules tried in order at ``[0-9?-]``.
