@@ -41,8 +41,9 @@ static const unsigned char SIMPLE_ESCAPE[128] = {
     ['\\'] = 1, ['?'] = 1, ['\''] = 1, ['"'] = 1,
 };
 
-/* The token columns being written. */
+/* The token columns being written, in bytes objects grown in place (no copy at the end). */
 struct columns {
+    PyObject *kinds_bytes, *starts_bytes, *ends_bytes;
     unsigned char *kinds;
     int64_t *starts;
     int64_t *ends;
@@ -50,34 +51,35 @@ struct columns {
     Py_ssize_t capacity;
 };
 
+/* Sets the columns' capacity to ``capacity`` tokens; -1 (a Python error set) on failure. */
 static int
+resize(struct columns *out, Py_ssize_t capacity)
+{
+    if (capacity > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (_PyBytes_Resize(&out->kinds_bytes, capacity) < 0
+            || _PyBytes_Resize(&out->starts_bytes, capacity * (Py_ssize_t)sizeof(int64_t)) < 0
+            || _PyBytes_Resize(&out->ends_bytes, capacity * (Py_ssize_t)sizeof(int64_t)) < 0)
+        return -1;
+    out->kinds = (unsigned char *)PyBytes_AS_STRING(out->kinds_bytes);
+    out->starts = (int64_t *)PyBytes_AS_STRING(out->starts_bytes);
+    out->ends = (int64_t *)PyBytes_AS_STRING(out->ends_bytes);
+    out->capacity = capacity;
+    return 0;
+}
+
+static inline int
 push(struct columns *out, int kind, Py_ssize_t start, Py_ssize_t end)
 {
-    if (out->count == out->capacity) {
-        Py_ssize_t capacity = out->capacity * 2;
-        unsigned char *kinds = PyMem_Realloc(out->kinds, (size_t)capacity);
-        int64_t *starts, *ends;
-        if (kinds == NULL)
-            goto no_memory;
-        out->kinds = kinds;
-        starts = PyMem_Realloc(out->starts, (size_t)capacity * sizeof(int64_t));
-        if (starts == NULL)
-            goto no_memory;
-        out->starts = starts;
-        ends = PyMem_Realloc(out->ends, (size_t)capacity * sizeof(int64_t));
-        if (ends == NULL)
-            goto no_memory;
-        out->ends = ends;
-        out->capacity = capacity;
-    }
+    if (out->count == out->capacity && resize(out, out->capacity * 2) < 0)
+        return -1;
     out->kinds[out->count] = (unsigned char)kind;
     out->starts[out->count] = start;
     out->ends[out->count] = end;
     out->count++;
     return 0;
-no_memory:
-    PyErr_NoMemory();
-    return -1;
 }
 
 /* Every reserved word (primitive types, keywords, and nan, a kDecimal) with its length and
@@ -146,7 +148,7 @@ lex(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject *text, *result = NULL;
     Py_ssize_t pos, n;
-    struct columns out = {NULL, NULL, NULL, 0, 0};
+    struct columns out = {NULL, NULL, NULL, NULL, NULL, NULL, 0, 0};
     int failed;
     if (nargs != 2 || !PyUnicode_Check(args[0])) {
         PyErr_SetString(PyExc_TypeError, "lex(text: str, pos: int)");
@@ -161,14 +163,13 @@ lex(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_ValueError, "lex: pos is outside the text");
         return NULL;
     }
-    out.capacity = (n - pos) / 4 + 16;
-    out.kinds = PyMem_Malloc((size_t)out.capacity);
-    out.starts = PyMem_Malloc((size_t)out.capacity * sizeof(int64_t));
-    out.ends = PyMem_Malloc((size_t)out.capacity * sizeof(int64_t));
-    if (out.kinds == NULL || out.starts == NULL || out.ends == NULL) {
-        PyErr_NoMemory();
+    out.kinds_bytes = PyBytes_FromStringAndSize(NULL, 0);
+    out.starts_bytes = PyBytes_FromStringAndSize(NULL, 0);
+    out.ends_bytes = PyBytes_FromStringAndSize(NULL, 0);
+    /* About one token in four characters of a dump; doubled when more come. */
+    if (out.kinds_bytes == NULL || out.starts_bytes == NULL || out.ends_bytes == NULL
+            || resize(&out, (n - pos) / 4 + 16) < 0)
         goto done;
-    }
     switch (PyUnicode_KIND(text)) {
     case PyUnicode_1BYTE_KIND:
         failed = scan_ucs1(PyUnicode_1BYTE_DATA(text), pos, n, &out);
@@ -180,16 +181,13 @@ lex(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         failed = scan_ucs4(PyUnicode_4BYTE_DATA(text), pos, n, &out);
         break;
     }
-    if (failed)
+    if (failed || resize(&out, out.count) < 0)
         goto done;
-    result = Py_BuildValue(
-        "(y#y#y#)", (const char *)out.kinds, out.count, (const char *)out.starts,
-        out.count * (Py_ssize_t)sizeof(int64_t), (const char *)out.ends,
-        out.count * (Py_ssize_t)sizeof(int64_t));
+    result = PyTuple_Pack(3, out.kinds_bytes, out.starts_bytes, out.ends_bytes);
 done:
-    PyMem_Free(out.kinds);
-    PyMem_Free(out.starts);
-    PyMem_Free(out.ends);
+    Py_XDECREF(out.kinds_bytes);
+    Py_XDECREF(out.starts_bytes);
+    Py_XDECREF(out.ends_bytes);
     return result;
 }
 
