@@ -12,8 +12,8 @@ is measured on four inputs, generated in memory:
 (d) 1,024 all-reduces, each naming 1,024 devices in a random permutation.
 
 The tokenizer (``hlo/_tokenize.py``) is timed against jaxlib's parse of (a) and (b) too: its
-goal is at most a quarter of jaxlib's time (``python -m benchmarks.bench_hlo tokenizer`` runs
-only that).
+goal is at most a quarter of jaxlib's time (``python -m benchmarks.bench_hlo tokenizer
+[layers]`` runs only that, on a transformer of that many layers, 128 by default).
 
 Also printed: 20,000 collectives on 8 devices without metadata, 2,000 x 1,024 explicit
 groups sharing one text, lists from Python against numpy, and a 200 MB dump streamed by
@@ -407,14 +407,17 @@ def main() -> None:
     console.print(summary(rows))
 
 
-def tokenizer_main() -> None:
-    """Only the tokenizer against jaxlib's parse, on the real dumps
-    (``python -m benchmarks.bench_hlo tokenizer``)."""
-    rows = tokenizer_rows(real_dumps())
+def tokenizer_main(layers: int = 128) -> None:
+    """Only the tokenizer against jaxlib's parse, on the real dumps of a ``layers``-layer
+    transformer (``python -m benchmarks.bench_hlo tokenizer [layers]``)."""
+    rows = tokenizer_rows(real_dumps(layers))
     console.print(comparison_table("HLO tokenizer vs jaxlib's parse (ratio = tokenizer / "
                                    "jaxlib)", rows))
     console.print(summary(rows))
 
 
 if __name__ == "__main__":
-    tokenizer_main() if sys.argv[1:] == ["tokenizer"] else main()
+    if sys.argv[1:2] == ["tokenizer"]:
+        tokenizer_main(*map(int, sys.argv[2:3]))
+    else:
+        main()
