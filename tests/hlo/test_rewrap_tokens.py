@@ -29,6 +29,7 @@ from meshtopo.hlo._tokenize import json_dict_end, tokenize
 from meshtopo.hlo._tokens import TokKind
 
 from ._corpus import corpus
+from .test_tokens import xla_accepts
 
 pytestmark = pytest.mark.jax
 
@@ -122,16 +123,6 @@ def reading(text: str) -> tuple[str, object]:
         (c.name, c.opcode, None if c.replica_groups is None else str(c.replica_groups),
          c.source_target_pairs, c.channel_id, c.use_global_device_ids)
         for c in module.collectives]
-
-
-def xla_accepts(text: str) -> bool:
-    from jaxlib._hlo import hlo_module_from_text  # type: ignore[import-not-found]
-
-    try:
-        hlo_module_from_text(text)
-    except Exception:  # jaxlib raises its own status error
-        return False
-    return True
 
 
 def _modules() -> list[tuple[str, str]]:

@@ -184,7 +184,8 @@ def test_json_dict_end() -> None:
 
 # ---- against jaxlib's parser ---------------------------------------------------------------------
 
-def _xla_accepts(text: str) -> bool:
+def xla_accepts(text: str) -> bool:
+    """Whether jaxlib's parser reads ``text``."""
     from jaxlib._hlo import hlo_module_from_text  # type: ignore[import-not-found]
 
     try:
@@ -207,7 +208,7 @@ WORDS = sorted({*PRIMITIVE_TYPES, *KEYWORDS, "nan", "tuple", "buffer", "s3", "u3
 def test_reserved_words_are_what_xla_refuses_as_a_name(word: str) -> None:
     # An instruction's name is a kName or a kIdent; a reserved word is neither.
     [(kind, _)] = spelled(word)
-    assert _xla_accepts(_module(f"{word} = f32[] parameter(0)")) == (kind == "kIdent")
+    assert xla_accepts(_module(f"{word} = f32[] parameter(0)")) == (kind == "kIdent")
 
 
 ESCAPES = [r"\x41B", r"\x100", r"\x0000000041", r"\x100000041", r"\X41", r"\u0041", r"\ud800",
@@ -224,7 +225,7 @@ def test_strings_are_what_xla_reads_as_strings(raw: str, quote: str) -> None:
     quoted = quote + raw + quote
     text = _module(f"ROOT p = f32[] parameter(0), metadata={{op_name={quoted}}}")
     is_string = spelled(quoted) == [("kString", quoted)]
-    assert _xla_accepts(text) == is_string
+    assert xla_accepts(text) == is_string
     if is_string:  # XLA prints the value escaped again: both read as the same value
         printed = hlo_module_from_text(text).to_string()
         found = re.search(r'op_name="((?:[^"\\]|\\.)*)"', printed)
@@ -239,7 +240,7 @@ def test_strings_are_what_xla_reads_as_strings(raw: str, quote: str) -> None:
                                    "nan(0x10000000000000001)", "nan(1)"])
 def test_nan_payloads_are_what_xla_reads(value: str) -> None:
     kinds = [kind for kind, _ in spelled(value)]
-    assert _xla_accepts(_module(f"ROOT c = f64[] constant({value})")) == (kinds == ["kDecimal"])
+    assert xla_accepts(_module(f"ROOT c = f64[] constant({value})")) == (kinds == ["kDecimal"])
 
 
 @pytest.mark.jax
@@ -251,4 +252,4 @@ def test_nan_payloads_are_what_xla_reads(value: str) -> None:
 def test_integer_range_is_xla_s(literal: str) -> None:
     number = literal[literal.index("(") + 1:-1]
     kinds = [kind for kind, _ in spelled(number)]
-    assert _xla_accepts(_module(f"ROOT c = {literal}")) == (kinds == ["kInt"])
+    assert xla_accepts(_module(f"ROOT c = {literal}")) == (kinds == ["kInt"])
