@@ -1,6 +1,7 @@
-"""The compiled parts: the readers of XLA's printed forms (``hlo/_explicit_scan.c``, explicit
-replica groups, and ``hlo/_line_scan.c``, instructions one a line; both read the groups' form
-from ``hlo/_explicit_form.h``) and ``hlo/_decoded_copy.c``.
+"""The compiled parts: XLA's tokenizer (``hlo/_lexer.c``, its kinds and spellings from
+``hlo/_tokens.h``, which ``hlo/_tokens.py`` writes), the readers of XLA's printed forms
+(``hlo/_explicit_scan.c``, explicit replica groups, and ``hlo/_line_scan.c``, instructions one
+a line; both read the groups' form from ``hlo/_explicit_form.h``) and ``hlo/_decoded_copy.c``.
 
 Each is optional: without a C compiler the install goes on without them and the reader uses
 its pure-Python stand-ins (``hlo/_native.py``), with the same answers, more slowly.
@@ -13,6 +14,9 @@ _HLO = "src/meshtopo/hlo/"
 _FORM = [_HLO + "_explicit_form.h"]
 
 setup(ext_modules=[
+    Extension("meshtopo.hlo._lexer", [_HLO + "_lexer.c"],
+              depends=[_HLO + "_tokens.h", _HLO + "_lexer_scan.h"], extra_compile_args=["-O3"],
+              optional=True),
     Extension("meshtopo.hlo._explicit_scan", [_HLO + "_explicit_scan.c"], depends=_FORM,
               extra_compile_args=["-O3"], optional=True),
     Extension("meshtopo.hlo._line_scan", [_HLO + "_line_scan.c"], depends=_FORM,

@@ -11,6 +11,10 @@ is measured on four inputs, generated in memory:
     with metadata on every line;
 (d) 1,024 all-reduces, each naming 1,024 devices in a random permutation.
 
+The tokenizer (``hlo/_tokenize.py``) is timed against jaxlib's parse of (a) and (b) too: its
+goal is at most a quarter of jaxlib's time (``python -m benchmarks.bench_hlo tokenizer
+[layers]`` runs only that, on a transformer of that many layers, 128 by default).
+
 Also printed: 20,000 collectives on 8 devices without metadata, 2,000 x 1,024 explicit
 groups sharing one text, lists from Python against numpy, and a 200 MB dump streamed by
 ``iter_collectives`` with its peak RSS.
@@ -234,6 +238,46 @@ def compare(label: str, text: str, rounds: int = 5) -> tuple[float, float, float
     return paired.first, paired.second, paired.median_ratio
 
 
+def tokenize_against_jaxlib(label: str, text: str, rounds: int = 9) -> tuple[float, float,
+                                                                            float] | None:
+    """Time the tokenizer in use (``meshtopo --version`` names it) against jaxlib's whole
+    parse of the same text, interleaved round by round; print the tokens per second and the
+    ratio tokenizer/jaxlib at best and as the paired median. Returns (tokenizer best, jaxlib
+    best, paired median of tokenizer/jaxlib), or None when jaxlib is missing or refuses it."""
+    from meshtopo.hlo._native import TOKENIZER
+    from meshtopo.hlo._tokenize import tokenize
+
+    try:
+        _jaxlib_parse(text)
+    except Exception as error:  # jaxlib missing or refusing the text
+        print(f"{label}: jaxlib unavailable: {str(error)[:200]}")
+        return None
+    count = len(tokenize(text))
+    paired = measure_paired(lambda: tokenize(text), lambda: _jaxlib_parse(text), rounds)
+    print(f"{label}: {len(text) / 1e6:.1f} MB, {count:,} tokens; {TOKENIZER} tokenizer "
+          f"{paired.first * 1e3:.1f} ms ({count / paired.first / 1e6:.1f} M tokens/s, "
+          f"{len(text) / 1e6 / paired.first:.0f} MB/s), jaxlib parse {paired.second * 1e3:.0f} ms; "
+          f"tokenizer/jaxlib best {paired.first / paired.second:.3f}, paired median "
+          f"{paired.median_ratio:.3f} over {paired.rounds} interleaved rounds")
+    return paired.first, paired.second, paired.median_ratio
+
+
+def tokenizer_rows(real: tuple[str, str] | None) -> list[Comparison]:
+    """The tokenizer against jaxlib's parse on the real dump as JAX prints it and with
+    operand shapes and metadata: goal, at most a quarter of jaxlib's time."""
+    rows = []
+    if real is None:
+        return rows
+    for key, label, text in [("t-a", "tokenize the real dump (a)", real[0]),
+                             ("t-b", "tokenize the same with operand shapes (b)", real[1])]:
+        measured = tokenize_against_jaxlib(label, text)
+        if measured is not None:
+            ours, theirs, median = measured
+            rows.append(Comparison(key, label, ours, "jaxlib hlo_module_from_text", theirs,
+                                   0.25, f"paired median {median:.3f}x"))
+    return rows
+
+
 def lists_from_python(ids: int = 1 << 20, group: int = 1024) -> tuple[float, float]:
     """``CollectiveDeviceList`` of a Python list of lists against ``np.asarray`` of it: both
     times."""
@@ -343,6 +387,7 @@ def main() -> None:
             ours, theirs, median = measured
             rows.append(Comparison(key, label, ours, "jaxlib hlo_module_from_text", theirs,
                                    0.5, f"paired median {median:.3f}x"))
+    rows += tokenizer_rows(real)
     mixed = mixed_module()
     compare("20,000 mixed collectives on 8 devices, no metadata", mixed)
     print(f"  device_groups() of all 20,000 afterwards (on request, not compared): "
@@ -362,5 +407,17 @@ def main() -> None:
     console.print(summary(rows))
 
 
+def tokenizer_main(layers: int = 128) -> None:
+    """Only the tokenizer against jaxlib's parse, on the real dumps of a ``layers``-layer
+    transformer (``python -m benchmarks.bench_hlo tokenizer [layers]``)."""
+    rows = tokenizer_rows(real_dumps(layers))
+    console.print(comparison_table("HLO tokenizer vs jaxlib's parse (ratio = tokenizer / "
+                                   "jaxlib)", rows))
+    console.print(summary(rows))
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["tokenizer"]:
+        tokenizer_main(*map(int, sys.argv[2:3]))
+    else:
+        main()

@@ -1,6 +1,6 @@
 """An install without a C compiler reads every text as the compiled scanners do.
 
-The reader's three C extensions are optional (``setup.py``). ``hlo/_native.py`` stands in
+The tokenizer and the reader's three C extensions are optional (``setup.py``). ``hlo/_native.py`` stands in
 for them in pure Python where they were not built, or where ``MESHTOPO_PURE_PYTHON=1`` is
 set: the same modules, the same collectives, the same refusals at the same line and column,
 more slowly. One test reads with both in two processes; another builds the package with
@@ -22,6 +22,7 @@ import pytest
 import meshtopo as mt
 from meshtopo import hlo
 from meshtopo.hlo._native import SCANNERS
+from meshtopo.hlo._tokenize import tokenize
 
 from ._dumps import dumps
 from ._fast_paths import structure
@@ -84,6 +85,7 @@ sys.path.insert(0, sys.argv[1])
 from tests.hlo._fast_paths import structure
 from tests.hlo.test_pure_python import _readings
 from meshtopo.hlo._native import SCANNERS
+from meshtopo.hlo._tokenize import tokenize
 texts = json.load(open(sys.argv[2]))
 json.dump({"scanners": SCANNERS, "readings": _readings(texts)}, sys.stdout)
 """
@@ -117,6 +119,22 @@ def _source_tree(destination: Path) -> Path:
     return tree
 
 
+_TOKENS = """
+import sys
+from meshtopo.hlo._native import TOKENIZER
+from meshtopo.hlo._tokenize import tokenize
+assert TOKENIZER == "pure-Python", TOKENIZER
+tokens = tokenize(open(sys.argv[1]).read())
+print(tokens.kinds.tolist(), tokens.starts.tolist(), tokens.ends.tolist())
+"""
+
+
+def _tokens_of(text: str) -> str:
+    """The tokens of ``text`` as ``_TOKENS`` prints them, from this process's tokenizer."""
+    tokens = tokenize(text)
+    return f"{tokens.kinds.tolist()} {tokens.starts.tolist()} {tokens.ends.tolist()}\n"
+
+
 def test_install_without_a_compiler(tmp_path: Path) -> None:
     tree, target = _source_tree(tmp_path), tmp_path / "site"
     no_compiler = {**os.environ, "CC": "false", "CXX": "false", "LDSHARED": "false"}
@@ -139,8 +157,16 @@ def test_install_without_a_compiler(tmp_path: Path) -> None:
         return done.stdout
 
     release = version("meshtopo")
-    assert run("--version", env=installed) == f"meshtopo {release} (HLO scanners: pure Python)\n"
-    assert run("--version", env=dict(os.environ)) == f"meshtopo {release} (HLO scanners: native)\n"
+    assert run("--version", env=installed) == (
+        f"meshtopo {release} (pure-Python tokenizer, HLO scanners: pure Python)\n")
+    assert run("--version", env=dict(os.environ)) == (
+        f"meshtopo {release} (native tokenizer, HLO scanners: native)\n")
+    # The installed tokenizer (pure Python) gives the tokens the compiled one gives here.
+    example = EXAMPLES / "data_model_2x4.hlo"
+    tokens = subprocess.run(
+        [sys.executable, "-c", _TOKENS, str(example)], env=installed, capture_output=True,
+        text=True, timeout=60, check=True)
+    assert tokens.stdout == _tokens_of(example.read_text())
     for example in ("data_model_2x4.hlo", "replicas_x_partitions.hlo"):
         path = str(EXAMPLES / example)
         assert run("inspect", "--json", path, env=installed) == run(

@@ -9,6 +9,11 @@ a grammar of their own checked by ``_value_checks``' readers, what XLA checks on
 instruction is read by ``_instruction_checks``) -> ``_structure`` records -> ``_decode`` (collective attributes, beside the reader) ->
 ``_link`` (starts with dones, async wrappers) -> ``_module`` / ``_stream``.
 
+Tokens, the foundation of a reader over XLA's tokens: ``_tokens`` (the one table of XLA's
+token kinds, spellings and rules) -> ``_tokenize.tokenize(text, pos)`` (kinds, starts and ends
+as numpy columns, from the compiled ``_lexer`` or ``_pure_lexer``, chosen in ``_native``) and
+``_token_values`` (a token's value, decoded from its span on demand).
+
 - ``parse_module(text, replica_count=None, num_partitions=None, device_assignment=None)`` /
   ``load(path, ...)`` (plain or gzip, ``'-'`` for stdin): the header (or none: counts from
   the keywords, defaulting to 1), every computation and instruction, every collective

@@ -1,9 +1,12 @@
-"""The reader's compiled scanners, or their pure-Python stand-ins where none was built.
+"""The compiled tokenizer and scanners, or their pure-Python stand-ins where none was built.
 
-``pip install`` builds three C extensions when a C compiler is at hand; ``setup.py`` marks
+``pip install`` builds four C extensions when a C compiler is at hand; ``setup.py`` marks
 them optional, so an install without one succeeds and reads every text the same way, more
 slowly. Setting ``MESHTOPO_PURE_PYTHON=1`` before the first import chooses the stand-ins on
 purpose (the test suite reads with both). What each stand-in does:
+
+- the tokenizer (``_lexer``): ``lex`` is ``_pure_lexer.lex``, built from the same token
+  table (``_tokens.py``), with the same tokens;
 
 - explicit replica groups (``_explicit_scan``): ``groups_end`` and ``groups_arrays`` check
   and convert XLA's printed form ``{{0,1},{2,3}}`` with one regular expression of that same
@@ -13,7 +16,8 @@ purpose (the test suite reads with both). What each stand-in does:
 - decoded copies (``_decoded_copy``): without the fast path no instruction carries shared
   attributes, so ``decoding_key`` is None and nothing is copied.
 
-``SCANNERS`` says which are in use: ``"native"`` or ``"pure Python"``.
+``TOKENIZER`` says which tokenizer is in use (``"native"`` or ``"pure-Python"``), ``SCANNERS``
+which scanners (``"native"`` or ``"pure Python"``).
 """
 
 from __future__ import annotations
@@ -77,12 +81,23 @@ def _configure_nothing(*_: object) -> None:
     """The stand-ins read no object's slots, so there is nothing to configure."""
 
 
+lex: Callable[[str, int], tuple[bytes, bytes, bytes]]
 groups_end: Callable[[str, int], int]
 groups_arrays: Callable[[str, int, int], tuple[bytearray, bytearray] | None]
 scan_lines: Callable[[str, int, int], list[ScannedLine]]
 decoding_key: Callable[[Any], Any]
 copy_decoded: Callable[[Any, dict[Any, Any], Callable[[Any], tuple[Any, Any]]], Any]
 configure_copies: Callable[..., None]
+
+try:
+    if _FORCED:
+        raise ImportError("MESHTOPO_PURE_PYTHON is set")
+    from ._lexer import lex
+    TOKENIZER = "native"
+except ImportError:
+    from ._pure_lexer import lex as _pure_lex
+    lex = _pure_lex
+    TOKENIZER = "pure-Python"
 
 try:
     if _FORCED:
