@@ -1,8 +1,10 @@
 """Binary HLO as XLA writes it: ``--xla_dump_hlo_as_proto`` next to the text of the same
 compilation, on a mesh whose devices are permuted.
 
-A child process compiles and runs shard_map programs with ``--xla_dump_hlo_as_text
---xla_dump_hlo_as_proto --xla_dump_hlo_snapshots``: each module is then both
+A child process compiles and runs shard_map programs and the ``jit(grad)`` of a small model
+sharded over the mesh with ``NamedSharding`` (whose collectives XLA writes with iota,
+mesh-axes and explicit groups) with ``--xla_dump_hlo_as_text --xla_dump_hlo_as_proto
+--xla_dump_hlo_snapshots``: each module is then both
 ``*.after_optimizations.txt`` and ``*.after_optimizations.hlo.pb`` (an ``HloProto``), and
 ``compile_options.pb`` replaces ``compile_options.textproto``. The proto must read to the
 same module as the text, collective by collective, with the groups execution shows
@@ -18,9 +20,11 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from google.protobuf.message import Message
 
 import meshtopo as mt
 from meshtopo.cli import main
@@ -39,7 +43,7 @@ _CHILD = textwrap.dedent("""
     import sys
     import numpy as np
     import jax, jax.numpy as jnp
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
     order = [int(d) for d in sys.argv[1].split(",")]
     mesh = Mesh(np.array(jax.devices())[order].reshape(2, 4), ("x", "y"))
     def mixed(a):
@@ -63,6 +67,13 @@ _CHILD = textwrap.dedent("""
                                    out_specs=P("x", "y"), check_vma=False))
         jax.block_until_ready(fn(jnp.arange(64.0).reshape(8, 8)))
     jax.block_until_ready(jax.jit(double)(jnp.arange(4.0)))  # one device: a snapshot
+    def loss(x, w1, w2):
+        return ((jax.nn.gelu(x @ w1) @ w2) ** 2).mean()
+    def put(a, spec):
+        return jax.device_put(a, NamedSharding(mesh, spec))
+    x = put(jnp.ones((8, 16)), P("x", None))
+    w1, w2 = put(jnp.full((16, 32), 0.01), P("x", "y")), put(jnp.full((32, 16), 0.01), P("y", "x"))
+    jax.block_until_ready(jax.jit(jax.grad(loss, argnums=(1, 2)))(x, w1, w2))
 """)
 
 
@@ -123,14 +134,14 @@ def _structure(module: mt.hlo.Module) -> list[tuple[object, ...]]:
 
 def test_the_dump_holds_both_forms_and_binary_compile_options(dump):
     pairs = _pairs(dump)
-    assert sorted(pairs) == ["jit_all_gather", "jit_mixed", "jit_psum"]
+    assert sorted(pairs) == ["jit_all_gather", "jit_loss", "jit_mixed", "jit_psum"]
     for text, _ in pairs.values():
         options = _options_file(text)
         assert options.is_file()
         assert not options.with_suffix(".textproto").exists()
 
 
-@pytest.mark.parametrize("name", ["jit_all_gather", "jit_mixed", "jit_psum"])
+@pytest.mark.parametrize("name", ["jit_all_gather", "jit_loss", "jit_mixed", "jit_psum"])
 def test_proto_reads_to_the_text_s_module(dump, name):
     text_path, proto_path = _pairs(dump)[name]
     text, proto = mt.hlo.load(text_path), mt.hlo.load(proto_path)
@@ -304,3 +315,162 @@ def test_cut_short_and_foreign_files_are_one_line_errors(dump, tmp_path, capsys)
     options.write_bytes(options.read_bytes()[:7])
     with pytest.raises(mt.InvalidArgumentError, match="is not a CompileOptionsProto"):
         mt.hlo.load(text_path)
+
+
+def test_grad_module_writes_iota_mesh_axes_and_explicit_groups(dump):
+    # JAX writes most of a jit(grad) program's groups in the fields XLA added after
+    # collective_device_list: each form is read, as the text prints it.
+    text_path, proto_path = _pairs(dump)["jit_loss"]
+    hlo_proto = message_class("HloProto")()
+    hlo_proto.ParseFromString(proto_path.read_bytes())
+    fields = {i.name: i.WhichOneof("replica_group_list")
+              for c in hlo_proto.hlo_module.computations for i in c.instructions}
+    text, proto = mt.hlo.load(text_path), mt.hlo.load(proto_path)
+    assert {(fields[c.name], c.replica_groups.encoding) for c in proto.collectives
+            if c.replica_groups is not None} == {
+        ("iota_collective_device_list", "iota"), ("collective_device_list", "explicit"),
+        ("mesh_axes_replica_group_list", "mesh_axes")}
+    assert [(c.name, c.groups_text, c.device_groups()) for c in proto.collectives] == [
+        (c.name, c.groups_text, c.device_groups()) for c in text.collectives]
+    assert all(c.groups_text for c in proto.collectives)
+
+
+def _instruction(fill: Callable[[Message], object]) -> bytes:
+    """One ``HloInstructionProto`` field set by ``fill``, serialized."""
+    message = message_class("HloInstructionProto")()
+    fill(message)
+    return message.SerializeToString()
+
+
+def _iota(message: Message) -> None:  # [4,2]<=[2,4]T(1,0): {{0,4},{1,5},{2,6},{3,7}}
+    iota = message.iota_collective_device_list
+    iota.num_replica_groups, iota.num_devices_per_group = 4, 2
+    iota.iota_reshape_dims.extend([2, 4])
+    iota.iota_transpose_perm.extend([1, 0])
+
+
+def _mesh_axes(*refs: tuple[int, ...], device_ids: tuple[int, ...] = (),
+               transform: tuple[list[int], list[int]] | None = None,
+               ) -> Callable[[Message], None]:
+    """A mesh 'a'=2, 'b'=4 and the axes ``refs`` (index[, pre_size, size])."""
+    def fill(message: Message) -> None:
+        written = message.mesh_axes_replica_group_list
+        for name, size in (("a", 2), ("b", 4)):
+            axis = written.mesh.axes.add()
+            axis.name, axis.size = name, size
+        written.mesh.device_ids.extend(device_ids)
+        if transform is not None:
+            written.mesh.iota_transform.reshape_dims.extend(transform[0])
+            written.mesh.iota_transform.transpose_perm.extend(transform[1])
+        for index, *sub in refs:
+            ref = written.axes.add()
+            ref.mesh_axis_index = index
+            if sub:
+                ref.sub_axis_info.pre_size, ref.sub_axis_info.size = sub
+    return fill
+
+
+def _legacy(message: Message) -> None:
+    for group in ([0, 1], [2, 3], [4, 5], [6, 7]):
+        message.replica_groups.add().replica_ids.extend(group)
+
+
+_PRECEDENCE = {
+    # name: (fields added to the all-reduce, which keeps its collective_device_list
+    # {{0,1,2,3},{4,5,6,7}} unless a field of its oneof replaces it; the groups XLA reads)
+    "collective_device_list": ([], "{{0,1,2,3},{4,5,6,7}}"),
+    "replica_groups over collective_device_list": ([_legacy], "{{0,1},{2,3},{4,5},{6,7}}"),
+    "iota over replica_groups": ([_legacy, _iota], "[4,2]<=[2,4]T(1,0)"),
+    "mesh axes over replica_groups": ([_legacy, _mesh_axes((1,))], "mesh['a'=2,'b'=4] {'b'}"),
+    # One oneof: of iota and mesh axes, the one written last is kept.
+    "mesh axes written after iota": ([_iota, _mesh_axes((0,))], "mesh['a'=2,'b'=4] {'a'}"),
+    "iota written after mesh axes": ([_mesh_axes((0,)), _iota], "[4,2]<=[2,4]T(1,0)"),
+    "mesh device ids": ([_mesh_axes((0,), device_ids=PERMUTED)],
+                        "mesh['a'=2,'b'=4], device_ids=(3,0,6,5,7,4,1,2) {'a'}"),
+    "mesh iota transform": ([_mesh_axes((0,), transform=([4, 2], [1, 0]))],
+                            "mesh['a'=2,'b'=4], device_ids=([4,2]T(1,0)) {'a'}"),
+    "sub-axes": ([_mesh_axes((1, 2, 2), (0,))], "mesh['a'=2,'b'=4] {'b':(2)2,'a'}"),
+}
+
+
+@pytest.mark.parametrize("case", list(_PRECEDENCE))
+def test_groups_are_read_from_the_field_xla_reads_them_from(dump, tmp_path, case):
+    # XLA itself (jaxlib's HloModule read from the same proto) prints the groups it read.
+    from jaxlib._hlo import HloModule  # type: ignore[import-not-found]
+
+    fills, written = _PRECEDENCE[case]
+    _, proto_path = _pairs(dump)["jit_psum"]
+    hlo_proto = message_class("HloProto")()
+    hlo_proto.ParseFromString(proto_path.read_bytes())
+    [instruction] = [i for c in hlo_proto.hlo_module.computations for i in c.instructions
+                     if i.opcode.startswith("all-reduce") and i.WhichOneof("replica_group_list")]
+    instruction.MergeFromString(b"".join(_instruction(fill) for fill in fills))
+    module_bytes = hlo_proto.hlo_module.SerializeToString()
+    xla_text = HloModule.from_serialized_hlo_module_proto(module_bytes).to_string()
+    path = tmp_path / "module.hlo.pb"
+    path.write_bytes(hlo_proto.SerializeToString())
+    proto = mt.hlo.load(path)
+    from_xla = mt.hlo.parse_module(xla_text, proto.replica_count, proto.num_partitions,
+                                   proto.device_assignment)
+    [c] = [c for c in proto.collectives if c.name == instruction.name]
+    [expected] = [c for c in from_xla.collectives if c.name == instruction.name]
+    assert (c.groups_text, expected.groups_text) == (written, written)
+    assert c.replica_groups == expected.replica_groups
+    assert c.device_groups() == expected.device_groups()
+
+
+@pytest.mark.parametrize(("fill", "message"), [
+    (_mesh_axes((2,)), "mesh_axes_replica_group_list: mesh_axis_index 2 is not an axis of "
+                       "the mesh mesh['a'=2,'b'=4]"),
+    (_mesh_axes((0,), device_ids=(0, 1, 2)), "mesh_axes_replica_group_list: mesh "
+                                             "['a'=2,'b'=4] has 8 positions but devices has 3 ids"),
+    (_mesh_axes((0,), device_ids=PERMUTED, transform=([8], [0])),
+     "mesh_axes_replica_group_list: the mesh has both device_ids and an iota_transform"),
+    (_mesh_axes((1, 2, 4)), "mesh_axes_replica_group_list: sub-axis b:(2)4 does not fit axis "
+                            "'b' of size 4: its size must be smaller than 4 and 2*4 must "
+                            "divide 4"),
+    (lambda m: m.iota_collective_device_list.iota_reshape_dims.append(8),
+     "iota_collective_device_list: reshape dims [8] hold 8 elements but the tile [0, 0] "
+     "holds 0"),
+])
+def test_groups_no_mesh_or_iota_can_hold_are_one_line_errors(dump, tmp_path, capsys, fill,
+                                                              message):
+    _, proto_path = _pairs(dump)["jit_psum"]
+    hlo_proto = message_class("HloProto")()
+    hlo_proto.ParseFromString(proto_path.read_bytes())
+    [instruction] = [i for c in hlo_proto.hlo_module.computations for i in c.instructions
+                     if i.opcode.startswith("all-reduce") and i.WhichOneof("replica_group_list")]
+    instruction.MergeFromString(_instruction(fill))
+    path = tmp_path / "module.hlo.pb"
+    path.write_bytes(hlo_proto.SerializeToString())
+    with pytest.raises(mt.InvalidArgumentError) as caught:
+        mt.hlo.load(path)
+    assert str(caught.value) == f"{path}: instruction {instruction.name}: {message}"
+    with pytest.raises(SystemExit) as done:
+        main(["inspect", str(path)])
+    out, err = capsys.readouterr()
+    assert (done.value.code, out, err) == (2, "", f"meshtopo: error: {caught.value}\n")
+
+
+@pytest.mark.parametrize("field", ["iota_collective_device_list", "mesh_axes_replica_group_list"])
+def test_damaged_iota_and_mesh_axes_fields_are_one_line_errors(dump, tmp_path, capsys, field):
+    # The field's bytes overwritten in place (the lengths around it still hold).
+    _, proto_path = _pairs(dump)["jit_loss"]
+    data = proto_path.read_bytes()
+    hlo_proto = message_class("HloProto")()
+    hlo_proto.ParseFromString(data)
+    [written, *_] = [i for c in hlo_proto.hlo_module.computations for i in c.instructions
+                     if i.WhichOneof("replica_group_list") == field]
+    payload = _instruction(lambda m: getattr(m, field).CopyFrom(getattr(written, field)))
+    assert payload in data
+    head = len(payload) - len(getattr(written, field).SerializeToString())
+    path = tmp_path / "module.hlo.pb"
+    path.write_bytes(data.replace(payload, payload[:head] + b"\xff" * (len(payload) - head), 1))
+    with pytest.raises(mt.InvalidArgumentError) as caught:
+        mt.hlo.load(path)
+    assert str(caught.value).startswith(f"{path} is not an HLO module proto (cut short or "
+                                        "damaged)")
+    with pytest.raises(SystemExit) as done:
+        main(["inspect", str(path)])
+    out, err = capsys.readouterr()
+    assert (done.value.code, out, err) == (2, "", f"meshtopo: error: {caught.value}\n")

@@ -7,8 +7,8 @@ three messages it is comes from its content: the first reading (``HloProto``, ``
 
 The module is built from the same objects the text reader builds (``Computation``,
 ``Instruction``, ``Collective``, linked by ``_link``), with the collective attributes taken
-from the proto's fields: groups from ``collective_device_list`` (explicit or iota) or the older
-``replica_groups``, ``source_target_pairs``, ``channel_id`` (positive), ``use_global_device_ids``,
+from the proto's fields: groups from the field XLA reads them from (``_proto_groups``: iota,
+mesh axes, the older ``replica_groups`` or explicit), ``source_target_pairs``, ``channel_id`` (positive), ``use_global_device_ids``,
 ``dimensions``, the reduction computation, send/recv pairs from the frontend attributes.
 Each instruction also gets the text XLA would print for what was read (``Instruction.text``;
 ``Module.text`` is the whole module so printed, which lines and columns point into); the

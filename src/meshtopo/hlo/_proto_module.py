@@ -16,7 +16,6 @@ from collections.abc import Callable
 from google.protobuf.message import DecodeError, Message
 
 from .._device_list import CollectiveDeviceList
-from .._iota import IotaReplicaGroupList
 from .._placement import DeviceAssignment
 from ._assignment import check_assignment
 from ._collective import (
@@ -33,6 +32,7 @@ from ._link import Linker
 from ._module import Module, ModuleHeader, ModuleScope, resolve_counts
 from ._printer import computation_lines, header_line, instruction_line, joined_module
 from ._proto import literal_text, not_a_module, shape_text
+from ._proto_groups import Groups
 from ._proto_schema import decoded
 from ._reader import HeaderRecord
 from ._structure import Attribute, Computation, Instruction
@@ -79,7 +79,7 @@ def build_module(
     collecting = gc.isenabled()
     gc.disable()  # many long-lived objects; cyclic GC passes only cost time
     try:
-        builder = _Builder(proto, scope, schedule)
+        builder = _Builder(proto, scope, schedule, name)
         found = builder.build()
         blocks = builder.blocks
     except DecodeError:  # a shape, metadata or attribute list read on use
@@ -110,11 +110,12 @@ def module_header(module: Module) -> ModuleHeader:
 class _Builder:
     """Computations and instructions of one module proto, in XLA's text order."""
 
-    def __init__(self, proto: Message, scope: ModuleScope, schedule: dict[int, list[int]]) -> None:
+    def __init__(self, proto: Message, scope: ModuleScope, schedule: dict[int, list[int]],
+                 source: str) -> None:
         self.proto = proto
         self.scope = scope
         self.schedule = schedule
-        self.groups = Groups()
+        self.groups = Groups(source)
         self.shapes = _TextCache("ShapeProto", shape_text)
         self.metadata = _TextCache("OpMetadata", _metadata)
         self.literals = _TextCache("LiteralProto", literal_text)
@@ -375,32 +376,3 @@ def _metadata(metadata: Message) -> str:
 
 def _quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-class Groups:
-    """Device lists and their text per distinct proto value, shared by a module's
-    collectives."""
-
-    def __init__(self) -> None:
-        self.found: dict[bytes, tuple[CollectiveDeviceList, str]] = {}
-
-    def of(self, proto: Message) -> tuple[CollectiveDeviceList, str] | None:
-        if proto.HasField("collective_device_list"):
-            value = proto.collective_device_list
-        elif proto.replica_groups:
-            value = proto  # the older field: read the groups alone
-        else:
-            return None
-        key = value.SerializeToString() if value is not proto else b"\0" + b"".join(
-            g.SerializeToString() + b"\1" for g in proto.replica_groups)
-        found = self.found.get(key)
-        if found is None:
-            iota = value.iota_replica_group_list if value is not proto else None
-            if iota is not None and value.HasField("iota_replica_group_list"):
-                groups = CollectiveDeviceList(IotaReplicaGroupList(
-                    iota.num_replica_groups, iota.num_devices_per_group,
-                    list(iota.iota_reshape_dims) or None, list(iota.iota_transpose_perm) or None))
-            else:
-                groups = CollectiveDeviceList([list(g.replica_ids) for g in value.replica_groups])
-            found = self.found[key] = (groups, str(groups))
-        return found

@@ -9,7 +9,8 @@ only the fields meshtopo reads are declared, so protobuf skips the others. A ``m
 field is declared as the repeated ``{key = 1; value = 2}`` entry it is on the wire. An
 instruction's ``shape``, ``metadata``, ``literal`` and ``frontend_attributes`` are declared as the bytes
 they are on the wire (a message's serialized form): the same few values repeat across a
-module, so each distinct one is decoded once (``decoded``), by its own message class.
+module, so each distinct one is decoded once (``decoded``), by its own message class. A nested
+message is named ``Outer.Inner``, as in XLA; a ``oneof`` is declared in ``ONEOFS``.
 
 The descriptors are built here from ``MESSAGES`` (no protoc), in a pool of their own:
 ``message_class(name)`` gives the class of a message.
@@ -69,6 +70,8 @@ MESSAGES: dict[str, list[Field]] = {
         ("frontend_attributes", 68, BYTES),  # a FrontendAttributes
         ("use_global_device_ids", 71, BOOL), ("comparison_type", 72, STRING),
         ("collective_device_list", 87, "CollectiveDeviceListProto"),
+        ("iota_collective_device_list", 92, "IotaReplicaGroupListProto"),
+        ("mesh_axes_replica_group_list", 93, "MeshAxesReplicaGroupListProto"),
     ],
     "SliceDimensions": [("start", 1, INT64), ("limit", 2, INT64), ("stride", 3, INT64)],
     "ShapeProto": [
@@ -90,8 +93,22 @@ MESSAGES: dict[str, list[Field]] = {
     ],
     "CollectiveDeviceListProto": [
         ("replica_groups", 1, "ReplicaGroup", REPEATED),
+        # Written by XLA before the instruction's iota_collective_device_list (now reserved).
         ("iota_replica_group_list", 2, "IotaReplicaGroupListProto"),
     ],
+    "MeshAxesReplicaGroupListProto": [
+        ("mesh", 1, "MeshProto"), ("axes", 2, "AxisRefProto", REPEATED),
+    ],
+    "MeshProto": [
+        ("axes", 1, "MeshProto.MeshAxis", REPEATED), ("device_ids", 2, INT64, REPEATED),
+        ("iota_transform", 3, "MeshProto.IotaTransform"),
+    ],
+    "MeshProto.MeshAxis": [("name", 1, STRING), ("size", 2, INT64)],
+    "MeshProto.IotaTransform": [
+        ("reshape_dims", 1, INT64, REPEATED), ("transpose_perm", 2, INT64, REPEATED),
+    ],
+    "AxisRefProto": [("mesh_axis_index", 1, INT64), ("sub_axis_info", 2, "AxisRefProto.SubAxis")],
+    "AxisRefProto.SubAxis": [("pre_size", 1, INT64), ("size", 2, INT64)],
     "SourceTarget": [("source", 1, INT64), ("target", 2, INT64)],
     "DeviceAssignmentProto": [
         ("replica_count", 1, INT32), ("computation_count", 2, INT32),
@@ -110,16 +127,30 @@ MESSAGES: dict[str, list[Field]] = {
         ("device_assignment", 9, "DeviceAssignmentProto"),
     ],
 }  # fmt: skip
+# message -> oneof -> its fields: XLA keeps at most one of them, the last one on the wire.
+ONEOFS: dict[str, dict[str, tuple[str, ...]]] = {
+    "HloInstructionProto": {"replica_group_list": (
+        "collective_device_list", "iota_collective_device_list", "mesh_axes_replica_group_list")},
+}
 
 
 @functools.cache
 def _pool() -> descriptor_pool.DescriptorPool:
     file = descriptor_pb2.FileDescriptorProto(name="meshtopo_xla.proto", package=PACKAGE,
                                               syntax="proto3")
+    messages: dict[str, descriptor_pb2.DescriptorProto] = {}
     for name, fields in MESSAGES.items():
-        message = file.message_type.add(name=name)
+        outer, _, nested = name.rpartition(".")
+        message = (messages[outer].nested_type if outer else file.message_type).add(name=nested)
+        messages[name] = message
+        oneofs = ONEOFS.get(name, {})
+        for oneof in oneofs:
+            message.oneof_decl.add(name=oneof)
         for field_name, number, kind, *repeated in fields:
             field = message.field.add(name=field_name, number=number)
+            for index, members in enumerate(oneofs.values()):
+                if field_name in members:
+                    field.oneof_index = index
             field.label = _F.LABEL_REPEATED if repeated else _F.LABEL_OPTIONAL
             if isinstance(kind, str):
                 field.type, field.type_name = _F.TYPE_MESSAGE, f".{PACKAGE}.{kind}"
