@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._checks import is_int
 from ._errors import InvalidArgumentError
 from ._iota import IotaReplicaGroupList, find_iota, read_iota
 from ._limits import check_size
@@ -356,7 +357,7 @@ def _explicit_arrays(groups: object) -> tuple[np.ndarray, np.ndarray]:
                for kind in set(map(type, itertools.chain.from_iterable(parts)))):
         for ids in parts:
             for value in ids:
-                if isinstance(value, bool) or not isinstance(value, int | np.integer):
+                if not is_int(value):
                     raise InvalidArgumentError(
                         f"replica group {list(ids)!r} must hold ints, got {value!r}")
     try:

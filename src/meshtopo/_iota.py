@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._checks import as_int, is_int
 from ._errors import InvalidArgumentError
 from ._limits import checked_product
 from ._text import Scanner
@@ -39,7 +40,7 @@ def as_int_tuple(values: object, what: str) -> tuple[int, ...]:
         raise InvalidArgumentError(f"{what} must be a sequence of ints, got {values!r}")
     result = []
     for value in values:  # type: ignore[attr-defined,unused-ignore]
-        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        if not is_int(value):
             raise InvalidArgumentError(f"{what} must be a sequence of ints, got {values!r}")
         result.append(int(value))
     return tuple(result)
@@ -449,15 +450,9 @@ class IotaReplicaGroupList:
         reshape_dims: Sequence[int] | None = None,
         transpose_perm: Sequence[int] | None = None,
     ) -> None:
-        for name, value in (
-            ("num_replica_groups", num_replica_groups),
-            ("num_devices_per_group", num_devices_per_group),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-                raise InvalidArgumentError(f"{name} must be a non-negative int, got {value!r}")
-        self._tile = IotaTileAssignment(
-            (int(num_replica_groups), int(num_devices_per_group)), reshape_dims, transpose_perm
-        )
+        groups = as_int(num_replica_groups, "num_replica_groups", minimum=0)
+        size = as_int(num_devices_per_group, "num_devices_per_group", minimum=0)
+        self._tile = IotaTileAssignment((groups, size), reshape_dims, transpose_perm)
 
     @property
     def tile(self) -> IotaTileAssignment:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._checks import is_int
 from ._errors import InvalidArgumentError
 from ._iota import (
     IotaReplicaGroupList,
@@ -48,8 +49,7 @@ class SubAxis:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not all(
-            isinstance(v, int | np.integer) and not isinstance(v, bool)
-            for v in (self.pre_size, self.size)
+            is_int(v) for v in (self.pre_size, self.size)
         ):
             raise InvalidArgumentError(
                 f"a sub-axis needs a name and int pre_size and size, got {self.name!r}, "
@@ -134,7 +134,7 @@ class MeshGrid:
                 raise InvalidArgumentError(
                     f"mesh axis name {name!r} must be a plain non-empty name"
                 )
-            if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 1:
+            if not is_int(size) or size < 1:
                 raise InvalidArgumentError(
                     f"mesh axis {name!r} must have a positive int size, got {size!r}"
                 )

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from ._checks import as_int, is_int
 from ._errors import InvalidArgumentError
 from ._limits import check_size
 from ._modes import CollectiveOpGroupMode
@@ -38,7 +39,7 @@ def as_pairs(pairs: Iterable[Sequence[int]]) -> list[Pair]:
         if (
             values is None
             or len(values) != 2
-            or any(isinstance(v, bool) or not isinstance(v, int | np.integer) for v in values)
+            or not all(is_int(v) for v in values)
         ):
             raise InvalidArgumentError(
                 f"expects 'source_target_pairs=' to be a list of pairs, got {pair!r}"
@@ -57,9 +58,8 @@ def pair_problems(
     XLA does. In-place permutes allow each id ``max_occurrences`` times. ``instruction`` (the
     instruction's text) is appended as XLA appends it.
     """
-    for name, value in (("limit", limit), ("max_occurrences", max_occurrences)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-            raise InvalidArgumentError(f"{name} must be a positive int, got {value!r}")
+    as_int(limit, "limit", minimum=1)
+    as_int(max_occurrences, "max_occurrences", minimum=1)
     problems: list[str] = []
     seen: dict[str, Counter[int]] = {"Source": Counter(), "Target": Counter()}
     for source, target in as_pairs(pairs):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._checks import as_int
 from ._device_list import CollectiveDeviceList
 from ._errors import InternalError, InvalidArgumentError
 from ._limits import check_size, checked_product
@@ -171,9 +172,8 @@ class DeviceAssignment:
 
 
 def _check_counts(replica_count: object, computation_count: object) -> None:
-    for name, value in (("replica_count", replica_count), ("computation_count", computation_count)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-            raise InvalidArgumentError(f"{name} must be a positive int, got {value!r}")
+    as_int(replica_count, "replica_count", minimum=1)
+    as_int(computation_count, "computation_count", minimum=1)
 
 
 def as_device_assignment(device_assignment: object) -> DeviceAssignment:
@@ -193,14 +193,6 @@ def expansion_factor(mode: object, replica_count: int, partition_count: int) -> 
     if mode is Mode.FLATTENED_ID:
         return 1
     return partition_count
-
-
-def _as_int(value: object, what: str, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise InvalidArgumentError(f"{what} must be an int, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise InvalidArgumentError(f"{what} must be >= {minimum}, got {value}")
-    return int(value)
 
 
 def as_device_list(groups: object) -> CollectiveDeviceList:
@@ -325,11 +317,11 @@ def participating_ids(
     """
     groups = as_device_list(device_list)
     mode = Mode.coerce(mode)
-    current_id = _as_int(current_id, "current_id")
+    current_id = as_int(current_id, "current_id")
     if groups.is_empty:
         if total_count is None:
             raise InternalError(f"replica groups cannot be empty for {mode} mode")
-        total = check_size(_as_int(total_count, "total_count", minimum=0), "the participating ids")
+        total = check_size(as_int(total_count, "total_count", minimum=0), "the participating ids")
         return list(range(total))
     flat = groups.flattened_replica_groups()
     count = int(np.count_nonzero(flat == current_id))
@@ -352,7 +344,7 @@ def participating_devices(
     device_assignment = as_device_assignment(device_assignment)
     table = device_assignment.array
     replicas, partitions = table.shape
-    replica, partition = device_assignment.logical_id(_as_int(device_id, "device_id"))
+    replica, partition = device_assignment.logical_id(as_int(device_id, "device_id"))
     mode = Mode.coerce(mode)
     if mode is Mode.FLATTENED_ID:
         ids = participating_ids(mode, replica * partitions + partition, None, device_list)

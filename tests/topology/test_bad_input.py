@@ -85,7 +85,7 @@ def test_only_ascii_digits_are_numbers(text):
         (
             lambda: mt.participating_ids(M.CROSS_REPLICA, 0, -5, []),
             mt.InvalidArgumentError,
-            "total_count must be >= 0, got -5",
+            "total_count must be a non-negative int, got -5",
         ),
         (
             lambda: mt.participant_counts(2**40, 2**40, [[0]], M.CROSS_REPLICA),
