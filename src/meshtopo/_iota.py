@@ -244,18 +244,19 @@ class IotaTileAssignment:
             tuple(coords[axis] for axis in self._perm), self._reshape_in_perm_order()
         ).astype(np.int64)
 
-    def transpose(self, perm: Sequence[int]) -> IotaTileAssignment | np.ndarray:
-        """Transpose the tile by ``perm``, choosing XLA's representation.
+    def transpose(self, perm: Sequence[int]) -> IotaTileAssignment | None:
+        """The tile transposed by ``perm`` as an iota, or None where none exists: XLA's
+        ``IotaTileAssignment::Transpose`` (an ``std::optional``). Where it gives none, XLA
+        falls back to the explicit array, ``self.to_array().transpose(perm)``.
 
-        Returns an ``IotaTileAssignment`` where XLA's ``IotaTileAssignment::Transpose`` finds one,
-        and otherwise (XLA's explicit-array fallback) the transposed array itself.
+        >>> str(IotaTileAssignment([4, 2], [2, 4], [1, 0]).transpose([1, 0]))
+        '[2,4]<=[8]'
+        >>> IotaTileAssignment([2, 3], [2, 3], [1, 0]).transpose([1, 0]) is None
+        True
         """
         perm = as_int_tuple(perm, "transpose perm")
         check_permutation(perm, len(self.dims), "transpose perm")
-        transposed = _transpose_iota(self, perm)
-        if transposed is not None:
-            return transposed
-        return np.ascontiguousarray(self.to_array().transpose(perm))
+        return _transpose_iota(self, perm)
 
 
 def iota_values(reshape_dims: Sequence[int], perm: Sequence[int]) -> np.ndarray:

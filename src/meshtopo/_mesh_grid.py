@@ -369,8 +369,8 @@ class MeshAxesReplicaGroupList:
         rest = [axis for axis in range(len(sizes)) if axis not in grouped]
         reshaped = IotaTileAssignment(tuple(sizes), order.reshape_dims, order.transpose_perm)
         transposed = reshaped.transpose(rest + grouped)
-        if isinstance(transposed, np.ndarray):
-            found = find_iota(transposed)
+        if transposed is None:
+            found = find_iota(reshaped.to_array().transpose(rest + grouped))
             if found is None:
                 return None
             return IotaReplicaGroupList(self.num_replica_groups, self.num_devices_per_group, *found)
