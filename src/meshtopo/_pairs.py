@@ -5,7 +5,7 @@ channel id the ids are replica ids (the pair is applied in every partition), wit
 partition ids (applied in every replica).
 
 >>> da = DeviceAssignment.default(replica_count=1, computation_count=4)
->>> participating_device_pairs([(0, 1), (1, 2), (2, 3), (3, 0)], CollectiveOpGroupMode.CROSS_PARTITION, da)
+>>> participating_device_pairs([(0, 1), (1, 2), (2, 3), (3, 0)], mode=CollectiveOpGroupMode.CROSS_PARTITION, device_assignment=da)
 [(0, 1), (1, 2), (2, 3), (3, 0)]
 >>> cycle_type([(0, 1), (1, 2), (2, 3), (3, 0)]), cycle_type([(0, 3), (1, 0), (2, 1), (3, 2)])
 ('forward', 'backward')
@@ -20,6 +20,7 @@ import numpy as np
 
 from ._checks import as_int, is_int
 from ._errors import InvalidArgumentError
+from ._keywords import keywords_were_positional
 from ._limits import check_size
 from ._modes import CollectiveOpGroupMode
 from ._placement import DeviceAssignment, as_device_assignment, there_are
@@ -94,8 +95,10 @@ def _with(message: str, instruction: str) -> str:
     return f"{message}: {instruction}" if instruction else message.rstrip()
 
 
+@keywords_were_positional
 def participating_device_pairs(
-    pairs: Iterable[Sequence[int]], mode: CollectiveOpGroupMode, device_assignment: DeviceAssignment
+    pairs: Iterable[Sequence[int]], *, mode: CollectiveOpGroupMode,
+    device_assignment: DeviceAssignment,
 ) -> list[Pair]:
     """The (source device, target device) pairs a permute really uses.
 

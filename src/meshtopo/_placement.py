@@ -7,7 +7,7 @@ device ids disagree whenever both counts exceed one:
 >>> da = DeviceAssignment.default(replica_count=2, computation_count=2)
 >>> da.array.tolist()
 [[0, 2], [1, 3]]
->>> participating_device_groups([[0, 1]], CollectiveOpGroupMode.FLATTENED_ID, da)
+>>> participating_device_groups([[0, 1]], mode=CollectiveOpGroupMode.FLATTENED_ID, device_assignment=da)
 [[0, 2]]
 
 ``participating_device_groups`` follows XLA's ``GetParticipatingDevicesGroups`` exactly, output
@@ -24,6 +24,7 @@ import numpy as np
 from ._checks import as_int
 from ._device_list import CollectiveDeviceList
 from ._errors import InternalError, InvalidArgumentError
+from ._keywords import keywords_were_positional
 from ._limits import check_size, checked_product
 from ._modes import CollectiveOpGroupMode
 
@@ -258,8 +259,9 @@ def _spread(values: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return values.reshape(-1)[np.lexsort(keys)], np.repeat(sizes, count)
 
 
+@keywords_were_positional
 def device_group_arrays(
-    device_list: object, mode: Mode, device_assignment: DeviceAssignment
+    device_list: object, *, mode: Mode, device_assignment: DeviceAssignment
 ) -> tuple[np.ndarray, np.ndarray]:
     """(all device ids concatenated, group sizes) of ``participating_device_groups``."""
     groups = as_device_list(device_list)
@@ -278,8 +280,9 @@ def device_group_arrays(
     return table.reshape(-1)[flat], sizes
 
 
+@keywords_were_positional
 def participating_device_groups(
-    device_list: object, mode: Mode, device_assignment: DeviceAssignment
+    device_list: object, *, mode: Mode, device_assignment: DeviceAssignment
 ) -> list[list[int]]:
     """XLA's ``GetParticipatingDevicesGroups``: the global device ids that talk, per group.
 
@@ -288,18 +291,19 @@ def participating_device_groups(
     spanning every partition (replica-major), ``kFlattenedID`` one per written group. The
     order inside a group is the rank order.
     """
-    flat, sizes = device_group_arrays(device_list, mode, device_assignment)
+    flat, sizes = device_group_arrays(device_list, mode=mode, device_assignment=device_assignment)
     if sizes.size and (sizes == sizes[0]).all():
         return flat.reshape(sizes.size, -1).tolist()
     return [part.tolist() for part in np.split(flat, np.cumsum(sizes)[:-1])]
 
 
+@keywords_were_positional
 def participating_device_groups_array(
-    device_list: object, mode: Mode, device_assignment: DeviceAssignment
+    device_list: object, *, mode: Mode, device_assignment: DeviceAssignment
 ) -> np.ndarray:
     """``participating_device_groups`` as an int64 array ``[num_groups, group_size]``
     (uniform groups only; ragged results raise ``InvalidArgumentError``)."""
-    flat, sizes = device_group_arrays(device_list, mode, device_assignment)
+    flat, sizes = device_group_arrays(device_list, mode=mode, device_assignment=device_assignment)
     if sizes.size and not (sizes == sizes[0]).all():
         raise InvalidArgumentError(
             f"the device groups have different sizes {sizes.tolist()}; use participating_device_groups"
@@ -337,8 +341,9 @@ def participating_ids(
     return flat[start : start + int(groups.group_sizes[group])].tolist()
 
 
+@keywords_were_positional
 def participating_devices(
-    device_id: int, device_list: object, mode: Mode, device_assignment: DeviceAssignment
+    device_id: int, device_list: object, *, mode: Mode, device_assignment: DeviceAssignment
 ) -> list[int]:
     """XLA's ``GetParticipatingDevices``: the devices ``device_id`` talks to, in rank order."""
     device_assignment = as_device_assignment(device_assignment)
@@ -384,7 +389,7 @@ def flattened_id_groups(
         return groups
     _check_counts(replica_count, partition_count)
     table = DeviceAssignment.row_major(replica_count, partition_count)
-    return CollectiveDeviceList.from_flat(*device_group_arrays(groups, mode, table))
+    return CollectiveDeviceList.from_flat(*device_group_arrays(groups, mode=mode, device_assignment=table))
 
 
 def participant_counts(

@@ -101,12 +101,12 @@ def grids(draw):
 @given(grids())
 def test_device_groups_partition_the_grid(case):
     mode, groups, da = case
-    device_groups = mt.participating_device_groups(groups, mode, da)
+    device_groups = mt.participating_device_groups(groups, mode=mode, device_assignment=da)
     flat = [d for g in device_groups for d in g]
     assert sorted(flat) == sorted(da.array.reshape(-1).tolist())
     for group in device_groups:
         for device in group:
-            assert mt.participating_devices(device, groups, mode, da) == group
+            assert mt.participating_devices(device, groups, mode=mode, device_assignment=da) == group
     assert [len(g) for g in device_groups] == (
         mt.participant_counts(da.replica_count, da.computation_count, groups, mode)
         if mode is not M.CROSS_PARTITION

@@ -322,7 +322,7 @@ class Collective:
         if self.replica_groups is None:
             return [list(pair) for pair in self.device_pairs(device_assignment)]
         assignment = self._placement(device_assignment)
-        return participating_device_groups(self.replica_groups, self.mode, assignment)
+        return participating_device_groups(self.replica_groups, mode=self.mode, device_assignment=assignment)
 
     def device_pairs(
         self, device_assignment: DeviceAssignment | ArrayLike | None = None
@@ -335,7 +335,7 @@ class Collective:
                 f"{self.opcode} {self.name} (line {self.line}) has no source_target_pairs"
             )
         assignment = self._placement(device_assignment)
-        return participating_device_pairs(self.source_target_pairs, self.mode, assignment)
+        return participating_device_pairs(self.source_target_pairs, mode=self.mode, device_assignment=assignment)
 
     def _placement(self, device_assignment: DeviceAssignment | ArrayLike | None) -> DeviceAssignment:
         if device_assignment is None:

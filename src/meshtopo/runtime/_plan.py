@@ -159,7 +159,7 @@ def collective_routes(collective: Collective, assignment: DeviceAssignment) -> d
             for rank, device in enumerate(key.devices):
                 routes[device] = Route(key, rank)
         return routes
-    domains = participating_device_groups(CollectiveDeviceList([]), collective.mode, assignment)
+    domains = participating_device_groups(CollectiveDeviceList([]), mode=collective.mode, device_assignment=assignment)
     key_of = {}
     for group in domains:
         key = CliqueKey(tuple(group))
