@@ -55,6 +55,10 @@ SHORTHAND_OPCODES = frozenset(
 ) - START_OPCODES - DONE_OPCODES
 COLLECTIVE_OPCODES = (SYNC_OPCODES | START_OPCODES | DONE_OPCODES | ASYNC_OPCODES | P2P_OPCODES
                       | SHORTHAND_OPCODES)
+# The ops that wait for an earlier start (``Collective.is_done``): every -done form, XLA's
+# shorthand ones included; with async-update, the ops that issue nothing (``is_start`` False).
+WAIT_OPCODES = frozenset(op for op in COLLECTIVE_OPCODES if op.endswith("-done"))
+NOT_ISSUED_OPCODES = WAIT_OPCODES | {"async-update"}
 # Opcodes whose attributes include replica_groups (empty when not written).
 GROUPED_OPCODES = frozenset({
     "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
@@ -260,12 +264,12 @@ class Collective:
     @property
     def is_start(self) -> bool:
         """True where the operation is issued: sync ops, -start ops, async-start, send, recv."""
-        return not self.is_done and self.opcode != "async-update"
+        return self.opcode not in NOT_ISSUED_OPCODES
 
     @property
     def is_done(self) -> bool:
         """True for the ops that wait for an earlier start (``start`` names it)."""
-        return self.opcode.endswith("-done")
+        return self.opcode in WAIT_OPCODES
 
     # ---- XLA's readings ---------------------------------------------------------------
 
