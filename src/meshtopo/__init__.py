@@ -38,7 +38,7 @@ from ._limits import get_device_limit as get_device_limit
 from ._limits import set_device_limit as set_device_limit
 from ._mesh import Mesh as Mesh
 from ._mesh_grid import MeshAxesReplicaGroupList as MeshAxesReplicaGroupList
-from ._mesh_grid import MeshGrid as MeshGrid
+from ._mesh_grid import MeshGrid as MeshGrid  # Mesh's former name, for one release
 from ._mesh_grid import SubAxis as SubAxis
 from ._modes import CollectiveOpGroupMode as CollectiveOpGroupMode
 from ._modes import group_mode as group_mode
