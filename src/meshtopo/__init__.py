@@ -3,7 +3,8 @@
 Layers, in the order data flows (a module imports only modules above it in this list):
 
 - math: ``_text``, ``_iota``, ``_mesh_grid``, ``_device_list``, ``_mesh``, ``_modes``,
-  ``_placement``, ``_pairs`` (with ``_errors`` and ``_limits`` beneath everything);
+  ``_placement``, ``_pairs`` (with ``_errors``, ``_checks``, ``_keywords`` and ``_limits``
+  beneath everything);
 - ``hlo``: HLO text to a module model, XLA's verifier checks;
 - ``order``: per-device collective schedules matched by arrival order (imports ``hlo``);
 - ``neuron``: Neuron's 3-D rank model;
