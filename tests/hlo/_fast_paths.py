@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 import meshtopo as mt
@@ -39,7 +37,7 @@ def structure(module: hlo.Module) -> list[tuple[object, ...]]:
 
 def collective_fields(collective: hlo.Collective) -> tuple[object, ...]:
     """Everything ``collective`` decoded and linking set, the instruction's name and mode."""
-    written = dataclasses.replace(collective.decoded, groups_text=collective.groups_text)
+    written = collective.decoded._replace(groups_text=collective.groups_text)
     return (collective.name, collective.opcode, written, collective.mode, collective.start,
             collective.wrapped_opcode)
 

@@ -4,8 +4,6 @@ would (the fast path turned off decodes each in full). Their attributes are a fr
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from meshtopo import hlo
@@ -87,7 +85,7 @@ def test_an_instruction_the_general_reader_read_decodes_in_full() -> None:
 
 def test_collective_attributes_are_frozen() -> None:
     collective = hlo.parse_module(TEXT).collectives_by_name["ar1"]
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         collective.decoded.channel_id = 5  # type: ignore[misc]
     with pytest.raises(AttributeError):
         collective.channel_id = 5  # type: ignore[misc]

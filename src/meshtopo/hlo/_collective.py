@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol, TypeAlias
+from typing import NamedTuple, Protocol, TypeAlias
 
 from numpy.typing import ArrayLike
 
@@ -92,12 +91,12 @@ def _mode(opcode: str, has_channel_id: bool, use_global: bool | None) -> Collect
 Written: TypeAlias = "str | tuple[str, int, int] | None"
 
 
-@dataclass(frozen=True, slots=True)
-class CollectiveAttributes:
-    """The attributes XLA interprets on a collective, decoded from text once: a frozen record
-    that collectives decoded alike share (a -done and its start, an async wrapper and the op
-    it wraps). Each field is None (``constrain_layout`` False) when not written; ``groups_text``
-    is ``replica_groups`` as written (``Written``)."""
+class CollectiveAttributes(NamedTuple):
+    """The attributes XLA interprets on a collective, decoded from text once: an immutable
+    record that collectives decoded alike share (a -done and its start, an async wrapper and
+    the op it wraps). Each field is None (``constrain_layout`` False) when not written;
+    ``groups_text`` is ``replica_groups`` as written (``Written``). (A named tuple: the
+    reader builds one per collective, and a tuple is the cheapest immutable record to build.)"""
 
     replica_groups: CollectiveDeviceList | None = None
     groups_text: Written = None
