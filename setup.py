@@ -1,7 +1,7 @@
 """The compiled parts: XLA's tokenizer (``hlo/_lexer.c``, its kinds and spellings from
-``hlo/_tokens.h``, which ``hlo/_tokens.py`` writes), the readers of XLA's printed forms
+``hlo/_tokens.h``, which ``hlo/_tokens.py`` writes) and the readers of XLA's printed forms
 (``hlo/_explicit_scan.c``, explicit replica groups, and ``hlo/_line_scan.c``, instructions one
-a line; both read the groups' form from ``hlo/_explicit_form.h``) and ``hlo/_decoded_copy.c``.
+a line; both read the groups' form from ``hlo/_explicit_form.h``).
 
 Each is optional: without a C compiler the install goes on without them and the reader uses
 its pure-Python stand-ins (``hlo/_native.py``), with the same answers, more slowly.
@@ -21,6 +21,4 @@ setup(ext_modules=[
               extra_compile_args=["-O3"], optional=True),
     Extension("meshtopo.hlo._line_scan", [_HLO + "_line_scan.c"], depends=_FORM,
               extra_compile_args=["-O3"], optional=True),
-    Extension("meshtopo.hlo._decoded_copy", [_HLO + "_decoded_copy.c"],
-              depends=[_HLO + "_slots.h"], extra_compile_args=["-O3"], optional=True),
 ])

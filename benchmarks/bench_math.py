@@ -217,7 +217,7 @@ def bench_modes(rows: list[Comparison]) -> None:
     info: list[tuple[str, list[int], float, float, float]] = []
     for mode, label, groups in MODE_CASES:
         fresh = _mode_inputs(groups)
-        result = mt.participating_device_groups_array(fresh(), mode, assignment)
+        result = mt.participating_device_groups_array(fresh(), mode=mode, device_assignment=assignment)
         index = position_of[result]
         timings = measure_all(
             {

@@ -3,7 +3,8 @@
 Layers, in the order data flows (a module imports only modules above it in this list):
 
 - math: ``_text``, ``_iota``, ``_mesh_grid``, ``_device_list``, ``_mesh``, ``_modes``,
-  ``_placement``, ``_pairs`` (with ``_errors`` and ``_limits`` beneath everything);
+  ``_placement``, ``_pairs`` (with ``_errors``, ``_checks``, ``_keywords`` and ``_limits``
+  beneath everything);
 - ``hlo``: HLO text to a module model, XLA's verifier checks;
 - ``order``: per-device collective schedules matched by arrival order (imports ``hlo``);
 - ``neuron``: Neuron's 3-D rank model;
@@ -38,7 +39,7 @@ from ._limits import get_device_limit as get_device_limit
 from ._limits import set_device_limit as set_device_limit
 from ._mesh import Mesh as Mesh
 from ._mesh_grid import MeshAxesReplicaGroupList as MeshAxesReplicaGroupList
-from ._mesh_grid import MeshGrid as MeshGrid
+from ._mesh_grid import MeshGrid as MeshGrid  # Mesh's former name, for one release
 from ._mesh_grid import SubAxis as SubAxis
 from ._modes import CollectiveOpGroupMode as CollectiveOpGroupMode
 from ._modes import group_mode as group_mode

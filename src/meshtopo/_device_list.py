@@ -5,6 +5,11 @@ The list holds explicit groups (``{{0,1},{2,3}}``), an iota list (``[2,2]<=[4]``
 and cached; equality and hashing compare the expanded groups, so the same groups in two
 encodings are equal, as in XLA.
 
+A device list is a frozen value: one immutable form is chosen and validated at construction
+(an iota list, a mesh-axes list, the explicit ids and group sizes as read-only arrays, or
+explicit groups as written in a text a reader already checked), nothing can be assigned to
+it, and it is hashable.
+
 >>> d = CollectiveDeviceList.parse("{{0,4},{1,5},{2,6},{3,7}}")
 >>> d.compact()
 CollectiveDeviceList('[4,2]<=[2,4]T(1,0)')
@@ -16,14 +21,14 @@ True
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from ._checks import is_int
 from ._errors import InvalidArgumentError
 from ._iota import IotaReplicaGroupList, find_iota, read_iota
 from ._limits import check_size
@@ -40,30 +45,71 @@ _GROUP_BODY = re.compile(r"\{([^{}]*)\}")
 _DIGITS = re.compile(r"[0-9]+")
 
 
+# (all ids concatenated, each group's size) from explicit groups written in ``text[start:stop]``.
+Converter = Callable[[str, int, int], "tuple[np.ndarray, np.ndarray]"]
+
+
+class _Arrays(NamedTuple):
+    """Explicit groups: all ids concatenated and each group's size (read-only int64)."""
+
+    flat: np.ndarray
+    sizes: np.ndarray
+
+
+class _Written(NamedTuple):
+    """Explicit groups as written in ``text[start:stop]``, already checked well formed by a
+    reader, that ``convert(text, start, stop)`` turns into ``_Arrays``' two arrays."""
+
+    text: str
+    start: int
+    stop: int
+    convert: Converter
+
+
+_Form = IotaReplicaGroupList | MeshAxesReplicaGroupList | _Arrays | _Written
+
+
 class CollectiveDeviceList:
     """Replica groups as written on a collective: explicit, iota or mesh-axes.
 
     Construct from a list of int lists (ragged allowed), a 2-D int array, an
     ``IotaReplicaGroupList``, a ``MeshAxesReplicaGroupList`` or another device list;
     ``CollectiveDeviceList.parse`` reads XLA's text in any encoding.
+
+    Frozen and hashable: the form held is set once, here, and validated; assigning any
+    attribute raises ``AttributeError``. The expanded groups of a compact or written form
+    are computed on first use and kept in one private slot, set once; they are what the
+    form held determines, so equality and hashing (which compare them) are the same before
+    and after it is set.
     """
 
+    __slots__ = ("_expanded_once", "_form")
+    _form: _Form
+    _expanded_once: tuple[np.ndarray, np.ndarray] | None
+
     def __init__(self, groups: object = ()) -> None:
-        self._iota: IotaReplicaGroupList | None = None
-        self._mesh_axes: MeshAxesReplicaGroupList | None = None
-        self._flat: np.ndarray | None = None
-        self._sizes: np.ndarray | None = None
-        self._deferred: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None
+        form: _Form
         if isinstance(groups, CollectiveDeviceList):
-            self._iota, self._mesh_axes = groups._iota, groups._mesh_axes
-            self._flat, self._sizes = groups._flat, groups._sizes
-            self._deferred = groups._deferred
-        elif isinstance(groups, IotaReplicaGroupList):
-            self._iota = groups
-        elif isinstance(groups, MeshAxesReplicaGroupList):
-            self._mesh_axes = groups
+            form = groups._form
+            expanded = groups._expanded_once
         else:
-            self._flat, self._sizes = _explicit_arrays(groups)
+            expanded = None
+            if isinstance(groups, IotaReplicaGroupList | MeshAxesReplicaGroupList | _Arrays
+                          | _Written):
+                form = groups
+            else:
+                form = _Arrays(*_explicit_arrays(groups))
+        object.__setattr__(self, "_form", form)
+        object.__setattr__(self, "_expanded_once", expanded)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"CollectiveDeviceList is immutable; cannot set {name}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"CollectiveDeviceList is immutable; cannot delete {name}")
+
+    def __reduce__(self) -> tuple[type[CollectiveDeviceList], tuple[_Form]]:
+        return CollectiveDeviceList, (self._form,)
 
     @classmethod
     def parse(cls, text: str, line: int = 1, column: int = 1) -> CollectiveDeviceList:
@@ -103,31 +149,44 @@ class CollectiveDeviceList:
         total = check_size(int(sizes.sum()), "the replica groups")
         joined = ",".join(body for body, size in zip(bodies, sizes, strict=True) if size)
         flat = np.array(joined.split(","), dtype=np.int64) if total else np.empty(0, np.int64)
-        return cls.from_flat(flat, sizes)
+        return cls(_Arrays(_read_only(flat), _read_only(sizes)))
 
     @classmethod
     def from_flat(cls, flat: np.ndarray, sizes: np.ndarray) -> CollectiveDeviceList:
-        """Explicit groups from all ids concatenated (int64) and each group's size."""
+        """Explicit groups from all ids concatenated (int64) and each group's size (the list
+        keeps read-only copies of writable arrays)."""
         flat = np.asarray(flat, dtype=np.int64).reshape(-1)
         sizes = np.asarray(sizes, dtype=np.int64).reshape(-1)
         if (sizes < 0).any() or int(sizes.sum()) != flat.size:
             raise InvalidArgumentError(
                 f"group sizes {sizes.tolist()} do not add up to the {flat.size} ids given"
             )
-        result = cls.__new__(cls)
-        result._iota = result._mesh_axes = result._deferred = None
-        result._flat, result._sizes = flat, sizes
-        return result
+        return cls(_Arrays(_read_only_copy(flat), _read_only_copy(sizes)))
+
+    @classmethod
+    def from_written(cls, text: str, start: int, stop: int,
+                     convert: Converter) -> CollectiveDeviceList:
+        """Explicit groups as written in ``text[start:stop]``, text a reader has checked to be
+        well formed, that ``convert(text, start, stop)`` (a pure function) turns into (all
+        ids concatenated, each group's size) on first use: converting it costs nothing until
+        the ids are asked for."""
+        return cls(_Written(text, start, stop, convert))
 
     @classmethod
     def deferred(cls, expand: Callable[[], tuple[np.ndarray, np.ndarray]]) -> CollectiveDeviceList:
-        """Explicit groups that ``expand()`` gives as (all ids concatenated, each group's
-        size) on first use: for text already checked to be well formed (a reader's), so that
-        converting it costs nothing until the ids are asked for."""
-        result = cls.__new__(cls)
-        result._iota = result._mesh_axes = result._flat = result._sizes = None
-        result._deferred = expand
-        return result
+        """Explicit groups that ``expand()`` gives on first use. Kept for one release:
+        ``from_written`` keeps the text itself."""
+        return cls.from_written("", 0, 0, lambda text, start, stop: expand())
+
+    @property
+    def _iota(self) -> IotaReplicaGroupList | None:
+        form = self._form
+        return form if isinstance(form, IotaReplicaGroupList) else None
+
+    @property
+    def _mesh_axes(self) -> MeshAxesReplicaGroupList | None:
+        form = self._form
+        return form if isinstance(form, MeshAxesReplicaGroupList) else None
 
     # ---- what the list holds ------------------------------------------------------------
 
@@ -179,25 +238,29 @@ class CollectiveDeviceList:
 
     # ---- expanded views -----------------------------------------------------------------
 
-    @functools.cached_property
+    @property
     def _expanded(self) -> tuple[np.ndarray, np.ndarray]:
-        """(all ids concatenated, group sizes): computed once, then shared."""
-        if self._flat is not None and self._sizes is not None:
-            return self._flat, self._sizes
-        if self._deferred is not None:
-            self._flat, self._sizes = self._deferred()
-            self._deferred = None
-            return self._flat, self._sizes
-        compact = self._iota if self._iota is not None else self._mesh_axes
-        assert compact is not None
-        check_size(
-            compact.num_replica_groups * compact.num_devices_per_group, f"the replica groups {self}"
-        )
-        array = compact.to_array()
-        flat = np.ascontiguousarray(array).reshape(-1)
-        flat.setflags(write=False)
-        sizes = np.full(compact.num_replica_groups, compact.num_devices_per_group, dtype=np.int64)
-        return flat, sizes
+        """(all ids concatenated, group sizes), read-only: the held arrays, or those of the
+        held form computed once and kept."""
+        form = self._form
+        if isinstance(form, _Arrays):
+            return form
+        found = self._expanded_once
+        if found is None:
+            found = self._expand(form)
+            object.__setattr__(self, "_expanded_once", found)
+        return found
+
+    def _expand(self, form: IotaReplicaGroupList | MeshAxesReplicaGroupList | _Written
+                ) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(form, _Written):
+            flat, sizes = form.convert(form.text, form.start, form.stop)
+            return _read_only(flat), _read_only(sizes)
+        check_size(form.num_replica_groups * form.num_devices_per_group,
+                   f"the replica groups {self}")
+        flat = np.ascontiguousarray(form.to_array()).reshape(-1)
+        sizes = np.full(form.num_replica_groups, form.num_devices_per_group, dtype=np.int64)
+        return _read_only(flat), _read_only(sizes)
 
     @property
     def group_sizes(self) -> np.ndarray:
@@ -212,9 +275,7 @@ class CollectiveDeviceList:
 
     def flattened_replica_groups(self) -> np.ndarray:
         """All groups concatenated, group-major and rank-minor (read-only 1-D int64)."""
-        flat = self._expanded[0]
-        flat.setflags(write=False)
-        return flat
+        return self._expanded[0]
 
     def to_array(self) -> np.ndarray:
         """The groups as a read-only ``[num_replica_groups, num_devices_per_group]`` array.
@@ -328,6 +389,18 @@ class CollectiveDeviceList:
         return hash((flat.tobytes(), sizes.tobytes()))
 
 
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """``array`` (made here, shared with no caller) marked read-only."""
+    array.setflags(write=False)
+    return array
+
+
+def _read_only_copy(array: np.ndarray) -> np.ndarray:
+    """``array`` when already read-only, else a read-only copy (a caller's array stays
+    writable and cannot change the list)."""
+    return array if not array.flags.writeable else _read_only(array.copy())
+
+
 def _explicit_arrays(groups: object) -> tuple[np.ndarray, np.ndarray]:
     """(flat ids, sizes) from a list of int lists or a 2-D int array, validated."""
     if isinstance(groups, np.ndarray):
@@ -337,8 +410,8 @@ def _explicit_arrays(groups: object) -> tuple[np.ndarray, np.ndarray]:
                 f"of {groups.dtype}"
             )
         check_size(int(groups.size), "the replica groups")
-        flat = groups.astype(np.int64).reshape(-1)
-        return flat, np.full(groups.shape[0], groups.shape[1], dtype=np.int64)
+        flat = _read_only(groups.astype(np.int64).reshape(-1))  # astype copies
+        return flat, _read_only(np.full(groups.shape[0], groups.shape[1], dtype=np.int64))
     if isinstance(groups, str | bytes) or not hasattr(groups, "__iter__"):
         raise InvalidArgumentError(
             f"replica groups must be a list of int lists, got {groups!r}; "
@@ -356,14 +429,14 @@ def _explicit_arrays(groups: object) -> tuple[np.ndarray, np.ndarray]:
                for kind in set(map(type, itertools.chain.from_iterable(parts)))):
         for ids in parts:
             for value in ids:
-                if isinstance(value, bool) or not isinstance(value, int | np.integer):
+                if not is_int(value):
                     raise InvalidArgumentError(
                         f"replica group {list(ids)!r} must hold ints, got {value!r}")
     try:
         flat = np.fromiter(itertools.chain.from_iterable(parts), dtype=np.int64, count=total)
     except OverflowError:
         raise InvalidArgumentError(f"replica group ids must fit in int64, got {groups!r}") from None
-    return flat.reshape(-1), np.array(sizes, dtype=np.int64)
+    return _read_only(flat), _read_only(np.array(sizes, dtype=np.int64))
 
 
 def _read_explicit(scanner: Scanner) -> list[list[int]]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._checks import as_int, is_int
 from ._errors import InvalidArgumentError
 from ._limits import checked_product
 from ._text import Scanner
@@ -39,7 +40,7 @@ def as_int_tuple(values: object, what: str) -> tuple[int, ...]:
         raise InvalidArgumentError(f"{what} must be a sequence of ints, got {values!r}")
     result = []
     for value in values:  # type: ignore[attr-defined,unused-ignore]
-        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        if not is_int(value):
             raise InvalidArgumentError(f"{what} must be a sequence of ints, got {values!r}")
         result.append(int(value))
     return tuple(result)
@@ -243,18 +244,19 @@ class IotaTileAssignment:
             tuple(coords[axis] for axis in self._perm), self._reshape_in_perm_order()
         ).astype(np.int64)
 
-    def transpose(self, perm: Sequence[int]) -> IotaTileAssignment | np.ndarray:
-        """Transpose the tile by ``perm``, choosing XLA's representation.
+    def transpose(self, perm: Sequence[int]) -> IotaTileAssignment | None:
+        """The tile transposed by ``perm`` as an iota, or None where none exists: XLA's
+        ``IotaTileAssignment::Transpose`` (an ``std::optional``). Where it gives none, XLA
+        falls back to the explicit array, ``self.to_array().transpose(perm)``.
 
-        Returns an ``IotaTileAssignment`` where XLA's ``IotaTileAssignment::Transpose`` finds one,
-        and otherwise (XLA's explicit-array fallback) the transposed array itself.
+        >>> str(IotaTileAssignment([4, 2], [2, 4], [1, 0]).transpose([1, 0]))
+        '[2,4]<=[8]'
+        >>> IotaTileAssignment([2, 3], [2, 3], [1, 0]).transpose([1, 0]) is None
+        True
         """
         perm = as_int_tuple(perm, "transpose perm")
         check_permutation(perm, len(self.dims), "transpose perm")
-        transposed = _transpose_iota(self, perm)
-        if transposed is not None:
-            return transposed
-        return np.ascontiguousarray(self.to_array().transpose(perm))
+        return _transpose_iota(self, perm)
 
 
 def iota_values(reshape_dims: Sequence[int], perm: Sequence[int]) -> np.ndarray:
@@ -449,15 +451,9 @@ class IotaReplicaGroupList:
         reshape_dims: Sequence[int] | None = None,
         transpose_perm: Sequence[int] | None = None,
     ) -> None:
-        for name, value in (
-            ("num_replica_groups", num_replica_groups),
-            ("num_devices_per_group", num_devices_per_group),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-                raise InvalidArgumentError(f"{name} must be a non-negative int, got {value!r}")
-        self._tile = IotaTileAssignment(
-            (int(num_replica_groups), int(num_devices_per_group)), reshape_dims, transpose_perm
-        )
+        groups = as_int(num_replica_groups, "num_replica_groups", minimum=0)
+        size = as_int(num_devices_per_group, "num_devices_per_group", minimum=0)
+        self._tile = IotaTileAssignment((groups, size), reshape_dims, transpose_perm)
 
     @property
     def tile(self) -> IotaTileAssignment:

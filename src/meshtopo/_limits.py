@@ -17,8 +17,7 @@ import contextlib
 import math
 from collections.abc import Iterable, Iterator
 
-import numpy as np
-
+from ._checks import is_int
 from ._errors import LimitError
 
 DEFAULT_DEVICE_LIMIT = 2**26
@@ -33,7 +32,7 @@ def get_device_limit() -> int:
 def set_device_limit(limit: int) -> None:
     """Set the device limit for the whole process; ``limit`` must be a positive int."""
     global _device_limit
-    if not isinstance(limit, int | np.integer) or isinstance(limit, bool) or limit < 1:
+    if not is_int(limit) or limit < 1:
         raise LimitError(f"device limit must be a positive int, got {limit!r}")
     _device_limit = int(limit)
 

@@ -1,17 +1,23 @@
-"""Named device meshes (``MeshGrid``) and the one group algebra every framework shares.
+"""Named device meshes (``Mesh``) and the one group algebra every framework shares.
 
 A collective over some mesh axes groups the devices that agree on every other coordinate: take
 the mesh's device array, move the collective's (sub-)axes to the end in the order named, and
 reshape to ``[num_groups, group_size]``. JAX's ``_axis_groups``, Shardy's ``getReplicaGroups``
 and XLA's mesh-axes replica groups are all this; meshtopo implements it once, here.
 
->>> mesh = MeshGrid({"data": 2, "model": 4})
+>>> mesh = Mesh({"data": 2, "model": 4})
 >>> mesh.group_array(over="data").tolist()
 [[0, 4], [1, 5], [2, 6], [3, 7]]
 >>> mesh.group_array(over="model").tolist()
 [[0, 1, 2, 3], [4, 5, 6, 7]]
 >>> str(MeshAxesReplicaGroupList(mesh, ["model"]))
 "mesh['data'=2,'model'=4] {'model'}"
+>>> mesh.replica_groups(over="model").replica_groups
+[[0, 1, 2, 3], [4, 5, 6, 7]]
+
+A mesh holds mesh-axes replica groups' meshes and gives device lists
+(``Mesh.replica_groups``), and a device list holds mesh-axes lists: ``_device_list`` imports
+this module, and the two device-list views of ``Mesh`` import ``_device_list`` when called.
 """
 
 from __future__ import annotations
@@ -21,9 +27,11 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._checks import is_int
 from ._errors import InvalidArgumentError
 from ._iota import (
     IotaReplicaGroupList,
@@ -33,6 +41,9 @@ from ._iota import (
 )
 from ._limits import checked_product
 from ._text import Scanner
+
+if TYPE_CHECKING:  # a device list holds meshes: imported when a view is asked for
+    from ._device_list import CollectiveDeviceList
 
 _SUB_AXIS = re.compile(r"^\s*'?([^':()]+)'?\s*:\s*\(\s*([0-9]+)\s*\)\s*([0-9]+)\s*$")
 
@@ -48,8 +59,7 @@ class SubAxis:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not all(
-            isinstance(v, int | np.integer) and not isinstance(v, bool)
-            for v in (self.pre_size, self.size)
+            is_int(v) for v in (self.pre_size, self.size)
         ):
             raise InvalidArgumentError(
                 f"a sub-axis needs a name and int pre_size and size, got {self.name!r}, "
@@ -101,13 +111,14 @@ def _quote(name: str) -> str:
     return f"'{name}'"
 
 
-class MeshGrid:
-    """Named axes with sizes (major to minor) and the device id at every mesh position: the
-    group algebra of a mesh (``Mesh`` adds the device-list views on top).
+class Mesh:
+    """Named axes with sizes (major to minor) and the device id at every mesh position.
 
     ``devices`` is an int array in the mesh's shape (or flat) holding distinct non-negative
     device ids, like a JAX ``Mesh``'s devices; by default position i holds device i.
-    Meshes are immutable and compare by axes and devices.
+    Meshes are immutable (validated once, here; the device array is read-only; the device
+    order and the id lookup are cached on first use), hashable, and compare by axes and
+    devices.
     """
 
     def __init__(
@@ -134,7 +145,7 @@ class MeshGrid:
                 raise InvalidArgumentError(
                     f"mesh axis name {name!r} must be a plain non-empty name"
                 )
-            if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 1:
+            if not is_int(size) or size < 1:
                 raise InvalidArgumentError(
                     f"mesh axis {name!r} must have a positive int size, got {size!r}"
                 )
@@ -230,8 +241,14 @@ class MeshGrid:
             return f"{type(self).__name__}({self.shape!r})"
         return f"{type(self).__name__}({self.shape!r}, devices={self._devices.tolist()!r})"
 
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in ("_names", "_sizes", "_devices") and not hasattr(self, name):
+            object.__setattr__(self, name, value)
+            return
+        raise AttributeError(f"Mesh is immutable; cannot set {name}")
+
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, MeshGrid):
+        if not isinstance(other, Mesh):
             return NotImplemented
         return (self._names, self._sizes) == (other._names, other._sizes) and bool(
             np.array_equal(self._devices, other._devices)
@@ -239,6 +256,54 @@ class MeshGrid:
 
     def __hash__(self) -> int:
         return hash((self._names, self._sizes, self._devices.tobytes()))
+
+    @classmethod
+    def of(cls, mesh: Mesh) -> Mesh:
+        """``mesh`` itself: kept for one release from when a mesh-axes list held a
+        ``MeshGrid`` that ``of`` turned into a ``Mesh``."""
+        return mesh
+
+    def replica_groups(self, over: object) -> CollectiveDeviceList:
+        """The groups of a collective over ``over`` as a device list, compact whenever possible.
+
+        >>> Mesh({"data": 2, "model": 4}).replica_groups(over="data")
+        CollectiveDeviceList('[4,2]<=[2,4]T(1,0)')
+        """
+        from ._device_list import CollectiveDeviceList
+
+        return CollectiveDeviceList(MeshAxesReplicaGroupList(self, axis_refs(over))).compact()
+
+    def axes_for(self, groups: object) -> tuple[str, ...] | None:
+        """The mesh axes (in order) whose collective has exactly ``groups``, or None.
+
+        ``groups`` is anything ``CollectiveDeviceList`` accepts; only whole axes are tried.
+
+        >>> Mesh({"data": 2, "model": 4}).axes_for([[0, 4], [1, 5], [2, 6], [3, 7]])
+        ('data',)
+        """
+        from ._device_list import CollectiveDeviceList
+
+        device_list = (
+            groups if isinstance(groups, CollectiveDeviceList) else CollectiveDeviceList(groups)
+        )
+        if not device_list.is_uniform or 0 in (
+            device_list.num_replica_groups,
+            device_list.num_devices_per_group,
+        ):
+            return None
+        array = device_list.to_array()
+        positions = self.positions_of(array[0])
+        if (positions < 0).any():
+            return None
+        coords = np.stack(np.unravel_index(positions, self._sizes), axis=1)
+        changes = coords != coords[0]
+        first_change = changes.argmax(axis=0)
+        varying = np.flatnonzero(changes.any(axis=0)).tolist()
+        # An axis that changes later between ranks is more major in the collective's order.
+        axes = tuple(
+            self._names[axis] for axis in sorted(varying, key=lambda axis: -first_change[axis])
+        )
+        return axes if np.array_equal(self.group_array(axes), array) else None
 
     def group_array(self, over: object) -> np.ndarray:
         """Device ids of the groups of a collective over ``over``, shape ``[groups, size]``.
@@ -291,6 +356,11 @@ class MeshGrid:
         return sizes, grouped
 
 
+# The former name of ``Mesh``, when the device-list views lived on a subclass: kept for one
+# release.
+MeshGrid = Mesh
+
+
 def _split_dim(
     full: int, refs: list[tuple[int, AxisRef]], name: str
 ) -> tuple[list[int], list[tuple[int, int]]]:
@@ -332,10 +402,10 @@ def _split_dim(
 class MeshAxesReplicaGroupList:
     """XLA's mesh-axes replica groups: a mesh and the (sub-)axes a collective spans.
 
-    The groups hold the mesh's device ids; see ``MeshGrid.group_array``.
+    The groups hold the mesh's device ids; see ``Mesh.group_array``.
     """
 
-    mesh: MeshGrid
+    mesh: Mesh
     axes: tuple[AxisRef, ...]
 
     def __post_init__(self) -> None:
@@ -369,8 +439,8 @@ class MeshAxesReplicaGroupList:
         rest = [axis for axis in range(len(sizes)) if axis not in grouped]
         reshaped = IotaTileAssignment(tuple(sizes), order.reshape_dims, order.transpose_perm)
         transposed = reshaped.transpose(rest + grouped)
-        if isinstance(transposed, np.ndarray):
-            found = find_iota(transposed)
+        if transposed is None:
+            found = find_iota(reshaped.to_array().transpose(rest + grouped))
             if found is None:
                 return None
             return IotaReplicaGroupList(self.num_replica_groups, self.num_devices_per_group, *found)
@@ -435,7 +505,7 @@ def read_mesh_axes(scanner: Scanner) -> MeshAxesReplicaGroupList:
             scanner.expect(")")
             devices = ids
     try:
-        mesh = MeshGrid(axes, devices)
+        mesh = Mesh(axes, devices)
     except InvalidArgumentError as error:
         raise scanner.error(str(error), devices_start if devices is not None else start) from None
     axes_start = scanner.pos

@@ -5,7 +5,7 @@ channel id the ids are replica ids (the pair is applied in every partition), wit
 partition ids (applied in every replica).
 
 >>> da = DeviceAssignment.default(replica_count=1, computation_count=4)
->>> participating_device_pairs([(0, 1), (1, 2), (2, 3), (3, 0)], CollectiveOpGroupMode.CROSS_PARTITION, da)
+>>> participating_device_pairs([(0, 1), (1, 2), (2, 3), (3, 0)], mode=CollectiveOpGroupMode.CROSS_PARTITION, device_assignment=da)
 [(0, 1), (1, 2), (2, 3), (3, 0)]
 >>> cycle_type([(0, 1), (1, 2), (2, 3), (3, 0)]), cycle_type([(0, 3), (1, 0), (2, 1), (3, 2)])
 ('forward', 'backward')
@@ -18,7 +18,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from ._checks import as_int, is_int
 from ._errors import InvalidArgumentError
+from ._keywords import keywords_were_positional
 from ._limits import check_size
 from ._modes import CollectiveOpGroupMode
 from ._placement import DeviceAssignment, as_device_assignment, there_are
@@ -38,7 +40,7 @@ def as_pairs(pairs: Iterable[Sequence[int]]) -> list[Pair]:
         if (
             values is None
             or len(values) != 2
-            or any(isinstance(v, bool) or not isinstance(v, int | np.integer) for v in values)
+            or not all(is_int(v) for v in values)
         ):
             raise InvalidArgumentError(
                 f"expects 'source_target_pairs=' to be a list of pairs, got {pair!r}"
@@ -57,9 +59,8 @@ def pair_problems(
     XLA does. In-place permutes allow each id ``max_occurrences`` times. ``instruction`` (the
     instruction's text) is appended as XLA appends it.
     """
-    for name, value in (("limit", limit), ("max_occurrences", max_occurrences)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-            raise InvalidArgumentError(f"{name} must be a positive int, got {value!r}")
+    as_int(limit, "limit", minimum=1)
+    as_int(max_occurrences, "max_occurrences", minimum=1)
     problems: list[str] = []
     seen: dict[str, Counter[int]] = {"Source": Counter(), "Target": Counter()}
     for source, target in as_pairs(pairs):
@@ -94,8 +95,10 @@ def _with(message: str, instruction: str) -> str:
     return f"{message}: {instruction}" if instruction else message.rstrip()
 
 
+@keywords_were_positional
 def participating_device_pairs(
-    pairs: Iterable[Sequence[int]], mode: CollectiveOpGroupMode, device_assignment: DeviceAssignment
+    pairs: Iterable[Sequence[int]], *, mode: CollectiveOpGroupMode,
+    device_assignment: DeviceAssignment,
 ) -> list[Pair]:
     """The (source device, target device) pairs a permute really uses.
 

@@ -7,7 +7,7 @@ device ids disagree whenever both counts exceed one:
 >>> da = DeviceAssignment.default(replica_count=2, computation_count=2)
 >>> da.array.tolist()
 [[0, 2], [1, 3]]
->>> participating_device_groups([[0, 1]], CollectiveOpGroupMode.FLATTENED_ID, da)
+>>> participating_device_groups([[0, 1]], mode=CollectiveOpGroupMode.FLATTENED_ID, device_assignment=da)
 [[0, 2]]
 
 ``participating_device_groups`` follows XLA's ``GetParticipatingDevicesGroups`` exactly, output
@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._checks import as_int
 from ._device_list import CollectiveDeviceList
 from ._errors import InternalError, InvalidArgumentError
+from ._keywords import keywords_were_positional
 from ._limits import check_size, checked_product
 from ._modes import CollectiveOpGroupMode
 
@@ -171,9 +173,8 @@ class DeviceAssignment:
 
 
 def _check_counts(replica_count: object, computation_count: object) -> None:
-    for name, value in (("replica_count", replica_count), ("computation_count", computation_count)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-            raise InvalidArgumentError(f"{name} must be a positive int, got {value!r}")
+    as_int(replica_count, "replica_count", minimum=1)
+    as_int(computation_count, "computation_count", minimum=1)
 
 
 def as_device_assignment(device_assignment: object) -> DeviceAssignment:
@@ -193,14 +194,6 @@ def expansion_factor(mode: object, replica_count: int, partition_count: int) -> 
     if mode is Mode.FLATTENED_ID:
         return 1
     return partition_count
-
-
-def _as_int(value: object, what: str, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise InvalidArgumentError(f"{what} must be an int, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise InvalidArgumentError(f"{what} must be >= {minimum}, got {value}")
-    return int(value)
 
 
 def as_device_list(groups: object) -> CollectiveDeviceList:
@@ -266,8 +259,9 @@ def _spread(values: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return values.reshape(-1)[np.lexsort(keys)], np.repeat(sizes, count)
 
 
+@keywords_were_positional
 def device_group_arrays(
-    device_list: object, mode: Mode, device_assignment: DeviceAssignment
+    device_list: object, *, mode: Mode, device_assignment: DeviceAssignment
 ) -> tuple[np.ndarray, np.ndarray]:
     """(all device ids concatenated, group sizes) of ``participating_device_groups``."""
     groups = as_device_list(device_list)
@@ -286,8 +280,9 @@ def device_group_arrays(
     return table.reshape(-1)[flat], sizes
 
 
+@keywords_were_positional
 def participating_device_groups(
-    device_list: object, mode: Mode, device_assignment: DeviceAssignment
+    device_list: object, *, mode: Mode, device_assignment: DeviceAssignment
 ) -> list[list[int]]:
     """XLA's ``GetParticipatingDevicesGroups``: the global device ids that talk, per group.
 
@@ -296,18 +291,19 @@ def participating_device_groups(
     spanning every partition (replica-major), ``kFlattenedID`` one per written group. The
     order inside a group is the rank order.
     """
-    flat, sizes = device_group_arrays(device_list, mode, device_assignment)
+    flat, sizes = device_group_arrays(device_list, mode=mode, device_assignment=device_assignment)
     if sizes.size and (sizes == sizes[0]).all():
         return flat.reshape(sizes.size, -1).tolist()
     return [part.tolist() for part in np.split(flat, np.cumsum(sizes)[:-1])]
 
 
+@keywords_were_positional
 def participating_device_groups_array(
-    device_list: object, mode: Mode, device_assignment: DeviceAssignment
+    device_list: object, *, mode: Mode, device_assignment: DeviceAssignment
 ) -> np.ndarray:
     """``participating_device_groups`` as an int64 array ``[num_groups, group_size]``
     (uniform groups only; ragged results raise ``InvalidArgumentError``)."""
-    flat, sizes = device_group_arrays(device_list, mode, device_assignment)
+    flat, sizes = device_group_arrays(device_list, mode=mode, device_assignment=device_assignment)
     if sizes.size and not (sizes == sizes[0]).all():
         raise InvalidArgumentError(
             f"the device groups have different sizes {sizes.tolist()}; use participating_device_groups"
@@ -325,11 +321,11 @@ def participating_ids(
     """
     groups = as_device_list(device_list)
     mode = Mode.coerce(mode)
-    current_id = _as_int(current_id, "current_id")
+    current_id = as_int(current_id, "current_id")
     if groups.is_empty:
         if total_count is None:
             raise InternalError(f"replica groups cannot be empty for {mode} mode")
-        total = check_size(_as_int(total_count, "total_count", minimum=0), "the participating ids")
+        total = check_size(as_int(total_count, "total_count", minimum=0), "the participating ids")
         return list(range(total))
     flat = groups.flattened_replica_groups()
     count = int(np.count_nonzero(flat == current_id))
@@ -345,14 +341,15 @@ def participating_ids(
     return flat[start : start + int(groups.group_sizes[group])].tolist()
 
 
+@keywords_were_positional
 def participating_devices(
-    device_id: int, device_list: object, mode: Mode, device_assignment: DeviceAssignment
+    device_id: int, device_list: object, *, mode: Mode, device_assignment: DeviceAssignment
 ) -> list[int]:
     """XLA's ``GetParticipatingDevices``: the devices ``device_id`` talks to, in rank order."""
     device_assignment = as_device_assignment(device_assignment)
     table = device_assignment.array
     replicas, partitions = table.shape
-    replica, partition = device_assignment.logical_id(_as_int(device_id, "device_id"))
+    replica, partition = device_assignment.logical_id(as_int(device_id, "device_id"))
     mode = Mode.coerce(mode)
     if mode is Mode.FLATTENED_ID:
         ids = participating_ids(mode, replica * partitions + partition, None, device_list)
@@ -392,7 +389,7 @@ def flattened_id_groups(
         return groups
     _check_counts(replica_count, partition_count)
     table = DeviceAssignment.row_major(replica_count, partition_count)
-    return CollectiveDeviceList.from_flat(*device_group_arrays(groups, mode, table))
+    return CollectiveDeviceList.from_flat(*device_group_arrays(groups, mode=mode, device_assignment=table))
 
 
 def participant_counts(

@@ -37,8 +37,9 @@ def structure(module: hlo.Module) -> list[tuple[object, ...]]:
 
 def collective_fields(collective: hlo.Collective) -> tuple[object, ...]:
     """Everything ``collective`` decoded and linking set, the instruction's name and mode."""
-    return (collective.name, collective.opcode, collective.groups_text, *collective.decoded(),
-            collective.mode, collective.start, collective.wrapped_opcode)
+    written = collective.decoded._replace(groups_text=collective.groups_text)
+    return (collective.name, collective.opcode, written, collective.mode, collective.start,
+            collective.wrapped_opcode)
 
 
 def turn_off(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,16 +1,14 @@
 """Collectives that share one decoding are copies of its template, each with its own
 instruction, channel id, callee and explicit groups, and read as a decoding of their own
-would (the fast path turned off decodes each in full)."""
+would (the fast path turned off decodes each in full). Their attributes are a frozen record."""
 
 from __future__ import annotations
 
 import pytest
 
 from meshtopo import hlo
-from meshtopo.hlo._decode import DecodeCache, decode_collective
-from meshtopo.hlo._decoded_copy import copy_decoded, decoding_key
 
-from ._fast_paths import collective_fields, structure, turn_off
+from ._fast_paths import structure, turn_off
 
 HEAD = "HloModule m, num_partitions=4\n"
 REDUCTIONS = "".join(
@@ -67,31 +65,33 @@ def test_each_copy_has_its_own_channel_callee_and_groups() -> None:
     assert all(by_name[n].instruction.collective is by_name[n] for n in by_name)
 
 
-def test_copies_come_from_one_template_per_key() -> None:
-    module = hlo.parse_module(TEXT)
-    cache = DecodeCache()
-    scope = module._scope
-    collectives = [decode_collective(c.instruction, scope, cache) for c in module.collectives]
-    keys = {decoding_key(c.instruction) for c in module.collectives}
-    assert None not in keys
-    assert len(cache.templates) == len(keys) < len(collectives)
-    unlinked = [(a, b) for a, b in zip(collectives, module.collectives, strict=True)
-                if not a.opcode.endswith("-done")]
-    assert [collective_fields(a) for a, _ in unlinked] == [
-        collective_fields(b) for _, b in unlinked]
+def test_copies_share_what_the_text_after_their_own_fields_decodes_to() -> None:
+    by_name = hlo.parse_module(TEXT).collectives_by_name
+    # ar1 and ar2 differ from ar0 in channel id, groups and callee only: one decoding of the
+    # rest; ag0 and ag1 share their dimensions; cp0 and cp1 their pairs.
+    assert by_name["ar1"].decoded.use_global_device_ids is True
+    assert by_name["ag1"].dimensions is by_name["ag0"].dimensions
+    assert by_name["cp1"].source_target_pairs is by_name["cp0"].source_target_pairs
+    assert by_name["cp1"].source_target_pairs == [(0, 1), (1, 2), (2, 3), (3, 0)]
 
 
-def test_an_instruction_the_general_reader_read_shares_nothing() -> None:
-    """Written across lines, a collective is decoded in full, with no key to share."""
+def test_an_instruction_the_general_reader_read_decodes_in_full() -> None:
+    """Written across lines, a collective is decoded in full, as its own."""
     text = TEXT.replace("channel_id=77, ", "\n      channel_id=77, ")
-    module = hlo.parse_module(text)
-    collective = module.collectives_by_name["ar1"]
-    assert decoding_key(collective.instruction) is None
-    assert copy_decoded(collective.instruction, {}, DecodeCache().explicit_groups) is None
+    collective = hlo.parse_module(text).collectives_by_name["ar1"]
+    assert (collective.channel_id, collective.to_apply, collective.groups_text) == (
+        77, "top", "{{0,2},{1,3}}")
+
+
+def test_collective_attributes_are_frozen() -> None:
+    collective = hlo.parse_module(TEXT).collectives_by_name["ar1"]
+    with pytest.raises(AttributeError):
+        collective.decoded.channel_id = 5  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        collective.channel_id = 5  # type: ignore[misc]
     assert collective.channel_id == 77
-
-
-@pytest.mark.parametrize("args", [(), (object(), {}, len), (None, None, None)])
-def test_misuse_is_a_type_error(args: tuple[object, ...]) -> None:
-    with pytest.raises(TypeError):
-        copy_decoded(*args)  # type: ignore[arg-type]
+    again = hlo.parse_module(TEXT).collectives_by_name["ar1"]
+    assert again.decoded == collective.decoded
+    linked = hlo.parse_module(TEXT).collectives_by_name
+    assert linked["done0"].decoded is linked["start0"].decoded  # a done carries its start's
+    assert linked["done0"].channel_id == 7

@@ -1,6 +1,6 @@
 """An install without a C compiler reads every text as the compiled scanners do.
 
-The tokenizer and the reader's three C extensions are optional (``setup.py``). ``hlo/_native.py`` stands in
+The tokenizer and the reader's two C extensions are optional (``setup.py``). ``hlo/_native.py`` stands in
 for them in pure Python where they were not built, or where ``MESHTOPO_PURE_PYTHON=1`` is
 set: the same modules, the same collectives, the same refusals at the same line and column,
 more slowly. One test reads with both in two processes; another builds the package with

@@ -65,14 +65,14 @@ def written_groups(c: HloCollective, table: Sequence[Sequence[int]]) -> list[lis
     ``table`` under the instruction's group mode."""
     assert c.replica_groups is not None, f"no replica_groups in: {c.line}"
     device_list = mt.CollectiveDeviceList.parse(c.replica_groups)
-    return mt.participating_device_groups(device_list, mode_of(c), assignment(table))
+    return mt.participating_device_groups(device_list, mode=mode_of(c), device_assignment=assignment(table))
 
 
 def written_pairs(c: HloCollective, table: Sequence[Sequence[int]]) -> Pairs:
     """The source_target_pairs XLA wrote for ``c``, mapped to devices by meshtopo."""
     assert c.source_target_pairs is not None, f"no source_target_pairs in: {c.line}"
     pairs = mt.participating_device_pairs(
-        parse_int_pairs(c.source_target_pairs), mode_of(c), assignment(table)
+        parse_int_pairs(c.source_target_pairs), mode=mode_of(c), device_assignment=assignment(table)
     )
     return tuple(sorted(pairs))
 

@@ -150,7 +150,7 @@ def _resolved(r: RawMeasurement) -> Any:
     if r.op == "collective_permute":
         assert c.source_target_pairs is not None
         pairs = mt.participating_device_pairs(
-            parse_int_pairs(c.source_target_pairs), mode_of(c), assignment(r.device_assignment)
+            parse_int_pairs(c.source_target_pairs), mode=mode_of(c), device_assignment=assignment(r.device_assignment)
         )
         return tuple(sorted(pairs))
     return as_measured(written_groups(c, r.device_assignment), ordered=r.op == "all_gather")
@@ -254,7 +254,7 @@ def test_cpu_client_places_row_major_when_left_to_itself() -> None:
         table = mt.DeviceAssignment.row_major(replicas, partitions)
         (c,) = r.collectives
         expected = mt.participating_device_groups(
-            mt.CollectiveDeviceList.parse(c.replica_groups or ""), mode_of(c), table
+            mt.CollectiveDeviceList.parse(c.replica_groups or ""), mode=mode_of(c), device_assignment=table
         )
         assert as_measured(expected, ordered=True) == r.groups, (replicas, partitions)
         assert r.groups == (tuple(case["groups"][0]),)

@@ -11,18 +11,18 @@ DA = mt.DeviceAssignment.default(2, 2)
 
 @pytest.mark.parametrize("spelling", ["kCrossReplica", "cross_replica", "CROSS_REPLICA"])
 def test_modes_by_name_give_the_same_groups(spelling):
-    assert mt.participating_device_groups([[0, 1]], spelling, DA) == [[0, 1], [2, 3]]
+    assert mt.participating_device_groups([[0, 1]], mode=spelling, device_assignment=DA) == [[0, 1], [2, 3]]
     assert mt.flattened_id_groups([[0, 1]], spelling, 2, 2).replica_groups == [[0, 2], [1, 3]]
-    assert mt.participating_devices(2, [[0, 1]], spelling, DA) == [2, 3]
+    assert mt.participating_devices(2, [[0, 1]], mode=spelling, device_assignment=DA) == [2, 3]
 
 
 def test_device_assignment_may_be_a_table():
-    assert mt.participating_device_groups([[0, 1]], M.FLATTENED_ID, [[0, 2], [1, 3]]) == [[0, 2]]
+    assert mt.participating_device_groups([[0, 1]], mode=M.FLATTENED_ID, device_assignment=[[0, 2], [1, 3]]) == [[0, 2]]
 
 
 def test_size_estimate_follows_the_mode():
     da = mt.DeviceAssignment.default(1, 16384)
-    groups = mt.participating_device_groups_array("[1,16384]<=[16384]", M.FLATTENED_ID, da)
+    groups = mt.participating_device_groups_array("[1,16384]<=[16384]", mode=M.FLATTENED_ID, device_assignment=da)
     assert groups.shape == (1, 16384)
     assert mt.expansion_factor(M.CROSS_REPLICA, 3, 4) == 4
     assert mt.expansion_factor(M.CROSS_PARTITION, 3, 4) == 3
@@ -63,17 +63,17 @@ def test_only_ascii_digits_are_numbers(text):
     ("call", "error", "message"),
     [
         (
-            lambda: mt.participating_device_groups([[0, 1]], None, DA),
+            lambda: mt.participating_device_groups([[0, 1]], mode=None, device_assignment=DA),
             mt.InvalidArgumentError,
             "mode must be a CollectiveOpGroupMode or its name, got None",
         ),
         (
-            lambda: mt.participating_device_groups([[0, 1]], "sideways", DA),
+            lambda: mt.participating_device_groups([[0, 1]], mode="sideways", device_assignment=DA),
             mt.InvalidArgumentError,
             "Invalid collective op group mode: sideways",
         ),
         (
-            lambda: mt.participating_device_groups([[0, 1]], M.CROSS_REPLICA, None),
+            lambda: mt.participating_device_groups([[0, 1]], mode=M.CROSS_REPLICA, device_assignment=None),
             mt.InvalidArgumentError,
             "a device assignment must be a 2-D int table [replica][computation], got None",
         ),
@@ -85,7 +85,7 @@ def test_only_ascii_digits_are_numbers(text):
         (
             lambda: mt.participating_ids(M.CROSS_REPLICA, 0, -5, []),
             mt.InvalidArgumentError,
-            "total_count must be >= 0, got -5",
+            "total_count must be a non-negative int, got -5",
         ),
         (
             lambda: mt.participant_counts(2**40, 2**40, [[0]], M.CROSS_REPLICA),
@@ -103,7 +103,7 @@ def test_only_ascii_digits_are_numbers(text):
             "a device assignment must be a 2-D int table",
         ),
         (
-            lambda: mt.participating_devices(0.5, [[0, 1]], M.FLATTENED_ID, DA),
+            lambda: mt.participating_devices(0.5, [[0, 1]], mode=M.FLATTENED_ID, device_assignment=DA),
             mt.InvalidArgumentError,
             "device_id must be an int, got 0.5",
         ),
@@ -144,7 +144,7 @@ def test_only_ascii_digits_are_numbers(text):
             "limit must be a positive int, got None",
         ),
         (
-            lambda: mt.participating_device_pairs([(0, 2**70)], M.CROSS_REPLICA, DA),
+            lambda: mt.participating_device_pairs([(0, 2**70)], mode=M.CROSS_REPLICA, device_assignment=DA),
             mt.InvalidArgumentError,
             "source-target ids must fit in int64",
         ),

@@ -74,9 +74,9 @@ def test_equality_and_hash_across_encodings():
 
 def test_expansion_is_lazy_and_cached():
     device_list = C.parse("[4096,4096]<=[4096,4096]T(1,0)")
-    assert "_expanded" not in device_list.__dict__
+    assert device_list._expanded_once is None
     assert device_list.num_replica_groups == 4096
-    assert "_expanded" not in device_list.__dict__
+    assert device_list._expanded_once is None
     first = device_list.flattened_replica_groups()
     assert device_list.flattened_replica_groups() is first
     assert not first.flags.writeable
@@ -210,3 +210,52 @@ def test_explicit_lists_are_limited_before_allocation():
         pytest.raises(mt.LimitError, match="the replica groups has 6 elements"),
     ):
         C.parse("{{0,1,2},{3,4,5}}")
+
+
+FORMS = [
+    pytest.param(lambda: mt.CollectiveDeviceList([[0, 4], [1, 5], [2, 6], [3, 7]]), id="lists"),
+    pytest.param(lambda: mt.CollectiveDeviceList(np.array([[0, 4], [1, 5], [2, 6], [3, 7]])),
+                 id="array"),
+    pytest.param(lambda: mt.CollectiveDeviceList.parse("[4,2]<=[2,4]T(1,0)"), id="iota"),
+    pytest.param(lambda: mt.CollectiveDeviceList.parse("mesh['data'=2,'model'=4] {'data'}"),
+                 id="mesh_axes"),
+    pytest.param(lambda: mt.hlo.parse_module(
+        "HloModule m, replica_count=8\n%add (x: f32[], y: f32[]) -> f32[] {\n"
+        "  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n  ROOT %s = f32[] add(%x, %y)\n}\n"
+        "ENTRY %main (p: f32[8]) -> f32[8] {\n  %p = f32[8]{0} parameter(0)\n"
+        "  ROOT %ar = f32[8]{0} all-reduce(%p), replica_groups={{0,4},{1,5},{2,6},{3,7}}, "
+        "to_apply=%add\n}\n").collectives[0].replica_groups, id="written"),
+]
+
+
+@pytest.mark.parametrize("make", FORMS)
+def test_a_device_list_is_frozen_in_every_form(make):
+    groups = make()
+    with pytest.raises(AttributeError, match="CollectiveDeviceList is immutable; cannot set iota"):
+        groups.iota = None
+    with pytest.raises(AttributeError, match="CollectiveDeviceList is immutable; cannot set x"):
+        groups.x = 1
+    with pytest.raises(ValueError, match="read-only"):
+        groups.flattened_replica_groups()[0] = 9
+    with pytest.raises(ValueError, match="read-only"):
+        groups.group_sizes[0] = 9
+    assert groups.replica_groups == [[0, 4], [1, 5], [2, 6], [3, 7]]
+
+
+@pytest.mark.parametrize("make", FORMS)
+def test_every_form_of_the_same_groups_is_equal_with_one_hash(make):
+    groups, other = make(), mt.CollectiveDeviceList([[0, 4], [1, 5], [2, 6], [3, 7]])
+    before = hash(make())  # hashed before anything was expanded
+    assert groups == other and hash(groups) == hash(other) == before
+    assert len({groups, other, make()}) == 1
+    assert groups != mt.CollectiveDeviceList([[0, 1], [2, 3], [4, 5], [6, 7]])
+
+
+def test_a_device_list_keeps_no_caller_array_it_could_be_changed_through():
+    ids = np.array([[0, 1], [2, 3]])
+    flat, sizes = np.arange(4), np.array([2, 2])
+    from_array = mt.CollectiveDeviceList(ids)
+    from_flat = mt.CollectiveDeviceList.from_flat(flat, sizes)
+    ids[0, 0] = flat[0] = 9
+    assert from_array.replica_groups == from_flat.replica_groups == [[0, 1], [2, 3]]
+    assert flat.flags.writeable and ids.flags.writeable

@@ -156,3 +156,18 @@ def test_mesh_device_ids_round_trip_through_text():
     text = str(mt.MeshAxesReplicaGroupList(mesh, ("b",)))
     assert text == "mesh['a'=2,'b'=2,'c'=2], device_ids=([2,2,2]T(1,0,2)) {'b'}"
     assert mt.MeshAxesReplicaGroupList.parse(text).mesh == mesh
+
+
+def test_a_mesh_is_one_frozen_hashable_value():
+    mesh = mt.Mesh({"data": 2, "model": 4})
+    with pytest.raises(AttributeError, match="Mesh is immutable; cannot set _names"):
+        mesh._names = ("x",)
+    with pytest.raises(AttributeError, match="Mesh is immutable; cannot set axis_names"):
+        mesh.axis_names = ("x",)
+    with pytest.raises(ValueError, match="read-only"):
+        mesh.devices[0, 0] = 9
+    read = mt.CollectiveDeviceList.parse("mesh['data'=2,'model'=4] {'data'}").mesh_axes.mesh
+    assert type(read) is mt.Mesh and mt.MeshGrid is mt.Mesh
+    assert read == mesh and hash(read) == hash(mesh) and len({read, mesh}) == 1
+    assert read.replica_groups(over="data").replica_groups == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    assert mesh != mt.Mesh({"data": 2, "model": 4}, devices=[1, 0, 2, 3, 4, 5, 6, 7])

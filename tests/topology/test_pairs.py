@@ -9,16 +9,16 @@ M = mt.CollectiveOpGroupMode
 
 def test_device_pairs_per_mode():
     da = mt.DeviceAssignment.default(2, 2)
-    assert mt.participating_device_pairs([(0, 1)], M.CROSS_REPLICA, da) == [(0, 1), (2, 3)]
-    assert mt.participating_device_pairs([(0, 1)], M.CROSS_PARTITION, da) == [(0, 2), (1, 3)]
+    assert mt.participating_device_pairs([(0, 1)], mode=M.CROSS_REPLICA, device_assignment=da) == [(0, 1), (2, 3)]
+    assert mt.participating_device_pairs([(0, 1)], mode=M.CROSS_PARTITION, device_assignment=da) == [(0, 2), (1, 3)]
     with pytest.raises(
         mt.InvalidArgumentError, match="source-target id 2 is out of range: there are 2 partitions"
     ):
-        mt.participating_device_pairs([(0, 2)], M.CROSS_PARTITION, da)
+        mt.participating_device_pairs([(0, 2)], mode=M.CROSS_PARTITION, device_assignment=da)
     with pytest.raises(
         mt.InvalidArgumentError, match=r"source-target id 1 is out of range: there is 1 replica$"
     ):
-        mt.participating_device_pairs([(0, 1)], M.CROSS_REPLICA, mt.DeviceAssignment.default(1, 2))
+        mt.participating_device_pairs([(0, 1)], mode=M.CROSS_REPLICA, device_assignment=mt.DeviceAssignment.default(1, 2))
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,7 @@
 """Device assignments and participating device groups in XLA's exact order (spec 3-4, 8.1)."""
 
+import warnings
+
 import pytest
 
 import meshtopo as mt
@@ -21,8 +23,8 @@ def test_default_placement_is_column_major():
 
 def test_seed_flattened_id_group_resolves_to_shuffled_devices():
     da = mt.DeviceAssignment.default(2, 2)
-    assert mt.participating_device_groups([[0, 1]], M.FLATTENED_ID, da) == [[0, 2]]
-    assert mt.participating_device_groups([[0, 1, 2, 3]], M.FLATTENED_ID, da) == [[0, 2, 1, 3]]
+    assert mt.participating_device_groups([[0, 1]], mode=M.FLATTENED_ID, device_assignment=da) == [[0, 2]]
+    assert mt.participating_device_groups([[0, 1, 2, 3]], mode=M.FLATTENED_ID, device_assignment=da) == [[0, 2, 1, 3]]
 
 
 @pytest.mark.parametrize(
@@ -40,24 +42,24 @@ def test_seed_flattened_id_group_resolves_to_shuffled_devices():
 )
 def test_participating_device_groups(mode, groups, replicas, partitions, expected):
     da = mt.DeviceAssignment.default(replicas, partitions)
-    assert mt.participating_device_groups(groups, mode, da) == expected
+    assert mt.participating_device_groups(groups, mode=mode, device_assignment=da) == expected
 
 
 def test_custom_assignment_and_array_form():
     da = mt.DeviceAssignment([[7, 5], [6, 4]])
-    assert mt.participating_device_groups("{{0,1}}", M.CROSS_REPLICA, da) == [[7, 6], [5, 4]]
-    assert mt.participating_device_groups_array("[1,4]<=[4]", M.FLATTENED_ID, da).tolist() == [
+    assert mt.participating_device_groups("{{0,1}}", mode=M.CROSS_REPLICA, device_assignment=da) == [[7, 6], [5, 4]]
+    assert mt.participating_device_groups_array("[1,4]<=[4]", mode=M.FLATTENED_ID, device_assignment=da).tolist() == [
         [7, 5, 6, 4]
     ]
     with pytest.raises(mt.InvalidArgumentError, match="different sizes"):
-        mt.participating_device_groups_array([[0], [1, 2, 3]], M.FLATTENED_ID, da)
+        mt.participating_device_groups_array([[0], [1, 2, 3]], mode=M.FLATTENED_ID, device_assignment=da)
 
 
 def test_participating_devices_one_device():
     da = mt.DeviceAssignment.default(2, 2)
-    assert mt.participating_devices(2, [[0, 1]], M.FLATTENED_ID, da) == [0, 2]
-    assert mt.participating_devices(1, [[1, 0]], M.CROSS_REPLICA_AND_PARTITION, da) == [1, 3, 0, 2]
-    assert mt.participating_devices(3, [], M.CROSS_PARTITION, da) == [1, 3]
+    assert mt.participating_devices(2, [[0, 1]], mode=M.FLATTENED_ID, device_assignment=da) == [0, 2]
+    assert mt.participating_devices(1, [[1, 0]], mode=M.CROSS_REPLICA_AND_PARTITION, device_assignment=da) == [1, 3, 0, 2]
+    assert mt.participating_devices(3, [], mode=M.CROSS_PARTITION, device_assignment=da) == [1, 3]
 
 
 def test_participating_ids_errors_carry_xla_suffix():
@@ -73,7 +75,7 @@ def test_participating_ids_errors_carry_xla_suffix():
 
 def test_flattened_id_mode_refuses_empty_groups():
     with pytest.raises(mt.InternalError) as caught:
-        mt.participating_device_groups([], M.FLATTENED_ID, mt.DeviceAssignment.default(2, 2))
+        mt.participating_device_groups([], mode=M.FLATTENED_ID, device_assignment=mt.DeviceAssignment.default(2, 2))
     assert str(caught.value) == "replica groups cannot be empty for kFlattenedID mode"
 
 
@@ -134,9 +136,41 @@ def test_unknown_device_and_out_of_range_ids():
     with pytest.raises(
         mt.InvalidArgumentError, match="replica group id 2 is out of range in kCrossReplica mode"
     ):
-        mt.participating_device_groups([[0, 2]], M.CROSS_REPLICA, da)
+        mt.participating_device_groups([[0, 2]], mode=M.CROSS_REPLICA, device_assignment=da)
     with pytest.raises(mt.InvalidArgumentError, match="there are 4 flattened ids"):
-        mt.participating_device_groups([[0, 4]], M.FLATTENED_ID, da)
+        mt.participating_device_groups([[0, 4]], mode=M.FLATTENED_ID, device_assignment=da)
     with pytest.raises(mt.InvalidArgumentError, match=r"there is 1 partition \(ids 0\.\.0\)"):
-        mt.participating_device_groups([[0, 1]], M.CROSS_PARTITION,
-                                       mt.DeviceAssignment.default(2, 1))
+        mt.participating_device_groups([[0, 1]], mode=M.CROSS_PARTITION,
+                                       device_assignment=mt.DeviceAssignment.default(2, 1))
+
+
+KEYWORD_ONLY = [
+    pytest.param(mt.participating_device_groups, ([[0, 1]],), [[0, 1], [2, 3]],
+                 id="participating_device_groups"),
+    pytest.param(mt.participating_device_groups_array, ([[0, 1]],), [[0, 1], [2, 3]],
+                 id="participating_device_groups_array"),
+    pytest.param(mt.participating_devices, (2, [[0, 1]]), [2, 3], id="participating_devices"),
+    pytest.param(mt.participating_device_pairs, ([(0, 1)],), [(0, 1), (2, 3)],
+                 id="participating_device_pairs"),
+]
+
+
+@pytest.mark.parametrize(("function", "leading", "expected"), KEYWORD_ONLY)
+def test_mode_and_device_assignment_are_keyword_only(function, leading, expected):
+    da = mt.DeviceAssignment.default(2, 2)  # replica r, partition p is device r + 2p
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = function(*leading, mode=M.CROSS_REPLICA, device_assignment=da)
+    assert (found.tolist() if hasattr(found, "tolist") else found) == expected
+
+
+@pytest.mark.parametrize(("function", "leading", "expected"), KEYWORD_ONLY)
+def test_positional_mode_and_device_assignment_still_work_with_a_warning(
+        function, leading, expected):
+    da = mt.DeviceAssignment.default(2, 2)
+    message = (f"{function.__name__}: pass mode=, device_assignment= by keyword; passing them "
+               "by position is deprecated and stops working in the next release")
+    with pytest.warns(DeprecationWarning) as caught:
+        found = function(*leading, M.CROSS_REPLICA, da)
+    assert [str(w.message) for w in caught] == [message]
+    assert (found.tolist() if hasattr(found, "tolist") else found) == expected

@@ -131,7 +131,7 @@ def test_device_list_resolved_through_mode_and_assignment():
     cluster = preset("h100-8x", hosts=2)
     assignment = mt.DeviceAssignment.default(replica_count=2, computation_count=8)
     groups = mt.participating_device_groups(
-        mt.CollectiveDeviceList.parse("{{0,1}}"), mt.CollectiveOpGroupMode.CROSS_REPLICA, assignment
+        mt.CollectiveDeviceList.parse("{{0,1}}"), mode=mt.CollectiveOpGroupMode.CROSS_REPLICA, device_assignment=assignment
     )
     tiers = group_tiers(cluster, groups)
     assert groups[0] == [0, 1] and tiers.tier_values == [Tier.HOST] * 8

@@ -175,9 +175,8 @@ def inspect_file(
             "(replicas x partitions); a mesh must span the replicas, the partitions or both")
     mesh_source = "--mesh" if mesh is not None else None
     if mesh is None:
-        grid = next((p.device_list.mesh_axes.mesh for p in found if p.device_list is not None
+        mesh = next((p.device_list.mesh_axes.mesh for p in found if p.device_list is not None
                      and p.device_list.mesh_axes is not None), None)
-        mesh = None if grid is None else Mesh.of(grid)
         mesh_source = None if mesh is None else "module"
     return Inspection(
         "<stdin>" if name == "-" else name,

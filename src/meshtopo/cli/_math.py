@@ -274,7 +274,7 @@ def devices(
     )
     assignment = _device_assignment(assignment_spec, replicas, partitions)
     device_list = CollectiveDeviceList.parse(groups_text_)
-    device_groups = participating_device_groups(device_list, mode, assignment)
+    device_groups = participating_device_groups(device_list, mode=mode, device_assignment=assignment)
     problem = replica_groups_problem(device_list, mode, replicas, partitions, opcode)
     findings = [] if problem is None else [
         {"message": problem, "check": "replica_groups", "severity": "error"}]

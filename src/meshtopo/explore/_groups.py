@@ -341,13 +341,13 @@ def _expand(
         )
     try:
         if pairs is not None:
-            found = mt.participating_device_pairs(pairs, mode, grid.assignment)
+            found = mt.participating_device_pairs(pairs, mode=mode, device_assignment=grid.assignment)
             array = np.array(found, dtype=np.int64).reshape(-1, 2)
             return mt.CollectiveDeviceList(array), None
         if written.is_uniform:
-            array = mt.participating_device_groups_array(written, mode, grid.assignment)
+            array = mt.participating_device_groups_array(written, mode=mode, device_assignment=grid.assignment)
             return mt.CollectiveDeviceList(array), None
-        groups = mt.participating_device_groups(written, mode, grid.assignment)
+        groups = mt.participating_device_groups(written, mode=mode, device_assignment=grid.assignment)
     except mt.MeshtopoError as error:
         return None, str(error)
     return mt.CollectiveDeviceList(groups), None

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
+from .._checks import is_int
+
 OPCODES = (
     "all-reduce",
     "all-reduce-start",
@@ -147,7 +149,7 @@ class Fields:
             raise RequestError(
                 400, f"field {self._name(key)!r} is empty; give an integer of at least {minimum}"
             )
-        if isinstance(value, bool) or not isinstance(value, int):
+        if not is_int(value):
             raise RequestError(
                 400, f"field {self._name(key)!r} must be an integer, got {_shown(value)}"
             )
@@ -155,7 +157,7 @@ class Fields:
             raise RequestError(
                 400, f"field {self._name(key)!r} must be at least {minimum}, got {value}"
             )
-        return value
+        return int(value)
 
     def boolean(self, key: str, default: bool) -> bool:
         """A boolean field; missing or null gives ``default``."""
@@ -231,7 +233,7 @@ def int_list(value: Any, name: str, limit: int) -> list[int]:
             f"field {name!r} has {len(value)} entries, more than the explorer's limit of {limit}",
         )
     for index, item in enumerate(value):
-        if isinstance(item, bool) or not isinstance(item, int):
+        if not is_int(item):
             raise RequestError(
                 400, f"field {name!r} must hold integers only; entry {index} is {_kind(item)}"
             )

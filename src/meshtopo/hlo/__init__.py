@@ -53,6 +53,11 @@ gives the file of a directory holding exactly one such module, which ``load``,
 Every input is opened by ``open_input(source)`` (``_input``: paths, ``'-'``, open files; gzip
 detected on each; one message for an unreadable or broken gzip input), for the commands too.
 
+Opcode families (``_collective``, over ``_opcodes.TABLE``'s opcodes): ``COLLECTIVE_OPCODES``
+(XLA's shorthand async forms, ``SHORTHAND_OPCODES``, among them), ``DONE_OPCODES`` (the -done
+of an async pair, whose result XLA infers from its start) and ``NOT_ISSUED_OPCODES`` (every
+-done and async-update: they wait for a start and issue nothing).
+
 Values (``_evaluate``): ``evaluate(instruction, operands, replica_ids, partition_ids)`` is the
 one evaluator of XLA's data instructions (``EVALUATED_OPCODES``), on numpy arrays with a
 leading device axis; element types as dtypes and constant literals are ``_element_types``'.
@@ -84,6 +89,10 @@ a ``LimitError`` naming line:column.
 """
 
 from . import passes as passes
+from ._collective import COLLECTIVE_OPCODES as COLLECTIVE_OPCODES
+from ._collective import DONE_OPCODES as DONE_OPCODES
+from ._collective import NOT_ISSUED_OPCODES as NOT_ISSUED_OPCODES
+from ._collective import SHORTHAND_OPCODES as SHORTHAND_OPCODES
 from ._collective import Collective as Collective
 from ._collective import base_opcode as base_opcode
 from ._compile_options import CompileOptions as CompileOptions

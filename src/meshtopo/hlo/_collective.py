@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Protocol, TypeAlias
+from typing import NamedTuple, Protocol, TypeAlias
 
 from numpy.typing import ArrayLike
 
@@ -55,6 +55,10 @@ SHORTHAND_OPCODES = frozenset(
 ) - START_OPCODES - DONE_OPCODES
 COLLECTIVE_OPCODES = (SYNC_OPCODES | START_OPCODES | DONE_OPCODES | ASYNC_OPCODES | P2P_OPCODES
                       | SHORTHAND_OPCODES)
+# The ops that wait for an earlier start (``Collective.is_done``): every -done form, XLA's
+# shorthand ones included; with async-update, the ops that issue nothing (``is_start`` False).
+WAIT_OPCODES = frozenset(op for op in COLLECTIVE_OPCODES if op.endswith("-done"))
+NOT_ISSUED_OPCODES = WAIT_OPCODES | {"async-update"}
 # Opcodes whose attributes include replica_groups (empty when not written).
 GROUPED_OPCODES = frozenset({
     "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
@@ -83,16 +87,29 @@ def _mode(opcode: str, has_channel_id: bool, use_global: bool | None) -> Collect
 
 
 # ``replica_groups`` as written: the text, or (text, start, stop) for the part of a longer
-# text (a line) that it is, sliced when first asked for; None when not written.
+# text (a line) that it is, sliced when asked for; None when not written.
 Written: TypeAlias = "str | tuple[str, int, int] | None"
-# What ``Collective.decoded`` gives: replica_groups, groups_text, use_global_device_ids,
-# constrain_layout, dimensions, source_target_pairs, slice_sizes, to_apply, channel_id.
-Decoded = tuple[
-    "CollectiveDeviceList | None", Written, "bool | None", bool, "tuple[int, ...] | None",
-    "list[tuple[int, int]] | None", "list[tuple[int, ...]] | None", "str | None", "int | None",
-]
 
-UNDECODED: Decoded = (None, None, None, False, None, None, None, None, None)
+
+class CollectiveAttributes(NamedTuple):
+    """The attributes XLA interprets on a collective, decoded from text once: an immutable
+    record that collectives decoded alike share (a -done and its start, an async wrapper and
+    the op it wraps). Each field is None (``constrain_layout`` False) when not written;
+    ``groups_text`` is ``replica_groups`` as written (``Written``). (A named tuple: the
+    reader builds one per collective, and a tuple is the cheapest immutable record to build.)"""
+
+    replica_groups: CollectiveDeviceList | None = None
+    groups_text: Written = None
+    use_global_device_ids: bool | None = None
+    constrain_layout: bool = False
+    dimensions: tuple[int, ...] | None = None
+    source_target_pairs: list[tuple[int, int]] | None = None
+    slice_sizes: list[tuple[int, ...]] | None = None
+    to_apply: str | None = None
+    channel_id: int | None = None
+
+
+UNDECODED = CollectiveAttributes()
 
 
 class InstructionRecord(Protocol):
@@ -147,17 +164,14 @@ class Collective:
     ``reduce-scatter-start``, with ``wrapped_opcode`` ``reduce-scatter``).
     """
 
-    __slots__ = (
-        "_groups_text", "_instruction", "_mode", "_scope", "_shape", "channel_id",
-        "constrain_layout", "dimensions", "opcode", "replica_groups", "slice_sizes",
-        "source_target_pairs", "start", "to_apply", "use_global_device_ids", "wrapped_opcode",
-    )  # fmt: skip
+    __slots__ = ("_decoded", "_instruction", "_mode", "_scope", "_shape", "opcode", "start",
+                 "wrapped_opcode")
 
     def __init__(self, instruction: InstructionRecord, scope: CollectiveScope,
-                 decoded: Decoded = UNDECODED, mode: CollectiveOpGroupMode | None = None
-                 ) -> None:
-        """A collective of ``instruction`` with the attributes another collective ``decoded``
-        (by default none: ``_decode`` fills them in) and, when known, that one's ``mode``."""
+                 decoded: CollectiveAttributes = UNDECODED,
+                 mode: CollectiveOpGroupMode | None = None) -> None:
+        """The collective of ``instruction`` with its ``decoded`` attributes (``_decode``
+        reads them) and, when known, the ``mode`` they give."""
         self._instruction = instruction
         self.opcode = instruction.opcode
         self.wrapped_opcode: str | None = None
@@ -165,40 +179,65 @@ class Collective:
         if form is not None:  # XLA's shorthand: an async wrapper of the op it names
             self.opcode, self.wrapped_opcode = form
         self._scope = scope
-        self.replica_groups: CollectiveDeviceList | None
-        self.use_global_device_ids: bool | None
-        self.constrain_layout: bool
-        self.dimensions: tuple[int, ...] | None
-        self.source_target_pairs: list[tuple[int, int]] | None
-        self.slice_sizes: list[tuple[int, ...]] | None
-        self.to_apply: str | None
-        self.channel_id: int | None
-        self._groups_text: Written
-        (self.replica_groups, self._groups_text, self.use_global_device_ids,
-         self.constrain_layout, self.dimensions, self.source_target_pairs,
-         self.slice_sizes, self.to_apply, self.channel_id) = decoded
+        self._decoded = decoded
         self._mode = mode
         self.start: str | None = None
         self._shape: Shape | None = None
 
-    def decoded(self) -> Decoded:
-        """The attributes decoded from text, as the constructor takes them."""
-        return (self.replica_groups, self._groups_text, self.use_global_device_ids,
-                self.constrain_layout, self.dimensions, self.source_target_pairs,
-                self.slice_sizes, self.to_apply, self.channel_id)
+    @property
+    def decoded(self) -> CollectiveAttributes:
+        """The collective attributes decoded from text (a -done's and an async wrapper's are
+        their start's or wrapped op's once linked)."""
+        return self._decoded
+
+    @property
+    def replica_groups(self) -> CollectiveDeviceList | None:
+        """The replica groups as written (empty when an op that takes groups wrote none)."""
+        return self._decoded.replica_groups
 
     @property
     def groups_text(self) -> str | None:
         """``replica_groups`` as written, or None when not written."""
-        written = self._groups_text
+        written = self._decoded.groups_text
         if isinstance(written, tuple):
             text, start, stop = written
-            written = self._groups_text = text[start:stop]
+            return text[start:stop]
         return written
 
-    @groups_text.setter
-    def groups_text(self, written: Written) -> None:
-        self._groups_text = written
+    @property
+    def use_global_device_ids(self) -> bool | None:
+        """``use_global_device_ids``, or None when not written."""
+        return self._decoded.use_global_device_ids
+
+    @property
+    def constrain_layout(self) -> bool:
+        """``constrain_layout`` (False when not written)."""
+        return self._decoded.constrain_layout
+
+    @property
+    def dimensions(self) -> tuple[int, ...] | None:
+        """``dimensions``, or None when not written."""
+        return self._decoded.dimensions
+
+    @property
+    def source_target_pairs(self) -> list[tuple[int, int]] | None:
+        """The pairs of a permute (of send/recv: their frontend attribute), or None."""
+        return self._decoded.source_target_pairs
+
+    @property
+    def slice_sizes(self) -> list[tuple[int, ...]] | None:
+        """``slice_sizes`` of an in-place permute, or None."""
+        return self._decoded.slice_sizes
+
+    @property
+    def to_apply(self) -> str | None:
+        """The reduction computation's name, or None."""
+        return self._decoded.to_apply
+
+    @property
+    def channel_id(self) -> int | None:
+        """``channel_id`` (a -done's is its start's), or None when not written."""
+        return self._decoded.channel_id
 
     @property
     def instruction(self) -> InstructionRecord:
@@ -260,12 +299,12 @@ class Collective:
     @property
     def is_start(self) -> bool:
         """True where the operation is issued: sync ops, -start ops, async-start, send, recv."""
-        return not self.is_done and self.opcode != "async-update"
+        return self.opcode not in NOT_ISSUED_OPCODES
 
     @property
     def is_done(self) -> bool:
         """True for the ops that wait for an earlier start (``start`` names it)."""
-        return self.opcode.endswith("-done")
+        return self.opcode in WAIT_OPCODES
 
     # ---- XLA's readings ---------------------------------------------------------------
 
@@ -322,7 +361,7 @@ class Collective:
         if self.replica_groups is None:
             return [list(pair) for pair in self.device_pairs(device_assignment)]
         assignment = self._placement(device_assignment)
-        return participating_device_groups(self.replica_groups, self.mode, assignment)
+        return participating_device_groups(self.replica_groups, mode=self.mode, device_assignment=assignment)
 
     def device_pairs(
         self, device_assignment: DeviceAssignment | ArrayLike | None = None
@@ -335,7 +374,7 @@ class Collective:
                 f"{self.opcode} {self.name} (line {self.line}) has no source_target_pairs"
             )
         assignment = self._placement(device_assignment)
-        return participating_device_pairs(self.source_target_pairs, self.mode, assignment)
+        return participating_device_pairs(self.source_target_pairs, mode=self.mode, device_assignment=assignment)
 
     def _placement(self, device_assignment: DeviceAssignment | ArrayLike | None) -> DeviceAssignment:
         if device_assignment is None:
@@ -461,15 +500,7 @@ class Collective:
 
     def copy_attributes_from(self, other: Collective) -> None:
         """Take the decoded collective attributes of ``other`` (a done's start, a wrapped op)."""
-        self.channel_id = other.channel_id
-        self.use_global_device_ids = other.use_global_device_ids
-        self.replica_groups = other.replica_groups
-        self._groups_text = other._groups_text
-        self.source_target_pairs = other.source_target_pairs
-        self.slice_sizes = other.slice_sizes
-        self.dimensions = other.dimensions
-        self.constrain_layout = other.constrain_layout
-        self.to_apply = other.to_apply
+        self._decoded = other._decoded
         self._mode = None
         if self.opcode in ASYNC_OPCODES and other.opcode not in ASYNC_OPCODES:
             self.wrapped_opcode = other.opcode

@@ -1,7 +1,9 @@
 """A collective instruction's attributes decoded, and XLA's parser rejections.
 
-``decode_collective`` reads the attributes XLA interprets from an ``Instruction`` into a
-``Collective``; values are decoded once per distinct text (``DecodeCache``). XLA's parser
+``decode_collective`` reads the attributes XLA interprets from an ``Instruction`` into the
+frozen ``CollectiveAttributes`` of a ``Collective``; values are decoded once per distinct text
+(``DecodeCache``), and collectives whose attribute text reads the same but for a leading
+channel id and explicit groups share one decoding (``decode_collective``). XLA's parser
 rejections (``hlo_parser.cc``) are raised here as ``HloParseError`` with the 1-based line and
 column of the offending text, because XLA refuses to build such a module:
 
@@ -35,13 +37,15 @@ from ._collective import (
     GROUPED_OPCODES,
     P2P_OPCODES,
     SEND_RECV_PAIRS,
+    WAIT_OPCODES,
     Collective,
+    CollectiveAttributes,
     CollectiveScope,
     Written,
     send_recv_pairs,
 )
 from ._explicit import explicit_list
-from ._native import configure_copies, copy_decoded, decoding_key
+from ._opcodes import async_form
 from ._structure import Instruction
 from ._values import (
     flat_value,
@@ -57,6 +61,9 @@ _MODE_CHECK_OPCODES = frozenset({"all-reduce", "all-reduce-start", "reduce-scatt
 _EMPTY_GROUPS = CollectiveDeviceList([])
 _LONG_NUMBER = re.compile(r"[0-9]{20,}")
 _T = TypeVar("_T")
+# What collectives that share one decoding have in common: opcode, operand count, whether a
+# leading channel id and explicit groups were read apart, and the attribute text after them.
+DecodingKey = tuple[str, int, bool, bool, str]
 
 
 class DecodeCache:
@@ -64,7 +71,8 @@ class DecodeCache:
 
     def __init__(self) -> None:
         self.values: dict[tuple[str, str], object] = {}
-        self.templates: dict[tuple[str, int, bool, bool, str], Collective] = {}
+        self.templates: dict[DecodingKey, tuple[CollectiveAttributes,
+                                                CollectiveOpGroupMode | None]] = {}
         self._last_groups: tuple[str, CollectiveDeviceList] = ("", _EMPTY_GROUPS)
 
     def get(self, key: str, text: str, line: int, column: int,
@@ -172,25 +180,52 @@ def decode_collective(
     """The ``Collective`` of a collective ``instruction``, its attributes decoded and checked
     against XLA's parser rules. Collectives the reader's fast path read whose attributes read
     the same but for a leading ``channel_id`` and explicit groups (with the same opcode and
-    as many operands: ``decoding_key``) share one decoding, as what is decoded and refused
-    depends on that text alone: the first is decoded in full and kept as the template that
-    the others are copied from (``copy_decoded``), each with its own channel id, callee
-    and groups."""
-    c = copy_decoded(instruction, cache.templates, cache.explicit_groups)
-    if c is not None:
-        return c
-    c = Collective(instruction, scope)
-    _decode(c, instruction, cache)
-    key = decoding_key(instruction)
+    as many operands: ``_decoding_key``) share one decoding, as what is decoded and refused
+    depends on that text alone: the first is decoded in full and its record kept as the
+    template of the others, each with its own channel id, callee and groups (``_copied``)."""
+    key = _decoding_key(instruction)
     if key is not None:
-        cache.templates[key] = Collective(instruction, scope, c.decoded(), _settled_mode(c))
+        template = cache.templates.get(key)
+        if template is not None:
+            decoded, mode = template
+            return Collective(instruction, scope, _copied(decoded, instruction, cache), mode)
+    c = Collective(instruction, scope, _decoded(instruction, cache))
+    if key is not None:
+        cache.templates[key] = (c.decoded, _settled_mode(c))
     return c
+
+
+def _decoding_key(instruction: Instruction) -> DecodingKey | None:
+    """What ``instruction`` shares with the collectives decoded like it, or None when the
+    fast path did not read it (nothing is shared then)."""
+    shared = instruction.shared_attributes
+    if shared is None:
+        return None
+    return (instruction.opcode, len(instruction.operands),
+            instruction.leading_channel is not None, instruction.groups_span is not None, shared)
+
+
+def _copied(template: CollectiveAttributes, instruction: Instruction,
+            cache: DecodeCache) -> CollectiveAttributes:
+    """``template`` with ``instruction``'s own leading channel id, callee (the fast path
+    keeps each line's name) and explicit groups."""
+    groups, written = template.replica_groups, template.groups_text
+    if instruction.groups_span is not None:
+        groups, written = cache.explicit_groups(instruction)
+    channel = instruction.leading_channel
+    to_apply = template.to_apply
+    if to_apply is not None and instruction.called_computations:
+        to_apply = instruction.called_computations[0]
+    return CollectiveAttributes(
+        groups, written, template.use_global_device_ids, template.constrain_layout,
+        template.dimensions, template.source_target_pairs, template.slice_sizes, to_apply,
+        template.channel_id if channel is None else int(channel))
 
 
 def _settled_mode(c: Collective) -> CollectiveOpGroupMode | None:
     """The group mode of ``c``, which every collective decoded like it shares, or None where
     linking may still change it (async wrappers, dones) or reading it is an error."""
-    if c.opcode in ASYNC_OPCODES or c.opcode.endswith("-done"):
+    if c.opcode in ASYNC_OPCODES or c.opcode in WAIT_OPCODES:
         return None
     try:
         return c.mode
@@ -198,48 +233,58 @@ def _settled_mode(c: Collective) -> CollectiveOpGroupMode | None:
         return None
 
 
-def _decode(c: Collective, instruction: Instruction, cache: DecodeCache) -> None:
-    keys: set[str] = set()
+def _decoded(instruction: Instruction, cache: DecodeCache) -> CollectiveAttributes:
+    """Every collective attribute of ``instruction`` decoded, then checked (``_finish``)."""
+    groups: CollectiveDeviceList | None = None
+    written: str | None = None
+    channel_id = use_global = dimensions = pairs = slice_sizes = to_apply = None
+    constrain_layout = has_mode = False
+    opcode = instruction.opcode
     for key, value, line, column in instruction.attribute_list:
-        keys.add(key)
         if key == "channel_id":
-            c.channel_id = parse_int(flat_value(value), key, line, column)
+            channel_id = parse_int(flat_value(value), key, line, column)
         elif key == "replica_groups":
-            c.replica_groups = cache.get(key, value, line, column, decode_groups)
-            c.groups_text = value
+            groups = cache.get(key, value, line, column, decode_groups)
+            written = value
         elif key == "use_global_device_ids":
-            c.use_global_device_ids = parse_bool(value, key, line, column)
+            use_global = parse_bool(value, key, line, column)
         elif key == "constrain_layout":
-            c.constrain_layout = parse_bool(value, key, line, column)
+            constrain_layout = parse_bool(value, key, line, column)
         elif key == "dimensions":
-            c.dimensions = cache.get(key, value, line, column, _dimensions)
+            dimensions = cache.get(key, value, line, column, _dimensions)
         elif key == "source_target_pairs":
-            c.source_target_pairs = cache.get(key, value, line, column, _pairs)
+            pairs = cache.get(key, value, line, column, _pairs)
         elif key == "slice_sizes":
-            c.slice_sizes = cache.get(key, value, line, column, _slice_sizes)
+            slice_sizes = cache.get(key, value, line, column, _slice_sizes)
         elif key == "to_apply":
-            c.to_apply = _name(value, line, column)
-        elif key == "frontend_attributes" and c.opcode in P2P_OPCODES:
-            pairs = parse_dictionary(value, line, column).get(SEND_RECV_PAIRS)
-            if pairs is not None:
-                c.source_target_pairs = send_recv_pairs(pairs, line, column)
-    _finish(c, instruction, "mode" in keys)
+            to_apply = _name(value, line, column)
+        elif key == "mode":
+            has_mode = True
+        elif key == "frontend_attributes" and opcode in P2P_OPCODES:
+            found = parse_dictionary(value, line, column).get(SEND_RECV_PAIRS)
+            if found is not None:
+                pairs = send_recv_pairs(found, line, column)
+    form = async_form(opcode)
+    if form is not None and form[0] == "async-start":
+        opcode = form[1]  # the shorthand carries its op's attributes
+    if opcode in GROUPED_OPCODES and groups is None:
+        groups = _EMPTY_GROUPS
+    decoded = CollectiveAttributes(groups, written, use_global, constrain_layout, dimensions,
+                                   pairs, slice_sizes, to_apply, channel_id)
+    _finish(decoded, opcode, instruction, has_mode)
+    return decoded
 
 
-def _finish(collective: Collective, instruction: Instruction, has_mode: bool) -> None:
-    """Defaults and XLA's parser rejections, once all attributes are decoded (``has_mode``:
-    a ``mode=`` attribute was written, which turns off the mode check): the mode at the
-    operand list's '(', the rest at the instruction's name. (A missing attribute the opcode
-    requires is the reader's to refuse: ``_opcodes.REQUIRED_ATTRIBUTES``.)"""
-    opcode = collective.opcode
-    if opcode == "async-start" and collective.wrapped_opcode is not None:
-        opcode = collective.wrapped_opcode  # the shorthand carries its op's attributes
-    if opcode in GROUPED_OPCODES and collective.replica_groups is None:
-        collective.replica_groups = _EMPTY_GROUPS
+def _finish(decoded: CollectiveAttributes, opcode: str, instruction: Instruction,
+            has_mode: bool) -> None:
+    """XLA's parser rejections of the ``decoded`` attributes of an ``opcode`` instruction
+    (``has_mode``: a ``mode=`` attribute was written, which turns off the mode check): the
+    mode at the operand list's '(', the rest at the instruction's name. (A missing attribute
+    the opcode requires is the reader's to refuse: ``_opcodes.REQUIRED_ATTRIBUTES``.)"""
     if (
         opcode in _MODE_CHECK_OPCODES
-        and collective.use_global_device_ids
-        and collective.channel_id is None
+        and decoded.use_global_device_ids
+        and decoded.channel_id is None
         and not has_mode
     ):
         operands = instruction.text.find("(" + instruction.operand_text + ")",
@@ -247,22 +292,16 @@ def _finish(collective: Collective, instruction: Instruction, has_mode: bool) ->
         raise HloParseError(
             "Invalid combination of has_channel_id and use_global_device_ids: "
             "use_global_device_ids=true needs a channel_id", *instruction.position(operands))
-    if collective.slice_sizes is not None and len(collective.operands) != 4:
+    if decoded.slice_sizes is not None and len(instruction.operands) != 4:
         raise HloParseError(
             "CollectivePermute and CollectivePermuteStart must have exactly four operands for "
-            "dynamic-slice and in-place update.", collective.line, collective.column)
+            "dynamic-slice and in-place update.", instruction.line, instruction.column)
     if (
         opcode in ("all-to-all", "ragged-all-to-all")
-        and collective.dimensions is not None
-        and len(collective.dimensions) != 1
+        and decoded.dimensions is not None
+        and len(decoded.dimensions) != 1
     ):
         raise HloParseError(
             f"error parsing attribute dimensions: {opcode} takes exactly one split dimension, "
-            f"got {{{','.join(map(str, collective.dimensions))}}}",
-            collective.line, collective.column)
-
-
-configure_copies(Instruction, ("opcode", "operands", "leading_channel", "groups_span",
-                               "shared_attributes", "called_computations"),
-                 Collective, ("_instruction", "channel_id", "to_apply", "replica_groups",
-                              "_groups_text"))
+            f"got {{{','.join(map(str, decoded.dimensions))}}}",
+            instruction.line, instruction.column)

@@ -22,8 +22,6 @@ fast a list is read.
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 
 from .._device_list import CollectiveDeviceList
@@ -43,7 +41,7 @@ def explicit_list(text: str, checked: bool = False,
     if ((stop - start) // 2 > limit
             and text.count(",", start, stop) - text.count("},{", start, stop) + 1 > limit):
         return None
-    return CollectiveDeviceList.deferred(partial(_arrays, text, start, stop))
+    return CollectiveDeviceList.from_written(text, start, stop, _arrays)
 
 
 def _arrays(text: str, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:

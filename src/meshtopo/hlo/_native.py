@@ -1,6 +1,6 @@
 """The compiled tokenizer and scanners, or their pure-Python stand-ins where none was built.
 
-``pip install`` builds four C extensions when a C compiler is at hand; ``setup.py`` marks
+``pip install`` builds three C extensions when a C compiler is at hand; ``setup.py`` marks
 them optional, so an install without one succeeds and reads every text the same way, more
 slowly. Setting ``MESHTOPO_PURE_PYTHON=1`` before the first import chooses the stand-ins on
 purpose (the test suite reads with both). What each stand-in does:
@@ -12,9 +12,7 @@ purpose (the test suite reads with both). What each stand-in does:
   and convert XLA's printed form ``{{0,1},{2,3}}`` with one regular expression of that same
   form (``_explicit_form.h`` defines it for the compiled one);
 - lines (``_line_scan``): ``scan_lines`` scans no line, so the general reader reads every
-  instruction (the fast path only decides how quickly a line is read);
-- decoded copies (``_decoded_copy``): without the fast path no instruction carries shared
-  attributes, so ``decoding_key`` is None and nothing is copied.
+  instruction (the fast path only decides how quickly a line is read).
 
 ``TOKENIZER`` says which tokenizer is in use (``"native"`` or ``"pure-Python"``), ``SCANNERS``
 which scanners (``"native"`` or ``"pure Python"``).
@@ -25,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -66,28 +64,10 @@ def _scan_no_lines(text: str, pos: int, most: int, /) -> list[ScannedLine]:
     return []
 
 
-def _no_key(instruction: Any, /) -> None:
-    """No instruction shares a decoding without the fast path."""
-    return None
-
-
-def _no_copy(instruction: Any, templates: dict[Any, Any],
-             explicit_groups: Callable[[Any], tuple[Any, Any]], /) -> None:
-    """Nothing is copied without the fast path."""
-    return None
-
-
-def _configure_nothing(*_: object) -> None:
-    """The stand-ins read no object's slots, so there is nothing to configure."""
-
-
 lex: Callable[[str, int], tuple[bytes, bytes, bytes]]
 groups_end: Callable[[str, int], int]
 groups_arrays: Callable[[str, int, int], tuple[bytearray, bytearray] | None]
 scan_lines: Callable[[str, int, int], list[ScannedLine]]
-decoding_key: Callable[[Any], Any]
-copy_decoded: Callable[[Any, dict[Any, Any], Callable[[Any], tuple[Any, Any]]], Any]
-configure_copies: Callable[..., None]
 
 try:
     if _FORCED:
@@ -102,13 +82,10 @@ except ImportError:
 try:
     if _FORCED:
         raise ImportError("MESHTOPO_PURE_PYTHON is set")
-    from ._decoded_copy import configure as configure_copies
-    from ._decoded_copy import copy_decoded, decoding_key
     from ._explicit_scan import groups_arrays, groups_end
     from ._line_scan import scan_lines
     SCANNERS = "native"
 except ImportError:
     groups_end, groups_arrays = _groups_end, _groups_arrays
     scan_lines = _scan_no_lines
-    decoding_key, copy_decoded, configure_copies = _no_key, _no_copy, _configure_nothing
     SCANNERS = "pure Python"

@@ -24,7 +24,7 @@ from ._collective import (
     P2P_OPCODES,
     SEND_RECV_PAIRS,
     Collective,
-    Decoded,
+    CollectiveAttributes,
     send_recv_pairs,
 )
 from ._compile_options import AssignmentSource
@@ -236,9 +236,10 @@ class _Builder:
             opcode in CALL_KEYS and CALL_KEYS[opcode] == ("to_apply",)
             and instruction.called_computations) else None
         channel = p.channel_id if p.channel_id > 0 else None
-        decoded: Decoded = (groups, None if found is None else found[1],
-                            True if p.use_global_device_ids else None,
-                            bool(p.constrain_layout), dimensions, pairs, None, to_apply, channel)
+        decoded = CollectiveAttributes(groups, None if found is None else found[1],
+                                       True if p.use_global_device_ids else None,
+                                       bool(p.constrain_layout), dimensions, pairs, None,
+                                       to_apply, channel)
         return Collective(instruction, self.scope, decoded)
 
 

@@ -54,7 +54,7 @@ from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError, MeshtopoError
 from .._modes import CollectiveOpGroupMode
 from .._placement import subgroup_size
-from ._collective import Collective
+from ._collective import DONE_OPCODES, Collective
 from ._finding import Finding, SourceText, short_text
 from ._module import Module
 from ._verify_async import Graph, async_findings, instruction_text, needs_graph, wrapping_names
@@ -65,9 +65,6 @@ from ._verify_shapes import async_problem, result_shape_problem
 
 if TYPE_CHECKING:
     from ._structure import Instruction
-
-# The -done forms whose result XLA infers from their operand alone.
-_DONE_OPCODES = frozenset({"all-reduce-done", "all-gather-done", "collective-permute-done"})
 
 
 def verify(module: Module, check_replica_groups: bool = True,
@@ -155,7 +152,7 @@ def _shape_phase(module: Module, graph: Graph | None
     for computation in graph.computations.values():
         items: list[Collective | Instruction] = []
         for instruction in computation.instructions:
-            if instruction.opcode in _DONE_OPCODES or instruction.name in wrapping:
+            if instruction.opcode in DONE_OPCODES or instruction.name in wrapping:
                 items.append(instruction)
             elif instruction.collective is not None:
                 items.append(instruction.collective)
@@ -209,7 +206,7 @@ def _structural_problem(instruction: Instruction, graph: Graph | None,
     if graph is None:
         return None
     operands = graph.operand_shapes(instruction)
-    if instruction.opcode in _DONE_OPCODES:
+    if instruction.opcode in DONE_OPCODES:
         return result_shape_problem(instruction.opcode, instruction.shape, operands,
                                     lambda: instruction_text(instruction, source))
     wrapped = graph.wrapped(instruction)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .._errors import MeshtopoError
+from .._pairs import has_cycles
 from ._finding import Finding, SourceText
 from ._verify_async import instruction_text
 
@@ -235,31 +236,13 @@ def _parse_pairs(text: str) -> list[tuple[int, int]] | None:
 def _pairs_problem(pairs: list[tuple[int, int]]) -> str | None:
     """``VerifyNoConflictingSourceTargetPairs``: a cycle first, then a repeated source or
     target."""
-    if _has_cycle(pairs):
+    if has_cycles(pairs):
         return _CYCLE
     sources = [s for s, _ in pairs]
     targets = [t for _, t in pairs]
     if len(set(sources)) != len(sources) or len(set(targets)) != len(targets):
         return _REPEAT
     return None
-
-
-def _has_cycle(pairs: list[tuple[int, int]]) -> bool:
-    """``collective_permute_cycle::HasCycles``: follow each source to its target (the last
-    pair written wins for a repeated source) and report a chain that comes back (a self pair
-    included)."""
-    successor = dict(pairs)
-    acyclic: set[int] = set()
-    for start in successor:
-        path: set[int] = set()
-        node: int | None = start
-        while node is not None and node not in acyclic:
-            if node in path:
-                return True
-            path.add(node)
-            node = successor.get(node)
-        acyclic |= path
-    return False
 
 
 def _single_instruction(computation: Computation) -> bool:

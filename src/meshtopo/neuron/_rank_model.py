@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._checks import as_int, is_int
 from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError
 from .._limits import check_size
@@ -146,7 +147,7 @@ class RankModel:
         return [topology.replica_groups for topology in self._topologies]
 
     def _at(self, topology: int) -> CollectiveDeviceList:
-        if isinstance(topology, bool) or not isinstance(topology, int):
+        if not is_int(topology):
             raise InvalidArgumentError(f"topology index must be an int, got {topology!r}")
         if not 0 <= topology < len(self._topologies):
             raise InvalidArgumentError(
@@ -311,14 +312,7 @@ def cc_rank_world_size(
     ws_pairs = 0 if source_target_pairs is None else pairs_span(source_target_pairs)
     ws_expl = 0
     if rank_world_size is not None:
-        if (
-            isinstance(rank_world_size, bool)
-            or not isinstance(rank_world_size, int | np.integer)
-            or rank_world_size < 1
-        ):
-            raise InvalidArgumentError(
-                f"rank_world_size must be a positive int, got {rank_world_size!r}"
-            )
+        as_int(rank_world_size, "rank_world_size", minimum=1)
         ws_expl = int(rank_world_size)
     return max(ws_rg, ws_pairs, ws_expl, 1)
 
@@ -350,12 +344,6 @@ def _ranks_per_group(model: RankModel) -> int:
     return model.group_size(0)
 
 
-def _positive(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise InvalidArgumentError(f"{what} must be a positive int, got {value!r}")
-    return int(value)
-
-
 def rank_of_core(core: int, cores_per_lnc: int = DEFAULT_CORES_PER_LNC) -> int:
     """The CC rank of a physical core: ``core // cores_per_lnc``.
 
@@ -365,9 +353,7 @@ def rank_of_core(core: int, cores_per_lnc: int = DEFAULT_CORES_PER_LNC) -> int:
     >>> [rank_of_core(core) for core in range(6)], rank_of_core(5, cores_per_lnc=1)
     ([0, 0, 1, 1, 2, 2], 5)
     """
-    if isinstance(core, bool) or not isinstance(core, int | np.integer) or core < 0:
-        raise InvalidArgumentError(f"core must be a non-negative int, got {core!r}")
-    return int(core) // _positive(cores_per_lnc, "cores_per_lnc")
+    return as_int(core, "core", minimum=0) // as_int(cores_per_lnc, "cores_per_lnc", minimum=1)
 
 
 def cores_of_rank(rank: int, cores_per_lnc: int = DEFAULT_CORES_PER_LNC) -> list[int]:
@@ -376,9 +362,8 @@ def cores_of_rank(rank: int, cores_per_lnc: int = DEFAULT_CORES_PER_LNC) -> list
     >>> cores_of_rank(3)
     [6, 7]
     """
-    if isinstance(rank, bool) or not isinstance(rank, int | np.integer) or rank < 0:
-        raise InvalidArgumentError(f"rank must be a non-negative int, got {rank!r}")
-    size = _positive(cores_per_lnc, "cores_per_lnc")
+    as_int(rank, "rank", minimum=0)
+    size = as_int(cores_per_lnc, "cores_per_lnc", minimum=1)
     return list(range(int(rank) * size, (int(rank) + 1) * size))
 
 
@@ -391,8 +376,8 @@ def num_partitions_for(num_cores: int, cores_per_lnc: int = DEFAULT_CORES_PER_LN
     >>> num_partitions_for(32, 2), num_partitions_for(32, 1)
     (16, 32)
     """
-    cores = _positive(num_cores, "num_cores")
-    size = _positive(cores_per_lnc, "cores_per_lnc")
+    cores = as_int(num_cores, "num_cores", minimum=1)
+    size = as_int(cores_per_lnc, "cores_per_lnc", minimum=1)
     if cores % size:
         raise InvalidArgumentError(
             f"num_cores {cores} is not a multiple of cores_per_lnc {size}: every logical core "
@@ -408,8 +393,7 @@ def is_in_replica_group(rank: int, replica_groups: ReplicaGroups3D) -> bool:
     >>> is_in_replica_group(3, rg3), is_in_replica_group(4, rg3), is_in_replica_group(9, [])
     (True, False, True)
     """
-    if isinstance(rank, bool) or not isinstance(rank, int | np.integer) or rank < 0:
-        raise InvalidArgumentError(f"rank must be a non-negative int, got {rank!r}")
+    as_int(rank, "rank", minimum=0)
     model = as_rank_model(replica_groups)
     if model.num_topologies == 0 or model.group_count(0) == 0:
         return True

@@ -131,12 +131,12 @@ def program_peers(entries: Sequence[Entry], collectives: Sequence[Collective],
 def _peers(entry: Entry, collective: Collective, assignment: DeviceAssignment) -> EntryPeers:
     if entry.stream != "collective":
         pairs = participating_device_pairs(
-            collective.source_target_pairs or [], collective.mode, assignment)
+            collective.source_target_pairs or [], mode=collective.mode, device_assignment=assignment)
         check_size(2 * len(pairs), f"the device pairs of {entry.name}")
         array = np.array(pairs, dtype=np.int64).reshape(-1, 2)
         return EntryPeers(array.reshape(-1), np.full(len(array), 2, dtype=np.int64), array)
     groups = collective.replica_groups
-    flat, sizes = device_group_arrays(groups, collective.mode, assignment)
+    flat, sizes = device_group_arrays(groups, mode=collective.mode, device_assignment=assignment)
     return EntryPeers(np.asarray(flat, dtype=np.int64), np.asarray(sizes, dtype=np.int64), None)
 
 

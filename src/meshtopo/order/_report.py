@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._checks import is_int
 from .._errors import InvalidArgumentError
 from ._entry import Arrival, Finding
 
@@ -60,7 +61,7 @@ class Report:
         making every arrival (an SPMD program that shares one order makes only those
         shown, see ``schedule``)."""
         self._check(device)
-        if isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 0:
+        if not is_int(limit) or limit < 0:
             raise InvalidArgumentError(f"limit must be an int >= 0, got {limit!r}")
         arrivals = self.schedule(device, taken_only)
         return list(arrivals[:limit]), len(arrivals)

@@ -226,11 +226,7 @@ def execute(module: Module, inputs: Inputs | None = None, backend: str = "local"
     the module's); ``timeout``: rendezvous timeout in seconds (default ``DEFAULT_TIMEOUT``),
     past which a ``RendezvousError`` names the instruction and the devices missing.
     """
-    if backend not in BACKENDS:
-        raise InvalidArgumentError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
-    seconds = DEFAULT_TIMEOUT if timeout is None else float(timeout)
-    if not seconds > 0:
-        raise InvalidArgumentError(f"timeout must be a positive number of seconds, got {timeout}")
+    seconds = _run_seconds(backend, timeout)
     plan = Plan(module, device_assignment)
     arrays = checked_inputs(plan, inputs)
     if backend == "local":
@@ -240,16 +236,23 @@ def execute(module: Module, inputs: Inputs | None = None, backend: str = "local"
     return run_processes(plan, arrays, seconds)
 
 
-def replay(module: Module, backend: str = "local", device_assignment: object = None,
-           timeout: float | None = None) -> ReplayResult:
-    """Issue ``module``'s collectives on every device (see the module docstring) on the
-    ``local`` or ``torch`` backend; a device that never arrives is a ``RendezvousError``
-    after ``timeout`` seconds (default ``DEFAULT_TIMEOUT``)."""
+def _run_seconds(backend: str, timeout: float | None) -> float:
+    """The rendezvous timeout in seconds of a run on ``backend`` (``DEFAULT_TIMEOUT`` for
+    None); an unknown backend or a timeout that is not positive is refused."""
     if backend not in BACKENDS:
         raise InvalidArgumentError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
     seconds = DEFAULT_TIMEOUT if timeout is None else float(timeout)
     if not seconds > 0:
         raise InvalidArgumentError(f"timeout must be a positive number of seconds, got {timeout}")
+    return seconds
+
+
+def replay(module: Module, backend: str = "local", device_assignment: object = None,
+           timeout: float | None = None) -> ReplayResult:
+    """Issue ``module``'s collectives on every device (see the module docstring) on the
+    ``local`` or ``torch`` backend; a device that never arrives is a ``RendezvousError``
+    after ``timeout`` seconds (default ``DEFAULT_TIMEOUT``)."""
+    seconds = _run_seconds(backend, timeout)
     plan = Replay(module, device_assignment)
     if backend == "local":
         return ReplayResult(plan, run_threads(plan.devices, seconds, plan.run_device))

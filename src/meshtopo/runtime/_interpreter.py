@@ -20,6 +20,7 @@ import numpy as np
 
 from .._errors import InternalError, InvalidArgumentError
 from ..hlo import (
+    DONE_OPCODES,
     Collective,
     Computation,
     Instruction,
@@ -125,8 +126,7 @@ class DeviceExecution:
             return operands[0][int(attributes["index"])]
         if opcode == "tuple":
             return tuple(operands)
-        if opcode in ("all-reduce-done", "all-gather-done", "collective-permute-done",
-                      "async-done"):
+        if opcode in DONE_OPCODES or opcode == "async-done":
             return operands[0].result
         if opcode == "after-all":
             return ()

@@ -16,27 +16,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import hlo
 from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError
 from .._placement import DeviceAssignment, as_device_assignment, participating_device_groups
-from ..hlo import EVALUATED_OPCODES, Collective, Computation, Instruction, Module, verify
+from ..hlo import (
+    EVALUATED_OPCODES,
+    NOT_ISSUED_OPCODES,
+    Collective,
+    Computation,
+    Instruction,
+    Module,
+    verify,
+)
 from ._clique_key import CliqueKey
 from ._values import check_shape
 
 # Besides mt.hlo.evaluate's data instructions: the values a program passes around.
 STRUCTURE_OPCODES = frozenset({"parameter", "tuple", "get-tuple-element"})
 CONTROL_OPCODES = frozenset({"call", "conditional", "while", "after-all"})
-COLLECTIVE_OPCODES = frozenset({
-    "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
-    "collective-broadcast", "all-reduce-start", "all-reduce-done", "all-gather-start",
-    "all-gather-done", "collective-permute-start", "collective-permute-done",
-    "async-start", "async-update", "async-done", "ragged-all-to-all", "send", "recv",
-    "send-done", "recv-done",
-})  # fmt: skip
+# Every collective but XLA's shorthand async forms, which a dump never prints.
+COLLECTIVE_OPCODES = hlo.COLLECTIVE_OPCODES - hlo.SHORTHAND_OPCODES
 P2P_OPCODES = frozenset({"collective-permute", "send", "recv"})
 EXECUTED_OPCODES = EVALUATED_OPCODES | STRUCTURE_OPCODES | CONTROL_OPCODES | COLLECTIVE_OPCODES
-_DONE = frozenset({"all-reduce-done", "all-gather-done", "collective-permute-done",
-                   "async-update", "async-done", "send-done", "recv-done"})
 
 
 @dataclass(frozen=True)
@@ -99,10 +101,10 @@ class Plan:
                     "(`meshtopo replay` issues a dump's collectives without running its "
                     f"computations); it executes: {', '.join(sorted(EXECUTED_OPCODES))}"
                 )
-            if instruction.opcode not in _DONE:
+            if instruction.opcode not in NOT_ISSUED_OPCODES:
                 check_shape(instruction.shape, where(instruction, self.module))
             collective = instruction.collective
-            if collective is not None and instruction.opcode not in _DONE:
+            if collective is not None and instruction.opcode not in NOT_ISSUED_OPCODES:
                 self._route(instruction, collective)
             if instruction.opcode == "async-start" or instruction.opcode in CONTROL_OPCODES:
                 for name in instruction.called_computations:
@@ -159,7 +161,7 @@ def collective_routes(collective: Collective, assignment: DeviceAssignment) -> d
             for rank, device in enumerate(key.devices):
                 routes[device] = Route(key, rank)
         return routes
-    domains = participating_device_groups(CollectiveDeviceList([]), collective.mode, assignment)
+    domains = participating_device_groups(CollectiveDeviceList([]), mode=collective.mode, device_assignment=assignment)
     key_of = {}
     for group in domains:
         key = CliqueKey(tuple(group))

@@ -495,7 +495,7 @@ def device_list_tiers(
 ) -> GroupTiers:
     """``group_tiers`` of written replica groups resolved through the group ``mode`` and
     ``device_assignment`` (the math layer's ``participating_device_groups``, kept as arrays)."""
-    flat, sizes = device_group_arrays(device_list, CollectiveOpGroupMode.coerce(mode), device_assignment)
+    flat, sizes = device_group_arrays(device_list, mode=CollectiveOpGroupMode.coerce(mode), device_assignment=device_assignment)
     if sizes.size and (sizes == sizes[0]).all():
         return group_tiers(cluster, flat.reshape(sizes.size, -1))
     return group_tiers(cluster, np.split(flat, np.cumsum(sizes)[:-1]))
