@@ -1,9 +1,11 @@
 """The compiled parts: the readers of XLA's printed forms (``hlo/_explicit_scan.c``, explicit
 replica groups, and ``hlo/_line_scan.c``, instructions one a line; both read the groups' form
-from ``hlo/_explicit_form.h``) and ``hlo/_decoded_copy.c``.
+from ``hlo/_explicit_form.h``), ``hlo/_decoded_copy.c`` and ``order/_flight_scan.c``, the
+decoder of Flight Recorder dumps.
 
 Each is optional: without a C compiler the install goes on without them and the reader uses
-its pure-Python stand-ins (``hlo/_native.py``), with the same answers, more slowly.
+its pure-Python stand-ins (``hlo/_native.py``; for dumps, Python's unpickler as
+``order/_flight_columns.py`` restricts it), with the same answers, more slowly.
 ``meshtopo --version`` says which are in use.
 """
 
@@ -19,4 +21,6 @@ setup(ext_modules=[
               extra_compile_args=["-O3"], optional=True),
     Extension("meshtopo.hlo._decoded_copy", [_HLO + "_decoded_copy.c"],
               depends=[_HLO + "_slots.h"], extra_compile_args=["-O3"], optional=True),
+    Extension("meshtopo.order._flight_scan", ["src/meshtopo/order/_flight_scan.c"],
+              extra_compile_args=["-O3"], optional=True),
 ])
