@@ -44,7 +44,14 @@ entries record one tensor per peer, else by the group's totals (the dumps keep t
 ``all_to_all_single``'s tensors, never its split sizes). Its dtype and opcode are compared as
 for any collective.
 
-Bound: O(entries) to read, then the replay of ``_match`` over ranks x entries.
+Dumps are read rank by rank into columns (``_flight_columns``: only the fields matching reads
+and each entry's user frame, as ids of distinct values; the stacks are never built), and each
+rank's are converted to numpy rows before the next is read, so memory holds one dump and the
+rows. Each distinct value is converted once (group names, clique names, signatures by their
+reprs, frames), and the collectives matched are numbered by one sort over all ranks' rows.
+
+Bound: O(bytes) to read, O(entries log entries) numpy to number the collectives, then the
+replay of ``_match`` over ranks x entries.
 """
 
 from __future__ import annotations
@@ -200,9 +207,10 @@ def _rank_rows(rank: int, found: Columns, tables: _Tables, source: object) -> _R
         """An integer field (0 when absent): converted at once when every value is an int."""
         present, inverse = np.unique(ids[:, _COLUMN[field]], return_inverse=True)
         plain = [values[i] if i >= 0 else 0 for i in present.tolist()]
-        if not all(type(v) is int and _INT64[0] <= v <= _INT64[1] for v in plain):
-            return mapped((field,), _seq(field), np.int64)
-        return np.array(plain, dtype=np.int64)[inverse.reshape(-1)]
+        if set(map(type, plain)) <= {int}:
+            with contextlib.suppress(OverflowError):
+                return np.array(plain, dtype=np.int64)[inverse.reshape(-1)]
+        return mapped((field,), _seq(field), np.int64)
 
     config, status = _mapping(found.pg_config, "pg_config", source), _mapping(
         found.pg_status, "pg_status", source)

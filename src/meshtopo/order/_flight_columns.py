@@ -29,6 +29,7 @@ import json
 import os
 import pickle
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,8 @@ MAX_DEPTH = 32  # how deeply a field's value may nest lists and tuples
 _LIBRARY = "torch/distributed"  # frames in this path are torch's own, never the user's
 
 _FORCED = os.environ.get("MESHTOPO_PURE_PYTHON", "") not in ("", "0")
+_scan: Callable[[bytes, tuple[str, ...], str, int], tuple[list[Any], bytes, Any, Any] | None
+                ] | None
 try:
     if _FORCED:
         raise ImportError("MESHTOPO_PURE_PYTHON is set")

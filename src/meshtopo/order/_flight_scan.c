@@ -405,40 +405,48 @@ static int intern(Scan *s, int32_t node, int depth, int32_t *out) {
         break;
     }
     case T_LIST: case T_TUPLE: {
+        /* keyed by its items' ids (as int32 bytes); the value is built only when new */
         if (depth == s->max_depth) return -1;
         Py_ssize_t count = 0;
         for (int64_t b = n->a; b >= 0; b = s->blocks[b].next) count += s->blocks[b].count;
-        PyObject *key = PyTuple_New(count);
-        PyObject *value = n->type == T_LIST ? PyList_New(count) : PyTuple_New(count);
-        if (!key || !value) {
-            Py_XDECREF(key);
-            Py_XDECREF(value);
-            return -2;
-        }
+        PyObject *key = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int32_t));
+        if (!key) return -2;
+        int32_t *items = (int32_t *)PyBytes_AS_STRING(key);
         Py_ssize_t i = 0;
         for (int64_t b = n->a; b >= 0 && !r; b = s->blocks[b].next)
             for (int64_t k = 0; k < s->blocks[b].count && !r; k++, i++) {
-                int32_t child;
                 int32_t kid = s->kids[s->blocks[b].start + k];
-                r = intern(s, kid, depth + 1, &child);
-                if (r) break;
+                r = intern(s, kid, depth + 1, &items[i]);
                 if (s->nodes[kid].height >= height) height = s->nodes[kid].height + 1;
-                PyObject *item = PyList_GET_ITEM(s->values, child);
-                Py_INCREF(item);
-                PyObject *number = PyLong_FromLong(child);
-                if (!number) { Py_DECREF(item); r = -2; break; }
-                PyTuple_SET_ITEM(key, i, number);
-                if (n->type == T_LIST) PyList_SET_ITEM(value, i, item);
-                else PyTuple_SET_ITEM(value, i, item);
             }
         if (r) {
-            /* unfilled slots are NULL, which both types' deallocators skip */
             Py_DECREF(key);
-            Py_DECREF(value);
             return r;
         }
         if (!height) height = 1;
-        r = intern_key(s, n->type == T_LIST ? s->lists : s->tuples, key, value, &id);
+        PyObject *table = n->type == T_LIST ? s->lists : s->tuples;
+        PyObject *found = PyDict_GetItemWithError(table, key);
+        if (found) {
+            id = (int32_t)PyLong_AsLong(found);
+            Py_DECREF(key);
+            break;
+        }
+        if (PyErr_Occurred()) {
+            Py_DECREF(key);
+            return -2;
+        }
+        PyObject *value = n->type == T_LIST ? PyList_New(count) : PyTuple_New(count);
+        if (!value) {
+            Py_DECREF(key);
+            return -2;
+        }
+        for (i = 0; i < count; i++) {
+            PyObject *item = PyList_GET_ITEM(s->values, items[i]);
+            Py_INCREF(item);
+            if (n->type == T_LIST) PyList_SET_ITEM(value, i, item);
+            else PyTuple_SET_ITEM(value, i, item);
+        }
+        r = intern_key(s, table, key, value, &id);
         break;
     }
     default:
