@@ -86,7 +86,8 @@ _PAIR = "|"  # a point-to-point clique: "<group>|<source rank>-><target rank>" (
 _SUFFIXES = (".json", ".pkl", ".pickle")
 DEFAULT_GROUP = "0"
 _ABSENT = object()  # a field the entry lacks
-_COLUMN = {field: column for column, field in enumerate(FIELDS)}
+_COLUMN = {**{field: column for column, field in enumerate(FIELDS)},
+           "frame filename": FILENAME, "frame line": LINE}
 _INT64 = (-2**63, 2**63 - 1)
 
 
@@ -191,8 +192,7 @@ def _rank_rows(rank: int, found: Columns, tables: _Tables, source: object) -> _R
         return values[i] if i >= 0 else _ABSENT
 
     def mapped(fields: tuple[str, ...], convert: Callable[..., Any], dtype: Any) -> np.ndarray:
-        cols = [FILENAME if f == "frame filename" else LINE if f == "frame line"
-                else _COLUMN[f] for f in fields]
+        cols = [_COLUMN[f] for f in fields]
         present, inverse = _distinct_rows(ids[:, cols])
         out = []
         for key in present.tolist():
@@ -226,10 +226,10 @@ def _rank_rows(rank: int, found: Columns, tables: _Tables, source: object) -> _R
                        lambda *v: _signature_id(tables, *v), np.int64)
     frame = mapped(("frame filename", "frame line"), lambda f, n: -1 if f is _ABSENT else
                    tables.frames.id((f, _line(n))), np.int64)
-    last = np.array([_int(_mapping_or_empty(status.get(name)).get(
-        "last_completed_collective")) for name in tables.pgs.values], dtype=object)
+    last = [_int(_mapping_or_empty(status.get(name)).get("last_completed_collective"))
+            for name in tables.pgs.values]
     done = completed.copy()
-    for index, bound in enumerate(last.tolist()):
+    for index, bound in enumerate(last):
         if bound is not None:
             done |= ~p2p & (pg == index) & (seq <= bound)
     return _RankRows(rank, group, clique, p2p, seq, completed, done, pg, signature, frame,
