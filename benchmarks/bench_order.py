@@ -9,8 +9,8 @@ Goals (reported, never asserted):
    at the smallest size.
 2. ``mt.order.from_flight_recorder`` on clean dumps in the pattern [tp all_reduce, tp
    all_reduce, dp reduce_scatter, world all_reduce] with tp = 8, every entry with a stack of
-   ``FRAMES`` frames as real dumps carry (each entry its own frame objects, as torch writes
-   them): at least 10x faster than torch's analyzer (``fr_trace``'s read_dir + build_db) on
+   ``FRAMES`` frames as real dumps carry, written as torch writes them (``write_dumps``): at
+   least 10x faster than torch's analyzer (``fr_trace``'s read_dir + build_db) on
    the same files at 256 and 512 ranks x 2,000 entries, the two interleaved in each round,
    and an exponent at most 1.1 in (ranks x entries).
 3. A 1,024-device module of 20,000 collectives, every fourth a collective-permute over all
@@ -29,6 +29,7 @@ import pickle
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -136,51 +137,68 @@ def bench_spmd() -> tuple[list[Comparison], float]:
 
 
 def write_dumps(directory: Path, ranks: int, entries: int) -> None:
-    """Clean dumps, one pickle per rank named ``rank_<r>``, with ``pg_config`` filled in."""
+    """Clean dumps, one pickle per rank named ``rank_<r>``, with ``pg_config`` filled in, built
+    as torch builds them (``FlightRecorder::dump``): pickle protocol 2, the fields of torch
+    2.13's entries in its order and types, every distinct frame one dict that each stack
+    holding it shares (torch's symbolizer gives each distinct frame one object, and its
+    pickler memoizes shared objects), and equal strings memoized as one (torch's pickler
+    memoizes strings by value)."""
     dp = ranks // TP
     pattern = ("tp", "tp", "dp", "world")
+    frames: dict[tuple[str, str, int], dict[str, object]] = {}
+    texts: dict[str, str] = {}
+
+    def text(value: str) -> str:
+        return texts.setdefault(value, value)
+
     for rank in range(ranks):
         tp_name = str(1 + rank // TP)
         dp_name = str(1 + ranks // TP + rank % TP)
         groups = {"tp": tp_name, "dp": dp_name, "world": "0"}
         members = {"tp": list(range(rank // TP * TP, rank // TP * TP + TP)),
                    "dp": list(range(rank % TP, ranks, TP)), "world": list(range(ranks))}
+        pg_ids = {"world": 0, "tp": 1, "dp": 2}
         seq = {"tp": 0, "dp": 0, "world": 0}
         records = []
         for record in range(entries):
             kind = pattern[record % 4]
             seq[kind] += 1
             op = "nccl:_reduce_scatter_base" if kind == "dp" else "nccl:all_reduce"
+            created = 1_796_197_734_562_963_156 + 1_000 * record
             records.append({
-                "record_id": record, "pg_id": 0, "process_group": (groups[kind], "undefined"),
+                "frames": _stack(kind, record, frames, text), "record_id": record,
+                "pg_id": pg_ids[kind], "process_group": (text(groups[kind]), text("undefined")),
+                "thread_name": text("pt_nccl_watchdg"), "thread_id": text("140399859760000"),
                 "collective_seq_id": seq[kind], "p2p_seq_id": 0, "op_id": seq[kind],
-                "profiling_name": op, "time_created_ns": record, "duration_ms": None,
+                "profiling_name": text(op), "time_created_ns": created, "duration_ms": 0.25,
                 "input_sizes": [[8 * dp]] if kind == "dp" else [[8]],
-                "input_dtypes": ["Float"],
-                "output_sizes": [[8]], "output_dtypes": ["Float"], "state": "completed",
-                "time_discovered_started_ns": None, "time_discovered_completed_ns": None,
-                "retired": True, "timeout_ms": 600000, "is_p2p": False,
-                "frames": _stack(kind, record),
-                "thread_id": "1", "thread_name": "python",
+                "input_dtypes": [text("Float")], "output_sizes": [[8]],
+                "output_dtypes": [text("Float")], "state": text("completed"),
+                "time_discovered_started_ns": created + 10,
+                "time_discovered_completed_ns": created + 20, "retired": True,
+                "timeout_ms": 600000, "is_p2p": False,
             })  # fmt: skip
         config = {groups[k]: {"name": groups[k], "desc": "undefined",
                               "ranks": str(members[k])} for k in pattern}
-        dump = {"entries": records, "pg_config": config, "pg_status": {}, "version": "2.10",
-                "comm_lib_version": "2.21.5", "rank": rank}
-        (directory / f"rank_{rank}").write_bytes(pickle.dumps(dump))
+        status = {str(pg_ids[k]): {"last_enqueued_collective": seq[k],
+                                   "last_started_collective": seq[k],
+                                   "last_completed_collective": seq[k]} for k in pattern}
+        dump = {"version": "2.10", "pg_config": config, "comm_lib_version": "2.21.5",
+                "pg_status": status, "entries": records}
+        (directory / f"rank_{rank}").write_bytes(pickle.dumps(dump, protocol=2))
 
 
-def _stack(kind: str, record: int) -> list[dict[str, object]]:
+def _stack(kind: str, record: int, frames: dict[tuple[str, str, int], dict[str, object]],
+           text: Callable[[str], str]) -> list[dict[str, object]]:
     """``FRAMES`` frames as torch records them (innermost first: c10d, the training loop,
-    the launcher), new objects for every entry."""
-    inner = [{"name": "all_reduce", "filename": "torch/distributed/distributed_c10d.py",
-              "line": 2800 + record % 3},
-             {"name": "wrapper", "filename": "torch/distributed/c10d_logger.py", "line": 81}]
-    user = [{"name": f"layer_{kind}_{depth}", "filename": f"model/block_{depth}.py",
-             "line": 10 + depth + record % 7} for depth in range(FRAMES - 4)]
-    outer = [{"name": "train_step", "filename": "train.py", "line": 120},
-             {"name": "<module>", "filename": "train.py", "line": 300}]
-    return inner + user + outer
+    the launcher), each distinct frame one dict in ``frames``."""
+    where = [("all_reduce", "torch/distributed/distributed_c10d.py", 2800 + record % 3),
+             ("wrapper", "torch/distributed/c10d_logger.py", 81),
+             *((f"layer_{kind}_{depth}", f"model/block_{depth}.py", 10 + depth + record % 7)
+               for depth in range(FRAMES - 4)),
+             ("train_step", "train.py", 120), ("<module>", "train.py", 300)]
+    return [frames.setdefault(key, {"name": text(key[0]), "filename": text(key[1]),
+                                    "line": key[2]}) for key in where]
 
 
 def torch_analyzer(directory: Path) -> object | None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import meshtopo as mt
+from meshtopo.order import _flight_columns as fc
 
 from ._jobs import run_ranks
 
@@ -304,3 +305,24 @@ def _default_group_status(path: Path) -> list[tuple[dict[int, tuple[int, int]],
                                 for e in world}
         out.append((statuses, blocked_at))
     return out
+
+
+@pytest.mark.skipif(fc.DECODER != "native", reason="the decoder was not built")
+def test_decoders_agree(dumps: dict[str, Path]) -> None:
+    """torch's own pickles: the compiled decoder reads every one, to the columns Python's
+    restricted unpickler and ``columns`` give."""
+    for path in dumps.values():
+        for file in sorted(path.iterdir()):
+            data = file.read_bytes()
+            assert fc._scan is not None
+            found = fc._scan(data, fc.FIELDS, fc._LIBRARY, fc.MAX_DEPTH)
+            assert found is not None, file
+            values, ids, config, status = found
+            theirs = fc.columns(fc._unpickle(data, file), file)
+            assert values == theirs.values
+            assert [type(v) for v in values] == [type(v) for v in theirs.values]
+            assert ids == theirs.ids.astype("int32").tobytes()
+            assert (config, status) == (theirs.pg_config, theirs.pg_status)
+            line = theirs.values[theirs.ids[0, fc.LINE]]
+            assert theirs.values[theirs.ids[0, fc.FILENAME]] == str(HERE / "_fr_worker.py")
+            assert line == _worker_line("dist.all_reduce(x, group=tp)")

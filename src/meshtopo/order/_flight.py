@@ -44,7 +44,14 @@ entries record one tensor per peer, else by the group's totals (the dumps keep t
 ``all_to_all_single``'s tensors, never its split sizes). Its dtype and opcode are compared as
 for any collective.
 
-Bound: O(entries) to read, then the replay of ``_match`` over ranks x entries.
+Dumps are read rank by rank into columns (``_flight_columns``: only the fields matching reads
+and each entry's user frame, as ids of distinct values; the stacks are never built), and each
+rank's are converted to numpy rows before the next is read, so memory holds one dump and the
+rows. Each distinct value is converted once (group names, clique names, signatures by their
+reprs, frames), and the collectives matched are numbered by one sort over all ranks' rows.
+
+Bound: O(bytes) to read, O(entries log entries) numpy to number the collectives, then the
+replay of ``_match`` over ranks x entries.
 """
 
 from __future__ import annotations
@@ -54,10 +61,9 @@ import dataclasses
 import gc
 import json
 import os
-import pickle
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,6 +76,7 @@ from ._analyze import run_schedule
 from ._classify import Ref, blocked, mismatches
 from ._entry import Arrival, Entry
 from ._exchange import EXCHANGES, amounts, exchange_mismatches
+from ._flight_columns import FIELDS, FILENAME, LINE, Columns, columns, read_dump
 from ._match import Rows, run
 from ._program import ARRIVE, WAIT
 from ._report import Report
@@ -78,13 +85,17 @@ _RANK = re.compile(r"(\d+)$")
 _PAIR = "|"  # a point-to-point clique: "<group>|<source rank>-><target rank>" (group ranks)
 _SUFFIXES = (".json", ".pkl", ".pickle")
 DEFAULT_GROUP = "0"
+_ABSENT = object()  # a field the entry lacks
+_COLUMN = {**{field: column for column, field in enumerate(FIELDS)},
+           "frame filename": FILENAME, "frame line": LINE}
+_INT64 = (-2**63, 2**63 - 1)
 
 
 def from_flight_recorder(path: str | os.PathLike[str]) -> Report:
     """Read every dump in directory ``path`` (or the one file ``path``) and match the ranks'
     collectives by arrival order (bound in the module docstring)."""
     with collector_paused():
-        return _from_dumps(*_read(Path(path)))
+        return _from_dumps(_read(Path(path)))
 
 
 def from_entries(dumps: dict[int, list[dict[str, Any]]],
@@ -94,7 +105,11 @@ def from_entries(dumps: dict[int, list[dict[str, Any]]],
     ``profiling_name``, ``collective_seq_id``, sizes and dtypes), ``configs`` to its
     ``pg_config``."""
     with collector_paused():
-        return _from_dumps(dumps, configs, {rank: {} for rank in dumps})
+        tables = _Tables()
+        ranks = [_rank_rows(rank, columns({"entries": dumps[rank], "pg_config": configs[rank]},
+                                          f"rank {rank}"), tables, f"rank {rank}")
+                 for rank in sorted(dumps)]
+        return _from_dumps(_Dumps(ranks, tables))
 
 
 @contextlib.contextmanager
@@ -111,17 +126,232 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _from_dumps(dumps: dict[int, list[dict[str, Any]]], configs: dict[int, dict[str, Any]],
-                statuses: dict[int, dict[str, Any]]) -> Report:
+class _Table:
+    """Distinct values of one kind, numbered on first sight."""
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+        self._ids: dict[Any, int] = {}
+
+    def id(self, key: Any, value: Any = _ABSENT) -> int:
+        found = self._ids.get(key)
+        if found is None:
+            found = self._ids[key] = len(self.values)
+            self.values.append(key if value is _ABSENT else value)
+        return found
+
+
+class _Tables:
+    """What the ranks' entries name, shared by all ranks: process group names, clique names
+    (``_clique_name``), ``pg_id`` texts, signatures (``profiling_name``, ``input_sizes``,
+    ``input_dtypes``, ``output_sizes``, keyed by their reprs) and user frames (filename,
+    line)."""
+
+    def __init__(self) -> None:
+        self.groups = _Table()
+        self.cliques = _Table()
+        self.pgs = _Table()
+        self.signatures = _Table()
+        self.frames = _Table()
+
+
+@dataclass(frozen=True)
+class _RankRows:
+    """One rank's entries, each as ids into ``_Tables``: its process ``group``, its
+    ``clique`` (-1 for what is not matched: ``_clique_name``), ``p2p``, ``seq`` (``p2p_seq_id``
+    for a send or recv, else ``collective_seq_id``), ``completed`` (its ``state`` says so),
+    ``done`` (``_completed``), ``pg`` (its ``pg_id`` as text), ``signature`` and ``frame``
+    (-1: none); and the dump's ``pg_config`` and ``pg_status``."""
+
+    rank: int
+    group: np.ndarray
+    clique: np.ndarray
+    p2p: np.ndarray
+    seq: np.ndarray
+    completed: np.ndarray
+    done: np.ndarray
+    pg: np.ndarray
+    signature: np.ndarray
+    frame: np.ndarray
+    config: dict[str, Any]
+    status: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Dumps:
+    """Every rank's rows, in rank order, and the tables they refer to."""
+
+    ranks: list[_RankRows]
+    tables: _Tables
+
+
+def _rank_rows(rank: int, found: Columns, tables: _Tables, source: object) -> _RankRows:
+    """``found`` converted: each distinct value once, numpy over the entries."""
+    ids, values = found.ids, found.values
+
+    def value(i: int) -> Any:
+        return values[i] if i >= 0 else _ABSENT
+
+    def mapped(fields: tuple[str, ...], convert: Callable[..., Any], dtype: Any) -> np.ndarray:
+        cols = [_COLUMN[f] for f in fields]
+        present, inverse = _distinct_rows(ids[:, cols])
+        out = []
+        for key in present.tolist():
+            try:
+                out.append(convert(*(value(i) for i in key)))
+            except _Refused as error:
+                row = int(np.flatnonzero((ids[:, cols] == key).all(axis=1))[0])
+                raise InvalidArgumentError(f"{source}: entry {row}: {error}") from None
+        return np.array(out, dtype=dtype)[inverse.reshape(-1)] if out else np.zeros(0, dtype)
+
+    def integers(field: str) -> np.ndarray:
+        """An integer field (0 when absent): converted at once when every value is an int."""
+        present, inverse = np.unique(ids[:, _COLUMN[field]], return_inverse=True)
+        plain = [values[i] if i >= 0 else 0 for i in present.tolist()]
+        if set(map(type, plain)) <= {int}:
+            with contextlib.suppress(OverflowError):
+                return np.array(plain, dtype=np.int64)[inverse.reshape(-1)]
+        return mapped((field,), _seq(field), np.int64)
+
+    config, status = _mapping(found.pg_config, "pg_config", source), _mapping(
+        found.pg_status, "pg_status", source)
+    group = mapped(("process_group",), lambda v: tables.groups.id(_group_name(v)), np.int64)
+    p2p = mapped(("is_p2p",), _flag, bool)
+    seq = np.where(p2p, integers("p2p_seq_id"), integers("collective_seq_id"))
+    clique = mapped(("process_group", "profiling_name", "is_p2p"),
+                    lambda g, n, p: _clique_id(tables, g, n, p), np.int64)
+    completed = mapped(("state",), lambda v: v == "completed", bool)
+    pg = mapped(("pg_id",), lambda v: tables.pgs.id(str(None if v is _ABSENT else v)),
+                np.int64)
+    signature = mapped(("profiling_name", "input_sizes", "input_dtypes", "output_sizes"),
+                       lambda *v: _signature_id(tables, *v), np.int64)
+    frame = mapped(("frame filename", "frame line"), lambda f, n: -1 if f is _ABSENT else
+                   tables.frames.id((f, _line(n))), np.int64)
+    last = [_int(_mapping_or_empty(status.get(name)).get("last_completed_collective"))
+            for name in tables.pgs.values]
+    done = completed.copy()
+    for index, bound in enumerate(last):
+        if bound is not None:
+            done |= ~p2p & (pg == index) & (seq <= bound)
+    return _RankRows(rank, group, clique, p2p, seq, completed, done, pg, signature, frame,
+                     config, status)
+
+
+class _Refused(Exception):
+    """A field value the matcher cannot read; the caller says where."""
+
+
+def _distinct_rows(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``ids`` (entries x columns of ids from -1) and each row's index
+    among them: the columns folded one at a time into one code, compacted after each fold so
+    that it stays below entries x (values + 1). O(entries log entries) numpy."""
+    code = np.zeros(ids.shape[0], dtype=np.int64)
+    for column in ids.T:
+        _, code = np.unique(code * (int(column.max(initial=-1)) + 2) + column + 1,
+                            return_inverse=True)
+        code = code.reshape(-1)
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    return ids[first], inverse.reshape(-1)
+
+
+def _mapping(value: Any, name: str, source: object) -> dict[str, Any]:
+    if not value:
+        return {}
+    if type(value) is not dict:
+        raise InvalidArgumentError(
+            f"{source}: {name} is a {type(value).__name__}, not a dict")
+    return value
+
+
+def _mapping_or_empty(value: Any) -> dict[str, Any]:
+    return value if type(value) is dict else {}
+
+
+def _group_name(value: Any) -> str:
+    if type(value) not in (list, tuple) or not value:
+        raise _Refused("process_group is not a list of the group's name and description")
+    return str(value[0])
+
+
+def _flag(value: Any) -> bool:
+    if value is _ABSENT:
+        return False
+    if type(value) is not bool:
+        raise _Refused(f"is_p2p is {value!r}, not a boolean")
+    return value
+
+
+def _seq(field: str) -> Callable[[Any], int]:
+    def convert(value: Any) -> int:
+        if value is _ABSENT:
+            return 0
+        if type(value) is not int or not _INT64[0] <= value <= _INT64[1]:
+            raise _Refused(f"{field} is {value!r}, not an integer of 64 bits")
+        return value
+    return convert
+
+
+def _line(value: Any) -> int:
+    if type(value) is not int:
+        raise _Refused(f"a frame's line is {value!r}, not an integer")
+    return value
+
+
+def _profiling_name(value: Any) -> str:
+    if type(value) is not str:
+        raise _Refused("profiling_name is absent" if value is _ABSENT else
+                       f"profiling_name is {value!r}, not a string")
+    return value
+
+
+def _clique_id(tables: _Tables, group: Any, name: Any, p2p: Any) -> int:
+    text = _clique_name(_group_name(group), _profiling_name(name), _flag(p2p))
+    return tables.cliques.id(text) if text else -1
+
+
+def _signature_id(tables: _Tables, name: Any, *sizes: Any) -> int:
+    """The id of what the members of a collective must agree on: the op and the sizes and
+    dtypes (keyed by their reprs, as the dumps spell them)."""
+    plain = [None if v is _ABSENT else v for v in sizes]
+    return tables.signatures.id((_profiling_name(name), *map(repr, plain)),
+                                (name, *plain))
+
+
+def _read(path: Path) -> _Dumps:
+    """Every rank's rows, read rank by rank: each dump is dropped once its columns are
+    converted, so memory holds one dump at a time."""
+    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    origin: dict[int, Path] = {}
+    for file in files:
+        stem = file.name
+        for suffix in _SUFFIXES:
+            stem = stem.removesuffix(suffix)
+        found = _RANK.search(stem)
+        if found is None:
+            continue
+        rank = int(found.group(1))
+        if rank in origin:
+            raise InvalidArgumentError(
+                f"{origin[rank]} and {file} are both dumps of rank {rank}; keep one per rank")
+        origin[rank] = file
+    if not origin:
+        raise InvalidArgumentError(
+            f"{path}: no Flight Recorder dumps (files whose names end in the rank number)")
+    tables = _Tables()
+    return _Dumps([_rank_rows(rank, read_dump(origin[rank]), tables, origin[rank])
+                   for rank in sorted(origin)], tables)
+
+
+def _from_dumps(dumps: _Dumps) -> Report:
     """The report; where the members with a dump all arrived at a collective none shows
     completed and nothing found there explains it (``_unseen_blocks``), again with the member
     they wait for that no dump shows."""
-    report = _analysis(dumps, configs, statuses, [])
-    blocks = _unseen_blocks(dumps, configs, statuses)
+    report = _analysis(dumps, [])
+    blocks = _unseen_blocks(dumps)
     if blocks:
         found = {name for f in report.findings for name in f.instructions}
         blocks = [b for b in blocks if b.name not in found]
-    return _analysis(dumps, configs, statuses, blocks) if blocks else report
+    return _analysis(dumps, blocks) if blocks else report
 
 
 @dataclass(frozen=True)
@@ -136,65 +366,58 @@ class _Block:
     ranks: tuple[int, ...]
 
 
-def _analysis(dumps: dict[int, list[dict[str, Any]]], configs: dict[int, dict[str, Any]],
-              statuses: dict[int, dict[str, Any]], blocks: list[_Block]) -> Report:
+def _analysis(dumps: _Dumps, blocks: list[_Block]) -> Report:
     """Match the dumps; each of ``blocks`` gets the member that no dump shows: on the default
     group the rank above every rank the dumps show (global ranks count from 0), elsewhere a
     member with a negative id (``Rows.members``)."""
-    ranks = np.array(sorted(dumps), dtype=np.int64)
+    tables = dumps.tables
+    ranks = np.array([r.rank for r in dumps.ranks], dtype=np.int64)
+    configs = {r.rank: r.config for r in dumps.ranks}
     world = [b for b in blocks if b.group == DEFAULT_GROUP]
-    table: dict[tuple[object, ...], int] = {}
-    samples: list[dict[str, Any]] = []
-    per_rank: list[tuple[list[str], np.ndarray, np.ndarray]] = []
-    batched: list[np.ndarray] = []
-    finished: list[np.ndarray] = []
-    for rank in ranks.tolist():
-        named = [(_clique_name(e), e) for e in dumps[rank]]
-        entries = [e for name, e in named if name]
-        groups = [name for name, _ in named if name]
-        seqs = np.array([int(e.get("p2p_seq_id" if e.get("is_p2p") else "collective_seq_id", 0))
-                         for e in entries], dtype=np.int64)
-        finished.append(np.array([_completed(e, statuses[rank]) for e in entries], dtype=bool))
-        keys = [(g, int(s), e.get("profiling_name"), repr(e.get("input_sizes")),
-                 repr(e.get("input_dtypes")), repr(e.get("output_sizes")))
-                for g, s, e in zip(groups, seqs.tolist(), entries, strict=True)]
-        found_ids: list[int] = []
-        for key, entry in zip(keys, entries, strict=True):
-            found = table.get(key)
-            if found is None:
-                found = table[key] = len(samples)
-                samples.append(entry)
-            found_ids.append(found)
-        per_rank.append((groups, seqs, np.array(found_ids, dtype=np.int64)))
-        batched.append(_joins_batch(groups, seqs))
+    matched = [r.clique >= 0 for r in dumps.ranks]
+    cliques = [r.clique[m] for r, m in zip(dumps.ranks, matched, strict=True)]
+    seqs = [r.seq[m] for r, m in zip(dumps.ranks, matched, strict=True)]
+    sample_of, samples = _samples(cliques, seqs, [r.signature[m] for r, m in zip(
+        dumps.ranks, matched, strict=True)], [r.frame[m] for r, m in zip(
+            dumps.ranks, matched, strict=True)])
+    names_of = tables.cliques.values
+    base = [name.split(_PAIR)[0] for name in names_of]
     members, recovered = _memberships(
-        ranks.tolist(), [{n.split(_PAIR)[0] for n in g} for g, _, _ in per_rank], configs,
+        ranks.tolist(), [{base[c] for c in np.unique(c).tolist()} for c in cliques], configs,
         beyond=bool(world))
     absent = sorted({r for m in members.values() for r in m} - set(ranks.tolist()))
-    pairs = {n for g, _, _ in per_rank for n in g if _PAIR in n}
+    pairs = {n for n in names_of if _PAIR in n}
     members.update({n: _pair(n, members) for n in pairs})
     names = sorted(members)
     clique_of = {name: index for index, name in enumerate(names)}
-    cutoff = _cutoffs(per_rank, ranks.tolist(), members)
+    position = np.array([clique_of[n] for n in names_of], dtype=np.int64)
+    cutoff = _cutoffs(cliques, seqs, [len(members[b]) for b in base],
+                      np.array([_PAIR in n for n in names_of], dtype=bool))
     unseen = [b for b in blocks if b.group != DEFAULT_GROUP]
     for number, block in enumerate(unseen, 1):
         members[block.group] = (*members[block.group], -number)
-    moved = {index: amounts(entry.get("input_sizes") or [], entry.get("output_sizes") or [])
-             for index, entry in enumerate(samples) if _opcode(entry) in EXCHANGES}
-    refs = [Ref(_entry(entry, index), sized=index not in moved)
-            for index, entry in enumerate(samples)]
+    shown: dict[tuple[int, int], tuple[str, str, str, str, str, int]] = {}
+    entries = [_entry(tables, shown, index, *sample) for index, sample in enumerate(samples)]
+    moved = {index: amounts(tables.signatures.values[sample[2]][1] or [],
+                            tables.signatures.values[sample[2]][3] or [])
+             for index, sample in enumerate(samples) if entries[index].opcode in EXCHANGES}
+    refs = [Ref(entry, sized=index not in moved) for index, entry in enumerate(entries)]
+    is_pair = np.array([_PAIR in n for n in names_of], dtype=bool)
+    codes: dict[str, int] = {}
+    base_code = np.array([codes.setdefault(b, len(codes)) for b in base], dtype=np.int64)
     kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     credited = np.zeros(len(names), dtype=np.int64)
-    for (groups, seqs, ids), joins, done in zip(per_rank, batched, finished, strict=True):
-        cliques = np.array([clique_of[g] for g in groups], dtype=np.int64)
-        floor = np.array([cutoff[g] for g in groups], dtype=np.int64)
-        keep = seqs >= floor
+    for row, (rank, keep_rows, clique, seq) in enumerate(
+            zip(dumps.ranks, matched, cliques, seqs, strict=True)):
+        joins = _joins_batch(clique, seq, is_pair, base_code)
+        keep = seq >= cutoff[clique]
         starts = ~joins[keep]
         if starts.size:
             starts[0] = True
-        kept.append((cliques[keep], ids[keep], starts))
-        np.maximum(credited, _completed_per_clique(cliques[keep], done[keep], starts,
-                                                   len(names)), out=credited)
+        kept_cliques = position[clique[keep]]
+        kept.append((kept_cliques, sample_of[row][keep], starts))
+        np.maximum(credited, _completed_per_clique(kept_cliques, rank.done[keep_rows][keep],
+                                                   starts, len(names)), out=credited)
     count = max((c.size for c, _, _ in kept), default=0)
     check_size(2 * count * ranks.size, "the Flight Recorder entries of all ranks")
     kind = np.full((ranks.size, 2 * count), ARRIVE, dtype=np.int64)
@@ -248,14 +471,16 @@ def _analysis(dumps: dict[int, list[dict[str, Any]]], configs: dict[int, dict[st
                   notes)
 
 
-def _joins_batch(groups: list[str], seqs: np.ndarray) -> np.ndarray:
-    """For each entry of one rank, whether it belongs to the batch of the entry before it: a
-    send or recv with the same process group and ``p2p_seq_id`` as the point-to-point entry
-    just before it (``batch_isend_irecv`` numbers every op of a batch alike)."""
-    p2p = np.array([_PAIR in g for g in groups], dtype=bool)
-    group = np.array([g.split(_PAIR)[0] for g in groups], dtype=object)
-    joins = np.zeros(len(groups), dtype=bool)
-    if len(groups) > 1:
+def _joins_batch(clique: np.ndarray, seqs: np.ndarray, is_pair: np.ndarray,
+                 base: np.ndarray) -> np.ndarray:
+    """For each entry of one rank (its ``clique`` id; ``is_pair`` and ``base``, the process
+    group's code, per clique), whether it belongs to the batch of the entry before it: a send
+    or recv with the same process group and ``p2p_seq_id`` as the point-to-point entry just
+    before it (``batch_isend_irecv`` numbers every op of a batch alike). O(entries) numpy."""
+    p2p = is_pair[clique]
+    group = base[clique]
+    joins = np.zeros(clique.size, dtype=bool)
+    if clique.size > 1:
         joins[1:] = (p2p[1:] & p2p[:-1] & (seqs[1:] == seqs[:-1])
                      & (group[1:] == group[:-1]))
     return joins
@@ -282,21 +507,6 @@ def _completed_per_clique(cliques: np.ndarray, done: np.ndarray, starts: np.ndar
     if starts.size:
         passed[:int(np.flatnonzero(starts)[-1])] = True
     return np.bincount(cliques[passed], minlength=count)
-
-
-def _completed(entry: dict[str, Any], status: dict[str, Any]) -> bool:
-    """Whether one dump shows ``entry`` completed: its ``state`` says so, or (a collective) the
-    ``pg_status`` of its process group counts it (``last_completed_collective``, a number or,
-    in JSON dumps, its text)."""
-    if entry.get("state") == "completed":
-        return True
-    if entry.get("is_p2p"):
-        return False
-    last = (status.get(str(entry.get("pg_id"))) or {}).get("last_completed_collective")
-    try:
-        return int(entry.get("collective_seq_id", 0)) <= int(last)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return False
 
 
 def _expected(ranks: list[int], configs: dict[int, dict[str, Any]],
@@ -335,9 +545,7 @@ def _memberships(ranks: list[int], used: list[set[str]], configs: dict[int, dict
     return members, recovered
 
 
-def _unseen_blocks(dumps: dict[int, list[dict[str, Any]]],
-                   configs: dict[int, dict[str, Any]], statuses: dict[int, dict[str, Any]]
-                   ) -> list[_Block]:
+def _unseen_blocks(dumps: _Dumps) -> list[_Block]:
     """The collectives where the members of a process group that have a dump all block
     waiting for a member no dump shows. Only groups whose members were recovered from the
     entries qualify (no ``pg_config`` lists them; for the default group, every rank expected
@@ -348,40 +556,48 @@ def _unseen_blocks(dumps: dict[int, list[dict[str, Any]]],
     arrive, so if nothing else is wrong there (the caller drops those a finding names), a
     member is missing that the dumps do not show. O(entries); none without a ``pg_status``
     (profiler traces record none)."""
-    if not any(statuses.values()):
+    if not any(r.status for r in dumps.ranks):
         return []
-    ranks = sorted(dumps)
-    used = [{_clique_name(e).split(_PAIR)[0] for e in dumps[r]} - {""} for r in ranks]
-    members, recovered = _memberships(ranks, used, configs)
+    tables = dumps.tables
+    rows = {r.rank: r for r in dumps.ranks}
+    ranks = sorted(rows)
+    base = [name.split(_PAIR)[0] for name in tables.cliques.values]
+    used = [{base[c] for c in np.unique(rows[r].clique[rows[r].clique >= 0]).tolist()}
+            for r in ranks]
+    members, recovered = _memberships(ranks, used, {r: rows[r].config for r in ranks})
     blocks: list[_Block] = []
     for group in recovered:
         group_ranks = members[group]
-        if any(r not in dumps for r in group_ranks):
+        if any(r not in rows for r in group_ranks):
             continue  # a member with no dump is known already and placed where they block
-        held = {r: [e for e in dumps[r] if not e.get("is_p2p")
-                    and str(e["process_group"][0]) == group] for r in group_ranks}
-        counts = [c for c in (_status_counts(held[r], statuses[r]) for r in group_ranks) if c]
+        code = tables.groups.id(group)
+        held = {r: ~rows[r].p2p & (rows[r].group == code) for r in group_ranks}
+        counts = [c for c in (_status_counts(rows[r], held[r], tables) for r in group_ranks)
+                  if c]
         if len(counts) != len(group_ranks):
             continue
         seq = max(done for _, done in counts) + 1
         if any(enqueued < seq for enqueued, _ in counts):
-            continue  # a member with a dump has not arrived: the matching finds it
-        at = [e for r in group_ranks for e in held[r] if _int(e.get("collective_seq_id")) == seq]
-        if len(at) != len(group_ranks) or any(e.get("state") == "completed" for e in at):
+            continue  # a member with a dump has not arrived: the matcher finds it
+        at = [(r, i) for r in group_ranks
+              for i in np.flatnonzero(held[r] & (rows[r].seq == seq)).tolist()]
+        if len(at) != len(group_ranks) or any(rows[r].completed[i] for r, i in at):
             continue
-        blocks.append(_Block(group, seq, f"{_opcode(at[0])}#{seq}@pg{group}", group_ranks))
+        first, index = at[0]
+        name = tables.signatures.values[int(rows[first].signature[index])][0]
+        blocks.append(_Block(group, seq, f"{_opcode(name)}#{seq}@pg{group}", group_ranks))
     return blocks
 
 
-def _status_counts(entries: list[dict[str, Any]], status: dict[str, Any]
+def _status_counts(rows: _RankRows, held: np.ndarray, tables: _Tables
                    ) -> tuple[int, int] | None:
     """(``last_enqueued_collective``, ``last_completed_collective``) of the process group of
-    ``entries`` (one rank's, on one group) in that rank's ``pg_status``; None when the entries
-    name no single ``pg_id`` or the status lacks either number."""
-    ids = {str(e.get("pg_id")) for e in entries}
+    the ``held`` entries of one rank (on one group) in that rank's ``pg_status``; None when
+    they name no single ``pg_id`` or the status lacks either number."""
+    ids = np.unique(rows.pg[held]).tolist()
     if len(ids) != 1:
         return None
-    counts = status.get(ids.pop()) or {}
+    counts = _mapping_or_empty(rows.status.get(tables.pgs.values[ids[0]]))
     enqueued = _int(counts.get("last_enqueued_collective"))
     done = _int(counts.get("last_completed_collective"))
     return None if enqueued is None or done is None else (enqueued, done)
@@ -395,16 +611,15 @@ def _int(value: Any) -> int | None:
         return None
 
 
-def _clique_name(entry: dict[str, Any]) -> str:
-    """The group of a collective entry; for a send or recv (``nccl:send 1->2``,
-    ``nccl:recv 3<-0``, group ranks) the pair on that group; "" for what is not matched: the
-    ``coalesced`` entry that closes a batch (its ops are the entries before it) and a
-    point-to-point entry that names no pair."""
-    group = str(entry["process_group"][0])
-    kind, _, meta = str(entry.get("profiling_name", "")).split(":", 1)[-1].partition(" ")
+def _clique_name(group: str, profiling_name: str, p2p: bool) -> str:
+    """The clique of an entry of process group ``group``: the group for a collective; for a
+    send or recv (``nccl:send 1->2``, ``nccl:recv 3<-0``, group ranks) the pair on that
+    group; "" for what is not matched: the ``coalesced`` entry that closes a batch (its ops are
+    the entries before it) and a point-to-point entry that names no pair."""
+    kind, _, meta = profiling_name.split(":", 1)[-1].partition(" ")
     if kind == "coalesced":
         return ""
-    if not entry.get("is_p2p"):
+    if not p2p:
         return group
     if kind == "send" and "->" in meta:
         source, target = meta.split("->")
@@ -441,99 +656,73 @@ def _config_ranks(config: Any) -> list[int]:
     return [int(r) for r in ranks] if isinstance(ranks, list) else []
 
 
-def _cutoffs(per_rank: list[tuple[list[str], np.ndarray, np.ndarray]], ranks: list[int],
-             members: dict[str, tuple[int, ...]]) -> dict[str, int]:
-    """Per group, the oldest ``collective_seq_id`` every member still holds (the lowest one
-    when some member recorded none)."""
-    oldest: dict[str, dict[int, int]] = defaultdict(dict)
-    for rank, (groups, seqs, _) in zip(ranks, per_rank, strict=True):
-        for group, seq in zip(groups, seqs.tolist(), strict=True):
-            held = oldest[group]
-            if seq < held.get(rank, seq + 1):
-                held[rank] = seq
-    return {group: 0 if _PAIR in group else (
-        max(held.values()) if len(held) == len(members[group]) else min(held.values()))
-        for group, held in oldest.items()}
+def _cutoffs(cliques: list[np.ndarray], seqs: list[np.ndarray], sizes: list[int],
+             is_pair: np.ndarray) -> np.ndarray:
+    """Per clique, the oldest ``collective_seq_id`` every member (``sizes``: how many) still
+    holds: the highest of the ranks' oldest, or the lowest when some member recorded none; 0
+    for a send/recv pair. ``cliques`` and ``seqs``: each rank's matched entries. O(entries)."""
+    count = len(sizes)
+    oldest = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
+    lowest = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
+    holders = np.zeros(count, dtype=np.int64)
+    for clique, seq in zip(cliques, seqs, strict=True):
+        order = np.lexsort((seq, clique))
+        runs = np.flatnonzero(np.diff(clique[order], prepend=-1) != 0)
+        held, first = clique[order][runs], seq[order][runs]
+        np.maximum.at(oldest, held, first)
+        np.minimum.at(lowest, held, first)
+        holders[held] += 1
+    cutoff = np.where(holders == np.array(sizes, dtype=np.int64), oldest, lowest)
+    cutoff[is_pair] = 0
+    return cutoff
 
 
-def _opcode(entry: dict[str, Any]) -> str:
+def _samples(cliques: list[np.ndarray], seqs: list[np.ndarray], signatures: list[np.ndarray],
+             frames: list[np.ndarray]) -> tuple[list[np.ndarray], list[tuple[int, int, int,
+                                                                             int]]]:
+    """Each distinct (clique, seq, signature) of the ranks' matched entries numbered in order
+    of first appearance (ranks in order), each entry's number per rank, and per number its
+    (clique, seq, signature, frame) as first seen. O(entries log entries) numpy."""
+    sizes = [c.size for c in cliques]
+    if not sum(sizes):
+        return [np.zeros(0, dtype=np.int64) for _ in cliques], []
+    clique, seq, signature, frame = (np.concatenate(a) for a in (cliques, seqs, signatures,
+                                                                   frames))
+    order = np.lexsort((signature, seq, clique))  # stable: the first appearance leads a run
+    keys = np.stack([clique[order], seq[order], signature[order]])
+    new = np.ones(order.size, dtype=bool)
+    new[1:] = (keys[:, 1:] != keys[:, :-1]).any(axis=0)
+    firsts = order[new]
+    number = np.empty(firsts.size, dtype=np.int64)
+    number[np.argsort(firsts, kind="stable")] = np.arange(firsts.size)
+    each = np.empty(order.size, dtype=np.int64)
+    each[order] = number[np.cumsum(new) - 1]
+    leads = np.sort(firsts)
+    samples = list(zip(clique[leads].tolist(), seq[leads].tolist(), signature[leads].tolist(),
+                       frame[leads].tolist(), strict=True))
+    return np.split(each, np.cumsum(sizes)[:-1]), samples
+
+
+def _opcode(profiling_name: str) -> str:
     """The operation of an entry: ``all_to_all`` for ``gloo:all_to_all``."""
-    return str(entry.get("profiling_name", "?")).split(":", 1)[-1].split(" ")[0]
+    return profiling_name.split(":", 1)[-1].split(" ")[0]
 
 
-def _entry(entry: dict[str, Any], index: int) -> Entry:
-    opcode = _opcode(entry)
-    frame = _user_frame(entry.get("frames") or [])
-    p2p = bool(entry.get("is_p2p"))
-    seq = entry.get("p2p_seq_id" if p2p else "collective_seq_id")
+def _entry(tables: _Tables, shown: dict[tuple[int, int], tuple[str, str, str, str, str, int]],
+           index: int, clique: int, seq: int, signature: int, frame: int) -> Entry:
+    """The entry of sample ``index``: its clique, seq and signature, and the user frame of
+    its first appearance; ``shown`` keeps what each (signature, frame) shows."""
+    name = tables.cliques.values[clique]
+    found = shown.get((signature, frame))
+    if found is None:
+        profiling_name, sizes_in, dtypes, sizes_out = tables.signatures.values[signature]
+        filename, line = tables.frames.values[frame] if frame >= 0 else ("", 0)
+        found = shown[signature, frame] = (
+            _opcode(profiling_name), str(sizes_in), ",".join(map(str, dtypes or [])),
+            str(sizes_out), filename, line)
+    opcode, shape, dtype, operand, filename, line = found
     return Entry(
-        index=index, name=f"{opcode}#{seq}@pg{entry['process_group'][0]}", opcode=opcode,
-        stream="send-recv" if p2p else "collective", shape=str(entry.get("input_sizes")),
-        dtype=",".join(map(str, entry.get("input_dtypes") or [])),
-        operand_shapes=(str(entry.get("output_sizes")),),
-        line=int(frame.get("line", 0)) if frame else 0,
-        computation=str(frame.get("filename", "")) if frame else "",
+        index=index, name=f"{opcode}#{seq}@pg{name.split(_PAIR)[0]}", opcode=opcode,
+        stream="send-recv" if _PAIR in name else "collective", shape=shape, dtype=dtype,
+        operand_shapes=(operand,), line=line, computation=filename,
     )  # fmt: skip
-
-
-def _user_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
-    for frame in frames:
-        if "torch/distributed" not in str(frame.get("filename", "")):
-            return frame
-    return None
-
-
-def _read(path: Path) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]],
-                               dict[int, dict[str, Any]]]:
-    """Per rank: its entries, its ``pg_config`` and its ``pg_status``."""
-    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
-    dumps: dict[int, list[dict[str, Any]]] = {}
-    config: dict[int, dict[str, Any]] = {}
-    status: dict[int, dict[str, Any]] = {}
-    origin: dict[int, Path] = {}
-    for file in files:
-        stem = file.name
-        for suffix in _SUFFIXES:
-            stem = stem.removesuffix(suffix)
-        found = _RANK.search(stem)
-        if found is None:
-            continue
-        rank = int(found.group(1))
-        if rank in dumps:
-            raise InvalidArgumentError(
-                f"{origin[rank]} and {file} are both dumps of rank {rank}; keep one per rank")
-        dump = _load(file)
-        dumps[rank] = _slimmed(dump.get("entries") or [])
-        config[rank] = dump.get("pg_config") or {}
-        status[rank] = dump.get("pg_status") or {}
-        origin[rank] = file
-        del dump  # the rest of this rank's dump goes before the next is read
-    if not dumps:
-        raise InvalidArgumentError(
-            f"{path}: no Flight Recorder dumps (files whose names end in the rank number)")
-    return dumps, config, status
-
-
-def _slimmed(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``entries`` keeping of each stack only the frame the report names (``_user_frame``):
-    real stacks hold tens of frames an entry, most of a dump's objects, and matching reads
-    only that one, so a rank's frames are freed as soon as it is read. O(entries)."""
-    for entry in entries:
-        frames = entry.get("frames") if isinstance(entry, dict) else None
-        if isinstance(frames, list) and len(frames) > 1:
-            user = _user_frame(frames)
-            entry["frames"] = [] if user is None else [user]
-    return entries
-
-
-def _load(file: Path) -> dict[str, Any]:
-    """One dump, pickle or JSON."""
-    data = file.read_bytes()
-    try:
-        dump = pickle.loads(data) if data[:1] == b"\x80" else json.loads(data)
-    except (pickle.UnpicklingError, json.JSONDecodeError, UnicodeDecodeError, EOFError) as error:
-        raise InvalidArgumentError(
-            f"{file}: not a Flight Recorder dump (pickle or JSON): {error}") from None
-    if not isinstance(dump, dict) or "entries" not in dump:
-        raise InvalidArgumentError(f"{file}: not a Flight Recorder dump (no 'entries')")
-    return dump
