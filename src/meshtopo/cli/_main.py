@@ -9,23 +9,26 @@ from . import _commands
 
 
 def _print_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
-    """``--version``: the package's version and which HLO tokenizer and scanners it reads
-    with (the compiled ones, or the pure-Python stand-ins of an install without a C
-    compiler), e.g. ``meshtopo 0.1.0 (native tokenizer, HLO scanners: native)``."""
+    """``--version``: the package's version and which HLO tokenizer and scanners and which
+    Flight Recorder decoder it reads with (the compiled ones, or the pure-Python stand-ins of
+    an install without a C compiler), e.g. ``meshtopo 0.1.0 (native tokenizer, HLO scanners:
+    native, Flight Recorder decoder: native)``."""
     if not value or ctx.resilient_parsing:
         return
     from importlib.metadata import version
 
     from ..hlo._native import SCANNERS, TOKENIZER
+    from ..order._flight_columns import DECODER
 
-    click.echo(f"meshtopo {version('meshtopo')} ({TOKENIZER} tokenizer, HLO scanners: {SCANNERS})")
+    click.echo(f"meshtopo {version('meshtopo')} ({TOKENIZER} tokenizer, HLO scanners: "
+               f"{SCANNERS}, Flight Recorder decoder: {DECODER})")
     ctx.exit()
 
 
 @click.group(cls=_commands.LazyGroup, context_settings={
     "help_option_names": ["-h", "--help"], "terminal_width": _commands.help_width()})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True,
-              callback=_print_version, help="Show the version and the HLO tokenizer and scanners in use.")
+              callback=_print_version, help="Show the version and the tokenizer, scanners and decoder in use.")
 def cli() -> None:
     """XLA's collective topology math: who talks to whom, under which mode, in which order."""
 
