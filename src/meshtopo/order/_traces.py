@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import is_int
 from .._errors import InvalidArgumentError
 from ._flight import DEFAULT_GROUP, collector_paused, from_entries
 from ._report import Report
@@ -193,8 +194,8 @@ def _as_entry(collective: TraceCollective, backend: str) -> dict[str, Any]:
 
 def _rank(file: Path, info: dict[str, Any]) -> int:
     rank = info.get("rank")
-    if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0:
-        return rank
+    if is_int(rank) and rank >= 0:
+        return int(rank)
     found = _RANK.search(file.name)
     if found is None:
         raise InvalidArgumentError(

@@ -27,6 +27,7 @@ from enum import IntEnum
 
 import numpy as np
 
+from .._checks import is_int
 from .._errors import InvalidArgumentError
 from .._limits import checked_product
 from ._units import parse_bandwidth, parse_seconds
@@ -99,13 +100,13 @@ class Link:
         if "kind" not in data or "bandwidth" not in data:
             raise InvalidArgumentError(f"{what} needs kind and bandwidth")
         links = data.get("links", 0)
-        if isinstance(links, bool) or not isinstance(links, int):
+        if not is_int(links):
             raise InvalidArgumentError(f"{what}.links must be an int, got {links!r}")
         return cls(
             str(data["kind"]),
             parse_bandwidth(data["bandwidth"], f"{what}.bandwidth"),
             parse_seconds(data.get("latency", 0.0), f"{what}.latency"),
-            links,
+            int(links),
         )
 
 
@@ -183,7 +184,7 @@ class Torus:
 def _ints(values: object, what: str) -> list[int]:
     if not isinstance(values, Sequence) or isinstance(values, str):
         raise InvalidArgumentError(f"{what} must be a list of ints, got {values!r}")
-    if not all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in values):
+    if not all(is_int(v) for v in values):
         raise InvalidArgumentError(f"{what} must be a list of ints, got {values!r}")
     return [int(v) for v in values]
 
@@ -223,7 +224,7 @@ class Cluster:
             raise InvalidArgumentError(f"cluster sm must be an int in [0, 1000), got {self.sm!r}")
         for name in ("num_hosts", "devices_per_host", "nics_per_host", "hosts_per_domain"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            if not is_int(value) or value < 1:
                 raise InvalidArgumentError(f"cluster {name} must be a positive int, got {value!r}")
         checked_product([self.num_hosts, self.devices_per_host], f"the cluster {self.name!r}")
         if self.num_hosts % self.hosts_per_domain:
@@ -437,6 +438,6 @@ def _bool(value: object, what: str) -> bool:
 
 
 def _int(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+    if not is_int(value):
         raise InvalidArgumentError(f"cluster {what} must be an int, got {value!r}")
     return int(value)
