@@ -13,7 +13,7 @@ def test_info_lists_limits_opcodes_and_mode_selectors(client: Client) -> None:
     reply = client.get("/api/info")
     assert reply.status == 200
     info = reply.body
-    assert info["api_version"] == 1
+    assert info["api_version"] == 2
     assert info["limits"] == {"devices": 65536, "body_bytes": 64 << 20}
     assert "all-reduce" in info["opcodes"]
     assert info["modes"] == [

@@ -57,8 +57,12 @@ def test_two_devices_in_opposite_order_deadlock_in_lanes(client: Client) -> None
     # never issued.
     first, second = body["lanes"][1]["arrivals"]
     assert (first["issued"], first["blocked"], second["issued"]) == (True, True, False)
-    assert (first["clique"], first["rank"], first["position"]) == ([0, 1], 1, 0)
-    meetings = [(m["names"], m["clique"], m["members"], m["arrived"], m["complete"])
+    # Each distinct clique once, in the order the lanes first name it; arrivals and
+    # rendezvous name theirs by index.
+    cliques = body["cliques"]
+    assert cliques == [[0, 1, 2, 3], [0, 1], [2, 3]]
+    assert (cliques[first["clique"]], first["rank"], first["position"]) == ([0, 1], 1, 0)
+    meetings = [(m["names"], cliques[m["clique"]], m["members"], m["arrived"], m["complete"])
                 for m in body["rendezvous"]]
     assert meetings == [
         (["grads"], [0, 1, 2, 3], [[0, 0], [1, 1], [2, 0], [3, 0]], 3, False),
@@ -98,8 +102,10 @@ def test_a_clean_spmd_dump_completes_every_rendezvous(client: Client) -> None:
     body = order(client, {"text": text})
     assert (body["ok"], body["spmd"], body["findings"], body["capped"], body["note"]) == (
         True, True, [], False, None)
-    assert [[a["clique"] for a in lane["arrivals"]] for lane in body["lanes"]] == [
+    assert [[body["cliques"][a["clique"]] for a in lane["arrivals"]]
+            for lane in body["lanes"]] == [
         [[0, 1], [0, 2]], [[0, 1], [1, 3]], [[2, 3], [0, 2]], [[2, 3], [1, 3]]]
+    assert body["cliques"] == [[0, 1], [0, 2], [1, 3], [2, 3]]
     assert all(m["complete"] and m["arrived"] == m["needed"] for m in body["rendezvous"])
     kinds = [f["kind"] for f in body["timeline"]]
     assert kinds == ["arrive"] * 4 + ["complete"] * 2 + ["arrive"] * 4 + ["complete"] * 2
@@ -127,6 +133,9 @@ def test_large_modules_cap_the_lanes_and_the_answer(client: Client) -> None:
         per_lane, per_lane + 2, True)
     assert (len(body["timeline"]), body["timeline_truncated"]) == (FRAME_LIMIT, True)
     assert {(m["needed"], len(m["members"])) for m in body["rendezvous"]} == {(1024, LANE_LIMIT)}
+    # 8,192 arrivals on one clique of 1,024 devices write it once.
+    assert body["cliques"] == [list(range(1024))]
+    assert {a["clique"] for lane in body["lanes"] for a in lane["arrivals"]} == {0}
 
 
 def test_a_few_lanes_show_every_arrival_of_a_long_run(client: Client) -> None:

@@ -32,7 +32,8 @@ def groups_of(answer: dict[str, Any], client: Client) -> dict[str, list[list[int
 
 
 def lanes_of(answer: dict[str, Any]) -> dict[int, list[tuple[str, list[int]]]]:
-    return {lane["device"]: [(a["name"], a["clique"]) for a in lane["arrivals"]]
+    return {lane["device"]: [(a["name"], answer["cliques"][a["clique"]])
+                             for a in lane["arrivals"]]
             for lane in answer["lanes"]}
 
 

@@ -87,7 +87,7 @@ def each_collective(page: Any) -> dict[str, list[list[int]]]:
 
 def lanes(page: Any) -> dict[int, list[tuple[str, list[int]]]]:
     result = page.evaluate("explorer.order.result")
-    return {lane["device"]: [(a["name"], a["clique"]) for a in lane["arrivals"]]
+    return {lane["device"]: [(a["name"], result["cliques"][a["clique"]]) for a in lane["arrivals"]]
             for lane in result["lanes"]}
 
 

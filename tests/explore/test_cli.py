@@ -82,7 +82,7 @@ def test_serves_on_loopback_and_stops_on_ctrl_c(
 ) -> None:
     process, url = explorer
     assert url.startswith("http://127.0.0.1:")
-    assert get(url + "api/info")["api_version"] == 1
+    assert get(url + "api/info")["api_version"] == 2
     dump = get(url + "api/dump")
     assert dump["name"] == "dump.hlo"
     assert dump["text"] == DUMP
@@ -96,7 +96,7 @@ def test_serves_on_loopback_and_stops_on_ctrl_c(
 @pytest.mark.timeout(60)
 def test_sigterm_stops_it_cleanly_too() -> None:
     process, url = start()
-    assert get(url + "api/info")["api_version"] == 1
+    assert get(url + "api/info")["api_version"] == 2
     process.send_signal(signal.SIGTERM)
     out, err = process.communicate(timeout=20)
     assert (process.returncode, out.strip(), err) == (0, "stopped", "")

@@ -37,7 +37,7 @@ import meshtopo as mt
 
 from ._schema import OPCODES
 
-API_VERSION = 1
+API_VERSION = 2
 
 
 def _version() -> str:

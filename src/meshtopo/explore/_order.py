@@ -5,7 +5,9 @@ One module every device runs (``text``, SPMD) or several (``programs``: ``[{"tex
 table the request gives (``compile_options`` or ``device_assignment``, read by ``_table``). The answer has one lane per shown device
 (at most ``LANE_LIMIT``: the devices the findings name first, then the lowest ids) holding its
 arrivals in schedule order (``ARRIVAL_BUDGET`` shared evenly among the lanes: every one of 500
-collectives on 8 devices, 128 a lane on 64), the rendezvous joining them
+collectives on 8 devices, 128 a lane on 64), each distinct clique of those arrivals once
+(``cliques``: arrivals and rendezvous name theirs by index; 8,192 arrivals of a 1,024-device
+module name 342 cliques), the rendezvous joining them
 across lanes, each finding with the arrivals where its devices block (a deadlock's in cycle
 order), and a timeline of arrivals and completions by logical time (at most
 ``FRAME_LIMIT`` frames). The answer is bounded whatever the module's device count.
@@ -97,12 +99,14 @@ def _shaped(report: mt.order.Report, wanted: list[int] | None) -> dict[str, Any]
     else:
         shown = _default_lanes(report, every)
     per_lane = ARRIVAL_BUDGET // max(len(shown), 1)
-    lanes = [_lane(report, device, per_lane) for device in shown]
+    clique_of: dict[tuple[int, ...], int] = {}
+    lanes = [_lane(report, device, per_lane, clique_of) for device in shown]
+    cliques = [list(clique) for clique in clique_of]
     lane_of = {device: index for index, device in enumerate(shown)}
-    rendezvous = _rendezvous(lanes)
+    rendezvous = _rendezvous(lanes, cliques)
     findings = [_finding(f, lanes, lane_of, rendezvous) for f in report.findings]
     cycles = [f["cycle"] for f in findings if f["cycle"]]
-    frames, truncated = _timeline(lanes, rendezvous, cycles)
+    frames, truncated = _timeline(lanes, rendezvous, cycles, cliques)
     return {
         "unit": report.unit,
         "spmd": report.spmd,
@@ -111,6 +115,7 @@ def _shaped(report: mt.order.Report, wanted: list[int] | None) -> dict[str, Any]
         "shown": len(shown),
         "capped": len(shown) < len(every),
         "note": _lane_note(len(shown), len(every), wanted is not None),
+        "cliques": cliques,
         "rendezvous": rendezvous,
         "findings": findings,
         "timeline": frames,
@@ -145,23 +150,28 @@ def _lane_note(shown: int, total: int, asked: bool) -> str | None:
             "so rendezvous with devices not shown are drawn only between the lanes present")
 
 
-def _lane(report: mt.order.Report, device: int, limit: int) -> dict[str, Any]:
-    """One device's lane: the first ``limit`` collectives it issues, in order, and their count."""
+def _lane(report: mt.order.Report, device: int, limit: int,
+          clique_of: dict[tuple[int, ...], int]) -> dict[str, Any]:
+    """One device's lane: the first ``limit`` collectives it issues, in order, and their count.
+    Each arrival names its clique by index in ``clique_of`` (a clique not in it yet is added
+    at the end)."""
     shown, count = report.schedule_head(device, limit, taken_only=True)
     return {
         "device": device,
         "program": shown[0].entry.program if shown else None,
-        "arrivals": [_arrival(a) for a in shown],
+        "arrivals": [_arrival(a, clique_of.setdefault(a.clique, len(clique_of)))
+                     for a in shown],
         "count": count,
         "truncated": count > len(shown),
     }
 
 
-def _arrival(a: mt.order.Arrival) -> dict[str, Any]:
+def _arrival(a: mt.order.Arrival, clique: int) -> dict[str, Any]:
+    """``a`` as JSON, its clique given by its index ``clique`` in the answer's ``cliques``."""
     entry = a.entry
     return {
         "name": entry.name, "opcode": entry.opcode, "stream": entry.stream,
-        "channel_id": entry.channel_id, "clique": list(a.clique), "rank": a.rank,
+        "channel_id": entry.channel_id, "clique": clique, "rank": a.rank,
         "position": a.position, "line": entry.line, "step": a.step, "end": a.end,
         "branches": [[name, index] for name, index in entry.branches],
         "iteration": [[name, number] for name, number in a.iteration],
@@ -173,21 +183,22 @@ def _arrival(a: mt.order.Arrival) -> dict[str, Any]:
     }
 
 
-def _rendezvous(lanes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _rendezvous(lanes: list[dict[str, Any]], cliques: list[list[int]]) -> list[dict[str, Any]]:
     """Group the shown arrivals into rendezvous: the same stream (and channel for send/recv),
-    clique and position on it, as the runtime matches them; each arrival gets its index."""
+    clique (an index in ``cliques``) and position on it, as the runtime matches them; each
+    arrival gets its index."""
     index_of: dict[tuple[Any, ...], int] = {}
     meetings: list[dict[str, Any]] = []
     for lane_index, lane in enumerate(lanes):
         for index, arrival in enumerate(lane["arrivals"]):
             channel = arrival["channel_id"] if arrival["stream"] == "send-recv" else None
-            key = (arrival["stream"], channel, tuple(arrival["clique"]), arrival["position"])
+            key = (arrival["stream"], channel, arrival["clique"], arrival["position"])
             if key not in index_of:
                 index_of[key] = len(meetings)
                 meetings.append({
                     "clique": arrival["clique"], "stream": arrival["stream"],
                     "position": arrival["position"], "members": [], "names": [],
-                    "arrived": 0, "needed": len(arrival["clique"]), "complete": True,
+                    "arrived": 0, "needed": len(cliques[arrival["clique"]]), "complete": True,
                 })
             meeting = meetings[index_of[key]]
             arrival["rendezvous"] = index_of[key]
@@ -199,7 +210,7 @@ def _rendezvous(lanes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     # A shown member that does not take the collective leaves its rendezvous incomplete.
     devices = {lane["device"] for lane in lanes}
     for meeting in meetings:
-        if len(meeting["members"]) < len(devices.intersection(meeting["clique"])):
+        if len(meeting["members"]) < len(devices.intersection(cliques[meeting["clique"]])):
             meeting["complete"] = False
     return meetings
 
@@ -245,11 +256,13 @@ def _finding(finding: mt.order.Finding, lanes: list[dict[str, Any]],
 
 
 def _timeline(lanes: list[dict[str, Any]], meetings: list[dict[str, Any]],
-              cycles: list[list[list[int]]]) -> tuple[list[dict[str, Any]], bool]:
+              cycles: list[list[list[int]]],
+              cliques: list[list[int]]) -> tuple[list[dict[str, Any]], bool]:
     """Frames in logical-time order: each arrival of a shown device, each rendezvous that
     completes, and, when devices stay blocked, a last frame saying nobody can move. At most
     ``FRAME_LIMIT`` frames (the flag says when more were left out); the last frame spells out
-    each waits-for cycle in ``cycles``."""
+    each waits-for cycle in ``cycles``. Frames name cliques by their devices (``cliques``
+    holds those of the arrivals' indices)."""
     events: list[tuple[int, int, int, int]] = []
     for lane_index, lane in enumerate(lanes):
         for index, arrival in enumerate(lane["arrivals"]):
@@ -273,13 +286,14 @@ def _timeline(lanes: list[dict[str, Any]], meetings: list[dict[str, Any]],
             meeting = arrival["rendezvous"]
             arrived[meeting] += 1
             text = (f"device {lane['device']} arrives at {arrival['name']} on clique "
-                    f"{_ids(arrival['clique'])} as rank {arrival['rank']}: "
+                    f"{_ids(cliques[arrival['clique']])} as rank {arrival['rank']}: "
                     f"{arrived[meeting]} of {meetings[meeting]['needed']} there")
             frames.append({"time": time, "kind": "arrive", "members": [[first, second]],
                            "rendezvous": meeting, "text": text})
         else:
             meeting = meetings[first]
-            text = (f"{' / '.join(meeting['names'])} on clique {_ids(meeting['clique'])} "
+            text = (f"{' / '.join(meeting['names'])} on clique "
+                    f"{_ids(cliques[meeting['clique']])} "
                     "completes: all its members go on")
             frames.append({"time": time, "kind": "complete", "members": meeting["members"],
                            "rendezvous": first, "text": text})

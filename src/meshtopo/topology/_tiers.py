@@ -333,17 +333,19 @@ _SORTING_NETWORK_RANKS = 16
 """The widest groups whose host ids are sorted by a sorting network (wider ones row by row)."""
 
 
-def _sort_ranks(h: np.ndarray) -> np.ndarray:
-    """``h[rank, group]`` sorted along the ranks by a sorting network of whole-row min/max
-    (each comparator is two passes over ``groups`` values), for small groups."""
-    rows = h.copy()
-    size = h.shape[0]
-    low = np.empty(h.shape[1], dtype=h.dtype)
-    for a, b in _sorting_network(size):
-        np.minimum(rows[a], rows[b], out=low)
+def _sort_ranks(h: np.ndarray, bound: int) -> np.ndarray:
+    """``h[rank, group]`` (ids below ``bound``) sorted along the ranks into a new array by a
+    sorting network of whole-row min/max, for small groups; int16 when the ids fit (half the
+    memory each pass reads). Each comparator is two passes over ``groups`` values: the
+    minimum goes to a spare row, which then takes the place of row ``a`` (whose buffer
+    becomes the spare) rather than being copied into it."""
+    rows = list(h.astype(np.int16 if bound <= np.iinfo(np.int16).max + 1 else h.dtype))
+    spare = np.empty_like(rows[0])
+    for a, b in _sorting_network(h.shape[0]):
+        np.minimum(rows[a], rows[b], out=spare)
         np.maximum(rows[a], rows[b], out=rows[b])
-        rows[a] = low
-    return rows
+        rows[a], spare = spare, rows[a]
+    return np.stack(rows)
 
 
 def _longest_runs(change: np.ndarray) -> np.ndarray:
@@ -397,7 +399,7 @@ def _host_runs(cluster: Cluster, h: np.ndarray, axis: int) -> tuple[np.ndarray, 
     earlier = (slice(None),) * axis + (slice(None, -1),)
     if size > 1 and not bool((h[later] >= h[earlier]).all()):
         if axis == 0:
-            h = _sort_ranks(h)
+            h = _sort_ranks(h, cluster.num_hosts)
         else:
             h.sort(axis=1)
     change = h[later] != h[earlier]
@@ -406,8 +408,13 @@ def _host_runs(cluster: Cluster, h: np.ndarray, axis: int) -> tuple[np.ndarray, 
         max_per_host = np.full(count, size, dtype=np.int64)
     elif bool((hosts == size).all()):
         max_per_host = np.ones(count, dtype=np.int64)
+    elif axis == 0:
+        # Only groups with a host holding two ranks have a run longer than 1.
+        max_per_host = np.ones(count, dtype=np.int64)
+        shared = np.flatnonzero(hosts < size)
+        max_per_host[shared] = _longest_runs(change[:, shared])
     else:
-        max_per_host = _longest_runs(change) if axis == 0 else _longest_row_runs(h)
+        max_per_host = _longest_row_runs(h)
     if cluster.hosts_per_domain == 1:
         return hosts, max_per_host, hosts
     block = h // cluster.hosts_per_domain

@@ -273,6 +273,8 @@ function drawLanes(r) {
     if (bad && members.length > 1) lines.append(mismatchLabel(r, members, number));
   });
   root.append(lines);
+  // Each distinct clique written once: arrivals name theirs by index in ``r.cliques``.
+  const cliques = r.cliques.map(ids);
   r.lanes.forEach((lane, li) => {
     lane.arrivals.forEach((a, ai) => {
       const classes = ["arrival"];
@@ -280,6 +282,7 @@ function drawLanes(r) {
       if (a.blocked) classes.push("blocked");
       if (!a.issued) classes.push("never");
       if (blocks.has(`${li}:${ai}`)) classes.push("block");
+      const clique = cliques[a.clique];
       const g = svg("g", { class: classes.join(" "), "data-lane": li, "data-index": ai,
         "data-name": a.name, "data-rendezvous": a.rendezvous, tabindex: li === 0 && ai === 0 ? 0 : -1 });
       const x = boxX(ai);
@@ -287,7 +290,7 @@ function drawLanes(r) {
       g.append(svg("rect", { x, y, width: BOX_W, height: BOX_H, rx: 5 }));
       g.append(svg("text", { class: "a-name", x: x + 7, y: y + 15 }, a.name));
       g.append(svg("text", { class: "a-sub", x: x + 7, y: y + 30 },
-        `${a.opcode} ${ids(a.clique)} r${a.rank}`));
+        `${a.opcode} ${clique} r${a.rank}`));
       const state = !a.issued ? "never issued: the device is stuck earlier"
         : a.blocked ? "issued, never completes: the device waits here forever" : "completes";
       const branch = a.branches.length ? `; in ${a.branches.map(([c, b]) => `branch ${b} of ${c}`).join(", ")}` : "";
@@ -295,7 +298,7 @@ function drawLanes(r) {
       const where = [...a.iteration.map(([w, n]) => `iter ${n} of ${w}`),
         ...a.branches.map(([c, b]) => `branch ${b} of ${c}`)].join(" · ");
       if (where) g.append(svg("text", { class: "a-where", x: x + 7, y: y + 44 }, where));
-      const about = `device ${lane.device}: ${a.name} (${a.opcode}, line ${a.line}) on clique ${ids(a.clique)} as rank ${a.rank}, arrival ${a.position} there${branch}${loops}; ${state}`;
+      const about = `device ${lane.device}: ${a.name} (${a.opcode}, line ${a.line}) on clique ${clique} as rank ${a.rank}, arrival ${a.position} there${branch}${loops}; ${state}`;
       g.append(svg("title", {}, about));
       root.append(g);
     });
