@@ -245,3 +245,28 @@ def test_gloo_events_are_kept_only_without_collective_arguments(traces: dict[str
     braced.write_text(json.dumps(trace))
     assert _trace_events._cut(braced.read_text()) is None
     assert _trace_events.collective_events(braced).events == [comms]
+
+
+def test_trace_columns_are_those_of_the_entries_they_stand_for(traces: dict[str, Path]) -> None:
+    """A rank's collectives go to the matcher as columns built directly, with the values and
+    ids ``_flight_columns.columns`` gives the Flight Recorder entries they stand for."""
+    import numpy as np
+
+    from meshtopo.order._flight_columns import columns
+    from meshtopo.order._traces import read_rank_trace, trace_columns
+
+    for file in sorted(p for scenario in ("clean", "skip") for p in traces[scenario].iterdir()):
+        trace = read_rank_trace(file)
+        entries = [{"process_group": [c.group, ""], "pg_id": c.group,
+                    "profiling_name": f"{trace.backend}:{c.opcode}",
+                    "collective_seq_id": c.seq, "is_p2p": False,
+                    "input_sizes": [[c.numel_in]], "output_sizes": [[c.numel_out]],
+                    "input_dtypes": [c.dtype], "state": "completed"}
+                   for c in trace.collectives]
+        config = {g: {"ranks": list(m)} for g, m in trace.groups.items()}
+        expected = columns({"entries": entries, "pg_config": config}, file)
+        built = trace_columns(trace)
+        assert built.values == expected.values, file
+        assert list(map(type, built.values)) == list(map(type, expected.values)), file
+        assert np.array_equal(built.ids, expected.ids), file
+        assert (built.pg_config, built.pg_status) == (config, None), file

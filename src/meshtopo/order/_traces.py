@@ -1,6 +1,6 @@
 """``from_profiler_traces``: per-rank PyTorch profiler traces (``*.pt.trace.json[.gz]``, one
 per rank, as ``torch.profiler``'s ``export_chrome_trace`` writes them), matched as Flight
-Recorder dumps are (``_flight.from_entries``: same matcher, same finding types), with each
+Recorder dumps are (``_flight.from_columns``: same matcher, same finding types), with each
 collective's timing (``_trace_timing``).
 
 What a trace records of a collective depends on the backend:
@@ -41,7 +41,8 @@ import numpy as np
 
 from .._checks import is_int
 from .._errors import InvalidArgumentError
-from ._flight import DEFAULT_GROUP, collector_paused, from_entries
+from ._flight import DEFAULT_GROUP, collector_paused, from_columns
+from ._flight_columns import FIELDS, WIDTH, Columns
 from ._report import Report
 from ._trace_events import GPU_CATEGORIES, collective_events
 
@@ -177,19 +178,58 @@ def from_profiler_traces(paths: list[str | os.PathLike[str]]) -> tuple[Report, l
 
 
 def match_traces(traces: list[RankTrace]) -> Report:
-    """The matcher's report over ranks' traces (``_flight.from_entries``)."""
-    dumps = {t.rank: [_as_entry(c, t.backend) for c in t.collectives] for t in traces}
-    configs = {t.rank: {g: {"ranks": list(m)} for g, m in t.groups.items()} for t in traces}
-    return from_entries(dumps, configs)
+    """The matcher's report over ranks' traces (``_flight.from_columns``)."""
+    return from_columns({t.rank: trace_columns(t) for t in traces})
 
 
-def _as_entry(collective: TraceCollective, backend: str) -> dict[str, Any]:
-    """A collective in the form of a Flight Recorder entry."""
-    return {"process_group": [collective.group, ""], "pg_id": collective.group,
-            "profiling_name": f"{backend}:{collective.opcode}",
-            "collective_seq_id": collective.seq, "is_p2p": False,
-            "input_sizes": [[collective.numel_in]], "output_sizes": [[collective.numel_out]],
-            "input_dtypes": [collective.dtype], "state": "completed"}
+def trace_columns(trace: RankTrace) -> Columns:
+    """A rank's collectives as the columns of the Flight Recorder entries they stand for
+    (``process_group`` [group, ""], ``pg_id`` the group, ``profiling_name``
+    ``<backend>:<opcode>``, ``collective_seq_id``, ``is_p2p`` False, ``input_sizes``
+    [[numel in]], ``output_sizes`` [[numel out]], ``input_dtypes`` [dtype], ``state``
+    "completed"), with the ids ``_flight_columns.columns`` gives those entries. A collective
+    whose fields other than ``seq`` were all seen before adds at most its ``seq``'s id."""
+    values: list[Any] = []
+    known: dict[tuple[object, ...], int] = {}
+
+    def id_of(key: tuple[object, ...], value: Any) -> int:
+        found = known.get(key)
+        if found is None:
+            found = known[key] = len(values)
+            values.append(value)
+        return found
+
+    def listed(*items: tuple[tuple[object, ...], Any]) -> tuple[tuple[object, ...], Any]:
+        """A list of ``items`` (key, value), its items' ids given before its own."""
+        key = (list, tuple(id_of(item, value) for item, value in items))
+        value = [value for _, value in items]
+        id_of(key, value)
+        return key, value
+
+    seen: dict[tuple[str, str, int, int, str], list[int]] = {}
+    rows = np.full((len(trace.collectives), WIDTH), -1, dtype=np.int32)
+    seq_column = FIELDS.index("collective_seq_id")
+    for index, c in enumerate(trace.collectives):
+        row = seen.get((c.group, c.opcode, c.numel_in, c.numel_out, c.dtype))
+        if row is not None:
+            row[seq_column] = id_of((int, c.seq), c.seq)
+        else:
+            group = (str, c.group)
+            fields = {"process_group": known[listed((group, c.group), ((str, ""), ""))[0]]}
+            name = f"{trace.backend}:{c.opcode}"
+            fields["profiling_name"] = id_of((str, name), name)
+            fields["is_p2p"] = id_of((bool, False), False)
+            fields["collective_seq_id"] = id_of((int, c.seq), c.seq)
+            fields["pg_id"] = id_of(group, c.group)
+            fields["state"] = id_of((str, "completed"), "completed")
+            fields["input_sizes"] = known[listed(listed(((int, c.numel_in), c.numel_in)))[0]]
+            fields["input_dtypes"] = known[listed(((str, c.dtype), c.dtype))[0]]
+            fields["output_sizes"] = known[listed(listed(((int, c.numel_out), c.numel_out)))[0]]
+            row = [fields.get(f, -1) for f in FIELDS] + [-1, -1]
+            seen[(c.group, c.opcode, c.numel_in, c.numel_out, c.dtype)] = row
+        rows[index] = row
+    config = {g: {"ranks": list(m)} for g, m in trace.groups.items()}
+    return Columns(values, rows, config, None)
 
 
 def _rank(file: Path, info: dict[str, Any]) -> int:
