@@ -44,7 +44,7 @@ from .._errors import InvalidArgumentError
 from ._flight import DEFAULT_GROUP, collector_paused, from_columns
 from ._flight_columns import FIELDS, WIDTH, Columns
 from ._report import Report
-from ._trace_events import GPU_CATEGORIES, collective_events
+from ._trace_events import ABSENT, ARG_KEYS, EVENT_KEYS, GPU_CATEGORIES, collective_events
 
 TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz", ".json", ".json.gz")
 _RANK = re.compile(r"(\d+)(?:\.pt\.trace)?(?:\.json)?(?:\.gz)?$")
@@ -121,20 +121,20 @@ def read_rank_trace(file: Path) -> RankTrace:
     groups = _pg_config(trace.info.get("pg_config"))
     comms: list[tuple[str, int | None, str, int, int, str, float, float, bool]] = []
     annotated: list[tuple[str, int, int, str, float, float]] = []
-    for event in trace.events:
-        args = event["args"]
-        if "Collective name" in args:
-            record = _comms_record(file, event, args, groups)
+    for event in zip(*(trace.columns[key] for key in EVENT_KEYS + ARG_KEYS), strict=True):
+        field = dict(zip(EVENT_KEYS + ARG_KEYS, event, strict=True))
+        if field["Collective name"] is not ABSENT:
+            record = _comms_record(file, field, groups)
             if record is not None:
                 comms.append(record)
             continue
-        dims = args.get("Input Dims") or [[]]
+        dims = _get(field["Input Dims"], None) or [[]]
         first = dims[0] if dims and isinstance(dims[0], list) else []
         numel = int(np.prod(first, dtype=np.int64)) if first else 0
-        types = args.get("Input type") or [""]
-        start = float(event.get("ts", 0.0))
-        annotated.append((event["name"].removeprefix("gloo:"), numel, numel, str(types[0]),
-                          start, start + float(event.get("dur", 0.0))))
+        types = _get(field["Input type"], None) or [""]
+        start = float(_get(field["ts"], 0.0))
+        annotated.append((field["name"].removeprefix("gloo:"), numel, numel, str(types[0]),
+                          start, start + float(_get(field["dur"], 0.0))))
     if comms:
         collectives = _numbered_comms(comms)
         backend = "nccl" if any(c[8] for c in comms) else str(
@@ -271,33 +271,38 @@ def _rank_list(value: Any) -> tuple[int, ...]:
         return ()
 
 
-def _comms_record(file: Path, event: dict[str, Any], args: dict[str, Any],
-                  groups: dict[str, tuple[int, ...]]
+def _comms_record(file: Path, field: dict[str, Any], groups: dict[str, tuple[int, ...]]
                   ) -> tuple[str, int | None, str, int, int, str, float, float, bool] | None:
     """(group, seq, opcode, numel in, numel out, dtype, start, end, on GPU) of one
-    ``record_param_comms``-style event; None for what is not matched (``wait``, send/recv)."""
-    raw = str(args.get("Collective name") or "")
+    ``record_param_comms``-style event (its ``field`` by key, ``_trace_events``' columns);
+    None for what is not matched (``wait``, send/recv)."""
+    raw = str(field["Collective name"] or "")
     opcode = _OP_NAMES.get(raw.lstrip("_"), raw.lstrip("_"))
     if opcode in _NOT_MATCHED:
         return None
-    group = str(args.get("Process Group Name", DEFAULT_GROUP))
+    group = str(_get(field["Process Group Name"], DEFAULT_GROUP))
     if group not in groups:
-        ranks = _rank_list(args.get("Process Group Ranks"))
+        ranks = _rank_list(_get(field["Process Group Ranks"], None))
         if ranks:
             groups[group] = ranks
-    seq = args.get("Seq")
+    seq = _get(field["Seq"], None)
     try:
         number = None if seq is None else int(seq)
-        numel_in = int(args.get("In msg nelems", 0))
-        numel_out = int(args.get("Out msg nelems", 0))
+        numel_in = int(_get(field["In msg nelems"], 0))
+        numel_out = int(_get(field["Out msg nelems"], 0))
     except (TypeError, ValueError):
         raise InvalidArgumentError(
-            f"{file}: a {raw} event at ts {event.get('ts')} has a Seq or msg nelems that is "
-            f"not a number") from None
-    start = float(event.get("ts", 0.0))
-    on_gpu = str(event.get("cat", "")).lower() in GPU_CATEGORIES
-    return (group, number, opcode, numel_in, numel_out, str(args.get("dtype", "")), start,
-            start + float(event.get("dur", 0.0)), on_gpu)
+            f"{file}: a {raw} event at ts {_get(field['ts'], None)} has a Seq or msg nelems "
+            f"that is not a number") from None
+    start = float(_get(field["ts"], 0.0))
+    on_gpu = str(_get(field["cat"], "")).lower() in GPU_CATEGORIES
+    return (group, number, opcode, numel_in, numel_out, str(_get(field["dtype"], "")), start,
+            start + float(_get(field["dur"], 0.0)), on_gpu)
+
+
+def _get(value: Any, default: Any) -> Any:
+    """A column's value, ``default`` where the event lacks the key."""
+    return default if value is ABSENT else value
 
 
 def _numbered_comms(records: list[tuple[str, int | None, str, int, int, str, float, float,
