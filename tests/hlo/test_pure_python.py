@@ -159,10 +159,10 @@ def test_install_without_a_compiler(tmp_path: Path) -> None:
     release = version("meshtopo")
     assert run("--version", env=installed) == (
         f"meshtopo {release} (pure-Python tokenizer, HLO scanners: pure Python, "
-        "Flight Recorder decoder: pure Python)\n")
+        "Flight Recorder decoder: pure Python, trace scanner: pure Python)\n")
     assert run("--version", env=dict(os.environ)) == (
         f"meshtopo {release} (native tokenizer, HLO scanners: native, "
-        "Flight Recorder decoder: native)\n")
+        "Flight Recorder decoder: native, trace scanner: native)\n")
     # The installed tokenizer (pure Python) gives the tokens the compiled one gives here.
     example = EXAMPLES / "data_model_2x4.hlo"
     tokens = subprocess.run(

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -19,6 +22,12 @@ from ._jobs import run_ranks
 HERE = Path(__file__).resolve().parent
 SCENARIOS = ("clean", "skip", "groups")
 pytestmark = pytest.mark.timeout(300)
+
+
+def _native_scan() -> object:
+    from meshtopo.order import _trace_events
+
+    return _trace_events._scan
 
 
 @pytest.fixture(scope="module")
@@ -193,7 +202,8 @@ def test_events_cut_from_the_text_are_those_of_the_full_parse(traces: dict[str, 
 
     for file in sorted(p for scenario in SCENARIOS for p in traces[scenario].iterdir()):
         assert _trace_events._cut(_trace_events._text(file)) is not None, file
-        assert _trace_events.collective_events(file).events == parsed(file), file
+        assert repr(_trace_events.collective_events(file).columns) == repr(
+            _trace_events._columns(parsed(file))), file
     original = traces["clean"] / "rank0.pt.trace.json"
     text = original.read_text().replace('"Concrete Inputs": [""]', '"Concrete Inputs": ["}"]', 1)
     odd = tmp_path / "rank0.pt.trace.json"
@@ -201,7 +211,7 @@ def test_events_cut_from_the_text_are_those_of_the_full_parse(traces: dict[str, 
     assert _trace_events._cut(text) is None
     assert [(c.opcode, c.seq) for c in mt.order.from_profiler_traces([odd])[1][0].collectives] \
         == [(c.opcode, c.seq) for c in mt.order.from_profiler_traces([original])[1][0].collectives]
-    assert parsed(odd) == _trace_events.collective_events(odd).events
+    assert _trace_events._columns(parsed(odd)) == _trace_events.collective_events(odd).columns
 
 
 def test_distributed_info_after_the_events_is_found(traces: dict[str, Path],
@@ -239,9 +249,85 @@ def test_gloo_events_are_kept_only_without_collective_arguments(traces: dict[str
     trace["traceEvents"].append(comms)
     text = json.dumps(trace)
     assert _trace_events._cut(text) is not None
-    assert _trace_events._cut(text).events == [comms]
+    assert _trace_events._cut(text).columns == _trace_events._columns([comms])
     comms["args"]["Process Group Description"] = "}"  # the cut cannot take it: a full parse
     braced = tmp_path / "rank0.pt.trace.json"
     braced.write_text(json.dumps(trace))
     assert _trace_events._cut(braced.read_text()) is None
-    assert _trace_events.collective_events(braced).events == [comms]
+    assert _trace_events.collective_events(braced).columns == _trace_events._columns([comms])
+
+
+def test_trace_columns_are_those_of_the_entries_they_stand_for(traces: dict[str, Path]) -> None:
+    """A rank's collectives go to the matcher as columns built directly, with the values and
+    ids ``_flight_columns.columns`` gives the Flight Recorder entries they stand for."""
+    import numpy as np
+
+    from meshtopo.order._flight_columns import columns
+    from meshtopo.order._traces import read_rank_trace, trace_columns
+
+    for file in sorted(p for scenario in ("clean", "skip") for p in traces[scenario].iterdir()):
+        trace = read_rank_trace(file)
+        entries = [{"process_group": [c.group, ""], "pg_id": c.group,
+                    "profiling_name": f"{trace.backend}:{c.opcode}",
+                    "collective_seq_id": c.seq, "is_p2p": False,
+                    "input_sizes": [[c.numel_in]], "output_sizes": [[c.numel_out]],
+                    "input_dtypes": [c.dtype], "state": "completed"}
+                   for c in trace.collectives]
+        config = {g: {"ranks": list(m)} for g, m in trace.groups.items()}
+        expected = columns({"entries": entries, "pg_config": config}, file)
+        built = trace_columns(trace)
+        assert built.values == expected.values, file
+        assert list(map(type, built.values)) == list(map(type, expected.values)), file
+        assert np.array_equal(built.ids, expected.ids), file
+        assert (built.pg_config, built.pg_status) == (config, None), file
+
+
+def _reading(file: Path, native: bool, monkeypatch: pytest.MonkeyPatch) -> str:
+    """What ``collective_events`` gives for ``file`` with the native scanner or without: its
+    columns, info and host (``repr``: types count), or its refusal."""
+    from meshtopo.order import _trace_events
+
+    with monkeypatch.context() as patch:
+        if not native:
+            patch.setattr(_trace_events, "_scan", None)
+        try:
+            return repr(_trace_events.collective_events(file))
+        except mt.MeshtopoError as error:
+            return f"refused: {error}"
+
+
+@pytest.mark.skipif(_native_scan() is None, reason="the native trace scanner is not built")
+def test_native_scanner_reads_as_python(traces: dict[str, Path], tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The native scanner reads every real trace (torch's, and the benchmark's NCCL layout)
+    itself, to the columns the Python reading gives; on damaged copies (cut short, a byte
+    changed to a brace, quote, backslash, control or non-ASCII character, or a number made
+    huge) it gives the Python reading's answer or refusal, declining where it cannot."""
+    from meshtopo.order import _trace_events
+
+    root = HERE.parents[1]
+    subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                    "sys.path.insert(0, sys.argv[1]); "
+                    "from benchmarks.bench_traces import write_traces; "
+                    "write_traces(Path(sys.argv[2]), 2, 30)", str(root), str(tmp_path)],
+                   check=True, timeout=120, env={**os.environ, "PYTHONPATH": str(root / "src")})
+    files = [*sorted(p for s in SCENARIOS for p in traces[s].iterdir()),
+             tmp_path / "rank0.pt.trace.json", tmp_path / "rank1.pt.trace.json"]
+    for file in files:
+        assert _trace_events._scanned(_trace_events._bytes(file)) is not None, file
+        assert _reading(file, True, monkeypatch) == _reading(file, False, monkeypatch), file
+    damaged = tmp_path / "damaged" / "rank3.pt.trace.json"
+    damaged.parent.mkdir()
+    for file in (traces["clean"] / "rank0.pt.trace.json", tmp_path / "rank1.pt.trace.json"):
+        data = _trace_events._bytes(file)
+        marker = data.find(b'"Collective name"')
+        marker = data.find(b'"gloo:') if marker < 0 else marker
+        near = [marker + step for step in range(-300, 300, 7)]
+        changes = [data[:at] for at in (len(data) // 3, len(data) - 3, marker + 40)]
+        changes += [data[:at] + byte + data[at + 1:] for at in near
+                    for byte in (b"}", b"{", b'"', b"\\", b"\x07", b"\xc3\xa9", b"9")]
+        changes.append(data.replace(b'"Seq": ', b'"Seq": 1234567890123456789012', 1))
+        changes.append(data.replace(b'"ts": ', b'"ts": NaN, "t": ', 1))
+        for change in changes:
+            damaged.write_bytes(change)
+            assert _reading(damaged, True, monkeypatch) == _reading(damaged, False, monkeypatch)

@@ -76,7 +76,7 @@ from ._analyze import run_schedule
 from ._classify import Ref, blocked, mismatches
 from ._entry import Arrival, Entry
 from ._exchange import EXCHANGES, amounts, exchange_mismatches
-from ._flight_columns import FIELDS, FILENAME, LINE, Columns, columns, read_dump
+from ._flight_columns import FIELDS, FILENAME, LINE, Columns, read_dump
 from ._match import Rows, run
 from ._program import ARRIVE, WAIT
 from ._report import Report
@@ -98,18 +98,13 @@ def from_flight_recorder(path: str | os.PathLike[str]) -> Report:
         return _from_dumps(_read(Path(path)))
 
 
-def from_entries(dumps: dict[int, list[dict[str, Any]]],
-                 configs: dict[int, dict[str, Any]]) -> Report:
-    """Match per-rank entries read from elsewhere (profiler traces) as dumps are matched:
-    ``dumps`` maps each global rank to its entries in the dump's form (``process_group``,
-    ``profiling_name``, ``collective_seq_id``, sizes and dtypes), ``configs`` to its
-    ``pg_config``."""
+def from_columns(ranks: dict[int, Columns]) -> Report:
+    """Match per-rank entries already read into ``Columns`` (``_flight_columns``), as dumps
+    are matched: ``ranks`` maps each global rank to its columns."""
     with collector_paused():
         tables = _Tables()
-        ranks = [_rank_rows(rank, columns({"entries": dumps[rank], "pg_config": configs[rank]},
-                                          f"rank {rank}"), tables, f"rank {rank}")
-                 for rank in sorted(dumps)]
-        return _from_dumps(_Dumps(ranks, tables))
+        rows = [_rank_rows(rank, ranks[rank], tables, f"rank {rank}") for rank in sorted(ranks)]
+        return _from_dumps(_Dumps(rows, tables))
 
 
 @contextlib.contextmanager

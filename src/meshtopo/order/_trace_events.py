@@ -21,6 +21,14 @@ whole trace is parsed and the same events taken from it: the answer is the same 
 only the time differs. A text that does not end its top-level object (a cut file) is refused
 as the full parse refuses it.
 
+The events go to the caller as columns: of each kept event, the values of ``EVENT_KEYS`` and
+of its ``args``' ``ARG_KEYS`` (``ABSENT`` where it lacks one). A native scanner
+(``_trace_scan.c``) finds and reads them from the file's bytes, never decoding the text, as
+the cut does; it declines (and the text is read here) wherever its reading could differ:
+a byte outside ASCII, an escape in a kept event, a number beyond int64, or anything the cut
+would not take. ``MESHTOPO_PURE_PYTHON=1``, or a build without it, reads here always; the
+answers are the same.
+
 Bound: O(bytes) of searching (``str.find``, no per-byte Python) plus the decoding of the kept
 events (the whole trace's decoding on a trace of collectives, or on the fallback).
 """
@@ -29,8 +37,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,14 +58,39 @@ _COMMS = '"Collective name"'
 _GLOO = '"gloo:'
 _CATEGORY = re.compile(r'"cat":\s*"([^"\\]*)"')
 _DECODER = json.JSONDecoder()
+EVENT_KEYS = ("name", "ph", "cat", "ts", "dur")
+ARG_KEYS = ("Collective name", "Process Group Name", "Process Group Ranks", "Seq",
+            "In msg nelems", "Out msg nelems", "dtype", "Input Dims", "Input type")
+
+
+class _Absent:
+    """The value of a key an event lacks."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+_FORCED = os.environ.get("MESHTOPO_PURE_PYTHON", "") not in ("", "0")
+_scan: Callable[[bytes, tuple[str, ...], tuple[str, ...], int, Any],
+                tuple[list[list[Any]], bytes | None, bytes | None] | None] | None
+try:
+    if _FORCED:
+        raise ImportError("MESHTOPO_PURE_PYTHON is set")
+    from ._trace_scan import scan as _scan
+    SCANNER = "native"
+except ImportError:
+    _scan = None
+    SCANNER = "pure Python"
 
 
 @dataclass(frozen=True)
 class TraceEvents:
-    """The kept events of one trace (in file order), its ``distributedInfo`` ({} when absent)
-    and ``host_name`` ("" when absent)."""
+    """The kept events of one trace (in file order) as columns (key -> each event's value,
+    ``ABSENT`` where it lacks the key; ``EVENT_KEYS`` and ``ARG_KEYS``), its
+    ``distributedInfo`` ({} when absent) and ``host_name`` ("" when absent)."""
 
-    events: list[dict[str, Any]]
+    columns: dict[str, list[Any]]
     info: dict[str, Any]
     host: str
 
@@ -64,7 +98,11 @@ class TraceEvents:
 def collective_events(file: Path) -> TraceEvents:
     """The kept events of the trace ``file`` (plain or gzip; module docstring), refused with
     the file's name when it is not a profiler trace."""
-    text = _text(file)
+    data = _bytes(file)
+    scanned = _scanned(data)
+    if scanned is not None:
+        return scanned
+    text = _text(file, data)
     fast = _cut(text)
     if fast is not None:
         return fast
@@ -75,22 +113,49 @@ def collective_events(file: Path) -> TraceEvents:
     if any(_on_gpu(e) for e in events if "Collective name" in e["args"]):
         events = [e for e in events if "Collective name" not in e["args"] or _on_gpu(e)]
     info = trace.get("distributedInfo")
-    return TraceEvents(events, info if isinstance(info, dict) else {},
+    return TraceEvents(_columns(events), info if isinstance(info, dict) else {},
                        str(trace.get("host_name") or ""))
 
 
-def _text(file: Path) -> str:
+def _bytes(file: Path) -> bytes:
     try:
         data = file.read_bytes()
-        if data[:2] == _GZIP:
-            data = gzip.decompress(data)
-        return data.decode("utf-8")
+        return gzip.decompress(data) if data[:2] == _GZIP else data
     except OSError as error:
         raise InvalidArgumentError(f"{file}: cannot be read: {error.strerror or error}") from None
     except (EOFError, gzip.BadGzipFile) as error:
         raise InvalidArgumentError(f"{file}: truncated gzip: {error}") from None
+
+
+def _text(file: Path, data: bytes | None = None) -> str:
+    try:
+        return (_bytes(file) if data is None else data).decode("utf-8")
     except UnicodeDecodeError as error:
         raise InvalidArgumentError(f"{file}: not a profiler trace (JSON): {error}") from None
+
+
+def _scanned(data: bytes) -> TraceEvents | None:
+    """The native scanner's reading of ``data``; None where it declines (module docstring)."""
+    found = None if _scan is None else _scan(data, EVENT_KEYS, ARG_KEYS, CUT_WHEN, ABSENT)
+    if found is None:
+        return None
+    values, info_text, host_text = found
+    try:
+        info = {} if info_text is None else json.loads(info_text)
+        host = "" if host_text is None else json.loads(host_text)
+    except ValueError:
+        return None
+    if not isinstance(info, dict):
+        return None
+    return TraceEvents(dict(zip(EVENT_KEYS + ARG_KEYS, values, strict=True)), info,
+                       str(host or ""))
+
+
+def _columns(events: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Kept events (each ``_kept``) as ``TraceEvents.columns``."""
+    columns = {key: [e.get(key, ABSENT) for e in events] for key in EVENT_KEYS}
+    columns.update({key: [e["args"].get(key, ABSENT) for e in events] for key in ARG_KEYS})
+    return columns
 
 
 def _parse(file: Path, text: str) -> dict[str, Any]:
@@ -151,7 +216,7 @@ def _cut(text: str) -> TraceEvents | None:
         return None
     if not all(_kept(e) for e in events) or not isinstance(info, dict):
         return None
-    return TraceEvents(events, info, str(host or ""))
+    return TraceEvents(_columns(events), info, str(host or ""))
 
 
 def _found(text: str, marker: str) -> Iterator[int]:

@@ -1,6 +1,6 @@
 """``from_profiler_traces``: per-rank PyTorch profiler traces (``*.pt.trace.json[.gz]``, one
 per rank, as ``torch.profiler``'s ``export_chrome_trace`` writes them), matched as Flight
-Recorder dumps are (``_flight.from_entries``: same matcher, same finding types), with each
+Recorder dumps are (``_flight.from_columns``: same matcher, same finding types), with each
 collective's timing (``_trace_timing``).
 
 What a trace records of a collective depends on the backend:
@@ -41,9 +41,10 @@ import numpy as np
 
 from .._checks import is_int
 from .._errors import InvalidArgumentError
-from ._flight import DEFAULT_GROUP, collector_paused, from_entries
+from ._flight import DEFAULT_GROUP, collector_paused, from_columns
+from ._flight_columns import FIELDS, WIDTH, Columns
 from ._report import Report
-from ._trace_events import GPU_CATEGORIES, collective_events
+from ._trace_events import ABSENT, ARG_KEYS, EVENT_KEYS, GPU_CATEGORIES, collective_events
 
 TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz", ".json", ".json.gz")
 _RANK = re.compile(r"(\d+)(?:\.pt\.trace)?(?:\.json)?(?:\.gz)?$")
@@ -120,20 +121,20 @@ def read_rank_trace(file: Path) -> RankTrace:
     groups = _pg_config(trace.info.get("pg_config"))
     comms: list[tuple[str, int | None, str, int, int, str, float, float, bool]] = []
     annotated: list[tuple[str, int, int, str, float, float]] = []
-    for event in trace.events:
-        args = event["args"]
-        if "Collective name" in args:
-            record = _comms_record(file, event, args, groups)
+    for event in zip(*(trace.columns[key] for key in EVENT_KEYS + ARG_KEYS), strict=True):
+        field = dict(zip(EVENT_KEYS + ARG_KEYS, event, strict=True))
+        if field["Collective name"] is not ABSENT:
+            record = _comms_record(file, field, groups)
             if record is not None:
                 comms.append(record)
             continue
-        dims = args.get("Input Dims") or [[]]
+        dims = _get(field["Input Dims"], None) or [[]]
         first = dims[0] if dims and isinstance(dims[0], list) else []
         numel = int(np.prod(first, dtype=np.int64)) if first else 0
-        types = args.get("Input type") or [""]
-        start = float(event.get("ts", 0.0))
-        annotated.append((event["name"].removeprefix("gloo:"), numel, numel, str(types[0]),
-                          start, start + float(event.get("dur", 0.0))))
+        types = _get(field["Input type"], None) or [""]
+        start = float(_get(field["ts"], 0.0))
+        annotated.append((field["name"].removeprefix("gloo:"), numel, numel, str(types[0]),
+                          start, start + float(_get(field["dur"], 0.0))))
     if comms:
         collectives = _numbered_comms(comms)
         backend = "nccl" if any(c[8] for c in comms) else str(
@@ -177,19 +178,58 @@ def from_profiler_traces(paths: list[str | os.PathLike[str]]) -> tuple[Report, l
 
 
 def match_traces(traces: list[RankTrace]) -> Report:
-    """The matcher's report over ranks' traces (``_flight.from_entries``)."""
-    dumps = {t.rank: [_as_entry(c, t.backend) for c in t.collectives] for t in traces}
-    configs = {t.rank: {g: {"ranks": list(m)} for g, m in t.groups.items()} for t in traces}
-    return from_entries(dumps, configs)
+    """The matcher's report over ranks' traces (``_flight.from_columns``)."""
+    return from_columns({t.rank: trace_columns(t) for t in traces})
 
 
-def _as_entry(collective: TraceCollective, backend: str) -> dict[str, Any]:
-    """A collective in the form of a Flight Recorder entry."""
-    return {"process_group": [collective.group, ""], "pg_id": collective.group,
-            "profiling_name": f"{backend}:{collective.opcode}",
-            "collective_seq_id": collective.seq, "is_p2p": False,
-            "input_sizes": [[collective.numel_in]], "output_sizes": [[collective.numel_out]],
-            "input_dtypes": [collective.dtype], "state": "completed"}
+def trace_columns(trace: RankTrace) -> Columns:
+    """A rank's collectives as the columns of the Flight Recorder entries they stand for
+    (``process_group`` [group, ""], ``pg_id`` the group, ``profiling_name``
+    ``<backend>:<opcode>``, ``collective_seq_id``, ``is_p2p`` False, ``input_sizes``
+    [[numel in]], ``output_sizes`` [[numel out]], ``input_dtypes`` [dtype], ``state``
+    "completed"), with the ids ``_flight_columns.columns`` gives those entries. A collective
+    whose fields other than ``seq`` were all seen before adds at most its ``seq``'s id."""
+    values: list[Any] = []
+    known: dict[tuple[object, ...], int] = {}
+
+    def id_of(key: tuple[object, ...], value: Any) -> int:
+        found = known.get(key)
+        if found is None:
+            found = known[key] = len(values)
+            values.append(value)
+        return found
+
+    def listed(*items: tuple[tuple[object, ...], Any]) -> tuple[tuple[object, ...], Any]:
+        """A list of ``items`` (key, value), its items' ids given before its own."""
+        key = (list, tuple(id_of(item, value) for item, value in items))
+        value = [value for _, value in items]
+        id_of(key, value)
+        return key, value
+
+    seen: dict[tuple[str, str, int, int, str], list[int]] = {}
+    rows = np.full((len(trace.collectives), WIDTH), -1, dtype=np.int32)
+    seq_column = FIELDS.index("collective_seq_id")
+    for index, c in enumerate(trace.collectives):
+        row = seen.get((c.group, c.opcode, c.numel_in, c.numel_out, c.dtype))
+        if row is not None:
+            row[seq_column] = id_of((int, c.seq), c.seq)
+        else:
+            group = (str, c.group)
+            fields = {"process_group": known[listed((group, c.group), ((str, ""), ""))[0]]}
+            name = f"{trace.backend}:{c.opcode}"
+            fields["profiling_name"] = id_of((str, name), name)
+            fields["is_p2p"] = id_of((bool, False), False)
+            fields["collective_seq_id"] = id_of((int, c.seq), c.seq)
+            fields["pg_id"] = id_of(group, c.group)
+            fields["state"] = id_of((str, "completed"), "completed")
+            fields["input_sizes"] = known[listed(listed(((int, c.numel_in), c.numel_in)))[0]]
+            fields["input_dtypes"] = known[listed(((str, c.dtype), c.dtype))[0]]
+            fields["output_sizes"] = known[listed(listed(((int, c.numel_out), c.numel_out)))[0]]
+            row = [fields.get(f, -1) for f in FIELDS] + [-1, -1]
+            seen[(c.group, c.opcode, c.numel_in, c.numel_out, c.dtype)] = row
+        rows[index] = row
+    config = {g: {"ranks": list(m)} for g, m in trace.groups.items()}
+    return Columns(values, rows, config, None)
 
 
 def _rank(file: Path, info: dict[str, Any]) -> int:
@@ -231,33 +271,38 @@ def _rank_list(value: Any) -> tuple[int, ...]:
         return ()
 
 
-def _comms_record(file: Path, event: dict[str, Any], args: dict[str, Any],
-                  groups: dict[str, tuple[int, ...]]
+def _comms_record(file: Path, field: dict[str, Any], groups: dict[str, tuple[int, ...]]
                   ) -> tuple[str, int | None, str, int, int, str, float, float, bool] | None:
     """(group, seq, opcode, numel in, numel out, dtype, start, end, on GPU) of one
-    ``record_param_comms``-style event; None for what is not matched (``wait``, send/recv)."""
-    raw = str(args.get("Collective name") or "")
+    ``record_param_comms``-style event (its ``field`` by key, ``_trace_events``' columns);
+    None for what is not matched (``wait``, send/recv)."""
+    raw = str(field["Collective name"] or "")
     opcode = _OP_NAMES.get(raw.lstrip("_"), raw.lstrip("_"))
     if opcode in _NOT_MATCHED:
         return None
-    group = str(args.get("Process Group Name", DEFAULT_GROUP))
+    group = str(_get(field["Process Group Name"], DEFAULT_GROUP))
     if group not in groups:
-        ranks = _rank_list(args.get("Process Group Ranks"))
+        ranks = _rank_list(_get(field["Process Group Ranks"], None))
         if ranks:
             groups[group] = ranks
-    seq = args.get("Seq")
+    seq = _get(field["Seq"], None)
     try:
         number = None if seq is None else int(seq)
-        numel_in = int(args.get("In msg nelems", 0))
-        numel_out = int(args.get("Out msg nelems", 0))
+        numel_in = int(_get(field["In msg nelems"], 0))
+        numel_out = int(_get(field["Out msg nelems"], 0))
     except (TypeError, ValueError):
         raise InvalidArgumentError(
-            f"{file}: a {raw} event at ts {event.get('ts')} has a Seq or msg nelems that is "
-            f"not a number") from None
-    start = float(event.get("ts", 0.0))
-    on_gpu = str(event.get("cat", "")).lower() in GPU_CATEGORIES
-    return (group, number, opcode, numel_in, numel_out, str(args.get("dtype", "")), start,
-            start + float(event.get("dur", 0.0)), on_gpu)
+            f"{file}: a {raw} event at ts {_get(field['ts'], None)} has a Seq or msg nelems "
+            f"that is not a number") from None
+    start = float(_get(field["ts"], 0.0))
+    on_gpu = str(_get(field["cat"], "")).lower() in GPU_CATEGORIES
+    return (group, number, opcode, numel_in, numel_out, str(_get(field["dtype"], "")), start,
+            start + float(_get(field["dur"], 0.0)), on_gpu)
+
+
+def _get(value: Any, default: Any) -> Any:
+    """A column's value, ``default`` where the event lacks the key."""
+    return default if value is ABSENT else value
 
 
 def _numbered_comms(records: list[tuple[str, int | None, str, int, int, str, float, float,
