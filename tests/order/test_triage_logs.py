@@ -23,10 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from meshtopo.cli._main import main
-
 from ._jobs import run_ranks
-from .test_triage_join import HERE, ISSUED, SHORT, TRIPS, _dump
+from .test_triage_join import HERE, ISSUED, SHORT, TRIPS, _dump, _triage
 
 pytestmark = [pytest.mark.jax, pytest.mark.timeout(300)]
 
@@ -123,14 +121,6 @@ def _instruction(module: Path, opcode: str) -> tuple[str, str, str]:
     """The one ``opcode`` instruction of the module's text: name, shape, computation."""
     (found,) = _instructions(module, opcode)
     return found[:3]
-
-
-def _triage(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["triage", *args])
-    code = exit_info.value.code
-    assert isinstance(code, int)
-    return code, capsys.readouterr().out
 
 
 def test_logged_sequence_numbers_are_the_programs_collectives(

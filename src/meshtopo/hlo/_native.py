@@ -20,17 +20,17 @@ which scanners (``"native"`` or ``"pure Python"``).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._pure_python import PURE_PYTHON
+
 if TYPE_CHECKING:
     from ._line_scan import ScannedLine
 
-_FORCED = os.environ.get("MESHTOPO_PURE_PYTHON", "") not in ("", "0")
 
 # XLA's printed explicit form: groups of 1 to 18 ASCII digits joined by ',', groups joined
 # by '},{', no white space (the form of _explicit_form.h).
@@ -70,7 +70,7 @@ groups_arrays: Callable[[str, int, int], tuple[bytearray, bytearray] | None]
 scan_lines: Callable[[str, int, int], list[ScannedLine]]
 
 try:
-    if _FORCED:
+    if PURE_PYTHON:
         raise ImportError("MESHTOPO_PURE_PYTHON is set")
     from ._lexer import lex
     TOKENIZER = "native"
@@ -80,7 +80,7 @@ except ImportError:
     TOKENIZER = "pure-Python"
 
 try:
-    if _FORCED:
+    if PURE_PYTHON:
         raise ImportError("MESHTOPO_PURE_PYTHON is set")
     from ._explicit_scan import groups_arrays, groups_end
     from ._line_scan import scan_lines

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import pickle
 import struct
 from collections.abc import Callable
@@ -37,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InvalidArgumentError
+from .._pure_python import PURE_PYTHON
 
 FIELDS = ("process_group", "profiling_name", "is_p2p", "collective_seq_id", "p2p_seq_id",
           "pg_id", "state", "input_sizes", "input_dtypes", "output_sizes")
@@ -46,11 +46,10 @@ WIDTH = LINE + 1
 MAX_DEPTH = 32  # how deeply a field's value may nest lists and tuples
 _LIBRARY = "torch/distributed"  # frames in this path are torch's own, never the user's
 
-_FORCED = os.environ.get("MESHTOPO_PURE_PYTHON", "") not in ("", "0")
 _scan: Callable[[bytes, tuple[str, ...], str, int], tuple[list[Any], bytes, Any, Any] | None
                 ] | None
 try:
-    if _FORCED:
+    if PURE_PYTHON:
         raise ImportError("MESHTOPO_PURE_PYTHON is set")
     from ._flight_scan import scan as _scan
     DECODER = "native"

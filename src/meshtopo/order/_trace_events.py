@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InvalidArgumentError
+from .._pure_python import PURE_PYTHON
 
 GPU_CATEGORIES = ("kernel", "gpu_user_annotation")
 # Cut events out only when they are less than this fraction of the text: cutting one costs
@@ -71,11 +71,10 @@ class _Absent:
 
 
 ABSENT: Any = _Absent()
-_FORCED = os.environ.get("MESHTOPO_PURE_PYTHON", "") not in ("", "0")
 _scan: Callable[[bytes, tuple[str, ...], tuple[str, ...], int, Any],
                 tuple[list[list[Any]], bytes | None, bytes | None] | None] | None
 try:
-    if _FORCED:
+    if PURE_PYTHON:
         raise ImportError("MESHTOPO_PURE_PYTHON is set")
     from ._trace_scan import scan as _scan
     SCANNER = "native"
