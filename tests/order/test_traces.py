@@ -331,3 +331,24 @@ def test_native_scanner_reads_as_python(traces: dict[str, Path], tmp_path: Path,
         for change in changes:
             damaged.write_bytes(change)
             assert _reading(damaged, True, monkeypatch) == _reading(damaged, False, monkeypatch)
+
+
+def test_an_event_without_a_numeric_duration_is_one_line(
+        traces: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A collective event (gloo's, as torch writes it) whose ``dur`` is JSON ``null`` is
+    refused naming the file."""
+    from meshtopo.order import _trace_events
+
+    trace = json.loads(_trace_events._text(traces["clean"] / "rank1.pt.trace.json.gz"))
+    event = next(e for e in trace["traceEvents"] if str(e.get("name")).startswith("gloo:"))
+    event["dur"] = None
+    bad = tmp_path / "rank1.pt.trace.json"
+    bad.write_text(json.dumps(trace))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["order", "--traces", str(bad)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"meshtopo: error: {bad}: a ")
+    assert "event has a ts or dur that is not a number (ts " in err
+    assert err.endswith(", dur None)\n")
+    assert err.count("\n") == 1

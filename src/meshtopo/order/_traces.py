@@ -132,9 +132,9 @@ def read_rank_trace(file: Path) -> RankTrace:
         first = dims[0] if dims and isinstance(dims[0], list) else []
         numel = int(np.prod(first, dtype=np.int64)) if first else 0
         types = _get(field["Input type"], None) or [""]
-        start = float(_get(field["ts"], 0.0))
+        start, end = _span(file, field, field["name"])
         annotated.append((field["name"].removeprefix("gloo:"), numel, numel, str(types[0]),
-                          start, start + float(_get(field["dur"], 0.0))))
+                          start, end))
     if comms:
         collectives = _numbered_comms(comms)
         backend = "nccl" if any(c[8] for c in comms) else str(
@@ -294,10 +294,23 @@ def _comms_record(file: Path, field: dict[str, Any], groups: dict[str, tuple[int
         raise InvalidArgumentError(
             f"{file}: a {raw} event at ts {_get(field['ts'], None)} has a Seq or msg nelems "
             f"that is not a number") from None
-    start = float(_get(field["ts"], 0.0))
+    start, end = _span(file, field, raw)
     on_gpu = str(_get(field["cat"], "")).lower() in GPU_CATEGORIES
     return (group, number, opcode, numel_in, numel_out, str(_get(field["dtype"], "")), start,
-            start + float(_get(field["dur"], 0.0)), on_gpu)
+            end, on_gpu)
+
+
+def _span(file: Path, field: dict[str, Any], what: str) -> tuple[float, float]:
+    """An event's start and end (``ts`` and ``ts + dur``, 0 where absent); an event whose
+    ``ts`` or ``dur`` is not a number (JSON ``null``, a list) is refused naming the file."""
+    ts, dur = _get(field["ts"], 0.0), _get(field["dur"], 0.0)
+    try:
+        start = float(ts)
+        return start, start + float(dur)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(
+            f"{file}: a {what} event has a ts or dur that is not a number (ts {ts!r}, "
+            f"dur {dur!r})") from None
 
 
 def _get(value: Any, default: Any) -> Any:
