@@ -474,3 +474,24 @@ def test_damaged_iota_and_mesh_axes_fields_are_one_line_errors(dump, tmp_path, c
         main(["inspect", str(path)])
     out, err = capsys.readouterr()
     assert (done.value.code, out, err) == (2, "", f"meshtopo: error: {caught.value}\n")
+
+
+def test_an_operand_id_that_names_nothing_is_one_line(dump, tmp_path, capsys):
+    _, proto_path = _pairs(dump)["jit_psum"]
+    damaged = message_class("HloProto")()
+    damaged.ParseFromString(proto_path.read_bytes())
+    computation = damaged.hlo_module.computations[-1]
+    user = next(i for i in computation.instructions if i.operand_ids)
+    user.operand_ids[0] = 987654
+    path = tmp_path / "operand.hlo.pb"
+    path.write_bytes(damaged.SerializeToString())
+    with pytest.raises(mt.InvalidArgumentError) as caught:
+        mt.hlo.load(path)
+    assert str(caught.value) == (
+        f"{path}: instruction {user.name}: id 987654 of an operand, called computation or "
+        f"control predecessor names no instruction of computation {computation.name} and no "
+        "computation")
+    with pytest.raises(SystemExit) as done:
+        main(["inspect", str(path)])
+    out, err = capsys.readouterr()
+    assert (done.value.code, out, err) == (2, "", f"meshtopo: error: {caught.value}\n")

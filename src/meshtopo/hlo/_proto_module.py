@@ -16,6 +16,7 @@ from collections.abc import Callable
 from google.protobuf.message import DecodeError, Message
 
 from .._device_list import CollectiveDeviceList
+from .._errors import InvalidArgumentError
 from .._placement import DeviceAssignment
 from ._assignment import check_assignment
 from ._collective import (
@@ -115,6 +116,7 @@ class _Builder:
         self.proto = proto
         self.scope = scope
         self.schedule = schedule
+        self.source = source
         self.groups = Groups(source)
         self.shapes = _TextCache("ShapeProto", shape_text)
         self.metadata = _TextCache("OpMetadata", _metadata)
@@ -155,8 +157,14 @@ class _Builder:
             is_root = instruction_id == root_id
             is_collective = opcode in COLLECTIVE_OPCODES
             groups = self.groups.of(p) if is_collective else None
-            instruction = self._instruction(p, name, opcode, number, computation.name, is_root,
-                                            names, by_id, groups)
+            try:
+                instruction = self._instruction(p, name, opcode, number, computation.name,
+                                                is_root, names, by_id, groups)
+            except KeyError as unknown:
+                raise InvalidArgumentError(
+                    f"{self.source}: instruction {name}: id {unknown.args[0]} of an operand, "
+                    f"called computation or control predecessor names no instruction of "
+                    f"computation {proto.name} and no computation") from None
             add(instruction)
             line(instruction.text)
             by_name[name] = instruction
