@@ -26,6 +26,9 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ._device_list import CollectiveDeviceList as CollectiveDeviceList
+from ._device_list import Mesh as Mesh
+from ._device_list import MeshAxesReplicaGroupList as MeshAxesReplicaGroupList
+from ._device_list import MeshGrid as MeshGrid  # Mesh's former name, for one release
 from ._errors import HloParseError as HloParseError
 from ._errors import InternalError as InternalError
 from ._errors import InvalidArgumentError as InvalidArgumentError
@@ -37,9 +40,6 @@ from ._limits import DEFAULT_DEVICE_LIMIT as DEFAULT_DEVICE_LIMIT
 from ._limits import device_limit as device_limit
 from ._limits import get_device_limit as get_device_limit
 from ._limits import set_device_limit as set_device_limit
-from ._mesh import Mesh as Mesh
-from ._mesh_grid import MeshAxesReplicaGroupList as MeshAxesReplicaGroupList
-from ._mesh_grid import MeshGrid as MeshGrid  # Mesh's former name, for one release
 from ._mesh_grid import SubAxis as SubAxis
 from ._modes import CollectiveOpGroupMode as CollectiveOpGroupMode
 from ._modes import group_mode as group_mode

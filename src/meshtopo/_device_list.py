@@ -10,6 +10,12 @@ A device list is a frozen value: one immutable form is chosen and validated at c
 explicit groups as written in a text a reader already checked), nothing can be assigned to
 it, and it is hashable.
 
+``Mesh`` (named axes and the device at each position) and ``MeshAxesReplicaGroupList`` (a
+mesh and the axes a collective spans) live here too: a mesh gives device lists
+(``Mesh.replica_groups``), a device list holds mesh-axes lists, and a mesh-axes list holds a
+mesh, so the three refer to each other and share one module. The group algebra they use is
+``_mesh_grid``; explicit groups are ``_explicit_groups``.
+
 >>> d = CollectiveDeviceList.parse("{{0,4},{1,5},{2,6},{3,7}}")
 >>> d.compact()
 CollectiveDeviceList('[4,2]<=[2,4]T(1,0)')
@@ -21,52 +27,48 @@ True
 
 from __future__ import annotations
 
-import itertools
-import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+import functools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._checks import is_int
 from ._errors import InvalidArgumentError
-from ._iota import IotaReplicaGroupList, find_iota, read_iota
-from ._limits import check_size
-from ._mesh_grid import MeshAxesReplicaGroupList, read_mesh_axes
+from ._explicit_groups import (
+    Converter,
+    ExplicitArrays,
+    WrittenGroups,
+    explicit_arrays,
+    explicit_text_arrays,
+    is_explicit_text,
+    read_explicit,
+    read_only,
+    read_only_copy,
+)
+from ._iota import (
+    IotaReplicaGroupList,
+    IotaTileAssignment,
+    find_iota,
+    read_iota,
+    read_iota_array,
+)
+from ._limits import check_size, checked_product
+from ._mesh_grid import (
+    AxisRef,
+    SubAxis,
+    axes_text,
+    axis_groups,
+    axis_refs,
+    quote,
+    reindexed_axes,
+)
 from ._text import Scanner
 
 if TYPE_CHECKING:  # numpy.typing costs start-up time; annotations only
     from numpy.typing import ArrayLike
-
-# An explicit list of int lists with numbers of at most 18 digits (so they fit in int64).
-_GROUP = r"\{\s*(?:-?[0-9]{1,18}\s*(?:,\s*-?[0-9]{1,18}\s*)*)?\}"
-_EXPLICIT = re.compile(rf"\{{\s*(?:{_GROUP}\s*(?:,\s*{_GROUP}\s*)*)?\}}\s*\Z")
-_GROUP_BODY = re.compile(r"\{([^{}]*)\}")
-_DIGITS = re.compile(r"[0-9]+")
-
-
-# (all ids concatenated, each group's size) from explicit groups written in ``text[start:stop]``.
-Converter = Callable[[str, int, int], "tuple[np.ndarray, np.ndarray]"]
-
-
-class _Arrays(NamedTuple):
-    """Explicit groups: all ids concatenated and each group's size (read-only int64)."""
-
-    flat: np.ndarray
-    sizes: np.ndarray
-
-
-class _Written(NamedTuple):
-    """Explicit groups as written in ``text[start:stop]``, already checked well formed by a
-    reader, that ``convert(text, start, stop)`` turns into ``_Arrays``' two arrays."""
-
-    text: str
-    start: int
-    stop: int
-    convert: Converter
-
-
-_Form = IotaReplicaGroupList | MeshAxesReplicaGroupList | _Arrays | _Written
 
 
 class CollectiveDeviceList:
@@ -94,11 +96,11 @@ class CollectiveDeviceList:
             expanded = groups._expanded_once
         else:
             expanded = None
-            if isinstance(groups, IotaReplicaGroupList | MeshAxesReplicaGroupList | _Arrays
-                          | _Written):
+            if isinstance(groups, IotaReplicaGroupList | MeshAxesReplicaGroupList
+                          | ExplicitArrays | WrittenGroups):
                 form = groups
             else:
-                form = _Arrays(*_explicit_arrays(groups))
+                form = ExplicitArrays(*explicit_arrays(groups))
         object.__setattr__(self, "_form", form)
         object.__setattr__(self, "_expanded_once", expanded)
 
@@ -121,11 +123,11 @@ class CollectiveDeviceList:
         if not isinstance(text, str):
             raise InvalidArgumentError(f"replica groups text must be a string, got {text!r}")
         stripped = text.strip()
-        if stripped.startswith("{") and _EXPLICIT.match(stripped):
-            return cls._from_explicit_text(stripped)
+        if is_explicit_text(stripped):
+            return cls(explicit_text_arrays(stripped))
         scanner = Scanner(text, "replica groups", line, column)
         if scanner.peek("{"):
-            result = cls(_read_explicit(scanner))
+            result = cls(read_explicit(scanner))
         elif scanner.peek("["):
             result = cls(IotaReplicaGroupList.from_tile(read_iota(scanner, tile_rank=2)))
         elif scanner.peek("mesh"):
@@ -138,20 +140,6 @@ class CollectiveDeviceList:
         return result
 
     @classmethod
-    def _from_explicit_text(cls, text: str) -> CollectiveDeviceList:
-        """Fast path for well-formed explicit text: one regex check, then numpy conversion."""
-        bodies = _GROUP_BODY.findall(text[1:-1] if text.endswith("}") else text)
-        sizes = np.fromiter(
-            (body.count(",") + 1 if _DIGITS.search(body) else 0 for body in bodies),
-            dtype=np.int64,
-            count=len(bodies),
-        )
-        total = check_size(int(sizes.sum()), "the replica groups")
-        joined = ",".join(body for body, size in zip(bodies, sizes, strict=True) if size)
-        flat = np.array(joined.split(","), dtype=np.int64) if total else np.empty(0, np.int64)
-        return cls(_Arrays(_read_only(flat), _read_only(sizes)))
-
-    @classmethod
     def from_flat(cls, flat: np.ndarray, sizes: np.ndarray) -> CollectiveDeviceList:
         """Explicit groups from all ids concatenated (int64) and each group's size (the list
         keeps read-only copies of writable arrays)."""
@@ -161,7 +149,7 @@ class CollectiveDeviceList:
             raise InvalidArgumentError(
                 f"group sizes {sizes.tolist()} do not add up to the {flat.size} ids given"
             )
-        return cls(_Arrays(_read_only_copy(flat), _read_only_copy(sizes)))
+        return cls(ExplicitArrays(read_only_copy(flat), read_only_copy(sizes)))
 
     @classmethod
     def from_written(cls, text: str, start: int, stop: int,
@@ -170,7 +158,7 @@ class CollectiveDeviceList:
         well formed, that ``convert(text, start, stop)`` (a pure function) turns into (all
         ids concatenated, each group's size) on first use: converting it costs nothing until
         the ids are asked for."""
-        return cls(_Written(text, start, stop, convert))
+        return cls(WrittenGroups(text, start, stop, convert))
 
     @classmethod
     def deferred(cls, expand: Callable[[], tuple[np.ndarray, np.ndarray]]) -> CollectiveDeviceList:
@@ -243,7 +231,7 @@ class CollectiveDeviceList:
         """(all ids concatenated, group sizes), read-only: the held arrays, or those of the
         held form computed once and kept."""
         form = self._form
-        if isinstance(form, _Arrays):
+        if isinstance(form, ExplicitArrays):
             return form
         found = self._expanded_once
         if found is None:
@@ -251,16 +239,16 @@ class CollectiveDeviceList:
             object.__setattr__(self, "_expanded_once", found)
         return found
 
-    def _expand(self, form: IotaReplicaGroupList | MeshAxesReplicaGroupList | _Written
+    def _expand(self, form: IotaReplicaGroupList | MeshAxesReplicaGroupList | WrittenGroups
                 ) -> tuple[np.ndarray, np.ndarray]:
-        if isinstance(form, _Written):
+        if isinstance(form, WrittenGroups):
             flat, sizes = form.convert(form.text, form.start, form.stop)
-            return _read_only(flat), _read_only(sizes)
+            return read_only(flat), read_only(sizes)
         check_size(form.num_replica_groups * form.num_devices_per_group,
                    f"the replica groups {self}")
         flat = np.ascontiguousarray(form.to_array()).reshape(-1)
         sizes = np.full(form.num_replica_groups, form.num_devices_per_group, dtype=np.int64)
-        return _read_only(flat), _read_only(sizes)
+        return read_only(flat), read_only(sizes)
 
     @property
     def group_sizes(self) -> np.ndarray:
@@ -389,71 +377,350 @@ class CollectiveDeviceList:
         return hash((flat.tobytes(), sizes.tobytes()))
 
 
-def _read_only(array: np.ndarray) -> np.ndarray:
-    """``array`` (made here, shared with no caller) marked read-only."""
-    array.setflags(write=False)
-    return array
+class Mesh:
+    """Named axes with sizes (major to minor) and the device id at every mesh position.
 
+    ``devices`` is an int array in the mesh's shape (or flat) holding distinct non-negative
+    device ids, like a JAX ``Mesh``'s devices; by default position i holds device i.
+    Meshes are immutable (validated once, here; the device array is read-only; the device
+    order and the id lookup are cached on first use), hashable, and compare by axes and
+    devices.
+    """
 
-def _read_only_copy(array: np.ndarray) -> np.ndarray:
-    """``array`` when already read-only, else a read-only copy (a caller's array stays
-    writable and cannot change the list)."""
-    return array if not array.flags.writeable else _read_only(array.copy())
-
-
-def _explicit_arrays(groups: object) -> tuple[np.ndarray, np.ndarray]:
-    """(flat ids, sizes) from a list of int lists or a 2-D int array, validated."""
-    if isinstance(groups, np.ndarray):
-        if groups.ndim != 2 or not np.issubdtype(groups.dtype, np.integer):
+    def __init__(
+        self,
+        axes: Mapping[str, int] | Sequence[tuple[str, int]],
+        devices: object = None,
+    ) -> None:
+        if isinstance(axes, Mapping):
+            items = list(axes.items())
+        elif isinstance(axes, Sequence) and not isinstance(axes, str):
+            items = list(axes)
+        else:
             raise InvalidArgumentError(
-                f"replica groups as an array must be 2-D ints, got shape {list(groups.shape)} "
-                f"of {groups.dtype}"
+                f"mesh axes must be a mapping like {{'data': 2}} or (name, size) pairs, got {axes!r}"
             )
-        check_size(int(groups.size), "the replica groups")
-        flat = _read_only(groups.astype(np.int64).reshape(-1))  # astype copies
-        return flat, _read_only(np.full(groups.shape[0], groups.shape[1], dtype=np.int64))
-    if isinstance(groups, str | bytes) or not hasattr(groups, "__iter__"):
-        raise InvalidArgumentError(
-            f"replica groups must be a list of int lists, got {groups!r}; "
-            "use CollectiveDeviceList.parse for text"
+        if not items:
+            raise InvalidArgumentError("a mesh needs at least one axis")
+        names, sizes = [], []
+        for item in items:
+            if not (isinstance(item, tuple | list) and len(item) == 2):
+                raise InvalidArgumentError(f"mesh axes must be (name, size) pairs, got {item!r}")
+            name, size = item
+            if not isinstance(name, str) or not name or any(c in name for c in "'\":=,{}[]()"):
+                raise InvalidArgumentError(
+                    f"mesh axis name {name!r} must be a plain non-empty name"
+                )
+            if not is_int(size) or size < 1:
+                raise InvalidArgumentError(
+                    f"mesh axis {name!r} must have a positive int size, got {size!r}"
+                )
+            names.append(name)
+            sizes.append(int(size))
+        if len(set(names)) != len(names):
+            raise InvalidArgumentError(f"mesh has duplicate axis names: {names}")
+        self._names = tuple(names)
+        self._sizes = tuple(sizes)
+        count = checked_product(sizes, f"the mesh {self._axes_text()}")
+        if devices is None:
+            array = np.arange(count, dtype=np.int64)
+        else:
+            array = np.asarray(devices)
+            if array.dtype == object or not np.issubdtype(array.dtype, np.integer):
+                raise InvalidArgumentError(f"mesh devices must be ints, got {devices!r}")
+            if array.size != count:
+                raise InvalidArgumentError(
+                    f"mesh {self._axes_text()} has {count} positions but devices has {array.size} ids"
+                )
+            if array.ndim != 1 and tuple(array.shape) != tuple(sizes):
+                raise InvalidArgumentError(
+                    f"mesh devices have shape {list(array.shape)}, expected {sizes} or flat"
+                )
+            array = array.astype(np.int64).reshape(-1)
+            if (array < 0).any():
+                raise InvalidArgumentError(
+                    f"mesh device ids must be non-negative, got {array.min()}"
+                )
+            if np.unique(array).size != array.size:
+                raise InvalidArgumentError("mesh device ids must be distinct")
+        array = array.reshape(sizes)
+        array.setflags(write=False)
+        self._devices = array
+
+    @property
+    def axis_names(self) -> tuple[str, ...]:
+        """Axis names, major to minor."""
+        return self._names
+
+    @property
+    def axis_sizes(self) -> tuple[int, ...]:
+        """Axis sizes, major to minor."""
+        return self._sizes
+
+    @property
+    def shape(self) -> dict[str, int]:
+        """``{name: size}`` in axis order."""
+        return dict(zip(self._names, self._sizes, strict=True))
+
+    @property
+    def size(self) -> int:
+        """The number of devices."""
+        return int(self._devices.size)
+
+    @property
+    def devices(self) -> np.ndarray:
+        """The device id at each mesh position (read-only int64 array in the mesh's shape)."""
+        return self._devices
+
+    @functools.cached_property
+    def device_order(self) -> IotaTileAssignment | None:
+        """The device ids as an iota tile over the mesh shape, or None when no iota fits."""
+        found = find_iota(self._devices)
+        if found is None:
+            return None
+        return IotaTileAssignment(self._sizes, *found)
+
+    def axis_size(self, name: str) -> int:
+        """The size of axis ``name``."""
+        if name not in self._names:
+            raise InvalidArgumentError(f"mesh {self._axes_text()} has no axis {name!r}")
+        return self._sizes[self._names.index(name)]
+
+    def _axes_text(self) -> str:
+        return axes_text(self._names, self._sizes)
+
+    def __str__(self) -> str:
+        text = "mesh" + self._axes_text()
+        order = self.device_order
+        if order is not None and len(order.reshape_dims) == 1:
+            return text
+        if order is not None:
+            return f"{text}, device_ids=({order.array_to_string()})"
+        return f"{text}, device_ids=({','.join(map(str, self._devices.reshape(-1).tolist()))})"
+
+    def __repr__(self) -> str:
+        if self.device_order is not None and len(self.device_order.reshape_dims) == 1:
+            return f"{type(self).__name__}({self.shape!r})"
+        return f"{type(self).__name__}({self.shape!r}, devices={self._devices.tolist()!r})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in ("_names", "_sizes", "_devices") and not hasattr(self, name):
+            object.__setattr__(self, name, value)
+            return
+        raise AttributeError(f"Mesh is immutable; cannot set {name}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mesh):
+            return NotImplemented
+        return (self._names, self._sizes) == (other._names, other._sizes) and bool(
+            np.array_equal(self._devices, other._devices)
         )
-    parts: list[list[object] | tuple[object, ...]] = []
-    for group in groups:  # type: ignore[attr-defined,unused-ignore]
-        if isinstance(group, str | bytes) or not hasattr(group, "__iter__"):
-            raise InvalidArgumentError(f"each replica group must be a list of ints, got {group!r}")
-        parts.append(group if isinstance(group, list | tuple) else list(group))
-    sizes = [len(ids) for ids in parts]
-    total = check_size(sum(sizes), "the replica groups")
-    # One pass over the element types (in C), not an isinstance per id.
-    if not all(kind is int or (kind is not bool and issubclass(kind, np.integer))
-               for kind in set(map(type, itertools.chain.from_iterable(parts)))):
-        for ids in parts:
-            for value in ids:
-                if not is_int(value):
-                    raise InvalidArgumentError(
-                        f"replica group {list(ids)!r} must hold ints, got {value!r}")
-    try:
-        flat = np.fromiter(itertools.chain.from_iterable(parts), dtype=np.int64, count=total)
-    except OverflowError:
-        raise InvalidArgumentError(f"replica group ids must fit in int64, got {groups!r}") from None
-    return _read_only(flat), _read_only(np.array(sizes, dtype=np.int64))
+
+    def __hash__(self) -> int:
+        return hash((self._names, self._sizes, self._devices.tobytes()))
+
+    @classmethod
+    def of(cls, mesh: Mesh) -> Mesh:
+        """``mesh`` itself: kept for one release from when a mesh-axes list held a
+        ``MeshGrid`` that ``of`` turned into a ``Mesh``."""
+        return mesh
+
+    def replica_groups(self, over: object) -> CollectiveDeviceList:
+        """The groups of a collective over ``over`` as a device list, compact whenever possible.
+
+        >>> Mesh({"data": 2, "model": 4}).replica_groups(over="data")
+        CollectiveDeviceList('[4,2]<=[2,4]T(1,0)')
+        """
+        return CollectiveDeviceList(MeshAxesReplicaGroupList(self, axis_refs(over))).compact()
+
+    def axes_for(self, groups: object) -> tuple[str, ...] | None:
+        """The mesh axes (in order) whose collective has exactly ``groups``, or None.
+
+        ``groups`` is anything ``CollectiveDeviceList`` accepts; only whole axes are tried.
+
+        >>> Mesh({"data": 2, "model": 4}).axes_for([[0, 4], [1, 5], [2, 6], [3, 7]])
+        ('data',)
+        """
+        device_list = (
+            groups if isinstance(groups, CollectiveDeviceList) else CollectiveDeviceList(groups)
+        )
+        if not device_list.is_uniform or 0 in (
+            device_list.num_replica_groups,
+            device_list.num_devices_per_group,
+        ):
+            return None
+        array = device_list.to_array()
+        positions = self.positions_of(array[0])
+        if (positions < 0).any():
+            return None
+        coords = np.stack(np.unravel_index(positions, self._sizes), axis=1)
+        changes = coords != coords[0]
+        first_change = changes.argmax(axis=0)
+        varying = np.flatnonzero(changes.any(axis=0)).tolist()
+        # An axis that changes later between ranks is more major in the collective's order.
+        axes = tuple(
+            self._names[axis] for axis in sorted(varying, key=lambda axis: -first_change[axis])
+        )
+        return axes if np.array_equal(self.group_array(axes), array) else None
+
+    def group_array(self, over: object) -> np.ndarray:
+        """Device ids of the groups of a collective over ``over``, shape ``[groups, size]``
+        (``axis_groups`` on this mesh)."""
+        return axis_groups(self._devices, self._names, over)
+
+    @functools.cached_property
+    def _device_lookup(self) -> tuple[np.ndarray, np.ndarray]:
+        flat = self._devices.reshape(-1)
+        order = np.argsort(flat)
+        return flat[order], order
+
+    def positions_of(self, device_ids: object) -> np.ndarray:
+        """The flat mesh position of each device id (-1 for ids the mesh does not hold)."""
+        ids = np.asarray(device_ids, dtype=np.int64)
+        sorted_ids, order = self._device_lookup
+        where = np.minimum(np.searchsorted(sorted_ids, ids), sorted_ids.size - 1)
+        return np.where(sorted_ids[where] == ids, order[where], -1)
+
+    def _reindexed_axes(self, axes: tuple[AxisRef, ...]) -> tuple[list[int], list[int]]:
+        return reindexed_axes(self._names, self._sizes, axes)
 
 
-def _read_explicit(scanner: Scanner) -> list[list[int]]:
-    """Read ``{{a,b},{c}}`` with exact error positions (the slow path for unusual text)."""
-    scanner.expect("{")
-    groups: list[list[int]] = []
-    total = 0
-    if scanner.accept("}"):
+# The former name of ``Mesh``, when the device-list views lived on a subclass: kept for one
+# release.
+MeshGrid = Mesh
+
+
+@dataclass(frozen=True)
+class MeshAxesReplicaGroupList:
+    """XLA's mesh-axes replica groups: a mesh and the (sub-)axes a collective spans.
+
+    The groups hold the mesh's device ids; see ``Mesh.group_array``.
+    """
+
+    mesh: Mesh
+    axes: tuple[AxisRef, ...]
+
+    def __post_init__(self) -> None:
+        refs = axis_refs(self.axes)
+        object.__setattr__(self, "axes", refs)
+        self.mesh._reindexed_axes(refs)  # validates names and sub-axes
+
+    @functools.cached_property
+    def num_devices_per_group(self) -> int:
+        """The product of the spanned (sub-)axis sizes."""
+        return math.prod(
+            axis.size if isinstance(axis, SubAxis) else self.mesh.axis_size(axis)
+            for axis in self.axes
+        )
+
+    @property
+    def num_replica_groups(self) -> int:
+        """The number of groups, ``mesh.size / num_devices_per_group``."""
+        return self.mesh.size // self.num_devices_per_group
+
+    def to_array(self) -> np.ndarray:
+        """The groups as device ids, shape ``[num_replica_groups, num_devices_per_group]``."""
+        return self.mesh.group_array(self.axes)
+
+    def to_iota(self) -> IotaReplicaGroupList | None:
+        """The same groups as an iota list, or None when the mesh's device order has no iota."""
+        order = self.mesh.device_order
+        if order is None:
+            return None
+        sizes, grouped = self.mesh._reindexed_axes(self.axes)
+        rest = [axis for axis in range(len(sizes)) if axis not in grouped]
+        reshaped = IotaTileAssignment(tuple(sizes), order.reshape_dims, order.transpose_perm)
+        transposed = reshaped.transpose(rest + grouped)
+        if transposed is None:
+            found = find_iota(reshaped.to_array().transpose(rest + grouped))
+            if found is None:
+                return None
+            return IotaReplicaGroupList(self.num_replica_groups, self.num_devices_per_group, *found)
+        return IotaReplicaGroupList(
+            self.num_replica_groups,
+            self.num_devices_per_group,
+            transposed.reshape_dims,
+            transposed.transpose_perm,
+        )
+
+    def __str__(self) -> str:
+        axes = ",".join(
+            f"{quote(a.name)}:({a.pre_size}){a.size}" if isinstance(a, SubAxis) else quote(a)
+            for a in self.axes
+        )
+        return f"{self.mesh} {{{axes}}}"
+
+    @classmethod
+    def parse(cls, text: str) -> MeshAxesReplicaGroupList:
+        """Read ``mesh['x'=2,'y'=4] {'y'}`` with optional ``, device_ids=(...)`` and sub-axes."""
+        scanner = Scanner(text, "mesh-axes replica groups")
+        groups = read_mesh_axes(scanner)
+        scanner.finish()
         return groups
+
+
+def read_mesh_axes(scanner: Scanner) -> MeshAxesReplicaGroupList:
+    """Read a mesh-axes replica group list from ``scanner``; errors point at the bad token."""
+    start = scanner.pos
+    scanner.expect("mesh")
+    scanner.expect("[")
+    axes: list[tuple[str, int]] = []
     while True:
-        if not scanner.peek("{"):
-            raise scanner.error(
-                f"expected '{{' to start a replica group but found {scanner.describe_next()}"
-            )
-        groups.append(scanner.integer_list("{", "}"))
-        total += len(groups[-1])
-        check_size(total, "the replica groups")
-        if scanner.accept("}"):
-            return groups
+        name = scanner.name()
+        scanner.expect("=")
+        axes.append((name, scanner.integer(minimum=1)))
+        if scanner.accept("]"):
+            break
         scanner.expect(",")
+    checked_product([size for _, size in axes], "the mesh")
+    devices: object = None
+    devices_start = scanner.pos
+    if scanner.accept(","):
+        scanner.expect("device_ids")
+        scanner.expect("=")
+        scanner.expect("(")
+        devices_start = scanner.pos
+        if scanner.peek("["):
+            reshape, perm = read_iota_array(scanner)
+            try:
+                tile = IotaTileAssignment(
+                    tuple(size for _, size in axes), tuple(reshape), tuple(perm)
+                )
+            except InvalidArgumentError as error:
+                raise scanner.error(str(error), devices_start) from None
+            devices = tile.to_array()
+            scanner.expect(")")
+        else:
+            ids = [scanner.integer(minimum=0)]
+            while scanner.accept(","):
+                ids.append(scanner.integer(minimum=0))
+            scanner.expect(")")
+            devices = ids
+    try:
+        mesh = Mesh(axes, devices)
+    except InvalidArgumentError as error:
+        raise scanner.error(str(error), devices_start if devices is not None else start) from None
+    axes_start = scanner.pos
+    scanner.expect("{")
+    refs: list[AxisRef] = []
+    if not scanner.accept("}"):
+        while True:
+            name = scanner.name()
+            if scanner.accept(":"):
+                scanner.expect("(")
+                pre_size = scanner.integer(minimum=1)
+                scanner.expect(")")
+                refs.append(SubAxis(name, pre_size, scanner.integer(minimum=1)))
+            else:
+                refs.append(name)
+            if scanner.accept("}"):
+                break
+            scanner.expect(",")
+    try:
+        return MeshAxesReplicaGroupList(mesh, tuple(refs))
+    except InvalidArgumentError as error:
+        raise scanner.error(str(error), axes_start) from None
+
+
+# The one form a device list holds, chosen at construction.
+_Form = IotaReplicaGroupList | MeshAxesReplicaGroupList | ExplicitArrays | WrittenGroups

@@ -24,9 +24,8 @@ from typing import IO
 
 import numpy as np
 
-from .._device_list import CollectiveDeviceList
+from .._device_list import CollectiveDeviceList, Mesh
 from .._errors import InvalidArgumentError, MeshtopoError
-from .._mesh import Mesh
 from .._mesh_grid import SubAxis
 from .._placement import DeviceAssignment
 from ..hlo import (

@@ -13,10 +13,9 @@ from collections.abc import Iterator
 import click
 import numpy as np
 
-from .._device_list import CollectiveDeviceList
+from .._device_list import CollectiveDeviceList, Mesh
 from .._errors import InvalidArgumentError
 from .._iota import IotaTileAssignment
-from .._mesh import Mesh
 from .._modes import group_mode, group_mode_for_opcode
 from .._placement import participating_device_groups
 from ._inputs import device_limit_option
