@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import meshtopo as mt
-from meshtopo._iota import canonicalize, find_iota
+from meshtopo.groups._iota import canonicalize, find_iota
 
 
 @pytest.mark.parametrize(

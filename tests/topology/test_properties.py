@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import meshtopo as mt
-from meshtopo._iota import canonicalize
+from meshtopo.groups._iota import canonicalize
 
 M = mt.CollectiveOpGroupMode
 

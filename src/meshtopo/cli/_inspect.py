@@ -17,7 +17,7 @@ from typing import IO
 
 import click
 
-from .._device_list import Mesh
+from ..groups._device_list import Mesh
 from ._inputs import (
     FILES_HELP,
     all_option,

@@ -24,10 +24,10 @@ from typing import IO
 
 import numpy as np
 
-from .._device_list import CollectiveDeviceList, Mesh
 from .._errors import InvalidArgumentError, MeshtopoError
-from .._mesh_grid import SubAxis
-from .._placement import DeviceAssignment
+from ..groups._device_list import CollectiveDeviceList, Mesh
+from ..groups._mesh_grid import SubAxis
+from ..groups._placement import DeviceAssignment
 from ..hlo import (
     Collective,
     CollectiveStream,

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .._device_list import Mesh
 from .._errors import InvalidArgumentError
+from ..groups._device_list import Mesh
 from ..topology import (
     MODELS,
     PLAN_OPCODES,

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import click
 
-from .._device_list import Mesh
 from .._errors import MeshtopoError
+from ..groups._device_list import Mesh
 from ..hlo import Collective, Module
 from ..topology import MODELS, Cluster, PlanRow, plan
 from ..topology._cost import known_opcodes

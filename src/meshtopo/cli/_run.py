@@ -18,7 +18,7 @@ import numpy as np
 from rich.text import Text
 
 from .._errors import InvalidArgumentError
-from .._placement import DeviceAssignment
+from ..groups._placement import DeviceAssignment
 from ..hlo import Module, load
 from ..runtime import BACKENDS, Plan, Replay, load_inputs, save_values
 from ..runtime._execute import checked_inputs, run_local, run_threads

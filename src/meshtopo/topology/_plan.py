@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .._device_list import Mesh
 from .._errors import InvalidArgumentError
+from ..groups._device_list import Mesh
 from ._cluster import Cluster, Tier
 from ._cost import MODELS, Estimate, estimate, estimates, known_opcodes
 from ._tiers import GroupTiers, group_tiers

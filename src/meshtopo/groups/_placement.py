@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._checks import as_int
+from .._checks import as_int
+from .._errors import InternalError, InvalidArgumentError
+from .._keywords import keywords_were_positional
+from .._limits import check_size, checked_product
 from ._device_list import CollectiveDeviceList
-from ._errors import InternalError, InvalidArgumentError
-from ._keywords import keywords_were_positional
-from ._limits import check_size, checked_product
 from ._modes import CollectiveOpGroupMode
 
 if TYPE_CHECKING:  # numpy.typing costs start-up time; annotations only

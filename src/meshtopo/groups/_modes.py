@@ -22,7 +22,7 @@ import enum
 
 import numpy as np
 
-from ._errors import InternalError, InvalidArgumentError
+from .._errors import InternalError, InvalidArgumentError
 
 INVALID_MODE_MESSAGE = "Invalid combination of has_channel_id and use_global_device_ids"
 

@@ -18,10 +18,10 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ._checks import as_int, is_int
-from ._errors import InvalidArgumentError
-from ._keywords import keywords_were_positional
-from ._limits import check_size
+from .._checks import as_int, is_int
+from .._errors import InvalidArgumentError
+from .._keywords import keywords_were_positional
+from .._limits import check_size
 from ._modes import CollectiveOpGroupMode
 from ._placement import DeviceAssignment, as_device_assignment, there_are
 

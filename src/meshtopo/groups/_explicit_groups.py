@@ -17,9 +17,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import is_int
-from ._errors import InvalidArgumentError
-from ._limits import check_size
+from .._checks import is_int
+from .._errors import InvalidArgumentError
+from .._limits import check_size
 from ._text import Scanner
 
 # An explicit list of int lists with numbers of at most 18 digits (so they fit in int64).

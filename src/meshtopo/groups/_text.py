@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ._errors import HloParseError, InvalidArgumentError
+from .._errors import HloParseError, InvalidArgumentError
 
 INT64_MAX = 2**63 - 1
 _INT = re.compile(r"-?[0-9]+")

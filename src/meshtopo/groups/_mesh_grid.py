@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import is_int
-from ._errors import InvalidArgumentError
+from .._checks import is_int
+from .._errors import InvalidArgumentError
 
 _SUB_AXIS = re.compile(r"^\s*'?([^':()]+)'?\s*:\s*\(\s*([0-9]+)\s*\)\s*([0-9]+)\s*$")
 

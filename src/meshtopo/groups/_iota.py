@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._checks import as_int, is_int
-from ._errors import InvalidArgumentError
-from ._limits import checked_product
+from .._checks import as_int, is_int
+from .._errors import InvalidArgumentError
+from .._limits import checked_product
 from ._text import Scanner
 
 if TYPE_CHECKING:  # numpy.typing costs start-up time; annotations only

@@ -35,8 +35,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._checks import is_int
-from ._errors import InvalidArgumentError
+from .._checks import is_int
+from .._errors import InvalidArgumentError
+from .._limits import check_size, checked_product
 from ._explicit_groups import (
     Converter,
     ExplicitArrays,
@@ -55,7 +56,6 @@ from ._iota import (
     read_iota,
     read_iota_array,
 )
-from ._limits import check_size, checked_product
 from ._mesh_grid import (
     AxisRef,
     SubAxis,
