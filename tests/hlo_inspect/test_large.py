@@ -6,7 +6,7 @@ import tracemalloc
 import pytest
 
 from meshtopo.cli import main
-from meshtopo.cli._inspect_rows import inspect_file
+from meshtopo.cli._inspect._rows import inspect_file
 
 from ._dumps import ADD
 

@@ -17,8 +17,8 @@ from typing import IO
 
 import click
 
-from ..groups._device_list import Mesh
-from ._inputs import (
+from ...groups._device_list import Mesh
+from .._inputs import (
     FILES_HELP,
     all_option,
     device_limit_option,
@@ -28,7 +28,10 @@ from ._inputs import (
     module_option,
     one_module_file,
 )
-from ._inspect_cells import (
+from .._math import parse_mesh
+from .._options import DEVICE_ASSIGNMENT_HELP, DecimalRange
+from .._render import placement_line, plural
+from ._cells import (
     bytes_text,
     device_groups_text,
     flags_text,
@@ -36,11 +39,8 @@ from ._inspect_cells import (
     short,
     wire_bytes,
 )
-from ._inspect_rows import Inspection, Row, inspect_file
-from ._math import parse_mesh
-from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange
-from ._render import placement_line, plural
-from ._report import write_report
+from ._html import write_report
+from ._rows import Inspection, Row, inspect_file
 
 
 @click.command(name="inspect", help=f"""Every collective in HLO dumps: mode, groups as written,
@@ -123,9 +123,9 @@ def inspect_command(
     costs: list[list[dict[str, object] | None] | None] = [None] * len(results)
     notes: list[str | None] = [None] * len(results)
     if cluster_spec is not None:  # the topology and order layers, only when asked for
-        from ..hlo import load
-        from ._plan import print_topology_columns, topology_columns
-        from ._trips import trip_counts
+        from ...hlo import load
+        from .._plan._command import print_topology_columns, topology_columns
+        from .._trips import trip_counts
 
         for index, (source, result) in enumerate(zip(sources, results, strict=True)):
             module = load(_rewound(source), replica_count=replica_count,

@@ -24,11 +24,11 @@ from typing import IO
 
 import numpy as np
 
-from .._errors import InvalidArgumentError, MeshtopoError
-from ..groups._device_list import CollectiveDeviceList, Mesh
-from ..groups._mesh_grid import SubAxis
-from ..groups._placement import DeviceAssignment
-from ..hlo import (
+from ..._errors import InvalidArgumentError, MeshtopoError
+from ...groups._device_list import CollectiveDeviceList, Mesh
+from ...groups._mesh_grid import SubAxis
+from ...groups._placement import DeviceAssignment
+from ...hlo import (
     Collective,
     CollectiveStream,
     describe_placement,
@@ -36,8 +36,8 @@ from ..hlo import (
     printed_groups,
     replica_groups_problem,
 )
-from ._options import device_assignment
-from ._render import plural
+from .._options import device_assignment
+from .._render import plural
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .._errors import InvalidArgumentError
-from ..groups._device_list import Mesh
-from ..topology import (
+from ..._errors import InvalidArgumentError
+from ...groups._device_list import Mesh
+from ...topology import (
     MODELS,
     PLAN_OPCODES,
     PRESETS,
@@ -32,17 +32,17 @@ from ..topology import (
     plan,
     save_cluster,
 )
-from ..topology._units import format_seconds, format_size, parse_size
-from ._inputs import device_limit_option, module_option
-from ._math import _mesh_payload, parse_mesh
-from ._options import DecimalRange
-from ._options import int_list as _int_list
-from ._render import plain_table, plural
-from ._trips import TripCounts, trip_text
+from ...topology._units import format_seconds, format_size, parse_size
+from .._inputs import device_limit_option, module_option
+from .._math import _mesh_payload, parse_mesh
+from .._options import DecimalRange
+from .._options import int_list as _int_list
+from .._render import plain_table, plural
+from .._trips import TripCounts, trip_text
 
 if TYPE_CHECKING:  # inspect --cluster hands its result in; plan reads HLO for --program only
-    from ._inspect_rows import Inspection
-    from ._plan_program import Program
+    from .._inspect._rows import Inspection
+    from ._program import Program
 
 CLUSTER_HELP = (
     f"A preset ({', '.join(PRESETS)}; name:HOSTS or name:AxB[xC][:SLICES]), or a TOML, JSON or "
@@ -187,12 +187,12 @@ def plan_command(
 
 def _program(file: str, module_choice: str | None, cluster: Cluster, mesh: Mesh,
              other: Mesh | None, channels: int | None, sm: int | None) -> Program:
-    """``--program``: the module's collectives priced (``_plan_program``); the HLO and order
+    """``--program``: the module's collectives priced (``_program``); the HLO and order
     layers are imported only then."""
-    from ..hlo import load
-    from ._inputs import one_module_file
-    from ._plan_program import Program
-    from ._trips import trip_counts
+    from ...hlo import load
+    from .._inputs import one_module_file
+    from .._trips import trip_counts
+    from ._program import Program
 
     module = load(one_module_file(file, module_choice))
     counts, note = trip_counts(module)

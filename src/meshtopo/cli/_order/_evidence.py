@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ..order import CollectiveTiming, LogReport, Timeline
-from ..topology import MODELS, estimate
-from ._plan import _cluster
-from ._render import console, emit_json, plural
+from ...order import CollectiveTiming, LogReport, Timeline
+from ...topology import MODELS, estimate
+from .._plan._command import _cluster
+from .._render import console, emit_json, plural
 
 SHOWN = 20  # rows of each timing table in text (--json carries every collective)
 

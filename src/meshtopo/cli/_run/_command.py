@@ -17,18 +17,18 @@ import click
 import numpy as np
 from rich.text import Text
 
-from .._errors import InvalidArgumentError
-from ..groups._placement import DeviceAssignment
-from ..hlo import Module, load
-from ..runtime import BACKENDS, Plan, Replay, load_inputs, save_values
-from ..runtime._execute import checked_inputs, run_local, run_threads
-from ..runtime._rendezvous import DEFAULT_TIMEOUT
-from ..runtime._values import Value
-from ._inputs import device_limit_option, module_option, one_module_file
+from ..._errors import InvalidArgumentError
+from ...groups._placement import DeviceAssignment
+from ...hlo import Module, load
+from ...runtime import BACKENDS, Plan, Replay, load_inputs, save_values
+from ...runtime._execute import checked_inputs, run_local, run_threads
+from ...runtime._rendezvous import DEFAULT_TIMEOUT
+from ...runtime._values import Value
+from .._inputs import device_limit_option, module_option, one_module_file
+from .._options import DEVICE_ASSIGNMENT_HELP, DecimalRange, device_assignment
+from .._render import console, emit_json, plural
+from .._trips import trip_text
 from ._launcher import launched
-from ._options import DEVICE_ASSIGNMENT_HELP, DecimalRange, device_assignment
-from ._render import console, emit_json, plural
-from ._trips import trip_text
 
 
 def _leaves(value: Value) -> list[np.ndarray]:
@@ -63,7 +63,7 @@ def _torch_processes(plan: Plan | Replay, inputs: dict[int, list[np.ndarray]] | 
     """The torch backend's results on this node. Under torchrun, srun or mpirun (``_launcher``)
     each launched process is a node of its own, placed by the launcher's environment; else
     ``flags`` (``--nnodes``, ``--node-rank``, ``--master-addr``, ``--master-port``) place it."""
-    from ..runtime._launch import run_processes
+    from ...runtime._launch import run_processes
 
     place = launched()
     if place is None:

@@ -20,9 +20,9 @@ nothing more (``0``). A group of one device sends nothing. Sizes are rounded dow
 
 from __future__ import annotations
 
-from ..hlo import base_opcode
-from ._inspect_rows import Pattern, Row
-from ._render import groups_text, plural
+from ...hlo import base_opcode
+from .._render import groups_text, plural
+from ._rows import Pattern, Row
 
 GROUPS_SHOWN = 4
 """Device groups written out per collective in the terminal table before ``...``."""

@@ -19,10 +19,10 @@ from collections.abc import Callable
 import click
 from rich.text import Text
 
-from .._errors import InvalidArgumentError
-from ..hlo import Finding as VerifierFinding
-from ..hlo import Module, describe_placement, verify
-from ..order import (
+from ..._errors import InvalidArgumentError
+from ...hlo import Finding as VerifierFinding
+from ...hlo import Module, describe_placement, verify
+from ...order import (
     Arrival,
     Finding,
     Report,
@@ -35,9 +35,8 @@ from ..order import (
     merged_trace,
     timeline,
 )
-from ._check import finding_json, finding_text, located_finding
-from ._evidence import order_logs, predictions, print_timings, timings_json
-from ._inputs import (
+from .._check import finding_json, finding_text, located_finding
+from .._inputs import (
     assignment_option,
     device_limit_option,
     load_placed,
@@ -46,8 +45,9 @@ from ._inputs import (
     program_spec,
     rendezvous_option,
 )
-from ._options import int_list
-from ._render import console, emit_json, noun_for, placement_line, plural
+from .._options import int_list
+from .._render import console, emit_json, noun_for, placement_line, plural
+from ._evidence import order_logs, predictions, print_timings, timings_json
 
 TIMELINES_SHOWN = 4  # devices whose timelines are printed when --devices is not given
 TRACED = 64  # devices traced when --devices is not given

@@ -22,8 +22,8 @@ import os
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from .._errors import InvalidArgumentError
-from ._options import is_decimal
+from ..._errors import InvalidArgumentError
+from .._options import is_decimal
 
 # (launcher, rank variable, world size variable), first found wins.
 _LAUNCHERS = (

@@ -15,8 +15,9 @@ import math
 from collections.abc import Iterator
 from typing import IO
 
-from .._errors import InvalidArgumentError
-from ._inspect_cells import (
+from ..._errors import InvalidArgumentError
+from .._render import PALETTE, Cells, groups_text, noun_for, plural
+from ._cells import (
     bytes_text,
     device_groups_text,
     flags_text,
@@ -24,8 +25,7 @@ from ._inspect_cells import (
     short,
     wire_bytes,
 )
-from ._inspect_rows import Inspection, Pattern, Row
-from ._render import PALETTE, Cells, groups_text, noun_for, plural
+from ._rows import Inspection, Pattern, Row
 
 GRID_CELL_LIMIT = 4096
 """Largest grid (replicas x partitions) drawn; larger grids are summarised."""

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 
 import click
 
-from .._errors import MeshtopoError
-from ..groups._device_list import Mesh
-from ..hlo import Collective, Module
-from ..topology import MODELS, Cluster, PlanRow, plan
-from ..topology._cost import known_opcodes
-from ..topology._units import format_seconds, format_size
-from ._render import plain_table, plural
-from ._trips import TripCounts, trip_text
+from ..._errors import MeshtopoError
+from ...groups._device_list import Mesh
+from ...hlo import Collective, Module
+from ...topology import MODELS, Cluster, PlanRow, plan
+from ...topology._cost import known_opcodes
+from ...topology._units import format_seconds, format_size
+from .._render import plain_table, plural
+from .._trips import TripCounts, trip_text
 
 
 @dataclass(frozen=True)
