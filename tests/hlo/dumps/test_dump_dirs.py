@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import meshtopo as mt
+from cli.inspect._dumps import FLATTENED_2X2, MIXED_2X2
 from meshtopo.cli import main
 
-from ._dumps import FLATTENED_2X2, MIXED_2X2
 from ._xla_dump import dump_program
 
 PROGRAM = """

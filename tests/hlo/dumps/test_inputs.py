@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 import meshtopo as mt
-
-from ._dumps import MIXED_2X2
+from cli.inspect._dumps import MIXED_2X2
 
 TRUNCATED = "Compressed file ended before the end-of-stream marker was reached"
 # Each command that reads one HLO module, with the options it needs for one module.
