@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._checks import is_int
 from .._errors import InvalidArgumentError
 from .._limits import check_size, checked_product
 from ._explicit_groups import (
@@ -59,9 +58,11 @@ from ._iota import (
 from ._mesh_grid import (
     AxisRef,
     SubAxis,
+    axes_of_groups,
     axes_text,
     axis_groups,
     axis_refs,
+    mesh_grid,
     quote,
     reindexed_axes,
 )
@@ -382,9 +383,9 @@ class Mesh:
 
     ``devices`` is an int array in the mesh's shape (or flat) holding distinct non-negative
     device ids, like a JAX ``Mesh``'s devices; by default position i holds device i.
-    Meshes are immutable (validated once, here; the device array is read-only; the device
-    order and the id lookup are cached on first use), hashable, and compare by axes and
-    devices.
+    Meshes are immutable (validated once, at construction, by ``mesh_grid``; the device array
+    is read-only; the device order and the id lookup are cached on first use), hashable, and
+    compare by axes and devices.
     """
 
     def __init__(
@@ -392,59 +393,9 @@ class Mesh:
         axes: Mapping[str, int] | Sequence[tuple[str, int]],
         devices: object = None,
     ) -> None:
-        if isinstance(axes, Mapping):
-            items = list(axes.items())
-        elif isinstance(axes, Sequence) and not isinstance(axes, str):
-            items = list(axes)
-        else:
-            raise InvalidArgumentError(
-                f"mesh axes must be a mapping like {{'data': 2}} or (name, size) pairs, got {axes!r}"
-            )
-        if not items:
-            raise InvalidArgumentError("a mesh needs at least one axis")
-        names, sizes = [], []
-        for item in items:
-            if not (isinstance(item, tuple | list) and len(item) == 2):
-                raise InvalidArgumentError(f"mesh axes must be (name, size) pairs, got {item!r}")
-            name, size = item
-            if not isinstance(name, str) or not name or any(c in name for c in "'\":=,{}[]()"):
-                raise InvalidArgumentError(
-                    f"mesh axis name {name!r} must be a plain non-empty name"
-                )
-            if not is_int(size) or size < 1:
-                raise InvalidArgumentError(
-                    f"mesh axis {name!r} must have a positive int size, got {size!r}"
-                )
-            names.append(name)
-            sizes.append(int(size))
-        if len(set(names)) != len(names):
-            raise InvalidArgumentError(f"mesh has duplicate axis names: {names}")
-        self._names = tuple(names)
-        self._sizes = tuple(sizes)
-        count = checked_product(sizes, f"the mesh {self._axes_text()}")
-        if devices is None:
-            array = np.arange(count, dtype=np.int64)
-        else:
-            array = np.asarray(devices)
-            if array.dtype == object or not np.issubdtype(array.dtype, np.integer):
-                raise InvalidArgumentError(f"mesh devices must be ints, got {devices!r}")
-            if array.size != count:
-                raise InvalidArgumentError(
-                    f"mesh {self._axes_text()} has {count} positions but devices has {array.size} ids"
-                )
-            if array.ndim != 1 and tuple(array.shape) != tuple(sizes):
-                raise InvalidArgumentError(
-                    f"mesh devices have shape {list(array.shape)}, expected {sizes} or flat"
-                )
-            array = array.astype(np.int64).reshape(-1)
-            if (array < 0).any():
-                raise InvalidArgumentError(
-                    f"mesh device ids must be non-negative, got {array.min()}"
-                )
-            if np.unique(array).size != array.size:
-                raise InvalidArgumentError("mesh device ids must be distinct")
-        array = array.reshape(sizes)
-        array.setflags(write=False)
+        names, sizes, array = mesh_grid(axes, devices)
+        self._names = names
+        self._sizes = sizes
         self._devices = array
 
     @property
@@ -550,18 +501,7 @@ class Mesh:
         ):
             return None
         array = device_list.to_array()
-        positions = self.positions_of(array[0])
-        if (positions < 0).any():
-            return None
-        coords = np.stack(np.unravel_index(positions, self._sizes), axis=1)
-        changes = coords != coords[0]
-        first_change = changes.argmax(axis=0)
-        varying = np.flatnonzero(changes.any(axis=0)).tolist()
-        # An axis that changes later between ranks is more major in the collective's order.
-        axes = tuple(
-            self._names[axis] for axis in sorted(varying, key=lambda axis: -first_change[axis])
-        )
-        return axes if np.array_equal(self.group_array(axes), array) else None
+        return axes_of_groups(self._devices, self._names, array, self.positions_of(array[0]))
 
     def group_array(self, over: object) -> np.ndarray:
         """Device ids of the groups of a collective over ``over``, shape ``[groups, size]``

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._checks import is_int
 from .._errors import InvalidArgumentError
+from .._limits import checked_product
 
 _SUB_AXIS = re.compile(r"^\s*'?([^':()]+)'?\s*:\s*\(\s*([0-9]+)\s*\)\s*([0-9]+)\s*$")
 
@@ -146,6 +147,87 @@ def axis_groups(devices: np.ndarray, names: Sequence[str], over: object) -> np.n
     return devices.reshape(sizes).transpose(rest + grouped).reshape(-1, group_size)
 
 
+
+
+def mesh_grid(
+    axes: Mapping[str, int] | Sequence[tuple[str, int]], devices: object = None
+) -> tuple[tuple[str, ...], tuple[int, ...], np.ndarray]:
+    """A mesh's axis names, axis sizes and device array (read-only int64 in the mesh's shape),
+    validated: ``axes`` a mapping or (name, size) pairs, ``devices`` distinct non-negative
+    ids in the mesh's shape or flat (by default position i holds device i).
+
+    >>> mesh_grid({"data": 2, "model": 2}, [3, 2, 1, 0])[2].tolist()
+    [[3, 2], [1, 0]]
+    """
+    if isinstance(axes, Mapping):
+        items = list(axes.items())
+    elif isinstance(axes, Sequence) and not isinstance(axes, str):
+        items = list(axes)
+    else:
+        raise InvalidArgumentError(
+            f"mesh axes must be a mapping like {{'data': 2}} or (name, size) pairs, got {axes!r}"
+        )
+    if not items:
+        raise InvalidArgumentError("a mesh needs at least one axis")
+    names, sizes = [], []
+    for item in items:
+        if not (isinstance(item, tuple | list) and len(item) == 2):
+            raise InvalidArgumentError(f"mesh axes must be (name, size) pairs, got {item!r}")
+        name, size = item
+        if not isinstance(name, str) or not name or any(c in name for c in "'\":=,{}[]()"):
+            raise InvalidArgumentError(
+                f"mesh axis name {name!r} must be a plain non-empty name"
+            )
+        if not is_int(size) or size < 1:
+            raise InvalidArgumentError(
+                f"mesh axis {name!r} must have a positive int size, got {size!r}"
+            )
+        names.append(name)
+        sizes.append(int(size))
+    if len(set(names)) != len(names):
+        raise InvalidArgumentError(f"mesh has duplicate axis names: {names}")
+    count = checked_product(sizes, f"the mesh {axes_text(names, sizes)}")
+    if devices is None:
+        array = np.arange(count, dtype=np.int64)
+    else:
+        array = np.asarray(devices)
+        if array.dtype == object or not np.issubdtype(array.dtype, np.integer):
+            raise InvalidArgumentError(f"mesh devices must be ints, got {devices!r}")
+        if array.size != count:
+            raise InvalidArgumentError(
+                f"mesh {axes_text(names, sizes)} has {count} positions but devices has {array.size} ids"
+            )
+        if array.ndim != 1 and tuple(array.shape) != tuple(sizes):
+            raise InvalidArgumentError(
+                f"mesh devices have shape {list(array.shape)}, expected {sizes} or flat"
+            )
+        array = array.astype(np.int64).reshape(-1)
+        if (array < 0).any():
+            raise InvalidArgumentError(
+                f"mesh device ids must be non-negative, got {array.min()}"
+            )
+        if np.unique(array).size != array.size:
+            raise InvalidArgumentError("mesh device ids must be distinct")
+    array = array.reshape(sizes)
+    array.setflags(write=False)
+    return tuple(names), tuple(sizes), array
+
+
+def axes_of_groups(
+    devices: np.ndarray, names: Sequence[str], groups: np.ndarray, positions: np.ndarray
+) -> tuple[str, ...] | None:
+    """The mesh axes (in order) whose collective has exactly the groups ``groups`` (a
+    ``[groups, size]`` array), or None; ``positions`` are the flat mesh positions of the
+    first group's devices (-1 where the mesh does not hold one)."""
+    if (positions < 0).any():
+        return None
+    coords = np.stack(np.unravel_index(positions, devices.shape), axis=1)
+    changes = coords != coords[0]
+    first_change = changes.argmax(axis=0)
+    varying = np.flatnonzero(changes.any(axis=0)).tolist()
+    # An axis that changes later between ranks is more major in the collective's order.
+    axes = tuple(names[axis] for axis in sorted(varying, key=lambda axis: -first_change[axis]))
+    return axes if np.array_equal(axis_groups(devices, names, axes), groups) else None
 
 
 def _split_dim(
