@@ -2,9 +2,9 @@
 
 Layers, in the order data flows (a module imports only modules above it in this list):
 
-- math: ``_text``, ``_iota``, ``_mesh_grid``, ``_device_list``, ``_mesh``, ``_modes``,
-  ``_placement``, ``_pairs`` (with ``_errors``, ``_checks``, ``_keywords`` and ``_limits``
-  beneath everything);
+- ``groups``, the math layer: replica groups, device lists, meshes, group modes, placement
+  (with the base modules ``_errors``, ``_checks``, ``_keywords``, ``_limits`` and
+  ``_pure_python`` beneath everything);
 - ``hlo``: HLO text to a module model, XLA's verifier checks;
 - ``order``: per-device collective schedules matched by arrival order (imports ``hlo``);
 - ``neuron``: Neuron's 3-D rank model;
@@ -25,42 +25,42 @@ import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from ._device_list import CollectiveDeviceList as CollectiveDeviceList
 from ._errors import HloParseError as HloParseError
 from ._errors import InternalError as InternalError
 from ._errors import InvalidArgumentError as InvalidArgumentError
 from ._errors import LimitError as LimitError
 from ._errors import MeshtopoError as MeshtopoError
-from ._iota import IotaReplicaGroupList as IotaReplicaGroupList
-from ._iota import IotaTileAssignment as IotaTileAssignment
 from ._limits import DEFAULT_DEVICE_LIMIT as DEFAULT_DEVICE_LIMIT
 from ._limits import device_limit as device_limit
 from ._limits import get_device_limit as get_device_limit
 from ._limits import set_device_limit as set_device_limit
-from ._mesh import Mesh as Mesh
-from ._mesh_grid import MeshAxesReplicaGroupList as MeshAxesReplicaGroupList
-from ._mesh_grid import MeshGrid as MeshGrid  # Mesh's former name, for one release
-from ._mesh_grid import SubAxis as SubAxis
-from ._modes import CollectiveOpGroupMode as CollectiveOpGroupMode
-from ._modes import group_mode as group_mode
-from ._modes import group_mode_for_opcode as group_mode_for_opcode
-from ._pairs import cycle_type as cycle_type
-from ._pairs import has_cycles as has_cycles
-from ._pairs import is_backward_cycle as is_backward_cycle
-from ._pairs import is_forward_cycle as is_forward_cycle
-from ._pairs import pair_problems as pair_problems
-from ._pairs import participating_device_pairs as participating_device_pairs
-from ._pairs import split_edges as split_edges
-from ._placement import DeviceAssignment as DeviceAssignment
-from ._placement import expansion_factor as expansion_factor
-from ._placement import flattened_id_groups as flattened_id_groups
-from ._placement import participant_counts as participant_counts
-from ._placement import participating_device_groups as participating_device_groups
-from ._placement import participating_device_groups_array as participating_device_groups_array
-from ._placement import participating_devices as participating_devices
-from ._placement import participating_ids as participating_ids
-from ._placement import replica_group_count_and_size as replica_group_count_and_size
-from ._placement import subgroup_size as subgroup_size
+from .groups import CollectiveDeviceList as CollectiveDeviceList
+from .groups import CollectiveOpGroupMode as CollectiveOpGroupMode
+from .groups import DeviceAssignment as DeviceAssignment
+from .groups import IotaReplicaGroupList as IotaReplicaGroupList
+from .groups import IotaTileAssignment as IotaTileAssignment
+from .groups import Mesh as Mesh
+from .groups import MeshAxesReplicaGroupList as MeshAxesReplicaGroupList
+from .groups import MeshGrid as MeshGrid  # Mesh's former name, for one release
+from .groups import SubAxis as SubAxis
+from .groups import cycle_type as cycle_type
+from .groups import expansion_factor as expansion_factor
+from .groups import flattened_id_groups as flattened_id_groups
+from .groups import group_mode as group_mode
+from .groups import group_mode_for_opcode as group_mode_for_opcode
+from .groups import has_cycles as has_cycles
+from .groups import is_backward_cycle as is_backward_cycle
+from .groups import is_forward_cycle as is_forward_cycle
+from .groups import pair_problems as pair_problems
+from .groups import participant_counts as participant_counts
+from .groups import participating_device_groups as participating_device_groups
+from .groups import participating_device_groups_array as participating_device_groups_array
+from .groups import participating_device_pairs as participating_device_pairs
+from .groups import participating_devices as participating_devices
+from .groups import participating_ids as participating_ids
+from .groups import replica_group_count_and_size as replica_group_count_and_size
+from .groups import split_edges as split_edges
+from .groups import subgroup_size as subgroup_size
 
 if TYPE_CHECKING:
     from . import hlo as hlo

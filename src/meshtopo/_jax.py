@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._errors import InvalidArgumentError
-from ._placement import DeviceAssignment
+from .groups._placement import DeviceAssignment
 from .hlo import Module, parse_module, read_header
 from .order import Report, analyze
 

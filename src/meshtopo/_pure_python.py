@@ -3,11 +3,29 @@
 Each compiled part (the HLO tokenizer and scanners, the Flight Recorder decoder, the trace
 scanner) is optional and has a pure-Python stand-in with the same answers. Setting
 ``MESHTOPO_PURE_PYTHON`` to anything but ``""`` or ``"0"`` before the first import chooses
-the stand-ins on purpose (the test suite reads with both); ``PURE_PYTHON`` says so.
+the stand-ins on purpose (the test suite reads with both); ``PURE_PYTHON`` says so, and
+``compiled`` gives a compiled function, or None where the stand-in reads.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+from typing import Any
 
 PURE_PYTHON: bool = os.environ.get("MESHTOPO_PURE_PYTHON", "") not in ("", "0")
+
+
+def compiled(module: str, name: str) -> Any | None:
+    """The function ``name`` of the compiled module ``module`` (its full name), or None when
+    ``PURE_PYTHON`` is set or the module was not built.
+
+    >>> compiled("meshtopo.order._no_such_scanner", "scan") is None
+    True
+    """
+    if PURE_PYTHON:
+        return None
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ImportError:
+        return None

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import meshtopo as mt
-from hlo_inspect._xla_dump import dump_program
+from hlo.dumps._xla_dump import dump_program
 from meshtopo.cli import main
 
 pytestmark = pytest.mark.jax

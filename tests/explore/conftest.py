@@ -148,7 +148,7 @@ def permuted_dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
     them): the after-optimizations file of a shard_map psum on a 2 x 4 mesh of devices
     ``USER_MESH_ORDER``, with its ``compile_options.textproto`` beside it."""
     pytest.importorskip("jax")
-    from hlo_inspect._xla_dump import write_dump
+    from hlo.dumps._xla_dump import write_dump
 
     directory = tmp_path_factory.mktemp("permuted_dump")
     files = write_dump(directory, [["psum", "psum", "y", list(USER_MESH_ORDER)]])

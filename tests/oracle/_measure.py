@@ -26,7 +26,7 @@ Three ways in:
 its own device count (e.g. 16) and returns their JSON form.
 
 The process running these functions needs ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
-set before JAX is imported; ``tests/oracle/conftest.py`` sets it to 8.
+set before JAX is imported; ``tests/conftest.py`` sets it to 8.
 """
 
 from __future__ import annotations

@@ -31,14 +31,17 @@ pytestmark = [pytest.mark.jax, pytest.mark.timeout(300)]
 _STAMP = "[{level}1201 10:10:0{second}.178116623 ProcessGroupNCCL.cpp:{line}]"
 
 
-def _pg(rank: int, pg: int = 0, desc: str = "default_pg") -> str:
-    return f"[rank{rank}]:" + "{stamp} " + f"[PG ID {pg} PG GUID {pg}({desc}) Rank {{group_rank}}]"
+def _head(rank: int, level: str, second: int, line: int, pg: int = 0,
+          desc: str = "default_pg", group_rank: int | None = None) -> str:
+    """The start of a ProcessGroupNCCL log line of ``rank`` about process group ``pg``."""
+    stamp = _STAMP.format(level=level, second=second, line=line)
+    return (f"[rank{rank}]:{stamp} [PG ID {pg} PG GUID {pg}({desc}) Rank "
+            f"{rank if group_rank is None else group_rank}]")
 
 
 def _timeout(rank: int, seq: int, op: str, numel_in: int, numel_out: int, pg: int = 0,
              desc: str = "default_pg", group_rank: int | None = None) -> str:
-    head = _pg(rank, pg, desc).format(stamp=_STAMP.format(level="E", second=1, line=632),
-                                      group_rank=rank if group_rank is None else group_rank)
+    head = _head(rank, "E", 1, 632, pg, desc, group_rank)
     return (f"{head} Watchdog caught collective operation timeout: WorkNCCL(SeqNum={seq}, "
             f"OpType={op}, NumelIn={numel_in}, NumelOut={numel_out}, Timeout(ms)=600000) ran "
             f"for 600012 milliseconds before timing out.")
@@ -46,8 +49,7 @@ def _timeout(rank: int, seq: int, op: str, numel_in: int, numel_out: int, pg: in
 
 def _exception(rank: int, enqueued: int, completed: int, pg: int = 0,
                desc: str = "default_pg", group_rank: int | None = None) -> str:
-    head = _pg(rank, pg, desc).format(stamp=_STAMP.format(level="E", second=1, line=1785),
-                                      group_rank=rank if group_rank is None else group_rank)
+    head = _head(rank, "E", 1, 1785, pg, desc, group_rank)
     return (f"{head} Exception (either an error or timeout) detected by watchdog at work: "
             f"{enqueued}, last enqueued NCCL work: {enqueued}, last completed NCCL work: "
             f"{completed}.")
@@ -55,25 +57,31 @@ def _exception(rank: int, enqueued: int, completed: int, pg: int = 0,
 
 def _status(rank: int, enqueued: int, completed: int, pg: int = 0, desc: str = "default_pg",
             group_rank: int | None = None) -> str:
-    head = _pg(rank, pg, desc).format(stamp=_STAMP.format(level="I", second=0, line=1700),
-                                      group_rank=rank if group_rank is None else group_rank)
+    head = _head(rank, "I", 0, 1700, pg, desc, group_rank)
     return (f"{head} NCCL Work update periodically: last enqueued NCCL work: {enqueued}, last "
             f"completed NCCL work: {completed}.")
 
 
 def _dump_signal(rank: int, enqueued: int, completed: int) -> str:
-    head = _pg(rank).format(stamp=_STAMP.format(level="E", second=2, line=1987), group_rank=rank)
+    head = _head(rank, "E", 2, 1987)
     return (f"{head} Received a dump signal due to a collective timeout from  rank 0 and we "
             f"will try our best to dump the debug info. Last enqueued NCCL work: {enqueued}, "
             f"last completed NCCL work: {completed}.This is most likely caused by incorrect "
             f"usages")
 
 
+def _write_logs(folder: Path, logs: dict[str, list[str]]) -> Path:
+    """``folder``, made, holding a log file per name with those lines."""
+    folder.mkdir()
+    for name, lines in logs.items():
+        (folder / name).write_text("\n".join(lines) + "\n")
+    return folder
+
+
 def _loop_logs(folder: Path, op: dict[int, tuple[str, int, int]] | None = None) -> Path:
     """The loop job's logs: ranks run devices 0-3, rank SHORT leaves the loop one iteration
     early, the others time out in their last all_reduce (``op`` overrides a rank's logged
     OpType and sizes)."""
-    folder.mkdir()
     lines: dict[int, list[str]] = {}
     for rank in range(4):
         if ISSUED[rank] < TRIPS:
@@ -87,9 +95,7 @@ def _loop_logs(folder: Path, op: dict[int, tuple[str, int, int]] | None = None) 
         line for pair in zip(lines[0], lines[1], strict=True) for line in pair]]
     host1 = [f"node1: {line}" for pair in zip(lines[2], lines[3], strict=True) for line in pair]
     host1[1] = host1[1][:host1[1].index("NumelOut=")]  # cut short: sizes lost, SeqNum kept
-    (folder / "node0.log").write_text("\n".join(host0) + "\n")
-    (folder / "node1.log").write_text("\n".join(host1) + "\n")
-    return folder
+    return _write_logs(folder, {"node0.log": host0, "node1.log": host1})
 
 
 @pytest.fixture(scope="module")
@@ -243,7 +249,6 @@ def _stage_logs(folder: Path) -> Path:
     the world group (PG 0) ranks 1-3 time out in #2 and rank 0 enqueued 1; on the tp group of
     ranks 0 and 1 (PG 1) rank 0 times out in #2 and rank 1 enqueued 1; on the tp group of
     ranks 2 and 3 (PG 2) both completed 2."""
-    folder.mkdir()
     world = [_timeout(r, 2, "ALLREDUCE", 8, 8) for r in (1, 2, 3)]
     world += [_exception(r, 2, 1) for r in (1, 2, 3)]
     world.append(_status(0, 1, 1))
@@ -251,8 +256,7 @@ def _stage_logs(folder: Path) -> Path:
           _exception(0, 2, 1, pg=1, desc="undefined", group_rank=0),
           _status(1, 1, 1, pg=1, desc="undefined", group_rank=1),
           *(_status(r, 2, 2, pg=2, desc="undefined", group_rank=r - 2) for r in (2, 3))]
-    (folder / "job.log").write_text("\n".join([*world[:3], *tp, *world[3:]]) + "\n")
-    return folder
+    return _write_logs(folder, {"job.log": [*world[:3], *tp, *world[3:]]})
 
 
 def test_mpmd_stages_joined_each_with_its_program(

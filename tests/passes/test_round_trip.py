@@ -10,7 +10,7 @@ import pytest
 
 import meshtopo as mt
 from hlo._dumps import dumps  # type: ignore[import-not-found]  # tests/hlo, a sibling package
-from hlo_verify._xla import xla_errors  # type: ignore[import-not-found]
+from hlo.verify._xla import xla_errors  # type: ignore[import-not-found]
 from meshtopo.hlo import passes
 
 pytestmark = pytest.mark.jax

@@ -1,4 +1,5 @@
-"""The ``meshtopo`` command line: one click group, one module per family of commands.
+"""The ``meshtopo`` command line: one click group, one module or subpackage per family of commands
+(``_inspect``, ``_plan``, ``_order`` and ``_run`` are subpackages: a command and its helpers).
 
 Exit codes: 0 success, 1 findings (``check``), 2 bad input or usage, with one line on stderr.
 """

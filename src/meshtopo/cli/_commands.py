@@ -1,6 +1,6 @@
 """The table of commands and the runner that turns errors into exit code 2.
 
-A command family lives in its own module; ``COMMANDS`` names each command's module, the
+A command family lives in its own module or subpackage; ``COMMANDS`` names each command's module, the
 function that implements it and the one-line summary ``meshtopo --help`` lists. A command's
 module is imported only when that command runs (or its own ``--help`` is asked for), so
 ``meshtopo expand`` never loads the HLO reader and ``meshtopo --help`` loads no command at all.

@@ -13,12 +13,11 @@ from collections.abc import Iterator
 import click
 import numpy as np
 
-from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError
-from .._iota import IotaTileAssignment
-from .._mesh import Mesh
-from .._modes import group_mode, group_mode_for_opcode
-from .._placement import participating_device_groups
+from ..groups._device_list import CollectiveDeviceList, Mesh
+from ..groups._iota import IotaTileAssignment
+from ..groups._modes import group_mode, group_mode_for_opcode
+from ..groups._placement import participating_device_groups
 from ._inputs import device_limit_option
 from ._options import DecimalRange, is_decimal
 from ._options import device_assignment as _device_assignment

@@ -13,7 +13,7 @@ import click
 import numpy as np
 from rich.text import Text
 
-from .._device_list import CollectiveDeviceList
+from ..groups._device_list import CollectiveDeviceList
 from ..hlo import Module
 from ..neuron import (
     GROUP_OPCODES,

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from .._errors import InvalidArgumentError
-from .._placement import DeviceAssignment
+from ..groups._placement import DeviceAssignment
 from ._render import plural
 
 DEVICE_ASSIGNMENT_HELP = (

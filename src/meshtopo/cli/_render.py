@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import click
 import numpy as np
 
-from .._device_list import CollectiveDeviceList
-from .._placement import DeviceAssignment
+from ..groups._device_list import CollectiveDeviceList
+from ..groups._placement import DeviceAssignment
 
 if TYPE_CHECKING:
     from rich.console import Console

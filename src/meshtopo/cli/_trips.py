@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._errors import MeshtopoError
-from .._placement import DeviceAssignment
+from ..groups._placement import DeviceAssignment
 
 if TYPE_CHECKING:  # the HLO and order layers load only when counts are asked for
     from ..hlo import Module

@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 
 from .._errors import InvalidArgumentError
-from .._placement import DeviceAssignment
+from ..groups._placement import DeviceAssignment
 
 
 def count(value: object, what: str) -> int:

@@ -29,11 +29,11 @@ from typing import NamedTuple, Protocol, TypeAlias
 
 from numpy.typing import ArrayLike
 
-from .._device_list import CollectiveDeviceList
 from .._errors import HloParseError, InvalidArgumentError
-from .._modes import CollectiveOpGroupMode, group_mode_for_opcode
-from .._pairs import participating_device_pairs
-from .._placement import DeviceAssignment, participating_device_groups
+from ..groups._device_list import CollectiveDeviceList
+from ..groups._modes import CollectiveOpGroupMode, group_mode_for_opcode
+from ..groups._pairs import participating_device_pairs
+from ..groups._placement import DeviceAssignment, participating_device_groups
 from ._assignment import placed
 from ._opcodes import async_form
 from ._shape import Shape

@@ -39,7 +39,7 @@ from google.protobuf.message import DecodeError
 
 from .._errors import InvalidArgumentError, MeshtopoError
 from .._limits import check_size
-from .._placement import DeviceAssignment
+from ..groups._placement import DeviceAssignment
 from ._assignment import as_assignment
 from ._proto import proto_table
 from ._proto_schema import message_class

@@ -29,9 +29,9 @@ import re
 from collections.abc import Callable
 from typing import TypeVar, cast
 
-from .._device_list import CollectiveDeviceList
 from .._errors import HloParseError, InvalidArgumentError, LimitError
-from .._modes import CollectiveOpGroupMode
+from ..groups._device_list import CollectiveDeviceList
+from ..groups._modes import CollectiveOpGroupMode
 from ._collective import (
     ASYNC_OPCODES,
     GROUPED_OPCODES,

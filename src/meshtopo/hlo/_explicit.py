@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._device_list import CollectiveDeviceList
 from .._limits import get_device_limit
+from ..groups._device_list import CollectiveDeviceList
 from ._native import groups_arrays, groups_end
 
 

@@ -19,7 +19,7 @@ from typing import IO
 
 from numpy.typing import ArrayLike
 
-from .._placement import DeviceAssignment
+from ..groups._placement import DeviceAssignment
 from ._assignment import as_assignment
 from ._collective import Collective
 from ._compile_options import placement_for, table_file

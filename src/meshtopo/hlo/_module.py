@@ -18,7 +18,7 @@ from typing import IO
 from numpy.typing import ArrayLike
 
 from .._errors import HloParseError, InvalidArgumentError
-from .._placement import DeviceAssignment
+from ..groups._placement import DeviceAssignment
 from ._assignment import as_assignment, check_assignment, count
 from ._collective import ASYNC_OPCODES, COLLECTIVE_OPCODES, Collective, CollectiveScope
 from ._compile_options import AssignmentSource, CompileOptions, placement_for, table_file

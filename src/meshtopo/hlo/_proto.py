@@ -41,7 +41,7 @@ import numpy as np
 from google.protobuf.message import DecodeError, Message
 
 from .._errors import InvalidArgumentError, MeshtopoError
-from .._placement import DeviceAssignment
+from ..groups._placement import DeviceAssignment
 from ._input import GZIP_MAGIC
 from ._proto_schema import ELEMENT_TYPES, OPAQUE, TOKEN, TUPLE, message_class
 

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable
 
 from google.protobuf.message import Message
 
-from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError, MeshtopoError
-from .._iota import IotaReplicaGroupList, IotaTileAssignment
-from .._mesh_grid import AxisRef, MeshAxesReplicaGroupList, MeshGrid, SubAxis
+from ..groups._device_list import CollectiveDeviceList, MeshAxesReplicaGroupList, MeshGrid
+from ..groups._iota import IotaReplicaGroupList, IotaTileAssignment
+from ..groups._mesh_grid import AxisRef, SubAxis
 
 # The instruction's fields XLA reads groups from, in its order.
 _IOTA, _MESH_AXES, _LEGACY, _LIST = (

@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 from google.protobuf.message import DecodeError, Message
 
-from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError
-from .._placement import DeviceAssignment
+from ..groups._device_list import CollectiveDeviceList
+from ..groups._placement import DeviceAssignment
 from ._assignment import check_assignment
 from ._collective import (
     COLLECTIVE_OPCODES,

@@ -22,7 +22,7 @@ import re
 import numpy as np
 
 from .._errors import MeshtopoError
-from .._iota import IotaTileAssignment
+from ..groups._iota import IotaTileAssignment
 
 _TILED = re.compile(r"^\{\s*devices=\[([0-9,\s]+)\]\s*(<=\s*\[[0-9,\s]+\](?:\s*T\s*\([0-9,\s]+\))?"
                     r"|[0-9,\s]+?)\s*(last_tile_dim_replicate|last_tile_dims=\{([^}]*)\})?"

@@ -27,7 +27,7 @@ from typing import IO
 from numpy.typing import ArrayLike
 
 from .._errors import HloParseError
-from .._placement import DeviceAssignment
+from ..groups._placement import DeviceAssignment
 from ._assignment import check_assignment
 from ._collective import ASYNC_OPCODES, COLLECTIVE_OPCODES, Collective
 from ._compile_options import AssignmentSource, CompileOptions, placement_for, table_file

@@ -50,10 +50,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError, MeshtopoError
-from .._modes import CollectiveOpGroupMode
-from .._placement import subgroup_size
+from ..groups._device_list import CollectiveDeviceList
+from ..groups._modes import CollectiveOpGroupMode
+from ..groups._placement import subgroup_size
 from ._collective import DONE_OPCODES, Collective
 from ._finding import Finding, SourceText, short_text
 from ._module import Module

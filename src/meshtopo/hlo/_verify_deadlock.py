@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .._errors import MeshtopoError
-from .._pairs import has_cycles
+from ..groups._pairs import has_cycles
 from ._finding import Finding, SourceText
 from ._verify_async import instruction_text
 

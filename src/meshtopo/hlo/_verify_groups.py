@@ -21,10 +21,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._device_list import CollectiveDeviceList
 from .._errors import MeshtopoError
-from .._modes import CollectiveOpGroupMode as Mode
-from .._placement import subgroup_size
+from ..groups._device_list import CollectiveDeviceList
+from ..groups._modes import CollectiveOpGroupMode as Mode
+from ..groups._placement import subgroup_size
 from ._collective import Collective
 from ._shape import Shape
 

@@ -9,8 +9,8 @@ an in-place permute whose operand 2 holds N offset tuples. Cycles are allowed.
 
 from __future__ import annotations
 
-from .._modes import CollectiveOpGroupMode as Mode
-from .._pairs import pair_problems
+from ..groups._modes import CollectiveOpGroupMode as Mode
+from ..groups._pairs import pair_problems
 from ._collective import Collective
 from ._shape import Shape
 

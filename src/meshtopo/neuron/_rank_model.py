@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._checks import as_int, is_int
-from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError
 from .._limits import check_size
-from .._pairs import as_pairs
+from ..groups._device_list import CollectiveDeviceList
+from ..groups._pairs import as_pairs
 from ..hlo import Module
 
 if TYPE_CHECKING:

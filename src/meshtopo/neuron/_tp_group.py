@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError
+from ..groups._device_list import CollectiveDeviceList
 from ..hlo import Collective, Module
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike
 
 from .._errors import InvalidArgumentError
 from .._limits import check_size
-from .._placement import DeviceAssignment, as_device_assignment
+from ..groups._placement import DeviceAssignment, as_device_assignment
 from ..hlo import Module
 from ._classify import Ref, async_overlaps, classify
 from ._cliques import CliqueTable, EntryPeers, group_extremes, program_peers

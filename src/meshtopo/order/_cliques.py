@@ -24,8 +24,8 @@ import numpy as np
 
 from .._errors import InvalidArgumentError
 from .._limits import check_size
-from .._pairs import participating_device_pairs
-from .._placement import DeviceAssignment, device_group_arrays
+from ..groups._pairs import participating_device_pairs
+from ..groups._placement import DeviceAssignment, device_group_arrays
 from ..hlo import Collective
 from ._entry import Entry
 

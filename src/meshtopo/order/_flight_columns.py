@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InvalidArgumentError
-from .._pure_python import PURE_PYTHON
+from .._pure_python import compiled
 
 FIELDS = ("process_group", "profiling_name", "is_p2p", "collective_seq_id", "p2p_seq_id",
           "pg_id", "state", "input_sizes", "input_dtypes", "output_sizes")
@@ -48,14 +48,8 @@ _LIBRARY = "torch/distributed"  # frames in this path are torch's own, never the
 
 _scan: Callable[[bytes, tuple[str, ...], str, int], tuple[list[Any], bytes, Any, Any] | None
                 ] | None
-try:
-    if PURE_PYTHON:
-        raise ImportError("MESHTOPO_PURE_PYTHON is set")
-    from ._flight_scan import scan as _scan
-    DECODER = "native"
-except ImportError:
-    _scan = None
-    DECODER = "pure Python"
+_scan = compiled(f"{__package__}._flight_scan", "scan")
+DECODER = "pure Python" if _scan is None else "native"
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._errors import InvalidArgumentError
-from .._placement import DeviceAssignment
+from ..groups._placement import DeviceAssignment
 from ..hlo import Instruction, Module
 from ._analyze import _prepared, module_assignment
 from ._execution import ITERATION_LIMIT, Key, LoopLimit, key_of

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InvalidArgumentError
-from .._pure_python import PURE_PYTHON
+from .._pure_python import compiled
 
 GPU_CATEGORIES = ("kernel", "gpu_user_annotation")
 # Cut events out only when they are less than this fraction of the text: cutting one costs
@@ -73,14 +73,8 @@ class _Absent:
 ABSENT: Any = _Absent()
 _scan: Callable[[bytes, tuple[str, ...], tuple[str, ...], int, Any],
                 tuple[list[list[Any]], bytes | None, bytes | None] | None] | None
-try:
-    if PURE_PYTHON:
-        raise ImportError("MESHTOPO_PURE_PYTHON is set")
-    from ._trace_scan import scan as _scan
-    SCANNER = "native"
-except ImportError:
-    _scan = None
-    SCANNER = "pure Python"
+_scan = compiled(f"{__package__}._trace_scan", "scan")
+SCANNER = "pure Python" if _scan is None else "native"
 
 
 @dataclass(frozen=True)

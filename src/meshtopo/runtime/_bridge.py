@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch.distributed.device_mesh import DeviceMesh
 
-from .._mesh import Mesh
+from ..groups._device_list import Mesh
 from ._torch import GroupCache
 
 

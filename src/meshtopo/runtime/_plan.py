@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import hlo
-from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError
-from .._placement import DeviceAssignment, as_device_assignment, participating_device_groups
+from ..groups._device_list import CollectiveDeviceList
+from ..groups._placement import DeviceAssignment, as_device_assignment, participating_device_groups
 from ..hlo import (
     EVALUATED_OPCODES,
     NOT_ISSUED_OPCODES,

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import InvalidArgumentError
-from .._placement import DeviceAssignment, as_device_assignment
+from ..groups._placement import DeviceAssignment, as_device_assignment
 from ..hlo import DTYPES, Instruction, Module, Shape
 from ..order import issue_order as issue_order
 from ..order import issue_orders

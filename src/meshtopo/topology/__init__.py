@@ -9,7 +9,7 @@ the graphs its topology search finds, ``nccl_graphs``); ``plan`` and ``compare``
 axis for two layouts; ``fit_nccl_tests``, ``fit_tiers`` and ``calibrated`` fit alpha and beta
 per tier (host, network) from nccl-tests logs and write them into a cluster.
 
-Layering: imports the math layer only (``_device_list``, ``_mesh``, ``_modes``, ``_placement``,
+Layering: imports the math layer only (``meshtopo.groups``, with the base modules
 ``_errors``, ``_limits``; ``collective_costs`` takes a ``meshtopo.hlo`` Collective but does not import the
 reader); nothing below it imports this package.
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._errors import InvalidArgumentError
-from .._mesh import Mesh
+from ..groups._device_list import Mesh
 from ._cluster import Cluster, Tier
 from ._cost import MODELS, Estimate, estimate, estimates, known_opcodes
 from ._tiers import GroupTiers, group_tiers

@@ -26,12 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from .._device_list import CollectiveDeviceList
 from .._errors import InvalidArgumentError
 from .._limits import check_size
-from .._mesh import Mesh
-from .._modes import CollectiveOpGroupMode
-from .._placement import DeviceAssignment, device_group_arrays
+from ..groups._device_list import CollectiveDeviceList, Mesh
+from ..groups._modes import CollectiveOpGroupMode
+from ..groups._placement import DeviceAssignment, device_group_arrays
 from ._cluster import Cluster, Tier
 
 
