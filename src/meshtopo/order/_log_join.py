@@ -220,11 +220,18 @@ class _Group:
         self._cliques: dict[int, tuple[tuple[int, ...], bool, bool]] = {}
 
     def on(self, arrivals: list[Arrival], p2p: bool) -> list[Arrival]:
-        """The arrivals of ``arrivals`` that take a sequence number of the group."""
+        """The arrivals of ``arrivals`` that take a sequence number of the group: a send,
+        recv or permute takes one for each time it is issued, however many peers it meets
+        there (a device's permute arrives once per pair it is in)."""
         kept = []
+        issued: set[tuple[object, ...]] = set()
         for arrival in arrivals:
             if (arrival.entry.stream != "collective") != p2p:
                 continue
+            if p2p:
+                issue = (arrival.entry.program, arrival.entry.index, arrival.iteration)
+                if issue in issued:
+                    continue
             known = self._cliques.get(id(arrival.clique))
             if known is None or known[0] is not arrival.clique:
                 within = self.devices.issuperset(arrival.clique)
@@ -233,6 +240,8 @@ class _Group:
                 self._cliques[id(arrival.clique)] = known
             if known[2] if p2p else known[1]:
                 kept.append(arrival)
+                if p2p:
+                    issued.add(issue)
         return kept
 
 
@@ -247,7 +256,9 @@ def _rank(rank: int, device: int, status: RankStatus, counted: list[Arrival]) ->
         return LogRankJoin(rank, device, seq, at, len(counted), "", "", "", (), op_type, None,
                            numel, (None, None), None)
     entry = arrival.entry
-    program_numel = (_elements(entry.operand_shapes), _elements((entry.shape,)))
+    # A send's, recv's or permute's entry carries no operand shapes: its input is not known.
+    program_numel = (_elements(entry.operand_shapes) if entry.operand_shapes else None,
+                     _elements((entry.shape,)))
     op_agrees = (None if op_type is None or op_type in _UNJUDGED
                  else op_type in _OP_TYPES.get(entry.opcode, ()))
     pairs = [(a, b) for a, b in zip(numel, program_numel, strict=True)
