@@ -1,8 +1,10 @@
-"""The README's shell examples run as written, in a scratch directory holding the clone's
-``examples/`` and ``tests/`` (what they name), each line bounded by a timeout.
+"""The shell examples of the README and of ``docs/`` run as written, in a scratch directory
+holding the clone's ``examples/`` and ``tests/`` (what they name), each line bounded by a
+timeout.
 
 ``make`` lines are the Makefile's (``test_makefile``); ``# ... exit 1`` after a command says it
-exits 1 (findings), every other line exits 0.
+exits 1 (findings), every other line exits 0. A ``console`` block is a ``$ command`` and lines
+of what it prints: each is a line of its output, in order.
 """
 
 from __future__ import annotations
@@ -18,16 +20,22 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SOURCE = ROOT / "src"
 BLOCK = re.compile(r"^```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)
+CONSOLE = re.compile(r"^```console\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def _blocks(pattern: re.Pattern[str]) -> list[str]:
+    """The text of every block ``pattern`` finds in the README and the pages of ``docs/``."""
+    return [block for page in PAGES for block in pattern.findall(page.read_text(encoding="utf-8"))]
 
 
 def shell_lines() -> list[str]:
-    """Every command of the README's ``sh`` blocks (a line ending in ``&`` joined to the next,
-    which it runs beside), ``make`` lines left out."""
+    """Every command of the ``sh`` blocks (a line ending in ``&`` joined to the next, which it
+    runs beside), ``make`` lines left out."""
     commands: list[str] = []
-    for block in BLOCK.findall(README.read_text(encoding="utf-8")):
+    for block in _blocks(BLOCK):
         pending = ""
         for line in (line.strip() for line in block.splitlines()):
             if not line or line.startswith("make "):
@@ -40,23 +48,38 @@ def shell_lines() -> list[str]:
     return commands
 
 
-def _run(command: str, cwd: Path, environment: dict[str, str]) -> tuple[int, str]:
-    """(exit code, stderr) of ``bash -c command`` in its own process group, which is killed
-    and reaped whatever happens."""
+def console_examples() -> list[tuple[str, list[str]]]:
+    """(command, the output lines shown) of every ``console`` block."""
+    examples: list[tuple[str, list[str]]] = []
+    for block in _blocks(CONSOLE):
+        first, *shown = block.splitlines()
+        assert first.startswith("$ "), block
+        examples.append((first[2:], shown))
+    return examples
+
+
+def _run(command: str, cwd: Path, environment: dict[str, str]) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``bash -c command`` in its own process group, which is
+    killed and reaped whatever happens."""
     process = subprocess.Popen(["bash", "-c", command], cwd=cwd, env=environment,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     try:
-        _, err = process.communicate(timeout=240)
+        out, err = process.communicate(timeout=240)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
-    return process.returncode, err
+    return process.returncode, out, err
+
+
+def _meshtopo(command: str) -> str:
+    """``command`` with each ``meshtopo`` run as this interpreter's ``-m meshtopo``."""
+    return re.sub(r"(^|[;&]\s*)meshtopo ", rf"\g<1>{sys.executable} -m meshtopo ", command)
 
 
 def test_every_named_file_is_shipped() -> None:
-    for line in shell_lines():
+    for line in shell_lines() + [command for command, _ in console_examples()]:
         for word in line.split("#")[0].split():
             path = word.split("@")[0]
             if path.startswith(("examples/", "tests/")):
@@ -68,11 +91,24 @@ def test_the_shell_examples_run(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     for name in ("examples", "tests"):
         (tmp_path / name).symlink_to(ROOT / name)
-    meshtopo = f"{sys.executable} -m meshtopo"
     environment = {**os.environ, "PYTHONPATH": str(SOURCE)}
     for line in shell_lines():
-        command = re.sub(r"(^|[;&]\s*)meshtopo ", rf"\g<1>{meshtopo} ", line.split("  #")[0])
         expected = 1 if re.search(r"#.*\bexit 1\b", line) else 0
-        code, err = _run(command, tmp_path, environment)
+        code, _, err = _run(_meshtopo(line.split("  #")[0]), tmp_path, environment)
         assert code == expected, (line, err[-2000:])
         assert "Traceback" not in err, line
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(("command", "shown"), console_examples(),
+                         ids=[command for command, _ in console_examples()])
+def test_the_console_examples_print_what_they_show(tmp_path: Path, command: str,
+                                                   shown: list[str]) -> None:
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    environment = {**os.environ, "PYTHONPATH": str(SOURCE), "COLUMNS": "200"}
+    _, out, err = _run(_meshtopo(command), tmp_path, environment)
+    assert "Traceback" not in err, command
+    printed = [line.rstrip() for line in out.splitlines()]
+    positions = [printed.index(line) if line in printed else -1 for line in shown]
+    assert -1 not in positions, (command, shown, printed)
+    assert positions == sorted(positions), (command, printed)
