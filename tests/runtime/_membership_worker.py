@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import sys
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -41,7 +40,6 @@ def main(rank: int, port: int, out: Path) -> None:
     widened = communicator.all_reduce(np.array([rank, 300], np.int16), "max").wait()
     seen: dict[str, object] = {"in_place": reduced is buffer, "reduced": buffer.tolist(),
                                "widened": widened.tolist(), "dtype": str(widened.dtype)}
-    started = time.monotonic()
     try:
         if rank == 0:
             communicator.all_reduce(np.ones(4, np.float32), op_name="first").wait()
@@ -49,7 +47,6 @@ def main(rank: int, port: int, out: Path) -> None:
             communicator.all_gather(np.ones(4, np.float32), op_name="second").wait()
     except RendezvousError as error:
         seen.update(error=str(error), missing=error.missing, waited=error.waited)
-    seen["seconds"] = time.monotonic() - started
     (out / f"{rank}.json").write_text(json.dumps(seen))
 
 
