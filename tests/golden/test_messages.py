@@ -6,7 +6,7 @@ type, devices and instructions; the prose lives in these files, reviewed as a di
 After a deliberate change of wording, regenerate the files and review the diff::
 
     MESHTOPO_UPDATE_GOLDEN=1 XLA_FLAGS=--xla_force_host_platform_device_count=8 \\
-        .venv/bin/pytest -q -p no:xdist tests/golden
+        .venv/bin/pytest -q -n 0 tests/golden
 
 With ``MESHTOPO_UPDATE_GOLDEN`` set (to anything but ``""`` or ``"0"``), each test writes its
 file instead of comparing; a case whose file is missing fails, naming the command.
