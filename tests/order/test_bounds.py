@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 import meshtopo as mt
-from meshtopo.order import _program
 
 from ._cases import ADD, all_reduce, module
 
@@ -65,11 +64,16 @@ ENTRY %main (p: f32[8]) -> f32[8] {
         mt.hlo.parse_module(text)
 
 
-def test_too_many_collectives_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_program, "ENTRY_LIMIT", 2)
+def test_too_many_collectives_are_refused() -> None:
     body = "".join(all_reduce(f"a{i}", "{{0,1,2,3}}", channel=i + 1) for i in range(3))
-    with pytest.raises(mt.LimitError, match="issues more than 2 collectives"):
+    with mt.collective_limit(2), pytest.raises(
+            mt.LimitError, match=r"issues more than 2 collectives \(reached at a2, line 11\); "
+            r"raise the limit with meshtopo.set_collective_limit"):
         mt.order.analyze(module(body, 4))
+    assert mt.get_collective_limit() == mt.DEFAULT_COLLECTIVE_LIMIT
+    assert len(mt.order.analyze(module(body, 4)).schedule(0)) == 3
+    with pytest.raises(mt.LimitError, match="collective limit must be a positive int, got 0"):
+        mt.set_collective_limit(0)
 
 
 def test_devices_past_the_limit_are_refused() -> None:

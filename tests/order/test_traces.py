@@ -282,27 +282,50 @@ def test_trace_columns_are_those_of_the_entries_they_stand_for(traces: dict[str,
         assert (built.pg_config, built.pg_status) == (config, None), file
 
 
-def _reading(file: Path, native: bool, monkeypatch: pytest.MonkeyPatch) -> str:
-    """What ``collective_events`` gives for ``file`` with the native scanner or without: its
-    columns, info and host (``repr``: types count), or its refusal."""
+class _PureReader:
+    """A child process reading traces with the pure-Python stand-ins (``_pure_reader``): one
+    process for every comparison, ended and reaped on close."""
+
+    def __init__(self) -> None:
+        env = {**os.environ, "PYTHONPATH": str(HERE.parents[1] / "src"),
+               "MESHTOPO_PURE_PYTHON": "1"}
+        self.process = subprocess.Popen([sys.executable, str(HERE / "_pure_reader.py")],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True, env=env)
+
+    def reading(self, file: Path) -> str:
+        """The pure-Python reading of ``file`` (its repr, or ``refused: MESSAGE``)."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(f"{file}\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline()
+        assert answer, "the pure-Python reader ended"
+        return str(json.loads(answer))
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.communicate(timeout=30)
+
+
+def _reading(file: Path) -> str:
+    """What ``collective_events`` gives for ``file`` here (the native scanner where it reads):
+    its columns, info and host (``repr``: types count), or its refusal."""
     from meshtopo.order import _trace_events
 
-    with monkeypatch.context() as patch:
-        if not native:
-            patch.setattr(_trace_events, "_scan", None)
-        try:
-            return repr(_trace_events.collective_events(file))
-        except mt.MeshtopoError as error:
-            return f"refused: {error}"
+    try:
+        return repr(_trace_events.collective_events(file))
+    except mt.MeshtopoError as error:
+        return f"refused: {error}"
 
 
 @pytest.mark.skipif(_native_scan() is None, reason="the native trace scanner is not built")
-def test_native_scanner_reads_as_python(traces: dict[str, Path], tmp_path: Path,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_native_scanner_reads_as_python(traces: dict[str, Path], tmp_path: Path) -> None:
     """The native scanner reads every real trace (torch's, and the benchmark's NCCL layout)
     itself, to the columns the Python reading gives; on damaged copies (cut short, a byte
     changed to a brace, quote, backslash, control or non-ASCII character, or a number made
-    huge) it gives the Python reading's answer or refusal, declining where it cannot."""
+    huge) it gives the Python reading's answer or refusal, declining where it cannot. The
+    Python reading is that of a process started with ``MESHTOPO_PURE_PYTHON=1``."""
     from meshtopo.order import _trace_events
 
     root = HERE.parents[1]
@@ -313,24 +336,28 @@ def test_native_scanner_reads_as_python(traces: dict[str, Path], tmp_path: Path,
                    check=True, timeout=120, env={**os.environ, "PYTHONPATH": str(root / "src")})
     files = [*sorted(p for s in SCENARIOS for p in traces[s].iterdir()),
              tmp_path / "rank0.pt.trace.json", tmp_path / "rank1.pt.trace.json"]
-    for file in files:
-        assert _trace_events._scanned(_trace_events._bytes(file)) is not None, file
-        assert _reading(file, True, monkeypatch) == _reading(file, False, monkeypatch), file
-    damaged = tmp_path / "damaged" / "rank3.pt.trace.json"
-    damaged.parent.mkdir()
-    for file in (traces["clean"] / "rank0.pt.trace.json", tmp_path / "rank1.pt.trace.json"):
-        data = _trace_events._bytes(file)
-        marker = data.find(b'"Collective name"')
-        marker = data.find(b'"gloo:') if marker < 0 else marker
-        near = [marker + step for step in range(-300, 300, 7)]
-        changes = [data[:at] for at in (len(data) // 3, len(data) - 3, marker + 40)]
-        changes += [data[:at] + byte + data[at + 1:] for at in near
-                    for byte in (b"}", b"{", b'"', b"\\", b"\x07", b"\xc3\xa9", b"9")]
-        changes.append(data.replace(b'"Seq": ', b'"Seq": 1234567890123456789012', 1))
-        changes.append(data.replace(b'"ts": ', b'"ts": NaN, "t": ', 1))
-        for change in changes:
-            damaged.write_bytes(change)
-            assert _reading(damaged, True, monkeypatch) == _reading(damaged, False, monkeypatch)
+    pure = _PureReader()
+    try:
+        for file in files:
+            assert _trace_events._scanned(_trace_events._bytes(file)) is not None, file
+            assert _reading(file) == pure.reading(file), file
+        damaged = tmp_path / "damaged" / "rank3.pt.trace.json"
+        damaged.parent.mkdir()
+        for file in (traces["clean"] / "rank0.pt.trace.json", tmp_path / "rank1.pt.trace.json"):
+            data = _trace_events._bytes(file)
+            marker = data.find(b'"Collective name"')
+            marker = data.find(b'"gloo:') if marker < 0 else marker
+            near = [marker + step for step in range(-300, 300, 7)]
+            changes = [data[:at] for at in (len(data) // 3, len(data) - 3, marker + 40)]
+            changes += [data[:at] + byte + data[at + 1:] for at in near
+                        for byte in (b"}", b"{", b'"', b"\\", b"\x07", b"\xc3\xa9", b"9")]
+            changes.append(data.replace(b'"Seq": ', b'"Seq": 1234567890123456789012', 1))
+            changes.append(data.replace(b'"ts": ', b'"ts": NaN, "t": ', 1))
+            for change in changes:
+                damaged.write_bytes(change)
+                assert _reading(damaged) == pure.reading(damaged)
+    finally:
+        pure.close()
 
 
 def test_an_event_without_a_numeric_duration_is_one_line(

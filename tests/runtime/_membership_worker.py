@@ -5,7 +5,7 @@ an in-place all-reduce (``out=`` the send buffer), an all-reduce of a type gloo 
 widened, then the two ranks diverge (rank 0 an all-reduce, rank 1 an all-gather, the second
 operation of the clique, which no store rendezvous precedes): each must get the
 ``RendezvousError`` naming the other, from gloo's timeout diagnosed in the store. Writes what
-it saw to OUT/<rank>.json."""
+it saw to OUT/<rank>.json, then ends once the other has written its own."""
 
 from __future__ import annotations
 
@@ -41,7 +41,6 @@ def main(rank: int, port: int, out: Path) -> None:
     widened = communicator.all_reduce(np.array([rank, 300], np.int16), "max").wait()
     seen: dict[str, object] = {"in_place": reduced is buffer, "reduced": buffer.tolist(),
                                "widened": widened.tolist(), "dtype": str(widened.dtype)}
-    started = time.monotonic()
     try:
         if rank == 0:
             communicator.all_reduce(np.ones(4, np.float32), op_name="first").wait()
@@ -49,8 +48,14 @@ def main(rank: int, port: int, out: Path) -> None:
             communicator.all_gather(np.ones(4, np.float32), op_name="second").wait()
     except RendezvousError as error:
         seen.update(error=str(error), missing=error.missing, waited=error.waited)
-    seen["seconds"] = time.monotonic() - started
-    (out / f"{rank}.json").write_text(json.dumps(seen))
+    written = out / f"{rank}.json.part"
+    written.write_text(json.dumps(seen))
+    written.rename(out / f"{rank}.json")
+    # Stay (60 s at most) until the other has written too: a process that ends closes its
+    # gloo connection, which the other, still waiting, would see instead of its timeout.
+    deadline = time.monotonic() + 60
+    while not (out / f"{1 - rank}.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ error."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -104,9 +103,7 @@ def test_issue_order_enters_the_branch_each_device_takes() -> None:
 
 @pytest.mark.timeout(30)
 def test_replay_of_opposite_orders_ends_in_the_rendezvous_error(capsys, hlo) -> None:  # type: ignore[no-untyped-def]
-    started = time.monotonic()
     code, out, err = run(capsys, "replay", hlo(OPPOSITE_ORDER), "--timeout", "1")
-    assert time.monotonic() - started < 2.0
     assert code == 2 and out == ""
     assert "2 devices timed out in a rendezvous" in err
     assert "instruction %ar_a (all-reduce) on device 0" in err
@@ -114,14 +111,12 @@ def test_replay_of_opposite_orders_ends_in_the_rendezvous_error(capsys, hlo) -> 
 
 
 def test_run_refuses_a_module_xla_would_not_run(capsys) -> None:  # type: ignore[no-untyped-def]
-    started = time.monotonic()
     code, out, err = run(capsys, "run", str(Path(__file__).parents[2] / "examples/broken.hlo"))
     assert code == 2 and out == "" and len(err.splitlines()) == 1
     assert err.startswith("meshtopo: error: ")
     assert ("broken.hlo:11:3: XLA's verifier rejects module broken, which XLA would not run: "
             "Replica 1 is repeated in instruction's replica-groups") in err
     assert "(4 finding(s); `meshtopo check` lists them)" in err
-    assert time.monotonic() - started < 5
 
 
 def test_a_dump_with_fusions_is_refused_with_the_replay_hint(capsys) -> None:  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ Each collective becomes an ``Entry`` and one or two steps: a sync op arrives and
 ``async-update`` are skipped.
 
 Bound: O(instructions reached), each computation walked once per call site; at most
-``ENTRY_LIMIT`` entries (``LimitError`` past it) and ``DEPTH_LIMIT`` nested calls. The call
+``get_collective_limit()`` entries (``LimitError`` past it; ``mt.collective_limit``) and ``DEPTH_LIMIT`` nested calls. The call
 graph has no cycles: the reader refuses a computation called before it is defined, as XLA does.
 """
 
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .._errors import InvalidArgumentError, LimitError
+from .._limits import get_collective_limit
 from ..hlo import Collective, Computation, Instruction, Module
 from ._entry import Entry
 
@@ -34,7 +35,6 @@ ARRIVE, WAIT = 0, 1
 # Where the walk reached an instruction: (computation, instruction) of each call site that
 # leads to it, outermost first, then its own (names repeat across computations).
 Site = tuple[tuple[str, str], ...]
-ENTRY_LIMIT = 1_000_000
 DEPTH_LIMIT = 64
 _TRIP = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)')
 # Opcodes whose called computations are walked where they stand (besides while and
@@ -304,10 +304,12 @@ class _Walker:
                 self.kinds.append(WAIT)
                 self.step_entries.append(index)
             return
-        if len(self.entries) >= ENTRY_LIMIT:
+        limit = get_collective_limit()
+        if len(self.entries) >= limit:
             raise LimitError(
-                f"module {self.module.name} issues more than {ENTRY_LIMIT} collectives "
-                f"(reached at {inst.name}, line {inst.line})")
+                f"module {self.module.name} issues more than {limit} collectives (reached at "
+                f"{inst.name}, line {inst.line}); raise the limit with "
+                "meshtopo.set_collective_limit(n) or meshtopo.collective_limit(n)")
         index = len(self.entries)
         opcode, stream, shape, dtype, operands, reduction = self.form(collective)
         self.entries.append(Entry(
