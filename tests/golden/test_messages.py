@@ -23,6 +23,9 @@ import pytest
 import meshtopo as mt
 import meshtopo.hlo as hlo
 
+# tests/ is on the path, and the order tests are the package "order"
+from order.test_findings import CONDITIONAL
+
 HERE = Path(__file__).resolve().parent
 UPDATE = os.environ.get("MESHTOPO_UPDATE_GOLDEN", "") not in ("", "0")
 ORDER_TYPES = ("deadlock", "missing", "mismatch", "may_diverge", "group_disagreement",
@@ -59,26 +62,6 @@ def _program(body: str, shape: str = "f32[8]{0}", scheduled: bool = False) -> hl
                    params=f"%p = {shape} parameter(0)")
 
 
-CONDITIONAL = """HloModule cond, num_partitions=4
-""" + ADD + """%then (t: f32[8]) -> f32[8] {
-  %t = f32[8]{0} parameter(0)
-  ROOT %ar = f32[8]{0} all-reduce(%t), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, to_apply=%add
-}
-%else (e: f32[8]) -> f32[8] {
-  ROOT %e = f32[8]{0} parameter(0)
-}
-ENTRY %main (p: f32[8], q: pred[]) -> f32[8] {
-  %p = f32[8]{0} parameter(0)
-  %q = pred[] parameter(1)
-  %pid = u32[] partition-id()
-  %zero = u32[] constant(0)
-  %first = pred[] compare(%pid, %zero), direction=EQ
-  %which = pred[] copy(PREDICATE)
-  ROOT %c = f32[8]{0} conditional(%which, %p, %p), true_computation=%then, false_computation=%else
-}
-"""
-
-
 def _async_pair(first: str, second: str) -> str:
     starts = {"x": "%x = f32[8]{0} all-reduce-start(%p), channel_id=1, "
                    "replica_groups={{0,1,2,3}}, use_global_device_ids=true, to_apply=%add\n",
@@ -101,14 +84,14 @@ def _order_case(type_: str) -> list[mt.order.Finding]:
         backward = _program(_all_reduce("b", pairs, channel=2) + _all_reduce("a", all_))
         return mt.order.analyze([(forward, [0]), (backward, [1]), (forward, [2, 3])]).findings
     if type_ == "missing":  # only partition 0 takes the branch with the all-reduce
-        text = CONDITIONAL.replace("PREDICATE", "%first")
+        text = CONDITIONAL.replace("PREDICATE", "copy(%first)")
         return mt.order.analyze(hlo.parse_module(text)).findings
     if type_ == "mismatch":  # device 3's all-reduce is twice as large
         good = _program(_all_reduce("a", all_))
         wide = _program(_all_reduce("wide", all_, shape="f32[16]{0}"), shape="f32[16]{0}")
         return mt.order.analyze([(good, [0, 1, 2]), (wide, [3])]).findings
     if type_ == "may_diverge":  # the branch is chosen by a per-device parameter
-        text = CONDITIONAL.replace("PREDICATE", "%q")
+        text = CONDITIONAL.replace("PREDICATE", "copy(%q)")
         return mt.order.analyze(hlo.parse_module(text)).findings
     if type_ == "group_disagreement":  # two pipeline stages name different permute pairs
         stages = [_program(_permute("send_activations", p) + _all_reduce("grads", pairs, channel=7))
