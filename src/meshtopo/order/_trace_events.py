@@ -42,6 +42,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -83,7 +84,7 @@ class _Absent:
 
 ABSENT: Any = _Absent()
 _Spans = tuple[int, int] | None
-_scan: Callable[[bytes, tuple[str, ...], tuple[str, ...], int],
+_scan: Callable[[bytes | memoryview, tuple[str, ...], tuple[str, ...], int],
                 tuple[int, bytes, bytes, bytes, bytes, _Spans, _Spans] | None] | None
 try:
     if PURE_PYTHON:
@@ -119,13 +120,55 @@ class TraceEvents:
         return [values[i] for i in self.ids[:, KEYS.index(key)].tolist()]
 
 
+class TraceReader:
+    """Reads traces one after another through one buffer, which grows to the largest file:
+    a plain file's bytes are copied into it from the page cache, not into new memory each
+    time (a gzip file is decompressed into new memory)."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def read(self, file: Path) -> TraceEvents:
+        """The kept events of the trace ``file`` (``collective_events``)."""
+        data = self._contents(file)
+        scanned = _scanned(data)
+        if scanned is not None:
+            return scanned
+        return _read_text(file, bytes(data))
+
+    def _contents(self, file: Path) -> bytes | memoryview:
+        """The file's bytes (decompressed), a plain file's in the buffer."""
+        try:
+            with open(file, "rb", buffering=0) as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if len(self._buffer) <= size:
+                    self._buffer = bytearray(size + 1)
+                view = memoryview(self._buffer)
+                got = 0
+                while got < len(view):
+                    count = handle.readinto(view[got:])
+                    if not count:
+                        break
+                    got += count
+                data: bytes | memoryview = view[:got]
+                if got == len(view):  # the file grew after its size was read
+                    data = bytes(data) + handle.read()
+            return gzip.decompress(data) if data[:2] == _GZIP else data
+        except OSError as error:
+            raise InvalidArgumentError(
+                f"{file}: cannot be read: {error.strerror or error}") from None
+        except (EOFError, gzip.BadGzipFile) as error:
+            raise InvalidArgumentError(f"{file}: truncated gzip: {error}") from None
+
+
 def collective_events(file: Path) -> TraceEvents:
     """The kept events of the trace ``file`` (plain or gzip; module docstring), refused with
     the file's name when it is not a profiler trace."""
-    data = _bytes(file)
-    scanned = _scanned(data)
-    if scanned is not None:
-        return scanned
+    return TraceReader().read(file)
+
+
+def _read_text(file: Path, data: bytes) -> TraceEvents:
+    """The kept events of the trace whose bytes are ``data``, read in Python."""
     text = _text(file, data)
     fast = _cut(text)
     if fast is not None:
@@ -142,13 +185,8 @@ def collective_events(file: Path) -> TraceEvents:
 
 
 def _bytes(file: Path) -> bytes:
-    try:
-        data = file.read_bytes()
-        return gzip.decompress(data) if data[:2] == _GZIP else data
-    except OSError as error:
-        raise InvalidArgumentError(f"{file}: cannot be read: {error.strerror or error}") from None
-    except (EOFError, gzip.BadGzipFile) as error:
-        raise InvalidArgumentError(f"{file}: truncated gzip: {error}") from None
+    """The file's bytes (decompressed)."""
+    return bytes(TraceReader()._contents(file))
 
 
 def _text(file: Path, data: bytes | None = None) -> str:
@@ -158,15 +196,15 @@ def _text(file: Path, data: bytes | None = None) -> str:
         raise InvalidArgumentError(f"{file}: not a profiler trace (JSON): {error}") from None
 
 
-def _scanned(data: bytes) -> TraceEvents | None:
+def _scanned(data: bytes | memoryview) -> TraceEvents | None:
     """The native scanner's reading of ``data``; None where it declines (module docstring)."""
     found = None if _scan is None else _scan(data, EVENT_KEYS, ARG_KEYS, CUT_WHEN)
     if found is None:
         return None
     count, id_bytes, kind_bytes, span_bytes, integer_bytes, info_span, host_span = found
     try:
-        info = {} if info_span is None else json.loads(data[slice(*info_span)])
-        host = "" if host_span is None else json.loads(data[slice(*host_span)])
+        info = {} if info_span is None else json.loads(bytes(data[slice(*info_span)]))
+        host = "" if host_span is None else json.loads(bytes(data[slice(*host_span)]))
     except ValueError:
         return None
     if not isinstance(info, dict):
@@ -180,17 +218,17 @@ def _scanned(data: bytes) -> TraceEvents | None:
     values = np.empty(kinds.size, dtype=object)
     values[kinds == INT] = integers[kinds == INT].tolist()
     values[floats] = numbers[floats].tolist()
-    for kind, decode in ((_STRING, lambda text: text[1:-1].decode("ascii")),
+    for kind, decode in ((_STRING, lambda text: str(text[1:-1], "ascii")),
                          (OTHER, json.loads)):
         chosen = np.flatnonzero(kinds == kind)
         for index, (a, b) in zip(chosen.tolist(), spans[chosen].tolist(), strict=True):
-            values[index] = decode(data[a:b])  # one object each, lists included
+            values[index] = decode(bytes(data[a:b]))  # one object each, lists included
     kinds = np.where(kinds == _STRING, OTHER, kinds).astype(np.int8)
     ids = np.frombuffer(id_bytes, dtype=np.int32).reshape(count, len(KEYS))
     return TraceEvents(ids, values.tolist(), kinds, integers, numbers, info, str(host or ""))
 
 
-def _parsed_floats(data: bytes, spans: np.ndarray) -> np.ndarray:
+def _parsed_floats(data: bytes | memoryview, spans: np.ndarray) -> np.ndarray:
     """The numbers whose JSON texts lie at ``spans`` of ``data``, parsed by numpy (as
     ``float`` parses them: correctly rounded; overflow gives infinity, as json's does)."""
     if not spans.size:

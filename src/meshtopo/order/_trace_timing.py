@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import InvalidArgumentError
+from ._flight import distinct_rows
 from ._traces import RankTrace, TraceCollectives
 
 _KINDS = {"all_reduce": "all-reduce", "all_reduce_coalesced": "all-reduce",
@@ -136,10 +137,8 @@ class _Table:
             np.concatenate([getattr(t, name) for t in tables]) if tables else np.zeros(0)
             for name in ("seq", "start", "end", "numel_in", "numel_out", "element_bytes"))
         self.bytes = (np.maximum(numel_in, numel_out) * element_bytes).astype(np.int64)
-        keys = np.stack([group_ids, seq.astype(np.int64)])
-        unique, self.key = np.unique(keys, axis=1, return_inverse=True)
-        self.key = self.key.reshape(-1)
-        self.key_group, self.key_seq = unique[0], unique[1]
+        first, self.key = distinct_rows(np.stack([group_ids, seq.astype(np.int64)], axis=1))
+        self.key_group, self.key_seq = group_ids[first], seq[first].astype(np.int64)
         self.hosts = {t.rank: t.host for t in traces}
 
     def offsets(self) -> dict[int, float]:

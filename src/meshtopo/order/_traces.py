@@ -42,7 +42,7 @@ import numpy as np
 
 from .._checks import is_int
 from .._errors import InvalidArgumentError
-from ._flight import DEFAULT_GROUP, collector_paused, from_columns
+from ._flight import DEFAULT_GROUP, collector_paused, distinct_rows, from_columns
 from ._flight_columns import FIELDS, WIDTH, Columns
 from ._report import Report
 from ._trace_events import (
@@ -52,7 +52,7 @@ from ._trace_events import (
     KEYS,
     OTHER,
     TraceEvents,
-    collective_events,
+    TraceReader,
 )
 
 TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz", ".json", ".json.gz")
@@ -201,12 +201,13 @@ def trace_files(paths: list[str | os.PathLike[str]]) -> list[Path]:
     return files
 
 
-def read_rank_trace(file: Path) -> RankTrace:
-    """One rank's collectives from its trace file (module docstring). O(events) numpy; each
+def read_rank_trace(file: Path, reader: TraceReader | None = None) -> RankTrace:
+    """One rank's collectives from its trace file (module docstring), read by ``reader``
+    (one reading many traces reuses its buffer; a new one by default). O(events) numpy; each
     distinct value of a key is converted once. An event is refused as the first of the
     file's events (in file order) that cannot be read: a matched collective whose ``Seq`` or
     msg nelems is not a number, or whose ``ts`` or ``dur`` is not one."""
-    trace = collective_events(file)
+    trace = (reader or TraceReader()).read(file)
     rank = _rank(file, trace.info)
     groups = _pg_config(trace.info.get("pg_config"))
     raw, raw_names = _per_value(trace, "Collective name", lambda v: str(_get(v, None) or ""))
@@ -288,9 +289,8 @@ def _comms_trace(file: Path, rank: int, groups: dict[str, tuple[int, ...]],
                                     lambda v: str(_get(v, DEFAULT_GROUP)))
     ranks_ids = trace.ids[:, KEYS.index("Process Group Ranks")]
     where = np.flatnonzero(matched)
-    pairs, first = np.unique(np.stack([group[where], ranks_ids[where]]), axis=1,
-                             return_index=True)
-    for code, ranks_id in pairs[:, np.argsort(first, kind="stable")].T.tolist():
+    pairs = np.stack([group[where], ranks_ids[where]], axis=1)
+    for code, ranks_id in pairs[np.sort(distinct_rows(pairs)[0])].tolist():
         name = group_names[code]
         if name not in groups:
             ranks = _rank_list(trace.values[ranks_id] if ranks_id >= 0 else None)
@@ -350,9 +350,10 @@ def from_profiler_traces(paths: list[str | os.PathLike[str]]) -> tuple[Report, l
     match the ranks' collectives as Flight Recorder dumps are matched; the report and the
     ranks' traces (for ``_trace_timing``)."""
     traces: dict[int, RankTrace] = {}
+    reader = TraceReader()
     with collector_paused():
         for file in trace_files(paths):
-            trace = read_rank_trace(file)
+            trace = read_rank_trace(file, reader)
             if trace.rank in traces:
                 raise InvalidArgumentError(
                     f"{traces[trace.rank].source} and {file} are both traces of rank "
@@ -426,16 +427,13 @@ def trace_columns(trace: RankTrace) -> Columns:
 def _first_seen(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Of the columns of ``keys``, which is the first of its distinct value, and each one's
     number: its distinct value's, numbered in order of first sight."""
-    count = keys.shape[1]
-    if not count:
-        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
-    _, firsts, inverse = np.unique(keys, axis=1, return_index=True, return_inverse=True)
+    firsts, inverse = distinct_rows(keys.T)
     order = np.argsort(firsts)
     number = np.empty(order.size, dtype=np.int64)
     number[order] = np.arange(order.size)
-    first = np.zeros(count, dtype=bool)
+    first = np.zeros(keys.shape[1], dtype=bool)
     first[firsts] = True
-    return first, number[inverse.reshape(-1)]
+    return first, number[inverse]
 
 
 def _item_value(kind: int, number: int, strings: list[str]) -> Any:
