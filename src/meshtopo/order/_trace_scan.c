@@ -168,7 +168,8 @@ static int string(Parser *s, Py_ssize_t *start, Py_ssize_t *len) {
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
-/* A number as JSON writes it: an int within int64 (its value in *integer) or a float. */
+/* A number as JSON writes it: an int within int64 (its value in *integer, unless NULL) or a
+ * float. */
 static int number(Parser *s, char *kind, int64_t *integer) {
     const char *p = s->t.p;
     Py_ssize_t i = s->at, digits = 0;
@@ -193,8 +194,7 @@ static int number(Parser *s, char *kind, int64_t *integer) {
     }
     if (i - s->at > 64 || (integral && digits > 18)) return DECLINE;
     *kind = integral ? KIND_INT : KIND_FLOAT;
-    *integer = 0;
-    if (integral) {
+    if (integral && integer) {
         char buffer[72];
         memcpy(buffer, p + s->at, (size_t)(i - s->at));
         buffer[i - s->at] = 0;
@@ -213,12 +213,12 @@ static int word(Parser *s, const char *w) {
 
 /* One value, checked and passed over: strings, numbers, true, false, null and lists of them
  * (an object declines: NaN, Infinity and objects inside an event's fields). *kind says what
- * it is and *integer an integer's value. */
+ * it is and *integer (unless NULL: a value not kept) an integer's value. */
 static int value(Parser *s, int depth, char *kind, int64_t *integer) {
     if (depth > 32 || s->at >= s->end) return DECLINE;
     char c = s->t.p[s->at];
     *kind = KIND_OTHER;
-    *integer = 0;
+    if (integer) *integer = 0;
     if (c == '"') {
         Py_ssize_t start, len;
         *kind = KIND_STRING;
@@ -229,13 +229,12 @@ static int value(Parser *s, int depth, char *kind, int64_t *integer) {
     if (c == 'n') return word(s, "null");
     if (c == '[') {
         char inner;
-        int64_t ignored;
         s->at++;
         skip_space(s);
         if (s->at < s->end && s->t.p[s->at] == ']') { s->at++; return 0; }
         for (;;) {
             skip_space(s);
-            if (value(s, depth + 1, &inner, &ignored)) return DECLINE;
+            if (value(s, depth + 1, &inner, NULL)) return DECLINE;
             skip_space(s);
             if (s->at < s->end && s->t.p[s->at] == ',') { s->at++; continue; }
             if (s->at < s->end && s->t.p[s->at] == ']') { s->at++; return 0; }
@@ -306,8 +305,8 @@ static int object(Parser *s, const Keys *keys, int32_t *slots, const Keys *arg_k
         } else {
             Py_ssize_t k = key_index(key, len, keys), from = s->at;
             char kind;
-            int64_t integer;
-            if ((r = value(s, 0, &kind, &integer))) return r;
+            int64_t integer = 0;
+            if ((r = value(s, 0, &kind, k >= 0 ? &integer : NULL))) return r;
             if (k >= 0) {
                 int32_t id = intern(s->table, s->t.p, from, s->at, kind, integer);
                 if (id < 0) return FAIL;

@@ -201,19 +201,25 @@ class _Table:
         factors = {(kind, len(members)): busbw_factor(kind, len(members))
                    for kind in {k for k in kinds if k is not None}
                    for members in set(self.members)}
-        timings = []
-        for k in np.flatnonzero(complete).tolist():
-            opcode = int(low_op[k])
-            kind = kinds[opcode]
-            members = self.members[int(self.key_group[k])]
-            seconds = time[k] * 1e-6
-            algbw = moved[k] / seconds if seconds > 0 and moved[k] > 0 else float("nan")
-            busbw = (float(algbw * factors[kind, len(members)])
-                     if kind is not None and algbw == algbw else float("nan"))
-            timings.append(CollectiveTiming(
-                self.group_names[int(self.key_group[k])], int(self.key_seq[k]),
-                self.opcode_names[opcode], kind, members, int(last_rank[k]),
-                float(last[k] - first[k]), float(time[k]), int(moved[k]), float(algbw), busbw))
+        factor = np.full((len(kinds), len(self.members)), np.nan)
+        for code, kind in enumerate(kinds):
+            if kind is not None:
+                factor[code] = [factors[kind, len(m)] for m in self.members]
+        chosen = np.flatnonzero(complete)
+        opcode, group = low_op[chosen], self.key_group[chosen]
+        seconds = time[chosen] * 1e-6
+        with np.errstate(divide="ignore", invalid="ignore"):
+            algbw = np.where((seconds > 0) & (moved[chosen] > 0), moved[chosen] / seconds,
+                             np.nan)
+        busbw = algbw * factor[opcode, group]
+        timings = [
+            CollectiveTiming(self.group_names[g], seq, self.opcode_names[o], kinds[o],
+                             self.members[g], rank, skew, took, size, a, b)
+            for g, seq, o, rank, skew, took, size, a, b in zip(
+                group.tolist(), self.key_seq[chosen].tolist(), opcode.tolist(),
+                last_rank[chosen].tolist(), (last - first)[chosen].tolist(),
+                time[chosen].tolist(), moved[chosen].tolist(), algbw.tolist(), busbw.tolist(),
+                strict=True)]
         return timings
 
 

@@ -24,7 +24,8 @@ What a trace records of a collective depends on the backend:
 The rank is ``distributedInfo.rank``, else the number that ends the file name; the groups'
 members come from ``distributedInfo.pg_config`` (else from ``Process Group Ranks``).
 
-Bound: O(bytes) to read (``_trace_events``: only the collectives' events are decoded), then the matcher's replay over ranks x
+Bound: O(bytes) to read (``_trace_events``: only the collectives' events are decoded); per
+trace O(events) numpy and O(distinct values) Python; then the matcher's replay over ranks x
 collectives and O(collectives) numpy for the timing.
 """
 
@@ -214,11 +215,11 @@ def read_rank_trace(file: Path, reader: TraceReader | None = None) -> RankTrace:
     comms = trace.ids[:, KEYS.index("Collective name")] >= 0
     opcode_of = [_OP_NAMES.get(r.lstrip("_"), r.lstrip("_")) for r in raw_names]
     matched = comms & np.array([o not in _NOT_MATCHED for o in opcode_of], dtype=bool)[raw]
-    columns = _Events(trace, matched)
-    columns.refuse_first(file, raw_names, raw)
+    events = _Events(trace, matched)
+    events.refuse_first(file, raw_names, raw)
     if matched.any():
-        return _comms_trace(file, rank, groups, trace, columns, opcode_of, raw)
-    return _gloo_trace(file, rank, groups, trace, columns)
+        return _comms_trace(file, rank, groups, trace, events, opcode_of, raw)
+    return _gloo_trace(file, rank, groups, trace, events)
 
 
 class _Events:
