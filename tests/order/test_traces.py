@@ -18,6 +18,7 @@ import meshtopo as mt
 from meshtopo.cli._main import main
 
 from ._jobs import run_ranks
+from ._pure_reader import events_text
 
 HERE = Path(__file__).resolve().parent
 SCENARIOS = ("clean", "skip", "groups")
@@ -28,6 +29,22 @@ def _native_scan() -> object:
     from meshtopo.order import _trace_events
 
     return _trace_events._scan
+
+
+def _events(events: object) -> str:
+    """``events_text`` of ``TraceEvents`` (what the pure-Python reader answers with)."""
+    from meshtopo.order import _trace_events
+
+    assert isinstance(events, _trace_events.TraceEvents)
+    return events_text(events)
+
+
+def _columns(events: object) -> str:
+    """Each event's values by key (``repr``), of ``TraceEvents``."""
+    from meshtopo.order import _trace_events
+
+    assert isinstance(events, _trace_events.TraceEvents)
+    return repr([events.column(key) for key in _trace_events.KEYS])
 
 
 @pytest.fixture(scope="module")
@@ -202,7 +219,7 @@ def test_events_cut_from_the_text_are_those_of_the_full_parse(traces: dict[str, 
 
     for file in sorted(p for scenario in SCENARIOS for p in traces[scenario].iterdir()):
         assert _trace_events._cut(_trace_events._text(file)) is not None, file
-        assert repr(_trace_events.collective_events(file).columns) == repr(
+        assert _columns(_trace_events.collective_events(file)) == _columns(
             _trace_events._columns(parsed(file))), file
     original = traces["clean"] / "rank0.pt.trace.json"
     text = original.read_text().replace('"Concrete Inputs": [""]', '"Concrete Inputs": ["}"]', 1)
@@ -211,7 +228,8 @@ def test_events_cut_from_the_text_are_those_of_the_full_parse(traces: dict[str, 
     assert _trace_events._cut(text) is None
     assert [(c.opcode, c.seq) for c in mt.order.from_profiler_traces([odd])[1][0].collectives] \
         == [(c.opcode, c.seq) for c in mt.order.from_profiler_traces([original])[1][0].collectives]
-    assert _trace_events._columns(parsed(odd)) == _trace_events.collective_events(odd).columns
+    assert _columns(_trace_events._columns(parsed(odd))) == _columns(
+        _trace_events.collective_events(odd))
 
 
 def test_distributed_info_after_the_events_is_found(traces: dict[str, Path],
@@ -249,12 +267,13 @@ def test_gloo_events_are_kept_only_without_collective_arguments(traces: dict[str
     trace["traceEvents"].append(comms)
     text = json.dumps(trace)
     assert _trace_events._cut(text) is not None
-    assert _trace_events._cut(text).columns == _trace_events._columns([comms])
+    assert _columns(_trace_events._cut(text)) == _columns(_trace_events._columns([comms]))
     comms["args"]["Process Group Description"] = "}"  # the cut cannot take it: a full parse
     braced = tmp_path / "rank0.pt.trace.json"
     braced.write_text(json.dumps(trace))
     assert _trace_events._cut(braced.read_text()) is None
-    assert _trace_events.collective_events(braced).columns == _trace_events._columns([comms])
+    assert _columns(_trace_events.collective_events(braced)) == _columns(
+        _trace_events._columns([comms]))
 
 
 def test_trace_columns_are_those_of_the_entries_they_stand_for(traces: dict[str, Path]) -> None:
@@ -314,7 +333,7 @@ def _reading(file: Path) -> str:
     from meshtopo.order import _trace_events
 
     try:
-        return repr(_trace_events.collective_events(file))
+        return _events(_trace_events.collective_events(file))
     except mt.MeshtopoError as error:
         return f"refused: {error}"
 

@@ -14,7 +14,8 @@ above it.
   (devices are global ranks).
 - ``chrome_trace(report, devices)`` writes schedules in the Chrome trace event format.
 - ``from_profiler_traces(paths)`` reads per-rank PyTorch profiler traces into the same report
-  (matched as Flight Recorder dumps are) and the ranks' traces (``RankTrace``);
+  (matched as Flight Recorder dumps are) and the ranks' traces (``RankTrace``, whose
+  collectives are numpy columns, ``TraceCollectives``, each row a ``TraceCollective``);
   ``timeline(traces)`` gives each collective's straggler skew and achieved bandwidth
   (``CollectiveTiming``) on clocks aligned by matched collectives, ``merged_trace`` one
   Chrome/Perfetto trace of every rank.
@@ -104,6 +105,7 @@ from ._trace_timing import merged_trace as merged_trace
 from ._trace_timing import timeline as timeline
 from ._traces import RankTrace as RankTrace
 from ._traces import TraceCollective as TraceCollective
+from ._traces import TraceCollectives as TraceCollectives
 from ._traces import from_profiler_traces as from_profiler_traces
 from ._triage import Source as Source
 from ._triage import Triage as Triage

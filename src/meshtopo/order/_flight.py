@@ -238,15 +238,30 @@ class _Refused(Exception):
 
 def _distinct_rows(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of ``ids`` (entries x columns of ids from -1) and each row's index
-    among them: the columns folded one at a time into one code, compacted after each fold so
-    that it stays below entries x (values + 1). O(entries log entries) numpy."""
-    code = np.zeros(ids.shape[0], dtype=np.int64)
-    for column in ids.T:
-        _, code = np.unique(code * (int(column.max(initial=-1)) + 2) + column + 1,
+    among them (``distinct_rows``)."""
+    first, inverse = distinct_rows(ids)
+    return ids[first], inverse
+
+
+def distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Of the rows of the integer array ``rows``: where each distinct row first occurs (the
+    distinct rows in lexicographic order) and each row's index among them. The columns are
+    folded one at a time into one code, compacted after each fold so that it stays below
+    rows x values (a column whose values span too far is compacted first). O(rows log rows)
+    numpy."""
+    code = np.zeros(rows.shape[0], dtype=np.int64)
+    count = 1
+    for column in rows.T:
+        low, high = int(column.min(initial=0)), int(column.max(initial=0))
+        if count * (high - low + 1) >= 2**62:
+            _, column = np.unique(column, return_inverse=True)
+            low, high = 0, int(column.max(initial=0))
+        _, code = np.unique(code * (high - low + 1) + (column.reshape(-1) - low),
                             return_inverse=True)
         code = code.reshape(-1)
+        count = int(code.max(initial=0)) + 1
     _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    return ids[first], inverse.reshape(-1)
+    return first, inverse.reshape(-1)
 
 
 def _mapping(value: Any, name: str, source: object) -> dict[str, Any]:

@@ -21,27 +21,35 @@ whole trace is parsed and the same events taken from it: the answer is the same 
 only the time differs. A text that does not end its top-level object (a cut file) is refused
 as the full parse refuses it.
 
-The events go to the caller as columns: of each kept event, the values of ``EVENT_KEYS`` and
-of its ``args``' ``ARG_KEYS`` (``ABSENT`` where it lacks one). A native scanner
-(``_trace_scan.c``) finds and reads them from the file's bytes, never decoding the text, as
-the cut does; it declines (and the text is read here) wherever its reading could differ:
-a byte outside ASCII, an escape in a kept event, a number beyond int64, or anything the cut
-would not take. ``MESHTOPO_PURE_PYTHON=1``, or a build without it, reads here always; the
-answers are the same.
+The events go to the caller as columns (``TraceEvents``): of each kept event, the id of its
+value of each of ``KEYS`` (``EVENT_KEYS`` and its ``args``' ``ARG_KEYS``) among the trace's
+distinct values, which are decoded once each. A native scanner (``_trace_scan.c``) finds and
+reads them from the file's bytes, never decoding the text, as the cut does, and returns only
+numbers: the ids, and per distinct value where its text lies, its kind and an integer's value;
+the strings, floats (numpy, from their text) and lists are decoded here. It declines (and the
+text is read here) wherever its reading could differ: a byte outside ASCII, an escape in a
+kept event, a number beyond int64, or anything the cut would not take.
+``MESHTOPO_PURE_PYTHON=1``, or a build without it, reads here always; the answers are the
+same.
 
 Bound: O(bytes) of searching (``str.find``, no per-byte Python) plus the decoding of the kept
-events (the whole trace's decoding on a trace of collectives, or on the fallback).
+events (the whole trace's decoding on a trace of collectives, or on the fallback); natively,
+O(distinct values) of Python and numpy over the kept events.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
+import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from .._errors import InvalidArgumentError
 from .._pure_python import compiled
@@ -61,6 +69,10 @@ _DECODER = json.JSONDecoder()
 EVENT_KEYS = ("name", "ph", "cat", "ts", "dur")
 ARG_KEYS = ("Collective name", "Process Group Name", "Process Group Ranks", "Seq",
             "In msg nelems", "Out msg nelems", "dtype", "Input Dims", "Input type")
+KEYS = EVENT_KEYS + ARG_KEYS
+INT, FLOAT, OTHER = 1, 2, 3  # kinds of a value: an integer within int64, another number, else
+_STRING = 0  # the native scanner's kind of a string without escapes (OTHER once decoded)
+_INT64 = (-(2**63), 2**63)
 
 
 class _Absent:
@@ -71,30 +83,86 @@ class _Absent:
 
 
 ABSENT: Any = _Absent()
-_scan: Callable[[bytes, tuple[str, ...], tuple[str, ...], int, Any],
-                tuple[list[list[Any]], bytes | None, bytes | None] | None] | None
+_Spans = tuple[int, int] | None
+_scan: Callable[[bytes | memoryview, tuple[str, ...], tuple[str, ...], int],
+                tuple[int, bytes, bytes, bytes, bytes, _Spans, _Spans] | None] | None
 _scan = compiled(f"{__package__}._trace_scan", "scan")
 SCANNER = "pure Python" if _scan is None else "native"
 
 
 @dataclass(frozen=True)
 class TraceEvents:
-    """The kept events of one trace (in file order) as columns (key -> each event's value,
-    ``ABSENT`` where it lacks the key; ``EVENT_KEYS`` and ``ARG_KEYS``), its
-    ``distributedInfo`` ({} when absent) and ``host_name`` ("" when absent)."""
+    """The kept events of one trace (in file order) as columns: ``ids[e, k]`` is the index in
+    ``values`` of event ``e``'s value of ``KEYS[k]``, -1 where the event lacks the key (values
+    written alike share an id; equal values written otherwise may not). Per value, ``kinds``
+    says whether it is an integer within int64 (``INT``; ``integers`` holds it), another
+    number (``FLOAT``) or anything else (``OTHER``), and ``numbers`` holds either kind of
+    number as a float (NaN for ``OTHER``). Also the trace's ``distributedInfo`` ({} when
+    absent) and ``host_name`` ("" when absent)."""
 
-    columns: dict[str, list[Any]]
+    ids: np.ndarray
+    values: list[Any]
+    kinds: np.ndarray
+    integers: np.ndarray
+    numbers: np.ndarray
     info: dict[str, Any]
     host: str
+
+    def column(self, key: str) -> list[Any]:
+        """Each event's value of ``key`` (one of ``KEYS``), ``ABSENT`` where it lacks it."""
+        values = [*self.values, ABSENT]
+        return [values[i] for i in self.ids[:, KEYS.index(key)].tolist()]
+
+
+class TraceReader:
+    """Reads traces one after another through one buffer, which grows to the largest file:
+    a plain file's bytes are copied into it from the page cache, not into new memory each
+    time (a gzip file is decompressed into new memory)."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def read(self, file: Path) -> TraceEvents:
+        """The kept events of the trace ``file`` (``collective_events``)."""
+        data = self._contents(file)
+        scanned = _scanned(data)
+        if scanned is not None:
+            return scanned
+        return _read_text(file, bytes(data))
+
+    def _contents(self, file: Path) -> bytes | memoryview:
+        """The file's bytes (decompressed), a plain file's in the buffer."""
+        try:
+            with open(file, "rb", buffering=0) as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if len(self._buffer) <= size:  # grown by an eighth more: traces differ little
+                    self._buffer = bytearray(size + size // 8 + 1)
+                view = memoryview(self._buffer)
+                got = 0
+                while got < len(view):
+                    count = handle.readinto(view[got:])
+                    if not count:
+                        break
+                    got += count
+                data: bytes | memoryview = view[:got]
+                if got == len(view):  # the file grew after its size was read
+                    data = bytes(data) + handle.read()
+            return gzip.decompress(data) if data[:2] == _GZIP else data
+        except OSError as error:
+            raise InvalidArgumentError(
+                f"{file}: cannot be read: {error.strerror or error}") from None
+        except (EOFError, gzip.BadGzipFile) as error:
+            raise InvalidArgumentError(f"{file}: truncated gzip: {error}") from None
 
 
 def collective_events(file: Path) -> TraceEvents:
     """The kept events of the trace ``file`` (plain or gzip; module docstring), refused with
     the file's name when it is not a profiler trace."""
-    data = _bytes(file)
-    scanned = _scanned(data)
-    if scanned is not None:
-        return scanned
+    return TraceReader().read(file)
+
+
+def _read_text(file: Path, data: bytes) -> TraceEvents:
+    """The kept events of the trace whose bytes are ``data``, read in Python."""
     text = _text(file, data)
     fast = _cut(text)
     if fast is not None:
@@ -106,18 +174,13 @@ def collective_events(file: Path) -> TraceEvents:
     if any(_on_gpu(e) for e in events if "Collective name" in e["args"]):
         events = [e for e in events if "Collective name" not in e["args"] or _on_gpu(e)]
     info = trace.get("distributedInfo")
-    return TraceEvents(_columns(events), info if isinstance(info, dict) else {},
-                       str(trace.get("host_name") or ""))
+    return dataclasses.replace(_columns(events), info=info if isinstance(info, dict) else {},
+                               host=str(trace.get("host_name") or ""))
 
 
 def _bytes(file: Path) -> bytes:
-    try:
-        data = file.read_bytes()
-        return gzip.decompress(data) if data[:2] == _GZIP else data
-    except OSError as error:
-        raise InvalidArgumentError(f"{file}: cannot be read: {error.strerror or error}") from None
-    except (EOFError, gzip.BadGzipFile) as error:
-        raise InvalidArgumentError(f"{file}: truncated gzip: {error}") from None
+    """The file's bytes (decompressed)."""
+    return bytes(TraceReader()._contents(file))
 
 
 def _text(file: Path, data: bytes | None = None) -> str:
@@ -127,28 +190,79 @@ def _text(file: Path, data: bytes | None = None) -> str:
         raise InvalidArgumentError(f"{file}: not a profiler trace (JSON): {error}") from None
 
 
-def _scanned(data: bytes) -> TraceEvents | None:
+def _scanned(data: bytes | memoryview) -> TraceEvents | None:
     """The native scanner's reading of ``data``; None where it declines (module docstring)."""
-    found = None if _scan is None else _scan(data, EVENT_KEYS, ARG_KEYS, CUT_WHEN, ABSENT)
+    found = None if _scan is None else _scan(data, EVENT_KEYS, ARG_KEYS, CUT_WHEN)
     if found is None:
         return None
-    values, info_text, host_text = found
+    count, id_bytes, kind_bytes, span_bytes, integer_bytes, info_span, host_span = found
     try:
-        info = {} if info_text is None else json.loads(info_text)
-        host = "" if host_text is None else json.loads(host_text)
+        info = {} if info_span is None else json.loads(bytes(data[slice(*info_span)]))
+        host = "" if host_span is None else json.loads(bytes(data[slice(*host_span)]))
     except ValueError:
         return None
     if not isinstance(info, dict):
         return None
-    return TraceEvents(dict(zip(EVENT_KEYS + ARG_KEYS, values, strict=True)), info,
-                       str(host or ""))
+    kinds = np.frombuffer(kind_bytes, dtype=np.int8)
+    spans = np.frombuffer(span_bytes, dtype=np.int64).reshape(-1, 2)
+    integers = np.frombuffer(integer_bytes, dtype=np.int64)
+    numbers = integers.astype(np.float64)
+    floats = np.flatnonzero(kinds == FLOAT)
+    numbers[floats] = _parsed_floats(data, spans[floats])
+    values = np.empty(kinds.size, dtype=object)
+    values[kinds == INT] = integers[kinds == INT].tolist()
+    values[floats] = numbers[floats].tolist()
+    for kind, decode in ((_STRING, lambda text: str(text[1:-1], "ascii")),
+                         (OTHER, json.loads)):
+        chosen = np.flatnonzero(kinds == kind)
+        for index, (a, b) in zip(chosen.tolist(), spans[chosen].tolist(), strict=True):
+            values[index] = decode(bytes(data[a:b]))  # one object each, lists included
+    kinds = np.where(kinds == _STRING, OTHER, kinds).astype(np.int8)
+    ids = np.frombuffer(id_bytes, dtype=np.int32).reshape(count, len(KEYS))
+    return TraceEvents(ids, values.tolist(), kinds, integers, numbers, info, str(host or ""))
 
 
-def _columns(events: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    """Kept events (each ``_kept``) as ``TraceEvents.columns``."""
-    columns = {key: [e.get(key, ABSENT) for e in events] for key in EVENT_KEYS}
-    columns.update({key: [e["args"].get(key, ABSENT) for e in events] for key in ARG_KEYS})
-    return columns
+def _parsed_floats(data: bytes | memoryview, spans: np.ndarray) -> np.ndarray:
+    """The numbers whose JSON texts lie at ``spans`` of ``data``, parsed by numpy (as
+    ``float`` parses them: correctly rounded; overflow gives infinity, as json's does)."""
+    if not spans.size:
+        return np.zeros(0)
+    lengths = spans[:, 1] - spans[:, 0]
+    width = int(lengths.max())
+    offsets = np.arange(width)
+    text = np.frombuffer(data, dtype=np.uint8)[
+        np.minimum(spans[:, :1] + offsets, len(data) - 1)]
+    text[offsets >= lengths[:, None]] = 0
+    with np.errstate(over="ignore"):
+        return text.view(f"S{width}").ravel().astype(np.float64)
+
+
+def _columns(events: list[dict[str, Any]]) -> TraceEvents:
+    """Kept events (each ``_kept``) as ``TraceEvents`` (without info or host): values equal
+    and of the same type share an id."""
+    ids: dict[tuple[object, ...], int] = {}
+    values: list[Any] = []
+
+    def id_of(value: Any) -> int:
+        kind = type(value)
+        key = (kind, value) if kind in (str, int, bool) or value is None else (kind, repr(value))
+        found = ids.get(key)
+        if found is None:
+            found = ids[key] = len(values)
+            values.append(value)
+        return found
+
+    rows = [[id_of(e[k]) if k in e else -1 for k in EVENT_KEYS]
+            + [id_of(e["args"][k]) if k in e["args"] else -1 for k in ARG_KEYS]
+            for e in events]
+    kinds = np.array([INT if type(v) is int and _INT64[0] <= v < _INT64[1] else
+                      FLOAT if type(v) is float else OTHER for v in values], dtype=np.int8)
+    integers = np.array([v if k == INT else 0 for v, k in zip(values, kinds.tolist(), strict=True)],
+                        dtype=np.int64)
+    numbers = np.array([float(v) if k != OTHER else np.nan
+                        for v, k in zip(values, kinds.tolist(), strict=True)], dtype=np.float64)
+    return TraceEvents(np.array(rows, dtype=np.int32).reshape(len(events), len(KEYS)), values,
+                       kinds, integers, numbers, {}, "")
 
 
 def _parse(file: Path, text: str) -> dict[str, Any]:
@@ -209,7 +323,7 @@ def _cut(text: str) -> TraceEvents | None:
         return None
     if not all(_kept(e) for e in events) or not isinstance(info, dict):
         return None
-    return TraceEvents(_columns(events), info, str(host or ""))
+    return dataclasses.replace(_columns(events), info=info, host=str(host or ""))
 
 
 def _found(text: str, marker: str) -> Iterator[int]:

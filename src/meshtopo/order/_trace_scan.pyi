@@ -1,4 +1,4 @@
-from typing import Any
-
-def scan(data: bytes, event_keys: tuple[str, ...], arg_keys: tuple[str, ...], cut_when: int,
-         absent: Any, /) -> tuple[list[list[Any]], bytes | None, bytes | None] | None: ...
+def scan(data: bytes | bytearray | memoryview, event_keys: tuple[str, ...],
+         arg_keys: tuple[str, ...], cut_when: int, /
+         ) -> tuple[int, bytes, bytes, bytes, bytes, tuple[int, int] | None,
+                    tuple[int, int] | None] | None: ...

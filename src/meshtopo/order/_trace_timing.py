@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import InvalidArgumentError
-from ._traces import RankTrace
+from ._flight import distinct_rows
+from ._traces import RankTrace, TraceCollectives
 
 _KINDS = {"all_reduce": "all-reduce", "all_reduce_coalesced": "all-reduce",
           "all_gather": "all-gather", "allgather_base": "all-gather",
@@ -122,25 +123,22 @@ class _Table:
             for group, ranks in trace.groups.items():
                 members.setdefault(group, ranks)
         present = tuple(sorted(t.rank for t in traces))
-        rows = [(t.rank, c) for t in traces for c in t.collectives]
-        self.group_names = sorted({c.group for _, c in rows})
+        tables = [t.table for t in traces]
+        self.group_names = sorted({t.group_names[g] for t in tables
+                                   for g in np.unique(t.group).tolist()})
         self.members = [members.get(g, present) for g in self.group_names]
-        group_of = {g: i for i, g in enumerate(self.group_names)}
-        self.rank = np.array([r for r, _ in rows], dtype=np.int64)
-        group_ids = np.array([group_of[c.group] for _, c in rows], dtype=np.int64)
-        seq = np.array([c.seq for _, c in rows], dtype=np.int64)
-        self.start = np.array([c.start for _, c in rows], dtype=np.float64)
-        self.end = np.array([c.end for _, c in rows], dtype=np.float64)
-        opcodes = sorted({c.opcode for _, c in rows})
-        self.opcode_names = opcodes
-        opcode_of = {o: i for i, o in enumerate(opcodes)}
-        self.opcode = np.array([opcode_of[c.opcode] for _, c in rows], dtype=np.int64)
-        self.bytes = np.array([max(c.numel_in, c.numel_out) * c.element_bytes for _, c in rows],
-                              dtype=np.int64)
-        keys = np.stack([group_ids, seq]) if rows else np.zeros((2, 0), dtype=np.int64)
-        unique, self.key = np.unique(keys, axis=1, return_inverse=True)
-        self.key = self.key.reshape(-1)
-        self.key_group, self.key_seq = unique[0], unique[1]
+        self.opcode_names = sorted({t.opcode_names[o] for t in tables
+                                    for o in np.unique(t.opcode).tolist()})
+        group_ids = _recoded(tables, self.group_names, "group")
+        self.opcode = _recoded(tables, self.opcode_names, "opcode")
+        self.rank = np.repeat(np.array([t.rank for t in traces], dtype=np.int64),
+                              [len(t) for t in tables])
+        seq, self.start, self.end, numel_in, numel_out, element_bytes = (
+            np.concatenate([getattr(t, name) for t in tables]) if tables else np.zeros(0)
+            for name in ("seq", "start", "end", "numel_in", "numel_out", "element_bytes"))
+        self.bytes = (np.maximum(numel_in, numel_out) * element_bytes).astype(np.int64)
+        first, self.key = distinct_rows(np.stack([group_ids, seq.astype(np.int64)], axis=1))
+        self.key_group, self.key_seq = group_ids[first], seq[first].astype(np.int64)
         self.hosts = {t.rank: t.host for t in traces}
 
     def offsets(self) -> dict[int, float]:
@@ -203,20 +201,35 @@ class _Table:
         factors = {(kind, len(members)): busbw_factor(kind, len(members))
                    for kind in {k for k in kinds if k is not None}
                    for members in set(self.members)}
-        timings = []
-        for k in np.flatnonzero(complete).tolist():
-            opcode = int(low_op[k])
-            kind = kinds[opcode]
-            members = self.members[int(self.key_group[k])]
-            seconds = time[k] * 1e-6
-            algbw = moved[k] / seconds if seconds > 0 and moved[k] > 0 else float("nan")
-            busbw = (float(algbw * factors[kind, len(members)])
-                     if kind is not None and algbw == algbw else float("nan"))
-            timings.append(CollectiveTiming(
-                self.group_names[int(self.key_group[k])], int(self.key_seq[k]),
-                self.opcode_names[opcode], kind, members, int(last_rank[k]),
-                float(last[k] - first[k]), float(time[k]), int(moved[k]), float(algbw), busbw))
+        factor = np.full((len(kinds), len(self.members)), np.nan)
+        for code, kind in enumerate(kinds):
+            if kind is not None:
+                factor[code] = [factors[kind, len(m)] for m in self.members]
+        chosen = np.flatnonzero(complete)
+        opcode, group = low_op[chosen], self.key_group[chosen]
+        seconds = time[chosen] * 1e-6
+        with np.errstate(divide="ignore", invalid="ignore"):
+            algbw = np.where((seconds > 0) & (moved[chosen] > 0), moved[chosen] / seconds,
+                             np.nan)
+        busbw = algbw * factor[opcode, group]
+        timings = [
+            CollectiveTiming(self.group_names[g], seq, self.opcode_names[o], kinds[o],
+                             self.members[g], rank, skew, took, size, a, b)
+            for g, seq, o, rank, skew, took, size, a, b in zip(
+                group.tolist(), self.key_seq[chosen].tolist(), opcode.tolist(),
+                last_rank[chosen].tolist(), (last - first)[chosen].tolist(),
+                time[chosen].tolist(), moved[chosen].tolist(), algbw.tolist(), busbw.tolist(),
+                strict=True)]
         return timings
+
+
+def _recoded(tables: list[TraceCollectives], names: list[str], column: str) -> np.ndarray:
+    """Every rank's codes of ``column`` (``group`` or ``opcode``) as indices into ``names``."""
+    codes = [np.array([names.index(n) if n in names else -1
+                       for n in getattr(t, f"{column}_names")], dtype=np.int64)
+             for t in tables]
+    return np.concatenate([c[getattr(t, column)] for c, t in zip(codes, tables, strict=True)]
+                          ) if tables else np.zeros(0, dtype=np.int64)
 
 
 def _kind(opcode: str) -> str | None:

@@ -24,7 +24,8 @@ What a trace records of a collective depends on the backend:
 The rank is ``distributedInfo.rank``, else the number that ends the file name; the groups'
 members come from ``distributedInfo.pg_config`` (else from ``Process Group Ranks``).
 
-Bound: O(bytes) to read (``_trace_events``: only the collectives' events are decoded), then the matcher's replay over ranks x
+Bound: O(bytes) to read (``_trace_events``: only the collectives' events are decoded); per
+trace O(events) numpy and O(distinct values) Python; then the matcher's replay over ranks x
 collectives and O(collectives) numpy for the timing.
 """
 
@@ -33,18 +34,27 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, overload
 
 import numpy as np
 
 from .._checks import is_int
 from .._errors import InvalidArgumentError
-from ._flight import DEFAULT_GROUP, collector_paused, from_columns
+from ._flight import DEFAULT_GROUP, collector_paused, distinct_rows, from_columns
 from ._flight_columns import FIELDS, WIDTH, Columns
 from ._report import Report
-from ._trace_events import ABSENT, ARG_KEYS, EVENT_KEYS, GPU_CATEGORIES, collective_events
+from ._trace_events import (
+    ABSENT,
+    GPU_CATEGORIES,
+    INT,
+    KEYS,
+    OTHER,
+    TraceEvents,
+    TraceReader,
+)
 
 TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz", ".json", ".json.gz")
 _RANK = re.compile(r"(\d+)(?:\.pt\.trace)?(?:\.json)?(?:\.gz)?$")
@@ -53,6 +63,7 @@ _OP_NAMES = {"allreduce": "all_reduce", "allgather": "all_gather", "alltoall": "
              "alltoall_base": "all_to_all_single", "reducescatter": "reduce_scatter",
              "allreduce_coalesced": "all_reduce_coalesced"}
 _NOT_MATCHED = ("wait", "send", "recv", "")
+_INT64 = (-(2**63), 2**63)
 # Bytes per element of the dtype spellings traces use (record_param_comms: c10 names; gloo
 # events: the C++ type of ``Input type``).
 _ELEMENT_BYTES = {
@@ -83,17 +94,94 @@ class TraceCollective:
     end: float
 
 
+class TraceCollectives(Sequence[TraceCollective]):
+    """One rank's collectives as columns, one row per collective: ``group``, ``opcode`` and
+    ``dtype`` as codes into ``group_names``, ``opcode_names`` and ``dtype_names``, and
+    ``seq``, ``numel_in``, ``numel_out``, ``element_bytes`` (int64), ``start`` and ``end``
+    (float64). As a sequence, each row is a ``TraceCollective`` made when asked for."""
+
+    def __init__(self, group_names: list[str], group: np.ndarray, seq: np.ndarray,
+                 opcode_names: list[str], opcode: np.ndarray, numel_in: np.ndarray,
+                 numel_out: np.ndarray, dtype_names: list[str], dtype: np.ndarray,
+                 element_bytes: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
+        self.group_names, self.opcode_names, self.dtype_names = (
+            group_names, opcode_names, dtype_names)
+        self.group, self.opcode, self.dtype = (np.asarray(a, dtype=np.int64)
+                                               for a in (group, opcode, dtype))
+        self.seq, self.numel_in, self.numel_out, self.element_bytes = (
+            np.asarray(a, dtype=np.int64) for a in (seq, numel_in, numel_out, element_bytes))
+        self.start, self.end = (np.asarray(a, dtype=np.float64) for a in (start, end))
+
+    @classmethod
+    def of(cls, collectives: Iterable[TraceCollective]) -> TraceCollectives:
+        """The columns of ``collectives``."""
+        rows = list(collectives)
+        codes: list[dict[str, int]] = [{}, {}, {}]
+        coded = [[book.setdefault(name, len(book)) for name in names]
+                 for book, names in zip(codes, ([c.group for c in rows],
+                                                [c.opcode for c in rows],
+                                                [c.dtype for c in rows]), strict=True)]
+        return cls(list(codes[0]), np.array(coded[0], dtype=np.int64),
+                   np.array([c.seq for c in rows], dtype=np.int64), list(codes[1]),
+                   np.array(coded[1], dtype=np.int64),
+                   np.array([c.numel_in for c in rows], dtype=np.int64),
+                   np.array([c.numel_out for c in rows], dtype=np.int64), list(codes[2]),
+                   np.array(coded[2], dtype=np.int64),
+                   np.array([c.element_bytes for c in rows], dtype=np.int64),
+                   np.array([c.start for c in rows], dtype=np.float64),
+                   np.array([c.end for c in rows], dtype=np.float64))
+
+    def __len__(self) -> int:
+        return int(self.seq.size)
+
+    @overload
+    def __getitem__(self, index: int) -> TraceCollective: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[TraceCollective, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> TraceCollective | tuple[TraceCollective, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(len(self))[index])
+        i = range(len(self))[index]
+        return TraceCollective(
+            self.group_names[self.group[i]], int(self.seq[i]),
+            self.opcode_names[self.opcode[i]], int(self.numel_in[i]), int(self.numel_out[i]),
+            self.dtype_names[self.dtype[i]], int(self.element_bytes[i]), float(self.start[i]),
+            float(self.end[i]))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"TraceCollectives({list(self)!r})"
+
+
 @dataclass(frozen=True)
 class RankTrace:
-    """One rank's trace: its collectives in issue order, its groups' members
+    """One rank's trace: its collectives in issue order (any sequence of
+    ``TraceCollective`` given is kept as ``TraceCollectives``), its groups' members
     (``pg_config``), the host that wrote it, the backend, and the file."""
 
     rank: int
-    collectives: tuple[TraceCollective, ...]
+    collectives: Sequence[TraceCollective]
     groups: dict[str, tuple[int, ...]]
     host: str
     backend: str
     source: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.collectives, TraceCollectives):
+            object.__setattr__(self, "collectives", TraceCollectives.of(self.collectives))
+
+    @property
+    def table(self) -> TraceCollectives:
+        """``collectives`` as columns."""
+        return cast(TraceCollectives, self.collectives)
 
 
 def trace_files(paths: list[str | os.PathLike[str]]) -> list[Path]:
@@ -114,51 +202,148 @@ def trace_files(paths: list[str | os.PathLike[str]]) -> list[Path]:
     return files
 
 
-def read_rank_trace(file: Path) -> RankTrace:
-    """One rank's collectives from its trace file (module docstring)."""
-    trace = collective_events(file)
+def read_rank_trace(file: Path, reader: TraceReader | None = None) -> RankTrace:
+    """One rank's collectives from its trace file (module docstring), read by ``reader``
+    (one reading many traces reuses its buffer; a new one by default). O(events) numpy; each
+    distinct value of a key is converted once. An event is refused as the first of the
+    file's events (in file order) that cannot be read: a matched collective whose ``Seq`` or
+    msg nelems is not a number, or whose ``ts`` or ``dur`` is not one."""
+    trace = (reader or TraceReader()).read(file)
     rank = _rank(file, trace.info)
     groups = _pg_config(trace.info.get("pg_config"))
-    comms: list[tuple[str, int | None, str, int, int, str, float, float, bool]] = []
-    annotated: list[tuple[str, int, int, str, float, float]] = []
-    for event in zip(*(trace.columns[key] for key in EVENT_KEYS + ARG_KEYS), strict=True):
-        field = dict(zip(EVENT_KEYS + ARG_KEYS, event, strict=True))
-        if field["Collective name"] is not ABSENT:
-            record = _comms_record(file, field, groups)
-            if record is not None:
-                comms.append(record)
-            continue
-        dims = _get(field["Input Dims"], None) or [[]]
-        first = dims[0] if dims and isinstance(dims[0], list) else []
-        numel = int(np.prod(first, dtype=np.int64)) if first else 0
-        types = _get(field["Input type"], None) or [""]
-        start, end = _span(file, field, field["name"])
-        annotated.append((field["name"].removeprefix("gloo:"), numel, numel, str(types[0]),
-                          start, end))
-    if comms:
-        collectives = _numbered_comms(comms)
-        backend = "nccl" if any(c[8] for c in comms) else str(
-            trace.info.get("backend") or "nccl")
-    else:
-        mine = [g for g, members in groups.items() if rank in members]
-        if len(mine) > 1:
+    raw, raw_names = _per_value(trace, "Collective name", lambda v: str(_get(v, None) or ""))
+    comms = trace.ids[:, KEYS.index("Collective name")] >= 0
+    opcode_of = [_OP_NAMES.get(r.lstrip("_"), r.lstrip("_")) for r in raw_names]
+    matched = comms & np.array([o not in _NOT_MATCHED for o in opcode_of], dtype=bool)[raw]
+    events = _Events(trace, matched)
+    events.refuse_first(file, raw_names, raw)
+    if matched.any():
+        return _comms_trace(file, rank, groups, trace, events, opcode_of, raw)
+    return _gloo_trace(file, rank, groups, trace, events)
+
+
+class _Events:
+    """The numbers of a trace's kept events (``matched``: the collectives matched; the events
+    without ``Collective name`` are gloo's): ``start``, ``end``, ``seq`` (``has_seq``
+    False where ``Seq`` is absent or null), ``numel_in``, ``numel_out``, ``numel`` (gloo's,
+    from ``Input Dims``: codes ``dims`` into ``numels``), gloo's dtypes (``Input type``'s
+    first: codes ``types`` into ``type_names``), and per event what cannot be read
+    (``failing``; an exception raised reading a distinct value stands in its place)."""
+
+    def __init__(self, trace: TraceEvents, matched: np.ndarray) -> None:
+        self.trace = trace
+        self.matched = matched
+        self.gloo = trace.ids[:, KEYS.index("Collective name")] < 0
+        ts, ts_bad = _floats(trace, "ts")
+        dur, dur_bad = _floats(trace, "dur")
+        self.start, self.end = ts, ts + dur
+        self.seq, seq_bad, none = _ints(trace, "Seq", None)
+        self.has_seq = ~none
+        self.numel_in, in_bad, _ = _ints(trace, "In msg nelems", 0)
+        self.numel_out, out_bad, _ = _ints(trace, "Out msg nelems", 0)
+        self.dims, self.numels = _per_value(trace, "Input Dims", _first_numel)
+        self.types, self.type_names = _per_value(trace, "Input type", _first_type)
+        self.numel = np.array([0 if isinstance(n, Exception) else n for n in self.numels],
+                              dtype=np.int64)[self.dims]
+        self.failing = [
+            ("numbers", matched & (seq_bad | in_bad | out_bad)),
+            ("dims", self.gloo & _failed(self.numels)[self.dims]),
+            ("span", (matched | self.gloo) & (ts_bad | dur_bad)),
+            ("types", self.gloo & _failed(self.type_names)[self.types])]
+
+    def refuse_first(self, file: Path, raw_names: list[str], raw: np.ndarray) -> None:
+        """Raise what reading the first event that cannot be read raises (in file order; on
+        one event, in the order listed in ``__init__``)."""
+        bad = np.zeros(self.matched.size, dtype=bool)
+        for _, flags in self.failing:
+            bad |= flags
+        if not bad.any():
+            return
+        event = int(np.argmax(bad))
+        field = {key: value for key, value in zip(KEYS, (
+            self.trace.values[i] if i >= 0 else ABSENT
+            for i in self.trace.ids[event].tolist()), strict=True)}
+        reason = next(why for why, flags in self.failing if flags[event])
+        what = raw_names[raw[event]] if not self.gloo[event] else str(field["name"])
+        if reason == "numbers":
             raise InvalidArgumentError(
-                f"{file}: rank {rank} is a member of process groups {', '.join(mine)} "
-                f"(distributedInfo.pg_config), and torch's gloo backend records each "
-                f"collective only as a gloo:<op> event with its inputs, on a worker thread "
-                f"named for no group: no process group, no sequence number (no "
-                f"record_param_comms event, as NCCL writes). Which group ran each "
-                f"collective cannot be told: read the job's Flight Recorder dumps instead "
-                f"(order --flight-recorder DIR; torch keeps them with TORCH_FR_BUFFER_SIZE "
-                f"set), which name both, or profile on NCCL")
-        group = mine[0] if mine else DEFAULT_GROUP
-        annotated.sort(key=lambda a: a[4])
-        collectives = tuple(
-            TraceCollective(group, index, op, n_in, _gloo_out(op, n_in, groups.get(group)),
-                            dtype, _element_bytes(dtype), start, end)
-            for index, (op, n_in, _, dtype, start, end) in enumerate(annotated, 1))
-        backend = "gloo"
-    return RankTrace(rank, collectives, groups, trace.host, backend, str(file))
+                f"{file}: a {what} event at ts {_get(field['ts'], None)} has a Seq or msg "
+                f"nelems that is not a number")
+        if reason == "span":
+            raise InvalidArgumentError(
+                f"{file}: a {what} event has a ts or dur that is not a number (ts "
+                f"{_get(field['ts'], 0.0)!r}, dur {_get(field['dur'], 0.0)!r})")
+        error = (self.numels[self.dims[event]] if reason == "dims"
+                 else self.type_names[self.types[event]])
+        raise error
+
+
+def _comms_trace(file: Path, rank: int, groups: dict[str, tuple[int, ...]],
+                 trace: TraceEvents, events: _Events, opcode_of: list[str], raw: np.ndarray
+                 ) -> RankTrace:
+    """A trace with matched ``record_param_comms``-style events: each collective once (its GPU
+    record where there is one, else its CPU record), in start order, numbered by ``Seq`` or
+    else by its index on its group; the groups ``pg_config`` lacks taken from ``Process Group
+    Ranks`` (the first of a group's matched events whose ranks read)."""
+    matched = events.matched
+    group, group_names = _per_value(trace, "Process Group Name",
+                                    lambda v: str(_get(v, DEFAULT_GROUP)))
+    ranks_ids = trace.ids[:, KEYS.index("Process Group Ranks")]
+    where = np.flatnonzero(matched)
+    pairs = np.stack([group[where], ranks_ids[where]], axis=1)
+    for code, ranks_id in pairs[np.sort(distinct_rows(pairs)[0])].tolist():
+        name = group_names[code]
+        if name not in groups:
+            ranks = _rank_list(trace.values[ranks_id] if ranks_id >= 0 else None)
+            if ranks:
+                groups[name] = ranks
+    cat, on_gpu_of = _per_value(trace, "cat", lambda v: str(_get(v, "")).lower()
+                                in GPU_CATEGORIES)
+    on_gpu = matched & np.array(on_gpu_of, dtype=bool)[cat]
+    chosen = np.flatnonzero(on_gpu if on_gpu.any() else matched)
+    chosen = chosen[np.argsort(events.start[chosen], kind="stable")]
+    dtype, dtype_names = _per_value(trace, "dtype", lambda v: str(_get(v, "")))
+    opcodes = sorted(set(opcode_of))
+    opcode = np.array([opcodes.index(o) for o in opcode_of], dtype=np.int64)[raw]
+    seq = np.where(events.has_seq[chosen], events.seq[chosen], _index_on_group(group[chosen]))
+    backend = "nccl" if on_gpu.any() else str(trace.info.get("backend") or "nccl")
+    element_bytes = np.array([_element_bytes(d) for d in dtype_names], dtype=np.int64)
+    return RankTrace(rank, TraceCollectives(
+        group_names, group[chosen], seq, opcodes, opcode[chosen], events.numel_in[chosen],
+        events.numel_out[chosen], dtype_names, dtype[chosen], element_bytes[dtype[chosen]],
+        events.start[chosen], events.end[chosen]), groups, trace.host, backend, str(file))
+
+
+def _gloo_trace(file: Path, rank: int, groups: dict[str, tuple[int, ...]],
+                trace: TraceEvents, events: _Events) -> RankTrace:
+    """A trace of ``gloo:<op>`` events alone, on the rank's one group (module docstring),
+    in start order, numbered by their index."""
+    mine = [g for g, members in groups.items() if rank in members]
+    if len(mine) > 1:
+        raise InvalidArgumentError(
+            f"{file}: rank {rank} is a member of process groups {', '.join(mine)} "
+            f"(distributedInfo.pg_config), and torch's gloo backend records each "
+            f"collective only as a gloo:<op> event with its inputs, on a worker thread "
+            f"named for no group: no process group, no sequence number (no "
+            f"record_param_comms event, as NCCL writes). Which group ran each "
+            f"collective cannot be told: read the job's Flight Recorder dumps instead "
+            f"(order --flight-recorder DIR; torch keeps them with TORCH_FR_BUFFER_SIZE "
+            f"set), which name both, or profile on NCCL")
+    group = mine[0] if mine else DEFAULT_GROUP
+    chosen = np.flatnonzero(events.gloo)
+    chosen = chosen[np.argsort(events.start[chosen], kind="stable")]
+    names, op_names = _per_value(trace, "name", lambda v: str(v).removeprefix("gloo:"))
+    dtype_names = [str(t) for t in events.type_names]
+    numel = events.numel[chosen]
+    size = len(groups.get(group) or ())
+    gathers = np.array([o == "all_gather" for o in op_names], dtype=bool)[names[chosen]]
+    element_bytes = np.array([_element_bytes(d) for d in dtype_names], dtype=np.int64)
+    dtype = events.types[chosen]
+    return RankTrace(rank, TraceCollectives(
+        [group], np.zeros(chosen.size, dtype=np.int64), np.arange(1, chosen.size + 1),
+        op_names, names[chosen], numel, np.where(gathers & (size > 0), numel * size, numel),
+        dtype_names, dtype, element_bytes[dtype], events.start[chosen], events.end[chosen]),
+        groups, trace.host, "gloo", str(file))
 
 
 def from_profiler_traces(paths: list[str | os.PathLike[str]]) -> tuple[Report, list[RankTrace]]:
@@ -166,9 +351,10 @@ def from_profiler_traces(paths: list[str | os.PathLike[str]]) -> tuple[Report, l
     match the ranks' collectives as Flight Recorder dumps are matched; the report and the
     ranks' traces (for ``_trace_timing``)."""
     traces: dict[int, RankTrace] = {}
+    reader = TraceReader()
     with collector_paused():
         for file in trace_files(paths):
-            trace = read_rank_trace(file)
+            trace = read_rank_trace(file, reader)
             if trace.rank in traces:
                 raise InvalidArgumentError(
                     f"{traces[trace.rank].source} and {file} are both traces of rank "
@@ -182,54 +368,90 @@ def match_traces(traces: list[RankTrace]) -> Report:
     return from_columns({t.rank: trace_columns(t) for t in traces})
 
 
+# The values an entry's fields stand for in ``trace_columns``, as (kind, number) items: an int,
+# a string (by code), False, and the lists [n], [[n]], [string] and [group, ""].
+_INT, _STR, _FALSE, _LIST, _LIST_OF_LIST, _STR_LIST, _PAIR = range(7)
+# A collective whose fields were not all seen before has ``_ITEMS`` items, in the order
+# ``_flight_columns.columns`` gives their ids (each list's items before it); ``_FIELD_ITEMS``
+# says which item each field's value is. One seen before has one item, its seq.
+_ITEMS = 16
+_SEQ_ITEM = 5
+_FIELD_ITEMS = {"process_group": 2, "profiling_name": 3, "is_p2p": 4, "pg_id": 6, "state": 7,
+                "input_sizes": 10, "input_dtypes": 12, "output_sizes": 15}
+
+
 def trace_columns(trace: RankTrace) -> Columns:
     """A rank's collectives as the columns of the Flight Recorder entries they stand for
     (``process_group`` [group, ""], ``pg_id`` the group, ``profiling_name``
     ``<backend>:<opcode>``, ``collective_seq_id``, ``is_p2p`` False, ``input_sizes``
     [[numel in]], ``output_sizes`` [[numel out]], ``input_dtypes`` [dtype], ``state``
-    "completed"), with the ids ``_flight_columns.columns`` gives those entries. A collective
-    whose fields other than ``seq`` were all seen before adds at most its ``seq``'s id."""
-    values: list[Any] = []
-    known: dict[tuple[object, ...], int] = {}
-
-    def id_of(key: tuple[object, ...], value: Any) -> int:
-        found = known.get(key)
-        if found is None:
-            found = known[key] = len(values)
-            values.append(value)
-        return found
-
-    def listed(*items: tuple[tuple[object, ...], Any]) -> tuple[tuple[object, ...], Any]:
-        """A list of ``items`` (key, value), its items' ids given before its own."""
-        key = (list, tuple(id_of(item, value) for item, value in items))
-        value = [value for _, value in items]
-        id_of(key, value)
-        return key, value
-
-    seen: dict[tuple[str, str, int, int, str], list[int]] = {}
-    rows = np.full((len(trace.collectives), WIDTH), -1, dtype=np.int32)
-    seq_column = FIELDS.index("collective_seq_id")
-    for index, c in enumerate(trace.collectives):
-        row = seen.get((c.group, c.opcode, c.numel_in, c.numel_out, c.dtype))
-        if row is not None:
-            row[seq_column] = id_of((int, c.seq), c.seq)
-        else:
-            group = (str, c.group)
-            fields = {"process_group": known[listed((group, c.group), ((str, ""), ""))[0]]}
-            name = f"{trace.backend}:{c.opcode}"
-            fields["profiling_name"] = id_of((str, name), name)
-            fields["is_p2p"] = id_of((bool, False), False)
-            fields["collective_seq_id"] = id_of((int, c.seq), c.seq)
-            fields["pg_id"] = id_of(group, c.group)
-            fields["state"] = id_of((str, "completed"), "completed")
-            fields["input_sizes"] = known[listed(listed(((int, c.numel_in), c.numel_in)))[0]]
-            fields["input_dtypes"] = known[listed(((str, c.dtype), c.dtype))[0]]
-            fields["output_sizes"] = known[listed(listed(((int, c.numel_out), c.numel_out)))[0]]
-            row = [fields.get(f, -1) for f in FIELDS] + [-1, -1]
-            seen[(c.group, c.opcode, c.numel_in, c.numel_out, c.dtype)] = row
-        rows[index] = row
+    "completed"), with the ids ``_flight_columns.columns`` gives those entries: a value's id
+    on first sight, in that order. O(collectives log collectives) numpy."""
+    table = trace.table
+    strings: dict[str, int] = {}
+    for name in ("", "completed", *table.group_names, *table.dtype_names,
+                 *(f"{trace.backend}:{o}" for o in table.opcode_names)):
+        strings.setdefault(name, len(strings))
+    group = np.array([strings[g] for g in table.group_names], dtype=np.int64)[table.group]
+    dtype = np.array([strings[d] for d in table.dtype_names], dtype=np.int64)[table.dtype]
+    profiling = np.array([strings[f"{trace.backend}:{o}"] for o in table.opcode_names],
+                         dtype=np.int64)[table.opcode]
+    signature = np.stack([group, profiling, table.numel_in, table.numel_out, dtype])
+    first, leader = _first_seen(signature)  # each distinct one's first, each one's
+    firsts = np.flatnonzero(first)
+    width = np.where(first, _ITEMS, 1)
+    at = np.cumsum(width) - width
+    kinds = np.full(int(width.sum()), _INT, dtype=np.int64)
+    numbers = np.repeat(table.seq, width)  # every item of a collective seen before is its seq
+    g, p, n_in, n_out, d, seq = (a[firsts] for a in (group, profiling, table.numel_in,
+                                                      table.numel_out, dtype, table.seq))
+    items: list[tuple[int, np.ndarray | int]] = [
+        (_STR, g), (_STR, strings[""]), (_PAIR, g), (_STR, p), (_FALSE, 0), (_INT, seq),
+        (_STR, g), (_STR, strings["completed"]), (_INT, n_in), (_LIST, n_in),
+        (_LIST_OF_LIST, n_in), (_STR, d), (_STR_LIST, d), (_INT, n_out), (_LIST, n_out),
+        (_LIST_OF_LIST, n_out)]
+    for offset, (kind, number) in enumerate(items):
+        kinds[at[firsts] + offset] = kind
+        numbers[at[firsts] + offset] = number
+    seen, item_id = _first_seen(np.stack([kinds, numbers]))
+    keys = np.stack([kinds, numbers])[:, seen].T.tolist()
+    names = list(strings)
+    values = [_item_value(kind, number, names) for kind, number in keys]
+    ids = np.full((len(table), WIDTH), -1, dtype=np.int32)
+    for field, item in _FIELD_ITEMS.items():
+        ids[:, FIELDS.index(field)] = item_id[at[firsts] + item][leader]
+    ids[:, FIELDS.index("collective_seq_id")] = item_id[np.where(first, at + _SEQ_ITEM, at)]
     config = {g: {"ranks": list(m)} for g, m in trace.groups.items()}
-    return Columns(values, rows, config, None)
+    return Columns(values, ids, config, None)
+
+
+def _first_seen(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Of the columns of ``keys``, which is the first of its distinct value, and each one's
+    number: its distinct value's, numbered in order of first sight."""
+    firsts, inverse = distinct_rows(keys.T)
+    order = np.argsort(firsts)
+    number = np.empty(order.size, dtype=np.int64)
+    number[order] = np.arange(order.size)
+    first = np.zeros(keys.shape[1], dtype=bool)
+    first[firsts] = True
+    return first, number[inverse]
+
+
+def _item_value(kind: int, number: int, strings: list[str]) -> Any:
+    """The value a ``trace_columns`` item stands for."""
+    if kind == _INT:
+        return number
+    if kind == _STR:
+        return strings[number]
+    if kind == _FALSE:
+        return False
+    if kind == _LIST:
+        return [number]
+    if kind == _LIST_OF_LIST:
+        return [[number]]
+    if kind == _STR_LIST:
+        return [strings[number]]
+    return [strings[number], ""]
 
 
 def _rank(file: Path, info: dict[str, Any]) -> int:
@@ -271,73 +493,95 @@ def _rank_list(value: Any) -> tuple[int, ...]:
         return ()
 
 
-def _comms_record(file: Path, field: dict[str, Any], groups: dict[str, tuple[int, ...]]
-                  ) -> tuple[str, int | None, str, int, int, str, float, float, bool] | None:
-    """(group, seq, opcode, numel in, numel out, dtype, start, end, on GPU) of one
-    ``record_param_comms``-style event (its ``field`` by key, ``_trace_events``' columns);
-    None for what is not matched (``wait``, send/recv)."""
-    raw = str(field["Collective name"] or "")
-    opcode = _OP_NAMES.get(raw.lstrip("_"), raw.lstrip("_"))
-    if opcode in _NOT_MATCHED:
-        return None
-    group = str(_get(field["Process Group Name"], DEFAULT_GROUP))
-    if group not in groups:
-        ranks = _rank_list(_get(field["Process Group Ranks"], None))
-        if ranks:
-            groups[group] = ranks
-    seq = _get(field["Seq"], None)
-    try:
-        number = None if seq is None else int(seq)
-        numel_in = int(_get(field["In msg nelems"], 0))
-        numel_out = int(_get(field["Out msg nelems"], 0))
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(
-            f"{file}: a {raw} event at ts {_get(field['ts'], None)} has a Seq or msg nelems "
-            f"that is not a number") from None
-    start, end = _span(file, field, raw)
-    on_gpu = str(_get(field["cat"], "")).lower() in GPU_CATEGORIES
-    return (group, number, opcode, numel_in, numel_out, str(_get(field["dtype"], "")), start,
-            end, on_gpu)
-
-
-def _span(file: Path, field: dict[str, Any], what: str) -> tuple[float, float]:
-    """An event's start and end (``ts`` and ``ts + dur``, 0 where absent); an event whose
-    ``ts`` or ``dur`` is not a number (JSON ``null``, a list) is refused naming the file."""
-    ts, dur = _get(field["ts"], 0.0), _get(field["dur"], 0.0)
-    try:
-        start = float(ts)
-        return start, start + float(dur)
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(
-            f"{file}: a {what} event has a ts or dur that is not a number (ts {ts!r}, "
-            f"dur {dur!r})") from None
-
-
 def _get(value: Any, default: Any) -> Any:
     """A column's value, ``default`` where the event lacks the key."""
     return default if value is ABSENT else value
 
 
-def _numbered_comms(records: list[tuple[str, int | None, str, int, int, str, float, float,
-                                        bool]]) -> tuple[TraceCollective, ...]:
-    """Each collective once (its GPU record where there is one, else its CPU record), in start
-    order, numbered by ``Seq`` or else by its index on its group."""
-    on_gpu = [r for r in records if r[8]]
-    chosen = on_gpu if on_gpu else records
-    chosen = sorted(chosen, key=lambda r: r[6])
-    counters: dict[str, int] = {}
-    out = []
-    for group, seq, opcode, n_in, n_out, dtype, start, end, _ in chosen:
-        counters[group] = counters.get(group, 0) + 1
-        out.append(TraceCollective(group, counters[group] if seq is None else seq, opcode,
-                                   n_in, n_out, dtype, _element_bytes(dtype), start, end))
-    return tuple(out)
+def _per_value(trace: TraceEvents, key: str, convert: Callable[[Any], Any]
+               ) -> tuple[np.ndarray, list[Any]]:
+    """Of each event, the index into the returned list of ``convert`` of its value of ``key``
+    (``ABSENT`` where it lacks it), each distinct value converted once."""
+    used, inverse = np.unique(trace.ids[:, KEYS.index(key)], return_inverse=True)
+    return inverse.reshape(-1), [convert(trace.values[i] if i >= 0 else ABSENT)
+                                 for i in used.tolist()]
 
 
-def _gloo_out(op: str, numel: int, members: tuple[int, ...] | None) -> int:
-    """Elements a gloo collective produces per rank (its event records the input only): an
-    all_gather the input times the group size, the others their input."""
-    return numel * len(members) if op == "all_gather" and members else numel
+def _floats(trace: TraceEvents, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """Each event's value of ``key`` as ``float`` takes it (0.0 where absent), and where
+    ``float`` refuses it."""
+    column = trace.ids[:, KEYS.index(key)]
+    numbers = np.append(trace.numbers, 0.0)
+    bad = np.zeros(numbers.size, dtype=bool)
+    used = np.unique(column[column >= 0])
+    for i in used[trace.kinds[used] == OTHER].tolist():
+        try:
+            numbers[i] = float(trace.values[i])
+        except (TypeError, ValueError):
+            bad[i] = True
+    return numbers[column], bad[column]
+
+
+def _ints(trace: TraceEvents, key: str, default: int | None
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each event's value of ``key`` as ``int`` takes it (``default`` where absent), where
+    ``int`` refuses it or it is beyond int64, and where it is None (absent, or null, with
+    ``default`` None)."""
+    column = trace.ids[:, KEYS.index(key)]
+    integers = np.append(trace.integers, default or 0)
+    bad = np.zeros(integers.size, dtype=bool)
+    none = np.zeros(integers.size, dtype=bool)
+    none[-1] = default is None
+    used = np.unique(column[column >= 0])
+    for i in used[trace.kinds[used] != INT].tolist():
+        value = trace.values[i]
+        if value is None and default is None:
+            none[i] = True
+            continue
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            bad[i] = True
+            continue
+        if not _INT64[0] <= number < _INT64[1]:
+            bad[i] = True
+        else:
+            integers[i] = number
+    return integers[column], bad[column], none[column]
+
+
+def _failed(results: list[Any]) -> np.ndarray:
+    """Which of ``_per_value``'s results are the exceptions raised making them."""
+    return np.array([isinstance(r, Exception) for r in results], dtype=bool)
+
+
+def _first_numel(value: Any) -> int | Exception:
+    """Elements of the first input of a gloo event's ``Input Dims`` (0 without one)."""
+    try:
+        dims = _get(value, None) or [[]]
+        first = dims[0] if dims and isinstance(dims[0], list) else []
+        return int(np.prod(first, dtype=np.int64)) if first else 0
+    except Exception as error:  # raised as reading the event raises it, in the file's order
+        return error
+
+
+def _first_type(value: Any) -> str | Exception:
+    """The dtype of the first input of a gloo event's ``Input type``."""
+    try:
+        return str((_get(value, None) or [""])[0])
+    except Exception as error:  # raised as reading the event raises it, in the file's order
+        return error
+
+
+def _index_on_group(group: np.ndarray) -> np.ndarray:
+    """Each position's index (from 1) among the positions of its group so far."""
+    order = np.argsort(group, kind="stable")
+    ordered = group[order]
+    runs = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    index = np.arange(group.size) - np.repeat(runs, np.diff(np.r_[runs, group.size]))
+    out = np.empty(group.size, dtype=np.int64)
+    out[order] = index + 1
+    return out
 
 
 def _element_bytes(dtype: str) -> int:

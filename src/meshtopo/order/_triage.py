@@ -67,6 +67,7 @@ from ._join import Join, RankJoin, differing_loops, join
 from ._log_join import Behind, LogJoin, LogRankJoin, join_logs
 from ._logs import _CAUGHT, LogReport, from_logs
 from ._report import Report
+from ._trace_events import TraceReader
 from ._traces import RankTrace, match_traces, read_rank_trace
 
 SNIFF = 1 << 16
@@ -365,9 +366,10 @@ def _traces(files: list[Path], unread: list[tuple[str, str]]) -> tuple[Source, R
     """The traces that read, matched together; the others listed unread."""
     read: dict[int, RankTrace] = {}
     kept: list[Path] = []
+    reader = TraceReader()
     for file in files:
         try:
-            trace = read_rank_trace(file)
+            trace = read_rank_trace(file, reader)
         except MeshtopoError as error:
             unread.append((str(file), _reason(file, error)))
             continue
