@@ -7,12 +7,15 @@ run in a fresh process (``python -m benchmarks._fr_memory DIR``), it prints one 
 - ``rows``: what reading every rank leaves for matching (the rank-by-rank rows);
   ``read_peak``: the peak of that reading over what was held before it.
 - ``matcher``: the peak of the matching over the rows.
-- ``rss``: the rise of the process's high-water resident size (``getrusage``) over the whole
-  call, measured first and without ``tracemalloc``.
+- ``rss``: the rise of the process's high-water resident size over the whole call, measured
+  first and without ``tracemalloc``: ``VmHWM`` of ``/proc/self/status`` where there is one
+  (``getrusage``'s ``ru_maxrss`` keeps the high-water of the process that forked this one),
+  else ``ru_maxrss``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import resource
 import sys
@@ -25,6 +28,11 @@ from meshtopo.order._flight_columns import read_dump
 
 
 def _high_water() -> int:
+    """The high-water resident size of this process, in bytes."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
