@@ -20,12 +20,23 @@ Goals (reported, never asserted):
 
 Comparisons print the best of each side and the median over rounds of the within-round ratio
 with its spread (``measure_paired``).
+
+Measured on 2 shared cores (load average near 10 during the 256-rank rounds, falling below 1
+during the 512-rank ones), 3 rounds: 256 x 2,000 took 2.44 s against fr_trace's 159.6 s
+(paired median 0.015, spread 0.011-0.030), 512 x 2,000 took 2.18 s against 226.6 s (paired
+median 0.010, spread 0.009-0.015). The load skews the growth between them (0.45 per entry);
+best of 3 interleaved at a load below 1, 1.47 s and 2.78 s: 0.94 per entry. Memory: one dump
+0.55 MiB; decoding it peaks 2.15 MiB over the columns it leaves (3.9x, goal 2x); the rows kept
+for matching 26.4 and 53.5 MiB, the matching's peak over them 133 and 263 MiB; peak RSS rise
+162 and 324 MiB.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import pickle
+import subprocess
 import sys
 import tempfile
 import time
@@ -219,11 +230,36 @@ def torch_analyzer(directory: Path) -> object | None:
     return analyzer
 
 
+def fr_memory(directory: Path) -> dict[str, float]:
+    """The peak memory of reading and matching ``directory``, split into its parts
+    (``benchmarks._fr_memory``), measured in a fresh process."""
+    found = subprocess.run([sys.executable, "-m", "benchmarks._fr_memory", str(directory)],
+                           capture_output=True, text=True, check=True, timeout=3600,
+                           cwd=Path(__file__).resolve().parents[1])
+    return json.loads(found.stdout)
+
+
+def _memory_text(memory: dict[str, float]) -> str:
+    dump = memory["dump"]
+    return (f"  memory: one dump {dump / 2**20:.2f} MiB; decoding it peaks "
+            f"{memory['decode'] / 2**20:.2f} MiB over the columns it leaves, its bytes "
+            f"included ({memory['decode'] / dump:.1f}x the dump, goal <= 2); rows kept for "
+            f"matching {memory['rows'] / 2**20:.1f} MiB (reading all ranks peaks "
+            f"{(memory['read_peak'] - memory['rows']) / 2**20:.2f} MiB over them); matching "
+            f"peaks {memory['matcher'] / 2**20:.1f} MiB over the rows; peak RSS rise of the "
+            f"whole call {memory['rss'] / 2**20:.1f} MiB")
+
+
 def bench_flight_recorder(sizes: tuple[tuple[int, int], ...] = FR_SIZES,
                           torch_sizes: tuple[tuple[int, int], ...] = TORCH_SIZES,
                           rounds: int = 3) -> tuple[list[Comparison], float]:
+    """Goal 2, and the memory of each size (``fr_memory``): at the sizes in
+    ``torch_sizes`` meshtopo's figure is its best over the rounds interleaved with torch's
+    analyzer (no warm-up for torch's calls of minutes); the growth per entry between the first
+    and last of them is printed."""
     points = []
     rows = []
+    against: list[tuple[int, float]] = []
     for ranks, entries in sizes:
         with tempfile.TemporaryDirectory() as name:
             directory = Path(name)
@@ -231,21 +267,30 @@ def bench_flight_recorder(sizes: tuple[tuple[int, int], ...] = FR_SIZES,
             size = sum(p.stat().st_size for p in directory.iterdir())
             report = mt.order.from_flight_recorder(directory)
             assert report.findings == [], report.findings[:1]
-            figure = _best(lambda d=directory: mt.order.from_flight_recorder(d), repeat=2)
+            anchor = torch_analyzer(directory) if (ranks, entries) in torch_sizes else None
+            paired = None if anchor is None else measure_paired(
+                lambda d=directory: mt.order.from_flight_recorder(d), anchor, rounds,
+                warm_up=False)
+            figure = paired.first if paired is not None else _best(
+                lambda d=directory: mt.order.from_flight_recorder(d), repeat=2)
             points.append((ranks * entries, figure))
             console.print(f"Flight Recorder {ranks} ranks x {entries} entries "
                           f"({size / 2**20:.0f} MiB of dumps, {FRAMES} frames an entry): "
                           f"{seconds(figure)}")
-            anchor = torch_analyzer(directory) if (ranks, entries) in torch_sizes else None
-            if anchor is not None:
-                paired = measure_paired(
-                    lambda d=directory: mt.order.from_flight_recorder(d), anchor, rounds)
+            console.print(_memory_text(fr_memory(directory)))
+            if paired is not None:
                 console.print(f"  against torch's fr_trace (read_dir + build_db): "
                               f"{paired.text()}")
+                against.append((ranks * entries, figure))
                 rows.append(Comparison("2", f"Flight Recorder {ranks} x {entries}, {FRAMES} "
                                        "frames an entry", paired.first, "torch fr_trace",
                                        paired.second, 0.1,
                                        f"paired median {paired.median_ratio:.3f}"))
+    if len(against) > 1:
+        (small, first), (large, last) = against[0], against[-1]
+        console.print(f"Flight Recorder growth per entry from {small:,} to {large:,} rank "
+                      f"entries: {(last / large) / (first / small):.3f} (exponent "
+                      f"{_fit(against):.3f}; goal <= 1.1)")
     exponent = _fit(points)
     console.print(f"Flight Recorder fitted exponent in ranks x entries: {exponent:.3f} "
                   f"(goal <= 1.1)")

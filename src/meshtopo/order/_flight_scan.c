@@ -2,8 +2,10 @@
  * (order/_flight_columns.py says what the columns are).
  *
  * scan(data, fields, library, max_depth) walks the pickle's opcodes once into a compact
- * tree: every value a node (strings point into data), every container's items in blocks of
- * node indexes. It then reads the top dict's "entries", "pg_config" and "pg_status" and, of
+ * tree: every value a node of 16 bytes (strings point into data), every container's items in
+ * blocks of node indexes. A first pass over the opcodes counts the nodes, items, blocks and
+ * memo slots the walk can need, so each array is allocated once at that size (no doubling:
+ * about 3 bytes of tree per byte of a torch dump). It then reads the top dict's "entries", "pg_config" and "pg_status" and, of
  * each entry, the values of `fields` and of its first frame whose filename does not hold
  * `library`, giving each distinct value an id on first sight (an entry's fields in order, a
  * list's or tuple's items before it). It returns (values, ids as int32 bytes, pg_config,
@@ -26,19 +28,24 @@ enum { FRAME_UNKNOWN, FRAME_USER, FRAME_LIBRARY };
 
 typedef struct {
     uint8_t type;
-    uint8_t hashable;
-    uint8_t frame;  /* a dict's verdict as a frame (FRAME_*) */
-    int8_t field;   /* a string's index among the fields (-1 none, -2 not yet known) */
-    uint8_t height; /* lists and tuples nested in an interned value, itself included */
-    int32_t id;     /* the value's id, -1 until given */
-    int64_t a;      /* int value, float bits, string offset, container's first block */
-    int64_t b;      /* string length, container's last block */
+    uint8_t hashable : 1;
+    uint8_t frame : 2;  /* a dict's verdict as a frame (FRAME_*) */
+    int8_t field;       /* a string's index among the fields (-1 none, -2 not yet known) */
+    uint8_t height;     /* lists and tuples nested in an interned value, itself included */
+    int32_t id;         /* the value's id, -1 until given */
+    union {
+        int64_t value;  /* an int's value, a float's bits */
+        struct {
+            int32_t a;  /* a string's offset, a container's first block (-1: none) */
+            int32_t b;  /* a string's length, a container's last block */
+        };
+    };
 } Node;
 
 typedef struct {
-    int64_t start;  /* into kids */
-    int64_t count;
-    int64_t next;   /* the container's next block, -1 at the end */
+    int32_t start;  /* into kids */
+    int32_t count;
+    int32_t next;   /* the container's next block, -1 at the end */
 } Block;
 
 typedef struct {
@@ -81,8 +88,7 @@ typedef struct {
 /* Results of the helpers: 0 ok, -1 decline, -2 a Python error is set (memory). */
 
 static int new_node(Scan *s, int type, int64_t a, int64_t b) {
-    GROW(s->nodes, s->n_nodes, s->cap_nodes, Node);
-    if (s->n_nodes >= INT32_MAX) return -1;
+    if (s->n_nodes >= s->cap_nodes) return -1;  /* beyond what size() counted */
     Node *n = &s->nodes[s->n_nodes];
     n->type = (uint8_t)type;
     n->hashable = type != T_LIST && type != T_DICT;
@@ -90,8 +96,12 @@ static int new_node(Scan *s, int type, int64_t a, int64_t b) {
     n->field = -2;
     n->id = -1;
     n->height = 0;
-    n->a = a;
-    n->b = b;
+    if (type == T_INT || type == T_FLOAT) {
+        n->value = a;
+    } else {
+        n->a = (int32_t)a;
+        n->b = (int32_t)b;
+    }
     GROW(s->stack, s->sp, s->cap_stack, int32_t);
     s->stack[s->sp++] = (int32_t)s->n_nodes++;
     return 0;
@@ -109,24 +119,17 @@ static Py_ssize_t fence(Scan *s) { return s->n_marks ? s->marks[s->n_marks - 1] 
 static int add_block(Scan *s, int32_t node, Py_ssize_t from) {
     Py_ssize_t count = s->sp - from;
     if (count == 0) return 0;
-    while (s->n_kids + count > s->cap_kids) {
-        Py_ssize_t c = s->cap_kids ? 2 * s->cap_kids : 1024;
-        int32_t *p = PyMem_Realloc(s->kids, (size_t)c * sizeof(int32_t));
-        if (!p) return -2;
-        s->kids = p;
-        s->cap_kids = c;
-    }
-    GROW(s->blocks, s->n_blocks, s->cap_blocks, Block);
+    if (s->n_kids + count > s->cap_kids || s->n_blocks >= s->cap_blocks) return -1;
     Block *b = &s->blocks[s->n_blocks];
-    b->start = s->n_kids;
-    b->count = count;
+    b->start = (int32_t)s->n_kids;
+    b->count = (int32_t)count;
     b->next = -1;
     memcpy(s->kids + s->n_kids, s->stack + from, (size_t)count * sizeof(int32_t));
     s->n_kids += count;
     Node *n = &s->nodes[node];
-    if (n->a < 0) n->a = s->n_blocks;
-    else s->blocks[n->b].next = s->n_blocks;
-    n->b = s->n_blocks++;
+    if (n->a < 0) n->a = (int32_t)s->n_blocks;
+    else s->blocks[n->b].next = (int32_t)s->n_blocks;
+    n->b = (int32_t)s->n_blocks++;
     s->sp = from;
     return 0;
 }
@@ -146,15 +149,7 @@ static int new_container(Scan *s, int type, Py_ssize_t from) {
 }
 
 static int memo_put(Scan *s, Py_ssize_t idx) {
-    if (s->sp <= fence(s) || idx < 0 || idx > s->size) return -1;
-    if (idx >= s->cap_memo) {
-        Py_ssize_t c = idx * 2 + 16;
-        int32_t *p = PyMem_Realloc(s->memo, (size_t)c * sizeof(int32_t));
-        if (!p) return -2;
-        for (Py_ssize_t i = s->cap_memo; i < c; i++) p[i] = -1;
-        s->memo = p;
-        s->cap_memo = c;
-    }
+    if (s->sp <= fence(s) || idx < 0 || idx >= s->cap_memo) return -1;
     if (s->memo[idx] < 0) s->memo_len++;
     s->memo[idx] = s->stack[s->sp - 1];
     return 0;
@@ -195,7 +190,78 @@ static int long_int(Scan *s, const unsigned char *p, uint64_t n) {
     return new_node(s, T_INT, (int64_t)v, 0);
 }
 
-#define NEED(k) do { if (end - p < (Py_ssize_t)(k)) return -1; } while (0)
+/* The operand of opcode `op` whose bytes start at `p`: its number (a count, an index, a
+ * length) in *arg and where its payload starts in *payload (strings and longs: `*arg` bytes
+ * of it). Returns where the next opcode starts, or NULL when the data ends first. */
+static const unsigned char *operand(unsigned char op, const unsigned char *p,
+                                    const unsigned char *end, uint64_t *arg,
+                                    const unsigned char **payload) {
+    int width = 0;   /* bytes of the little-endian number */
+    int sized = 0;   /* whether that number is the length of a payload that follows */
+    switch (op) {
+    case 0x80: case 'K': case 'q': case 'h': width = 1; break;
+    case 'M': width = 2; break;
+    case 'J': case 'r': case 'j': width = 4; break;
+    case 0x95: width = 8; break;
+    case 'G': width = 8; break;
+    case 0x8a: case 0x8c: width = 1; sized = 1; break;
+    case 'X': case 0x8b: width = 4; sized = 1; break;
+    case 0x8d: width = 8; sized = 1; break;
+    default: break;
+    }
+    if (end - p < width) return NULL;
+    *arg = width == 8 && op == 'G' ? 0 : le(p, width);
+    *payload = p;
+    p += width;
+    if (op == 0x8b && (int32_t)(uint32_t)*arg < 0) return NULL;
+    if (sized || op == 0x95) {
+        if (*arg > (uint64_t)(end - p)) return NULL;
+        *payload = p;
+        if (sized) p += *arg;
+    }
+    return p;
+}
+
+/* How many nodes, kids, blocks and memo slots walk() can need: each array is allocated once
+ * at its size (a node per value opcode, a kid per push, a block per opcode that fills a
+ * container). 0, or -1 when the data is too large for int32 indexes. */
+static int size(Scan *s) {
+    const unsigned char *p = s->data, *end = s->data + s->size;
+    Py_ssize_t nodes = 3, pushes = 0, blocks = 0, memo = 0, puts = 0;
+    if (s->size >= INT32_MAX) return -1;
+    while (p < end) {
+        unsigned char op = *p++;
+        uint64_t arg = 0;
+        const unsigned char *payload;
+        p = operand(op, p, end, &arg, &payload);
+        if (!p || op == '.') break;
+        switch (op) {
+        case '}': case ']': case ')': case 'J': case 'K': case 'M': case 0x8a: case 0x8b:
+        case 'G': case 'X': case 0x8c: case 0x8d:
+            nodes++; pushes++; break;
+        case 0x85: case 0x86: case 0x87: case 't': case 'l': case 'd':
+            nodes++; pushes++; blocks++; break;
+        case 'e': case 'u': case 'a': case 's': blocks++; break;
+        case 'N': case 0x88: case 0x89: case 'h': case 'j': pushes++; break;
+        case 'q': case 'r': if (arg <= (uint64_t)s->size && (Py_ssize_t)arg >= memo)
+                      memo = (Py_ssize_t)arg + 1;
+                  puts++; break;
+        case 0x94: puts++; break;
+        default: break;
+        }
+    }
+    s->cap_nodes = nodes;
+    s->cap_kids = pushes + 3;
+    s->cap_blocks = blocks;
+    s->cap_memo = memo > puts ? memo : puts;
+    s->nodes = PyMem_Malloc((size_t)(s->cap_nodes ? s->cap_nodes : 1) * sizeof(Node));
+    s->kids = PyMem_Malloc((size_t)s->cap_kids * sizeof(int32_t));
+    s->blocks = PyMem_Malloc((size_t)(s->cap_blocks ? s->cap_blocks : 1) * sizeof(Block));
+    s->memo = PyMem_Malloc((size_t)(s->cap_memo ? s->cap_memo : 1) * sizeof(int32_t));
+    if (!s->nodes || !s->kids || !s->blocks || !s->memo) return -2;
+    for (Py_ssize_t i = 0; i < s->cap_memo; i++) s->memo[i] = -1;
+    return 0;
+}
 
 /* Walk the opcodes; the root's node index in *root. */
 static int walk(Scan *s, int32_t *root) {
@@ -203,15 +269,12 @@ static int walk(Scan *s, int32_t *root) {
     int r = 0;
     while (p < end) {
         unsigned char op = *p++;
+        uint64_t arg = 0;
+        const unsigned char *payload;
+        if (!(p = operand(op, p, end, &arg, &payload))) return -1;
         switch (op) {
-        case 0x80: NEED(1); if (*p++ > 5) return -1; break;              /* PROTO */
-        case 0x95: {                                                      /* FRAME */
-            NEED(8);
-            uint64_t n = le(p, 8);
-            p += 8;
-            if (n > (uint64_t)(end - p)) return -1;
-            break;
-        }
+        case 0x80: if (arg > 5) return -1; break;                         /* PROTO */
+        case 0x95: break;                                                 /* FRAME */
         case '.':                                                         /* STOP */
             if (s->sp <= fence(s)) return -1;
             *root = s->stack[s->sp - 1];
@@ -226,40 +289,16 @@ static int walk(Scan *s, int32_t *root) {
         case 'N': r = push(s, 0); break;
         case 0x88: r = push(s, 1); break;
         case 0x89: r = push(s, 2); break;
-        case 'J': NEED(4); r = new_node(s, T_INT, (int32_t)(uint32_t)le(p, 4), 0); p += 4; break;
-        case 'K': NEED(1); r = new_node(s, T_INT, *p, 0); p += 1; break;
-        case 'M': NEED(2); r = new_node(s, T_INT, (int64_t)le(p, 2), 0); p += 2; break;
-        case 0x8a: { NEED(1); uint64_t n = *p++; NEED(n); r = long_int(s, p, n); p += n; break; }
-        case 0x8b: {                                                      /* LONG4 */
-            NEED(4);
-            int32_t n = (int32_t)(uint32_t)le(p, 4);
-            p += 4;
-            if (n < 0) return -1;
-            NEED(n);
-            r = long_int(s, p, (uint64_t)n);
-            p += n;
-            break;
-        }
-        case 'G': { NEED(8); uint64_t v = 0;
-                    for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
-                    p += 8; r = new_node(s, T_FLOAT, (int64_t)v, 0); break; }
-        case 'X': { NEED(4); uint64_t n = le(p, 4); p += 4; NEED(n);
-                    r = string(s, p, n); p += n; break; }
-        case 0x8c: { NEED(1); uint64_t n = *p++; NEED(n); r = string(s, p, n); p += n; break; }
-        case 0x8d: {                                                      /* BINUNICODE8 */
-            NEED(8);
-            uint64_t n = le(p, 8);
-            p += 8;
-            if (n > (uint64_t)(end - p)) return -1;
-            r = string(s, p, n);
-            p += n;
-            break;
-        }
-        case 'q': NEED(1); r = memo_put(s, *p); p += 1; break;
-        case 'r': NEED(4); r = memo_put(s, (Py_ssize_t)le(p, 4)); p += 4; break;
+        case 'J': r = new_node(s, T_INT, (int32_t)(uint32_t)arg, 0); break;
+        case 'K': case 'M': r = new_node(s, T_INT, (int64_t)arg, 0); break;
+        case 0x8a: case 0x8b: r = long_int(s, payload, arg); break;
+        case 'G': { uint64_t v = 0;                                       /* big-endian */
+                    for (int i = 0; i < 8; i++) v = (v << 8) | payload[i];
+                    r = new_node(s, T_FLOAT, (int64_t)v, 0); break; }
+        case 'X': case 0x8c: case 0x8d: r = string(s, payload, arg); break;
+        case 'q': case 'r': r = memo_put(s, (Py_ssize_t)arg); break;
         case 0x94: r = memo_put(s, s->memo_len); break;
-        case 'h': NEED(1); r = memo_get(s, *p); p += 1; break;
-        case 'j': NEED(4); r = memo_get(s, (Py_ssize_t)le(p, 4)); p += 4; break;
+        case 'h': case 'j': r = memo_get(s, (Py_ssize_t)arg); break;
         case 0x85: case 0x86: case 0x87: {                                /* TUPLE1-3 */
             Py_ssize_t n = op - 0x84;
             if (s->sp - n < fence(s)) return -1;
@@ -384,14 +423,14 @@ static int intern(Scan *s, int32_t node, int depth, int32_t *out) {
         break;
     }
     case T_INT: {
-        PyObject *v = PyLong_FromLongLong(n->a);
+        PyObject *v = PyLong_FromLongLong(n->value);
         Py_XINCREF(v);
         r = intern_key(s, s->ints, v, v, &id);
         break;
     }
     case T_FLOAT: {
         double d;
-        uint64_t bits = (uint64_t)n->a;
+        uint64_t bits = (uint64_t)n->value;
         memcpy(&d, &bits, 8);
         r = intern_key(s, s->floats, PyLong_FromUnsignedLongLong(bits), PyFloat_FromDouble(d),
                        &id);
@@ -467,8 +506,8 @@ static PyObject *build(Scan *s, int32_t node, int depth, int *r) {
     case T_NONE: Py_RETURN_NONE;
     case T_TRUE: Py_RETURN_TRUE;
     case T_FALSE: Py_RETURN_FALSE;
-    case T_INT: return PyLong_FromLongLong(n->a);
-    case T_FLOAT: { double d; uint64_t bits = (uint64_t)n->a; memcpy(&d, &bits, 8);
+    case T_INT: return PyLong_FromLongLong(n->value);
+    case T_FLOAT: { double d; uint64_t bits = (uint64_t)n->value; memcpy(&d, &bits, 8);
                     return PyFloat_FromDouble(d); }
     case T_STR: return PyUnicode_DecodeUTF8((const char *)s->data + n->a, (Py_ssize_t)n->b,
                                             "surrogatepass");
@@ -600,6 +639,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     s.tuples = PyDict_New();
     PyObject *ids = NULL, *config = NULL, *status = NULL;
     if (!s.values || !s.strs || !s.ints || !s.floats || !s.lists || !s.tuples) goto done;
+    if ((r = size(&s))) goto done;
     /* nodes 0, 1, 2: None, True, False */
     if (new_node(&s, T_NONE, 0, 0) || new_node(&s, T_TRUE, 0, 0) ||
         new_node(&s, T_FALSE, 0, 0)) { r = -2; goto done; }
