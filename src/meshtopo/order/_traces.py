@@ -371,13 +371,6 @@ def match_traces(traces: list[RankTrace]) -> Report:
 # The values an entry's fields stand for in ``trace_columns``, as (kind, number) items: an int,
 # a string (by code), False, and the lists [n], [[n]], [string] and [group, ""].
 _INT, _STR, _FALSE, _LIST, _LIST_OF_LIST, _STR_LIST, _PAIR = range(7)
-# A collective whose fields were not all seen before has ``_ITEMS`` items, in the order
-# ``_flight_columns.columns`` gives their ids (each list's items before it); ``_FIELD_ITEMS``
-# says which item each field's value is. One seen before has one item, its seq.
-_ITEMS = 16
-_SEQ_ITEM = 5
-_FIELD_ITEMS = {"process_group": 2, "profiling_name": 3, "is_p2p": 4, "pg_id": 6, "state": 7,
-                "input_sizes": 10, "input_dtypes": 12, "output_sizes": 15}
 
 
 def trace_columns(trace: RankTrace) -> Columns:
@@ -399,18 +392,23 @@ def trace_columns(trace: RankTrace) -> Columns:
     signature = np.stack([group, profiling, table.numel_in, table.numel_out, dtype])
     first, leader = _first_seen(signature)  # each distinct one's first, each one's
     firsts = np.flatnonzero(first)
-    width = np.where(first, _ITEMS, 1)
+    g, p, n_in, n_out, d, seq = (a[firsts] for a in (group, profiling, table.numel_in,
+                                                      table.numel_out, dtype, table.seq))
+    # A collective whose fields were not all seen before has these items, in the order
+    # ``_flight_columns.columns`` gives their ids (each list's items before it), each named
+    # by the field whose value it is; one seen before has one item, its seq.
+    items: list[tuple[str | None, int, np.ndarray | int]] = [
+        (None, _STR, g), (None, _STR, strings[""]), ("process_group", _PAIR, g),
+        ("profiling_name", _STR, p), ("is_p2p", _FALSE, 0), ("collective_seq_id", _INT, seq),
+        ("pg_id", _STR, g), ("state", _STR, strings["completed"]), (None, _INT, n_in),
+        (None, _LIST, n_in), ("input_sizes", _LIST_OF_LIST, n_in), (None, _STR, d),
+        ("input_dtypes", _STR_LIST, d), (None, _INT, n_out), (None, _LIST, n_out),
+        ("output_sizes", _LIST_OF_LIST, n_out)]
+    width = np.where(first, len(items), 1)
     at = np.cumsum(width) - width
     kinds = np.full(int(width.sum()), _INT, dtype=np.int64)
     numbers = np.repeat(table.seq, width)  # every item of a collective seen before is its seq
-    g, p, n_in, n_out, d, seq = (a[firsts] for a in (group, profiling, table.numel_in,
-                                                      table.numel_out, dtype, table.seq))
-    items: list[tuple[int, np.ndarray | int]] = [
-        (_STR, g), (_STR, strings[""]), (_PAIR, g), (_STR, p), (_FALSE, 0), (_INT, seq),
-        (_STR, g), (_STR, strings["completed"]), (_INT, n_in), (_LIST, n_in),
-        (_LIST_OF_LIST, n_in), (_STR, d), (_STR_LIST, d), (_INT, n_out), (_LIST, n_out),
-        (_LIST_OF_LIST, n_out)]
-    for offset, (kind, number) in enumerate(items):
+    for offset, (_, kind, number) in enumerate(items):
         kinds[at[firsts] + offset] = kind
         numbers[at[firsts] + offset] = number
     seen, item_id = _first_seen(np.stack([kinds, numbers]))
@@ -418,9 +416,11 @@ def trace_columns(trace: RankTrace) -> Columns:
     names = list(strings)
     values = [_item_value(kind, number, names) for kind, number in keys]
     ids = np.full((len(table), WIDTH), -1, dtype=np.int32)
-    for field, item in _FIELD_ITEMS.items():
-        ids[:, FIELDS.index(field)] = item_id[at[firsts] + item][leader]
-    ids[:, FIELDS.index("collective_seq_id")] = item_id[np.where(first, at + _SEQ_ITEM, at)]
+    for offset, (field, _, _) in enumerate(items):
+        if field == "collective_seq_id":
+            ids[:, FIELDS.index(field)] = item_id[np.where(first, at + offset, at)]
+        elif field is not None:
+            ids[:, FIELDS.index(field)] = item_id[at[firsts] + offset][leader]
     config = {g: {"ranks": list(m)} for g, m in trace.groups.items()}
     return Columns(values, ids, config, None)
 
