@@ -59,4 +59,6 @@ def test_triage_text_never_a_traceback(tmp_path: Path,
     captured = capsys.readouterr()
     assert "Traceback" not in captured.out + captured.err
     assert f"unread: {tmp_path / 'absent'}: no such file or directory" in captured.out
-    assert f"unread: {tmp_path / 'a'}:" in captured.out
+    # a text's reason keeps the line and column the reader points at
+    assert (f"unread: {tmp_path / 'a'}: line 3, column 1: computation main is never closed "
+            "(expected '}')") in captured.out

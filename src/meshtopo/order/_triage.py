@@ -51,7 +51,6 @@ import functools
 import gzip
 import json
 import os
-import re
 import tempfile
 import zlib
 from collections import Counter
@@ -59,7 +58,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._errors import MeshtopoError
+from .._errors import HloParseError, MeshtopoError
 from ..hlo import load, module_files
 from ._analyze import analyze
 from ._flight import from_flight_recorder
@@ -385,9 +384,11 @@ def _traces(files: list[Path], unread: list[tuple[str, str]]) -> tuple[Source, R
 
 
 def _reason(file: Path, error: Exception) -> str:
-    """An error's message without the file name (and text position) it starts with."""
-    text = " ".join(str(error).split()).removeprefix(f"{file}:").lstrip()
-    return re.sub(r"^\d+:\d+: ", "", text)
+    """An error's message without the file name it starts with; a text's error says its line
+    and column."""
+    if isinstance(error, HloParseError):
+        return f"line {error.line}, column {error.column}: {' '.join(error.message.split())}"
+    return " ".join(str(error).split()).removeprefix(f"{file}:").lstrip()
 
 
 class _NothingRead(Exception):
