@@ -1,7 +1,9 @@
 """Loops counted by ``inspect --cluster``, ``plan --program`` and ``replay``: a real dump
 (``--xla_dump_to``) of ring attention's 8-step ``fori_loop`` of ppermutes and of an 8-step
 loop of psums, whose counts are the program's own loop bound, and of a ``while_loop`` whose
-bound is data (a psum of the values), whose count is unknown before the program runs."""
+bound is data (a psum of the values), whose count is unknown before the program runs. The
+same dump holds a psum over ``tp`` then one over ``dp`` on a 2 x 2 mesh of permuted devices,
+which ``plan --program`` lays its mesh over in the program's device order."""
 
 from __future__ import annotations
 
@@ -33,6 +35,11 @@ def until(x):
     def step(state):
         return jax.lax.ppermute(state[0], "ring", pairs) * 2.0, state[1] + 1
     return jax.lax.while_loop(going, step, (x, jnp.zeros((1,), jnp.int32)))
+grid = Mesh(np.array(jax.devices())[[2, 0, 3, 1]].reshape(2, 2), ("dp", "tp"))
+def tp_then_dp(x):
+    return jax.lax.psum(jax.lax.psum(x, "tp") * 0.5, "dp")
+jax.block_until_ready(jax.jit(jax.shard_map(tp_then_dp, mesh=grid, in_specs=P(("dp", "tp")),
+                                            out_specs=P(("dp", "tp"))))(jnp.arange(8.0)))
 for f, specs in ((ring, P("ring")), (summed, P("ring")), (until, (P("ring"), P("ring")))):
     out = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=P("ring"), out_specs=specs,
                                 check_vma=False))(
@@ -159,3 +166,33 @@ def test_inspect_cluster_counts_loops_of_a_module_on_stdin(
     answer = _json(["inspect", "-", "--cluster", "h100-8x:1"], capsys)
     assert answer["source"] == "<stdin>"
     assert _permute(answer)["topology"]["trip_count"] == STEPS
+
+
+def test_plan_program_lays_the_mesh_over_the_program_devices(
+        dump: tuple[Path, int], capsys: pytest.CaptureFixture[str]) -> None:
+    directory, _ = dump
+    arguments = ["plan", "--mesh", "dp=2,tp=2", "--cluster", "h100-8x:1", "--opcode",
+                 "all-reduce", "--program", str(directory), "--module", "jit_tp_then_dp"]
+    answer = _json(arguments, capsys)
+    assert (answer["devices_from"], answer["mesh"]["devices"]) == ("program", [2, 0, 3, 1])
+    program = answer["program"]
+    assert isinstance(program, dict)
+    # the program's own axes, in its order: the psum over tp, then the one over dp
+    assert [row["axes"] for row in program["collectives"]] == [["tp"], ["dp"]]
+    assert ("mesh devices in the order of the program's device table (--devices sets another)"
+            in _text(arguments, capsys))
+    given = _json([*arguments, "--devices", "0,1,2,3"], capsys)
+    assert (given["devices_from"], given["mesh"]["devices"]) == ("given", [0, 1, 2, 3])
+
+
+def test_plan_program_refuses_a_mesh_of_another_size(
+        dump: tuple[Path, int], capsys: pytest.CaptureFixture[str]) -> None:
+    directory, _ = dump
+    with pytest.raises(SystemExit) as done:
+        main(["plan", "--mesh", "dp=2,tp=4", "--cluster", "h100-8x:1", "--program",
+              str(directory), "--module", "jit_tp_then_dp"])
+    assert done.value.code == 2
+    [error] = capsys.readouterr().err.splitlines()
+    assert error.startswith("meshtopo: error: --program ")
+    assert error.endswith("jit_tp_then_dp.cpu_after_optimizations.txt runs on 4 devices "
+                          "(1 replica x 4 partitions); mesh['dp'=2,'tp'=4] has 8")

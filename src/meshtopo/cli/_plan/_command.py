@@ -41,6 +41,7 @@ from .._render import plain_table, plural
 from .._trips import TripCounts, trip_text
 
 if TYPE_CHECKING:  # inspect --cluster hands its result in; plan reads HLO for --program only
+    from ...hlo import Module
     from .._inspect._rows import Inspection
     from ._program import Program
 
@@ -106,7 +107,8 @@ def _describe(cluster: Cluster) -> str:
 @click.command(name="plan")
 @click.option("--cluster", "cluster_spec", required=True, help=CLUSTER_HELP)
 @click.option("--mesh", "mesh_spec", required=True, help="Axes major to minor, e.g. dp=4,tp=8.")
-@click.option("--devices", help="Device ids in mesh order (default 0..n-1).")
+@click.option("--devices", help="Device ids in mesh order (default 0..n-1; with --program, the "
+                                "order of its device table).")
 @click.option("--size", default="1GiB", show_default=True,
               help="Collective size as nccl-tests counts it (1GiB, 64MiB, 4e9).")  # fmt: skip
 @click.option("--opcode", "opcodes", multiple=True,
@@ -135,7 +137,13 @@ def plan_command(
     cost model's time (busbw, hierarchical alpha-beta, NCCL's tuner) and the algorithm NCCL
     picks, from the real order (one collective of --size each). With --program, the
     program's own collectives too, each counted as often as a device issues it."""
+    if module_choice is not None and program_file is None:
+        raise click.UsageError("--module picks a module of --program's dump directory")
+    module = None if program_file is None else _read_program(program_file, module_choice)
     mesh = parse_mesh(mesh_spec, devices)
+    if module is not None:
+        mesh = _over_program(mesh, module, devices is not None)
+    devices_from = "given" if devices is not None else "default" if module is None else "program"
     cluster = _cluster(cluster_spec, hosts, mesh.size)
     chosen = list(opcodes) or list(PLAN_OPCODES)
     nbytes = parse_size(size, "--size")
@@ -146,14 +154,12 @@ def plan_command(
         raise InvalidArgumentError(
             f"--against has axes {list(other.axis_names)}, the mesh {list(mesh.axis_names)}"
         )
-    if module_choice is not None and program_file is None:
-        raise click.UsageError("--module picks a module of --program's dump directory")
-    program = None if program_file is None else _program(
-        program_file, module_choice, cluster, mesh, other, channels, sm)
+    program = None if module is None else _program(module, cluster, mesh, other, channels, sm)
     if as_json:
         payload: dict[str, object] = {
             "cluster": {k: v for k, v in cluster.to_dict().items() if k != "placement"},
             "mesh": _mesh_payload(mesh),
+            "devices_from": devices_from,
             "size": nbytes,
             "rows": [row.to_dict() for row in rows],
         }
@@ -169,6 +175,9 @@ def plan_command(
         return
     click.echo(_describe(cluster))
     click.echo(f"{mesh}, {format_size(nbytes)} per collective")
+    if devices_from == "program":
+        click.echo("mesh devices in the order of the program's device table (--devices sets "
+                   "another)")
     plain_table(_HEADERS, [_row_cells(row) for row in rows])
     if other is not None and other_rows is not None:
         click.echo(f"\nagainst {other}")
@@ -185,16 +194,37 @@ def plan_command(
         program.print(other)
 
 
-def _program(file: str, module_choice: str | None, cluster: Cluster, mesh: Mesh,
-             other: Mesh | None, channels: int | None, sm: int | None) -> Program:
-    """``--program``: the module's collectives priced (``_program``); the HLO and order
-    layers are imported only then."""
+def _read_program(file: str, module_choice: str | None) -> Module:
+    """``--program``'s module; the HLO layer is imported only then."""
     from ...hlo import load
     from .._inputs import one_module_file
+
+    return load(one_module_file(file, module_choice))
+
+
+def _over_program(mesh: Mesh, module: Module, devices_given: bool) -> Mesh:
+    """``mesh`` laid over ``module``'s devices: in the order of the module's device table
+    (as JAX compiles a program for a mesh: its devices, flattened) unless ``--devices`` gave
+    an order; a mesh of another size is refused."""
+    table = module.device_assignment.array
+    if table.size != mesh.size:
+        raise InvalidArgumentError(
+            f"--program {module.source or module.name} runs on {plural(table.size, 'device')} "
+            f"({plural(module.replica_count, 'replica')} x "
+            f"{plural(module.num_partitions, 'partition')}); {mesh} has {mesh.size}"
+        )
+    if devices_given:
+        return mesh
+    return Mesh(list(zip(mesh.axis_names, mesh.axis_sizes, strict=True)), table.reshape(-1))
+
+
+def _program(module: Module, cluster: Cluster, mesh: Mesh, other: Mesh | None,
+             channels: int | None, sm: int | None) -> Program:
+    """``--program``: the module's collectives priced (``_program``); the order layer is
+    imported only then."""
     from .._trips import trip_counts
     from ._program import Program
 
-    module = load(one_module_file(file, module_choice))
     counts, note = trip_counts(module)
     return Program.of(module, counts, note, cluster, mesh, other, channels, sm)
 
