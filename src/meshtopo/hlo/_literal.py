@@ -8,8 +8,8 @@ words, with the offset of XLA's token (``SyntaxFault``): values out of their typ
 (a cast that overflows, as XLA checks it), NaN payloads a type cannot hold, nesting that does
 not match the rank, and counts that do not match the dimensions. As in XLA, the message is
 the first problem met, even where XLA reads on past it and fails only later. A value past
-the finite range of ``bf16`` or an 8- or 4-bit float is cast with ``ml_dtypes`` (installed
-with jax) to see whether it rounds back into range; without it, such a value is refused.
+the finite range of ``bf16`` or an 8- or 4-bit float is cast to the type as ml_dtypes and
+Eigen cast a double (``_cast``) to see whether it rounds back into range.
 
 >>> from meshtopo.hlo import parse_shape
 >>> read_literal("{ {1, 2}, {3, -4} }", parse_shape("s32[2,2]"))
@@ -43,11 +43,10 @@ _TOKEN = re.compile(
 _INTEGRAL_BITS = {f"{sign}{bits}": bits for sign in "su" for bits in (1, 2, 4, 8, 16, 32, 64)}
 _NUMPY_FLOATS: dict[str, type[np.floating[Any]]] = {"f16": np.float16, "f32": np.float32,
                                                    "f64": np.float64}
-_ML_FLOATS = {
-    "bf16": "bfloat16", "f8e3m4": "float8_e3m4", "f8e4m3": "float8_e4m3",
-    "f8e4m3fn": "float8_e4m3fn", "f8e4m3b11fnuz": "float8_e4m3b11fnuz",
-    "f8e4m3fnuz": "float8_e4m3fnuz", "f8e5m2": "float8_e5m2", "f8e5m2fnuz": "float8_e5m2fnuz",
-    "f8e8m0fnu": "float8_e8m0fnu", "f4e2m1fn": "float4_e2m1fn",
+# Mantissa bits of the float types numpy lacks (ml_dtypes' and Eigen's).
+_MANTISSA_BITS = {
+    "bf16": 7, "f8e3m4": 4, "f8e4m3": 3, "f8e4m3fn": 3, "f8e4m3b11fnuz": 3, "f8e4m3fnuz": 3,
+    "f8e5m2": 2, "f8e5m2fnuz": 2, "f8e8m0fnu": 0, "f4e2m1fn": 1,
 }  # fmt: skip
 # (lowest, highest) finite values of the types numpy lacks (ml_dtypes' finfo).
 _ML_RANGES = {
@@ -247,7 +246,7 @@ def _element(reader: _Reader, found: re.Match[str], shape: Shape, index: int) ->
         if kind == "pred":
             return value != 0
         _check_integer(reader, value, kind, at)
-    elif kind in _NUMPY_FLOATS or kind in _ML_FLOATS:
+    elif kind in _NUMPY_FLOATS or kind in _MANTISSA_BITS:
         value = _double(reader, found, kind)
         _check_float(reader, value, kind, shape, index, at, _payload(found))
     else:
@@ -300,19 +299,30 @@ def _finite_range(kind: str) -> tuple[float, float]:
     return _ML_RANGES[kind]
 
 
-def _cast(value: float, kind: str) -> float | None:
-    """``value`` cast to the float type and back (as XLA's range check casts it), or None
-    where ``ml_dtypes`` is needed and missing."""
+def _cast(value: float, kind: str) -> float:
+    """``value``, a double past ``kind``'s finite range, cast to the float type and back as
+    XLA's range check casts it (numpy's types by numpy; the others as ml_dtypes and Eigen do:
+    ``bf16`` through ``f32``, then rounded to nearest, ties to even): onto the largest finite
+    magnitude, or past it (inf or NaN). ``f4e2m1fn``, with neither, saturates;
+    ``f8e8m0fnu``, unsigned and without zero, takes any positive value below its least as
+    its least and has no value for the others."""
     if kind in _NUMPY_FLOATS:
-        native: Any = _NUMPY_FLOATS[kind]
-    else:
-        try:
-            import ml_dtypes
-        except ImportError:
-            return None
-        native = getattr(ml_dtypes, _ML_FLOATS[kind])
-    with np.errstate(over="ignore", invalid="ignore"):
-        return float(np.array(value).astype(native))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return float(np.array(value).astype(_NUMPY_FLOATS[kind]))
+    low, high = _ML_RANGES[kind]
+    if kind == "f4e2m1fn":
+        return min(max(value, low), high)
+    if kind == "f8e8m0fnu" and value < high:
+        return low if value > 0 else math.nan
+    if kind == "bf16":
+        with np.errstate(over="ignore"):
+            value = float(np.float32(value))
+    unit = math.ldexp(1.0, math.frexp(high)[1] - 1 - _MANTISSA_BITS[kind])  # at ``high``
+    halfway = high + unit / 2
+    magnitude = abs(value)
+    if magnitude < halfway or (magnitude == halfway and high / unit % 2 == 0):
+        return math.copysign(high, value)
+    return math.copysign(math.inf, value)
 
 
 def _check_float(reader: _Reader, value: float, kind: str, shape: Shape, index: int,
@@ -322,7 +332,7 @@ def _check_float(reader: _Reader, value: float, kind: str, shape: Shape, index: 
     low, high = _finite_range(kind)
     if math.isfinite(value) and not low <= value <= high:
         converted = _cast(value, kind)
-        if converted is not None and math.isfinite(converted):
+        if math.isfinite(converted):
             value = converted
         if value > high or value < low:
             raise reader.fail(f"value {value:.6g} is out of range for literal's primitive "
