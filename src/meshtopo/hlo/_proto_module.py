@@ -57,7 +57,7 @@ _LISTED = frozenset(opcode for opcode, keys in CALL_KEYS.items()
 
 _COLUMN = 3  # an instruction's name's, after its indent
 # An instruction proto's fields every instruction is read for, in one call.
-_FIELDS = attrgetter("name", "opcode", "shape", "operand_ids", "called_computation_ids",
+_FIELDS = attrgetter("id", "name", "opcode", "shape", "operand_ids", "called_computation_ids",
                      "control_predecessor_ids", "metadata")
 _ID, _NAME, _LINE, _TEXT = attrgetter("id"), attrgetter("name"), attrgetter("text"), itemgetter(1)
 # An instruction's attributes, or what makes them on first use (``Instruction.attribute_list``).
@@ -145,16 +145,19 @@ class _Builder:
             self._computation(computation, found.append)
         return found
 
-    def _computation(self, proto: Message, found: Callable[[Collective], object]) -> None:
+    def _computation(self, proto: Message, found: Callable[[Collective], object],
+                     repeated: bool = False) -> None:
+        """Computation ``proto`` read into the module's; ``repeated``: it writes an id twice,
+        read as its last instruction in the place of its first."""
         messages = list(proto.instructions)
-        ids = list(map(_ID, messages))
         computation_id = proto.id
         order = self.schedule.get(computation_id)
         by_id: dict[int, Message] = {}  # made where needed: a schedule, a conditional
-        if order is not None or len(set(ids)) < len(ids):
-            by_id = dict(zip(ids, messages, strict=True))  # an id written twice: its last one
-            ids = list(by_id) if order is None else [i for i in order if i in by_id]
-            messages = list(map(by_id.__getitem__, ids))
+        if order is not None or repeated:
+            ids = list(map(_ID, messages))
+            by_id = dict(zip(ids, messages, strict=True))
+            messages = list(map(by_id.__getitem__, by_id if order is None else (
+                i for i in order if i in by_id)))
         # The names of the instructions read so far; of all of them once one is named
         # before it is read (``_late_ids``).
         names: dict[int, str] = {}
@@ -170,8 +173,9 @@ class _Builder:
         named, callee = names.__getitem__, self.computation_names.__getitem__
         shapes, shape_text = self.shapes.found.get, self.shapes.text
         tails, tail = self.metadata_tails.get, self._metadata_tail
-        for (name, opcode, written, operand_ids, called_ids, control_ids, metadata), p, \
-                instruction_id in zip(map(_FIELDS, messages), messages, ids, strict=True):
+        collectives = []
+        for (instruction_id, name, opcode, written, operand_ids, called_ids, control_ids,
+             metadata), p in zip(map(_FIELDS, messages), messages, strict=True):
             number += 1
             names[instruction_id] = name
             is_collective = opcode in COLLECTIVE_OPCODES
@@ -184,7 +188,7 @@ class _Builder:
                 controls = tuple(map(named, control_ids[:])) if control_ids else ()
             except KeyError:
                 operands, called, controls = self._late_ids(
-                    proto, name, names, ids, messages, operand_ids, called_ids, control_ids)
+                    proto, name, names, messages, operand_ids, called_ids, control_ids)
             if opcode == "parameter":
                 index = p.parameter_number
                 operand_text = str(index)
@@ -196,7 +200,7 @@ class _Builder:
             head = f"%{name} = {shape} {opcode}({operand_text})"
             if called or controls or opcode in _READ:
                 if opcode == "conditional" and not by_id:
-                    by_id = dict(zip(ids, messages, strict=True))
+                    by_id = dict(zip(map(_ID, messages), messages, strict=True))
                 pairs = self._pairs(p, opcode, called, controls, metadata, by_id, groups)
                 if opcode == "while" and len(called) == 2:  # in written order: condition, body
                     called = (called[1], called[0])
@@ -221,8 +225,13 @@ class _Builder:
                     operand_text, text, attributes, called, controls, (), at)
             add(instruction)
             if is_collective:
-                collective = instruction.collective = self._collective(p, instruction, groups)
-                found(collective)
+                collectives.append((p, instruction, groups))
+        if len(names) < len(instructions) and not repeated and order is None:
+            self._computation(proto, found, True)
+            return
+        for p, instruction, groups in collectives:
+            collective = instruction.collective = self._collective(p, instruction, groups)
+            found(collective)
         computation.by_name.update(zip(map(_NAME, instructions), instructions, strict=True))
         if computation.root is None and instructions:
             computation.root = instructions[-1]
@@ -237,14 +246,14 @@ class _Builder:
         self.blocks.append(computation_lines(computation, lines))
         self.line = number + 1  # the closing brace
 
-    def _late_ids(self, proto: Message, name: str, names: dict[int, str], ids: list[int],
+    def _late_ids(self, proto: Message, name: str, names: dict[int, str],
                   messages: list[Message], operand_ids: Message, called_ids: Message,
                   control_ids: Message) -> tuple[tuple[str, ...], ...]:
         """The operands, callees and control predecessors of instruction ``name`` when one
         of them was not among the instructions read before it: looked up among all of
         computation ``proto``'s (``names`` then holds them all); an id that names none is an
         ``InvalidArgumentError``."""
-        names.update(zip(ids, map(_NAME, messages), strict=True))
+        names.update(zip(map(_ID, messages), map(_NAME, messages), strict=True))
         try:
             return (tuple(map(names.__getitem__, operand_ids)),
                     tuple(map(self.computation_names.__getitem__, called_ids)),
