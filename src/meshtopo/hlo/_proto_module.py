@@ -59,7 +59,7 @@ _COLUMN = 3  # an instruction's name's, after its indent
 # An instruction proto's fields every instruction is read for, in one call.
 _FIELDS = attrgetter("id", "name", "opcode", "shape", "operand_ids", "called_computation_ids",
                      "control_predecessor_ids", "metadata")
-_ID, _NAME, _LINE, _TEXT = attrgetter("id"), attrgetter("name"), attrgetter("text"), itemgetter(1)
+_ID, _NAME, _TEXT = attrgetter("id"), attrgetter("name"), itemgetter(1)
 # An instruction's attributes, or what makes them on first use (``Instruction.attribute_list``).
 Attributes = list[Attribute] | Callable[[Instruction], list[Attribute]]
 _ROOT_COLUMN = _COLUMN + len("ROOT ")
@@ -169,7 +169,9 @@ class _Builder:
         self.scope.computations[computation_name] = computation
         parameters: list[tuple[int, str]] = []
         instructions = computation.instructions
-        add = instructions.append
+        add, by_name = instructions.append, computation.by_name
+        lines: list[str] = []
+        line = lines.append
         named, callee = names.__getitem__, self.computation_names.__getitem__
         shapes, shape_text = self.shapes.found.get, self.shapes.text
         tails, tail = self.metadata_tails.get, self._metadata_tail
@@ -224,6 +226,8 @@ class _Builder:
                     name, opcode, shape, operands, number, _COLUMN, computation_name, False,
                     operand_text, text, attributes, called, controls, (), at)
             add(instruction)
+            line(text)
+            by_name[name] = instruction
             if is_collective:
                 collectives.append((p, instruction, groups))
         if len(names) < len(instructions) and not repeated and order is None:
@@ -232,14 +236,12 @@ class _Builder:
         for p, instruction, groups in collectives:
             collective = instruction.collective = self._collective(p, instruction, groups)
             found(collective)
-        computation.by_name.update(zip(map(_NAME, instructions), instructions, strict=True))
         if computation.root is None and instructions:
             computation.root = instructions[-1]
         root = computation.root
         result = root.shape_text if root is not None else "()"
         parameters.sort()
         computation.signature = f"({', '.join(map(_TEXT, parameters))}) -> {result}"
-        lines = list(map(_LINE, instructions))
         if root is not None:
             root_at = instructions.index(root)  # by identity: instructions compare so
             lines[root_at] = instruction_line(lines[root_at], True)
