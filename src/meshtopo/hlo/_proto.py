@@ -122,10 +122,19 @@ def not_a_module(name: str, reason: str) -> InvalidArgumentError:
 
 
 def _is_module(module: Message) -> bool:
+    """Whether ``module`` has computations, each named and starting with a named
+    instruction with an opcode."""
     computations = module.computations
-    return bool(computations) and all(
-        c.name and c.instructions and c.instructions[0].name and c.instructions[0].opcode
-        for c in computations)
+    if not computations:
+        return False
+    for computation in computations:
+        instructions = computation.instructions
+        if not (computation.name and instructions):
+            return False
+        first = instructions[0]
+        if not (first.name and first.opcode):
+            return False
+    return True
 
 
 def proto_table(module: Message, name: str) -> DeviceAssignment | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import gc
 from collections.abc import Callable
+from operator import attrgetter, itemgetter
 
 from google.protobuf.message import DecodeError, Message
 
@@ -55,6 +56,12 @@ _LISTED = frozenset(opcode for opcode, keys in CALL_KEYS.items()
 
 
 _COLUMN = 3  # an instruction's name's, after its indent
+# An instruction proto's fields every instruction is read for, in one call.
+_FIELDS = attrgetter("id", "name", "opcode", "shape", "operand_ids", "called_computation_ids",
+                     "control_predecessor_ids", "metadata")
+_ID, _NAME, _TEXT = attrgetter("id"), attrgetter("name"), itemgetter(1)
+# An instruction's attributes, or what makes them on first use (``Instruction.attribute_list``).
+Attributes = list[Attribute] | Callable[[Instruction], list[Attribute]]
 _ROOT_COLUMN = _COLUMN + len("ROOT ")
 
 
@@ -83,12 +90,12 @@ def build_module(
         builder = _Builder(proto, scope, schedule, name)
         found = builder.build()
         blocks = builder.blocks
+        collectives = Linker(scope.root_collective, scope.wrapped).link(found)
     except DecodeError:  # a shape, metadata or attribute list read on use
         raise not_a_module(name, "cut short or damaged") from None
     finally:
         if collecting:
             gc.enable()
-    collectives = Linker(scope.root_collective, scope.wrapped).link(found)
     text = joined_module(header_line(header.name, header.attributes, r, p), "", blocks)
     module = Module(header, text, scope, collectives, name, assignment_source)
     module.schedule_source = "proto" if schedule else None
@@ -121,6 +128,8 @@ class _Builder:
         self.shapes = _TextCache("ShapeProto", shape_text)
         self.metadata = _TextCache("OpMetadata", _metadata)
         self.literals = _TextCache("LiteralProto", literal_text)
+        # metadata (serialized) -> what it adds to an instruction whose only attribute it is
+        self.metadata_tails: dict[bytes, tuple[str, Attributes]] = {}
         self.computation_names = {c.id: c.name for c in proto.computations}
         entry_id = proto.entry_computation_id
         entry_name = proto.entry_computation_name
@@ -136,97 +145,148 @@ class _Builder:
             self._computation(computation, found.append)
         return found
 
-    def _computation(self, proto: Message, found: Callable[[Collective], object]) -> None:
-        by_id = {i.id: i for i in proto.instructions}
-        order = self.schedule.get(proto.id)
-        ids = [i for i in order if i in by_id] if order is not None else list(by_id)
-        names = {i: by_id[i].name for i in ids}
+    def _computation(self, proto: Message, found: Callable[[Collective], object],
+                     repeated: bool = False) -> None:
+        """Computation ``proto`` read into the module's; ``repeated``: it writes an id twice,
+        read as its last instruction in the place of its first."""
+        messages = list(proto.instructions)
+        computation_id = proto.id
+        order = self.schedule.get(computation_id)
+        by_id: dict[int, Message] = {}  # made where needed: a schedule, a conditional
+        if order is not None or repeated:
+            ids = list(map(_ID, messages))
+            by_id = dict(zip(ids, messages, strict=True))
+            messages = list(map(by_id.__getitem__, by_id if order is None else (
+                i for i in order if i in by_id)))
+        # The names of the instructions read so far; of all of them once one is named
+        # before it is read (``_late_ids``).
+        names: dict[int, str] = {}
         root_id = proto.root_id
         number = self.line + 2
-        computation = Computation(proto.name, proto.id == self.entry, number, "",
+        computation = Computation(proto.name, computation_id == self.entry, number, "",
                                   execution_thread=proto.execution_thread or None)
-        self.scope.computations[computation.name] = computation
+        computation_name = computation.name
+        self.scope.computations[computation_name] = computation
         parameters: list[tuple[int, str]] = []
+        instructions = computation.instructions
+        add, by_name = instructions.append, computation.by_name
         lines: list[str] = []
-        add, by_name, line = computation.instructions.append, computation.by_name, lines.append
-        for instruction_id in ids:
+        line = lines.append
+        named, callee = names.__getitem__, self.computation_names.__getitem__
+        shapes, shape_text = self.shapes.found.get, self.shapes.text
+        tails, tail = self.metadata_tails.get, self._metadata_tail
+        collectives = []
+        for (instruction_id, name, opcode, written, operand_ids, called_ids, control_ids,
+             metadata), p in zip(map(_FIELDS, messages), messages, strict=True):
             number += 1
-            p = by_id[instruction_id]
-            opcode = p.opcode
-            name = names[instruction_id]
-            is_root = instruction_id == root_id
+            names[instruction_id] = name
             is_collective = opcode in COLLECTIVE_OPCODES
             groups = self.groups.of(p) if is_collective else None
+            shape = shapes(written) or shape_text(written)
             try:
-                instruction = self._instruction(p, name, opcode, number, computation.name,
-                                                is_root, names, by_id, groups)
-            except KeyError as unknown:
-                raise InvalidArgumentError(
-                    f"{self.source}: instruction {name}: id {unknown.args[0]} of an operand, "
-                    f"called computation or control predecessor names no instruction of "
-                    f"computation {proto.name} and no computation") from None
-            add(instruction)
-            line(instruction.text)
-            by_name[name] = instruction
-            if is_root:
-                computation.root = instruction
-                root_at = len(lines) - 1
+                # A slice copies the ids in one call; iterating protobuf's container costs per id.
+                operands = tuple(map(named, operand_ids[:])) if operand_ids else ()
+                called = tuple(map(callee, called_ids[:])) if called_ids else ()
+                controls = tuple(map(named, control_ids[:])) if control_ids else ()
+            except KeyError:
+                operands, called, controls = self._late_ids(
+                    proto, name, names, messages, operand_ids, called_ids, control_ids)
             if opcode == "parameter":
-                parameters.append((int(instruction.operand_text),
-                                   f"{name}: {instruction.shape_text}"))
-            elif is_collective:
-                collective = instruction.collective = self._collective(p, instruction, groups)
-                found(collective)
-        if computation.root is None and computation.instructions:
-            computation.root = computation.instructions[-1]
-            root_at = len(lines) - 1
-        result = computation.root.shape_text if computation.root is not None else "()"
-        computation.signature = "(" + ", ".join([t for _, t in sorted(parameters)]) + f") -> {result}"
-        if lines:
+                index = p.parameter_number
+                operand_text = str(index)
+                parameters.append((index, f"{name}: {shape}"))
+            elif opcode == "constant":
+                operand_text = self.literals.text(p.literal)
+            else:
+                operand_text = "%" + ", %".join(operands) if operands else ""
+            head = f"%{name} = {shape} {opcode}({operand_text})"
+            if called or controls or opcode in _READ:
+                if opcode == "conditional" and not by_id:
+                    by_id = dict(zip(map(_ID, messages), messages, strict=True))
+                pairs = self._pairs(p, opcode, called, controls, metadata, by_id, groups)
+                if opcode == "while" and len(called) == 2:  # in written order: condition, body
+                    called = (called[1], called[0])
+                if pairs:
+                    text = head + ", " + ", ".join([f"{key}={value}" for key, value in pairs])
+                    attributes: Attributes = functools.partial(_positioned, pairs)
+                    at = len(head)
+                else:
+                    text, attributes, at = head, [], -1
+            elif metadata:  # the attributes of most instructions: metadata alone
+                suffix, attributes = tails(metadata) or tail(metadata)
+                text, at = head + suffix, len(head)
+            else:
+                text, attributes, at = head, [], -1
+            if instruction_id == root_id:
+                instruction = computation.root = Instruction(
+                    name, opcode, shape, operands, number, _ROOT_COLUMN, computation_name, True,
+                    operand_text, text, attributes, called, controls, (), at)
+            else:
+                instruction = Instruction(
+                    name, opcode, shape, operands, number, _COLUMN, computation_name, False,
+                    operand_text, text, attributes, called, controls, (), at)
+            add(instruction)
+            line(text)
+            by_name[name] = instruction
+            if is_collective:
+                collectives.append((p, instruction, groups))
+        if len(names) < len(instructions) and not repeated and order is None:
+            self._computation(proto, found, True)
+            return
+        for p, instruction, groups in collectives:
+            collective = instruction.collective = self._collective(p, instruction, groups)
+            found(collective)
+        if computation.root is None and instructions:
+            computation.root = instructions[-1]
+        root = computation.root
+        result = root.shape_text if root is not None else "()"
+        parameters.sort()
+        computation.signature = f"({', '.join(map(_TEXT, parameters))}) -> {result}"
+        if root is not None:
+            root_at = instructions.index(root)  # by identity: instructions compare so
             lines[root_at] = instruction_line(lines[root_at], True)
         self.blocks.append(computation_lines(computation, lines))
         self.line = number + 1  # the closing brace
 
-    def _instruction(self, p: Message, name: str, opcode: str, line: int, computation: str,
-                     is_root: bool, names: dict[int, str], by_id: dict[int, Message],
-                     groups: tuple[CollectiveDeviceList, str] | None) -> Instruction:
-        written = p.shape
-        shape = self.shapes.found.get(written) or self.shapes.text(written)
-        operand_ids = p.operand_ids
-        # A slice copies the ids in one call; iterating protobuf's container costs per id.
-        operands = tuple(map(names.__getitem__, operand_ids[:])) if operand_ids else ()
-        called_ids = p.called_computation_ids
-        called = (tuple(map(self.computation_names.__getitem__, called_ids[:]))
-                  if called_ids else ())
-        if opcode == "parameter":
-            operand_text = str(p.parameter_number)
-        elif opcode == "constant":
-            operand_text = self.literals.text(p.literal)
-        else:
-            operand_text = "%" + ", %".join(operands) if operands else ""
-        head = f"%{name} = {shape} {opcode}({operand_text})"
+    def _late_ids(self, proto: Message, name: str, names: dict[int, str],
+                  messages: list[Message], operand_ids: Message, called_ids: Message,
+                  control_ids: Message) -> tuple[tuple[str, ...], ...]:
+        """The operands, callees and control predecessors of instruction ``name`` when one
+        of them was not among the instructions read before it: looked up among all of
+        computation ``proto``'s (``names`` then holds them all); an id that names none is an
+        ``InvalidArgumentError``."""
+        names.update(zip(map(_ID, messages), map(_NAME, messages), strict=True))
+        try:
+            return (tuple(map(names.__getitem__, operand_ids)),
+                    tuple(map(self.computation_names.__getitem__, called_ids)),
+                    tuple(map(names.__getitem__, control_ids)))
+        except KeyError as unknown:
+            raise InvalidArgumentError(
+                f"{self.source}: instruction {name}: id {unknown.args[0]} of an operand, "
+                f"called computation or control predecessor names no instruction of "
+                f"computation {proto.name} and no computation") from None
+
+    def _metadata_tail(self, metadata: bytes) -> tuple[str, Attributes]:
+        """`` , metadata={...}`` and the attribute list of an instruction whose only
+        attribute is ``metadata`` (serialized), made once per distinct value."""
+        text = self.metadata.text(metadata)
+        found = self.metadata_tails[metadata] = (
+            ", metadata=" + text, functools.partial(_positioned, [("metadata", text)]))
+        return found
+
+    def _pairs(self, p: Message, opcode: str, called: tuple[str, ...], controls: tuple[str, ...],
+               metadata: bytes, by_id: dict[int, Message],
+               groups: tuple[CollectiveDeviceList, str] | None) -> list[tuple[str, str]]:
+        """Every attribute XLA prints for instruction ``p``, in its order."""
         if opcode in _READ:
             pairs = _attributes(p, opcode, called, by_id, None if groups is None else groups[1])
         else:
-            pairs = _calls(opcode, called, p, by_id) if called else []
-        if opcode == "while" and len(called) == 2:  # in written order: condition, body
-            called = (called[1], called[0])
-        control_ids = p.control_predecessor_ids
-        controls = tuple(map(names.__getitem__, control_ids[:])) if control_ids else ()
+            pairs = _calls(opcode, called, p, by_id)
         if controls:
             pairs.append(("control-predecessors", "{%" + ", %".join(controls) + "}"))
-        written = p.metadata
-        if written:
-            pairs.append(("metadata", self.metadata.found.get(written)
-                          or self.metadata.text(written)))
-        column = _ROOT_COLUMN if is_root else _COLUMN
-        if not pairs:
-            return Instruction(name, opcode, shape, operands, line, column, computation,
-                               is_root, operand_text, head, [], called, controls)
-        text = head + ", " + ", ".join([f"{key}={value}" for key, value in pairs])
-        return Instruction(name, opcode, shape, operands, line, column, computation,
-                           is_root, operand_text, text, functools.partial(_positioned, pairs),
-                           called, controls, (), len(head))
+        if metadata:
+            pairs.append(("metadata", self.metadata.text(metadata)))
+        return pairs
 
     def _collective(self, p: Message, instruction: Instruction,
                     found: tuple[CollectiveDeviceList, str] | None) -> Collective:
