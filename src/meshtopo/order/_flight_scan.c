@@ -695,15 +695,38 @@ static uint64_t le(const unsigned char *p, int n) {
     return v;
 }
 
-/* The operand of opcode `op` whose bytes start at `p`: its number (a count, an index, a
- * length) in *arg and where its payload starts in *payload (strings and longs: `*arg` bytes
- * of it). Returns where the next opcode starts, or NULL when the data ends first. */
-static const unsigned char *operand(unsigned char op, const unsigned char *p,
-                                    const unsigned char *end, uint64_t *arg,
-                                    const unsigned char **payload) {
+/* The opcodes as Python's unpickler reads them from a file: each read comes from the bytes
+ * buffered (a FRAME buffers its length of them) or, once they are used up, fresh from the
+ * file. A read that would start in the buffer and end past it (the unpickler would drop the
+ * rest of the buffer and read on after it) is declined, as is one past the data's end: every
+ * read is then of the bytes that follow, in order. */
+typedef struct {
+    const unsigned char *data;
+    Py_ssize_t size, pos, buffered;  /* the next byte; the end of the bytes buffered */
+} Reader;
+
+static int take(Reader *in, uint64_t n, const unsigned char **at) {
+    if (n > (uint64_t)(in->size - in->pos)) return -1;
+    if (in->pos + (Py_ssize_t)n > in->buffered) {
+        if (in->pos != in->buffered) return -1;
+        in->buffered = in->pos + (Py_ssize_t)n;
+    }
+    *at = in->data + in->pos;
+    in->pos += (Py_ssize_t)n;
+    return 0;
+}
+
+/* The next opcode in *op, its number (a count, an index, a length) in *arg and where its
+ * payload starts in *payload (strings and longs: `*arg` bytes of it, a float's 8); -1 when
+ * the data ends first or the read is declined. */
+static int next_op(Reader *in, unsigned char *op, uint64_t *arg,
+                   const unsigned char **payload) {
+    const unsigned char *at;
     int width = 0;   /* bytes of the little-endian number */
     int sized = 0;   /* whether that number is the length of a payload that follows */
-    switch (op) {
+    if (take(in, 1, &at)) return -1;
+    *op = *at;
+    switch (*op) {
     case 0x80: case 'K': case 'q': case 'h': width = 1; break;
     case 'M': width = 2; break;
     case 'J': case 'r': case 'j': width = 4; break;
@@ -714,17 +737,19 @@ static const unsigned char *operand(unsigned char op, const unsigned char *p,
     case 0x8d: width = 8; sized = 1; break;
     default: break;
     }
-    if (end - p < width) return NULL;
-    *arg = width == 8 && op == 'G' ? 0 : le(p, width);
-    *payload = p;
-    p += width;
-    if (op == 0x8b && (int32_t)(uint32_t)*arg < 0) return NULL;
-    if (sized || op == 0x95) {
-        if (*arg > (uint64_t)(end - p)) return NULL;
-        *payload = p;
-        if (sized) p += *arg;
+    if (take(in, (uint64_t)width, &at)) return -1;
+    *arg = *op == 'G' ? 0 : le(at, width);
+    *payload = at;
+    if (*op == 0x8b && (int32_t)(uint32_t)*arg < 0) return -1;
+    if (sized) return take(in, *arg, payload);
+    if (*op == 0x95) {  /* FRAME: its bytes buffered, unless they already are */
+        if (*arg > (uint64_t)(in->size - in->pos)) return -1;
+        if (in->pos + (Py_ssize_t)*arg > in->buffered) {
+            if (in->pos != in->buffered) return -1;
+            in->buffered = in->pos + (Py_ssize_t)*arg;
+        }
     }
-    return p;
+    return 0;
 }
 
 /* ---- pg_config and pg_status: their opcodes run again, building Python objects ---- */
@@ -741,27 +766,26 @@ static PyObject *pop_list(PyObject *stack, Py_ssize_t from) {
  * values made within it, or of strings and numbers; else, or when the memo was put twice
  * (the walk's memo is then not what these opcodes saw), it declines. */
 static int replay(Scan *s, int32_t start, int32_t end, PyObject **out) {
-    const unsigned char *p = s->data, *stop = s->data + start;
+    Reader in = {s->data, s->size, 0, 0};
     uint64_t memo_len = 0;  /* MEMOIZE's index: the puts before (no index is put twice) */
-    while (p < stop) {
-        unsigned char op = *p++;
+    while (in.pos < start) {
+        unsigned char op;
         uint64_t arg;
         const unsigned char *payload;
-        if (!(p = operand(op, p, s->data + s->size, &arg, &payload))) return -1;
+        if (next_op(&in, &op, &arg, &payload)) return -1;
         memo_len += op == 'q' || op == 'r' || op == 0x94;
     }
-    stop = s->data + end;
     PyObject *stack = PyList_New(0), *memo = PyDict_New(), *made = NULL, *item = NULL;
     Py_ssize_t marks[64];
     int n_marks = 0, r = -2;
     if (!stack || !memo) goto done;
     r = -1;
     if (s->reput) goto done;
-    while (p < stop) {
-        unsigned char op = *p++;
+    while (in.pos < end) {
+        unsigned char op;
         uint64_t arg = 0;
         const unsigned char *payload;
-        if (!(p = operand(op, p, s->data + s->size, &arg, &payload))) goto done;
+        if (next_op(&in, &op, &arg, &payload)) goto done;
         Py_ssize_t size = PyList_GET_SIZE(stack);
         made = NULL;
         switch (op) {
@@ -875,18 +899,15 @@ done:
 
 /* The first pass: which memo indexes are fetched, and how many dicts are made. */
 static int prescan(Scan *s) {
-    const unsigned char *p = s->data, *end = s->data + s->size;
     Py_ssize_t top = 0, puts = 0, dicts = 0;
     if (s->size >= INT32_MAX) return -1;
     for (int round = 0; round < 2; round++) {
         Py_ssize_t memo_len = 0;
-        p = s->data;
-        while (p < end) {
-            unsigned char op = *p++;
-            uint64_t arg = 0;
-            const unsigned char *payload;
-            p = operand(op, p, end, &arg, &payload);
-            if (!p || op == '.') break;
+        Reader in = {s->data, s->size, 0, 0};
+        unsigned char op;
+        uint64_t arg = 0;
+        const unsigned char *payload;
+        while (!next_op(&in, &op, &arg, &payload) && op != '.') {
             int is_put = op == 'q' || op == 'r' || op == 0x94;
             int is_get = op == 'h' || op == 'j';
             if (op == 0x94) arg = (uint64_t)memo_len;
@@ -961,15 +982,15 @@ static int long_int(Scan *s, const unsigned char *p, uint64_t n) {
 
 /* The second pass: the stack machine, to STOP. */
 static int walk(Scan *s) {
-    const unsigned char *p = s->data, *end = s->data + s->size;
+    Reader in = {s->data, s->size, 0, 0};
     int r = 0;
-    while (p < end) {
-        s->op_start = (int32_t)(p - s->data);
-        unsigned char op = *p++;
+    while (in.pos < in.size) {
+        unsigned char op;
         uint64_t arg = 0;
         const unsigned char *payload;
-        if (!(p = operand(op, p, end, &arg, &payload))) return -1;
-        s->op_end = (int32_t)(p - s->data);
+        s->op_start = (int32_t)in.pos;
+        if (next_op(&in, &op, &arg, &payload)) return -1;
+        s->op_end = (int32_t)in.pos;
         switch (op) {
         case 0x80: if (arg > 5) return -1; break;                         /* PROTO */
         case 0x95: break;                                                 /* FRAME */
