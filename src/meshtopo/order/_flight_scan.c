@@ -565,7 +565,9 @@ static int set_item(Scan *s, int32_t d, Py_ssize_t at, Val *k, Val *v) {
                 int32_t end = v->type == T_DICT ? DICT(s, v->a)[D_END] : s->lists[v->a].end;
                 if ((r = replay(s, start, end, &obj)) == -2) return r;
             }
-            Py_XSETREF(*slot, obj);
+            PyObject *old = *slot;
+            *slot = obj;
+            Py_XDECREF(old);
             *bad = obj == NULL;
         }
     }
@@ -853,7 +855,11 @@ static int replay(Scan *s, int32_t start, int32_t end, PyObject **out) {
             if (from < (n_marks ? marks[n_marks - 1] : 0) && op != 't' && op != 'l') goto done;
             if (from < 0) goto done;
             if (!(made = pop_list(stack, from))) { r = -2; goto done; }
-            if (op != 'l') Py_SETREF(made, PyList_AsTuple(made));
+            if (op != 'l') {
+                PyObject *tuple = PyList_AsTuple(made);
+                Py_DECREF(made);
+                made = tuple;
+            }
             break;
         }
         case 'd': case 'e': case 'u': case 'a': case 's': {
