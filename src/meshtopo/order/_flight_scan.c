@@ -1,9 +1,10 @@
 /* A Flight Recorder dump's pickle read into columns without building its objects
  * (order/_flight_columns.py says what the columns are).
  *
- * scan(data, fields, library, max_depth) walks the pickle's opcodes twice and keeps no tree.
- * The first pass notes which memo entries a later opcode fetches. The second runs the
- * unpickler's stack machine over small summaries: each value on the stack is 16 bytes (a
+ * scan(data, fields, library, max_depth) keeps no tree of the pickle. A first pass over the
+ * opcodes' lengths (twice: to size the memo, then to mark it) notes which memo entries a later
+ * opcode fetches and how many dicts there are. The walk then runs the unpickler's stack
+ * machine over small summaries: each value on the stack is 16 bytes (a
  * string points into data, a number is itself, a tuple is its interned id), only the memo
  * entries that are fetched are kept, and each container is summarised as it fills, not kept:
  *
@@ -17,9 +18,11 @@
  * Interning keys each distinct value by its type and content (a list or tuple by its items'
  * ids) without building it; the values an entry's row names are built as Python objects at the
  * end, given ids in the order _flight_columns.columns gives them (an entry's fields in order,
- * a list's or tuple's items before it). The top dict's "pg_config" and "pg_status" are built as
- * Python objects as they are read (the only containers built). A container once fetched from
- * the memo or made an item of another is complete: any later change to it is declined.
+ * a list's or tuple's items before it). The top dict's "pg_config" and "pg_status", the only
+ * containers built, are built when set on it, by running again the opcodes that made and filled
+ * them (their spans are kept for every list and dict). A container once fetched from the memo
+ * or made an item of another is complete: any later change to it is declined. Frames are read
+ * as the unpickler reads a file (Reader).
  *
  * It returns (values, ids as int32 bytes, pg_config, pg_status), or None to decline: for any
  * opcode beyond the plain values of protocols 2 to 5 (dicts, lists, tuples, strings, ints
