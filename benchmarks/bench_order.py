@@ -21,14 +21,14 @@ Goals (reported, never asserted):
 Comparisons print the best of each side and the median over rounds of the within-round ratio
 with its spread (``measure_paired``).
 
-Measured on 2 shared cores (load average near 10 during the 256-rank rounds, falling below 1
-during the 512-rank ones), 3 rounds: 256 x 2,000 took 2.44 s against fr_trace's 159.6 s
-(paired median 0.015, spread 0.011-0.030), 512 x 2,000 took 2.18 s against 226.6 s (paired
-median 0.010, spread 0.009-0.015). The load skews the growth between them (0.45 per entry);
-best of 3 interleaved at a load below 1, 1.47 s and 2.78 s: 0.94 per entry. Memory: one dump
-0.55 MiB; decoding it peaks 2.15 MiB over the columns it leaves (3.9x, goal 2x); the rows kept
-for matching 26.4 and 53.5 MiB, the matching's peak over them 133 and 263 MiB; peak RSS rise
-162 and 324 MiB.
+Measured on 2 shared cores, 3 rounds (load average 10 to 16 during the 256-rank rounds, 4.5 to
+5.5 during the 512-rank ones): 256 x 2,000 took 2.95 s against fr_trace's 278.8 s (paired median
+0.012, spread 0.008-0.019), 512 x 2,000 took 6.15 s against 224.4 s (paired median 0.027,
+spread 0.026-0.045); growth per entry between them 1.04, fitted exponent over 64, 256 and 512
+ranks 1.03. Memory: one dump 0.55 MiB; the decoder streams (it keeps no tree of the pickle),
+so decoding it peaks 0.84 MiB over the columns it leaves, its bytes included (1.5x, goal 2x);
+the rows kept for matching 26.2 and 53.0 MiB, reading all ranks peaks 0.95 and 1.04 MiB over
+them, the matching's peak over them 133 and 263 MiB; peak RSS rise 162.6 and 323.3 MiB.
 """
 
 from __future__ import annotations

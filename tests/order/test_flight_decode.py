@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 import pickle
 import random
+import struct
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -193,3 +195,182 @@ def test_mutated_dumps_decode_alike_or_are_declined(bench_dumps: Path) -> None:
         read += 1
         assert_same(ours, fallback(bytes(mutated), Path("rank_5")))
     assert read > 50  # most single changes land in values the decoder reads through
+
+
+class _Writer:
+    """A pickle of plain values written with opcodes chosen by ``chance`` among those the
+    unpickler reads for each container, as Python's pickler never varies them: a dict by
+    SETITEMS, by one SETITEM a key or by DICT; a list by APPENDS, by one APPEND an item or by
+    LIST; a tuple by TUPLE1-3 or TUPLE. Every string and container is memoized (BINPUT,
+    LONG_BINPUT or MEMOIZE) and fetched again where the same object recurs."""
+
+    def __init__(self, chance: random.Random, protocol: int) -> None:
+        self.chance = chance
+        self.protocol = protocol
+        self.out = bytearray(b"\x80" + bytes([protocol]))
+        self.memo: dict[int, int] = {}
+        self.kept: list[Any] = []  # the objects memoized stay alive: their ids stay theirs
+
+    def dump(self, value: Any) -> bytes:
+        self.value(value)
+        return bytes(self.out + b".")
+
+    def put(self, value: Any) -> None:
+        index = self.memo[id(value)] = len(self.memo)
+        self.kept.append(value)
+        if self.protocol >= 4 and self.chance.random() < 0.5:
+            self.out += b"\x94"
+        elif index < 256 and self.chance.random() < 0.8:
+            self.out += b"q" + bytes([index])
+        else:
+            self.out += b"r" + index.to_bytes(4, "little")
+
+    def value(self, value: Any) -> None:
+        out, style = self.out, self.chance.randrange(3)
+        if id(value) in self.memo:
+            index = self.memo[id(value)]
+            out += (b"h" + bytes([index]) if index < 256 else
+                    b"j" + index.to_bytes(4, "little"))
+        elif value is None or type(value) is bool:
+            out += {None: b"N", True: b"\x88", False: b"\x89"}[value]
+        elif type(value) is int:
+            if 0 <= value < 256:
+                out += b"K" + bytes([value])
+            elif -2**31 <= value < 2**31:
+                out += b"J" + value.to_bytes(4, "little", signed=True)
+            else:
+                raw = value.to_bytes(9, "little", signed=True).rstrip(
+                    b"\xff" if value < 0 else b"\x00")
+                raw += b"" if (raw[-1] >= 0x80) == (value < 0) else (
+                    b"\xff" if value < 0 else b"\x00")
+                out += b"\x8a" + bytes([len(raw)]) + raw
+        elif type(value) is float:
+            out += b"G" + struct.pack(">d", value)
+        elif type(value) is str:
+            raw = value.encode("utf-8", "surrogatepass")
+            out += (b"\x8c" + bytes([len(raw)]) if self.protocol >= 4 and len(raw) < 256
+                    else b"X" + len(raw).to_bytes(4, "little")) + raw
+            self.put(value)
+        elif type(value) is dict:
+            self.container(value, b"}", b"(", b"u", b"s", b"d", style,
+                           [x for pair in value.items() for x in pair], 2)
+        elif type(value) is list:
+            self.container(value, b"]", b"(", b"e", b"a", b"l", style, value, 1)
+        elif len(value) <= 3 and style:
+            for item in value:
+                self.value(item)
+            out += b")" if not value else bytes([0x84 + len(value)])
+            self.put(value)
+        else:
+            out += b"("
+            for item in value:
+                self.value(item)
+            out += b"t"
+            self.put(value)
+
+    def container(self, value: Any, empty: bytes, mark: bytes, batch: bytes, one: bytes,
+                  whole: bytes, style: int, items: list[Any], step: int) -> None:
+        if style == 2:  # DICT or LIST over a mark
+            self.out += mark
+            for item in items:
+                self.value(item)
+            self.out += whole
+            self.put(value)
+            return
+        self.out += empty
+        self.put(value)
+        for start in range(0, len(items), step * 3 if style == 0 else step):
+            if style == 0:
+                self.out += mark
+            for item in items[start:start + (step * 3 if style == 0 else step)]:
+                self.value(item)
+            self.out += batch if style == 0 else one
+
+
+def test_every_way_the_unpickler_reads_containers(tmp_path: Path) -> None:
+    """Dumps written with the opcodes Python's pickler never varies (``_Writer``), the top
+    dict's keys in any order: the compiled decoder reads each to the columns the unpickler and
+    ``columns`` give."""
+    chance = random.Random(11)
+    frames = [{"name": f"f{i}", "filename": name, "line": i}
+              for i, name in enumerate(["torch/distributed/c10d.py", "model.py", "train.py"])]
+    for case in range(120):
+        entries = [{"process_group": ("0", "default_pg"), "profiling_name": "nccl:all_reduce",
+                    "collective_seq_id": seq, "is_p2p": False, "p2p_seq_id": -1,
+                    "input_sizes": [[8, 2**40 + seq]], "input_dtypes": ["Float"],
+                    "output_sizes": [[8, -2**35]], "state": chance.choice(["completed", "x"]),
+                    "duration_ms": 0.25 * seq, "pg_id": seq % 2,
+                    "frames": chance.sample(frames, chance.randint(0, 3)), "x": {"é": None}}
+                   for seq in range(chance.randint(0, 12))]
+        parts = [("version", "2.10"), ("entries", entries),
+                 ("pg_config", {"0": {"name": "0", "ranks": "[0, 1]", "x": [1, (2.5, "0")]}}),
+                 ("pg_status", {"0": {"last_completed_collective": 3}, "1": {}})]
+        chance.shuffle(parts)
+        data = _Writer(chance, chance.choice([2, 3, 4, 5])).dump(dict(parts))
+        ours = native(data)
+        assert ours is not None, case
+        assert_same(ours, fallback(data, tmp_path / "rank_0"))
+
+
+def test_frames_are_read_as_the_unpickler_reads_a_file(tmp_path: Path) -> None:
+    """A FRAME buffers its bytes; a read that starts inside them and ends past them makes the
+    unpickler drop the rest and read on after them. Every shorter FRAME length: the compiled
+    decoder gives the unpickler's columns or declines (where a read would straddle the frame's
+    end), and ``from_flight_recorder`` says the same either way."""
+    entries = [{"process_group": ("0", ""), "profiling_name": "nccl:all_reduce",
+                "collective_seq_id": seq, "frames": []} for seq in range(4)]
+    data = pickle.dumps({"entries": entries, "pg_status": {"0": {"a": 1}}}, protocol=4)
+    assert data[2] == 0x95  # the first FRAME's length at 3:11
+    length = int.from_bytes(data[3:11], "little")
+    declined = 0
+    for cut in range(1, length):
+        mutated = data[:3] + (length - cut).to_bytes(8, "little") + data[11:]
+        ours = native(mutated)
+        declined += ours is None
+        if ours is not None:
+            assert_same(ours, fallback(mutated, tmp_path / "rank_0"))
+        path = tmp_path / "rank_0"
+        path.write_bytes(mutated)
+        assert refusal_or_report(path, fc._scan) == refusal_or_report(path, None)
+    assert 0 < declined < length - 1  # frames that end between two opcodes read on alike
+
+
+def refusal_or_report(path: Path, decoder: Any) -> str:
+    """What ``from_flight_recorder`` says of ``path`` with ``decoder`` as the compiled one:
+    its refusal, or its report's findings."""
+    saved = fc._scan
+    fc._scan = decoder
+    try:
+        return repr(mt.order.from_flight_recorder(path).findings)
+    except mt.InvalidArgumentError as error:
+        return str(error)
+    finally:
+        fc._scan = saved
+
+
+@pytest.fixture(scope="module")
+def long_dumps(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Dumps as ``bench_order`` writes them, 8 ranks x 1,000 entries (about 0.3 MB each)."""
+    out = tmp_path_factory.mktemp("long_dumps")
+    subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                    "sys.path.insert(0, sys.argv[1]); "
+                    "from benchmarks.bench_order import write_dumps; "
+                    "write_dumps(Path(sys.argv[2]), 8, 1000)", str(ROOT), str(out)],
+                   check=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    return out
+
+
+def test_one_dump_decodes_within_twice_its_size(long_dumps: Path) -> None:
+    """The compiled decoder streams: what decoding allocates at its peak, the dump's bytes
+    included, less the columns it leaves, stays within twice the dump's size (a torch dump
+    with realistic stacks; ``benchmarks._fr_memory`` measures the same)."""
+    file = long_dumps / "rank_2"
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        columns = fc.read_dump(file)
+        left, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert columns.ids.shape[0] == 1000
+    assert peak - left <= 2 * file.stat().st_size

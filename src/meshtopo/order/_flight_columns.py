@@ -19,9 +19,11 @@ anything, which ``pickle.load`` does not), and ``columns`` extracts the same ids
 dump that is not one is refused with one message naming the file: both readers take the same
 dumps and give the same columns, and the refusals are the unpickler's and ``columns``'s.
 
-Bound: O(bytes) to decode; memory O(bytes) for one dump at a time: the compiled decoder's
-tree takes about 3 bytes per byte of a torch dump, so decoding one peaks near 4x its bytes,
-the bytes included (``benchmarks._fr_memory`` measures it).
+Bound: O(bytes) to decode; memory O(bytes) for one dump at a time. The compiled decoder
+keeps no tree: it walks the opcodes once, keeping only the memo entries a later opcode fetches
+(shared strings and frames), a record of 4 bytes a column for each entry, and the distinct
+values, so decoding one torch dump peaks near 1.5x its bytes, the bytes included
+(``benchmarks._fr_memory`` measures it).
 """
 
 from __future__ import annotations
