@@ -33,12 +33,14 @@ is read.
 The text is read whole (``parse_module``) or in pieces (the stream) that each end where a
 top-level statement ends (``_statements``): the reader takes the next piece only between
 statements, so the grammar never meets a statement cut short, and the end of the text it has
-is the end of whatever it is reading.
+is the end of whatever it is reading. ``MESHTOPO_HLO_FAST_PATHS=0`` in the environment when a
+read starts turns the fast paths off (the general reader reads every line), to compare.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Callable, Iterator
 from typing import NamedTuple, TypeVar, cast
@@ -251,6 +253,7 @@ class Reader:
         self.source = source
         self._pieces = pieces
         self._bounded = pieces is not None
+        self._fast = fast_paths()
         self.pos = 0
         self.line = 1  # the line of ``self.pos``
         self._carried = 0  # characters of the line the text starts in, read and dropped
@@ -487,7 +490,7 @@ class Reader:
         start_line, start_column = self.position(pos)
         if self._entry_seen and _ENTRY.match(text, pos):
             raise SyntaxFault("expects only one ENTRY", pos)
-        fast = _FAST_HEAD.match(text, pos)
+        fast = _FAST_HEAD.match(text, pos) if self._fast else None
         if fast is not None and fast.group(3) and _result_refused(
                 text[text.rindex("->", fast.start(3), fast.end(3)) + 2:fast.end(3)]):
             fast = None  # the general reader says why
@@ -734,7 +737,7 @@ class Reader:
         line's end) that the fast path takes, at most ``_RUN``, read past: each line
         ``scan_lines`` scans, up to the first whose attributes, shape, operands or names
         the general reader must judge (it reads that line and says what is wrong)."""
-        scanned = scan_lines(self.text, self.pos, _RUN)
+        scanned = scan_lines(self.text, self.pos, _RUN) if self._fast else None
         if not scanned:
             return []
         names, known, layouts, shapes, metadata = (
@@ -1463,3 +1466,10 @@ def read_attributes(text: str, pos: int) -> tuple[list[tuple[str, int, int]], in
             if _LITERAL_VALUE.match(text, after):
                 end = value_end(text, after)
         found.append((key.group(), start, end))
+
+
+def fast_paths() -> bool:
+    """Whether the reader's one-line fast paths read what they can (the default), read from
+    the environment when a read starts: ``MESHTOPO_HLO_FAST_PATHS=0`` turns them off, so
+    that the general reader reads every line (the answers are the same, more slowly)."""
+    return os.environ.get("MESHTOPO_HLO_FAST_PATHS", "") != "0"
