@@ -22,9 +22,10 @@ that a reader of the text up to the offset sees every statement whole and reads 
 it would with the whole text. ``statement_pieces`` joins blocks of text and cuts them there,
 for the streaming reader.
 
-Where the tokens do not show a statement's end (text XLA refuses, a single-quoted string
-holding more than a name, or a module that is one instruction), no offset is given there: the
-text waits for more, up to the whole rest of the input.
+Where the tokens do not show a statement's end (text XLA refuses, a single-quoted string the
+reader would read past, holding a '"', '/' or an opening bracket, or a module that is one
+instruction), no offset is given there: the text waits for more, up to the whole rest of the
+input.
 
 >>> text = "HloModule m\\n\\nENTRY e {\\n  p = f32[] parameter(0)\\n  ROOT n = f32[] negate(p)\\n}\\n"
 >>> end, in_body = statements_end(text[:60])

@@ -4,8 +4,10 @@ The file is read in blocks (default 8 MB), cut again where top-level statements 
 (``_statements.statement_pieces``: a statement longer than a block waits for the blocks it
 needs), and the pieces are read by the same reader as ``parse_module`` (``_reader``), which
 takes the next one between statements: no statement reaches it cut, so what is accepted,
-refused and found is the same as for the whole text. Memory is bounded by about two blocks, the names of the current computation's instructions (to check operands
-as XLA does), and what the collectives themselves hold, not by the file. Differences from
+refused and found is the same as for the whole text. Memory is bounded by one block (and
+the megabyte of it being cut, with its tokens), the names of the current computation's
+instructions (to check operands as XLA does), and what the collectives themselves hold, not
+by the file. Differences from
 ``parse_module``, all documented on the collective:
 
 - an operand's shape is known when written inline or defined among the 4,096 instructions
