@@ -6,22 +6,6 @@ import pytest
 
 import meshtopo as mt
 from meshtopo import hlo
-from meshtopo.hlo import _reader
-
-
-class NeverMatches:
-    """A stand-in for a fast path that takes nothing (and counts its calls): as a regex,
-    ``match`` finds nothing; called as ``scan_lines``, it scans no line."""
-
-    calls = 0
-
-    def match(self, *args: object) -> None:
-        NeverMatches.calls += 1
-        return None
-
-    def __call__(self, text: str, pos: int, most: int) -> list[object]:
-        NeverMatches.calls += 1
-        return []
 
 
 def structure(module: hlo.Module) -> list[tuple[object, ...]]:
@@ -43,9 +27,9 @@ def collective_fields(collective: hlo.Collective) -> tuple[object, ...]:
 
 
 def turn_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Turn off the fast paths for the rest of a test: the general reader reads every line."""
-    monkeypatch.setattr(_reader, "scan_lines", NeverMatches())
-    monkeypatch.setattr(_reader, "_FAST_HEAD", NeverMatches())
+    """Turn off the fast paths for the rest of a test (``MESHTOPO_HLO_FAST_PATHS=0``, read
+    when a read starts): the general reader reads every line."""
+    monkeypatch.setenv("MESHTOPO_HLO_FAST_PATHS", "0")
 
 
 def errors_both_ways(text: str, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:

@@ -7,7 +7,8 @@ computations, instructions; the one place that decides where an instruction ends
 opcodes, their operand counts and attributes from the one table in ``_opcodes``, values with
 a grammar of their own checked by ``_value_checks``' readers, what XLA checks once an
 instruction is read by ``_instruction_checks``) -> ``_structure`` records -> ``_decode`` (collective attributes, beside the reader) ->
-``_link`` (starts with dones, async wrappers) -> ``_module`` / ``_stream``.
+``_link`` (starts with dones, async wrappers) -> ``_module`` / ``_stream`` (whose blocks
+``_statements`` cuts where top-level statements end, on the tokens below).
 
 Tokens, the foundation of a reader over XLA's tokens: ``_tokens`` (the one table of XLA's
 token kinds, spellings and rules) -> ``_tokenize.tokenize(text, pos)`` (kinds, starts and ends

@@ -1,6 +1,8 @@
 """``Module``: an HLO module read from text; ``parse_module`` and ``load``.
 
-``parse_module`` reads the whole text through the one reader (``_reader``): the header (or
+``parse_module`` reads the whole text through the one reader (``_reader``) as one piece
+(the stream, ``_stream``, hands the same reader pieces cut where statements end; a whole text
+ends where its last statement does, so it needs no cutting): the header (or
 none: counts from the keywords, defaulting to 1), every computation and every instruction,
 and decodes every collective as it is met, so any text XLA's parser refuses is an
 ``HloParseError`` with line and column, whatever the entry point. ``load`` reads a file; a

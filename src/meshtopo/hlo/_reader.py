@@ -28,14 +28,19 @@ opcode, with the same lexical patterns, and shapes, names and XLA's checks betwe
 instructions as the general reader checks them. It takes a line only when the next line
 starts another statement (a name or ``}``, which no value continues) and those checks pass,
 and otherwise declines to the general reader, so it decides only how quickly an instruction
-is read. Text that is only partly available (the streaming reader) raises ``SyntaxFault`` with
-``at_end`` wherever the grammar needs text past the end, and is read again once more has
-arrived.
+is read.
+
+The text is read whole (``parse_module``) or in pieces (the stream) that each end where a
+top-level statement ends (``_statements``): the reader takes the next piece only between
+statements, so the grammar never meets a statement cut short, and the end of the text it has
+is the end of whatever it is reading. ``MESHTOPO_HLO_FAST_PATHS=0`` in the environment when a
+read starts turns the fast paths off (the general reader reads every line), to compare.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Callable, Iterator
 from typing import NamedTuple, TypeVar, cast
@@ -68,9 +73,9 @@ from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
 from ._syntax import (
     BARE,
     KEY,
-    LOOKAHEAD_MARGIN,
     MAX_DEPTH,
     NAME,
+    SKIP,
     STRING,
     SyntaxFault,
     group_end,
@@ -78,7 +83,6 @@ from ._syntax import (
     group_pattern,
     int64_at,
     leading_channel,
-    lookahead,
     skip,
     string_end,
     value_end,
@@ -230,23 +234,26 @@ class HeaderRecord:
 class Reader:
     """Reads one module's text: ``header()`` once, then ``computation_head()`` and
     ``instructions()`` for each computation until ``computation_head()`` returns
-    None. ``refill(keep_from)`` (streaming) returns more text to append, or None at the end;
-    without it the text is complete. ``definition(computation, name)`` is the shape text of
-    an instruction read before in ``computation`` (by default from its ``by_name``, which
-    the caller fills as instructions come), for the shapes XLA infers."""
+    None. ``pieces`` (streaming) gives the text after ``text``, each piece ending where a
+    top-level statement ends (``_statements.statement_pieces``); without it ``text`` is the
+    whole text. A streaming reader keeps the names of a computation's instructions in
+    bounded memory (``NameSet``). ``definition(computation, name)`` is the shape text of an
+    instruction read before in ``computation`` (by default from its ``by_name``, which the
+    caller fills as instructions come), for the shapes XLA infers."""
 
     def __init__(
         self,
         text: str,
         source: str | None = None,
-        refill: Callable[[], str | None] | None = None,
+        pieces: Iterator[str] | None = None,
         definition: Callable[[Computation, str], str | None] | None = None,
     ) -> None:
         self.text = text
         self._shared = _Shared(definition or _collected_definition)
         self.source = source
-        self._refill = refill
-        self.final = refill is None
+        self._pieces = pieces
+        self._bounded = pieces is not None
+        self._fast = fast_paths()
         self.pos = 0
         self.line = 1  # the line of ``self.pos``
         self._carried = 0  # characters of the line the text starts in, read and dropped
@@ -285,71 +292,56 @@ class Reader:
         line, column = self.position(offset)
         return HloParseError(message, line, column, self.source)
 
-    def _more(self) -> bool:
-        """Append more text, at least as much as is left unread (so that a statement longer
-        than many blocks is read again only a logarithmic number of times, not once a
-        block), dropping what has been read; False when there is no more."""
-        if self._refill is None:
-            return False
-        unread = len(self.text) - self.pos
-        parts: list[str] = []
-        arrived = 0
-        while arrived <= unread:
-            more = self._refill()
-            if more is None:
-                self.final = True
-                self._refill = None
-                break
-            parts.append(more)
-            arrived += len(more)
-        newline = self.text.rfind("\n", 0, self.pos)
-        self._carried = self.pos - newline - 1 if newline >= 0 else self._carried + self.pos
-        self.text = self.text[self.pos:] + "".join(parts)
-        self.pos = 0
-        return True
+    def _fill(self) -> None:
+        """Between statements: when no token is left, append the next piece (dropping what
+        has been read), until one is or the pieces end."""
+        while self._pieces is not None and SKIP.match(  # type: ignore[union-attr]
+                self.text, self.pos).end() >= len(self.text):
+            newline = self.text.rfind("\n", 0, self.pos)
+            self._carried = self.pos - newline - 1 if newline >= 0 else self._carried + self.pos
+            self.text = self.text[self.pos:]  # what has been read is let go first
+            self.pos = 0
+            piece = next(self._pieces, None)
+            if piece is None:
+                self._pieces = None
+                return
+            self.text += piece
 
     def _step(self, read: Callable[[int], tuple[object, int]]) -> object:
-        """Run one grammar step at the current position, reading on when it needs more text
-        than has arrived; a fault becomes an ``HloParseError`` with line and column."""
-        while True:
-            try:
-                found, end = read(self.pos)
-            except SyntaxFault as fault:
-                # A fault near the end of a partial text may come from a token cut there.
-                near_end = fault.at_end or fault.offset + LOOKAHEAD_MARGIN >= len(self.text)
-                if near_end and not self.final and self._more():
-                    continue
-                raise self.error(fault.message, fault.offset) from None
-            self._advance(end)
-            return found
-
-    def _next(self, pos: int) -> int:
-        return lookahead(self.text, pos, self.final)
+        """Run one grammar step at the current position; a fault becomes an
+        ``HloParseError`` with line and column."""
+        try:
+            found, end = read(self.pos)
+        except SyntaxFault as fault:
+            raise self.error(fault.message, fault.offset) from None
+        self._advance(end)
+        return found
 
     def _expect(self, char: str, pos: int, what: str) -> int:
-        pos = self._next(pos)
+        pos = skip(self.text, pos)
         if not self.text.startswith(char, pos):
-            raise SyntaxFault(f"expects '{char}' {what}", pos, at_end=pos >= len(self.text))
+            raise SyntaxFault(f"expects '{char}' {what}", pos)
         return pos + 1
 
     # ---- module and computations ---------------------------------------------------------
 
     def header(self) -> HeaderRecord:
         """The module header, or a record with ``name`` None when the text has none."""
+        self._fill()
         return self._step(self._header)  # type: ignore[return-value]
 
     def _header(self, pos: int) -> tuple[HeaderRecord, int]:
         text = self.text
-        pos = self._next(pos)
+        pos = skip(self.text, pos)
         line, _ = self.position(pos)
         found = _HLO_MODULE.match(text, pos)
         if found is None:
             self._headerless(pos)
             return HeaderRecord(None, [], line), pos
-        at = self._next(found.end())
+        at = skip(self.text, found.end())
         name = _MODULE_NAME.match(text, at)
         if name is None:
-            raise SyntaxFault("expects a module name after HloModule", at, at >= len(text))
+            raise SyntaxFault("expects a module name after HloModule", at)
         attributes, end = self._attributes_after(name.end())
         seen: set[str] = set()
         for key, value, line, column in attributes:
@@ -372,7 +364,7 @@ class Reader:
         name = NAME.match(text, pos)
         if pos >= len(text) or _ENTRY.match(text, pos):
             return
-        if name is None or not text.startswith("{", self._next(name.end())):
+        if name is None or not text.startswith("{", skip(self.text, name.end())):
             self.single = True
             self._shared.inline_count = 1  # the module and its computation are named _
 
@@ -380,17 +372,16 @@ class Reader:
         """Skip the stack-frame index XLA prints after the header (``FileNames``,
         ``FunctionNames``, ``FileLocations``, ``StackFrames``, each a list of ``id value``)."""
         text = self.text
-        while (section := _FRAME_SECTION.match(text, at := self._next(pos))) is not None:
+        while (section := _FRAME_SECTION.match(text, at := skip(self.text, pos))) is not None:
             pos = section.end()
-            while (number := _FRAME_ID.match(text, at := self._next(pos))) is not None:
-                at = self._next(number.end())
+            while (number := _FRAME_ID.match(text, at := skip(self.text, pos))) is not None:
+                at = skip(self.text, number.end())
                 if text.startswith('"', at):
                     pos = string_end(text, at)
                 elif text.startswith("{", at):
                     pos = group_end(text, at)
                 else:
-                    raise SyntaxFault(f"expects a string or '{{' in {section.group()}", at,
-                                      at_end=at >= len(text))
+                    raise SyntaxFault(f"expects a string or '{{' in {section.group()}", at)
         return pos
 
     def computation_head(self) -> Computation | None:
@@ -401,6 +392,7 @@ class Reader:
             self._shared.single_state = 1
             self._begin()
             return Computation("_", True, self.line, "")
+        self._fill()
         computation: Computation | None = self._step(self._computation_head)  # type: ignore[assignment]
         if computation is not None and computation.name in self.computation_names:
             raise HloParseError(f"computation {computation.name} is defined twice",
@@ -412,7 +404,7 @@ class Reader:
 
     def _begin(self) -> None:
         """Start reading a computation's instructions."""
-        self._names: set[str] | NameSet = set() if self.final else NameSet()
+        self._names: set[str] | NameSet = NameSet() if self._bounded else set()
         self._parameters: dict[int, Instruction] = {}
         # async starts and updates -> what their updates and dones continue
         self._async_ops: dict[str, _AsyncStart] = {}
@@ -432,6 +424,7 @@ class Reader:
         by the general reader."""
         self._shared.visit, self._shared.opcodes = visit, opcodes  # for inline computations
         while True:
+            self._fill()
             run = (self.pos, self.line)  # where the fast path's run starts
             read = [] if self.single else self._lines(computation)
             if read:
@@ -493,13 +486,11 @@ class Reader:
         text = self.text
         pos = skip(text, pos)
         if pos >= len(text):
-            if not self.final:
-                raise SyntaxFault("the text ends here", pos, at_end=True)
             return None, pos
         start_line, start_column = self.position(pos)
         if self._entry_seen and _ENTRY.match(text, pos):
             raise SyntaxFault("expects only one ENTRY", pos)
-        fast = _FAST_HEAD.match(text, pos)
+        fast = _FAST_HEAD.match(text, pos) if self._fast else None
         if fast is not None and fast.group(3) and _result_refused(
                 text[text.rindex("->", fast.start(3), fast.end(3)) + 2:fast.end(3)]):
             fast = None  # the general reader says why
@@ -512,26 +503,25 @@ class Reader:
                 result_at=self._result_at(pos, (start_line, start_column), fast.start(3),
                                            fast.end(3))), fast.end()
         entry = _ENTRY.match(text, pos)
-        at = self._next(entry.end()) if entry else pos
+        at = skip(self.text, entry.end()) if entry else pos
         name = NAME.match(text, at)
         if name is None:
             raise SyntaxFault("expects a computation name", at)
-        begin = self._next(name.end())
+        begin = skip(self.text, name.end())
         at = begin
         if text.startswith("(", at):  # the signature: (parameters) -> shape
-            arrow = self._next(group_end(text, at))
+            arrow = skip(self.text, group_end(text, at))
             if not text.startswith("->", arrow):
-                raise SyntaxFault("expects '->'", arrow, at_end=arrow >= len(text))
-            at, refused = read_shape(text, self._next(arrow + 2), len(text), signature=True)
+                raise SyntaxFault("expects '->'", arrow)
+            at, refused = read_shape(text, skip(text, arrow + 2), len(text), signature=True)
             if refused is not None:
-                raise SyntaxFault(*refused, at_end=refused[1] >= len(text))
-            at = self._next(at)
+                raise SyntaxFault(*refused)
+            at = skip(self.text, at)
             thread = _HEAD_THREAD.match(text, at)
             if thread is not None:
-                at = self._next(thread.end())
+                at = skip(self.text, thread.end())
         if not text.startswith("{", at):
-            raise SyntaxFault("expects '{' at the beginning of instruction list.", at,
-                              at_end=at >= len(text))
+            raise SyntaxFault("expects '{' at the beginning of instruction list.", at)
         signature = text[begin:at].strip()
         thread = _THREAD.search(signature)
         computation = Computation(
@@ -543,7 +533,7 @@ class Reader:
     def _computation_attributes(self, pos: int) -> tuple[str | None, int]:
         """The attributes after a computation's closing brace: ``execution_thread``, a string,
         alone, as XLA takes them (its value, or None when not written)."""
-        found, end = read_attributes(self.text, pos, self.final)
+        found, end = read_attributes(self.text, pos)
         thread = None
         for key, start, stop in found:
             at = self.text.rfind(key, 0, start)  # XLA points at the attribute's name
@@ -705,7 +695,7 @@ class Reader:
             return self._single_instruction(at, computation)
         if at >= len(text):
             raise SyntaxFault(f"computation {computation.name} is never closed (expected '}}')",
-                              at, at_end=True)
+                              at)
         if text[at] == "}":
             return None, at + 1
         return self._general(at, computation)
@@ -747,7 +737,7 @@ class Reader:
         line's end) that the fast path takes, at most ``_RUN``, read past: each line
         ``scan_lines`` scans, up to the first whose attributes, shape, operands or names
         the general reader must judge (it reads that line and says what is wrong)."""
-        scanned = scan_lines(self.text, self.pos, _RUN)
+        scanned = scan_lines(self.text, self.pos, _RUN) if self._fast else None
         if not scanned:
             return []
         names, known, layouts, shapes, metadata = (
@@ -886,15 +876,15 @@ class Reader:
         self._nested, self._depth = [], 0
         root = _ROOT.match(text, at)
         self._root_at = self.position(at) if root else None
-        start = self._next(root.end()) if root else at
+        start = skip(self.text, root.end()) if root else at
         name = NAME.match(text, start)
         if name is None:
-            raise SyntaxFault("expects name", start, at_end=start >= len(text))
+            raise SyntaxFault("expects name", start)
         if not name.group().startswith("%") and (
                 name.group() in KEYWORDS or text.startswith("=", name.end())):
             raise SyntaxFault("expects name", start)  # a keyword, or an attribute's name
         pos = self._expect("=", name.end(), "in instruction")
-        return self._right_side(name.group(), name.start(), self._next(pos), computation,
+        return self._right_side(name.group(), name.start(), skip(self.text, pos), computation,
                                 root is not None)
 
     def _right_side(self, name: str, start: int, shape_start: int, computation: Computation,
@@ -907,13 +897,13 @@ class Reader:
         if _can_be_shape(text, shape_start):
             shape_stop, refused = read_shape(text, shape_start, len(text))
             if refused is not None:
-                raise SyntaxFault(*refused, at_end=refused[1] >= len(text))
-        op_start = self._next(shape_stop)
+                raise SyntaxFault(*refused)
+        op_start = skip(self.text, shape_stop)
         opcode = _OPCODE.match(text, op_start)
         if opcode is None:
-            raise SyntaxFault("expects opcode", op_start, at_end=op_start >= len(text))
+            raise SyntaxFault("expects opcode", op_start)
         kind = opcode.group()
-        if kind not in OPCODES and (self.final or opcode.end() < len(text)):
+        if kind not in OPCODES:
             form = async_form(kind)
             if form is None:
                 raise SyntaxFault(f"expects opcode but sees: {kind}, error: Unknown "
@@ -923,7 +913,7 @@ class Reader:
                                   f"Unknown opcode: {form[1]}", op_start)
             kind = form[0]
         if shape_stop == shape_start and kind in SHAPE_REQUIRED:
-            raise SyntaxFault(f"cannot infer shape for opcode: {kind}", self._next(opcode.end()))
+            raise SyntaxFault(f"cannot infer shape for opcode: {kind}", skip(self.text, opcode.end()))
         open_at = self._expect("(", opcode.end(), f"after the opcode {opcode.group()}") - 1
         close = group_end(text, open_at)
         operands = self._read_operands(opcode.group(), open_at + 1, close - 1, computation)
@@ -935,12 +925,12 @@ class Reader:
         if nested:
             name = self._anonymous(opcode.group())
         if kind == "conditional":
-            _check_predicate(self._operand_shape(operands, computation), self._next(close))
+            _check_predicate(self._operand_shape(operands, computation), skip(self.text, close))
         continues = None
         if kind in ASYNC_KINDS:
             continues = self._async(opcode.group(), text[shape_start:shape_stop], operands[0],
-                                    self._next(close))
-        found, end = ([], close) if nested else read_attributes(text, close, self.final)
+                                    skip(self.text, close))
+        found, end = ([], close) if nested else read_attributes(text, close)
         inline = {at: self._inline_computations(s, e) for at, (k, s, e) in enumerate(found)
                   if k in CALL_ATTRIBUTES and _INLINE.match(text, s)}
         if continues is not None:
@@ -954,7 +944,7 @@ class Reader:
             shape = self._inferred(opcode.group(), operands, attributes, computation)
         for attribute in attributes:
             if attribute.key == "parameter_replication":
-                _check_replication(attribute.value, shape, self._next(end))
+                _check_replication(attribute.value, shape, skip(self.text, end))
         instruction = self._make(
             name, opcode.group(), shape, operands, line, column,
             computation, is_root, text[open_at + 1:close - 1], text[start:end],
@@ -965,11 +955,11 @@ class Reader:
                     self._operand_shape(operands, computation)):
                 continue  # a scalar's broadcast needs none
             if key not in written:  # where the attribute list starts (past it: none)
-                raise SyntaxFault(f"attribute {key} is expected but not seen", self._next(close))
+                raise SyntaxFault(f"attribute {key} is expected but not seen", skip(self.text, close))
         if checked_after(kind, written) and (after_error := instruction_error(
                 kind, shape, self._operand_shapes(operands, computation),
                 {a.key: a.value for a in attributes})) is not None:
-            raise SyntaxFault(after_error, self._next(end))
+            raise SyntaxFault(after_error, skip(self.text, end))
         return instruction, end
 
     def _inline_computations(self, start: int, stop: int) -> str:
@@ -1089,16 +1079,16 @@ class Reader:
         if kind == "async-start":
             if calls in self._shared.async_called:  # XLA's module check, after reading
                 raise SyntaxFault(f"Computation {calls} is called by more than one async op",
-                                  self._next(end))
+                                  skip(self.text, end))
             if calls:
                 self._shared.async_called.add(calls)
             start = start._replace(thread=thread, calls=calls)
         elif calls in self.computation_names and start.calls and calls != start.calls:
             raise SyntaxFault(f"Expect async_wrapped_computation to be {start.calls}, but got "
-                              f"{calls}", self._next(end))
+                              f"{calls}", skip(self.text, end))
         elif "async_execution_thread" in written and thread != start.thread:
             raise SyntaxFault(f"Expect async_execution_thread to be {start.thread}, but got "
-                              f"{thread}", self._next(end))
+                              f"{thread}", skip(self.text, end))
         if kind != "async-done":
             self._async_ops[name] = start
 
@@ -1188,8 +1178,8 @@ class Reader:
                 try:
                     found, end = self._right_side("", operand, operand, computation, False,
                                                   nested=True)
-                except SyntaxFault as fault:
-                    raise SyntaxFault(_NOT_AN_OPERAND, operand, fault.at_end) from None
+                except SyntaxFault:
+                    raise SyntaxFault(_NOT_AN_OPERAND, operand) from None
                 self._depth -= 1
                 if not all(self._defined(name) for name in found.operands):
                     raise SyntaxFault(_NOT_AN_OPERAND, operand)
@@ -1255,7 +1245,7 @@ class Reader:
 
     def _attributes_after(self, pos: int) -> tuple[list[Attribute], int]:
         """The ``, key=value`` attributes from ``pos`` (the module header's), with positions."""
-        found, end = read_attributes(self.text, pos, self.final)
+        found, end = read_attributes(self.text, pos)
         return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
 
 
@@ -1436,24 +1426,22 @@ _FAST_OPCODES = OPCODES - frozenset(ASYNC_KINDS) - {"conditional"}  # by its pre
 _BARE_OPCODES = _FAST_OPCODES - set(REQUIRED_ATTRIBUTES)
 
 
-def _device_ids_end(text: str, end: int, final: bool) -> int:
+def _device_ids_end(text: str, end: int) -> int:
     """Past the ``, device_ids=(...) {...}`` part of a mesh-axes value ending at ``end``, or
     ``end`` when none follows."""
-    comma = lookahead(text, end, final)
+    comma = skip(text, end)
     if not text.startswith(",", comma):
         return end
-    key = lookahead(text, comma + 1, final)
+    key = skip(text, comma + 1)
     if not text.startswith("device_ids", key):
         return end
-    equals = lookahead(text, key + len("device_ids"), final)
+    equals = skip(text, key + len("device_ids"))
     if not text.startswith("=", equals):
         return end
-    return value_end(text, lookahead(text, equals + 1, final), final)
+    return value_end(text, skip(text, equals + 1))
 
 
-def read_attributes(
-    text: str, pos: int, final: bool = True
-) -> tuple[list[tuple[str, int, int]], int]:
+def read_attributes(text: str, pos: int) -> tuple[list[tuple[str, int, int]], int]:
     """The ``, key=value`` attributes starting at ``pos``: (key, value start, value end) each,
     and the offset where the instruction ends (after its last value). A mesh-axes
     ``replica_groups`` value takes its ``, device_ids=(...)`` part along, as XLA reads it,
@@ -1461,21 +1449,27 @@ def read_attributes(
     found: list[tuple[str, int, int]] = []
     end = pos
     while True:
-        at = lookahead(text, end, final)
+        at = skip(text, end)
         if not text.startswith(",", at):
             return found, end
-        at = lookahead(text, at + 1, final)
+        at = skip(text, at + 1)
         # XLA's lexer reads ``name=`` as one token: nothing may come between name and '='.
         key = KEY.match(text, at)
         if key is None or not text.startswith("=", key.end()):
-            raise SyntaxFault("expects attribute name", at,
-                              at_end=(at if key is None else key.end()) >= len(text))
-        start = lookahead(text, key.end() + 1, final)
-        end = value_end(text, start, final)
+            raise SyntaxFault("expects attribute name", at)
+        start = skip(text, key.end() + 1)
+        end = value_end(text, start)
         if key.group() == "replica_groups" and text.startswith("mesh", start):
-            end = _device_ids_end(text, end, final)
+            end = _device_ids_end(text, end)
         elif key.group() == "literal":  # a custom call's: shape, then its value
-            after = lookahead(text, end, final)
+            after = skip(text, end)
             if _LITERAL_VALUE.match(text, after):
-                end = value_end(text, after, final)
+                end = value_end(text, after)
         found.append((key.group(), start, end))
+
+
+def fast_paths() -> bool:
+    """Whether the reader's one-line fast paths read what they can (the default), read from
+    the environment when a read starts: ``MESHTOPO_HLO_FAST_PATHS=0`` turns them off, so
+    that the general reader reads every line (the answers are the same, more slowly)."""
+    return os.environ.get("MESHTOPO_HLO_FAST_PATHS", "") != "0"

@@ -55,8 +55,8 @@ def shape_error(text: str, start: int, stop: int) -> tuple[str, int] | None:
     printed = _PRINTED.fullmatch(text, start, stop)
     if printed is not None and printed.group(1) in ELEMENT_BITS and printed.group(1) != "token":
         dims, layout = printed.group(2), printed.group(3)
-        if printed.group(0).find("{") < 0 or _count(dims) == _count(layout):
-            return None
+        if printed.group(0).find("{") < 0 or (dims and _count(dims) == _count(layout)):
+            return None  # (a scalar's braces are no layout to XLA: read below)
     end, refused = read_shape(text, start, stop)
     if refused is None and (end := skip(text, end)) < stop:
         return "expects opcode", end  # a '{' that is no layout

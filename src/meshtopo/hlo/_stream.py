@@ -1,10 +1,13 @@
 """``iter_collectives``: the collectives of a big dump, read block by block.
 
-The file is read in blocks (default 8 MB) by the same reader as ``parse_module``
-(``_reader``): an instruction cut by a block's end is read again once the next block has
-arrived, so what is accepted, refused and found is the same as for the whole text. Memory is
-bounded by one block, the names of the current computation's instructions (to check operands
-as XLA does), and what the collectives themselves hold, not by the file. Differences from
+The file is read in blocks (default 8 MB), cut again where top-level statements end
+(``_statements.statement_pieces``: a statement longer than a block waits for the blocks it
+needs), and the pieces are read by the same reader as ``parse_module`` (``_reader``), which
+takes the next one between statements: no statement reaches it cut, so what is accepted,
+refused and found is the same as for the whole text. Memory is bounded by one block (and
+the megabyte of it being cut, with its tokens), the names of the current computation's
+instructions (to check operands as XLA does), and what the collectives themselves hold, not
+by the file. Differences from
 ``parse_module``, all documented on the collective:
 
 - an operand's shape is known when written inline or defined among the 4,096 instructions
@@ -37,6 +40,7 @@ from ._input import HloInput, open_input
 from ._link import Linker
 from ._module import ModuleHeader, ModuleScope, collective_decoder, resolve_counts
 from ._reader import Reader
+from ._statements import statement_pieces
 from ._structure import Instruction
 
 BLOCK_SIZE = 8 << 20
@@ -152,15 +156,16 @@ def _blocks(
     stream: CollectiveStream,
     table: DeviceAssignment | None,
 ) -> Iterator[Collective]:
-    def refill() -> str | None:
-        chunk = hlo_input.read(block_size)
-        if bar is not None:
-            bar.advance(len(chunk.encode("utf-8", "replace")))
-        return chunk or None
+    def blocks() -> Iterator[str]:
+        while chunk := hlo_input.read(block_size):
+            if bar is not None:
+                bar.advance(len(chunk.encode("utf-8", "replace")))
+            yield chunk
 
     name = hlo_input.name
     recent: OrderedDict[str, str] = OrderedDict()
-    reader = Reader("", name, refill, lambda computation, operand: recent.get(operand))
+    reader = Reader("", name, statement_pieces(blocks()),
+                    lambda computation, operand: recent.get(operand))
     record = reader.header()
     header = ModuleHeader(record)
     r, p = resolve_counts(header, replica_count, num_partitions)

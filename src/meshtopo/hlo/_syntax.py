@@ -36,18 +36,15 @@ CONTINUATION = re.compile(r"[{(\[]|<=|T[ \t\r\n]*\(")
 _SPECIAL = re.compile(r'[{}()\[\]"/]')
 _CLOSER = {"{": "}", "(": ")", "[": "]"}
 MAX_DEPTH = 256
-LOOKAHEAD_MARGIN = 32
 
 
 class SyntaxFault(Exception):
-    """A lexical or grammatical error at ``offset`` of the text being read; ``at_end`` when the
-    text ended where more was expected (a reader of a partial text reads on instead)."""
+    """A lexical or grammatical error at ``offset`` of the text being read."""
 
-    def __init__(self, message: str, offset: int, at_end: bool = False) -> None:
+    def __init__(self, message: str, offset: int) -> None:
         super().__init__(message)
         self.message = message
         self.offset = offset
-        self.at_end = at_end
 
 
 def skip(text: str, pos: int) -> int:
@@ -55,7 +52,7 @@ def skip(text: str, pos: int) -> int:
     unterminated ``/*`` is an error."""
     end = SKIP.match(text, pos).end()  # type: ignore[union-attr]
     if text.startswith("/*", end):
-        raise SyntaxFault("unterminated comment", end, at_end=True)
+        raise SyntaxFault("unterminated comment", end)
     return end
 
 
@@ -74,8 +71,8 @@ def int64_at(text: str, pos: int, stop: int | None = None) -> tuple[int, int] | 
 def string_end(text: str, pos: int) -> int:
     """The offset just past the string literal starting at ``pos``."""
     match = _STRING.match(text, pos)
-    if match is None:  # it may end in text still to come
-        raise SyntaxFault("unterminated string", pos, at_end=True)
+    if match is None:
+        raise SyntaxFault("unterminated string", pos)
     return match.end()
 
 
@@ -90,7 +87,7 @@ def group_end(text: str, pos: int) -> int:
         found = search(text, at)
         if found is None:
             raise SyntaxFault(f"'{stack[-1]}' is never closed (expected '{_CLOSER[stack[-1]]}')",
-                              opened[-1], at_end=True)
+                              opened[-1])
         char, at = found.group(), found.start()
         if char == '"':
             at = string_end(text, at)
@@ -134,28 +131,18 @@ def atoms_end(text: str, pos: int) -> int:
     return pos
 
 
-def value_end(text: str, pos: int, final: bool = True) -> int:
+def value_end(text: str, pos: int) -> int:
     """The offset just past the attribute value starting at ``pos``: adjacent atoms, and the
-    continuations XLA's multi-token values allow after white space (``CONTINUATION``).
-    ``final`` says the text is complete (else reaching its end is a fault at the end)."""
+    continuations XLA's multi-token values allow after white space (``CONTINUATION``). The
+    text holds whole statements (``_statements``), so its end ends the value."""
     end = atoms_end(text, pos)
     if end == pos:
-        raise SyntaxFault("expects a value", pos, at_end=pos >= len(text))
+        raise SyntaxFault("expects a value", pos)
     while True:
-        after = lookahead(text, end, final)
+        after = skip(text, end)
         if after >= len(text) or CONTINUATION.match(text, after) is None:
             return end
         end = atoms_end(text, after)
-
-
-def lookahead(text: str, pos: int, final: bool = True) -> int:
-    """``skip``, where coming within ``LOOKAHEAD_MARGIN`` characters of the end of a text that
-    is not ``final`` is a fault at the end: what comes next decides the grammar (a token may
-    be cut there, ``T`` of ``T(1,0)`` for one), and it has not been read yet."""
-    after = skip(text, pos)
-    if not final and after + LOOKAHEAD_MARGIN >= len(text):
-        raise SyntaxFault("the text ends here", after, at_end=True)
-    return after
 
 
 _LEADING_CHANNEL = re.compile(r",[ \t]*channel_id=[ \t]*([0-9]{1,18})[ \t]*(?=,|$)")
