@@ -47,9 +47,6 @@ COMMENTS = {
 }
 # Constructs where today's reader fails on a comment XLA skips: (reason, a module showing it).
 KNOWN = {
-    "comment in an empty operand list": (
-        "the reader refuses a comment inside an empty operand list, op(/* c */), as "
-        "'empty operand'", "ROOT r = u32[] partition-id(/* c */)"),
     "comment glued to the module's name": (
         "the reader refuses 'HloModule m/**/t {' (a comment right after the module's name, "
         "no white space, before a computation that is not the entry) as 'expects a "
@@ -93,7 +90,7 @@ def boundaries(text: str, comments: bool = False) -> list[tuple[int, int]]:
             continue
         if comments and layout[i]:
             continue
-        if comments and ((kinds[i], kinds[i + 1]) == (K.kLparen, K.kRparen) or (
+        if comments and ((
                 kinds[i] == K.kAttributeName and text[starts[i]:ends[i]] in _AFTER_KNOWN)
                 or (i > 0 and kinds[i - 1] == K.kw_HloModule)):
             continue
@@ -163,6 +160,13 @@ def _known_module(line: str | None) -> str:
             + "t {\n  a = f32[] parameter(0)\n  ROOT b = f32[] copy(a)\n}\n\n"
             "ENTRY e {\n  p = pred[] parameter(0)\n  x = f32[] parameter(1)\n"
             f"  {line or 'ROOT y = f32[] copy(x)'}\n}}\n")
+
+
+def test_a_comment_in_an_empty_operand_list_is_white_space() -> None:
+    text = _known_module("ROOT r = u32[] partition-id(/* c */)")
+    without = text.replace("/* c */", " ")
+    assert xla_accepts(text) and xla_accepts(without)
+    assert reading(text) == reading(without)
 
 
 @pytest.mark.parametrize("construct", [

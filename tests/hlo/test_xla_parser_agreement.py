@@ -266,6 +266,21 @@ for _name, _line in (
     ("of an unknown operand", "ROOT %r = f32[8]{0} add(%p, f32[8] copy(%q))"),
     ("a tuple", "ROOT %r = get-tuple-element(\n    (f32[8], f32[8]) tuple(f32[8] "
                 "parameter(1), %p)\n  ), index=0"),
+    # a shape alone is no operand XLA reads: it reads on from the ',' and leaves it out
+    ("a shape alone", "ROOT %r = f32[8]{0} add(%p, f32[8], %p)"),
+    ("a tuple shape alone", "ROOT %r = f32[8]{0} add(%p, (f32[8], s32[]), %p)"),
+    ("a shape alone, last", "ROOT %r = f32[8]{0} add(%p, f32[8])"),
+    ("a shape alone, with a layout in error", "ROOT %r = f32[8]{0} add(%p, f32[8]{}, %p)"),
+    ("a shape against its name", "ROOT %r = f32[8]{0} add(f32[8]{0}%p, %p)"),
+    ("a shape alone on a collective", "ROOT %r = f32[8]{0} all-reduce(%p, f32[8]), "
+                                      "replica_groups={}, to_apply=%add"),
+    ("nothing first", "ROOT %r = f32[8]{0} add(,%p)"),
+    ("nothing last", "ROOT %r = f32[8]{0} add(%p,)"),
+    ("nothing between", "ROOT %r = f32[8]{0} add(%p,,%p)"),
+    ("nothing on lines of its own", "ROOT %r = f32[8]{0} add(%p,\n  ,%p)"),
+    ("nothing first on a collective", "ROOT %r = f32[8]{0} all-reduce(,%p), "
+                                      "replica_groups={}, to_apply=%add"),
+    ("two names without a comma", "ROOT %r = f32[8]{0} add(%p %p)"),
 ):
     CASES[f"nested operand, {_name}"] = _module(_line)
 # Lexical rules: strings span lines; a '//' comment ends at a line feed or a carriage return.

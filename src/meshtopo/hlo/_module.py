@@ -234,8 +234,8 @@ def _parse(
     assignment = None if device_assignment is None else as_assignment(device_assignment)
     collecting = gc.isenabled()
     gc.disable()  # reading creates many long-lived objects; cyclic GC passes only cost time
+    reader = Reader(text, source)
     try:
-        reader = Reader(text, source)
         header = ModuleHeader(reader.header())
         r, p = resolve_counts(header, replica_count, num_partitions)
         if assignment is not None:
@@ -264,9 +264,12 @@ def _parse(
             entry = next((c.name for c in computations if c.is_entry), computations[-1].name)
             header.name = f"module_{entry}"
         collectives = Linker(scope.root_collective, scope.wrapped).link(found)
-    except HloParseError as error:
+    except HloParseError as raised:
+        error = reader.recorded or raised
         if source and error.source is None:
             raise HloParseError(error.message, error.line, error.column, source) from None
+        if error is not raised:
+            raise error from None
         raise
     finally:
         if collecting:

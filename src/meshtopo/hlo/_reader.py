@@ -206,6 +206,7 @@ class _Shared:
     which stay few enough for Python to share their layout)."""
 
     __slots__ = ("async_called", "definition", "inline", "inline_count", "missing", "opcodes",
+                 "recorded",
                  "results", "single_state", "visit")
 
     def __init__(self, definition: Callable[[Computation, str], str | None]) -> None:
@@ -218,6 +219,8 @@ class _Shared:
         self.opcodes: frozenset[str] = frozenset()
         self.single_state = 0  # 1: the computation given, 2: the instruction read
         self.missing = 0  # parameters made for operands not defined
+        # The first error XLA's parser records and reads on past (``Reader.recorded``).
+        self.recorded: HloParseError | None = None
 
 
 class HeaderRecord:
@@ -291,6 +294,13 @@ class Reader:
         """An ``HloParseError`` at ``offset``."""
         line, column = self.position(offset)
         return HloParseError(message, line, column, self.source)
+
+    @property
+    def recorded(self) -> HloParseError | None:
+        """The first error XLA's parser records without stopping (an operand that is a shape
+        alone): the text is read on, and when it is refused later XLA reports this error
+        first, so the caller raises it in place of the later one."""
+        return self._shared.recorded
 
     def _fill(self) -> None:
         """Between statements: when no token is left, append the next piece (dropping what
@@ -1138,6 +1148,8 @@ class Reader:
         except SyntaxFault as fault:
             raise SyntaxFault(fault.message, offset + fault.offset) from None
         shapes = tuple(shape for _, shape, _ in found)
+        if any(shape is not None and not _can_be_shape(shape, 0) for shape in shapes):
+            raise SyntaxFault(_NOT_AN_OPERAND, offset)  # a name before a name: no shape
         return tuple(name for name, _, _ in found), (shapes if any(shapes) else ())
 
     def _read_operands(self, opcode: str, start: int, stop: int, computation: Computation
@@ -1148,7 +1160,12 @@ class Reader:
         text = self.text[start:stop]
         if ("(" in text or self.single) and opcode not in _LITERAL_OPCODES and text.strip():
             return self._operand_list(start, stop, computation)
-        return self._operands(opcode, text, start)
+        try:
+            return self._operands(opcode, text, start)
+        except SyntaxFault:
+            if opcode in _LITERAL_OPCODES:
+                raise
+            return self._operand_list(start, stop, computation)
 
     def _operand_list(self, start: int, stop: int, computation: Computation) -> _Operands:
         """XLA's operand list: ``operand (',' operand)*``, where an operand is ``[shape]
@@ -1186,6 +1203,13 @@ class Reader:
                 self._nested.append(found)
                 names.append(found.name)
                 shapes.append(None)
+            elif not self.single and (at >= stop or text[at] == ","):
+                # Nothing, or a shape alone: XLA's parser records that it reads neither a name
+                # nor an instruction there, reads on from the ',' or ')' and leaves the
+                # operand out.
+                if self._shared.recorded is None:
+                    self._shared.recorded = self.error(_NOT_AN_OPERAND, operand)
+                end = at
             else:
                 name = NAME.match(text, at, stop)
                 written = None if name is None else name.group().lstrip("%")
@@ -1202,6 +1226,9 @@ class Reader:
                     names.append(written)
                     shapes.append(shape)
                     end = name.end()  # type: ignore[union-attr]
+                    follows = skip(text, end)
+                    if follows < stop and text[follows] != ",":  # XLA tries it as an instruction
+                        raise SyntaxFault(_NOT_AN_OPERAND, operand)
             at = skip(text, end)
             if at >= stop:
                 return tuple(names), (tuple(shapes) if any(shapes) else ())

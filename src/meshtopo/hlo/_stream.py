@@ -166,6 +166,24 @@ def _blocks(
     recent: OrderedDict[str, str] = OrderedDict()
     reader = Reader("", name, statement_pieces(blocks()),
                     lambda computation, operand: recent.get(operand))
+    try:
+        yield from _collectives(reader, recent, replica_count, num_partitions, stream, table)
+    except HloParseError:
+        if reader.recorded is None:
+            raise
+        raise reader.recorded from None
+
+
+def _collectives(
+    reader: Reader,
+    recent: OrderedDict[str, str],
+    replica_count: int | None,
+    num_partitions: int | None,
+    stream: CollectiveStream,
+    table: DeviceAssignment | None,
+) -> Iterator[Collective]:
+    """The collectives ``reader`` reads, linked as they come; ``recent`` holds the shapes of
+    the instructions read last (``Reader``'s definitions)."""
     record = reader.header()
     header = ModuleHeader(record)
     r, p = resolve_counts(header, replica_count, num_partitions)
