@@ -12,11 +12,17 @@ from __future__ import annotations
 import os
 import runpy
 import signal
+import socket
 import sys
 import time
 import traceback
 
-from _jobs import free_port
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
-"""Multi-process gloo jobs for the tests: a free port, and the jobs of one worker script run
-under a hard timeout, every process killed and reaped by the end.
+"""Multi-process gloo jobs for the tests: the jobs of one worker script run under a hard
+timeout, every process killed and reaped by the end.
 
 The ranks are forks of one process that imported the script's modules (torch) once
 (``_forker.py``), not a fresh interpreter each."""
@@ -9,19 +9,11 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 JOB_TIMEOUT = 90
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def run_jobs(worker: Path, ranks: int, outs: dict[str, Path], parallel: int = 2) -> None:
