@@ -18,6 +18,7 @@ import threading
 import time
 
 import torch
+import torch._inductor  # a dump's first stack traces import it: imported once, here
 import torch.distributed as dist
 
 HANG_SECONDS = 4.0

@@ -16,6 +16,7 @@ import sys
 import time
 
 import torch
+import torch._inductor  # a dump's first stack traces import it: imported once, here
 import torch.distributed as dist
 from torch.profiler import ProfilerActivity, profile
 

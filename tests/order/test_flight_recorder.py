@@ -9,7 +9,6 @@ import pickle
 import re
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ import pytest
 import meshtopo as mt
 from meshtopo.order import _flight_columns as fc
 
-from ._jobs import run_ranks
+from ._jobs import run_jobs
 
 HERE = Path(__file__).resolve().parent
 SCENARIOS = ("clean", "batch", "opposite", "cycle", "skip", "size", "dtype", "type", "moe",
@@ -30,9 +29,7 @@ pytestmark = pytest.mark.timeout(600)
 def dumps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("flight_recorder")
     paths = {scenario: root / scenario for scenario in SCENARIOS}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        list(pool.map(lambda s: run_ranks(HERE / "_fr_worker.py", 4, paths[s], s),
-                      SCENARIOS))
+    run_jobs(HERE / "_fr_worker.py", 4, paths)
     for scenario, path in paths.items():
         written = sorted(p.name for p in path.iterdir() if p.is_file())
         dumped = range(3) if scenario == "absent" else range(4)  # rank 3 leaves no dump

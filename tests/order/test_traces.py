@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ import pytest
 import meshtopo as mt
 from meshtopo.cli._main import main
 
-from ._jobs import run_ranks
+from ._jobs import run_jobs
 from ._pure_reader import events_text
 
 HERE = Path(__file__).resolve().parent
@@ -51,9 +50,7 @@ def _columns(events: object) -> str:
 def traces(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("traces")
     paths = {scenario: root / scenario for scenario in SCENARIOS}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        list(pool.map(lambda s: run_ranks(HERE / "_trace_worker.py", 3, paths[s], s),
-                      SCENARIOS))
+    run_jobs(HERE / "_trace_worker.py", 3, paths)
     for path in paths.values():
         assert sorted(p.name for p in path.iterdir()) == [
             "rank0.pt.trace.json", "rank1.pt.trace.json.gz", "rank2.pt.trace.json"]

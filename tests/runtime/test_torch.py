@@ -1,7 +1,7 @@
-"""The torch backend on real gloo processes: every program of ``_programs`` (every opcode and
-group mode, async pairs, control flow) and every opcode on 2, 4 and 8 processes against the
-local backend (itself checked against XLA), the two-host command line as 2 x 4 processes on
-127.0.0.1, a killed process, opposite-order collectives, bad input refused before any process.
+"""The torch backend on real gloo processes, beyond what it computes (``test_torch_programs``):
+the two-host command line as 2 x 4 processes on 127.0.0.1, a killed process, opposite-order
+collectives, replay, the DeviceMesh bridge, hosts that never start or whose store never
+answers, bad input refused before any process.
 
 Every test here has a hard timeout; runs go through ``execute``/``meshtopo run``, whose
 launcher kills and reaps its whole process session on every exit path."""
@@ -16,49 +16,17 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import meshtopo as mt
-from meshtopo.hlo import is_low_precision
 from meshtopo.runtime import RendezvousError
 from meshtopo.runtime._launch import free_port
 
+from ._compare import leaves
 from ._faults import LONG_LOOP, OPPOSITE_ORDER
-from ._programs import PROGRAMS, SCHEDULED, Program, combined
+from ._programs import SCHEDULED, combined
 
 SRC = str(Path(mt.__file__).resolve().parents[1])
-BROADCAST = """HloModule broadcast, replica_count=4
-
-ENTRY %main (p: f32[3]) -> f32[3] {
-  %p = f32[3] parameter(0)
-  ROOT %cb = f32[3] collective-broadcast(%p), replica_groups={{1,0},{2,3}}
-}
-"""
-
-
-def _leaves(value: object) -> list[np.ndarray]:
-    return list(value) if isinstance(value, tuple) else [value]  # type: ignore[list-item]
-
-
-def _same(a: dict, b: dict) -> None:
-    assert sorted(a) == sorted(b)
-    for device in a:
-        for x, y in zip(_leaves(a[device]), _leaves(b[device]), strict=True):
-            assert x.dtype == y.dtype and x.shape == y.shape
-            if x.dtype.kind in "iub" or is_low_precision(x.dtype):
-                np.testing.assert_array_equal(x, y, err_msg=f"device {device}")
-            else:
-                np.testing.assert_allclose(x, y, rtol=1e-6, err_msg=f"device {device}")
-
-
-@pytest.mark.timeout(120)
-@pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
-def test_program_on_torch_equals_local(program: Program) -> None:
-    # The last table of each program is its permuted device assignment (or the only one).
-    module = mt.hlo.parse_module(program.text, device_assignment=np.array(program.tables[-1]))
-    _same(mt.runtime.execute(module, backend="torch", timeout=30),
-          mt.runtime.execute(module, timeout=30))
 
 
 def _cli(*args: str) -> subprocess.Popen[str]:
@@ -92,25 +60,6 @@ def _workers_of(pid: int) -> list[int]:
     return children
 
 
-@pytest.mark.timeout(120)
-@pytest.mark.parametrize(("replicas", "partitions"), [(1, 2), (2, 2), (2, 4)],
-                         ids=["2-processes", "4-processes", "8-processes"])
-def test_every_opcode_matches_local(replicas: int, partitions: int) -> None:
-    module = mt.hlo.parse_module(combined(replicas, partitions))
-    _same(mt.runtime.execute(module, backend="torch", timeout=30),
-          mt.runtime.execute(module, timeout=30))
-
-
-@pytest.mark.timeout(120)
-def test_collective_broadcast_and_permuted_assignment() -> None:
-    module = mt.hlo.parse_module(BROADCAST, device_assignment=[[3], [0], [2], [1]])
-    inputs = {d: [np.full(3, d, np.float32)] for d in range(4)}
-    torch_out = mt.runtime.execute(module, inputs, backend="torch", timeout=30)
-    _same(torch_out, mt.runtime.execute(module, inputs, timeout=30))
-    # Group {1,0} is replicas 1, 0 = devices 0, 3; its root (rank 0) is device 0.
-    assert {d: float(v[0]) for d, v in torch_out.items()} == {0: 0.0, 3: 0.0, 2: 2.0, 1: 2.0}
-
-
 @pytest.mark.timeout(150)
 def test_two_hosts_of_four_processes_on_localhost(tmp_path: Path) -> None:
     path = tmp_path / "combined.hlo"
@@ -125,7 +74,7 @@ def test_two_hosts_of_four_processes_on_localhost(tmp_path: Path) -> None:
     assert [sorted(d["device"] for d in host) for host in devices] == [[0, 1, 2, 3], [4, 5, 6, 7]]
     local = mt.runtime.execute(mt.hlo.parse_module(combined(2, 4)))
     for entry in devices[0] + devices[1]:
-        expected = _leaves(local[entry["device"]])
+        expected = leaves(local[entry["device"]])
         assert [o["values"] for o in entry["outputs"]] == [e.tolist() for e in expected]
 
 

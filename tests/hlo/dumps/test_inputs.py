@@ -7,12 +7,14 @@ import gzip
 import io
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 import meshtopo as mt
 from cli.inspect._dumps import MIXED_2X2
+from meshtopo.cli import main
 
 TRUNCATED = "Compressed file ended before the end-of-stream marker was reached"
 # Each command that reads one HLO module, with the options it needs for one module.
@@ -25,6 +27,26 @@ def meshtopo(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[byte
 
 
 @pytest.fixture
+def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        ) -> Callable[..., tuple[int, str, str]]:
+    """``meshtopo ARGS`` in this process with ``stdin`` as its standard input: (exit code,
+    stdout, stderr)."""
+
+    def run(*args: str, stdin: bytes = b"") -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+        capsys.readouterr()
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as done:
+            code = done.code if isinstance(done.code, int) else 1
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture
 def gz(tmp_path: Path) -> tuple[bytes, Path]:
     data = gzip.compress(MIXED_2X2.encode())
     truncated = tmp_path / "truncgz.gz"
@@ -33,27 +55,26 @@ def gz(tmp_path: Path) -> tuple[bytes, Path]:
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
-def test_gzip_on_stdin_reads_as_the_plain_text(command: list[str], gz: tuple[bytes, Path]):
+def test_gzip_on_stdin_reads_as_the_plain_text(command: list[str], gz: tuple[bytes, Path],
+                                               run: Callable[..., tuple[int, str, str]]):
     data, _ = gz
-    plain = meshtopo(*command, "-", stdin=MIXED_2X2.encode())
-    zipped = meshtopo(*command, "-", stdin=data)
-    assert plain.returncode in (0, 1), plain.stderr
-    assert (zipped.returncode, zipped.stdout, zipped.stderr) == (
-        plain.returncode, plain.stdout, plain.stderr)
+    plain = run(*command, "-", stdin=MIXED_2X2.encode())
+    zipped = run(*command, "-", stdin=data)
+    assert plain[0] in (0, 1), plain[2]
+    assert plain[1]
+    assert zipped == plain
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
 def test_a_truncated_gzip_is_one_message_for_every_command(command: list[str],
-                                                           gz: tuple[bytes, Path]):
+                                                           gz: tuple[bytes, Path],
+                                                           run: Callable[..., tuple[int, str,
+                                                                                    str]]):
     data, truncated = gz
-    from_file = meshtopo(*command, str(truncated))
-    assert from_file.returncode == 2
-    assert from_file.stderr.decode() == (
-        f"meshtopo: error: {truncated} is not a readable gzip file: {TRUNCATED}\n")
-    from_stdin = meshtopo(*command, "-", stdin=data[:100])
-    assert from_stdin.returncode == 2
-    assert from_stdin.stderr.decode() == (
-        f"meshtopo: error: <stdin> is not a readable gzip file: {TRUNCATED}\n")
+    assert run(*command, str(truncated)) == (
+        2, "", f"meshtopo: error: {truncated} is not a readable gzip file: {TRUNCATED}\n")
+    assert run(*command, "-", stdin=data[:100]) == (
+        2, "", f"meshtopo: error: <stdin> is not a readable gzip file: {TRUNCATED}\n")
 
 
 class _Unpeekable(io.RawIOBase):
