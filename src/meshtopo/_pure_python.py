@@ -4,7 +4,9 @@ Each compiled part (the HLO tokenizer and scanners, the Flight Recorder decoder,
 scanner) is optional and has a pure-Python stand-in with the same answers. Setting
 ``MESHTOPO_PURE_PYTHON`` to anything but ``""`` or ``"0"`` before the first import chooses
 the stand-ins on purpose (the test suite reads with both); ``PURE_PYTHON`` says so, and
-``compiled`` gives a compiled function, or None where the stand-in reads.
+``compiled`` gives a compiled function, or None where the stand-in reads. The Flight Recorder
+decoder also looks when a read starts (``chosen``), so that setting the variable later
+switches it too (the tests compare the two in one process).
 """
 
 from __future__ import annotations
@@ -13,7 +15,13 @@ import importlib
 import os
 from typing import Any
 
-PURE_PYTHON: bool = os.environ.get("MESHTOPO_PURE_PYTHON", "") not in ("", "0")
+
+def chosen() -> bool:
+    """True when ``MESHTOPO_PURE_PYTHON`` chooses the stand-ins now (read at each call)."""
+    return os.environ.get("MESHTOPO_PURE_PYTHON", "") not in ("", "0")
+
+
+PURE_PYTHON: bool = chosen()
 
 
 def compiled(module: str, name: str) -> Any | None:

@@ -6,6 +6,7 @@ The real torch dumps are checked in ``test_flight_recorder`` (``test_decoders_ag
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import random
@@ -13,6 +14,7 @@ import struct
 import subprocess
 import sys
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,28 +51,37 @@ def assert_same(ours: fc.Columns, theirs: fc.Columns) -> None:
     assert (ours.pg_config, ours.pg_status) == (theirs.pg_config, theirs.pg_status)
 
 
-def refusal(path: Path, decoder: Any) -> str:
-    """What ``from_flight_recorder`` says of ``path`` with ``decoder`` as the compiled one."""
-    saved = fc._scan
-    fc._scan = decoder
-    try:
-        with pytest.raises(mt.InvalidArgumentError) as error:
-            mt.order.from_flight_recorder(path)
-    finally:
-        fc._scan = saved
+@contextlib.contextmanager
+def decoding(pure: bool) -> Iterator[None]:
+    """Read with the pure-Python decoder (``pure``) or the compiled one, as
+    ``MESHTOPO_PURE_PYTHON`` chooses when a read starts."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MESHTOPO_PURE_PYTHON", "1" if pure else "0")
+        yield
+
+
+def refusal(path: Path, pure: bool) -> str:
+    """What ``from_flight_recorder`` says of ``path`` read by the pure-Python decoder or not."""
+    with decoding(pure), pytest.raises(mt.InvalidArgumentError) as error:
+        mt.order.from_flight_recorder(path)
     return str(error.value)
 
 
-@pytest.fixture(scope="module")
-def bench_dumps(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Dumps as ``bench_order`` writes them (torch's form), 8 ranks x 40 entries."""
+def written_dumps(tmp_path_factory: pytest.TempPathFactory, ranks: int, entries: int) -> Path:
+    """Dumps as ``bench_order`` writes them (torch's form), ``ranks`` x ``entries``."""
     out = tmp_path_factory.mktemp("bench_dumps")
     subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
                     "sys.path.insert(0, sys.argv[1]); "
                     "from benchmarks.bench_order import write_dumps; "
-                    "write_dumps(Path(sys.argv[2]), 8, 40)", str(ROOT), str(out)],
+                    f"write_dumps(Path(sys.argv[2]), {ranks}, {entries})", str(ROOT), str(out)],
                    check=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     return out
+
+
+@pytest.fixture(scope="module")
+def bench_dumps(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """8 ranks x 40 entries."""
+    return written_dumps(tmp_path_factory, 8, 40)
 
 
 def test_decoders_agree_on_the_benchmark_dumps(bench_dumps: Path) -> None:
@@ -162,8 +173,8 @@ MESSAGES = {
 def test_hostile_dumps_are_refused_alike(tmp_path: Path, name: str) -> None:
     path = tmp_path / "rank_0"
     path.write_bytes(pickle.dumps(_hostile()[name], protocol=2))
-    with_decoder = refusal(path, fc._scan)
-    assert with_decoder == refusal(path, None)
+    with_decoder = refusal(path, False)
+    assert with_decoder == refusal(path, True)
     assert with_decoder == f"{path}: {MESSAGES[name]}"
 
 
@@ -173,8 +184,8 @@ def test_truncated_dumps_are_refused_alike(bench_dumps: Path, tmp_path: Path) ->
         path = tmp_path / "rank_3"
         path.write_bytes(data[:cut])
         assert native(data[:cut]) is None
-        message = refusal(path, fc._scan)
-        assert message == refusal(path, None)
+        message = refusal(path, False)
+        assert message == refusal(path, True)
         assert message.startswith(f"{path}: not a Flight Recorder dump (pickle or JSON): ")
         assert "\n" not in message
 
@@ -331,33 +342,24 @@ def test_frames_are_read_as_the_unpickler_reads_a_file(tmp_path: Path) -> None:
             assert_same(ours, fallback(mutated, tmp_path / "rank_0"))
         path = tmp_path / "rank_0"
         path.write_bytes(mutated)
-        assert refusal_or_report(path, fc._scan) == refusal_or_report(path, None)
+        assert refusal_or_report(path, False) == refusal_or_report(path, True)
     assert 0 < declined < length - 1  # frames that end between two opcodes read on alike
 
 
-def refusal_or_report(path: Path, decoder: Any) -> str:
-    """What ``from_flight_recorder`` says of ``path`` with ``decoder`` as the compiled one:
+def refusal_or_report(path: Path, pure: bool) -> str:
+    """What ``from_flight_recorder`` says of ``path`` read by the pure-Python decoder or not:
     its refusal, or its report's findings."""
-    saved = fc._scan
-    fc._scan = decoder
-    try:
-        return repr(mt.order.from_flight_recorder(path).findings)
-    except mt.InvalidArgumentError as error:
-        return str(error)
-    finally:
-        fc._scan = saved
+    with decoding(pure):
+        try:
+            return repr(mt.order.from_flight_recorder(path).findings)
+        except mt.InvalidArgumentError as error:
+            return str(error)
 
 
 @pytest.fixture(scope="module")
 def long_dumps(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Dumps as ``bench_order`` writes them, 8 ranks x 1,000 entries (about 0.3 MB each)."""
-    out = tmp_path_factory.mktemp("long_dumps")
-    subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
-                    "sys.path.insert(0, sys.argv[1]); "
-                    "from benchmarks.bench_order import write_dumps; "
-                    "write_dumps(Path(sys.argv[2]), 8, 1000)", str(ROOT), str(out)],
-                   check=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
-    return out
+    """8 ranks x 1,000 entries (about 0.3 MB each)."""
+    return written_dumps(tmp_path_factory, 8, 1000)
 
 
 def test_one_dump_decodes_within_twice_its_size(long_dumps: Path) -> None:

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InvalidArgumentError
-from .._pure_python import compiled
+from .._pure_python import chosen, compiled
 
 FIELDS = ("process_group", "profiling_name", "is_p2p", "collective_seq_id", "p2p_seq_id",
           "pg_id", "state", "input_sizes", "input_dtypes", "output_sizes")
@@ -77,7 +77,7 @@ def read_dump(file: Path) -> Columns:
             raise InvalidArgumentError(
                 f"{file}: not a Flight Recorder dump (pickle or JSON): {error}") from None
         return columns(dump, file)
-    if _scan is not None:
+    if _scan is not None and not chosen():
         found = _scan(data, FIELDS, _LIBRARY, MAX_DEPTH)
         if found is not None:
             values, ids, config, status = found
