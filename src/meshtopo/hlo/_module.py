@@ -265,7 +265,7 @@ def _parse(
             header.name = f"module_{entry}"
         collectives = Linker(scope.root_collective, scope.wrapped).link(found)
     except HloParseError as raised:
-        error = reader.recorded or raised
+        error = reader.reported(raised)
         if source and error.source is None:
             raise HloParseError(error.message, error.line, error.column, source) from None
         if error is not raised:

@@ -219,7 +219,7 @@ class _Shared:
         self.opcodes: frozenset[str] = frozenset()
         self.single_state = 0  # 1: the computation given, 2: the instruction read
         self.missing = 0  # parameters made for operands not defined
-        # The first error XLA's parser records and reads on past (``Reader.recorded``).
+        # The first error XLA's parser records and reads on past (``Reader.reported``).
         self.recorded: HloParseError | None = None
 
 
@@ -295,12 +295,11 @@ class Reader:
         line, column = self.position(offset)
         return HloParseError(message, line, column, self.source)
 
-    @property
-    def recorded(self) -> HloParseError | None:
-        """The first error XLA's parser records without stopping (an operand that is a shape
-        alone): the text is read on, and when it is refused later XLA reports this error
-        first, so the caller raises it in place of the later one."""
-        return self._shared.recorded
+    def reported(self, error: HloParseError) -> HloParseError:
+        """The error XLA reports when the text is refused with ``error``: the first one its
+        parser recorded without stopping (an operand it reads neither as a name nor as an
+        instruction), if any, else ``error``."""
+        return self._shared.recorded or error
 
     def _fill(self) -> None:
         """Between statements: when no token is left, append the next piece (dropping what
@@ -342,13 +341,13 @@ class Reader:
 
     def _header(self, pos: int) -> tuple[HeaderRecord, int]:
         text = self.text
-        pos = skip(self.text, pos)
+        pos = skip(text, pos)
         line, _ = self.position(pos)
         found = _HLO_MODULE.match(text, pos)
         if found is None:
             self._headerless(pos)
             return HeaderRecord(None, [], line), pos
-        at = skip(self.text, found.end())
+        at = skip(text, found.end())
         name = _MODULE_NAME.match(text, at)
         if name is None:
             raise SyntaxFault("expects a module name after HloModule", at)
@@ -374,7 +373,7 @@ class Reader:
         name = NAME.match(text, pos)
         if pos >= len(text) or _ENTRY.match(text, pos):
             return
-        if name is None or not text.startswith("{", skip(self.text, name.end())):
+        if name is None or not text.startswith("{", skip(text, name.end())):
             self.single = True
             self._shared.inline_count = 1  # the module and its computation are named _
 
@@ -382,10 +381,10 @@ class Reader:
         """Skip the stack-frame index XLA prints after the header (``FileNames``,
         ``FunctionNames``, ``FileLocations``, ``StackFrames``, each a list of ``id value``)."""
         text = self.text
-        while (section := _FRAME_SECTION.match(text, at := skip(self.text, pos))) is not None:
+        while (section := _FRAME_SECTION.match(text, at := skip(text, pos))) is not None:
             pos = section.end()
-            while (number := _FRAME_ID.match(text, at := skip(self.text, pos))) is not None:
-                at = skip(self.text, number.end())
+            while (number := _FRAME_ID.match(text, at := skip(text, pos))) is not None:
+                at = skip(text, number.end())
                 if text.startswith('"', at):
                     pos = string_end(text, at)
                 elif text.startswith("{", at):
@@ -513,23 +512,23 @@ class Reader:
                 result_at=self._result_at(pos, (start_line, start_column), fast.start(3),
                                            fast.end(3))), fast.end()
         entry = _ENTRY.match(text, pos)
-        at = skip(self.text, entry.end()) if entry else pos
+        at = skip(text, entry.end()) if entry else pos
         name = NAME.match(text, at)
         if name is None:
             raise SyntaxFault("expects a computation name", at)
-        begin = skip(self.text, name.end())
+        begin = skip(text, name.end())
         at = begin
         if text.startswith("(", at):  # the signature: (parameters) -> shape
-            arrow = skip(self.text, group_end(text, at))
+            arrow = skip(text, group_end(text, at))
             if not text.startswith("->", arrow):
                 raise SyntaxFault("expects '->'", arrow)
             at, refused = read_shape(text, skip(text, arrow + 2), len(text), signature=True)
             if refused is not None:
                 raise SyntaxFault(*refused)
-            at = skip(self.text, at)
+            at = skip(text, at)
             thread = _HEAD_THREAD.match(text, at)
             if thread is not None:
-                at = skip(self.text, thread.end())
+                at = skip(text, thread.end())
         if not text.startswith("{", at):
             raise SyntaxFault("expects '{' at the beginning of instruction list.", at)
         signature = text[begin:at].strip()
@@ -886,7 +885,7 @@ class Reader:
         self._nested, self._depth = [], 0
         root = _ROOT.match(text, at)
         self._root_at = self.position(at) if root else None
-        start = skip(self.text, root.end()) if root else at
+        start = skip(text, root.end()) if root else at
         name = NAME.match(text, start)
         if name is None:
             raise SyntaxFault("expects name", start)
@@ -894,7 +893,7 @@ class Reader:
                 name.group() in KEYWORDS or text.startswith("=", name.end())):
             raise SyntaxFault("expects name", start)  # a keyword, or an attribute's name
         pos = self._expect("=", name.end(), "in instruction")
-        return self._right_side(name.group(), name.start(), skip(self.text, pos), computation,
+        return self._right_side(name.group(), name.start(), skip(text, pos), computation,
                                 root is not None)
 
     def _right_side(self, name: str, start: int, shape_start: int, computation: Computation,
@@ -908,7 +907,7 @@ class Reader:
             shape_stop, refused = read_shape(text, shape_start, len(text))
             if refused is not None:
                 raise SyntaxFault(*refused)
-        op_start = skip(self.text, shape_stop)
+        op_start = skip(text, shape_stop)
         opcode = _OPCODE.match(text, op_start)
         if opcode is None:
             raise SyntaxFault("expects opcode", op_start)
@@ -923,7 +922,7 @@ class Reader:
                                   f"Unknown opcode: {form[1]}", op_start)
             kind = form[0]
         if shape_stop == shape_start and kind in SHAPE_REQUIRED:
-            raise SyntaxFault(f"cannot infer shape for opcode: {kind}", skip(self.text, opcode.end()))
+            raise SyntaxFault(f"cannot infer shape for opcode: {kind}", skip(text, opcode.end()))
         open_at = self._expect("(", opcode.end(), f"after the opcode {opcode.group()}") - 1
         close = group_end(text, open_at)
         operands = self._read_operands(opcode.group(), open_at + 1, close - 1, computation)
@@ -935,11 +934,11 @@ class Reader:
         if nested:
             name = self._anonymous(opcode.group())
         if kind == "conditional":
-            _check_predicate(self._operand_shape(operands, computation), skip(self.text, close))
+            _check_predicate(self._operand_shape(operands, computation), skip(text, close))
         continues = None
         if kind in ASYNC_KINDS:
             continues = self._async(opcode.group(), text[shape_start:shape_stop], operands[0],
-                                    skip(self.text, close))
+                                    skip(text, close))
         found, end = ([], close) if nested else read_attributes(text, close)
         inline = {at: self._inline_computations(s, e) for at, (k, s, e) in enumerate(found)
                   if k in CALL_ATTRIBUTES and _INLINE.match(text, s)}
@@ -954,7 +953,7 @@ class Reader:
             shape = self._inferred(opcode.group(), operands, attributes, computation)
         for attribute in attributes:
             if attribute.key == "parameter_replication":
-                _check_replication(attribute.value, shape, skip(self.text, end))
+                _check_replication(attribute.value, shape, skip(text, end))
         instruction = self._make(
             name, opcode.group(), shape, operands, line, column,
             computation, is_root, text[open_at + 1:close - 1], text[start:end],
@@ -965,11 +964,11 @@ class Reader:
                     self._operand_shape(operands, computation)):
                 continue  # a scalar's broadcast needs none
             if key not in written:  # where the attribute list starts (past it: none)
-                raise SyntaxFault(f"attribute {key} is expected but not seen", skip(self.text, close))
+                raise SyntaxFault(f"attribute {key} is expected but not seen", skip(text, close))
         if checked_after(kind, written) and (after_error := instruction_error(
                 kind, shape, self._operand_shapes(operands, computation),
                 {a.key: a.value for a in attributes})) is not None:
-            raise SyntaxFault(after_error, skip(self.text, end))
+            raise SyntaxFault(after_error, skip(text, end))
         return instruction, end
 
     def _inline_computations(self, start: int, stop: int) -> str:

@@ -168,10 +168,11 @@ def _blocks(
                     lambda computation, operand: recent.get(operand))
     try:
         yield from _collectives(reader, recent, replica_count, num_partitions, stream, table)
-    except HloParseError:
-        if reader.recorded is None:
+    except HloParseError as raised:
+        error = reader.reported(raised)
+        if error is raised:
             raise
-        raise reader.recorded from None
+        raise error from None
 
 
 def _collectives(
