@@ -158,13 +158,18 @@ class _Layout:
     own): that the text is an attribute list, the computations it calls (in an open layout,
     none but each line's own), control predecessors and whether it has a metadata
     attribute. Calling it with an instruction read by the fast path gives that
-    instruction's attributes with their positions, split from the instruction's own text."""
+    instruction's attributes with their positions: those of ``shared`` from ``spans`` (each
+    attribute's key, value and the value's offset in ``shared``; None in an open layout,
+    whose lines differ there), any after it (a trailing metadata attribute) split from the instruction's own
+    text."""
 
-    __slots__ = ("accepted", "called", "controls", "has_metadata", "keys", "shared")
+    __slots__ = ("accepted", "called", "controls", "has_metadata", "keys", "shared", "spans")
 
     def __init__(self, called: tuple[str, ...], controls: tuple[str, ...], shared: str,
-                 keys: frozenset[str]) -> None:
+                 keys: frozenset[str], spans: tuple[tuple[str, str, int], ...] | None = None
+                 ) -> None:
         self.called, self.controls, self.shared, self.keys = called, controls, shared, keys
+        self.spans = spans
         self.has_metadata = "metadata" in keys
         self.accepted: set[str] = set()  # opcodes XLA allows these attributes on
 
@@ -192,6 +197,11 @@ class _Layout:
             at = after.index("{")
             found.append(Attribute("replica_groups", groups, line, rest + at))
             shared_at = len(after) - len(after[at + len(groups):].lstrip(" \t"))
+        spans, shared = self.spans, self.shared
+        if spans is not None and after.startswith(shared, shared_at):
+            at = rest + shared_at
+            found += [Attribute(key, value, line, at + start) for key, value, start in spans]
+            shared_at += len(shared)
         found += [Attribute(f.group(1), f.group(2), line, rest + f.start(2))
                   for f in _FAST_ATTRIBUTE.finditer(after, shared_at)]
         return found
@@ -849,23 +859,23 @@ class Reader:
         ``shared`` is no attribute list or the general reader must report an error. With
         ``open_callees``, ``calls=%`` and ``to_apply=%`` stand for each line's own names, and
         a text that also names computations otherwise is left to the general reader."""
-        spans = []
+        spans: list[tuple[str, str, int]] = []
         end = 0
         for found in _FAST_ATTRIBUTE.finditer(shared):
             if found.start() != end:
                 return None
-            spans.append((found.group(1), found.group(2)))
+            spans.append((found.group(1), found.group(2), found.start(2)))
             end = found.end()
         if end != len(shared):
             return None
-        keys = ([k for k, _ in spans] + (["channel_id"] if has_channel else [])
+        keys = ([k for k, *_ in spans] + (["channel_id"] if has_channel else [])
                 + (["replica_groups"] if has_groups else []))
         if len(set(keys)) != len(keys):
             return None
         called: list[str] = []
         controls: tuple[str, ...] = ()
         try:
-            for k, value in spans:
+            for k, value, *_ in spans:
                 if k == "metadata" and not _takes_metadata(value):
                     return None
                 if k in VALUE_CHECKS:
@@ -878,7 +888,8 @@ class Reader:
             return None
         if open_callees and called:  # the order of the names would be lost
             return None
-        return _Layout(tuple(called), controls, shared, frozenset(keys))
+        return _Layout(tuple(called), controls, shared, frozenset(keys),
+                       None if open_callees else tuple(spans))
 
     def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
         text = self.text
