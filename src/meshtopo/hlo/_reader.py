@@ -127,8 +127,11 @@ _LITERAL_VALUE = re.compile(r"[-+.0-9(]|(?:true|false|nan|inf)(?![A-Za-z0-9_.\-]
 _HEAD_THREAD = re.compile(r',[ \t]*execution_thread="[^"]*"')  # after a signature
 _PREDECESSOR = re.compile(r"%?([A-Za-z0-9_.\-]+)")  # a name in a control-predecessors list
 _GROUP = group_pattern(4)
+# Lists of integer lists (groups, pairs) first: ``_GROUP`` reads them too, twice as slowly.
+_INT_LISTS = r"\{(?:\{[0-9,]*+\}|,)*+\}"
 _VALUE = (r"(?:mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?"
-          r"[ \t]*\{[^{}\n]*\}|(?:" + _GROUP + "|" + STRING + "|" + BARE + r")++)")
+          r"[ \t]*\{[^{}\n]*\}|(?:" + _INT_LISTS + "|" + _GROUP + "|" + STRING + "|" + BARE
+          + r")++)")
 # A shape on one line (no bracket, string or comment in its dimensions: the general reader's).
 _SHAPE = (r"[a-z][a-z0-9]*\[[^{}()\[\]\"/\n]*\](?:\{" + group_items(3) + r"\})?|\("
           + group_items(3) + r"\)")
