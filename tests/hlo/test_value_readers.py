@@ -141,3 +141,20 @@ def test_printed_shape_pattern_takes_no_layout_the_reader_refuses(
     text = _module(", replica_groups={}").replace("f32[8]{0} parameter", "f32[8]{0:Tx} parameter")
     assert _xla_error(text) is not None
     assert _verdict(text, fast_paths, monkeypatch) is not None
+
+
+@pytest.mark.parametrize(("size", "padding", "read"), [
+    (15, "0_0_1", True), (6, "-1_-1", True), (1, "0_0_-1", False),
+], ids=["interior", "negative-edges", "negative-interior"])
+def test_padding_is_xla_s_pad_token(size: int, padding: str, read: bool) -> None:
+    """A pad's padding is XLA's pad token (the token table's): an interior padding is no
+    negative number."""
+    text = (f"HloModule m\nENTRY %main {{\n  %p = f32[8]{{0}} parameter(0)\n"
+            f"  %z = f32[] constant(0)\n"
+            f"  ROOT %r = f32[{size}]{{0}} pad(%p, %z), padding={padding}\n}}\n")
+    assert (_xla_error(text) is None) == read
+    if read:
+        hlo.parse_module(text)
+    else:
+        with pytest.raises(mt.HloParseError):
+            hlo.parse_module(text)
