@@ -158,3 +158,25 @@ def test_padding_is_xla_s_pad_token(size: int, padding: str, read: bool) -> None
     else:
         with pytest.raises(mt.HloParseError):
             hlo.parse_module(text)
+
+
+@pytest.mark.parametrize("text", [
+    "{{0,1},{2,3}}", "{ { 0 , 1 } , { 2 } }", "{}", "{{}}", "{{0,1},{}}", "{{-1,18446744073709551615}}",
+    "{{0,1},}", "{{0,1}{2,3}}", "{,{0,1}}", "{{0,1.5}}", "{{0 1}}", "{{0,a}}", "{0,1}", "{{0,1}",
+    "{{0,\f1}}", "{{99999999999999999999}}", "{{0,1}} x",
+])
+def test_explicit_groups_and_pairs_read_one_grammar(text: str) -> None:
+    """Replica groups (read by the groups' scanner, below the HLO layer) and
+    ``source_target_pairs`` (read by ``_values.parse_int_lists``) are lists of integer
+    lists with one grammar: each takes the texts the other takes, as the same lists."""
+    from meshtopo.hlo._values import parse_int_lists
+
+    try:
+        pairs: list[list[int]] | None = parse_int_lists(text, "source_target_pairs", 1, 1)
+    except mt.HloParseError:
+        pairs = None
+    try:
+        groups: list[list[int]] | None = mt.CollectiveDeviceList.parse(text).replica_groups
+    except mt.HloParseError:
+        groups = None
+    assert pairs == groups

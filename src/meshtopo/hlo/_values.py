@@ -17,14 +17,16 @@ import re
 
 from .._errors import HloParseError
 from ..groups._text import WHITESPACE, int64_value
-from ._syntax import NAME, STRING, SyntaxFault, atoms_end, int64_at, skip, string_end
+from ._syntax import NAME, SyntaxFault, atoms_end, int64_at, skip, string_end
 from ._token_values import unescape
 from ._tokenize import json_dict_end
+from ._tokens import STRING as QUOTED
 
 # XLA's kAttributeName token: a name and '=' with nothing between them.
 _ATTRIBUTE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*=")
-# A comment, or a string (quoted as XLA's lexer quotes them), in which no comment starts.
-_COMMENT_OR_STRING = re.compile(STRING + r"|'[^'\n]*'|/\*(?:[^*]|\*(?!/))*\*/|//[^\n\r]*")
+# A comment, or a string (either quote, as XLA's lexer quotes them), in which no comment
+# starts.
+_COMMENT_OR_STRING = re.compile(f"(?:{QUOTED})" + r"|/\*(?:[^*]|\*(?!/))*\*/|//[^\n\r]*")
 # An element of a braced integer list, read by its characters (see ``int_list_at``).
 _DIGITS = re.compile(r"-?[0-9]+")
 
@@ -190,7 +192,7 @@ def parse_int_lists(text: str, what: str, line: int, column: int) -> list[list[i
                             column + pos)
     lists: list[list[int]] = []
     pos = skip(text, pos + 1)
-    if text.startswith("}", pos):
+    if text.startswith("}", pos) and skip(text, pos + 1) == len(text):
         return lists
     while True:
         if not text.startswith("{", pos):
@@ -204,6 +206,9 @@ def parse_int_lists(text: str, what: str, line: int, column: int) -> list[list[i
         if text.startswith(",", pos):
             pos = skip(text, pos + 1)
         elif text.startswith("}", pos):
+            if skip(text, pos + 1) != len(text):
+                raise HloParseError("expects the list to end at its '}'", line,
+                                    column + skip(text, pos + 1))
             return lists
         else:
             raise HloParseError("expects a list to end with kRbrace", line, column + pos)
