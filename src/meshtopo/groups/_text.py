@@ -30,6 +30,8 @@ def int64_value(digits: str) -> int | None:
     >>> int64_value("-12"), int64_value("18446744073709551615"), int64_value("18446744073709551616")
     (-12, -1, None)
     """
+    if len(digits) < 19:  # 18 digits or fewer: an int64
+        return int(digits)
     significant = digits.lstrip("-").lstrip("0")
     if len(significant) > 20:  # past the range: no long conversion
         return None

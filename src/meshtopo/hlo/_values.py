@@ -27,8 +27,11 @@ _ATTRIBUTE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*=")
 # A comment, or a string (either quote, as XLA's lexer quotes them), in which no comment
 # starts.
 _COMMENT_OR_STRING = re.compile(f"(?:{QUOTED})" + r"|/\*(?:[^*]|\*(?!/))*\*/|//[^\n\r]*")
-# An element of a braced integer list, read by its characters (see ``int_list_at``).
+# An element of a braced integer list, read by its characters (see ``int_list_at``), and a
+# list as XLA prints it, which ``int_list_at`` takes whole: no white space, elements of at
+# most 18 digits (so each is an int64 it reads).
 _DIGITS = re.compile(r"-?[0-9]+")
+_PRINTED_LIST = re.compile(r"\{(-?[0-9]{1,18}(?:,-?[0-9]{1,18})*)?\}")
 
 
 # An operand list as XLA prints it with operand shapes: array shapes with a plain layout (or a
@@ -139,6 +142,10 @@ def int_list_at(text: str, at: int) -> tuple[list[int], int]:
     >>> int_list_at("{1, -2,3} x", 0), int_list_at("{}", 0)
     (([1, -2, 3], 9), ([], 2))
     """
+    printed = _PRINTED_LIST.match(text, at)
+    if printed is not None:  # as XLA prints one: every element an int64, read at once
+        body = printed.group(1)
+        return ([int(item) for item in body.split(",")] if body else []), printed.end()
     if not text.startswith("{", at):
         raise SyntaxFault("expects a list to end with kRbrace", at)
     at = skip(text, at + 1)
