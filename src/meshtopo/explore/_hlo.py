@@ -133,9 +133,9 @@ def _shapes(c: hlo.Collective) -> dict[str, Any] | None:
     operand = operands[0]
     if operand is None or operand.tuple_shapes is not None or result.tuple_shapes is not None:
         return None
-    dimension = c.attributes.get("dimensions", "{0}").strip("{} ")
+    dimensions = c.dimensions
     return {
         "operand": list(operand.dimensions),
         "result": list(result.dimensions),
-        "dimension": int(dimension) if dimension.isascii() and dimension.isdigit() else 0,
+        "dimension": dimensions[0] if dimensions else 0,
     }

@@ -66,7 +66,7 @@ from ._mesh_grid import (
     quote,
     reindexed_axes,
 )
-from ._text import Scanner
+from ._text import WHITESPACE, Scanner
 
 if TYPE_CHECKING:  # numpy.typing costs start-up time; annotations only
     from numpy.typing import ArrayLike
@@ -123,7 +123,7 @@ class CollectiveDeviceList:
         """
         if not isinstance(text, str):
             raise InvalidArgumentError(f"replica groups text must be a string, got {text!r}")
-        stripped = text.strip()
+        stripped = text.strip(WHITESPACE)
         if is_explicit_text(stripped):
             return cls(explicit_text_arrays(stripped))
         scanner = Scanner(text, "replica groups", line, column)

@@ -20,11 +20,13 @@ import numpy as np
 from .._checks import is_int
 from .._errors import InvalidArgumentError
 from .._limits import check_size
-from ._text import Scanner
+from ._text import WHITESPACE, Scanner
 
-# An explicit list of int lists with numbers of at most 18 digits (so they fit in int64).
-_GROUP = r"\{\s*(?:-?[0-9]{1,18}\s*(?:,\s*-?[0-9]{1,18}\s*)*)?\}"
-_EXPLICIT = re.compile(rf"\{{\s*(?:{_GROUP}\s*(?:,\s*{_GROUP}\s*)*)?\}}\s*\Z")
+# An explicit list of int lists with numbers of at most 18 digits (so they fit in int64),
+# with the scanner's white space: what ``read_explicit`` reads to the same lists.
+_S = f"[{WHITESPACE}]*"
+_GROUP = rf"\{{{_S}(?:-?[0-9]{{1,18}}{_S}(?:,{_S}-?[0-9]{{1,18}}{_S})*)?\}}"
+_EXPLICIT = re.compile(rf"\{{{_S}(?:{_GROUP}{_S}(?:,{_S}{_GROUP}{_S})*)?\}}{_S}\Z")
 _GROUP_BODY = re.compile(r"\{([^{}]*)\}")
 _DIGITS = re.compile(r"[0-9]+")
 

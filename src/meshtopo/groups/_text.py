@@ -10,10 +10,35 @@ import re
 
 from .._errors import HloParseError, InvalidArgumentError
 
-INT64_MAX = 2**63 - 1
 _INT = re.compile(r"-?[0-9]+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
-_SPACE = re.compile(r"\s*")
+# XLA's lexer's white space (the HLO token table, ``hlo._tokens``, takes it from here, the
+# lowest layer that reads XLA's text): a form feed or vertical tab is none.
+WHITESPACE = " \t\n\r"
+_SPACE = re.compile(f"[{WHITESPACE}]*")
+# XLA's lexer reads a decimal integer (kInt) from int64's minimum to uint64's maximum, the
+# upper half as the int64 of the same bits.
+_KINT_MIN, _KINT_MAX = -(1 << 63), (1 << 64) - 1
+
+
+def int64_value(digits: str) -> int | None:
+    """The int64 XLA's lexer holds for the decimal ``digits`` (``-?[0-9]+``) of a kInt token:
+    a value past int64's maximum, up to uint64's, is the int64 of the same bits; None when
+    the value is outside that range (XLA's lexer reads no integer there). The one rule for
+    an integer's value: the HLO reader's integers (``hlo._syntax.int64_at``) use it too.
+
+    >>> int64_value("-12"), int64_value("18446744073709551615"), int64_value("18446744073709551616")
+    (-12, -1, None)
+    """
+    if len(digits) < 19:  # 18 digits or fewer: an int64
+        return int(digits)
+    significant = digits.lstrip("-").lstrip("0")
+    if len(significant) > 20:  # past the range: no long conversion
+        return None
+    value = -int(significant or "0") if digits.startswith("-") else int(significant or "0")
+    if not _KINT_MIN <= value <= _KINT_MAX:
+        return None
+    return value - (1 << 64) if value >= 1 << 63 else value
 
 
 class Scanner:
@@ -82,17 +107,16 @@ class Scanner:
         return repr(self.text[self.pos : self.pos + 12])
 
     def integer(self, minimum: int | None = None) -> int:
-        """Read a decimal int64; ``minimum`` (if given) is the smallest accepted value."""
+        """Read a decimal integer as XLA's lexer reads it (``int64_value``); ``minimum`` (if
+        given) is the smallest accepted value."""
         self.skip_space()
         start = self.pos
         match = _INT.match(self.text, self.pos)
         if not match:
             raise self.error(f"expected an integer but found {self.describe_next()}")
         digits = match.group()
-        if (
-            len(digits.lstrip("-")) > 19
-            or not -INT64_MAX - 1 <= (value := int(digits)) <= INT64_MAX
-        ):
+        value = int64_value(digits)
+        if value is None:
             shown = digits if len(digits) <= 24 else f"{digits[:20]}... ({len(digits)} digits)"
             raise self.error(f"integer {shown} does not fit in int64", start)
         if minimum is not None and value < minimum:

@@ -35,10 +35,11 @@ from ..groups._modes import CollectiveOpGroupMode, group_mode_for_opcode
 from ..groups._pairs import participating_device_pairs
 from ..groups._placement import DeviceAssignment, participating_device_groups
 from ._assignment import placed
+from ._metadata import metadata_fields
 from ._opcodes import async_form
 from ._shape import Shape
 from ._shape_syntax import parse_shape
-from ._values import parse_dictionary, parse_int, parse_int_lists
+from ._values import frontend_attributes, parse_int, parse_int_lists
 
 SYNC_OPCODES = frozenset({
     "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
@@ -490,13 +491,13 @@ class Collective:
     def frontend_attributes(self) -> dict[str, str]:
         """``frontend_attributes={k="v",...}`` decoded (empty when absent)."""
         found = self._attribute("frontend_attributes")
-        return {} if found is None else parse_dictionary(*found)
+        return {} if found is None else frontend_attributes(*found)
 
     @property
     def metadata(self) -> dict[str, str]:
         """``metadata={op_name="..." source_file=...}`` decoded (empty when absent)."""
         found = self._attribute("metadata")
-        return {} if found is None else parse_dictionary(*found)
+        return {} if found is None else metadata_fields(*found)
 
     def copy_attributes_from(self, other: Collective) -> None:
         """Take the decoded collective attributes of ``other`` (a done's start, a wrapped op)."""

@@ -49,11 +49,12 @@ from ._opcodes import async_form
 from ._structure import Instruction
 from ._values import (
     flat_value,
+    frontend_attributes,
     parse_bool,
-    parse_dictionary,
     parse_int,
     parse_int_list,
     parse_int_lists,
+    parse_name_list,
     relocate,
 )
 
@@ -157,8 +158,7 @@ def decode_groups(text: str, line: int, column: int) -> CollectiveDeviceList:
 
 
 def _dimensions(text: str, line: int, column: int) -> tuple[int, ...]:
-    braced = text if text.strip().startswith("{") else "{" + text + "}"
-    return tuple(parse_int_list(braced, "dimensions", line, column - (braced is not text)))
+    return tuple(parse_int_list(text, line, column))
 
 
 def _pairs(text: str, line: int, column: int) -> list[tuple[int, int]]:
@@ -171,7 +171,8 @@ def _slice_sizes(text: str, line: int, column: int) -> list[tuple[int, ...]]:
 
 
 def _name(text: str, line: int, column: int) -> str:
-    return text.strip().lstrip("%")
+    names = parse_name_list(text, "to_apply", line, column)
+    return names[0] if names else ""
 
 
 def decode_collective(
@@ -261,7 +262,7 @@ def _decoded(instruction: Instruction, cache: DecodeCache) -> CollectiveAttribut
         elif key == "mode":
             has_mode = True
         elif key == "frontend_attributes" and opcode in P2P_OPCODES:
-            found = parse_dictionary(value, line, column).get(SEND_RECV_PAIRS)
+            found = frontend_attributes(value, line, column).get(SEND_RECV_PAIRS)
             if found is not None:
                 pairs = send_recv_pairs(found, line, column)
     form = async_form(opcode)

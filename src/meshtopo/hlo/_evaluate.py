@@ -274,8 +274,8 @@ def _raw(instruction: Instruction, operands: list[Array], replica_ids: Array,
 
 def _dimensions(instruction: Instruction) -> list[int]:
     """The instruction's ``dimensions={...}`` (none written: empty)."""
-    return parse_int_list(instruction.attributes.get("dimensions", "{}"), "dimensions",
-                          instruction.line, instruction.column)
+    return parse_int_list(instruction.attributes.get("dimensions", "{}"), instruction.line,
+                          instruction.column)
 
 
 def _rank_like(value: Array, like: Array) -> Array:

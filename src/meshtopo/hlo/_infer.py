@@ -19,12 +19,12 @@ says so) and nothing that needs it is checked.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 from .._errors import HloParseError
 from ._shape import Shape
 from ._shape_syntax import parse_shape
+from ._values import flat_value, parse_int, parse_int_list, parse_name_list
 
 # Ops whose result is their operand 0's shape (element type included).
 _SAME = frozenset({
@@ -39,7 +39,6 @@ _SAME = frozenset({
 # Complex element types and their real component's type (``real``, ``imag``, ``abs``).
 _COMPONENT = {"c64": "f32", "c128": "f64"}
 _COMPLEX = {"f32": "c64", "f64": "c128"}
-_INT = re.compile(r"-?[0-9]+")
 
 
 def infer_shape(opcode: str, operands: Sequence[str | None], attributes: dict[str, str],
@@ -64,8 +63,8 @@ def _infer(opcode: str, texts: Sequence[str | None], attributes: dict[str, str],
         key = "to_apply" if opcode == "call" else "branch_computations"
         if key not in attributes and opcode == "conditional":
             key = "true_computation"
-        name = attributes.get(key, "").strip("{} \t\n").split(",")[0].strip().lstrip("%")
-        result = computation_result(name) if name else None
+        names = parse_name_list(attributes.get(key, ""), key, 1, 1)
+        result = computation_result(names[0]) if names else None
         return parse_shape(result) if result else None
     if any(text is None or not text for text in texts):
         return None
@@ -76,7 +75,7 @@ def _infer(opcode: str, texts: Sequence[str | None], attributes: dict[str, str],
         return None
     first = shapes[0]
     if opcode == "get-tuple-element":
-        index = int(attributes.get("index", "").strip())
+        index = parse_int(flat_value(attributes.get("index", "")), "index", 1, 1)
         return first.tuple_shapes[index] if first.tuple_shapes is not None else None
     if first.tuple_shapes is not None:
         return first if opcode in ("while", "add-dependency", "domain") else None
@@ -89,7 +88,7 @@ def _infer(opcode: str, texts: Sequence[str | None], attributes: dict[str, str],
     if opcode in ("select", "clamp"):
         return shapes[1]
     if opcode == "transpose":
-        return _transposed(first, [int(x) for x in _INT.findall(attributes["dimensions"])])
+        return _transposed(first, parse_int_list(attributes["dimensions"], 1, 1))
     return first if opcode in _SAME else None
 
 
@@ -104,7 +103,7 @@ def _transposed(shape: Shape, permutation: list[int]) -> Shape | None:
         return None
     layout = shape.layout
     if layout is not None:
-        minor_to_major = [int(x) for x in _INT.findall(layout.partition(":")[0])]
+        minor_to_major = parse_int_list("{" + layout.partition(":")[0] + "}", 1, 1)
         if len(minor_to_major) != len(permutation):
             return None
         inverse = {old: new for new, old in enumerate(permutation)}

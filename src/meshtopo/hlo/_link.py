@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ._collective import DONE_OPCODES, START_OPCODES, SYNC_OPCODES, Collective
+from ._values import parse_name_list
 
 
 class Linker:
@@ -41,8 +42,9 @@ class Linker:
             if opcode == "async-start" and c.wrapped_opcode is not None:  # XLA's shorthand
                 pending[(c.computation, c.name)] = c
             elif opcode == "async-start":
-                called = c.attributes.get("calls", "").strip("{} ").split(",")[0].strip()
-                wrapped = self.root_collective(called.lstrip("%"))
+                called = parse_name_list(c.attributes.get("calls", ""), "calls", c.line,
+                                         c.column)
+                wrapped = self.root_collective(called[0]) if called else None
                 if wrapped is None:
                     continue
                 c.copy_attributes_from(wrapped)

@@ -28,17 +28,18 @@ from typing import Any
 import numpy as np
 
 from .._errors import InvalidArgumentError
+from ..groups._text import int64_value
 from ._element_types import is_float
 from ._shape import Shape
 from ._syntax import SyntaxFault, skip
+from ._tokens import FLOAT, INT
 
 _TOKEN = re.compile(
     r"(?P<nan>-?nan(?:\(0x(?P<payload>[0-9a-fA-F]+)\))?)(?![A-Za-z0-9_.\-])"
     r"|(?P<neginf>-inf)(?![A-Za-z0-9_.\-])|(?P<inf>inf)(?![A-Za-z0-9_.\-])"
     r"|(?P<bool>true|false)(?![A-Za-z0-9_.\-])"
-    r"|(?P<decimal>-?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|-?[0-9]+[eE][+-]?[0-9]+)"
-    r"(?![A-Za-z0-9_.\-])"
-    r"|(?P<int>-?[0-9]+)(?![A-Za-z0-9_.\-])"
+    f"|(?P<decimal>{FLOAT})(?![A-Za-z0-9_.\\-])"
+    f"|(?P<int>{INT})(?![A-Za-z0-9_.\\-])"
     r"|(?P<dots>\.\.\.)|(?P<punct>[{}(),])")
 _INTEGRAL_BITS = {f"{sign}{bits}": bits for sign in "su" for bits in (1, 2, 4, 8, 16, 32, 64)}
 _NUMPY_FLOATS: dict[str, type[np.floating[Any]]] = {"f16": np.float16, "f32": np.float32,
@@ -216,14 +217,13 @@ def _dense(reader: _Reader, shape: Shape) -> list[Any] | None:
 
 
 def _lexed_integer(token: str) -> int | None:
-    """The integer XLA's lexer makes of an integer token: in int64, or past it as uint64's
-    bits (kept here as the unsigned value); None past uint64 or below int64, where the lexer
-    makes an error token. Digits are counted first, so a token of thousands of digits is out
-    of range rather than too long for ``int``."""
-    if len(token.lstrip("-").lstrip("0")) > 20:
-        return None
-    value = int(token)
-    return value if -(1 << 63) <= value < 1 << 64 else None
+    """The integer XLA's lexer makes of an integer token (``groups._text.int64_value``): in
+    int64, or past it as uint64's bits (kept here as the unsigned value); None past uint64 or
+    below int64, where the lexer makes an error token."""
+    value = int64_value(token)
+    if value is None or token.startswith("-"):
+        return value
+    return value % (1 << 64)
 
 
 def _element(reader: _Reader, found: re.Match[str], shape: Shape, index: int) -> object:

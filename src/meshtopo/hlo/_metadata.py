@@ -19,7 +19,8 @@ from __future__ import annotations
 import re
 
 from .._errors import HloParseError
-from ._values import flat_value, relocate
+from ._syntax import SyntaxFault, int64_at, skip, string_end
+from ._values import flat_value, int_list_at, relocate, unquote
 
 _STRINGS = frozenset({"op_type", "op_name", "source_file", "deduplicated_name",
                       "scheduling_name", "metadata_payload"})
@@ -29,30 +30,21 @@ _KEYS = _STRINGS | _INT32S | {"profile_type"}
 _ALLOWED = ", ".join(sorted(_KEYS))
 _PROFILE_TYPES = range(4)  # OpMetadata's ProfileType values
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*=")
-_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-# What XLA's lexer reads as one number that is no integer: decimals, exponents, hex.
-_NOT_INTEGER = re.compile(r"-?(?:[0-9]*\.[0-9]|[0-9]+\.|[0-9]+[eE][+-]?[0-9]|0[xX])")
-_INT = re.compile(r"-?[0-9]+")
-_SPACE = re.compile(r"[ \t\r\n\f\v]*")
 # Metadata as XLA prints it: fields of strings or numbers of at most 9 digits, one space
-# between them.
-_FIELD = ("(?:(?:" + "|".join(sorted(_STRINGS)) + r')="(?:[^"\\\n]|\\.)*"|(?:'
+# between them. A string's escapes are those XLA prints (CEscape), each one its lexer reads
+# (any other is read token by token: ``_syntax.string_end`` decides).
+_FIELD = ("(?:(?:" + "|".join(sorted(_STRINGS)) + r')="(?:[^"\\\n]|\\[abfnrtv\\?\'"]|\\[0-3][0-7]{2})*"|(?:'
           + "|".join(sorted(_INT32S)) + r")=-?[0-9]{1,9})")
 _PRINTED = re.compile(r"\{(?:" + _FIELD + "(?: " + _FIELD + r")*)?\}")
 _FIELD_NAME = re.compile(r"[{ ]([a-z_]+)=")
 _INT32 = 2**31
-_INT64 = 2**63
 
 
 def check_metadata(value: str, line: int, column: int) -> None:
     """Refuse ``value`` (a ``metadata`` attribute's text, starting at ``line:column``) as
     XLA's parser does: an ``HloParseError`` at the offending token; None when XLA takes it."""
-    if printed_metadata(value):
-        return
-    try:
-        _check(flat_value(value), line, column)
-    except HloParseError as error:
-        raise relocate(error, value, line, column) from None
+    if not printed_metadata(value):
+        metadata_fields(value, line, column)
 
 
 def printed_metadata(text: str) -> bool:
@@ -66,15 +58,26 @@ def printed_metadata(text: str) -> bool:
     return len(set(keys)) == len(keys)
 
 
-def _check(text: str, line: int, column: int) -> None:
-    at = _skip(text, 0)
+def metadata_fields(value: str, line: int, column: int) -> dict[str, str]:
+    """The fields of ``value`` (a ``metadata`` attribute's text, starting at
+    ``line:column``) read by the one reader of metadata (``check_metadata``'s): strings
+    decoded, numbers as written; an ``HloParseError`` where XLA refuses it."""
+    try:
+        return _check(flat_value(value), line, column)
+    except HloParseError as error:
+        raise relocate(error, value, line, column) from None
+
+
+def _check(text: str, line: int, column: int) -> dict[str, str]:
+    """The fields of the metadata ``text`` (one line), refused as XLA refuses them."""
+    fields: dict[str, str] = {}
+    at = skip(text, 0)
     if not text.startswith("{", at):
         raise HloParseError("expects '{' to start sub attributes", line, column + at)
-    seen: set[str] = set()
-    at = _skip(text, at + 1)
+    at = skip(text, at + 1)
     while not text.startswith("}", at):
         if text.startswith(",", at):
-            at = _skip(text, at + 1)
+            at = skip(text, at + 1)
         name = _NAME.match(text, at)
         if name is None:
             raise HloParseError("expects attribute name", line, column + at)
@@ -82,15 +85,17 @@ def _check(text: str, line: int, column: int) -> None:
         if key not in _KEYS:
             raise HloParseError(
                 f'unexpected attribute "{key}". Allowed attributes: {_ALLOWED}', line, column + at)
-        if key in seen:
+        if key in fields:
             raise HloParseError(f"attribute {key} already exists", line, column + at)
-        seen.add(key)
-        at = _skip(text, name.end())
+        at = skip(text, name.end())
         if key in _STRINGS:
-            found = _STRING.match(text, at)
-            if found is None:
+            if not text.startswith('"', at):
                 raise HloParseError("expects string", line, column + at)
-            at = found.end()
+            try:
+                end = string_end(text, at)
+            except SyntaxFault as fault:
+                raise HloParseError(fault.message, line, column + fault.offset) from None
+            fields[key], at = unquote(text[at:end]), end
         else:
             value_at = at
             numbers, at = _numbers(text, at, key == "profile_type", line, column)
@@ -101,9 +106,11 @@ def _check(text: str, line: int, column: int) -> None:
                                     max(column - len("metadata="), 1))
             if key != "profile_type" and not -_INT32 <= numbers[0] < _INT32:
                 raise HloParseError("value out of range for int32_t", line, column + value_at)
-        at = _skip(text, at)
-    if _skip(text, at + 1) != len(text):  # a value the reader cut off is one
+            fields[key] = text[value_at:at]
+        at = skip(text, at)
+    if skip(text, at + 1) != len(text):  # a value the reader cut off is one
         raise HloParseError("expects the metadata to end at its '}'", line, column + at + 1)
+    return fields
 
 
 def _int32_bits(number: int) -> int:
@@ -112,40 +119,22 @@ def _int32_bits(number: int) -> int:
     return low - 2**32 if low >= _INT32 else low
 
 
-def _skip(text: str, at: int) -> int:
-    return _SPACE.match(text, at).end()  # type: ignore[union-attr]
-
-
 def _integer(text: str, at: int, line: int, column: int) -> tuple[int, int]:
-    """The integer token at ``at`` and where it ends."""
-    found = _INT.match(text, at)
-    # XLA's lexer reads -2^63 to 2^64 - 1 (20 digits at most), the upper half as the int64
-    # of the same bits; anything else is no integer.
-    if (found is None or _NOT_INTEGER.match(text, at)
-            or len(found.group().lstrip("-")) > 20
-            or not -_INT64 <= (number := int(found.group())) < 2 * _INT64):
+    """The integer token at ``at`` (``_syntax.int64_at``) and where it ends."""
+    found = int64_at(text, at)
+    if found is None:
         raise HloParseError("expects integer", line, column + at)
-    return number - 2 * _INT64 if number >= _INT64 else number, found.end()
+    return found
 
 
 def _numbers(text: str, at: int, braced: bool, line: int, column: int
              ) -> tuple[list[int], int]:
-    """One integer, or with ``braced`` a ``{n, ...}`` list, at ``at``, and where it ends."""
+    """One integer, or with ``braced`` a ``{n, ...}`` list (``_values.int_list_at``), at
+    ``at``, and where it ends."""
     if not braced:
         number, end = _integer(text, at, line, column)
         return [number], end
-    if not text.startswith("{", at):
-        raise HloParseError("expects a list to end with kRbrace", line, column + at)
-    numbers: list[int] = []
-    at = _skip(text, at + 1)
-    if text.startswith("}", at):
-        return numbers, at + 1
-    while True:
-        number, at = _integer(text, at, line, column)
-        numbers.append(number)
-        at = _skip(text, at)
-        if text.startswith("}", at):
-            return numbers, at + 1
-        if not text.startswith(",", at):
-            raise HloParseError("expects a list to end with kRbrace", line, column + at)
-        at = _skip(text, at + 1)
+    try:
+        return int_list_at(text, at)
+    except SyntaxFault as fault:
+        raise HloParseError(fault.message, line, column + fault.offset) from None

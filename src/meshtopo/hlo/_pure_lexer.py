@@ -12,6 +12,7 @@ import functools
 import re
 from array import array
 
+from ..groups._text import int64_value
 from ._token_values import nan_payload, unescape
 from ._tokens import (
     DIM_LABELS,
@@ -19,8 +20,6 @@ from ._tokens import (
     FLOAT,
     IDENTIFIER,
     INT,
-    INT_MAX,
-    INT_MIN,
     KEYWORDS,
     NAN_PAYLOAD,
     NEG_INF,
@@ -29,12 +28,13 @@ from ._tokens import (
     PRIMITIVE_TYPES,
     PUNCTUATION,
     STRING,
+    WHITESPACE,
     TokKind,
 )
 
 K = TokKind
 # White space and comments, as many as follow (a comment holding a NUL is not skipped).
-_SKIP = r"(?>[ \t\n\r]++|/\*(?:[^*\0]|\*(?!/))*+\*/|//[^\n\r\0]*+(?!\0))*+"
+_SKIP = r"(?>[" + WHITESPACE + r"]++|/\*(?:[^*\0]|\*(?!/))*+\*/|//[^\n\r\0]*+(?!\0))*+"
 _BLOCK_BODY = r"/\*(?:[^*\0]|\*(?!/))*+"
 # Each alternative is one group; the group's number says which rule matched. Order is
 # XLA's: identifiers, %names, the number rules at [0-9?-], punctuation, strings, errors.
@@ -118,7 +118,7 @@ def lex(text: str, pos: int, /) -> tuple[bytes, bytes, bytes]:
         elif rule == "percent":
             kind = K.kName
         elif rule == "int":
-            kind = K.kInt if end - start < 19 or INT_MIN <= int(text[start:end]) <= INT_MAX \
+            kind = K.kInt if end - start < 19 or int64_value(text[start:end]) is not None \
                 else K.kError
             if kind == K.kError:
                 end = resume = start + 1

@@ -88,7 +88,7 @@ from ._syntax import (
     value_end,
 )
 from ._value_checks import HEADER_CHECKS, VALUE_CHECKS
-from ._values import parse_name_list, split_operands, without_comments
+from ._values import parse_name_list, split_operands, unquote, without_comments
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter", "iota"})
 # An attribute value that is a computation written inline (or a list of them): a brace and,
@@ -116,7 +116,6 @@ _HLO_MODULE = re.compile(r"HloModule(?![A-Za-z0-9_.\-])")
 _MODULE_NAME = re.compile(STRING + r"|[^ \t\r\n\f\v,]+")
 _FRAME_SECTION = re.compile(r"(?:FileNames|FunctionNames|FileLocations|StackFrames)(?![A-Za-z0-9_])")
 _FRAME_ID = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
-_THREAD = re.compile(r'execution_thread="([^"]*)"')
 _STRING = re.compile(STRING)
 # After a computation's brace, white space and a token that is no ',' (or a comment): no
 # attributes follow (what a dump always has; anything else is read by the grammar).
@@ -124,7 +123,7 @@ _NO_ATTRIBUTES_AFTER = re.compile(r"[ \t\r\n]*[^ \t\r\n,/]")
 # The start of a literal's value after its shape (``literal=f32[] 0.1``; an array's braces
 # after a layout are taken with the shape, as a continuation).
 _LITERAL_VALUE = re.compile(r"[-+.0-9(]|(?:true|false|nan|inf)(?![A-Za-z0-9_.\-])")
-_HEAD_THREAD = re.compile(r',[ \t]*execution_thread="[^"]*"')  # after a signature
+_HEAD_THREAD = re.compile(r",[ \t]*execution_thread=(" + STRING + ")")  # after a signature
 _PREDECESSOR = re.compile(r"%?([A-Za-z0-9_.\-]+)")  # a name in a control-predecessors list
 _GROUP = group_pattern(4)
 # Lists of integer lists (groups, pairs) first: ``_GROUP`` reads them too, twice as slowly.
@@ -364,6 +363,8 @@ class Reader:
         name = _MODULE_NAME.match(text, at)
         if name is None:
             raise SyntaxFault("expects a module name after HloModule", at)
+        if text.startswith('"', at):
+            string_end(text, at)  # its escapes, read by the one reader
         attributes, end = self._attributes_after(name.end())
         seen: set[str] = set()
         for key, value, line, column in attributes:
@@ -377,7 +378,7 @@ class Reader:
                 check(value, line, column)
         frames_end = self._stack_frames(end)
         frames = text[end:frames_end].strip("\n\r")
-        return HeaderRecord(name.group().strip('"'), attributes, line, frames), frames_end
+        return HeaderRecord(unquote(name.group()), attributes, line, frames), frames_end
 
     def _headerless(self, pos: int) -> None:
         """XLA reads a text without the header line as a module when it starts with ENTRY or
@@ -517,13 +518,10 @@ class Reader:
                 text[text.rindex("->", fast.start(3), fast.end(3)) + 2:fast.end(3)]):
             fast = None  # the general reader says why
         if fast is not None:
-            signature = fast.group(3) or ""
-            thread = _THREAD.search(signature)
             return Computation(
-                fast.group(2).lstrip("%"), fast.group(1) is not None, start_line, signature,
-                execution_thread=thread.group(1) if thread else None,
-                result_at=self._result_at(pos, (start_line, start_column), fast.start(3),
-                                           fast.end(3))), fast.end()
+                fast.group(2).lstrip("%"), fast.group(1) is not None, start_line,
+                fast.group(3) or "", result_at=self._result_at(
+                    pos, (start_line, start_column), fast.start(3), fast.end(3))), fast.end()
         entry = _ENTRY.match(text, pos)
         at = skip(text, entry.end()) if entry else pos
         name = NAME.match(text, at)
@@ -531,6 +529,7 @@ class Reader:
             raise SyntaxFault("expects a computation name", at)
         begin = skip(text, name.end())
         at = begin
+        thread: str | None = None
         if text.startswith("(", at):  # the signature: (parameters) -> shape
             arrow = skip(text, group_end(text, at))
             if not text.startswith("->", arrow):
@@ -539,16 +538,16 @@ class Reader:
             if refused is not None:
                 raise SyntaxFault(*refused)
             at = skip(text, at)
-            thread = _HEAD_THREAD.match(text, at)
-            if thread is not None:
-                at = skip(text, thread.end())
+            written = _HEAD_THREAD.match(text, at)
+            if written is not None:
+                string_end(text, written.start(1))  # its escapes, read by the one reader
+                thread = unquote(written.group(1))
+                at = skip(text, written.end())
         if not text.startswith("{", at):
             raise SyntaxFault("expects '{' at the beginning of instruction list.", at)
-        signature = text[begin:at].strip()
-        thread = _THREAD.search(signature)
         computation = Computation(
-            name.group().lstrip("%"), entry is not None, start_line, signature,
-            execution_thread=thread.group(1) if thread else None,
+            name.group().lstrip("%"), entry is not None, start_line, text[begin:at].strip(),
+            execution_thread=thread,
             result_at=self._result_at(pos, (start_line, start_column), begin, at))
         return computation, at + 1
 
@@ -567,7 +566,7 @@ class Reader:
             value = self.text[start:stop]
             if _STRING.fullmatch(value) is None:
                 raise SyntaxFault("expects string", start)
-            thread = value[1:-1]
+            thread = unquote(value)
         return thread, end
 
     def _result_at(self, head: int, head_at: tuple[int, int], start: int, stop: int
@@ -879,6 +878,8 @@ class Reader:
         controls: tuple[str, ...] = ()
         try:
             for k, value, *_ in spans:
+                if "\\" in value:
+                    value_end(value, 0)  # its strings' escapes, read by the one reader
                 if k == "metadata" and not _takes_metadata(value):
                     return None
                 if k in VALUE_CHECKS:
@@ -887,7 +888,7 @@ class Reader:
                     called.extend(parse_name_list(value, k, 1, 1))
                 elif k == "control-predecessors":
                     controls = tuple(parse_name_list(value, k, 1, 1))
-        except HloParseError:
+        except (HloParseError, SyntaxFault):
             return None
         if open_callees and called:  # the order of the names would be lost
             return None
@@ -1097,8 +1098,8 @@ class Reader:
         written), refused at the token after it (``end``); no two starts call the same
         computation."""
         written = dict(found)
-        calls = written.get("calls", "").strip().lstrip("%")
-        thread = written.get("async_execution_thread", '"main"').strip().strip('"')
+        calls = next(iter(parse_name_list(written.get("calls", ""), "calls", 1, 1)), "")
+        thread = unquote(written.get("async_execution_thread", '"main"').strip())
         if kind == "async-start":
             if calls in self._shared.async_called:  # XLA's module check, after reading
                 raise SyntaxFault(f"Computation {calls} is called by more than one async op",

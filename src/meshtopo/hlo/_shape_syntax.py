@@ -30,9 +30,12 @@ from .._errors import HloParseError
 from ._shape import ELEMENT_BITS, Shape
 from ._syntax import MAX_DEPTH, SyntaxFault, int64_at, skip
 
+# A shape as XLA prints it, which the reader takes as it is (``shape_error``): a layout's
+# items after ':' are letters, each with bracketed arguments of no bracket or space, and no
+# ``D(...)`` or ``P(...)``, which the reader checks; anything else is read token by token.
 _PRINTED = re.compile(r"([a-z][a-z0-9]*)\[((?:<=)?[0-9]{1,18}(?:,(?:<=)?[0-9]{1,18})*)?\]"
                       r"(?:\{([0-9]{1,9}(?:,[0-9]{1,9})*)?"
-                      r"(?::(?![^{}\s]*?(?<![A-Z])[DP]\()[A-Z][^{}\s]*)?\})?")
+                      r"(?::(?:(?![DP]\()[A-Z]+(?:\([^(){}\s]*\))*)*)?\})?")
 _TYPE = re.compile(r"[a-z][a-z0-9]*")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _LAYOUT_ITEM = re.compile(r"[A-Z]+")

@@ -20,10 +20,15 @@ from __future__ import annotations
 
 import re
 
-# White space and both kinds of comment, any number of them.
-SKIP = re.compile(r"(?:[ \t\r\n\f\v]+|/\*(?:[^*]|\*(?!/))*\*/|//[^\n\r]*)*")
-# A string may span lines (XLA's lexer: "([^"\\]|\\.)*"); the fast path reads strings on one line.
-STRING = r'"(?:[^"\\]|\\.)*+"'
+from ..groups._text import int64_value
+from ._token_values import unescape
+from ._tokens import DIM_LABELS, DOUBLE_QUOTED, DXD, FLOAT, INT, PAD, WHITESPACE
+
+# White space (XLA's lexer's: no form feed or vertical tab) and both kinds of comment, any
+# number of them.
+SKIP = re.compile(f"(?:[{WHITESPACE}]+|" + r"/\*(?:[^*]|\*(?!/))*\*/|//[^\n\r]*)*")
+# A string may span lines (XLA's lexer's); the fast path reads strings on one line.
+STRING = DOUBLE_QUOTED
 _STRING = re.compile(STRING)
 # A run of characters that is no bracket, string, separator, '=' (but '<=') or comment.
 BARE = r"(?:[^ \t\r\n\f\v,{}()\[\]\"=/<]++|<=?|/(?![*/]))++"
@@ -56,24 +61,38 @@ def skip(text: str, pos: int) -> int:
     return end
 
 
-_INT64 = re.compile(r"-?[0-9]{1,20}(?![0-9A-Za-z_.\-])")
+# XLA's number rules in its order (``_tokens.NUMBER_RULES``): group 1 is a kInt; a decimal,
+# dim labels, a DxD or a pad matched first is no integer.
+_NUMBER = re.compile(f"(?:{FLOAT})|(?:{DIM_LABELS})|(?:{DXD})|(?:{PAD})|({INT})")
 
 
 def int64_at(text: str, pos: int, stop: int | None = None) -> tuple[int, int] | None:
-    """The integer token XLA's lexer reads at ``pos`` (before ``stop``) and its end, or None
-    when there is none or it does not fit in int64."""
-    found = _INT64.match(text, pos, len(text) if stop is None else stop)
-    if found is None or not -(1 << 63) <= (value := int(found.group())) < 1 << 63:
+    """The value and end of the integer token (kInt) XLA's lexer reads at ``pos`` (before
+    ``stop``), or None when it reads none there (another token, or a decimal out of kInt's
+    range): the one reader of an integer in HLO text. Its value is XLA's int64
+    (``groups._text.int64_value``: past int64's maximum, the int64 of the same bits).
+
+    >>> int64_at("x=-12,", 2), int64_at("18446744073709551615", 0), int64_at("1.5", 0)
+    ((-12, 5), (-1, 20), None)
+    """
+    found = _NUMBER.match(text, pos, len(text) if stop is None else stop)
+    if found is None or found.group(1) is None:
         return None
-    return value, found.end()
+    value = int64_value(found.group(1))
+    return None if value is None else (value, found.end())
 
 
 def string_end(text: str, pos: int) -> int:
-    """The offset just past the string literal starting at ``pos``."""
+    """The offset just past the string literal starting at ``pos``: the one reader of a
+    string, which refuses one whose escapes XLA's lexer refuses (``_token_values.unescape``:
+    absl's ``CUnescape``)."""
     match = _STRING.match(text, pos)
     if match is None:
         raise SyntaxFault("unterminated string", pos)
-    return match.end()
+    end = match.end()
+    if text.find("\\", pos, end) >= 0 and unescape(text[pos + 1:end - 1]) is None:
+        raise SyntaxFault("an escape in the string is none XLA's lexer reads", pos)
+    return end
 
 
 def group_end(text: str, pos: int) -> int:

@@ -15,6 +15,7 @@ import re
 import struct
 
 from .._errors import InvalidArgumentError
+from ..groups._text import int64_value
 from ._tokens import NAN_PAYLOAD_MAX
 
 _SIMPLE = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "\\": 92, "?": 63,
@@ -104,8 +105,11 @@ def name_value(text: str, start: int, end: int) -> str:
 def int_value(text: str, start: int, end: int) -> int:
     """XLA's int64 value of the kInt token ``text[start:end]``: a decimal past int64's
     maximum (up to uint64's) is the int64 of the same bits."""
-    value = int(text[start:end])
-    return value - (1 << 64) if value >= 1 << 63 else value
+    value = int64_value(text[start:end])
+    if value is None:
+        raise InvalidArgumentError(f"{text[start:end]!r} is not a kInt token (out of int64's "
+                                   "minimum to uint64's maximum)")
+    return value
 
 
 _NAN = re.compile(r"(-?)nan(?:\(0x([0-9a-fA-F]+)\))?")

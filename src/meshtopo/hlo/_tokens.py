@@ -45,6 +45,9 @@ from __future__ import annotations
 
 import enum
 
+# " \t\n\r": kept by the groups' scanner, the lowest layer that reads XLA's text.
+from ..groups._text import WHITESPACE as WHITESPACE
+
 
 class TokKind(enum.IntEnum):
     """XLA's ``TokKind``, in XLA's order (the values are the positions in that enum)."""
@@ -122,7 +125,6 @@ PRIMITIVE_TYPES: frozenset[str] = frozenset({
     "opaque",
 })
 
-WHITESPACE = " \t\n\r"
 IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_.\-]*"
 # XLA's patterns (RE2, anchored at the token's start, first alternative first), with RE2's
 # ``\d`` spelled ``[0-9]``.
@@ -135,11 +137,10 @@ INT = r"-?[0-9]+"
 NEG_INF = r"-inf"
 NEG_NAN = r"-nan"
 NAN_PAYLOAD = r"\(0x[0-9a-fA-F]+\)"
-DOUBLE_QUOTED = r'"(?:[^"\\]|\\.)*"'
+DOUBLE_QUOTED = r'"(?:[^"\\]|\\.)*+"'
 STRING = DOUBLE_QUOTED + r"|'(?:[^'\\]|\\.)*'"
 # A kInt is a decimal integer from int64's minimum to uint64's maximum (above int64's
-# maximum it is read as the int64 of the same bits).
-INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1
+# maximum it is read as the int64 of the same bits): ``groups._text.int64_value``.
 # A NaN payload is 1 to 2**52 - 1 (the double's mantissa).
 NAN_PAYLOAD_MAX = (1 << 52) - 1
 

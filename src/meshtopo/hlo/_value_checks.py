@@ -10,12 +10,15 @@ from collections.abc import Callable
 from ._accuracy import check_result_accuracy
 from ._aliasing import check_aliasing, check_buffer_donor
 from ._custom_call import check_api_version, check_layout_constraints
+from ._values import check_frontend_attributes, check_int_list
 from ._window import check_padding, check_window
 
 Check = Callable[[str, int, int], None]
 
 VALUE_CHECKS: dict[str, Check] = {
     "api_version": check_api_version,
+    "dimensions": check_int_list,
+    "frontend_attributes": check_frontend_attributes,
     "operand_layout_constraints": check_layout_constraints,
     "padding": check_padding,
     "result_accuracy": check_result_accuracy,
@@ -23,5 +26,6 @@ VALUE_CHECKS: dict[str, Check] = {
 }
 HEADER_CHECKS: dict[str, Check] = {
     "buffer_donor": check_buffer_donor,
+    "frontend_attributes": check_frontend_attributes,
     "input_output_alias": check_aliasing,
 }

@@ -16,17 +16,22 @@ from __future__ import annotations
 import re
 
 from .._errors import HloParseError
-from ._syntax import NAME, STRING, SyntaxFault, atoms_end, skip, value_end
+from ..groups._text import WHITESPACE, int64_value
+from ._syntax import NAME, SyntaxFault, atoms_end, int64_at, skip, string_end
+from ._token_values import unescape
+from ._tokenize import json_dict_end
+from ._tokens import STRING as QUOTED
 
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-_STRING = re.compile(STRING)
-_KEY = re.compile(r"[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*")
-# A comment, or a string (quoted as XLA's lexer quotes them), in which no comment starts.
-_COMMENT_OR_STRING = re.compile(STRING + r"|'[^'\n]*'|/\*(?:[^*]|\*(?!/))*\*/|//[^\n\r]*")
-_INT = re.compile(r"[ \t]*(-?[0-9]+)[ \t]*")
-_SPACES = re.compile(r"[ \t\r\n]*")
-_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)")
-_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "0": "\0"}
+# XLA's kAttributeName token: a name and '=' with nothing between them.
+_ATTRIBUTE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*=")
+# A comment, or a string (either quote, as XLA's lexer quotes them), in which no comment
+# starts.
+_COMMENT_OR_STRING = re.compile(f"(?:{QUOTED})" + r"|/\*(?:[^*]|\*(?!/))*\*/|//[^\n\r]*")
+# An element of a braced integer list, read by its characters (see ``int_list_at``), and a
+# list as XLA prints it, which ``int_list_at`` takes whole: no white space, elements of at
+# most 18 digits (so each is an int64 it reads).
+_DIGITS = re.compile(r"-?[0-9]+")
+_PRINTED_LIST = re.compile(r"\{(-?[0-9]{1,18}(?:,-?[0-9]{1,18})*)?\}")
 
 
 # An operand list as XLA prints it with operand shapes: array shapes with a plain layout (or a
@@ -105,11 +110,17 @@ def relocate(error: HloParseError, text: str, line: int, column: int) -> HloPars
 
 
 def parse_int(text: str, what: str, line: int, column: int) -> int:
-    """A decimal int64; anything else is an ``HloParseError`` naming ``what``."""
-    match = _INT.fullmatch(text)
-    if match is None:
-        raise HloParseError(f"expected an integer for {what} but found {text[:40]!r}", line, column)
-    return _checked(match.group(1), what, line, column)
+    """The integer ``text`` holds (one kInt token, ``_syntax.int64_at``, white space around
+    it); anything else is an ``HloParseError`` naming ``what``."""
+    at = skip(text, 0)
+    found = int64_at(text, at)
+    if found is not None and skip(text, found[1]) == len(text):
+        return found[0]
+    digits = _DIGITS.fullmatch(text.strip(WHITESPACE))
+    if digits is not None:  # a decimal out of range
+        raise HloParseError(f"integer {digits.group()[:24]}... in {what} does not fit in int64",
+                            line, column)
+    raise HloParseError(f"expected an integer for {what} but found {text[:40]!r}", line, column)
 
 
 def parse_bool(text: str, what: str, line: int, column: int) -> bool:
@@ -119,49 +130,92 @@ def parse_bool(text: str, what: str, line: int, column: int) -> bool:
     raise HloParseError(f"expected true or false for {what} but found {text[:40]!r}", line, column)
 
 
-def parse_int_list(text: str, what: str, line: int, column: int) -> list[int]:
-    """``{1,2,3}`` (braces required, may be empty) as a list of int64."""
-    stripped = text.strip()
-    if not (stripped.startswith("{") and stripped.endswith("}")):
-        raise HloParseError(f"expected '{{' to start the list for {what}", line, column)
-    body = stripped[1:-1]
-    if not body.strip():
-        return []
-    offset = column + text.find("{") + 1
+def int_list_at(text: str, at: int) -> tuple[list[int], int]:
+    """The braced integer list ``{1, 2, 3}`` (may be empty) starting at ``at`` and the offset
+    past its ``}``, as XLA reads one (``kBracedInt64List``, ``ParseInt64List``): each
+    element read by its characters (``-?[0-9]+``, an int64 as ``groups._text.int64_value``
+    gives it), then ``,`` or ``}``. The one reader of an integer list: errors are
+    ``SyntaxFault`` in XLA's words at XLA's offset, "expects integer" where no element is,
+    "expects a list to end with kRbrace" where neither ``,`` nor ``}`` follows one (a
+    missing ``{`` is reported so too). ``text`` holds no comments (``flat_value``).
+
+    >>> int_list_at("{1, -2,3} x", 0), int_list_at("{}", 0)
+    (([1, -2, 3], 9), ([], 2))
+    """
+    printed = _PRINTED_LIST.match(text, at)
+    if printed is not None:  # as XLA prints one: every element an int64, read at once
+        body = printed.group(1)
+        return ([int(item) for item in body.split(",")] if body else []), printed.end()
+    if not text.startswith("{", at):
+        raise SyntaxFault("expects a list to end with kRbrace", at)
+    at = skip(text, at + 1)
     values: list[int] = []
-    for part in body.split(","):
-        if _INT.fullmatch(part) is None:
-            raise HloParseError(
-                f"expected an integer in {what} but found {part.strip()[:40]!r}", line, offset)
-        values.append(_checked(part.strip(), what, line, offset))
-        offset += len(part) + 1
+    if text.startswith("}", at):
+        return values, at + 1
+    while True:
+        found = _DIGITS.match(text, at)
+        value = None if found is None else int64_value(found.group())
+        if value is None:
+            raise SyntaxFault("expects integer", at)
+        values.append(value)
+        at = skip(text, found.end())  # type: ignore[union-attr]
+        if text.startswith("}", at):
+            return values, at + 1
+        if not text.startswith(",", at):
+            raise SyntaxFault("expects a list to end with kRbrace", at)
+        at = skip(text, at + 1)
+
+
+def parse_int_list(text: str, line: int, column: int) -> list[int]:
+    """``{1,2,3}`` (braces required, may be empty; white space around it) as a list of
+    int64, read by ``int_list_at``; an ``HloParseError`` in XLA's words at the offending
+    character of ``text``, which starts at ``line:column`` (a text over several lines is
+    read flat, its error moved back to where it is)."""
+    flat = flat_value(text)
+    try:
+        values, end = int_list_at(flat, skip(flat, 0))
+        if skip(flat, end) != len(flat):
+            raise SyntaxFault("expects the list to end at its '}'", skip(flat, end))
+    except SyntaxFault as fault:
+        raise relocate(HloParseError(fault.message, line, column + fault.offset), text, line,
+                       column) from None
     return values
+
+
+def check_int_list(value: str, line: int, column: int) -> None:
+    """Refuse ``value`` (an attribute XLA reads as a braced integer list, ``dimensions``)
+    as XLA refuses it (``parse_int_list``)."""
+    parse_int_list(value, line, column)
 
 
 def parse_int_lists(text: str, what: str, line: int, column: int) -> list[list[int]]:
     """``{{0,1},{2,3}}`` as a list of int64 lists (XLA's ``kBracedInt64ListList``), read as
-    XLA's ``ParseList`` reads it: ``'{' [list (',' list)*] '}'``, where any other token in
-    place of a list or the end (``{{0,1}{1,2}}``, ``{,{0,1}}``, ``{{0,1},}``) is refused at
-    that token in XLA's words."""
-    pos = _SPACES.match(text).end()  # type: ignore[union-attr]
+    XLA's ``ParseList`` reads it: ``'{' [list (',' list)*] '}'``, each list by
+    ``int_list_at``, where any other token in place of a list or the end (``{{0,1}{1,2}}``,
+    ``{,{0,1}}``, ``{{0,1},}``) is refused at that token in XLA's words."""
+    pos = skip(text, 0)
     if not text.startswith("{", pos):
         raise HloParseError(f"expected '{{' to start the list of lists for {what}", line,
                             column + pos)
     lists: list[list[int]] = []
-    pos = _SPACES.match(text, pos + 1).end()  # type: ignore[union-attr]
-    if text.startswith("}", pos):
+    pos = skip(text, pos + 1)
+    if text.startswith("}", pos) and skip(text, pos + 1) == len(text):
         return lists
     while True:
         if not text.startswith("{", pos):
             raise HloParseError("expects a list to end with kRbrace", line, column + pos)
-        close = text.find("}", pos)
-        if close < 0:
-            raise HloParseError(f"inner list of {what} is never closed", line, column + pos)
-        lists.append(parse_int_list(text[pos:close + 1], what, line, column + pos))
-        pos = _SPACES.match(text, close + 1).end()  # type: ignore[union-attr]
+        try:
+            found, pos = int_list_at(text, pos)
+        except SyntaxFault as fault:
+            raise HloParseError(fault.message, line, column + fault.offset) from None
+        lists.append(found)
+        pos = skip(text, pos)
         if text.startswith(",", pos):
-            pos = _SPACES.match(text, pos + 1).end()  # type: ignore[union-attr]
+            pos = skip(text, pos + 1)
         elif text.startswith("}", pos):
+            if skip(text, pos + 1) != len(text):
+                raise HloParseError("expects the list to end at its '}'", line,
+                                    column + skip(text, pos + 1))
             return lists
         else:
             raise HloParseError("expects a list to end with kRbrace", line, column + pos)
@@ -178,62 +232,69 @@ def parse_name_list(text: str, what: str, line: int, column: int) -> list[str]:
 
 
 def unquote(text: str) -> str:
-    """The value of a quoted string (C escapes decoded); unquoted text is returned as is."""
+    """The value of a quoted string, its escapes decoded as XLA's lexer decodes them
+    (``_token_values.unescape``; bytes that are no UTF-8 come back as surrogate escapes);
+    unquoted text is returned as is. A string whose escapes XLA's lexer refuses is a
+    ``SyntaxFault`` at its start."""
     if len(text) < 2 or not (text.startswith('"') and text.endswith('"')):
         return text
-
-    def decode(match: re.Match[str]) -> str:
-        code = match.group(1)
-        if code[0] == "x":
-            return chr(int(code[1:], 16))
-        if code[0] in "01234567":
-            return chr(int(code, 8))
-        return _SIMPLE_ESCAPES.get(code, code)
-
-    return _ESCAPE.sub(decode, text[1:-1])
+    value = unescape(text[1:-1])
+    if value is None:
+        raise SyntaxFault(f"an escape in {text[:40]} is none XLA's lexer reads", 0)
+    return value.decode("utf-8", "surrogateescape")
 
 
-def parse_dictionary(text: str, line: int, column: int) -> dict[str, str]:
-    """``{key=value key2="v"}`` (metadata; space or comma separated) or ``{k="v",k2="w"}``
-    (frontend attributes) as a dict of unquoted values."""
-    stripped = text.strip()
-    if not (stripped.startswith("{") and stripped.endswith("}")):
-        return {}
-    body = stripped[1:-1]
-    result: dict[str, str] = {}
-    pos = 0
-    while pos < len(body):
-        key = _KEY.match(body, pos)
-        if key is None:
-            pos += 1
-            continue
-        begin = key.end()
-        end = begin
-        if body.startswith('"', begin):
-            string = _STRING.match(body, begin)
-            if string is None:
-                raise HloParseError("unterminated string", line, column + begin + 1)
-            end = string.end()
-        else:
-            end = _dictionary_value_end(body, begin, line, column + 1)
-            space = body.find(" ", begin, end)
-            end = space if space >= 0 else end
-        result[key.group(1)] = unquote(body[begin:end].strip())
-        pos = end + 1
-    return result
+def frontend_attributes(text: str, line: int, column: int) -> dict[str, str]:
+    """The ``frontend_attributes`` value ``text`` (written from ``line:column``) read as
+    XLA's ``ParseFrontendAttributes`` reads it, the one reader of it: ``{`` then ``name=``
+    (one token) and a string (its value decoded) or a JSON dictionary (its text, XLA's
+    ``LexJsonDict``), joined by ``,``, then ``}``; a name written twice keeps its last
+    value. What XLA refuses is an ``HloParseError`` in its words at its token.
+
+    >>> frontend_attributes('{a="1", b={"x": "}"}, a="\\x41"}', 1, 1)
+    {'a': 'A', 'b': '{"x": "}"}'}
+    """
+    flat = flat_value(text)
+
+    def refuse(message: str, at: int) -> HloParseError:
+        return relocate(HloParseError(message, line, column + at), text, line, column)
+
+    at = skip(flat, 0)
+    if not flat.startswith("{", at):
+        raise refuse("expects '{' for frontend attributes", at)
+    found: dict[str, str] = {}
+    at = skip(flat, at + 1)
+    while not flat.startswith("}", at) or found:  # after a ',', a name
+        name = _ATTRIBUTE_NAME.match(flat, at)
+        if name is None:
+            raise refuse("expects attribute name", at)
+        at = skip(flat, name.end())
+        end = _string_end(flat, at) if flat.startswith('"', at) else json_dict_end(flat, at)
+        if end < 0:  # no string (a bad escape: XLA's lexer reads none) nor dictionary
+            raise HloParseError("error parsing attribute frontend_attributes", line,
+                                max(column - len("frontend_attributes="), 1))
+        found[name.group()[:-1]] = (unquote(flat[at:end]) if flat.startswith('"', at)
+                                    else flat[at:end])
+        at = skip(flat, end)
+        if not flat.startswith(",", at):
+            break
+        at = skip(flat, at + 1)
+    if not flat.startswith("}", at):
+        raise refuse("expects '}' at the end of frontend attributes", at)
+    if skip(flat, at + 1) != len(flat):
+        raise refuse("expects the frontend attributes to end at their '}'", skip(flat, at + 1))
+    return found
 
 
-def _dictionary_value_end(body: str, pos: int, line: int, column: int) -> int:
+def check_frontend_attributes(value: str, line: int, column: int) -> None:
+    """Refuse ``value`` as XLA refuses a ``frontend_attributes`` value
+    (``frontend_attributes``)."""
+    frontend_attributes(value, line, column)
+
+
+def _string_end(text: str, at: int) -> int:
+    """``string_end``, or -1 where it refuses the string."""
     try:
-        return value_end(body, pos)
-    except SyntaxFault as fault:
-        raise HloParseError(fault.message, line, column + fault.offset) from None
-
-
-def _checked(digits: str, what: str, line: int, column: int) -> int:
-    if len(digits.lstrip("-")) > 19:
-        raise HloParseError(f"integer {digits[:24]}... in {what} does not fit in int64", line, column)
-    value = int(digits)
-    if not _INT64_MIN <= value <= _INT64_MAX:
-        raise HloParseError(f"integer {digits} in {what} does not fit in int64", line, column)
-    return value
+        return string_end(text, at)
+    except SyntaxFault:
+        return -1

@@ -23,14 +23,14 @@ import re
 
 from .._errors import HloParseError
 from ._syntax import skip
+from ._tokens import DXD, INT, PAD
 from ._values import flat_value, relocate
 
-# XLA's lexer: ``name=`` is one token; a pad token; a DxD token; an integer.
+# XLA's lexer (its token table, ``_tokens``): ``name=`` is one token; a pad token; a DxD
+# token or an integer.
 _NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_.\-]*)=")
-_NUMBER = r"-?[0-9]+"
-_PAD_DIM = f"{_NUMBER}_{_NUMBER}(?:_{_NUMBER})?"
-_PAD = re.compile(f"{_PAD_DIM}(?:x{_PAD_DIM})*(?![0-9A-Za-z_])")
-_DXD = re.compile(r"[0-9]+(?:x[0-9]+)+|-?[0-9]+")
+_PAD = re.compile(f"(?:{PAD})(?![0-9A-Za-z_])")
+_DXD = re.compile(f"{DXD}|{INT}")
 _DXD_FIELDS = ("size", "stride", "lhs_dilate", "rhs_dilate", "rhs_reversal")
 
 

@@ -1,0 +1,182 @@
+"""Each kind of attribute value is read by one reader, whichever path reads the line (the
+one-line fast path or the general reader): its verdict and values are XLA's, checked here
+against jaxlib's own parser (``hlo_module_from_text``) on texts where readers used to differ.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import meshtopo as mt
+from meshtopo import hlo
+
+from ._text import ADD
+
+pytestmark = pytest.mark.jax
+
+
+def _module(attributes: str) -> str:
+    """A module whose root is an all-reduce with ``attributes`` after ``to_apply=%add`` (an
+    all-gather when they start with ``dimensions=``)."""
+    call = ("all-gather(%p), replica_groups={}, " if attributes.startswith("dimensions=")
+            else "all-reduce(%p), to_apply=%add")
+    return (f"HloModule m, replica_count=4\n{ADD}ENTRY %main (p: f32[8]) -> f32[8] {{\n"
+            f"  %p = f32[8]{{0}} parameter(0)\n  ROOT %r = f32[8]{{0}} {call}{attributes}\n}}\n")
+
+
+def _xla_error(text: str) -> tuple[str, int, int] | None:
+    """(message, line, column) of XLA's first parse error, or None when it reads ``text``."""
+    from jaxlib._hlo import hlo_module_from_text  # type: ignore[import-not-found]
+
+    try:
+        hlo_module_from_text(text)
+    except Exception as error:  # jaxlib raises its own status error
+        found = re.search(r"was parsing (\d+):(\d+): error: ([^\n]*)", str(error))
+        assert found is not None, str(error)
+        return found.group(3), int(found.group(1)), int(found.group(2))
+    return None
+
+
+def _verdict(text: str, fast_paths: bool, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """meshtopo's first error message, or None when it reads ``text``."""
+    monkeypatch.setenv("MESHTOPO_HLO_FAST_PATHS", "1" if fast_paths else "0")
+    try:
+        hlo.parse_module(text)
+    except mt.MeshtopoError as error:
+        return str(error)
+    return None
+
+
+# Attribute texts after ``to_apply=%add`` on an all-reduce (``dimensions=``: on an all-gather).
+REFUSED = {
+    "form feed inside groups": ", replica_groups={{0,\f1},{2,3}}",
+    "vertical tab after a comma": ", replica_groups={{0,1},{2,3}},\vchannel_id=1",
+    "form feed before a comma": ", replica_groups={{0,1},{2,3}}\f, channel_id=1",
+    "escape CUnescape refuses": ', replica_groups={}, frontend_attributes={a="\\q"}',
+    "frontend value not a string": ", replica_groups={}, frontend_attributes={a=1}",
+    "frontend values without a comma": ', replica_groups={}, frontend_attributes={a="1" b="2"}',
+    "frontend trailing comma": ', replica_groups={}, frontend_attributes={a="1",}',
+    "frontend quoted name": ', replica_groups={}, frontend_attributes={"a"="1"}',
+    "frontend name apart from its '='": ', replica_groups={}, frontend_attributes={a ="1"}',
+    "metadata string with a bad escape": ', replica_groups={}, metadata={op_name="\\q"}',
+    "dimensions without braces": "dimensions=0",
+}
+ACCEPTED = {
+    "channel id past int64": ", replica_groups={}, channel_id=9223372036854775808",
+    "channel id uint64's maximum": ", replica_groups={}, channel_id=18446744073709551615",
+    "group id uint64's maximum": ", replica_groups={{0,18446744073709551615},{2,3}}",
+    "metadata int uint64's maximum": ", replica_groups={}, metadata={source_line=18446744073709551615}",
+    "frontend JSON dictionary": ', replica_groups={}, frontend_attributes={a={"x": "}"}}',
+    "frontend name written twice": ', replica_groups={}, frontend_attributes={a="1",a="2"}',
+    "metadata escapes XLA prints": ', replica_groups={}, metadata={op_name="a\\"b\\\\c\\101"}',
+}
+
+
+@pytest.mark.parametrize("fast_paths", [True, False], ids=["fast", "general"])
+@pytest.mark.parametrize("attributes", list(REFUSED.values()), ids=list(REFUSED))
+def test_refused_as_xla_refuses(attributes: str, fast_paths: bool,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    text = _module(attributes)
+    assert _xla_error(text) is not None
+    assert _verdict(text, fast_paths, monkeypatch) is not None
+
+
+@pytest.mark.parametrize("fast_paths", [True, False], ids=["fast", "general"])
+@pytest.mark.parametrize("attributes", list(ACCEPTED.values()), ids=list(ACCEPTED))
+def test_accepted_as_xla_accepts(attributes: str, fast_paths: bool,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    text = _module(attributes)
+    assert _xla_error(text) is None
+    assert _verdict(text, fast_paths, monkeypatch) is None
+
+
+def test_integers_past_int64_are_xla_s_int64() -> None:
+    """XLA's lexer reads a decimal up to uint64's maximum as the int64 of the same bits."""
+    module = hlo.parse_module(_module(
+        ", replica_groups={{0,18446744073709551615},{2,3}}, channel_id=9223372036854775808"))
+    c = module.collectives[0]
+    assert c.replica_groups.replica_groups == [[0, -1], [2, 3]]
+    assert c.channel_id == -(2**63)
+
+
+def test_string_escapes_are_absl_s() -> None:
+    """Frontend attributes and metadata decode their strings as absl's ``CUnescape``."""
+    module = hlo.parse_module(_module(
+        ', replica_groups={}, frontend_attributes={a="\\u00e9\\x41"}, '
+        'metadata={op_name="x\\101\\ty"}'))
+    c = module.collectives[0]
+    assert c.frontend_attributes == {"a": "\u00e9A"}
+    assert c.metadata == {"op_name": "xA\ty"}
+
+
+@pytest.mark.parametrize(("attributes", "message"), [
+    ("dimensions={0,a}", "expects integer"),
+    ("dimensions={0 1}", "expects a list to end with kRbrace"),
+    ("dimensions={0,}", "expects integer"),
+    (", replica_groups={}, frontend_attributes={a=1}",
+     "error parsing attribute frontend_attributes"),
+    (', replica_groups={}, frontend_attributes={a="1" b="2"}',
+     "expects '}' at the end of frontend attributes"),
+    (', replica_groups={}, frontend_attributes={"a"="1"}', "expects attribute name"),
+], ids=["dims-ident", "dims-no-comma", "dims-trailing-comma", "frontend-int",
+        "frontend-no-comma", "frontend-quoted-name"])
+def test_error_is_xla_s(attributes: str, message: str) -> None:
+    """Where the one reader of a kind refuses a value, it says what XLA says, where XLA
+    says it."""
+    text = _module(attributes)
+    expected = _xla_error(text)
+    assert expected is not None and expected[0] == message
+    with pytest.raises(mt.HloParseError) as raised:
+        hlo.parse_module(text)
+    assert (raised.value.message, raised.value.line, raised.value.column) == expected
+
+
+@pytest.mark.parametrize("fast_paths", [True, False], ids=["fast", "general"])
+def test_printed_shape_pattern_takes_no_layout_the_reader_refuses(
+        fast_paths: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path's pattern of printed shapes takes only layouts the shape reader takes:
+    a layout item ``Tx`` is read, and refused, token by token."""
+    text = _module(", replica_groups={}").replace("f32[8]{0} parameter", "f32[8]{0:Tx} parameter")
+    assert _xla_error(text) is not None
+    assert _verdict(text, fast_paths, monkeypatch) is not None
+
+
+@pytest.mark.parametrize(("size", "padding", "read"), [
+    (15, "0_0_1", True), (6, "-1_-1", True), (1, "0_0_-1", False),
+], ids=["interior", "negative-edges", "negative-interior"])
+def test_padding_is_xla_s_pad_token(size: int, padding: str, read: bool) -> None:
+    """A pad's padding is XLA's pad token (the token table's): an interior padding is no
+    negative number."""
+    text = (f"HloModule m\nENTRY %main {{\n  %p = f32[8]{{0}} parameter(0)\n"
+            f"  %z = f32[] constant(0)\n"
+            f"  ROOT %r = f32[{size}]{{0}} pad(%p, %z), padding={padding}\n}}\n")
+    assert (_xla_error(text) is None) == read
+    if read:
+        hlo.parse_module(text)
+    else:
+        with pytest.raises(mt.HloParseError):
+            hlo.parse_module(text)
+
+
+@pytest.mark.parametrize("text", [
+    "{{0,1},{2,3}}", "{ { 0 , 1 } , { 2 } }", "{}", "{{}}", "{{0,1},{}}", "{{-1,18446744073709551615}}",
+    "{{0,1},}", "{{0,1}{2,3}}", "{,{0,1}}", "{{0,1.5}}", "{{0 1}}", "{{0,a}}", "{0,1}", "{{0,1}",
+    "{{0,\f1}}", "{{99999999999999999999}}", "{{0,1}} x",
+])
+def test_explicit_groups_and_pairs_read_one_grammar(text: str) -> None:
+    """Replica groups (read by the groups' scanner, below the HLO layer) and
+    ``source_target_pairs`` (read by ``_values.parse_int_lists``) are lists of integer
+    lists with one grammar: each takes the texts the other takes, as the same lists."""
+    from meshtopo.hlo._values import parse_int_lists
+
+    try:
+        pairs: list[list[int]] | None = parse_int_lists(text, "source_target_pairs", 1, 1)
+    except mt.HloParseError:
+        pairs = None
+    try:
+        groups: list[list[int]] | None = mt.CollectiveDeviceList.parse(text).replica_groups
+    except mt.HloParseError:
+        groups = None
+    assert pairs == groups
