@@ -37,6 +37,13 @@ class Attribute(NamedTuple):
     column: int
 
 
+# An instruction's attributes, or what makes them on first use (``Instruction.attribute_list``).
+Attributes = list[Attribute] | Callable[["Instruction"], list[Attribute]]
+# What prints an instruction read from a proto on first use: its (text, attribute_at,
+# attributes).
+Printer = Callable[["Instruction"], tuple[str, int, Attributes]]
+
+
 @dataclass(eq=False, slots=True)
 class Instruction:
     """One instruction: ``[ROOT] name = shape opcode(operands), key=value, ...``.
@@ -46,7 +53,9 @@ class Instruction:
     ``text`` from ``attribute_at``. ``attribute_list`` holds every
     attribute in written order with positions (split on first use where the reader's fast
     path already checked the text); ``attributes`` is the same as a dict of raw values.
-    Where the fast path read the line, ``leading_channel`` holds the digits of a leading
+    An instruction read from a proto is printed on first use of ``text``,
+    ``attribute_at`` or ``attribute_list`` (a ``Printer`` makes the three): its line and
+    column do not depend on its text, and most are never asked for. Where the fast path read the line, ``leading_channel`` holds the digits of a leading
     ``channel_id``, ``groups_span`` where in ``text`` the ``replica_groups`` value after it
     is when written in XLA's printed explicit form (``_explicit_scan`` checked it; the value
     is ``explicit_groups``, sliced on use, as such lists can be most of a line), and
@@ -63,20 +72,42 @@ class Instruction:
     computation: str
     is_root: bool
     operand_text: str
-    text: str
-    _attributes: list[Attribute] | Callable[[Instruction], list[Attribute]]
+    _text: str | Printer
+    _attributes: Attributes
     called_computations: tuple[str, ...] = ()
     control_predecessors: tuple[str, ...] = ()
     inline_shapes: tuple[str | None, ...] = ()
-    attribute_at: int = -1
+    _attribute_at: int = -1
     leading_channel: str | None = None
     groups_span: tuple[int, int] | None = None
     shared_attributes: str | None = None
     collective: Collective | None = None
 
     @property
+    def text(self) -> str:
+        """The instruction as written, from its name (``ROOT`` and indentation left out)."""
+        found = self._text
+        if not isinstance(found, str):
+            found = self._printed(found)
+        return found
+
+    @property
+    def attribute_at(self) -> int:
+        """Where in ``text`` the attribute list starts (its first ``,``); -1 when it has
+        none."""
+        if not isinstance(self._text, str):
+            self._printed(self._text)
+        return self._attribute_at
+
+    def _printed(self, printer: Printer) -> str:
+        self._text, self._attribute_at, self._attributes = printer(self)
+        return self._text
+
+    @property
     def attribute_list(self) -> list[Attribute]:
         """Every attribute in written order, with the position of its value."""
+        if not isinstance(self._text, str):
+            self._printed(self._text)
         found = self._attributes
         if callable(found):
             found = self._attributes = found(self)

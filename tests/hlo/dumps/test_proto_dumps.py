@@ -495,3 +495,26 @@ def test_an_operand_id_that_names_nothing_is_one_line(dump, tmp_path, capsys):
         main(["inspect", str(path)])
     out, err = capsys.readouterr()
     assert (done.value.code, out, err) == (2, "", f"meshtopo: error: {caught.value}\n")
+
+
+def test_text_is_printed_on_use_and_a_damaged_metadata_is_refused_then(dump, tmp_path):
+    # Lines and columns come from the structure; an instruction's text is printed when asked
+    # for, so a damaged metadata field is found then, naming the file.
+    _, proto_path = _pairs(dump)["jit_psum"]
+    damaged = message_class("HloProto")()
+    damaged.ParseFromString(proto_path.read_bytes())
+    computation = damaged.hlo_module.computations[-1]
+    target = next(i for i in computation.instructions if i.metadata)
+    target.metadata = b"\xff\xff"
+    path = tmp_path / "metadata.hlo.pb"
+    path.write_bytes(damaged.SerializeToString())
+    module = mt.hlo.load(path)
+    instruction = module.computations[computation.name].by_name[target.name]
+    assert (instruction.line, instruction.column) == next(
+        (i.line, i.column) for i in mt.hlo.load(proto_path).instructions if i.name == target.name)
+    with pytest.raises(mt.InvalidArgumentError) as caught:
+        instruction.text  # noqa: B018
+    assert str(caught.value).startswith(f"{path} is not an HLO module proto (cut short or "
+                                        "damaged)")
+    with pytest.raises(mt.InvalidArgumentError):
+        module.to_text()
