@@ -46,8 +46,8 @@ _FIELDS = attrgetter("id", "name", "opcode", "shape", "operand_ids", "called_com
                      "control_predecessor_ids")
 _COMPUTATION_FIELDS = attrgetter("id", "name", "root_id", "execution_thread", "instructions")
 _ID, _NAME, _TEXT = attrgetter("id"), attrgetter("name"), itemgetter(1)
-# Opcodes whose instructions need more than ``_FIELDS``.
-_SPECIAL = COLLECTIVE_OPCODES | {"parameter", "constant", "while"}
+# Opcodes whose instructions need more than ``_FIELDS`` (collectives aside).
+_SPECIAL = frozenset({"parameter", "constant", "while"})
 
 
 def build_module(
@@ -164,17 +164,15 @@ class _Builder:
             except KeyError:
                 operands, called, controls = self._late_ids(
                     proto, name, names, messages, operand_ids, called_ids, control_ids)
-            if opcode not in _SPECIAL:
-                operand_text = "%" + ", %".join(operands) if operands else ""
-            elif opcode == "parameter":
-                index = p.parameter_number
-                operand_text = str(index)
-                parameters.append((index, f"{name}: {shape}"))
-            elif opcode == "constant":
-                operand_text = self.literals.text(p.literal)
-            else:
-                operand_text = "%" + ", %".join(operands) if operands else ""
-                if opcode == "while" and len(called) == 2:  # in written order: condition, body
+            operand_text = None  # the operands' names, printed on use
+            if opcode in _SPECIAL:
+                if opcode == "parameter":
+                    index = p.parameter_number
+                    operand_text = str(index)
+                    parameters.append((index, f"{name}: {shape}"))
+                elif opcode == "constant":
+                    operand_text = self.literals.text(p.literal)
+                elif len(called) == 2:  # a while's, in written order: condition, body
                     called = (called[1], called[0])
             if instruction_id == root_id:
                 instruction = computation.root = Instruction(

@@ -71,7 +71,7 @@ class Instruction:
     column: int
     computation: str
     is_root: bool
-    operand_text: str
+    _operand_text: str | None
     _text: str | Printer
     _attributes: Attributes
     called_computations: tuple[str, ...] = ()
@@ -82,6 +82,16 @@ class Instruction:
     groups_span: tuple[int, int] | None = None
     shared_attributes: str | None = None
     collective: Collective | None = None
+
+    @property
+    def operand_text(self) -> str:
+        """What is written between the opcode's parentheses (None given: the operands'
+        names, as XLA prints them)."""
+        found = self._operand_text
+        if found is None:
+            operands = self.operands
+            found = self._operand_text = "%" + ", %".join(operands) if operands else ""
+        return found
 
     @property
     def text(self) -> str:
