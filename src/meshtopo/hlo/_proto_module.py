@@ -10,8 +10,8 @@ not from that text.
 
 from __future__ import annotations
 
+import functools
 import gc
-from collections.abc import Callable
 from operator import attrgetter, itemgetter
 
 from google.protobuf.message import DecodeError, Message
@@ -45,7 +45,8 @@ _ROOT_COLUMN = _COLUMN + len("ROOT ")
 _FIELDS = attrgetter("id", "name", "opcode", "shape", "operand_ids", "called_computation_ids",
                      "control_predecessor_ids")
 _COMPUTATION_FIELDS = attrgetter("id", "name", "root_id", "execution_thread", "instructions")
-_ID, _NAME, _TEXT = attrgetter("id"), attrgetter("name"), itemgetter(1)
+_ID, _NAME, _OPCODE = attrgetter("id"), attrgetter("name"), attrgetter("opcode")
+_TEXT = itemgetter(1)
 # Opcodes whose instructions need more than ``_FIELDS`` (collectives aside).
 _SPECIAL = frozenset({"parameter", "constant", "while"})
 
@@ -122,35 +123,65 @@ class _Builder:
     def build(self) -> list[Collective]:
         found: list[Collective] = []
         for computation in self.proto.computations:
-            self._computation(computation, found.append)
+            found.extend(self._computation(computation))
         return found
 
-    def _computation(self, proto: Message, found: Callable[[Collective], object],
-                     repeated: bool = False) -> None:
-        """Computation ``proto`` read into the module's; ``repeated``: it writes an id twice,
+    def _computation(self, proto: Message) -> list[Collective]:
+        """Computation ``proto`` placed in the module (its line and the lines its
+        instructions take) and read now when it holds a collective, giving its collectives,
+        else on first use (``Computation.read_on_use``). An instruction id written twice is
         read as its last instruction in the place of its first."""
-        computation_id, computation_name, root_id, thread, written = _COMPUTATION_FIELDS(proto)
+        computation_id, name, root_id, thread, written = _COMPUTATION_FIELDS(proto)
         messages = list(written)
+        ids = list(map(_ID, messages))
         order = self.schedule.get(computation_id)
-        read: list[int] | None = None  # the index of each instruction read, when not all in order
-        if order is not None or repeated:
-            at = dict(zip(map(_ID, messages), range(len(messages)), strict=True))
-            read = list(at.values()) if order is None else [at[i] for i in order if i in at]
-            messages = list(map(messages.__getitem__, read))
+        indices = None  # the index of each instruction read, when not all in the proto's order
+        if order is not None or len(set(ids)) < len(ids):
+            at = dict(zip(ids, range(len(ids)), strict=True))
+            indices = list(at.values()) if order is None else [at[i] for i in order if i in at]
+        computation = Computation(name, computation_id == self.entry, self.line + 2, "",
+                                  execution_thread=thread or None)
+        self.scope.computations[name] = computation
+        self.printer.read(name, proto, indices)
+        # its head, its instructions and its closing brace
+        self.line += 3 + (len(ids) if indices is None else len(indices))
+        if COLLECTIVE_OPCODES.isdisjoint(map(_OPCODE, messages)):
+            computation.read_on_use(functools.partial(
+                self._read_later, proto, computation, root_id, indices))
+            return []
+        if indices is not None:
+            messages = list(map(messages.__getitem__, indices))
+        return self._read(proto, computation, root_id, messages)
+
+    def _read_later(self, proto: Message, computation: Computation, root_id: int,
+                    indices: list[int] | None) -> None:
+        """``_read`` of a computation read on use; a damaged shape or literal is an
+        ``InvalidArgumentError`` naming the file."""
+        messages = list(proto.instructions)
+        if indices is not None:
+            messages = list(map(messages.__getitem__, indices))
+        try:
+            self._read(proto, computation, root_id, messages)
+        except DecodeError:
+            raise not_a_module(self.source, "cut short or damaged") from None
+
+    def _read(self, proto: Message, computation: Computation, root_id: int,
+              messages: list[Message]) -> list[Collective]:
+        """The instructions of ``computation`` read from ``messages`` (those of ``proto``,
+        in text order) into it, and its collectives."""
         # The names of the instructions read so far; of all of them once one is named
         # before it is read (``_late_ids``).
         names: dict[int, str] = {}
-        number = self.line + 2
-        computation = Computation(computation_name, computation_id == self.entry, number, "",
-                                  execution_thread=thread or None)
-        self.scope.computations[computation_name] = computation
-        self.printer.read(computation_name, proto, read)
+        computation_name = computation.name
+        number = computation.line
         parameters: list[tuple[int, str]] = []
-        instructions = computation.instructions
-        add, by_name = instructions.append, computation.by_name
+        instructions: list[Instruction] = []
+        by_name: dict[str, Instruction] = {}
+        add = instructions.append
         named, callee = names.__getitem__, self.computation_names.__getitem__
         shapes, shape_text = self.shapes.found.get, self.shapes.text
         printed = self.printer.printed
+        root = None
         collectives = []
         for (instruction_id, name, opcode, written, operand_ids, called_ids,
              control_ids), p in zip(map(_FIELDS, messages), messages, strict=True):
@@ -158,6 +189,7 @@ class _Builder:
             names[instruction_id] = name
             shape = shapes(written) or shape_text(written)
             try:
+                # A slice copies the ids in one call; iterating protobuf's container costs per id.
                 operands = tuple(map(named, operand_ids[:])) if operand_ids else ()
                 called = tuple(map(callee, called_ids[:])) if called_ids else ()
                 controls = tuple(map(named, control_ids[:])) if control_ids else ()
@@ -175,7 +207,7 @@ class _Builder:
                 elif len(called) == 2:  # a while's, in written order: condition, body
                     called = (called[1], called[0])
             if instruction_id == root_id:
-                instruction = computation.root = Instruction(
+                instruction = root = Instruction(
                     name, opcode, shape, operands, number, _ROOT_COLUMN, computation_name, True,
                     operand_text, printed, [], called, controls)
             else:
@@ -186,19 +218,18 @@ class _Builder:
             by_name[name] = instruction
             if opcode in COLLECTIVE_OPCODES:
                 collectives.append((p, instruction))
-        if len(names) < len(instructions) and not repeated and order is None:
-            self._computation(proto, found, True)
-            return
+        if root is None and instructions:
+            root = instructions[-1]
+        parameters.sort()
+        result = root.shape_text if root is not None else "()"
+        computation.instructions, computation.by_name, computation.root = (
+            instructions, by_name, root)
+        computation.signature = f"({', '.join(map(_TEXT, parameters))}) -> {result}"
+        found = []
         for p, instruction in collectives:
             collective = instruction.collective = self._collective(p, instruction)
-            found(collective)
-        if computation.root is None and instructions:
-            computation.root = instructions[-1]
-        root = computation.root
-        result = root.shape_text if root is not None else "()"
-        parameters.sort()
-        computation.signature = f"({', '.join(map(_TEXT, parameters))}) -> {result}"
-        self.line = number + 1  # the closing brace
+            found.append(collective)
+        return found
 
     def _late_ids(self, proto: Message, name: str, names: dict[int, str],
                   messages: list[Message], operand_ids: Message, called_ids: Message,

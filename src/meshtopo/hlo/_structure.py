@@ -10,7 +10,7 @@ async wrappers, custom calls). Nothing here reads text: ``_reader`` builds these
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from .._errors import HloParseError, InvalidArgumentError
@@ -37,6 +37,8 @@ class Attribute(NamedTuple):
     column: int
 
 
+# What a computation read on use (``Computation.read_on_use``) reads on first use.
+_READ_ON_USE = frozenset({"instructions", "by_name", "root", "signature"})
 # An instruction's attributes, or what makes them on first use (``Instruction.attribute_list``).
 Attributes = list[Attribute] | Callable[["Instruction"], list[Attribute]]
 # What prints an instruction read from a proto on first use: its (text, attribute_at,
@@ -160,20 +162,54 @@ class Instruction:
         return f"<Instruction {self.opcode} {self.name} at {self.line}:{self.column}>"
 
 
-@dataclass(eq=False)
 class Computation:
-    """A computation: its instructions in text (for scheduled modules: schedule) order."""
+    """A computation: its instructions in text (for scheduled modules: schedule) order.
 
-    name: str
-    is_entry: bool
-    line: int
-    signature: str
-    instructions: list[Instruction] = field(default_factory=list)
-    execution_thread: str | None = None
-    by_name: dict[str, Instruction] = field(default_factory=dict)
-    root: Instruction | None = None
-    result_at: tuple[int, int] | None = None  # where the signature's result shape starts
-    written_inline: bool = False  # as an attribute's value (``to_apply={...}``), named by XLA
+    A computation read from a proto that holds no collective is read on first use of
+    ``instructions``, ``by_name``, ``root`` or ``signature`` (``read_on_use``): its line and
+    its instruction count, which place every later line, are known without them.
+    """
+
+    def __init__(
+        self, name: str, is_entry: bool, line: int, signature: str,
+        instructions: list[Instruction] | None = None, execution_thread: str | None = None,
+        by_name: dict[str, Instruction] | None = None, root: Instruction | None = None,
+        result_at: tuple[int, int] | None = None, written_inline: bool = False,
+    ) -> None:
+        self.name = name
+        self.is_entry = is_entry
+        self.line = line
+        self.signature = signature
+        self.instructions: list[Instruction] = [] if instructions is None else instructions
+        self.execution_thread = execution_thread
+        self.by_name: dict[str, Instruction] = {} if by_name is None else by_name
+        self.root = root
+        self.result_at = result_at  # where the signature's result shape starts
+        self.written_inline = written_inline  # as an attribute's value (``to_apply={...}``)
+        self._unread: Callable[[], None] | None = None
+
+    def read_on_use(self, reader: Callable[[], None]) -> None:
+        """``reader()`` sets ``instructions``, ``by_name``, ``root`` and ``signature`` when
+        one of them is first asked for (until then they are not set, so reading any other
+        attribute costs nothing more); an error it raises goes to that caller, and is raised
+        again at the next use."""
+        del self.instructions, self.by_name, self.root, self.signature
+        self._unread = reader
+
+    if not TYPE_CHECKING:  # the checker sees the declared attributes only
+
+        def __getattr__(self, name: str) -> object:
+            # Called only for an attribute that is not set: those ``read_on_use`` holds back.
+            reader = self.__dict__.get("_unread")
+            if reader is None or name not in _READ_ON_USE:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            self._unread = None
+            try:
+                reader()
+            except BaseException:
+                self._unread = reader
+                raise
+            return self.__dict__[name]
 
     @property
     def called_computations(self) -> list[str]:

@@ -288,10 +288,11 @@ def test_directory_of_protos_alone(dump, tmp_path, capsys):
 def test_cut_short_and_foreign_files_are_one_line_errors(dump, tmp_path, capsys):
     _, proto_path = _pairs(dump)["jit_psum"]
     data = proto_path.read_bytes()
-    # An instruction's shape is decoded on first use: a damaged one is found then.
+    # An instruction's shape is decoded when its computation is read, at load for one that
+    # holds a collective (the entry here): a damaged one is found then.
     damaged = message_class("HloProto")()
     damaged.ParseFromString(data)
-    damaged.hlo_module.computations[0].instructions[0].shape = b"\xff\xff"
+    damaged.hlo_module.computations[-1].instructions[0].shape = b"\xff\xff"
     files = {"cut.hlo.pb": data[: len(data) // 2], "foreign.pb": bytes(range(256)) * 4,
              "options.pb": _options_file(proto_path).read_bytes(),
              "shape.hlo.pb": damaged.SerializeToString()}
@@ -518,3 +519,25 @@ def test_text_is_printed_on_use_and_a_damaged_metadata_is_refused_then(dump, tmp
                                         "damaged)")
     with pytest.raises(mt.InvalidArgumentError):
         module.to_text()
+
+
+def test_a_computation_without_collectives_is_read_on_use(dump, tmp_path):
+    # Its lines are placed at load; its instructions are read when first asked for, so a
+    # damaged shape there is found then (and at each use after), naming the file.
+    _, proto_path = _pairs(dump)["jit_psum"]
+    damaged = message_class("HloProto")()
+    damaged.ParseFromString(proto_path.read_bytes())
+    reducer = damaged.hlo_module.computations[0]
+    assert not any(i.opcode in mt.hlo.COLLECTIVE_OPCODES for i in reducer.instructions)
+    reducer.instructions[0].shape = b"\xff\xff"
+    path = tmp_path / "shape.hlo.pb"
+    path.write_bytes(damaged.SerializeToString())
+    module, whole = mt.hlo.load(path), mt.hlo.load(proto_path)
+    assert [(c.name, c.line, c.column, c.text) for c in module.collectives] == [
+        (c.name, c.line, c.column, c.text) for c in whole.collectives]
+    for _ in range(2):
+        with pytest.raises(mt.InvalidArgumentError) as caught:
+            module.computations[reducer.name].instructions  # noqa: B018
+        assert str(caught.value).startswith(f"{path} is not an HLO module proto (cut short or "
+                                            "damaged)")
+    assert module.computations[reducer.name].line == whole.computations[reducer.name].line
