@@ -9,6 +9,7 @@ async wrappers, custom calls). Nothing here reads text: ``_reader`` builds these
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
@@ -195,21 +196,26 @@ class Computation:
         again at the next use."""
         del self.instructions, self.by_name, self.root, self.signature
         self._unread = reader
+        self._reading = threading.Lock()
 
     if not TYPE_CHECKING:  # the checker sees the declared attributes only
 
         def __getattr__(self, name: str) -> object:
             # Called only for an attribute that is not set: those ``read_on_use`` holds back.
-            reader = self.__dict__.get("_unread")
-            if reader is None or name not in _READ_ON_USE:
-                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-            self._unread = None
-            try:
-                reader()
-            except BaseException:
-                self._unread = reader
-                raise
-            return self.__dict__[name]
+            reading = self.__dict__.get("_reading")
+            if reading is not None and name in _READ_ON_USE:
+                with reading:  # a thread that asks while another reads waits for it
+                    reader = self._unread
+                    if reader is not None:
+                        self._unread = None
+                        try:
+                            reader()
+                        except BaseException:
+                            self._unread = reader
+                            raise
+                    if name in self.__dict__:
+                        return self.__dict__[name]
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def called_computations(self) -> list[str]:

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -541,3 +542,14 @@ def test_a_computation_without_collectives_is_read_on_use(dump, tmp_path):
         assert str(caught.value).startswith(f"{path} is not an HLO module proto (cut short or "
                                             "damaged)")
     assert module.computations[reducer.name].line == whole.computations[reducer.name].line
+
+
+def test_threads_asking_for_a_computation_at_once_share_one_reading(dump):
+    # The explorer's server asks from several threads: each waits for the one reading.
+    _, proto_path = _pairs(dump)["jit_loss"]
+    module = mt.hlo.load(proto_path)
+    computations = list(module.computations.values()) * 8
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda c: c.instructions, computations))
+    assert all(f is c.instructions for f, c in zip(found, computations, strict=True))
+    assert module.to_text() == mt.hlo.load(proto_path).to_text()
