@@ -57,12 +57,13 @@ class Instruction:
     attribute in written order with positions (split on first use where the reader's fast
     path already checked the text); ``attributes`` is the same as a dict of raw values.
     An instruction read from a proto is printed on first use of ``text``,
-    ``attribute_at`` or ``attribute_list`` (a ``Printer`` makes the three): its line and
-    column do not depend on its text, and most are never asked for. Where the fast path read the line, ``leading_channel`` holds the digits of a leading
-    ``channel_id``, ``groups_span`` where in ``text`` the ``replica_groups`` value after it
-    is when written in XLA's printed explicit form (``_explicit_scan`` checked it; the value
-    is ``explicit_groups``, sliced on use, as such lists can be most of a line), and
-    ``shared_attributes`` the attribute text after those (what collectives that differ only
+    ``attribute_at`` or ``attribute_list`` (a ``Printer`` makes the three), and its
+    ``operand_text`` is its operands' names, joined on first use: its line and column do not
+    depend on its text, and most are never asked for. Where the fast path read the line,
+    ``leading_channel`` holds the digits of a leading ``channel_id``, ``groups_span`` where
+    in ``text`` the ``replica_groups`` value after it is when written in XLA's printed
+    explicit form (``_explicit_scan`` checked it; the value is ``explicit_groups``, sliced on
+    use, as such lists can be most of a line), and ``shared_attributes`` the attribute text after those (what collectives that differ only
     in channel id and explicit groups share); ``shared_attributes`` is None otherwise.
     """
 
