@@ -161,6 +161,10 @@ class Module:
             self._text = self.to_text()
         return self._text
 
+    @text.setter
+    def text(self, value: str) -> None:
+        self._text = value
+
     @property
     def device_assignment(self) -> DeviceAssignment:
         """``[replica][partition] -> device id`` used by ``device_groups()``/``device_pairs()``

@@ -97,6 +97,10 @@ class Instruction:
             found = self._operand_text = "%" + ", %".join(operands) if operands else ""
         return found
 
+    @operand_text.setter
+    def operand_text(self, value: str) -> None:
+        self._operand_text = value
+
     @property
     def text(self) -> str:
         """The instruction as written, from its name (``ROOT`` and indentation left out)."""
@@ -105,6 +109,12 @@ class Instruction:
             found = self._printed(found)
         return found
 
+    @text.setter
+    def text(self, value: str) -> None:
+        if not isinstance(self._text, str):
+            self._printed(self._text)  # what goes with the text stays as printed
+        self._text = value
+
     @property
     def attribute_at(self) -> int:
         """Where in ``text`` the attribute list starts (its first ``,``); -1 when it has
@@ -112,6 +122,12 @@ class Instruction:
         if not isinstance(self._text, str):
             self._printed(self._text)
         return self._attribute_at
+
+    @attribute_at.setter
+    def attribute_at(self, value: int) -> None:
+        if not isinstance(self._text, str):
+            self._printed(self._text)
+        self._attribute_at = value
 
     def _printed(self, printer: Printer) -> str:
         self._text, self._attribute_at, self._attributes = printer(self)
