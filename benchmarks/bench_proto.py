@@ -4,8 +4,9 @@ Run with ``python -m benchmarks.bench_proto``. The modules are real: the ``jit(g
 transformer of ``bench_hlo`` (FSDP x TP on a 2 x 4 mesh) at ``LAYERS`` layers each (32: about
 2.6 MB of text; 128: about 10.8 MB), compiled in a child process with
 ``--xla_dump_hlo_as_text --xla_dump_hlo_as_proto``, so the two files of a size are one
-compilation. Both sides read their file from disk to a ``Module`` (every collective decoded).
-Each round times both sides, in alternating order, garbage collection off during each: the
+compilation. Both sides read their file from disk to a ``Module`` (every collective decoded;
+the proto's instruction texts, and its computations that hold no collective, are made on
+first use, so not by the load). Each round times both sides, in alternating order, garbage collection off during each: the
 best wall time of each side, the median over rounds of the per-round ratio proto / text
 (paired: drift hits both sides of a round) with its spread, and the same for CPU time
 (``time.process_time``: the machine may be shared) are printed, with the load average before

@@ -125,8 +125,11 @@ class InstructionRecord(Protocol):
     column: int
     computation: str
     is_root: bool
-    text: str
     inline_shapes: tuple[str | None, ...]
+
+    @property
+    def text(self) -> str:
+        """The instruction as written, from its name."""
 
     @property
     def attribute_list(self) -> Sequence[tuple[str, str, int, int]]:

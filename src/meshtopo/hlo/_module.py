@@ -129,7 +129,7 @@ class Module:
     def __init__(
         self,
         header: ModuleHeader,
-        text: str,
+        text: str | None,
         scope: ModuleScope,
         collectives: list[Collective],
         source: str | None,
@@ -144,7 +144,7 @@ class Module:
         self.collectives = collectives
         self.computations = scope.computations
         self.source = source
-        self.text = text
+        self._text = text
         self.device_assignment_source = assignment_source
         self.compile_options: CompileOptions | None = None
         self.schedule_source: str | None = "text" if header.is_scheduled else None
@@ -152,6 +152,18 @@ class Module:
         entries = [c.name for c in self.computations.values() if c.is_entry]
         names = list(self.computations)
         self.entry_name: str | None = entries[0] if entries else (names[-1] if names else None)
+
+    @property
+    def text(self) -> str:
+        """The text lines and columns point into: the text read, or for a module read from a
+        proto (built with ``text`` None) ``to_text()``, printed on first use."""
+        if self._text is None:
+            self._text = self.to_text()
+        return self._text
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._text = value
 
     @property
     def device_assignment(self) -> DeviceAssignment:

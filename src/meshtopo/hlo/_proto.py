@@ -11,7 +11,9 @@ from the proto's fields: groups from the field XLA reads them from (``_proto_gro
 mesh axes, the older ``replica_groups`` or explicit), ``source_target_pairs``, ``channel_id`` (positive), ``use_global_device_ids``,
 ``dimensions``, the reduction computation, send/recv pairs from the frontend attributes.
 Each instruction also gets the text XLA would print for what was read (``Instruction.text``;
-``Module.text`` is the whole module so printed, which lines and columns point into); the
+``Module.text`` is the whole module so printed, which lines and columns point into), printed
+on first use (``_proto_printer``); a computation that holds no collective is read on first use
+of its instructions (``Computation.read_on_use``), its lines placed at load. The
 metadata (``op_name``, ``source_file``, ``source_line``, ``stack_frame_id``) is kept as XLA
 prints it. Instruction order is the module's schedule (``HloScheduleProto``) where it has
 one, for that computation, else the proto's order; ``Module.schedule_source`` says

@@ -1,17 +1,17 @@
 """An ``HloModuleProto`` built into a ``Module`` (see ``_proto`` for what is read).
 
-Each instruction is printed as one line of XLA's text (``%name = shape opcode(%a, %b),
-key=value, ...``) for the attributes read, and the module as XLA prints it
-(``_printer``), so lines and columns, ``Collective.text`` and ``Module.to_text``
-all refer to one text; the collective attributes come from the proto's fields, not from that
-text.
+Each instruction takes one line of XLA's text (``%name = shape opcode(%a, %b), key=value,
+...``) for the attributes read, printed on first use (``_proto_printer``), and the module is
+that text as XLA prints it (``Module.text`` is ``to_text()``), so lines and columns,
+``Collective.text`` and ``Module.to_text`` all refer to one text; the structure (names,
+shapes, operands, callees, order) and the collective attributes come from the proto's fields,
+not from that text.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
-from collections.abc import Callable
 from operator import attrgetter, itemgetter
 
 from google.protobuf.message import DecodeError, Message
@@ -32,37 +32,23 @@ from ._collective import (
 from ._compile_options import AssignmentSource
 from ._link import Linker
 from ._module import Module, ModuleHeader, ModuleScope, resolve_counts
-from ._printer import computation_lines, header_line, instruction_line, joined_module
 from ._proto import literal_text, not_a_module, shape_text
 from ._proto_groups import Groups
-from ._proto_schema import decoded
+from ._proto_printer import CALL_KEYS, ProtoPrinter, TextCache, frontend_attributes
 from ._reader import HeaderRecord
 from ._structure import Attribute, Computation, Instruction
 
 EMPTY_GROUPS = CollectiveDeviceList([])
-# Opcodes whose computations XLA prints under a name of their own (else ``calls=``).
-CALL_KEYS = {
-    "all-reduce": ("to_apply",), "all-reduce-start": ("to_apply",),
-    "reduce-scatter": ("to_apply",), "reduce": ("to_apply",), "map": ("to_apply",),
-    "reduce-window": ("to_apply",), "scatter": ("to_apply",), "sort": ("to_apply",),
-    "call": ("to_apply",), "all-reduce-done": (), "while": ("condition", "body"),
-    "select-and-scatter": ("select", "scatter"), "custom-call": ("called_computations",),
-    "conditional": ("branch_computations",),
-}  # fmt: skip
-_CALLS = ("calls",)
-# Opcodes whose computations XLA prints as one braced list.
-_LISTED = frozenset(opcode for opcode, keys in CALL_KEYS.items()
-                    if keys in (("branch_computations",), ("called_computations",)))
-
-
 _COLUMN = 3  # an instruction's name's, after its indent
+_ROOT_COLUMN = _COLUMN + len("ROOT ")
 # An instruction proto's fields every instruction is read for, in one call.
 _FIELDS = attrgetter("id", "name", "opcode", "shape", "operand_ids", "called_computation_ids",
-                     "control_predecessor_ids", "metadata")
-_ID, _NAME, _TEXT = attrgetter("id"), attrgetter("name"), itemgetter(1)
-# An instruction's attributes, or what makes them on first use (``Instruction.attribute_list``).
-Attributes = list[Attribute] | Callable[[Instruction], list[Attribute]]
-_ROOT_COLUMN = _COLUMN + len("ROOT ")
+                     "control_predecessor_ids")
+_COMPUTATION_FIELDS = attrgetter("id", "name", "root_id", "execution_thread", "instructions")
+_ID, _NAME, _OPCODE = attrgetter("id"), attrgetter("name"), attrgetter("opcode")
+_TEXT = itemgetter(1)
+# Opcodes whose instructions need more than ``_FIELDS`` (collectives aside).
+_SPECIAL = frozenset({"parameter", "constant", "while"})
 
 
 def build_module(
@@ -89,15 +75,13 @@ def build_module(
     try:
         builder = _Builder(proto, scope, schedule, name)
         found = builder.build()
-        blocks = builder.blocks
         collectives = Linker(scope.root_collective, scope.wrapped).link(found)
-    except DecodeError:  # a shape, metadata or attribute list read on use
+    except DecodeError:  # a shape, literal or frontend attributes field read on use
         raise not_a_module(name, "cut short or damaged") from None
     finally:
         if collecting:
             gc.enable()
-    text = joined_module(header_line(header.name, header.attributes, r, p), "", blocks)
-    module = Module(header, text, scope, collectives, name, assignment_source)
+    module = Module(header, None, scope, collectives, name, assignment_source)
     module.schedule_source = "proto" if schedule else None
     return module
 
@@ -125,11 +109,9 @@ class _Builder:
         self.schedule = schedule
         self.source = source
         self.groups = Groups(source)
-        self.shapes = _TextCache("ShapeProto", shape_text)
-        self.metadata = _TextCache("OpMetadata", _metadata)
-        self.literals = _TextCache("LiteralProto", literal_text)
-        # metadata (serialized) -> what it adds to an instruction whose only attribute it is
-        self.metadata_tails: dict[bytes, tuple[str, Attributes]] = {}
+        self.shapes = TextCache("ShapeProto", shape_text)
+        self.literals = TextCache("LiteralProto", literal_text)
+        self.printer = ProtoPrinter(scope, self.groups, source)
         self.computation_names = {c.id: c.name for c in proto.computations}
         entry_id = proto.entry_computation_id
         entry_name = proto.entry_computation_name
@@ -137,51 +119,74 @@ class _Builder:
             (c.id for c in proto.computations if c.name == entry_name),
             proto.computations[-1].id)
         self.line = 1  # the header's
-        self.blocks: list[str] = []  # each computation as XLA prints it
 
     def build(self) -> list[Collective]:
         found: list[Collective] = []
         for computation in self.proto.computations:
-            self._computation(computation, found.append)
+            found.extend(self._computation(computation))
         return found
 
-    def _computation(self, proto: Message, found: Callable[[Collective], object],
-                     repeated: bool = False) -> None:
-        """Computation ``proto`` read into the module's; ``repeated``: it writes an id twice,
+    def _computation(self, proto: Message) -> list[Collective]:
+        """Computation ``proto`` placed in the module (its line and the lines its
+        instructions take) and read now when it holds a collective, giving its collectives,
+        else on first use (``Computation.read_on_use``). An instruction id written twice is
         read as its last instruction in the place of its first."""
-        messages = list(proto.instructions)
-        computation_id = proto.id
+        computation_id, name, root_id, thread, written = _COMPUTATION_FIELDS(proto)
+        messages = list(written)
+        ids = list(map(_ID, messages))
         order = self.schedule.get(computation_id)
-        by_id: dict[int, Message] = {}  # made where needed: a schedule, a conditional
-        if order is not None or repeated:
-            ids = list(map(_ID, messages))
-            by_id = dict(zip(ids, messages, strict=True))
-            messages = list(map(by_id.__getitem__, by_id if order is None else (
-                i for i in order if i in by_id)))
+        indices = None  # the index of each instruction read, when not all in the proto's order
+        if order is not None or len(set(ids)) < len(ids):
+            at = dict(zip(ids, range(len(ids)), strict=True))
+            indices = list(at.values()) if order is None else [at[i] for i in order if i in at]
+        computation = Computation(name, computation_id == self.entry, self.line + 2, "",
+                                  execution_thread=thread or None)
+        self.scope.computations[name] = computation
+        self.printer.read(name, proto, indices)
+        # its head, its instructions and its closing brace
+        self.line += 3 + (len(ids) if indices is None else len(indices))
+        if COLLECTIVE_OPCODES.isdisjoint(map(_OPCODE, messages)):
+            computation.read_on_use(functools.partial(
+                self._read_later, proto, computation, root_id, indices))
+            return []
+        if indices is not None:
+            messages = list(map(messages.__getitem__, indices))
+        return self._read(proto, computation, root_id, messages)
+
+    def _read_later(self, proto: Message, computation: Computation, root_id: int,
+                    indices: list[int] | None) -> None:
+        """``_read`` of a computation read on use; a damaged shape or literal is an
+        ``InvalidArgumentError`` naming the file."""
+        messages = list(proto.instructions)
+        if indices is not None:
+            messages = list(map(messages.__getitem__, indices))
+        try:
+            self._read(proto, computation, root_id, messages)
+        except DecodeError:
+            raise not_a_module(self.source, "cut short or damaged") from None
+
+    def _read(self, proto: Message, computation: Computation, root_id: int,
+              messages: list[Message]) -> list[Collective]:
+        """The instructions of ``computation`` read from ``messages`` (those of ``proto``,
+        in text order) into it, and its collectives."""
         # The names of the instructions read so far; of all of them once one is named
         # before it is read (``_late_ids``).
         names: dict[int, str] = {}
-        root_id = proto.root_id
-        number = self.line + 2
-        computation = Computation(proto.name, computation_id == self.entry, number, "",
-                                  execution_thread=proto.execution_thread or None)
         computation_name = computation.name
-        self.scope.computations[computation_name] = computation
+        number = computation.line
         parameters: list[tuple[int, str]] = []
-        instructions = computation.instructions
-        add, by_name = instructions.append, computation.by_name
-        lines: list[str] = []
-        line = lines.append
+        instructions: list[Instruction] = []
+        by_name: dict[str, Instruction] = {}
+        add = instructions.append
         named, callee = names.__getitem__, self.computation_names.__getitem__
         shapes, shape_text = self.shapes.found.get, self.shapes.text
-        tails, tail = self.metadata_tails.get, self._metadata_tail
+        printed = self.printer.printed
+        root = None
         collectives = []
-        for (instruction_id, name, opcode, written, operand_ids, called_ids, control_ids,
-             metadata), p in zip(map(_FIELDS, messages), messages, strict=True):
+        for (instruction_id, name, opcode, written, operand_ids, called_ids,
+             control_ids), p in zip(map(_FIELDS, messages), messages, strict=True):
             number += 1
             names[instruction_id] = name
-            is_collective = opcode in COLLECTIVE_OPCODES
-            groups = self.groups.of(p) if is_collective else None
             shape = shapes(written) or shape_text(written)
             try:
                 # A slice copies the ids in one call; iterating protobuf's container costs per id.
@@ -191,62 +196,40 @@ class _Builder:
             except KeyError:
                 operands, called, controls = self._late_ids(
                     proto, name, names, messages, operand_ids, called_ids, control_ids)
-            if opcode == "parameter":
-                index = p.parameter_number
-                operand_text = str(index)
-                parameters.append((index, f"{name}: {shape}"))
-            elif opcode == "constant":
-                operand_text = self.literals.text(p.literal)
-            else:
-                operand_text = "%" + ", %".join(operands) if operands else ""
-            head = f"%{name} = {shape} {opcode}({operand_text})"
-            if called or controls or opcode in _READ:
-                if opcode == "conditional" and not by_id:
-                    by_id = dict(zip(map(_ID, messages), messages, strict=True))
-                pairs = self._pairs(p, opcode, called, controls, metadata, by_id, groups)
-                if opcode == "while" and len(called) == 2:  # in written order: condition, body
+            operand_text = None  # the operands' names, printed on use
+            if opcode in _SPECIAL:
+                if opcode == "parameter":
+                    index = p.parameter_number
+                    operand_text = str(index)
+                    parameters.append((index, f"{name}: {shape}"))
+                elif opcode == "constant":
+                    operand_text = self.literals.text(p.literal)
+                elif len(called) == 2:  # a while's, in written order: condition, body
                     called = (called[1], called[0])
-                if pairs:
-                    text = head + ", " + ", ".join([f"{key}={value}" for key, value in pairs])
-                    attributes: Attributes = functools.partial(_positioned, pairs)
-                    at = len(head)
-                else:
-                    text, attributes, at = head, [], -1
-            elif metadata:  # the attributes of most instructions: metadata alone
-                suffix, attributes = tails(metadata) or tail(metadata)
-                text, at = head + suffix, len(head)
-            else:
-                text, attributes, at = head, [], -1
             if instruction_id == root_id:
-                instruction = computation.root = Instruction(
+                instruction = root = Instruction(
                     name, opcode, shape, operands, number, _ROOT_COLUMN, computation_name, True,
-                    operand_text, text, attributes, called, controls, (), at)
+                    operand_text, printed, [], called, controls)
             else:
                 instruction = Instruction(
                     name, opcode, shape, operands, number, _COLUMN, computation_name, False,
-                    operand_text, text, attributes, called, controls, (), at)
+                    operand_text, printed, [], called, controls)
             add(instruction)
-            line(text)
             by_name[name] = instruction
-            if is_collective:
-                collectives.append((p, instruction, groups))
-        if len(names) < len(instructions) and not repeated and order is None:
-            self._computation(proto, found, True)
-            return
-        for p, instruction, groups in collectives:
-            collective = instruction.collective = self._collective(p, instruction, groups)
-            found(collective)
-        if computation.root is None and instructions:
-            computation.root = instructions[-1]
-        root = computation.root
-        result = root.shape_text if root is not None else "()"
+            if opcode in COLLECTIVE_OPCODES:
+                collectives.append((p, instruction))
+        if root is None and instructions:
+            root = instructions[-1]
         parameters.sort()
+        result = root.shape_text if root is not None else "()"
+        computation.instructions, computation.by_name, computation.root = (
+            instructions, by_name, root)
         computation.signature = f"({', '.join(map(_TEXT, parameters))}) -> {result}"
-        if root is not None:
-            root_at = instructions.index(root)  # by identity: instructions compare so
-            lines[root_at] = instruction_line(lines[root_at], True)
-        self.blocks.append(computation_lines(computation, lines))
-        self.line = number + 1  # the closing brace
+        found = []
+        for p, instruction in collectives:
+            collective = instruction.collective = self._collective(p, instruction)
+            found.append(collective)
+        return found
 
     def _late_ids(self, proto: Message, name: str, names: dict[int, str],
                   messages: list[Message], operand_ids: Message, called_ids: Message,
@@ -266,37 +249,15 @@ class _Builder:
                 f"called computation or control predecessor names no instruction of "
                 f"computation {proto.name} and no computation") from None
 
-    def _metadata_tail(self, metadata: bytes) -> tuple[str, Attributes]:
-        """`` , metadata={...}`` and the attribute list of an instruction whose only
-        attribute is ``metadata`` (serialized), made once per distinct value."""
-        text = self.metadata.text(metadata)
-        found = self.metadata_tails[metadata] = (
-            ", metadata=" + text, functools.partial(_positioned, [("metadata", text)]))
-        return found
-
-    def _pairs(self, p: Message, opcode: str, called: tuple[str, ...], controls: tuple[str, ...],
-               metadata: bytes, by_id: dict[int, Message],
-               groups: tuple[CollectiveDeviceList, str] | None) -> list[tuple[str, str]]:
-        """Every attribute XLA prints for instruction ``p``, in its order."""
-        if opcode in _READ:
-            pairs = _attributes(p, opcode, called, by_id, None if groups is None else groups[1])
-        else:
-            pairs = _calls(opcode, called, p, by_id)
-        if controls:
-            pairs.append(("control-predecessors", "{%" + ", %".join(controls) + "}"))
-        if metadata:
-            pairs.append(("metadata", self.metadata.text(metadata)))
-        return pairs
-
-    def _collective(self, p: Message, instruction: Instruction,
-                    found: tuple[CollectiveDeviceList, str] | None) -> Collective:
+    def _collective(self, p: Message, instruction: Instruction) -> Collective:
         opcode = instruction.opcode
+        found = self.groups.of(p)
         groups = None if found is None else found[0]
         if groups is None and opcode in GROUPED_OPCODES:
             groups = EMPTY_GROUPS
         pairs = [(s.source, s.target) for s in p.source_target_pairs] or None
         if opcode in P2P_OPCODES:
-            for entry in _frontend_attributes(p):
+            for entry in frontend_attributes(p):
                 if entry.key == SEND_RECV_PAIRS:
                     pairs = send_recv_pairs(entry.value, instruction.line, instruction.column)
         dimensions = tuple(p.dimensions) or None
@@ -309,139 +270,3 @@ class _Builder:
                                        bool(p.constrain_layout), dimensions, pairs, None,
                                        to_apply, channel)
         return Collective(instruction, self.scope, decoded)
-
-
-def _positioned(pairs: list[tuple[str, str]], instruction: Instruction) -> list[Attribute]:
-    """The attributes of ``pairs`` with the line and column of each value in the
-    ``instruction``'s text (made on first use: most are never asked for)."""
-    attributes = []
-    at = instruction.column + instruction.attribute_at
-    for key, value in pairs:
-        attributes.append(Attribute(key, value, instruction.line, at + len(key) + 3))
-        at += len(key) + len(value) + 3
-    return attributes
-
-
-def _attributes(p: Message, opcode: str, called: tuple[str, ...], by_id: dict[int, Message],
-                groups: str | None) -> list[tuple[str, str]]:
-    """The attributes XLA prints for what was read of instruction ``p`` (``groups``: its
-    replica groups' text), in XLA's order; only the fields ``opcode`` takes are looked at."""
-    out: list[tuple[str, str]] = []
-    is_collective = opcode in COLLECTIVE_OPCODES
-    if is_collective and p.channel_id > 0:
-        out.append(("channel_id", str(p.channel_id)))
-    if groups is not None:
-        out.append(("replica_groups", groups))
-    dimensions = p.dimensions if opcode in _DIMENSIONS else None
-    if dimensions:
-        out.append(("dimensions", "{" + ",".join(map(str, dimensions[:])) + "}"))
-    elif opcode in _SINGLE:
-        out.append(_SINGLE[opcode](p))
-    if is_collective:
-        if p.use_global_device_ids:
-            out.append(("use_global_device_ids", "true"))
-        if p.source_target_pairs:
-            out.append(("source_target_pairs", "{" + ",".join(
-                f"{{{s.source},{s.target}}}" for s in p.source_target_pairs) + "}"))
-        if p.constrain_layout:
-            out.append(("constrain_layout", "true"))
-        if opcode in P2P_OPCODES and p.is_host_transfer:
-            out.append(("is_host_transfer", "true"))
-    if called:
-        out.extend(_calls(opcode, called, p, by_id))
-    if opcode in _CONFIGURED:
-        entries = _frontend_attributes(p)
-        if entries:
-            out.append(("frontend_attributes", "{" + ",".join(
-                f"{e.key}={_quoted(e.value)}" for e in entries) + "}"))
-        if p.backend_config:
-            config = p.backend_config.decode("utf-8", "replace")
-            out.append(("backend_config", config if config.startswith("{") else _quoted(config)))
-    return out
-
-
-def _slice(p: Message) -> tuple[str, str]:
-    return ("slice", "{" + ", ".join(
-        f"[{s.start}:{s.limit}" + (f":{s.stride}]" if s.stride != 1 else "]")
-        for s in p.slice_dimensions) + "}")
-
-
-# Opcodes whose ``dimensions`` field XLA prints as ``dimensions={...}``.
-_DIMENSIONS = frozenset({
-    "broadcast", "reduce", "transpose", "concatenate", "reverse", "sort", "map",
-    "all-gather", "all-gather-start", "all-to-all", "ragged-all-to-all", "reduce-scatter",
-})  # fmt: skip
-# Opcodes with one attribute of their own, read from one field.
-_SINGLE: dict[str, Callable[[Message], tuple[str, str]]] = {
-    "get-tuple-element": lambda p: ("index", str(p.tuple_index)),
-    "iota": lambda p: ("iota_dimension", str(p.dimensions[0]) if p.dimensions else "0"),
-    "compare": lambda p: ("direction", p.comparison_direction),
-    "fusion": lambda p: ("kind", p.fusion_kind),
-    "custom-call": lambda p: ("custom_call_target", _quoted(p.custom_call_target)),
-    "slice": _slice,
-    "dynamic-slice": lambda p: ("dynamic_slice_sizes",
-                                "{" + ",".join(map(str, p.dynamic_slice_sizes)) + "}"),
-}
-# Opcodes whose frontend attributes and backend config are read (send/recv pairs, a while's
-# known trip count).
-_CONFIGURED = COLLECTIVE_OPCODES | {"while", "custom-call", "fusion"}
-# Opcodes whose attributes come from more than their called computations.
-_READ = COLLECTIVE_OPCODES | _DIMENSIONS | _SINGLE.keys() | _CONFIGURED
-
-
-def _frontend_attributes(p: Message) -> list[Message]:
-    """The ``{key, value}`` entries of instruction ``p``'s frontend attributes."""
-    written = p.frontend_attributes
-    return list(decoded("FrontendAttributes", written).map) if written else []
-
-
-class _TextCache:
-    """A message field declared as bytes (``_proto_schema``) printed once per distinct value:
-    shapes and metadata repeat across a module."""
-
-    def __init__(self, kind: str, printed: Callable[[Message], str]) -> None:
-        self.kind = kind
-        self.printed = printed
-        self.found: dict[bytes, str] = {}
-
-    def text(self, written: bytes) -> str:
-        found = self.found.get(written)
-        if found is None:
-            found = self.found[written] = self.printed(decoded(self.kind, written))
-        return found
-
-
-def _calls(opcode: str, called: tuple[str, ...], p: Message,
-           by_id: dict[int, Message]) -> list[tuple[str, str]]:
-    if not called:
-        return []
-    keys = CALL_KEYS.get(opcode, _CALLS)
-    if len(called) == 1 and opcode not in _LISTED:  # most: calls=, to_apply=
-        return [(keys[0], "%" + called[0])] if keys else []
-    if opcode == "conditional":
-        predicate = by_id.get(p.operand_ids[0]) if p.operand_ids else None
-        if (predicate is not None and decoded("ShapeProto", predicate.shape).element_type == 1
-                and len(called) == 2):
-            return [("true_computation", "%" + called[0]), ("false_computation", "%" + called[1])]
-    if opcode in _LISTED:
-        return [(keys[0], "{" + ", ".join("%" + c for c in called) + "}")]
-    if opcode == "while" and len(called) == 2:  # XLA keeps the body first
-        return [("condition", "%" + called[1]), ("body", "%" + called[0])]
-    return [(key, "%" + name) for key, name in zip(keys, called, strict=False)]
-
-
-def _metadata(metadata: Message) -> str:
-    parts = []
-    for key in ("op_type", "op_name", "source_file"):
-        value = getattr(metadata, key)
-        if value:
-            parts.append(f"{key}={_quoted(value)}")
-    if metadata.source_line:
-        parts.append(f"source_line={metadata.source_line}")
-    if metadata.stack_frame_id:
-        parts.append(f"stack_frame_id={metadata.stack_frame_id}")
-    return "{" + " ".join(parts) + "}" if parts else ""
-
-
-def _quoted(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

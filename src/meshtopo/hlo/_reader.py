@@ -1257,8 +1257,7 @@ class Reader:
     ) -> Instruction:
         instruction = Instruction(
             name.lstrip("%"), opcode, shape.strip(), operands[0], line, column, computation.name,
-            is_root, operand_text, written, attributes, inline_shapes=operands[1],
-            attribute_at=attribute_at)
+            is_root, operand_text, written, attributes, (), (), operands[1], attribute_at)
         if attributes:
             called: list[str] = []
             seen: set[str] = set()

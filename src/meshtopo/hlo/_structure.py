@@ -9,8 +9,9 @@ async wrappers, custom calls). Nothing here reads text: ``_reader`` builds these
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from .._errors import HloParseError, InvalidArgumentError
@@ -37,6 +38,15 @@ class Attribute(NamedTuple):
     column: int
 
 
+# What a computation read on use (``Computation.read_on_use``) reads on first use.
+_READ_ON_USE = frozenset({"instructions", "by_name", "root", "signature"})
+# An instruction's attributes, or what makes them on first use (``Instruction.attribute_list``).
+Attributes = list[Attribute] | Callable[["Instruction"], list[Attribute]]
+# What prints an instruction read from a proto on first use: its (text, attribute_at,
+# attributes).
+Printer = Callable[["Instruction"], tuple[str, int, Attributes]]
+
+
 @dataclass(eq=False, slots=True)
 class Instruction:
     """One instruction: ``[ROOT] name = shape opcode(operands), key=value, ...``.
@@ -46,11 +56,14 @@ class Instruction:
     ``text`` from ``attribute_at``. ``attribute_list`` holds every
     attribute in written order with positions (split on first use where the reader's fast
     path already checked the text); ``attributes`` is the same as a dict of raw values.
-    Where the fast path read the line, ``leading_channel`` holds the digits of a leading
-    ``channel_id``, ``groups_span`` where in ``text`` the ``replica_groups`` value after it
-    is when written in XLA's printed explicit form (``_explicit_scan`` checked it; the value
-    is ``explicit_groups``, sliced on use, as such lists can be most of a line), and
-    ``shared_attributes`` the attribute text after those (what collectives that differ only
+    An instruction read from a proto is printed on first use of ``text``,
+    ``attribute_at`` or ``attribute_list`` (a ``Printer`` makes the three), and its
+    ``operand_text`` is its operands' names, joined on first use: its line and column do not
+    depend on its text, and most are never asked for. Where the fast path read the line,
+    ``leading_channel`` holds the digits of a leading ``channel_id``, ``groups_span`` where
+    in ``text`` the ``replica_groups`` value after it is when written in XLA's printed
+    explicit form (``_explicit_scan`` checked it; the value is ``explicit_groups``, sliced on
+    use, as such lists can be most of a line), and ``shared_attributes`` the attribute text after those (what collectives that differ only
     in channel id and explicit groups share); ``shared_attributes`` is None otherwise.
     """
 
@@ -62,21 +75,69 @@ class Instruction:
     column: int
     computation: str
     is_root: bool
-    operand_text: str
-    text: str
-    _attributes: list[Attribute] | Callable[[Instruction], list[Attribute]]
+    _operand_text: str | None
+    _text: str | Printer
+    _attributes: Attributes
     called_computations: tuple[str, ...] = ()
     control_predecessors: tuple[str, ...] = ()
     inline_shapes: tuple[str | None, ...] = ()
-    attribute_at: int = -1
+    _attribute_at: int = -1
     leading_channel: str | None = None
     groups_span: tuple[int, int] | None = None
     shared_attributes: str | None = None
     collective: Collective | None = None
 
     @property
+    def operand_text(self) -> str:
+        """What is written between the opcode's parentheses (None given: the operands'
+        names, as XLA prints them)."""
+        found = self._operand_text
+        if found is None:
+            operands = self.operands
+            found = self._operand_text = "%" + ", %".join(operands) if operands else ""
+        return found
+
+    @operand_text.setter
+    def operand_text(self, value: str) -> None:
+        self._operand_text = value
+
+    @property
+    def text(self) -> str:
+        """The instruction as written, from its name (``ROOT`` and indentation left out)."""
+        found = self._text
+        if not isinstance(found, str):
+            found = self._printed(found)
+        return found
+
+    @text.setter
+    def text(self, value: str) -> None:
+        if not isinstance(self._text, str):
+            self._printed(self._text)  # what goes with the text stays as printed
+        self._text = value
+
+    @property
+    def attribute_at(self) -> int:
+        """Where in ``text`` the attribute list starts (its first ``,``); -1 when it has
+        none."""
+        if not isinstance(self._text, str):
+            self._printed(self._text)
+        return self._attribute_at
+
+    @attribute_at.setter
+    def attribute_at(self, value: int) -> None:
+        if not isinstance(self._text, str):
+            self._printed(self._text)
+        self._attribute_at = value
+
+    def _printed(self, printer: Printer) -> str:
+        self._text, self._attribute_at, self._attributes = printer(self)
+        return self._text
+
+    @property
     def attribute_list(self) -> list[Attribute]:
         """Every attribute in written order, with the position of its value."""
+        if not isinstance(self._text, str):
+            self._printed(self._text)
         found = self._attributes
         if callable(found):
             found = self._attributes = found(self)
@@ -119,20 +180,59 @@ class Instruction:
         return f"<Instruction {self.opcode} {self.name} at {self.line}:{self.column}>"
 
 
-@dataclass(eq=False)
 class Computation:
-    """A computation: its instructions in text (for scheduled modules: schedule) order."""
+    """A computation: its instructions in text (for scheduled modules: schedule) order.
 
-    name: str
-    is_entry: bool
-    line: int
-    signature: str
-    instructions: list[Instruction] = field(default_factory=list)
-    execution_thread: str | None = None
-    by_name: dict[str, Instruction] = field(default_factory=dict)
-    root: Instruction | None = None
-    result_at: tuple[int, int] | None = None  # where the signature's result shape starts
-    written_inline: bool = False  # as an attribute's value (``to_apply={...}``), named by XLA
+    A computation read from a proto that holds no collective is read on first use of
+    ``instructions``, ``by_name``, ``root`` or ``signature`` (``read_on_use``): its line and
+    its instruction count, which place every later line, are known without them.
+    """
+
+    def __init__(
+        self, name: str, is_entry: bool, line: int, signature: str,
+        instructions: list[Instruction] | None = None, execution_thread: str | None = None,
+        by_name: dict[str, Instruction] | None = None, root: Instruction | None = None,
+        result_at: tuple[int, int] | None = None, written_inline: bool = False,
+    ) -> None:
+        self.name = name
+        self.is_entry = is_entry
+        self.line = line
+        self.signature = signature
+        self.instructions: list[Instruction] = [] if instructions is None else instructions
+        self.execution_thread = execution_thread
+        self.by_name: dict[str, Instruction] = {} if by_name is None else by_name
+        self.root = root
+        self.result_at = result_at  # where the signature's result shape starts
+        self.written_inline = written_inline  # as an attribute's value (``to_apply={...}``)
+        self._unread: Callable[[], None] | None = None
+
+    def read_on_use(self, reader: Callable[[], None]) -> None:
+        """``reader()`` sets ``instructions``, ``by_name``, ``root`` and ``signature`` when
+        one of them is first asked for (until then they are not set, so reading any other
+        attribute costs nothing more); an error it raises goes to that caller, and is raised
+        again at the next use."""
+        del self.instructions, self.by_name, self.root, self.signature
+        self._unread = reader
+        self._reading = threading.Lock()
+
+    if not TYPE_CHECKING:  # the checker sees the declared attributes only
+
+        def __getattr__(self, name: str) -> object:
+            # Called only for an attribute that is not set: those ``read_on_use`` holds back.
+            reading = self.__dict__.get("_reading")
+            if reading is not None and name in _READ_ON_USE:
+                with reading:  # a thread that asks while another reads waits for it
+                    reader = self._unread
+                    if reader is not None:
+                        self._unread = None
+                        try:
+                            reader()
+                        except BaseException:
+                            self._unread = reader
+                            raise
+                    if name in self.__dict__:
+                        return self.__dict__[name]
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def called_computations(self) -> list[str]:

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -288,10 +289,11 @@ def test_directory_of_protos_alone(dump, tmp_path, capsys):
 def test_cut_short_and_foreign_files_are_one_line_errors(dump, tmp_path, capsys):
     _, proto_path = _pairs(dump)["jit_psum"]
     data = proto_path.read_bytes()
-    # An instruction's shape is decoded on first use: a damaged one is found then.
+    # An instruction's shape is decoded when its computation is read, at load for one that
+    # holds a collective (the entry here): a damaged one is found then.
     damaged = message_class("HloProto")()
     damaged.ParseFromString(data)
-    damaged.hlo_module.computations[0].instructions[0].shape = b"\xff\xff"
+    damaged.hlo_module.computations[-1].instructions[0].shape = b"\xff\xff"
     files = {"cut.hlo.pb": data[: len(data) // 2], "foreign.pb": bytes(range(256)) * 4,
              "options.pb": _options_file(proto_path).read_bytes(),
              "shape.hlo.pb": damaged.SerializeToString()}
@@ -495,3 +497,59 @@ def test_an_operand_id_that_names_nothing_is_one_line(dump, tmp_path, capsys):
         main(["inspect", str(path)])
     out, err = capsys.readouterr()
     assert (done.value.code, out, err) == (2, "", f"meshtopo: error: {caught.value}\n")
+
+
+def test_text_is_printed_on_use_and_a_damaged_metadata_is_refused_then(dump, tmp_path):
+    # Lines and columns come from the structure; an instruction's text is printed when asked
+    # for, so a damaged metadata field is found then, naming the file.
+    _, proto_path = _pairs(dump)["jit_psum"]
+    damaged = message_class("HloProto")()
+    damaged.ParseFromString(proto_path.read_bytes())
+    computation = damaged.hlo_module.computations[-1]
+    target = next(i for i in computation.instructions if i.metadata)
+    target.metadata = b"\xff\xff"
+    path = tmp_path / "metadata.hlo.pb"
+    path.write_bytes(damaged.SerializeToString())
+    module = mt.hlo.load(path)
+    instruction = module.computations[computation.name].by_name[target.name]
+    assert (instruction.line, instruction.column) == next(
+        (i.line, i.column) for i in mt.hlo.load(proto_path).instructions if i.name == target.name)
+    with pytest.raises(mt.InvalidArgumentError) as caught:
+        instruction.text  # noqa: B018
+    assert str(caught.value).startswith(f"{path} is not an HLO module proto (cut short or "
+                                        "damaged)")
+    with pytest.raises(mt.InvalidArgumentError):
+        module.to_text()
+
+
+def test_a_computation_without_collectives_is_read_on_use(dump, tmp_path):
+    # Its lines are placed at load; its instructions are read when first asked for, so a
+    # damaged shape there is found then (and at each use after), naming the file.
+    _, proto_path = _pairs(dump)["jit_psum"]
+    damaged = message_class("HloProto")()
+    damaged.ParseFromString(proto_path.read_bytes())
+    reducer = damaged.hlo_module.computations[0]
+    assert not any(i.opcode in mt.hlo.COLLECTIVE_OPCODES for i in reducer.instructions)
+    reducer.instructions[0].shape = b"\xff\xff"
+    path = tmp_path / "shape.hlo.pb"
+    path.write_bytes(damaged.SerializeToString())
+    module, whole = mt.hlo.load(path), mt.hlo.load(proto_path)
+    assert [(c.name, c.line, c.column, c.text) for c in module.collectives] == [
+        (c.name, c.line, c.column, c.text) for c in whole.collectives]
+    for _ in range(2):
+        with pytest.raises(mt.InvalidArgumentError) as caught:
+            module.computations[reducer.name].instructions  # noqa: B018
+        assert str(caught.value).startswith(f"{path} is not an HLO module proto (cut short or "
+                                            "damaged)")
+    assert module.computations[reducer.name].line == whole.computations[reducer.name].line
+
+
+def test_threads_asking_for_a_computation_at_once_share_one_reading(dump):
+    # The explorer's server asks from several threads: each waits for the one reading.
+    _, proto_path = _pairs(dump)["jit_loss"]
+    module = mt.hlo.load(proto_path)
+    computations = list(module.computations.values()) * 8
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda c: c.instructions, computations))
+    assert all(f is c.instructions for f, c in zip(found, computations, strict=True))
+    assert module.to_text() == mt.hlo.load(proto_path).to_text()
