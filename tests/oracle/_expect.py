@@ -8,8 +8,10 @@ test is one equality.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import meshtopo as mt
+import meshtopo.hlo
 
 from ._decode import sorted_groups
 from ._hlo_text import HloCollective, parse_int_pairs
@@ -79,3 +81,29 @@ def written_pairs(c: HloCollective, table: Sequence[Sequence[int]]) -> Pairs:
 
 def the_collective(m: Measurement) -> HloCollective:
     return m.collective_named(OPCODE_FOR[m.collective])
+
+
+def check_module(
+    hlo_text: str,
+    collectives: tuple[HloCollective, ...],
+    counts: tuple[int, int],
+    opcode: str,
+    table: Any,
+    measured: Any,
+    ordered: bool,
+) -> None:
+    """meshtopo's HLO reader on XLA's compiled ``hlo_text``: the header's ``counts`` (replicas,
+    partitions), the ``collectives`` in the text (names and opcodes), and the one of
+    ``opcode`` resolved through the device assignment ``table`` (``device_groups``, or
+    ``device_pairs`` for a permute) to the ``measured`` groups or pairs."""
+    module = meshtopo.hlo.parse_module(hlo_text)
+    assert (module.replica_count, module.num_partitions) == counts
+    assert [(c.name, c.opcode) for c in module.collectives] == [
+        (c.name, c.opcode) for c in collectives
+    ]
+    (c,) = [c for c in module.collectives if c.opcode == opcode]
+    da = assignment(table)
+    if opcode == "collective-permute":
+        assert tuple(sorted(c.device_pairs(da))) == measured
+    else:
+        assert as_measured(c.device_groups(da), ordered) == measured
