@@ -79,15 +79,7 @@ def test_shard_map_module(
 ) -> None:
     m = measure(collective, shape, axes, device_ids=devices)
     measured = m.pairs if collective == "ppermute" else m.groups
-    check_module(
-        m.hlo_text,
-        m.collectives,
-        (m.replica_count, m.num_partitions),
-        OPCODE_FOR[collective],
-        m.device_assignment,
-        measured,
-        m.ordered,
-    )
+    check_module(m, OPCODE_FOR[collective], measured, m.ordered)
 
 
 @pytest.mark.parametrize(("shape", "devices"), [pytest.param(s, d, id=i) for i, s, d in MESHES_8])

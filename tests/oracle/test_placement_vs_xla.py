@@ -68,35 +68,15 @@ def test_partitioner_module(
     kind: str, shape: dict[str, int], devices: list[int] | None, axes: tuple[str, ...]
 ) -> None:
     m = measure_partitioner(kind, shape, axes, device_ids=devices)
-    opcode = "all-reduce" if kind == "sum" else "all-gather"
-    check_module(
-        m.hlo_text,
-        m.collectives,
-        (m.replica_count, m.num_partitions),
-        opcode,
-        m.device_assignment,
-        m.groups,
-        m.ordered,
-    )
+    check_module(m, "all-reduce" if kind == "sum" else "all-gather", m.groups, m.ordered)
 
 
-@pytest.mark.parametrize(("shape", "devices", "in_axes", "out_axes"), RESHARD_CASES)
-def test_reshard_module(
-    shape: dict[str, int],
-    devices: list[int] | None,
-    in_axes: tuple[str, ...],
-    out_axes: tuple[str, ...],
-) -> None:
+@pytest.mark.parametrize("case", [pytest.param(p.values, id=p.id) for p in RESHARD_CASES])
+def test_reshard_module(case: tuple[Any, ...]) -> None:
+    """(shape, devices, in_axes, out_axes), as in test_reshard_gather_groups_equal_measured."""
+    shape, devices, in_axes, out_axes = case
     m = measure_reshard(shape, in_axes, out_axes, device_ids=devices)
-    check_module(
-        m.hlo_text,
-        m.collectives,
-        (m.replica_count, m.num_partitions),
-        "all-gather",
-        m.device_assignment,
-        m.groups,
-        True,
-    )
+    check_module(m, "all-gather", m.groups, True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -292,36 +272,16 @@ MODULE_RAW_CASES = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("op", "table", "groups", "channel_id", "use_global_device_ids", "group_size"), MODULE_RAW_CASES
-)
-def test_raw_module(
-    op: str,
-    table: list[list[int]],
-    groups: list[list[int]],
-    channel_id: int | None,
-    use_global_device_ids: bool,
-    group_size: int,
-) -> None:
-    r = measure_raw(
-        op,
-        table,
-        groups,
-        channel_id=channel_id,
-        use_global_device_ids=use_global_device_ids,
-        group_size=group_size,
-    )
+@pytest.mark.parametrize("case", [pytest.param(p.values, id=p.id) for p in MODULE_RAW_CASES])
+def test_raw_module(case: tuple[Any, ...]) -> None:
+    """(op, table, groups, channel_id, use_global_device_ids, group_size), as measure_raw's."""
+    op, table, groups, channel_id, use_global_device_ids, group_size = case
+    r = measure_raw(op, table, groups, channel_id=channel_id,
+                    use_global_device_ids=use_global_device_ids, group_size=group_size)
     opcode = {"all_reduce": "all-reduce", "all_gather": "all-gather"}.get(op, "collective-permute")
     measured = r.pairs if op == "collective_permute" else r.groups
-    check_module(
-        r.hlo_text,
-        r.collectives,
-        (r.replica_count, r.num_partitions),
-        opcode,
-        table,
-        measured,
-        op == "all_gather",
-    )
+    assert r.device_assignment == tuple(tuple(row) for row in table)
+    check_module(r, opcode, measured, op == "all_gather")
 
 
 # --------------------------------------------------------------------------------------------
