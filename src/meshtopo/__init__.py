@@ -32,12 +32,16 @@ from ._errors import LimitError as LimitError
 from ._errors import MeshtopoError as MeshtopoError
 from ._limits import DEFAULT_COLLECTIVE_LIMIT as DEFAULT_COLLECTIVE_LIMIT
 from ._limits import DEFAULT_DEVICE_LIMIT as DEFAULT_DEVICE_LIMIT
+from ._limits import DEFAULT_TRIP_LIMIT as DEFAULT_TRIP_LIMIT
 from ._limits import collective_limit as collective_limit
 from ._limits import device_limit as device_limit
 from ._limits import get_collective_limit as get_collective_limit
 from ._limits import get_device_limit as get_device_limit
+from ._limits import get_trip_limit as get_trip_limit
 from ._limits import set_collective_limit as set_collective_limit
 from ._limits import set_device_limit as set_device_limit
+from ._limits import set_trip_limit as set_trip_limit
+from ._limits import trip_limit as trip_limit
 from .groups import CollectiveDeviceList as CollectiveDeviceList
 from .groups import CollectiveOpGroupMode as CollectiveOpGroupMode
 from .groups import DeviceAssignment as DeviceAssignment

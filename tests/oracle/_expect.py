@@ -8,8 +8,10 @@ test is one equality.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import meshtopo as mt
+import meshtopo.hlo
 
 from ._decode import sorted_groups
 from ._hlo_text import HloCollective, parse_int_pairs
@@ -79,3 +81,22 @@ def written_pairs(c: HloCollective, table: Sequence[Sequence[int]]) -> Pairs:
 
 def the_collective(m: Measurement) -> HloCollective:
     return m.collective_named(OPCODE_FOR[m.collective])
+
+
+def check_module(m: Any, opcode: str, measured: Any, ordered: bool) -> None:
+    """meshtopo's HLO reader on a measurement's compiled ``m.hlo_text``: the header's counts
+    (``m.replica_count``, ``m.num_partitions``), the collectives in the text
+    (``m.collectives``: names and opcodes), and the one of ``opcode`` resolved through
+    ``m.device_assignment`` (``device_groups``, or ``device_pairs`` for a permute) to the
+    ``measured`` groups or pairs."""
+    module = meshtopo.hlo.parse_module(m.hlo_text)
+    assert (module.replica_count, module.num_partitions) == (m.replica_count, m.num_partitions)
+    assert [(c.name, c.opcode) for c in module.collectives] == [
+        (c.name, c.opcode) for c in m.collectives
+    ]
+    (c,) = [c for c in module.collectives if c.opcode == opcode]
+    da = assignment(m.device_assignment)
+    if opcode == "collective-permute":
+        assert tuple(sorted(c.device_pairs(da))) == measured
+    else:
+        assert as_measured(c.device_groups(da), ordered) == measured

@@ -8,7 +8,11 @@ collective reveals it). Two things must equal that measurement:
 * the groups XLA wrote in the compiled HLO, parsed by ``mt.CollectiveDeviceList.parse`` and
   resolved by ``mt.participating_device_groups`` under the instruction's group mode through
   the executable's device assignment (for ppermute, the written source_target_pairs mapped by
-  ``mt.participating_device_pairs``).
+  ``mt.participating_device_pairs``);
+* on 8 devices, the compiled HLO text read by ``mt.hlo.parse_module``: its collectives are
+  the ones in the text, with the header's counts, and ``device_groups`` / ``device_pairs``
+  through the device assignment give the devices that really met (each program is compiled
+  once, for all three).
 
 The 16-device meshes run in one child process with its own device count.
 """
@@ -22,13 +26,14 @@ import pytest
 from ._cases import MESHES_8, MESHES_16, shard_map_cases
 from ._expect import (
     as_measured,
+    check_module,
     mesh_groups,
     mesh_pairs,
     the_collective,
     written_groups,
     written_pairs,
 )
-from ._measure import Measurement, measure, measure_in_subprocess
+from ._measure import OPCODE_FOR, Measurement, measure, measure_in_subprocess
 
 pytestmark = pytest.mark.jax
 
@@ -66,6 +71,15 @@ def test_written_groups_resolve_to_measured(
     collective: str, shape: dict[str, int], devices: list[int] | None, axes: tuple[str, ...]
 ) -> None:
     assert_written_groups(measure(collective, shape, axes, device_ids=devices))
+
+
+@pytest.mark.parametrize(("collective", "shape", "devices", "axes"), shard_map_cases(MESHES_8))
+def test_shard_map_module(
+    collective: str, shape: dict[str, int], devices: list[int] | None, axes: tuple[str, ...]
+) -> None:
+    m = measure(collective, shape, axes, device_ids=devices)
+    measured = m.pairs if collective == "ppermute" else m.groups
+    check_module(m, OPCODE_FOR[collective], measured, m.ordered)
 
 
 @pytest.mark.parametrize(("shape", "devices"), [pytest.param(s, d, id=i) for i, s, d in MESHES_8])

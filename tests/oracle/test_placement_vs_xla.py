@@ -11,6 +11,10 @@
   (permutes), cross_replica_and_partition and flattened_id.
 * Left to place a program itself, jaxlib's CPU client uses a row-major table, not
   ``ComputationPlacer``'s column-major default (see ``_raw``); measured in a child process.
+* The compiled HLO text of the partitioner, reshard and raw programs goes through
+  ``mt.hlo.parse_module``: its collectives must be the ones in the text, with the header's
+  counts, and ``device_groups`` / ``device_pairs`` through the executable's device assignment
+  must give the devices that really met.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import pytest
 import meshtopo as mt
 
 from ._cases import PARTITIONER_CASES, PERM_16, RESHARD_CASES
-from ._expect import as_measured, assignment, mesh_groups, mode_of, written_groups
+from ._expect import as_measured, assignment, check_module, mesh_groups, mode_of, written_groups
 from ._hlo_text import parse_int_pairs
 from ._partitioner import measure_partitioner, measure_reshard
 from ._raw import RawMeasurement, measure_raw, measure_raw_in_subprocess
@@ -57,6 +61,22 @@ def test_reshard_gather_groups_equal_measured(
     assert c.opcode == "all-gather"
     assert as_measured(mesh_groups(m), ordered=True) == m.groups
     assert as_measured(written_groups(c, m.device_assignment), ordered=True) == m.groups
+
+
+@pytest.mark.parametrize(("kind", "shape", "devices", "axes"), PARTITIONER_CASES)
+def test_partitioner_module(
+    kind: str, shape: dict[str, int], devices: list[int] | None, axes: tuple[str, ...]
+) -> None:
+    m = measure_partitioner(kind, shape, axes, device_ids=devices)
+    check_module(m, "all-reduce" if kind == "sum" else "all-gather", m.groups, m.ordered)
+
+
+@pytest.mark.parametrize("case", [pytest.param(p.values, id=p.id) for p in RESHARD_CASES])
+def test_reshard_module(case: tuple[Any, ...]) -> None:
+    """(shape, devices, in_axes, out_axes), as in test_reshard_gather_groups_equal_measured."""
+    shape, devices, in_axes, out_axes = case
+    m = measure_reshard(shape, in_axes, out_axes, device_ids=devices)
+    check_module(m, "all-gather", m.groups, True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -223,6 +243,45 @@ def test_cross_replica_and_partition_rank_order_is_replica_major() -> None:
     assert mode_of(c) is mt.CollectiveOpGroupMode.CROSS_REPLICA_AND_PARTITION
     assert r.groups == ((1, 3, 5, 2),)
     assert written_groups(c, table) == [[1, 3, 5, 2]]
+
+
+MODULE_RAW_CASES = [
+    pytest.param("all_reduce", [[0, 2], [1, 3]], [[0, 1], [2, 3]], 1, True, 2, id="flattened"),
+    pytest.param("all_reduce", [[5, 2], [1, 3]], [[1, 0]], None, False, 2, id="cross-replica"),
+    pytest.param(
+        "all_gather", [[5, 2], [1, 3]], [[1, 0]], 1, False, 4, id="cross-replica-and-partition"
+    ),
+    pytest.param(
+        "collective_permute",
+        [[5, 2], [1, 3]],
+        [[0, 1], [1, 0]],
+        1,
+        False,
+        1,
+        id="permute-cross-partition",
+    ),
+    pytest.param(
+        "collective_permute",
+        [[3, 7], [1, 4], [0, 6], [2, 5]],
+        [[0, 1], [1, 3], [3, 2], [2, 0]],
+        None,
+        False,
+        1,
+        id="permute-cross-replica",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(p.values, id=p.id) for p in MODULE_RAW_CASES])
+def test_raw_module(case: tuple[Any, ...]) -> None:
+    """(op, table, groups, channel_id, use_global_device_ids, group_size), as measure_raw's."""
+    op, table, groups, channel_id, use_global_device_ids, group_size = case
+    r = measure_raw(op, table, groups, channel_id=channel_id,
+                    use_global_device_ids=use_global_device_ids, group_size=group_size)
+    opcode = {"all_reduce": "all-reduce", "all_gather": "all-gather"}.get(op, "collective-permute")
+    measured = r.pairs if op == "collective_permute" else r.groups
+    assert r.device_assignment == tuple(tuple(row) for row in table)
+    check_module(r, opcode, measured, op == "all_gather")
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,27 +8,28 @@ A psum's result is then a 0/1 matrix naming every device and every collective th
 it, so a run shows whether collectives issued by different HLO instructions (two branches of
 a conditional, a loop body and a peeled copy) are paired with each other at run time.
 
-``execute`` runs programs in a child process (``python thisfile.py NAME ...``, 8 host
-devices, its own session), reading its report line by line: a program that has not finished
-``HANG_AFTER_COMPILE`` seconds after the child said it compiled hangs, and the child's whole
-process group is killed and reaped. ``compiled_text`` is XLA's optimized HLO of a program
-(with fusions), as meshtopo reads it.
+``execute`` runs programs in a child process with 8 host devices (a fork of a ``Server``
+that imported JAX once), reading its report line by line: a program that has not finished
+``HANG_AFTER_COMPILE`` seconds after the child said it compiled hangs, and the child is
+killed; the server's whole session is killed and reaped when it is closed. Each ``Run``
+holds XLA's optimized HLO of its program (with fusions), as meshtopo reads it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -417,58 +418,106 @@ Status = Literal["finished", "hang"]
 # children starting and compiling beside it on two busy cores (measured: at most 0.02 s).
 # XLA:CPU warns after 20 s in a rendezvous and does not give up within 45 s.
 HANG_AFTER_COMPILE = 8.0
-# The most a child may take to start (interpreter, JAX) and compile one program; past it the
-# child is killed and ``execute`` raises: a hang is only ever declared after compiling.
+# The most a child may take to start (a fork of the server, JAX's backend) and compile one
+# program; past it the child is killed and ``execute`` raises: a hang is only ever declared
+# after compiling.
 COMPILE_CAP = 120.0
 
 
 @dataclasses.dataclass(frozen=True)
 class Run:
-    """One program's execution in a child process: ``status``; the seconds the child spent
-    compiling it, and the seconds from the child's report that it compiled to its result
-    (for a hang: until it was declared one); the result (None after a hang) and the tail of
-    the child's stderr."""
+    """One program's execution in a child process: ``status``; XLA's optimized HLO of it
+    (with fusions), as meshtopo reads it; the seconds the child spent compiling it, and the
+    seconds from the child's report that it compiled to its result (for a hang: until it was
+    declared one); the result (None after a hang) and the tail of the child's stderr."""
 
     status: Status
+    text: str
     compile_seconds: float
     run_seconds: float
     result: np.ndarray | None
     stderr: str
 
 
-def execute(names: Sequence[str], hang_after: float = HANG_AFTER_COMPILE,
+class Server:
+    """A process (``python thisfile.py``, 8 host devices, its own session) that
+    imported JAX once and forks a child for each ``start``: the children skip the interpreter's
+    start and JAX's import, and each initializes its own backend. Used as a context manager:
+    on leaving, the server and every child still alive are killed and reaped."""
+
+    def __init__(self) -> None:
+        env = {**os.environ, "XLA_FLAGS": XLA_FLAGS, "PYTHONUNBUFFERED": "1"}
+        self.process = subprocess.Popen([sys.executable, __file__],
+                                        stdin=subprocess.PIPE, env=env, start_new_session=True)
+        self.lock = threading.Lock()
+
+    def start(self, names: list[str], report: str, err: str) -> None:
+        """Fork a child that runs ``names`` in turn, reporting to the Unix socket ``report``
+        (``_run``'s lines) with its stderr in the file ``err``."""
+        assert self.process.stdin is not None
+        with self.lock:
+            self.process.stdin.write(json.dumps([report, err, names]).encode() + b"\n")
+            self.process.stdin.flush()
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the server's stdin (it reaps its children and ends), then kill whatever is
+        left of its session after ``COMPILE_CAP`` seconds, and reap the server."""
+        assert self.process.stdin is not None
+        with contextlib.suppress(OSError):
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=COMPILE_CAP)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+def execute(names: Sequence[str], server: Server, hang_after: float = HANG_AFTER_COMPILE,
             compile_cap: float = COMPILE_CAP) -> dict[str, Run]:
-    """Run programs ``names`` in turn in one child process with 8 CPU devices, one ``Run``
-    each. A program still running ``hang_after`` seconds after it compiled is a hang: the
-    child's whole process group is killed, and the programs after it run in a fresh child.
-    Programs that finish cannot affect each other (each one's result is read before the next
-    compiles, and every run has its own rendezvous keys), so only hangs need a child alone.
-    A child that fails, exits early or does not compile within ``compile_cap`` seconds raises
-    RuntimeError."""
+    """Run programs ``names`` in turn in one child of ``server`` with 8 CPU devices, one
+    ``Run`` each. A program still running ``hang_after`` seconds after it compiled is a hang:
+    the child is killed, and the programs after it run in a fresh child. Programs that finish
+    cannot affect each other (each one's result is read before the next compiles, and every
+    run has its own rendezvous keys), so only hangs need a child alone. A child that fails,
+    exits early or does not compile within ``compile_cap`` seconds raises RuntimeError."""
     unknown = [name for name in names if name not in PROGRAMS]
     if unknown:
         raise KeyError(unknown)
     runs: dict[str, Run] = {}
     while len(runs) < len(names):
-        runs.update(_child([name for name in names if name not in runs], hang_after,
+        runs.update(_child([name for name in names if name not in runs], server, hang_after,
                            compile_cap))
     return runs
 
 
-def _child(names: list[str], hang_after: float, compile_cap: float) -> dict[str, Run]:
+def _child(names: list[str], server: Server, hang_after: float, compile_cap: float
+           ) -> dict[str, Run]:
     """The runs of one child process given ``names``: every one of them, or those up to and
     including the first that hangs."""
-    env = {**os.environ, "XLA_FLAGS": XLA_FLAGS, "PYTHONUNBUFFERED": "1"}
     runs: dict[str, Run] = {}
-    with tempfile.TemporaryFile() as err:
-        child = subprocess.Popen([sys.executable, __file__, *names], stdout=subprocess.PIPE,
-                                 stderr=err, env=env, start_new_session=True)
+    with tempfile.TemporaryDirectory() as folder, socket.socket(socket.AF_UNIX) as listener:
+        report, err = os.path.join(folder, "report"), os.path.join(folder, "err")
+        listener.bind(report)
+        listener.listen(1)
+        listener.settimeout(compile_cap)
+        server.start(names, report, err)
+        try:
+            connection, _ = listener.accept()
+        except TimeoutError:
+            raise RuntimeError(f"no child started for {names} within {compile_cap} s") from None
         lines: queue.Queue[bytes | None] = queue.Queue()
-        reader = threading.Thread(target=_read_lines, args=(child.stdout, lines), daemon=True)
+        stream = connection.makefile("rb")
+        reader = threading.Thread(target=_read_lines, args=(stream, lines), daemon=True)
         reader.start()
         deadline = time.monotonic() + compile_cap
-        current: tuple[str, float, float] | None = None  # name, compile seconds, when
-        hung = False
+        current: tuple[str, str, float, float] | None = None  # name, text, compiling, when
+        pid, hung, ended = 0, False, False
         try:
             while True:
                 try:
@@ -477,87 +526,107 @@ def _child(names: list[str], hang_after: float, compile_cap: float) -> dict[str,
                     if current is None:
                         raise RuntimeError(f"{names[len(runs)]} did not compile within "
                                            f"{compile_cap} s:\n{_tail(err)}") from None
-                    name, compile_seconds, since = current
-                    runs[name] = Run("hang", compile_seconds, time.monotonic() - since, None,
-                                     "")
+                    name, text, compile_seconds, since = current
+                    runs[name] = Run("hang", text, compile_seconds, time.monotonic() - since,
+                                     None, "")
                     hung = True
                     break
                 now = time.monotonic()
                 if line is None:
-                    child.wait(timeout=compile_cap)
                     break
                 kind, _, rest = line.decode().rstrip("\n").partition(" ")
                 name, _, rest = rest.partition(" ")
-                if kind == "compiled":
-                    current = (name, float(rest), now)
+                if kind == "pid":
+                    pid = int(name)
+                elif kind == "compiled":
+                    seconds, _, text = rest.partition(" ")
+                    current = (name, json.loads(text), float(seconds), now)
                     deadline = now + hang_after
                 elif kind == "result" and current is not None and current[0] == name:
-                    runs[name] = Run("finished", current[1], now - current[2],
+                    runs[name] = Run("finished", current[1], current[2], now - current[3],
                                      np.array(json.loads(rest), dtype=np.float32), "")
                     current = None
                     deadline = now + compile_cap
+                elif kind == "ended":
+                    ended = True
         finally:
-            _kill(child)
+            if pid and not ended:  # still running, or gone (the server reaps it at its end)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            connection.close()
             reader.join()
+            stream.close()
         stderr = _tail(err)
-    if not hung and (child.returncode != 0 or len(runs) < len(names)):
-        raise RuntimeError(f"the child running {names} failed ({child.returncode}) after "
-                           f"{list(runs)}:\n{stderr}")
+    if not hung and (not ended or len(runs) < len(names)):
+        raise RuntimeError(f"the child running {names} failed after {list(runs)}:\n{stderr}")
     return {name: dataclasses.replace(run, stderr=stderr) for name, run in runs.items()}
 
 
 def _read_lines(stream: Any, lines: queue.Queue[bytes | None]) -> None:
-    """Every line of ``stream``, then None at its end."""
-    for line in stream:
-        lines.put(line)
+    """Every line of ``stream``, then None at its end (or once it is closed)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in stream:
+            lines.put(line)
     lines.put(None)
 
 
-def _kill(child: subprocess.Popen[bytes]) -> None:
-    """Kill ``child``'s whole process group (it leads its own session) unless it has exited
-    of itself, and reap it."""
-    if child.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(child.pid, signal.SIGKILL)
-    child.wait()
+def _tail(err: str) -> str:
+    with contextlib.suppress(FileNotFoundError), open(err, "rb") as handle:
+        return handle.read().decode(errors="replace")[-3000:]
+    return ""
 
 
-def _tail(err: Any) -> str:
-    err.seek(0)
-    return err.read().decode(errors="replace")[-3000:]
+def _serve() -> None:
+    """Import JAX, then for each request line on stdin (``[report, err, names]``) fork a
+    child running ``_run``. At the end of stdin, wait for every child (those that hang are
+    killed by whoever asked for them) and end."""
+    import jax.numpy  # noqa: F401  (JAX and what the programs use, imported once here)
+
+    children = []
+    for line in sys.stdin:
+        report, err, names = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            _child_main(report, err, names)
+        children.append(pid)
+    for pid in children:
+        os.waitpid(pid, 0)
 
 
-@functools.cache
-def compiled_text(name: str) -> str:
-    """XLA's optimized HLO of program ``name``: in this process when it has 8 devices,
-    else in a child process."""
-    import jax
+def _child_main(report: str, err: str, names: list[str]) -> None:
+    """In a fork of the server: stderr to ``err``, the report to the socket ``report``,
+    ``names`` run; never returns."""
+    code = 1
+    try:
+        handle = os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(handle, 2)
+        with socket.socket(socket.AF_UNIX) as connection:
+            connection.connect(report)
+            with connection.makefile("w") as out:
+                print("pid", os.getpid(), file=out, flush=True)
+                _run(names, out)
+                print("ended", file=out, flush=True)
+        code = 0
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stderr.flush()
+        os._exit(code)
 
-    if len(jax.devices()) >= DEVICES:
-        f, args = PROGRAMS[name]()
-        return str(f.lower(*args).compile().as_text())
-    env = {**os.environ, "XLA_FLAGS": XLA_FLAGS}
-    done = subprocess.run([sys.executable, __file__, "--text", name], capture_output=True,
-                          text=True, env=env, timeout=300, check=True)
-    return done.stdout
 
-
-def _main(argv: list[str]) -> None:
-    """``--text NAME``: the program's optimized HLO. ``NAME ...``: each program compiled and
-    run in turn, a line ``compiled NAME SECONDS`` after compiling it and a line
+def _run(names: list[str], out: Any) -> None:
+    """Each program compiled and run in turn, a line ``compiled NAME SECONDS TEXT`` (its
+    optimized HLO as a JSON string) to ``out`` after compiling it and a line
     ``result NAME JSON`` after its run."""
-    if argv[0] == "--text":
-        f, args = PROGRAMS[argv[1]]()
-        sys.stdout.write(f.lower(*args).compile().as_text())
-        return
-    for name in argv:
+    for name in names:
         f, args = PROGRAMS[name]()
         start = time.monotonic()
         compiled = f.lower(*args).compile()
-        print("compiled", name, time.monotonic() - start, flush=True)
-        out = np.asarray(compiled(*args))
-        print("result", name, json.dumps(out.tolist()), flush=True)
+        print("compiled", name, time.monotonic() - start, json.dumps(compiled.as_text()),
+              file=out, flush=True)
+        result = np.asarray(compiled(*args))
+        print("result", name, json.dumps(result.tolist()), file=out, flush=True)
 
 
 if __name__ == "__main__":
-    _main(sys.argv[1:])
+    _serve()

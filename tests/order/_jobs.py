@@ -16,19 +16,15 @@ from pathlib import Path
 JOB_TIMEOUT = 90
 
 
-def run_jobs(worker: Path, ranks: int, outs: dict[str, Path], parallel: int = 2) -> None:
-    """For each ``scenario: out``, ``python WORKER RANK PORT OUT SCENARIO`` for every rank
-    (``out`` created first), ``parallel`` jobs at a time; a job's processes still alive after
-    ``JOB_TIMEOUT`` seconds are killed, and all are gone when this returns."""
-    waves = -(-len(outs) // parallel)
+def run_reaped(argv: list[str], timeout: float) -> None:
+    """Run ``argv`` (a Python script and its arguments) in a session of its own, output
+    discarded; it and every process it started are killed after ``timeout`` seconds if still
+    alive, and all are gone when this returns."""
     launcher = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("_forker.py")), str(worker), str(ranks),
-         str(parallel), str(JOB_TIMEOUT),
-         *(str(item) for scenario, out in outs.items() for item in (scenario, out))],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        env={**os.environ, "PYTHONPATH": ""})
+        [sys.executable, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, env={**os.environ, "PYTHONPATH": ""})
     try:
-        launcher.wait(timeout=JOB_TIMEOUT * waves + 60)
+        launcher.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         pass
     finally:
@@ -37,6 +33,38 @@ def run_jobs(worker: Path, ranks: int, outs: dict[str, Path], parallel: int = 2)
         launcher.wait(timeout=10)
 
 
+def run_jobs(worker: Path, ranks: int, outs: dict[str, Path], parallel: int = 2) -> None:
+    """For each ``scenario: out``, ``python WORKER RANK PORT OUT SCENARIO`` for every rank
+    (``out`` created first), ``parallel`` jobs at a time; a job's processes still alive after
+    ``JOB_TIMEOUT`` seconds are killed, and all are gone when this returns."""
+    waves = -(-len(outs) // parallel)
+    run_reaped([str(Path(__file__).with_name("_forker.py")), str(worker), str(ranks),
+                str(parallel), str(JOB_TIMEOUT),
+                *(str(item) for scenario, out in outs.items() for item in (scenario, out))],
+               JOB_TIMEOUT * waves + 60)
+
+
 def run_ranks(worker: Path, ranks: int, out: Path, scenario: str) -> None:
     """One job of ``run_jobs``."""
     run_jobs(worker, ranks, {scenario: out})
+
+
+ANALYZER_TIMEOUT = 120
+
+
+def torch_analyses(runs: list[tuple[Path, str, str]], out: Path) -> list[str]:
+    """What torch's Flight Recorder analyzer prints for each ``(directory, prefix, order)``
+    (the ranks whose files it lists first, in that order, e.g. ``"2,0,1,3"``), all run by one
+    process that imports it once (``_torch_analyzer.py``), its output files in the new folder
+    ``out``; every process is gone after ``ANALYZER_TIMEOUT`` seconds. An analysis that did
+    not run to its end raises RuntimeError."""
+    out.mkdir()
+    files = [out / f"analysis_{number}.txt" for number in range(len(runs))]
+    run_reaped([str(Path(__file__).with_name("_torch_analyzer.py")),
+                *(str(item) for file, (directory, prefix, order) in zip(files, runs, strict=True)
+                  for item in (file, directory, prefix, order))], ANALYZER_TIMEOUT)
+    unfinished = [run for run, file in zip(runs, files, strict=True)
+                  if not file.with_name(file.name + ".done").exists()]
+    if unfinished:
+        raise RuntimeError(f"torch's analyzer did not finish {unfinished}")
+    return [file.read_text() for file in files]

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import pickle
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,7 @@ import pytest
 import meshtopo as mt
 from meshtopo.order import _flight_columns as fc
 
-from ._jobs import run_jobs
+from ._jobs import run_jobs, torch_analyses
 
 HERE = Path(__file__).resolve().parent
 SCENARIOS = ("clean", "batch", "opposite", "cycle", "skip", "size", "dtype", "type", "moe",
@@ -147,43 +145,61 @@ def _filled(source: Path, target: Path) -> Path:
     return target
 
 
-def _torch(path: Path, order: str) -> str:
-    done = subprocess.run(
-        [sys.executable, str(HERE / "_torch_analyzer.py"), str(path), "fr_rank_", order],
-        capture_output=True, text=True, timeout=120)
-    return done.stdout + done.stderr
+# What torch's analyzer is run on: (scenario, pg_config filled in, the ranks whose files it
+# lists first). All of them run in one process that imports the analyzer once.
+ANALYSES = [("size", False, "0,1,2,3"), ("size", True, "0,1,2,3"), ("size", True, "2,0,1,3"),
+            ("opposite", True, "0,1,2,3"), ("skip", True, "0,1,2,3"), ("moe", True, "0,1,2,3"),
+            ("moe_bad", True, "0,1,2,3"), ("list_bad", True, "0,1,2,3"),
+            ("absent", True, "0,1,2")]
+Analysis = tuple[str, bool, str]
 
 
-def test_torch_analyzer_crashes_on_raw_gloo_dumps(dumps: dict[str, Path]) -> None:
-    output = _torch(dumps["size"], "0,1,2,3")
-    assert "KeyError" in output
+@pytest.fixture(scope="module")
+def filled(dumps: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The dumps of the scenarios torch's analyzer reads with ``pg_config`` filled in."""
+    root = tmp_path_factory.mktemp("filled")
+    return {scenario: _filled(dumps[scenario], root / scenario)
+            for scenario in sorted({scenario for scenario, fill, _ in ANALYSES if fill})}
+
+
+@pytest.fixture(scope="module")
+def torch_says(dumps: dict[str, Path], filled: dict[str, Path],
+               tmp_path_factory: pytest.TempPathFactory) -> dict[Analysis, str]:
+    """What torch's analyzer prints for each of ``ANALYSES``."""
+    runs = [((filled if fill else dumps)[scenario], "fr_rank_", order)
+            for scenario, fill, order in ANALYSES]
+    outputs = torch_analyses(runs, tmp_path_factory.mktemp("torch") / "out")
+    return dict(zip(ANALYSES, outputs, strict=True))
+
+
+def test_torch_analyzer_crashes_on_raw_gloo_dumps(dumps: dict[str, Path],
+                                                  torch_says: dict[Analysis, str]) -> None:
+    assert "KeyError" in torch_says[("size", False, "0,1,2,3")]
     assert mt.order.from_flight_recorder(dumps["size"]).findings[0].culprits == (2,)
 
 
-def test_torch_analyzer_blames_by_directory_order(dumps: dict[str, Path],
-                                                  tmp_path: Path) -> None:
-    filled = _filled(dumps["size"], tmp_path / "size")
-    assert "Culprit rank 2;" in _torch(filled, "0,1,2,3")
-    culprit_first = _torch(filled, "2,0,1,3")
+def test_torch_analyzer_blames_by_directory_order(filled: dict[str, Path],
+                                                  torch_says: dict[Analysis, str]) -> None:
+    assert "Culprit rank 2;" in torch_says[("size", True, "0,1,2,3")]
+    culprit_first = torch_says[("size", True, "2,0,1,3")]
     assert "Culprit rank 2;" not in culprit_first
     assert all(f"Culprit rank {r};" in culprit_first for r in (0, 1, 3))
     # meshtopo reads ranks from the file names and blames by majority, whatever the order.
-    assert mt.order.from_flight_recorder(filled).findings[0].culprits == (2,)
+    assert mt.order.from_flight_recorder(filled["size"]).findings[0].culprits == (2,)
 
 
-def test_torch_analyzer_reports_a_deadlock_as_missing_ranks(dumps: dict[str, Path],
-                                                            tmp_path: Path) -> None:
-    filled = _filled(dumps["opposite"], tmp_path / "opposite")
-    output = _torch(filled, "0,1,2,3")
+def test_torch_analyzer_reports_a_deadlock_as_missing_ranks(
+        filled: dict[str, Path], torch_says: dict[Analysis, str]) -> None:
+    output = torch_says[("opposite", True, "0,1,2,3")]
     assert "missing ranks: {0}" in output and "missing ranks: {1}" in output
     assert "cycle" not in output.lower()
-    report = mt.order.from_flight_recorder(filled)
+    report = mt.order.from_flight_recorder(filled["opposite"])
     assert [(f.type, f.devices) for f in report.findings] == [("deadlock", (0, 1))]
 
 
-def test_torch_analyzer_weighs_a_skip_like_its_knock_on_waits(dumps: dict[str, Path],
-                                                                tmp_path: Path) -> None:
-    output = _torch(_filled(dumps["skip"], tmp_path / "skip"), "0,1,2,3")
+def test_torch_analyzer_weighs_a_skip_like_its_knock_on_waits(
+        dumps: dict[str, Path], torch_says: dict[Analysis, str]) -> None:
+    output = torch_says[("skip", True, "0,1,2,3")]
     # Three "Not all ranks joining" reports at equal weight: the cause (rank 2 on pg 2,
     # sequence number 3) and the waits behind it (world group, dp group 4).
     assert re.findall(r"missing ranks: (\{[\d, ]+\})", output) == ["{1, 3}", "{3}", "{2}"]
@@ -197,7 +213,8 @@ def _recorded(path: Path, rank: int, opcode: str) -> list[tuple[object, ...]]:
             if e["profiling_name"] == f"gloo:{opcode}"]
 
 
-def test_uneven_all_to_all_splits_are_clean(dumps: dict[str, Path], tmp_path: Path) -> None:
+def test_uneven_all_to_all_splits_are_clean(dumps: dict[str, Path],
+                                           torch_says: dict[Analysis, str]) -> None:
     # all_to_all_single records its tensors' sizes only (rank 1 sends 8 rows of 4 and
     # receives 7 on the world group, 1 row of 3 and receives 5 on tp); the list form records
     # one tensor per peer. Every rank's amounts differ, and the exchanges agree.
@@ -207,12 +224,12 @@ def test_uneven_all_to_all_splits_are_clean(dumps: dict[str, Path], tmp_path: Pa
         assert report.findings == []
         assert [a.clique for a in report.schedule(1)][3:] == [
             (0, 1, 2, 3), (0, 1), (1, 3), (0, 1, 2, 3)]
-    output = _torch(_filled(dumps["moe"], tmp_path / "moe"), "0,1,2,3")
+    output = torch_says[("moe", True, "0,1,2,3")]
     assert "mismatch" not in output.lower() and "Traceback" not in output
 
 
 def test_uneven_all_to_all_with_a_wrong_receive_split(dumps: dict[str, Path],
-                                                      tmp_path: Path) -> None:
+                                                      torch_says: dict[Analysis, str]) -> None:
     # rank 2 expects 4 rows from rank 1, which sends it 1: the group sends 32 rows, receives 35.
     for report in _both(dumps["moe_bad"]):
         assert _summary(report) == [("mismatch", (0, 1, 2, 3), ("all_to_all#3@pg0",), ())]
@@ -224,11 +241,12 @@ def test_uneven_all_to_all_with_a_wrong_receive_split(dumps: dict[str, Path],
     line = _worker_line("rank 2 expects 4 rows from rank 1")
     assert f"rank 2 issues all_to_all#3@pg0 (line {line + 3})" in mt.order.from_flight_recorder(
         dumps["moe_bad"]).findings[0].message
-    output = _torch(_filled(dumps["moe_bad"], tmp_path / "moe_bad"), "0,1,2,3")
+    output = torch_says[("moe_bad", True, "0,1,2,3")]
     assert "total input numel: 32" in output and "total output numel: 35" in output
 
 
-def test_all_to_all_lists_are_checked_per_peer(dumps: dict[str, Path], tmp_path: Path) -> None:
+def test_all_to_all_lists_are_checked_per_peer(dumps: dict[str, Path],
+                                               torch_says: dict[Analysis, str]) -> None:
     # rank 1 sends and expects 3 elements a peer, the others 2: the totals agree (36), the
     # per-peer tensors do not, and rank 1 disagrees with every peer.
     assert _recorded(dumps["list_bad"], 1, "all_to_all") == [("0", [[3]] * 4, [[3]] * 4)]
@@ -239,16 +257,15 @@ def test_all_to_all_lists_are_checked_per_peer(dumps: dict[str, Path], tmp_path:
                "rank 1 expects 3 elements from rank 0, which sends it 2;" in message
         assert message.endswith("Off the majority: ranks [1].")
     # torch's analyzer sums each rank's first tensor only, so it sees nothing wrong.
-    output = _torch(_filled(dumps["list_bad"], tmp_path / "list_bad"), "0,1,2,3")
+    output = torch_says[("list_bad", True, "0,1,2,3")]
     assert "mismatch" not in output.lower() and "Traceback" not in output
 
 
-def test_rank_without_a_dump_is_missing_where_the_others_block(dumps: dict[str, Path],
-                                                               tmp_path: Path) -> None:
+def test_rank_without_a_dump_is_missing_where_the_others_block(
+        dumps: dict[str, Path], filled: dict[str, Path], torch_says: dict[Analysis, str]) -> None:
     # All four ranks completed world all-reduces 1 to 3 (pg_status says so); rank 3 then
     # stopped and left no dump, and ranks 0, 1, 2 block at the fourth.
-    filled = _filled(dumps["absent"], tmp_path / "absent")
-    report = mt.order.from_flight_recorder(filled)
+    report = mt.order.from_flight_recorder(filled["absent"])
     assert [(f.type, f.devices, f.instructions, f.waiting) for f in report.findings] == [
         ("missing", (3,), ("all_reduce#4@pg0",), (0, 1, 2))]
     assert _unlined(report.findings[0].message) == (
@@ -258,7 +275,7 @@ def test_rank_without_a_dump_is_missing_where_the_others_block(dumps: dict[str, 
         "groups, and none shows this one completed.")
     assert report.notes[0].startswith("ranks [3] are members of recorded process groups but "
                                       "left no dump")
-    assert "Missing dump files from ranks {3}" in _torch(filled, "0,1,2")
+    assert "Missing dump files from ranks {3}" in torch_says[("absent", True, "0,1,2")]
     # The raw gloo dumps of this 2x2 job name no members anywhere and no group size. What they
     # do say: on the default group every rank with a dump enqueued a collective that none
     # completed, and every rank below the highest left a dump, so the world holds a rank

@@ -11,6 +11,8 @@ import pytest
 
 import meshtopo as mt
 
+from ._jobs import torch_analyses
+
 
 def _entry(seq: int, group: str = "0", sizes: tuple[int, ...] = (8,),
            dtype: str = "Float") -> dict[str, object]:
@@ -100,20 +102,15 @@ def _pipeline(directory: Path, skip_last_recv_of: int | None = None) -> Path:
     return directory
 
 
-def test_send_recv_pipeline_is_clean_where_torch_reports_missing_ranks(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
+def test_send_recv_pipeline_is_clean_where_torch_reports_missing_ranks(
+        tmp_path: Path, torch_says: dict[str, str]) -> None:
     directory = _pipeline(tmp_path / "pipeline")
     report = mt.order.from_flight_recorder(directory)
     assert report.findings == []
     assert [(a.entry.name, a.clique) for a in report.schedule(1)] == [
         ("recv#1@pg0", (0, 1)), ("send#2@pg0", (1, 2)), ("recv#3@pg0", (0, 1)),
         ("send#4@pg0", (1, 2))]
-    torch = subprocess.run(
-        [sys.executable, str(Path(__file__).with_name("_torch_analyzer.py")), str(directory),
-         "rank_", "0,1,2,3"], capture_output=True, text=True, timeout=120)
-    assert "missing ranks: {0, 3}" in torch.stdout + torch.stderr
+    assert "missing ranks: {0, 3}" in torch_says["pipeline"]
 
 
 def test_send_without_its_recv_in_a_trace(tmp_path: Path) -> None:
@@ -158,10 +155,7 @@ def _ring_batches(directory: Path, without_recv_of: int | None = None) -> Path:
     return _write(directory, dumps, config)
 
 
-def test_batched_send_recv_ring_is_clean(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
+def test_batched_send_recv_ring_is_clean(tmp_path: Path, torch_says: dict[str, str]) -> None:
     directory = _ring_batches(tmp_path / "ring")
     report = mt.order.from_flight_recorder(directory)
     assert report.findings == []
@@ -172,11 +166,18 @@ def test_batched_send_recv_ring_is_clean(tmp_path: Path) -> None:
         ("send#2@pg0", (1, 2), 4, 5), ("recv#2@pg0", (0, 1), 5, 6)]
     # torch's analyzer looks for a batch end named "..._coalesced" (NCCL writes
     # "nccl:coalesced") and calls the clean batch a mismatch.
-    torch = subprocess.run(
-        [sys.executable, str(Path(__file__).with_name("_torch_analyzer.py")), str(directory),
-         "host_", "0,1,2,3"], capture_output=True, text=True, timeout=120)
-    output = torch.stdout + torch.stderr
+    output = torch_says["ring"]
     assert "Rank 1 does not have a coalesced end." in output and "MISMATCH" in output
+
+
+@pytest.fixture(scope="module")
+def torch_says(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """What torch's analyzer prints for the clean pipeline and the clean ring of batches, both
+    run by one process."""
+    root = tmp_path_factory.mktemp("torch")
+    runs = [(_pipeline(root / "pipeline"), "rank_", "0,1,2,3"),
+            (_ring_batches(root / "ring"), "host_", "0,1,2,3")]
+    return dict(zip(("pipeline", "ring"), torch_analyses(runs, root / "out"), strict=True))
 
 
 def test_batched_send_without_its_recv(tmp_path: Path) -> None:

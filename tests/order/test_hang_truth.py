@@ -30,7 +30,7 @@ import pytest
 
 import meshtopo as mt
 
-from ._hang_programs import PROGRAMS, Run, compiled_text, execute
+from ._hang_programs import PROGRAMS, Run, Server, execute
 
 pytestmark = [pytest.mark.jax, pytest.mark.timeout(240)]
 
@@ -93,17 +93,16 @@ Y_GROUPS = "replica_groups={{0,1,2,3},{4,5,6,7}}"
 @pytest.fixture(scope="module")
 def runs() -> dict[str, Run]:
     """Every program: those expected to finish one after another in one child, each
-    expected to hang in a child of its own, all children at once. (A program that hangs
+    expected to hang in a child of its own, all children at once, forks of one server that
+    imported JAX. Each run holds the HLO the verdict tests read. (A program that hangs
     against expectation ends its child and is reported so; the rest of that child's programs
     go on in a fresh one.)"""
     wanted = NAMES
     finishing = [name for name in wanted if TRUTH[name] == "finished"]
     groups = [finishing, *([name] for name in wanted if TRUTH[name] == "hang")]
     done: dict[str, Run] = {}
-    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        futures = [pool.submit(execute, group) for group in groups if group]
-        for name in NAMES:  # the verdict tests' HLO, compiled here while the children wait
-            compiled_text(name)
+    with Server() as server, ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        futures = [pool.submit(execute, group, server) for group in groups if group]
         for future in futures:
             done.update(future.result())
     return done
@@ -116,16 +115,16 @@ def _met(matrix: np.ndarray) -> set[tuple[int, int]]:
     return {(int(d), int(s)) for s, d in zip(slots, devices, strict=True)}
 
 
-def _module(name: str) -> mt.hlo.Module:
-    return mt.hlo.parse_module(compiled_text(name))
+def _module(runs: dict[str, Run], name: str) -> mt.hlo.Module:
+    return mt.hlo.parse_module(runs[name].text)
 
 
 def _seen(findings: list[mt.order.Finding]) -> list[tuple[str, tuple[int, ...], str]]:
     return [(f.type, f.devices, f.message) for f in findings]
 
 
-def _instruction_line(name: str, instruction: str) -> str:
-    (line,) = re.findall(rf"%{re.escape(instruction)} = .*", compiled_text(name))
+def _instruction_line(runs: dict[str, Run], name: str, instruction: str) -> str:
+    (line,) = re.findall(rf"%{re.escape(instruction)} = .*", runs[name].text)
     return line
 
 
@@ -140,11 +139,11 @@ def test_what_the_program_really_does(name: str, runs: dict[str, Run]) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_meshtopo_verdict(name: str) -> None:
+def test_meshtopo_verdict(name: str, runs: dict[str, Run]) -> None:
     """The verdict under XLA:CPU's rule (``op_id``), which is what the runs measure. Every
     program but ``cond_same_order_channels`` has one channel id, as JAX emits it, and then the
     default rule (``clique``) gives the same findings."""
-    module = _module(name)
+    module = _module(runs, name)
     findings = mt.order.analyze(module, rendezvous="op_id").findings
     expected = EXPECTED_TYPES[name]
     if expected:
@@ -155,22 +154,22 @@ def test_meshtopo_verdict(name: str) -> None:
         assert _seen(mt.order.analyze(module).findings) == _seen(findings)
 
 
-def test_distinct_channels_meet_by_arrival_order_under_clique() -> None:
+def test_distinct_channels_meet_by_arrival_order_under_clique(runs: dict[str, Run]) -> None:
     """cond_same_order_channels hangs on XLA:CPU, whose rendezvous key holds the channel id:
     a psum of channel 1 never meets one of channel 3. Under the default rule it is clean:
     NCCL (XLA:GPU) orders a communicator by arrival, whatever the channel id, and both
     branches issue the same collectives (over y, then over x) in the same order."""
-    assert mt.order.analyze(_module("cond_same_order_channels")).findings == []
+    assert mt.order.analyze(_module(runs, "cond_same_order_channels")).findings == []
 
 
-def _findings(name: str) -> list[mt.order.Finding]:
-    return mt.order.analyze(_module(name), rendezvous="op_id").findings
+def _findings(runs: dict[str, Run], name: str) -> list[mt.order.Finding]:
+    return mt.order.analyze(_module(runs, name), rendezvous="op_id").findings
 
 
-def test_the_swapped_order_is_a_cycle_between_the_parities() -> None:
+def test_the_swapped_order_is_a_cycle_between_the_parities(runs: dict[str, Run]) -> None:
     """cond_swapped_order: even devices wait in their psum over y for an odd member, which
     waits in its psum over x for an even one; every cycle alternates the parities."""
-    cycles = [f for f in _findings("cond_swapped_order") if f.type == "deadlock"]
+    cycles = [f for f in _findings(runs, "cond_swapped_order") if f.type == "deadlock"]
     assert cycles
     for finding in cycles:
         parities = [d in EVEN for d in finding.devices]
@@ -179,44 +178,45 @@ def test_the_swapped_order_is_a_cycle_between_the_parities() -> None:
         ), finding.message
 
 
-def test_distinct_channels_leave_each_parity_waiting_in_its_first_psum() -> None:
+def test_distinct_channels_leave_each_parity_waiting_in_its_first_psum(
+        runs: dict[str, Run]) -> None:
     """cond_same_order_channels under op_id: each parity waits in its own psum over y (the
     first of its branch), which the other parity never reaches."""
-    findings = [f for f in _findings("cond_same_order_channels") if f.type == "missing"]
+    findings = [f for f in _findings(runs, "cond_same_order_channels") if f.type == "missing"]
     assert {(frozenset(f.devices), frozenset(f.waiting)) for f in findings} == {
         (EVEN, ODD), (ODD, EVEN)}, _seen(findings)
     for finding in findings:
         (instruction,) = finding.instructions
-        assert Y_GROUPS in _instruction_line("cond_same_order_channels", instruction)
+        assert Y_GROUPS in _instruction_line(runs, "cond_same_order_channels", instruction)
 
 
-def test_a_psum_meeting_a_pmax_is_a_mismatch_of_reductions() -> None:
-    (finding,) = _findings("cond_psum_vs_pmax")
+def test_a_psum_meeting_a_pmax_is_a_mismatch_of_reductions(runs: dict[str, Run]) -> None:
+    (finding,) = _findings(runs, "cond_psum_vs_pmax")
     assert finding.type == "mismatch" and finding.devices == tuple(range(8))
     assert "reduction" in finding.message and "garbage" in finding.message
 
 
-def test_partitions_4_to_7_stop_a_trip_early() -> None:
+def test_partitions_4_to_7_stop_a_trip_early(runs: dict[str, Run]) -> None:
     """while_partition_trip: devices 4-7 run two iterations, so 0-3 wait in the third."""
-    (finding,) = _findings("while_partition_trip")
+    (finding,) = _findings(runs, "while_partition_trip")
     assert finding.type == "missing"
     assert finding.devices == (4, 5, 6, 7) and finding.waiting == (0, 1, 2, 3)
     assert "iteration 2 of" in finding.message
 
 
-def test_stage_0_never_enters_the_warmup_loop() -> None:
+def test_stage_0_never_enters_the_warmup_loop(runs: dict[str, Run]) -> None:
     """pipeline_warmup_pp: stage 0 (devices 0, 1) runs no iteration; the later stages of its
     pp groups wait in the first."""
-    (finding,) = _findings("pipeline_warmup_pp")
+    (finding,) = _findings(runs, "pipeline_warmup_pp")
     assert finding.type == "missing"
     assert finding.devices == (0, 1) and finding.waiting == (2, 3, 4, 5, 6, 7)
     assert "iteration 0 of" in finding.message
 
 
-def test_the_branch_without_a_collective_leaves_the_others_waiting() -> None:
+def test_the_branch_without_a_collective_leaves_the_others_waiting(runs: dict[str, Run]) -> None:
     """switch_three: devices 2 and 5 issue nothing; the psum and pmax devices meet each other
     (a mismatch) and wait for them."""
-    findings = _findings("switch_three")
+    findings = _findings(runs, "switch_three")
     missing = [f for f in findings if f.type == "missing"]
     assert missing and all(f.devices == (2, 5) for f in missing), _seen(findings)
     assert set().union(*(f.waiting for f in missing)) == {0, 1, 3, 4, 6, 7}
@@ -232,19 +232,19 @@ def _dp_group(message: str) -> tuple[int, int]:
     return low, high
 
 
-def test_a_nan_in_one_shard_may_leave_its_dp_partner_waiting() -> None:
+def test_a_nan_in_one_shard_may_leave_its_dp_partner_waiting(runs: dict[str, Run]) -> None:
     """nan_skip_dp: the flag is the device's own, so a dp pair can split (the run: device 1
     skips, 5 waits in the psum). The finding names a dp group and a missing guest."""
-    (finding,) = _findings("nan_skip_dp")
+    (finding,) = _findings(runs, "nan_skip_dp")
     assert finding.type == "may_diverge"
     _dp_group(finding.message)
     assert "the job hangs" in finding.message
 
 
-def test_a_flag_agreed_over_tp_may_still_split_the_dp_groups() -> None:
+def test_a_flag_agreed_over_tp_may_still_split_the_dp_groups(runs: dict[str, Run]) -> None:
     """nan_skip_tp_agreed: the flag is uniform over each tp group {0..3}, {4..7} but not over
     a dp group; the tp groups take opposite branches (the run: 0-3 skip, 4-7 wait)."""
-    (finding,) = _findings("nan_skip_tp_agreed")
+    (finding,) = _findings(runs, "nan_skip_tp_agreed")
     assert finding.type == "may_diverge"
     _dp_group(finding.message)
     split = re.search(r"If devices \[([\d,]+)\] take branch \d and devices \[([\d,]+)\] branch",
@@ -253,31 +253,32 @@ def test_a_flag_agreed_over_tp_may_still_split_the_dp_groups() -> None:
     assert "the job hangs" in finding.message
 
 
-def test_the_shorter_loop_leaves_the_longer_waiting_in_its_fourth_iteration() -> None:
+def test_the_shorter_loop_leaves_the_longer_waiting_in_its_fourth_iteration(
+        runs: dict[str, Run]) -> None:
     """cond_fori5_vs_fori3: devices 4-7 run 3 psums, 0-3 wait in their fourth."""
-    (finding,) = _findings("cond_fori5_vs_fori3")
+    (finding,) = _findings(runs, "cond_fori5_vs_fori3")
     assert finding.type == "missing"
     assert finding.devices == (4, 5, 6, 7) and finding.waiting == (0, 1, 2, 3)
     assert "iteration 3 of" in finding.message
 
 
 @pytest.mark.parametrize("rendezvous", ["clique", "op_id"])
-def test_mpmd_pipeliner_shapes(rendezvous: str) -> None:
+def test_mpmd_pipeliner_shapes(rendezvous: str, runs: dict[str, Run]) -> None:
     """The standalone modules as two programs of one MPMD run, devices 0-3 running the first
     and 4-7 the second (each module is compiled for 8 partitions, device assignment 0..7).
     Their SPMD twins give the truth: fori4 against fori3_peeled finishes
     (cond_fori4_vs_peeled), fori5 against fori3 hangs with 0-3 waiting in their fourth psum
     (cond_fori5_vs_fori3)."""
     for name in ("fori4", "fori3_peeled", "fori5", "fori3"):
-        module = _module(name)
+        module = _module(runs, name)
         assert (module.replica_count, module.num_partitions) == (1, 8)
         assert module.device_assignment.array.reshape(-1).tolist() == list(range(8))
     assert TRUTH["cond_fori4_vs_peeled"] == "finished" and TRUTH["cond_fori5_vs_fori3"] == "hang"
-    clean = mt.order.analyze([(_module("fori4"), [0, 1, 2, 3]),
-                              (_module("fori3_peeled"), [4, 5, 6, 7])], rendezvous=rendezvous)
+    clean = mt.order.analyze([(_module(runs, "fori4"), [0, 1, 2, 3]),
+                              (_module(runs, "fori3_peeled"), [4, 5, 6, 7])], rendezvous=rendezvous)
     assert clean.findings == [], _seen(clean.findings)
-    hung = mt.order.analyze([(_module("fori5"), [0, 1, 2, 3]),
-                             (_module("fori3"), [4, 5, 6, 7])], rendezvous=rendezvous)
+    hung = mt.order.analyze([(_module(runs, "fori5"), [0, 1, 2, 3]),
+                             (_module(runs, "fori3"), [4, 5, 6, 7])], rendezvous=rendezvous)
     (finding,) = hung.findings
     assert finding.type in {"missing", "deadlock"}, _seen(hung.findings)
     assert finding.devices == (4, 5, 6, 7) and finding.waiting == (0, 1, 2, 3)
@@ -302,7 +303,7 @@ def test_distinct_channel_ids_keep_the_branches_apart(runs: dict[str, Run]) -> N
     """The same program with channel ids 1, 2 in one branch and 3, 4 in the other hangs: the
     rendezvous key holds the channel id (``op_id``). (XLA:CPU names the key of a waiting
     member in a warning after 20 s in the rendezvous, later than a hang is declared here.)"""
-    text = compiled_text("cond_same_order_channels")
+    text = runs["cond_same_order_channels"].text
     assert sorted(re.findall(r"all-reduce\(.*channel_id=(\d+)", text)) == ["1", "2", "3", "4"]
     assert runs["cond_same_order_channels"].status == "hang"
 
@@ -330,30 +331,30 @@ def test_a_psum_meets_a_pmax_and_all_get_one_reduction(runs: dict[str, Run]) -> 
     np.testing.assert_array_equal(result, np.tile([36.0] * 4 + [8.0] * 4, (8, 1)))
 
 
-def test_what_xla_makes_of_the_programs() -> None:
+def test_what_xla_makes_of_the_programs(runs: dict[str, Run]) -> None:
     """The compiled HLO: every psum is an all-reduce with channel_id=1 and global device ids;
     none is hoisted out of a branch or merged; a partition-dependent selector is a fusion of
     ``partition-id``; a fori_loop of fixed length keeps its loop with known_trip_count, a
     run-time trip count gives a while without one."""
     for name in NAMES:
-        text = compiled_text(name)
+        text = runs[name].text
         reduces = re.findall(r"= \S+ all-reduce\(.*", text)
         assert reduces and all("use_global_device_ids=true" in r for r in reduces), name
         if name != "cond_same_order_channels":
             assert all(", channel_id=1," in r for r in reduces), name
-    counts = {name: len(re.findall(r"= \S+ all-reduce\(", compiled_text(name)))
+    counts = {name: len(re.findall(r"= \S+ all-reduce\(", runs[name].text))
               for name in NAMES}
     assert counts["cond_same_order"] == counts["cond_swapped_order"] == 4
     assert counts["switch_three"] == 2 and counts["cond_fori4_vs_peeled"] == 3
     for name in ("cond_same_order", "switch_three", "cond_fori4_vs_peeled"):
-        (line,) = re.findall(r".* conditional\(.*", compiled_text(name))
+        (line,) = re.findall(r".* conditional\(.*", runs[name].text)
         selector = re.search(r"conditional\(%([\w.-]+)", line)
         assert selector is not None and "fusion" in selector.group(1), name
         assert re.search(rf"%{re.escape(selector.group(1))} = s32\[\] fusion\(%axis_index",
-                         compiled_text(name)), name
-    trips = {name: re.findall(r'"known_trip_count":\{"n":"(\d+)"\}', compiled_text(name))
+                         runs[name].text), name
+    trips = {name: re.findall(r'"known_trip_count":\{"n":"(\d+)"\}', runs[name].text)
              for name in NAMES}
     assert trips["fori4"] == ["4"] and trips["fori3_peeled"] == ["3"]
     assert sorted(trips["cond_fori5_vs_fori3"]) == ["3", "5"]
     for name in ("while_partition_trip", "while_uniform_trip", "pipeline_warmup_pp"):
-        assert trips[name] == [] and " while(" in compiled_text(name), name
+        assert trips[name] == [] and " while(" in runs[name].text, name

@@ -42,8 +42,10 @@ def _input() -> Any:
                           NamedSharding(_mesh(), P("x", "y")))
 
 
+@functools.cache
 def _programs() -> dict[str, tuple[Any, Callable[[np.ndarray], np.ndarray]]]:
-    """name -> (jitted function of one (16, 32) array, numpy reference of its result)."""
+    """name -> (jitted function of one (16, 32) array, numpy reference of its result); made
+    once, so the tests that check the same program share JAX's traces and compilations."""
     import jax
     import jax.numpy as jnp
     from jax.sharding import NamedSharding

@@ -28,9 +28,10 @@ other data is per device; an operation on values is uniform where all its operan
   that ``analyze`` runs to show what it gives (``may_diverge``).
 
 Expansion is bounded: a loop runs at most ``ITERATION_LIMIT`` expanded iterations; past that
-its iterations are counted, not recorded (up to ``TRIP_LIMIT``), and the trip counts must be
-equal within every group its collectives use (``LoopLimit``). At most ``STEP_LIMIT`` steps are
-recorded in all (``LimitError`` past it).
+its iterations are counted, not recorded (up to the trip limit, ``mt.get_trip_limit()``, or
+``ITERATION_LIMIT`` when that is lower), and the trip counts must be equal within every group
+its collectives use (``LoopLimit``). At most ``STEP_LIMIT`` steps are recorded in all
+(``LimitError`` past it).
 
 A computation without control flow or calls is straight-line code: its steps are the span
 the walk recorded for it, taken at once, and only the instructions its root depends on are
@@ -52,6 +53,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._errors import InvalidArgumentError, LimitError, MeshtopoError
+from .._limits import get_trip_limit
 from ..hlo import (
     EVALUATED_OPCODES,
     Computation,
@@ -72,7 +74,6 @@ from ._program import (
 )
 
 ITERATION_LIMIT = 4096
-TRIP_LIMIT = 100_000
 STEP_LIMIT = 4_000_000
 VALUE_LIMIT = 1 << 16
 PER_DEVICE = 0  # the uniformity source under which every device holds its own value
@@ -132,7 +133,7 @@ class Pending:
 @dataclass(frozen=True)
 class LoopLimit:
     """A loop past ``ITERATION_LIMIT``: its trip count per device position (-1: did not
-    reach it, or past ``TRIP_LIMIT``), and the entries its body and condition issue."""
+    reach it, or past the trip limit), and the entries its body and condition issue."""
 
     instruction: Instruction
     trips: np.ndarray
@@ -525,6 +526,7 @@ class Executor:
         trips = np.full(self.count, -1, dtype=np.int64)
         iteration = 0
         limited = False
+        counted = max(get_trip_limit(), ITERATION_LIMIT)
         while True:
             here = context.inside(inst, subset, iteration)
             with self._muted(limited):
@@ -549,7 +551,7 @@ class Executor:
                 if positions.size == 0:
                     break
                 subset = self._subset(positions)
-            if iteration >= TRIP_LIMIT or (limited and known_trips is not None):
+            if limited and (iteration >= counted or known_trips is not None):
                 # Counted no further: known_trip_count holds for every device, else unknown.
                 trips[positions] = -1 if known_trips is None else known_trips
                 finished.append((positions, self._combined([state], context, inst)))
@@ -565,7 +567,7 @@ class Executor:
             entries = tuple(sorted({e for steps in self._entries_under(sites) for e in steps}))
             self.limits.append(LoopLimit(inst, trips, entries))
             counts = sorted(set(trips[self.subsets[context.subset]].tolist()))
-            spelled = " or ".join(f"more than {TRIP_LIMIT}" if n < 0 else f"{n}"
+            spelled = " or ".join(f"more than {counted}" if n < 0 else f"{n}"
                                   for n in counts)
             self.notes.setdefault(key_of(inst), (
                 f"while {inst.name} (line {inst.line}) runs {spelled} iterations: the first "
