@@ -2,7 +2,10 @@
 processes, and two "nodes" of 2), and srun's, Open MPI's and MPICH's environments, with no
 meshtopo flags. Each rank
 prints its own devices; together they equal ``meshtopo run``'s answer. Every launch is
-bounded and its process group killed and reaped."""
+bounded and its process group killed and reaped. The launched processes' runs fork their
+processes from this test process's torch server (``torch_server``, started here before any
+launch by a run of the same file, which must equal the local backend's), so they do not each
+import torch."""
 
 from __future__ import annotations
 
@@ -17,8 +20,11 @@ from pathlib import Path
 
 import pytest
 
+import meshtopo as mt
 from meshtopo.cli import main
 from meshtopo.runtime._launch import free_port
+
+from ._compare import assert_same
 
 pytestmark = [pytest.mark.timeout(600)]
 pytest.importorskip("torch")
@@ -26,7 +32,16 @@ pytest.importorskip("torch")
 ROOT = Path(__file__).resolve().parents[2]
 FILE = str(ROOT / "examples" / "replicas_x_partitions.hlo")
 TORCHRUN = shutil.which("torchrun", path=os.path.dirname(sys.executable))
-ENVIRONMENT = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+
+
+@pytest.fixture
+def environment(torch_server: str) -> dict[str, str]:
+    """The launched processes' environment: meshtopo importable and ``torch_server`` set,
+    that server running (a run of FILE on it here equals the local backend's)."""
+    module = mt.hlo.load(FILE)
+    assert_same(mt.runtime.execute(module, backend="torch", timeout=60),
+                mt.runtime.execute(module, timeout=60))
+    return {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 
 
 def _start(arguments: list[str], environment: dict[str, str], log: Path) -> subprocess.Popen[str]:
@@ -73,17 +88,19 @@ def _rank_outputs(log_dir: Path) -> str:
 
 
 @pytest.mark.skipif(TORCHRUN is None, reason="torchrun not installed")
-def test_torchrun_one_node(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_torchrun_one_node(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                           environment: dict[str, str]) -> None:
     command = [TORCHRUN, "--nproc-per-node", "4", "--master-addr", "127.0.0.1",
                "--master-port", str(free_port()), "--log-dir", str(tmp_path / "logs"),
                "--redirects", "1", "-m", "meshtopo", "run", FILE, "--backend", "torch", "--json"]
-    codes = _finish([_start(command, ENVIRONMENT, tmp_path / "torchrun.log")])
+    codes = _finish([_start(command, environment, tmp_path / "torchrun.log")])
     assert codes == [0], (tmp_path / "torchrun.log").read_text()[-3000:]
     assert _devices(_rank_outputs(tmp_path / "logs")) == _expected(capsys)
 
 
 @pytest.mark.skipif(TORCHRUN is None, reason="torchrun not installed")
-def test_torchrun_two_nodes_of_two(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_torchrun_two_nodes_of_two(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                   environment: dict[str, str]) -> None:
     port = str(free_port())
     processes = []
     for node in (0, 1):
@@ -91,19 +108,20 @@ def test_torchrun_two_nodes_of_two(tmp_path: Path, capsys: pytest.CaptureFixture
                    "--master-addr", "127.0.0.1", "--master-port", port,
                    "--log-dir", str(tmp_path / f"logs{node}"), "--redirects", "1",
                    "-m", "meshtopo", "run", FILE, "--backend", "torch", "--json"]
-        processes.append(_start(command, ENVIRONMENT, tmp_path / f"node{node}.log"))
+        processes.append(_start(command, environment, tmp_path / f"node{node}.log"))
     codes = _finish(processes)
     assert codes == [0, 0], [(tmp_path / f"node{n}.log").read_text()[-2000:] for n in (0, 1)]
     found = _devices(_rank_outputs(tmp_path / "logs0") + "\n" + _rank_outputs(tmp_path / "logs1"))
     assert found == _expected(capsys)
 
 
-def test_srun_environment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_srun_environment(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                          environment: dict[str, str]) -> None:
     # What srun exports to each of 4 tasks (with MASTER_ADDR/MASTER_PORT, as env:// needs).
     port = str(free_port())
     processes = [
         _start([sys.executable, "-m", "meshtopo", "run", FILE, "--backend", "torch", "--json"],
-               {**ENVIRONMENT, "SLURM_PROCID": str(task), "SLURM_NTASKS": "4",
+               {**environment, "SLURM_PROCID": str(task), "SLURM_NTASKS": "4",
                 "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}, tmp_path / f"task{task}.log")
         for task in range(4)]
     codes = _finish(processes)
@@ -116,7 +134,7 @@ def test_srun_environment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 # variables as "Environment variables set for MPI applications" lists them
 # (https://docs.open-mpi.org/en/v5.0.x/tuning-apps/environment-var.html), MPICH's Hydra
 # PMI_RANK and PMI_SIZE; MASTER_ADDR and MASTER_PORT as ``mpirun -x`` (``-genv``) exports them.
-MPI_ENVIRONMENTS = {
+MPI_environmentS = {
     "open-mpi-one-host": lambda rank: {
         "OMPI_COMM_WORLD_RANK": str(rank), "OMPI_COMM_WORLD_SIZE": "4",
         "OMPI_COMM_WORLD_LOCAL_RANK": str(rank), "OMPI_COMM_WORLD_LOCAL_SIZE": "4",
@@ -129,14 +147,14 @@ MPI_ENVIRONMENTS = {
 }
 
 
-@pytest.mark.parametrize("launcher", sorted(MPI_ENVIRONMENTS))
-def test_mpirun_environment(launcher: str, tmp_path: Path,
-                            capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("launcher", sorted(MPI_environmentS))
+def test_mpirun_environment(launcher: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                            environment: dict[str, str]) -> None:
     # mpirun itself is not installed here: the processes are started with its environment.
     port = str(free_port())
     processes = [
         _start([sys.executable, "-m", "meshtopo", "run", FILE, "--backend", "torch", "--json"],
-               {**ENVIRONMENT, **MPI_ENVIRONMENTS[launcher](rank), "MASTER_ADDR": "127.0.0.1",
+               {**environment, **MPI_environmentS[launcher](rank), "MASTER_ADDR": "127.0.0.1",
                 "MASTER_PORT": port}, tmp_path / f"rank{rank}.log")
         for rank in range(4)]
     codes = _finish(processes)

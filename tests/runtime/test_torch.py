@@ -1,10 +1,13 @@
 """The torch backend on real gloo processes, beyond what it computes (``test_torch_programs``):
 the two-host command line as 2 x 4 processes on 127.0.0.1, a killed process, opposite-order
 collectives, replay, the DeviceMesh bridge, hosts that never start or whose store never
-answers, bad input refused before any process.
+answers, bad input refused before any process, a run on a torch server whose caller is killed.
 
 Every test here has a hard timeout; runs go through ``execute``/``meshtopo run``, whose
-launcher kills and reaps its whole process session on every exit path."""
+launcher kills and reaps its whole process session on every exit path. Runs fork their
+processes from one torch server (``torch_server``; the ``meshtopo`` processes started here
+are given it too), except the killed-process test's, which watches the processes a run starts
+by itself."""
 
 from __future__ import annotations
 
@@ -20,9 +23,9 @@ import pytest
 
 import meshtopo as mt
 from meshtopo.runtime import RendezvousError
-from meshtopo.runtime._launch import free_port
+from meshtopo.runtime._launch import SERVER_VARIABLE, free_port
 
-from ._compare import leaves
+from ._compare import assert_same, leaves
 from ._faults import LONG_LOOP, OPPOSITE_ORDER
 from ._programs import SCHEDULED, combined
 
@@ -46,6 +49,21 @@ def _finish(process: subprocess.Popen[str], timeout: float) -> tuple[int, str, s
     return process.returncode, out, err
 
 
+def _forked_ranks(worker: str, ranks: int, *arguments: str) -> list[int]:
+    """The exit code of each rank of the gloo script ``worker`` (beside this file), run as
+    ``python WORKER RANK ARGUMENTS...`` by forks of one process that imported it once
+    (``_forked_ranks.py``: ranks past 60 s are killed, all are reaped; it is killed past
+    80 s)."""
+    env = dict(os.environ, PYTHONPATH=SRC, TORCH_CPP_LOG_LEVEL="ERROR")
+    here = Path(__file__).parent
+    forker = subprocess.Popen(
+        [sys.executable, str(here / "_forked_ranks.py"), "60", str(here / worker), str(ranks),
+         *arguments], env=env, text=True, stdout=subprocess.PIPE)
+    code, out, _ = _finish(forker, 80)
+    assert code == 0, out
+    return [int(c) for c in json.loads(out.splitlines()[-1])]
+
+
 def _workers_of(pid: int) -> list[int]:
     """The processes whose parent is ``pid`` (from /proc)."""
     children = []
@@ -60,6 +78,7 @@ def _workers_of(pid: int) -> list[int]:
     return children
 
 
+@pytest.mark.usefixtures("torch_server")
 @pytest.mark.timeout(150)
 def test_two_hosts_of_four_processes_on_localhost(tmp_path: Path) -> None:
     path = tmp_path / "combined.hlo"
@@ -78,6 +97,7 @@ def test_two_hosts_of_four_processes_on_localhost(tmp_path: Path) -> None:
         assert [o["values"] for o in entry["outputs"]] == [e.tolist() for e in expected]
 
 
+@pytest.mark.usefixtures("torch_server")
 @pytest.mark.timeout(120)
 def test_opposite_order_ends_in_the_rendezvous_error(capfd: pytest.CaptureFixture[str]) -> None:
     module = mt.hlo.parse_module(OPPOSITE_ORDER)
@@ -139,6 +159,47 @@ def test_killed_process_fails_the_run_naming_it_and_leaves_no_orphans(tmp_path: 
     assert alive == []
 
 
+def _gone(pids: list[int], seconds: float) -> list[int]:
+    """The processes of ``pids`` that still exist (a zombie too: not reaped yet) after
+    waiting up to ``seconds`` for them to go."""
+    deadline = time.monotonic() + seconds
+    while (left := [p for p in pids if Path(f"/proc/{p}").exists()]) and \
+            time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+@pytest.mark.timeout(150)
+def test_a_served_run_whose_caller_is_killed_is_killed_and_reaped(tmp_path: Path,
+                                                                  torch_server: str) -> None:
+    module = mt.hlo.parse_module(combined(1, 2))
+    expected = mt.runtime.execute(module, timeout=30)
+    assert_same(mt.runtime.execute(module, backend="torch", timeout=30), expected)
+    # The run above started this process's server, listening at ``torch_server``.
+    [server] = [pid for pid in _workers_of(os.getpid())
+                if torch_server in Path(f"/proc/{pid}/cmdline").read_text()]
+    path = tmp_path / "loop.hlo"
+    path.write_text(LONG_LOOP)
+    caller = _cli("run", str(path), "--backend", "torch", "--timeout", "20")  # uses the server
+    try:
+        deadline = time.monotonic() + 90
+        runs: list[int] = []
+        workers: list[int] = []
+        while time.monotonic() < deadline and len(workers) < 4:
+            runs = _workers_of(server)
+            workers = [w for r in runs for w in _workers_of(r)]
+            time.sleep(0.2)
+        assert len(runs) == 1 and len(workers) == 4, "the run did not start"
+    finally:
+        caller.kill()
+        caller.communicate()
+    # The server ends the run of a caller that is gone and reaps every process of it ...
+    assert _gone([*runs, *workers], 30) == []
+    # ... and serves the next run.
+    assert _running([server]) == [server]
+    assert_same(mt.runtime.execute(module, backend="torch", timeout=30), expected)
+
+
 @pytest.mark.timeout(60)
 def test_bad_file_is_refused_before_any_process_starts(tmp_path: Path) -> None:
     path = tmp_path / "bad.hlo"
@@ -152,18 +213,7 @@ def test_bad_file_is_refused_before_any_process_starts(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(120)
 def test_device_mesh_bridge_and_split_keep_meshtopo_rank_order(tmp_path: Path) -> None:
-    port = str(free_port())
-    env = dict(os.environ, PYTHONPATH=SRC, TORCH_CPP_LOG_LEVEL="ERROR")
-    worker = str(Path(__file__).with_name("_bridge_worker.py"))
-    processes = [subprocess.Popen([sys.executable, worker, str(r), "4", port, str(tmp_path)],
-                                  env=env) for r in range(4)]
-    try:
-        codes = [p.wait(timeout=100) for p in processes]
-    finally:
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-            process.wait()
+    codes = _forked_ranks("_bridge_worker.py", 4, "4", str(free_port()), str(tmp_path))
     assert codes == [0, 0, 0, 0]
     seen = {r: json.loads((tmp_path / f"{r}.json").read_text()) for r in range(4)}
     # meshtopo's 'model' groups of [[3,1],[0,2]] are (3,1) and (0,2), in that rank order.
@@ -181,12 +231,16 @@ def test_device_mesh_bridge_and_split_keep_meshtopo_rank_order(tmp_path: Path) -
 
 
 @pytest.mark.timeout(120)
-def test_replay_on_torch_processes(tmp_path: Path) -> None:
+def test_replay_on_torch_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "sched.hlo"
     path.write_text(SCHEDULED)
+    # The command starts a torch server of its own here, and kills and reaps it at exit.
+    server = tmp_path / "server"
+    monkeypatch.setenv(SERVER_VARIABLE, str(server))
     code, out, err = _finish(_cli("replay", str(path), "--backend", "torch", "--nproc", "4",
                                   "--timeout", "30", "--json"), 100)
     assert code == 0, err
+    assert not server.exists()
     answer = json.loads(out)
     assert answer["backend"] == "torch"
     assert [(c["name"], c["bytes"], sorted(c["devices"])) for c in answer["collectives"]] == [
@@ -194,6 +248,7 @@ def test_replay_on_torch_processes(tmp_path: Path) -> None:
                                                               ("ag", 8192))]
 
 
+@pytest.mark.usefixtures("torch_server")
 @pytest.mark.timeout(120)
 def test_replay_of_opposite_orders_on_torch_ends_in_the_rendezvous_error(tmp_path: Path) -> None:
     path = tmp_path / "opposite.hlo"
@@ -210,18 +265,7 @@ def test_replay_of_opposite_orders_on_torch_ends_in_the_rendezvous_error(tmp_pat
 @pytest.mark.timeout(90)
 def test_clique_membership_diagnoses_a_later_divergence_from_gloo_timeouts(
         tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    port = str(free_port())
-    env = dict(os.environ, PYTHONPATH=SRC, TORCH_CPP_LOG_LEVEL="ERROR")
-    worker = str(Path(__file__).with_name("_membership_worker.py"))
-    processes = [subprocess.Popen([sys.executable, worker, str(r), port, str(tmp_path)],
-                                  env=env) for r in range(2)]
-    try:
-        codes = [p.wait(timeout=60) for p in processes]
-    finally:
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-            process.wait()
+    codes = _forked_ranks("_membership_worker.py", 2, str(free_port()), str(tmp_path))
     assert codes == [0, 0]
     seen = [json.loads((tmp_path / f"{r}.json").read_text()) for r in range(2)]
     assert all(s["in_place"] and s["reduced"] == [1.0, 3.0, 5.0, 7.0] for s in seen)
@@ -238,6 +282,7 @@ def test_clique_membership_diagnoses_a_later_divergence_from_gloo_timeouts(
     assert "Arrived: devices [0]; not arrived: devices [1]." in stuck
 
 
+@pytest.mark.usefixtures("torch_server")
 @pytest.mark.timeout(60)
 def test_a_host_that_never_starts_is_named(tmp_path: Path) -> None:
     path = tmp_path / "combined.hlo"
@@ -253,6 +298,7 @@ def test_a_host_that_never_starts_is_named(tmp_path: Path) -> None:
             "device(s) [4,5,6,7] never arrived") in last
 
 
+@pytest.mark.usefixtures("torch_server")
 @pytest.mark.timeout(60)
 def test_a_host_whose_store_never_answers_is_host_zero_named(tmp_path: Path) -> None:
     path = tmp_path / "combined.hlo"
