@@ -27,6 +27,7 @@ from meshtopo.runtime._launch import SERVER_VARIABLE, free_port
 
 from ._compare import assert_same, leaves
 from ._faults import LONG_LOOP, OPPOSITE_ORDER
+from ._forked_ranks import run_forked
 from ._programs import SCHEDULED, combined
 
 SRC = str(Path(mt.__file__).resolve().parents[1])
@@ -49,19 +50,14 @@ def _finish(process: subprocess.Popen[str], timeout: float) -> tuple[int, str, s
     return process.returncode, out, err
 
 
-def _forked_ranks(worker: str, ranks: int, *arguments: str) -> list[int]:
+def _forked_ranks(worker: str, ranks: int, tmp_path: Path, *arguments: str) -> list[int]:
     """The exit code of each rank of the gloo script ``worker`` (beside this file), run as
     ``python WORKER RANK ARGUMENTS...`` by forks of one process that imported it once
-    (``_forked_ranks.py``: ranks past 60 s are killed, all are reaped; it is killed past
-    80 s)."""
-    env = dict(os.environ, PYTHONPATH=SRC, TORCH_CPP_LOG_LEVEL="ERROR")
-    here = Path(__file__).parent
-    forker = subprocess.Popen(
-        [sys.executable, str(here / "_forked_ranks.py"), "60", str(here / worker), str(ranks),
-         *arguments], env=env, text=True, stdout=subprocess.PIPE)
-    code, out, _ = _finish(forker, 80)
-    assert code == 0, out
-    return [int(c) for c in json.loads(out.splitlines()[-1])]
+    (``_forked_ranks``: ranks past 60 s are killed, all are reaped)."""
+    spec = {"timeout": 60, "script": str(Path(__file__).with_name(worker)),
+            "ranks": [{"argv": [str(rank), *arguments]} for rank in range(ranks)]}
+    return run_forked(spec, tmp_path, dict(os.environ, PYTHONPATH=SRC,
+                                           TORCH_CPP_LOG_LEVEL="ERROR"))
 
 
 def _workers_of(pid: int) -> list[int]:
@@ -213,7 +209,8 @@ def test_bad_file_is_refused_before_any_process_starts(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(120)
 def test_device_mesh_bridge_and_split_keep_meshtopo_rank_order(tmp_path: Path) -> None:
-    codes = _forked_ranks("_bridge_worker.py", 4, "4", str(free_port()), str(tmp_path))
+    codes = _forked_ranks("_bridge_worker.py", 4, tmp_path, "4", str(free_port()),
+                          str(tmp_path))
     assert codes == [0, 0, 0, 0]
     seen = {r: json.loads((tmp_path / f"{r}.json").read_text()) for r in range(4)}
     # meshtopo's 'model' groups of [[3,1],[0,2]] are (3,1) and (0,2), in that rank order.
@@ -265,7 +262,8 @@ def test_replay_of_opposite_orders_on_torch_ends_in_the_rendezvous_error(tmp_pat
 @pytest.mark.timeout(90)
 def test_clique_membership_diagnoses_a_later_divergence_from_gloo_timeouts(
         tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    codes = _forked_ranks("_membership_worker.py", 2, str(free_port()), str(tmp_path))
+    codes = _forked_ranks("_membership_worker.py", 2, tmp_path, str(free_port()),
+                          str(tmp_path))
     assert codes == [0, 0]
     seen = [json.loads((tmp_path / f"{r}.json").read_text()) for r in range(2)]
     assert all(s["in_place"] and s["reduced"] == [1.0, 3.0, 5.0, 7.0] for s in seen)
