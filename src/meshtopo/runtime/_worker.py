@@ -13,13 +13,14 @@ ends, this process writes ``status-<rank>`` (the exit code, or minus the signal 
 Every process here is killed when its parent dies (``PR_SET_PDEATHSIG``, Linux).
 
 ``python -m meshtopo.runtime._worker --listen PATH`` is the torch server instead
-(``MESHTOPO_TORCH_SERVER``, see ``_launch``): it imports torch once and listens on the Unix
-socket PATH; for each connection (a run: one request naming the job directory and ranks, the
-caller's environment, and its stderr as a passed descriptor) it forks a process that does what
-``python -m meshtopo.runtime._worker JOB RANKS`` does, in a session of its own, and answers its
-pid. On ``stop`` or when the connection closes, that session is killed; when the forked
-process is reaped, the server answers ``ended CODE``. The server adopts and reaps every
-orphan of its runs (``PR_SET_CHILD_SUBREAPER``) and dies with its parent.
+(``MESHTOPO_TORCH_SERVER``, see ``_launch``): it imports torch (and ml_dtypes, when installed)
+once and listens on the Unix socket PATH; for each connection (a run: one request naming the
+job directory and ranks, the caller's environment, and its stderr as a passed descriptor) it
+forks a process that does what ``python -m meshtopo.runtime._worker JOB RANKS`` does, in a
+session of its own, and answers its pid. On ``stop`` or when the connection closes, that
+session is killed; when the forked process is reaped, the server answers ``ended CODE``. The
+server adopts and reaps every orphan of its runs (``PR_SET_CHILD_SUBREAPER``) and dies with
+its parent.
 """
 
 from __future__ import annotations
@@ -235,6 +236,8 @@ def listen(path: str) -> None:
     die_with_parent()
     _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphans of the runs are reaped here
     _import_torch()
+    with contextlib.suppress(ImportError):  # bf16 and f8 runs' types (0.7 CPU-s a process)
+        import ml_dtypes  # noqa: F401
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
