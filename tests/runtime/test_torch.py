@@ -7,7 +7,8 @@ Every test here has a hard timeout; runs go through ``execute``/``meshtopo run``
 launcher kills and reaps its whole process session on every exit path. Runs fork their
 processes from one torch server (``torch_server``; the ``meshtopo`` processes started here
 are given it too), except the killed-process test's, which watches the processes a run starts
-by itself."""
+by itself. A command runs in this process (``_command``) where a process of its own is not
+what the test is about."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import meshtopo as mt
+from meshtopo.cli import main
 from meshtopo.runtime import RendezvousError
 from meshtopo.runtime._launch import SERVER_VARIABLE, free_port
 
@@ -38,6 +40,16 @@ def _cli(*args: str) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONPATH=SRC)
     return subprocess.Popen([sys.executable, "-m", "meshtopo", *args], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _command(capfd: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``meshtopo ARGS`` run in this process: its exit code, stdout and stderr (its torch
+    processes' stderr included, as a child process's would be)."""
+    capfd.readouterr()
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capfd.readouterr()
+    return int(done.value.code or 0), out, err
 
 
 def _finish(process: subprocess.Popen[str], timeout: float) -> tuple[int, str, str]:
@@ -197,12 +209,12 @@ def test_a_served_run_whose_caller_is_killed_is_killed_and_reaped(tmp_path: Path
 
 
 @pytest.mark.timeout(60)
-def test_bad_file_is_refused_before_any_process_starts(tmp_path: Path) -> None:
+def test_bad_file_is_refused_before_any_process_starts(tmp_path: Path,
+                                                       capfd: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "bad.hlo"
     path.write_text(LONG_LOOP.replace("get-tuple-element(%w), index=1",
                                       "get-tuple-element(%w), index=1\n  %x = s32[4] popcnt(%p)"))
-    launcher = _cli("run", str(path), "--backend", "torch", "--nproc", "4")
-    code, out, err = _finish(launcher, 60)
+    code, out, err = _command(capfd, "run", str(path), "--backend", "torch", "--nproc", "4")
     assert code == 2 and out == ""
     assert "instruction %x (popcnt) is not executed by meshtopo.runtime" in err
 
@@ -247,11 +259,12 @@ def test_replay_on_torch_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 @pytest.mark.usefixtures("torch_server")
 @pytest.mark.timeout(120)
-def test_replay_of_opposite_orders_on_torch_ends_in_the_rendezvous_error(tmp_path: Path) -> None:
+def test_replay_of_opposite_orders_on_torch_ends_in_the_rendezvous_error(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "opposite.hlo"
     path.write_text(OPPOSITE_ORDER)
-    code, out, err = _finish(_cli("replay", str(path), "--backend", "torch", "--nproc", "2",
-                                  "--timeout", "3"), 100)
+    code, out, err = _command(capfd, "replay", str(path), "--backend", "torch", "--nproc", "2",
+                              "--timeout", "3")
     assert code == 2 and out == ""
     last = err.strip().splitlines()[-1]
     assert last.startswith("meshtopo: error: 2 devices timed out in a rendezvous")
@@ -282,13 +295,13 @@ def test_clique_membership_diagnoses_a_later_divergence_from_gloo_timeouts(
 
 @pytest.mark.usefixtures("torch_server")
 @pytest.mark.timeout(60)
-def test_a_host_that_never_starts_is_named(tmp_path: Path) -> None:
+def test_a_host_that_never_starts_is_named(tmp_path: Path,
+                                           capfd: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "combined.hlo"
     path.write_text(combined(2, 4))
-    code, out, err = _finish(_cli("run", str(path), "--backend", "torch", "--nnodes", "2",
-                                  "--nproc", "4", "--node-rank", "0", "--master-addr",
-                                  "127.0.0.1", "--master-port", str(free_port()),
-                                  "--timeout", "3"), 50)
+    code, out, err = _command(capfd, "run", str(path), "--backend", "torch", "--nnodes", "2",
+                              "--nproc", "4", "--node-rank", "0", "--master-addr", "127.0.0.1",
+                              "--master-port", str(free_port()), "--timeout", "3")
     assert code == 2 and out == ""
     last = err.strip().splitlines()[-1]
     assert last.startswith("meshtopo: error: 4 devices timed out in a rendezvous")
@@ -298,13 +311,14 @@ def test_a_host_that_never_starts_is_named(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("torch_server")
 @pytest.mark.timeout(60)
-def test_a_host_whose_store_never_answers_is_host_zero_named(tmp_path: Path) -> None:
+def test_a_host_whose_store_never_answers_is_host_zero_named(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "combined.hlo"
     path.write_text(combined(2, 4))
     port = free_port()
-    code, out, err = _finish(_cli("run", str(path), "--backend", "torch", "--nnodes", "2",
-                                  "--nproc", "4", "--node-rank", "1", "--master-addr",
-                                  "127.0.0.1", "--master-port", str(port), "--timeout", "3"), 50)
+    code, out, err = _command(capfd, "run", str(path), "--backend", "torch", "--nnodes", "2",
+                              "--nproc", "4", "--node-rank", "1", "--master-addr", "127.0.0.1",
+                              "--master-port", str(port), "--timeout", "3")
     assert (code, out) == (2, "")
     assert err == (f"meshtopo: error: the job's store on host 0 (127.0.0.1:{port}) did not "
                    "answer devices 4,5,6,7 within 3 s: host 0 (node rank 0, devices 0,1,2,3) "
