@@ -1,9 +1,10 @@
-"""Runs the ranks of one program as forks of one process that imported it (torch, or
-meshtopo's command line, with it) once, each as ``python PROGRAM ARGV...`` would run it, with
-its own environment and output when given: ``python _forked_ranks.py SPEC``, SPEC a JSON file
-``{"timeout": seconds, "script": path | null, "module": name | null, "imports": [module],
-"ranks": [{"argv": [...], "env": {...} | null, "output": path | null}]}`` (``script``: run
-as ``python path``; ``module``: as ``python -m name``, after importing ``imports``).
+"""Runs ranks of programs as forks of one process that imported them (torch, or meshtopo's
+command line, with them) once, each as ``python PROGRAM ARGV...`` would run it, with its own
+environment and output when given: ``python _forked_ranks.py SPEC``, SPEC a JSON file
+``{"timeout": seconds, "imports": [module], "scripts": [path], "ranks": [{"script": path |
+"module": name, "argv": [...], "env": {...} | null, "output": path | null}]}`` (a rank's
+``script`` runs as ``python path``, its ``module`` as ``python -m name``; ``imports`` are
+imported and ``scripts`` run, not as ``__main__``, before any fork).
 
 Prints the exit code of each rank (minus the signal that killed it) as one JSON list. A rank
 still alive ``timeout`` seconds after the start is killed; every rank dies with this process
@@ -22,39 +23,52 @@ import subprocess
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 
-def _rank(spec: dict[str, Any], rank: dict[str, Any]) -> None:
-    """Run the program as one rank in this fork, and end it."""
-    code = 1
+def _exit_code(run: Callable[[], object]) -> int:
+    """What ``python`` would exit with after ``run()``: 0, a ``SystemExit``'s code (None is
+    0, text 1), or 1 with the traceback printed."""
     try:
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
-        if rank.get("env") is not None:
-            os.environ.clear()
-            os.environ.update(rank["env"])
-        if rank.get("output") is not None:
-            output = os.open(rank["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            os.dup2(output, 1)
-            os.dup2(output, 2)
-            os.close(output)
-        if spec.get("module"):
-            sys.argv = [spec["module"], *rank["argv"]]
-            runpy.run_module(spec["module"], run_name="__main__", alter_sys=True)
-        else:
-            sys.argv = [spec["script"], *rank["argv"]]
-            runpy.run_path(spec["script"], run_name="__main__")
-        code = 0
+        run()
     except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else 1
+        return exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
     except BaseException:
         traceback.print_exc()
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+        return 1
+    return 0
+
+
+def _run(rank: dict[str, Any]) -> None:
+    """Set this fork up as the rank (dies with its parent; its environment and output) and
+    run its program as ``__main__``."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
+    if rank.get("env") is not None:
+        os.environ.clear()
+        os.environ.update(rank["env"])
+    if rank.get("output") is not None:
+        output = os.open(rank["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(output, 1)
+        os.dup2(output, 2)
+        os.close(output)
+    program = rank.get("module") or rank["script"]
+    sys.argv = [program, *rank["argv"]]
+    if rank.get("module"):
+        runpy.run_module(program, run_name="__main__", alter_sys=True)
+    else:
+        runpy.run_path(program, run_name="__main__")
+
+
+def _rank(rank: dict[str, Any]) -> None:
+    """Run the rank in this fork and end the fork with its exit code, without the teardown
+    of the process it was forked from."""
+    code = _exit_code(lambda: _run(rank))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def main() -> None:
@@ -62,14 +76,14 @@ def main() -> None:
     spec = json.loads(Path(sys.argv[1]).read_text())
     for name in spec.get("imports", []):
         importlib.import_module(name)
-    if spec.get("script"):
-        runpy.run_path(spec["script"], run_name="_imported")  # its imports, torch among them
+    for script in spec.get("scripts", []):
+        runpy.run_path(script, run_name="_imported")  # its imports, torch among them
     sys.stdout.flush()
     pids = {}
     for index, rank in enumerate(spec["ranks"]):
         pid = os.fork()
         if pid == 0:
-            _rank(spec, rank)
+            _rank(rank)
         pids[pid] = index
     codes: dict[int, int] = {}
     deadline = time.monotonic() + float(spec["timeout"])

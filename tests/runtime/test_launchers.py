@@ -46,11 +46,12 @@ def environment(torch_server_path: str) -> dict[str, str]:
         return {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 
 
-def _launch(program: dict[str, object], ranks: list[dict[str, object]], directory: Path,
+def _launch(imports: list[str], ranks: list[dict[str, object]], directory: Path,
             environment: dict[str, str]) -> list[int]:
-    """The exit codes of ``ranks`` of ``program`` launched at once as forks of one process
-    that imported it (``_forked_ranks``; bounded at 240 s, every process reaped)."""
-    return run_forked({"timeout": 240, **program, "ranks": ranks}, directory, environment)
+    """The exit codes of ``ranks`` (``_forked_ranks``' spec) launched at once as forks of one
+    process that imported ``imports`` (bounded at 240 s, every process reaped)."""
+    return run_forked({"timeout": 240, "imports": imports, "ranks": ranks}, directory,
+                      environment)
 
 
 def _devices(text: str) -> dict[int, list[object]]:
@@ -89,12 +90,12 @@ def torchruns(tmp_path_factory: pytest.TempPathFactory,
         "two-nodes": [["--nnodes", "2", "--node-rank", str(node), "--nproc-per-node", "2",
                        "--master-port", two] for node in (0, 1)],
     }
-    ranks = [{"argv": [*arguments, "--master-addr", "127.0.0.1", "--log-dir",
+    ranks = [{"module": "torch.distributed.run",
+              "argv": [*arguments, "--master-addr", "127.0.0.1", "--log-dir",
                        str(directory / f"{case}-{node}"), "--redirects", "1", *run],
               "output": str(directory / f"{case}-{node}.log")}
              for case, nodes in agents.items() for node, arguments in enumerate(nodes)]
-    codes = iter(_launch({"module": "torch.distributed.run",
-                          "imports": ["torch.distributed.run"]}, ranks, directory, environment))
+    codes = iter(_launch(["torch.distributed.run"], ranks, directory, environment))
     return {case: ([next(codes) for _ in nodes],
                    [(directory / f"{case}-{n}.log").read_text() for n in range(len(nodes))],
                    "\n".join(path.read_text() for n in range(len(nodes))
@@ -150,15 +151,14 @@ def launched(tmp_path_factory: pytest.TempPathFactory,
     ports: set[int] = set()
     while len(ports) < len(LAUNCHER_ENVIRONMENTS):
         ports.add(free_port())
-    ranks = [{"argv": ["run", FILE, "--backend", "torch", "--json"],
+    ranks = [{"module": "meshtopo", "argv": ["run", FILE, "--backend", "torch", "--json"],
               "env": {**environment, **variables(rank), "MASTER_ADDR": "127.0.0.1",
                       "MASTER_PORT": str(port)},
               "output": str(directory / f"{name}-{rank}.log")}
              for (name, variables), port in zip(LAUNCHER_ENVIRONMENTS.items(), sorted(ports),
                                                 strict=True)
              for rank in range(4)]
-    codes = _launch({"module": "meshtopo", "imports": ["meshtopo.cli._run._command"]}, ranks,
-                    directory, environment)
+    codes = _launch(["meshtopo.cli._run._command"], ranks, directory, environment)
     return {name: (codes[4 * i:4 * i + 4],
                    "\n".join((directory / f"{name}-{rank}.log").read_text() for rank in range(4)))
             for i, name in enumerate(LAUNCHER_ENVIRONMENTS)}

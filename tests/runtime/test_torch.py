@@ -62,14 +62,14 @@ def _finish(process: subprocess.Popen[str], timeout: float) -> tuple[int, str, s
     return process.returncode, out, err
 
 
-def _forked_ranks(worker: str, ranks: int, tmp_path: Path, *arguments: str) -> list[int]:
-    """The exit code of each rank of the gloo script ``worker`` (beside this file), run as
-    ``python WORKER RANK ARGUMENTS...`` by forks of one process that imported it once
-    (``_forked_ranks``: ranks past 60 s are killed, all are reaped)."""
-    spec = {"timeout": 60, "script": str(Path(__file__).with_name(worker)),
-            "ranks": [{"argv": [str(rank), *arguments]} for rank in range(ranks)]}
-    return run_forked(spec, tmp_path, dict(os.environ, PYTHONPATH=SRC,
-                                           TORCH_CPP_LOG_LEVEL="ERROR"))
+def _forked_bridge(out: Path) -> list[int]:
+    """The exit codes of the DeviceMesh bridge's 4 ranks (``_bridge_worker.py RANK 4 PORT
+    OUT``) run as forks of one process that imported the script once (``_forked_ranks``:
+    ranks past 60 s are killed, all are reaped)."""
+    script, port = str(Path(__file__).with_name("_bridge_worker.py")), str(free_port())
+    ranks = [{"script": script, "argv": [str(rank), "4", port, str(out)]} for rank in range(4)]
+    return run_forked({"timeout": 60, "scripts": [script], "ranks": ranks}, out,
+                      dict(os.environ, PYTHONPATH=SRC, TORCH_CPP_LOG_LEVEL="ERROR"))
 
 
 def _workers_of(pid: int) -> list[int]:
@@ -221,9 +221,7 @@ def test_bad_file_is_refused_before_any_process_starts(tmp_path: Path,
 
 @pytest.mark.timeout(120)
 def test_device_mesh_bridge_and_split_keep_meshtopo_rank_order(tmp_path: Path) -> None:
-    codes = _forked_ranks("_bridge_worker.py", 4, tmp_path, "4", str(free_port()),
-                          str(tmp_path))
-    assert codes == [0, 0, 0, 0]
+    assert _forked_bridge(tmp_path) == [0, 0, 0, 0]
     seen = {r: json.loads((tmp_path / f"{r}.json").read_text()) for r in range(4)}
     # meshtopo's 'model' groups of [[3,1],[0,2]] are (3,1) and (0,2), in that rank order.
     assert {tuple(s["group"]) for s in seen.values()} == {(3, 1), (0, 2)}
@@ -275,8 +273,20 @@ def test_replay_of_opposite_orders_on_torch_ends_in_the_rendezvous_error(
 @pytest.mark.timeout(90)
 def test_clique_membership_diagnoses_a_later_divergence_from_gloo_timeouts(
         tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    codes = _forked_ranks("_membership_worker.py", 2, tmp_path, str(free_port()),
-                          str(tmp_path))
+    # Two Pythons of their own: as forks of one process the two ranks' gloo timeouts race
+    # (one sees the other's pair closed instead of its own timeout) about one run in six.
+    port = str(free_port())
+    env = dict(os.environ, PYTHONPATH=SRC, TORCH_CPP_LOG_LEVEL="ERROR")
+    worker = str(Path(__file__).with_name("_membership_worker.py"))
+    processes = [subprocess.Popen([sys.executable, worker, str(r), port, str(tmp_path)],
+                                  env=env) for r in range(2)]
+    try:
+        codes = [p.wait(timeout=60) for p in processes]
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
     assert codes == [0, 0]
     seen = [json.loads((tmp_path / f"{r}.json").read_text()) for r in range(2)]
     assert all(s["in_place"] and s["reduced"] == [1.0, 3.0, 5.0, 7.0] for s in seen)
