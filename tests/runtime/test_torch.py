@@ -186,18 +186,19 @@ def test_a_served_run_whose_caller_is_killed_is_killed_and_reaped(tmp_path: Path
     # The run above started this process's server, listening at ``torch_server``.
     [server] = [pid for pid in _workers_of(os.getpid())
                 if torch_server in Path(f"/proc/{pid}/cmdline").read_text()]
-    path = tmp_path / "loop.hlo"
-    path.write_text(LONG_LOOP)
-    caller = _cli("run", str(path), "--backend", "torch", "--timeout", "20")  # uses the server
+    # Its two devices wait for each other in opposite collectives (idle, for 60 s at most).
+    path = tmp_path / "opposite.hlo"
+    path.write_text(OPPOSITE_ORDER)
+    caller = _cli("run", str(path), "--backend", "torch", "--timeout", "60")  # uses the server
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 50
         runs: list[int] = []
         workers: list[int] = []
-        while time.monotonic() < deadline and len(workers) < 4:
+        while time.monotonic() < deadline and len(workers) < 2:
             runs = _workers_of(server)
             workers = [w for r in runs for w in _workers_of(r)]
             time.sleep(0.2)
-        assert len(runs) == 1 and len(workers) == 4, "the run did not start"
+        assert len(runs) == 1 and len(workers) == 2, "the run did not start"
     finally:
         caller.kill()
         caller.communicate()
