@@ -86,7 +86,7 @@ def _workers_of(pid: int) -> list[int]:
     return children
 
 
-@pytest.mark.usefixtures("torch_server")
+@pytest.mark.usefixtures("running_torch_server")
 @pytest.mark.timeout(150)
 def test_two_hosts_of_four_processes_on_localhost(tmp_path: Path) -> None:
     path = tmp_path / "combined.hlo"
@@ -178,14 +178,10 @@ def _gone(pids: list[int], seconds: float) -> list[int]:
 
 
 @pytest.mark.timeout(150)
-def test_a_served_run_whose_caller_is_killed_is_killed_and_reaped(tmp_path: Path,
-                                                                  torch_server: str) -> None:
-    module = mt.hlo.parse_module(combined(1, 2))
-    expected = mt.runtime.execute(module, timeout=30)
-    assert_same(mt.runtime.execute(module, backend="torch", timeout=30), expected)
-    # The run above started this process's server, listening at ``torch_server``.
+def test_a_served_run_whose_caller_is_killed_is_killed_and_reaped(
+        tmp_path: Path, running_torch_server: str) -> None:
     [server] = [pid for pid in _workers_of(os.getpid())
-                if torch_server in Path(f"/proc/{pid}/cmdline").read_text()]
+                if running_torch_server in Path(f"/proc/{pid}/cmdline").read_text()]
     # Its two devices wait for each other in opposite collectives (idle, for 60 s at most).
     path = tmp_path / "opposite.hlo"
     path.write_text(OPPOSITE_ORDER)
@@ -206,7 +202,9 @@ def test_a_served_run_whose_caller_is_killed_is_killed_and_reaped(tmp_path: Path
     assert _gone([*runs, *workers], 30) == []
     # ... and serves the next run.
     assert _running([server]) == [server]
-    assert_same(mt.runtime.execute(module, backend="torch", timeout=30), expected)
+    module = mt.hlo.parse_module(combined(1, 2))
+    assert_same(mt.runtime.execute(module, backend="torch", timeout=30),
+                mt.runtime.execute(module, timeout=30))
 
 
 @pytest.mark.timeout(60)

@@ -100,13 +100,16 @@ def _worker_environment() -> dict[str, str]:
 
 
 def _stop_started_servers() -> None:
-    """Kill and reap the torch servers this process started (at exit)."""
+    """Kill and reap the torch servers this process started (at exit), and remove the
+    socket of each that was still serving (one that ended at once left another's)."""
     for path, server in list(_started_servers.items()):
+        serving = server.poll() is None
         with contextlib.suppress(ProcessLookupError):
             os.killpg(server.pid, signal.SIGKILL)
         server.wait()
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+        if serving:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         del _started_servers[path]
 
 
@@ -131,7 +134,9 @@ def _server_connection(path: str) -> socket.socket:
                 sock.close()
                 server = _started_servers.get(path)
                 if server is not None and server.poll() is not None:
-                    del _started_servers[path]  # one started earlier has died: start anew
+                    # One started earlier has died (or, finding another server there, ended
+                    # at once): start anew, once.
+                    del _started_servers[path]
                     if started:
                         raise MeshtopoError(
                             f"the torch server at {path} ({SERVER_VARIABLE}) ended with code "

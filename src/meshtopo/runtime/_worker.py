@@ -232,16 +232,24 @@ def _answer(connection: socket.socket, message: str) -> None:
 
 def listen(path: str) -> None:
     """Serve runs on the Unix socket ``path`` until this process is killed or its parent
-    dies (see the module docstring); a stale socket file at ``path`` is replaced."""
+    dies (see the module docstring); a stale socket file at ``path`` is replaced, and when
+    another server listens there this one ends at once."""
     die_with_parent()
     _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphans of the runs are reaped here
     _import_torch()
     with contextlib.suppress(ImportError):  # bf16 and f8 runs' types (0.7 CPU-s a process)
         import ml_dtypes  # noqa: F401
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-    listener.bind(path)
+    try:
+        listener.bind(path)
+    except OSError:  # a socket file is there already: another server's, or a stale one
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as probe:
+            try:
+                probe.connect(path)
+                return  # another server listens there: its callers connect to it
+            except OSError:
+                os.unlink(path)
+        listener.bind(path)
     listener.listen()
     runs: dict[socket.socket, int] = {}  # connection: its run's pid, 0 once reaped
     while True:
