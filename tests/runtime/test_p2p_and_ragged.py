@@ -8,7 +8,8 @@ recv launch, their -done forms wait, so a ring of sends posted before any done c
 ragged-all-to-all (XLA's RaggedAllToAll): update i of sender s to peer j copies rows
 ``input_offsets[j*U+i] ...`` (``send_sizes``) of s's input into j's output at
 ``output_offsets[j*U+i]``; rows nobody writes keep the output operand's values. The
-expected values here are computed from those sentences, element by element."""
+expected values here are computed from those sentences, element by element. torch runs fork
+their processes from one torch server (``torch_server``)."""
 
 from __future__ import annotations
 
@@ -190,6 +191,7 @@ def test_ragged_all_to_all_on_local_follows_the_definition(case: tuple) -> None:
         np.testing.assert_array_equal(outputs[device], value, err_msg=f"device {device}")
 
 
+@pytest.mark.usefixtures("torch_server")
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("size", [2, 4, 8], ids=["2-processes", "4-processes", "8-processes"])
 def test_send_recv_and_ragged_on_torch_equal_the_definition(size: int) -> None:
@@ -245,6 +247,7 @@ ENTRY %main (p: f32[2]) -> f32[2] {
 """
 
 
+@pytest.mark.usefixtures("torch_server")
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("backend", ["local", "torch"])
 def test_a_recv_whose_send_never_comes_is_the_rendezvous_error(
@@ -288,6 +291,7 @@ def test_without_ml_dtypes_bf16_is_refused_and_numpy_types_still_run(
     assert outputs[1][0].tolist() == [0.0, 1.0, 2.0]
 
 
+@pytest.mark.usefixtures("torch_server")
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("backend", ["local", "torch"])
 def test_replay_launches_send_recv_in_order_and_waits_for_them(backend: str) -> None:

@@ -1,10 +1,14 @@
 """The torch backend on real gloo processes, beyond what it computes (``test_torch_programs``):
 the two-host command line as 2 x 4 processes on 127.0.0.1, a killed process, opposite-order
 collectives, replay, the DeviceMesh bridge, hosts that never start or whose store never
-answers, bad input refused before any process.
+answers, bad input refused before any process, a run on a torch server whose caller is killed.
 
 Every test here has a hard timeout; runs go through ``execute``/``meshtopo run``, whose
-launcher kills and reaps its whole process session on every exit path."""
+launcher kills and reaps its whole process session on every exit path. Runs fork their
+processes from one torch server (``torch_server``; the ``meshtopo`` processes started here
+are given it too), except the killed-process test's, which watches the processes a run starts
+by itself. A command runs in this process (``_command``) where a process of its own is not
+what the test is about."""
 
 from __future__ import annotations
 
@@ -19,11 +23,13 @@ from pathlib import Path
 import pytest
 
 import meshtopo as mt
+from meshtopo.cli import main
 from meshtopo.runtime import RendezvousError
-from meshtopo.runtime._launch import free_port
+from meshtopo.runtime._launch import SERVER_VARIABLE, free_port
 
-from ._compare import leaves
+from ._compare import assert_same, leaves
 from ._faults import LONG_LOOP, OPPOSITE_ORDER
+from ._forked_ranks import run_forked
 from ._programs import SCHEDULED, combined
 
 SRC = str(Path(mt.__file__).resolve().parents[1])
@@ -36,6 +42,16 @@ def _cli(*args: str) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+def _command(capfd: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``meshtopo ARGS`` run in this process: its exit code, stdout and stderr (its torch
+    processes' stderr included, as a child process's would be)."""
+    capfd.readouterr()
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capfd.readouterr()
+    return int(done.value.code or 0), out, err
+
+
 def _finish(process: subprocess.Popen[str], timeout: float) -> tuple[int, str, str]:
     try:
         out, err = process.communicate(timeout=timeout)
@@ -44,6 +60,16 @@ def _finish(process: subprocess.Popen[str], timeout: float) -> tuple[int, str, s
             process.kill()
             process.communicate()
     return process.returncode, out, err
+
+
+def _forked_bridge(out: Path) -> list[int]:
+    """The exit codes of the DeviceMesh bridge's 4 ranks (``_bridge_worker.py RANK 4 PORT
+    OUT``) run as forks of one process that imported the script once (``_forked_ranks``:
+    ranks past 60 s are killed, all are reaped)."""
+    script, port = str(Path(__file__).with_name("_bridge_worker.py")), str(free_port())
+    ranks = [{"script": script, "argv": [str(rank), "4", port, str(out)]} for rank in range(4)]
+    return run_forked({"timeout": 60, "scripts": [script], "ranks": ranks}, out,
+                      dict(os.environ, PYTHONPATH=SRC, TORCH_CPP_LOG_LEVEL="ERROR"))
 
 
 def _workers_of(pid: int) -> list[int]:
@@ -60,6 +86,7 @@ def _workers_of(pid: int) -> list[int]:
     return children
 
 
+@pytest.mark.usefixtures("running_torch_server")
 @pytest.mark.timeout(150)
 def test_two_hosts_of_four_processes_on_localhost(tmp_path: Path) -> None:
     path = tmp_path / "combined.hlo"
@@ -78,6 +105,7 @@ def test_two_hosts_of_four_processes_on_localhost(tmp_path: Path) -> None:
         assert [o["values"] for o in entry["outputs"]] == [e.tolist() for e in expected]
 
 
+@pytest.mark.usefixtures("torch_server")
 @pytest.mark.timeout(120)
 def test_opposite_order_ends_in_the_rendezvous_error(capfd: pytest.CaptureFixture[str]) -> None:
     module = mt.hlo.parse_module(OPPOSITE_ORDER)
@@ -139,32 +167,60 @@ def test_killed_process_fails_the_run_naming_it_and_leaves_no_orphans(tmp_path: 
     assert alive == []
 
 
+def _gone(pids: list[int], seconds: float) -> list[int]:
+    """The processes of ``pids`` that still exist (a zombie too: not reaped yet) after
+    waiting up to ``seconds`` for them to go."""
+    deadline = time.monotonic() + seconds
+    while (left := [p for p in pids if Path(f"/proc/{p}").exists()]) and \
+            time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+@pytest.mark.timeout(150)
+def test_a_served_run_whose_caller_is_killed_is_killed_and_reaped(
+        tmp_path: Path, running_torch_server: str) -> None:
+    [server] = [pid for pid in _workers_of(os.getpid())
+                if running_torch_server in Path(f"/proc/{pid}/cmdline").read_text()]
+    # Its two devices wait for each other in opposite collectives (idle, for 60 s at most).
+    path = tmp_path / "opposite.hlo"
+    path.write_text(OPPOSITE_ORDER)
+    caller = _cli("run", str(path), "--backend", "torch", "--timeout", "60")  # uses the server
+    try:
+        deadline = time.monotonic() + 50
+        runs: list[int] = []
+        workers: list[int] = []
+        while time.monotonic() < deadline and len(workers) < 2:
+            runs = _workers_of(server)
+            workers = [w for r in runs for w in _workers_of(r)]
+            time.sleep(0.2)
+        assert len(runs) == 1 and len(workers) == 2, "the run did not start"
+    finally:
+        caller.kill()
+        caller.communicate()
+    # The server ends the run of a caller that is gone and reaps every process of it ...
+    assert _gone([*runs, *workers], 30) == []
+    # ... and serves the next run.
+    assert _running([server]) == [server]
+    module = mt.hlo.parse_module(combined(1, 2))
+    assert_same(mt.runtime.execute(module, backend="torch", timeout=30),
+                mt.runtime.execute(module, timeout=30))
+
+
 @pytest.mark.timeout(60)
-def test_bad_file_is_refused_before_any_process_starts(tmp_path: Path) -> None:
+def test_bad_file_is_refused_before_any_process_starts(tmp_path: Path,
+                                                       capfd: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "bad.hlo"
     path.write_text(LONG_LOOP.replace("get-tuple-element(%w), index=1",
                                       "get-tuple-element(%w), index=1\n  %x = s32[4] popcnt(%p)"))
-    launcher = _cli("run", str(path), "--backend", "torch", "--nproc", "4")
-    code, out, err = _finish(launcher, 60)
+    code, out, err = _command(capfd, "run", str(path), "--backend", "torch", "--nproc", "4")
     assert code == 2 and out == ""
     assert "instruction %x (popcnt) is not executed by meshtopo.runtime" in err
 
 
 @pytest.mark.timeout(120)
 def test_device_mesh_bridge_and_split_keep_meshtopo_rank_order(tmp_path: Path) -> None:
-    port = str(free_port())
-    env = dict(os.environ, PYTHONPATH=SRC, TORCH_CPP_LOG_LEVEL="ERROR")
-    worker = str(Path(__file__).with_name("_bridge_worker.py"))
-    processes = [subprocess.Popen([sys.executable, worker, str(r), "4", port, str(tmp_path)],
-                                  env=env) for r in range(4)]
-    try:
-        codes = [p.wait(timeout=100) for p in processes]
-    finally:
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-            process.wait()
-    assert codes == [0, 0, 0, 0]
+    assert _forked_bridge(tmp_path) == [0, 0, 0, 0]
     seen = {r: json.loads((tmp_path / f"{r}.json").read_text()) for r in range(4)}
     # meshtopo's 'model' groups of [[3,1],[0,2]] are (3,1) and (0,2), in that rank order.
     assert {tuple(s["group"]) for s in seen.values()} == {(3, 1), (0, 2)}
@@ -181,12 +237,16 @@ def test_device_mesh_bridge_and_split_keep_meshtopo_rank_order(tmp_path: Path) -
 
 
 @pytest.mark.timeout(120)
-def test_replay_on_torch_processes(tmp_path: Path) -> None:
+def test_replay_on_torch_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "sched.hlo"
     path.write_text(SCHEDULED)
+    # The command starts a torch server of its own here, and kills and reaps it at exit.
+    server = tmp_path / "server"
+    monkeypatch.setenv(SERVER_VARIABLE, str(server))
     code, out, err = _finish(_cli("replay", str(path), "--backend", "torch", "--nproc", "4",
                                   "--timeout", "30", "--json"), 100)
     assert code == 0, err
+    assert not server.exists()
     answer = json.loads(out)
     assert answer["backend"] == "torch"
     assert [(c["name"], c["bytes"], sorted(c["devices"])) for c in answer["collectives"]] == [
@@ -194,12 +254,14 @@ def test_replay_on_torch_processes(tmp_path: Path) -> None:
                                                               ("ag", 8192))]
 
 
+@pytest.mark.usefixtures("torch_server")
 @pytest.mark.timeout(120)
-def test_replay_of_opposite_orders_on_torch_ends_in_the_rendezvous_error(tmp_path: Path) -> None:
+def test_replay_of_opposite_orders_on_torch_ends_in_the_rendezvous_error(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "opposite.hlo"
     path.write_text(OPPOSITE_ORDER)
-    code, out, err = _finish(_cli("replay", str(path), "--backend", "torch", "--nproc", "2",
-                                  "--timeout", "3"), 100)
+    code, out, err = _command(capfd, "replay", str(path), "--backend", "torch", "--nproc", "2",
+                              "--timeout", "3")
     assert code == 2 and out == ""
     last = err.strip().splitlines()[-1]
     assert last.startswith("meshtopo: error: 2 devices timed out in a rendezvous")
@@ -210,6 +272,8 @@ def test_replay_of_opposite_orders_on_torch_ends_in_the_rendezvous_error(tmp_pat
 @pytest.mark.timeout(90)
 def test_clique_membership_diagnoses_a_later_divergence_from_gloo_timeouts(
         tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    # Two Pythons of their own: as forks of one process the two ranks' gloo timeouts race
+    # (one sees the other's pair closed instead of its own timeout) about one run in six.
     port = str(free_port())
     env = dict(os.environ, PYTHONPATH=SRC, TORCH_CPP_LOG_LEVEL="ERROR")
     worker = str(Path(__file__).with_name("_membership_worker.py"))
@@ -238,14 +302,15 @@ def test_clique_membership_diagnoses_a_later_divergence_from_gloo_timeouts(
     assert "Arrived: devices [0]; not arrived: devices [1]." in stuck
 
 
+@pytest.mark.usefixtures("torch_server")
 @pytest.mark.timeout(60)
-def test_a_host_that_never_starts_is_named(tmp_path: Path) -> None:
+def test_a_host_that_never_starts_is_named(tmp_path: Path,
+                                           capfd: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "combined.hlo"
     path.write_text(combined(2, 4))
-    code, out, err = _finish(_cli("run", str(path), "--backend", "torch", "--nnodes", "2",
-                                  "--nproc", "4", "--node-rank", "0", "--master-addr",
-                                  "127.0.0.1", "--master-port", str(free_port()),
-                                  "--timeout", "3"), 50)
+    code, out, err = _command(capfd, "run", str(path), "--backend", "torch", "--nnodes", "2",
+                              "--nproc", "4", "--node-rank", "0", "--master-addr", "127.0.0.1",
+                              "--master-port", str(free_port()), "--timeout", "3")
     assert code == 2 and out == ""
     last = err.strip().splitlines()[-1]
     assert last.startswith("meshtopo: error: 4 devices timed out in a rendezvous")
@@ -253,14 +318,16 @@ def test_a_host_that_never_starts_is_named(tmp_path: Path) -> None:
             "device(s) [4,5,6,7] never arrived") in last
 
 
+@pytest.mark.usefixtures("torch_server")
 @pytest.mark.timeout(60)
-def test_a_host_whose_store_never_answers_is_host_zero_named(tmp_path: Path) -> None:
+def test_a_host_whose_store_never_answers_is_host_zero_named(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "combined.hlo"
     path.write_text(combined(2, 4))
     port = free_port()
-    code, out, err = _finish(_cli("run", str(path), "--backend", "torch", "--nnodes", "2",
-                                  "--nproc", "4", "--node-rank", "1", "--master-addr",
-                                  "127.0.0.1", "--master-port", str(port), "--timeout", "3"), 50)
+    code, out, err = _command(capfd, "run", str(path), "--backend", "torch", "--nnodes", "2",
+                              "--nproc", "4", "--node-rank", "1", "--master-addr", "127.0.0.1",
+                              "--master-port", str(port), "--timeout", "3")
     assert (code, out) == (2, "")
     assert err == (f"meshtopo: error: the job's store on host 0 (127.0.0.1:{port}) did not "
                    "answer devices 4,5,6,7 within 3 s: host 0 (node rank 0, devices 0,1,2,3) "

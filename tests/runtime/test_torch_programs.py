@@ -4,7 +4,8 @@ control flow), every opcode on 2, 4 and 8 processes, a collective broadcast unde
 device assignment.
 
 Every test here has a hard timeout; runs go through ``execute``, whose launcher kills and
-reaps its whole process session on every exit path."""
+reaps its whole process session on every exit path. The runs fork their processes from one
+torch server (``torch_server``), so each does not import torch again."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import meshtopo as mt
 
 from ._compare import assert_same
 from ._programs import PROGRAMS, Program, combined
+
+pytestmark = pytest.mark.usefixtures("torch_server")
 
 BROADCAST = """HloModule broadcast, replica_count=4
 

@@ -8,10 +8,19 @@ a worker that dies without reporting (killed) ends it at once with an error nami
 device, rank and signal. Before ``run_processes`` returns or raises, the session it started
 is killed and its first process reaped; workers also die with their parent
 (``PR_SET_PDEATHSIG``, Linux).
+
+With ``MESHTOPO_TORCH_SERVER`` set (read at each run) to the path of a Unix socket, that first
+process is not a new Python importing torch but a fork of the torch server listening there
+(``_worker --listen``), which imported torch once: a run then costs its own work, not an
+import of torch (some 2.5 CPU-seconds). When no server answers at the path, this process
+starts one there, which lives until this process ends (killed and reaped at exit; it also dies
+with this process). Other processes given the same path use that server while it lives.
+The server kills a run's session when the run ends or its caller goes away, and reaps it.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib.util
 import json
@@ -21,6 +30,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -36,6 +46,13 @@ from ._values import Value, storable, typed
 
 _GRACE = 2.0
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+SERVER_VARIABLE = "MESHTOPO_TORCH_SERVER"
+SERVER_START_SECONDS = 120.0
+"""How long a torch server this process started has to listen (it imports torch first)."""
+SERVER_STOP_SECONDS = 30.0
+"""How long a torch server has to answer that a run it was asked to stop ended."""
+_started_servers: dict[str, subprocess.Popen[bytes]] = {}
+_server_lock = threading.Lock()
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -72,6 +89,124 @@ def _load_values(path: Path, device: int) -> Value:
     return build(())
 
 
+def _worker_environment() -> dict[str, str]:
+    """The environment of the torch backend's processes: this one's, meshtopo importable,
+    torch's C++ log quiet (each store poll's timeout, a failed connection's stack trace):
+    errors come back through the job directory, one line each."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p))
+    env.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
+    return env
+
+
+def _stop_started_servers() -> None:
+    """Kill and reap the torch servers this process started (at exit), and remove the
+    socket of each that was still serving (one that ended at once left another's)."""
+    for path, server in list(_started_servers.items()):
+        serving = server.poll() is None
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+        if serving:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        del _started_servers[path]
+
+
+atexit.register(_stop_started_servers)
+
+
+def _server_connection(path: str) -> socket.socket:
+    """A connection to the torch server at ``path``, started here first if none answers
+    (see the module docstring); ``MeshtopoError`` if it cannot be reached."""
+    if len(os.fsencode(path)) > 107:
+        raise InvalidArgumentError(f"{SERVER_VARIABLE}={path!r} is too long for a Unix "
+                                   "socket path (at most 107 bytes)")
+    with _server_lock:
+        deadline = time.monotonic() + SERVER_START_SECONDS
+        started = False
+        while True:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                sock.connect(path)
+                return sock
+            except (FileNotFoundError, ConnectionRefusedError) as error:
+                sock.close()
+                server = _started_servers.get(path)
+                if server is not None and server.poll() is not None:
+                    # One started earlier has died (or, finding another server there, ended
+                    # at once): start anew, once.
+                    del _started_servers[path]
+                    if started:
+                        raise MeshtopoError(
+                            f"the torch server at {path} ({SERVER_VARIABLE}) ended with code "
+                            f"{server.returncode} before it listened") from error
+                    server = None
+                if server is None:
+                    _started_servers[path] = subprocess.Popen(
+                        [sys.executable, "-m", "meshtopo.runtime._worker", "--listen", path],
+                        env=_worker_environment(), stdout=subprocess.DEVNULL,
+                        start_new_session=True)
+                    started = True
+                elif time.monotonic() > deadline:
+                    raise MeshtopoError(f"the torch server at {path} ({SERVER_VARIABLE}) did "
+                                        f"not listen within {SERVER_START_SECONDS:g} s") from error
+                time.sleep(0.05)
+
+
+class ServedRun:
+    """The first process of a run, forked by a torch server (see the module docstring); it
+    answers ``pid``, ``poll()`` and ``returncode`` as a ``subprocess.Popen`` does."""
+
+    def __init__(self, path: str, directory: Path, ranks: Sequence[int]) -> None:
+        self.path = path
+        self.returncode: int | None = None
+        self.connection = _server_connection(path)
+        try:
+            request = json.dumps({"job": str(directory), "ranks": list(ranks),
+                                  "env": _worker_environment()}).encode()
+            socket.send_fds(self.connection, [request], [2])
+            self.connection.settimeout(SERVER_STOP_SECONDS)
+            self.pid = int(json.loads(self.connection.recv(4096))["pid"])
+        except (OSError, ValueError, KeyError) as error:
+            self.connection.close()
+            raise MeshtopoError(f"the torch server at {path} ({SERVER_VARIABLE}) did not "
+                                f"start the run: {error}") from error
+
+    def _read(self, timeout: float) -> None:
+        """Take the server's ``ended CODE`` within ``timeout`` seconds, if it came (a closed
+        connection: the server died, and with it the run)."""
+        self.connection.settimeout(timeout)
+        try:
+            message = self.connection.recv(64).decode()
+        except TimeoutError:
+            return
+        except OSError:
+            message = ""
+        self.returncode = int(message.split()[1]) if message.startswith("ended ") else (
+            -signal.SIGKILL)
+
+    def poll(self) -> int | None:
+        """The run's exit code once the server reaped it, else None."""
+        if self.returncode is None:
+            self._read(0.0001)
+        return self.returncode
+
+    def stop(self) -> None:
+        """Have the server kill the run's session; return once it reaped the run."""
+        try:
+            if self.returncode is None:
+                with contextlib.suppress(OSError):
+                    self.connection.send(b"stop")
+                self._read(SERVER_STOP_SECONDS)
+                if self.returncode is None:
+                    raise MeshtopoError(
+                        f"the torch server at {self.path} ({SERVER_VARIABLE}) did not end run "
+                        f"{self.pid} within {SERVER_STOP_SECONDS:g} s")
+        finally:
+            self.connection.close()
+
+
 class Job:
     """The processes of one run on this node, and what they reported."""
 
@@ -79,15 +214,15 @@ class Job:
         self.directory = directory
         self.ranks = list(ranks)
         self.devices = list(devices)
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p))
-        # torch's C++ log (each store poll's timeout, a failed connection's stack trace) stays
-        # quiet: errors come back through the job directory, one line each.
-        env.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "meshtopo.runtime._worker", str(directory),
-             ",".join(str(r) for r in self.ranks)],
-            env=env, stdout=subprocess.DEVNULL, start_new_session=True)
+        server = os.environ.get(SERVER_VARIABLE)
+        self.process: subprocess.Popen[bytes] | ServedRun
+        if server:
+            self.process = ServedRun(server, directory, self.ranks)
+        else:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "meshtopo.runtime._worker", str(directory),
+                 ",".join(str(r) for r in self.ranks)],
+                env=_worker_environment(), stdout=subprocess.DEVNULL, start_new_session=True)
 
     def _status(self, rank: int) -> int | None:
         path = self.directory / f"status-{rank}"
@@ -129,7 +264,11 @@ class Job:
             raise combined(rendezvous) if rendezvous else next(iter(errors.values()))
 
     def reap(self) -> None:
-        """Kill the session this job started (its server and every worker) and reap it."""
+        """Kill the session this job started (its first process and every worker) and reap
+        it (a torch server reaps the runs it forked)."""
+        if isinstance(self.process, ServedRun):
+            self.process.stop()
+            return
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()

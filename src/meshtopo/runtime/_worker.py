@@ -11,6 +11,16 @@ writes ``out-<device>.npz`` (or, replaying, the seconds per collective in
 ``out-<device>.json``; on failure ``error-<device>.json`` and exit code 1). For every worker that
 ends, this process writes ``status-<rank>`` (the exit code, or minus the signal number).
 Every process here is killed when its parent dies (``PR_SET_PDEATHSIG``, Linux).
+
+``python -m meshtopo.runtime._worker --listen PATH`` is the torch server instead
+(``MESHTOPO_TORCH_SERVER``, see ``_launch``): it imports torch (and ml_dtypes, when installed)
+once and listens on the Unix socket PATH; for each connection (a run: one request naming the
+job directory and ranks, the caller's environment, and its stderr as a passed descriptor) it
+forks a process that does what ``python -m meshtopo.runtime._worker JOB RANKS`` does, in a
+session of its own, and answers its pid. On ``stop`` or when the connection closes, that
+session is killed; when the forked process is reaped, the server answers ``ended CODE``. The
+server adopts and reaps every orphan of its runs (``PR_SET_CHILD_SUBREAPER``) and dies with
+its parent.
 """
 
 from __future__ import annotations
@@ -19,9 +29,12 @@ import contextlib
 import ctypes
 import json
 import os
+import select
 import signal
+import socket
 import sys
 import time
+import traceback
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -141,18 +154,26 @@ def main(job: Path, rank: int) -> int:
         return 1
 
 
+def _prctl(option: int, value: int) -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(option, value)
+
+
 def die_with_parent() -> None:
     """Ask Linux to SIGKILL this process when its parent dies (no-op elsewhere)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    _prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _import_torch() -> None:
+    """Import what every worker needs, once, before forking them."""
+    import torch.distributed  # noqa: F401
+
+    from . import _execute, _torch  # noqa: F401
 
 
 def serve(job: Path, ranks: list[int]) -> None:
     """Fork a worker per rank, wait for each and record how it ended."""
-    import torch.distributed  # noqa: F401  (imported once, shared by the forked workers)
-
-    from . import _execute, _torch  # noqa: F401
-
+    _import_torch()
     children = {}
     for rank in ranks:
         pid = os.fork()
@@ -170,6 +191,115 @@ def serve(job: Path, ranks: list[int]) -> None:
         (job / f"status-{rank}.tmp").rename(job / f"status-{rank}")
 
 
-if __name__ == "__main__":
+REQUEST_BYTES = 1 << 20
+"""The largest request a torch server reads (a JSON object: job, ranks, env)."""
+REQUEST_SECONDS = 10.0
+"""How long a torch server waits for the request of a caller that connected."""
+
+
+def _start_run(request: bytes, stderr: int, others: list[socket.socket]) -> int:
+    """Fork the process of one run (see the module docstring); its pid."""
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        for sock in others:
+            sock.close()
+        os.setsid()
+        die_with_parent()
+        os.dup2(stderr, 2)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+        os.close(stderr)
+        asked = json.loads(request)
+        os.environ.clear()
+        os.environ.update(asked["env"])
+        serve(Path(asked["job"]), [int(r) for r in asked["ranks"]])
+        code = 0
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _answer(connection: socket.socket, message: str) -> None:
+    with contextlib.suppress(OSError):
+        connection.send(message.encode())
+
+
+def listen(path: str) -> None:
+    """Serve runs on the Unix socket ``path`` until this process is killed or its parent
+    dies (see the module docstring); a stale socket file at ``path`` is replaced, and when
+    another server listens there this one ends at once."""
     die_with_parent()
-    serve(Path(sys.argv[1]), [int(r) for r in sys.argv[2].split(",")])
+    _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphans of the runs are reaped here
+    _import_torch()
+    with contextlib.suppress(ImportError):  # bf16 and f8 runs' types (0.7 CPU-s a process)
+        import ml_dtypes  # noqa: F401
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        listener.bind(path)
+    except OSError:  # a socket file is there already: another server's, or a stale one
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as probe:
+            try:
+                probe.connect(path)
+                return  # another server listens there: its callers connect to it
+            except OSError:
+                os.unlink(path)
+        listener.bind(path)
+    listener.listen()
+    runs: dict[socket.socket, int] = {}  # connection: its run's pid, 0 once reaped
+    while True:
+        readable, _, _ = select.select([listener, *runs], [], [], 0.05)
+        for sock in readable:
+            if sock is listener:
+                connection, _ = listener.accept()
+                connection.settimeout(REQUEST_SECONDS)  # a caller that never asks is dropped
+                try:
+                    request, fds, _, _ = socket.recv_fds(connection, REQUEST_BYTES, 1)
+                except OSError:
+                    request, fds = b"", []
+                if len(fds) != 1:
+                    for fd in fds:
+                        os.close(fd)
+                    connection.close()
+                    continue
+                pid = _start_run(request, fds[0], [listener, connection, *runs])
+                os.close(fds[0])
+                runs[connection] = pid
+                _answer(connection, json.dumps({"pid": pid}))
+                continue
+            try:
+                message = sock.recv(64)
+            except OSError:
+                message = b""
+            if runs[sock]:  # "stop", or the caller is gone: end its run (its session, and
+                # its first process, in case that has not made the session yet)
+                for kill in (os.killpg, os.kill):
+                    with contextlib.suppress(ProcessLookupError):
+                        kill(runs[sock], signal.SIGKILL)
+            if message == b"":
+                del runs[sock]
+                sock.close()
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            for sock, run in list(runs.items()):
+                if run == pid:
+                    runs[sock] = 0
+                    _answer(sock, f"ended {os.waitstatus_to_exitcode(status)}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--listen":
+        listen(sys.argv[2])
+    else:
+        die_with_parent()
+        serve(Path(sys.argv[1]), [int(r) for r in sys.argv[2].split(",")])
