@@ -3,11 +3,10 @@ with a page whose console is watched (for the browser tests)."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import io
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from meshtopo.cli import main
 from meshtopo.explore import ExplorerServer, InitialDump, make_server, serve_in_thread
 
 from ._jax_dump import write_permuted_dump
@@ -208,13 +208,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli_json(command: str, path: Path, *options: str) -> dict[str, Any]:
-    """``meshtopo COMMAND --json ... PATH`` run as a user runs it, its answer decoded."""
-    done = subprocess.run(
-        [sys.executable, "-m", "meshtopo", command, "--json", *options, str(path)],
-        capture_output=True, text=True, timeout=120, check=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-    )
-    value: dict[str, Any] = json.loads(done.stdout)
+    """``meshtopo COMMAND --json ... PATH`` run by the command line's ``main`` (in this
+    interpreter), its answer decoded; it must exit 0."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), pytest.raises(SystemExit) as done:
+        main([command, "--json", *options, str(path)])
+    assert done.value.code == 0, (command, options)
+    value: dict[str, Any] = json.loads(printed.getvalue())
     return value
 
 
