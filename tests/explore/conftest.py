@@ -111,10 +111,10 @@ WIDTH, HEIGHT = 1400, 900
 class Page:
     """One browser page on the explorer, with the console watched."""
 
-    def __init__(self, browser: Any, server: ExplorerServer, width: int = WIDTH) -> None:
+    def __init__(self, browser: Any, server: ExplorerServer) -> None:
         self.server = server
         self.context = browser.new_context(
-            viewport={"width": width, "height": HEIGHT}, bypass_csp=True
+            viewport={"width": WIDTH, "height": HEIGHT}, bypass_csp=True
         )
         self.page = self.context.new_page()
         self.page.set_default_timeout(15_000)
@@ -134,12 +134,12 @@ class Page:
         self.page.wait_for_function("['ready', 'error'].includes(document.body.dataset.state)")
         return self.page
 
-    def reset(self, width: int = WIDTH) -> None:
-        """Make the page as a new one is for the next test: blank, its window ``width`` x
+    def reset(self) -> None:
+        """Make the page as a new one is for the next test: blank, its window ``WIDTH`` x
         ``HEIGHT``, the pointer at the corner (where a new page has it, so no cell of the
         next document is hovered) and no console error recorded."""
         self.page.goto("about:blank")
-        self.page.set_viewport_size({"width": width, "height": HEIGHT})
+        self.page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
         self.page.mouse.move(0, 0)
         self.errors.clear()
 
