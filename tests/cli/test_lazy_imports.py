@@ -1,11 +1,12 @@
 """Start-up: ``import meshtopo`` and each command import only the layers they use.
 
 Each case runs in a fresh interpreter (bounded by a timeout) and lists the meshtopo layers in
-``sys.modules`` afterwards.
+``sys.modules`` afterwards; a command several tests look at runs once.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -24,14 +25,14 @@ LAYERS = ("hlo", "order", "runtime", "topology", "neuron", "explore", "jax")
 EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "data_model_2x4.hlo")
 
 
-def _modules_after(code: str) -> list[str]:
-    """The modules a fresh interpreter holds after running ``code``."""
+@functools.cache
+def _modules_after(code: str) -> tuple[str, ...]:
+    """The modules a fresh interpreter holds after running ``code`` (run once per ``code``)."""
     probe = f"import sys\n{code}\nprint(__import__('json').dumps(sorted(sys.modules)))"
     environment = {**os.environ, "PYTHONPATH": SOURCE}
     done = subprocess.run([sys.executable, "-c", probe], env=environment, capture_output=True,
                           text=True, timeout=120, check=True)
-    modules: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
-    return modules
+    return tuple(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def _layers_after(code: str) -> list[str]:

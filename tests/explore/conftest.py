@@ -3,11 +3,10 @@ with a page whose console is watched (for the browser tests)."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import io
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from meshtopo.cli import main
 from meshtopo.explore import ExplorerServer, InitialDump, make_server, serve_in_thread
 
 from ._jax_dump import write_permuted_dump
@@ -92,8 +92,10 @@ ARGS = [
 ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
+    """One headless Chromium for every browser test a worker runs (a launch costs about a
+    CPU-second); each test file has its own context and page in it (``tab``)."""
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
         launched = playwright.chromium.launch(
@@ -103,13 +105,16 @@ def browser() -> Iterator[Any]:
         launched.close()
 
 
+WIDTH, HEIGHT = 1400, 900
+
+
 class Page:
     """One browser page on the explorer, with the console watched."""
 
-    def __init__(self, browser: Any, server: ExplorerServer, width: int = 1400) -> None:
+    def __init__(self, browser: Any, server: ExplorerServer) -> None:
         self.server = server
         self.context = browser.new_context(
-            viewport={"width": width, "height": 900}, bypass_csp=True
+            viewport={"width": WIDTH, "height": HEIGHT}, bypass_csp=True
         )
         self.page = self.context.new_page()
         self.page.set_default_timeout(15_000)
@@ -129,9 +134,40 @@ class Page:
         self.page.wait_for_function("['ready', 'error'].includes(document.body.dataset.state)")
         return self.page
 
+    def reset(self) -> None:
+        """Make the page as a new one is for the next test: blank, its window ``WIDTH`` x
+        ``HEIGHT``, the pointer at the corner (where a new page has it, so no cell of the
+        next document is hovered) and no console error recorded."""
+        self.page.goto("about:blank")
+        self.page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+        self.page.mouse.move(0, 0)
+        self.errors.clear()
+
+
+@pytest.fixture(scope="module")
+def shared_page(browser: Any, server: ExplorerServer) -> Iterator[Page]:
+    """One context and page for a test file's ``tab`` tests: each test loads the explorer
+    afresh (``Page.open``), so it starts from the page's own state whatever ran before."""
+    opened = Page(browser, server)
+    yield opened
+    opened.context.close()
+
 
 @pytest.fixture
-def tab(browser: Any, server: ExplorerServer) -> Iterator[Page]:
+def tab(shared_page: Page) -> Iterator[Page]:
+    """The file's page, reset for this test; no console error may appear while it runs (the
+    page is left for a blank one before the check, so a late error counts too)."""
+    shared_page.reset()
+    yield shared_page
+    shared_page.page.goto("about:blank")
+    assert shared_page.errors == []
+
+
+@pytest.fixture
+def own_tab(browser: Any, server: ExplorerServer) -> Iterator[Page]:
+    """A page in a context of its own, for a test that changes what a context keeps (its
+    clock) or counts what a new page starts without (entries of its history); no console
+    error may appear while it runs."""
     opened = Page(browser, server)
     yield opened
     opened.context.close()
@@ -172,13 +208,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli_json(command: str, path: Path, *options: str) -> dict[str, Any]:
-    """``meshtopo COMMAND --json ... PATH`` run as a user runs it, its answer decoded."""
-    done = subprocess.run(
-        [sys.executable, "-m", "meshtopo", command, "--json", *options, str(path)],
-        capture_output=True, text=True, timeout=120, check=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-    )
-    value: dict[str, Any] = json.loads(done.stdout)
+    """``meshtopo COMMAND --json ... PATH`` run by the command line's ``main`` (in this
+    interpreter), its answer decoded; it must exit 0."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), pytest.raises(SystemExit) as done:
+        main([command, "--json", *options, str(path)])
+    assert done.value.code == 0, (command, options)
+    value: dict[str, Any] = json.loads(printed.getvalue())
     return value
 
 

@@ -17,9 +17,9 @@ from urllib.parse import quote
 
 import pytest
 
-from meshtopo.explore import ExplorerServer, InitialDump
+from meshtopo.explore import InitialDump
 
-from .conftest import CHROMIUM, USER_MESH_ORDER, Page
+from .conftest import CHROMIUM, HEIGHT, USER_MESH_ORDER, Page
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -339,7 +339,7 @@ def test_a_dump_collective_keeps_its_shapes_and_a_new_dump_resets_the_result(tab
     assert flag.startswith("shard_count = 2, subgroup_size = 4")
     assert page.text_content("#findings").startswith("verifiershard_count = 2, subgroup_size = 4")
     assert page.text_content("#shapes-text").startswith(
-        "Shapes as in the dump's instruction: operand f32[8], result f32[16]"
+    "Shapes as in the dump's instruction: operand f32[8], result f32[16]"
     )
     # The link carries the shapes: the same finding on a fresh page.
     again = tab.open(page.evaluate("location.hash"))
@@ -363,13 +363,13 @@ def test_load_a_dump_and_open_its_collectives(page: Any) -> None:
     after(page, lambda: page.click("#dump-example"))
     names = page.eval_on_selector_all("#collectives li", "ls => ls.map(l => l.dataset.name)")
     assert names == [
-        "grads", "tp", "tp_flat", "dp_flat", "gathered", "ars", "ard", "shifted", "bad", "out",
+    "grads", "tp", "tp_flat", "dp_flat", "gathered", "ars", "ard", "shifted", "bad", "out",
     ]
     assert page.text_content("#dump-module").startswith(
-        "example_dp2_tp4: 2 replicas × 4 partitions, 10 collectives"
+    "example_dp2_tp4: 2 replicas × 4 partitions, 10 collectives"
     )
     flagged = page.eval_on_selector_all(
-        "#collectives li.flagged", "ls => ls.map(l => [l.dataset.name, l.dataset.findings])"
+    "#collectives li.flagged", "ls => ls.map(l => [l.dataset.name, l.dataset.findings])"
     )
     assert flagged == [["tp", "1"], ["bad", "1"]]
     after(page, lambda: page.click("#collectives li[data-name=dp_flat]"))
@@ -380,7 +380,7 @@ def test_load_a_dump_and_open_its_collectives(page: Any) -> None:
     after(page, lambda: page.click("#collectives li[data-name=shifted]"))
     assert page.text_content("#mode-name") == "kCrossPartition"
     assert page.eval_on_selector_all(
-        ".pane[data-view=flat] svg.arrows > path", "ps => ps.length"
+    ".pane[data-view=flat] svg.arrows > path", "ps => ps.length"
     ) == 8
     page.click("#step-next")
     assert "pair #0 {0,1} as partition ids, in replica 0" in page.text_content("#step-text")
@@ -396,9 +396,9 @@ def test_load_a_dump_and_open_its_collectives(page: Any) -> None:
 def test_a_malformed_dump_shows_the_parse_error(page: Any) -> None:
     page.click("#tab-dump")
     page.fill(
-        "#dump-text",
-        "HloModule m\n\nENTRY e {\n  p = f32[4] parameter(0)\n"
-        "  ROOT r = f32[4] all-reduce(p), replica_groups={{0,1}\n}\n",
+    "#dump-text",
+    "HloModule m\n\nENTRY e {\n  p = f32[4] parameter(0)\n"
+    "  ROOT r = f32[4] all-reduce(p), replica_groups={{0,1}\n}\n",
     )
     page.click("#dump-load")
     page.wait_for_function("document.body.dataset.dump === 'error'")
@@ -407,57 +407,47 @@ def test_a_malformed_dump_shows_the_parse_error(page: Any) -> None:
 
 @pytest.mark.jax
 def test_a_named_dump_is_dialed_with_its_own_device_assignment(
-    browser: Any, server: ExplorerServer, named_permuted_dump: Path
+    tab: Page, named_permuted_dump: Path
 ) -> None:
     options = named_permuted_dump
-    opened = Page(browser, server)
-    try:
-        page = opened.open()
-        page.wait_for_function(
-            "document.body.dataset.dump === 'ready' && explorer.dial.origin !== null && "
-            "document.body.dataset.pending === undefined && "
-            "document.body.dataset.answered === String(explorer.dial.seq)"
-        )
-        assert page.text_content("#dump-placement") == f"device assignment from {options}"
-        assert page.get_attribute("#dump-placement", "data-source") == "dump"
-        assert page.input_value("#assignment") == "custom"
-        assert page.input_value("#assignment-table") == " ".join(map(str, USER_MESH_ORDER))
-        groups = page.evaluate("explorer.resultView.result.device_groups.groups")
-        assert groups == [[3, 0, 6, 1], [7, 2, 5, 4]]
-        assert page.text_content("#da-caption").startswith(f"device assignment from {options} · ")
-        assert page.text_content("#origin").startswith("from the dump: ")
-        shot(page, "explore-dump-assignment.png")
-        # Reading the named file's text again keeps its table; edited text has none beside it.
-        page.click("#tab-dump")
-        after(page, lambda: page.click("#dump-load"))
-        assert page.get_attribute("#dump-placement", "data-source") == "dump"
-        assert page.evaluate("explorer.resultView.result.device_groups.groups") == groups
-        page.fill("#dump-text", page.input_value("#dump-text") + "\n")
-        after(page, lambda: page.click("#dump-load"))
-        assert page.get_attribute("#dump-placement", "data-source") == "default"
-        assert page.input_value("#assignment") == "default"
-        assert page.evaluate("explorer.resultView.result.device_groups.groups") == [
-            [0, 1, 2, 3], [4, 5, 6, 7]]
-    finally:
-        opened.context.close()
-    assert opened.errors == []
+    page = tab.open()
+    page.wait_for_function(
+        "document.body.dataset.dump === 'ready' && explorer.dial.origin !== null && "
+        "document.body.dataset.pending === undefined && "
+        "document.body.dataset.answered === String(explorer.dial.seq)"
+    )
+    assert page.text_content("#dump-placement") == f"device assignment from {options}"
+    assert page.get_attribute("#dump-placement", "data-source") == "dump"
+    assert page.input_value("#assignment") == "custom"
+    assert page.input_value("#assignment-table") == " ".join(map(str, USER_MESH_ORDER))
+    groups = page.evaluate("explorer.resultView.result.device_groups.groups")
+    assert groups == [[3, 0, 6, 1], [7, 2, 5, 4]]
+    assert page.text_content("#da-caption").startswith(f"device assignment from {options} · ")
+    assert page.text_content("#origin").startswith("from the dump: ")
+    shot(page, "explore-dump-assignment.png")
+    # Reading the named file's text again keeps its table; edited text has none beside it.
+    page.click("#tab-dump")
+    after(page, lambda: page.click("#dump-load"))
+    assert page.get_attribute("#dump-placement", "data-source") == "dump"
+    assert page.evaluate("explorer.resultView.result.device_groups.groups") == groups
+    page.fill("#dump-text", page.input_value("#dump-text") + "\n")
+    after(page, lambda: page.click("#dump-load"))
+    assert page.get_attribute("#dump-placement", "data-source") == "default"
+    assert page.input_value("#assignment") == "default"
+    assert page.evaluate("explorer.resultView.result.device_groups.groups") == [
+        [0, 1, 2, 3], [4, 5, 6, 7]]
 
 
-def test_a_dump_named_on_the_command_line_opens_at_start(
-    browser: Any, server: ExplorerServer
-) -> None:
+def test_a_dump_named_on_the_command_line_opens_at_start(tab: Page) -> None:
     text = (ROOT / "src/meshtopo/explore/static/example.hlo").read_text()
-    server.initial_dump = InitialDump("example.hlo", text)
-    opened = Page(browser, server)
+    tab.server.initial_dump = InitialDump("example.hlo", text)
     try:
-        page = opened.open()
+        page = tab.open()
         page.wait_for_function("document.body.dataset.dump === 'ready'")
         assert page.is_visible("#panel-dump")
         assert page.input_value("#dump-text") == text
     finally:
-        server.initial_dump = None
-        opened.context.close()
-    assert opened.errors == []
+        tab.server.initial_dump = None
 
 
 # ---------------------------------------------------------------- 5. keyboard, sizes, large grids
@@ -584,36 +574,32 @@ def test_large_grids_answer_quickly(tab: Page) -> None:
 
 
 @pytest.mark.parametrize("width", [1400, 800, 480])
-def test_a_scripted_run_at_each_width_is_clean(browser: Any, server: ExplorerServer, width: int) -> None:
-    opened = Page(browser, server, width)
-    try:
-        page = opened.open(PERMUTED)
-        top = page.evaluate("document.getElementById('views-box').getBoundingClientRect().top")
-        if width >= 800:
-            # The views sit beside the controls: visible without scrolling past them.
-            assert top < 500
-        shot(page, f"explore-width-{width}.png")
-        after(page, lambda: page.click("#modes .mode-col[data-mode=kCrossPartition]"))
-        page.hover(".pane[data-view=mesh] .cell[data-device='4']")
-        shot(page, f"explore-width-{width}-hover.png")
-        page.click("#tab-dump")
-        after(page, lambda: page.click("#dump-example"))
-        shot(page, f"explore-width-{width}-dump.png")
-        widest = page.evaluate("document.documentElement.scrollWidth")
-        assert widest <= width
-    finally:
-        opened.context.close()
-    assert opened.errors == []
+def test_a_scripted_run_at_each_width_is_clean(tab: Page, width: int) -> None:
+    tab.page.set_viewport_size({"width": width, "height": HEIGHT})
+    page = tab.open(PERMUTED)
+    top = page.evaluate("document.getElementById('views-box').getBoundingClientRect().top")
+    if width >= 800:
+        # The views sit beside the controls: visible without scrolling past them.
+        assert top < 500
+    shot(page, f"explore-width-{width}.png")
+    after(page, lambda: page.click("#modes .mode-col[data-mode=kCrossPartition]"))
+    page.hover(".pane[data-view=mesh] .cell[data-device='4']")
+    shot(page, f"explore-width-{width}-hover.png")
+    page.click("#tab-dump")
+    after(page, lambda: page.click("#dump-example"))
+    shot(page, f"explore-width-{width}-dump.png")
+    widest = page.evaluate("document.documentElement.scrollWidth")
+    assert widest <= width
 
 
 # ---------------------------------------------------------------- 6. requests and messages
 
 
-def test_typing_sends_one_request_when_the_typing_stops(tab: Page) -> None:
+def test_typing_sends_one_request_when_the_typing_stops(own_tab: Page) -> None:
     # The page's clock stands still while the keys go in, so the debounce cannot fire between
     # two keystrokes however slowly the machine types; then it is moved past the debounce.
-    tab.page.clock.install()
-    page = tab.open(grid_hash(r="4", p="1"))
+    own_tab.page.clock.install()
+    page = own_tab.open(grid_hash(r="4", p="1"))
     page.clock.pause_at(page.evaluate("Date.now()") + 1000)
     sent: list[str] = []
     page.on("request", lambda r: sent.append(r.post_data) if r.url.endswith("/api/groups") else None)

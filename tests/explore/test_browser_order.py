@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Page
+from .conftest import HEIGHT, Page
 from .test_browser import ROOT, pytestmark, shot  # noqa: F401  (pytestmark applies here)
 
 ADD = """%add (x: f32[], y: f32[]) -> f32[] {
@@ -229,17 +229,12 @@ def test_a_large_dump_caps_its_lanes_with_a_note(tab: Page) -> None:
 
 
 @pytest.mark.parametrize("width", [800, 480])
-def test_the_order_view_fits_narrow_windows(browser: Any, server: Any, width: int) -> None:
-    opened = Page(browser, server, width)
-    try:
-        page = opened.open()
-        page.click("#tab-order")
-        analysed(page, lambda: page.click("#order-example"))
-        assert page.evaluate("document.documentElement.scrollWidth") <= width
-        shot(page, f"explore-order-width-{width}.png")
-    finally:
-        opened.context.close()
-    assert opened.errors == []
+def test_the_order_view_fits_narrow_windows(tab: Page, width: int) -> None:
+    tab.page.set_viewport_size({"width": width, "height": HEIGHT})
+    page = open_order(tab)
+    analysed(page, lambda: page.click("#order-example"))
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    shot(page, f"explore-order-width-{width}.png")
 
 
 def test_the_url_names_the_order_example_shown(tab: Page) -> None:

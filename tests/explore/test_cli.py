@@ -35,12 +35,18 @@ ENTRY main {
 """
 
 
+# Ctrl-C as a terminal delivers it: a process started with SIGINT ignored (a background job
+# of a shell without job control) would otherwise never see it.
+_CTRL_C_ARMED = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                 "from meshtopo.cli import main; main()")
+
+
 def start(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            "from meshtopo.cli import main; main()",
+            _CTRL_C_ARMED,
             "explore",
             "--port",
             "0",
@@ -58,6 +64,18 @@ def start(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Pop
         process.kill()
         raise AssertionError(f"no URL in {line!r}; stderr: {process.communicate(timeout=10)[1]}")
     return process, found.group(0)
+
+
+def stop(process: subprocess.Popen[str], signum: int = signal.SIGINT) -> tuple[str, str]:
+    """Send ``signum`` and wait up to 20 s for ``process`` to end; its (stdout, stderr). A
+    process that does not end is killed and reaped before the timeout is raised."""
+    process.send_signal(signum)
+    try:
+        return process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
 
 
 @pytest.fixture
@@ -86,8 +104,7 @@ def test_serves_on_loopback_and_stops_on_ctrl_c(
     dump = get(url + "api/dump")
     assert dump["name"] == "dump.hlo"
     assert dump["text"] == DUMP
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=20)
+    out, err = stop(process)
     assert process.returncode == 0
     assert out.strip() == "stopped"
     assert err == ""
@@ -97,8 +114,7 @@ def test_serves_on_loopback_and_stops_on_ctrl_c(
 def test_sigterm_stops_it_cleanly_too() -> None:
     process, url = start()
     assert get(url + "api/info")["api_version"] == 2
-    process.send_signal(signal.SIGTERM)
-    out, err = process.communicate(timeout=20)
+    out, err = stop(process, signal.SIGTERM)
     assert (process.returncode, out.strip(), err) == (0, "stopped", "")
 
 
@@ -112,8 +128,7 @@ def test_a_gzip_dump_is_read(tmp_path: Path) -> None:
         assert answer["text"] == DUMP
         assert answer["result"]["collectives"][0]["mode"] == "kFlattenedID"
     finally:
-        process.send_signal(signal.SIGINT)
-        process.communicate(timeout=20)
+        stop(process)
 
 
 @pytest.mark.timeout(60)
@@ -156,8 +171,7 @@ def test_a_busy_port_is_one_line_and_exit_2() -> None:
         assert result.returncode == 2
         assert result.stderr.startswith("meshtopo: error: ") and result.stderr.count("\n") == 1
     finally:
-        process.send_signal(signal.SIGINT)
-        process.communicate(timeout=20)
+        stop(process)
 
 
 @pytest.mark.jax
@@ -176,8 +190,7 @@ def _assert_served_as_dumped(argument: str, dumped: Path) -> None:
         assert placement["source"] == "dump"
         assert placement["table"] == [list(USER_MESH_ORDER)]
     finally:
-        process.send_signal(signal.SIGINT)
-        process.communicate(timeout=20)
+        stop(process)
 
 
 @pytest.mark.jax
