@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -359,6 +362,31 @@ def test_a_half_sent_request_does_not_stop_the_server(client: Client) -> None:
     with socket.create_connection((client.host, client.port), timeout=5) as raw:
         raw.sendall(b"POST /api/groups HTTP/1.1\r\nContent-Length: 100\r\n\r\n{")
     assert client.get("/api/info").status == 200
+
+
+def _handlers_running() -> bool:
+    return any("process_request" in thread.name for thread in threading.enumerate())
+
+
+def test_a_client_resetting_its_connection_is_no_traceback(capfd: pytest.CaptureFixture[str]) -> None:
+    server = make_server(port=0)
+    serve_in_thread(server)
+    try:
+        client = Client(server)
+        with socket.create_connection((client.host, client.port), timeout=5) as raw:
+            raw.sendall(b"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert raw.recv(65536).startswith(b"HTTP/1.1 200")
+            # Close with a reset, as a browser drops a kept-alive connection.
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        deadline = time.monotonic() + 30
+        while _handlers_running() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not _handlers_running()
+        assert client.get("/api/info").status == 200
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert capfd.readouterr().err == ""
 
 
 _json = st.recursive(

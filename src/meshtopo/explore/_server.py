@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -89,6 +90,14 @@ class ExplorerServer(ThreadingHTTPServer):
         self.initial_dump: InitialDump | None = None
         self.loopback_only = address[0] in ("127.0.0.1", "localhost", "::1")
         super().__init__(address, ExplorerHandler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that reset its connection (a browser closing a kept-alive one, or a tab)
+        is logged at debug level; anything else is reported as the standard library does."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            _log.debug("%s closed the connection", client_address)
+            return
+        super().handle_error(request, client_address)
 
     @property
     def url(self) -> str:
