@@ -5,8 +5,11 @@ zero-padded), with a directory ``module_NNNN.NAME/`` beside it on newer versions
 after optimisations is ``module_NNNN.NAME.after_optimizations.txt``, with the platform before
 the stage on backends that write one (``cpu_after_optimizations.txt``,
 ``sm_8.0_gpu_after_optimizations.txt``). With ``--xla_dump_hlo_as_proto`` the same module is
-also (or only) ``...after_optimizations.hlo.pb``, a binary ``HloProto``: a module written in
-both forms is listed once, as its text. The other files (``before_optimizations``,
+also (or only) ``...after_optimizations.hlo.pb``, a binary ``HloProto``; with
+``--xla_dump_hlo_snapshots`` each run of it is ``module_NNNN.NAME.snapshot.K.pb``, an
+``HloSnapshot`` of the module after optimisations and the run's arguments. A module written
+in several forms is listed once: as its text, else its ``HloProto``, else its first
+snapshot. The other files (``before_optimizations``,
 ``...after_optimizations-buffer-assignment.txt``, ``debug_options``, object code) are not
 modules after optimisation.
 
@@ -36,7 +39,10 @@ Source = str | os.PathLike[str] | IO[bytes] | IO[str]
 NAMES_SHOWN = 3
 
 AFTER_OPTIMIZATIONS = re.compile(
-    r"module_(\d+)\.(.+?)\.(?:[A-Za-z0-9_.]*_)?after_optimizations\.(txt|hlo\.pb)\Z")
+    r"module_(\d+)\.(.+?)\.(?:(?:[A-Za-z0-9_.]*_)?after_optimizations\.(txt|hlo\.pb)"
+    r"|snapshot\.-?[0-9]+\.pb)\Z")
+# Which file stands for a module written in several forms: the lowest rank.
+_RANK = {"txt": 0, "hlo.pb": 1, None: 2}
 
 
 class DumpedModule(NamedTuple):
@@ -66,20 +72,21 @@ def module_files(path: str | os.PathLike[str]) -> list[str]:
     text = os.fspath(path)
     if text == "-" or not os.path.isdir(text):
         return [text]
-    found: dict[str, tuple[int, str, str]] = {}
+    found: dict[tuple[int, str], tuple[int, str, str]] = {}
     with os.scandir(text) as entries:
         for entry in entries:
             match = AFTER_OPTIMIZATIONS.match(entry.name)
             if match is None or not entry.is_file():
                 continue
-            stem = entry.name[: match.start(3)]
-            if match.group(3) == "txt" or stem not in found:  # the text, where both were written
-                found[stem] = (int(match.group(1)), entry.name, entry.path)
+            module = (int(match.group(1)), match.group(2))
+            kept = (_RANK[match.group(3)], entry.name, entry.path)
+            found[module] = min(found.get(module, kept), kept)
     if not found:
         raise InvalidArgumentError(
             f"{text}: no module after optimizations found (expected XLA's dump layout, "
-            "module_NNNN.NAME.after_optimizations.txt or .hlo.pb as --xla_dump_to writes)")
-    return [entry_path for _, _, entry_path in sorted(found.values())]
+            "module_NNNN.NAME.after_optimizations.txt or .hlo.pb, or "
+            "module_NNNN.NAME.snapshot.K.pb, as --xla_dump_to writes)")
+    return [found[module][2] for module in sorted(found)]
 
 
 @overload

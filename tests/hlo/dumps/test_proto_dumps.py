@@ -257,6 +257,21 @@ def test_snapshot_jax_wrote_reads_as_its_text(dump):
     assert _structure(mt.hlo.load(snapshot)) == _structure(mt.hlo.load(text))
 
 
+def test_directory_of_snapshots_alone(dump, tmp_path, capsys):
+    [snapshot] = [p for p in dump.glob("*.snapshot.*.pb") if ".jit_double." in p.name]
+    shutil.copy(snapshot, tmp_path / snapshot.name)
+    again = snapshot.name.split(".snapshot.")[0] + ".snapshot.7.pb"  # a second run
+    shutil.copy(snapshot, tmp_path / again)
+    assert mt.hlo.module_files(tmp_path) == [str(tmp_path / min(snapshot.name, again))]
+    assert mt.hlo.load(tmp_path).source == str(tmp_path / min(snapshot.name, again))
+    with pytest.raises(SystemExit) as done:
+        main(["inspect", str(tmp_path), "--json"])
+    out, err = capsys.readouterr()
+    assert (done.value.code, err) == (0, "")
+    # In the dump, the module's text stands for it, not its snapshot.
+    assert str(snapshot) not in mt.hlo.module_files(dump)
+
+
 def test_directory_of_protos_alone(dump, tmp_path, capsys):
     text_path, proto_path = _pairs(dump)["jit_psum"]
     shutil.copy(proto_path, tmp_path / proto_path.name)
