@@ -155,19 +155,23 @@ def _attributes(p: Message, opcode: str, called: tuple[str, ...],
         out.append(("channel_id", str(p.channel_id)))
     if groups is not None:
         out.append(("replica_groups", groups))
+    if is_collective and p.constrain_layout:
+        out.append(("constrain_layout", "true"))
+    global_ids = [("use_global_device_ids", "true")] if (
+        is_collective and p.use_global_device_ids) else []
+    if opcode == "reduce-scatter":  # its flag comes from the all-reduce part, printed first
+        out += global_ids
+        global_ids = []
     dimensions = p.dimensions if opcode in _DIMENSIONS else None
     if dimensions:
         out.append(("dimensions", "{" + ",".join(map(str, dimensions[:])) + "}"))
     elif opcode in _SINGLE:
         out.append(_SINGLE[opcode](p))
+    out += global_ids
     if is_collective:
-        if p.use_global_device_ids:
-            out.append(("use_global_device_ids", "true"))
         if p.source_target_pairs:
             out.append(("source_target_pairs", "{" + ",".join(
                 f"{{{s.source},{s.target}}}" for s in p.source_target_pairs) + "}"))
-        if p.constrain_layout:
-            out.append(("constrain_layout", "true"))
         if opcode in P2P_OPCODES and p.is_host_transfer:
             out.append(("is_host_transfer", "true"))
     if called:

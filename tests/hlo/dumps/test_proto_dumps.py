@@ -158,6 +158,10 @@ def test_proto_reads_to_the_text_s_module(dump, name):
     assert (text.schedule_source, proto.schedule_source) == ("text", "proto")
     assert _described(proto) == _described(text)
     assert _structure(proto) == _structure(text)
+    # Each collective's attributes as XLA printed them, in its order.
+    for printed, written in zip(proto.collectives, text.collectives, strict=True):
+        assert (list(dict(printed.instruction.attributes).items())
+                == list(dict(written.instruction.attributes).items()))
     # Lines and columns point into the proto module's own text, at the instruction's name.
     lines = proto.text.splitlines()
     for c in proto.collectives:
