@@ -17,7 +17,7 @@ from ._render import plural
 
 DEVICE_ASSIGNMENT_HELP = (
     "default (c*R+r), row-major (r*P+p), rows like '0,2;1,3' ([replica][partition]), or a "
-    "compile_options.textproto as XLA dumps it (for a module read from stdin)."
+    "compile_options.textproto (or .pb) as XLA dumps it (for a module read from stdin)."
 )
 _MAX_DIGITS = 18  # every int of at most 18 digits fits in int64
 
@@ -46,17 +46,15 @@ class DecimalRange(click.IntRange):
         return super().convert(value, param, ctx)
 
 
-def _textproto_table(path: str) -> DeviceAssignment:
-    """The device table of the compile options in ``path``; one without a table is refused."""
-    from ..hlo import parse_compile_options
+def _compile_options_table(path: str) -> DeviceAssignment:
+    """The device table of the compile options in ``path`` (``.textproto`` or binary
+    ``.pb``); one without a table is refused."""
+    from ..hlo import read_compile_options
 
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as error:
-        raise InvalidArgumentError(f"--device-assignment {path}: cannot read it: "
-                                   f"{getattr(error, 'strerror', None) or error}") from None
-    table = parse_compile_options(text, path).device_assignment
+        table = read_compile_options(path).device_assignment
+    except InvalidArgumentError as error:
+        raise InvalidArgumentError(f"--device-assignment: {error}") from None
     if table is None:
         raise InvalidArgumentError(f"--device-assignment {path}: no device_assignment in it")
     return table
@@ -67,16 +65,16 @@ def device_assignment(spec: str, replicas: int, partitions: int) -> DeviceAssign
 
     ``default`` is XLA's placement (``c * R + r``), ``row-major`` is ``r * P + p``, and
     ``'0,2;1,3'`` gives the table row by row (rows are replicas, columns partitions), and a
-    path ending in ``.textproto`` is read as XLA's dumped compile options
-    (``mt.hlo.parse_compile_options``); a table of another shape than the grid is an
+    path ending in ``.textproto`` or ``.pb`` is read as XLA's dumped compile options
+    (``mt.hlo.read_compile_options``); a table of another shape than the grid is an
     ``InvalidArgumentError``.
     """
     if spec == "default":
         return DeviceAssignment.default(replicas, partitions)
     if spec == "row-major":
         return DeviceAssignment.row_major(replicas, partitions)
-    if spec.endswith(".textproto"):
-        assignment = _textproto_table(spec)
+    if spec.endswith((".textproto", ".pb")):
+        assignment = _compile_options_table(spec)
     else:
         rows = [int_list(row, "--device-assignment") for row in spec.split(";")]
         if len({len(row) for row in rows}) != 1:

@@ -100,6 +100,7 @@ from ._compile_options import CompileOptions as CompileOptions
 from ._compile_options import describe_placement as describe_placement
 from ._compile_options import parse_compile_options as parse_compile_options
 from ._compile_options import placement_for as placement_for
+from ._compile_options import read_compile_options as read_compile_options
 from ._dump import DumpedModule as DumpedModule
 from ._dump import dumped_module as dumped_module
 from ._dump import module_files as module_files

@@ -184,14 +184,20 @@ def options_folder(module_path: str) -> str | None:
 def compile_options_for(module_path: str) -> CompileOptions | None:
     """The compile options XLA dumped beside ``module_path``, read, or None without any."""
     path = compile_options_path(module_path)
-    if path is None:
-        return None
+    return None if path is None else read_compile_options(path)
+
+
+def read_compile_options(path: str) -> CompileOptions:
+    """The compile options in the file ``path``: protobuf's binary form when its name ends in
+    ``.pb`` (``compile_options.pb``), else its text form (``compile_options.textproto``). A
+    file that cannot be read, or is not compile options, is an ``InvalidArgumentError``
+    naming it."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as error:
         raise InvalidArgumentError(f"cannot read {path}: {error.strerror}") from None
-    if path.endswith(BINARY_FILE_NAME):
+    if path.endswith(".pb"):
         return binary_compile_options(data, path)
     return parse_compile_options(data.decode("utf-8", "replace"), path)
 

@@ -272,6 +272,8 @@ def test_directory_of_snapshots_alone(dump, tmp_path, capsys):
         main(["inspect", str(tmp_path), "--json"])
     out, err = capsys.readouterr()
     assert (done.value.code, err) == (0, "")
+    [section] = json.loads(out)["modules"]
+    assert section["device_assignment_source"] == "proto"
     # In the dump, the module's text stands for it, not its snapshot.
     assert str(snapshot) not in mt.hlo.module_files(dump)
 
@@ -572,3 +574,34 @@ def test_threads_asking_for_a_computation_at_once_share_one_reading(dump):
         found = list(pool.map(lambda c: c.instructions, computations))
     assert all(f is c.instructions for f, c in zip(found, computations, strict=True))
     assert module.to_text() == mt.hlo.load(proto_path).to_text()
+
+
+def _inspect_json(arguments: list[str], capsys) -> dict:
+    with pytest.raises(SystemExit) as done:
+        main(["inspect", "--json", *arguments])
+    out, err = capsys.readouterr()
+    assert (done.value.code, err) == (0, "")
+    return json.loads(out)
+
+
+def test_device_assignment_from_binary_compile_options(dump, tmp_path, capsys, monkeypatch):
+    text_path, _ = _pairs(dump)["jit_psum"]
+    options = _options_file(text_path)
+    assert options.name == "compile_options.pb"
+    by_path = _inspect_json([str(text_path)], capsys)
+    with open(text_path, encoding="utf-8") as handle:
+        monkeypatch.setattr("sys.stdin", handle)
+        by_stdin = _inspect_json(["-", "--device-assignment", str(options)], capsys)
+    assert by_path["device_assignment_source"] == "dump"
+    assert by_stdin["device_assignment_source"] == "given"
+    assert ([c["device_groups"] for c in by_stdin["collectives"]]
+            == [c["device_groups"] for c in by_path["collectives"]]
+            == [[[3, 0, 6, 5], [7, 4, 1, 2]]])
+    foreign = tmp_path / "compile_options.pb"
+    foreign.write_bytes(b"\xff" * 16)
+    with pytest.raises(SystemExit) as done:
+        main(["inspect", str(text_path), "--device-assignment", str(foreign)])
+    _, err = capsys.readouterr()
+    assert (done.value.code, err) == (2, (
+        f"meshtopo: error: --device-assignment: {foreign} is not a CompileOptionsProto in "
+        "protobuf's binary form (cut short or damaged)\n"))
