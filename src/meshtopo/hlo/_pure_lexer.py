@@ -80,67 +80,73 @@ def _words() -> tuple[dict[str, TokKind], re.Pattern[str]]:
 def lex(text: str, pos: int, /) -> tuple[bytes, bytes, bytes]:
     """The tokens of ``text[pos:]``: kinds (one byte each), starts and ends (native int64
     bytes), the last token kEof at the end of the text."""
-    master, skip, payload = _expressions()
-    words, dim_labels = _words()
     kinds = bytearray()
     starts = array("q")
     ends = array("q")
     while True:
-        found = master.match(text, pos)
-        if found is None:  # only white space and comments are left
-            start = end = skip.match(text, pos).end()  # type: ignore[union-attr]
-            kinds.append(K.kEof)
-            starts.append(start)
-            ends.append(end)
-            break
-        group: int = found.lastindex  # type: ignore[assignment]
-        start, end = found.span(group)
-        rule = _GROUP[group]
-        kind: int
-        resume = end
-        if rule == "word":
-            last = text[end - 1]
-            if last == ":":
-                kind = K.kName
-            elif last == "=":
-                kind = K.kAttributeName
-            else:
-                word = text[start:end]
-                kind = words.get(word, K.kIdent)
-                if word == "nan":
-                    kind, end = _nan(text, end, payload)
-                    resume = end
-                elif kind == K.kIdent and text[start] in "bf":
-                    labels = dim_labels.match(text, start)
-                    if labels is not None:
-                        kind, end = K.kDimLabels, labels.end()
-                        resume = end
-        elif rule == "percent":
-            kind = K.kName
-        elif rule == "int":
-            kind = K.kInt if end - start < 19 or int64_value(text[start:end]) is not None \
-                else K.kError
-            if kind == K.kError:
-                end = resume = start + 1
-        elif rule == "neg_nan":
-            kind, end = _nan(text, end, payload)
-            resume = end
-        elif rule == "single":
-            kind = PUNCTUATION[text[start]]
-        elif rule == "string":
-            kind = K.kString if "\\" not in text[start:end] or unescape(
-                text[start + 1:end - 1]) is not None else K.kError
-        elif rule in ("comment_nul", "dot_dot"):
-            kind = K.kError
-        elif rule == "other":
-            kind = K.kQuestionMark if text[start] == "?" else K.kError
-        else:
-            kind = _FIXED[rule]
+        kind, start, end, pos = next_token(text, pos)
         kinds.append(kind)
         starts.append(start)
         ends.append(end)
-        pos = resume
+        if kind == K.kEof:
+            break
     return bytes(kinds), starts.tobytes(), ends.tobytes()
+
+
+def next_token(text: str, pos: int, /) -> tuple[int, int, int, int]:
+    """The token after white space and comments at ``pos``: its kind, start and end, and
+    where lexing resumes after it (its end, or one past the start of a too-long integer);
+    kEof, spanning nothing, where only white space and comments are left."""
+    master, skip, payload = _expressions()
+    found = master.match(text, pos)
+    if found is None:  # only white space and comments are left
+        start = skip.match(text, pos).end()  # type: ignore[union-attr]
+        return K.kEof, start, start, start
+    group: int = found.lastindex  # type: ignore[assignment]
+    start, end = found.span(group)
+    rule = _GROUP[group]
+    kind: int
+    resume = end
+    if rule == "word":
+        last = text[end - 1]
+        if last == ":":
+            kind = K.kName
+        elif last == "=":
+            kind = K.kAttributeName
+        else:
+            words, dim_labels = _words()
+            word = text[start:end]
+            kind = words.get(word, K.kIdent)
+            if word == "nan":
+                kind, end = _nan(text, end, payload)
+                resume = end
+            elif kind == K.kIdent and text[start] in "bf":
+                labels = dim_labels.match(text, start)
+                if labels is not None:
+                    kind, end = K.kDimLabels, labels.end()
+                    resume = end
+    elif rule == "percent":
+        kind = K.kName
+    elif rule == "int":
+        kind = K.kInt if end - start < 19 or int64_value(text[start:end]) is not None \
+            else K.kError
+        if kind == K.kError:
+            end = resume = start + 1
+    elif rule == "neg_nan":
+        kind, end = _nan(text, end, payload)
+        resume = end
+    elif rule == "single":
+        kind = PUNCTUATION[text[start]]
+    elif rule == "string":
+        kind = K.kString if "\\" not in text[start:end] or unescape(
+            text[start + 1:end - 1]) is not None else K.kError
+    elif rule in ("comment_nul", "dot_dot"):
+        kind = K.kError
+    elif rule == "other":
+        kind = K.kQuestionMark if text[start] == "?" else K.kError
+    else:
+        kind = _FIXED[rule]
+    return kind, start, end, resume
 
 
 _FIXED = {"arrow": K.kArrow, "float": K.kDecimal, "dim_labels": K.kDimLabels, "dxd": K.kDxD,
