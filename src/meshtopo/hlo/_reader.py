@@ -878,8 +878,8 @@ class Reader:
         controls: tuple[str, ...] = ()
         try:
             for k, value, *_ in spans:
-                if "\\" in value:
-                    value_end(value, 0)  # its strings' escapes, read by the one reader
+                if value_end(value, 0) != len(value):  # text against the value's end
+                    return None
                 if k == "metadata" and not _takes_metadata(value):
                     return None
                 if k in VALUE_CHECKS:

@@ -21,8 +21,9 @@ from __future__ import annotations
 import re
 
 from ..groups._text import int64_value
+from ._pure_lexer import next_token
 from ._token_values import unescape
-from ._tokens import DIM_LABELS, DOUBLE_QUOTED, DXD, FLOAT, INT, PAD, WHITESPACE
+from ._tokens import DIM_LABELS, DOUBLE_QUOTED, DXD, FLOAT, INT, PAD, WHITESPACE, TokKind
 
 # White space (XLA's lexer's: no form feed or vertical tab) and both kinds of comment, any
 # number of them.
@@ -151,17 +152,39 @@ def atoms_end(text: str, pos: int) -> int:
 
 
 def value_end(text: str, pos: int) -> int:
-    """The offset just past the attribute value starting at ``pos``: adjacent atoms, and the
-    continuations XLA's multi-token values allow after white space (``CONTINUATION``). The
-    text holds whole statements (``_statements``), so its end ends the value."""
-    end = atoms_end(text, pos)
+    """The offset just past the attribute value starting at ``pos``: an atom (a bracketed
+    group, a string or one of XLA's tokens), and each atom after it that continues the value
+    (``CONTINUATION``: a bracket, ``<=`` or an iota's ``T(``), with or without white space
+    between, as XLA's parsers of multi-token values read them. Anything else after an atom,
+    even written against it (``channel_id=1q``, ``{{0,1}}q``), ends the value, where XLA's
+    parser of the value stops. The text holds whole statements (``_statements``), so its end
+    ends the value."""
+    end = _atom_end(text, pos)
     if end == pos:
         raise SyntaxFault("expects a value", pos)
     while True:
         after = skip(text, end)
         if after >= len(text) or CONTINUATION.match(text, after) is None:
             return end
-        end = atoms_end(text, after)
+        end = _atom_end(text, after)
+
+
+def _atom_end(text: str, pos: int) -> int:
+    """The offset just past the group, string or token of XLA's lexer (``next_token``) at
+    ``pos``; ``pos`` when punctuation other than ``<=`` is there. Text XLA's lexer refuses
+    is taken to the end of its run, for the value's reader to say what is wrong."""
+    if pos >= len(text):
+        return pos
+    char = text[pos]
+    if char in "{([":
+        return group_end(text, pos)
+    if char == '"':
+        return string_end(text, pos)
+    bare = _BARE.match(text, pos)
+    if bare is None:
+        return pos
+    kind, _, end, _ = next_token(text, pos)
+    return bare.end() if kind == TokKind.kError else end
 
 
 _LEADING_CHANNEL = re.compile(r",[ \t]*channel_id=[ \t]*([0-9]{1,18})[ \t]*(?=,|$)")
