@@ -634,6 +634,24 @@ def test_header_attributes_are_xlas(attributes: str) -> None:
     assert (info.value.line, info.value.column - 1) == _xla_position(text)
 
 
+@pytest.mark.parametrize("name", ['"m"', "5", "f32", "true", "%m", "m:", "m.1-x"])
+def test_the_module_s_name_is_xla_s(name: str) -> None:
+    """The module's name is one identifier or name token (``%m`` and ``m:`` name ``m``), as
+    XLA's ParseName reads it; a string, number or keyword is refused in XLA's words. (XLA
+    counts the columns of the first line from 0.)"""
+    from jaxlib._hlo import hlo_module_from_text
+
+    text = f"HloModule {name}\nENTRY e {{\n  ROOT p = f32[] parameter(0)\n}}\n"
+    expected = _xla_position(text)
+    if expected is None:
+        assert hlo.parse_module(text).name == hlo_module_from_text(text).name
+        return
+    with pytest.raises(mt.HloParseError) as info:
+        hlo.parse_module(text)
+    assert info.value.message == _xla_message(text) == "expects name"
+    assert (info.value.line, info.value.column - 1) == expected
+
+
 _INFERRED = """HloModule m
 %add (x: f32[], y: f32[]) -> f32[] {
   %x = f32[] parameter(0)

@@ -67,6 +67,7 @@ from ._opcodes import (
     async_form,
     required_attributes,
 )
+from ._pure_lexer import next_token
 from ._shape import ELEMENT_BITS
 from ._shape_syntax import parse_shape, read_shape, shape_error
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
@@ -87,6 +88,7 @@ from ._syntax import (
     string_end,
     value_end,
 )
+from ._tokens import TokKind
 from ._value_checks import HEADER_CHECKS, VALUE_CHECKS
 from ._values import parse_name_list, split_operands, unquote, without_comments
 
@@ -113,7 +115,6 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")  # an identifier token of XLA's
 _ROOT = re.compile(r"ROOT(?![A-Za-z0-9_.\-])")
 _ENTRY = re.compile(r"ENTRY(?![A-Za-z0-9_.\-])")
 _HLO_MODULE = re.compile(r"HloModule(?![A-Za-z0-9_.\-])")
-_MODULE_NAME = re.compile(STRING + r"|[^ \t\r\n\f\v,]+")
 _FRAME_SECTION = re.compile(r"(?:FileNames|FunctionNames|FileLocations|StackFrames)(?![A-Za-z0-9_])")
 _FRAME_ID = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
 _STRING = re.compile(STRING)
@@ -360,12 +361,13 @@ class Reader:
             self._headerless(pos)
             return HeaderRecord(None, [], line), pos
         at = skip(text, found.end())
-        name = _MODULE_NAME.match(text, at)
-        if name is None:
-            raise SyntaxFault("expects a module name after HloModule", at)
-        if text.startswith('"', at):
-            string_end(text, at)  # its escapes, read by the one reader
-        attributes, end = self._attributes_after(name.end())
+        # The name is one token, an identifier or a name (``%m``, ``m:``), whatever is
+        # written against it (XLA's ParseName).
+        kind, _, end, _ = next_token(text, at)
+        if at >= len(text) or kind not in (TokKind.kIdent, TokKind.kName):
+            raise SyntaxFault("expects name", at)
+        name = text[at:end].lstrip("%").removesuffix(":")
+        attributes, end = self._attributes_after(end)
         seen: set[str] = set()
         for key, value, line, column in attributes:
             if key not in HEADER_ATTRIBUTES or key in seen:
@@ -378,7 +380,7 @@ class Reader:
                 check(value, line, column)
         frames_end = self._stack_frames(end)
         frames = text[end:frames_end].strip("\n\r")
-        return HeaderRecord(unquote(name.group()), attributes, line, frames), frames_end
+        return HeaderRecord(name, attributes, line, frames), frames_end
 
     def _headerless(self, pos: int) -> None:
         """XLA reads a text without the header line as a module when it starts with ENTRY or
