@@ -19,18 +19,15 @@ meshtopo._errors.HloParseError: 2:22: expects padding_low and padding_high separ
 
 from __future__ import annotations
 
-import re
-
 from .._errors import HloParseError
+from ._pure_lexer import next_token
 from ._syntax import skip
-from ._tokens import DXD, INT, PAD
+from ._tokens import TokKind
 from ._values import flat_value, relocate
 
-# XLA's lexer (its token table, ``_tokens``): ``name=`` is one token; a pad token; a DxD
-# token or an integer.
-_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_.\-]*)=")
-_PAD = re.compile(f"(?:{PAD})(?![0-9A-Za-z_])")
-_DXD = re.compile(f"{DXD}|{INT}")
+# What XLA's lexer must give after each field's ``name=`` (a pad token; a DxD or an integer).
+_PAD_KINDS = frozenset({TokKind.kPad})
+_DXD_KINDS = frozenset({TokKind.kDxD, TokKind.kInt})
 _DXD_FIELDS = ("size", "stride", "lhs_dilate", "rhs_dilate", "rhs_reversal")
 
 
@@ -48,7 +45,7 @@ def check_padding(value: str, line: int, column: int) -> None:
     it: one pad token of two or three numbers per dimension."""
     text = flat_value(value)
     at = skip(text, 0)
-    if _PAD.match(text, at) is None:
+    if next_token(text, at)[0] != TokKind.kPad:
         raise relocate(HloParseError("expects padding config, e.g., '0_0_0x3_3_1'", line,
                                      column + at), value, line, column)
 
@@ -63,23 +60,23 @@ def _window(text: str, line: int, column: int) -> None:
     at = skip(text, at + 1)
     counts: dict[str, int] = {}
     while not text.startswith("}", at):
-        name = _NAME.match(text, at)
-        if name is None:
+        kind, name_start, name_end, _ = next_token(text, at)
+        if kind != TokKind.kAttributeName:
             raise refuse("expects attribute name", at)
-        field, at = name.group(1), skip(text, name.end())
+        field, at = text[name_start:name_end - 1], skip(text, name_end)
         if field not in _DXD_FIELDS and field != "pad":
-            raise refuse(f"unexpected attribute name: {field}", name.start())
+            raise refuse(f"unexpected attribute name: {field}", name_start)
         if field in counts:
             raise refuse(f"sub-attribute '{field}=' already exists", at)
-        token = (_PAD if field == "pad" else _DXD).match(text, at)
-        if token is None:
+        kind, _, end, _ = next_token(text, at)
+        if kind not in (_PAD_KINDS if field == "pad" else _DXD_KINDS):
             raise refuse("expects window pad pattern, e.g., '0_0x3_3'" if field == "pad"
                          else "expects token type kInt or kDxD", at)
-        dims = token.group().split("x")
+        dims = text[at:end].split("x")
         if field == "pad" and any(d.count("_") != 1 for d in dims):
             raise refuse("expects padding_low and padding_high separated by '_'", at)
         counts[field] = len(dims)
-        at = skip(text, token.end())
+        at = skip(text, end)
     size = counts.get("size", 0)
     for field in ("stride", "lhs_dilate", "rhs_dilate", "pad", "rhs_reversal"):
         if counts.get(field, size) != size:
