@@ -9,15 +9,17 @@ Not re-wrapped: the boundaries next to an error token (there is no token to keep
 the insides of ``backend_config={...}`` and ``frontend_attributes={...}``, which XLA's parser
 reads as raw text (``LexJsonDict``), so that white space inside changes their value.
 
-White space alone is the property in full. Comments are put everywhere but in the constructs
-where today's reader is known to fail on them (``KNOWN``, each pinned by a strict xfail on a
-small module of its own, checked against jaxlib; and ``_AFTER_KNOWN``; inside layouts).
+The same holds with the white space between two tokens taken out wherever XLA's lexer still
+reads the same two tokens (``f32[8]{0} add(%p, %q)`` -> ``f32[8]{0}add(%p,%q)``): the tokens,
+and so XLA's reading, are the same.
+
+White space alone is the property in full. Comments are put everywhere but after the keys of
+``_AFTER_KNOWN`` and inside layouts, where today's reader is known to fail on them.
 """
 
 from __future__ import annotations
 
 import random
-import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -45,14 +47,7 @@ COMMENTS = {
     "line comments": [" // note\n", "// x\r\n  "],
     "mixed": [" ", "\n", "\t", " /* c */ ", " // note\n"],
 }
-# Constructs where today's reader fails on a comment XLA skips: (reason, a module showing it).
-KNOWN = {
-    "comment glued to the module's name": (
-        "the reader refuses 'HloModule m/**/t {' (a comment right after the module's name, "
-        "no white space, before a computation that is not the entry) as 'expects a "
-        "computation name'", None),
-}
-# No comment goes after these either: re-wrapping corpus modules with comments made the reader
+# No comment goes after these: re-wrapping corpus modules with comments made the reader
 # refuse a conditional ('unexpected attribute "true_computation"',
 # hlo_dataflow_analysis_test:2100) and a while with inline computations ('computation does not
 # exist', hlo_parser_test:4590), which a small module does not show yet.
@@ -63,7 +58,7 @@ MAX_CHARS = 20_000
 
 def boundaries(text: str, comments: bool = False) -> list[tuple[int, int]]:
     """(end of a token, start of the next) wherever white space may be put or changed (with
-    ``comments``, and comments, outside the ``KNOWN`` constructs)."""
+    ``comments``, and comments, outside the constructs left out above)."""
     tokens = tokenize(text)
     kinds, starts, ends = tokens.kinds, tokens.starts.tolist(), tokens.ends.tolist()
     raw = []
@@ -90,9 +85,7 @@ def boundaries(text: str, comments: bool = False) -> list[tuple[int, int]]:
             continue
         if comments and layout[i]:
             continue
-        if comments and ((
-                kinds[i] == K.kAttributeName and text[starts[i]:ends[i]] in _AFTER_KNOWN)
-                or (i > 0 and kinds[i - 1] == K.kw_HloModule)):
+        if comments and kinds[i] == K.kAttributeName and text[starts[i]:ends[i]] in _AFTER_KNOWN:
             continue
         if not any(start < ends[i] < end for start, end in raw):
             out.append((ends[i], starts[i + 1]))
@@ -145,6 +138,61 @@ def test_white_space_anywhere_reads_the_same(index: int, style: str, seed: int,
     _check(index, WHITE_SPACE[style], seed, share)
 
 
+def squeeze(text: str) -> str:
+    """``text`` without the white space between two tokens wherever XLA's lexer reads the
+    same two tokens without it (the insides of raw values kept)."""
+    tokens = tokenize(text)
+    kinds, starts, ends = tokens.kinds.tolist(), tokens.starts.tolist(), tokens.ends.tolist()
+    pieces, at = [], 0
+    for i in range(len(kinds) - 2):
+        gap = text[ends[i]:starts[i + 1]]
+        first, second = text[starts[i]:ends[i]], text[starts[i + 1]:ends[i + 1]]
+        if (not gap or gap.strip(" \t\r\n") or first in _RAW_VALUES
+                or K.kError in (kinds[i], kinds[i + 1])):
+            continue
+        if first[-1] in _BRACKETS or second[0] in _BRACKETS or _two_tokens(
+                first + second, kinds[i], kinds[i + 1], len(first)):
+            pieces.append(text[at:ends[i]])
+            at = starts[i + 1]
+    return "".join([*pieces, text[at:]])
+
+
+_BRACKETS = frozenset("{}()[],")  # a token of its own whatever is written against it
+
+
+def _two_tokens(text: str, first: int, second: int, end: int) -> bool:
+    joined = tokenize(text)
+    return joined.kinds.tolist() == [first, second, K.kEof] and int(joined.ends[0]) == end
+
+
+@settings(max_examples=100, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 1 << 30))
+def test_white_space_taken_out_between_tokens_reads_the_same(index: int) -> None:
+    modules = _modules()
+    name, text = modules[index % len(modules)]
+    squeezed = squeeze(text)
+    tokens, before = tokenize(squeezed), tokenize(text)
+    assert tokens.kinds.tolist() == before.kinds.tolist()
+    assert ([squeezed[s:e] for s, e in zip(tokens.starts, tokens.ends, strict=True)]
+            == [text[s:e] for s, e in zip(before.starts, before.ends, strict=True)])
+    # The same tokens are the same reading for XLA's parser, which reads tokens (jaxlib takes
+    # seconds on some modules squeezed to one line, so its verdict is not asked here).
+    assert reading(squeezed) == reading(text), name
+
+
+def test_values_and_names_end_where_xla_s_tokens_do() -> None:
+    """Taken out of every corpus module that has a module name, a value or a window written
+    against what follows it (the cases squeezing found)."""
+    for text in ("HloModule m%c{%x=f32[]parameter(0)ROOT%r=f32[]negate(%x)}"
+                 "ENTRY%e{%p=f32[]parameter(0)ROOT%q=f32[]call(%p),to_apply=%c}",
+                 "HloModule m\nENTRY e {\n  %p = f32[1,8,8,1]{3,2,1,0} parameter(0)\n"
+                 "  %k = f32[3,3,1,1]{3,2,1,0} parameter(1)\n  ROOT %c = f32[1,8,8,1]{3,2,1,0} "
+                 "convolution(%p, %k), window={size=3x3pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n}"):
+        assert xla_accepts(text)
+        assert reading(text)[0] == "accept"
+
+
 @settings(max_examples=100, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 1 << 30), st.sampled_from(sorted(COMMENTS)), st.integers(0, 1 << 30),
@@ -169,11 +217,8 @@ def test_a_comment_in_an_empty_operand_list_is_white_space() -> None:
     assert reading(text) == reading(without)
 
 
-@pytest.mark.parametrize("construct", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason))
-    for name, (reason, _) in KNOWN.items()])
-def test_known_comment_constructs(construct: str) -> None:
-    text = _known_module(KNOWN[construct][1])
-    without = re.sub(r"/\* c \*/", " ", text)
-    assert xla_accepts(text) == xla_accepts(without)
+def test_a_comment_glued_to_the_module_s_name_is_white_space() -> None:
+    text = _known_module(None)
+    without = text.replace("/* c */", " ")
+    assert xla_accepts(text) and xla_accepts(without)
     assert reading(text) == reading(without)
