@@ -13,8 +13,6 @@ The same holds with the white space between two tokens taken out wherever XLA's 
 reads the same two tokens (``f32[8]{0} add(%p, %q)`` -> ``f32[8]{0}add(%p,%q)``): the tokens,
 and so XLA's reading, are the same.
 
-White space alone is the property in full. Comments are put everywhere but after the keys of
-``_AFTER_KNOWN`` and inside layouts, where today's reader is known to fail on them.
 """
 
 from __future__ import annotations
@@ -47,18 +45,13 @@ COMMENTS = {
     "line comments": [" // note\n", "// x\r\n  "],
     "mixed": [" ", "\n", "\t", " /* c */ ", " // note\n"],
 }
-# No comment goes after these: re-wrapping corpus modules with comments made the reader
-# refuse a conditional ('unexpected attribute "true_computation"',
-# hlo_dataflow_analysis_test:2100) and a while with inline computations ('computation does not
-# exist', hlo_parser_test:4590), which a small module does not show yet.
-_AFTER_KNOWN = ("true_computation=", "false_computation=", "condition=", "body=")
 _RAW_VALUES = ("backend_config=", "frontend_attributes=")
 MAX_CHARS = 20_000
 
 
-def boundaries(text: str, comments: bool = False) -> list[tuple[int, int]]:
-    """(end of a token, start of the next) wherever white space may be put or changed (with
-    ``comments``, and comments, outside the constructs left out above)."""
+def boundaries(text: str) -> list[tuple[int, int]]:
+    """(end of a token, start of the next) wherever white space (and comments) may be put
+    or changed."""
     tokens = tokenize(text)
     kinds, starts, ends = tokens.kinds, tokens.starts.tolist(), tokens.ends.tolist()
     raw = []
@@ -68,24 +61,9 @@ def boundaries(text: str, comments: bool = False) -> list[tuple[int, int]]:
             end = json_dict_end(text, starts[i + 1])
             if end > 0:
                 raw.append((starts[i + 1], end))
-    # Inside a shape's layout ('{' right after ']'): with comments and line breaks there the
-    # reader let a layout pass that XLA refuses (hlo_parser_test:5521, a physical shape on an
-    # array that is not sparse), which a small module does not show yet.
-    layout = [False] * len(kinds)
-    depth = 0
-    for i in range(1, len(kinds)):
-        if depth == 0 and kinds[i] == K.kLbrace and kinds[i - 1] == K.kRsquare:
-            depth = 1
-        elif depth and kinds[i] in (K.kLbrace, K.kRbrace):
-            depth += 1 if kinds[i] == K.kLbrace else -1
-        layout[i] = depth > 0
     out = []
     for i in range(len(kinds) - 1):
         if K.kError in (kinds[i], kinds[i + 1]) or kinds[i + 1] == K.kEof:
-            continue
-        if comments and layout[i]:
-            continue
-        if comments and kinds[i] == K.kAttributeName and text[starts[i]:ends[i]] in _AFTER_KNOWN:
             continue
         if not any(start < ends[i] < end for start, end in raw):
             out.append((ends[i], starts[i + 1]))
@@ -96,7 +74,7 @@ def rewrap(text: str, rng: random.Random, separators: list[str], share: float) -
     """``text`` with the white space and comments at about ``share`` of its token boundaries
     replaced by a separator from ``separators``."""
     pieces, at = [], 0
-    for end, start in boundaries(text, comments=any("/" in s for s in separators)):
+    for end, start in boundaries(text):
         if rng.random() < share:
             pieces += [text[at:end], rng.choice(separators)]
             at = start

@@ -95,7 +95,8 @@ from ._values import parse_name_list, split_operands, unquote, without_comments
 _LITERAL_OPCODES = frozenset({"constant", "parameter", "iota"})
 # An attribute value that is a computation written inline (or a list of them): a brace and,
 # before any ',' or '}', a name and '=' (an instruction), or a second brace.
-_INLINE = re.compile(r"\{\s*(?:\{|(?:ROOT\s+)?%?[A-Za-z_][A-Za-z0-9_.\-]*\s*=)")
+_INLINE = re.compile(r"\{" + SKIP.pattern + r"(?:\{|(?:ROOT(?![A-Za-z0-9_.\-])" + SKIP.pattern
+                     + r")?%?[A-Za-z_][A-Za-z0-9_.\-]*" + SKIP.pattern + "=)")
 # XLA's words for an operand that is neither a defined name nor an instruction it reads.
 _NOT_AN_OPERAND = "cannot parse as an instruction name or as a nested instruction:"
 # Words XLA's lexer reads as keywords: no name unless written with '%'.
@@ -1127,9 +1128,13 @@ class Reader:
             self._shared.definition(computation, operands[0][0])) or None
 
     def _operand_type(self, operands: _Operands, computation: Computation) -> str | None:
-        """The element type of the first of ``operands`` (None when not known)."""
+        """The element type of the first of ``operands`` (its shape's first token; None when
+        not known)."""
         shape = self._operand_shape(operands, computation)
-        return shape.split("[", 1)[0].strip() if shape else None
+        if not shape:
+            return None
+        _, start, end, _ = next_token(shape, 0)
+        return shape[start:end]
 
     def _inferred(self, opcode: str, operands: _Operands, attributes: list[Attribute],
                   computation: Computation) -> str:

@@ -28,7 +28,7 @@ import re
 
 from .._errors import HloParseError
 from ._shape import ELEMENT_BITS, Shape
-from ._syntax import MAX_DEPTH, SyntaxFault, int64_at, skip
+from ._syntax import MAX_DEPTH, SKIP, SyntaxFault, int64_at, skip
 
 # A shape as XLA prints it, which the reader takes as it is (``shape_error``): a layout's
 # items after ':' are letters, each with bracketed arguments of no bracket or space, and no
@@ -41,7 +41,7 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _LAYOUT_ITEM = re.compile(r"[A-Z]+")
 _DIM_LEVEL = re.compile(r"[DCSH]")
 # A physical shape in a layout (``P(f32[10,10])``), which XLA takes on sparse arrays alone.
-_PHYSICAL = re.compile(r"(?<![A-Z])P\s*\(")
+_PHYSICAL = re.compile(r"(?<![A-Z])P" + SKIP.pattern + r"\(")
 # XLA's token names.
 _KINDS = {")": "kRparen", "{": "kLbrace", "}": "kRbrace", "(": "kLparen", "": "kEof"}
 

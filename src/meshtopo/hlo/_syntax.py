@@ -27,7 +27,8 @@ from ._tokens import DIM_LABELS, DOUBLE_QUOTED, DXD, FLOAT, INT, PAD, WHITESPACE
 
 # White space (XLA's lexer's: no form feed or vertical tab) and both kinds of comment, any
 # number of them.
-SKIP = re.compile(f"(?:[{WHITESPACE}]+|" + r"/\*(?:[^*]|\*(?!/))*\*/|//[^\n\r]*)*")
+_GAP = f"(?:[{WHITESPACE}]+|" + r"/\*(?:[^*]|\*(?!/))*\*/|//[^\n\r]*)*"
+SKIP = re.compile(_GAP)
 # A string may span lines (XLA's lexer's); the fast path reads strings on one line.
 STRING = DOUBLE_QUOTED
 _STRING = re.compile(STRING)
@@ -38,7 +39,7 @@ NAME = re.compile(r"%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*")
 KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 # After a value and white space, text that continues the same value: XLA's multi-token values
 # (iota ``[4,2] <= [2,4] T(1,0)``, mesh axes ``mesh[...] {...}``) are the only ones.
-CONTINUATION = re.compile(r"[{(\[]|<=|T[ \t\r\n]*\(")
+CONTINUATION = re.compile(r"[{(\[]|<=|T" + _GAP + r"\(")
 _SPECIAL = re.compile(r'[{}()\[\]"/]')
 _CLOSER = {"{": "}", "(": ")", "[": "]"}
 MAX_DEPTH = 256
