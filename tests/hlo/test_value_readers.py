@@ -11,6 +11,7 @@ import pytest
 
 import meshtopo as mt
 from meshtopo import hlo
+from meshtopo.hlo._value_checks import INT_LIST_ATTRIBUTES
 
 from ._text import ADD
 
@@ -180,3 +181,32 @@ def test_explicit_groups_and_pairs_read_one_grammar(text: str) -> None:
     except mt.HloParseError:
         groups = None
     assert pairs == groups
+
+
+def _first_with_int_list(key: str) -> tuple[str, int] | None:
+    """A corpus module XLA reads that writes ``key={N,...}``, and where the list's first
+    integer starts."""
+    from ._corpus import corpus
+
+    pattern = re.compile(r",\s*" + key + r"=\{([0-9][0-9,]*)\}")
+    for _, text in corpus():
+        found = pattern.search(text)
+        if found is not None and len(text) < 8000 and _xla_error(text) is None:
+            return text, found.start(1)
+    return None
+
+
+@pytest.mark.parametrize("key", sorted(INT_LIST_ATTRIBUTES))
+def test_integer_lists_are_refused_as_xla_refuses_them(key: str) -> None:
+    """Every attribute XLA reads as a braced integer list is read by the one reader of them:
+    ``{0 1,2}`` (two integers without a comma) is refused in XLA's words at XLA's token."""
+    found = _first_with_int_list(key)
+    if found is None:
+        pytest.skip(f"no corpus module writes {key}")
+    text, at = found
+    broken = text[:at] + "0 " + text[at:]
+    expected = _xla_error(broken)
+    assert expected is not None and expected[0] == "expects a list to end with kRbrace"
+    with pytest.raises(mt.HloParseError) as info:
+        hlo.parse_module(broken)
+    assert (info.value.message, info.value.line, info.value.column) == expected

@@ -15,14 +15,25 @@ from ._window import check_padding, check_window
 
 Check = Callable[[str, int, int], None]
 
+# The attributes XLA reads as a braced integer list (kBracedInt64List) whatever their opcode
+# (``slice_sizes`` is one on a gather and a list of lists on a collective-permute).
+INT_LIST_ATTRIBUTES = frozenset({
+    "collapsed_slice_dims", "dimensions", "dynamic_slice_sizes", "fft_length",
+    "input_batching_dims", "inserted_window_dims", "lhs_batch_dims", "lhs_contracting_dims",
+    "lhs_ragged_dims", "offset_dims", "operand_batching_dims", "rhs_batch_dims",
+    "rhs_contracting_dims", "rhs_group_dims", "scatter_dims_to_operand_dims",
+    "scatter_indices_batching_dims", "start_index_map", "start_indices_batching_dims",
+    "update_window_dims",
+})  # fmt: skip
+
 VALUE_CHECKS: dict[str, Check] = {
     "api_version": check_api_version,
-    "dimensions": check_int_list,
     "frontend_attributes": check_frontend_attributes,
     "operand_layout_constraints": check_layout_constraints,
     "padding": check_padding,
     "result_accuracy": check_result_accuracy,
     "window": check_window,
+    **dict.fromkeys(INT_LIST_ATTRIBUTES, check_int_list),
 }
 HEADER_CHECKS: dict[str, Check] = {
     "buffer_donor": check_buffer_donor,
