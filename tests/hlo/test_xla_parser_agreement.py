@@ -444,6 +444,9 @@ def _collectives(module: hlo.Module) -> dict[str, tuple[object, ...]]:
             for c in module.collectives if c.opcode in _PRINTED_COLLECTIVES}
 
 
+CASES["transpose without its shape or dimensions"] = _module("ROOT %t = transpose(%p)")
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_refused_where_xla_refuses(name: str) -> None:
     """Refused at XLA's line and column (read whole and streamed); read, with the same

@@ -87,8 +87,10 @@ def _infer(opcode: str, texts: Sequence[str | None], attributes: dict[str, str],
         return _retyped(first, "pred")
     if opcode in ("select", "clamp"):
         return shapes[1]
-    if opcode == "transpose":
-        return _transposed(first, parse_int_list(attributes["dimensions"], 1, 1))
+    if opcode == "transpose":  # without dimensions, the reader says they are required
+        dimensions = attributes.get("dimensions")
+        return None if dimensions is None else _transposed(
+            first, parse_int_list(dimensions, 1, 1))
     return first if opcode in _SAME else None
 
 
