@@ -445,6 +445,10 @@ def _collectives(module: hlo.Module) -> dict[str, tuple[object, ...]]:
 
 
 CASES["transpose without its shape or dimensions"] = _module("ROOT %t = transpose(%p)")
+for _word in ("ENTRY {", "ROOT {", "f32 {", "true {", "%f32 {", "c: {"):  # XLA's ParseName
+    CASES[f"computation named {_word[:-2]!r}"] = (
+        f"HloModule m\n\n{_word}\n  ROOT p = f32[] parameter(0)\n}}\n\n"
+        "ENTRY e {\n  ROOT q = f32[] parameter(0)\n}\n")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

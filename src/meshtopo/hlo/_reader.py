@@ -88,7 +88,8 @@ from ._syntax import (
     string_end,
     value_end,
 )
-from ._tokens import TokKind
+from ._tokens import KEYWORDS as KEYWORDS_OF_LEXER
+from ._tokens import PRIMITIVE_TYPES, TokKind
 from ._value_checks import HEADER_CHECKS, VALUE_CHECKS
 from ._values import parse_name_list, split_operands, unquote, without_comments
 
@@ -100,10 +101,7 @@ _INLINE = re.compile(r"\{" + SKIP.pattern + r"(?:\{|(?:ROOT(?![A-Za-z0-9_.\-])" 
 # XLA's words for an operand that is neither a defined name nor an instruction it reads.
 _NOT_AN_OPERAND = "cannot parse as an instruction name or as a nested instruction:"
 # Words XLA's lexer reads as keywords: no name unless written with '%'.
-KEYWORDS = frozenset({
-    "true", "false", "inf", "nan", "HloModule", "ENTRY", "ROOT", "maximal", "replicated",
-    "manual", "unknown", "last_tile_dim_replicate", "shard_as", "shard_like",
-})  # fmt: skip
+KEYWORDS = frozenset(KEYWORDS_OF_LEXER) | {"nan"}  # nan is a decimal's token
 # The module header's attributes XLA's parser takes.
 HEADER_ATTRIBUTES = (
     "alias_passthrough_params", "allow_spmd_sharding_propagation_to_output",
@@ -116,6 +114,8 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")  # an identifier token of XLA's
 _ROOT = re.compile(r"ROOT(?![A-Za-z0-9_.\-])")
 _ENTRY = re.compile(r"ENTRY(?![A-Za-z0-9_.\-])")
 _HLO_MODULE = re.compile(r"HloModule(?![A-Za-z0-9_.\-])")
+# Words XLA's lexer reads as keywords or types, so never as a name without '%'.
+_RESERVED = KEYWORDS | PRIMITIVE_TYPES
 _FRAME_SECTION = re.compile(r"(?:FileNames|FunctionNames|FileLocations|StackFrames)(?![A-Za-z0-9_])")
 _FRAME_ID = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
 _STRING = re.compile(STRING)
@@ -517,8 +517,8 @@ class Reader:
         if self._entry_seen and _ENTRY.match(text, pos):
             raise SyntaxFault("expects only one ENTRY", pos)
         fast = _FAST_HEAD.match(text, pos) if self._fast else None
-        if fast is not None and fast.group(3) and _result_refused(
-                text[text.rindex("->", fast.start(3), fast.end(3)) + 2:fast.end(3)]):
+        if fast is not None and (fast.group(2) in _RESERVED or (fast.group(3) and _result_refused(
+                text[text.rindex("->", fast.start(3), fast.end(3)) + 2:fast.end(3)]))):
             fast = None  # the general reader says why
         if fast is not None:
             return Computation(
@@ -527,10 +527,11 @@ class Reader:
                     pos, (start_line, start_column), fast.start(3), fast.end(3))), fast.end()
         entry = _ENTRY.match(text, pos)
         at = skip(text, entry.end()) if entry else pos
-        name = NAME.match(text, at)
-        if name is None:
-            raise SyntaxFault("expects a computation name", at)
-        begin = skip(text, name.end())
+        kind, _, name_end, _ = next_token(text, at)  # XLA's ParseName: one name token
+        if kind not in (TokKind.kIdent, TokKind.kName):
+            raise SyntaxFault("expects name", at)
+        name = text[at:name_end].lstrip("%").removesuffix(":")
+        begin = skip(text, name_end)
         at = begin
         thread: str | None = None
         if text.startswith("(", at):  # the signature: (parameters) -> shape
@@ -549,7 +550,7 @@ class Reader:
         if not text.startswith("{", at):
             raise SyntaxFault("expects '{' at the beginning of instruction list.", at)
         computation = Computation(
-            name.group().lstrip("%"), entry is not None, start_line, text[begin:at].strip(),
+            name, entry is not None, start_line, text[begin:at].strip(),
             execution_thread=thread,
             result_at=self._result_at(pos, (start_line, start_column), begin, at))
         return computation, at + 1
