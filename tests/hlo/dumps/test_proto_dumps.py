@@ -268,11 +268,7 @@ def test_directory_of_snapshots_alone(dump, tmp_path, capsys):
     shutil.copy(snapshot, tmp_path / again)
     assert mt.hlo.module_files(tmp_path) == [str(tmp_path / min(snapshot.name, again))]
     assert mt.hlo.load(tmp_path).source == str(tmp_path / min(snapshot.name, again))
-    with pytest.raises(SystemExit) as done:
-        main(["inspect", str(tmp_path), "--json"])
-    out, err = capsys.readouterr()
-    assert (done.value.code, err) == (0, "")
-    [section] = json.loads(out)["modules"]
+    [section] = _inspect_json([str(tmp_path)], capsys)["modules"]
     assert section["device_assignment_source"] == "proto"
     # In the dump, the module's text stands for it, not its snapshot.
     assert str(snapshot) not in mt.hlo.module_files(dump)
@@ -284,11 +280,7 @@ def test_directory_of_protos_alone(dump, tmp_path, capsys):
     module = mt.hlo.load(tmp_path)
     assert module.source == str(tmp_path / proto_path.name)
     assert module.device_assignment_source == "proto"
-    with pytest.raises(SystemExit) as done:
-        main(["inspect", str(tmp_path), "--json"])
-    out, err = capsys.readouterr()
-    assert (done.value.code, err) == (0, "")
-    [section] = json.loads(out)["modules"]
+    [section] = _inspect_json([str(tmp_path)], capsys)["modules"]
     assert section["device_assignment_source"] == "proto"
     assert section["collectives"][0]["device_groups"] == [[3, 0, 6, 5], [7, 4, 1, 2]]
     # In the dump itself the text is listed once for the module written in both forms.
