@@ -210,3 +210,58 @@ def test_integer_lists_are_refused_as_xla_refuses_them(key: str) -> None:
     with pytest.raises(mt.HloParseError) as info:
         hlo.parse_module(broken)
     assert (info.value.message, info.value.line, info.value.column) == expected
+
+
+# Shardings as XLA prints them and as hand-written texts get them wrong; XLA's verdict,
+# message, line and column on each come from jaxlib.
+SHARDINGS = [
+    "{replicated}", "{maximal device=1}", "{manual}", "{unknown}", "{devices=[2,1]0,1}",
+    "{devices=[2,1]<=[2]}", "{devices=[2,2]<=[2,2]T(1,0)}", "{devices=[2,1,2]<=[4] last_tile_dim_replicate}",
+    "{devices=[2,2]0,1,2,3 last_tile_dims={manual}}", "{{replicated}, {maximal device=0}}", "{}",
+    '{devices=[2,1]0,1 metadata={op_name="a"}}', '{replicated metadata={{op_name="a"}, {}}}',
+    "{devices=[2,1]0,1 shard_as 1}", "{mesh['x'=2], [{'x'}]}", "{maximal_mesh[device_id=1]}",
+    "{mesh['x'=2,'y'=2], device_ids=([4]), [{'x'},{'y'}]}", "{mesh['x'=4], [{'x':(1)2}]}",
+    # refused
+    "{replicatedx}", "{foo}", "replicated", "{devices=[2,1]0}", "{maximal}", "{maximal device=}",
+    "{replicated metadata={x=1}}", "{devices=[2,1]0,1 shard_like}", "{devices=[2,1]<=[2,1]}",
+    "{devices=[2,2]0,1,2,3 last_tile_dims={foo}}", "{devices=[2,1]<=[2,1]T(2,0)}",
+    "{devices=[2,1]<=[2,1]T(-1,0)}", "{devices=[2,1]<=[]}", "{replicated device=1}",
+    "{devices=[0]}", "{{replicated} {manual}}", "{{replicated},}", "{devices=[2,1]0,1 , }",
+    "{mesh['x'=2], [{?,'x'}]}", "{maximal_mesh[device=1]}", "{maximal_mesh[device_id=1], foo={}}",
+    "{mesh['x'=2], [{'x'}], foo={}}", "{mesh['x'=2], [{'x'}] replicated={}}",
+    "{devices=[2,1]0,1 metadata={op_name=1}}", "{devices=[2,1]<=[2,1]T(1)}",
+]
+
+
+@pytest.mark.parametrize("fast_paths", [True, False], ids=["fast", "general"])
+@pytest.mark.parametrize("sharding", SHARDINGS)
+def test_sharding_is_read_as_xla_reads_it(sharding: str, fast_paths: bool,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``sharding`` is read by its one reader, token by token: taken where XLA takes it,
+    refused in XLA's words at XLA's line and column where XLA refuses it."""
+    text = _module(f", replica_groups={{}}, sharding={sharding}")
+    expected = _xla_error(text)
+    monkeypatch.setenv("MESHTOPO_HLO_FAST_PATHS", "1" if fast_paths else "0")
+    if expected is None:
+        hlo.parse_module(text)
+        return
+    with pytest.raises(mt.HloParseError) as info:
+        hlo.parse_module(text)
+    assert (info.value.message, info.value.line, info.value.column) == expected
+
+
+@pytest.mark.parametrize("fast_paths", [True, False], ids=["fast", "general"])
+def test_an_error_recorded_in_a_sharding_is_the_one_reported(
+        fast_paths: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """XLA's parser records an error in a named mesh written without ``device_ids`` and reads
+    on (the sharding is taken); when the text is refused later, that error is reported."""
+    taken = _module(", replica_groups={}, sharding={mesh['x'=2], replicated}")
+    refused = taken.replace("replicated}", "replicated}, channel_id=x")
+    expected = _xla_error(refused)
+    assert _xla_error(taken) is None and expected is not None
+    assert expected[0] == "expects attribute name"
+    monkeypatch.setenv("MESHTOPO_HLO_FAST_PATHS", "1" if fast_paths else "0")
+    hlo.parse_module(taken)
+    with pytest.raises(mt.HloParseError) as info:
+        hlo.parse_module(refused)
+    assert (info.value.message, info.value.line, info.value.column) == expected

@@ -70,8 +70,16 @@ def metadata_fields(value: str, line: int, column: int) -> dict[str, str]:
 
 def _check(text: str, line: int, column: int) -> dict[str, str]:
     """The fields of the metadata ``text`` (one line), refused as XLA refuses them."""
+    fields, end = metadata_at(text, skip(text, 0), line, column)
+    if skip(text, end) != len(text):  # a value the reader cut off is one
+        raise HloParseError("expects the metadata to end at its '}'", line, column + end)
+    return fields
+
+
+def metadata_at(text: str, at: int, line: int, column: int) -> tuple[dict[str, str], int]:
+    """The fields of the metadata written at offset ``at`` of ``text`` (one line, its offset
+    0 at ``line:column``), refused as XLA refuses them, and the offset just past its '}'."""
     fields: dict[str, str] = {}
-    at = skip(text, 0)
     if not text.startswith("{", at):
         raise HloParseError("expects '{' to start sub attributes", line, column + at)
     at = skip(text, at + 1)
@@ -108,9 +116,7 @@ def _check(text: str, line: int, column: int) -> dict[str, str]:
                 raise HloParseError("value out of range for int32_t", line, column + value_at)
             fields[key] = text[value_at:at]
         at = skip(text, at)
-    if skip(text, at + 1) != len(text):  # a value the reader cut off is one
-        raise HloParseError("expects the metadata to end at its '}'", line, column + at + 1)
-    return fields
+    return fields, at + 1
 
 
 def _int32_bits(number: int) -> int:

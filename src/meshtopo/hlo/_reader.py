@@ -886,8 +886,8 @@ class Reader:
                     return None
                 if k == "metadata" and not _takes_metadata(value):
                     return None
-                if k in VALUE_CHECKS:
-                    VALUE_CHECKS[k](value, 1, 1)  # else the general reader says why
+                if k in VALUE_CHECKS and VALUE_CHECKS[k](value, 1, 1) is not None:
+                    return None  # the general reader records what XLA records
                 if k in CALL_ATTRIBUTES and not (open_callees and value == "%"):
                     called.extend(parse_name_list(value, k, 1, 1))
                 elif k == "control-predecessors":
@@ -1282,7 +1282,10 @@ class Reader:
                 if key == "metadata":
                     check_metadata(value, at_line, at_column)
                 elif (check := VALUE_CHECKS.get(key)) is not None:
-                    check(value, at_line, at_column)
+                    recorded = check(value, at_line, at_column)
+                    if recorded is not None and self._shared.recorded is None:
+                        self._shared.recorded = HloParseError(
+                            recorded.message, recorded.line, recorded.column, self.source)
                 elif key in CALL_ATTRIBUTES:
                     called.extend(parse_name_list(value, key, at_line, at_column))
                 elif key == "control-predecessors":

@@ -1,10 +1,11 @@
 """What an instruction's ``sharding`` says about which partitions hold the same data.
 
-XLA's ``HloSharding`` text: ``{replicated}``, ``{maximal device=N}``, ``{manual}``, or a
-tiled ``{devices=[d0,...,dk]<tile assignment>}`` whose tile assignment is iota
-(``<=[N]``, ``<=[a,b]T(1,0)``) or explicit (``0,2,1,3``), optionally with
-``last_tile_dim_replicate`` or ``last_tile_dims={...}`` (each ``replicated`` dimension
-holds copies). Partitions at the same index of every other dimension hold the same piece.
+XLA's ``HloSharding`` text (read by the one reader of it, ``_sharding_reader``):
+``{replicated}``, ``{maximal device=N}``, ``{manual}``, or a tiled ``{devices=[d0,...,dk]<tile
+assignment>}`` whose tile assignment is iota (``<=[N]``, ``<=[a,b]T(1,0)``) or explicit
+(``0,2,1,3``), optionally with ``last_tile_dim_replicate`` or ``last_tile_dims={...}`` (each
+``replicated`` dimension holds copies). Partitions at the same index of every other dimension
+hold the same piece.
 
 >>> same_data_labels("{devices=[2,1,2]<=[4] last_tile_dim_replicate}", 4).tolist()
 [0, 0, 1, 1]
@@ -17,16 +18,12 @@ True
 from __future__ import annotations
 
 import functools
-import re
 
 import numpy as np
 
 from .._errors import MeshtopoError
 from ..groups._iota import IotaTileAssignment
-
-_TILED = re.compile(r"^\{\s*devices=\[([0-9,\s]+)\]\s*(<=\s*\[[0-9,\s]+\](?:\s*T\s*\([0-9,\s]+\))?"
-                    r"|[0-9,\s]+?)\s*(last_tile_dim_replicate|last_tile_dims=\{([^}]*)\})?"
-                    r"(?:\s+metadata=.*)?\s*\}$")
+from ._sharding_reader import read_sharding
 
 
 @functools.lru_cache(maxsize=256)
@@ -34,7 +31,7 @@ def same_data_labels(text: str, num_partitions: int) -> np.ndarray | None:
     """For each partition id, a label equal on the partitions that hold the same data under
     sharding ``text`` (a read-only array, shared by equal calls); None when every partition
     may hold its own (a tiled sharding without replication, ``{manual}``, a tuple sharding or
-    a text not read here)."""
+    a text XLA does not read)."""
     labels = _labels(text, num_partitions)
     if labels is not None:
         labels.flags.writeable = False
@@ -42,26 +39,26 @@ def same_data_labels(text: str, num_partitions: int) -> np.ndarray | None:
 
 
 def _labels(text: str, num_partitions: int) -> np.ndarray | None:
-    flat = " ".join(text.split())
-    if flat in ("{replicated}",) or flat.startswith("{maximal device="):
-        return np.zeros(num_partitions, dtype=np.int64)
-    found = _TILED.match(flat)
-    if found is None:
-        return None
-    dims = [int(d) for d in found.group(1).replace(" ", "").split(",") if d]
-    tiles = found.group(2).replace(" ", "")
     try:
-        if tiles.startswith("<="):
-            table = IotaTileAssignment.parse(f"[{','.join(map(str, dims))}]{tiles}").to_array()
+        sharding = read_sharding(text)
+    except MeshtopoError:
+        return None
+    if isinstance(sharding, tuple):
+        return None
+    if sharding.kind in ("replicated", "maximal"):
+        return np.zeros(num_partitions, dtype=np.int64)
+    if sharding.kind != "tiled" or not sharding.sharding_types:
+        return None
+    dims = sharding.tile_dimensions
+    try:
+        if sharding.iota_reshape:
+            table = IotaTileAssignment(dims, sharding.iota_reshape,
+                                       sharding.iota_permutation).to_array()
         else:
-            table = np.array([int(t) for t in tiles.split(",") if t],
-                             dtype=np.int64).reshape(dims)
+            table = np.array(sharding.devices, dtype=np.int64).reshape(dims)
     except (MeshtopoError, ValueError):
         return None
-    if found.group(3) is None:
-        return None
-    kinds = (["replicated"] if found.group(4) is None
-             else [k.strip().lower() for k in found.group(4).split(",")])
+    kinds = sharding.sharding_types
     copies = [table.ndim - len(kinds) + i for i, kind in enumerate(kinds)
               if kind == "replicated"]
     if not copies or table.size != num_partitions or table.min() < 0 or \

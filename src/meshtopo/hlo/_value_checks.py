@@ -1,19 +1,22 @@
 """The attribute values XLA's parser reads by a grammar of their own, each checked by its one
 reader (refused in XLA's words at XLA's token), by attribute name: an instruction's
 (``VALUE_CHECKS``) and the module header's (``HEADER_CHECKS``). Each check takes the value
-as written and the line and column where it starts."""
+as written and the line and column where it starts, and returns the error XLA's parser
+records while reading on (reported if the text is refused later) or None."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from .._errors import HloParseError
 from ._accuracy import check_result_accuracy
 from ._aliasing import check_aliasing, check_buffer_donor
 from ._custom_call import check_api_version, check_layout_constraints
+from ._sharding_reader import check_sharding
 from ._values import check_frontend_attributes, check_int_list
 from ._window import check_padding, check_window
 
-Check = Callable[[str, int, int], None]
+Check = Callable[[str, int, int], HloParseError | None]
 
 # The attributes XLA reads as a braced integer list (kBracedInt64List) whatever their opcode
 # (``slice_sizes`` is one on a gather and a list of lists on a collective-permute).
@@ -32,6 +35,7 @@ VALUE_CHECKS: dict[str, Check] = {
     "operand_layout_constraints": check_layout_constraints,
     "padding": check_padding,
     "result_accuracy": check_result_accuracy,
+    "sharding": check_sharding,
     "window": check_window,
     **dict.fromkeys(INT_LIST_ATTRIBUTES, check_int_list),
 }

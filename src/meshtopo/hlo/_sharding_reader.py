@@ -1,0 +1,429 @@
+"""An instruction's ``sharding={...}`` read token by token as XLA's parser reads it
+(``ParseSharding``, ``ParseSingleSharding``, ``ParseTileAssignment``, ``ParseMesh``), refused
+in XLA's words at XLA's token: the one reader of a sharding's text.
+
+Grammar (XLA's)::
+
+    sharding := '{' single '}' | '{' [ '{' single '}' ( ',' '{' single '}' )* ] '}'
+    single   := ( 'maximal' | 'replicated' | 'manual' | 'unknown' | 'unreduced'
+                | 'device=' INT | 'devices=' tiles | 'metadata=' metadata
+                | 'last_tile_dims=' '{' [ type ( ',' type )* ] '}'
+                | 'last_tile_dim_replicate' | ( 'shard_as' | 'shard_like' ) INT )*
+              | named
+    tiles    := '[' INT ( ',' INT )* ']' ( '<=' iota | INT ( ',' INT )* )
+    iota     := '[' INT ']' | '[' INT ( ',' INT )+ ']' 'T' '(' INT ( ',' INT )* ')'
+    named    := 'maximal_mesh' '[' 'device_id=' INT ']' [ ',' 'metadata=' metadata ]
+              | 'mesh' '[' [ STRING '=' INT ( ',' STRING '=' INT )* ] ']'
+                [ ',' 'device_ids=' '(' ( iota | [ INT ( ',' INT )* ] ) ')' ] [ ',' ]
+                ( ( 'replicated' | 'unreduced' | 'manual' ) [ ',' 'metadata=' metadata ]
+                | '[' dims ']' ( ',' ( 'replicated=' | 'unreduced=' | 'manual=' ) axes
+                               | ',' 'metadata=' metadata )* )
+
+then the checks XLA makes of what was read (a replicated sharding names no device, a maximal
+one exactly one, a tiled one its tile dimensions and more than one device or an iota). Where
+XLA's parser stops the process instead (a CHECK: an axis that is not the mesh's, a
+``device_ids`` count that is not the mesh's size, both ``last_tile_dims`` and
+``last_tile_dim_replicate``, an iota with listed devices), the text is refused with the
+CHECK's words; the axes of a sharding over a named mesh are not checked against each other
+(XLA's ``VerifyNamedSharding``, another CHECK). Whether the sharding fits the instruction's
+shape is XLA's verifier's, not its parser's.
+
+>>> read_sharding("{devices=[2,1,2]<=[4] last_tile_dim_replicate metadata={op_name=\\"a\\"}}")
+Sharding(kind='tiled', tile_dimensions=(2, 1, 2), devices=(), iota_reshape=(4,), \
+iota_permutation=(0,), sharding_types=('replicated',))
+>>> check_sharding("{replicated device=1}", 3, 10)
+Traceback (most recent call last):
+...
+meshtopo._errors.HloParseError: 3:11: replicated shardings should not have any devices assigned
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from .._errors import HloParseError
+from ._metadata import metadata_at
+from ._token_cursor import TokenCursor
+from ._tokens import TokKind
+from ._values import flat_value, relocate
+
+K = TokKind
+_EMPTY_KINDS = {K.kw_replicated: "replicated", K.kw_manual: "manual", K.kw_unknown: "unknown",
+                K.kw_unreduced: "unreduced"}
+_SHARDING_TYPES = frozenset({K.kw_maximal, K.kw_replicated, K.kw_manual, K.kw_unreduced})
+_NAMED_EMPTY = frozenset({K.kw_replicated, K.kw_unreduced, K.kw_manual})
+_AXIS_LISTS = frozenset({"replicated", "unreduced", "manual"})
+_ATOI = re.compile(r"\s*[+-]?[0-9]+\s*")  # absl::SimpleAtoi's integers
+_INT64 = 2**63
+
+
+class _Unparsed(Exception):
+    """XLA's parser of the value returned false without saying why."""
+
+
+@dataclass(frozen=True)
+class Sharding:
+    """One sharding as written: its ``kind`` (``replicated``, ``maximal``, ``manual``,
+    ``unknown``, ``unreduced``, ``tiled``, or ``named`` for one over a named mesh, whose
+    fields are not kept), its tile assignment's dimensions and either its listed
+    ``devices`` (a maximal one's device) or its iota's reshape and permutation, and the
+    sharding types of its last tile dimensions (``replicated`` for
+    ``last_tile_dim_replicate``)."""
+
+    kind: str
+    tile_dimensions: tuple[int, ...] = ()
+    devices: tuple[int, ...] = ()
+    iota_reshape: tuple[int, ...] = ()
+    iota_permutation: tuple[int, ...] = ()
+    sharding_types: tuple[str, ...] = ()
+
+
+def read_sharding(value: str, line: int = 1, column: int = 1
+                  ) -> Sharding | tuple[Sharding, ...]:
+    """The sharding ``value`` (a ``sharding`` attribute's text written at ``line:column``)
+    holds, or a tuple sharding's elements; an ``HloParseError`` where XLA's parser refuses
+    it."""
+    return _read(value, line, column)[0]
+
+
+def check_sharding(value: str, line: int, column: int) -> HloParseError | None:
+    """Refuse ``value`` (a ``sharding`` written at ``line``/``column``) as XLA's parser
+    refuses it, with an ``HloParseError`` at the token XLA points at; when XLA takes it, the
+    error its parser recorded while reading on (reported if the text is refused later), or
+    None."""
+    return _read(value, line, column)[1]
+
+
+def _read(value: str, line: int, column: int
+          ) -> tuple[Sharding | tuple[Sharding, ...], HloParseError | None]:
+    cursor = TokenCursor(flat_value(value), line, column)
+    try:
+        found = _sharding(cursor)
+    except _Unparsed:  # XLA says so at the attribute's name
+        error = cursor.recorded or HloParseError(
+            "error parsing attribute sharding", line, max(column - len("sharding="), 1))
+        raise relocate(error, value, line, column) from None
+    except HloParseError as error:
+        raise relocate(error, value, line, column) from None
+    recorded = cursor.recorded
+    return found, None if recorded is None else relocate(recorded, value, line, column)
+
+
+def _sharding(c: TokenCursor) -> Sharding | tuple[Sharding, ...]:
+    c.expect(K.kLbrace, "expected '{' to start sharding attribute")
+    if c.kind not in (K.kLbrace, K.kRbrace):
+        return _single(c)
+    found: list[Sharding] = []
+    if c.kind != K.kRbrace:  # a tuple's shardings
+        while True:
+            c.expect(K.kLbrace, "expected '{' to start sharding attribute")
+            found.append(_single(c))
+            if not c.eat(K.kComma):
+                break
+    c.expect(K.kRbrace, "expected '}' to end sharding attribute")
+    return tuple(found)
+
+
+@dataclass
+class _Read:
+    """What one sharding names so far (XLA's vectors, appended to as read)."""
+
+    kinds: set[str] = field(default_factory=set)
+    devices: list[int] = field(default_factory=list)
+    tile_dimensions: list[int] = field(default_factory=list)
+    iota_reshape: list[int] = field(default_factory=list)
+    iota_permutation: list[int] = field(default_factory=list)
+    sharding_types: list[str] = field(default_factory=list)
+    last_tile_dim_replicate: bool = False
+
+
+def _single(c: TokenCursor) -> Sharding:
+    """One sharding, after its '{', through its '}'."""
+    if c.kind == K.kIdent and c.word in ("mesh", "maximal_mesh"):
+        _named(c)
+        return Sharding("named")
+    at = c.start
+    read = _Read()
+    while c.kind != K.kRbrace:
+        kind = c.kind
+        if kind == K.kw_maximal:
+            read.kinds.add("maximal")
+        elif kind in _EMPTY_KINDS:
+            read.kinds.add(_EMPTY_KINDS[kind])  # type: ignore[index]
+        elif kind == K.kw_last_tile_dim_replicate:
+            read.last_tile_dim_replicate = True
+        elif kind in (K.kw_shard_as, K.kw_shard_like):
+            c.lex()
+            c.integer()
+            continue
+        elif kind == K.kAttributeName:
+            _attribute(c, read)
+            continue
+        else:
+            raise c.error("unexpected token")
+        c.lex()
+    found = _judged(c, read, at)
+    c.lex()
+    return found
+
+
+def _attribute(c: TokenCursor, read: _Read) -> None:
+    name = c.word[:-1]
+    if name == "device":
+        c.lex()
+        if c.kind != K.kInt:
+            raise c.error("device= attribute must be an integer")
+        read.devices = [c.integer()]
+    elif name == "devices":
+        c.lex()
+        _tile_assignment(c, read)
+    elif name == "metadata":
+        c.lex()
+        _metadata(c)
+    elif name == "last_tile_dims":
+        c.lex()
+        c.expect(K.kLbrace, "expected '{' to start sharding type list")
+        if c.kind != K.kRbrace:
+            while True:
+                if c.kind not in _SHARDING_TYPES:
+                    raise _Unparsed
+                read.sharding_types.append(c.word)
+                c.lex()
+                if not c.eat(K.kComma):
+                    break
+        c.expect(K.kRbrace, "expected '}' to end sharding type list")
+    else:
+        raise c.error("unknown attribute in sharding: expected device=, devices= metadata= "
+                      "or last_tile_dims= ")
+
+
+def _judged(c: TokenCursor, read: _Read, at: int) -> Sharding:
+    """The sharding read, after XLA's checks of it (at its first token, ``at``)."""
+    for kind in ("replicated", "maximal", "manual", "unknown", "unreduced"):
+        if kind in read.kinds:
+            if kind == "maximal" and len(read.devices) != 1:
+                raise c.error("maximal shardings should have exactly one device assigned", at)
+            if kind != "maximal" and read.devices:
+                raise c.error(f"{kind} shardings should not have any devices assigned", at)
+            return Sharding(kind, devices=tuple(read.devices))
+    if not read.tile_dimensions:
+        raise c.error("non-maximal shardings must have a tile assignment list including "
+                      "dimensions", at)
+    if len(read.iota_permutation) != len(read.iota_reshape):
+        raise c.error("iota_transpose_perm should have the same rank as iota_reshape_dims : "
+                      f"expected {len(read.iota_reshape)}, saw {len(read.iota_permutation)}.",
+                      at)
+    if read.last_tile_dim_replicate:
+        if read.sharding_types:  # a CHECK in XLA
+            raise c.error("last_tile_dim_replicate and last_tile_dims cannot both be given",
+                          at)
+        read.sharding_types.append("replicated")
+    if read.iota_reshape:
+        if read.devices:  # a CHECK in XLA
+            raise c.error("an iota tile assignment cannot also list devices", at)
+    elif len(read.devices) <= 1:
+        raise c.error("non-maximal shardings must have more than one device assigned", at)
+    return Sharding("tiled", tuple(read.tile_dimensions), tuple(read.devices),
+                    tuple(read.iota_reshape), tuple(read.iota_permutation),
+                    tuple(read.sharding_types))
+
+
+def _tile_assignment(c: TokenCursor, read: _Read) -> None:
+    c.expect(K.kLsquare, "expected '[' to start sharding devices shape")
+    while True:
+        read.tile_dimensions.append(c.integer())
+        if not c.eat(K.kComma):
+            break
+    c.expect(K.kRsquare, "expected ']' to end sharding devices shape")
+    if c.eat(K.kLeq):
+        reshape, permutation = _iota(c)
+        read.iota_reshape += reshape
+        read.iota_permutation += permutation
+        return
+    while True:
+        read.devices.append(c.integer())
+        if not c.eat(K.kComma):
+            break
+
+
+def _iota(c: TokenCursor) -> tuple[list[int], list[int]]:
+    """XLA's ``ParseIotaTileAssignmentArray``: the reshape dimensions and permutation of
+    ``[d, ...]T(p, ...)``."""
+    reshape: list[int] = []
+    c.expect(K.kLsquare, "expected '[' to start sharding iota_reshape_dims")
+    while True:
+        reshape.append(c.integer())
+        if not c.eat(K.kComma):
+            break
+    c.expect(K.kRsquare, "expected ']' to end sharding iota_reshape_dims")
+    dimensions = len(reshape)
+    if dimensions == 1:
+        return reshape, [0]
+    message = "expected 'T(' to start sharding devices iota_transpose_perm"
+    if c.kind != K.kIdent or c.word != "T":
+        raise c.error(message)
+    c.lex()
+    c.expect(K.kLparen, message)
+    permutation: list[int] = []
+    while True:
+        value = c.integer()
+        if not 0 <= value < dimensions:  # compared unsigned: a negative one is out of range
+            raise c.error(f"Out of range iota minor_to_major value {value}, expecting value "
+                          f"in range [0, {dimensions})")
+        permutation.append(value)
+        if not c.eat(K.kComma):
+            break
+    c.expect(K.kRparen, "expected ')' to end sharding devices iota_transpose_perm")
+    return reshape, permutation
+
+
+def _metadata(c: TokenCursor) -> None:
+    """XLA's ``ParseSingleOrListMetadata``: one ``{...}`` or a braced list of them."""
+    if c.kind == K.kLbrace and c.look_ahead() == K.kLbrace:
+        c.lex()
+        if c.kind != K.kRbrace:
+            while True:
+                _one_metadata(c)
+                if not c.eat(K.kComma):
+                    break
+        c.expect(K.kRbrace, "expected '}' to end metadata list")
+        return
+    _one_metadata(c)
+
+
+def _one_metadata(c: TokenCursor) -> None:
+    """XLA's ``ParseMetadata``, by the one reader of metadata."""
+    try:
+        _, end = metadata_at(c.text, c.start, c.line, c.column)
+    except HloParseError as error:
+        raise c.recorded or error from None
+    c.jump(end)
+
+
+def _named(c: TokenCursor) -> None:
+    """A sharding over a named mesh (``ParseSingleSharding`` of a ``NamedSharding``)."""
+    axes, maximal = _mesh(c)
+
+    def metadata_if_present() -> None:
+        if c.eat(K.kComma):
+            if c.attribute_name() != "metadata":
+                raise _Unparsed
+            _metadata(c)
+
+    if maximal:
+        metadata_if_present()
+        c.expect(K.kRbrace, "expected '}' to end sharding attribute")
+        return
+    c.eat(K.kComma)
+    if c.kind in _NAMED_EMPTY:
+        c.lex()
+        metadata_if_present()
+        c.expect(K.kRbrace, "expected '}' to end sharding attribute")
+        return
+    _list(c, K.kLsquare, K.kRsquare, lambda: _dimension_sharding(c, axes))
+    while c.kind != K.kRbrace:
+        c.expect(K.kComma, "expected ',' before next attribute")
+        name = c.attribute_name()
+        if name in _AXIS_LISTS:
+            _list(c, K.kLbrace, K.kRbrace, lambda: _axis(c, axes))
+        elif name == "metadata":
+            _metadata(c)
+        else:
+            raise c.error("unknown attribute in named sharding: expected replicated, "
+                          "unreduced, manual or metadata")
+    c.expect(K.kRbrace, "expected '}' to end sharding attribute")
+
+
+def _mesh(c: TokenCursor) -> tuple[list[str], bool]:
+    """XLA's ``ParseMesh``: the mesh's axis names, and whether it is a maximal mesh."""
+    kind = c.word
+    c.lex()
+    if kind == "maximal_mesh":
+        c.expect(K.kLsquare, "expected '[' after maximal_mesh")
+        if c.attribute_name() != "device_id":
+            raise c.error("expected device_id= attribute in maximal_mesh")
+        c.integer()
+        c.expect(K.kRsquare, "expected ']' to end maximal_mesh")
+        return [], True
+    c.expect(K.kLsquare, "expected '[' after mesh")
+    axes: list[str] = []
+    sizes: list[int] = []
+    if c.kind != K.kRsquare:
+        while True:
+            axes.append(c.string())
+            c.expect(K.kEqual, "expects '=' after axis name")
+            sizes.append(c.integer())
+            if not c.eat(K.kComma):
+                break
+    c.expect(K.kRsquare, "expected ']' to end mesh axes")
+    if not axes or not c.eat(K.kComma):
+        return axes, False
+    if c.kind != K.kAttributeName:  # XLA records this and reads the mesh as an iota
+        c.record("expects attribute name")
+        return axes, False
+    if c.attribute_name() != "device_ids":
+        return axes, False
+    c.expect(K.kLparen, "expected '(' for device_ids")
+    if c.kind == K.kLsquare:
+        _iota(c)
+        c.expect(K.kRparen, "expected ')' to end device_ids")
+        return axes, False
+    count = 0
+    if c.kind != K.kRparen:
+        while True:
+            c.integer()
+            count += 1
+            if not c.eat(K.kComma):
+                break
+    c.expect(K.kRparen, "expected ')' to end device_ids")
+    if count != math.prod(sizes):  # a CHECK in XLA
+        raise c.error(f"Expected {math.prod(sizes)} device_ids based on mesh axes, but got "
+                      f"{count}")
+    return axes, False
+
+
+def _list(c: TokenCursor, start: int, end: int, item: object) -> None:
+    """XLA's ``ParseList``: ``start`` [ item ( ',' item )* ] ``end``."""
+    names = {K.kLbrace: "kLbrace", K.kRbrace: "kRbrace", K.kLsquare: "kLsquare",
+             K.kRsquare: "kRsquare"}
+    c.expect(start, f"expects a list starting with {names[start]}")  # type: ignore[index]
+    if c.kind != end:
+        while True:
+            item()  # type: ignore[operator]
+            if not c.eat(K.kComma):
+                break
+    c.expect(end, f"expects a list to end with {names[end]}")  # type: ignore[index]
+
+
+def _dimension_sharding(c: TokenCursor, axes: list[str]) -> None:
+    open_seen = False
+
+    def item() -> None:
+        nonlocal open_seen
+        if open_seen:
+            raise c.error("Saw axis ref after '?'")
+        if c.eat(K.kQuestionMark):
+            open_seen = True
+            return
+        _axis(c, axes)
+
+    _list(c, K.kLbrace, K.kRbrace, item)
+
+
+def _axis(c: TokenCursor, axes: list[str]) -> None:
+    """XLA's ``ParseAxisRef``: an axis by name or index, with an optional ``:(pre)size``."""
+    name = c.string()
+    if name not in axes:
+        number = int(name) if _ATOI.fullmatch(name) else None
+        if number is None or not -_INT64 <= number < _INT64:  # a CHECK in XLA
+            raise c.error(f"axis '{name}' is not a valid axis name or index in the mesh")
+        if not 0 <= number < len(axes):  # a CHECK in XLA
+            raise c.error(f"axis index {number} is out of bounds for a mesh of {len(axes)} "
+                          "axes")
+    if c.eat(K.kColon):
+        c.expect(K.kLparen, "expected '(' before pre_size in sub axis")
+        c.integer()
+        c.expect(K.kRparen, "expected ')' after pre_size in sub axis")
+        c.integer()

@@ -1,0 +1,99 @@
+"""A cursor over XLA's tokens in one attribute value, for the readers that parse a value as
+XLA's parser does: its current token (``kind``, ``start``, ``end``), moved by ``lex``, and
+XLA's ``ParseToken``, ``EatIfPresent``, ``ParseInt64``, ``ParseString`` and
+``ParseAttributeName`` over it, each refusing in XLA's words at XLA's token.
+
+Errors XLA's parser records without stopping (``record``) are kept: the first one is what
+XLA reports if the text is refused later, in this value or after it.
+
+>>> cursor = TokenCursor('{ x=3 }', 1, 10)
+>>> cursor.expect(TokKind.kLbrace, "expects '{'"); cursor.attribute_name(), cursor.integer()
+('x', 3)
+>>> cursor.integer()
+Traceback (most recent call last):
+...
+meshtopo._errors.HloParseError: 1:16: expects integer
+"""
+
+from __future__ import annotations
+
+from .._errors import HloParseError
+from ._pure_lexer import next_token
+from ._token_values import int_value, string_value
+from ._tokens import TokKind
+
+
+class TokenCursor:
+    """The tokens of ``text`` (one line; its offset 0 at ``line:column``) from ``at`` on."""
+
+    __slots__ = ("column", "end", "kind", "line", "recorded", "resume", "start", "text")
+
+    def __init__(self, text: str, line: int, column: int, at: int = 0) -> None:
+        self.text, self.line, self.column = text, line, column
+        self.recorded: HloParseError | None = None
+        self.kind, self.start, self.end, self.resume = next_token(text, at)
+
+    def lex(self) -> None:
+        """Move to the next token."""
+        self.kind, self.start, self.end, self.resume = next_token(self.text, self.resume)
+
+    def jump(self, at: int) -> None:
+        """Move to the token at or after offset ``at`` (where another reader stopped)."""
+        self.kind, self.start, self.end, self.resume = next_token(self.text, at)
+
+    def look_ahead(self) -> int:
+        """The kind of the token after the current one."""
+        return next_token(self.text, self.resume)[0]
+
+    @property
+    def word(self) -> str:
+        """The current token's text."""
+        return self.text[self.start:self.end]
+
+    def error(self, message: str, at: int | None = None) -> HloParseError:
+        """What XLA reports when it stops with ``message`` at offset ``at`` (the current
+        token's by default): the first error recorded before, if any."""
+        return self.recorded or HloParseError(
+            message, self.line, self.column + (self.start if at is None else at))
+
+    def record(self, message: str) -> None:
+        """Note ``message`` at the current token as XLA's parser does when it reads on."""
+        if self.recorded is None:
+            self.recorded = HloParseError(message, self.line, self.column + self.start)
+
+    def expect(self, kind: int, message: str) -> None:
+        """XLA's ``ParseToken``: step over a token of ``kind``, else refuse with ``message``."""
+        if self.kind != kind:
+            raise self.error(message)
+        self.lex()
+
+    def eat(self, kind: int) -> bool:
+        """XLA's ``EatIfPresent``: step over a token of ``kind`` if it is the current one."""
+        if self.kind != kind:
+            return False
+        self.lex()
+        return True
+
+    def integer(self) -> int:
+        """XLA's ``ParseInt64``: the current kInt token's value."""
+        if self.kind != TokKind.kInt:
+            raise self.error("expects integer")
+        value = int_value(self.text, self.start, self.end)
+        self.lex()
+        return value
+
+    def string(self) -> str:
+        """XLA's ``ParseString``: the current string token's value."""
+        if self.kind != TokKind.kString:
+            raise self.error("expects string")
+        value = string_value(self.text, self.start, self.end)
+        self.lex()
+        return value
+
+    def attribute_name(self) -> str:
+        """XLA's ``ParseAttributeName``: the name of the current ``name=`` token."""
+        if self.kind != TokKind.kAttributeName:
+            raise self.error("expects attribute name")
+        name = self.text[self.start:self.end - 1]
+        self.lex()
+        return name
