@@ -444,6 +444,24 @@ def _collectives(module: hlo.Module) -> dict[str, tuple[object, ...]]:
             for c in module.collectives if c.opcode in _PRINTED_COLLECTIVES}
 
 
+# An attribute list refused where a value is cut (its brackets do not balance, or text after
+# it is no attribute): XLA's parser judges the attributes before the cut, and reads the cut
+# value token by token, first; it may stop in one of them.
+for _name, _attributes in (
+        ("sharding with a stray bracket", "sharding={devices=[2,1]0,1 ]}"),
+        ("sharding with an unclosed bracket", "sharding={devices=[2,1]0,1 metadata={}"),
+        ("sharding against a list", "sharding={devices=[8,1]},1,2"),
+        ("sharding refused before a cut", "sharding={replicated device=1}, junk"),
+        ("sharding list of types refused before a cut",
+         "sharding={devices=[2,2]0,1,2,3 last_tile_dims={foo}}, metadata={op_name=\"a\"]}"),
+        ("metadata profile type before a stray bracket",
+         "metadata={op_name=\"a\" profile_type={9}]}"),
+        ("sharding across lines with a stray bracket",
+         "sharding={devices=[2,1]0,1\n   metadata={op_name=\"a\"} ]}"),
+        ("window on an opcode without one, before a cut", "window={size=3 pad=1_1_0}, junk"),
+        ("sharding metadata of an unknown profile type",
+         "sharding={devices=[2,1]0,1 metadata={profile_type={9}}}")):
+    CASES[f"attribute list cut, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} negate(%p), {_attributes}")
 CASES["transpose without its shape or dimensions"] = _module("ROOT %t = transpose(%p)")
 for _word in ("ENTRY {", "ROOT {", "f32 {", "true {", "%f32 {", "c: {"):  # XLA's ParseName
     CASES[f"computation named {_word[:-2]!r}"] = (

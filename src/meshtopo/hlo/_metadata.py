@@ -70,16 +70,23 @@ def metadata_fields(value: str, line: int, column: int) -> dict[str, str]:
 
 def _check(text: str, line: int, column: int) -> dict[str, str]:
     """The fields of the metadata ``text`` (one line), refused as XLA refuses them."""
-    fields, end = metadata_at(text, skip(text, 0), line, column)
+    fields, end, taken = metadata_at(text, skip(text, 0), line, column)
+    if not taken:  # XLA says so at the attribute, not at the value.
+        raise HloParseError("error parsing attribute metadata", line,
+                            max(column - len("metadata="), 1))
     if skip(text, end) != len(text):  # a value the reader cut off is one
         raise HloParseError("expects the metadata to end at its '}'", line, column + end)
     return fields
 
 
-def metadata_at(text: str, at: int, line: int, column: int) -> tuple[dict[str, str], int]:
+def metadata_at(text: str, at: int, line: int, column: int
+                ) -> tuple[dict[str, str], int, bool]:
     """The fields of the metadata written at offset ``at`` of ``text`` (one line, its offset
-    0 at ``line:column``), refused as XLA refuses them, and the offset just past its '}'."""
+    0 at ``line:column``), refused as XLA's parser refuses them, the offset just past its
+    '}', and whether XLA takes what it read: a profile type that is none of XLA's fails the
+    parse of the metadata without a message of its own, once the whole value is read."""
     fields: dict[str, str] = {}
+    taken = True
     if not text.startswith("{", at):
         raise HloParseError("expects '{' to start sub attributes", line, column + at)
     at = skip(text, at + 1)
@@ -109,14 +116,12 @@ def metadata_at(text: str, at: int, line: int, column: int) -> tuple[dict[str, s
             numbers, at = _numbers(text, at, key == "profile_type", line, column)
             if key == "profile_type" and not all(_int32_bits(n) in _PROFILE_TYPES
                                                  for n in numbers):
-                # XLA says so at the attribute, not at the value.
-                raise HloParseError("error parsing attribute metadata", line,
-                                    max(column - len("metadata="), 1))
+                taken = False
             if key != "profile_type" and not -_INT32 <= numbers[0] < _INT32:
                 raise HloParseError("value out of range for int32_t", line, column + value_at)
             fields[key] = text[value_at:at]
         at = skip(text, at)
-    return fields, at + 1
+    return fields, at + 1, taken
 
 
 def _int32_bits(number: int) -> int:

@@ -958,7 +958,13 @@ class Reader:
         if kind in ASYNC_KINDS:
             continues = self._async(opcode.group(), text[shape_start:shape_stop], operands[0],
                                     skip(text, close))
-        found, end = ([], close) if nested else read_attributes(text, close)
+        try:
+            found, end = ([], close) if nested else read_attributes(text, close)
+        except AttributesCut as cut:  # XLA judges the attributes before the cut first
+            self._judged(opcode.group(), [Attribute(k, text[s:e], *self.position(s))
+                                          for k, s, e in cut.found],
+                         operands, computation, cut.value_cut)
+            raise
         inline = {at: self._inline_computations(s, e) for at, (k, s, e) in enumerate(found)
                   if k in CALL_ATTRIBUTES and _INLINE.match(text, s)}
         if continues is not None:
@@ -1267,32 +1273,47 @@ class Reader:
             name.lstrip("%"), opcode, shape.strip(), operands[0], line, column, computation.name,
             is_root, operand_text, written, attributes, (), (), operands[1], attribute_at)
         if attributes:
-            called: list[str] = []
-            seen: set[str] = set()
-            keys = [a.key for a in attributes]
-            predicate = (self._operand_type(operands, computation) if opcode == "conditional"
-                         else None)
-            for key, value, at_line, at_column in attributes:
-                refusal = (unexpected_attribute(opcode, key, keys, predicate)
-                           if key not in seen else f"attribute {key} already exists")
-                if refusal is not None:
-                    raise HloParseError(refusal, at_line, max(at_column - len(key) - 1, 1),
-                                        self.source)
-                seen.add(key)
-                if key == "metadata":
-                    check_metadata(value, at_line, at_column)
-                elif (check := VALUE_CHECKS.get(key)) is not None:
-                    recorded = check(value, at_line, at_column)
-                    if recorded is not None and self._shared.recorded is None:
-                        self._shared.recorded = HloParseError(
-                            recorded.message, recorded.line, recorded.column, self.source)
-                elif key in CALL_ATTRIBUTES:
-                    called.extend(parse_name_list(value, key, at_line, at_column))
-                elif key == "control-predecessors":
-                    instruction.control_predecessors = tuple(
-                        parse_name_list(value, key, at_line, at_column))
-            instruction.called_computations = tuple(called)
+            instruction.called_computations, controls = self._judged(
+                opcode, attributes, operands, computation)
+            if controls is not None:
+                instruction.control_predecessors = controls
         return instruction
+
+    def _judged(self, opcode: str, attributes: list[Attribute], operands: _Operands,
+                computation: Computation, value_cut: bool = False,
+                ) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
+        """The computations ``attributes`` (of an ``opcode`` instruction) call and the
+        control predecessors they name (None when they name none), after XLA's judgement of
+        each in turn: an attribute ``opcode`` does not take or takes once, and each value by
+        its reader. With ``value_cut``, the last value is cut where the attribute list is
+        refused and only read by a reader of its own kind that may stop before."""
+        called: list[str] = []
+        controls: tuple[str, ...] | None = None
+        seen: set[str] = set()
+        keys = [a.key for a in attributes]
+        predicate = (self._operand_type(operands, computation) if opcode == "conditional"
+                     else None)
+        for index, (key, value, at_line, at_column) in enumerate(attributes):
+            refusal = (unexpected_attribute(opcode, key, keys, predicate)
+                       if key not in seen else f"attribute {key} already exists")
+            if refusal is not None:
+                raise HloParseError(refusal, at_line, max(at_column - len(key) - 1, 1),
+                                    self.source)
+            seen.add(key)
+            if key == "metadata":
+                check_metadata(value, at_line, at_column)
+            elif (check := VALUE_CHECKS.get(key)) is not None:
+                recorded = check(value, at_line, at_column)
+                if recorded is not None and self._shared.recorded is None:
+                    self._shared.recorded = HloParseError(
+                        recorded.message, recorded.line, recorded.column, self.source)
+            elif value_cut and index == len(attributes) - 1:
+                break
+            elif key in CALL_ATTRIBUTES:
+                called.extend(parse_name_list(value, key, at_line, at_column))
+            elif key == "control-predecessors":
+                controls = tuple(parse_name_list(value, key, at_line, at_column))
+        return tuple(called), controls
 
     def _attributes_after(self, pos: int) -> tuple[list[Attribute], int]:
         """The ``, key=value`` attributes from ``pos`` (the module header's), with positions."""
@@ -1507,9 +1528,13 @@ def read_attributes(text: str, pos: int) -> tuple[list[tuple[str, int, int]], in
         # XLA's lexer reads ``name=`` as one token: nothing may come between name and '='.
         key = KEY.match(text, at)
         if key is None or not text.startswith("=", key.end()):
-            raise SyntaxFault("expects attribute name", at)
+            raise AttributesCut("expects attribute name", at, found, False)
         start = skip(text, key.end() + 1)
-        end = value_end(text, start)
+        try:
+            end = value_end(text, start)
+        except SyntaxFault as fault:
+            raise AttributesCut(fault.message, fault.offset,
+                                [*found, (key.group(), start, len(text))], True) from None
         if key.group() == "replica_groups" and text.startswith("mesh", start):
             end = _device_ids_end(text, end)
         elif key.group() == "literal":  # a custom call's: shape, then its value
@@ -1517,6 +1542,19 @@ def read_attributes(text: str, pos: int) -> tuple[list[tuple[str, int, int]], in
             if _LITERAL_VALUE.match(text, after):
                 end = value_end(text, after)
         found.append((key.group(), start, end))
+
+
+class AttributesCut(SyntaxFault):
+    """An attribute list refused where its values are cut (text after a value that is no
+    ``, name=``; a value whose brackets do not balance), with the attributes ``found``
+    before it, ``(key, value start, value end)``: XLA's parser judges each of those first,
+    and may stop in one. With ``value_cut``, the last one is the value being cut, its end
+    the text's."""
+
+    def __init__(self, message: str, offset: int, found: list[tuple[str, int, int]],
+                 value_cut: bool) -> None:
+        super().__init__(message, offset)
+        self.found, self.value_cut = found, value_cut
 
 
 def fast_paths() -> bool:

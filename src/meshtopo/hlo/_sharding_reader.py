@@ -296,9 +296,11 @@ def _metadata(c: TokenCursor) -> None:
 def _one_metadata(c: TokenCursor) -> None:
     """XLA's ``ParseMetadata``, by the one reader of metadata."""
     try:
-        _, end = metadata_at(c.text, c.start, c.line, c.column)
+        _, end, taken = metadata_at(c.text, c.start, c.line, c.column)
     except HloParseError as error:
         raise c.recorded or error from None
+    if not taken:
+        raise _Unparsed
     c.jump(end)
 
 
