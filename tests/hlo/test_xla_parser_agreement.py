@@ -462,6 +462,16 @@ for _name, _attributes in (
         ("sharding metadata of an unknown profile type",
          "sharding={devices=[2,1]0,1 metadata={profile_type={9}}}")):
     CASES[f"attribute list cut, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} negate(%p), {_attributes}")
+# The module header's entry_computation_layout, read as XLA's ParseComputationLayout reads it
+# (written on the header's second line: XLA counts the first line's columns from 0).
+for _layout in ("{(f32[8]{0})->f32[8]{0}}", "{()->f32[8]}", "{(f32[8]{0}, )->f32[8]}",
+                "{(f32[8]{0}) f32[8]}", "{(f32[8]{0} f32[])->f32[8]}", "{(f32[8]{0,})->f32[8]}",
+                "{(f32[8])->[f32]}", "{(f32[8])->true}", "{(f32[8])->}", "(f32[8])->f32[8]",
+                "{f32[8]->f32[8]}", "{(f32[8]{0})c64->[8]}", "{(f32[8]{0})->f32[8]{0}",
+                "{(f32[8]{0})->f32[8]{0}}}", "{(f32[8,8]{0})->f32[8]}"):
+    CASES[f"entry_computation_layout {_layout}"] = _module(
+        "ROOT %r = f32[8]{0} negate(%p)").replace(
+        "HloModule m\n", f"HloModule m,\n  entry_computation_layout={_layout}\n", 1)
 CASES["transpose without its shape or dimensions"] = _module("ROOT %t = transpose(%p)")
 for _word in ("ENTRY {", "ROOT {", "f32 {", "true {", "%f32 {", "c: {"):  # XLA's ParseName
     CASES[f"computation named {_word[:-2]!r}"] = (

@@ -368,7 +368,20 @@ class Reader:
         if at >= len(text) or kind not in (TokKind.kIdent, TokKind.kName):
             raise SyntaxFault("expects name", at)
         name = text[at:end].lstrip("%").removesuffix(":")
-        attributes, end = self._attributes_after(end)
+        try:
+            attributes, end = self._attributes_after(end)
+        except AttributesCut as cut:  # XLA judges the attributes before the cut first
+            self._judged_header([Attribute(k, text[s:e], *self.position(s))
+                                 for k, s, e in cut.found])
+            raise
+        self._judged_header(attributes)
+        frames_end = self._stack_frames(end)
+        frames = text[end:frames_end].strip("\n\r")
+        return HeaderRecord(name, attributes, line, frames), frames_end
+
+    def _judged_header(self, attributes: list[Attribute]) -> None:
+        """XLA's judgement of the module header's attributes, each in turn: one the header
+        does not take or takes once, and its value by its reader."""
         seen: set[str] = set()
         for key, value, line, column in attributes:
             if key not in HEADER_ATTRIBUTES or key in seen:
@@ -379,9 +392,6 @@ class Reader:
             seen.add(key)
             if (check := HEADER_CHECKS.get(key)) is not None:
                 check(value, line, column)
-        frames_end = self._stack_frames(end)
-        frames = text[end:frames_end].strip("\n\r")
-        return HeaderRecord(name, attributes, line, frames), frames_end
 
     def _headerless(self, pos: int) -> None:
         """XLA reads a text without the header line as a module when it starts with ENTRY or

@@ -27,8 +27,10 @@ import functools
 import re
 
 from .._errors import HloParseError
+from ._pure_lexer import next_token
 from ._shape import ELEMENT_BITS, Shape
 from ._syntax import MAX_DEPTH, SKIP, SyntaxFault, int64_at, skip
+from ._tokens import TokKind
 
 # A shape as XLA prints it, which the reader takes as it is (``shape_error``): a layout's
 # items after ':' are letters, each with bracketed arguments of no bracket or space, and no
@@ -43,9 +45,6 @@ _DIM_LEVEL = re.compile(r"[DCSH]")
 # A physical shape in a layout (``P(f32[10,10])``), which XLA takes on sparse arrays alone.
 _PHYSICAL = re.compile(r"(?<![A-Z])P" + SKIP.pattern + r"\(")
 # XLA's token names.
-_KINDS = {")": "kRparen", "{": "kLbrace", "}": "kRbrace", "(": "kLparen", "": "kEof"}
-
-
 class _Refused(Exception):
     def __init__(self, message: str, offset: int) -> None:
         super().__init__(message)
@@ -156,7 +155,7 @@ class _Shape:
         element = _TYPE.match(text, pos, self.stop)
         if element is None or element.group() not in ELEMENT_BITS:
             if nested:
-                kind = _KINDS.get(text[pos:pos + 1], "kIdent")
+                kind = TokKind(next_token(text, pos)[0]).name  # XLA's TokKindToString
                 raise _Refused(f"expected primitive type, saw {kind}", pos)
             word = _WORD.match(text, pos, self.stop)
             seen = word.group() if word else text[pos:pos + 1]

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from .._errors import HloParseError
 from ._accuracy import check_result_accuracy
 from ._aliasing import check_aliasing, check_buffer_donor
+from ._computation_layout import check_computation_layout
 from ._custom_call import check_api_version, check_layout_constraints
 from ._sharding_reader import check_sharding
 from ._values import check_frontend_attributes, check_int_list
@@ -41,6 +42,7 @@ VALUE_CHECKS: dict[str, Check] = {
 }
 HEADER_CHECKS: dict[str, Check] = {
     "buffer_donor": check_buffer_donor,
+    "entry_computation_layout": check_computation_layout,
     "frontend_attributes": check_frontend_attributes,
     "input_output_alias": check_aliasing,
 }

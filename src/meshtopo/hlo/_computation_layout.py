@@ -1,0 +1,53 @@
+"""The module header's ``entry_computation_layout={(shape, ...)->shape}``: checked token by
+token as XLA's parser reads it (``ParseComputationLayout``, each shape by the one shape
+reader), refused in XLA's words at XLA's token. Whether the layout fits the entry
+computation is XLA's module check, not its parser's.
+
+>>> check_computation_layout("{(f32[8]{0}, s32[])->(f32[8]{0}, s32[])}", 1, 40)
+>>> check_computation_layout("{(f32[8]{0}) f32[8]}", 1, 40)
+Traceback (most recent call last):
+...
+meshtopo._errors.HloParseError: 1:53: Expects -> before result shape
+"""
+
+from __future__ import annotations
+
+from .._errors import HloParseError
+from ._shape_syntax import read_shape
+from ._token_cursor import TokenCursor
+from ._tokens import TokKind
+from ._values import flat_value, relocate
+
+K = TokKind
+
+
+def check_computation_layout(value: str, line: int, column: int) -> None:
+    """Refuse ``value`` (an ``entry_computation_layout`` written at ``line``/``column``) as
+    XLA's parser refuses it, with an ``HloParseError`` at the token XLA points at."""
+    cursor = TokenCursor(flat_value(value), line, column)
+    try:
+        _layout(cursor)
+    except HloParseError as error:
+        raise relocate(error, value, line, column) from None
+
+
+def _layout(c: TokenCursor) -> None:
+    c.expect(K.kLbrace, "Expects '{' at the start of aliasing description")
+    c.expect(K.kLparen, "Expects ( before parameter shape list")
+    while c.kind != K.kRparen:
+        _shape(c)
+        if c.kind == K.kRparen:
+            break
+        c.expect(K.kComma, "Expects , between parameter shapes")
+    c.expect(K.kRparen, "Expects ) at end of parameter shape list")
+    c.expect(K.kArrow, "Expects -> before result shape")
+    _shape(c)
+    c.expect(K.kRbrace, "Expects '}' at the end of computation layouts")
+
+
+def _shape(c: TokenCursor) -> None:
+    """XLA's ``ParseShape`` at the current token, by the one shape reader."""
+    end, refused = read_shape(c.text, c.start, len(c.text), signature=True)
+    if refused is not None:
+        raise c.error(*refused)
+    c.jump(end)
