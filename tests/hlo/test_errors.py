@@ -98,7 +98,9 @@ def test_bad_input(text: str, line: int) -> None:
 def test_structure_errors_are_raised_by_every_reading_path() -> None:
     """A module XLA's parser refuses is refused when read, by parse_module and the stream."""
     for text, where, message in [
-        (HEAD + "  %q = f32[8]{0} negate(%p\n}\n", (9, 24), "'(' is never closed: '}'"),
+        # XLA reads the operands on past the missing ')' and stops at '}'; its words, its place
+        (HEAD + "  %q = f32[8]{0} negate(%p\n}\n", (9, 25),
+         "cannot parse as an instruction name or as a nested instruction:"),
         (HEAD + "  %q = f32[8]{0} negate(%p", (9, 24), "'(' is never closed"),
         (HEAD + "  %q = f32[8]{0} negate(%p)\n", (10, 1), "computation main is never closed"),
     ]:

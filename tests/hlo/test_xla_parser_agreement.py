@@ -472,6 +472,13 @@ for _layout in ("{(f32[8]{0})->f32[8]{0}}", "{()->f32[8]}", "{(f32[8]{0}, )->f32
     CASES[f"entry_computation_layout {_layout}"] = _module(
         "ROOT %r = f32[8]{0} negate(%p)").replace(
         "HloModule m\n", f"HloModule m,\n  entry_computation_layout={_layout}\n", 1)
+# An operand list whose ')' is missing: XLA reads the operands token by token past it.
+CASES["operand list without its ')', before the computation's '}'"] = _module(
+    "ROOT %r = f32[8]{0} negate(%p").replace("\n}", "\n\n}")
+CASES["operand list without its ')', before an attribute"] = _module(
+    "ROOT %r = f32[8]{0} all-reduce(%p, to_apply=%add")
+CASES["nested operand list without its ')'"] = _module(
+    "ROOT %r = f32[8]{0} add(%p, f32[8]{0} negate(%p)")
 CASES["transpose without its shape or dimensions"] = _module("ROOT %t = transpose(%p)")
 for _word in ("ENTRY {", "ROOT {", "f32 {", "true {", "%f32 {", "c: {"):  # XLA's ParseName
     CASES[f"computation named {_word[:-2]!r}"] = (

@@ -953,7 +953,11 @@ class Reader:
         if shape_stop == shape_start and kind in SHAPE_REQUIRED:
             raise SyntaxFault(f"cannot infer shape for opcode: {kind}", skip(text, opcode.end()))
         open_at = self._expect("(", opcode.end(), f"after the opcode {opcode.group()}") - 1
-        close = group_end(text, open_at)
+        try:
+            close = group_end(text, open_at)
+        except SyntaxFault:  # XLA reads the operands token by token, and may stop in them
+            self._read_operands(opcode.group(), open_at + 1, len(text), computation)
+            raise
         operands = self._read_operands(opcode.group(), open_at + 1, close - 1, computation)
         expected = OPERAND_COUNTS.get(opcode.group())
         if expected is not None and len(operands[0]) != expected and all(
