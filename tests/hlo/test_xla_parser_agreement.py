@@ -479,6 +479,9 @@ CASES["operand list without its ')', before an attribute"] = _module(
     "ROOT %r = f32[8]{0} all-reduce(%p, to_apply=%add")
 CASES["nested operand list without its ')'"] = _module(
     "ROOT %r = f32[8]{0} add(%p, f32[8]{0} negate(%p)")
+# An operand whose shape XLA refuses: neither a named operand nor a nested instruction to it.
+for _operand in ("f32[ [] %p", "(%p, %p)", "f32[8]{0 %p", "f33[8] %p"):
+    CASES[f"operand shape refused, {_operand}"] = _module(f"ROOT %r = f32[8]{{0}} negate({_operand})")
 CASES["transpose without its shape or dimensions"] = _module("ROOT %t = transpose(%p)")
 for _word in ("ENTRY {", "ROOT {", "f32 {", "true {", "%f32 {", "c: {"):  # XLA's ParseName
     CASES[f"computation named {_word[:-2]!r}"] = (

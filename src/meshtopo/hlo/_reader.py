@@ -1223,8 +1223,8 @@ class Reader:
             shape: str | None = None
             if _can_be_shape(text, at):
                 end, refused = read_shape(text, at, stop)
-                if refused is not None:
-                    raise SyntaxFault(*refused)
+                if refused is not None:  # neither an operand nor an instruction, to XLA
+                    raise SyntaxFault(_NOT_AN_OPERAND, operand)
                 shape, at = text[at:end], skip(text, end)
             word = _WORD.match(text, at, stop)
             after = skip(text, word.end()) if word is not None else at
