@@ -265,3 +265,28 @@ def test_an_error_recorded_in_a_sharding_is_the_one_reported(
     with pytest.raises(mt.HloParseError) as info:
         hlo.parse_module(refused)
     assert (info.value.message, info.value.line, info.value.column) == expected
+
+
+SLICES = ["{[0:4], [0:4]}", "{[0:4:1], [4:8]}", "{[-1:4], [0:4]}", "{}", "{[0: :2], [0:4]}",
+          "{[0:4] [0:4]}", "{[0:4],}", "{[0:4:1:1], [0:4]}", "{[], [0:4]}", "{[0:4], [0,4]}",
+          "{(0:4), [0:4]}", "[0:4]", "{[a:4], [0:4]}", "{[0:4]x, [0:4]}", "{[0:4.5], [0:4]}",
+          "{[0x4], [0:4]}", "{[1_2:4]}", "{[0:99999999999999999999.5]}"]
+
+
+@pytest.mark.parametrize("fast_paths", [True, False], ids=["fast", "general"])
+@pytest.mark.parametrize("ranges", SLICES)
+def test_slice_ranges_are_read_as_xla_reads_them(ranges: str, fast_paths: bool,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slice's ``slice`` is read token by token as XLA's ``ParseSliceRanges`` reads it
+    (integers in a range lexed as XLA lexes them in a list: ``4.5`` and ``0x4`` start with
+    an integer and end there)."""
+    text = ("HloModule m\nENTRY %main (p: f32[8,8]) -> f32[4,4] {\n  %p = f32[8,8]{1,0} "
+            f"parameter(0)\n  ROOT %r = f32[4,4]{{1,0}} slice(%p), slice={ranges}\n}}\n")
+    expected = _xla_error(text)
+    monkeypatch.setenv("MESHTOPO_HLO_FAST_PATHS", "1" if fast_paths else "0")
+    if expected is None:
+        hlo.parse_module(text)
+        return
+    with pytest.raises(mt.HloParseError) as info:
+        hlo.parse_module(text)
+    assert (info.value.message, info.value.line, info.value.column) == expected

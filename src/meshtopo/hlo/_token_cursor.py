@@ -17,10 +17,16 @@ meshtopo._errors.HloParseError: 1:16: expects integer
 
 from __future__ import annotations
 
+import re
+
 from .._errors import HloParseError
+from ..groups._text import int64_value
 from ._pure_lexer import next_token
 from ._token_values import int_value, string_value
-from ._tokens import TokKind
+from ._tokens import INT, TokKind
+
+_MASKED = frozenset({TokKind.kDecimal, TokKind.kDxD, TokKind.kPad, TokKind.kDimLabels})
+_INTEGER = re.compile(INT)
 
 
 class TokenCursor:
@@ -36,6 +42,17 @@ class TokenCursor:
     def lex(self) -> None:
         """Move to the next token."""
         self.kind, self.start, self.end, self.resume = next_token(self.text, self.resume)
+
+    def lex_integer_first(self) -> None:
+        """Move to the next token as XLA's lexer does where only an integer or punctuation
+        may come (``kDimLabelsDxDPadDecimalMask``, in integer lists): a decimal, ``NxM``,
+        pad or dimension labels token that starts with an integer is that integer."""
+        self.lex()
+        if self.kind in _MASKED and (found := _INTEGER.match(self.text, self.start)):
+            if int64_value(found.group()) is None:  # past uint64: XLA's lexer errs there
+                self.kind, self.end, self.resume = TokKind.kError, self.start + 1, self.start + 1
+            else:
+                self.kind, self.end, self.resume = TokKind.kInt, found.end(), found.end()
 
     def jump(self, at: int) -> None:
         """Move to the token at or after offset ``at`` (where another reader stopped)."""

@@ -14,6 +14,7 @@ from ._aliasing import check_aliasing, check_buffer_donor
 from ._computation_layout import check_computation_layout
 from ._custom_call import check_api_version, check_layout_constraints
 from ._sharding_reader import check_sharding
+from ._slice_ranges import check_slice_ranges
 from ._values import check_frontend_attributes, check_int_list
 from ._window import check_padding, check_window
 
@@ -37,6 +38,7 @@ VALUE_CHECKS: dict[str, Check] = {
     "padding": check_padding,
     "result_accuracy": check_result_accuracy,
     "sharding": check_sharding,
+    "slice": check_slice_ranges,
     "window": check_window,
     **dict.fromkeys(INT_LIST_ATTRIBUTES, check_int_list),
 }
