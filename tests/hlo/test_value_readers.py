@@ -121,8 +121,13 @@ def test_string_escapes_are_absl_s() -> None:
     (', replica_groups={}, frontend_attributes={a="1" b="2"}',
      "expects '}' at the end of frontend attributes"),
     (', replica_groups={}, frontend_attributes={"a"="1"}', "expects attribute name"),
+    (", replica_groups={{0x1}}", "expects a list to end with kRbrace"),
+    (", replica_groups={{0,1}{2,3}}", "expects a list to end with kRbrace"),
+    (", replica_groups={{0,1},}", "expects a list to end with kRbrace"),
+    (", replica_groups={{0,a}}", "expects integer"),
 ], ids=["dims-ident", "dims-no-comma", "dims-trailing-comma", "frontend-int",
-        "frontend-no-comma", "frontend-quoted-name"])
+        "frontend-no-comma", "frontend-quoted-name", "groups-dxd", "groups-no-comma",
+        "groups-trailing-comma", "groups-ident"])
 def test_error_is_xla_s(attributes: str, message: str) -> None:
     """Where the one reader of a kind refuses a value, it says what XLA says, where XLA
     says it."""

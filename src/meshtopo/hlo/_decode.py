@@ -145,7 +145,13 @@ def decode_groups(text: str, line: int, column: int) -> CollectiveDeviceList:
         return CollectiveDeviceList.parse(text, line, column)
     except LimitError as error:
         raise LimitError(f"{line}:{column}: replica_groups: {error}") from None
-    except HloParseError:
+    except HloParseError as error:
+        if text.lstrip().startswith("{"):  # XLA's words: its reader of a list of lists
+            try:
+                parse_int_lists(text, "replica_groups", line, column)
+            except HloParseError as xla_words:
+                if (xla_words.line, xla_words.column) == (error.line, error.column):
+                    raise xla_words from None
         raise
     except InvalidArgumentError as error:
         raise HloParseError(
