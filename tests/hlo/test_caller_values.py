@@ -100,7 +100,9 @@ def test_non_ascii_digits_are_not_a_packed_element_size() -> None:
     from meshtopo.hlo import parse_shape
 
     assert parse_shape("s4[8]{0:E(4)}", 1, 1).byte_size == 4
-    assert parse_shape("s4[8]{0:E(\u0664)}", 1, 1).byte_size == 8
+    with pytest.raises(mt.HloParseError) as info:  # XLA: 'expects integer' at the digit
+        parse_shape("s4[8]{0:E(\u0664)}", 1, 1)
+    assert (info.value.message, info.value.column) == ("expects integer", 11)
 
 
 @pytest.mark.parametrize(

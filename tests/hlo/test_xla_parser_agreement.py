@@ -482,6 +482,13 @@ CASES["nested operand list without its ')'"] = _module(
 # An operand whose shape XLA refuses: neither a named operand nor a nested instruction to it.
 for _operand in ("f32[ [] %p", "(%p, %p)", "f32[8]{0 %p", "f33[8] %p"):
     CASES[f"operand shape refused, {_operand}"] = _module(f"ROOT %r = f32[8]{{0}} negate({_operand})")
+# A layout's items after ':', in XLA's order, each read by a parser whose failure XLA records
+# and reads on from: the layout is refused only at its '}', with the first error recorded.
+for _items in ("T(8)", "T(8", "T(8)L(", "Q(1)", "L(2)T(8)", "T(8)(2)", "T(*)", "T(x)",
+               "E(4)S(1)", "S(1)E(4)", "E()", "E(4", "#(u32)", "#(f32)", "*(u16)",
+               "#(u32)*(u8)", "SC(0:1,2)", "SC(0:)", "M(8)", "D(D)", "D(X)", "T(8)T(2)", "",
+               "T()", "TT(8)", "#(u32", "#u32)", "SC(0:1)(1:2)", "SC(x)", "D(D,X)T(8)"):
+    CASES[f"layout items {_items!r}"] = _module(f"ROOT %r = f32[8]{{0:{_items}}} negate(%p)")
 CASES["transpose without its shape or dimensions"] = _module("ROOT %t = transpose(%p)")
 for _word in ("ENTRY {", "ROOT {", "f32 {", "true {", "%f32 {", "c: {"):  # XLA's ParseName
     CASES[f"computation named {_word[:-2]!r}"] = (

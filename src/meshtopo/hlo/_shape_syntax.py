@@ -27,21 +27,25 @@ import functools
 import re
 
 from .._errors import HloParseError
+from ._layout_items import UNSIGNED_TYPES, layout_items
 from ._pure_lexer import next_token
 from ._shape import ELEMENT_BITS, Shape
 from ._syntax import MAX_DEPTH, SKIP, SyntaxFault, int64_at, skip
 from ._tokens import TokKind
 
 # A shape as XLA prints it, which the reader takes as it is (``shape_error``): a layout's
-# items after ':' are letters, each with bracketed arguments of no bracket or space, and no
-# ``D(...)`` or ``P(...)``, which the reader checks; anything else is read token by token.
+# items after ':' in XLA's order (``_layout_items``) without white space, integers of at most
+# 18 digits, and no ``D(...)`` or ``P(...)``, which the reader checks; anything else is read
+# token by token.
+_INT = r"-?[0-9]{1,18}"
+_UNSIGNED = "(?:" + "|".join(sorted(UNSIGNED_TYPES, key=len, reverse=True)) + ")"
+_ITEMS = (rf"(?:T(?:\((?:(?:{_INT}|\*)(?:,(?:{_INT}|\*))*)?\))+)?(?:L\({_INT}\))?"
+          rf"(?:#\({_UNSIGNED}\))?(?:\*\({_UNSIGNED}\))?(?:E\({_INT}\))?(?:S\({_INT}\))?"
+          rf"(?:SC(?:\({_INT}:(?:{_INT}(?:,{_INT})*)?\))+)?(?:M\({_INT}\))?")
 _PRINTED = re.compile(r"([a-z][a-z0-9]*)\[((?:<=)?[0-9]{1,18}(?:,(?:<=)?[0-9]{1,18})*)?\]"
-                      r"(?:\{([0-9]{1,9}(?:,[0-9]{1,9})*)?"
-                      r"(?::(?:(?![DP]\()[A-Z]+(?:\([^(){}\s]*\))*)*)?\})?")
+                      r"(?:\{([0-9]{1,9}(?:,[0-9]{1,9})*)?(?::" + _ITEMS + r")?\})?")
 _TYPE = re.compile(r"[a-z][a-z0-9]*")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
-_LAYOUT_ITEM = re.compile(r"[A-Z]+")
-_DIM_LEVEL = re.compile(r"[DCSH]")
 # A physical shape in a layout (``P(f32[10,10])``), which XLA takes on sparse arrays alone.
 _PHYSICAL = re.compile(r"(?<![A-Z])P" + SKIP.pattern + r"\(")
 # XLA's token names.
@@ -229,41 +233,12 @@ class _Shape:
                 if not self.at(at, ","):
                     break
                 at = self.next(at + 1)
+        recorded = None
         if self.at(at, ":"):
-            at = self.next(at + 1)
-            while (item := _LAYOUT_ITEM.match(self.text, at, self.stop)) is not None:
-                at = self.next(item.end())
-                if item.group() == "D" and self.at(at, "("):
-                    self.dim_level_types(self.next(at + 1))
-                while self.at(at, "("):
-                    at = self.next(self.arguments(at))
+            at, recorded = layout_items(self.text, at + 1, read_shape)
         if not self.at(at, "}"):
-            raise _Refused("expects layout to end with kRbrace", at)
+            raise _Refused(*(recorded or ("expects layout to end with kRbrace", at)))
         return count, at + 1
-
-    def dim_level_types(self, at: int) -> None:
-        """Refuse the ``D(...)`` items from ``at`` that are no level XLA knows (``D``, ``C``,
-        ``S`` or ``H``, each optionally marked ``+`` and ``~``)."""
-        while not self.at(at, ")") and at < self.stop:
-            word = _WORD.match(self.text, at, self.stop)
-            if word is None or _DIM_LEVEL.fullmatch(word.group()) is None:
-                raise _Refused("expected a DimLevelType abbreviation (D, C, or S)", at)
-            at = self.next(word.end())
-            while self.at(at, "+") or self.at(at, "~"):
-                at = self.next(at + 1)
-            if self.at(at, ","):
-                at = self.next(at + 1)
-
-    def arguments(self, at: int) -> int:
-        """Past the bracketed arguments of a layout item opening at ``at``."""
-        depth = 0
-        for pos in range(at, self.stop):
-            char = self.text[pos]
-            depth += char == "("
-            depth -= char == ")"
-            if depth == 0:
-                return pos + 1
-        raise _Refused("expects layout to end with kRbrace", at)
 
 
 def _printed_layout(written: str) -> str:
