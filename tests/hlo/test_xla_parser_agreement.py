@@ -489,6 +489,11 @@ for _items in ("T(8)", "T(8", "T(8)L(", "Q(1)", "L(2)T(8)", "T(8)(2)", "T(*)", "
                "#(u32)*(u8)", "SC(0:1,2)", "SC(0:)", "M(8)", "D(D)", "D(X)", "T(8)T(2)", "",
                "T()", "TT(8)", "#(u32", "#u32)", "SC(0:1)(1:2)", "SC(x)", "D(D,X)T(8)"):
     CASES[f"layout items {_items!r}"] = _module(f"ROOT %r = f32[8]{{0:{_items}}} negate(%p)")
+# A constant without its ')': XLA reads the literal token by token and stops in it or after.
+for _constant in ("f32[2]{0} constant({1, 2}", "f32[2]{0} constant({1, 2", "f32[] constant(1",
+                  "(f32[], s32[]) constant((1, 2)", "f32[2]{0} constant({1, (2}"):
+    CASES[f"constant without its ')', {_constant}"] = _module(
+        f"%c = {_constant}", "ROOT %r = f32[8]{0} negate(%p)")
 CASES["transpose without its shape or dimensions"] = _module("ROOT %t = transpose(%p)")
 for _word in ("ENTRY {", "ROOT {", "f32 {", "true {", "%f32 {", "c: {"):  # XLA's ParseName
     CASES[f"computation named {_word[:-2]!r}"] = (

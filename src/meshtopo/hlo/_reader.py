@@ -94,6 +94,7 @@ from ._value_checks import HEADER_CHECKS, VALUE_CHECKS
 from ._values import parse_name_list, split_operands, unquote, without_comments
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter", "iota"})
+_LITERAL_WINDOW = 1 << 16  # how far a constant without its ')' is read for XLA's stop
 # An attribute value that is a computation written inline (or a list of them): a brace and,
 # before any ',' or '}', a name and '=' (an instruction), or a second brace.
 _INLINE = re.compile(r"\{" + SKIP.pattern + r"(?:\{|(?:ROOT(?![A-Za-z0-9_.\-])" + SKIP.pattern
@@ -956,7 +957,10 @@ class Reader:
         try:
             close = group_end(text, open_at)
         except SyntaxFault:  # XLA reads the operands token by token, and may stop in them
-            self._read_operands(opcode.group(), open_at + 1, len(text), computation)
+            if kind == "constant" and shape_stop > shape_start:
+                _refuse_as_a_literal(text, open_at + 1, text[shape_start:shape_stop])
+            else:
+                self._read_operands(opcode.group(), open_at + 1, len(text), computation)
             raise
         operands = self._read_operands(opcode.group(), open_at + 1, close - 1, computation)
         expected = OPERAND_COUNTS.get(opcode.group())
@@ -1556,6 +1560,18 @@ def read_attributes(text: str, pos: int) -> tuple[list[tuple[str, int, int]], in
             if _LITERAL_VALUE.match(text, after):
                 end = value_end(text, after)
         found.append((key.group(), start, end))
+
+
+def _refuse_as_a_literal(text: str, start: int, shape: str) -> None:
+    """Where a constant's ')' is missing, XLA reads its literal (of ``shape``, from
+    ``start``) token by token and stops in it or after it: a ``SyntaxFault`` there, if it
+    stops within the next 64 KiB of ``text``."""
+    window = text[start:start + _LITERAL_WINDOW]
+    try:
+        read_literal(window, parse_shape(shape))
+    except SyntaxFault as fault:
+        if fault.offset < len(window) - 1:
+            raise SyntaxFault(fault.message, start + fault.offset) from None
 
 
 class AttributesCut(SyntaxFault):
