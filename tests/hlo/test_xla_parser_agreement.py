@@ -494,6 +494,15 @@ for _constant in ("f32[2]{0} constant({1, 2}", "f32[2]{0} constant({1, 2", "f32[
                   "(f32[], s32[]) constant((1, 2)", "f32[2]{0} constant({1, (2}"):
     CASES[f"constant without its ')', {_constant}"] = _module(
         f"%c = {_constant}", "ROOT %r = f32[8]{0} negate(%p)")
+# A signature's parameter list, read as XLA's ParseParamList reads it.
+for _signature in ("(p: f32[8]) -> f32[8]", "(p f32[8]) -> f32[8]", "(%p: f32[8]) -> f32[8]",
+                   "( f32[8]) -> f32[8]", "(p: [8]) -> f32[8]", "(p: f32[8 8]) -> f32[8]",
+                   "(p: f32[8] ]) -> f32[8]", "(p: f32[8], ) -> f32[8]", "(p: f32[8]",
+                   "(p: f32[8] -> f32[8]", "(p: f32[8]{1,0}) -> f32[8]",
+                   "(p: (f32[8]{1,0}, s32[])) -> f32[8]", "(p: f32[8], q: (f32[], s33[])) -> f32[8]",
+                   "(p: f32[8]{0:T(2)L(}) -> f32[8]"):
+    CASES[f"signature {_signature}"] = _module("ROOT %r = f32[8]{0} negate(%p)").replace(
+        "ENTRY %main (p: f32[8]) -> f32[8] {", f"ENTRY %main {_signature} {{")
 CASES["transpose without its shape or dimensions"] = _module("ROOT %t = transpose(%p)")
 for _word in ("ENTRY {", "ROOT {", "f32 {", "true {", "%f32 {", "c: {"):  # XLA's ParseName
     CASES[f"computation named {_word[:-2]!r}"] = (

@@ -88,6 +88,7 @@ from ._syntax import (
     string_end,
     value_end,
 )
+from ._token_cursor import TokenCursor
 from ._tokens import KEYWORDS as KEYWORDS_OF_LEXER
 from ._tokens import PRIMITIVE_TYPES, TokKind
 from ._value_checks import HEADER_CHECKS, VALUE_CHECKS
@@ -146,7 +147,12 @@ _CALLEE = re.compile(r"(,[ \t]*(?:calls|to_apply)=[ \t]*)(%?[A-Za-z0-9_.\-]+)(?=
 # ``(params) -> shape``; the next line starts its instructions.
 _FAST_HEAD = re.compile(
     r"(ENTRY[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
-    r"(\(" + group_items(3) + r"\)[ \t]*->[ \t]*(?:" + _SHAPE + r"))?[ \t]*\{[ \t]*(?=\n)")
+    r"(\((" + group_items(3) + r")\)[ \t]*->[ \t]*(?:" + _SHAPE + r"))?[ \t]*\{[ \t]*(?=\n)")
+# A signature's parameter as XLA prints it, ``name: shape`` (1 the shape), and the list of
+# them; the shapes are judged by the shape reader (other texts are read token by token).
+_PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*:[ \t]*([a-z][a-z0-9]*\[[^\[\]{}()\n]*\]"
+                        r"(?:\{[^{}\n]*\})?|\(" + group_items(3) + r"\))")
+_PARAMETERS = re.compile(f"(?:{_PARAMETER.pattern}(?:,[ \t]*{_PARAMETER.pattern})*)?")
 _LAYOUTS_KEPT = 4096
 _METADATA_KEPT = 8192  # metadata attributes the fast path remembers as taken (a dump repeats each)
 _SHAPES_KEPT = 4096  # shape texts the fast path keeps, each once (a dump repeats a few)
@@ -528,8 +534,10 @@ class Reader:
         if self._entry_seen and _ENTRY.match(text, pos):
             raise SyntaxFault("expects only one ENTRY", pos)
         fast = _FAST_HEAD.match(text, pos) if self._fast else None
-        if fast is not None and (fast.group(2) in _RESERVED or (fast.group(3) and _result_refused(
-                text[text.rindex("->", fast.start(3), fast.end(3)) + 2:fast.end(3)]))):
+        if fast is not None and (fast.group(2) in _RESERVED or (fast.group(3) and (
+                _result_refused(text[text.rindex("->", fast.start(3), fast.end(3)) + 2:
+                                     fast.end(3)])
+                or not self._parameters_taken(fast.group(4))))):
             fast = None  # the general reader says why
         if fast is not None:
             return Computation(
@@ -546,7 +554,7 @@ class Reader:
         at = begin
         thread: str | None = None
         if text.startswith("(", at):  # the signature: (parameters) -> shape
-            arrow = skip(text, group_end(text, at))
+            arrow = _parameter_list_end(text, at)
             if not text.startswith("->", arrow):
                 raise SyntaxFault("expects '->'", arrow)
             at, refused = read_shape(text, skip(text, arrow + 2), len(text), signature=True)
@@ -565,6 +573,22 @@ class Reader:
             execution_thread=thread,
             result_at=self._result_at(pos, (start_line, start_column), begin, at))
         return computation, at + 1
+
+    def _parameters_taken(self, parameters: str) -> bool:
+        """Whether a signature's ``parameters`` are as XLA prints them, each shape one XLA
+        takes (shape texts judged once, kept with the fast path's)."""
+        if _PARAMETERS.fullmatch(parameters) is None:
+            return False
+        shapes = self._shapes
+        for found in _PARAMETER.finditer(parameters):
+            shape = found.group(1)
+            if shape not in shapes:
+                if shape_error(shape, 0, len(shape)) is not None:
+                    return False
+                if len(shapes) >= _SHAPES_KEPT:
+                    shapes.clear()
+                shapes[shape] = shape
+        return True
 
     def _computation_attributes(self, pos: int) -> tuple[str | None, int]:
         """The attributes after a computation's closing brace: ``execution_thread``, a string,
@@ -1560,6 +1584,31 @@ def read_attributes(text: str, pos: int) -> tuple[list[tuple[str, int, int]], in
             if _LITERAL_VALUE.match(text, after):
                 end = value_end(text, after)
         found.append((key.group(), start, end))
+
+
+def _parameter_list_end(text: str, at: int) -> int:
+    """Where the token after a signature's parameter list (its '(' at ``at``) starts, read
+    as XLA's ``ParseParamList`` reads it: ``'(' [ name shape ( ',' name shape )* ] ')'``, a
+    name an identifier or ``name:``, each shape by the one shape reader; a ``SyntaxFault``
+    at XLA's token where XLA refuses it."""
+    c = TokenCursor(text, 1, 0, at)
+    try:
+        c.lex()  # the '('
+        if c.kind != TokKind.kRparen:
+            while True:
+                if c.kind not in (TokKind.kIdent, TokKind.kName):
+                    raise c.error("expects name")
+                c.lex()
+                end, refused = read_shape(text, c.start, len(text), signature=True)
+                if refused is not None:
+                    raise SyntaxFault(*refused)
+                c.jump(end)
+                if not c.eat(TokKind.kComma):
+                    break
+        c.expect(TokKind.kRparen, "expects ')' at the end of param list")
+    except HloParseError as error:
+        raise SyntaxFault(error.message, error.column) from None
+    return c.start
 
 
 def _refuse_as_a_literal(text: str, start: int, shape: str) -> None:
