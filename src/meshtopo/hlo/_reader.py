@@ -69,7 +69,7 @@ from ._opcodes import (
 )
 from ._pure_lexer import next_token
 from ._shape import ELEMENT_BITS
-from ._shape_syntax import parse_shape, read_shape, shape_error
+from ._shape_syntax import PRINTED_ARRAY, parse_shape, read_shape, shape_error
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
 from ._syntax import (
     BARE,
@@ -153,6 +153,10 @@ _FAST_HEAD = re.compile(
 _PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*:[ \t]*([a-z][a-z0-9]*\[[^\[\]{}()\n]*\]"
                         r"(?:\{[^{}\n]*\})?|\(" + group_items(3) + r"\))")
 _PARAMETERS = re.compile(f"(?:{_PARAMETER.pattern}(?:,[ \t]*{_PARAMETER.pattern})*)?")
+# Parameters of array shapes XLA takes, as XLA prints them: most signatures, one match each.
+_PRINTED_PARAMETER = r"[A-Za-z_][A-Za-z0-9_.\-]*:[ \t]*" + PRINTED_ARRAY
+_PRINTED_PARAMETERS = re.compile(
+    f"(?:{_PRINTED_PARAMETER}(?:,[ \t]*{_PRINTED_PARAMETER})*)?")
 _LAYOUTS_KEPT = 4096
 _METADATA_KEPT = 8192  # metadata attributes the fast path remembers as taken (a dump repeats each)
 _SHAPES_KEPT = 4096  # shape texts the fast path keeps, each once (a dump repeats a few)
@@ -535,9 +539,10 @@ class Reader:
             raise SyntaxFault("expects only one ENTRY", pos)
         fast = _FAST_HEAD.match(text, pos) if self._fast else None
         if fast is not None and (fast.group(2) in _RESERVED or (fast.group(3) and (
-                _result_refused(text[text.rindex("->", fast.start(3), fast.end(3)) + 2:
+                _signature_shape_refused(text[text.rindex("->", fast.start(3), fast.end(3)) + 2:
                                      fast.end(3)])
-                or not self._parameters_taken(fast.group(4))))):
+                or (_PRINTED_PARAMETERS.fullmatch(fast.group(4)) is None
+                    and not _parameters_taken(fast.group(4)))))):
             fast = None  # the general reader says why
         if fast is not None:
             return Computation(
@@ -573,22 +578,6 @@ class Reader:
             execution_thread=thread,
             result_at=self._result_at(pos, (start_line, start_column), begin, at))
         return computation, at + 1
-
-    def _parameters_taken(self, parameters: str) -> bool:
-        """Whether a signature's ``parameters`` are as XLA prints them, each shape one XLA
-        takes (shape texts judged once, kept with the fast path's)."""
-        if _PARAMETERS.fullmatch(parameters) is None:
-            return False
-        shapes = self._shapes
-        for found in _PARAMETER.finditer(parameters):
-            shape = found.group(1)
-            if shape not in shapes:
-                if shape_error(shape, 0, len(shape)) is not None:
-                    return False
-                if len(shapes) >= _SHAPES_KEPT:
-                    shapes.clear()
-                shapes[shape] = shape
-        return True
 
     def _computation_attributes(self, pos: int) -> tuple[str | None, int]:
         """The attributes after a computation's closing brace: ``execution_thread``, a string,
@@ -1447,9 +1436,21 @@ def _can_be_shape(text: str, pos: int) -> bool:
     return word is not None and word.group() in ELEMENT_BITS
 
 
-@functools.lru_cache(maxsize=1024)
-def _result_refused(shape: str) -> bool:
-    """True when XLA refuses ``shape`` as a signature's result (few texts, many heads)."""
+@functools.lru_cache(maxsize=4096)
+def _parameters_taken(parameters: str) -> bool:
+    """Whether a signature's ``parameters`` are as XLA prints them, each shape one XLA
+    takes (fusions share their parameter lists: each distinct text judged once)."""
+    if _PARAMETERS.fullmatch(parameters) is None:
+        return False
+    return not any(_signature_shape_refused(found.group(1))
+                   for found in _PARAMETER.finditer(parameters))
+
+
+@functools.lru_cache(maxsize=4096)
+def _signature_shape_refused(shape: str) -> bool:
+    """True when XLA refuses ``shape`` in a signature (few texts, many heads)."""
+    if not shape.startswith("("):  # an array: as printed, one pattern decides (shape_error)
+        return shape_error(shape, 0, len(shape)) is not None
     end, refused = read_shape(shape, 0, len(shape), signature=True)
     return refused is not None or skip(shape, end) < len(shape)
 

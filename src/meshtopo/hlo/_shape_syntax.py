@@ -44,6 +44,15 @@ _ITEMS = (rf"(?:T(?:\((?:(?:{_INT}|\*)(?:,(?:{_INT}|\*))*)?\))+)?(?:L\({_INT}\))
           rf"(?:SC(?:\({_INT}:(?:{_INT}(?:,{_INT})*)?\))+)?(?:M\({_INT}\))?")
 _PRINTED = re.compile(r"([a-z][a-z0-9]*)\[((?:<=)?[0-9]{1,18}(?:,(?:<=)?[0-9]{1,18})*)?\]"
                       r"(?:\{([0-9]{1,9}(?:,[0-9]{1,9})*)?(?::" + _ITEMS + r")?\})?")
+# An array shape as XLA prints it that XLA takes, as one pattern: an element type, and a
+# layout (if any) naming as many dimensions as the array has (ranks 1 to 8 written out;
+# anything else is left to ``shape_error``).
+_ELEMENT = "(?:" + "|".join(sorted((t for t in ELEMENT_BITS if t != "token"),
+                                   key=len, reverse=True)) + ")"
+_DIM = r"(?:<=)?[0-9]{1,18}"
+PRINTED_ARRAY = _ELEMENT + r"\[(?:\]|" + "|".join(
+    rf"{_DIM}(?:,{_DIM}){{{rank - 1}}}\](?:\{{[0-9]{{1,9}}(?:,[0-9]{{1,9}}){{{rank - 1}}}"
+    rf"(?::{_ITEMS})?\}})?" for rank in range(1, 9)) + ")"
 _TYPE = re.compile(r"[a-z][a-z0-9]*")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 # A physical shape in a layout (``P(f32[10,10])``), which XLA takes on sparse arrays alone.
@@ -58,15 +67,32 @@ class _Refused(Exception):
 def shape_error(text: str, start: int, stop: int) -> tuple[str, int] | None:
     """XLA's refusal of the shape ``text[start:stop]`` (an instruction's) and where it
     points, or None."""
-    printed = _PRINTED.fullmatch(text, start, stop)
-    if printed is not None and printed.group(1) in ELEMENT_BITS and printed.group(1) != "token":
-        dims, layout = printed.group(2), printed.group(3)
-        if printed.group(0).find("{") < 0 or (dims and _count(dims) == _count(layout)):
-            return None  # (a scalar's braces are no layout to XLA: read below)
+    if _taken_as_printed(_PRINTED.fullmatch(text, start, stop)):
+        return None
     end, refused = read_shape(text, start, stop)
     if refused is None and (end := skip(text, end)) < stop:
         return "expects opcode", end  # a '{' that is no layout
     return refused
+
+
+def printed_shape_end(text: str, start: int) -> int | None:
+    """Where the array shape at ``start`` ends when it is written as XLA prints it and XLA
+    takes it (its layout naming as many dimensions as it has), and ',', ')' or '}' follows;
+    else None (read it with ``read_shape``)."""
+    printed = _PRINTED.match(text, start)
+    if printed is None or not _taken_as_printed(printed):
+        return None
+    end = printed.end()
+    return end if text[end:end + 1] in (",", ")", "}") else None
+
+
+def _taken_as_printed(printed: re.Match[str] | None) -> bool:
+    """Whether a match of ``_PRINTED`` is a shape XLA takes: an element type's array whose
+    layout names as many dimensions as it has (a scalar's braces are no layout to XLA)."""
+    if printed is None or printed.group(1) not in ELEMENT_BITS or printed.group(1) == "token":
+        return False
+    dims, layout = printed.group(2), printed.group(3)
+    return printed.group(0).find("{") < 0 or bool(dims and _count(dims) == _count(layout))
 
 
 def read_shape(text: str, start: int, stop: int, signature: bool = False
