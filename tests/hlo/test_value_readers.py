@@ -238,13 +238,9 @@ SHARDINGS = [
 ]
 
 
-@pytest.mark.parametrize("fast_paths", [True, False], ids=["fast", "general"])
-@pytest.mark.parametrize("sharding", SHARDINGS)
-def test_sharding_is_read_as_xla_reads_it(sharding: str, fast_paths: bool,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """A ``sharding`` is read by its one reader, token by token: taken where XLA takes it,
-    refused in XLA's words at XLA's line and column where XLA refuses it."""
-    text = _module(f", replica_groups={{}}, sharding={sharding}")
+def _read_as_xla_reads(text: str, fast_paths: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``text`` read where XLA reads it, refused with XLA's message, line and column where
+    XLA refuses it, by the fast paths or the general reader alone."""
     expected = _xla_error(text)
     monkeypatch.setenv("MESHTOPO_HLO_FAST_PATHS", "1" if fast_paths else "0")
     if expected is None:
@@ -253,6 +249,16 @@ def test_sharding_is_read_as_xla_reads_it(sharding: str, fast_paths: bool,
     with pytest.raises(mt.HloParseError) as info:
         hlo.parse_module(text)
     assert (info.value.message, info.value.line, info.value.column) == expected
+
+
+@pytest.mark.parametrize("fast_paths", [True, False], ids=["fast", "general"])
+@pytest.mark.parametrize("sharding", SHARDINGS)
+def test_sharding_is_read_as_xla_reads_it(sharding: str, fast_paths: bool,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``sharding`` is read by its one reader, token by token: taken where XLA takes it,
+    refused in XLA's words at XLA's line and column where XLA refuses it."""
+    text = _module(f", replica_groups={{}}, sharding={sharding}")
+    _read_as_xla_reads(text, fast_paths, monkeypatch)
 
 
 @pytest.mark.parametrize("fast_paths", [True, False], ids=["fast", "general"])
@@ -287,11 +293,4 @@ def test_slice_ranges_are_read_as_xla_reads_them(ranges: str, fast_paths: bool,
     an integer and end there)."""
     text = ("HloModule m\nENTRY %main (p: f32[8,8]) -> f32[4,4] {\n  %p = f32[8,8]{1,0} "
             f"parameter(0)\n  ROOT %r = f32[4,4]{{1,0}} slice(%p), slice={ranges}\n}}\n")
-    expected = _xla_error(text)
-    monkeypatch.setenv("MESHTOPO_HLO_FAST_PATHS", "1" if fast_paths else "0")
-    if expected is None:
-        hlo.parse_module(text)
-        return
-    with pytest.raises(mt.HloParseError) as info:
-        hlo.parse_module(text)
-    assert (info.value.message, info.value.line, info.value.column) == expected
+    _read_as_xla_reads(text, fast_paths, monkeypatch)

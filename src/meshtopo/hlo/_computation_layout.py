@@ -12,12 +12,10 @@ meshtopo._errors.HloParseError: 1:53: Expects -> before result shape
 
 from __future__ import annotations
 
-from .._errors import HloParseError
 from ._shape_syntax import printed_shape_end, read_shape
 from ._syntax import MAX_DEPTH
-from ._token_cursor import TokenCursor
+from ._token_cursor import TokenCursor, read_value
 from ._tokens import TokKind
-from ._values import flat_value, relocate
 
 K = TokKind
 
@@ -25,11 +23,7 @@ K = TokKind
 def check_computation_layout(value: str, line: int, column: int) -> None:
     """Refuse ``value`` (an ``entry_computation_layout`` written at ``line``/``column``) as
     XLA's parser refuses it, with an ``HloParseError`` at the token XLA points at."""
-    cursor = TokenCursor(flat_value(value), line, column)
-    try:
-        _layout(cursor)
-    except HloParseError as error:
-        raise relocate(error, value, line, column) from None
+    read_value(_layout, value, line, column)
 
 
 def _layout(c: TokenCursor) -> None:

@@ -12,10 +12,8 @@ elements.
 
 from __future__ import annotations
 
-from .._errors import HloParseError
-from ._token_cursor import TokenCursor
+from ._token_cursor import TokenCursor, read_value
 from ._tokens import TokKind
-from ._values import flat_value, relocate
 
 K = TokKind
 
@@ -23,11 +21,7 @@ K = TokKind
 def check_slice_ranges(value: str, line: int, column: int) -> None:
     """Refuse ``value`` (a slice's ``slice`` written at ``line``/``column``) as XLA's parser
     refuses it, with an ``HloParseError`` at the token XLA points at."""
-    cursor = TokenCursor(flat_value(value), line, column)
-    try:
-        _ranges(cursor)
-    except HloParseError as error:
-        raise relocate(error, value, line, column) from None
+    read_value(_ranges, value, line, column)
 
 
 def _ranges(c: TokenCursor) -> None:

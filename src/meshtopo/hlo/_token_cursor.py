@@ -18,15 +18,29 @@ meshtopo._errors.HloParseError: 1:16: expects integer
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import TypeVar
 
 from .._errors import HloParseError
 from ..groups._text import int64_value
 from ._pure_lexer import next_token
 from ._token_values import int_value, string_value
 from ._tokens import INT, TokKind
+from ._values import flat_value, relocate
 
 _MASKED = frozenset({TokKind.kDecimal, TokKind.kDxD, TokKind.kPad, TokKind.kDimLabels})
 _INTEGER = re.compile(INT)
+_T = TypeVar("_T")
+
+
+def read_value(read: Callable[[TokenCursor], _T], value: str, line: int, column: int) -> _T:
+    """``read`` run on a cursor over the attribute value ``value`` (written at
+    ``line:column``, comments and line breaks in it read as white space); its refusal moved
+    to the physical line and column where it falls."""
+    try:
+        return read(TokenCursor(flat_value(value), line, column))
+    except HloParseError as error:
+        raise relocate(error, value, line, column) from None
 
 
 class TokenCursor:
