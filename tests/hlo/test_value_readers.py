@@ -294,3 +294,16 @@ def test_slice_ranges_are_read_as_xla_reads_them(ranges: str, fast_paths: bool,
     text = ("HloModule m\nENTRY %main (p: f32[8,8]) -> f32[4,4] {\n  %p = f32[8,8]{1,0} "
             f"parameter(0)\n  ROOT %r = f32[4,4]{{1,0}} slice(%p), slice={ranges}\n}}\n")
     _read_as_xla_reads(text, fast_paths, monkeypatch)
+
+
+@pytest.mark.parametrize("fast_paths", [True, False], ids=["fast", "general"])
+@pytest.mark.parametrize("sizes", ["{1,8}", "{1,,8}", "{1 8}", "{{1,8}}", "{1,8,}", "{}"])
+def test_a_gather_s_slice_sizes_are_an_integer_list(sizes: str, fast_paths: bool,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """``slice_sizes`` is read by the grammar of its opcode: a gather's integer list (a
+    collective-permute's is a list of lists)."""
+    text = ("HloModule m\nENTRY %main (p: f32[8,8], i: s32[2,1]) -> f32[2,8] {\n"
+            "  %p = f32[8,8]{1,0} parameter(0)\n  %i = s32[2,1]{1,0} parameter(1)\n"
+            "  ROOT %g = f32[2,8]{1,0} gather(%p, %i), offset_dims={1}, collapsed_slice_dims={0}, "
+            f"start_index_map={{0}}, index_vector_dim=1, slice_sizes={sizes}\n}}\n")
+    _read_as_xla_reads(text, fast_paths, monkeypatch)

@@ -91,7 +91,7 @@ from ._syntax import (
 from ._token_cursor import TokenCursor
 from ._tokens import KEYWORDS as KEYWORDS_OF_LEXER
 from ._tokens import PRIMITIVE_TYPES, TokKind
-from ._value_checks import HEADER_CHECKS, VALUE_CHECKS
+from ._value_checks import HEADER_CHECKS, OPCODE_VALUE_CHECKS, VALUE_CHECKS, value_check
 from ._values import parse_name_list, split_operands, unquote, without_comments
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter", "iota"})
@@ -196,6 +196,14 @@ class _Layout:
         if not self.keys <= allowed_attributes(opcode, self.keys) or not set(
                 REQUIRED_ATTRIBUTES.get(opcode, ())) <= self.keys:
             return False
+        for key in self.keys:  # a value read by a grammar of the opcode's
+            if (check := OPCODE_VALUE_CHECKS.get((opcode, key))) is not None:
+                value = next((v for k, v, _ in self.spans or () if k == key), None)
+                try:
+                    if value is None or check(value, 1, 1) is not None:
+                        return False
+                except (HloParseError, SyntaxFault):
+                    return False
         self.accepted.add(opcode)
         return True
 
@@ -1333,7 +1341,7 @@ class Reader:
             seen.add(key)
             if key == "metadata":
                 check_metadata(value, at_line, at_column)
-            elif (check := VALUE_CHECKS.get(key)) is not None:
+            elif (check := value_check(opcode, key)) is not None:
                 recorded = check(value, at_line, at_column)
                 if recorded is not None and self._shared.recorded is None:
                     self._shared.recorded = HloParseError(

@@ -15,7 +15,7 @@ from ._computation_layout import check_computation_layout
 from ._custom_call import check_api_version, check_layout_constraints
 from ._sharding_reader import check_sharding
 from ._slice_ranges import check_slice_ranges
-from ._values import check_frontend_attributes, check_int_list
+from ._values import check_frontend_attributes, check_int_list, parse_int_lists
 from ._window import check_padding, check_window
 
 Check = Callable[[str, int, int], HloParseError | None]
@@ -42,6 +42,27 @@ VALUE_CHECKS: dict[str, Check] = {
     "window": check_window,
     **dict.fromkeys(INT_LIST_ATTRIBUTES, check_int_list),
 }
+
+def check_int_lists(value: str, line: int, column: int) -> None:
+    """Refuse ``value`` (an attribute XLA reads as a braced list of integer lists) as XLA
+    refuses it."""
+    parse_int_lists(value, "slice_sizes", line, column)
+
+
+# Attributes read by a grammar that depends on the opcode: ``slice_sizes`` is a gather's
+# integer list and a collective-permute's list of lists (its in-place form).
+OPCODE_VALUE_CHECKS: dict[tuple[str, str], Check] = {
+    ("gather", "slice_sizes"): check_int_list,
+    ("collective-permute", "slice_sizes"): check_int_lists,
+    ("collective-permute-start", "slice_sizes"): check_int_lists,
+}
+
+
+def value_check(opcode: str, key: str) -> Check | None:
+    """The check of attribute ``key``'s value on an ``opcode`` instruction, if it has one."""
+    return OPCODE_VALUE_CHECKS.get((opcode, key)) or VALUE_CHECKS.get(key)
+
+
 HEADER_CHECKS: dict[str, Check] = {
     "buffer_donor": check_buffer_donor,
     "entry_computation_layout": check_computation_layout,
