@@ -86,7 +86,7 @@ def test_non_ascii_digits_are_not_a_channel_id() -> None:
     with pytest.raises(mt.HloParseError) as info:
         hlo.parse_module(_module("channel_id=\u0661, replica_groups={{0,1}}"))
     assert (info.value.message, info.value.line, info.value.column) == (
-        "expected an integer for channel_id but found '\u0661'", 9, 46)
+        "expects integer", 9, 46)  # XLA's words
 
 
 def test_non_ascii_digits_are_not_read_together_with_numpy() -> None:

@@ -307,3 +307,25 @@ def test_a_gather_s_slice_sizes_are_an_integer_list(sizes: str, fast_paths: bool
             "  ROOT %g = f32[2,8]{1,0} gather(%p, %i), offset_dims={1}, collapsed_slice_dims={0}, "
             f"start_index_map={{0}}, index_vector_dim=1, slice_sizes={sizes}\n}}\n")
     _read_as_xla_reads(text, fast_paths, monkeypatch)
+
+
+@pytest.mark.parametrize("fast_paths", [True, False], ids=["fast", "general"])
+@pytest.mark.parametrize("attributes", [
+    ", channel_id=x", ", channel_id=1.5", ", channel_id=\u0661", ", channel_id=-3",
+    ", use_global_device_ids=yes, channel_id=1, replica_groups={}", ", constrain_layout=1",
+    ", constrain_layout=false"])
+def test_scalar_values_are_read_as_their_type(attributes: str, fast_paths: bool,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """An attribute XLA reads as one integer, boolean or string token is refused as XLA
+    refuses another token there (``expects integer``, ``expects true or false``)."""
+    _read_as_xla_reads(_module(attributes), fast_paths, monkeypatch)
+
+
+@pytest.mark.parametrize("fast_paths", [True, False], ids=["fast", "general"])
+@pytest.mark.parametrize("value", ["exponent_bits=x, mantissa_bits=2", "exponent_bits=5, mantissa_bits=2",
+                                   "exponent_bits=5, mantissa_bits=true"])
+def test_reduce_precision_bits_are_integers(value: str, fast_paths: bool,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    text = ("HloModule m\nENTRY %main (p: f32[8]) -> f32[8] {\n  %p = f32[8]{0} parameter(0)\n"
+            f"  ROOT %r = f32[8]{{0}} reduce-precision(%p), {value}\n}}\n")
+    _read_as_xla_reads(text, fast_paths, monkeypatch)

@@ -13,6 +13,14 @@ from ._accuracy import check_result_accuracy
 from ._aliasing import check_aliasing, check_buffer_donor
 from ._computation_layout import check_computation_layout
 from ._custom_call import check_api_version, check_layout_constraints
+from ._scalar_values import (
+    BOOL_ATTRIBUTES,
+    INT64_ATTRIBUTES,
+    STRING_ATTRIBUTES,
+    check_bool,
+    check_int64,
+    check_string,
+)
 from ._sharding_reader import check_sharding
 from ._slice_ranges import check_slice_ranges
 from ._values import check_frontend_attributes, check_int_list, parse_int_lists
@@ -41,6 +49,9 @@ VALUE_CHECKS: dict[str, Check] = {
     "slice": check_slice_ranges,
     "window": check_window,
     **dict.fromkeys(INT_LIST_ATTRIBUTES, check_int_list),
+    **dict.fromkeys(INT64_ATTRIBUTES, check_int64),
+    **dict.fromkeys(BOOL_ATTRIBUTES, check_bool),
+    **dict.fromkeys(STRING_ATTRIBUTES, check_string),
 }
 
 def check_int_lists(value: str, line: int, column: int) -> None:
