@@ -506,6 +506,10 @@ for _signature in ("(p: f32[8]) -> f32[8]", "(p f32[8]) -> f32[8]", "(%p: f32[8]
                    "(p: f32[8]{0:T(2)L(}) -> f32[8]"):
     CASES[f"signature {_signature}"] = _module("ROOT %r = f32[8]{0} negate(%p)").replace(
         "ENTRY %main (p: f32[8]) -> f32[8] {", f"ENTRY %main {_signature} {{")
+for _header in ("replica_count=x", "num_partitions=2.5", "is_scheduled=1",
+                "alias_passthrough_params=yes", "replica_count=4, is_scheduled=true"):
+    CASES[f"header {_header}"] = _module("ROOT %r = f32[8]{0} negate(%p)").replace(
+        "HloModule m\n", f"HloModule m,\n  {_header}\n", 1)
 CASES["transpose without its shape or dimensions"] = _module("ROOT %t = transpose(%p)")
 for _word in ("ENTRY {", "ROOT {", "f32 {", "true {", "%f32 {", "c: {"):  # XLA's ParseName
     CASES[f"computation named {_word[:-2]!r}"] = (

@@ -75,6 +75,10 @@ def value_check(opcode: str, key: str) -> Check | None:
 
 
 HEADER_CHECKS: dict[str, Check] = {
+    "alias_passthrough_params": check_bool,
+    "is_scheduled": check_bool,
+    "num_partitions": check_int64,
+    "replica_count": check_int64,
     "buffer_donor": check_buffer_donor,
     "entry_computation_layout": check_computation_layout,
     "frontend_attributes": check_frontend_attributes,
