@@ -914,7 +914,7 @@ class Reader:
         controls: tuple[str, ...] = ()
         try:
             for k, value, *_ in spans:
-                if value_end(value, 0) != len(value):  # text against the value's end
+                if attribute_value_end(k, value, 0) != len(value):  # text against its end
                     return None
                 if k == "metadata" and not _takes_metadata(value):
                     return None
@@ -1565,10 +1565,9 @@ def _device_ids_end(text: str, end: int) -> int:
 
 
 def read_attributes(text: str, pos: int) -> tuple[list[tuple[str, int, int]], int]:
-    """The ``, key=value`` attributes starting at ``pos``: (key, value start, value end) each,
-    and the offset where the instruction ends (after its last value). A mesh-axes
-    ``replica_groups`` value takes its ``, device_ids=(...)`` part along, as XLA reads it,
-    and a ``literal`` its shape and value (``literal=f32[] 0.1``)."""
+    """The ``, key=value`` attributes starting at ``pos``: (key, value start, value end) each
+    (``attribute_value_end``), and the offset where the instruction ends (after its last
+    value)."""
     found: list[tuple[str, int, int]] = []
     end = pos
     while True:
@@ -1582,17 +1581,25 @@ def read_attributes(text: str, pos: int) -> tuple[list[tuple[str, int, int]], in
             raise AttributesCut("expects attribute name", at, found, False)
         start = skip(text, key.end() + 1)
         try:
-            end = value_end(text, start)
+            end = attribute_value_end(key.group(), text, start)
         except SyntaxFault as fault:
             raise AttributesCut(fault.message, fault.offset,
                                 [*found, (key.group(), start, len(text))], True) from None
-        if key.group() == "replica_groups" and text.startswith("mesh", start):
-            end = _device_ids_end(text, end)
-        elif key.group() == "literal":  # a custom call's: shape, then its value
-            after = skip(text, end)
-            if _LITERAL_VALUE.match(text, after):
-                end = value_end(text, after)
         found.append((key.group(), start, end))
+
+
+def attribute_value_end(key: str, text: str, start: int) -> int:
+    """Where the value of attribute ``key`` starting at ``start`` ends (``value_end``): a
+    mesh-axes ``replica_groups`` value takes its ``, device_ids=(...)`` part along, as XLA
+    reads it, and a ``literal`` its shape and value (``literal=f32[] 0.1``)."""
+    end = value_end(text, start)
+    if key == "replica_groups" and text.startswith("mesh", start):
+        return _device_ids_end(text, end)
+    if key == "literal":  # a custom call's: shape, then its value
+        after = skip(text, end)
+        if _LITERAL_VALUE.match(text, after):
+            return value_end(text, after)
+    return end
 
 
 def _parameter_list_end(text: str, at: int) -> int:
