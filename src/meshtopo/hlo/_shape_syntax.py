@@ -86,6 +86,16 @@ def printed_shape_end(text: str, start: int) -> int | None:
     return end if text[end:end + 1] in (",", ")", "}") else None
 
 
+def _printed_array(printed: re.Match[str]) -> Shape:
+    """The array shape a match of ``_PRINTED`` that XLA takes (``_taken_as_printed``) is."""
+    dims = printed.group(2).split(",") if printed.group(2) else []
+    written = printed.group(0)
+    brace = written.find("{")
+    return Shape(printed.group(1), tuple(int(d.removeprefix("<=")) for d in dims),
+                 tuple(d.startswith("<=") for d in dims),
+                 written[brace + 1:-1] if brace >= 0 else None)
+
+
 def _taken_as_printed(printed: re.Match[str] | None) -> bool:
     """Whether a match of ``_PRINTED`` is a shape XLA takes: an element type's array whose
     layout names as many dimensions as it has (a scalar's braces are no layout to XLA)."""
@@ -182,6 +192,10 @@ class _Shape:
                 raise _Refused("expects ')' at the end of buffer shape.", at)
             return at + 1, Shape(array.element_type, array.dimensions, array.dynamic,
                                  array.layout, is_buffer=True)
+        printed = _PRINTED.match(text, pos, self.stop)
+        if printed is not None and _taken_as_printed(printed) and (
+                printed.end() == self.stop or text[printed.end()] in ",)"):
+            return printed.end(), _printed_array(printed)  # a tuple's elements, mostly
         element = _TYPE.match(text, pos, self.stop)
         if element is None or element.group() not in ELEMENT_BITS:
             if nested:
