@@ -510,6 +510,13 @@ for _header in ("replica_count=x", "num_partitions=2.5", "is_scheduled=1",
                 "alias_passthrough_params=yes", "replica_count=4, is_scheduled=true"):
     CASES[f"header {_header}"] = _module("ROOT %r = f32[8]{0} negate(%p)").replace(
         "HloModule m\n", f"HloModule m,\n  {_header}\n", 1)
+# A text that ends inside an instruction (a dump cut off): XLA stops at its own token.
+for _cut in ("%q = f32[8]{0} parameter(1", "%c = f32[2]{0} constant({1, 2}", "%c = f32[] constant(1",
+             "%q = f32[8]{0} negate(%p", "%q = f32[8]{0} add(%p, f32[8]{0} %p",
+             "%q = f32[8]{0} all-reduce(%p), to_apply=%add, replica_groups={{0,1},{2",
+             "%q = f32[8]{0} collective-permute(%p), source_target_pairs={{0,1},",
+             "%q = f32[8]{0} negate("):
+    CASES[f"text ending in {_cut}"] = _module(_cut).removesuffix("\n}\n")
 CASES["transpose without its shape or dimensions"] = _module("ROOT %t = transpose(%p)")
 for _word in ("ENTRY {", "ROOT {", "f32 {", "true {", "%f32 {", "c: {"):  # XLA's ParseName
     CASES[f"computation named {_word[:-2]!r}"] = (

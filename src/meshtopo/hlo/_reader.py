@@ -92,10 +92,22 @@ from ._token_cursor import TokenCursor
 from ._tokens import KEYWORDS as KEYWORDS_OF_LEXER
 from ._tokens import PRIMITIVE_TYPES, TokKind
 from ._value_checks import HEADER_CHECKS, OPCODE_VALUE_CHECKS, VALUE_CHECKS, value_check
-from ._values import parse_name_list, split_operands, unquote, without_comments
+from ._values import (
+    flat_value,
+    parse_int_lists,
+    parse_name_list,
+    relocate,
+    split_operands,
+    unquote,
+    without_comments,
+)
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter", "iota"})
-_LITERAL_WINDOW = 1 << 16  # how far a constant without its ')' is read for XLA's stop
+# Values that are lists of integer lists when written with braces.
+_INT_LISTS_VALUES = frozenset({"replica_groups", "source_target_pairs"})
+_LITERAL_WINDOW = 1 << 16
+# What ends or nests an operand, strings and comments read whole (``_last_operand``).
+_OPERAND_BREAK = re.compile(r'[()\[\]{},]|"(?:[^"\\]|\\.)*"|/\*(?:[^*]|\*(?!/))*\*/|//[^\n]*')  # how far a constant without its ')' is read for XLA's stop
 # An attribute value that is a computation written inline (or a list of them): a brace and,
 # before any ',' or '}', a name and '=' (an instruction), or a second brace.
 _INLINE = re.compile(r"\{" + SKIP.pattern + r"(?:\{|(?:ROOT(?![A-Za-z0-9_.\-])" + SKIP.pattern
@@ -982,6 +994,10 @@ class Reader:
                 _refuse_as_a_literal(text, open_at + 1, text[shape_start:shape_stop])
             else:
                 self._read_operands(opcode.group(), open_at + 1, len(text), computation)
+                # The operands ran to the end of the text: XLA stops at the last one.
+                if kind == "parameter":
+                    raise SyntaxFault("expects ')' after parameter number", len(text)) from None
+                raise SyntaxFault(_NOT_AN_OPERAND, _last_operand(text, open_at + 1)) from None
             raise
         operands = self._read_operands(opcode.group(), open_at + 1, close - 1, computation)
         expected = OPERAND_COUNTS.get(opcode.group())
@@ -1347,6 +1363,11 @@ class Reader:
                     self._shared.recorded = HloParseError(
                         recorded.message, recorded.line, recorded.column, self.source)
             elif value_cut and index == len(attributes) - 1:
+                if key in _INT_LISTS_VALUES and value.lstrip().startswith("{"):
+                    try:  # a list of lists cut: XLA's reader of them stops where XLA does
+                        parse_int_lists(flat_value(value), key, at_line, at_column)
+                    except HloParseError as error:
+                        raise relocate(error, value, at_line, at_column) from None
                 break
             elif key in CALL_ATTRIBUTES:
                 called.extend(parse_name_list(value, key, at_line, at_column))
@@ -1630,13 +1651,32 @@ def _parameter_list_end(text: str, at: int) -> int:
 def _refuse_as_a_literal(text: str, start: int, shape: str) -> None:
     """Where a constant's ')' is missing, XLA reads its literal (of ``shape``, from
     ``start``) token by token and stops in it or after it: a ``SyntaxFault`` there, if it
-    stops within the next 64 KiB of ``text``."""
+    stops within the next 64 KiB of ``text`` (or at its end)."""
     window = text[start:start + _LITERAL_WINDOW]
+    at_end = start + len(window) == len(text)
     try:
         read_literal(window, parse_shape(shape))
     except SyntaxFault as fault:
-        if fault.offset < len(window) - 1:
+        if at_end or fault.offset < len(window) - 1:
             raise SyntaxFault(fault.message, start + fault.offset) from None
+        return
+    if at_end:  # the literal is whole and the text ends
+        raise SyntaxFault("expects ')' after constant literal", len(text))
+
+
+def _last_operand(text: str, start: int) -> int:
+    """Where the last operand of a list from ``start`` to the end of ``text`` starts (after
+    its last ',' outside brackets, strings and comments)."""
+    last, depth, at = start, 0, start
+    while (found := _OPERAND_BREAK.search(text, at)) is not None:
+        char, at = found.group(), found.end()
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            last = at
+    return skip(text, last)
 
 
 class AttributesCut(SyntaxFault):
