@@ -12,8 +12,7 @@ meshtopo._errors.HloParseError: 1:53: Expects -> before result shape
 
 from __future__ import annotations
 
-from ._shape_syntax import printed_shape_end, read_shape
-from ._syntax import MAX_DEPTH
+from ._shape_syntax import read_shape
 from ._token_cursor import TokenCursor, read_value
 from ._tokens import TokKind
 
@@ -40,22 +39,9 @@ def _layout(c: TokenCursor) -> None:
     c.expect(K.kRbrace, "Expects '}' at the end of computation layouts")
 
 
-def _shape(c: TokenCursor, depth: int = 0) -> None:
-    """XLA's ``ParseShape`` at the current token, by the one shape reader (an array shape as
-    XLA prints it by its pattern, and a tuple of them element by element: an entry may have
-    thousands of parameters and results)."""
-    if c.kind == K.kLparen and depth < MAX_DEPTH:  # as the shape reader reads a tuple
-        c.lex()
-        if c.eat(K.kRparen):
-            return
-        while True:
-            _shape(c, depth + 1)
-            if c.eat(K.kRparen):
-                return
-            c.expect(K.kComma, "expects ')' at the end of tuple.")
-    end = printed_shape_end(c.text, c.start)
-    if end is None:
-        end, refused = read_shape(c.text, c.start, len(c.text), signature=True)
-        if refused is not None:
-            raise c.error(*refused)
+def _shape(c: TokenCursor) -> None:
+    """XLA's ``ParseShape`` at the current token, by the one shape reader."""
+    end, refused = read_shape(c.text, c.start, len(c.text), signature=True)
+    if refused is not None:
+        raise c.error(*refused)
     c.jump(end)

@@ -105,9 +105,9 @@ from ._values import (
 _LITERAL_OPCODES = frozenset({"constant", "parameter", "iota"})
 # Values that are lists of integer lists when written with braces.
 _INT_LISTS_VALUES = frozenset({"replica_groups", "source_target_pairs"})
-_LITERAL_WINDOW = 1 << 16
-# What ends or nests an operand, strings and comments read whole (``_last_operand``).
-_OPERAND_BREAK = re.compile(r'[()\[\]{},]|"(?:[^"\\]|\\.)*"|/\*(?:[^*]|\*(?!/))*\*/|//[^\n]*')  # how far a constant without its ')' is read for XLA's stop
+_LITERAL_WINDOW = 1 << 16  # how far a constant without its ')' is read for XLA's stop
+_OPENERS = frozenset({TokKind.kLparen, TokKind.kLsquare, TokKind.kLbrace})
+_CLOSERS = frozenset({TokKind.kRparen, TokKind.kRsquare, TokKind.kRbrace})
 # An attribute value that is a computation written inline (or a list of them): a brace and,
 # before any ',' or '}', a name and '=' (an instruction), or a second brace.
 _INLINE = re.compile(r"\{" + SKIP.pattern + r"(?:\{|(?:ROOT(?![A-Za-z0-9_.\-])" + SKIP.pattern
@@ -160,12 +160,8 @@ _CALLEE = re.compile(r"(,[ \t]*(?:calls|to_apply)=[ \t]*)(%?[A-Za-z0-9_.\-]+)(?=
 _FAST_HEAD = re.compile(
     r"(ENTRY[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
     r"(\((" + group_items(3) + r")\)[ \t]*->[ \t]*(?:" + _SHAPE + r"))?[ \t]*\{[ \t]*(?=\n)")
-# A signature's parameter as XLA prints it, ``name: shape`` (1 the shape), and the list of
-# them; the shapes are judged by the shape reader (other texts are read token by token).
-_PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*:[ \t]*([a-z][a-z0-9]*\[[^\[\]{}()\n]*\]"
-                        r"(?:\{[^{}\n]*\})?|\(" + group_items(3) + r"\))")
-_PARAMETERS = re.compile(f"(?:{_PARAMETER.pattern}(?:,[ \t]*{_PARAMETER.pattern})*)?")
-# Parameters of array shapes XLA takes, as XLA prints them: most signatures, one match each.
+# Parameters of array shapes XLA takes, as XLA prints them: most signatures, one match each
+# (others are read by the one reader of a parameter list).
 _PRINTED_PARAMETER = r"[A-Za-z_][A-Za-z0-9_.\-]*:[ \t]*" + PRINTED_ARRAY
 _PRINTED_PARAMETERS = re.compile(
     f"(?:{_PRINTED_PARAMETER}(?:,[ \t]*{_PRINTED_PARAMETER})*)?")
@@ -1465,21 +1461,19 @@ def _can_be_shape(text: str, pos: int) -> bool:
     return word is not None and word.group() in ELEMENT_BITS
 
 
-@functools.lru_cache(maxsize=4096)
 def _parameters_taken(parameters: str) -> bool:
-    """Whether a signature's ``parameters`` are as XLA prints them, each shape one XLA
-    takes (fusions share their parameter lists: each distinct text judged once)."""
-    if _PARAMETERS.fullmatch(parameters) is None:
+    """Whether XLA takes a signature's ``parameters`` (the text between its brackets), read
+    by the one reader of a parameter list (``_parameter_list_end``)."""
+    text = f"({parameters})"
+    try:
+        return _parameter_list_end(text, 0) == len(text)
+    except SyntaxFault:
         return False
-    return not any(_signature_shape_refused(found.group(1))
-                   for found in _PARAMETER.finditer(parameters))
 
 
 @functools.lru_cache(maxsize=4096)
 def _signature_shape_refused(shape: str) -> bool:
     """True when XLA refuses ``shape`` in a signature (few texts, many heads)."""
-    if not shape.startswith("("):  # an array: as printed, one pattern decides (shape_error)
-        return shape_error(shape, 0, len(shape)) is not None
     end, refused = read_shape(shape, 0, len(shape), signature=True)
     return refused is not None or skip(shape, end) < len(shape)
 
@@ -1665,18 +1659,16 @@ def _refuse_as_a_literal(text: str, start: int, shape: str) -> None:
 
 
 def _last_operand(text: str, start: int) -> int:
-    """Where the last operand of a list from ``start`` to the end of ``text`` starts (after
-    its last ',' outside brackets, strings and comments)."""
+    """Where the last operand of a list from ``start`` to the end of ``text`` starts: after
+    its last ',' outside brackets, by XLA's tokens."""
     last, depth, at = start, 0, start
-    while (found := _OPERAND_BREAK.search(text, at)) is not None:
-        char, at = found.group(), found.end()
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            last = at
-    return skip(text, last)
+    while True:
+        kind, _, end, at = next_token(text, at)
+        if kind == TokKind.kEof:
+            return skip(text, last)
+        depth += (kind in _OPENERS) - (kind in _CLOSERS)
+        if kind == TokKind.kComma and depth == 0:
+            last = end
 
 
 class AttributesCut(SyntaxFault):

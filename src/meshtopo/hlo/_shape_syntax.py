@@ -75,17 +75,6 @@ def shape_error(text: str, start: int, stop: int) -> tuple[str, int] | None:
     return refused
 
 
-def printed_shape_end(text: str, start: int) -> int | None:
-    """Where the array shape at ``start`` ends when it is written as XLA prints it and XLA
-    takes it (its layout naming as many dimensions as it has), and ',', ')' or '}' follows;
-    else None (read it with ``read_shape``)."""
-    printed = _PRINTED.match(text, start)
-    if printed is None or not _taken_as_printed(printed):
-        return None
-    end = printed.end()
-    return end if text[end:end + 1] in (",", ")", "}") else None
-
-
 def _printed_array(printed: re.Match[str]) -> Shape:
     """The array shape a match of ``_PRINTED`` that XLA takes (``_taken_as_printed``) is."""
     dims = printed.group(2).split(",") if printed.group(2) else []

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .._errors import HloParseError
@@ -50,8 +51,8 @@ from ._tokens import TokKind
 from ._values import flat_value, relocate
 
 K = TokKind
-_EMPTY_KINDS = {K.kw_replicated: "replicated", K.kw_manual: "manual", K.kw_unknown: "unknown",
-                K.kw_unreduced: "unreduced"}
+_KIND_WORDS = frozenset({K.kw_maximal, K.kw_replicated, K.kw_manual, K.kw_unknown,
+                         K.kw_unreduced})  # a sharding's kind, the word itself
 _SHARDING_TYPES = frozenset({K.kw_maximal, K.kw_replicated, K.kw_manual, K.kw_unreduced})
 _NAMED_EMPTY = frozenset({K.kw_replicated, K.kw_unreduced, K.kw_manual})
 _AXIS_LISTS = frozenset({"replicated", "unreduced", "manual"})
@@ -148,10 +149,8 @@ def _single(c: TokenCursor) -> Sharding:
     read = _Read()
     while c.kind != K.kRbrace:
         kind = c.kind
-        if kind == K.kw_maximal:
-            read.kinds.add("maximal")
-        elif kind in _EMPTY_KINDS:
-            read.kinds.add(_EMPTY_KINDS[kind])  # type: ignore[index]
+        if kind in _KIND_WORDS:
+            read.kinds.add(c.word)
         elif kind == K.kw_last_tile_dim_replicate:
             read.last_tile_dim_replicate = True
         elif kind in (K.kw_shard_as, K.kw_shard_like):
@@ -386,17 +385,15 @@ def _mesh(c: TokenCursor) -> tuple[list[str], bool]:
     return axes, False
 
 
-def _list(c: TokenCursor, start: int, end: int, item: object) -> None:
+def _list(c: TokenCursor, start: int, end: int, item: Callable[[], None]) -> None:
     """XLA's ``ParseList``: ``start`` [ item ( ',' item )* ] ``end``."""
-    names = {K.kLbrace: "kLbrace", K.kRbrace: "kRbrace", K.kLsquare: "kLsquare",
-             K.kRsquare: "kRsquare"}
-    c.expect(start, f"expects a list starting with {names[start]}")  # type: ignore[index]
+    c.expect(start, f"expects a list starting with {K(start).name}")
     if c.kind != end:
         while True:
-            item()  # type: ignore[operator]
+            item()
             if not c.eat(K.kComma):
                 break
-    c.expect(end, f"expects a list to end with {names[end]}")  # type: ignore[index]
+    c.expect(end, f"expects a list to end with {K(end).name}")
 
 
 def _dimension_sharding(c: TokenCursor, axes: list[str]) -> None:
