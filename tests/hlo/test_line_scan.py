@@ -1,6 +1,6 @@
 """The compiled scanner of one-line instructions, against the form it takes written as a regex
 with the cuts it makes after it (operand names and shapes, explicit groups, a metadata
-tail)."""
+attribute, called names)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,55 @@ FORM = re.compile(
 )
 
 
+# At the top of an attribute list: a bracketed group, a string, one character; group 1 a
+# comment, or a bracket or quote not closed on the line.
+_TOP_ITEM = re.compile(r"\{" + group_items(3) + r"\}|\(" + group_items(3) + r"\)|\["
+                       + group_items(3) + r"\]|\"(?:[^\"\\]|\\.)*\"|(/[/*]|[{(\[\"])|.",
+                       re.S)
+_METADATA = re.compile(r", metadata=(\{" + group_items(3) + r"\})(?=,|$)")
+_GROUP = re.compile(r"\{" + group_items(3) + r"\}")
+_CALLEE = re.compile(r",[ \t]*(?:calls|to_apply)=[ \t]*(%?[A-Za-z0-9_.\-]+)(?=,|$)")
+
+
+def attribute_cuts(rest: str) -> tuple[str, str | None, tuple[str, ...] | None]:
+    """``rest`` without its first metadata attribute and with each name of ``calls=`` and
+    ``to_apply=`` written ``%``, outside strings and brackets and before any comment; that
+    attribute (or None); those names (None when none; with more than four, none is cut)."""
+    tail, at = None, 0
+    names: list[tuple[int, int]] = []  # where each called name is in rest
+    cut: tuple[int, int] | None = None
+    while at < len(rest):
+        metadata = _METADATA.match(rest, at) if tail is None else None
+        if metadata is not None:
+            tail, cut, at = metadata.group(), metadata.span(), metadata.end()
+            continue
+        callee = _CALLEE.match(rest, at)
+        if callee is not None:
+            if len(names) == 4:
+                names = []
+                break
+            names.append(callee.span(1))
+            at = callee.end()
+            continue
+        if tail is None and rest.startswith(", metadata={", at) and not _GROUP.match(
+                rest, at + 11):
+            break
+        item = _TOP_ITEM.match(rest, at)
+        if item is None or item.group(1):
+            break
+        at = item.end()
+    pieces: list[str] = []  # rest's text between the cuts, and '%' for each name
+    callees: list[str] = []
+    kept = 0
+    for start, stop in sorted([*names, *([cut] if cut else [])]):
+        pieces.append(rest[kept:start])
+        if (start, stop) != cut:
+            pieces.append("%")
+            callees.append(rest[start:stop].lstrip("%"))
+        kept = stop
+    return "".join(pieces) + rest[kept:], tail, tuple(callees) or None
+
+
 def reference(text: str, pos: int) -> ScannedLine | None:
     """What ``scan_lines`` gives for the line at ``pos``, from ``FORM``, the printed form of
     operands with their shapes and Python's string methods."""
@@ -47,7 +96,7 @@ def reference(text: str, pos: int) -> ScannedLine | None:
     start, (attributes, end) = m.start(2), m.span(7)
     while end > attributes and text[end - 1] in " \t\r":
         end -= 1
-    groups = rest = tail = None
+    groups = rest = tail = callees = None
     if end > attributes:
         rest_at = min(m.start(9), end)
         if text.startswith(", replica_groups=", rest_at, end):
@@ -57,10 +106,7 @@ def reference(text: str, pos: int) -> ScannedLine | None:
                 after += 1
             if 0 < stop <= end and (after == end or text[after] == ","):
                 groups, rest_at = (at - start, stop - start), after
-        rest = text[rest_at:end]
-        cut = rest.rfind(", metadata={")
-        if cut >= 0:
-            rest, tail = rest[:cut], rest[cut:]
+        rest, tail, callees = attribute_cuts(text[rest_at:end])
     operands, names, shapes = m.group(5), None, ()
     if m.group(6) is not None:
         names = tuple(n.strip(" \t").lstrip("%") for n in m.group(6).split(","))
@@ -71,7 +117,7 @@ def reference(text: str, pos: int) -> ScannedLine | None:
             shapes = tuple(p.group(1) for p in printed)
     return (end, m.start(1) - pos + 1 if m.group(1) else -1, start - pos + 1,
             m.group(2).lstrip("%"), m.group(4), m.group(3), operands, names, shapes,
-            attributes - start, m.group(8), groups, rest, tail, text[start:end])
+            attributes - start, m.group(8), groups, rest, tail, text[start:end], callees)
 
 
 def reference_lines(text: str, pos: int, most: int) -> list[ScannedLine]:
@@ -132,8 +178,8 @@ def test_scan_lines_reads_the_line() -> None:
     text = "\n" + SEEDS[0]
     assert scan_lines(text, 0, 1) == [(
         len(text.split("\n")[1]) + 1, 3, 8, "ar.1", "all-reduce", "f32[8,128]{1,0}", "%p, %q",
-        ("p", "q"), (), 42, "12", (74, 87), ", use_global_device_ids=true, to_apply=%add",
-        ', metadata={op_name="x"}', text[8:text.index("\n", 1)])]
+        ("p", "q"), (), 42, "12", (74, 87), ", use_global_device_ids=true, to_apply=%",
+        ', metadata={op_name="x"}', text[8:text.index("\n", 1)], ("add",))]
 
 
 def test_scan_lines_reads_operand_shapes() -> None:

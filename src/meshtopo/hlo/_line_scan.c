@@ -24,7 +24,7 @@
  * scans the line after the '\n' at ``pos``, and then each next one while the one before
  * ended at a '\n' (at most ``most``); it gives, for each line in the form, the tuple
  * (end, root, column, name, opcode, shape, operands, names, shapes, attributes, channel,
- * groups, rest, tail, written). ``end`` is where the instruction ends (the line without trailing
+ * groups, rest, tail, written, callees). ``end`` is where the instruction ends (the line without trailing
  * ' ', '\t', '\r'), ``root`` the 1-based column of ROOT (-1 without), ``column`` that of the
  * name, ``name`` the name without '%' and ``opcode`` the opcode (interned: a dump has few),
  * ``operands`` the text between the parentheses; ``names`` the operand names without '%'
@@ -37,9 +37,14 @@
  * leading channel id or None. ``groups`` is the (start, stop), from the name, of explicit
  * replica groups in XLA's printed form written right after it as ", replica_groups=" and
  * followed by ',' or the end (compared first with the groups of the line before in the same
- * scan, which dumps often repeat), else None. ``rest`` is the attribute text after those
- * and ``tail`` its last ", metadata={" attribute onwards (None when it has none); ``rest``
- * is None when the instruction has no attributes. ``written`` is the instruction's text,
+ * scan, which dumps often repeat), else None. ``tail`` is the first ", metadata={...}"
+ * attribute after those, outside strings and brackets and before any comment, its value
+ * closed and followed by ',' or the end (None when there is none); ``callees`` the names
+ * (without '%') that "calls=" and "to_apply=" attributes there name, each a name alone
+ * followed by ',' or the end (None when there are none, or more than four); ``rest`` the
+ * attribute text after those without ``tail`` and with each of those names written '%'
+ * (so that lines calling different computations share it). ``rest`` and ``callees`` are
+ * None when the instruction has no attributes. ``written`` is the instruction's text,
  * from its name to ``end``.
  */
 
@@ -49,11 +54,14 @@
 #include "_explicit_form.h"
 
 #define GROUP_DEPTH 3 /* brackets allowed inside a group */
+#define MAX_CALLEES 4 /* names of called computations cut from a line's attributes */
 
 typedef struct {
     Py_ssize_t end, root, start, name_end, shape_start, shape_end, opcode_start, opcode_end,
-        attributes, channel, channel_end, groups, groups_end, rest, cut;
+        attributes, channel, channel_end, groups, groups_end, rest, cut, cut_end;
     int names; /* the operands' form: NAMES_ALONE, PRINTED_OPERANDS or 0 (neither) */
+    int callees;
+    Py_ssize_t callee_at[MAX_CALLEES], callee_end[MAX_CALLEES];
 } Spans;
 
 enum { NAMES_ALONE = 1, PRINTED_OPERANDS = 2 };
@@ -298,6 +306,77 @@ same_text(const void *d, int kind, Py_ssize_t a, Py_ssize_t b, Py_ssize_t length
                   (size_t)(length * kind)) == 0;
 }
 
+/* The end of the name of a computation called by "calls=" or "to_apply=" at the ',' at i
+ * (the key after ws*, the name after ws*: '%'? namechar+, followed by ',' or stop), its
+ * start in *at; -1 when there is none. */
+INLINE Py_ssize_t
+callee_end(const void *d, int kind, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *at)
+{
+    Py_ssize_t j;
+    for (i++; i < stop && is_blank(CH(i)); i++)
+        ;
+    if (starts_with(d, kind, stop, i, "calls="))
+        i += 6;
+    else if (starts_with(d, kind, stop, i, "to_apply="))
+        i += 9;
+    else
+        return -1;
+    while (i < stop && is_blank(CH(i)))
+        i++;
+    *at = i;
+    j = i + (i < stop && CH(i) == '%');
+    if (j >= stop || !is_name_char(CH(j)))
+        return -1;
+    while (j < stop && is_name_char(CH(j)))
+        j++;
+    return j == stop || CH(j) == ',' ? j : -1;
+}
+
+/* In the attribute text text[i:stop], outside strings and brackets and before any comment:
+ * the first ", metadata={...}" attribute, its value closed on the line and followed by ','
+ * or stop (its span into s->cut and s->cut_end; none leaves s->cut at -1), and the names
+ * called by "calls=" and "to_apply=" (at most MAX_CALLEES, their spans into s->callee_at and
+ * s->callee_end; s->callees counts them, 0 when there are more). */
+INLINE void
+attribute_cuts(const void *d, int kind, Py_ssize_t i, Py_ssize_t stop, Spans *s)
+{
+    while (i < stop) {
+        Py_UCS4 c = CH(i);
+        Py_ssize_t end, at;
+        if (c == ',' && s->cut < 0 && starts_with(d, kind, stop, i, ", metadata={")) {
+            end = group_end(d, kind, stop, i + 11);
+            if (end < 0)
+                return;
+            if (end == stop || CH(end) == ',') {
+                s->cut = i;
+                s->cut_end = end;
+            }
+            i = end;
+        } else if (c == ',' && (end = callee_end(d, kind, i, stop, &at)) >= 0) {
+            if (s->callees == MAX_CALLEES) {
+                s->callees = 0;
+                return;
+            }
+            s->callee_at[s->callees] = at;
+            s->callee_end[s->callees++] = end;
+            i = end;
+        } else if (c == '{' || c == '(' || c == '[') {
+            if ((i = group_end(d, kind, stop, i)) < 0)
+                return;
+        } else if (c == '"') {
+            for (i++; i < stop && CH(i) != '"'; i++)
+                if (CH(i) == '\\')
+                    i++;
+            if (i++ >= stop)
+                return;
+        } else if (c == '/' && i + 1 < stop && (CH(i + 1) == '/' || CH(i + 1) == '*')) {
+            return; /* a comment */
+        } else {
+            i++;
+        }
+    }
+}
+
 /* The line at pos in the form, its spans in s; 0 when it is not in the form. */
 INLINE int
 scan(const void *d, int kind, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t last,
@@ -426,12 +505,7 @@ scan(const void *d, int kind, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t last,
             s->rest = after;
         }
     }
-    for (i = j - 12; i >= s->rest; i--) { /* the last ", metadata={" */
-        if (CH(i) == ',' && starts_with(d, kind, j, i, ", metadata={")) {
-            s->cut = i;
-            break;
-        }
-    }
+    attribute_cuts(d, kind, s->rest, j, s);
     return 1;
 }
 
@@ -512,7 +586,73 @@ span_or_none(PyObject *text, Py_ssize_t start, Py_ssize_t stop)
     return PyUnicode_Substring(text, start, stop);
 }
 
-#define ITEMS 15 /* of a scanned line */
+/* The attribute text text[s->rest:s->end] without the metadata attribute s->cut cuts, each
+ * called name written '%' (a new string), or NULL. */
+static PyObject *
+open_rest(PyObject *text, const Spans *s)
+{
+    PyObject *pieces[2 * MAX_CALLEES + 3], *joined = NULL, *open = NULL, *empty = NULL, *list;
+    Py_ssize_t at = s->rest, count = 0, k, c = 0;
+    int cut_done = s->cut < 0;
+    if (s->cut < 0 && s->callees == 0)
+        return PyUnicode_Substring(text, s->rest, s->end);
+    if ((open = PyUnicode_FromString("%")) == NULL || (empty = PyUnicode_New(0, 0)) == NULL)
+        goto done;
+    while (1) { /* the pieces between the cuts, in order */
+        Py_ssize_t next = c < s->callees ? s->callee_at[c] : s->end;
+        if (!cut_done && s->cut < next) {
+            if ((pieces[count++] = PyUnicode_Substring(text, at, s->cut)) == NULL)
+                goto done;
+            at = s->cut_end;
+            cut_done = 1;
+            continue;
+        }
+        if ((pieces[count++] = PyUnicode_Substring(text, at, next)) == NULL)
+            goto done;
+        if (c == s->callees)
+            break;
+        pieces[count++] = Py_NewRef(open);
+        at = s->callee_end[c++];
+    }
+    if ((list = PyList_New(count)) != NULL) {
+        for (k = 0; k < count; k++)
+            PyList_SET_ITEM(list, k, pieces[k]);
+        count = 0; /* the list holds them */
+        joined = PyUnicode_Join(empty, list);
+        Py_DECREF(list);
+    }
+done:
+    for (k = 0; k < count; k++)
+        Py_XDECREF(pieces[k]);
+    Py_XDECREF(open);
+    Py_XDECREF(empty);
+    return joined;
+}
+
+/* The names s->callee_at/s->callee_end span, without '%' (a new tuple), or None. */
+static PyObject *
+callee_names(PyObject *text, const Spans *s)
+{
+    PyObject *names;
+    int k;
+    if (s->callees == 0)
+        Py_RETURN_NONE;
+    if ((names = PyTuple_New(s->callees)) == NULL)
+        return NULL;
+    for (k = 0; k < s->callees; k++) {
+        Py_ssize_t at = s->callee_at[k];
+        PyObject *name = PyUnicode_Substring(
+            text, at + (PyUnicode_READ_CHAR(text, at) == '%'), s->callee_end[k]);
+        if (name == NULL) {
+            Py_DECREF(names);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(names, k, name);
+    }
+    return names;
+}
+
+#define ITEMS 16 /* of a scanned line */
 
 /* The scanned line of the spans s of the line starting at pos (a new tuple), or NULL. */
 static PyObject *
@@ -543,10 +683,10 @@ scanned_line(PyObject *text, Py_ssize_t pos, const Spans *s)
     items[11] = s->groups < 0 ? Py_NewRef(Py_None)
                               : Py_BuildValue("(nn)", s->groups - s->start,
                                               s->groups_end - s->start);
-    items[12] = has_attributes ? PyUnicode_Substring(text, s->rest, s->cut >= 0 ? s->cut : s->end)
-                               : Py_NewRef(Py_None);
-    items[13] = span_or_none(text, has_attributes ? s->cut : -1, s->end);
+    items[12] = has_attributes ? open_rest(text, s) : Py_NewRef(Py_None);
+    items[13] = span_or_none(text, has_attributes ? s->cut : -1, s->cut_end);
     items[14] = PyUnicode_Substring(text, s->start, s->end);
+    items[15] = has_attributes ? callee_names(text, s) : Py_NewRef(Py_None);
     found = PyTuple_New(ITEMS);
     for (k = 0; k < ITEMS; k++) {
         if (items[k] == NULL || found == NULL) {

@@ -1,7 +1,7 @@
 # end, root column, column, name, opcode, shape, operands, operand names, operand shapes,
-# attributes, channel, explicit groups, rest, metadata tail, written (see _line_scan.c).
+# attributes, channel, explicit groups, rest, metadata, written, callees (see _line_scan.c).
 ScannedLine = tuple[int, int, int, str, str, str, str, tuple[str, ...] | None,
                     tuple[str | None, ...], int, str | None, tuple[int, int] | None, str | None,
-                    str | None, str]
+                    str | None, str, tuple[str, ...] | None]
 
 def scan_lines(text: str, pos: int, most: int, /) -> list[ScannedLine]: ...

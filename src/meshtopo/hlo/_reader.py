@@ -152,9 +152,6 @@ _SHAPE = (r"[a-z][a-z0-9]*\[[^{}()\[\]\"/\n]*\](?:\{" + group_items(3) + r"\})?|
           + group_items(3) + r"\)")
 # One attribute of a one-line attribute list: 1 key, 2 value.
 _FAST_ATTRIBUTE = re.compile(r",[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)=[ \t]*(" + _VALUE + ")")
-# A computation named by ``calls=`` or ``to_apply=`` (different on almost every fusion):
-# 1 the key, 2 the name, which layouts keep open (``%``) so that lines share them.
-_CALLEE = re.compile(r"(,[ \t]*(?:calls|to_apply)=[ \t]*)(%?[A-Za-z0-9_.\-]+)(?=,|$)")
 # A computation's head on one line as XLA prints it: 1 ENTRY, 2 name, 3 the signature
 # ``(params) -> shape``; the next line starts its instructions.
 _FAST_HEAD = re.compile(
@@ -176,23 +173,24 @@ _Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
 
 class _Layout:
     """What one-line attribute lists with the same ``shared`` text share (the attributes
-    after a leading channel id and explicit groups, without a trailing metadata attribute;
+    after a leading channel id and explicit groups, without their metadata attribute;
     in an open layout, the names of ``calls=`` and ``to_apply=`` written ``%``, each line's
     own): that the text is an attribute list, the computations it calls (in an open layout,
     none but each line's own), control predecessors and whether it has a metadata
     attribute. Calling it with an instruction read by the fast path gives that
     instruction's attributes with their positions: those of ``shared`` from ``spans`` (each
     attribute's key, value and the value's offset in ``shared``; None in an open layout,
-    whose lines differ there), any after it (a trailing metadata attribute) split from the instruction's own
-    text."""
+    whose lines differ there), any other (a metadata attribute) split from the instruction's
+    own text. ``opened`` counts the names an open layout writes ``%``."""
 
-    __slots__ = ("accepted", "called", "controls", "has_metadata", "keys", "shared", "spans")
+    __slots__ = ("accepted", "called", "controls", "has_metadata", "keys", "opened", "shared",
+                 "spans")
 
     def __init__(self, called: tuple[str, ...], controls: tuple[str, ...], shared: str,
-                 keys: frozenset[str], spans: tuple[tuple[str, str, int], ...] | None = None
-                 ) -> None:
+                 keys: frozenset[str], spans: tuple[tuple[str, str, int], ...] | None = None,
+                 opened: int = 0) -> None:
         self.called, self.controls, self.shared, self.keys = called, controls, shared, keys
-        self.spans = spans
+        self.spans, self.opened = spans, opened
         self.has_metadata = "metadata" in keys
         self.accepted: set[str] = set()  # opcodes XLA allows these attributes on
 
@@ -306,11 +304,9 @@ class Reader:
         # named _, whose operands written with a shape and no definition are parameters).
         self.single = False
         self._entry_seen = False
-        # (opcode, has channel, has groups, attribute text) -> its layout and called
-        # computations; the open layouts by their text with callee names open
+        # (opcode, has channel, has groups, attribute text as scanned) -> its layout
         # (``_layout_of``).
-        self._layouts: dict[tuple[str, bool, bool, str], tuple[_Layout, tuple[str, ...]]] = {}
-        self._open_layouts: dict[tuple[bool, bool, str], _Layout] = {}
+        self._layouts: dict[tuple[str, bool, bool, str], _Layout] = {}
         self._metadata_seen: set[str] = set()
         self._shapes: dict[str, str] = {}  # each shape text the fast path read, kept once
         # (signature's result, root's shape) -> whether XLA finds them compatible.
@@ -468,6 +464,9 @@ class Reader:
     def _begin(self) -> None:
         """Start reading a computation's instructions."""
         self._names: set[str] | NameSet = NameSet() if self._bounded else set()
+        # The shape text of each name read (a whole text only): what an operand written with
+        # its shape is compared with first (``_same_as_defined``).
+        self._shape_of: dict[str, str] | None = None if self._bounded else {}
         self._parameters: dict[int, Instruction] = {}
         # async starts and updates -> what their updates and dones continue
         self._async_ops: dict[str, _AsyncStart] = {}
@@ -491,17 +490,14 @@ class Reader:
             run = (self.pos, self.line)  # where the fast path's run starts
             read = [] if self.single else self._lines(computation)
             if read:
-                definition = self._shared.definition
                 for instruction in read:
                     if instruction.opcode == "constant":
                         self._check_literal(instruction)
                     elif instruction.opcode in CHECKED_OPCODES:
                         self._check_after(instruction, computation, run)
-                    if shapes := instruction.inline_shapes:
-                        for name, shape in zip(instruction.operands, shapes, strict=True):
-                            if shape is not None and definition(computation, name) != shape:
-                                self._check_operand_shapes(instruction, computation)
-                                break
+                    if instruction.inline_shapes and not self._same_as_defined(instruction,
+                                                                                computation):
+                        self._check_operand_shapes(instruction, computation)
                     if instruction.opcode in opcodes:
                         visit(instruction)  # type: ignore[misc]
                     elif instruction.opcode == "parameter":
@@ -705,7 +701,20 @@ class Reader:
                                     *_predecessor_position(instruction, predecessor),
                                     self.source)
         names.add(name)
+        if self._shape_of is not None:
+            self._shape_of[name] = instruction.shape_text
         self._last = instruction
+
+    def _same_as_defined(self, instruction: Instruction, computation: Computation) -> bool:
+        """True when every operand of ``instruction`` written with a shape is written with
+        the shape text of its definition (``_check_operand_shapes`` says what else XLA
+        takes)."""
+        shapes, shape_of = instruction.inline_shapes, self._shape_of
+        if shape_of is not None and tuple(map(shape_of.get, instruction.operands)) == shapes:
+            return True
+        definition = self._shared.definition
+        return all(shape is None or definition(computation, name) == shape
+                   for name, shape in zip(instruction.operands, shapes, strict=True))
 
     def _check_operand_shapes(self, instruction: Instruction, computation: Computation) -> None:
         """XLA finds an operand written with a shape by its name and that shape: one
@@ -805,27 +814,31 @@ class Reader:
         scanned = scan_lines(self.text, self.pos, _RUN) if self._fast else None
         if not scanned:
             return []
-        names, known, layouts, shapes, metadata = (
+        names, known, layouts, shapes, metadata, shape_of = (
             self._names, self.computation_names, self._layouts, self._shapes,
-            self._metadata_seen)
+            self._metadata_seen, self._shape_of)
         defined, add = names.issuperset, names.add
         owner, line, end = computation.name, self.line, self.pos
         read: list[Instruction] = []
         for (after, root, column, name, opcode, shape, operand_text, operands, inline,
-             attribute_at, channel, groups, rest, tail, written) in scanned:
+             attribute_at, channel, groups, rest, tail, written, callees) in scanned:
             if rest is None:
                 if opcode not in _BARE_OPCODES:
                     break  # the general reader refuses it
-                layout, called = _NO_ATTRIBUTES, _NO_ATTRIBUTES.called
+                layout, called = _NO_ATTRIBUTES, ()
             else:
                 if tail is not None and tail not in metadata and not self._metadata(tail):
-                    rest, tail = rest + tail, None  # the metadata is read with the rest
+                    break  # the general reader says why
                 key = (opcode, channel is not None, groups is not None, rest)
-                found = layouts.get(key) or self._layout_of(*key)
-                if found is None or (tail is not None and found[0].has_metadata):
+                found = layouts.get(key) or self._layout_of(*key, callees is not None)
+                if found is None or (tail is not None and found.has_metadata):
                     break
-                layout, called = found
-            if operands is None or opcode in _LITERAL_OPCODES:
+                if found.opened != (0 if callees is None else len(callees)):
+                    break  # a name written '%' in the text: the general reader's
+                layout, called = found, callees or found.called
+            if opcode == "parameter" and _printed_number(operand_text):
+                operands, inline = (), ()  # its number is noted with the instruction
+            elif operands is None or opcode in _LITERAL_OPCODES:
                 try:
                     operands, inline = self._operands(opcode, operand_text, 0)
                 except SyntaxFault:
@@ -850,6 +863,8 @@ class Reader:
                 written, layout, called, controls, inline, attribute_at, channel, groups,
                 layout.shared)
             add(name)
+            if shape_of is not None:
+                shape_of[name] = kept
             if root >= 0:
                 computation.root = instruction
             read.append(instruction)
@@ -871,40 +886,27 @@ class Reader:
         self._metadata_seen.add(tail)
         return True
 
-    def _layout_of(self, opcode: str, has_channel: bool, has_groups: bool, rest: str
-                   ) -> tuple[_Layout, tuple[str, ...]] | None:
-        """The layout of attribute text ``rest`` on an ``opcode`` instruction and the
-        computations it calls, remembered; when ``rest`` names computations by ``calls=`` or
-        ``to_apply=`` (``_CALLEE``), the layout of its text with those names open, shared by
-        the lines that differ only there. None when ``rest`` is no attribute list the fast
-        path takes, or ``opcode`` is none of XLA's or does not take these attributes."""
+    def _layout_of(self, opcode: str, has_channel: bool, has_groups: bool, rest: str,
+                   open_callees: bool) -> _Layout | None:
+        """The layout of attribute text ``rest`` on an ``opcode`` instruction, remembered
+        (with ``open_callees``, each name of ``calls=`` and ``to_apply=`` is written ``%``: the
+        scanner gives each line's own). None when ``rest`` is no attribute list the fast path
+        takes, or ``opcode`` is none of XLA's or does not take these attributes."""
         if opcode not in _FAST_OPCODES:
             return None
-        found = None
-        if ("calls=" in rest or "to_apply=" in rest) and len(
-                parts := _CALLEE.split(rest)) > 1:
-            names = tuple(name.lstrip("%") for name in parts[2::3])
-            parts[2::3] = ["%"] * len(names)
-            key = (has_channel, has_groups, "".join(parts))
-            shared = self._open_layouts.get(key) or self._layout(*key, open_callees=True)
-            if shared is not None:
-                found = (_remember(self._open_layouts, key, shared), names)
-        if found is None:
-            layout = self._layout(has_channel, has_groups, rest)
-            if layout is None:
-                return None
-            found = (layout, layout.called)
-        if not found[0].allows(opcode):
+        layout = self._layout(has_channel, has_groups, rest, open_callees)
+        if layout is None or not layout.allows(opcode):
             return None
-        return _remember(self._layouts, (opcode, has_channel, has_groups, rest), found)
+        return _remember(self._layouts, (opcode, has_channel, has_groups, rest), layout)
 
     def _layout(self, has_channel: bool, has_groups: bool, shared: str,
                 open_callees: bool = False) -> _Layout | None:
         """What one-line instructions with the attribute text ``shared`` after a leading
         channel id and explicit groups (``has_channel``, ``has_groups``) share; None when
         ``shared`` is no attribute list or the general reader must report an error. With
-        ``open_callees``, ``calls=%`` and ``to_apply=%`` stand for each line's own names, and
-        a text that also names computations otherwise is left to the general reader."""
+        ``open_callees``, ``calls=%`` and ``to_apply=%`` stand for each line's own names (the
+        scanner's), and a text that also names computations otherwise is left to the general
+        reader."""
         spans: list[tuple[str, str, int]] = []
         end = 0
         for found in _FAST_ATTRIBUTE.finditer(shared):
@@ -920,6 +922,7 @@ class Reader:
             return None
         called: list[str] = []
         controls: tuple[str, ...] = ()
+        opened = 0
         try:
             for k, value, *_ in spans:
                 if attribute_value_end(k, value, 0) != len(value):  # text against its end
@@ -928,7 +931,9 @@ class Reader:
                     return None
                 if k in VALUE_CHECKS and VALUE_CHECKS[k](value, 1, 1) is not None:
                     return None  # the general reader records what XLA records
-                if k in CALL_ATTRIBUTES and not (open_callees and value == "%"):
+                if open_callees and value == "%" and k in _OPEN_CALLEES:
+                    opened += 1
+                elif k in CALL_ATTRIBUTES:
                     called.extend(parse_name_list(value, k, 1, 1))
                 elif k == "control-predecessors":
                     controls = tuple(parse_name_list(value, k, 1, 1))
@@ -937,7 +942,7 @@ class Reader:
         if open_callees and called:  # the order of the names would be lost
             return None
         return _Layout(tuple(called), controls, shared, frozenset(keys),
-                       None if open_callees else tuple(spans))
+                       None if open_callees else tuple(spans), opened)
 
     def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
         text = self.text
@@ -1478,10 +1483,15 @@ def _signature_shape_refused(shape: str) -> bool:
     return refused is not None or skip(shape, end) < len(shape)
 
 
+def _printed_number(text: str) -> bool:
+    """True when ``text`` is a parameter number as XLA prints it (digits within int64)."""
+    return len(text) < 19 and text.isdigit() and text.isascii()
+
+
 def _parameter_number(text: str, offset: int) -> tuple[int, int]:
     """The number a parameter's operand text (at ``offset``) holds, one integer of int64 at
     least 0 (else a ``SyntaxFault`` in XLA's words), and the offset of the token after it."""
-    if len(text) < 19 and text.isdigit() and text.isascii():  # as XLA prints it
+    if _printed_number(text):
         return int(text), len(text)
     at = skip(text, 0)
     found = int64_at(text, at)
@@ -1555,6 +1565,8 @@ def _predecessor_position(instruction: Instruction, predecessor: str) -> tuple[i
 
 
 _NO_ATTRIBUTES = _Layout((), (), "", frozenset())
+# The attributes whose one name the scanner gives each line's own (``scan_lines``' callees).
+_OPEN_CALLEES = frozenset({"calls", "to_apply"})
 # Names the general reader judges (a type or keyword: XLA's lexer reads them as such).
 _GENERAL_NAMES = frozenset(ELEMENT_BITS) | KEYWORDS
 # The opcodes the fast path reads: async wrappers are left to the general reader (``_async``),
