@@ -152,16 +152,16 @@ _SHAPE = (r"[a-z][a-z0-9]*\[[^{}()\[\]\"/\n]*\](?:\{" + group_items(3) + r"\})?|
           + group_items(3) + r"\)")
 # One attribute of a one-line attribute list: 1 key, 2 value.
 _FAST_ATTRIBUTE = re.compile(r",[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)=[ \t]*(" + _VALUE + ")")
-# A computation's head on one line as XLA prints it: 1 ENTRY, 2 name, 3 the signature
-# ``(params) -> shape``; the next line starts its instructions.
-_FAST_HEAD = re.compile(
-    r"(ENTRY[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
-    r"(\((" + group_items(3) + r")\)[ \t]*->[ \t]*(?:" + _SHAPE + r"))?[ \t]*\{[ \t]*(?=\n)")
-# Parameters of array shapes XLA takes, as XLA prints them: most signatures, one match each
-# (others are read by the one reader of a parameter list).
+# Parameters of array shapes XLA takes, as XLA prints them: most signatures (others are read
+# by the one reader of a parameter list).
 _PRINTED_PARAMETER = r"[A-Za-z_][A-Za-z0-9_.\-]*:[ \t]*" + PRINTED_ARRAY
-_PRINTED_PARAMETERS = re.compile(
-    f"(?:{_PRINTED_PARAMETER}(?:,[ \t]*{_PRINTED_PARAMETER})*)?")
+# A computation's head on one line as XLA prints it, after white space: 1 ENTRY, 2 name, 3
+# the signature ``(params) -> shape`` with its parameters as XLA prints them, 4 its result
+# shape; the next line starts its instructions.
+_FAST_HEAD = re.compile(
+    r"[ \t\r\n]*(ENTRY[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
+    rf"(\((?:{_PRINTED_PARAMETER}(?:,[ \t]*{_PRINTED_PARAMETER})*)?\)[ \t]*->[ \t]*"
+    r"(" + _SHAPE + r"))?[ \t]*\{[ \t]*(?=\n)")
 _LAYOUTS_KEPT = 4096
 _METADATA_KEPT = 8192  # metadata attributes the fast path remembers as taken (a dump repeats each)
 _SHAPES_KEPT = 4096  # shape texts the fast path keeps, each once (a dump repeats a few)
@@ -500,8 +500,6 @@ class Reader:
                         self._check_operand_shapes(instruction, computation)
                     if instruction.opcode in opcodes:
                         visit(instruction)  # type: ignore[misc]
-                    elif instruction.opcode == "parameter":
-                        self._parameter(instruction)
                     yield instruction
                 if len(read) == _RUN:
                     continue  # the run may go on
@@ -543,24 +541,25 @@ class Reader:
 
     def _computation_head(self, pos: int) -> tuple[Computation | None, int]:
         text = self.text
+        fast = _FAST_HEAD.match(text, pos) if self._fast else None
+        if fast is not None and (fast.group(2) in _RESERVED or (
+                fast.group(1) and self._entry_seen) or (
+                fast.group(4) and _signature_shape_refused(fast.group(4)))):
+            fast = None  # the general reader says why
+        if fast is not None:  # on one line: the result is where it is on the head's
+            start = fast.start(1) if fast.group(1) else fast.start(2)
+            start_line, start_column = self.position(start)
+            result = fast.start(4)
+            return Computation(
+                fast.group(2).lstrip("%"), fast.group(1) is not None, start_line,
+                fast.group(3) or "", result_at=None if result < 0 else (
+                    start_line, start_column + result - start)), fast.end()
         pos = skip(text, pos)
         if pos >= len(text):
             return None, pos
         start_line, start_column = self.position(pos)
         if self._entry_seen and _ENTRY.match(text, pos):
             raise SyntaxFault("expects only one ENTRY", pos)
-        fast = _FAST_HEAD.match(text, pos) if self._fast else None
-        if fast is not None and (fast.group(2) in _RESERVED or (fast.group(3) and (
-                _signature_shape_refused(text[text.rindex("->", fast.start(3), fast.end(3)) + 2:
-                                     fast.end(3)])
-                or (_PRINTED_PARAMETERS.fullmatch(fast.group(4)) is None
-                    and not _parameters_taken(fast.group(4)))))):
-            fast = None  # the general reader says why
-        if fast is not None:
-            return Computation(
-                fast.group(2).lstrip("%"), fast.group(1) is not None, start_line,
-                fast.group(3) or "", result_at=self._result_at(
-                    pos, (start_line, start_column), fast.start(3), fast.end(3))), fast.end()
         entry = _ENTRY.match(text, pos)
         at = skip(text, entry.end()) if entry else pos
         kind, _, name_end, _ = next_token(text, at)  # XLA's ParseName: one name token
@@ -814,9 +813,9 @@ class Reader:
         scanned = scan_lines(self.text, self.pos, _RUN) if self._fast else None
         if not scanned:
             return []
-        names, known, layouts, shapes, metadata, shape_of = (
+        names, known, layouts, shapes, metadata, shape_of, parameters = (
             self._names, self.computation_names, self._layouts, self._shapes,
-            self._metadata_seen, self._shape_of)
+            self._metadata_seen, self._shape_of, self._parameters)
         defined, add = names.issuperset, names.add
         owner, line, end = computation.name, self.line, self.pos
         read: list[Instruction] = []
@@ -836,8 +835,12 @@ class Reader:
                 if found.opened != (0 if callees is None else len(callees)):
                     break  # a name written '%' in the text: the general reader's
                 layout, called = found, callees or found.called
-            if opcode == "parameter" and _printed_number(operand_text):
-                operands, inline = (), ()  # its number is noted with the instruction
+            if opcode == "parameter":
+                # A number as XLA prints it, each once (the general reader says what else).
+                if not _printed_number(operand_text) or (
+                        number := int(operand_text)) in parameters:
+                    break
+                operands, inline = (), ()
             elif operands is None or opcode in _LITERAL_OPCODES:
                 try:
                     operands, inline = self._operands(opcode, operand_text, 0)
@@ -867,6 +870,8 @@ class Reader:
                 shape_of[name] = kept
             if root >= 0:
                 computation.root = instruction
+            if opcode == "parameter":
+                parameters[number] = instruction
             read.append(instruction)
             line += 1
             end = after
@@ -1464,16 +1469,6 @@ def _can_be_shape(text: str, pos: int) -> bool:
     if word is not None and word.group() == "b":  # a buffer shape: b(f32[16])
         return text.startswith("(", skip(text, word.end()))
     return word is not None and word.group() in ELEMENT_BITS
-
-
-def _parameters_taken(parameters: str) -> bool:
-    """Whether XLA takes a signature's ``parameters`` (the text between its brackets), read
-    by the one reader of a parameter list (``_parameter_list_end``)."""
-    text = f"({parameters})"
-    try:
-        return _parameter_list_end(text, 0) == len(text)
-    except SyntaxFault:
-        return False
 
 
 @functools.lru_cache(maxsize=4096)
