@@ -50,10 +50,15 @@ _CALLEE = re.compile(r",[ \t]*(?:calls|to_apply)=[ \t]*(%?[A-Za-z0-9_.\-]+)(?=,|
 def attribute_cuts(rest: str) -> tuple[str, str | None, tuple[str, ...] | None]:
     """``rest`` without its first metadata attribute and with each name of ``calls=`` and
     ``to_apply=`` written ``%``, outside strings and brackets and before any comment; that
-    attribute (or None); those names (None when none; with more than four, none is cut)."""
+    attribute (or None); those names (None when none; with more than four, none is cut).
+    Without those keys, a last metadata attribute that ends ``rest`` is cut alone."""
     tail, at = None, 0
     names: list[tuple[int, int]] = []  # where each called name is in rest
     cut: tuple[int, int] | None = None
+    last = rest.rfind(", metadata={")
+    if "calls=" not in rest and "to_apply=" not in rest and (
+            last < 0 or _GROUP.fullmatch(rest, last + 11)):  # cut without reading the rest
+        return (rest, None, None) if last < 0 else (rest[:last], rest[last:], None)
     while at < len(rest):
         metadata = _METADATA.match(rest, at) if tail is None else None
         if metadata is not None:

@@ -48,6 +48,7 @@
  * from its name to ``end``.
  */
 
+#define _GNU_SOURCE /* memmem */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -306,6 +307,19 @@ same_text(const void *d, int kind, Py_ssize_t a, Py_ssize_t b, Py_ssize_t length
                   (size_t)(length * kind)) == 0;
 }
 
+/* True when text[i:stop] holds ``needle`` (ASCII). */
+INLINE int
+has_text(const void *d, int kind, Py_ssize_t i, Py_ssize_t stop, const char *needle)
+{
+    size_t length = strlen(needle);
+    if (kind == PyUnicode_1BYTE_KIND)
+        return i < stop && memmem((const char *)d + i, (size_t)(stop - i), needle, length) != NULL;
+    for (; i + (Py_ssize_t)length <= stop; i++)
+        if (starts_with(d, kind, stop, i, needle))
+            return 1;
+    return 0;
+}
+
 /* The end of the name of a computation called by "calls=" or "to_apply=" at the ',' at i
  * (the key after ws*, the name after ws*: '%'? namechar+, followed by ',' or stop), its
  * start in *at; -1 when there is none. */
@@ -504,6 +518,20 @@ scan(const void *d, int kind, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t last,
             s->groups_end = stop;
             s->rest = after;
         }
+    }
+    /* A line calling no computation by name whose last metadata attribute ends it (most
+     * lines, and all whose values are long) is cut there without reading the rest. */
+    for (i = j - 12; i >= s->rest; i--) {
+        if (CH(i) == ',' && starts_with(d, kind, j, i, ", metadata={"))
+            break;
+    }
+    if (!has_text(d, kind, s->rest, j, "calls=") && !has_text(d, kind, s->rest, j, "to_apply=") &&
+        (i < s->rest || group_end(d, kind, j, i + 11) == j)) {
+        if (i >= s->rest) {
+            s->cut = i;
+            s->cut_end = j;
+        }
+        return 1;
     }
     attribute_cuts(d, kind, s->rest, j, s);
     return 1;

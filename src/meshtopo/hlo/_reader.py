@@ -22,9 +22,10 @@ last instruction when none is marked), as XLA's parser requires.
 
 The fast path reads runs of instructions written one a line as XLA prints them: the C scanner
 (``_line_scan.scan_lines``) cuts each line into its texts (name, shape, opcode, operands,
-leading explicit groups, a trailing metadata attribute, the attribute list left) and
-``_lines`` decides the rest: the attribute list left is checked once per distinct text and
-opcode, with the same lexical patterns, and shapes, names and XLA's checks between
+leading explicit groups, its metadata attribute, the names of ``calls=`` and ``to_apply=``,
+the attribute list left with those names written ``%``) and ``_lines`` decides the rest: the
+attribute list left is checked once per distinct text and opcode, with the same lexical
+patterns, and shapes, names and XLA's checks between
 instructions as the general reader checks them. It takes a line only when the next line
 starts another statement (a name or ``}``, which no value continues) and those checks pass,
 and otherwise declines to the general reader, so it decides only how quickly an instruction
