@@ -17,7 +17,7 @@ from meshtopo.hlo._line_scan import scan_lines
 from meshtopo.hlo._syntax import group_items
 from meshtopo.hlo._values import _PRINTED_OPERAND, _PRINTED_OPERANDS
 
-from ._fast_paths import structure, turn_off
+from ._fast_paths import errors_both_ways, structure, turn_off
 from ._text import entry_head
 
 if TYPE_CHECKING:
@@ -222,3 +222,35 @@ def test_attributes_after_metadata_stay(monkeypatch: pytest.MonkeyPatch) -> None
     assert fast.entry.instruction("b").control_predecessors == ("a",)
     turn_off(monkeypatch)
     assert structure(fast) == structure(hlo.parse_module(text))
+
+
+def test_cut_attributes_read_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A metadata attribute before a backend_config, and fusions and reductions that differ
+    # only in the computation they call, share a layout; each keeps its own attributes,
+    # positions and callees, as the general reader reads them.
+    text = (entry_head("HloModule m, replica_count=2")
+            + '  %a = f32[8]{0} fusion(%p), kind=kLoop, calls=%add, metadata={op_name="a"}, '
+            'backend_config={"k":1}\n'
+            '  %b = f32[8]{0} fusion(%a), kind=kLoop, calls=add, metadata={op_name="b"}, '
+            'backend_config={"k":1}\n'
+            "  %c = f32[8]{0} all-reduce(%b), replica_groups={}, to_apply=%add, "
+            'backend_config="calls=%x, metadata={y}"\n'
+            "  ROOT %r = f32[8]{0} copy(%c)\n}\n")
+    fast = hlo.parse_module(text)
+    assert [i.called_computations for i in fast.entry.instructions][1:4] == [
+        ("add",), ("add",), ("add",)]
+    assert fast.entry.instruction("b").attributes["metadata"] == '{op_name="b"}'
+    turn_off(monkeypatch)
+    assert structure(fast) == structure(hlo.parse_module(text))
+
+
+def test_a_name_written_as_the_cut_is_read_by_the_general_reader(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A literal '%' where the scanner writes one for each name it cuts is no name, though
+    # the line before wrote the same attribute text with a name cut.
+    text = (entry_head("HloModule m, replica_count=2")
+            + "  %a = f32[8]{0} fusion(%p), kind=kLoop, calls=%add\n"
+            "  %b = f32[8]{0} fusion(%a), kind=kLoop, calls=%\n"
+            "  ROOT %r = f32[8]{0} copy(%b)\n}\n")
+    fast, general = errors_both_ways(text, monkeypatch)
+    assert fast == general
