@@ -825,7 +825,7 @@ class Reader:
             if rest is None:
                 if opcode not in _BARE_OPCODES:
                     break  # the general reader refuses it
-                layout, called = _NO_ATTRIBUTES, ()
+                layout, called = _NO_ATTRIBUTES, _NO_ATTRIBUTES.called
             else:
                 if tail is not None and tail not in metadata and not self._metadata(tail):
                     break  # the general reader says why
