@@ -51,14 +51,16 @@ def attribute_cuts(rest: str) -> tuple[str, str | None, tuple[str, ...] | None]:
     """``rest`` without its first metadata attribute and with each name of ``calls=`` and
     ``to_apply=`` written ``%``, outside strings and brackets and before any comment; that
     attribute (or None); those names (None when none; with more than four, none is cut).
-    Without those keys, a last metadata attribute that ends ``rest`` is cut alone."""
+    Without those keys, or in a ``rest`` longer than 1,024 characters, a last metadata
+    attribute that ends ``rest`` is cut alone."""
     tail, at = None, 0
     names: list[tuple[int, int]] = []  # where each called name is in rest
     cut: tuple[int, int] | None = None
     last = rest.rfind(", metadata={")
-    if "calls=" not in rest and "to_apply=" not in rest and (
-            last < 0 or _GROUP.fullmatch(rest, last + 11)):  # cut without reading the rest
-        return (rest, None, None) if last < 0 else (rest[:last], rest[last:], None)
+    ends = last >= 0 and _GROUP.fullmatch(rest, last + 11) is not None
+    if len(rest) > 1024 or ("calls=" not in rest and "to_apply=" not in rest and (
+            last < 0 or ends)):  # cut at a last metadata alone, without reading the rest
+        return (rest[:last], rest[last:], None) if ends else (rest, None, None)
     while at < len(rest):
         metadata = _METADATA.match(rest, at) if tail is None else None
         if metadata is not None:
@@ -152,7 +154,7 @@ SEEDS = [
 ]
 PIECES = [*" \t\r\n,={}()[]\"/*%\\_.-0123456789aTRO", "ROOT ", "channel_id=",
           ", replica_groups=", "{{0,1}}", ", metadata={", "é", "中", "😀", "\x00",
-          "/*index=5*/", "f32[8]{0} ", "(f32[], s32[2]{0}) ", ", %"]
+          "/*index=5*/", "f32[8]{0} ", "(f32[], s32[2]{0}) ", ", %", ", backend_config=" + "x" * 1000]
 
 
 @st.composite

@@ -39,7 +39,8 @@
  * followed by ',' or the end (compared first with the groups of the line before in the same
  * scan, which dumps often repeat), else None. ``tail`` is the first ", metadata={...}"
  * attribute after those, outside strings and brackets and before any comment, its value
- * closed and followed by ',' or the end (None when there is none); ``callees`` the names
+ * closed and followed by ',' or the end (None when there is none; in attributes longer than
+ * 1,024 characters, only a last one that ends them is cut, and no name); ``callees`` the names
  * (without '%') that "calls=" and "to_apply=" attributes there name, each a name alone
  * followed by ',' or the end (None when there are none, or more than four); ``rest`` the
  * attribute text after those without ``tail`` and with each of those names written '%'
@@ -56,6 +57,7 @@
 
 #define GROUP_DEPTH 3 /* brackets allowed inside a group */
 #define MAX_CALLEES 4 /* names of called computations cut from a line's attributes */
+#define LONG_ATTRIBUTES 1024 /* attributes longer are cut at a last metadata attribute alone */
 
 typedef struct {
     Py_ssize_t end, root, start, name_end, shape_start, shape_end, opcode_start, opcode_end,
@@ -519,15 +521,17 @@ scan(const void *d, int kind, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t last,
             s->rest = after;
         }
     }
-    /* A line calling no computation by name whose last metadata attribute ends it (most
-     * lines, and all whose values are long) is cut there without reading the rest. */
+    /* Long attributes, and those calling no computation by name whose last metadata
+     * attribute ends them (most lines), are cut at that metadata alone without reading the
+     * rest. */
     for (i = j - 12; i >= s->rest; i--) {
         if (CH(i) == ',' && starts_with(d, kind, j, i, ", metadata={"))
             break;
     }
-    if (!has_text(d, kind, s->rest, j, "calls=") && !has_text(d, kind, s->rest, j, "to_apply=") &&
-        (i < s->rest || group_end(d, kind, j, i + 11) == j)) {
-        if (i >= s->rest) {
+    if (j - s->rest > LONG_ATTRIBUTES ||
+        (!has_text(d, kind, s->rest, j, "calls=") && !has_text(d, kind, s->rest, j, "to_apply=") &&
+         (i < s->rest || group_end(d, kind, j, i + 11) == j))) {
+        if (i >= s->rest && group_end(d, kind, j, i + 11) == j) {
             s->cut = i;
             s->cut_end = j;
         }
@@ -614,6 +618,46 @@ span_or_none(PyObject *text, Py_ssize_t start, Py_ssize_t stop)
     return PyUnicode_Substring(text, start, stop);
 }
 
+/* ``open_rest`` of an ASCII text, written into one new string. */
+static PyObject *
+open_ascii_rest(PyObject *text, const Spans *s)
+{
+    Py_ssize_t kept[2 * (MAX_CALLEES + 2)], count = 0, length = 0, at = s->rest, k;
+    int c = 0, cut_done = s->cut < 0;
+    Py_UCS1 *out;
+    const Py_UCS1 *in = PyUnicode_1BYTE_DATA(text);
+    PyObject *open;
+    while (1) { /* the spans kept, in order; a '%' after each but the last */
+        Py_ssize_t next = c < s->callees ? s->callee_at[c] : s->end;
+        if (!cut_done && s->cut < next) {
+            kept[count++] = at;
+            kept[count++] = s->cut;
+            at = s->cut_end;
+            cut_done = 1;
+            continue;
+        }
+        kept[count++] = at;
+        kept[count++] = next;
+        if (c == s->callees)
+            break;
+        at = s->callee_end[c++];
+    }
+    for (k = 0; k < count; k += 2)
+        length += kept[k + 1] - kept[k];
+    if ((open = PyUnicode_New(length + s->callees, 127)) == NULL)
+        return NULL;
+    out = PyUnicode_1BYTE_DATA(open);
+    for (k = 0, c = 0; k < count; k += 2) {
+        memcpy(out, in + kept[k], (size_t)(kept[k + 1] - kept[k]));
+        out += kept[k + 1] - kept[k];
+        if (c < s->callees && kept[k + 1] == s->callee_at[c]) { /* a name written '%' */
+            *out++ = '%';
+            c++;
+        }
+    }
+    return open;
+}
+
 /* The attribute text text[s->rest:s->end] without the metadata attribute s->cut cuts, each
  * called name written '%' (a new string), or NULL. */
 static PyObject *
@@ -624,6 +668,8 @@ open_rest(PyObject *text, const Spans *s)
     int cut_done = s->cut < 0;
     if (s->cut < 0 && s->callees == 0)
         return PyUnicode_Substring(text, s->rest, s->end);
+    if (PyUnicode_IS_ASCII(text))
+        return open_ascii_rest(text, s);
     if ((open = PyUnicode_FromString("%")) == NULL || (empty = PyUnicode_New(0, 0)) == NULL)
         goto done;
     while (1) { /* the pieces between the cuts, in order */
