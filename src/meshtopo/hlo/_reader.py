@@ -312,6 +312,7 @@ class Reader:
         self._shapes: dict[str, str] = {}  # each shape text the fast path read, kept once
         # (signature's result, root's shape) -> whether XLA finds them compatible.
         self._compatible: dict[tuple[str, str], bool] = {}
+        self._result: str | None = None  # the signature's result, when the fast path read it
 
     # ---- positions, errors and more text -------------------------------------------------
 
@@ -547,6 +548,7 @@ class Reader:
                 fast.group(1) and self._entry_seen) or (
                 fast.group(4) and _signature_shape_refused(fast.group(4)))):
             fast = None  # the general reader says why
+        self._result = None if fast is None else fast.group(4)  # as written
         if fast is not None:  # on one line: the result is where it is on the head's
             start = fast.start(1) if fast.group(1) else fast.start(2)
             start_line, start_column = self.position(start)
@@ -636,6 +638,8 @@ class Reader:
         """A computation's parameters are numbered 0 to their count less one (XLA stops at
         a check when they are not)."""
         count = len(self._parameters)
+        if not count or max(self._parameters) < count:
+            return
         for number, instruction in self._parameters.items():
             if number >= count:
                 raise HloParseError(f"invalid parameter number. Expected [0, {count}), got "
@@ -649,7 +653,10 @@ class Reader:
         root, signature = computation.root, computation.signature
         if root is None or computation.result_at is None:
             return
-        result = signature.rpartition("->")[2].partition(", execution_thread=")[0]
+        result = self._result or signature.rpartition("->")[2].partition(
+            ", execution_thread=")[0]
+        if result == root.shape_text:
+            return  # a shape is compatible with itself
         pair = (result, root.shape_text)
         compatible = self._compatible.get(pair)
         if compatible is None:

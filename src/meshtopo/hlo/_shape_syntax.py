@@ -45,14 +45,21 @@ _ITEMS = (rf"(?:T(?:\((?:(?:{_INT}|\*)(?:,(?:{_INT}|\*))*)?\))+)?(?:L\({_INT}\))
 _PRINTED = re.compile(r"([a-z][a-z0-9]*)\[((?:<=)?[0-9]{1,18}(?:,(?:<=)?[0-9]{1,18})*)?\]"
                       r"(?:\{([0-9]{1,9}(?:,[0-9]{1,9})*)?(?::" + _ITEMS + r")?\})?")
 # An array shape as XLA prints it that XLA takes, as one pattern: an element type, and a
-# layout (if any) naming as many dimensions as the array has (ranks 1 to 8 written out;
-# anything else is left to ``shape_error``).
+# layout (if any) naming as many dimensions as the array has (ranks 1 to 8, each dimension
+# read once: after it, the list ends or goes on; anything else is left to ``shape_error``).
 _ELEMENT = "(?:" + "|".join(sorted((t for t in ELEMENT_BITS if t != "token"),
                                    key=len, reverse=True)) + ")"
 _DIM = r"(?:<=)?[0-9]{1,18}"
-PRINTED_ARRAY = _ELEMENT + r"\[(?:\]|" + "|".join(
-    rf"{_DIM}(?:,{_DIM}){{{rank - 1}}}\](?:\{{[0-9]{{1,9}}(?:,[0-9]{{1,9}}){{{rank - 1}}}"
-    rf"(?::{_ITEMS})?\}})?" for rank in range(1, 9)) + ")"
+
+
+def _after_dimensions(rank: int) -> str:
+    """What may follow the ``rank``-th dimension of a printed array: ``]`` and a layout of
+    ``rank`` dimensions, or (below rank 8) one more dimension."""
+    close = (rf"\](?:\{{[0-9]{{1,9}}(?:,[0-9]{{1,9}}){{{rank - 1}}}(?::{_ITEMS})?\}})?")
+    return close if rank == 8 else rf"(?:{close}|,{_DIM}{_after_dimensions(rank + 1)})"
+
+
+PRINTED_ARRAY = _ELEMENT + r"\[(?:\]|" + _DIM + _after_dimensions(1) + ")"
 _TYPE = re.compile(r"[a-z][a-z0-9]*")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 # A physical shape in a layout (``P(f32[10,10])``), which XLA takes on sparse arrays alone.
