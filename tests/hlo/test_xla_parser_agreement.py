@@ -518,6 +518,18 @@ for _cut in ("%q = f32[8]{0} parameter(1", "%c = f32[2]{0} constant({1, 2}", "%c
              "%q = f32[8]{0} negate("):
     CASES[f"text ending in {_cut}"] = _module(_cut).removesuffix("\n}\n")
 CASES["transpose without its shape or dimensions"] = _module("ROOT %t = transpose(%p)")
+# XLA records an error in a layout's items and reads on; refused later, it reports that one.
+_RECORDED = "{0:T(8,128}"
+CASES["layout, an item's error recorded in a shape, read"] = _module(
+    f"ROOT %r = f32[8]{_RECORDED} copy(%p)")
+CASES["layout, an item's error recorded in a shape, refused later"] = _module(
+    f"%a = f32[8]{_RECORDED} copy(%p)", "ROOT %r = f32[8]{0} copy(%q)")
+CASES["layout, an item's error recorded in a signature, refused later"] = (
+    f"HloModule m\n\nENTRY %main (p: f32[8]{_RECORDED}) -> f32[8] {{\n"
+    "  %p = f32[8]{0} parameter(0)\n  ROOT %r = f32[8]{0} copy(%q)\n}\n")
+CASES["layout, an item's error recorded before an error earlier in the text"] = _module(
+    "%a = f32[8]{0} fancy(%p)", f"ROOT %r = f32[8]{_RECORDED} copy(%p)")
+
 for _word in ("ENTRY {", "ROOT {", "f32 {", "true {", "%f32 {", "c: {"):  # XLA's ParseName
     CASES[f"computation named {_word[:-2]!r}"] = (
         f"HloModule m\n\n{_word}\n  ROOT p = f32[] parameter(0)\n}}\n\n"

@@ -41,7 +41,10 @@ def _layout(c: TokenCursor) -> None:
 
 def _shape(c: TokenCursor) -> None:
     """XLA's ``ParseShape`` at the current token, by the one shape reader."""
-    end, refused = read_shape(c.text, c.start, len(c.text), signature=True)
+    recorded: list[tuple[str, int]] = []
+    end, refused = read_shape(c.text, c.start, len(c.text), signature=True, recorded=recorded)
     if refused is not None:
         raise c.error(*refused)
+    if recorded:  # XLA reads on
+        c.record(*recorded[0])
     c.jump(end)

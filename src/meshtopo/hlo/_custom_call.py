@@ -64,10 +64,12 @@ def _shapes_end(text: str) -> list[str]:
     shapes: list[str] = []
     if text.startswith("}", at):
         return shapes
+    recorded: list[tuple[str, int]] = []  # XLA reads on past these, and reports them first
     while True:
-        end, refused = read_shape(text, at, len(text), signature=True)
+        end, refused = read_shape(text, at, len(text), signature=True, recorded=recorded)
         if refused is not None:
-            raise HloParseError(refused[0], 1, refused[1])
+            message, offset = recorded[0] if recorded else refused
+            raise HloParseError(message, 1, offset)
         shapes.append(text[at:end])
         at = skip(text, end)
         if not text.startswith(",", at):

@@ -28,7 +28,6 @@ import functools
 import re
 from collections.abc import Callable
 
-from .._errors import HloParseError
 from ._token_cursor import TokenCursor
 from ._tokens import PRIMITIVE_TYPES, TokKind
 
@@ -41,7 +40,9 @@ class _Stopped(Exception):  # an item's parser returned false
     """One item's parser stopped (what it says is recorded)."""
 
 
-ShapeReader = Callable[[str, int, int, bool], tuple[int, "tuple[str, int] | None"]]
+# The shape reader's ``read_shape(text, start, stop, signature, recorded)``.
+ShapeReader = Callable[[str, int, int, bool, "list[tuple[str, int]]"],
+                       tuple[int, "tuple[str, int] | None"]]
 
 
 def layout_items(text: str, at: int, read_shape: ShapeReader
@@ -175,11 +176,12 @@ def _split_configs(c: TokenCursor) -> None:
 
 def _physical_shape(c: TokenCursor, read_shape: ShapeReader) -> None:
     _expect(c, K.kLparen, "expects physical shape to start with kLparen")
-    end, refused = read_shape(c.text, c.start, len(c.text), True)
+    recorded: list[tuple[str, int]] = []
+    end, refused = read_shape(c.text, c.start, len(c.text), True, recorded)
     if refused is not None:  # XLA reads on (ParseShape's answer is not looked at)
         c.jump(refused[1])
-        if c.recorded is None:
-            c.recorded = HloParseError(refused[0], 1, refused[1])
     else:
         c.jump(end)
+    if refused or recorded:
+        c.record(*(refused or recorded[0]))
     _expect(c, K.kRparen, "expects physical shape to end with kRparen")

@@ -573,12 +573,15 @@ class Reader:
         at = begin
         thread: str | None = None
         if text.startswith("(", at):  # the signature: (parameters) -> shape
-            arrow = _parameter_list_end(text, at)
+            recorded: list[tuple[str, int]] = []
+            arrow = _parameter_list_end(text, at, recorded)
             if not text.startswith("->", arrow):
                 raise SyntaxFault("expects '->'", arrow)
-            at, refused = read_shape(text, skip(text, arrow + 2), len(text), signature=True)
+            at, refused = read_shape(text, skip(text, arrow + 2), len(text), signature=True,
+                                     recorded=recorded)
             if refused is not None:
-                raise SyntaxFault(*refused)
+                raise SyntaxFault(*(recorded[0] if recorded else refused))
+            self._record(recorded)
             at = skip(text, at)
             written = _HEAD_THREAD.match(text, at)
             if written is not None:
@@ -722,6 +725,12 @@ class Reader:
         definition = self._shared.definition
         return all(shape is None or definition(computation, name) == shape
                    for name, shape in zip(instruction.operands, shapes, strict=True))
+
+    def _record(self, recorded: list[tuple[str, int]]) -> None:
+        """Keep the first of the errors XLA's parser ``recorded`` (message, offset) and read
+        on past, unless one was kept before (``reported``)."""
+        if recorded and self._shared.recorded is None:
+            self._shared.recorded = self.error(*recorded[0])
 
     def _check_operand_shapes(self, instruction: Instruction, computation: Computation) -> None:
         """XLA finds an operand written with a shape by its name and that shape: one
@@ -981,9 +990,11 @@ class Reader:
         text = self.text
         shape_stop = shape_start
         if _can_be_shape(text, shape_start):
-            shape_stop, refused = read_shape(text, shape_start, len(text))
+            recorded: list[tuple[str, int]] = []
+            shape_stop, refused = read_shape(text, shape_start, len(text), recorded=recorded)
             if refused is not None:
                 raise SyntaxFault(*refused)
+            self._record(recorded)
         op_start = skip(text, shape_stop)
         opcode = _OPCODE.match(text, op_start)
         if opcode is None:
@@ -1276,7 +1287,7 @@ class Reader:
         while True:
             operand = at
             shape: str | None = None
-            if _can_be_shape(text, at):
+            if _can_be_shape(text, at):  # (what XLA records in it is not reported)
                 end, refused = read_shape(text, at, stop)
                 if refused is not None:  # neither an operand nor an instruction, to XLA
                     raise SyntaxFault(_NOT_AN_OPERAND, operand)
@@ -1481,9 +1492,11 @@ def _can_be_shape(text: str, pos: int) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _signature_shape_refused(shape: str) -> bool:
-    """True when XLA refuses ``shape`` in a signature (few texts, many heads)."""
-    end, refused = read_shape(shape, 0, len(shape), signature=True)
-    return refused is not None or skip(shape, end) < len(shape)
+    """True when XLA refuses ``shape`` in a signature, or records an error reading it (few
+    texts, many heads)."""
+    recorded: list[tuple[str, int]] = []
+    end, refused = read_shape(shape, 0, len(shape), signature=True, recorded=recorded)
+    return refused is not None or bool(recorded) or skip(shape, end) < len(shape)
 
 
 def _printed_number(text: str) -> bool:
@@ -1632,11 +1645,13 @@ def attribute_value_end(key: str, text: str, start: int) -> int:
     return end
 
 
-def _parameter_list_end(text: str, at: int) -> int:
+def _parameter_list_end(text: str, at: int, recorded: list[tuple[str, int]] | None = None
+                        ) -> int:
     """Where the token after a signature's parameter list (its '(' at ``at``) starts, read
     as XLA's ``ParseParamList`` reads it: ``'(' [ name shape ( ',' name shape )* ] ')'``, a
-    name an identifier or ``name:``, each shape by the one shape reader; a ``SyntaxFault``
-    at XLA's token where XLA refuses it."""
+    name an identifier or ``name:``, each shape by the one shape reader (what XLA records
+    in them appended to ``recorded``); a ``SyntaxFault`` at XLA's token where XLA refuses
+    it."""
     c = TokenCursor(text, 1, 0, at)
     try:
         c.lex()  # the '('
@@ -1645,9 +1660,10 @@ def _parameter_list_end(text: str, at: int) -> int:
                 if c.kind not in (TokKind.kIdent, TokKind.kName):
                     raise c.error("expects name")
                 c.lex()
-                end, refused = read_shape(text, c.start, len(text), signature=True)
+                end, refused = read_shape(text, c.start, len(text), signature=True,
+                                          recorded=recorded)
                 if refused is not None:
-                    raise SyntaxFault(*refused)
+                    raise SyntaxFault(*(recorded[0] if recorded else refused))
                 c.jump(end)
                 if not c.eat(TokKind.kComma):
                     break

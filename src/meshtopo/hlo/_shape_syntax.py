@@ -73,13 +73,14 @@ class _Refused(Exception):
 
 def shape_error(text: str, start: int, stop: int) -> tuple[str, int] | None:
     """XLA's refusal of the shape ``text[start:stop]`` (an instruction's) and where it
-    points, or None."""
+    points, or the first error XLA records reading it, or None."""
     if _taken_as_printed(_PRINTED.fullmatch(text, start, stop)):
         return None
-    end, refused = read_shape(text, start, stop)
+    recorded: list[tuple[str, int]] = []
+    end, refused = read_shape(text, start, stop, recorded=recorded)
     if refused is None and (end := skip(text, end)) < stop:
         return "expects opcode", end  # a '{' that is no layout
-    return refused
+    return refused or next(iter(recorded), None)
 
 
 def _printed_array(printed: re.Match[str]) -> Shape:
@@ -101,16 +102,22 @@ def _taken_as_printed(printed: re.Match[str] | None) -> bool:
     return printed.group(0).find("{") < 0 or bool(dims and _count(dims) == _count(layout))
 
 
-def read_shape(text: str, start: int, stop: int, signature: bool = False
+def read_shape(text: str, start: int, stop: int, signature: bool = False,
+               recorded: list[tuple[str, int]] | None = None
                ) -> tuple[int, tuple[str, int] | None]:
     """Where the shape at ``start`` ends (at most ``stop``) and XLA's refusal of it, if any
     (in a computation's ``signature`` a shape is required: no other token may stand for
-    it)."""
+    it). The first error XLA's parser records in a shape it takes and reads on past (in a
+    layout's items) is appended to ``recorded`` when given; a shape refused after one is
+    refused with it, as XLA reports the first error it records."""
     reader = _Shape(text, stop)
     try:
-        return reader.shape(reader.next(start), nested=signature)[0], None
+        end = reader.shape(reader.next(start), nested=signature)[0]
     except _Refused as refused:
-        return start, (refused.message, refused.offset)
+        return start, reader.recorded or (refused.message, refused.offset)
+    if reader.recorded is not None and recorded is not None:
+        recorded.append(reader.recorded)
+    return end, None
 
 
 def parse_shape(text: str, line: int = 1, column: int = 1) -> Shape:
@@ -147,6 +154,7 @@ class _Shape:
 
     def __init__(self, text: str, stop: int) -> None:
         self.text, self.stop = text, stop
+        self.recorded: tuple[str, int] | None = None  # the first error read on past
 
     def next(self, pos: int) -> int:
         return min(skip(self.text, pos), self.stop) if pos < self.stop else pos
@@ -274,6 +282,8 @@ class _Shape:
             at, recorded = layout_items(self.text, at + 1, read_shape)
         if not self.at(at, "}"):
             raise _Refused(*(recorded or ("expects layout to end with kRbrace", at)))
+        if self.recorded is None:
+            self.recorded = recorded
         return count, at + 1
 
 

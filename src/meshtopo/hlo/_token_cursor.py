@@ -87,10 +87,12 @@ class TokenCursor:
         return self.recorded or HloParseError(
             message, self.line, self.column + (self.start if at is None else at))
 
-    def record(self, message: str) -> None:
-        """Note ``message`` at the current token as XLA's parser does when it reads on."""
+    def record(self, message: str, at: int | None = None) -> None:
+        """Note ``message`` at offset ``at`` (the current token's by default) as XLA's parser
+        does when it reads on; the first one noted is kept."""
         if self.recorded is None:
-            self.recorded = HloParseError(message, self.line, self.column + self.start)
+            self.recorded = HloParseError(
+                message, self.line, self.column + (self.start if at is None else at))
 
     def expect(self, kind: int, message: str) -> None:
         """XLA's ``ParseToken``: step over a token of ``kind``, else refuse with ``message``."""
