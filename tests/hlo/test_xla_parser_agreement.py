@@ -690,10 +690,35 @@ for _name, _value in (
     ("buffer_donor of one", "buffer_donor={ (0, {}), }"),
     ("buffer_donor, a parameter of a name", "buffer_donor={ (p, {}) }"),
     ("buffer_donor, an index not braced", "buffer_donor={ (0, 0) }"),
+    ("input_output_alias, no parameter number (XLA reads on)",
+     "input_output_alias={ {}: (, {}) }"),
+    ("buffer_donor, no parameter number (XLA reads on)", "buffer_donor={ (, {}) }"),
 ):
     CASES[f"header {_name}"] = "\n" + _module("ROOT %r = f32[8]{0} copy(%p)").replace(
         "HloModule m", f"HloModule m, {_value}", 1)
-_IN_XLA_WORDS = ("window", "padding", "api_version", "operand layout", "operand rule",
+CASES["header input_output_alias, no parameter number, refused later"] = "\n" + _module(
+    "ROOT %r = f32[8]{0} copy(%q)").replace(
+        "HloModule m", "HloModule m, input_output_alias={ {}: (, {}) }", 1)
+# An instruction's output_to_operand_aliasing (XLA's ParseInstructionOutputOperandAliasing).
+for _name, _value in (
+    ("of one pair", "{{}: (0, {})}"),
+    ("of two pairs and a trailing comma", "{{0}: (0, {}), {1}: (0, {}), }"),
+    ("without a colon", "{{} (0, {})}"),
+    ("two numbers", "{{}: (0 0, {})}"),
+    ("no operand number (XLA reads on)", "{{}: (, {})}"),
+    ("an operand of a name", "{{}: (x, {})}"),
+    ("an index of a name", "{{a}: (0, {})}"),
+    ("without its ')'", "{{}: (0, {}}"),
+    ("a word before its '}'", "{{}: (0, {})x}"),
+    ("a comma alone", "{,}"),
+):
+    CASES[f"output_to_operand_aliasing {_name}"] = _module(
+        f'%c = f32[8]{{0}} custom-call(%p), custom_call_target="x", '
+        f"output_to_operand_aliasing={_value}", "ROOT %r = f32[8]{0} copy(%c)")
+CASES["output_to_operand_aliasing, no operand number, refused later"] = _module(
+    '%c = f32[8]{0} custom-call(%p), custom_call_target="x", '
+    "output_to_operand_aliasing={{}: (, {})}", "ROOT %r = f32[8]{0} copy(%q)")
+_IN_XLA_WORDS = ("output_to_operand_aliasing", "window", "padding", "api_version", "operand layout", "operand rule",
                  "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 

@@ -415,8 +415,9 @@ class Reader:
                            + ", ".join(HEADER_ATTRIBUTES))
                 raise HloParseError(message, line, max(column - len(key) - 1, 1), self.source)
             seen.add(key)
-            if (check := HEADER_CHECKS.get(key)) is not None:
-                check(value, line, column)
+            if (check := HEADER_CHECKS.get(key)) is not None and (
+                    recorded := check(value, line, column)) is not None:
+                self._record(recorded)
 
     def _headerless(self, pos: int) -> None:
         """XLA reads a text without the header line as a module when it starts with ENTRY or
@@ -581,7 +582,8 @@ class Reader:
                                      recorded=recorded)
             if refused is not None:
                 raise SyntaxFault(*(recorded[0] if recorded else refused))
-            self._record(recorded)
+            if recorded:
+                self._record(self.error(*recorded[0]))
             at = skip(text, at)
             written = _HEAD_THREAD.match(text, at)
             if written is not None:
@@ -726,11 +728,12 @@ class Reader:
         return all(shape is None or definition(computation, name) == shape
                    for name, shape in zip(instruction.operands, shapes, strict=True))
 
-    def _record(self, recorded: list[tuple[str, int]]) -> None:
-        """Keep the first of the errors XLA's parser ``recorded`` (message, offset) and read
-        on past, unless one was kept before (``reported``)."""
-        if recorded and self._shared.recorded is None:
-            self._shared.recorded = self.error(*recorded[0])
+    def _record(self, error: HloParseError) -> None:
+        """Keep ``error``, one XLA's parser records and reads on past, unless one was kept
+        before (``reported``)."""
+        if self._shared.recorded is None:
+            self._shared.recorded = HloParseError(error.message, error.line, error.column,
+                                                  self.source)
 
     def _check_operand_shapes(self, instruction: Instruction, computation: Computation) -> None:
         """XLA finds an operand written with a shape by its name and that shape: one
@@ -994,7 +997,8 @@ class Reader:
             shape_stop, refused = read_shape(text, shape_start, len(text), recorded=recorded)
             if refused is not None:
                 raise SyntaxFault(*refused)
-            self._record(recorded)
+            if recorded:
+                self._record(self.error(*recorded[0]))
         op_start = skip(text, shape_stop)
         opcode = _OPCODE.match(text, op_start)
         if opcode is None:
@@ -1315,8 +1319,7 @@ class Reader:
                 # Nothing, or a shape alone: XLA's parser records that it reads neither a name
                 # nor an instruction there, reads on from the ',' or ')' and leaves the
                 # operand out.
-                if self._shared.recorded is None:
-                    self._shared.recorded = self.error(_NOT_AN_OPERAND, operand)
+                self._record(self.error(_NOT_AN_OPERAND, operand))
                 end = at
             else:
                 name = NAME.match(text, at, stop)
@@ -1384,9 +1387,8 @@ class Reader:
                 check_metadata(value, at_line, at_column)
             elif (check := value_check(opcode, key)) is not None:
                 recorded = check(value, at_line, at_column)
-                if recorded is not None and self._shared.recorded is None:
-                    self._shared.recorded = HloParseError(
-                        recorded.message, recorded.line, recorded.column, self.source)
+                if recorded is not None:
+                    self._record(recorded)
             elif value_cut and index == len(attributes) - 1:
                 if key in _INT_LISTS_VALUES and value.lstrip().startswith("{"):
                     try:  # a list of lists cut: XLA's reader of them stops where XLA does

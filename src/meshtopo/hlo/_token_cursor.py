@@ -43,6 +43,20 @@ def read_value(read: Callable[[TokenCursor], _T], value: str, line: int, column:
         raise relocate(error, value, line, column) from None
 
 
+def recorded_reading(read: Callable[[TokenCursor], object], value: str, line: int,
+                     column: int) -> HloParseError | None:
+    """``read_value`` of a value XLA's parser may read on past an error in: the first
+    error it recorded (reported if the text is refused later), moved as ``read_value``
+    moves a refusal, or None."""
+
+    def reading(c: TokenCursor) -> HloParseError | None:
+        read(c)
+        return c.recorded
+
+    recorded = read_value(reading, value, line, column)
+    return None if recorded is None else relocate(recorded, value, line, column)
+
+
 class TokenCursor:
     """The tokens of ``text`` (one line; its offset 0 at ``line:column``) from ``at`` on."""
 

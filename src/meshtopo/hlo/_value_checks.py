@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from .._errors import HloParseError
 from ._accuracy import check_result_accuracy
-from ._aliasing import check_aliasing, check_buffer_donor
+from ._aliasing import check_aliasing, check_buffer_donor, check_output_operand_aliasing
 from ._computation_layout import check_computation_layout
 from ._custom_call import check_api_version, check_layout_constraints
 from ._scalar_values import (
@@ -43,6 +43,7 @@ VALUE_CHECKS: dict[str, Check] = {
     "api_version": check_api_version,
     "frontend_attributes": check_frontend_attributes,
     "operand_layout_constraints": check_layout_constraints,
+    "output_to_operand_aliasing": check_output_operand_aliasing,
     "padding": check_padding,
     "result_accuracy": check_result_accuracy,
     "sharding": check_sharding,
