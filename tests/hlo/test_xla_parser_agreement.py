@@ -518,6 +518,31 @@ for _cut in ("%q = f32[8]{0} parameter(1", "%c = f32[2]{0} constant({1, 2}", "%c
              "%q = f32[8]{0} negate("):
     CASES[f"text ending in {_cut}"] = _module(_cut).removesuffix("\n}\n")
 CASES["transpose without its shape or dimensions"] = _module("ROOT %t = transpose(%p)")
+# Values XLA reads as one name of a fixed set (some without regard to case).
+for _key, _line, _values in (
+    ("direction", "%c = pred[8]{0} compare(%p, %p), direction=VALUE", ("GT", "gt", "XX", "1")),
+    ("type", "%c = pred[8]{0} compare(%p, %p), direction=GT, type=VALUE",
+     ("TOTALORDER", "float", "PARTIALORDER", '"FLOAT"')),
+    ("kind", "%s = f32[] constant(0)\n  %c = f32[] fusion(%s, %s), kind=VALUE, calls=%add",
+     ("kLoop", "kScatter", "KLOOP", "1")),
+    ("distribution", "%s = f32[] constant(0)\n  %c = f32[8]{0} rng(%s, %s), distribution=VALUE",
+     ("rng_normal", "RNG_UNIFORM", "uniform", "1")),
+    ("fft_type", "%c = c64[8]{0} convert(%p)\n  %f = c64[8]{0} fft(%c), fft_type=VALUE, "
+     "fft_length={8}", ("IFFT", "ifft", "1")),
+    ("operand_precision", "%c = f32[] dot(%p, %p), lhs_contracting_dims={0}, "
+     "rhs_contracting_dims={0}, operand_precision=VALUE", ("{high,DEFAULT}", "{packed_nibble}",
+                                                        "{1}", "{high", "high")),
+    ("algorithm", "%c = f32[] dot(%p, %p), lhs_contracting_dims={0}, rhs_contracting_dims={0}, "
+     "algorithm=VALUE", ("dot_f32_f32_f32", "UNSET", "alg_unset", "1")),
+    ("schedule", '%c = f32[8]{0} custom-call(%p), custom_call_target="t", schedule=VALUE',
+     ("SCHEDULE_LATEST", "schedule_none", "none", "1")),
+    ("padding_type", '%c = f32[8]{0} custom-call(%p), custom_call_target="t", padding_type=VALUE',
+     ("PADDING_SAME", "valid", "1")),
+):
+    for _value in _values:
+        CASES[f"a name of a kind: {_key}={_value}"] = _module(
+            _line.replace("VALUE", _value), "ROOT %r = f32[8]{0} copy(%p)")
+
 # XLA records an error in a layout's items and reads on; refused later, it reports that one.
 _RECORDED = "{0:T(8,128}"
 CASES["layout, an item's error recorded in a shape, read"] = _module(

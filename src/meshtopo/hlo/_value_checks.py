@@ -13,6 +13,7 @@ from ._accuracy import check_result_accuracy
 from ._aliasing import check_aliasing, check_buffer_donor, check_output_operand_aliasing
 from ._computation_layout import check_computation_layout
 from ._custom_call import check_api_version, check_layout_constraints
+from ._enum_values import NAME_CHECKS, OPCODE_NAME_CHECKS
 from ._scalar_values import (
     BOOL_ATTRIBUTES,
     INT64_ATTRIBUTES,
@@ -53,6 +54,7 @@ VALUE_CHECKS: dict[str, Check] = {
     **dict.fromkeys(INT64_ATTRIBUTES, check_int64),
     **dict.fromkeys(BOOL_ATTRIBUTES, check_bool),
     **dict.fromkeys(STRING_ATTRIBUTES, check_string),
+    **NAME_CHECKS,
 }
 
 def check_int_lists(value: str, line: int, column: int) -> None:
@@ -67,6 +69,7 @@ OPCODE_VALUE_CHECKS: dict[tuple[str, str], Check] = {
     ("gather", "slice_sizes"): check_int_list,
     ("collective-permute", "slice_sizes"): check_int_lists,
     ("collective-permute-start", "slice_sizes"): check_int_lists,
+    **OPCODE_NAME_CHECKS,
 }
 
 
