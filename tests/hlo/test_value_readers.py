@@ -178,7 +178,7 @@ def test_explicit_groups_and_pairs_read_one_grammar(text: str) -> None:
     from meshtopo.hlo._values import parse_int_lists
 
     try:
-        pairs: list[list[int]] | None = parse_int_lists(text, "source_target_pairs", 1, 1)
+        pairs: list[list[int]] | None = parse_int_lists(text, 1, 1)
     except mt.HloParseError:
         pairs = None
     try:

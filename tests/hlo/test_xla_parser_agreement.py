@@ -543,6 +543,29 @@ for _key, _line, _values in (
         CASES[f"a name of a kind: {_key}={_value}"] = _module(
             _line.replace("VALUE", _value), "ROOT %r = f32[8]{0} copy(%p)")
 
+# A value that is none of its attribute's kind, or missing (the next attribute's name, a ','
+# or the line's end where it should be): refused by what XLA's reader of that kind wants first.
+for _name, _line in (
+    ("a direction, the next attribute", "%c = pred[8]{0} compare(%p, %p), direction= type=FLOAT"),
+    ("a computation, a number", "%a = f32[8]{0} all-reduce(%p), to_apply=1"),
+    ("a computation, the line's end", "%a = f32[8]{0} all-reduce(%p), to_apply="),
+    ("a computation, the next attribute",
+     "%a = f32[8]{0} all-reduce(%p), to_apply= replica_groups={}"),
+    ("replica groups, a word", "%a = f32[8]{0} all-reduce(%p), replica_groups=x, to_apply=%add"),
+    ("replica groups, a ','", "%a = f32[8]{0} all-reduce(%p), replica_groups=, to_apply=%add"),
+    ("replica groups, the next attribute",
+     "%a = f32[8]{0} all-reduce(%p), replica_groups= to_apply=%add"),
+    ("pairs, a word", "%a = f32[8]{0} collective-permute(%p), source_target_pairs=x"),
+    ("pairs, the next attribute",
+     "%a = f32[8]{0} collective-permute(%p), source_target_pairs= channel_id=1"),
+    ("a computation list, the next attribute", '%a = f32[8]{0} custom-call(%p), '
+     'custom_call_target="x", called_computations= metadata={}'),
+    ("a backend config, a number",
+     '%a = f32[8]{0} custom-call(%p), custom_call_target="x", backend_config=1'),
+    ("frontend attributes, a word", "%a = f32[8]{0} copy(%p), frontend_attributes=x"),
+):
+    CASES[f"a value none of its kind: {_name}"] = _module(_line, "ROOT %r = f32[8]{0} copy(%p)")
+
 # XLA records an error in a layout's items and reads on; refused later, it reports that one.
 _RECORDED = "{0:T(8,128}"
 CASES["layout, an item's error recorded in a shape, read"] = _module(
@@ -743,7 +766,7 @@ for _name, _value in (
 CASES["output_to_operand_aliasing, no operand number, refused later"] = _module(
     '%c = f32[8]{0} custom-call(%p), custom_call_target="x", '
     "output_to_operand_aliasing={{}: (, {})}", "ROOT %r = f32[8]{0} copy(%q)")
-_IN_XLA_WORDS = ("output_to_operand_aliasing", "window", "padding", "api_version", "operand layout", "operand rule",
+_IN_XLA_WORDS = ("none of its kind", "output_to_operand_aliasing", "window", "padding", "api_version", "operand layout", "operand rule",
                  "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
 
 

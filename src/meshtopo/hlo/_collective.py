@@ -527,7 +527,7 @@ def _element_bytes(shape: Shape, index: int) -> int | None:
 
 def send_recv_pairs(text: str, line: int, column: int) -> list[tuple[int, int]]:
     """The pairs of ``_xla_send_recv_source_target_pairs="{{0,1},{1,2}}"``."""
-    lists = parse_int_lists(text, SEND_RECV_PAIRS, line, column)
+    lists = parse_int_lists(text, line, column)
     for item in lists:
         if len(item) != 2:
             raise HloParseError(f"Incorrect element size : {text}", line, column)

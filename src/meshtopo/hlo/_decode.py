@@ -148,7 +148,7 @@ def decode_groups(text: str, line: int, column: int) -> CollectiveDeviceList:
     except HloParseError as error:
         if text.lstrip().startswith("{"):  # XLA's words: its reader of a list of lists
             try:
-                parse_int_lists(text, "replica_groups", line, column)
+                parse_int_lists(text, line, column)
             except HloParseError as xla_words:
                 if (xla_words.line, xla_words.column) == (error.line, error.column):
                     raise xla_words from None
@@ -169,11 +169,11 @@ def _dimensions(text: str, line: int, column: int) -> tuple[int, ...]:
 
 def _pairs(text: str, line: int, column: int) -> list[tuple[int, int]]:
     # Entries that are not pairs are refused by the reader (``_instruction_checks``).
-    return [(a, b) for a, b in parse_int_lists(text, "source_target_pairs", line, column)]
+    return [(a, b) for a, b in parse_int_lists(text, line, column)]
 
 
 def _slice_sizes(text: str, line: int, column: int) -> list[tuple[int, ...]]:
-    return [tuple(item) for item in parse_int_lists(text, "slice_sizes", line, column)]
+    return [tuple(item) for item in parse_int_lists(text, line, column)]
 
 
 def _name(text: str, line: int, column: int) -> str:

@@ -72,7 +72,7 @@ def _pairs_error(value: str) -> str | None:
     no list of lists is its reader's to refuse); read once per distinct text (a module
     repeats a few pair lists over many permutes)."""
     try:
-        lists = parse_int_lists(flat_value(value), "source_target_pairs", 1, 1)
+        lists = parse_int_lists(flat_value(value), 1, 1)
     except HloParseError:
         return None
     if any(len(item) != 2 for item in lists):

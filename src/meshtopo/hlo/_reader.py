@@ -182,17 +182,20 @@ class _Layout:
     instruction's attributes with their positions: those of ``shared`` from ``spans`` (each
     attribute's key, value and the value's offset in ``shared``; None in an open layout,
     whose lines differ there), any other (a metadata attribute) split from the instruction's
-    own text. ``opened`` counts the names an open layout writes ``%``."""
+    own text. ``opened`` counts the names an open layout writes ``%``; ``values`` holds each
+    attribute's value text by key (the leading channel id and explicit groups, read apart:
+    empty), ``keys`` the keys."""
 
     __slots__ = ("accepted", "called", "controls", "has_metadata", "keys", "opened", "shared",
-                 "spans")
+                 "spans", "values")
 
     def __init__(self, called: tuple[str, ...], controls: tuple[str, ...], shared: str,
-                 keys: frozenset[str], spans: tuple[tuple[str, str, int], ...] | None = None,
+                 values: dict[str, str], spans: tuple[tuple[str, str, int], ...] | None = None,
                  opened: int = 0) -> None:
-        self.called, self.controls, self.shared, self.keys = called, controls, shared, keys
+        self.called, self.controls, self.shared, self.values = called, controls, shared, values
+        self.keys = frozenset(values)
         self.spans, self.opened = spans, opened
-        self.has_metadata = "metadata" in keys
+        self.has_metadata = "metadata" in values
         self.accepted: set[str] = set()  # opcodes XLA allows these attributes on
 
     def allows(self, opcode: str) -> bool:
@@ -203,11 +206,10 @@ class _Layout:
         if not self.keys <= allowed_attributes(opcode, self.keys) or not set(
                 REQUIRED_ATTRIBUTES.get(opcode, ())) <= self.keys:
             return False
-        for key in self.keys:  # a value read by a grammar of the opcode's
+        for key, value in self.values.items():  # a value read by a grammar of the opcode's
             if (check := OPCODE_VALUE_CHECKS.get((opcode, key))) is not None:
-                value = next((v for k, v, _ in self.spans or () if k == key), None)
                 try:
-                    if value is None or check(value, 1, 1) is not None:
+                    if check(value, 1, 1) is not None:
                         return False
                 except (HloParseError, SyntaxFault):
                     return False
@@ -950,15 +952,16 @@ class Reader:
         opened = 0
         try:
             for k, value, *_ in spans:
+                if open_callees and value == "%" and k in _OPEN_CALLEES:
+                    opened += 1  # a name the scanner cut (read as a name)
+                    continue
                 if attribute_value_end(k, value, 0) != len(value):  # text against its end
                     return None
                 if k == "metadata" and not _takes_metadata(value):
                     return None
                 if k in VALUE_CHECKS and VALUE_CHECKS[k](value, 1, 1) is not None:
                     return None  # the general reader records what XLA records
-                if open_callees and value == "%" and k in _OPEN_CALLEES:
-                    opened += 1
-                elif k in CALL_ATTRIBUTES:
+                if k in CALL_ATTRIBUTES:
                     called.extend(parse_name_list(value, k, 1, 1))
                 elif k == "control-predecessors":
                     controls = tuple(parse_name_list(value, k, 1, 1))
@@ -966,7 +969,9 @@ class Reader:
             return None
         if open_callees and called:  # the order of the names would be lost
             return None
-        return _Layout(tuple(called), controls, shared, frozenset(keys),
+        values = {k: value for k, value, _ in spans}
+        values.update(dict.fromkeys(keys[len(spans):], ""))  # the leading ones, read apart
+        return _Layout(tuple(called), controls, shared, values,
                        None if open_callees else tuple(spans), opened)
 
     def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
@@ -1385,18 +1390,19 @@ class Reader:
             seen.add(key)
             if key == "metadata":
                 check_metadata(value, at_line, at_column)
-            elif (check := value_check(opcode, key)) is not None:
+                continue
+            if (check := value_check(opcode, key)) is not None:
                 recorded = check(value, at_line, at_column)
                 if recorded is not None:
                     self._record(recorded)
-            elif value_cut and index == len(attributes) - 1:
+            if value_cut and index == len(attributes) - 1:
                 if key in _INT_LISTS_VALUES and value.lstrip().startswith("{"):
                     try:  # a list of lists cut: XLA's reader of them stops where XLA does
-                        parse_int_lists(flat_value(value), key, at_line, at_column)
+                        parse_int_lists(flat_value(value), at_line, at_column)
                     except HloParseError as error:
                         raise relocate(error, value, at_line, at_column) from None
                 break
-            elif key in CALL_ATTRIBUTES:
+            if key in CALL_ATTRIBUTES:
                 called.extend(parse_name_list(value, key, at_line, at_column))
             elif key == "control-predecessors":
                 controls = tuple(parse_name_list(value, key, at_line, at_column))
@@ -1582,7 +1588,7 @@ def _predecessor_position(instruction: Instruction, predecessor: str) -> tuple[i
     return instruction.line, instruction.column
 
 
-_NO_ATTRIBUTES = _Layout((), (), "", frozenset())
+_NO_ATTRIBUTES = _Layout((), (), "", {})
 # The attributes whose one name the scanner gives each line's own (``scan_lines``' callees).
 _OPEN_CALLEES = frozenset({"calls", "to_apply"})
 # Names the general reader judges (a type or keyword: XLA's lexer reads them as such).

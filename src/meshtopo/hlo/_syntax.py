@@ -172,8 +172,9 @@ def value_end(text: str, pos: int) -> int:
 
 def _atom_end(text: str, pos: int) -> int:
     """The offset just past the group, string or token of XLA's lexer (``next_token``) at
-    ``pos``; ``pos`` when punctuation other than ``<=`` is there. Text XLA's lexer refuses
-    is taken to the end of its run, for the value's reader to say what is wrong."""
+    ``pos``; ``pos`` when punctuation other than ``<=``, or an attribute's name (``key=``),
+    is there. Text XLA's lexer refuses is taken to the end of its run, for the value's
+    reader to say what is wrong."""
     if pos >= len(text):
         return pos
     char = text[pos]
@@ -185,6 +186,8 @@ def _atom_end(text: str, pos: int) -> int:
     if bare is None:
         return pos
     kind, _, end, _ = next_token(text, pos)
+    if kind == TokKind.kAttributeName:
+        return pos  # the next attribute's name: no value (its reader refuses that token)
     return bare.end() if kind == TokKind.kError else end
 
 

@@ -24,6 +24,7 @@ from ._scalar_values import (
 )
 from ._sharding_reader import check_sharding
 from ._slice_ranges import check_slice_ranges
+from ._value_starts import VALUE_STARTS
 from ._values import check_frontend_attributes, check_int_list, parse_int_lists
 from ._window import check_padding, check_window
 
@@ -55,12 +56,13 @@ VALUE_CHECKS: dict[str, Check] = {
     **dict.fromkeys(BOOL_ATTRIBUTES, check_bool),
     **dict.fromkeys(STRING_ATTRIBUTES, check_string),
     **NAME_CHECKS,
+    **VALUE_STARTS,
 }
 
 def check_int_lists(value: str, line: int, column: int) -> None:
     """Refuse ``value`` (an attribute XLA reads as a braced list of integer lists) as XLA
     refuses it."""
-    parse_int_lists(value, "slice_sizes", line, column)
+    parse_int_lists(value, line, column)
 
 
 # Attributes read by a grammar that depends on the opcode: ``slice_sizes`` is a gather's

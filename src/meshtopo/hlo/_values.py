@@ -5,7 +5,7 @@ A value's text may hold line breaks and comments (XLA reads them as white space)
 ``relocate`` moves an error's column back to the physical line. Errors are ``HloParseError``
 with the 1-based line and column of the offending character.
 
->>> parse_int_lists("{{0,1},{2,3}}", "source_target_pairs", 1, 1)
+>>> parse_int_lists("{{0,1},{2,3}}", 1, 1)
 [[0, 1], [2, 3]]
 >>> split_operands("f32[8]{0} %x, /*index=1*/ %y")
 [('x', 'f32[8]{0}', 0), ('y', None, 26)]
@@ -188,15 +188,14 @@ def check_int_list(value: str, line: int, column: int) -> None:
     parse_int_list(value, line, column)
 
 
-def parse_int_lists(text: str, what: str, line: int, column: int) -> list[list[int]]:
+def parse_int_lists(text: str, line: int, column: int) -> list[list[int]]:
     """``{{0,1},{2,3}}`` as a list of int64 lists (XLA's ``kBracedInt64ListList``), read as
     XLA's ``ParseList`` reads it: ``'{' [list (',' list)*] '}'``, each list by
     ``int_list_at``, where any other token in place of a list or the end (``{{0,1}{1,2}}``,
     ``{,{0,1}}``, ``{{0,1},}``) is refused at that token in XLA's words."""
     pos = skip(text, 0)
     if not text.startswith("{", pos):
-        raise HloParseError(f"expected '{{' to start the list of lists for {what}", line,
-                            column + pos)
+        raise HloParseError("expects a list starting with kLbrace", line, column + pos)
     lists: list[list[int]] = []
     pos = skip(text, pos + 1)
     if text.startswith("}", pos) and skip(text, pos + 1) == len(text):
@@ -261,7 +260,7 @@ def frontend_attributes(text: str, line: int, column: int) -> dict[str, str]:
 
     at = skip(flat, 0)
     if not flat.startswith("{", at):
-        raise refuse("expects '{' for frontend attributes", at)
+        raise refuse("expected '{' to start frontend attributes", at)
     found: dict[str, str] = {}
     at = skip(flat, at + 1)
     while not flat.startswith("}", at) or found:  # after a ',', a name

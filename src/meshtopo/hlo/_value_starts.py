@@ -1,0 +1,86 @@
+"""What XLA's parser of a value wants at its first token, for values whose rest another
+reader reads (the groups layer, ``_inline_computations``, the list-of-lists reader): a token
+nothing of that kind starts with is refused here, in XLA's words, at that token.
+
+- ``replica_groups`` (``ParseCollectiveDeviceList``): '{' (explicit groups), ``mesh`` or else
+  an iota list, whose first token is '['.
+- ``source_target_pairs`` (``kBracedInt64ListList``): '{'.
+- a computation (``ParseHloComputation``: ``to_apply``, ``calls``, ...): a name, or '{' (one
+  written inline); a list of them (``branch_computations``, ``called_computations``): '{'.
+- ``backend_config`` (``kStringOrJsonDict``): a string or '{'; XLA says it cannot parse the
+  attribute, at its name.
+
+>>> check_replica_groups_start("[2,4]<=[8]", 1, 20)
+>>> check_replica_groups_start("x", 4, 20)
+Traceback (most recent call last):
+...
+meshtopo._errors.HloParseError: 4:20: expected '[' to start sharding devices shape
+"""
+
+from __future__ import annotations
+
+from .._errors import HloParseError
+from ._token_cursor import TokenCursor, read_value
+from ._tokens import TokKind
+
+K = TokKind
+# The attributes naming one computation and those naming a list of them (XLA's kHloComputation
+# and kBracedHloComputationList).
+COMPUTATION_ATTRIBUTES = frozenset({
+    "calls", "to_apply", "body", "condition", "true_computation", "false_computation",
+    "select", "scatter", "comparator",
+})  # fmt: skip
+COMPUTATION_LIST_ATTRIBUTES = frozenset({"branch_computations", "called_computations"})
+
+
+def _wants(value: str, line: int, column: int, kinds: tuple[int, ...], message: str) -> None:
+    def first(c: TokenCursor) -> None:
+        if c.kind not in kinds:
+            raise c.error(message)
+
+    read_value(first, value, line, column)
+
+
+def check_replica_groups_start(value: str, line: int, column: int) -> None:
+    """Refuse a ``replica_groups`` value no form of it starts like, as XLA's parser does."""
+
+    def first(c: TokenCursor) -> None:
+        if c.kind not in (K.kLbrace, K.kLsquare) and not (c.kind == K.kIdent
+                                                           and c.word == "mesh"):
+            raise c.error("expected '[' to start sharding devices shape")
+
+    read_value(first, value, line, column)
+
+
+def check_list_of_lists_start(value: str, line: int, column: int) -> None:
+    """Refuse a list of integer lists (``source_target_pairs``) not started by '{'."""
+    _wants(value, line, column, (K.kLbrace,), "expects a list starting with kLbrace")
+
+
+def check_computation_start(value: str, line: int, column: int) -> None:
+    """Refuse a value naming a computation that starts with no name or '{'."""
+    _wants(value, line, column, (K.kIdent, K.kName, K.kLbrace), "expects name")
+
+
+def check_computation_list_start(value: str, line: int, column: int) -> None:
+    """Refuse a list of computations not started by '{'."""
+    _wants(value, line, column, (K.kLbrace,), "expects a list starting with kLbrace")
+
+
+def check_backend_config_start(value: str, line: int, column: int) -> None:
+    """Refuse a ``backend_config`` that is no string or '{', as XLA does: at the attribute's
+    name (taken to stand right before its value)."""
+    try:
+        _wants(value, line, column, (K.kString, K.kLbrace), "")
+    except HloParseError:
+        raise HloParseError("error parsing attribute backend_config", line,
+                            max(column - len("backend_config="), 1)) from None
+
+
+VALUE_STARTS = {
+    "backend_config": check_backend_config_start,
+    "replica_groups": check_replica_groups_start,
+    "source_target_pairs": check_list_of_lists_start,
+    **dict.fromkeys(COMPUTATION_ATTRIBUTES, check_computation_start),
+    **dict.fromkeys(COMPUTATION_LIST_ATTRIBUTES, check_computation_list_start),
+}
