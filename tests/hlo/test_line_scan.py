@@ -256,3 +256,22 @@ def test_a_name_written_as_the_cut_is_read_by_the_general_reader(
             "  ROOT %r = f32[8]{0} copy(%b)\n}\n")
     fast, general = errors_both_ways(text, monkeypatch)
     assert fast == general
+
+
+def test_fusions_calling_their_own_computations_share_one_layout() -> None:
+    # Each fusion calls its own computation (as every dump writes them), with a metadata
+    # attribute before its backend_config: the fast path reads all with one layout, its
+    # opcode's checks (the fusion kind) included.
+    computations = "".join(
+        f"%f.{i} (a: f32[8]) -> f32[8] {{\n  %a = f32[8]{{0}} parameter(0)\n"
+        f"  ROOT %n = f32[8]{{0}} negate(%a)\n}}\n\n" for i in range(3))
+    fusions = "".join(
+        f"  %x.{i} = f32[8]{{0}} fusion(%p), kind=kLoop, calls=%f.{i}, "
+        f'metadata={{op_name="f{i}"}}, backend_config={{"k":1}}\n' for i in range(3))
+    text = (f"HloModule m\n\n{computations}ENTRY %e (p: f32[8]) -> f32[8] {{\n"
+            f"  %p = f32[8]{{0}} parameter(0)\n{fusions}  ROOT %r = f32[8]{{0}} copy(%x.2)\n}}\n")
+    entry = hlo.parse_module(text).entry
+    shared = {entry.instruction(f"x.{i}").shared_attributes for i in range(3)}
+    assert shared == {', kind=kLoop, calls=%, backend_config={"k":1}'}
+    assert [entry.instruction(f"x.{i}").called_computations for i in range(3)] == [
+        ("f.0",), ("f.1",), ("f.2",)]
