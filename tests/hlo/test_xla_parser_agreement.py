@@ -563,6 +563,10 @@ for _name, _line in (
     ("a backend config, a number",
      '%a = f32[8]{0} custom-call(%p), custom_call_target="x", backend_config=1'),
     ("frontend attributes, a word", "%a = f32[8]{0} copy(%p), frontend_attributes=x"),
+    ("pairs, a list of integers and one more list", "%a = f32[8]{0} collective-permute(%p), "
+     "source_target_pairs={1,0}, {0,1}}"),
+    ("replica groups, a list of integers and one more list",
+     "%a = f32[8]{0} all-reduce(%p), replica_groups={0,1}, {2,3}}, to_apply=%add"),
 ):
     CASES[f"a value none of its kind: {_name}"] = _module(_line, "ROOT %r = f32[8]{0} copy(%p)")
 

@@ -94,18 +94,13 @@ from ._tokens import KEYWORDS as KEYWORDS_OF_LEXER
 from ._tokens import PRIMITIVE_TYPES, TokKind
 from ._value_checks import HEADER_CHECKS, OPCODE_VALUE_CHECKS, VALUE_CHECKS, value_check
 from ._values import (
-    flat_value,
-    parse_int_lists,
     parse_name_list,
-    relocate,
     split_operands,
     unquote,
     without_comments,
 )
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter", "iota"})
-# Values that are lists of integer lists when written with braces.
-_INT_LISTS_VALUES = frozenset({"replica_groups", "source_target_pairs"})
 _LITERAL_WINDOW = 1 << 16  # how far a constant without its ')' is read for XLA's stop
 _OPENERS = frozenset({TokKind.kLparen, TokKind.kLsquare, TokKind.kLbrace})
 _CLOSERS = frozenset({TokKind.kRparen, TokKind.kRsquare, TokKind.kRbrace})
@@ -1396,12 +1391,7 @@ class Reader:
                 if recorded is not None:
                     self._record(recorded)
             if value_cut and index == len(attributes) - 1:
-                if key in _INT_LISTS_VALUES and value.lstrip().startswith("{"):
-                    try:  # a list of lists cut: XLA's reader of them stops where XLA does
-                        parse_int_lists(flat_value(value), at_line, at_column)
-                    except HloParseError as error:
-                        raise relocate(error, value, at_line, at_column) from None
-                break
+                break  # (its reader, if any, stopped where XLA's does)
             if key in CALL_ATTRIBUTES:
                 called.extend(parse_name_list(value, key, at_line, at_column))
             elif key == "control-predecessors":

@@ -25,7 +25,7 @@ from ._scalar_values import (
 from ._sharding_reader import check_sharding
 from ._slice_ranges import check_slice_ranges
 from ._value_starts import VALUE_STARTS
-from ._values import check_frontend_attributes, check_int_list, parse_int_lists
+from ._values import check_frontend_attributes, check_int_list, check_int_lists
 from ._window import check_padding, check_window
 
 Check = Callable[[str, int, int], HloParseError | None]
@@ -50,6 +50,7 @@ VALUE_CHECKS: dict[str, Check] = {
     "result_accuracy": check_result_accuracy,
     "sharding": check_sharding,
     "slice": check_slice_ranges,
+    "source_target_pairs": check_int_lists,
     "window": check_window,
     **dict.fromkeys(INT_LIST_ATTRIBUTES, check_int_list),
     **dict.fromkeys(INT64_ATTRIBUTES, check_int64),
@@ -58,12 +59,6 @@ VALUE_CHECKS: dict[str, Check] = {
     **NAME_CHECKS,
     **VALUE_STARTS,
 }
-
-def check_int_lists(value: str, line: int, column: int) -> None:
-    """Refuse ``value`` (an attribute XLA reads as a braced list of integer lists) as XLA
-    refuses it."""
-    parse_int_lists(value, line, column)
-
 
 # Attributes read by a grammar that depends on the opcode: ``slice_sizes`` is a gather's
 # integer list and a collective-permute's list of lists (its in-place form).

@@ -1,10 +1,9 @@
 """What XLA's parser of a value wants at its first token, for values whose rest another
-reader reads (the groups layer, ``_inline_computations``, the list-of-lists reader): a token
-nothing of that kind starts with is refused here, in XLA's words, at that token.
+reader reads (the groups layer, ``_inline_computations``): a token nothing of that kind
+starts with is refused here, in XLA's words, at that token.
 
-- ``replica_groups`` (``ParseCollectiveDeviceList``): '{' (explicit groups), ``mesh`` or else
-  an iota list, whose first token is '['.
-- ``source_target_pairs`` (``kBracedInt64ListList``): '{'.
+- ``replica_groups`` (``ParseCollectiveDeviceList``): '{' (explicit groups, read here by the
+  list-of-lists reader), ``mesh`` or else an iota list, whose first token is '['.
 - a computation (``ParseHloComputation``: ``to_apply``, ``calls``, ...): a name, or '{' (one
   written inline); a list of them (``branch_computations``, ``called_computations``): '{'.
 - ``backend_config`` (``kStringOrJsonDict``): a string or '{'; XLA says it cannot parse the
@@ -22,6 +21,7 @@ from __future__ import annotations
 from .._errors import HloParseError
 from ._token_cursor import TokenCursor, read_value
 from ._tokens import TokKind
+from ._values import check_int_lists
 
 K = TokKind
 # The attributes naming one computation and those naming a list of them (XLA's kHloComputation
@@ -42,19 +42,17 @@ def _wants(value: str, line: int, column: int, kinds: tuple[int, ...], message: 
 
 
 def check_replica_groups_start(value: str, line: int, column: int) -> None:
-    """Refuse a ``replica_groups`` value no form of it starts like, as XLA's parser does."""
+    """Refuse a ``replica_groups`` value no form of it starts like, and explicit groups,
+    as XLA's parser does."""
 
-    def first(c: TokenCursor) -> None:
+    def first(c: TokenCursor) -> bool:
         if c.kind not in (K.kLbrace, K.kLsquare) and not (c.kind == K.kIdent
                                                            and c.word == "mesh"):
             raise c.error("expected '[' to start sharding devices shape")
+        return c.kind == K.kLbrace
 
-    read_value(first, value, line, column)
-
-
-def check_list_of_lists_start(value: str, line: int, column: int) -> None:
-    """Refuse a list of integer lists (``source_target_pairs``) not started by '{'."""
-    _wants(value, line, column, (K.kLbrace,), "expects a list starting with kLbrace")
+    if read_value(first, value, line, column):
+        check_int_lists(value, line, column)
 
 
 def check_computation_start(value: str, line: int, column: int) -> None:
@@ -80,7 +78,6 @@ def check_backend_config_start(value: str, line: int, column: int) -> None:
 VALUE_STARTS = {
     "backend_config": check_backend_config_start,
     "replica_groups": check_replica_groups_start,
-    "source_target_pairs": check_list_of_lists_start,
     **dict.fromkeys(COMPUTATION_ATTRIBUTES, check_computation_start),
     **dict.fromkeys(COMPUTATION_LIST_ATTRIBUTES, check_computation_list_start),
 }

@@ -220,6 +220,17 @@ def parse_int_lists(text: str, line: int, column: int) -> list[list[int]]:
             raise HloParseError("expects a list to end with kRbrace", line, column + pos)
 
 
+def check_int_lists(value: str, line: int, column: int) -> None:
+    """Refuse ``value`` (an attribute XLA reads as a braced list of integer lists:
+    ``source_target_pairs``, a permute's ``slice_sizes``, explicit ``replica_groups``) as XLA's
+    reader of it refuses it (``parse_int_lists``), comments and line breaks in it read as
+    white space, at its token."""
+    try:
+        parse_int_lists(flat_value(value), line, column)
+    except HloParseError as error:
+        raise relocate(error, value, line, column) from None
+
+
 def parse_name_list(text: str, what: str, line: int, column: int) -> list[str]:
     """``{%a, %b}`` (or a single ``%a``) as names without ``%`` (comments are white space)."""
     stripped = without_comments(text, same_length=False).strip()
