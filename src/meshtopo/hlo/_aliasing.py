@@ -79,25 +79,36 @@ def _index(c: TokenCursor) -> None:
 
 
 def _aliasing(c: TokenCursor) -> None:
-    c.expect(K.kLbrace, "Expects '{' at the start of aliasing description")
+    _index_pairs(c, "aliasing description", _ALIAS_FORMAT, with_kind=True)
+
+
+def _output_operand_aliasing(c: TokenCursor) -> None:
+    _index_pairs(c, "instruction aliasing description", _OPERAND_FORMAT, with_kind=False)
+
+
+def _index_pairs(c: TokenCursor, description: str, message: str, with_kind: bool) -> None:
+    """``'{' [ index ':' '(' INT ',' index [ ',' kind ] ')' ( ',' ... )* ] '}'``, refused
+    with ``message`` inside a pair and naming the ``description`` at its braces; a kind
+    (``must-alias``, ``may-alias``) only ``with_kind``."""
+    c.expect(K.kLbrace, f"Expects '{{' at the start of {description}")
     while c.kind != K.kRbrace:
         _index(c)
-        c.expect(K.kColon, _ALIAS_FORMAT)
-        c.expect(K.kLparen, _ALIAS_FORMAT)
+        c.expect(K.kColon, message)
+        c.expect(K.kLparen, message)
         _number(c)
-        c.expect(K.kComma, _ALIAS_FORMAT)
+        c.expect(K.kComma, message)
         _index(c)
-        if c.eat(K.kComma):
+        if with_kind and c.eat(K.kComma):
             if c.kind not in (K.kIdent, K.kName):  # XLA's ParseName, its answer not looked at
                 raise c.error("expects name")
             kind = c.word.lstrip("%").removesuffix(":")
             c.lex()
             if kind not in _KINDS:
                 raise c.error("Unexpected aliasing kind; expected SYSTEM or USER")
-        c.expect(K.kRparen, _ALIAS_FORMAT)
+        c.expect(K.kRparen, message)
         if not c.eat(K.kComma):
             break
-    c.expect(K.kRbrace, "Expects '}' at the end of aliasing description")
+    c.expect(K.kRbrace, f"Expects '}}' at the end of {description}")
 
 
 def _buffer_donor(c: TokenCursor) -> None:
@@ -111,18 +122,3 @@ def _buffer_donor(c: TokenCursor) -> None:
         if not c.eat(K.kComma):
             break
     c.expect(K.kRbrace, "Expects '}' at the end of buffer donor description")
-
-
-def _output_operand_aliasing(c: TokenCursor) -> None:
-    c.expect(K.kLbrace, "Expects '{' at the start of instruction aliasing description")
-    while c.kind != K.kRbrace:
-        _index(c)
-        c.expect(K.kColon, _OPERAND_FORMAT)
-        c.expect(K.kLparen, _OPERAND_FORMAT)
-        _number(c)
-        c.expect(K.kComma, _OPERAND_FORMAT)
-        _index(c)
-        c.expect(K.kRparen, _OPERAND_FORMAT)
-        if not c.eat(K.kComma):
-            break
-    c.expect(K.kRbrace, "Expects '}' at the end of instruction aliasing description")
