@@ -563,6 +563,11 @@ for _name, _line in (
     ("a backend config, a number",
      '%a = f32[8]{0} custom-call(%p), custom_call_target="x", backend_config=1'),
     ("frontend attributes, a word", "%a = f32[8]{0} copy(%p), frontend_attributes=x"),
+    ("an unknown attribute's, the line's end", "%a = f32[8]{0} copy(%p), trueis_host=\n"),
+    ("a backend config, the next attribute", '%a = f32[8]{0} custom-call(%p), '
+     'custom_call_target="x", backend_config= backend_config={}'),
+    ("a backend config, the line's end",
+     '%a = f32[8]{0} custom-call(%p), custom_call_target="x", backend_config=\n'),
     ("pairs, a list of integers and one more list", "%a = f32[8]{0} collective-permute(%p), "
      "source_target_pairs={1,0}, {0,1}}"),
     ("replica groups, a list of integers and one more list",

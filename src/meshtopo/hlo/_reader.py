@@ -92,7 +92,13 @@ from ._syntax import (
 from ._token_cursor import TokenCursor
 from ._tokens import KEYWORDS as KEYWORDS_OF_LEXER
 from ._tokens import PRIMITIVE_TYPES, TokKind
-from ._value_checks import HEADER_CHECKS, OPCODE_VALUE_CHECKS, VALUE_CHECKS, value_check
+from ._value_checks import (
+    HEADER_CHECKS,
+    OPCODE_VALUE_CHECKS,
+    VALUE_CHECKS,
+    Check,
+    value_check,
+)
 from ._values import (
     parse_name_list,
     split_operands,
@@ -391,29 +397,31 @@ class Reader:
             raise SyntaxFault("expects name", at)
         name = text[at:end].lstrip("%").removesuffix(":")
         try:
-            attributes, end = self._attributes_after(end)
+            written, end = read_attributes(text, end)
         except AttributesCut as cut:  # XLA judges the attributes before the cut first
-            self._judged_header([Attribute(k, text[s:e], *self.position(s))
-                                 for k, s, e in cut.found])
+            self._judged_header(cut.found)
             raise
-        self._judged_header(attributes)
+        self._judged_header(written)
+        attributes = [Attribute(k, text[s:e], *self.position(s)) for k, s, e in written]
         frames_end = self._stack_frames(end)
         frames = text[end:frames_end].strip("\n\r")
         return HeaderRecord(name, attributes, line, frames), frames_end
 
-    def _judged_header(self, attributes: list[Attribute]) -> None:
-        """XLA's judgement of the module header's attributes, each in turn: one the header
-        does not take or takes once, and its value by its reader."""
+    def _judged_header(self, found: list[tuple[str, int, int]]) -> None:
+        """XLA's judgement of the module header's attributes (key, value start and end in
+        the text), each in turn: one the header does not take or takes once, and its value
+        by its reader."""
         seen: set[str] = set()
-        for key, value, line, column in attributes:
+        for key, start, stop in found:
             if key not in HEADER_ATTRIBUTES or key in seen:
                 message = (f"attribute {key} already exists" if key in seen else
                            f'unexpected attribute "{key}". Allowed attributes: '
                            + ", ".join(HEADER_ATTRIBUTES))
-                raise HloParseError(message, line, max(column - len(key) - 1, 1), self.source)
+                raise self.error(message, self.text.rfind(key, 0, start))
             seen.add(key)
-            if (check := HEADER_CHECKS.get(key)) is not None and (
-                    recorded := check(value, line, column)) is not None:
+            if (check := HEADER_CHECKS.get(key)) is not None and (recorded := self._checked(
+                    check, key, self.text[start:stop], *self.position(start),
+                    self.text.rfind(key, 0, start))) is not None:
                 self._record(recorded)
 
     def _headerless(self, pos: int) -> None:
@@ -820,7 +828,7 @@ class Reader:
         written = f"{name} = {shape} parameter({number})"
         line, column = self.position(at)
         return self._make(name, "parameter", shape, ((), ()), line, column, computation,
-                          False, str(number), written, [], len(written))
+                          False, str(number), written, [], len(written), [])
 
     def _lines(self, computation: Computation) -> list[Instruction]:
         """The instructions of ``computation`` on the lines after the current position (a
@@ -1047,6 +1055,7 @@ class Reader:
         except AttributesCut as cut:  # XLA judges the attributes before the cut first
             self._judged(opcode.group(), [Attribute(k, text[s:e], *self.position(s))
                                           for k, s, e in cut.found],
+                         [text.rfind(k, 0, s) for k, s, _ in cut.found],
                          operands, computation, cut.value_cut)
             raise
         inline = {at: self._inline_computations(s, e) for at, (k, s, e) in enumerate(found)
@@ -1066,7 +1075,7 @@ class Reader:
         instruction = self._make(
             name, opcode.group(), shape, operands, line, column,
             computation, is_root, text[open_at + 1:close - 1], text[start:end],
-            attributes, close - start)
+            attributes, close - start, [text.rfind(k, 0, s) for k, s, _ in found])
         written = {a.key for a in attributes}
         for key in required_attributes(opcode.group()):
             if key == "dimensions" and kind == "broadcast" and _is_scalar(
@@ -1350,20 +1359,20 @@ class Reader:
     def _make(
         self, name: str, opcode: str, shape: str, operands: _Operands, line: int,
         column: int, computation: Computation, is_root: bool, operand_text: str, written: str,
-        attributes: list[Attribute], attribute_at: int,
+        attributes: list[Attribute], attribute_at: int, key_offsets: list[int],
     ) -> Instruction:
         instruction = Instruction(
             name.lstrip("%"), opcode, shape.strip(), operands[0], line, column, computation.name,
             is_root, operand_text, written, attributes, (), (), operands[1], attribute_at)
         if attributes:
             instruction.called_computations, controls = self._judged(
-                opcode, attributes, operands, computation)
+                opcode, attributes, key_offsets, operands, computation)
             if controls is not None:
                 instruction.control_predecessors = controls
         return instruction
 
-    def _judged(self, opcode: str, attributes: list[Attribute], operands: _Operands,
-                computation: Computation, value_cut: bool = False,
+    def _judged(self, opcode: str, attributes: list[Attribute], key_offsets: list[int],
+                operands: _Operands, computation: Computation, value_cut: bool = False,
                 ) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
         """The computations ``attributes`` (of an ``opcode`` instruction) call and the
         control predecessors they name (None when they name none), after XLA's judgement of
@@ -1380,16 +1389,14 @@ class Reader:
             refusal = (unexpected_attribute(opcode, key, keys, predicate)
                        if key not in seen else f"attribute {key} already exists")
             if refusal is not None:
-                raise HloParseError(refusal, at_line, max(at_column - len(key) - 1, 1),
-                                    self.source)
+                raise self.error(refusal, key_offsets[index])
             seen.add(key)
             if key == "metadata":
                 check_metadata(value, at_line, at_column)
                 continue
-            if (check := value_check(opcode, key)) is not None:
-                recorded = check(value, at_line, at_column)
-                if recorded is not None:
-                    self._record(recorded)
+            if (check := value_check(opcode, key)) is not None and (recorded := self._checked(
+                    check, key, value, at_line, at_column, key_offsets[index])) is not None:
+                self._record(recorded)
             if value_cut and index == len(attributes) - 1:
                 break  # (its reader, if any, stopped where XLA's does)
             if key in CALL_ATTRIBUTES:
@@ -1398,10 +1405,18 @@ class Reader:
                 controls = tuple(parse_name_list(value, key, at_line, at_column))
         return tuple(called), controls
 
-    def _attributes_after(self, pos: int) -> tuple[list[Attribute], int]:
-        """The ``, key=value`` attributes from ``pos`` (the module header's), with positions."""
-        found, end = read_attributes(self.text, pos)
-        return [Attribute(k, self.text[s:e], *self.position(s)) for k, s, e in found], end
+    def _checked(self, check: Check, key: str, value: str, line: int, column: int,
+                 key_at: int) -> HloParseError | None:
+        """``check`` of ``value`` (attribute ``key``'s, written at ``line:column``, its name
+        at offset ``key_at``): what XLA records reading it, or None; where XLA says it
+        cannot parse the attribute, the refusal points at the attribute's name, as XLA's
+        does."""
+        try:
+            return check(value, line, column)
+        except HloParseError as error:
+            if error.message == f"error parsing attribute {key}":
+                raise self.error(error.message, key_at) from None
+            raise
 
 
 class _AsyncStart(NamedTuple):
