@@ -575,6 +575,13 @@ for _name, _line in (
 ):
     CASES[f"a value none of its kind: {_name}"] = _module(_line, "ROOT %r = f32[8]{0} copy(%p)")
 
+# A literal's number ends where XLA's lexer ends it: a word written against it is the token
+# after the literal.
+for _literal, _shape in (("0operand\n  ", "f32[]"), ("1.5x", "f32[]"), ("1e5abc", "f32[]"),
+                         ("-0foo", "f32[]"), ("3abc", "s32[]"), ("{1, 2operand}", "f32[2]")):
+    CASES[f"literal {_literal.strip()!r} of {_shape}"] = _module(
+        f"%k = {_shape} constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")
+
 # XLA records an error in a layout's items and reads on; refused later, it reports that one.
 _RECORDED = "{0:T(8,128}"
 CASES["layout, an item's error recorded in a shape, read"] = _module(

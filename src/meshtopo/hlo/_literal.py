@@ -30,9 +30,10 @@ import numpy as np
 from .._errors import InvalidArgumentError
 from ..groups._text import int64_value
 from ._element_types import is_float
+from ._pure_lexer import next_token
 from ._shape import Shape
 from ._syntax import SyntaxFault, skip
-from ._tokens import FLOAT, INT
+from ._tokens import FLOAT, INT, TokKind
 
 _TOKEN = re.compile(
     r"(?P<nan>-?nan(?:\(0x(?P<payload>[0-9a-fA-F]+)\))?)(?![A-Za-z0-9_.\-])"
@@ -78,7 +79,12 @@ class _Reader:
         self.problems: list[tuple[str, int]] = []
 
     def token(self) -> re.Match[str] | None:
-        return _TOKEN.match(self.text, self.pos)
+        found = _TOKEN.match(self.text, self.pos)
+        if found is None:  # a number XLA's lexer ends before the word written against it
+            kind, _, end, _ = next_token(self.text, self.pos)
+            if kind in (TokKind.kInt, TokKind.kDecimal):
+                found = _TOKEN.match(self.text, self.pos, end)
+        return found
 
     def advance(self, end: int) -> None:
         self.pos = skip(self.text, end)
