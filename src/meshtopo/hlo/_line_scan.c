@@ -49,7 +49,6 @@
  * from its name to ``end``.
  */
 
-#define _GNU_SOURCE /* memmem */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -313,10 +312,17 @@ same_text(const void *d, int kind, Py_ssize_t a, Py_ssize_t b, Py_ssize_t length
 INLINE int
 has_text(const void *d, int kind, Py_ssize_t i, Py_ssize_t stop, const char *needle)
 {
-    size_t length = strlen(needle);
-    if (kind == PyUnicode_1BYTE_KIND)
-        return i < stop && memmem((const char *)d + i, (size_t)(stop - i), needle, length) != NULL;
-    for (; i + (Py_ssize_t)length <= stop; i++)
+    Py_ssize_t length = (Py_ssize_t)strlen(needle);
+    if (kind == PyUnicode_1BYTE_KIND) { /* memchr finds each candidate first character */
+        const char *at = (const char *)d + i, *end = (const char *)d + stop;
+        while (end - at >= length && (at = memchr(at, needle[0], (size_t)(end - at))) != NULL) {
+            if (end - at >= length && memcmp(at, needle, (size_t)length) == 0)
+                return 1;
+            at++;
+        }
+        return 0;
+    }
+    for (; i + length <= stop; i++)
         if (starts_with(d, kind, stop, i, needle))
             return 1;
     return 0;
@@ -399,6 +405,7 @@ scan(const void *d, int kind, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t last,
      Py_ssize_t last_stop, Spans *s)
 {
     Py_ssize_t i = pos, j;
+    int ends;
     while (is_blank(CH(i)))
         i++;
     s->root = -1;
@@ -528,10 +535,11 @@ scan(const void *d, int kind, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t last,
         if (CH(i) == ',' && starts_with(d, kind, j, i, ", metadata={"))
             break;
     }
+    ends = i >= s->rest && group_end(d, kind, j, i + 11) == j; /* a metadata ends them */
     if (j - s->rest > LONG_ATTRIBUTES ||
         (!has_text(d, kind, s->rest, j, "calls=") && !has_text(d, kind, s->rest, j, "to_apply=") &&
-         (i < s->rest || group_end(d, kind, j, i + 11) == j))) {
-        if (i >= s->rest && group_end(d, kind, j, i + 11) == j) {
+         (i < s->rest || ends))) {
+        if (ends) {
             s->cut = i;
             s->cut_end = j;
         }
@@ -618,16 +626,15 @@ span_or_none(PyObject *text, Py_ssize_t start, Py_ssize_t stop)
     return PyUnicode_Substring(text, start, stop);
 }
 
-/* ``open_rest`` of an ASCII text, written into one new string. */
-static PyObject *
-open_ascii_rest(PyObject *text, const Spans *s)
+/* The spans of text[s->rest:s->end] kept around the metadata attribute and the called
+ * names s cuts, into kept (start, stop pairs, in order; a called name follows each span
+ * but the last that ends where one starts); their count of numbers. */
+static Py_ssize_t
+kept_spans(const Spans *s, Py_ssize_t *kept)
 {
-    Py_ssize_t kept[2 * (MAX_CALLEES + 2)], count = 0, length = 0, at = s->rest, k;
+    Py_ssize_t at = s->rest, count = 0;
     int c = 0, cut_done = s->cut < 0;
-    Py_UCS1 *out;
-    const Py_UCS1 *in = PyUnicode_1BYTE_DATA(text);
-    PyObject *open;
-    while (1) { /* the spans kept, in order; a '%' after each but the last */
+    while (1) {
         Py_ssize_t next = c < s->callees ? s->callee_at[c] : s->end;
         if (!cut_done && s->cut < next) {
             kept[count++] = at;
@@ -639,67 +646,65 @@ open_ascii_rest(PyObject *text, const Spans *s)
         kept[count++] = at;
         kept[count++] = next;
         if (c == s->callees)
-            break;
+            return count;
         at = s->callee_end[c++];
     }
-    for (k = 0; k < count; k += 2)
-        length += kept[k + 1] - kept[k];
-    if ((open = PyUnicode_New(length + s->callees, 127)) == NULL)
-        return NULL;
-    out = PyUnicode_1BYTE_DATA(open);
-    for (k = 0, c = 0; k < count; k += 2) {
-        memcpy(out, in + kept[k], (size_t)(kept[k + 1] - kept[k]));
-        out += kept[k + 1] - kept[k];
-        if (c < s->callees && kept[k + 1] == s->callee_at[c]) { /* a name written '%' */
-            *out++ = '%';
-            c++;
-        }
-    }
-    return open;
 }
 
 /* The attribute text text[s->rest:s->end] without the metadata attribute s->cut cuts, each
- * called name written '%' (a new string), or NULL. */
+ * called name written '%' (a new string; an ASCII text's written into it at once), or
+ * NULL. */
 static PyObject *
 open_rest(PyObject *text, const Spans *s)
 {
-    PyObject *pieces[2 * MAX_CALLEES + 3], *joined = NULL, *open = NULL, *empty = NULL, *list;
-    Py_ssize_t at = s->rest, count = 0, k, c = 0;
-    int cut_done = s->cut < 0;
+    Py_ssize_t kept[2 * (MAX_CALLEES + 2)], count, length = 0, k;
+    int c = 0;
+    PyObject *open = NULL, *pieces, *piece, *joined = NULL;
     if (s->cut < 0 && s->callees == 0)
         return PyUnicode_Substring(text, s->rest, s->end);
-    if (PyUnicode_IS_ASCII(text))
-        return open_ascii_rest(text, s);
-    if ((open = PyUnicode_FromString("%")) == NULL || (empty = PyUnicode_New(0, 0)) == NULL)
-        goto done;
-    while (1) { /* the pieces between the cuts, in order */
-        Py_ssize_t next = c < s->callees ? s->callee_at[c] : s->end;
-        if (!cut_done && s->cut < next) {
-            if ((pieces[count++] = PyUnicode_Substring(text, at, s->cut)) == NULL)
-                goto done;
-            at = s->cut_end;
-            cut_done = 1;
-            continue;
+    count = kept_spans(s, kept);
+    if (PyUnicode_IS_ASCII(text)) {
+        const Py_UCS1 *in = PyUnicode_1BYTE_DATA(text);
+        Py_UCS1 *out;
+        for (k = 0; k < count; k += 2)
+            length += kept[k + 1] - kept[k];
+        if ((open = PyUnicode_New(length + s->callees, 127)) == NULL)
+            return NULL;
+        out = PyUnicode_1BYTE_DATA(open);
+        for (k = 0; k < count; k += 2) {
+            memcpy(out, in + kept[k], (size_t)(kept[k + 1] - kept[k]));
+            out += kept[k + 1] - kept[k];
+            if (c < s->callees && kept[k + 1] == s->callee_at[c]) { /* a name written '%' */
+                *out++ = '%';
+                c++;
+            }
         }
-        if ((pieces[count++] = PyUnicode_Substring(text, at, next)) == NULL)
-            goto done;
-        if (c == s->callees)
-            break;
-        pieces[count++] = Py_NewRef(open);
-        at = s->callee_end[c++];
+        return open;
     }
-    if ((list = PyList_New(count)) != NULL) {
-        for (k = 0; k < count; k++)
-            PyList_SET_ITEM(list, k, pieces[k]);
-        count = 0; /* the list holds them */
-        joined = PyUnicode_Join(empty, list);
-        Py_DECREF(list);
+    if ((pieces = PyList_New(0)) == NULL)
+        return NULL;
+    for (k = 0; k < count; k += 2) {
+        if ((piece = PyUnicode_Substring(text, kept[k], kept[k + 1])) == NULL ||
+            PyList_Append(pieces, piece) < 0) {
+            Py_XDECREF(piece);
+            Py_DECREF(pieces);
+            return NULL;
+        }
+        Py_DECREF(piece);
+        if (c < s->callees && kept[k + 1] == s->callee_at[c]) {
+            if ((piece = PyUnicode_FromString("%")) == NULL || PyList_Append(pieces, piece) < 0) {
+                Py_XDECREF(piece);
+                Py_DECREF(pieces);
+                return NULL;
+            }
+            Py_DECREF(piece);
+            c++;
+        }
     }
-done:
-    for (k = 0; k < count; k++)
-        Py_XDECREF(pieces[k]);
+    if ((open = PyUnicode_New(0, 0)) != NULL)
+        joined = PyUnicode_Join(open, pieces);
     Py_XDECREF(open);
-    Py_XDECREF(empty);
+    Py_DECREF(pieces);
     return joined;
 }
 

@@ -89,7 +89,7 @@ from ._syntax import (
     string_end,
     value_end,
 )
-from ._token_cursor import TokenCursor
+from ._token_cursor import TokenCursor, UnparsedAttribute
 from ._tokens import KEYWORDS as KEYWORDS_OF_LEXER
 from ._tokens import PRIMITIVE_TYPES, TokKind
 from ._value_checks import (
@@ -315,7 +315,6 @@ class Reader:
         self._shapes: dict[str, str] = {}  # each shape text the fast path read, kept once
         # (signature's result, root's shape) -> whether XLA finds them compatible.
         self._compatible: dict[tuple[str, str], bool] = {}
-        self._result: str | None = None  # the signature's result, when the fast path read it
 
     # ---- positions, errors and more text -------------------------------------------------
 
@@ -417,11 +416,11 @@ class Reader:
                 message = (f"attribute {key} already exists" if key in seen else
                            f'unexpected attribute "{key}". Allowed attributes: '
                            + ", ".join(HEADER_ATTRIBUTES))
-                raise self.error(message, self.text.rfind(key, 0, start))
+                raise self.error(message, _key_at(self.text, key, start))
             seen.add(key)
             if (check := HEADER_CHECKS.get(key)) is not None and (recorded := self._checked(
-                    check, key, self.text[start:stop], *self.position(start),
-                    self.text.rfind(key, 0, start))) is not None:
+                    check, self.text[start:stop], *self.position(start),
+                    _key_at(self.text, key, start))) is not None:
                 self._record(recorded)
 
     def _headerless(self, pos: int) -> None:
@@ -554,7 +553,6 @@ class Reader:
                 fast.group(1) and self._entry_seen) or (
                 fast.group(4) and _signature_shape_refused(fast.group(4)))):
             fast = None  # the general reader says why
-        self._result = None if fast is None else fast.group(4)  # as written
         if fast is not None:  # on one line: the result is where it is on the head's
             start = fast.start(1) if fast.group(1) else fast.start(2)
             start_line, start_column = self.position(start)
@@ -609,7 +607,7 @@ class Reader:
         found, end = read_attributes(self.text, pos)
         thread = None
         for key, start, stop in found:
-            at = self.text.rfind(key, 0, start)  # XLA points at the attribute's name
+            at = _key_at(self.text, key, start)  # XLA points at the attribute's name
             if key != "execution_thread":
                 raise SyntaxFault(f'unexpected attribute "{key}". Allowed attributes: '
                                   "execution_thread", at)
@@ -663,8 +661,7 @@ class Reader:
         root, signature = computation.root, computation.signature
         if root is None or computation.result_at is None:
             return
-        result = self._result or signature.rpartition("->")[2].partition(
-            ", execution_thread=")[0]
+        result = signature.rpartition("->")[2].partition(", execution_thread=")[0].strip()
         if result == root.shape_text:
             return  # a shape is compatible with itself
         pair = (result, root.shape_text)
@@ -1055,7 +1052,7 @@ class Reader:
         except AttributesCut as cut:  # XLA judges the attributes before the cut first
             self._judged(opcode.group(), [Attribute(k, text[s:e], *self.position(s))
                                           for k, s, e in cut.found],
-                         [text.rfind(k, 0, s) for k, s, _ in cut.found],
+                         [_key_at(text, k, s) for k, s, _ in cut.found],
                          operands, computation, cut.value_cut)
             raise
         inline = {at: self._inline_computations(s, e) for at, (k, s, e) in enumerate(found)
@@ -1075,7 +1072,7 @@ class Reader:
         instruction = self._make(
             name, opcode.group(), shape, operands, line, column,
             computation, is_root, text[open_at + 1:close - 1], text[start:end],
-            attributes, close - start, [text.rfind(k, 0, s) for k, s, _ in found])
+            attributes, close - start, [_key_at(text, k, s) for k, s, _ in found])
         written = {a.key for a in attributes}
         for key in required_attributes(opcode.group()):
             if key == "dimensions" and kind == "broadcast" and _is_scalar(
@@ -1395,7 +1392,7 @@ class Reader:
                 check_metadata(value, at_line, at_column)
                 continue
             if (check := value_check(opcode, key)) is not None and (recorded := self._checked(
-                    check, key, value, at_line, at_column, key_offsets[index])) is not None:
+                    check, value, at_line, at_column, key_offsets[index])) is not None:
                 self._record(recorded)
             if value_cut and index == len(attributes) - 1:
                 break  # (its reader, if any, stopped where XLA's does)
@@ -1405,18 +1402,16 @@ class Reader:
                 controls = tuple(parse_name_list(value, key, at_line, at_column))
         return tuple(called), controls
 
-    def _checked(self, check: Check, key: str, value: str, line: int, column: int,
-                 key_at: int) -> HloParseError | None:
-        """``check`` of ``value`` (attribute ``key``'s, written at ``line:column``, its name
-        at offset ``key_at``): what XLA records reading it, or None; where XLA says it
-        cannot parse the attribute, the refusal points at the attribute's name, as XLA's
+    def _checked(self, check: Check, value: str, line: int, column: int, key_at: int
+                 ) -> HloParseError | None:
+        """``check`` of an attribute's ``value`` (written at ``line:column``, the attribute's
+        name at offset ``key_at``): what XLA records reading it, or None; where XLA gives the
+        attribute up (``UnparsedAttribute``), the refusal points at its name, as XLA's
         does."""
         try:
             return check(value, line, column)
-        except HloParseError as error:
-            if error.message == f"error parsing attribute {key}":
-                raise self.error(error.message, key_at) from None
-            raise
+        except UnparsedAttribute as error:
+            raise self.error(error.message, key_at) from None
 
 
 class _AsyncStart(NamedTuple):
@@ -1510,6 +1505,12 @@ def _signature_shape_refused(shape: str) -> bool:
     recorded: list[tuple[str, int]] = []
     end, refused = read_shape(shape, 0, len(shape), signature=True, recorded=recorded)
     return refused is not None or bool(recorded) or skip(shape, end) < len(shape)
+
+
+def _key_at(text: str, key: str, value_start: int) -> int:
+    """The offset of attribute ``key``'s name, whose value starts at ``value_start`` (the
+    name is the last text of it before the value: only '=' and white space come between)."""
+    return text.rfind(key, 0, value_start)
 
 
 def _printed_number(text: str) -> bool:

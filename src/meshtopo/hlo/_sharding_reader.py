@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 from .._errors import HloParseError
 from ._metadata import metadata_at
-from ._token_cursor import TokenCursor
+from ._token_cursor import TokenCursor, UnparsedAttribute
 from ._tokens import TokKind
 from ._values import flat_value, relocate
 
@@ -103,9 +103,9 @@ def _read(value: str, line: int, column: int
     try:
         found = _sharding(cursor)
     except _Unparsed:  # XLA says so at the attribute's name
-        error = cursor.recorded or HloParseError(
-            "error parsing attribute sharding", line, max(column - len("sharding="), 1))
-        raise relocate(error, value, line, column) from None
+        if cursor.recorded is None:
+            raise UnparsedAttribute("sharding", line, column) from None
+        raise relocate(cursor.recorded, value, line, column) from None
     except HloParseError as error:
         raise relocate(error, value, line, column) from None
     recorded = cursor.recorded

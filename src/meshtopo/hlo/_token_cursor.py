@@ -57,6 +57,16 @@ def recorded_reading(read: Callable[[TokenCursor], object], value: str, line: in
     return None if recorded is None else relocate(recorded, value, line, column)
 
 
+class UnparsedAttribute(HloParseError):
+    """What a value's reader raises where XLA's parser gives the attribute up without words
+    of its own: XLA says ``error parsing attribute <key>`` at the attribute's name, which the
+    reader of the attribute list knows and points at (for a caller reading the value alone,
+    the position is reckoned back from the value's)."""
+
+    def __init__(self, key: str, line: int, column: int) -> None:
+        super().__init__(f"error parsing attribute {key}", line, max(column - len(key) - 1, 1))
+
+
 class TokenCursor:
     """The tokens of ``text`` (one line; its offset 0 at ``line:column``) from ``at`` on."""
 

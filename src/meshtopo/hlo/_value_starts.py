@@ -18,10 +18,9 @@ meshtopo._errors.HloParseError: 4:20: expected '[' to start sharding devices sha
 
 from __future__ import annotations
 
-from .._errors import HloParseError
-from ._token_cursor import TokenCursor, read_value
+from ._token_cursor import TokenCursor, UnparsedAttribute, read_value
 from ._tokens import TokKind
-from ._values import check_int_lists
+from ._values import check_int_lists, flat_value
 
 K = TokKind
 # The attributes naming one computation and those naming a list of them (XLA's kHloComputation
@@ -67,12 +66,9 @@ def check_computation_list_start(value: str, line: int, column: int) -> None:
 
 def check_backend_config_start(value: str, line: int, column: int) -> None:
     """Refuse a ``backend_config`` that is no string or '{', as XLA does: at the attribute's
-    name (taken to stand right before its value)."""
-    try:
-        _wants(value, line, column, (K.kString, K.kLbrace), "")
-    except HloParseError:
-        raise HloParseError("error parsing attribute backend_config", line,
-                            max(column - len("backend_config="), 1)) from None
+    name (``UnparsedAttribute``)."""
+    if TokenCursor(flat_value(value), line, column).kind not in (K.kString, K.kLbrace):
+        raise UnparsedAttribute("backend_config", line, column)
 
 
 VALUE_STARTS = {
