@@ -582,6 +582,32 @@ for _literal, _shape in (("0operand\n  ", "f32[]"), ("1.5x", "f32[]"), ("1e5abc"
     CASES[f"literal {_literal.strip()!r} of {_shape}"] = _module(
         f"%k = {_shape} constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")
 
+# An array's literal written as one value without braces: XLA records that the rank differs
+# and reads on (refused later, it reports that first); a tuple's operands are as many as its
+# written shape has elements; an op whose '-done' is an opcode of its own has no async
+# shorthand ('recv-start' is no opcode).
+for _name, _lines in (
+    ("array literal without braces", ("%k = f32[2,2] constant(0)",)),
+    ("array literal without braces, refused later",
+     ("%k = f32[2] constant(0)", "ROOT %r = f32[8]{0} copy(%q)")),
+    ("tuple literal without its ',', refused later",
+     ("%k = (f32[], f32[]) constant((1 2))", "ROOT %r = f32[8]{0} copy(%q)")),
+    ("tuple of fewer operands than its shape", ("%r = (f32[8], f32[8]) tuple(%p)",)),
+    ("tuple of more operands than its shape", ("%r = (f32[8]) tuple(%p, %p)",)),
+    ("tuple of an empty shape", ("%r = () tuple(%p)",)),
+    ("tuple of as many operands as its shape", ("%r = (f32[8], f32[8]) tuple(%p, %p)",)),
+    ("tuple nested as an operand", ("%r = (f32[8]) tuple((f32[8], f32[8]) tuple(%p))",)),
+    ("recv-start", ("%t = token[] after-all()",
+                    "%s = (f32[8], u32[], token[]) recv-start(%t), channel_id=1")),
+    ("send-start", ("%t = token[] after-all()",
+                    "%s = (f32[8], u32[], token[]) send-start(%p, %t), channel_id=1")),
+    ("copy-update", ("%s = (f32[8], f32[8], u32[]) copy-start(%p)",
+                     "%u = (f32[8], f32[8], u32[]) copy-update(%s)")),
+    ("all-reduce-update", ("%s = f32[8] all-reduce-start(%p), to_apply=%add",
+                           "%u = f32[8] all-reduce-update(%s)")),
+):
+    CASES[f"operands and literals: {_name}"] = _module(*_lines, "ROOT %z = f32[8]{0} copy(%p)")
+
 # XLA records an error in a layout's items and reads on; refused later, it reports that one.
 _RECORDED = "{0:T(8,128}"
 CASES["layout, an item's error recorded in a shape, read"] = _module(

@@ -97,15 +97,21 @@ class _Reader:
         return _Failed()
 
 
-def read_literal(text: str, shape: Shape) -> list[Any] | None:
+def read_literal(text: str, shape: Shape, recorded: list[tuple[str, int]] | None = None
+                 ) -> list[Any] | None:
     """The values of the literal of ``shape`` written in ``text``, row-major (a tuple's
     leaves one after another), or None where ``...`` elides them; ``SyntaxFault`` at XLA's
-    token where XLA refuses it."""
-    return _read(text, shape)
+    token where XLA refuses it. The first error XLA's parser records in a literal it takes
+    (an array's value written without its braces, a tuple's missing ',') is appended to
+    ``recorded`` when given, with its offset in ``text``."""
+    values, problem = _read(text, shape)
+    if problem is not None and recorded is not None:
+        recorded.append(problem)
+    return values
 
 
 @functools.lru_cache(maxsize=4096)
-def _read(text: str, shape: Shape) -> list[Any] | None:
+def _read(text: str, shape: Shape) -> tuple[list[Any] | None, tuple[str, int] | None]:
     reader = _Reader(text)
     try:
         values = _literal(reader, shape)
@@ -114,7 +120,7 @@ def _read(text: str, shape: Shape) -> list[Any] | None:
     except _Failed:
         message, at = reader.problems[0]
         raise SyntaxFault(message, at) from None
-    return values
+    return values, next(iter(reader.problems), None)
 
 
 def _literal(reader: _Reader, shape: Shape) -> list[Any] | None:

@@ -237,18 +237,23 @@ def async_form(opcode: str) -> tuple[str, str] | None:
     """``(async opcode, wrapped opcode)`` of XLA's shorthand for an async wrapper:
     ``<op>-start``, ``<op>-update`` and ``<op>-done`` for an ``<op>`` whose form is no opcode
     of XLA's (``reduce-scatter-start`` is ``async-start`` wrapping a reduce-scatter, but
-    ``all-reduce-start`` is an opcode of its own). None for any other word; the wrapped
-    opcode is returned as written (XLA refuses it when it is none of its opcodes).
+    ``all-reduce-start`` is an opcode of its own). None for any other word, and for the
+    words of an op whose ``<op>-done`` is an opcode of its own (``recv-start``,
+    ``all-reduce-update``: XLA knows no such opcode); the wrapped opcode is returned as
+    written (XLA refuses it when it is none of its opcodes).
 
     >>> async_form("reduce-scatter-start"), async_form("all-reduce-start")
     (('async-start', 'reduce-scatter'), None)
+    >>> async_form("send-start"), async_form("copy-update")
+    (None, None)
     """
     if opcode in OPCODES:
         return None
     for kind in ASYNC_KINDS:
         suffix = kind[5:]  # "-start", "-update", "-done"
         if opcode.endswith(suffix) and len(opcode) > len(suffix):
-            return kind, opcode[:-len(suffix)]
+            wrapped = opcode[:-len(suffix)]
+            return None if wrapped + "-done" in OPCODES else (kind, wrapped)
     return None
 
 

@@ -770,16 +770,21 @@ class Reader:
 
     def _check_literal(self, instruction: Instruction) -> None:
         """A constant's literal read as XLA reads it against the constant's shape
-        (``read_literal``), refused at XLA's token."""
+        (``read_literal``), refused at XLA's token (what XLA records in it, recorded)."""
         end = instruction.attribute_at if instruction.attribute_at >= 0 else len(
             instruction.text)
         close = instruction.text.rindex(")", 0, end)
         start = close - len(instruction.operand_text)
+        recorded: list[tuple[str, int]] = []
         try:
-            read_literal(instruction.operand_text, parse_shape(instruction.shape_text))
+            read_literal(instruction.operand_text, parse_shape(instruction.shape_text),
+                         recorded)
         except SyntaxFault as fault:
             raise HloParseError(fault.message, *instruction.position(start + fault.offset),
                                 self.source) from None
+        for message, at in recorded:
+            self._record(HloParseError(message, *instruction.position(start + at),
+                                       self.source))
 
     # ---- instructions ---------------------------------------------------------------------
 
@@ -876,7 +881,8 @@ class Reader:
                     shapes.clear()
                 kept = shapes[shape] = shape
             # XLA's checks between instructions (``_check``), when they pass.
-            count = OPERAND_COUNTS.get(opcode, -1)
+            count = (OPERAND_COUNTS.get(opcode, -1) if opcode != "tuple"
+                     else _operand_count(opcode, kept))
             controls = layout.controls
             if (name in names or name in _GENERAL_NAMES or not defined(operands)
                     or (count >= 0 and count != len(operands)) or not known.issuperset(called)
@@ -1034,8 +1040,8 @@ class Reader:
                 raise SyntaxFault(_NOT_AN_OPERAND, _last_operand(text, open_at + 1)) from None
             raise
         operands = self._read_operands(opcode.group(), open_at + 1, close - 1, computation)
-        expected = OPERAND_COUNTS.get(opcode.group())
-        if expected is not None and len(operands[0]) != expected and all(
+        expected = _operand_count(opcode.group(), text[shape_start:shape_stop])
+        if expected >= 0 and len(operands[0]) != expected and all(
                 self._defined(operand) for operand in operands[0]):  # else: which is not
             raise SyntaxFault(f"expects {expected} operands, but has {len(operands[0])} "
                               "operands", open_at)
@@ -1479,6 +1485,16 @@ def _async_start_shape(shape: str) -> bool:
         return False
     parts = found.tuple_shapes
     return parts is not None and len(parts) >= 2 and parts[0].tuple_shapes is not None
+
+
+def _operand_count(opcode: str, shape: str) -> int:
+    """How many operands XLA's parser wants of an ``opcode`` instruction of the shape text
+    ``shape`` ("" when not written): the opcode's count, the element count of a tuple's
+    written tuple shape, or -1 for any number."""
+    if opcode == "tuple" and shape.startswith("("):
+        tuple_shapes = parse_shape(shape).tuple_shapes
+        return -1 if tuple_shapes is None else len(tuple_shapes)
+    return OPERAND_COUNTS.get(opcode, -1)
 
 
 def _collected_definition(computation: Computation, name: str) -> str | None:
