@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from meshtopo import hlo
 from meshtopo.hlo._explicit_scan import groups_end
 from meshtopo.hlo._line_scan import scan_lines
+from meshtopo.hlo._operands import _PRINTED_OPERAND, _PRINTED_OPERANDS
 from meshtopo.hlo._syntax import group_items
-from meshtopo.hlo._values import _PRINTED_OPERAND, _PRINTED_OPERANDS
 
 from ._fast_paths import errors_both_ways, structure, turn_off
 from ._text import entry_head
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 # The form (see _line_scan.c): groups 1 ROOT, 2 name, 3 shape, 4 opcode, 5 operands, 6 the
 # operands when names alone, 7 the attributes, 8 a leading channel id, 9 the attributes after it.
-_NAME = r"(?:%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)"
+_NAME = r"(?:%[A-Za-z_][A-Za-z0-9_.\-]*|[A-Za-z_][A-Za-z0-9_.\-]*)"
 _SHAPE = (r"[a-z][a-z0-9]*\[[^{}()\[\]\"/\n]*\](?:\{" + group_items(3) + r"\})?|\("
           + group_items(3) + r"\)")
 FORM = re.compile(
@@ -44,7 +44,7 @@ _TOP_ITEM = re.compile(r"\{" + group_items(3) + r"\}|\(" + group_items(3) + r"\)
                        re.S)
 _METADATA = re.compile(r", metadata=(\{" + group_items(3) + r"\})(?=,|$)")
 _GROUP = re.compile(r"\{" + group_items(3) + r"\}")
-_CALLEE = re.compile(r",[ \t]*(?:calls|to_apply)=[ \t]*(%?[A-Za-z0-9_.\-]+)(?=,|$)")
+_CALLEE = re.compile(r",[ \t]*(?:calls|to_apply)=[ \t]*(%?[A-Za-z_][A-Za-z0-9_.\-]*)(?=,|$)")
 
 
 def attribute_cuts(rest: str) -> tuple[str, str | None, tuple[str, ...] | None]:

@@ -608,6 +608,25 @@ for _name, _lines in (
 ):
     CASES[f"operands and literals: {_name}"] = _module(*_lines, "ROOT %z = f32[8]{0} copy(%p)")
 
+# An operand is read token by token: a shape (read whole), one name token (a name written
+# 'p:' is one), then ',' or ')'; XLA refuses anything else at the operand's first token.
+for _name, _operands in (
+    ("a name written 'p:'", "p:, %p"),
+    ("an operand's shape refused", "f32[,8] %p, %p"),
+    ("an operand's shape refused, names without '%'", "f32[,8] p, f32[8] p"),
+    ("an operand's shape refused in a tuple", "(f32[8], f32[8 8]) %p, %p"),
+    ("two names after a shape", "f32[8] %p %p"),
+    ("two names after a shape, then one more", "f32[8] %p %p, %p"),
+    ("a name and a shape", "%p f32[8], %p"),
+    ("a name '%' and a digit", "%p, %0p"),
+):
+    CASES[f"operands: {_name}"] = _module(f"ROOT %r = f32[8]{{0}} add({_operands})")
+CASES["operands: a shape refused, on an op whose operand shapes are checked"] = _module(
+    "%z = s32[] constant(0)",
+    "ROOT %r = f32[8]{0} dynamic-update-slice(f32[,8] p, f32[8] p, s32[] z)")
+CASES["a name '%' and a digit, defined"] = _module("%0p = f32[8]{0} copy(%p)",
+                                                   "ROOT %r = f32[8]{0} copy(%p)")
+
 # XLA records an error in a layout's items and reads on; refused later, it reports that one.
 _RECORDED = "{0:T(8,128}"
 CASES["layout, an item's error recorded in a shape, read"] = _module(

@@ -106,11 +106,13 @@ name_end(const void *d, int kind, Py_ssize_t i)
 {
     Py_ssize_t j = i + 1;
     Py_UCS4 c = CH(i);
-    if (c != '%' && !is_letter(c) && c != '_')
+    if (c == '%' && (is_letter(CH(j)) || CH(j) == '_'))
+        j++;
+    else if (!is_letter(c) && c != '_')
         return -1;
     while (is_name_char(CH(j)))
         j++;
-    return (c == '%' && j == i + 1) ? -1 : j;
+    return j;
 }
 
 INLINE Py_UCS4
@@ -329,7 +331,7 @@ has_text(const void *d, int kind, Py_ssize_t i, Py_ssize_t stop, const char *nee
 }
 
 /* The end of the name of a computation called by "calls=" or "to_apply=" at the ',' at i
- * (the key after ws*, the name after ws*: '%'? namechar+, followed by ',' or stop), its
+ * (the key after ws*, the name after ws* as name_end reads it, followed by ',' or stop), its
  * start in *at; -1 when there is none. */
 INLINE Py_ssize_t
 callee_end(const void *d, int kind, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *at)
@@ -346,11 +348,8 @@ callee_end(const void *d, int kind, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *a
     while (i < stop && is_blank(CH(i)))
         i++;
     *at = i;
-    j = i + (i < stop && CH(i) == '%');
-    if (j >= stop || !is_name_char(CH(j)))
+    if (i >= stop || (j = name_end(d, kind, i)) < 0 || j > stop)
         return -1;
-    while (j < stop && is_name_char(CH(j)))
-        j++;
     return j == stop || CH(j) == ',' ? j : -1;
 }
 

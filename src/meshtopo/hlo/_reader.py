@@ -68,6 +68,7 @@ from ._opcodes import (
     async_form,
     required_attributes,
 )
+from ._operands import NOT_AN_OPERAND, can_be_shape, name_at, split_operands
 from ._pure_lexer import next_token
 from ._shape import ELEMENT_BITS
 from ._shape_syntax import PRINTED_ARRAY, parse_shape, read_shape, shape_error
@@ -101,7 +102,6 @@ from ._value_checks import (
 )
 from ._values import (
     parse_name_list,
-    split_operands,
     unquote,
     without_comments,
 )
@@ -115,7 +115,6 @@ _CLOSERS = frozenset({TokKind.kRparen, TokKind.kRsquare, TokKind.kRbrace})
 _INLINE = re.compile(r"\{" + SKIP.pattern + r"(?:\{|(?:ROOT(?![A-Za-z0-9_.\-])" + SKIP.pattern
                      + r")?%?[A-Za-z_][A-Za-z0-9_.\-]*" + SKIP.pattern + "=)")
 # XLA's words for an operand that is neither a defined name nor an instruction it reads.
-_NOT_AN_OPERAND = "cannot parse as an instruction name or as a nested instruction:"
 # Words XLA's lexer reads as keywords: no name unless written with '%'.
 KEYWORDS = frozenset(KEYWORDS_OF_LEXER) | {"nan"}  # nan is a decimal's token
 # The module header's attributes XLA's parser takes.
@@ -161,7 +160,7 @@ _PRINTED_PARAMETER = r"[A-Za-z_][A-Za-z0-9_.\-]*:[ \t]*" + PRINTED_ARRAY
 # the signature ``(params) -> shape`` with its parameters as XLA prints them, 4 its result
 # shape; the next line starts its instructions.
 _FAST_HEAD = re.compile(
-    r"[ \t\r\n]*(ENTRY[ \t]+)?(%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
+    r"[ \t\r\n]*(ENTRY[ \t]+)?(%[A-Za-z_][A-Za-z0-9_.\-]*|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
     rf"(\((?:{_PRINTED_PARAMETER}(?:,[ \t]*{_PRINTED_PARAMETER})*)?\)[ \t]*->[ \t]*"
     r"(" + _SHAPE + r"))?[ \t]*\{[ \t]*(?=\n)")
 _LAYOUTS_KEPT = 4096
@@ -745,7 +744,7 @@ class Reader:
             if shape is None or (defined := definition(computation, name)) in (shape, None):
                 continue
             if not _same_shape(shape, defined):
-                raise HloParseError(_NOT_AN_OPERAND, *_operand_position(instruction, name),
+                raise HloParseError(NOT_AN_OPERAND, *_operand_position(instruction, name),
                                     self.source)
 
     def _check_after(self, instruction: Instruction, computation: Computation,
@@ -811,7 +810,7 @@ class Reader:
                                   'Did you mean to write an HLO module and forget the '
                                   '"HloModule" header?', at)
             return None, at
-        if _can_be_shape(text, at):
+        if can_be_shape(text, at):
             self._nested, self._depth = [], 0
             found, end = self._right_side("_", at, at, computation, True)
         else:
@@ -1003,7 +1002,7 @@ class Reader:
         (an operand written as an instruction: XLA names it) takes no attributes."""
         text = self.text
         shape_stop = shape_start
-        if _can_be_shape(text, shape_start):
+        if can_be_shape(text, shape_start):
             recorded: list[tuple[str, int]] = []
             shape_stop, refused = read_shape(text, shape_start, len(text), recorded=recorded)
             if refused is not None:
@@ -1037,7 +1036,7 @@ class Reader:
                 # The operands ran to the end of the text: XLA stops at the last one.
                 if kind == "parameter":
                     raise SyntaxFault("expects ')' after parameter number", len(text)) from None
-                raise SyntaxFault(_NOT_AN_OPERAND, _last_operand(text, open_at + 1)) from None
+                raise SyntaxFault(NOT_AN_OPERAND, _last_operand(text, open_at + 1)) from None
             raise
         operands = self._read_operands(opcode.group(), open_at + 1, close - 1, computation)
         expected = _operand_count(opcode.group(), text[shape_start:shape_stop])
@@ -1272,8 +1271,8 @@ class Reader:
         except SyntaxFault as fault:
             raise SyntaxFault(fault.message, offset + fault.offset) from None
         shapes = tuple(shape for _, shape, _ in found)
-        if any(shape is not None and not _can_be_shape(shape, 0) for shape in shapes):
-            raise SyntaxFault(_NOT_AN_OPERAND, offset)  # a name before a name: no shape
+        if any(shape is not None and not can_be_shape(shape, 0) for shape in shapes):
+            raise SyntaxFault(NOT_AN_OPERAND, offset)  # a name before a name: no shape
         return tuple(name for name, _, _ in found), (shapes if any(shapes) else ())
 
     def _read_operands(self, opcode: str, start: int, stop: int, computation: Computation
@@ -1303,10 +1302,10 @@ class Reader:
         while True:
             operand = at
             shape: str | None = None
-            if _can_be_shape(text, at):  # (what XLA records in it is not reported)
+            if can_be_shape(text, at):  # (what XLA records in it is not reported)
                 end, refused = read_shape(text, at, stop)
                 if refused is not None:  # neither an operand nor an instruction, to XLA
-                    raise SyntaxFault(_NOT_AN_OPERAND, operand)
+                    raise SyntaxFault(NOT_AN_OPERAND, operand)
                 shape, at = text[at:end], skip(text, end)
             word = _WORD.match(text, at, stop)
             after = skip(text, word.end()) if word is not None else at
@@ -1320,10 +1319,10 @@ class Reader:
                     found, end = self._right_side("", operand, operand, computation, False,
                                                   nested=True)
                 except SyntaxFault:
-                    raise SyntaxFault(_NOT_AN_OPERAND, operand) from None
+                    raise SyntaxFault(NOT_AN_OPERAND, operand) from None
                 self._depth -= 1
                 if not all(self._defined(name) for name in found.operands):
-                    raise SyntaxFault(_NOT_AN_OPERAND, operand)
+                    raise SyntaxFault(NOT_AN_OPERAND, operand)
                 self._nested.append(found)
                 names.append(found.name)
                 shapes.append(None)
@@ -1331,27 +1330,27 @@ class Reader:
                 # Nothing, or a shape alone: XLA's parser records that it reads neither a name
                 # nor an instruction there, reads on from the ',' or ')' and leaves the
                 # operand out.
-                self._record(self.error(_NOT_AN_OPERAND, operand))
+                self._record(self.error(NOT_AN_OPERAND, operand))
                 end = at
             else:
-                name = NAME.match(text, at, stop)
-                written = None if name is None else name.group().lstrip("%")
+                name = name_at(text, at) if at < stop else None
+                written = None if name is None else name[0]
                 if self.single and shape is not None and (
                         written is None or not self._defined(written)):
                     made = self._missing_parameter(written, shape, operand, computation)
                     self._nested.append(made)
                     names.append(made.name)
                     shapes.append(shape)
-                    end = at if name is None else name.end()
+                    end = at if name is None else name[1]
                 else:
-                    if written is None or not self._defined(written):
-                        raise SyntaxFault(_NOT_AN_OPERAND, operand)
-                    names.append(written)
+                    if name is None or not self._defined(name[0]):
+                        raise SyntaxFault(NOT_AN_OPERAND, operand)
+                    names.append(name[0])
                     shapes.append(shape)
-                    end = name.end()  # type: ignore[union-attr]
+                    end = name[1]
                     follows = skip(text, end)
                     if follows < stop and text[follows] != ",":  # XLA tries it as an instruction
-                        raise SyntaxFault(_NOT_AN_OPERAND, operand)
+                        raise SyntaxFault(NOT_AN_OPERAND, operand)
             at = skip(text, end)
             if at >= stop:
                 return tuple(names), (tuple(shapes) if any(shapes) else ())
@@ -1501,17 +1500,6 @@ def _collected_definition(computation: Computation, name: str) -> str | None:
     """The shape text of instruction ``name`` of ``computation``, if collected."""
     found = computation.by_name.get(name)
     return None if found is None else found.shape_text
-
-
-def _can_be_shape(text: str, pos: int) -> bool:
-    """True when the token at ``pos`` starts a shape (XLA's ``CanBeShape``: '(', an element
-    type, or ``b`` and '(' of a buffer), so that an instruction without one is read as such."""
-    if text.startswith("(", pos):
-        return True
-    word = _WORD.match(text, pos)
-    if word is not None and word.group() == "b":  # a buffer shape: b(f32[16])
-        return text.startswith("(", skip(text, word.end()))
-    return word is not None and word.group() in ELEMENT_BITS
 
 
 @functools.lru_cache(maxsize=4096)

@@ -35,7 +35,7 @@ _STRING = re.compile(STRING)
 # A run of characters that is no bracket, string, separator, '=' (but '<=') or comment.
 BARE = r"(?:[^ \t\r\n\f\v,{}()\[\]\"=/<]++|<=?|/(?![*/]))++"
 _BARE = re.compile(BARE)
-NAME = re.compile(r"%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*")
+NAME = re.compile(r"%[A-Za-z_][A-Za-z0-9_.\-]*|[A-Za-z_][A-Za-z0-9_.\-]*")
 KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 # After a value and white space, text that continues the same value: XLA's multi-token values
 # (iota ``[4,2] <= [2,4] T(1,0)``, mesh axes ``mesh[...] {...}``) are the only ones.
@@ -132,24 +132,6 @@ def group_end(text: str, pos: int) -> int:
             at += 1
             if not stack:
                 return at
-
-
-def atoms_end(text: str, pos: int) -> int:
-    """The offset just past the adjacent groups, strings and bare runs starting at ``pos``
-    (no white space between them); ``pos`` itself if none starts there."""
-    n = len(text)
-    while pos < n:
-        char = text[pos]
-        if char in "{([":
-            pos = group_end(text, pos)
-        elif char == '"':
-            pos = string_end(text, pos)
-        else:
-            bare = _BARE.match(text, pos)
-            if bare is None:
-                return pos
-            pos = bare.end()
-    return pos
 
 
 def value_end(text: str, pos: int) -> int:

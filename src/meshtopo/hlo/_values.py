@@ -1,4 +1,4 @@
-"""Typed readers of attribute values and operand lists, on the raw text the reader kept.
+"""Typed readers of attribute values, on the raw text the reader kept.
 
 A value's text may hold line breaks and comments (XLA reads them as white space):
 ``flat_value`` turns them into spaces of the same length before a typed reader runs, and
@@ -7,8 +7,6 @@ with the 1-based line and column of the offending character.
 
 >>> parse_int_lists("{{0,1},{2,3}}", 1, 1)
 [[0, 1], [2, 3]]
->>> split_operands("f32[8]{0} %x, /*index=1*/ %y")
-[('x', 'f32[8]{0}', 0), ('y', None, 26)]
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ import re
 
 from .._errors import HloParseError
 from ..groups._text import WHITESPACE, int64_value
-from ._syntax import NAME, SyntaxFault, atoms_end, int64_at, skip, string_end
+from ._syntax import SyntaxFault, int64_at, skip, string_end
 from ._token_values import unescape
 from ._tokenize import json_dict_end
 from ._tokens import STRING as QUOTED
@@ -32,47 +30,6 @@ _COMMENT_OR_STRING = re.compile(f"(?:{QUOTED})" + r"|/\*(?:[^*]|\*(?!/))*\*/|//[
 # most 18 digits (so each is an int64 it reads).
 _DIGITS = re.compile(r"-?[0-9]+")
 _PRINTED_LIST = re.compile(r"\{(-?[0-9]{1,18}(?:,-?[0-9]{1,18})*)?\}")
-
-
-# An operand list as XLA prints it with operand shapes: array shapes with a plain layout (or a
-# tuple of them) and names, items joined by ", " with an optional "/*index=N*/" comment; read
-# in one match.
-_ARRAY = r"[a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?"
-_NEXT = r", (?:/\*index=[0-9]+\*/)?"
-_PRINTED_OPERAND = re.compile(
-    r"(?:(" + _ARRAY + r"|\((?:" + _ARRAY + r"(?:" + _NEXT + _ARRAY + r")*)?\)) )?"
-    r"(%[A-Za-z0-9_.\-]+)")
-_PRINTED_OPERANDS = re.compile(
-    _PRINTED_OPERAND.pattern + "(?:" + _NEXT + _PRINTED_OPERAND.pattern + ")*")
-
-
-def split_operands(text: str) -> list[tuple[str, str | None, int]]:
-    """``(name without %, inline shape text or None, offset where the operand starts)`` of
-    each operand of an operand list's text (``f32[8]{0} %x, %y``); comments and line breaks
-    are white space. Errors are ``SyntaxFault`` at offsets of ``text``."""
-    if _PRINTED_OPERANDS.fullmatch(text) is not None:
-        return [(found.group(2)[1:], found.group(1), found.start())
-                for found in _PRINTED_OPERAND.finditer(text)]
-    operands: list[tuple[str, str | None, int]] = []
-    pos = skip(text, 0)
-    while True:
-        atoms: list[tuple[int, int]] = []
-        at = pos
-        while (end := atoms_end(text, at)) > at:
-            atoms.append((at, end))
-            at = skip(text, end)
-        if not atoms:
-            raise SyntaxFault("empty operand", at)
-        name = text[atoms[-1][0]:atoms[-1][1]]
-        if NAME.fullmatch(name) is None:
-            raise SyntaxFault(f"expects an operand name but found {name[:30]!r}", atoms[-1][0])
-        shape = " ".join(text[a:b] for a, b in atoms[:-1]) or None
-        operands.append((name.lstrip("%"), shape, pos))
-        if at >= len(text):
-            return operands
-        if text[at] != ",":
-            raise SyntaxFault(f"unexpected '{text[at]}' in the operand list", at)
-        pos = skip(text, at + 1)
 
 
 def flat_value(text: str) -> str:

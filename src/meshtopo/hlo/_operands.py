@@ -1,0 +1,95 @@
+"""An operand list's plain operands, token by token as XLA's ``ParseOperands`` reads them.
+
+XLA tries each operand first as a name: an optional shape (``CanBeShape``: '(', an element
+type, or the ``b(`` of a buffer shape) read by the one shape reader, then one name token
+(``%a``, ``a`` or ``a:``), then ',' or ')'. Whatever is not read so is tried as an
+instruction written in place (the reader's), and refused at the operand's first token
+(``NOT_AN_OPERAND``) when it is neither.
+
+>>> split_operands("f32[8]{0} %x, /*index=1*/ %y")
+[('x', 'f32[8]{0}', 0), ('y', None, 26)]
+>>> split_operands("p0:, (s32[], f32[2]) q")
+[('p0', None, 0), ('q', '(s32[], f32[2])', 5)]
+>>> split_operands("s8[10] a b")
+Traceback (most recent call last):
+...
+meshtopo.hlo._syntax.SyntaxFault: cannot parse as an instruction name or as a nested instruction:
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._pure_lexer import next_token
+from ._shape import ELEMENT_BITS
+from ._shape_syntax import read_shape
+from ._syntax import SyntaxFault, skip
+from ._tokens import TokKind
+
+# XLA's first words where an operand is neither a name nor an instruction.
+NOT_AN_OPERAND = "cannot parse as an instruction name or as a nested instruction:"
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")  # an identifier token of XLA's lexer
+
+# An operand list as XLA prints it with operand shapes: array shapes with a plain layout (or a
+# tuple of them) and names, items joined by ", " with an optional "/*index=N*/" comment; read
+# in one match.
+_ARRAY = r"[a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?"
+_NEXT = r", (?:/\*index=[0-9]+\*/)?"
+_PRINTED_OPERAND = re.compile(
+    r"(?:(" + _ARRAY + r"|\((?:" + _ARRAY + r"(?:" + _NEXT + _ARRAY + r")*)?\)) )?"
+    r"(%[A-Za-z_][A-Za-z0-9_.\-]*)")
+_PRINTED_OPERANDS = re.compile(
+    _PRINTED_OPERAND.pattern + "(?:" + _NEXT + _PRINTED_OPERAND.pattern + ")*")
+
+
+def can_be_shape(text: str, pos: int) -> bool:
+    """True when the token at ``pos`` starts a shape (XLA's ``CanBeShape``: '(', an element
+    type, or ``b`` and '(' of a buffer), so that an instruction without one is read as such."""
+    if text.startswith("(", pos):
+        return True
+    word = _WORD.match(text, pos)
+    if word is not None and word.group() == "b":  # a buffer shape: b(f32[16])
+        return text.startswith("(", skip(text, word.end()))
+    return word is not None and word.group() in ELEMENT_BITS
+
+
+def name_at(text: str, pos: int) -> tuple[str, int] | None:
+    """The name XLA's ``ParseName`` reads at ``pos`` (a kIdent, or a kName without its
+    ``%`` or ``:``) and the offset past its token, or None where another token stands."""
+    kind, start, end, _ = next_token(text, pos)
+    if start != pos:
+        return None
+    if kind == TokKind.kIdent:
+        return text[start:end], end
+    if kind == TokKind.kName:
+        return (text[start + 1:end] if text[start] == "%" else text[start:end - 1]), end
+    return None
+
+
+def split_operands(text: str) -> list[tuple[str, str | None, int]]:
+    """``(name, inline shape text or None, offset where the operand starts)`` of each operand
+    of an operand list's text (between its brackets; comments and line breaks are white
+    space) when every operand is a plain one; a ``SyntaxFault`` (``NOT_AN_OPERAND``, at the
+    operand) at the first that is not."""
+    if _PRINTED_OPERANDS.fullmatch(text) is not None:
+        return [(found.group(2)[1:], found.group(1), found.start())
+                for found in _PRINTED_OPERAND.finditer(text)]
+    operands: list[tuple[str, str | None, int]] = []
+    at = skip(text, 0)
+    while True:
+        operand, shape = at, None
+        if can_be_shape(text, at):
+            end, refused = read_shape(text, at, len(text))
+            if refused is not None:
+                raise SyntaxFault(NOT_AN_OPERAND, operand)
+            shape, at = text[at:end], skip(text, end)
+        found = name_at(text, at)
+        if found is None:
+            raise SyntaxFault(NOT_AN_OPERAND, operand)
+        at = skip(text, found[1])
+        if at < len(text) and text[at] != ",":
+            raise SyntaxFault(NOT_AN_OPERAND, operand)
+        operands.append((found[0], shape, operand))
+        if at >= len(text):
+            return operands
+        at = skip(text, at + 1)
