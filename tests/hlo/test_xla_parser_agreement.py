@@ -621,6 +621,31 @@ for _name, _operands in (
     ("a name '%' and a digit", "%p, %0p"),
 ):
     CASES[f"operands: {_name}"] = _module(f"ROOT %r = f32[8]{{0}} add({_operands})")
+# Names listed by a value are read token by token: a computation (or one written inline,
+# which starts as an instruction list does), a braced list of computations, and control
+# predecessors (at least one); each list's ',' and '}' where XLA's parser wants them.
+_COND = "%b = s32[] constant(0)", "%c = f32[8]{0} conditional(%b, %p, %p), branch_computations="
+for _name, _lines in (
+    ("control predecessors, none", ("%a = f32[8]{0} copy(%p), control-predecessors={}",)),
+    ("control predecessors, no ','", ("%a = f32[8]{0} copy(%p), control-predecessors={%p %p}",)),
+    ("control predecessors, no braces", ("%a = f32[8]{0} copy(%p), control-predecessors=%p",)),
+    ("control predecessors, a trailing ','",
+     ("%a = f32[8]{0} copy(%p), control-predecessors={%p,}",)),
+    ("control predecessors, names written '%p' and 'p:'",
+     ("%a = f32[8]{0} copy(%p), control-predecessors={%p, p:}",)),
+    ("control predecessors never closed", ("%a = f32[8]{0} copy(%p), control-predecessors={%p",)),
+    ("branch computations, no ','", (_COND[0], _COND[1] + "{%add %add, %add}")),
+    ("branch computations, a trailing ','", (_COND[0], _COND[1] + "{%add, }")),
+    ("a computation written inline without a name", (
+        "%a = f32[8]{0} all-reduce(%p), to_apply={ f32[] add(%p, %p) }",)),
+    ("a computation written inline, empty", ("%a = f32[8]{0} all-reduce(%p), to_apply={}",)),
+    ("a computation written inline without '='", (
+        "%a = f32[8]{0} all-reduce(%p), to_apply={ x y }",)),
+    ("a computation written inline, 'ROOT' alone", (
+        "%a = f32[8]{0} all-reduce(%p), to_apply={ ROOT }",)),
+    ("a computation written 'add:'", ("%a = f32[8]{0} all-reduce(%p), to_apply=add:",)),
+):
+    CASES[f"name lists: {_name}"] = _module(*_lines, "ROOT %z = f32[8]{0} copy(%p)")
 CASES["operands: a shape refused, on an op whose operand shapes are checked"] = _module(
     "%z = s32[] constant(0)",
     "ROOT %r = f32[8]{0} dynamic-update-slice(f32[,8] p, f32[8] p, s32[] z)")

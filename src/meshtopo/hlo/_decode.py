@@ -45,6 +45,7 @@ from ._collective import (
     send_recv_pairs,
 )
 from ._explicit import explicit_list
+from ._name_lists import names_in
 from ._opcodes import async_form
 from ._structure import Instruction
 from ._values import (
@@ -54,7 +55,6 @@ from ._values import (
     parse_int,
     parse_int_list,
     parse_int_lists,
-    parse_name_list,
     relocate,
 )
 
@@ -176,8 +176,8 @@ def _slice_sizes(text: str, line: int, column: int) -> list[tuple[int, ...]]:
     return [tuple(item) for item in parse_int_lists(text, line, column)]
 
 
-def _name(text: str, line: int, column: int) -> str:
-    names = parse_name_list(text, "to_apply", line, column)
+def _computation(text: str, line: int, column: int) -> str:
+    names = names_in("to_apply", text, line, column)
     return names[0] if names else ""
 
 
@@ -264,7 +264,7 @@ def _decoded(instruction: Instruction, cache: DecodeCache) -> CollectiveAttribut
         elif key == "slice_sizes":
             slice_sizes = cache.get(key, value, line, column, _slice_sizes)
         elif key == "to_apply":
-            to_apply = _name(value, line, column)
+            to_apply = cache.get(key, value, line, column, _computation)
         elif key == "mode":
             has_mode = True
         elif key == "frontend_attributes" and opcode in P2P_OPCODES:

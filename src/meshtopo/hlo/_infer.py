@@ -22,9 +22,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from .._errors import HloParseError
+from ._name_lists import names_in
 from ._shape import Shape
 from ._shape_syntax import parse_shape
-from ._values import flat_value, parse_int, parse_int_list, parse_name_list
+from ._values import flat_value, parse_int, parse_int_list
 
 # Ops whose result is their operand 0's shape (element type included).
 _SAME = frozenset({
@@ -63,7 +64,7 @@ def _infer(opcode: str, texts: Sequence[str | None], attributes: dict[str, str],
         key = "to_apply" if opcode == "call" else "branch_computations"
         if key not in attributes and opcode == "conditional":
             key = "true_computation"
-        names = parse_name_list(attributes.get(key, ""), key, 1, 1)
+        names = names_in(key, attributes.get(key, ""), 1, 1)
         result = computation_result(names[0]) if names else None
         return parse_shape(result) if result else None
     if any(text is None or not text for text in texts):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ._collective import DONE_OPCODES, START_OPCODES, SYNC_OPCODES, Collective
-from ._values import parse_name_list
+from ._name_lists import names_in
 
 
 class Linker:
@@ -42,8 +42,7 @@ class Linker:
             if opcode == "async-start" and c.wrapped_opcode is not None:  # XLA's shorthand
                 pending[(c.computation, c.name)] = c
             elif opcode == "async-start":
-                called = parse_name_list(c.attributes.get("calls", ""), "calls", c.line,
-                                         c.column)
+                called = names_in("calls", c.attributes.get("calls", ""), c.line, c.column)
                 wrapped = self.root_collective(called[0]) if called else None
                 if wrapped is None:
                     continue

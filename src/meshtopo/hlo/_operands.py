@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import re
 
-from ._pure_lexer import next_token
 from ._shape import ELEMENT_BITS
 from ._shape_syntax import read_shape
 from ._syntax import SyntaxFault, skip
+from ._token_cursor import TokenCursor
 from ._tokens import TokKind
 
 # XLA's first words where an operand is neither a name nor an instruction.
@@ -54,16 +54,13 @@ def can_be_shape(text: str, pos: int) -> bool:
 
 
 def name_at(text: str, pos: int) -> tuple[str, int] | None:
-    """The name XLA's ``ParseName`` reads at ``pos`` (a kIdent, or a kName without its
-    ``%`` or ``:``) and the offset past its token, or None where another token stands."""
-    kind, start, end, _ = next_token(text, pos)
-    if start != pos:
+    """The name XLA's ``ParseName`` reads at ``pos`` (``TokenCursor.name``) and the offset
+    past its token, or None where another token stands."""
+    cursor = TokenCursor(text, 1, 0, pos)
+    if cursor.start != pos or cursor.kind not in (TokKind.kIdent, TokKind.kName):
         return None
-    if kind == TokKind.kIdent:
-        return text[start:end], end
-    if kind == TokKind.kName:
-        return (text[start + 1:end] if text[start] == "%" else text[start:end - 1]), end
-    return None
+    end = cursor.end
+    return cursor.name(), end
 
 
 def split_operands(text: str) -> list[tuple[str, str | None, int]]:

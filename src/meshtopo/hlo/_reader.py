@@ -57,6 +57,7 @@ from ._instruction_checks import (
 )
 from ._literal import read_literal
 from ._metadata import check_metadata, printed_metadata
+from ._name_lists import named_in, names_in
 from ._name_set import NameSet
 from ._native import scan_lines
 from ._opcodes import (
@@ -101,7 +102,6 @@ from ._value_checks import (
     value_check,
 )
 from ._values import (
-    parse_name_list,
     unquote,
     without_comments,
 )
@@ -141,7 +141,6 @@ _NO_ATTRIBUTES_AFTER = re.compile(r"[ \t\r\n]*[^ \t\r\n,/]")
 # after a layout are taken with the shape, as a continuation).
 _LITERAL_VALUE = re.compile(r"[-+.0-9(]|(?:true|false|nan|inf)(?![A-Za-z0-9_.\-])")
 _HEAD_THREAD = re.compile(r",[ \t]*execution_thread=(" + STRING + ")")  # after a signature
-_PREDECESSOR = re.compile(r"%?([A-Za-z0-9_.\-]+)")  # a name in a control-predecessors list
 _GROUP = group_pattern(4)
 # Lists of integer lists (groups, pairs) first: ``_GROUP`` reads them too, twice as slowly.
 _INT_LISTS = r"\{(?:\{[0-9,]*+\}|,)*+\}"
@@ -967,9 +966,9 @@ class Reader:
                 if k in VALUE_CHECKS and VALUE_CHECKS[k](value, 1, 1) is not None:
                     return None  # the general reader records what XLA records
                 if k in CALL_ATTRIBUTES:
-                    called.extend(parse_name_list(value, k, 1, 1))
+                    called.extend(names_in(k, value, 1, 1))
                 elif k == "control-predecessors":
-                    controls = tuple(parse_name_list(value, k, 1, 1))
+                    controls = tuple(names_in(k, value, 1, 1))
         except (HloParseError, SyntaxFault):
             return None
         if open_callees and called:  # the order of the names would be lost
@@ -1203,7 +1202,10 @@ class Reader:
         written), refused at the token after it (``end``); no two starts call the same
         computation."""
         written = dict(found)
-        calls = next(iter(parse_name_list(written.get("calls", ""), "calls", 1, 1)), "")
+        try:
+            calls = next(iter(names_in("calls", written.get("calls", ""), 1, 1)), "")
+        except HloParseError:  # its reader refuses it where XLA does (``_judged``)
+            calls = ""
         thread = unquote(written.get("async_execution_thread", '"main"').strip())
         if kind == "async-start":
             if calls in self._shared.async_called:  # XLA's module check, after reading
@@ -1399,12 +1401,12 @@ class Reader:
             if (check := value_check(opcode, key)) is not None and (recorded := self._checked(
                     check, value, at_line, at_column, key_offsets[index])) is not None:
                 self._record(recorded)
+            if key in CALL_ATTRIBUTES:
+                called.extend(names_in(key, value, at_line, at_column))
+            elif key == "control-predecessors":
+                controls = tuple(names_in(key, value, at_line, at_column))
             if value_cut and index == len(attributes) - 1:
                 break  # (its reader, if any, stopped where XLA's does)
-            if key in CALL_ATTRIBUTES:
-                called.extend(parse_name_list(value, key, at_line, at_column))
-            elif key == "control-predecessors":
-                controls = tuple(parse_name_list(value, key, at_line, at_column))
         return tuple(called), controls
 
     def _checked(self, check: Check, value: str, line: int, column: int, key_at: int
@@ -1579,7 +1581,7 @@ def _operand_position(instruction: Instruction, operand: str) -> tuple[int, int]
 def _callee_position(instruction: Instruction, callee: str) -> tuple[int, int]:
     """Where the value of the attribute that names computation ``callee`` starts."""
     for key, value, line, column in instruction.attribute_list:
-        if key in CALL_ATTRIBUTES and callee in parse_name_list(value, key, line, column):
+        if key in CALL_ATTRIBUTES and callee in names_in(key, value, line, column):
             return line, column
     return instruction.line, instruction.column
 
@@ -1589,9 +1591,8 @@ def _predecessor_position(instruction: Instruction, predecessor: str) -> tuple[i
     for key, value, line, column in instruction.attribute_list:
         if key != "control-predecessors":
             continue
-        for found in _PREDECESSOR.finditer(without_comments(value, same_length=True)):
-            if found.group(1) == predecessor:
-                at = skip(value, found.end())
+        for name, at in named_in(key, value):
+            if name == predecessor:
                 newline = value.rfind("\n", 0, at)
                 return ((line, column + at) if newline < 0
                         else (line + value.count("\n", 0, at), at - newline))

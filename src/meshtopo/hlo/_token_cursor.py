@@ -147,6 +147,19 @@ class TokenCursor:
         self.lex()
         return value
 
+    def name(self) -> str:
+        """XLA's ``ParseName``: the name of the current kIdent, or kName without its ``%``
+        or ``:``."""
+        if self.kind == TokKind.kIdent:
+            name = self.word
+        elif self.kind == TokKind.kName:
+            word = self.word
+            name = word[1:] if word.startswith("%") else word[:-1]
+        else:
+            raise self.error("expects name")
+        self.lex()
+        return name
+
     def attribute_name(self) -> str:
         """XLA's ``ParseAttributeName``: the name of the current ``name=`` token."""
         if self.kind != TokKind.kAttributeName:

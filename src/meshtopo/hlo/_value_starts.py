@@ -4,8 +4,6 @@ starts with is refused here, in XLA's words, at that token.
 
 - ``replica_groups`` (``ParseCollectiveDeviceList``): '{' (explicit groups, read here by the
   list-of-lists reader), ``mesh`` or else an iota list, whose first token is '['.
-- a computation (``ParseHloComputation``: ``to_apply``, ``calls``, ...): a name, or '{' (one
-  written inline); a list of them (``branch_computations``, ``called_computations``): '{'.
 - ``backend_config`` (``kStringOrJsonDict``): a string or '{'; XLA says it cannot parse the
   attribute, at its name.
 
@@ -23,21 +21,6 @@ from ._tokens import TokKind
 from ._values import check_int_lists, flat_value
 
 K = TokKind
-# The attributes naming one computation and those naming a list of them (XLA's kHloComputation
-# and kBracedHloComputationList).
-COMPUTATION_ATTRIBUTES = frozenset({
-    "calls", "to_apply", "body", "condition", "true_computation", "false_computation",
-    "select", "scatter", "comparator",
-})  # fmt: skip
-COMPUTATION_LIST_ATTRIBUTES = frozenset({"branch_computations", "called_computations"})
-
-
-def _wants(value: str, line: int, column: int, kinds: tuple[int, ...], message: str) -> None:
-    def first(c: TokenCursor) -> None:
-        if c.kind not in kinds:
-            raise c.error(message)
-
-    read_value(first, value, line, column)
 
 
 def check_replica_groups_start(value: str, line: int, column: int) -> None:
@@ -54,16 +37,6 @@ def check_replica_groups_start(value: str, line: int, column: int) -> None:
         check_int_lists(value, line, column)
 
 
-def check_computation_start(value: str, line: int, column: int) -> None:
-    """Refuse a value naming a computation that starts with no name or '{'."""
-    _wants(value, line, column, (K.kIdent, K.kName, K.kLbrace), "expects name")
-
-
-def check_computation_list_start(value: str, line: int, column: int) -> None:
-    """Refuse a list of computations not started by '{'."""
-    _wants(value, line, column, (K.kLbrace,), "expects a list starting with kLbrace")
-
-
 def check_backend_config_start(value: str, line: int, column: int) -> None:
     """Refuse a ``backend_config`` that is no string or '{', as XLA does: at the attribute's
     name (``UnparsedAttribute``)."""
@@ -74,6 +47,4 @@ def check_backend_config_start(value: str, line: int, column: int) -> None:
 VALUE_STARTS = {
     "backend_config": check_backend_config_start,
     "replica_groups": check_replica_groups_start,
-    **dict.fromkeys(COMPUTATION_ATTRIBUTES, check_computation_start),
-    **dict.fromkeys(COMPUTATION_LIST_ATTRIBUTES, check_computation_list_start),
 }

@@ -188,16 +188,6 @@ def check_int_lists(value: str, line: int, column: int) -> None:
         raise relocate(error, value, line, column) from None
 
 
-def parse_name_list(text: str, what: str, line: int, column: int) -> list[str]:
-    """``{%a, %b}`` (or a single ``%a``) as names without ``%`` (comments are white space)."""
-    stripped = without_comments(text, same_length=False).strip()
-    if stripped.startswith("{"):
-        if not stripped.endswith("}"):
-            raise HloParseError(f"expected '}}' to end the names of {what}", line, column)
-        stripped = stripped[1:-1]
-    return [part.strip().lstrip("%") for part in stripped.split(",") if part.strip()]
-
-
 def unquote(text: str) -> str:
     """The value of a quoted string, its escapes decoded as XLA's lexer decodes them
     (``_token_values.unescape``; bytes that are no UTF-8 come back as surrogate escapes);
