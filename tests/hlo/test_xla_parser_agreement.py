@@ -646,6 +646,15 @@ for _name, _lines in (
     ("a computation written 'add:'", ("%a = f32[8]{0} all-reduce(%p), to_apply=add:",)),
 ):
     CASES[f"name lists: {_name}"] = _module(*_lines, "ROOT %z = f32[8]{0} copy(%p)")
+# statistics={...}: the index first (an integer), then names and numbers; XLA gives the
+# attribute up, at its name, where a number is of another kind.
+for _value in ("{}", "{visualizing_index=1,stat-1=33,stat-2=4.5}", "{visualizing_index=1,s=4 4}",
+               "{visualizing_index=x}", "{visualizing_index=1.5}", "{visualizing_index=1 s=2}",
+               "{visualizing_index=1,}", "{visualizing_index=1,a=b}", "x", "{1}",
+               "{visualizing_index=1, a=inf}", "{visualizing_index=99999999999999999999}",
+               '{visualizing_index=1, a="2"}'):
+    CASES[f"statistics={_value}"] = _module(f"%a = f32[8]{{0}} copy(%p), statistics={_value}",
+                                            "ROOT %z = f32[8]{0} copy(%p)")
 CASES["operands: a shape refused, on an op whose operand shapes are checked"] = _module(
     "%z = s32[] constant(0)",
     "ROOT %r = f32[8]{0} dynamic-update-slice(f32[,8] p, f32[8] p, s32[] z)")
@@ -853,7 +862,7 @@ CASES["output_to_operand_aliasing, no operand number, refused later"] = _module(
     '%c = f32[8]{0} custom-call(%p), custom_call_target="x", '
     "output_to_operand_aliasing={{}: (, {})}", "ROOT %r = f32[8]{0} copy(%q)")
 _IN_XLA_WORDS = ("none of its kind", "output_to_operand_aliasing", "window", "padding", "api_version", "operand layout", "operand rule",
-                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name")
+                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name", "statistics")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

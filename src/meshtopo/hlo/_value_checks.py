@@ -24,6 +24,7 @@ from ._scalar_values import (
 )
 from ._sharding_reader import check_sharding
 from ._slice_ranges import check_slice_ranges
+from ._statistics import check_statistics
 from ._value_starts import VALUE_STARTS
 from ._values import check_frontend_attributes, check_int_list, check_int_lists
 from ._window import check_padding, check_window
@@ -51,6 +52,7 @@ VALUE_CHECKS: dict[str, Check] = {
     "sharding": check_sharding,
     "slice": check_slice_ranges,
     "source_target_pairs": check_int_lists,
+    "statistics": check_statistics,
     "window": check_window,
     **dict.fromkeys(INT_LIST_ATTRIBUTES, check_int_list),
     **dict.fromkeys(INT64_ATTRIBUTES, check_int64),
