@@ -655,6 +655,40 @@ for _value in ("{}", "{visualizing_index=1,stat-1=33,stat-2=4.5}", "{visualizing
                '{visualizing_index=1, a="2"}'):
     CASES[f"statistics={_value}"] = _module(f"%a = f32[8]{{0}} copy(%p), statistics={_value}",
                                             "ROOT %z = f32[8]{0} copy(%p)")
+# The stack-frame index after the header: its four sections in order, each name a string
+# (a missing one recorded), each location and frame all of its integer fields once.
+_FILE_NAMES, _FUNCTION_NAMES = 'FileNames\n1 "a.py"\n', 'FunctionNames\n1 "main"\n'
+_LOCATIONS = ("FileLocations\n1 {file_name_id=1 function_name_id=1 line=1 end_line=1 column=2 "
+              "end_column=3}\n")
+_FRAMES = "StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n"
+for _name, _index in (
+    ("whole", _FILE_NAMES + _FUNCTION_NAMES + _LOCATIONS + _FRAMES),
+    ("empty sections", "FileNames\nFunctionNames\nFileLocations\nStackFrames\n"),
+    ("a section twice", "FileNames FileNames\n"),
+    ("file names alone", _FILE_NAMES),
+    ("no frames", _FILE_NAMES + _FUNCTION_NAMES + _LOCATIONS),
+    ("sections swapped", _FUNCTION_NAMES + _FILE_NAMES + _LOCATIONS + _FRAMES),
+    ("a name that is a number", "FileNames\n1 2\n" + _FUNCTION_NAMES + _LOCATIONS + _FRAMES),
+    ("a name that is a word", "FileNames\n1 x\n" + _FUNCTION_NAMES + _LOCATIONS + _FRAMES),
+    ("a name without its number", 'FileNames\n"a"\n' + _FUNCTION_NAMES + _LOCATIONS + _FRAMES),
+    ("a location's unknown field", _FILE_NAMES + _FUNCTION_NAMES
+     + "FileLocations\n1 {file_name_id=1 foo=2}\n" + _FRAMES),
+    ("a location's fields left out", _FILE_NAMES + _FUNCTION_NAMES
+     + "FileLocations\n1 {file_name_id=1, function_name_id=1}\n" + _FRAMES),
+    ("a location's field not an integer", _FILE_NAMES + _FUNCTION_NAMES
+     + 'FileLocations\n1 {file_name_id="x"}\n' + _FRAMES),
+    ("a location never closed", _FILE_NAMES + _FUNCTION_NAMES
+     + "FileLocations\n1 {file_name_id=1\n" + _FRAMES),
+    ("a frame that is a string", _FILE_NAMES + _FUNCTION_NAMES + _LOCATIONS
+     + 'StackFrames\n1 "x"\n'),
+    ("a frame's field twice", _FILE_NAMES + _FUNCTION_NAMES + _LOCATIONS
+     + "StackFrames\n1 {file_location_id=1 file_location_id=1 parent_frame_id=1}\n"),
+    ("a frame of no fields", _FILE_NAMES + _FUNCTION_NAMES + _LOCATIONS + "StackFrames\n1 {}\n"),
+):
+    _text = f"HloModule m\n\n{_index}\nENTRY %e () -> pred[] {{\n  ROOT %c = pred[] constant(true)\n}}\n"
+    CASES[f"stack frames, {_name}"] = _text
+    CASES[f"stack frames, {_name}, refused later"] = _text.replace("constant(true)",
+                                                                   "constant(true)\n  %z = junk")
 CASES["operands: a shape refused, on an op whose operand shapes are checked"] = _module(
     "%z = s32[] constant(0)",
     "ROOT %r = f32[8]{0} dynamic-update-slice(f32[,8] p, f32[8] p, s32[] z)")
@@ -862,7 +896,7 @@ CASES["output_to_operand_aliasing, no operand number, refused later"] = _module(
     '%c = f32[8]{0} custom-call(%p), custom_call_target="x", '
     "output_to_operand_aliasing={{}: (, {})}", "ROOT %r = f32[8]{0} copy(%q)")
 _IN_XLA_WORDS = ("none of its kind", "output_to_operand_aliasing", "window", "padding", "api_version", "operand layout", "operand rule",
-                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name", "statistics")
+                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name", "statistics", "stack frames")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

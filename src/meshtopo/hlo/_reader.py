@@ -73,6 +73,7 @@ from ._operands import NOT_AN_OPERAND, can_be_shape, name_at, split_operands
 from ._pure_lexer import next_token
 from ._shape import ELEMENT_BITS
 from ._shape_syntax import PRINTED_ARRAY, parse_shape, read_shape, shape_error
+from ._stack_frames import read_stack_frames
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
 from ._syntax import (
     BARE,
@@ -131,8 +132,6 @@ _ENTRY = re.compile(r"ENTRY(?![A-Za-z0-9_.\-])")
 _HLO_MODULE = re.compile(r"HloModule(?![A-Za-z0-9_.\-])")
 # Words XLA's lexer reads as keywords or types, so never as a name without '%'.
 _RESERVED = KEYWORDS | PRIMITIVE_TYPES
-_FRAME_SECTION = re.compile(r"(?:FileNames|FunctionNames|FileLocations|StackFrames)(?![A-Za-z0-9_])")
-_FRAME_ID = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
 _STRING = re.compile(STRING)
 # After a computation's brace, white space and a token that is no ',' (or a comment): no
 # attributes follow (what a dump always has; anything else is read by the grammar).
@@ -433,20 +432,18 @@ class Reader:
             self._shared.inline_count = 1  # the module and its computation are named _
 
     def _stack_frames(self, pos: int) -> int:
-        """Skip the stack-frame index XLA prints after the header (``FileNames``,
-        ``FunctionNames``, ``FileLocations``, ``StackFrames``, each a list of ``id value``)."""
-        text = self.text
-        while (section := _FRAME_SECTION.match(text, at := skip(text, pos))) is not None:
-            pos = section.end()
-            while (number := _FRAME_ID.match(text, at := skip(text, pos))) is not None:
-                at = skip(text, number.end())
-                if text.startswith('"', at):
-                    pos = string_end(text, at)
-                elif text.startswith("{", at):
-                    pos = group_end(text, at)
-                else:
-                    raise SyntaxFault(f"expects a string or '{{' in {section.group()}", at)
-        return pos
+        """Past the stack-frame index XLA prints after the header, if one starts at ``pos``
+        (``read_stack_frames``; what XLA records in it, recorded)."""
+        cursor = TokenCursor(self.text, 1, 0, pos)
+        if cursor.kind != TokKind.kw_FileNames:
+            return pos
+        try:
+            read_stack_frames(cursor)
+        except HloParseError as error:
+            raise SyntaxFault(error.message, error.column) from None
+        if cursor.recorded is not None:
+            self._record(self.error(cursor.recorded.message, cursor.recorded.column))
+        return cursor.start
 
     def computation_head(self) -> Computation | None:
         """The next computation's header (no instructions yet), or None at the end."""
