@@ -621,6 +621,9 @@ for _name, _operands in (
     ("a name '%' and a digit", "%p, %0p"),
 ):
     CASES[f"operands: {_name}"] = _module(f"ROOT %r = f32[8]{{0}} add({_operands})")
+for _name, _operands in (("an operand", "%p"), ("none read", ","), ("two names", "x y")):
+    CASES[f"operands of an iota: {_name}"] = _module(
+        f"%i = s32[8]{{0}} iota({_operands}), iota_dimension=0", "ROOT %r = f32[8]{0} copy(%p)")
 # Names listed by a value are read token by token: a computation (or one written inline,
 # which starts as an instruction list does), a braced list of computations, and control
 # predecessors (at least one); each list's ',' and '}' where XLA's parser wants them.

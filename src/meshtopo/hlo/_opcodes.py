@@ -105,7 +105,7 @@ get-dimension-size       1       -     !dimensions
 get-tuple-element        1       -     !index
 imag                     1       -
 infeed                   1       shape infeed_config
-iota                     *       shape !iota_dimension
+iota                     0       shape !iota_dimension
 is-finite                1       -
 log                      1       -     result_accuracy
 log-plus-one             1       -     result_accuracy

@@ -107,7 +107,7 @@ from ._values import (
     without_comments,
 )
 
-_LITERAL_OPCODES = frozenset({"constant", "parameter", "iota"})
+_LITERAL_OPCODES = frozenset({"constant", "parameter"})
 _LITERAL_WINDOW = 1 << 16  # how far a constant without its ')' is read for XLA's stop
 _OPENERS = frozenset({TokKind.kLparen, TokKind.kLsquare, TokKind.kLbrace})
 _CLOSERS = frozenset({TokKind.kRparen, TokKind.kRsquare, TokKind.kRbrace})
