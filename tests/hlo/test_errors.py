@@ -58,6 +58,22 @@ def test_rejections(line: str, message: str, column: int) -> None:
     assert error.column == column
 
 
+@pytest.mark.jax
+@pytest.mark.parametrize("opcode", ["all-gather", "all-gather-start", "reduce-scatter"])
+def test_a_gather_or_scatter_naming_no_dimension_is_refused_as_xla_refuses_it(opcode: str) -> None:
+    """XLA reads the first of the dimensions: of none, its parser fails out of range."""
+    from jaxlib._hlo import hlo_module_from_text  # type: ignore[import-not-found]
+
+    line = f"  ROOT %a = f32[8]{{0}} {opcode}(%p), dimensions={{}}" + (
+        ", to_apply=%add" if opcode == "reduce-scatter" else "")
+    with pytest.raises(Exception, match="range"):
+        hlo_module_from_text(HEAD + line + "\n}\n")
+    error = error_for(line)
+    assert (error.line, error.column) == (9, 8)
+    assert error.message == (f"error parsing attribute dimensions: {opcode} needs a dimension, "
+                             "got {}")
+
+
 def test_all_gather_mode_error_is_left_for_the_verifier() -> None:
     module = hlo.parse_module(HEAD + "  %a = f32[32]{0} all-gather(%p), replica_groups={}, "
                               "dimensions={0}, use_global_device_ids=true\n"

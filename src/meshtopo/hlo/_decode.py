@@ -303,6 +303,11 @@ def _finish(decoded: CollectiveAttributes, opcode: str, instruction: Instruction
         raise HloParseError(
             "CollectivePermute and CollectivePermuteStart must have exactly four operands for "
             "dynamic-slice and in-place update.", instruction.line, instruction.column)
+    if opcode in ("all-gather", "all-gather-start", "reduce-scatter") and (
+            decoded.dimensions == ()):  # XLA reads its first: none is an error (out of range)
+        raise HloParseError(
+            f"error parsing attribute dimensions: {opcode} needs a dimension, got {{}}",
+            instruction.line, instruction.column)
     if (
         opcode in ("all-to-all", "ragged-all-to-all")
         and decoded.dimensions is not None
