@@ -695,6 +695,16 @@ for _name, _index in (
 CASES["operands: a shape refused, on an op whose operand shapes are checked"] = _module(
     "%z = s32[] constant(0)",
     "ROOT %r = f32[8]{0} dynamic-update-slice(f32[,8] p, f32[8] p, s32[] z)")
+for _name, _shape in (("an empty layout item", "f32[8]{,0}"), ("a layout of another rank", "f32[8]{1,0}")):
+    CASES[f"operands: {_name} in an operand's shape as XLA prints it"] = _module(
+        "%z = s32[] constant(0)",
+        f"ROOT %r = f32[8]{{0}} dynamic-update-slice({_shape} %p, f32[8]{{0}} %p, s32[] %z)")
+# A value is one token or bracketed group but for those XLA reads as several (an iota's or
+# a mesh's groups, a literal's shape and value): a '{' after a line break starts no value.
+CASES["a header value and a brace on a later line"] = (
+    "HloModule m, is_scheduled=true\n\n {\n  ROOT %p = f32[] parameter(0)\n}\n")
+CASES["an instruction's value and a brace on a later line"] = _module(
+    "%a = f32[8]{0} copy(%p), sharding={replicated}", "{", "ROOT %z = f32[8]{0} copy(%p)")
 CASES["a name '%' and a digit, defined"] = _module("%0p = f32[8]{0} copy(%p)",
                                                    "ROOT %r = f32[8]{0} copy(%p)")
 

@@ -63,14 +63,24 @@ def name_at(text: str, pos: int) -> tuple[str, int] | None:
     return cursor.name(), end
 
 
-def split_operands(text: str) -> list[tuple[str, str | None, int]]:
+def _whole_shape(text: str) -> bool:
+    """True when ``text`` is one shape XLA takes (what it records in it aside)."""
+    end, refused = read_shape(text, 0, len(text))
+    return refused is None and end == len(text)
+
+
+def split_operands(text: str, check_shapes: bool = True) -> list[tuple[str, str | None, int]]:
     """``(name, inline shape text or None, offset where the operand starts)`` of each operand
     of an operand list's text (between its brackets; comments and line breaks are white
     space) when every operand is a plain one; a ``SyntaxFault`` (``NOT_AN_OPERAND``, at the
-    operand) at the first that is not."""
+    operand) at the first that is not. Without ``check_shapes``, operands as XLA prints
+    them are taken whatever their shapes (to find where each is written)."""
     if _PRINTED_OPERANDS.fullmatch(text) is not None:
-        return [(found.group(2)[1:], found.group(1), found.start())
-                for found in _PRINTED_OPERAND.finditer(text)]
+        printed = [(found.group(2)[1:], found.group(1), found.start())
+                   for found in _PRINTED_OPERAND.finditer(text)]
+        if not check_shapes or all(shape is None or _whole_shape(shape)
+                                   for _, shape, _ in printed):
+            return printed
     operands: list[tuple[str, str | None, int]] = []
     at = skip(text, 0)
     while True:

@@ -493,13 +493,13 @@ class Reader:
             read = [] if self.single else self._lines(computation)
             if read:
                 for instruction in read:
+                    if instruction.inline_shapes and not self._same_as_defined(instruction,
+                                                                                computation):
+                        self._check_operand_shapes(instruction, computation)
                     if instruction.opcode == "constant":
                         self._check_literal(instruction)
                     elif instruction.opcode in CHECKED_OPCODES:
                         self._check_after(instruction, computation, run)
-                    if instruction.inline_shapes and not self._same_as_defined(instruction,
-                                                                                computation):
-                        self._check_operand_shapes(instruction, computation)
                     if instruction.opcode in opcodes:
                         visit(instruction)  # type: ignore[misc]
                     yield instruction
@@ -1270,8 +1270,6 @@ class Reader:
         except SyntaxFault as fault:
             raise SyntaxFault(fault.message, offset + fault.offset) from None
         shapes = tuple(shape for _, shape, _ in found)
-        if any(shape is not None and not can_be_shape(shape, 0) for shape in shapes):
-            raise SyntaxFault(NOT_AN_OPERAND, offset)  # a name before a name: no shape
         return tuple(name for name, _, _ in found), (shapes if any(shapes) else ())
 
     def _read_operands(self, opcode: str, start: int, stop: int, computation: Computation
@@ -1566,7 +1564,7 @@ def _operand_position(instruction: Instruction, operand: str) -> tuple[int, int]
     text, operands = instruction.text, instruction.operand_text
     start = text.find("(" + operands + ")", len(instruction.name)) + 1
     try:
-        found = split_operands(operands)
+        found = split_operands(operands, check_shapes=False)
     except SyntaxFault:  # operands written as instructions
         return instruction.line, instruction.column
     for name, _, at in found:
@@ -1606,6 +1604,10 @@ _GENERAL_NAMES = frozenset(ELEMENT_BITS) | KEYWORDS
 _FAST_OPCODES = OPCODES - frozenset(ASYNC_KINDS) - {"conditional"}  # by its predicate's type
 # The opcodes the fast path reads written without attributes: those that require none.
 _BARE_OPCODES = _FAST_OPCODES - set(REQUIRED_ATTRIBUTES)
+
+
+# The attributes whose values XLA reads as several tokens (each its reader's).
+_SEVERAL_TOKENS = frozenset({"replica_groups", "literal"})
 
 
 def _device_ids_end(text: str, end: int) -> int:
@@ -1650,8 +1652,9 @@ def read_attributes(text: str, pos: int) -> tuple[list[tuple[str, int, int]], in
 def attribute_value_end(key: str, text: str, start: int) -> int:
     """Where the value of attribute ``key`` starting at ``start`` ends (``value_end``): a
     mesh-axes ``replica_groups`` value takes its ``, device_ids=(...)`` part along, as XLA
-    reads it, and a ``literal`` its shape and value (``literal=f32[] 0.1``)."""
-    end = value_end(text, start)
+    reads it, and a ``literal`` its shape and value (``literal=f32[] 0.1``); a value of any
+    other attribute is one atom, as XLA's reader of each kind reads one."""
+    end = value_end(text, start, continued=key in _SEVERAL_TOKENS)
     if key == "replica_groups" and text.startswith("mesh", start):
         return _device_ids_end(text, end)
     if key == "literal":  # a custom call's: shape, then its value

@@ -134,22 +134,24 @@ def group_end(text: str, pos: int) -> int:
                 return at
 
 
-def value_end(text: str, pos: int) -> int:
+def value_end(text: str, pos: int, continued: bool = True) -> int:
     """The offset just past the attribute value starting at ``pos``: an atom (a bracketed
-    group, a string or one of XLA's tokens), and each atom after it that continues the value
-    (``CONTINUATION``: a bracket, ``<=`` or an iota's ``T(``), with or without white space
-    between, as XLA's parsers of multi-token values read them. Anything else after an atom,
-    even written against it (``channel_id=1q``, ``{{0,1}}q``), ends the value, where XLA's
-    parser of the value stops. The text holds whole statements (``_statements``), so its end
-    ends the value."""
+    group, a string or one of XLA's tokens) and, for a value of several tokens
+    (``continued``: a shape, an iota's or a mesh's groups), each atom after it that
+    continues it (``CONTINUATION``: a bracket, ``<=`` or an iota's ``T(``), with or without
+    white space between, as XLA's parsers of those values read them. Anything else after an
+    atom, even written against it (``channel_id=1q``, ``{{0,1}}q``), ends the value, where
+    XLA's parser of the value stops. The text holds whole statements (``_statements``), so
+    its end ends the value."""
     end = _atom_end(text, pos)
     if end == pos:
         raise SyntaxFault("expects a value", pos)
-    while True:
+    while continued:
         after = skip(text, end)
         if after >= len(text) or CONTINUATION.match(text, after) is None:
             return end
         end = _atom_end(text, after)
+    return end
 
 
 def _atom_end(text: str, pos: int) -> int:
