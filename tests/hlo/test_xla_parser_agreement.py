@@ -705,6 +705,17 @@ CASES["a header value and a brace on a later line"] = (
     "HloModule m, is_scheduled=true\n\n {\n  ROOT %p = f32[] parameter(0)\n}\n")
 CASES["an instruction's value and a brace on a later line"] = _module(
     "%a = f32[8]{0} copy(%p), sharding={replicated}", "{", "ROOT %z = f32[8]{0} copy(%p)")
+# Lists of booleans: parameter_replication's (braced; one per leaf buffer, checked once the
+# instruction is made) and the header's (one boolean, or braced).
+for _value in ("{true}", "{}", "{true true}", "{,true}", "{true,}", "x", "true", "{1}", "{{true}}"):
+    CASES[f"parameter_replication={_value}"] = _module(
+        "%a = f32[8]{0} parameter(0), parameter_replication=" + _value,
+        "ROOT %z = f32[8]{0} copy(%p)").replace("%p = f32[8]{0} parameter(0)", "%p = f32[8]{0} parameter(1)")
+for _value in ("true", "{}", "{true,false}", "{true,true true}", "{,true}", "{true,}", "x", "TRUE",
+               "{true\n", "{{true}}"):
+    CASES[f"allow_spmd_sharding_propagation_to_output={_value.strip()}"] = (
+        f"\nHloModule m, allow_spmd_sharding_propagation_to_output={_value}\n\n"
+        "ENTRY %e {\n  ROOT %p = f32[] parameter(0)\n}\n")
 CASES["a name '%' and a digit, defined"] = _module("%0p = f32[8]{0} copy(%p)",
                                                    "ROOT %r = f32[8]{0} copy(%p)")
 
@@ -909,7 +920,7 @@ CASES["output_to_operand_aliasing, no operand number, refused later"] = _module(
     '%c = f32[8]{0} custom-call(%p), custom_call_target="x", '
     "output_to_operand_aliasing={{}: (, {})}", "ROOT %r = f32[8]{0} copy(%q)")
 _IN_XLA_WORDS = ("none of its kind", "output_to_operand_aliasing", "window", "padding", "api_version", "operand layout", "operand rule",
-                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name", "statistics", "stack frames")
+                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name", "statistics", "stack frames", "replication", "allow_spmd")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

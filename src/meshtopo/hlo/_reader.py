@@ -48,6 +48,7 @@ from typing import NamedTuple, TypeVar, cast
 
 from .._errors import HloParseError
 from ._allowed import allowed_attributes, unexpected_attribute
+from ._bool_lists import parameter_replication
 from ._infer import infer_shape
 from ._instruction_checks import (
     CHECKED_OPCODES,
@@ -102,10 +103,7 @@ from ._value_checks import (
     Check,
     value_check,
 )
-from ._values import (
-    unquote,
-    without_comments,
-)
+from ._values import unquote
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter"})
 _LITERAL_WINDOW = 1 << 16  # how far a constant without its ')' is read for XLA's stop
@@ -960,6 +958,8 @@ class Reader:
                     return None
                 if k == "metadata" and not _takes_metadata(value):
                     return None
+                if k in _SHAPE_RULED:
+                    return None  # checked against the instruction's shape: the general reader
                 if k in VALUE_CHECKS and VALUE_CHECKS[k](value, 1, 1) is not None:
                     return None  # the general reader records what XLA records
                 if k in CALL_ATTRIBUTES:
@@ -1067,9 +1067,6 @@ class Reader:
         shape = text[shape_start:shape_stop]
         if not shape:
             shape = self._inferred(opcode.group(), operands, attributes, computation)
-        for attribute in attributes:
-            if attribute.key == "parameter_replication":
-                _check_replication(attribute.value, shape, skip(text, end))
         instruction = self._make(
             name, opcode.group(), shape, operands, line, column,
             computation, is_root, text[open_at + 1:close - 1], text[start:end],
@@ -1085,6 +1082,9 @@ class Reader:
                 kind, shape, self._operand_shapes(operands, computation),
                 {a.key: a.value for a in attributes})) is not None:
             raise SyntaxFault(after_error, skip(text, end))
+        for attribute in attributes:  # once the instruction is made, as XLA checks it
+            if attribute.key == "parameter_replication":
+                _check_replication(attribute.value, shape, skip(text, end))
         return instruction, end
 
     def _inline_computations(self, start: int, stop: int) -> str:
@@ -1434,8 +1434,7 @@ def _check_replication(value: str, shape: str, after: int) -> None:
         leaves = sum(1 for _ in parse_shape(shape).leaves())
     except HloParseError:
         return  # the shape is not known
-    elements = len([item for item in without_comments(value, False).strip("{} \t\n").split(",")
-                    if item.strip()])
+    elements = len(parameter_replication(value, 1, 1))  # (its reader refused what XLA does)
     if elements != leaves:
         raise SyntaxFault(f"parameter has {leaves} leaf buffers, but parameter_replication has "
                           f"{elements} elements.", after)
@@ -1606,6 +1605,8 @@ _FAST_OPCODES = OPCODES - frozenset(ASYNC_KINDS) - {"conditional"}  # by its pre
 _BARE_OPCODES = _FAST_OPCODES - set(REQUIRED_ATTRIBUTES)
 
 
+# Attributes XLA checks against the instruction's shape (``_check_replication``).
+_SHAPE_RULED = frozenset({"parameter_replication"})
 # The attributes whose values XLA reads as several tokens (each its reader's).
 _SEVERAL_TOKENS = frozenset({"replica_groups", "literal"})
 

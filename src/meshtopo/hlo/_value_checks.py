@@ -11,6 +11,7 @@ from collections.abc import Callable
 from .._errors import HloParseError
 from ._accuracy import check_result_accuracy
 from ._aliasing import check_aliasing, check_buffer_donor, check_output_operand_aliasing
+from ._bool_lists import check_bool_list_or_bool, check_parameter_replication
 from ._computation_layout import check_computation_layout
 from ._custom_call import check_api_version, check_layout_constraints
 from ._enum_values import NAME_CHECKS, OPCODE_NAME_CHECKS
@@ -48,6 +49,7 @@ VALUE_CHECKS: dict[str, Check] = {
     "operand_layout_constraints": check_layout_constraints,
     "output_to_operand_aliasing": check_output_operand_aliasing,
     "padding": check_padding,
+    "parameter_replication": check_parameter_replication,
     "result_accuracy": check_result_accuracy,
     "sharding": check_sharding,
     "slice": check_slice_ranges,
@@ -79,6 +81,9 @@ def value_check(opcode: str, key: str) -> Check | None:
 
 HEADER_CHECKS: dict[str, Check] = {
     "alias_passthrough_params": check_bool,
+    **{key: check_bool_list_or_bool(key) for key in (
+        "allow_spmd_sharding_propagation_to_parameters",
+        "allow_spmd_sharding_propagation_to_output")},
     "is_scheduled": check_bool,
     "num_partitions": check_int64,
     "replica_count": check_int64,
