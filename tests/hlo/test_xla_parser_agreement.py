@@ -703,6 +703,9 @@ for _name, _shape in (("an empty layout item", "f32[8]{,0}"), ("a layout of anot
 # a mesh's groups, a literal's shape and value): a '{' after a line break starts no value.
 CASES["a header value and a brace on a later line"] = (
     "HloModule m, is_scheduled=true\n\n {\n  ROOT %p = f32[] parameter(0)\n}\n")
+CASES["a shape as a value (outfeed_shape)"] = _module(
+    "%t = token[] after-all()", "%o = token[] outfeed(%p, %t), outfeed_shape=f32[8]{0}",
+    "ROOT %z = f32[8]{0} copy(%p)")
 CASES["an instruction's value and a brace on a later line"] = _module(
     "%a = f32[8]{0} copy(%p), sharding={replicated}", "{", "ROOT %z = f32[8]{0} copy(%p)")
 # Lists of booleans: parameter_replication's (braced; one per leaf buffer, checked once the

@@ -1607,8 +1607,9 @@ _BARE_OPCODES = _FAST_OPCODES - set(REQUIRED_ATTRIBUTES)
 
 # Attributes XLA checks against the instruction's shape (``_check_replication``).
 _SHAPE_RULED = frozenset({"parameter_replication"})
-# The attributes whose values XLA reads as several tokens (each its reader's).
-_SEVERAL_TOKENS = frozenset({"replica_groups", "literal"})
+# The attributes whose values XLA reads as several tokens (each its reader's): device
+# lists, a custom call's literal and a shape.
+_SEVERAL_TOKENS = frozenset({"replica_groups", "literal", "outfeed_shape"})
 
 
 def _device_ids_end(text: str, end: int) -> int:
