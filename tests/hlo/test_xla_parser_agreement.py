@@ -719,6 +719,16 @@ for _value in ("true", "{}", "{true,false}", "{true,true true}", "{,true}", "{tr
     CASES[f"allow_spmd_sharding_propagation_to_output={_value.strip()}"] = (
         f"\nHloModule m, allow_spmd_sharding_propagation_to_output={_value}\n\n"
         "ENTRY %e {\n  ROOT %p = f32[] parameter(0)\n}\n")
+# An instruction's name is one token of XLA's (an identifier, '%name' or 'name:'), and a
+# second ROOT is refused at its keyword before the right side is read.
+for _name, _lines in (
+    ("written 'p:'", ("a: = f32[8]{0} copy(%p)", "ROOT %z = f32[8]{0} copy(%a)")),
+    ("'ROOT' alone", ("ROOT = f32[8]{0} copy(%p)",)),
+    ("'true'", ("true = f32[8]{0} copy(%p)",)),
+    ("a second ROOT, its right side refused", (
+        "ROOT %a = f32[8]{0} copy(%p)", "ROOT %b = f32[8]{ {0} copy(%p)")),
+):
+    CASES[f"instruction name {_name}"] = _module(*_lines)
 CASES["a name '%' and a digit, defined"] = _module("%0p = f32[8]{0} copy(%p)",
                                                    "ROOT %r = f32[8]{0} copy(%p)")
 

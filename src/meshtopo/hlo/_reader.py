@@ -981,15 +981,15 @@ class Reader:
         root = _ROOT.match(text, at)
         self._root_at = self.position(at) if root else None
         start = skip(text, root.end()) if root else at
-        name = NAME.match(text, start)
+        name = name_at(text, start)  # XLA's ParseName: an identifier, '%name' or 'name:'
         if name is None:
             raise SyntaxFault("expects name", start)
-        if not name.group().startswith("%") and (
-                name.group() in KEYWORDS or text.startswith("=", name.end())):
-            raise SyntaxFault("expects name", start)  # a keyword, or an attribute's name
-        pos = self._expect("=", name.end(), "in instruction")
-        return self._right_side(name.group(), name.start(), skip(text, pos), computation,
-                                root is not None)
+        pos = self._expect("=", name[1], "in instruction")
+        if root and computation.root is not None:  # XLA's check before the right side
+            raise SyntaxFault("one computation should have only one ROOT", at)
+        written = text[start:name[1]]
+        return self._right_side(written if written.startswith("%") else name[0], start,
+                                skip(text, pos), computation, root is not None)
 
     def _right_side(self, name: str, start: int, shape_start: int, computation: Computation,
                     is_root: bool, nested: bool = False) -> tuple[Instruction, int]:
