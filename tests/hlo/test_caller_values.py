@@ -106,24 +106,22 @@ def test_non_ascii_digits_are_not_a_packed_element_size() -> None:
 
 
 @pytest.mark.parametrize(
-    ("groups", "found", "offset"),
+    ("groups", "offset"),
     [
-        ("{{\u0660,\u0661}}", "\u0660,\u0661}}", 2),
-        ("{{0,\u0661}}", "\u0661}}", 4),
-        ("{{" + ",".join(["\u0661"] * 200) + "}}", ",".join(["\u0661"] * 6) + ",", 2),
-        ("{" + ",".join(["{0,\u0661}"] * 100) + "}", "\u0661},{0,\u0661},{0,", 4),
-        ("[\u0662]<=[\u0662]", "\u0662]<=[\u0662]", 1),
-        ("{{1,\u00b2}}", "\u00b2}}", 4),
+        ("{{\u0660,\u0661}}", 2),
+        ("{{0,\u0661}}", 4),
+        ("{{" + ",".join(["\u0661"] * 200) + "}}", 2),
+        ("{" + ",".join(["{0,\u0661}"] * 100) + "}", 4),
+        ("[\u0662]<=[\u0662]", 1),
+        ("{{1,\u00b2}}", 4),
     ],
 )
-def test_non_ascii_digits_are_not_replica_group_ids(groups: str, found: str, offset: int) -> None:
-    # The fast scanner, the batch reader and the exact reader all refuse them, as XLA does
-    # (an explicit list in XLA's words; an iota list, which XLA reads otherwise, in ours).
+def test_non_ascii_digits_are_not_replica_group_ids(groups: str, offset: int) -> None:
+    # The fast scanner, the batch reader and the exact reader all refuse them, as XLA does,
+    # in its words.
     text = TEXT.replace("replica_groups={{0,1}}", f"replica_groups={groups}")
     with pytest.raises(mt.HloParseError) as info:
         hlo.parse_module(text)
     column = text.split("\n")[8].index("replica_groups=") + len("replica_groups=") + 1
-    message = ("expects integer" if groups.startswith("{")
-               else f"expected an integer but found {found!r} in replica groups")
     assert (info.value.message, info.value.line, info.value.column) == (
-        message, 9, column + offset)
+        "expects integer", 9, column + offset)

@@ -41,7 +41,7 @@ def error_for(line: str) -> mt.HloParseError:
         ("  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups={{0,1},}, to_apply=%add",
          "expects a list to end with kRbrace", 61),
         ("  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups=[2,2,2]<=[8], to_apply=%add",
-         "expected 2 tile dims but found 3", 54),
+         "error parsing attribute replica_groups", 39),  # XLA's, at the name
         ("  ROOT %a = f32[8]{0} all-reduce(%p), channel_id=99999999999999999999999, to_apply=%add",
          "expects integer", 50),
         ("  ROOT %a = f32[8]{0} all-reduce(%p), replica_groups={{0,99999999999999999999999}}, to_apply=%add",

@@ -729,6 +729,14 @@ for _name, _lines in (
         "ROOT %a = f32[8]{0} copy(%p)", "ROOT %b = f32[8]{ {0} copy(%p)")),
 ):
     CASES[f"instruction name {_name}"] = _module(*_lines)
+# An iota list of replica groups is read by XLA's tokens: its tile's two dimensions, '<=',
+# then the iota a sharding's is (reshape dimensions, and 'T(...)' when there are several).
+for _groups in ("[2,4<=[8]", "[2,4]<=[ [8]", "[2,4]", "[2,4][8]", "[2,2,2]<=[8]", "[2,4]<=[2,4]",
+                "[2,4]<=[2,4]T(1,0", "[8]<=[8]", "[]<=[8]", "[2,4]<=[]", "[2,4]<=[4,2]T(2,0)",
+                "[x]<=[8]", "[2,4]<=[8] x"):
+    CASES[f"iota groups read by tokens {_groups}"] = _module(
+        f"%a = f32[8]{{0}} all-reduce(%p), replica_groups={_groups}, to_apply=%add",
+        "ROOT %z = f32[8]{0} copy(%p)")
 CASES["a name '%' and a digit, defined"] = _module("%0p = f32[8]{0} copy(%p)",
                                                    "ROOT %r = f32[8]{0} copy(%p)")
 

@@ -229,15 +229,22 @@ def _judged(c: TokenCursor, read: _Read, at: int) -> Sharding:
                     tuple(read.sharding_types))
 
 
-def _tile_assignment(c: TokenCursor, read: _Read) -> None:
-    c.expect(K.kLsquare, "expected '[' to start sharding devices shape")
+def bracketed_integers(c: TokenCursor, what: str) -> list[int]:
+    """XLA's ``'[' INT ( ',' INT )* ']'`` of a sharding's (or device list's) ``what``."""
+    c.expect(K.kLsquare, f"expected '[' to start sharding {what}")
+    found: list[int] = []
     while True:
-        read.tile_dimensions.append(c.integer())
+        found.append(c.integer())
         if not c.eat(K.kComma):
             break
-    c.expect(K.kRsquare, "expected ']' to end sharding devices shape")
+    c.expect(K.kRsquare, f"expected ']' to end sharding {what}")
+    return found
+
+
+def _tile_assignment(c: TokenCursor, read: _Read) -> None:
+    read.tile_dimensions += bracketed_integers(c, "devices shape")
     if c.eat(K.kLeq):
-        reshape, permutation = _iota(c)
+        reshape, permutation = read_iota(c)
         read.iota_reshape += reshape
         read.iota_permutation += permutation
         return
@@ -247,16 +254,10 @@ def _tile_assignment(c: TokenCursor, read: _Read) -> None:
             break
 
 
-def _iota(c: TokenCursor) -> tuple[list[int], list[int]]:
+def read_iota(c: TokenCursor) -> tuple[list[int], list[int]]:
     """XLA's ``ParseIotaTileAssignmentArray``: the reshape dimensions and permutation of
     ``[d, ...]T(p, ...)``."""
-    reshape: list[int] = []
-    c.expect(K.kLsquare, "expected '[' to start sharding iota_reshape_dims")
-    while True:
-        reshape.append(c.integer())
-        if not c.eat(K.kComma):
-            break
-    c.expect(K.kRsquare, "expected ']' to end sharding iota_reshape_dims")
+    reshape = bracketed_integers(c, "iota_reshape_dims")
     dimensions = len(reshape)
     if dimensions == 1:
         return reshape, [0]
@@ -368,7 +369,7 @@ def _mesh(c: TokenCursor) -> tuple[list[str], bool]:
         return axes, False
     c.expect(K.kLparen, "expected '(' for device_ids")
     if c.kind == K.kLsquare:
-        _iota(c)
+        read_iota(c)
         c.expect(K.kRparen, "expected ')' to end device_ids")
         return axes, False
     count = 0

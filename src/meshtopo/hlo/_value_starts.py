@@ -1,14 +1,14 @@
-"""What XLA's parser of a value wants at its first token, for values whose rest another
-reader reads (the groups layer, ``_inline_computations``): a token nothing of that kind
-starts with is refused here, in XLA's words, at that token.
+"""Values whose reading XLA's parser begins and another reader of meshtopo's finishes,
+checked here as far as XLA's parser judges them, in its words at its token.
 
-- ``replica_groups`` (``ParseCollectiveDeviceList``): '{' (explicit groups, read here by the
-  list-of-lists reader), ``mesh`` or else an iota list, whose first token is '['.
+- ``replica_groups`` (``ParseCollectiveDeviceList``): explicit groups '{...}' (by the
+  list-of-lists reader), an iota list read whole (``check_replica_groups``), or ``mesh`` (the
+  groups layer reads the rest, as it reads every form into groups).
 - ``backend_config`` (``kStringOrJsonDict``): a string or '{'; XLA says it cannot parse the
   attribute, at its name.
 
->>> check_replica_groups_start("[2,4]<=[8]", 1, 20)
->>> check_replica_groups_start("x", 4, 20)
+>>> check_replica_groups("[2,4]<=[8]", 1, 20)
+>>> check_replica_groups("x", 4, 20)
 Traceback (most recent call last):
 ...
 meshtopo._errors.HloParseError: 4:20: expected '[' to start sharding devices shape
@@ -16,6 +16,7 @@ meshtopo._errors.HloParseError: 4:20: expected '[' to start sharding devices sha
 
 from __future__ import annotations
 
+from ._sharding_reader import bracketed_integers, read_iota
 from ._token_cursor import TokenCursor, UnparsedAttribute, read_value
 from ._tokens import TokKind
 from ._values import check_int_lists, flat_value
@@ -23,17 +24,28 @@ from ._values import check_int_lists, flat_value
 K = TokKind
 
 
-def check_replica_groups_start(value: str, line: int, column: int) -> None:
-    """Refuse a ``replica_groups`` value no form of it starts like, and explicit groups,
-    as XLA's parser does."""
+def check_replica_groups(value: str, line: int, column: int) -> None:
+    """Refuse a ``replica_groups`` value as XLA's ``ParseCollectiveDeviceList`` refuses it:
+    explicit groups (by the list-of-lists reader), or an iota list ``[a,b]<=[dims]T(perm)``
+    (its tile dimensions, then the sharding reader's iota; two tile dimensions, or XLA gives
+    the attribute up at its name); a mesh's first token (the groups layer reads the rest)."""
 
-    def first(c: TokenCursor) -> bool:
-        if c.kind not in (K.kLbrace, K.kLsquare) and not (c.kind == K.kIdent
-                                                           and c.word == "mesh"):
-            raise c.error("expected '[' to start sharding devices shape")
-        return c.kind == K.kLbrace
+    def read(c: TokenCursor) -> bool:
+        if c.kind == K.kLbrace:
+            return True
+        if c.kind == K.kIdent and c.word == "mesh":
+            return False
+        tile = bracketed_integers(c, "devices shape")
+        if c.kind != K.kLeq:
+            raise c.error("Caller expected iota tile assignment when parsing, which should "
+                          "not have any manual device entries.")
+        c.lex()
+        read_iota(c)
+        if len(tile) != 2:
+            raise UnparsedAttribute("replica_groups", line, column)
+        return False
 
-    if read_value(first, value, line, column):
+    if read_value(read, value, line, column):
         check_int_lists(value, line, column)
 
 
@@ -46,5 +58,5 @@ def check_backend_config_start(value: str, line: int, column: int) -> None:
 
 VALUE_STARTS = {
     "backend_config": check_backend_config_start,
-    "replica_groups": check_replica_groups_start,
+    "replica_groups": check_replica_groups,
 }
