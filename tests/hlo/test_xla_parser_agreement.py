@@ -733,7 +733,7 @@ for _name, _lines in (
 # then the iota a sharding's is (reshape dimensions, and 'T(...)' when there are several).
 for _groups in ("[2,4<=[8]", "[2,4]<=[ [8]", "[2,4]", "[2,4][8]", "[2,2,2]<=[8]", "[2,4]<=[2,4]",
                 "[2,4]<=[2,4]T(1,0", "[8]<=[8]", "[]<=[8]", "[2,4]<=[]", "[2,4]<=[4,2]T(2,0)",
-                "[x]<=[8]", "[2,4]<=[8] x"):
+                "[x]<=[8]", "[2,4]<=[8] x", "[2,4]<=[8]T(0)", "[2,4]<=[2,4]T(1,0) x"):
     CASES[f"iota groups read by tokens {_groups}"] = _module(
         f"%a = f32[8]{{0}} all-reduce(%p), replica_groups={_groups}, to_apply=%add",
         "ROOT %z = f32[8]{0} copy(%p)")

@@ -103,6 +103,7 @@ from ._value_checks import (
     Check,
     value_check,
 )
+from ._value_starts import iota_groups_end
 from ._values import unquote
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter"})
@@ -1656,6 +1657,10 @@ def attribute_value_end(key: str, text: str, start: int) -> int:
     mesh-axes ``replica_groups`` value takes its ``, device_ids=(...)`` part along, as XLA
     reads it, and a ``literal`` its shape and value (``literal=f32[] 0.1``); a value of any
     other attribute is one atom, as XLA's reader of each kind reads one."""
+    if key == "replica_groups" and text.startswith("[", start):
+        found = iota_groups_end(text, start)  # (refused: ``value_end``, its reader says why)
+        if found is not None:
+            return found
     end = value_end(text, start, continued=key in _SEVERAL_TOKENS)
     if key == "replica_groups" and text.startswith("mesh", start):
         return _device_ids_end(text, end)

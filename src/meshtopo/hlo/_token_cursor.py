@@ -70,15 +70,18 @@ class UnparsedAttribute(HloParseError):
 class TokenCursor:
     """The tokens of ``text`` (one line; its offset 0 at ``line:column``) from ``at`` on."""
 
-    __slots__ = ("column", "end", "kind", "line", "recorded", "resume", "start", "text")
+    __slots__ = ("column", "end", "kind", "line", "previous_end", "recorded", "resume", "start",
+                 "text")
 
     def __init__(self, text: str, line: int, column: int, at: int = 0) -> None:
         self.text, self.line, self.column = text, line, column
         self.recorded: HloParseError | None = None
+        self.previous_end = at  # where the token moved past ends
         self.kind, self.start, self.end, self.resume = next_token(text, at)
 
     def lex(self) -> None:
         """Move to the next token."""
+        self.previous_end = self.end
         self.kind, self.start, self.end, self.resume = next_token(self.text, self.resume)
 
     def lex_integer_first(self) -> None:
@@ -94,6 +97,7 @@ class TokenCursor:
 
     def jump(self, at: int) -> None:
         """Move to the token at or after offset ``at`` (where another reader stopped)."""
+        self.previous_end = at
         self.kind, self.start, self.end, self.resume = next_token(self.text, at)
 
     def look_ahead(self) -> int:

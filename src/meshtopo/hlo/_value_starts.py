@@ -16,6 +16,7 @@ meshtopo._errors.HloParseError: 4:20: expected '[' to start sharding devices sha
 
 from __future__ import annotations
 
+from .._errors import HloParseError
 from ._sharding_reader import bracketed_integers, read_iota
 from ._token_cursor import TokenCursor, UnparsedAttribute, read_value
 from ._tokens import TokKind
@@ -26,27 +27,42 @@ K = TokKind
 
 def check_replica_groups(value: str, line: int, column: int) -> None:
     """Refuse a ``replica_groups`` value as XLA's ``ParseCollectiveDeviceList`` refuses it:
-    explicit groups (by the list-of-lists reader), or an iota list ``[a,b]<=[dims]T(perm)``
-    (its tile dimensions, then the sharding reader's iota; two tile dimensions, or XLA gives
-    the attribute up at its name); a mesh's first token (the groups layer reads the rest)."""
+    explicit groups (by the list-of-lists reader), an iota list (``_iota_groups``), or a
+    mesh's first token (the groups layer reads the rest)."""
 
     def read(c: TokenCursor) -> bool:
         if c.kind == K.kLbrace:
             return True
-        if c.kind == K.kIdent and c.word == "mesh":
-            return False
-        tile = bracketed_integers(c, "devices shape")
-        if c.kind != K.kLeq:
-            raise c.error("Caller expected iota tile assignment when parsing, which should "
-                          "not have any manual device entries.")
-        c.lex()
-        read_iota(c)
-        if len(tile) != 2:
-            raise UnparsedAttribute("replica_groups", line, column)
+        if c.kind != K.kIdent or c.word != "mesh":
+            _iota_groups(c, line, column)
         return False
 
     if read_value(read, value, line, column):
         check_int_lists(value, line, column)
+
+
+def iota_groups_end(text: str, start: int) -> int | None:
+    """Where the iota list of replica groups at ``start`` ends, as XLA's reader of it stops
+    (``[2,4]<=[8]`` takes no ``T(...)`` after it), or None where that reader refuses it."""
+    cursor = TokenCursor(text, 1, 1, start)
+    try:
+        _iota_groups(cursor, 1, 1)
+    except HloParseError:
+        return None
+    return cursor.previous_end
+
+
+def _iota_groups(c: TokenCursor, line: int, column: int) -> None:
+    """``[a,b]<=[dims]T(perm)``: the tile's dimensions, then the iota a sharding's is; two
+    tile dimensions, or XLA gives the attribute (at ``line:column``) up at its name."""
+    tile = bracketed_integers(c, "devices shape")
+    if c.kind != K.kLeq:
+        raise c.error("Caller expected iota tile assignment when parsing, which should not "
+                      "have any manual device entries.")
+    c.lex()
+    read_iota(c)
+    if len(tile) != 2:
+        raise UnparsedAttribute("replica_groups", line, column)
 
 
 def check_backend_config_start(value: str, line: int, column: int) -> None:
