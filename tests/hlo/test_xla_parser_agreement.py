@@ -326,6 +326,8 @@ for _name, _text in (
                                          "parameter_replication={true,false,true}"),
     ("a parameter replicated", "p = (f32[3], f32[]) parameter(0), "
                                "parameter_replication={true,false}"),
+    ("an unnamed operand before a brace", "m = f32[2] multiply(f32[2] x, f32[2]{,1} y)"),
+    ("an operand of two names", "m = f32[2] add(f32[2] x y, f32[2] z)"),
 ):
     CASES[f"single instruction, {_name}"] = "\n" + _text  # line 1: XLA counts columns from 0
 
@@ -578,6 +580,7 @@ for _name, _line in (
 # A literal's number ends where XLA's lexer ends it: a word written against it is the token
 # after the literal.
 for _literal, _shape in (("0operand\n  ", "f32[]"), ("1.5x", "f32[]"), ("1e5abc", "f32[]"),
+                         ("-infROOT\n  ", "f32[]"),
                          ("-0foo", "f32[]"), ("3abc", "s32[]"), ("{1, 2operand}", "f32[2]")):
     CASES[f"literal {_literal.strip()!r} of {_shape}"] = _module(
         f"%k = {_shape} constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")

@@ -82,7 +82,7 @@ class _Reader:
         found = _TOKEN.match(self.text, self.pos)
         if found is None:  # a number XLA's lexer ends before the word written against it
             kind, _, end, _ = next_token(self.text, self.pos)
-            if kind in (TokKind.kInt, TokKind.kDecimal):
+            if kind in (TokKind.kInt, TokKind.kDecimal, TokKind.kNegInf):
                 found = _TOKEN.match(self.text, self.pos, end)
         return found
 

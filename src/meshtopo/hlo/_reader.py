@@ -1346,9 +1346,9 @@ class Reader:
                     names.append(name[0])
                     shapes.append(shape)
                     end = name[1]
-                    follows = skip(text, end)
-                    if follows < stop and text[follows] != ",":  # XLA tries it as an instruction
-                        raise SyntaxFault(NOT_AN_OPERAND, operand)
+                follows = skip(text, end)
+                if follows < stop and text[follows] != ",":  # XLA tries it as an instruction
+                    raise SyntaxFault(NOT_AN_OPERAND, operand)
             at = skip(text, end)
             if at >= stop:
                 return tuple(names), (tuple(shapes) if any(shapes) else ())
