@@ -740,6 +740,12 @@ for _groups in ("[2,4<=[8]", "[2,4]<=[ [8]", "[2,4]", "[2,4][8]", "[2,2,2]<=[8]"
     CASES[f"iota groups read by tokens {_groups}"] = _module(
         f"%a = f32[8]{{0}} all-reduce(%p), replica_groups={_groups}, to_apply=%add",
         "ROOT %z = f32[8]{0} copy(%p)")
+# A convolution's dim_labels is one token of XLA's lexer (which reads the pattern).
+for _labels in ("b01f_01io->b01f", "\n", "x", "b01f_01io", "b0z_0io->b0f", "1"):
+    CASES[f"dim_labels={_labels.strip()}"] = _module(
+        "%k = f32[1,1]{1,0} constant({{1}})", "%x = f32[1,8]{1,0} reshape(%p)",
+        f"%c = f32[1,8]{{1,0}} convolution(%x, %k), window={{size=1}}, dim_labels={_labels}",
+        "ROOT %z = f32[8]{0} copy(%p)")
 CASES["a name '%' and a digit, defined"] = _module("%0p = f32[8]{0} copy(%p)",
                                                    "ROOT %r = f32[8]{0} copy(%p)")
 
@@ -944,7 +950,7 @@ CASES["output_to_operand_aliasing, no operand number, refused later"] = _module(
     '%c = f32[8]{0} custom-call(%p), custom_call_target="x", '
     "output_to_operand_aliasing={{}: (, {})}", "ROOT %r = f32[8]{0} copy(%q)")
 _IN_XLA_WORDS = ("none of its kind", "output_to_operand_aliasing", "window", "padding", "api_version", "operand layout", "operand rule",
-                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name", "statistics", "stack frames", "replication", "allow_spmd")
+                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name", "statistics", "stack frames", "replication", "allow_spmd", "dim_labels")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

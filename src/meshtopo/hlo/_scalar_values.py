@@ -1,6 +1,7 @@
 """Attribute values XLA's parser reads as one scalar token, by the attribute's type in its
-parser (``AttrTy``): an integer (``kInt64``), ``true`` or ``false`` (``kBool``) or a
-string (``kString``); refused in XLA's words at XLA's token.
+parser (``AttrTy``): an integer (``kInt64``), ``true`` or ``false`` (``kBool``), a
+string (``kString``) or a convolution's dimension labels (``b01f_01io->b01f``, one token of
+XLA's lexer); refused in XLA's words at XLA's token.
 
 >>> check_int64("7", 1, 10)
 >>> check_bool("yes", 2, 10)
@@ -45,6 +46,18 @@ def check_bool(value: str, line: int, column: int) -> None:
 def check_string(value: str, line: int, column: int) -> None:
     """Refuse ``value`` unless it is one string token (XLA's ``ParseString``)."""
     read_value(TokenCursor.string, value, line, column)
+
+
+def check_dim_labels(value: str, line: int, column: int) -> None:
+    """Refuse ``value`` unless it is one dimension-labels token (XLA's reading of
+    ``dim_labels``: ``ParseConvolutionDimensionNumbers``)."""
+    read_value(_dim_labels, value, line, column)
+
+
+def _dim_labels(c: TokenCursor) -> None:
+    if c.kind != K.kDimLabels:
+        raise c.error("expects dim labels pattern, e.g., 'bf0_0io->0bf'")
+    c.lex()
 
 
 def _bool(c: TokenCursor) -> None:

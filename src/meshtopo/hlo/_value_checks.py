@@ -20,6 +20,7 @@ from ._scalar_values import (
     INT64_ATTRIBUTES,
     STRING_ATTRIBUTES,
     check_bool,
+    check_dim_labels,
     check_int64,
     check_string,
 )
@@ -45,6 +46,7 @@ INT_LIST_ATTRIBUTES = frozenset({
 
 VALUE_CHECKS: dict[str, Check] = {
     "api_version": check_api_version,
+    "dim_labels": check_dim_labels,
     "frontend_attributes": check_frontend_attributes,
     "operand_layout_constraints": check_layout_constraints,
     "output_to_operand_aliasing": check_output_operand_aliasing,
