@@ -746,6 +746,14 @@ for _labels in ("b01f_01io->b01f", "\n", "x", "b01f_01io", "b0z_0io->b0f", "1"):
         "%k = f32[1,1]{1,0} constant({{1}})", "%x = f32[1,8]{1,0} reshape(%p)",
         f"%c = f32[1,8]{{1,0}} convolution(%x, %k), window={{size=1}}, dim_labels={_labels}",
         "ROOT %z = f32[8]{0} copy(%p)")
+# An instruction's original value (origin={...}): '[synthetic_call]', or a tree of tuples and
+# arrays (a name and an index each).
+for _value in ('{{"v1"}}', "{[synthetic_call]}", "{[synthetic]}", '{({"v1"}, {"v2"})}',
+               '{({"v1"}, {"v2"}\n', '{({"v1"}, {"v2")}', "{}", "{x}", "x",
+               "{[synthetic_call synthetic_call]}", '{{"v1" {0,}}}', '{{"v1" {x}}}', "{{v1}}",
+               '{({"v1"} {"v2"})}', '{[synthetic_call] x}', '{{"v1" {0 1}}}', "{(,)}"):
+    CASES[f"origin={_value.strip()}"] = _module(
+        f"%a = f32[8]{{0}} copy(%p), origin={_value}", "ROOT %z = f32[8]{0} copy(%p)")
 CASES["a name '%' and a digit, defined"] = _module("%0p = f32[8]{0} copy(%p)",
                                                    "ROOT %r = f32[8]{0} copy(%p)")
 
@@ -950,7 +958,7 @@ CASES["output_to_operand_aliasing, no operand number, refused later"] = _module(
     '%c = f32[8]{0} custom-call(%p), custom_call_target="x", '
     "output_to_operand_aliasing={{}: (, {})}", "ROOT %r = f32[8]{0} copy(%q)")
 _IN_XLA_WORDS = ("none of its kind", "output_to_operand_aliasing", "window", "padding", "api_version", "operand layout", "operand rule",
-                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name", "statistics", "stack frames", "replication", "allow_spmd", "dim_labels")
+                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name", "statistics", "stack frames", "replication", "allow_spmd", "dim_labels", "origin")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

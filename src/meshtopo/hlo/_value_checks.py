@@ -15,6 +15,7 @@ from ._bool_lists import check_bool_list_or_bool, check_parameter_replication
 from ._computation_layout import check_computation_layout
 from ._custom_call import check_api_version, check_layout_constraints
 from ._enum_values import NAME_CHECKS, OPCODE_NAME_CHECKS
+from ._original_value import check_original_value
 from ._scalar_values import (
     BOOL_ATTRIBUTES,
     INT64_ATTRIBUTES,
@@ -49,6 +50,7 @@ VALUE_CHECKS: dict[str, Check] = {
     "dim_labels": check_dim_labels,
     "frontend_attributes": check_frontend_attributes,
     "operand_layout_constraints": check_layout_constraints,
+    "origin": check_original_value,
     "output_to_operand_aliasing": check_output_operand_aliasing,
     "padding": check_padding,
     "parameter_replication": check_parameter_replication,
