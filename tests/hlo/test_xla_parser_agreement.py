@@ -754,6 +754,39 @@ for _value in ('{{"v1"}}', "{[synthetic_call]}", "{[synthetic]}", '{({"v1"}, {"v
                '{({"v1"} {"v2"})}', '{[synthetic_call] x}', '{{"v1" {0 1}}}', "{(,)}"):
     CASES[f"origin={_value.strip()}"] = _module(
         f"%a = f32[8]{{0}} copy(%p), origin={_value}", "ROOT %z = f32[8]{0} copy(%p)")
+# Scalars and names of a fixed set by their attribute's type: booleans, an int32, a float
+# (within float's range; a NaN is one), a collective's mode, a convolution's kind, and an
+# enumeration (transpose_a: an identifier; one XLA does not know aborts its parser).
+_SOLVE = ("%s = f32[4,4]{1,0} parameter(1)", "%t = f32[4,4]{1,0} triangular-solve(%s, %s), "
+          "left_side=LEFT, lower=true, unit_diagonal=false, transpose_a=TRANSPOSE")
+for _key, _values, _lines in (
+    ("left_side", ("true", "x", "1", '"true"'), _SOLVE),
+    ("transpose_a", ("NO_TRANSPOSE", "1"), _SOLVE),
+    ("epsilon", ("0.001", "1", "x", "-1e-3", "inf", "-inf", '"1"', "nan", "-nan", "1e39",
+                 "3.4e38", "3.40282357e38", "99999999999999999999"), (
+        "%s = f32[4]{0} parameter(1)", "%b = f32[8,4]{1,0} parameter(2)",
+        "%t = f32[8,4]{1,0} batch-norm-inference(%b, %s, %s, %s, %s), epsilon=EPSILON, "
+        "feature_index=1")),
+    ("cross_program_prefetch_index", ("0", "x", "1.5", "99999999999"), (
+        "%t = (f32[8]{0}, f32[8]{0}, u32[]) copy-start(%p), "
+        "cross_program_prefetch_index=VALUE",)),
+    ("mode", ("cross_replica", "flattened_id", "x", "1", "CROSS_REPLICA"), (
+        "%t = f32[8]{0} all-reduce(%p), to_apply=%add, mode=VALUE",)),
+    ("convolution_kind", ("fprop", "wgrad", "dense", "FPROP", "unknown", "1"), (
+        "%k = f32[1,1]{1,0} constant({{1}})", "%x = f32[1,8]{1,0} reshape(%p)",
+        "%c = f32[1,8]{1,0} convolution(%x, %k), window={size=1}, dim_labels=bf_io->bf, "
+        "convolution_kind=VALUE")),
+):
+    for _value in _values:
+        _given = {"LEFT": "true", "TRANSPOSE": "NO_TRANSPOSE", "EPSILON": "0.001"}
+        _given[{"left_side": "LEFT", "transpose_a": "TRANSPOSE", "epsilon": "EPSILON"}.get(
+            _key, "VALUE")] = _value
+        _written = [line.replace("=LEFT", "=" + _given["LEFT"])
+                    .replace("=TRANSPOSE", "=" + _given["TRANSPOSE"])
+                    .replace("=EPSILON", "=" + _given["EPSILON"])
+                    .replace("=VALUE", "=" + _given.get("VALUE", "")) for line in _lines]
+        CASES[f"typed value {_key}={_value}"] = _module(*_written,
+                                                       "ROOT %z = f32[8]{0} copy(%p)")
 CASES["a name '%' and a digit, defined"] = _module("%0p = f32[8]{0} copy(%p)",
                                                    "ROOT %r = f32[8]{0} copy(%p)")
 
@@ -958,7 +991,7 @@ CASES["output_to_operand_aliasing, no operand number, refused later"] = _module(
     '%c = f32[8]{0} custom-call(%p), custom_call_target="x", '
     "output_to_operand_aliasing={{}: (, {})}", "ROOT %r = f32[8]{0} copy(%q)")
 _IN_XLA_WORDS = ("none of its kind", "output_to_operand_aliasing", "window", "padding", "api_version", "operand layout", "operand rule",
-                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name", "statistics", "stack frames", "replication", "allow_spmd", "dim_labels", "origin")
+                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name", "statistics", "stack frames", "replication", "allow_spmd", "dim_labels", "origin", "typed value")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

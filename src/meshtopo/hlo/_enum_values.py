@@ -63,6 +63,12 @@ _DOT_ALGORITHM = _Names("algorithm", frozenset({
     "dot_tf32_tf32_f32_x3", "dot_f32_f32_f32", "dot_f64_f64_f64"}), True, "Unknown algorithm")
 
 
+_GROUP_MODE = _Names("collective op group mode", frozenset({
+    "cross_replica", "cross_partition", "cross_replica_and_partition", "flattened_id"}),
+    unknown="Invalid collective op group mode: {}")
+_CONVOLUTION_KIND = _Names("convolution kind", frozenset({"fprop", "dgrad", "wgrad"}))
+
+
 def _name(c: TokenCursor, names: _Names) -> None:
     """Read one name of ``names`` at the cursor, as XLA's parser of that kind reads it."""
     if c.kind != TokKind.kIdent:
@@ -95,6 +101,19 @@ def _precision_list(c: TokenCursor) -> None:
     c.expect(TokKind.kRbrace, "expects a list to end with kRbrace")
 
 
+def check_enumeration(value: str, line: int, column: int) -> HloParseError | None:
+    """Refuse a ``transpose_a`` value that is no identifier, as XLA's reader of an
+    enumeration does (an identifier XLA does not know aborts its parser: not judged here)."""
+
+    def read(c: TokenCursor) -> None:
+        if c.kind != TokKind.kIdent:
+            raise c.error("expects an enumeration value")
+        c.lex()
+
+    read_value(read, value, line, column)
+    return None
+
+
 def check_precision_list(value: str, line: int, column: int) -> HloParseError | None:
     """Refuse ``value`` (``operand_precision`` written at ``line``/``column``) as XLA's
     parser refuses it, at the token XLA points at."""
@@ -107,10 +126,13 @@ check_fusion_kind = _check(_FUSION_KIND)
 
 # The checks of each attribute read as one name, whatever the opcode, and on one opcode.
 NAME_CHECKS = {
+    "convolution_kind": _check(_CONVOLUTION_KIND),
     "fft_type": _check(_FFT_TYPE),
+    "mode": _check(_GROUP_MODE),
     "operand_precision": check_precision_list,
     "padding_type": _check(_PADDING_TYPE),
     "schedule": _check(_SCHEDULE),
+    "transpose_a": check_enumeration,
 }
 OPCODE_NAME_CHECKS = {
     ("compare", "direction"): check_comparison_direction,

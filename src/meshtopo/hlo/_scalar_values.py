@@ -1,5 +1,6 @@
 """Attribute values XLA's parser reads as one scalar token, by the attribute's type in its
-parser (``AttrTy``): an integer (``kInt64``), ``true`` or ``false`` (``kBool``), a
+parser (``AttrTy``): an integer (``kInt64``, ``kInt32``), a float (``kFloat``), ``true`` or
+``false`` (``kBool``), a
 string (``kString``) or a convolution's dimension labels (``b01f_01io->b01f``, one token of
 XLA's lexer); refused in XLA's words at XLA's token.
 
@@ -23,11 +24,14 @@ INT64_ATTRIBUTES = frozenset({
     "feature_index", "index", "index_vector_dim", "inferred_dimension", "iota_dimension", "k",
     "mantissa_bits", "num_carries",
 })  # fmt: skip
+INT32_ATTRIBUTES = frozenset({"cross_program_prefetch_index"})
+FLOAT_ATTRIBUTES = frozenset({"epsilon"})
 BOOL_ATTRIBUTES = frozenset({
     "constrain_layout", "custom_call_has_side_effect", "indices_are_sorted", "is_associative",
-    "is_composite", "is_host_transfer", "is_reverse", "is_stable", "largest", "unique_indices",
-    "use_global_device_ids",
+    "is_composite", "is_host_transfer", "is_reverse", "is_stable", "largest", "left_side",
+    "lower", "unique_indices", "unit_diagonal", "use_global_device_ids",
 })  # fmt: skip
+_FLOAT_MAX = 3.4028234663852886e38
 STRING_ATTRIBUTES = frozenset({
     "async_execution_thread", "custom_call_target", "infeed_config", "outfeed_config",
 })  # fmt: skip
@@ -36,6 +40,33 @@ STRING_ATTRIBUTES = frozenset({
 def check_int64(value: str, line: int, column: int) -> None:
     """Refuse ``value`` unless it is one integer token (XLA's ``ParseInt64``)."""
     read_value(TokenCursor.integer, value, line, column)
+
+
+def check_int32(value: str, line: int, column: int) -> None:
+    """Refuse ``value`` unless it is one integer token within int32 (XLA's ``kInt32``)."""
+    read_value(_int32, value, line, column)
+
+
+def check_float(value: str, line: int, column: int) -> None:
+    """Refuse ``value`` unless it is one number token within float's range (XLA's
+    ``ParseDouble`` for a ``kFloat``; a NaN is one)."""
+    read_value(_float, value, line, column)
+
+
+def _int32(c: TokenCursor) -> None:
+    at = c.start
+    if not -(1 << 31) <= c.integer() < 1 << 31:
+        raise c.error("value out of range for int32_t", at)
+
+
+def _float(c: TokenCursor) -> None:
+    if c.kind in (K.kw_inf, K.kNegInf) or (
+            c.kind in (K.kDecimal, K.kInt) and "nan" not in c.word
+            and abs(float(c.word)) > _FLOAT_MAX):
+        raise c.error("value out of range for float")
+    if c.kind not in (K.kDecimal, K.kInt):
+        raise c.error("expects decimal or integer")
+    c.lex()
 
 
 def check_bool(value: str, line: int, column: int) -> None:

@@ -18,10 +18,14 @@ from ._enum_values import NAME_CHECKS, OPCODE_NAME_CHECKS
 from ._original_value import check_original_value
 from ._scalar_values import (
     BOOL_ATTRIBUTES,
+    FLOAT_ATTRIBUTES,
+    INT32_ATTRIBUTES,
     INT64_ATTRIBUTES,
     STRING_ATTRIBUTES,
     check_bool,
     check_dim_labels,
+    check_float,
+    check_int32,
     check_int64,
     check_string,
 )
@@ -62,6 +66,8 @@ VALUE_CHECKS: dict[str, Check] = {
     "window": check_window,
     **dict.fromkeys(INT_LIST_ATTRIBUTES, check_int_list),
     **dict.fromkeys(INT64_ATTRIBUTES, check_int64),
+    **dict.fromkeys(INT32_ATTRIBUTES, check_int32),
+    **dict.fromkeys(FLOAT_ATTRIBUTES, check_float),
     **dict.fromkeys(BOOL_ATTRIBUTES, check_bool),
     **dict.fromkeys(STRING_ATTRIBUTES, check_string),
     **NAME_CHECKS,
