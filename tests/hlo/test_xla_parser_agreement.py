@@ -709,6 +709,12 @@ CASES["a header value and a brace on a later line"] = (
 CASES["a shape as a value (outfeed_shape)"] = _module(
     "%t = token[] after-all()", "%o = token[] outfeed(%p, %t), outfeed_shape=f32[8]{0}",
     "ROOT %z = f32[8]{0} copy(%p)")
+for _shape in ("x", "f32[x]", "(f32[8], s32[])", "f32[8]{1,0}", "f32[8]{0:T(2}", "1"):
+    for _after, _root in (("", "ROOT %z = f32[8]{0} copy(%p)"),
+                          (", refused later", "ROOT %z = f32[8]{0} junk(%p)")):
+        CASES[f"a shape as a value, outfeed_shape={_shape}{_after}"] = _module(
+            "%t = token[] after-all()", f"%o = token[] outfeed(%p, %t), outfeed_shape={_shape}",
+            _root)
 CASES["an instruction's value and a brace on a later line"] = _module(
     "%a = f32[8]{0} copy(%p), sharding={replicated}", "{", "ROOT %z = f32[8]{0} copy(%p)")
 # Lists of booleans: parameter_replication's (braced; one per leaf buffer, checked once the
@@ -991,7 +997,7 @@ CASES["output_to_operand_aliasing, no operand number, refused later"] = _module(
     '%c = f32[8]{0} custom-call(%p), custom_call_target="x", '
     "output_to_operand_aliasing={{}: (, {})}", "ROOT %r = f32[8]{0} copy(%q)")
 _IN_XLA_WORDS = ("none of its kind", "output_to_operand_aliasing", "window", "padding", "api_version", "operand layout", "operand rule",
-                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name", "statistics", "stack frames", "replication", "allow_spmd", "dim_labels", "origin", "typed value")
+                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name", "statistics", "stack frames", "replication", "allow_spmd", "dim_labels", "origin", "typed value", "outfeed_shape")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

@@ -1609,8 +1609,8 @@ _BARE_OPCODES = _FAST_OPCODES - set(REQUIRED_ATTRIBUTES)
 # Attributes XLA checks against the instruction's shape (``_check_replication``).
 _SHAPE_RULED = frozenset({"parameter_replication"})
 # The attributes whose values XLA reads as several tokens (each its reader's): device
-# lists, a custom call's literal and a shape.
-_SEVERAL_TOKENS = frozenset({"replica_groups", "literal", "outfeed_shape"})
+# lists and a custom call's literal.
+_SEVERAL_TOKENS = frozenset({"replica_groups", "literal"})
 
 
 def _device_ids_end(text: str, end: int) -> int:
@@ -1657,6 +1657,11 @@ def attribute_value_end(key: str, text: str, start: int) -> int:
     mesh-axes ``replica_groups`` value takes its ``, device_ids=(...)`` part along, as XLA
     reads it, and a ``literal`` its shape and value (``literal=f32[] 0.1``); a value of any
     other attribute is one atom, as XLA's reader of each kind reads one."""
+    if key == "outfeed_shape":  # a shape: its reader says where it ends
+        end, refused = read_shape(text, start, len(text), signature=True)
+        if refused is not None:
+            raise SyntaxFault(*refused)
+        return end
     if key == "replica_groups" and text.startswith("[", start):
         found = iota_groups_end(text, start)  # (refused: ``value_end``, its reader says why)
         if found is not None:

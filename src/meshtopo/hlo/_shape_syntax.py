@@ -32,6 +32,7 @@ from ._pure_lexer import next_token
 from ._shape import ELEMENT_BITS, Shape
 from ._syntax import MAX_DEPTH, SKIP, SyntaxFault, int64_at, skip
 from ._tokens import TokKind
+from ._values import flat_value, relocate
 
 # A shape as XLA prints it, which the reader takes as it is (``shape_error``): a layout's
 # items after ':' in XLA's order (``_layout_items``) without white space, integers of at most
@@ -118,6 +119,22 @@ def read_shape(text: str, start: int, stop: int, signature: bool = False,
     if reader.recorded is not None and recorded is not None:
         recorded.append(reader.recorded)
     return end, None
+
+
+def check_shape(value: str, line: int, column: int) -> HloParseError | None:
+    """Refuse an attribute's shape ``value`` (``outfeed_shape``, written at
+    ``line:column``) as XLA's ``ParseShape`` refuses it; the first error XLA records in it
+    (reported if the text is refused later), or None."""
+    flat = flat_value(value)
+    recorded: list[tuple[str, int]] = []
+    _, refused = read_shape(flat, 0, len(flat), signature=True, recorded=recorded)
+    found = refused or next(iter(recorded), None)
+    if found is None:
+        return None
+    error = relocate(HloParseError(found[0], line, column + found[1]), value, line, column)
+    if refused is not None:
+        raise error
+    return error
 
 
 def parse_shape(text: str, line: int = 1, column: int = 1) -> Shape:

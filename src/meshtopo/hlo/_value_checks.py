@@ -29,6 +29,7 @@ from ._scalar_values import (
     check_int64,
     check_string,
 )
+from ._shape_syntax import check_shape
 from ._sharding_reader import check_sharding
 from ._slice_ranges import check_slice_ranges
 from ._statistics import check_statistics
@@ -55,6 +56,7 @@ VALUE_CHECKS: dict[str, Check] = {
     "frontend_attributes": check_frontend_attributes,
     "operand_layout_constraints": check_layout_constraints,
     "origin": check_original_value,
+    "outfeed_shape": check_shape,
     "output_to_operand_aliasing": check_output_operand_aliasing,
     "padding": check_padding,
     "parameter_replication": check_parameter_replication,
