@@ -442,7 +442,7 @@ class Reader:
             raise SyntaxFault(error.message, error.column) from None
         if cursor.recorded is not None:
             self._record(self.error(cursor.recorded.message, cursor.recorded.column))
-        return cursor.start
+        return cursor.previous_end
 
     def computation_head(self) -> Computation | None:
         """The next computation's header (no instructions yet), or None at the end."""
