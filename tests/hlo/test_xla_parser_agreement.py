@@ -793,6 +793,17 @@ for _key, _values, _lines in (
                     .replace("=VALUE", "=" + _given.get("VALUE", "")) for line in _lines]
         CASES[f"typed value {_key}={_value}"] = _module(*_written,
                                                        "ROOT %z = f32[8]{0} copy(%p)")
+# An operand list ends at the ')' after an operand, whatever brackets come before it: an
+# operand's shape whose layout item XLA records an error in and reads past leaves a '('
+# open that no ')' closes.
+for _name, _operands, _root in (
+    ("read", "f32[8]{0:T(8} %p, f32[8]{0} %p)", "copy(%a)"),
+    ("refused later", "f32[8]{0:T(8} %p, f32[8]{0} %p)", "copy(%q)"),
+    ("never closed", "f32[8]{0:T(8} %p, f32[8]{0} %p", "copy(%a)"),
+    ("closed by ']'", "%p, %p]", "copy(%a)"),
+):
+    CASES[f"operands: a '(' left open in a shape, {_name}"] = _module(
+        f"%a = f32[8]{{0}} add({_operands}", f"ROOT %z = f32[8]{{0}} {_root}")
 CASES["a name '%' and a digit, defined"] = _module("%0p = f32[8]{0} copy(%p)",
                                                    "ROOT %r = f32[8]{0} copy(%p)")
 

@@ -1023,19 +1023,27 @@ class Reader:
         if shape_stop == shape_start and kind in SHAPE_REQUIRED:
             raise SyntaxFault(f"cannot infer shape for opcode: {kind}", skip(text, opcode.end()))
         open_at = self._expect("(", opcode.end(), f"after the opcode {opcode.group()}") - 1
+        operands: _Operands | None = None
         try:
             close = group_end(text, open_at)
         except SyntaxFault:  # XLA reads the operands token by token, and may stop in them
             if kind == "constant" and shape_stop > shape_start:
                 _refuse_as_a_literal(text, open_at + 1, text[shape_start:shape_stop])
-            else:
+                raise
+            if opcode.group() in _LITERAL_OPCODES:
                 self._read_operands(opcode.group(), open_at + 1, len(text), computation)
+            else:  # the ')' after an operand ends them, whatever brackets come after
+                operands, close = self._operand_list(open_at + 1, len(text), computation,
+                                                     to_paren=True)
+                if close >= len(text):
+                    operands = None
+            if operands is None:
                 # The operands ran to the end of the text: XLA stops at the last one.
                 if kind == "parameter":
                     raise SyntaxFault("expects ')' after parameter number", len(text)) from None
                 raise SyntaxFault(NOT_AN_OPERAND, _last_operand(text, open_at + 1)) from None
-            raise
-        operands = self._read_operands(opcode.group(), open_at + 1, close - 1, computation)
+        if operands is None:
+            operands = self._read_operands(opcode.group(), open_at + 1, close - 1, computation)
         expected = _operand_count(opcode.group(), text[shape_start:shape_stop])
         if expected >= 0 and len(operands[0]) != expected and all(
                 self._defined(operand) for operand in operands[0]):  # else: which is not
@@ -1280,19 +1288,22 @@ class Reader:
         (``_operand_list``)."""
         text = self.text[start:stop]
         if ("(" in text or self.single) and opcode not in _LITERAL_OPCODES and text.strip():
-            return self._operand_list(start, stop, computation)
+            return self._operand_list(start, stop, computation)[0]
         try:
             return self._operands(opcode, text, start)
         except SyntaxFault:
             if opcode in _LITERAL_OPCODES:
                 raise
-            return self._operand_list(start, stop, computation)
+            return self._operand_list(start, stop, computation)[0]
 
-    def _operand_list(self, start: int, stop: int, computation: Computation) -> _Operands:
+    def _operand_list(self, start: int, stop: int, computation: Computation,
+                      to_paren: bool = False) -> tuple[_Operands, int]:
         """XLA's operand list: ``operand (',' operand)*``, where an operand is ``[shape]
         name`` or an instruction without attributes, ``[shape] opcode(operands)`` (its shape
         may be left out where XLA infers it), read and named as XLA names it
-        (``_anonymous``) and kept in ``_nested`` to come before the instruction using it."""
+        (``_anonymous``) and kept in ``_nested`` to come before the instruction using it;
+        and where the list ends: ``stop``, or with ``to_paren`` past the ')' an operand is
+        followed by (XLA reads the list so, whatever brackets follow it)."""
         text = self.text
         names: list[str] = []
         shapes: list[str | None] = []
@@ -1324,7 +1335,8 @@ class Reader:
                 self._nested.append(found)
                 names.append(found.name)
                 shapes.append(None)
-            elif not self.single and (at >= stop or text[at] == ","):
+            elif not self.single and (at >= stop or text[at] == "," or (
+                    to_paren and text[at] == ")")):
                 # Nothing, or a shape alone: XLA's parser records that it reads neither a name
                 # nor an instruction there, reads on from the ',' or ')' and leaves the
                 # operand out.
@@ -1347,11 +1359,15 @@ class Reader:
                     shapes.append(shape)
                     end = name[1]
                 follows = skip(text, end)
-                if follows < stop and text[follows] != ",":  # XLA tries it as an instruction
+                if follows < stop and text[follows] != "," and not (
+                        to_paren and text[follows] == ")"):  # XLA tries it as an instruction
                     raise SyntaxFault(NOT_AN_OPERAND, operand)
             at = skip(text, end)
+            read = tuple(names), (tuple(shapes) if any(shapes) else ())
             if at >= stop:
-                return tuple(names), (tuple(shapes) if any(shapes) else ())
+                return read, stop
+            if to_paren and text[at] == ")":
+                return read, at + 1
             if text[at] != ",":
                 raise SyntaxFault("expects ')' at the end of operands", at)
             at = skip(text, at + 1)
