@@ -804,6 +804,12 @@ for _name, _operands, _root in (
 ):
     CASES[f"operands: a '(' left open in a shape, {_name}"] = _module(
         f"%a = f32[8]{{0}} add({_operands}", f"ROOT %z = f32[8]{{0}} {_root}")
+# A backend_config written as a JSON dictionary ends where XLA's lexer ends it: braces alone
+# count (strings aside), whatever other brackets it holds.
+for _config in ('{"a": [1}', '{"a": [{"b": 1]}', '{"a": {"b": [}}', "{a: (}", '{"a" 1}}'):
+    CASES[f"backend_config={_config}"] = _module(
+        f'%c = f32[8]{{0}} custom-call(%p), custom_call_target="x", backend_config={_config}',
+        "ROOT %z = f32[8]{0} copy(%c)")
 CASES["a name '%' and a digit, defined"] = _module("%0p = f32[8]{0} copy(%p)",
                                                    "ROOT %r = f32[8]{0} copy(%p)")
 

@@ -94,6 +94,7 @@ from ._syntax import (
     value_end,
 )
 from ._token_cursor import TokenCursor, UnparsedAttribute
+from ._tokenize import json_dict_end
 from ._tokens import KEYWORDS as KEYWORDS_OF_LEXER
 from ._tokens import PRIMITIVE_TYPES, TokKind
 from ._value_checks import (
@@ -1671,8 +1672,14 @@ def read_attributes(text: str, pos: int) -> tuple[list[tuple[str, int, int]], in
 def attribute_value_end(key: str, text: str, start: int) -> int:
     """Where the value of attribute ``key`` starting at ``start`` ends (``value_end``): a
     mesh-axes ``replica_groups`` value takes its ``, device_ids=(...)`` part along, as XLA
-    reads it, and a ``literal`` its shape and value (``literal=f32[] 0.1``); a value of any
-    other attribute is one atom, as XLA's reader of each kind reads one."""
+    reads it, and a ``literal`` its shape and value (``literal=f32[] 0.1``); where a reader
+    of the value's kind says where it ends (a JSON ``backend_config``, a shape, an iota list),
+    it decides; a value of any other attribute is one atom, as XLA's reader of each kind
+    reads one."""
+    if key == "backend_config" and text.startswith("{", start):
+        json_end = json_dict_end(text, start)  # XLA's lexer: braces alone count, strings aside
+        if json_end >= 0:
+            return json_end
     if key == "outfeed_shape":  # a shape: its reader says where it ends
         end, refused = read_shape(text, start, len(text), signature=True)
         if refused is not None:
