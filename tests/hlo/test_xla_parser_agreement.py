@@ -810,6 +810,13 @@ for _config in ('{"a": [1}', '{"a": [{"b": 1]}', '{"a": {"b": [}}', "{a: (}", '{
     CASES[f"backend_config={_config}"] = _module(
         f'%c = f32[8]{{0}} custom-call(%p), custom_call_target="x", backend_config={_config}',
         "ROOT %z = f32[8]{0} copy(%c)")
+for _attributes in ('{b={"x": [1}}', '{b={"x": [1}, c="("}', '{b={"x": (}, c=1}', '{b={"x": [}'):
+    CASES[f"frontend_attributes={_attributes}"] = _module(
+        f"%a = f32[8]{{0}} copy(%p), frontend_attributes={_attributes}",
+        "ROOT %z = f32[8]{0} copy(%a)")
+    CASES[f"header frontend_attributes={_attributes}"] = (
+        f"\nHloModule m, frontend_attributes={_attributes}\n\n"
+        "ENTRY %e {\n  ROOT %p = f32[] parameter(0)\n}\n")
 CASES["a name '%' and a digit, defined"] = _module("%0p = f32[8]{0} copy(%p)",
                                                    "ROOT %r = f32[8]{0} copy(%p)")
 

@@ -105,7 +105,7 @@ from ._value_checks import (
     value_check,
 )
 from ._value_starts import iota_groups_end
-from ._values import unquote
+from ._values import frontend_attributes_end, unquote
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter"})
 _LITERAL_WINDOW = 1 << 16  # how far a constant without its ')' is read for XLA's stop
@@ -1673,13 +1673,18 @@ def attribute_value_end(key: str, text: str, start: int) -> int:
     """Where the value of attribute ``key`` starting at ``start`` ends (``value_end``): a
     mesh-axes ``replica_groups`` value takes its ``, device_ids=(...)`` part along, as XLA
     reads it, and a ``literal`` its shape and value (``literal=f32[] 0.1``); where a reader
-    of the value's kind says where it ends (a JSON ``backend_config``, a shape, an iota list),
+    of the value's kind says where it ends (a JSON ``backend_config``, frontend attributes,
+    a shape, an iota list),
     it decides; a value of any other attribute is one atom, as XLA's reader of each kind
     reads one."""
     if key == "backend_config" and text.startswith("{", start):
         json_end = json_dict_end(text, start)  # XLA's lexer: braces alone count, strings aside
         if json_end >= 0:
             return json_end
+    if key == "frontend_attributes" and text.startswith("{", start):
+        attributes_end = frontend_attributes_end(text, start)
+        if attributes_end is not None:
+            return attributes_end
     if key == "outfeed_shape":  # a shape: its reader says where it ends
         end, refused = read_shape(text, start, len(text), signature=True)
         if refused is not None:

@@ -12,6 +12,7 @@ with the 1-based line and column of the offending character.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .._errors import HloParseError
 from ..groups._text import WHITESPACE, int64_value
@@ -216,31 +217,55 @@ def frontend_attributes(text: str, line: int, column: int) -> dict[str, str]:
     def refuse(message: str, at: int) -> HloParseError:
         return relocate(HloParseError(message, line, column + at), text, line, column)
 
-    at = skip(flat, 0)
-    if not flat.startswith("{", at):
+    try:
+        found, end = _frontend_attributes(flat, 0, refuse)
+    except _NoValue:  # no string (a bad escape: XLA's lexer reads none) nor dictionary
+        raise HloParseError("error parsing attribute frontend_attributes", line,
+                            max(column - len("frontend_attributes="), 1)) from None
+    if skip(flat, end) != len(flat):
+        raise refuse("expects the frontend attributes to end at their '}'", skip(flat, end))
+    return found
+
+
+def frontend_attributes_end(text: str, start: int) -> int | None:
+    """Where the frontend attributes at ``start`` end, as XLA's reader of them stops (past
+    their '}', whatever brackets their JSON values hold), or None where it refuses them."""
+    try:
+        return _frontend_attributes(text, start, lambda message, at: _NoValue())[1]
+    except _NoValue:
+        return None
+
+
+class _NoValue(Exception):
+    """An attribute's value that is neither a string nor a JSON dictionary."""
+
+
+def _frontend_attributes(text: str, at: int, refuse: Callable[[str, int], Exception]
+                         ) -> tuple[dict[str, str], int]:
+    """XLA's ``ParseFrontendAttributes`` from ``at``: the attributes and the offset past
+    their '}'; ``refuse(message, offset)`` makes what is raised where XLA refuses them."""
+    at = skip(text, at)
+    if not text.startswith("{", at):
         raise refuse("expected '{' to start frontend attributes", at)
     found: dict[str, str] = {}
-    at = skip(flat, at + 1)
-    while not flat.startswith("}", at) or found:  # after a ',', a name
-        name = _ATTRIBUTE_NAME.match(flat, at)
+    at = skip(text, at + 1)
+    while not text.startswith("}", at) or found:  # after a ',', a name
+        name = _ATTRIBUTE_NAME.match(text, at)
         if name is None:
             raise refuse("expects attribute name", at)
-        at = skip(flat, name.end())
-        end = _string_end(flat, at) if flat.startswith('"', at) else json_dict_end(flat, at)
-        if end < 0:  # no string (a bad escape: XLA's lexer reads none) nor dictionary
-            raise HloParseError("error parsing attribute frontend_attributes", line,
-                                max(column - len("frontend_attributes="), 1))
-        found[name.group()[:-1]] = (unquote(flat[at:end]) if flat.startswith('"', at)
-                                    else flat[at:end])
-        at = skip(flat, end)
-        if not flat.startswith(",", at):
+        at = skip(text, name.end())
+        end = _string_end(text, at) if text.startswith('"', at) else json_dict_end(text, at)
+        if end < 0:
+            raise _NoValue
+        found[name.group()[:-1]] = (unquote(text[at:end]) if text.startswith('"', at)
+                                    else text[at:end])
+        at = skip(text, end)
+        if not text.startswith(",", at):
             break
-        at = skip(flat, at + 1)
-    if not flat.startswith("}", at):
+        at = skip(text, at + 1)
+    if not text.startswith("}", at):
         raise refuse("expects '}' at the end of frontend attributes", at)
-    if skip(flat, at + 1) != len(flat):
-        raise refuse("expects the frontend attributes to end at their '}'", skip(flat, at + 1))
-    return found
+    return found, at + 1
 
 
 def check_frontend_attributes(value: str, line: int, column: int) -> None:
