@@ -817,6 +817,15 @@ for _attributes in ('{b={"x": [1}}', '{b={"x": [1}, c="("}', '{b={"x": (}, c=1}'
     CASES[f"header frontend_attributes={_attributes}"] = (
         f"\nHloModule m, frontend_attributes={_attributes}\n\n"
         "ENTRY %e {\n  ROOT %p = f32[] parameter(0)\n}\n")
+# A computation written inline whose brackets do not balance is read instruction by
+# instruction, as XLA reads it, and refused where XLA stops in it.
+CASES["inline computation with a bracket left open"] = _module(
+    "%z = f32[] constant(0)", "ROOT %r = f32[] reduce(%p, %z), dimensions={0}, to_apply={",
+    "  %x = f32[] parameter(0)", "  %y = f32[] parameter(1)", "  ROOT %a = f32[] add(%x, f32] %y)",
+    "}")
+CASES["single instruction, an inline computation with a bracket left open"] = (
+    "\nr = f32[] reduce(f32[10], f32[]), dimensions={1}, to_apply=\n{\n"
+    "  result = f32[] add(f32[] x, f32] y)\n}\n")
 CASES["a name '%' and a digit, defined"] = _module("%0p = f32[8]{0} copy(%p)",
                                                    "ROOT %r = f32[8]{0} copy(%p)")
 

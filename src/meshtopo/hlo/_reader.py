@@ -1117,9 +1117,11 @@ class Reader:
             raise SyntaxFault("expects '}' at the end of the computation list", at)
         return "{" + ", ".join(names) + "}"
 
-    def _inline_computation(self, start: int) -> str:
-        """Read the computation written inline from the ``{`` at ``start``; its name."""
-        stop = group_end(self.text, start)
+    def _inline_computation(self, start: int, cut: bool = False) -> str:
+        """Read the computation written inline from the ``{`` at ``start``; its name. With
+        ``cut`` (its brackets do not balance), it is read up to where XLA's parser stops in
+        its instructions, which raises there, or to its '}'."""
+        stop = len(self.text) if cut else group_end(self.text, start)
         line, column = self.position(start)
         inner = Reader(self.text[start:stop], self.source)
         inner.line, inner._carried, inner.pos = line, column - 1, 1
@@ -1131,7 +1133,7 @@ class Reader:
         for instruction in inner.instructions(computation, shared.visit, shared.opcodes):
             computation.instructions.append(instruction)
             computation.by_name[instruction.name] = instruction
-        if skip(inner.text, inner.pos) < len(inner.text):
+        if skip(inner.text, inner.pos) < len(inner.text) and not cut:
             raise SyntaxFault("expects '}' at the end of instruction list.", start + inner.pos)
         self.computation_names.discard("")
         result = shared.results.pop("")
@@ -1414,7 +1416,11 @@ class Reader:
             if (check := value_check(opcode, key)) is not None and (recorded := self._checked(
                     check, value, at_line, at_column, key_offsets[index])) is not None:
                 self._record(recorded)
-            if key in CALL_ATTRIBUTES:
+            if key in CALL_ATTRIBUTES and value_cut and index == len(attributes) - 1 and (
+                    start := skip(self.text, key_offsets[index] + len(key) + 1)) >= 0 and (
+                    _INLINE.match(self.text, start)):
+                self._inline_computation(start, cut=True)  # XLA stops in its instructions
+            elif key in CALL_ATTRIBUTES:
                 called.extend(names_in(key, value, at_line, at_column))
             elif key == "control-predecessors":
                 controls = tuple(names_in(key, value, at_line, at_column))
