@@ -17,16 +17,10 @@ meshtopo._errors.HloParseError: 3:55: Expects '} at end of OriginalArray'
 
 from __future__ import annotations
 
-from ._token_cursor import TokenCursor, read_value
+from ._token_cursor import TokenCursor, value_check
 from ._tokens import TokKind
 
 K = TokKind
-
-
-def check_original_value(value: str, line: int, column: int) -> None:
-    """Refuse ``value`` (an ``origin`` written at ``line``/``column``) as XLA's parser
-    refuses it, with an ``HloParseError`` at the token XLA points at."""
-    read_value(_original_value, value, line, column)
 
 
 def _original_value(c: TokenCursor) -> None:
@@ -68,3 +62,6 @@ def _shape_index(c: TokenCursor) -> None:
         if not c.eat(K.kComma):
             break
     c.expect(K.kRbrace, "Expects '}' at the end of ShapeIndex")
+
+
+check_original_value = value_check(_original_value, "an ``origin``")

@@ -12,16 +12,10 @@ elements.
 
 from __future__ import annotations
 
-from ._token_cursor import TokenCursor, read_value
+from ._token_cursor import TokenCursor, value_check
 from ._tokens import TokKind
 
 K = TokKind
-
-
-def check_slice_ranges(value: str, line: int, column: int) -> None:
-    """Refuse ``value`` (a slice's ``slice`` written at ``line``/``column``) as XLA's parser
-    refuses it, with an ``HloParseError`` at the token XLA points at."""
-    read_value(_ranges, value, line, column)
 
 
 def _ranges(c: TokenCursor) -> None:
@@ -53,3 +47,6 @@ def _int64_list(c: TokenCursor) -> int:
             c.lex_integer_first()
     c.expect(K.kRsquare, "expects a list to end with kRsquare")
     return count
+
+
+check_slice_ranges = value_check(_ranges, "a slice's ``slice``")

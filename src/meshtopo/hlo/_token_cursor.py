@@ -43,6 +43,20 @@ def read_value(read: Callable[[TokenCursor], _T], value: str, line: int, column:
         raise relocate(error, value, line, column) from None
 
 
+def value_check(read: Callable[[TokenCursor], object], what: str
+                ) -> Callable[[str, int, int], None]:
+    """The check of an attribute value (``what``) that XLA's parser reads as ``read``
+    does: ``check(value, line, column)`` refuses it as XLA does, at XLA's token
+    (``read_value``)."""
+
+    def check(value: str, line: int, column: int) -> None:
+        read_value(read, value, line, column)
+
+    check.__doc__ = (f"Refuse ``value`` ({what} written at ``line``/``column``) as XLA's "
+                     "parser refuses it, with an ``HloParseError`` at the token XLA points at.")
+    return check
+
+
 def recorded_reading(read: Callable[[TokenCursor], object], value: str, line: int,
                      column: int) -> HloParseError | None:
     """``read_value`` of a value XLA's parser may read on past an error in: the first
