@@ -358,7 +358,10 @@ for _name, _line in (("none written", "ROOT %r = f32[8]{0} broadcast(%p)"),
 for _value in ("{mode=highest}", "{mode=Default}", "{tolerance={atol=1,rtol=2e-3, ulps=3}}",
                "{tolerance={}}", "{mode=high}", "{0.5}", "{foo=10.0}", "highest", "{}",
                "{mode=highest, tolerance={atol=0.1}}", "{ mode = highest }",
-               "{tolerance={foo=1}}", "{tolerance={atol=x}}", "{\n   mode=tolerance}"):
+               "{tolerance={foo=1}}", "{tolerance={atol=x}}", "{\n   mode=tolerance}",
+               "{mode=55}", "{mode=}", '{mode="x"}', "{tolerance={atol=1 rtol=2}}",
+               "{tolerance={atol=inf}}", "{tolerance=x}", "{tolerance={atol=1,}}",
+               "{tolerance={,}}", "{mode=highest x}"):
     for _where in ("", ", not the root"):
         _lines = [f"%e = f32[8]{{0}} exponential(%p), result_accuracy={_value}",
                   "ROOT %r = f32[8]{0} copy(%e)"]
