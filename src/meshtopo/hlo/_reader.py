@@ -1416,17 +1416,23 @@ class Reader:
             if (check := value_check(opcode, key)) is not None and (recorded := self._checked(
                     check, value, at_line, at_column, key_offsets[index])) is not None:
                 self._record(recorded)
-            if key in CALL_ATTRIBUTES and value_cut and index == len(attributes) - 1 and (
-                    start := skip(self.text, key_offsets[index] + len(key) + 1)) >= 0 and (
-                    _INLINE.match(self.text, start)):
-                self._inline_computation(start, cut=True)  # XLA stops in its instructions
+            cut_here = value_cut and index == len(attributes) - 1
+            if key in CALL_ATTRIBUTES and cut_here and (
+                    inline_at := self._inline_start(key, key_offsets[index])) is not None:
+                self._inline_computation(inline_at, cut=True)  # XLA stops in its instructions
             elif key in CALL_ATTRIBUTES:
                 called.extend(names_in(key, value, at_line, at_column))
             elif key == "control-predecessors":
                 controls = tuple(names_in(key, value, at_line, at_column))
-            if value_cut and index == len(attributes) - 1:
+            if cut_here:
                 break  # (its reader, if any, stopped where XLA's does)
         return tuple(called), controls
+
+    def _inline_start(self, key: str, key_at: int) -> int | None:
+        """Where the computation written inline as attribute ``key``'s value (its name at
+        offset ``key_at``) starts, or None when the value is no such computation."""
+        start = skip(self.text, key_at + len(key) + 1)
+        return start if _INLINE.match(self.text, start) else None
 
     def _checked(self, check: Check, value: str, line: int, column: int, key_at: int
                  ) -> HloParseError | None:
