@@ -745,7 +745,8 @@ for _name, _lines in (
 # then the iota a sharding's is (reshape dimensions, and 'T(...)' when there are several).
 for _groups in ("[2,4<=[8]", "[2,4]<=[ [8]", "[2,4]", "[2,4][8]", "[2,2,2]<=[8]", "[2,4]<=[2,4]",
                 "[2,4]<=[2,4]T(1,0", "[8]<=[8]", "[]<=[8]", "[2,4]<=[]", "[2,4]<=[4,2]T(2,0)",
-                "[x]<=[8]", "[2,4]<=[8] x", "[2,4]<=[8]T(0)", "[2,4]<=[2,4]T(1,0) x"):
+                "[x]<=[8]", "[2,4]<=[8] x", "[2,4]<=[8]T(0)", "[2,4]<=[2,4]T(1,0) x",
+                "[2,2] ]<=[2,2]T(1,0)", "[2,2]<=[2,2] ]T(1,0)"):
     CASES[f"iota groups read by tokens {_groups}"] = _module(
         f"%a = f32[8]{{0}} all-reduce(%p), replica_groups={_groups}, to_apply=%add",
         "ROOT %z = f32[8]{0} copy(%p)")
@@ -829,6 +830,19 @@ CASES["inline computation with a bracket left open"] = _module(
 CASES["single instruction, an inline computation with a bracket left open"] = (
     "\nr = f32[] reduce(f32[10], f32[]), dimensions={1}, to_apply=\n{\n"
     "  result = f32[] add(f32[] x, f32] y)\n}\n")
+# A mesh of replica groups is read by XLA's tokens: the sharding reader's mesh, then the list
+# of axes (names, or sub-axes 'a':(pre)size) each group spans; one device per group is
+# refused at the token after it.
+# (Meshes XLA reads are compared group by group in tests/hlo/test_parse.py.)
+for _groups in ("mesh['a'=2,'b'=4] 'a'", "mesh['a'=2,'b'=4] {a}", "mesh['a'=2,'b'=4] {'a' 'b'}",
+                "mesh['a'=2,'b'=4]", "mesh['a'=2,'b'=4] {}", "mesh['a'=2,'b'=4] {'a',}",
+                "mesh['a'=2,'b'=4] {'a'", "mesh[] {}", "mesh['a'=2,'b'=4] {'b':(2)}",
+                "mesh['a'=2,'b'=4] {'b':2}", "mesh'a'[=2] {'a'}", "mesh['a'=2,'b'=4 {'a'}"):
+    CASES[f"mesh groups read by tokens {_groups}"] = (
+        "\nHloModule m, num_partitions=8\n\nENTRY %e (p: f32[8]) -> f32[8] {\n"
+        "  %p = f32[8]{0} parameter(0)\n"
+        f"  %a = f32[64]{{0}} all-gather(%p), channel_id=1, replica_groups={_groups}, "
+        "dimensions={0}, use_global_device_ids=true\n  ROOT %z = f32[8]{0} copy(%p)\n}\n")
 CASES["a name '%' and a digit, defined"] = _module("%0p = f32[8]{0} copy(%p)",
                                                    "ROOT %r = f32[8]{0} copy(%p)")
 

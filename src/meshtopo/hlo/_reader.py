@@ -104,7 +104,7 @@ from ._value_checks import (
     Check,
     value_check,
 )
-from ._value_starts import iota_groups_end
+from ._value_starts import device_list_end
 from ._values import frontend_attributes_end, unquote
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter"})
@@ -1640,6 +1640,7 @@ _SHAPE_RULED = frozenset({"parameter_replication"})
 # The attributes whose values XLA reads as several tokens (each its reader's): device
 # lists and a custom call's literal.
 _SEVERAL_TOKENS = frozenset({"replica_groups", "literal"})
+_MESH = re.compile(r"mesh(?![A-Za-z0-9_.\-])")  # the word that starts a mesh's groups
 
 
 def _device_ids_end(text: str, end: int) -> int:
@@ -1702,10 +1703,8 @@ def attribute_value_end(key: str, text: str, start: int) -> int:
         if refused is not None:
             raise SyntaxFault(*refused)
         return end
-    if key == "replica_groups" and text.startswith("[", start):
-        found = iota_groups_end(text, start)  # (refused: ``value_end``, its reader says why)
-        if found is not None:
-            return found
+    if key == "replica_groups" and (text.startswith("[", start) or _MESH.match(text, start)):
+        return device_list_end(text, start)  # refused: the value is cut there
     end = value_end(text, start, continued=key in _SEVERAL_TOKENS)
     if key == "replica_groups" and text.startswith("mesh", start):
         return _device_ids_end(text, end)

@@ -306,7 +306,7 @@ def _one_metadata(c: TokenCursor) -> None:
 
 def _named(c: TokenCursor) -> None:
     """A sharding over a named mesh (``ParseSingleSharding`` of a ``NamedSharding``)."""
-    axes, maximal = _mesh(c)
+    axes, _, maximal = read_mesh(c)
 
     def metadata_if_present() -> None:
         if c.eat(K.kComma):
@@ -324,12 +324,12 @@ def _named(c: TokenCursor) -> None:
         metadata_if_present()
         c.expect(K.kRbrace, "expected '}' to end sharding attribute")
         return
-    _list(c, K.kLsquare, K.kRsquare, lambda: _dimension_sharding(c, axes))
+    read_list(c, K.kLsquare, K.kRsquare, lambda: _dimension_sharding(c, axes))
     while c.kind != K.kRbrace:
         c.expect(K.kComma, "expected ',' before next attribute")
         name = c.attribute_name()
         if name in _AXIS_LISTS:
-            _list(c, K.kLbrace, K.kRbrace, lambda: _axis(c, axes))
+            read_list(c, K.kLbrace, K.kRbrace, lambda: read_axis(c, axes))
         elif name == "metadata":
             _metadata(c)
         else:
@@ -338,8 +338,9 @@ def _named(c: TokenCursor) -> None:
     c.expect(K.kRbrace, "expected '}' to end sharding attribute")
 
 
-def _mesh(c: TokenCursor) -> tuple[list[str], bool]:
-    """XLA's ``ParseMesh``: the mesh's axis names, and whether it is a maximal mesh."""
+def read_mesh(c: TokenCursor) -> tuple[list[str], list[int], bool]:
+    """XLA's ``ParseMesh``: the mesh's axis names and sizes, and whether it is a maximal
+    mesh."""
     kind = c.word
     c.lex()
     if kind == "maximal_mesh":
@@ -348,7 +349,7 @@ def _mesh(c: TokenCursor) -> tuple[list[str], bool]:
             raise c.error("expected device_id= attribute in maximal_mesh")
         c.integer()
         c.expect(K.kRsquare, "expected ']' to end maximal_mesh")
-        return [], True
+        return [], [], True
     c.expect(K.kLsquare, "expected '[' after mesh")
     axes: list[str] = []
     sizes: list[int] = []
@@ -361,17 +362,17 @@ def _mesh(c: TokenCursor) -> tuple[list[str], bool]:
                 break
     c.expect(K.kRsquare, "expected ']' to end mesh axes")
     if not axes or not c.eat(K.kComma):
-        return axes, False
+        return axes, sizes, False
     if c.kind != K.kAttributeName:  # XLA records this and reads the mesh as an iota
         c.record("expects attribute name")
-        return axes, False
+        return axes, sizes, False
     if c.attribute_name() != "device_ids":
-        return axes, False
+        return axes, sizes, False
     c.expect(K.kLparen, "expected '(' for device_ids")
     if c.kind == K.kLsquare:
         read_iota(c)
         c.expect(K.kRparen, "expected ')' to end device_ids")
-        return axes, False
+        return axes, sizes, False
     count = 0
     if c.kind != K.kRparen:
         while True:
@@ -383,10 +384,10 @@ def _mesh(c: TokenCursor) -> tuple[list[str], bool]:
     if count != math.prod(sizes):  # a CHECK in XLA
         raise c.error(f"Expected {math.prod(sizes)} device_ids based on mesh axes, but got "
                       f"{count}")
-    return axes, False
+    return axes, sizes, False
 
 
-def _list(c: TokenCursor, start: int, end: int, item: Callable[[], None]) -> None:
+def read_list(c: TokenCursor, start: int, end: int, item: Callable[[], object]) -> None:
     """XLA's ``ParseList``: ``start`` [ item ( ',' item )* ] ``end``."""
     c.expect(start, f"expects a list starting with {K(start).name}")
     if c.kind != end:
@@ -407,23 +408,28 @@ def _dimension_sharding(c: TokenCursor, axes: list[str]) -> None:
         if c.eat(K.kQuestionMark):
             open_seen = True
             return
-        _axis(c, axes)
+        read_axis(c, axes)
 
-    _list(c, K.kLbrace, K.kRbrace, item)
+    read_list(c, K.kLbrace, K.kRbrace, item)
 
 
-def _axis(c: TokenCursor, axes: list[str]) -> None:
-    """XLA's ``ParseAxisRef``: an axis by name or index, with an optional ``:(pre)size``."""
+def read_axis(c: TokenCursor, axes: list[str]) -> tuple[int, int | None]:
+    """XLA's ``ParseAxisRef``: an axis by name or index, with an optional ``:(pre)size``;
+    the axis's index, and the sub-axis's size if one is written."""
     name = c.string()
-    if name not in axes:
-        number = int(name) if _ATOI.fullmatch(name) else None
-        if number is None or not -_INT64 <= number < _INT64:  # a CHECK in XLA
+    if name in axes:
+        number = axes.index(name)
+    else:
+        found = int(name) if _ATOI.fullmatch(name) else None
+        if found is None or not -_INT64 <= found < _INT64:  # a CHECK in XLA
             raise c.error(f"axis '{name}' is not a valid axis name or index in the mesh")
-        if not 0 <= number < len(axes):  # a CHECK in XLA
-            raise c.error(f"axis index {number} is out of bounds for a mesh of {len(axes)} "
+        if not 0 <= found < len(axes):  # a CHECK in XLA
+            raise c.error(f"axis index {found} is out of bounds for a mesh of {len(axes)} "
                           "axes")
-    if c.eat(K.kColon):
-        c.expect(K.kLparen, "expected '(' before pre_size in sub axis")
-        c.integer()
-        c.expect(K.kRparen, "expected ')' after pre_size in sub axis")
-        c.integer()
+        number = found
+    if not c.eat(K.kColon):
+        return number, None
+    c.expect(K.kLparen, "expected '(' before pre_size in sub axis")
+    c.integer()
+    c.expect(K.kRparen, "expected ')' after pre_size in sub axis")
+    return number, c.integer()

@@ -2,8 +2,8 @@
 checked here as far as XLA's parser judges them, in its words at its token.
 
 - ``replica_groups`` (``ParseCollectiveDeviceList``): explicit groups '{...}' (by the
-  list-of-lists reader), an iota list read whole (``check_replica_groups``), or ``mesh`` (the
-  groups layer reads the rest, as it reads every form into groups).
+  list-of-lists reader), an iota list or a mesh, read whole (the groups layer reads every
+  form into groups, and refuses what it cannot expand).
 - ``backend_config`` (``kStringOrJsonDict``): a string or '{'; XLA says it cannot parse the
   attribute, at its name.
 
@@ -16,8 +16,11 @@ meshtopo._errors.HloParseError: 4:20: expected '[' to start sharding devices sha
 
 from __future__ import annotations
 
+import math
+
 from .._errors import HloParseError
-from ._sharding_reader import bracketed_integers, read_iota
+from ._sharding_reader import bracketed_integers, read_axis, read_iota, read_list, read_mesh
+from ._syntax import SyntaxFault
 from ._token_cursor import TokenCursor, UnparsedAttribute, read_value
 from ._tokens import TokKind
 from ._values import check_int_lists, flat_value
@@ -33,23 +36,42 @@ def check_replica_groups(value: str, line: int, column: int) -> None:
     def read(c: TokenCursor) -> bool:
         if c.kind == K.kLbrace:
             return True
-        if c.kind != K.kIdent or c.word != "mesh":
-            _iota_groups(c, line, column)
+        _device_list(c, line, column)
         return False
 
     if read_value(read, value, line, column):
         check_int_lists(value, line, column)
 
 
-def iota_groups_end(text: str, start: int) -> int | None:
-    """Where the iota list of replica groups at ``start`` ends, as XLA's reader of it stops
-    (``[2,4]<=[8]`` takes no ``T(...)`` after it), or None where that reader refuses it."""
-    cursor = TokenCursor(text, 1, 1, start)
+def device_list_end(text: str, start: int) -> int:
+    """Where the iota list or mesh of replica groups at ``start`` ends, as XLA's reader of it
+    stops (``[2,4]<=[8]`` takes no ``T(...)`` after it); a ``SyntaxFault`` at the offset
+    where that reader refuses it (the attribute's name where XLA gives it up)."""
+    cursor = TokenCursor(text, 1, 0, start)
     try:
-        _iota_groups(cursor, 1, 1)
-    except HloParseError:
-        return None
+        _device_list(cursor, 1, 0)
+    except HloParseError as error:
+        raise SyntaxFault(error.message, error.column) from None
     return cursor.previous_end
+
+
+def _device_list(c: TokenCursor, line: int, column: int) -> None:
+    """A mesh (``_mesh_groups``) or an iota list (``_iota_groups``)."""
+    if c.kind == K.kIdent and c.word == "mesh":
+        _mesh_groups(c)
+    else:
+        _iota_groups(c, line, column)
+
+
+def _mesh_groups(c: TokenCursor) -> None:
+    """``mesh[axes] [, device_ids=...] {'axis', ...}``: the sharding reader's mesh, then the
+    names of the axes each group spans (one device per group, XLA refuses)."""
+    axes, sizes, _ = read_mesh(c)
+    spanned: list[tuple[int, int | None]] = []
+    read_list(c, K.kLbrace, K.kRbrace, lambda: spanned.append(read_axis(c, axes)))
+    if math.prod(sizes[axis] if size is None else size for axis, size in spanned) == 1:
+        raise c.error("MeshAxesReplicaGroupList must have more than one device per group, "
+                      "but got 1")
 
 
 def _iota_groups(c: TokenCursor, line: int, column: int) -> None:
