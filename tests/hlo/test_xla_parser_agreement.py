@@ -843,6 +843,11 @@ for _groups in ("mesh['a'=2,'b'=4] 'a'", "mesh['a'=2,'b'=4] {a}", "mesh['a'=2,'b
         "  %p = f32[8]{0} parameter(0)\n"
         f"  %a = f32[64]{{0}} all-gather(%p), channel_id=1, replica_groups={_groups}, "
         "dimensions={0}, use_global_device_ids=true\n  ROOT %z = f32[8]{0} copy(%p)\n}\n")
+# Explicit groups end at their '}': a bracket after them continues no value.
+for _after in (" {{2,3}}", "[2]"):
+    CASES[f"explicit groups and{_after}"] = _module(
+        f"%a = f32[8]{{0}} all-reduce(%p), replica_groups={{{{0,1}}}}{_after}, to_apply=%add",
+        "ROOT %z = f32[8]{0} copy(%p)")
 CASES["a name '%' and a digit, defined"] = _module("%0p = f32[8]{0} copy(%p)",
                                                    "ROOT %r = f32[8]{0} copy(%p)")
 

@@ -1639,7 +1639,7 @@ _BARE_OPCODES = _FAST_OPCODES - set(REQUIRED_ATTRIBUTES)
 _SHAPE_RULED = frozenset({"parameter_replication"})
 # The attributes whose values XLA reads as several tokens (each its reader's): device
 # lists and a custom call's literal.
-_SEVERAL_TOKENS = frozenset({"replica_groups", "literal"})
+_SEVERAL_TOKENS = frozenset({"literal"})
 _MESH = re.compile(r"mesh(?![A-Za-z0-9_.\-])")  # the word that starts a mesh's groups
 
 
