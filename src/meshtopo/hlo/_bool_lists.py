@@ -21,15 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ._token_cursor import TokenCursor, UnparsedAttribute, read_value
+from ._token_cursor import GiveUp, TokenCursor, read_attribute
 from ._tokens import TokKind
 
 K = TokKind
 _BOOLEANS = {K.kw_true: True, K.kw_false: False}
-
-
-class _Silent(Exception):
-    """Where XLA's reader gives the value up without words of its own."""
 
 
 def _items(c: TokenCursor, end_message: str) -> list[bool]:
@@ -38,7 +34,7 @@ def _items(c: TokenCursor, end_message: str) -> list[bool]:
     if c.kind != K.kRbrace:
         while True:
             if c.kind not in _BOOLEANS:
-                raise _Silent
+                raise GiveUp
             found.append(_BOOLEANS[K(c.kind)])
             c.lex()
             if not c.eat(K.kComma):
@@ -63,17 +59,9 @@ def _list_or_one(c: TokenCursor) -> list[bool]:
     return _items(c, "expected '}' to end boolean list attribute")
 
 
-def _read(key: str, read: Callable[[TokenCursor], list[bool]], value: str, line: int,
-          column: int) -> list[bool]:
-    try:
-        return read_value(read, value, line, column)
-    except _Silent:
-        raise UnparsedAttribute(key, line, column) from None
-
-
 def parameter_replication(value: str, line: int, column: int) -> list[bool]:
     """The booleans of a ``parameter_replication`` value written at ``line:column``."""
-    return _read("parameter_replication", _replication, value, line, column)
+    return read_attribute("parameter_replication", _replication, value, line, column)
 
 
 def check_parameter_replication(value: str, line: int, column: int) -> None:
@@ -85,6 +73,6 @@ def check_bool_list_or_bool(key: str) -> Callable[[str, int, int], None]:
     """The check of the header's boolean-or-list attribute ``key``."""
 
     def check(value: str, line: int, column: int) -> None:
-        _read(key, _list_or_one, value, line, column)
+        read_attribute(key, _list_or_one, value, line, column)
 
     return check

@@ -14,9 +14,9 @@ the opcodes that must write theirs; ``_infer`` gives the inferred shape). An ope
 an instruction (without attributes) is one, named ``<opcode>.anon`` as XLA names it, read
 before the instruction that uses it.
 
-An instruction ends after its last value when the next token is neither ``,`` nor a
-continuation of that value (``_syntax.CONTINUATION``; ``read_attributes`` applies it): that
-rule alone decides where an instruction ends, whatever the line breaks. Operands and called computations must be defined
+An instruction ends after its last value when the next token is no ``,``; where a value
+ends, its kind's reader says (``attribute_value_end``): that rule alone decides where an
+instruction ends, whatever the line breaks. Operands and called computations must be defined
 before they are used, names are unique in a computation, and a computation has one ROOT (its
 last instruction when none is marked), as XLA's parser requires.
 
@@ -1637,25 +1637,7 @@ _BARE_OPCODES = _FAST_OPCODES - set(REQUIRED_ATTRIBUTES)
 
 # Attributes XLA checks against the instruction's shape (``_check_replication``).
 _SHAPE_RULED = frozenset({"parameter_replication"})
-# The attributes whose values XLA reads as several tokens (each its reader's): device
-# lists and a custom call's literal.
-_SEVERAL_TOKENS = frozenset({"literal"})
 _MESH = re.compile(r"mesh(?![A-Za-z0-9_.\-])")  # the word that starts a mesh's groups
-
-
-def _device_ids_end(text: str, end: int) -> int:
-    """Past the ``, device_ids=(...) {...}`` part of a mesh-axes value ending at ``end``, or
-    ``end`` when none follows."""
-    comma = skip(text, end)
-    if not text.startswith(",", comma):
-        return end
-    key = skip(text, comma + 1)
-    if not text.startswith("device_ids", key):
-        return end
-    equals = skip(text, key + len("device_ids"))
-    if not text.startswith("=", equals):
-        return end
-    return value_end(text, skip(text, equals + 1))
 
 
 def read_attributes(text: str, pos: int) -> tuple[list[tuple[str, int, int]], int]:
@@ -1683,13 +1665,12 @@ def read_attributes(text: str, pos: int) -> tuple[list[tuple[str, int, int]], in
 
 
 def attribute_value_end(key: str, text: str, start: int) -> int:
-    """Where the value of attribute ``key`` starting at ``start`` ends (``value_end``): a
-    mesh-axes ``replica_groups`` value takes its ``, device_ids=(...)`` part along, as XLA
-    reads it, and a ``literal`` its shape and value (``literal=f32[] 0.1``); where a reader
-    of the value's kind says where it ends (a JSON ``backend_config``, frontend attributes,
-    a shape, an iota list),
-    it decides; a value of any other attribute is one atom, as XLA's reader of each kind
-    reads one."""
+    """Where the value of attribute ``key`` starting at ``start`` ends. Where a reader of the
+    value's kind says where it ends, it decides: a JSON ``backend_config``, frontend
+    attributes, a shape (``outfeed_shape``), an iota list or a mesh of replica groups (a
+    ``SyntaxFault`` where that reader refuses it: the value is cut there). A custom call's
+    ``literal`` is its shape and its value (``literal=f32[] 0.1``); any other value is one
+    atom (``value_end``), as XLA's reader of each kind reads one."""
     if key == "backend_config" and text.startswith("{", start):
         json_end = json_dict_end(text, start)  # XLA's lexer: braces alone count, strings aside
         if json_end >= 0:
@@ -1698,21 +1679,18 @@ def attribute_value_end(key: str, text: str, start: int) -> int:
         attributes_end = frontend_attributes_end(text, start)
         if attributes_end is not None:
             return attributes_end
-    if key == "outfeed_shape":  # a shape: its reader says where it ends
+    if key == "outfeed_shape":
         end, refused = read_shape(text, start, len(text), signature=True)
         if refused is not None:
             raise SyntaxFault(*refused)
         return end
     if key == "replica_groups" and (text.startswith("[", start) or _MESH.match(text, start)):
-        return device_list_end(text, start)  # refused: the value is cut there
-    end = value_end(text, start, continued=key in _SEVERAL_TOKENS)
-    if key == "replica_groups" and text.startswith("mesh", start):
-        return _device_ids_end(text, end)
-    if key == "literal":  # a custom call's: shape, then its value
-        after = skip(text, end)
-        if _LITERAL_VALUE.match(text, after):
-            return value_end(text, after)
-    return end
+        return device_list_end(text, start)
+    if key != "literal":
+        return value_end(text, start, continued=False)
+    end = value_end(text, start)  # the shape, its brackets continuing it
+    after = skip(text, end)
+    return value_end(text, after) if _LITERAL_VALUE.match(text, after) else end
 
 
 def _parameter_list_end(text: str, at: int, recorded: list[tuple[str, int]] | None = None

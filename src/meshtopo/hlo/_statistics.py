@@ -14,23 +14,10 @@ meshtopo._errors.HloParseError: 3:61: expects '}' at the end of statistics
 
 from __future__ import annotations
 
-from ._token_cursor import TokenCursor, UnparsedAttribute, read_value
+from ._token_cursor import GiveUp, TokenCursor, value_check
 from ._tokens import TokKind
 
 K = TokKind
-
-
-class _Silent(Exception):
-    """Where XLA's reader gives the value up without words of its own."""
-
-
-def check_statistics(value: str, line: int, column: int) -> None:
-    """Refuse ``value`` (a ``statistics`` written at ``line``/``column``) as XLA's parser
-    refuses it, with an ``HloParseError`` at the token XLA points at."""
-    try:
-        read_value(_statistics, value, line, column)
-    except _Silent:
-        raise UnparsedAttribute("statistics", line, column) from None
 
 
 def _statistics(c: TokenCursor) -> None:
@@ -45,5 +32,8 @@ def _statistics(c: TokenCursor) -> None:
 def _statistic(c: TokenCursor, kinds: tuple[int, ...]) -> None:
     c.attribute_name()
     if c.kind not in kinds:
-        raise _Silent
+        raise GiveUp
     c.lex()
+
+
+check_statistics = value_check(_statistics, "a ``statistics``", "statistics")

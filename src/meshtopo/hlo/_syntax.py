@@ -37,8 +37,8 @@ BARE = r"(?:[^ \t\r\n\f\v,{}()\[\]\"=/<]++|<=?|/(?![*/]))++"
 _BARE = re.compile(BARE)
 NAME = re.compile(r"%[A-Za-z_][A-Za-z0-9_.\-]*|[A-Za-z_][A-Za-z0-9_.\-]*")
 KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
-# After a value and white space, text that continues the same value: XLA's multi-token values
-# (iota ``[4,2] <= [2,4] T(1,0)``, mesh axes ``mesh[...] {...}``) are the only ones.
+# After a value and white space, text that continues the same value of several tokens (a
+# custom call's literal: its shape's brackets, and its value's).
 CONTINUATION = re.compile(r"[{(\[]|<=|T" + _GAP + r"\(")
 _SPECIAL = re.compile(r'[{}()\[\]"/]')
 _CLOSER = {"{": "}", "(": ")", "[": "]"}
@@ -137,9 +137,8 @@ def group_end(text: str, pos: int) -> int:
 def value_end(text: str, pos: int, continued: bool = True) -> int:
     """The offset just past the attribute value starting at ``pos``: an atom (a bracketed
     group, a string or one of XLA's tokens) and, for a value of several tokens
-    (``continued``: a shape, an iota's or a mesh's groups), each atom after it that
-    continues it (``CONTINUATION``: a bracket, ``<=`` or an iota's ``T(``), with or without
-    white space between, as XLA's parsers of those values read them. Anything else after an
+    (``continued``: a custom call's literal), each atom after it that continues it
+    (``CONTINUATION``), with or without white space between. Anything else after an
     atom, even written against it (``channel_id=1q``, ``{{0,1}}q``), ends the value, where
     XLA's parser of the value stops. The text holds whole statements (``_statements``), so
     its end ends the value."""

@@ -43,14 +43,18 @@ def read_value(read: Callable[[TokenCursor], _T], value: str, line: int, column:
         raise relocate(error, value, line, column) from None
 
 
-def value_check(read: Callable[[TokenCursor], object], what: str
+def value_check(read: Callable[[TokenCursor], object], what: str, key: str | None = None
                 ) -> Callable[[str, int, int], None]:
     """The check of an attribute value (``what``) that XLA's parser reads as ``read``
     does: ``check(value, line, column)`` refuses it as XLA does, at XLA's token
-    (``read_value``)."""
+    (``read_value``; with the attribute's ``key``, ``read_attribute``: the reader may give
+    the attribute up)."""
 
     def check(value: str, line: int, column: int) -> None:
-        read_value(read, value, line, column)
+        if key is None:
+            read_value(read, value, line, column)
+        else:
+            read_attribute(key, read, value, line, column)
 
     check.__doc__ = (f"Refuse ``value`` ({what} written at ``line``/``column``) as XLA's "
                      "parser refuses it, with an ``HloParseError`` at the token XLA points at.")
@@ -79,6 +83,21 @@ class UnparsedAttribute(HloParseError):
 
     def __init__(self, key: str, line: int, column: int) -> None:
         super().__init__(f"error parsing attribute {key}", line, max(column - len(key) - 1, 1))
+
+
+class GiveUp(Exception):
+    """Raised by a value's reader where XLA's parser gives the attribute up without words of
+    its own (``read_attribute`` makes it an ``UnparsedAttribute``)."""
+
+
+def read_attribute(key: str, read: Callable[[TokenCursor], _T], value: str, line: int,
+                   column: int) -> _T:
+    """``read_value`` of attribute ``key``'s ``value``, where the reader's ``GiveUp`` is
+    XLA's ``error parsing attribute <key>``."""
+    try:
+        return read_value(read, value, line, column)
+    except GiveUp:
+        raise UnparsedAttribute(key, line, column) from None
 
 
 class TokenCursor:

@@ -21,7 +21,7 @@ import math
 from .._errors import HloParseError
 from ._sharding_reader import bracketed_integers, read_axis, read_iota, read_list, read_mesh
 from ._syntax import SyntaxFault
-from ._token_cursor import TokenCursor, UnparsedAttribute, read_value
+from ._token_cursor import GiveUp, TokenCursor, UnparsedAttribute, read_attribute
 from ._tokens import TokKind
 from ._values import check_int_lists, flat_value
 
@@ -30,37 +30,39 @@ K = TokKind
 
 def check_replica_groups(value: str, line: int, column: int) -> None:
     """Refuse a ``replica_groups`` value as XLA's ``ParseCollectiveDeviceList`` refuses it:
-    explicit groups (by the list-of-lists reader), an iota list (``_iota_groups``), or a
-    mesh's first token (the groups layer reads the rest)."""
+    explicit groups (by the list-of-lists reader), an iota list or a mesh
+    (``_device_list``)."""
 
     def read(c: TokenCursor) -> bool:
         if c.kind == K.kLbrace:
             return True
-        _device_list(c, line, column)
+        _device_list(c)
         return False
 
-    if read_value(read, value, line, column):
+    if read_attribute("replica_groups", read, value, line, column):
         check_int_lists(value, line, column)
 
 
 def device_list_end(text: str, start: int) -> int:
     """Where the iota list or mesh of replica groups at ``start`` ends, as XLA's reader of it
     stops (``[2,4]<=[8]`` takes no ``T(...)`` after it); a ``SyntaxFault`` at the offset
-    where that reader refuses it (the attribute's name where XLA gives it up)."""
+    where that reader refuses it. (Where XLA gives the attribute up, its check says so.)"""
     cursor = TokenCursor(text, 1, 0, start)
     try:
-        _device_list(cursor, 1, 0)
+        _device_list(cursor)
+    except GiveUp:
+        pass
     except HloParseError as error:
         raise SyntaxFault(error.message, error.column) from None
     return cursor.previous_end
 
 
-def _device_list(c: TokenCursor, line: int, column: int) -> None:
+def _device_list(c: TokenCursor) -> None:
     """A mesh (``_mesh_groups``) or an iota list (``_iota_groups``)."""
     if c.kind == K.kIdent and c.word == "mesh":
         _mesh_groups(c)
     else:
-        _iota_groups(c, line, column)
+        _iota_groups(c)
 
 
 def _mesh_groups(c: TokenCursor) -> None:
@@ -74,9 +76,9 @@ def _mesh_groups(c: TokenCursor) -> None:
                       "but got 1")
 
 
-def _iota_groups(c: TokenCursor, line: int, column: int) -> None:
+def _iota_groups(c: TokenCursor) -> None:
     """``[a,b]<=[dims]T(perm)``: the tile's dimensions, then the iota a sharding's is; two
-    tile dimensions, or XLA gives the attribute (at ``line:column``) up at its name."""
+    tile dimensions, or XLA gives the attribute up (``GiveUp``)."""
     tile = bracketed_integers(c, "devices shape")
     if c.kind != K.kLeq:
         raise c.error("Caller expected iota tile assignment when parsing, which should not "
@@ -84,7 +86,7 @@ def _iota_groups(c: TokenCursor, line: int, column: int) -> None:
     c.lex()
     read_iota(c)
     if len(tile) != 2:
-        raise UnparsedAttribute("replica_groups", line, column)
+        raise GiveUp
 
 
 def check_backend_config_start(value: str, line: int, column: int) -> None:
