@@ -166,6 +166,9 @@ _METADATA_KEPT = 8192  # metadata attributes the fast path remembers as taken (a
 _SHAPES_KEPT = 4096  # shape texts the fast path keeps, each once (a dump repeats a few)
 # The most instructions the fast path reads at once (a stream holds them until yielded).
 _RUN = 64
+# Parameter numbers as XLA prints them, the most a computation of a dump has (the fast
+# path's; the general reader takes every other).
+_PRINTED_NUMBERS = {str(number): number for number in range(4096)}
 # Operand names and their inline shapes (empty when none is written).
 _Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
 
@@ -487,11 +490,14 @@ class Reader:
         written one a line are read by the fast path (``_lines``); every other instruction
         by the general reader."""
         self._shared.visit, self._shared.opcodes = visit, opcodes  # for inline computations
+        checked = _CHECKED_WHEN_READ | opcodes  # the opcodes a run's lines are checked for
         while True:
             self._fill()
             run = (self.pos, self.line)  # where the fast path's run starts
-            read = [] if self.single else self._lines(computation)
-            if read:
+            read, plain = ([], True) if self.single else self._lines(computation, checked)
+            if plain:
+                yield from read  # no line of the run is checked or visited
+            else:
                 for instruction in read:
                     if instruction.inline_shapes and not self._same_as_defined(instruction,
                                                                                 computation):
@@ -503,8 +509,8 @@ class Reader:
                     if instruction.opcode in opcodes:
                         visit(instruction)  # type: ignore[misc]
                     yield instruction
-                if len(read) == _RUN:
-                    continue  # the run may go on
+            if len(read) == _RUN:
+                continue  # the run may go on
             if self.text.startswith("\n}", self.pos):  # the closing brace on the next line
                 self._advance(self.pos + 2)
                 found: Instruction | None = None
@@ -827,20 +833,24 @@ class Reader:
         return self._make(name, "parameter", shape, ((), ()), line, column, computation,
                           False, str(number), written, [], len(written), [])
 
-    def _lines(self, computation: Computation) -> list[Instruction]:
+    def _lines(self, computation: Computation, checked: frozenset[str]
+               ) -> tuple[list[Instruction], bool]:
         """The instructions of ``computation`` on the lines after the current position (a
         line's end) that the fast path takes, at most ``_RUN``, read past: each line
         ``scan_lines`` scans, up to the first whose attributes, shape, operands or names
-        the general reader must judge (it reads that line and says what is wrong)."""
+        the general reader must judge (it reads that line and says what is wrong); and
+        whether none of them has an opcode in ``checked`` or operands written with
+        shapes (none needs checks when read)."""
         scanned = scan_lines(self.text, self.pos, _RUN) if self._fast else None
         if not scanned:
-            return []
+            return [], True
         names, known, layouts, shapes, metadata, shape_of, parameters = (
             self._names, self.computation_names, self._layouts, self._shapes,
             self._metadata_seen, self._shape_of, self._parameters)
         defined, add = names.issuperset, names.add
         owner, line, end = computation.name, self.line, self.pos
         read: list[Instruction] = []
+        plain = True
         for (after, root, column, name, opcode, shape, operand_text, operands, inline,
              attribute_at, channel, groups, rest, tail, written, callees) in scanned:
             if rest is None:
@@ -859,9 +869,9 @@ class Reader:
                 layout, called = found, callees or found.called
             if opcode == "parameter":
                 # A number as XLA prints it, each once (the general reader says what else).
-                if not _printed_number(operand_text) or (
-                        number := int(operand_text)) in parameters:
-                    break
+                number = _PRINTED_NUMBERS.get(operand_text, -1)
+                if number < 0 or number in parameters:
+                    break  # the general reader takes other numbers
                 operands, inline = (), ()
             elif operands is None or opcode in _LITERAL_OPCODES:
                 try:
@@ -895,12 +905,14 @@ class Reader:
                 computation.root = instruction
             if opcode == "parameter":
                 parameters[number] = instruction
+            if inline or opcode in checked:
+                plain = False
             read.append(instruction)
             line += 1
             end = after
         if read:
             self.pos, self.line, self._last = end, line, read[-1]
-        return read
+        return read, plain
 
     def _metadata(self, tail: str) -> bool:
         """True when ``tail`` is one ``, metadata={...}`` attribute XLA takes (remembered:
@@ -1529,9 +1541,10 @@ def _collected_definition(computation: Computation, name: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096)
 def _signature_shape_refused(shape: str) -> bool:
     """True when XLA refuses ``shape`` in a signature, or records an error reading it (few
-    texts, many heads)."""
+    texts, many heads: each is read once)."""
     recorded: list[tuple[str, int]] = []
     end, refused = read_shape(shape, 0, len(shape), signature=True, recorded=recorded)
     return refused is not None or bool(recorded) or skip(shape, end) < len(shape)
@@ -1543,16 +1556,11 @@ def _key_at(text: str, key: str, value_start: int) -> int:
     return text.rfind(key, 0, value_start)
 
 
-def _printed_number(text: str) -> bool:
-    """True when ``text`` is a parameter number as XLA prints it (digits within int64)."""
-    return len(text) < 19 and text.isdigit() and text.isascii()
-
-
 def _parameter_number(text: str, offset: int) -> tuple[int, int]:
     """The number a parameter's operand text (at ``offset``) holds, one integer of int64 at
     least 0 (else a ``SyntaxFault`` in XLA's words), and the offset of the token after it."""
-    if _printed_number(text):
-        return int(text), len(text)
+    if (number := _PRINTED_NUMBERS.get(text)) is not None:
+        return number, len(text)
     at = skip(text, 0)
     found = int64_at(text, at)
     if found is None:
@@ -1628,6 +1636,8 @@ _NO_ATTRIBUTES = _Layout((), (), "", {})
 _OPEN_CALLEES = frozenset({"calls", "to_apply"})
 # Names the general reader judges (a type or keyword: XLA's lexer reads them as such).
 _GENERAL_NAMES = frozenset(ELEMENT_BITS) | KEYWORDS
+# The opcodes whose instructions the fast path checks once read (``instructions``).
+_CHECKED_WHEN_READ = CHECKED_OPCODES | {"constant"}
 # The opcodes the fast path reads: async wrappers are left to the general reader (``_async``),
 # and conditionals, whose attributes depend on their predicate's type.
 _FAST_OPCODES = OPCODES - frozenset(ASYNC_KINDS) - {"conditional"}  # by its predicate's type
