@@ -45,8 +45,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .._errors import HloParseError
-from ._metadata import metadata_at
-from ._token_cursor import TokenCursor, UnparsedAttribute
+from ._metadata import read_metadata
+from ._token_cursor import GiveUp, TokenCursor, UnparsedAttribute
 from ._tokens import TokKind
 from ._values import flat_value, relocate
 
@@ -58,10 +58,6 @@ _NAMED_EMPTY = frozenset({K.kw_replicated, K.kw_unreduced, K.kw_manual})
 _AXIS_LISTS = frozenset({"replicated", "unreduced", "manual"})
 _ATOI = re.compile(r"\s*[+-]?[0-9]+\s*")  # absl::SimpleAtoi's integers
 _INT64 = 2**63
-
-
-class _Unparsed(Exception):
-    """XLA's parser of the value returned false without saying why."""
 
 
 @dataclass(frozen=True)
@@ -99,10 +95,10 @@ def check_sharding(value: str, line: int, column: int) -> HloParseError | None:
 
 def _read(value: str, line: int, column: int
           ) -> tuple[Sharding | tuple[Sharding, ...], HloParseError | None]:
-    cursor = TokenCursor(flat_value(value), line, column)
+    cursor = TokenCursor(flat_value(value), line, column, whole=True)
     try:
         found = _sharding(cursor)
-    except _Unparsed:  # XLA says so at the attribute's name
+    except GiveUp:  # XLA says so at the attribute's name
         if cursor.recorded is None:
             raise UnparsedAttribute("sharding", line, column) from None
         raise relocate(cursor.recorded, value, line, column) from None
@@ -187,7 +183,7 @@ def _attribute(c: TokenCursor, read: _Read) -> None:
         if c.kind != K.kRbrace:
             while True:
                 if c.kind not in _SHARDING_TYPES:
-                    raise _Unparsed
+                    raise GiveUp
                 read.sharding_types.append(c.word)
                 c.lex()
                 if not c.eat(K.kComma):
@@ -285,23 +281,12 @@ def _metadata(c: TokenCursor) -> None:
         c.lex()
         if c.kind != K.kRbrace:
             while True:
-                _one_metadata(c)
+                read_metadata(c)
                 if not c.eat(K.kComma):
                     break
         c.expect(K.kRbrace, "expected '}' to end metadata list")
         return
-    _one_metadata(c)
-
-
-def _one_metadata(c: TokenCursor) -> None:
-    """XLA's ``ParseMetadata``, by the one reader of metadata."""
-    try:
-        _, end, taken = metadata_at(c.text, c.start, c.line, c.column)
-    except HloParseError as error:
-        raise c.recorded or error from None
-    if not taken:
-        raise _Unparsed
-    c.jump(end)
+    read_metadata(c)
 
 
 def _named(c: TokenCursor) -> None:
@@ -311,7 +296,7 @@ def _named(c: TokenCursor) -> None:
     def metadata_if_present() -> None:
         if c.eat(K.kComma):
             if c.attribute_name() != "metadata":
-                raise _Unparsed
+                raise GiveUp
             _metadata(c)
 
     if maximal:

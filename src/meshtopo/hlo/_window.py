@@ -19,65 +19,47 @@ meshtopo._errors.HloParseError: 2:22: expects padding_low and padding_high separ
 
 from __future__ import annotations
 
-from .._errors import HloParseError
-from ._pure_lexer import next_token
-from ._syntax import skip
+from ._token_cursor import TokenCursor, value_check
 from ._tokens import TokKind
-from ._values import flat_value, relocate
 
+K = TokKind
 # What XLA's lexer must give after each field's ``name=`` (a pad token; a DxD or an integer).
-_PAD_KINDS = frozenset({TokKind.kPad})
-_DXD_KINDS = frozenset({TokKind.kDxD, TokKind.kInt})
+_PAD_KINDS = frozenset({K.kPad})
+_DXD_KINDS = frozenset({K.kDxD, K.kInt})
 _DXD_FIELDS = ("size", "stride", "lhs_dilate", "rhs_dilate", "rhs_reversal")
 
 
-def check_window(value: str, line: int, column: int) -> None:
-    """Refuse ``value`` (a ``window`` written at ``line``/``column``) as XLA's parser refuses
-    it, with an ``HloParseError`` at the token XLA points at."""
-    try:
-        _window(flat_value(value), line, column)
-    except HloParseError as error:
-        raise relocate(error, value, line, column) from None
-
-
-def check_padding(value: str, line: int, column: int) -> None:
-    """Refuse ``value`` (a pad's ``padding`` written at ``line``/``column``) as XLA refuses
-    it: one pad token of two or three numbers per dimension."""
-    text = flat_value(value)
-    at = skip(text, 0)
-    if next_token(text, at)[0] != TokKind.kPad:
-        raise relocate(HloParseError("expects padding config, e.g., '0_0_0x3_3_1'", line,
-                                     column + at), value, line, column)
-
-
-def _window(text: str, line: int, column: int) -> None:
-    def refuse(message: str, at: int) -> HloParseError:
-        return HloParseError(message, line, column + at)
-
-    start = at = skip(text, 0)
-    if not text.startswith("{", at):
-        raise refuse("expected '{' to start window attribute", at)
-    at = skip(text, at + 1)
+def _window(c: TokenCursor) -> None:
+    """XLA's ``ParseWindow`` at the cursor."""
+    start = c.start
+    c.expect(K.kLbrace, "expected '{' to start window attribute")
     counts: dict[str, int] = {}
-    while not text.startswith("}", at):
-        kind, name_start, name_end, _ = next_token(text, at)
-        if kind != TokKind.kAttributeName:
-            raise refuse("expects attribute name", at)
-        field, at = text[name_start:name_end - 1], skip(text, name_end)
+    while c.kind != K.kRbrace:
+        name_start = c.start
+        field = c.attribute_name()
         if field not in _DXD_FIELDS and field != "pad":
-            raise refuse(f"unexpected attribute name: {field}", name_start)
+            raise c.error(f"unexpected attribute name: {field}", name_start)
         if field in counts:
-            raise refuse(f"sub-attribute '{field}=' already exists", at)
-        kind, _, end, _ = next_token(text, at)
-        if kind not in (_PAD_KINDS if field == "pad" else _DXD_KINDS):
-            raise refuse("expects window pad pattern, e.g., '0_0x3_3'" if field == "pad"
-                         else "expects token type kInt or kDxD", at)
-        dims = text[at:end].split("x")
+            raise c.error(f"sub-attribute '{field}=' already exists")
+        if c.kind not in (_PAD_KINDS if field == "pad" else _DXD_KINDS):
+            raise c.error("expects window pad pattern, e.g., '0_0x3_3'" if field == "pad"
+                          else "expects token type kInt or kDxD")
+        dims = c.word.split("x")
         if field == "pad" and any(d.count("_") != 1 for d in dims):
-            raise refuse("expects padding_low and padding_high separated by '_'", at)
+            raise c.error("expects padding_low and padding_high separated by '_'")
         counts[field] = len(dims)
-        at = skip(text, end)
+        c.lex()
     size = counts.get("size", 0)
     for field in ("stride", "lhs_dilate", "rhs_dilate", "pad", "rhs_reversal"):
         if counts.get(field, size) != size:
-            raise refuse(f"expects '{field}=' has the same size as 'size='", start)
+            raise c.error(f"expects '{field}=' has the same size as 'size='", start)
+
+
+def _padding(c: TokenCursor) -> None:
+    """XLA's ``ParsePaddingConfig`` at the cursor: one pad token."""
+    if c.kind != K.kPad:
+        raise c.error("expects padding config, e.g., '0_0_0x3_3_1'")
+
+
+check_window = value_check(_window, "a window")
+check_padding = value_check(_padding, "a pad's padding")
