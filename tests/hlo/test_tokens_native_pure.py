@@ -108,3 +108,18 @@ def test_random_characters(text: str) -> None:
 @given(st.text(st.sampled_from('0123456789-?.eE+_xbfio>"\\uU{}()a /*\n\0'), max_size=40))
 def test_random_number_and_string_characters(text: str) -> None:
     same_tokens(text)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(_SPELLINGS.map(lambda pair: pair[0]), _SEPARATORS, _PIECES),
+                max_size=30), st.integers(0, 5), st.integers(1, 12))
+def test_the_first_tokens_alone(pieces: list[str], pos: int, most: int) -> None:
+    """``lex(text, pos, most)`` gives the first ``most`` tokens of ``lex(text, pos)``, both
+    tokenizers alike (a cursor lexes a module's text a run at a time)."""
+    text = "".join(pieces)
+    pos = min(pos, len(text))
+    every = native_lex(text, pos)
+    count = min(most, len(every[0]))
+    first = native_lex(text, pos, most)
+    assert first == pure_lex(text, pos, most)
+    assert first == (every[0][:count], every[1][:8 * count], every[2][:8 * count])

@@ -1,8 +1,9 @@
 /* XLA's HLO tokenizer, compiled.
  *
- *   lex(text: str, pos: int) -> (bytes, bytes, bytes)
- *       the tokens of text[pos:], the last one kEof at the end of the text: their kinds
- *       (one byte each, TokKind's values) and their starts and ends (native int64).
+ *   lex(text: str, pos: int, most: int = 0) -> (bytes, bytes, bytes)
+ *       the tokens of text[pos:], the last one kEof at the end of the text (with ``most``
+ *       > 0, the first ``most`` of them): their kinds (one byte each, TokKind's values) and
+ *       their starts and ends (native int64).
  *   TABLE: the kinds, punctuation, keywords and primitive types this module was built with
  *       (a test checks them against _tokens.py).
  *
@@ -150,14 +151,20 @@ lex(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t pos, n;
     struct columns out = {NULL, NULL, NULL, NULL, NULL, NULL, 0, 0};
     int failed;
-    if (nargs != 2 || !PyUnicode_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "lex(text: str, pos: int)");
+    Py_ssize_t most = 0;
+    if (nargs < 2 || nargs > 3 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "lex(text: str, pos: int, most: int = 0)");
         return NULL;
     }
     text = args[0];
     pos = PyLong_AsSsize_t(args[1]);
     if (pos == -1 && PyErr_Occurred())
         return NULL;
+    if (nargs == 3) {
+        most = PyLong_AsSsize_t(args[2]);
+        if (most == -1 && PyErr_Occurred())
+            return NULL;
+    }
     n = PyUnicode_GET_LENGTH(text);
     if (pos < 0 || pos > n) {
         PyErr_SetString(PyExc_ValueError, "lex: pos is outside the text");
@@ -168,17 +175,18 @@ lex(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     out.ends_bytes = PyBytes_FromStringAndSize(NULL, 0);
     /* About one token in four characters of a dump; doubled when more come. */
     if (out.kinds_bytes == NULL || out.starts_bytes == NULL || out.ends_bytes == NULL
-            || resize(&out, (n - pos) / 4 + 16) < 0)
+            || resize(&out, most > 0 && most < (n - pos) / 4 + 16 ? most
+                      : (n - pos) / 4 + 16) < 0)
         goto done;
     switch (PyUnicode_KIND(text)) {
     case PyUnicode_1BYTE_KIND:
-        failed = scan_ucs1(PyUnicode_1BYTE_DATA(text), pos, n, &out);
+        failed = scan_ucs1(PyUnicode_1BYTE_DATA(text), pos, n, &out, most);
         break;
     case PyUnicode_2BYTE_KIND:
-        failed = scan_ucs2(PyUnicode_2BYTE_DATA(text), pos, n, &out);
+        failed = scan_ucs2(PyUnicode_2BYTE_DATA(text), pos, n, &out, most);
         break;
     default:
-        failed = scan_ucs4(PyUnicode_4BYTE_DATA(text), pos, n, &out);
+        failed = scan_ucs4(PyUnicode_4BYTE_DATA(text), pos, n, &out, most);
         break;
     }
     if (failed || resize(&out, out.count) < 0)

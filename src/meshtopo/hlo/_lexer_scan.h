@@ -300,9 +300,10 @@ SCAN_NAME(number)(const CHAR_T *s, Py_ssize_t i, Py_ssize_t n, Py_ssize_t *end,
     return c == '?' ? kQuestionMark : kError;
 }
 
-/* Every token of s[pos:n] into out; -1 (a Python error set) when memory runs out. */
+/* Every token of s[pos:n] into out, or the first ``most`` when ``most`` > 0; -1 (a Python
+ * error set) when memory runs out. */
 static int
-SCAN(const CHAR_T *s, Py_ssize_t pos, Py_ssize_t n, struct columns *out)
+SCAN(const CHAR_T *s, Py_ssize_t pos, Py_ssize_t n, struct columns *out, Py_ssize_t most)
 {
     Py_ssize_t i = pos;
     for (;;) {
@@ -408,6 +409,8 @@ SCAN(const CHAR_T *s, Py_ssize_t pos, Py_ssize_t n, struct columns *out)
         }
         if (push(out, kind, start, end) < 0)
             return -1;
+        if (out->count == most)
+            return 0;
         i = resume;
     }
 }

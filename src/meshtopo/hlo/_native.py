@@ -64,7 +64,7 @@ def _scan_no_lines(text: str, pos: int, most: int, /) -> list[ScannedLine]:
     return []
 
 
-lex: Callable[[str, int], tuple[bytes, bytes, bytes]]
+lex: Callable[[str, int, int], tuple[bytes, bytes, bytes]]
 groups_end: Callable[[str, int], int]
 groups_arrays: Callable[[str, int, int], tuple[bytearray, bytearray] | None]
 scan_lines: Callable[[str, int, int], list[ScannedLine]]

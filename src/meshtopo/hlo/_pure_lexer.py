@@ -77,9 +77,10 @@ def _words() -> tuple[dict[str, TokKind], re.Pattern[str]]:
     return words, re.compile(DIM_LABELS)
 
 
-def lex(text: str, pos: int, /) -> tuple[bytes, bytes, bytes]:
+def lex(text: str, pos: int, most: int = 0, /) -> tuple[bytes, bytes, bytes]:
     """The tokens of ``text[pos:]``: kinds (one byte each), starts and ends (native int64
-    bytes), the last token kEof at the end of the text."""
+    bytes), the last token kEof at the end of the text (with ``most`` > 0, the first
+    ``most`` of them)."""
     kinds = bytearray()
     starts = array("q")
     ends = array("q")
@@ -88,7 +89,7 @@ def lex(text: str, pos: int, /) -> tuple[bytes, bytes, bytes]:
         kinds.append(kind)
         starts.append(start)
         ends.append(end)
-        if kind == K.kEof:
+        if kind == K.kEof or len(kinds) == most:
             break
     return bytes(kinds), starts.tobytes(), ends.tobytes()
 

@@ -95,7 +95,7 @@ def check_sharding(value: str, line: int, column: int) -> HloParseError | None:
 
 def _read(value: str, line: int, column: int
           ) -> tuple[Sharding | tuple[Sharding, ...], HloParseError | None]:
-    cursor = TokenCursor(flat_value(value), line, column, whole=True)
+    cursor = TokenCursor(flat_value(value), line, column)
     try:
         found = _sharding(cursor)
     except GiveUp:  # XLA says so at the attribute's name

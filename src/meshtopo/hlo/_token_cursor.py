@@ -17,7 +17,6 @@ meshtopo._errors.HloParseError: 1:16: expects integer
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Callable
 from typing import TypeVar
@@ -30,6 +29,8 @@ from ._token_values import int_value, string_value
 from ._tokens import INT, TokKind
 from ._values import flat_value, relocate
 
+_RUN = 64  # tokens lexed at once
+_NATIVE = _native.TOKENIZER == "native"
 _MASKED = frozenset({TokKind.kDecimal, TokKind.kDxD, TokKind.kPad, TokKind.kDimLabels})
 _INTEGER = re.compile(INT)
 _T = TypeVar("_T")
@@ -40,7 +41,7 @@ def read_value(read: Callable[[TokenCursor], _T], value: str, line: int, column:
     ``line:column``, comments and line breaks in it read as white space); its refusal moved
     to the physical line and column where it falls."""
     try:
-        return read(TokenCursor(flat_value(value), line, column, whole=True))
+        return read(TokenCursor(flat_value(value), line, column))
     except HloParseError as error:
         raise relocate(error, value, line, column) from None
 
@@ -108,37 +109,38 @@ class TokenCursor:
     __slots__ = ("_ends", "_index", "_kinds", "_starts", "column", "end", "kind", "line",
                  "previous_end", "recorded", "resume", "start", "text")
 
-    def __init__(self, text: str, line: int, column: int, at: int = 0,
-                 whole: bool = False) -> None:
+    def __init__(self, text: str, line: int, column: int, at: int = 0) -> None:
         self.text, self.line, self.column = text, line, column
         self.recorded: HloParseError | None = None
         self.previous_end = at  # where the token moved past ends
-        # With ``whole`` (the text is one value, not a module read on from ``at``), its
-        # tokens are lexed at once by the tokenizer and stepped through; a reader that moves
-        # elsewhere (``jump``, ``lex_integer_first``) lexes one token at a time from there.
-        self._kinds: bytes | None = None
-        if whole:
-            kinds, starts, ends = _native.lex(text, at)
-            self._kinds, self._starts, self._ends = (
-                kinds, memoryview(starts).cast("q"), memoryview(ends).cast("q"))
-            self._index = 0
-            self.kind, self.start, self.end = kinds[0], self._starts[0], self._ends[0]
-            self.resume = self.end
-        else:
-            self.kind, self.start, self.end, self.resume = next_token(text, at)
+        self._lex_from(at)
+
+    def _lex_from(self, at: int) -> None:
+        """Lex the next tokens from offset ``at`` at once (a run of ``_RUN``: a cursor over a
+        module's text lexes only what its reader reads; one at a time without the compiled
+        tokenizer), and move to the first."""
+        if not _NATIVE:
+            self._kinds, self._index = b"", 0
+            self.kind, self.start, self.end, self.resume = next_token(self.text, at)
+            return
+        kinds, starts, ends = _native.lex(self.text, at, _RUN)
+        self._kinds, self._starts, self._ends = (
+            kinds, memoryview(starts).cast("q"), memoryview(ends).cast("q"))
+        self._index = 0
+        self.kind, self.start, self.end = kinds[0], self._starts[0], self._ends[0]
+        self.resume = self.end
 
     def lex(self) -> None:
         """Move to the next token."""
         self.previous_end = self.end
-        kinds = self._kinds
-        if kinds is not None and self.resume == self._ends[self._index] and (
-                index := self._index + 1) < len(kinds):
-            self._index = index
-            self.kind, self.start, self.end = kinds[index], self._starts[index], self._ends[index]
+        index = self._index + 1
+        if index < len(self._kinds) and self.resume == self._ends[self._index]:
+            self._index = index  # the next of the tokens lexed at once
+            self.kind, self.start, self.end = (
+                self._kinds[index], self._starts[index], self._ends[index])
             self.resume = self.end
-        else:
-            self._kinds = None  # off the lexed tokens: one at a time from here
-            self.kind, self.start, self.end, self.resume = next_token(self.text, self.resume)
+        else:  # past them, or a reader moved elsewhere (``lex_integer_first``)
+            self._lex_from(self.resume)
 
     def lex_integer_first(self) -> None:
         """Move to the next token as XLA's lexer does where only an integer or punctuation
@@ -154,17 +156,13 @@ class TokenCursor:
     def jump(self, at: int) -> None:
         """Move to the token at or after offset ``at`` (where another reader stopped)."""
         self.previous_end = at
-        self.kind, self.start, self.end, self.resume = next_token(self.text, at)
-        if self._kinds is not None:  # back on the lexed tokens where this one is among them
-            index = bisect.bisect_left(self._starts, self.start)
-            if index < len(self._kinds) and self._starts[index] == self.start and (
-                    self._ends[index] == self.end):
-                self._index = index
-            else:
-                self._kinds = None
+        self._lex_from(at)
 
     def look_ahead(self) -> int:
         """The kind of the token after the current one."""
+        index = self._index + 1
+        if index < len(self._kinds) and self.resume == self._ends[self._index]:
+            return self._kinds[index]
         return next_token(self.text, self.resume)[0]
 
     @property

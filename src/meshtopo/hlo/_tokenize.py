@@ -57,7 +57,7 @@ def tokenize(text: str, pos: int = 0) -> Tokens:
         raise InvalidArgumentError(f"tokenize: text must be a str, not {type(text).__name__}")
     if not 0 <= pos <= len(text):
         raise InvalidArgumentError(f"tokenize: pos {pos} is outside the text (0 to {len(text)})")
-    kinds, starts, ends = _native.lex(text, pos)
+    kinds, starts, ends = _native.lex(text, pos, 0)
     return Tokens(np.frombuffer(kinds, np.uint8), np.frombuffer(starts, np.int64),
                   np.frombuffer(ends, np.int64))
 
