@@ -35,11 +35,12 @@ from ..groups._modes import CollectiveOpGroupMode, group_mode_for_opcode
 from ..groups._pairs import participating_device_pairs
 from ..groups._placement import DeviceAssignment, participating_device_groups
 from ._assignment import placed
+from ._frontend_attributes import frontend_attributes
 from ._metadata import metadata_fields
 from ._opcodes import async_form
 from ._shape import Shape
 from ._shape_syntax import parse_shape
-from ._values import frontend_attributes, parse_int, parse_int_lists
+from ._values import parse_int, parse_int_lists
 
 SYNC_OPCODES = frozenset({
     "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",

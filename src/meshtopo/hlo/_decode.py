@@ -45,12 +45,12 @@ from ._collective import (
     send_recv_pairs,
 )
 from ._explicit import explicit_list
+from ._frontend_attributes import frontend_attributes
 from ._name_lists import names_in
 from ._opcodes import async_form
 from ._structure import Instruction
 from ._values import (
     flat_value,
-    frontend_attributes,
     parse_bool,
     parse_int,
     parse_int_list,

@@ -49,6 +49,8 @@ from typing import NamedTuple, TypeVar, cast
 from .._errors import HloParseError
 from ._allowed import allowed_attributes, unexpected_attribute
 from ._bool_lists import parameter_replication
+from ._extents import group_end, value_end
+from ._frontend_attributes import frontend_attributes_end
 from ._infer import infer_shape
 from ._instruction_checks import (
     CHECKED_OPCODES,
@@ -78,20 +80,17 @@ from ._stack_frames import read_stack_frames
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
 from ._syntax import (
     BARE,
-    KEY,
     MAX_DEPTH,
     NAME,
     SKIP,
     STRING,
     SyntaxFault,
-    group_end,
     group_items,
     group_pattern,
     int64_at,
     leading_channel,
     skip,
     string_end,
-    value_end,
 )
 from ._token_cursor import TokenCursor, UnparsedAttribute
 from ._tokenize import json_dict_end
@@ -105,7 +104,7 @@ from ._value_checks import (
     value_check,
 )
 from ._value_starts import device_list_end
-from ._values import frontend_attributes_end, unquote
+from ._values import unquote
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter"})
 _LITERAL_WINDOW = 1 << 16  # how far a constant without its ')' is read for XLA's stop
@@ -1653,25 +1652,26 @@ _MESH = re.compile(r"mesh(?![A-Za-z0-9_.\-])")  # the word that starts a mesh's 
 def read_attributes(text: str, pos: int) -> tuple[list[tuple[str, int, int]], int]:
     """The ``, key=value`` attributes starting at ``pos``: (key, value start, value end) each
     (``attribute_value_end``), and the offset where the instruction ends (after its last
-    value)."""
+    value), read on XLA's tokens: a ``,`` and an attribute's name (``key=``, one token)
+    before each value."""
     found: list[tuple[str, int, int]] = []
     end = pos
-    while True:
-        at = skip(text, end)
-        if not text.startswith(",", at):
-            return found, end
-        at = skip(text, at + 1)
-        # XLA's lexer reads ``name=`` as one token: nothing may come between name and '='.
-        key = KEY.match(text, at)
-        if key is None or not text.startswith("=", key.end()):
-            raise AttributesCut("expects attribute name", at, found, False)
-        start = skip(text, key.end() + 1)
+    c = TokenCursor(text, 1, 0, pos)
+    while c.kind == TokKind.kComma:
+        c.lex()
+        if c.kind != TokKind.kAttributeName:
+            raise AttributesCut("expects attribute name", c.start, found, False)
+        key = text[c.start:c.end - 1]
+        c.lex()
+        start = c.start
         try:
-            end = attribute_value_end(key.group(), text, start)
+            end = attribute_value_end(key, text, start)
         except SyntaxFault as fault:
             raise AttributesCut(fault.message, fault.offset,
-                                [*found, (key.group(), start, len(text))], True) from None
-        found.append((key.group(), start, end))
+                                [*found, (key, start, len(text))], True) from None
+        found.append((key, start, end))
+        c.jump(end)
+    return found, end
 
 
 def attribute_value_end(key: str, text: str, start: int) -> int:

@@ -15,6 +15,7 @@ from ._bool_lists import check_bool_list_or_bool, check_parameter_replication
 from ._computation_layout import check_computation_layout
 from ._custom_call import check_api_version, check_layout_constraints
 from ._enum_values import NAME_CHECKS, OPCODE_NAME_CHECKS
+from ._frontend_attributes import check_frontend_attributes
 from ._original_value import check_original_value
 from ._scalar_values import (
     BOOL_ATTRIBUTES,
@@ -34,7 +35,7 @@ from ._sharding_reader import check_sharding
 from ._slice_ranges import check_slice_ranges
 from ._statistics import check_statistics
 from ._value_starts import VALUE_STARTS
-from ._values import check_frontend_attributes, check_int_list, check_int_lists
+from ._values import check_int_list, check_int_lists
 from ._window import check_padding, check_window
 
 Check = Callable[[str, int, int], HloParseError | None]

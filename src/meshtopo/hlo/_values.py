@@ -12,17 +12,13 @@ with the 1-based line and column of the offending character.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from .._errors import HloParseError
 from ..groups._text import WHITESPACE, int64_value
-from ._syntax import SyntaxFault, int64_at, skip, string_end
+from ._syntax import SyntaxFault, int64_at, skip
 from ._token_values import unescape
-from ._tokenize import json_dict_end
 from ._tokens import STRING as QUOTED
 
-# XLA's kAttributeName token: a name and '=' with nothing between them.
-_ATTRIBUTE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*=")
 # A comment, or a string (either quote, as XLA's lexer quotes them), in which no comment
 # starts.
 _COMMENT_OR_STRING = re.compile(f"(?:{QUOTED})" + r"|/\*(?:[^*]|\*(?!/))*\*/|//[^\n\r]*")
@@ -202,81 +198,3 @@ def unquote(text: str) -> str:
     return value.decode("utf-8", "surrogateescape")
 
 
-def frontend_attributes(text: str, line: int, column: int) -> dict[str, str]:
-    """The ``frontend_attributes`` value ``text`` (written from ``line:column``) read as
-    XLA's ``ParseFrontendAttributes`` reads it, the one reader of it: ``{`` then ``name=``
-    (one token) and a string (its value decoded) or a JSON dictionary (its text, XLA's
-    ``LexJsonDict``), joined by ``,``, then ``}``; a name written twice keeps its last
-    value. What XLA refuses is an ``HloParseError`` in its words at its token.
-
-    >>> frontend_attributes('{a="1", b={"x": "}"}, a="\\x41"}', 1, 1)
-    {'a': 'A', 'b': '{"x": "}"}'}
-    """
-    flat = flat_value(text)
-
-    def refuse(message: str, at: int) -> HloParseError:
-        return relocate(HloParseError(message, line, column + at), text, line, column)
-
-    try:
-        found, end = _frontend_attributes(flat, 0, refuse)
-    except _NoValue:  # no string (a bad escape: XLA's lexer reads none) nor dictionary
-        raise HloParseError("error parsing attribute frontend_attributes", line,
-                            max(column - len("frontend_attributes="), 1)) from None
-    if skip(flat, end) != len(flat):
-        raise refuse("expects the frontend attributes to end at their '}'", skip(flat, end))
-    return found
-
-
-def frontend_attributes_end(text: str, start: int) -> int | None:
-    """Where the frontend attributes at ``start`` end, as XLA's reader of them stops (past
-    their '}', whatever brackets their JSON values hold), or None where it refuses them."""
-    try:
-        return _frontend_attributes(text, start, lambda message, at: _NoValue())[1]
-    except _NoValue:
-        return None
-
-
-class _NoValue(Exception):
-    """An attribute's value that is neither a string nor a JSON dictionary."""
-
-
-def _frontend_attributes(text: str, at: int, refuse: Callable[[str, int], Exception]
-                         ) -> tuple[dict[str, str], int]:
-    """XLA's ``ParseFrontendAttributes`` from ``at``: the attributes and the offset past
-    their '}'; ``refuse(message, offset)`` makes what is raised where XLA refuses them."""
-    at = skip(text, at)
-    if not text.startswith("{", at):
-        raise refuse("expected '{' to start frontend attributes", at)
-    found: dict[str, str] = {}
-    at = skip(text, at + 1)
-    while not text.startswith("}", at) or found:  # after a ',', a name
-        name = _ATTRIBUTE_NAME.match(text, at)
-        if name is None:
-            raise refuse("expects attribute name", at)
-        at = skip(text, name.end())
-        end = _string_end(text, at) if text.startswith('"', at) else json_dict_end(text, at)
-        if end < 0:
-            raise _NoValue
-        found[name.group()[:-1]] = (unquote(text[at:end]) if text.startswith('"', at)
-                                    else text[at:end])
-        at = skip(text, end)
-        if not text.startswith(",", at):
-            break
-        at = skip(text, at + 1)
-    if not text.startswith("}", at):
-        raise refuse("expects '}' at the end of frontend attributes", at)
-    return found, at + 1
-
-
-def check_frontend_attributes(value: str, line: int, column: int) -> None:
-    """Refuse ``value`` as XLA refuses a ``frontend_attributes`` value
-    (``frontend_attributes``)."""
-    frontend_attributes(value, line, column)
-
-
-def _string_end(text: str, at: int) -> int:
-    """``string_end``, or -1 where it refuses the string."""
-    try:
-        return string_end(text, at)
-    except SyntaxFault:
-        return -1
