@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
+from . import _native
 from ._syntax import MAX_DEPTH, SyntaxFault
 from ._token_cursor import TokenCursor
 from ._tokens import TokKind
@@ -27,6 +30,15 @@ _CLOSING: dict[int, int] = {K.kLbrace: K.kRbrace, K.kLparen: K.kRparen, K.kLsqua
 _CLOSERS = frozenset(_CLOSING.values())
 _SPELLING: dict[int, str] = {K.kLbrace: "{", K.kRbrace: "}", K.kLparen: "(", K.kRparen: ")",
              K.kLsquare: "[", K.kRsquare: "]"}
+_OPENS = np.zeros(256, bool)
+_OPENS[list(_CLOSING)] = True
+_CLOSES = np.zeros(256, bool)
+_CLOSES[list(_CLOSERS)] = True
+_CLOSER_OF = np.zeros(256, np.uint8)
+_CLOSER_OF[list(_CLOSING)] = list(_CLOSING.values())
+_NATIVE = _native.TOKENIZER == "native"
+_FIRST_TOKENS = 64  # a group's tokens lexed at first; sixteen times more each time after,
+_ALL_TOKENS = 1 << 20  # then all
 # Tokens no value starts with: what ends a value, and the next attribute's name.
 _NO_VALUE = frozenset({K.kEof, K.kComma, K.kEqual, K.kAttributeName}) | _CLOSERS
 # The characters an error token's run goes on through, for the value's reader to say what is
@@ -74,7 +86,65 @@ def _atom(c: TokenCursor) -> int:
 
 
 def _group(c: TokenCursor) -> int:
-    """Past the group opening at the cursor: where its closing bracket ends."""
+    """Past the group opening at the cursor: where its closing bracket ends. The compiled
+    tokenizer lexes its tokens at once, more each time the group goes on past them (the
+    brackets of many matched with numpy); a group they do not show closed and well formed
+    is walked token by token (``_walk``), which says what is wrong."""
+    most = _FIRST_TOKENS
+    while _NATIVE:
+        kinds, _, ends = _native.lex(c.text, c.start, most)
+        closing = (_closing_in_few(kinds) if most == _FIRST_TOKENS
+                   else _closing_index(np.frombuffer(kinds, np.uint8)))
+        if closing is not None and closing >= 0:
+            end: int = memoryview(ends).cast("q")[closing]
+            c.jump(end)
+            return end
+        if closing is not None or len(kinds) < most or most == 0:
+            break  # not well formed, or the text ends in it
+        most = most * 16 if most < _ALL_TOKENS else 0
+    return _walk(c)
+
+
+def _closing_in_few(kinds: bytes) -> int | None:
+    """The index of the token that closes the group opening at token 0 of ``kinds``; -1
+    when a bracket is closed by another kind, one is nested past ``MAX_DEPTH`` or an error
+    token comes first; None when none of them closes it."""
+    opened: list[int] = []
+    for index, kind in enumerate(kinds):
+        if kind in _CLOSING:
+            if len(opened) >= MAX_DEPTH:
+                return -1
+            opened.append(kind)
+        elif kind in _CLOSERS:
+            if _CLOSING[opened.pop()] != kind:
+                return -1
+            if not opened:
+                return index
+        elif kind == K.kError:
+            return -1
+    return None
+
+
+def _closing_index(kinds: np.ndarray) -> int | None:
+    """``_closing_in_few`` with numpy, for many tokens."""
+    opens, closes = _OPENS[kinds], _CLOSES[kinds]
+    depth = np.cumsum(opens.astype(np.int32) - closes)  # after each token
+    zero = np.flatnonzero(depth == 0)
+    if zero.size == 0:
+        return None
+    last = int(zero[0])
+    if (kinds[:last] == K.kError).any() or depth[:last].max() > MAX_DEPTH:
+        return -1
+    brackets = np.flatnonzero(opens[:last + 1] | closes[:last + 1])
+    # An opener's level is the depth before it, a closer's the depth after it: in text order
+    # within one level, each opener is followed by its closer.
+    level = depth[brackets] - opens[brackets]
+    pairs = kinds[brackets[np.argsort(level, kind="stable")]].reshape(-1, 2)
+    return last if (_CLOSER_OF[pairs[:, 0]] == pairs[:, 1]).all() else -1
+
+
+def _walk(c: TokenCursor) -> int:
+    """``_group`` token by token, refusing what is wrong with it."""
     opened = [(c.kind, c.start)]
     c.lex()
     while True:

@@ -111,6 +111,10 @@ def read_shape(text: str, start: int, stop: int, signature: bool = False,
     it). The first error XLA's parser records in a shape it takes and reads on past (in a
     layout's items) is appended to ``recorded`` when given; a shape refused after one is
     refused with it, as XLA reports the first error it records."""
+    printed = _PRINTED.match(text, start, stop)
+    if printed is not None and _taken_as_printed(printed) and (
+            printed.end() == stop or text[printed.end()] in ",)"):
+        return printed.end(), None  # an array as XLA prints it: no shape to make
     reader = _Shape(text, stop)
     try:
         end = reader.shape(reader.next(start), nested=signature)[0]
