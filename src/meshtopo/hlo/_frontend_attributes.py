@@ -12,7 +12,7 @@ frontend_attributes`` at the attribute.
 from __future__ import annotations
 
 from .._errors import HloParseError
-from ._token_cursor import GiveUp, TokenCursor, read_attribute
+from ._token_cursor import GiveUp, TokenCursor, read_attribute, to_the_end
 from ._tokenize import json_dict_end
 from ._tokens import TokKind
 
@@ -22,7 +22,7 @@ K = TokKind
 def frontend_attributes(value: str, line: int, column: int) -> dict[str, str]:
     """The attributes ``value`` (a ``frontend_attributes`` value written from
     ``line:column``) holds."""
-    return read_attribute("frontend_attributes", _whole, value, line, column)
+    return read_attribute("frontend_attributes", _WHOLE, value, line, column)
 
 
 def check_frontend_attributes(value: str, line: int, column: int) -> None:
@@ -40,13 +40,6 @@ def frontend_attributes_end(text: str, start: int) -> int | None:
     except (HloParseError, GiveUp):
         return None
     return c.previous_end
-
-
-def _whole(c: TokenCursor) -> dict[str, str]:
-    found = _attributes(c)
-    if c.kind != K.kEof:  # a value the reader cut off is one
-        raise c.error("expects the frontend attributes to end at their '}'")
-    return found
 
 
 def _attributes(c: TokenCursor) -> dict[str, str]:
@@ -67,3 +60,6 @@ def _attributes(c: TokenCursor) -> dict[str, str]:
                 break
     c.expect(K.kRbrace, "expects '}' at the end of frontend attributes")
     return found
+
+
+_WHOLE = to_the_end(_attributes, "expects the frontend attributes to end at their '}'")

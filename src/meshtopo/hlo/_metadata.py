@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from ._syntax import SyntaxFault
-from ._token_cursor import GiveUp, TokenCursor, read_attribute
+from ._token_cursor import GiveUp, TokenCursor, read_attribute, to_the_end
 from ._tokens import TokKind
 from ._values import int_list_at
 
@@ -63,14 +63,7 @@ def metadata_fields(value: str, line: int, column: int) -> dict[str, str]:
     ``line:column``) read by the one reader of metadata (``read_metadata``): strings
     decoded, numbers as written; an ``HloParseError`` where XLA refuses it (``error parsing
     attribute metadata`` at the attribute where XLA gives it up)."""
-    return read_attribute("metadata", _whole, value, line, column)
-
-
-def _whole(c: TokenCursor) -> dict[str, str]:
-    fields = read_metadata(c)
-    if c.kind != TokKind.kEof:  # a value the reader cut off is one
-        raise c.error("expects the metadata to end at its '}'")
-    return fields
+    return read_attribute("metadata", _WHOLE, value, line, column)
 
 
 def read_metadata(c: TokenCursor) -> dict[str, str]:
@@ -107,6 +100,9 @@ def read_metadata(c: TokenCursor) -> dict[str, str]:
     if not taken:
         raise GiveUp
     return fields
+
+
+_WHOLE = to_the_end(read_metadata, "expects the metadata to end at its '}'")
 
 
 def _int32_bits(number: int) -> int:

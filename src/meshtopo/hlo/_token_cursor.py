@@ -78,6 +78,19 @@ def recorded_reading(read: Callable[[TokenCursor], object], value: str, line: in
     return None if recorded is None else relocate(recorded, value, line, column)
 
 
+def to_the_end(read: Callable[[TokenCursor], _T], message: str) -> Callable[[TokenCursor], _T]:
+    """``read``, which must take the whole value: a token after what it read is refused with
+    ``message`` (a value its reader cut off is one)."""
+
+    def whole(c: TokenCursor) -> _T:
+        found = read(c)
+        if c.kind != TokKind.kEof:
+            raise c.error(message)
+        return found
+
+    return whole
+
+
 class UnparsedAttribute(HloParseError):
     """What a value's reader raises where XLA's parser gives the attribute up without words
     of its own: XLA says ``error parsing attribute <key>`` at the attribute's name, which the
