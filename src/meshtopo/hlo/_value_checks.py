@@ -33,6 +33,7 @@ from ._scalar_values import (
 from ._shape_syntax import check_shape
 from ._sharding_reader import check_sharding
 from ._slice_ranges import check_slice_ranges
+from ._sparsity_config import check_sparsity_config
 from ._statistics import check_statistics
 from ._value_starts import VALUE_STARTS
 from ._values import check_int_list, check_int_lists
@@ -65,6 +66,7 @@ VALUE_CHECKS: dict[str, Check] = {
     "sharding": check_sharding,
     "slice": check_slice_ranges,
     "source_target_pairs": check_int_lists,
+    "sparsity_config": check_sparsity_config,
     "statistics": check_statistics,
     "window": check_window,
     **dict.fromkeys(INT_LIST_ATTRIBUTES, check_int_list),
