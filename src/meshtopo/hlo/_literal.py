@@ -27,13 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import InvalidArgumentError
+from .._errors import HloParseError, InvalidArgumentError
 from ..groups._text import int64_value
 from ._element_types import is_float
 from ._pure_lexer import next_token
 from ._shape import Shape
+from ._shape_syntax import parse_shape, read_shape
 from ._syntax import SyntaxFault, skip
 from ._tokens import FLOAT, INT, TokKind
+from ._values import flat_value, relocate
 
 _TOKEN = re.compile(
     r"(?P<nan>-?nan(?:\(0x(?P<payload>[0-9a-fA-F]+)\))?)(?![A-Za-z0-9_.\-])"
@@ -108,6 +110,52 @@ def read_literal(text: str, shape: Shape, recorded: list[tuple[str, int]] | None
     if problem is not None and recorded is not None:
         recorded.append(problem)
     return values
+
+
+def check_shaped_literal(value: str, line: int, column: int) -> HloParseError | None:
+    """Refuse ``value`` (a custom call's ``literal``, written at ``line``/``column``) as
+    XLA's ``ParseLiteral`` refuses it: a shape and its literal, or a tuple of such
+    ``( literal, ... )`` (a ',' between elements, its absence recorded and read on past);
+    the first error XLA records in a literal it takes (reported if the text is refused
+    later), or None."""
+    text = flat_value(value)
+    reader = _Reader(text)
+    try:
+        _shaped(reader)
+    except _Failed:
+        raise relocate(HloParseError(reader.problems[0][0], line,
+                                     column + reader.problems[0][1]), value, line, column
+                       ) from None
+    if not reader.problems:
+        return None
+    message, at = reader.problems[0]
+    return relocate(HloParseError(message, line, column + at), value, line, column)
+
+
+def _shaped(reader: _Reader) -> None:
+    """One literal with its shape written first, or a tuple of them."""
+    if reader.text.startswith("(", reader.pos):
+        reader.advance(reader.pos + 1)
+        while not reader.text.startswith(")", reader.pos):
+            try:
+                _shaped(reader)
+            except _Failed:
+                raise reader.fail("Fails when parsing tuple element") from None
+            if reader.text.startswith(",", reader.pos):
+                reader.advance(reader.pos + 1)
+            elif not reader.text.startswith(")", reader.pos):
+                reader.problem("expects ',' to separate tuple elements")
+        reader.advance(reader.pos + 1)
+        return
+    recorded: list[tuple[str, int]] = []
+    end, refused = read_shape(reader.text, reader.pos, len(reader.text), signature=True,
+                              recorded=recorded)
+    reader.problems += recorded
+    if refused is not None:
+        raise reader.fail(*refused)
+    shape = parse_shape(reader.text[reader.pos:end])
+    reader.advance(end)
+    _literal(reader, shape)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -16,6 +16,7 @@ from ._computation_layout import check_computation_layout
 from ._custom_call import check_api_version, check_layout_constraints
 from ._enum_values import NAME_CHECKS, OPCODE_NAME_CHECKS
 from ._frontend_attributes import check_frontend_attributes
+from ._literal import check_shaped_literal
 from ._original_value import check_original_value
 from ._scalar_values import (
     BOOL_ATTRIBUTES,
@@ -65,6 +66,7 @@ VALUE_CHECKS: dict[str, Check] = {
     "result_accuracy": check_result_accuracy,
     "sharding": check_sharding,
     "slice": check_slice_ranges,
+    "literal": check_shaped_literal,
     "source_target_pairs": check_int_lists,
     "sparsity_config": check_sparsity_config,
     "statistics": check_statistics,

@@ -1,0 +1,34 @@
+"""A custom call's ``literal=`` is read and refused as XLA's parser (jaxlib's
+``hlo_module_from_text``) reads and refuses it, at its line and column in its words: a
+shape and its literal, or a tuple ``( literal, ... )`` of them."""
+
+from __future__ import annotations
+
+import pytest
+
+import meshtopo as mt
+from meshtopo import hlo
+
+from .test_xla_parser_agreement import _agrees_with_xla, _xla_message
+
+pytestmark = pytest.mark.jax
+
+_VALUES = [
+    "( s32[4]{0} {4, 128, 128, 3}, pred[4]{0} {1, 0, 0, 0} )",
+    "( s32[4]{0} {4, 128, 128, 3} pred[4]{0} {1, 0, 0, 0} )",  # ',' recorded, read on
+    "( s32[4]{0} {4, 128, 128, 3}, )", "()", "(s32[] 1, (s32[] 2, f32[] 3.5))", "pred[] true",
+    "( s32[4]{0} {4, 128, 128, 3}, pred[4]{0} {1, 0, 0, 0 0} )",
+    "s32[4]{0} {4, 128, 128, 3 3}", "(s32[] 1,, s32[] 2)", "s32[2] {{1,2}}",
+    "(f32[2] {1, 2}, s32[] 3)", "u8[] 300", "f32[] 1e500", "(s32[] 1 s32[] 2,, s32[] 3)",
+]
+
+
+@pytest.mark.parametrize("value", _VALUES)
+def test_as_xla_reads_it(value: str) -> None:
+    text = ("HloModule m\n\nENTRY e {\n  ROOT c = s32[] custom-call(), "
+            f'custom_call_target="x", literal={value}\n}}\n')
+    _agrees_with_xla(text)
+    try:
+        hlo.parse_module(text)
+    except mt.HloParseError as error:
+        assert error.message.split("\n")[0] == _xla_message(text)
