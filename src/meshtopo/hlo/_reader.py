@@ -307,6 +307,7 @@ class Reader:
         # named _, whose operands written with a shape and no definition are parameters).
         self.single = False
         self._entry_seen = False
+        self._name_at = (1, 1)  # where the name of the computation being read is written
         # (opcode, has channel, has groups, attribute text as scanned) -> its layout
         # (``_layout_of``).
         self._layouts: dict[tuple[str, bool, bool, str], _Layout] = {}
@@ -457,9 +458,6 @@ class Reader:
             return Computation("_", True, self.line, "")
         self._fill()
         computation: Computation | None = self._step(self._computation_head)  # type: ignore[assignment]
-        if computation is not None and computation.name in self.computation_names:
-            raise HloParseError(f"computation {computation.name} is defined twice",
-                                computation.line, 1, self.source)
         if computation is not None and computation.is_entry:
             self._entry_seen = True
         self._begin()
@@ -527,6 +525,9 @@ class Reader:
                     thread = cast("str | None", self._step(self._computation_attributes))
                     if thread is not None:
                         computation.execution_thread = thread
+                if computation.name in self.computation_names:  # once read, as XLA checks
+                    raise HloParseError(f"computation already exists: {computation.name}",
+                                        *self._name_at, self.source)
                 self.computation_names.add(computation.name)
                 self._shared.results[computation.name] = computation.root.shape_text
                 return
@@ -556,6 +557,7 @@ class Reader:
         if fast is not None:  # on one line: the result is where it is on the head's
             start = fast.start(1) if fast.group(1) else fast.start(2)
             start_line, start_column = self.position(start)
+            self._name_at = (start_line, start_column + fast.start(2) - start)
             result = fast.start(4)
             return Computation(
                 fast.group(2).lstrip("%"), fast.group(1) is not None, start_line,
@@ -573,6 +575,7 @@ class Reader:
         if kind not in (TokKind.kIdent, TokKind.kName):
             raise SyntaxFault("expects name", at)
         name = text[at:name_end].lstrip("%").removesuffix(":")
+        self._name_at = self.position(at)
         begin = skip(text, name_end)
         at = begin
         thread: str | None = None
@@ -1034,7 +1037,8 @@ class Reader:
             kind = form[0]
         if shape_stop == shape_start and kind in SHAPE_REQUIRED:
             raise SyntaxFault(f"cannot infer shape for opcode: {kind}", skip(text, opcode.end()))
-        open_at = self._expect("(", opcode.end(), f"after the opcode {opcode.group()}") - 1
+        open_at = self._expect("(", opcode.end(), _BEFORE_OPERANDS.get(
+            opcode.group(), "at the beginning of operands")) - 1
         operands: _Operands | None = None
         try:
             close = group_end(text, open_at)
@@ -1635,6 +1639,8 @@ _NO_ATTRIBUTES = _Layout((), (), "", {})
 _OPEN_CALLEES = frozenset({"calls", "to_apply"})
 # Names the general reader judges (a type or keyword: XLA's lexer reads them as such).
 _GENERAL_NAMES = frozenset(ELEMENT_BITS) | KEYWORDS
+# Where XLA's parser expects the '(' after an opcode, in its words (most: its operands').
+_BEFORE_OPERANDS = {"constant": "before constant literal", "parameter": "before parameter number"}
 # The opcodes whose instructions the fast path checks once read (``instructions``).
 _CHECKED_WHEN_READ = CHECKED_OPCODES | {"constant"}
 # The opcodes the fast path reads: async wrappers are left to the general reader (``_async``),
