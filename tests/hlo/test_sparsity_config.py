@@ -20,6 +20,7 @@ _VALUES = [
     "{rhs={sparsity=3x4 foo=1}}", "{foo={}}", "{rhs={sparsity=3x4}, lhs={sparsity=1x2}}",
     "{rhs={sparsity=3x4, dimension=0}}", "rhs", "{rhs}", "{rhs=1}",
     "{rhs={dimension=x}}", "{rhs={dimension=-1 stride=99999999999}}",
+    "{rhs={sparsity= dimension=0 stride=1}}", "{rhs={sparsity=1.5}}", "{rhs={sparsity=}}",
 ]
 
 

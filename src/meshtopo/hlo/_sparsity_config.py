@@ -4,8 +4,8 @@ refused in XLA's words at XLA's token.
 Grammar (names and '=' one token, no ',' between entries, an entry written again taking the
 place of the first): ``'{' ( ('lhs=' | 'rhs=') TENSOR )* '}'``, where a TENSOR is
 ``'{' ( 'sparsity=' NxM | 'dimension=' INT | 'stride=' INT )* '}'``. An entry's unknown name
-and a sparsity that is no ``NxM`` token are refused at the token after them, as XLA reads
-on before it judges them.
+and a sparsity that is an integer or ``NxMx...`` rather than ``NxM`` are refused at the
+token after them, as XLA reads on before it judges them.
 
 >>> check_sparsity_config("{lhs={sparsity=1x4 dimension=1 stride=1} rhs={sparsity=3x4}}", 1, 1)
 >>> check_sparsity_config("{rhs={sparsity=3 dimension=0}}", 1, 1)
@@ -38,6 +38,8 @@ def _tensor(c: TokenCursor) -> None:
     while c.kind != K.kRbrace:
         name = c.attribute_name()
         if name == "sparsity":
+            if c.kind not in (K.kInt, K.kDxD):
+                raise c.error("expects token type kInt or kDxD")
             pair = c.kind == K.kDxD and c.word.count("x") == 1
             c.lex()
             if not pair:
