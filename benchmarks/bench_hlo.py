@@ -178,16 +178,6 @@ def real_dumps(layers: int = 128) -> tuple[str, str] | None:
     return as_printed, with_operand_shapes
 
 
-def _best(fn: object, repeat: int = 7) -> float:
-    """Best CPU time of ``repeat`` runs (CPU time, so that a busy machine skews it less)."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.process_time()
-        fn()  # type: ignore[operator]
-        best = min(best, time.process_time() - start)
-    return best
-
-
 def _resolve(text: str) -> int:
     from meshtopo import hlo
 
@@ -278,9 +268,10 @@ def tokenizer_rows(real: tuple[str, str] | None) -> list[Comparison]:
     return rows
 
 
-def lists_from_python(ids: int = 1 << 20, group: int = 1024) -> tuple[float, float]:
-    """``CollectiveDeviceList`` of a Python list of lists against ``np.asarray`` of it: both
-    times."""
+def lists_from_python(ids: int = 1 << 20, group: int = 1024, rounds: int = 7
+                      ) -> tuple[float, float, float]:
+    """``CollectiveDeviceList`` of a Python list of lists against ``np.asarray`` of it,
+    interleaved round by round: each side's best and the paired median of ours/theirs."""
     import random
 
     import numpy as np
@@ -290,11 +281,13 @@ def lists_from_python(ids: int = 1 << 20, group: int = 1024) -> tuple[float, flo
     flat = list(range(ids))
     random.Random(0).shuffle(flat)
     groups = [flat[i:i + group] for i in range(0, ids, group)]
-    ours = _best(lambda: CollectiveDeviceList(groups), repeat=5)
-    theirs = _best(lambda: np.asarray(groups), repeat=5)
-    print(f"CollectiveDeviceList of {ids:,} ids in Python lists: {ours * 1e3:.1f} ms, "
-          f"np.asarray {theirs * 1e3:.1f} ms, ratio {ours / theirs:.2f} (goal <= 1.5)")
-    return ours, theirs
+    paired = measure_paired(lambda: CollectiveDeviceList(groups), lambda: np.asarray(groups),
+                            rounds)
+    print(f"CollectiveDeviceList of {ids:,} ids in Python lists: {paired.first * 1e3:.1f} ms, "
+          f"np.asarray {paired.second * 1e3:.1f} ms; ratio best "
+          f"{paired.first / paired.second:.2f}, paired median {paired.median_ratio:.2f} over "
+          f"{paired.rounds} interleaved rounds (goal <= 1.5)")
+    return paired.first, paired.second, paired.median_ratio
 
 
 def write_big_dump(path: str, megabytes: int = 200) -> int:
@@ -393,9 +386,9 @@ def main() -> None:
     print(f"  device_groups() of all 20,000 afterwards (on request, not compared): "
           f"{_device_groups(mixed) * 1e3:.0f} ms")
     compare("2,000 x 1,024 explicit (shared text)", explicit_module())
-    ours, theirs = lists_from_python()
-    rows.append(Comparison("e", "CollectiveDeviceList of 2^20 ids in Python lists", ours,
-                           "np.asarray", theirs, 1.5))
+    ours, theirs, median = lists_from_python()
+    rows.append(Comparison("e", "CollectiveDeviceList of 2^20 ids in Python lists "
+                           f"(paired median {median:.2f}x)", ours, "np.asarray", theirs, 1.5))
     with tempfile.TemporaryDirectory(dir="/tmp") as directory:
         path = os.path.join(directory, "big.hlo")
         write_big_dump(path)
