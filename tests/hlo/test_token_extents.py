@@ -11,7 +11,7 @@ import pytest
 import meshtopo as mt
 from meshtopo import hlo
 
-from .test_xla_parser_agreement import _agrees_with_xla, _module, _xla_message
+from .test_xla_parser_agreement import _agrees_in_xla_words, _agrees_with_xla, _module
 
 pytestmark = pytest.mark.jax
 
@@ -42,10 +42,9 @@ def test_read_where_xla_reads(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(_REFUSED))
 def test_refused_where_and_as_xla_refuses(name: str) -> None:
     text = _module(f"ROOT %r = f32[8]{{0}} copy(%p), {_REFUSED[name]}")
-    _agrees_with_xla(text)
-    with pytest.raises(mt.HloParseError) as info:
+    with pytest.raises(mt.HloParseError):  # XLA refuses every one
         hlo.parse_module(text)
-    assert info.value.message.split("\n")[0] == _xla_message(text)
+    _agrees_in_xla_words(text)
 
 
 _BODY = "  %p = f32[8]{0} parameter(0)\n  ROOT %r = f32[8]{0} copy(%p)\n}\n"
@@ -63,8 +62,6 @@ _PLACES = {
 def test_an_unterminated_comment_is_refused_by_what_reads_it(name: str) -> None:
     """At each place, XLA's parser refuses the comment's error token as the token it
     expects there (not as a comment)."""
-    text = _PLACES[name]
-    _agrees_with_xla(text)
-    with pytest.raises(mt.HloParseError) as info:
-        hlo.parse_module(text)
-    assert info.value.message.split("\n")[0] == _xla_message(text)
+    with pytest.raises(mt.HloParseError):  # XLA refuses every one
+        hlo.parse_module(_PLACES[name])
+    _agrees_in_xla_words(_PLACES[name])

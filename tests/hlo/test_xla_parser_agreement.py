@@ -921,6 +921,16 @@ def _xla_message(text: str) -> str:
     raise AssertionError("XLA read it")
 
 
+def _agrees_in_xla_words(text: str) -> None:
+    """``_agrees_with_xla``, and where XLA refuses ``text``, in XLA's words (its first
+    line)."""
+    _agrees_with_xla(text)
+    if _xla_position(text) is not None:
+        with pytest.raises(mt.HloParseError) as info:
+            hlo.parse_module(text)
+        assert info.value.message.split("\n")[0] == _xla_message(text)
+
+
 _SHAPES = ["f33[8]{0}", "f32[x]{0}", "f32[8,]{0}", "f32[8 8]", "f32[<=x]", "f32[8]{x}",
            "f32[8]{}", "f32[8]{0,}", "f32[8]{1,0}", "f32[8]{:T(2)}", "f32[8]{ 0 }",
            "f32[/* n */8]{0}", "f32 [8]{0}", "f32[8] {0}", "f32[99999999999999999999]",
