@@ -151,7 +151,8 @@ def test_pieces_end_where_statements_end(name: str) -> None:
                  "HloModule m, entry_computation_layout={(f32[])->f32[]}\n", id="the header"),
     pytest.param("x = f32[] add(a, b)\ny = f32[] add(a, b)\n", "", id="one instruction"),
     pytest.param("ENTRY e {\n  a = f32[] b(), x={'a(b'}\n  c = f32[] d()\n  e = f32[] f()\n",
-                 "ENTRY e {\n  ", id="a single-quoted string the reader reads past"),
+                 "ENTRY e {\n  a = f32[] b(), x={'a(b'}\n  c = f32[] d()\n  ",
+                 id="a single-quoted string holding a bracket"),
     pytest.param("ENTRY e {\n  a = f32[] b(), x={'ab'}\n  c = f32[] d()\n  e = f32[] f()\n",
                  "ENTRY e {\n  a = f32[] b(), x={'ab'}\n  c = f32[] d()\n  ",
                  id="a single-quoted name"),
@@ -159,3 +160,31 @@ def test_pieces_end_where_statements_end(name: str) -> None:
 def test_statements_end(text: str, expected: str) -> None:
     end, _ = statements_end(text)
     assert text[:end] == expected
+
+
+_QUOTED = """HloModule m, replica_count=2
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y), metadata={op_name='a}(b' source_file="f'{"}
+}
+
+ENTRY %e (p: f32[4]) -> f32[4] {
+  %p = f32[4] parameter(0)
+  %a = f32[4] all-reduce(%p), replica_groups={{0,1}}, to_apply=%add, frontend_attributes={k='}{)'}
+  %b = f32[4] all-reduce(%a), replica_groups={{1,0}}, to_apply=%add, metadata={op_name='/* x'}
+  ROOT %c = f32[4] all-reduce(%b), replica_groups={{0},{1}}, to_apply=%add, backend_config='{"a": "}"}'
+}
+"""
+
+
+def test_single_quoted_strings_stream_as_they_read_whole() -> None:
+    """Strings in either quote holding brackets, quotes and comment openers are cut nowhere
+    inside: streamed in blocks of every size, the module gives the collectives it gives
+    read whole."""
+    whole = [(c.name, str(c.replica_groups)) for c in hlo.parse_module(_QUOTED).collectives]
+    assert [name for name, _ in whole] == ["a", "b", "c"]
+    for size in range(1, len(_QUOTED) // 4):
+        streamed = hlo.iter_collectives(io.StringIO(_QUOTED), progress=False, block_size=size)
+        assert [(c.name, str(c.replica_groups)) for c in streamed] == whole, size

@@ -22,10 +22,10 @@ that a reader of the text up to the offset sees every statement whole and reads 
 it would with the whole text. ``statement_pieces`` joins blocks of text and cuts them there,
 for the streaming reader.
 
-Where the tokens do not show a statement's end (text XLA refuses, a single-quoted string the
-reader would read past, holding a '"', '/' or an opening bracket, or a module that is one
+Where the tokens do not show a statement's end (text XLA refuses, or a module that is one
 instruction), no offset is given there: the text waits for more, up to the whole rest of the
-input.
+input. The reader ends groups, values and strings (in either quote) where these tokens do
+(``_extents``), so a cut between statements is a cut between the reader's statements too.
 
 >>> text = "HloModule m\\n\\nENTRY e {\\n  p = f32[] parameter(0)\\n  ROOT n = f32[] negate(p)\\n}\\n"
 >>> end, in_body = statements_end(text[:60])
@@ -37,7 +37,6 @@ input.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -67,8 +66,6 @@ _KEYWORDS = _kinds(K.kw_ROOT, K.kw_ENTRY)
 _NAME = _kinds(*_NAMES)
 # What the reader reads past the end of a single-quoted string (it reads ``'`` as any other
 # character): a string, a comment, a bracketed group.
-_RISKY = re.compile(r'["/{(\[]')
-_STRING = int(K.kString)
 # Candidates tried from the end before the text waits for more.
 _TRIES = 64
 # The tokens looked at first, near where a search starts (a statement has fewer, mostly).
@@ -161,8 +158,6 @@ def statements_end(text: str, in_body: bool = False) -> tuple[int, bool]:
         if text[int(tokens.starts[i])] in "\"'/":  # ... a string or a comment cut, or a '/'
             stop = i
             break
-    if "'" in text:  # ... or a single-quoted string the reader reads otherwise
-        stop = min(stop, _first_unlike_the_reader(text, tokens, stop))
     limit = stop - 3  # the next statement's first token has two tokens after it
     if limit <= 0:
         return 0, in_body
@@ -173,25 +168,6 @@ def statements_end(text: str, in_body: bool = False) -> tuple[int, bool]:
     if found is None and low > 1:
         found = _last_end(t, 1, low)
     return found or (0, in_body)
-
-
-def _first_unlike_the_reader(text: str, tokens: Tokens, stop: int) -> int:
-    """The first single-quoted string before token ``stop`` that the reader, which reads
-    ``'`` as any other character, would read past (one holding '"', '/', or an opening
-    bracket), or ``stop``."""
-    starts, ends = tokens.starts[:stop], tokens.ends[:stop]
-    strings = np.flatnonzero(tokens.kinds[:stop] == _STRING)
-    if text.isascii():  # the first character of each, at once
-        chars = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-        strings = strings[chars[starts[strings]] == ord("'")]
-    quoted = [(i, a, b) for i, a, b in zip(strings.tolist(), starts[strings].tolist(),
-                                           ends[strings].tolist(), strict=True)
-              if text[a] == "'"]
-    risky = _RISKY.search("".join([text[a:b] for _, a, b in quoted]))
-    if risky is None:
-        return stop
-    lengths = np.cumsum([b - a for _, a, b in quoted])
-    return quoted[int(np.searchsorted(lengths, risky.start(), side="right"))][0]
 
 
 def _last_end(t: _Text, low: int, limit: int) -> tuple[int, bool] | None:
