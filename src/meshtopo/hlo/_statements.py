@@ -64,8 +64,6 @@ _INNER_FIRST = _kinds(K.kw_ROOT, K.kRbrace, *_NAMES)
 _OUTER_FIRST = _kinds(K.kw_ENTRY, *_NAMES)
 _KEYWORDS = _kinds(K.kw_ROOT, K.kw_ENTRY)
 _NAME = _kinds(*_NAMES)
-# What the reader reads past the end of a single-quoted string (it reads ``'`` as any other
-# character): a string, a comment, a bracketed group.
 # Candidates tried from the end before the text waits for more.
 _TRIES = 64
 # The tokens looked at first, near where a search starts (a statement has fewer, mostly).
