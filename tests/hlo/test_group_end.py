@@ -29,7 +29,7 @@ def test_the_same_end_or_refusal(opener: str, pieces: list[str], closed: bool) -
     closer = {"{": "}", "(": ")", "[": "]"}[opener]
     text = opener + "".join(pieces) + (closer * 300 if closed else "")
     assert _outcome(lambda: group_end(text, 0)) == _outcome(
-        lambda: _walk(TokenCursor(text, 1, 0)))
+        lambda: _walk(TokenCursor(text, 1, 0), None))
 
 
 def test_a_long_group_ends_at_its_own_closer() -> None:

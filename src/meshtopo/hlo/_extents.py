@@ -16,6 +16,7 @@ string or comment XLA's lexer cannot end; a value that is no token at all.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -37,7 +38,7 @@ _CLOSES[list(_CLOSERS)] = True
 _CLOSER_OF = np.zeros(256, np.uint8)
 _CLOSER_OF[list(_CLOSING)] = list(_CLOSING.values())
 _NATIVE = _native.TOKENIZER == "native"
-_FIRST_TOKENS = 64  # a group's tokens lexed at first; sixteen times more each time after,
+_FIRST_TOKENS = 64  # a group's tokens walked first; sixteen times more lexed each time after,
 _ALL_TOKENS = 1 << 20  # then all
 # Tokens no value starts with: what ends a value, and the next attribute's name.
 _NO_VALUE = frozenset({K.kEof, K.kComma, K.kEqual, K.kAttributeName}) | _CLOSERS
@@ -86,47 +87,33 @@ def _atom(c: TokenCursor) -> int:
 
 
 def _group(c: TokenCursor) -> int:
-    """Past the group opening at the cursor: where its closing bracket ends. The compiled
-    tokenizer lexes its tokens at once, more each time the group goes on past them (the
-    brackets of many matched with numpy); a group they do not show closed and well formed
-    is walked token by token (``_walk``), which says what is wrong."""
-    most = _FIRST_TOKENS
-    while _NATIVE:
-        kinds, _, ends = _native.lex(c.text, c.start, most)
-        closing = (_closing_in_few(kinds) if most == _FIRST_TOKENS
-                   else _closing_index(np.frombuffer(kinds, np.uint8)))
+    """Past the group opening at the cursor: where its closing bracket ends. Its first
+    tokens are walked; a group that goes on past them has its tokens lexed at once, more
+    each time it goes on past those, and its brackets matched with numpy; where they do not
+    show it closed and well formed, the walk goes on to say what is wrong."""
+    start = c.start
+    end = _walk(c, _FIRST_TOKENS if _NATIVE else None)
+    if end is not None:
+        return end
+    most = _FIRST_TOKENS * 16
+    while True:
+        kinds, _, ends = _native.lex(c.text, start, most)
+        closing = _closing_index(np.frombuffer(kinds, np.uint8))
         if closing is not None and closing >= 0:
-            end: int = memoryview(ends).cast("q")[closing]
+            end = memoryview(ends).cast("q")[closing]
             c.jump(end)
             return end
         if closing is not None or len(kinds) < most or most == 0:
             break  # not well formed, or the text ends in it
         most = most * 16 if most < _ALL_TOKENS else 0
-    return _walk(c)
-
-
-def _closing_in_few(kinds: bytes) -> int | None:
-    """The index of the token that closes the group opening at token 0 of ``kinds``; -1
-    when a bracket is closed by another kind, one is nested past ``MAX_DEPTH`` or an error
-    token comes first; None when none of them closes it."""
-    opened: list[int] = []
-    for index, kind in enumerate(kinds):
-        if kind in _CLOSING:
-            if len(opened) >= MAX_DEPTH:
-                return -1
-            opened.append(kind)
-        elif kind in _CLOSERS:
-            if _CLOSING[opened.pop()] != kind:
-                return -1
-            if not opened:
-                return index
-        elif kind == K.kError:
-            return -1
-    return None
+    c.jump(start)
+    return _walk(c, None)  # type: ignore[return-value]  # unbounded: it ends or refuses
 
 
 def _closing_index(kinds: np.ndarray) -> int | None:
-    """``_closing_in_few`` with numpy, for many tokens."""
+    """The index of the token that closes the group opening at token 0 of ``kinds``; -1
+    when a bracket is closed by another kind, one is nested past ``MAX_DEPTH`` or an error
+    token comes first; None when none of them closes it."""
     opens, closes = _OPENS[kinds], _CLOSES[kinds]
     depth = np.cumsum(opens.astype(np.int32) - closes)  # after each token
     zero = np.flatnonzero(depth == 0)
@@ -143,11 +130,12 @@ def _closing_index(kinds: np.ndarray) -> int | None:
     return last if (_CLOSER_OF[pairs[:, 0]] == pairs[:, 1]).all() else -1
 
 
-def _walk(c: TokenCursor) -> int:
-    """``_group`` token by token, refusing what is wrong with it."""
+def _walk(c: TokenCursor, most: int | None) -> int | None:
+    """Past the group opening at the cursor, token by token, refusing what is wrong with
+    it; None (the cursor moved on) when it is not closed within its first ``most`` tokens."""
     opened = [(c.kind, c.start)]
     c.lex()
-    while True:
+    for _ in itertools.repeat(None) if most is None else range(most - 1):
         kind = c.kind
         if kind in _CLOSING:
             if len(opened) >= MAX_DEPTH:
@@ -170,6 +158,7 @@ def _walk(c: TokenCursor) -> int:
         elif kind == K.kError:
             _refuse_unended(c)
         c.lex()
+    return None
 
 
 def _refuse_unended(c: TokenCursor) -> None:

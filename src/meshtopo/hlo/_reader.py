@@ -1544,10 +1544,9 @@ def _collected_definition(computation: Computation, name: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=4096)
-@functools.lru_cache(maxsize=4096)
 def _signature_shape_refused(shape: str) -> bool:
     """True when XLA refuses ``shape`` in a signature, or records an error reading it (few
-    texts, many heads: each is read once)."""
+    texts, many heads)."""
     recorded: list[tuple[str, int]] = []
     end, refused = read_shape(shape, 0, len(shape), signature=True, recorded=recorded)
     return refused is not None or bool(recorded) or skip(shape, end) < len(shape)

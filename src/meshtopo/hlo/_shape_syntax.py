@@ -94,6 +94,16 @@ def _printed_array(printed: re.Match[str]) -> Shape:
                  written[brace + 1:-1] if brace >= 0 else None)
 
 
+def _printed_at(text: str, pos: int, stop: int) -> re.Match[str] | None:
+    """The array shape as XLA prints it at ``pos`` (before ``stop``) that XLA takes, ended
+    there (by ``stop``, ',' or ')'), or None."""
+    printed = _PRINTED.match(text, pos, stop)
+    if printed is not None and _taken_as_printed(printed) and (
+            printed.end() == stop or text[printed.end()] in ",)"):
+        return printed
+    return None
+
+
 def _taken_as_printed(printed: re.Match[str] | None) -> bool:
     """Whether a match of ``_PRINTED`` is a shape XLA takes: an element type's array whose
     layout names as many dimensions as it has (a scalar's braces are no layout to XLA)."""
@@ -111,9 +121,7 @@ def read_shape(text: str, start: int, stop: int, signature: bool = False,
     it). The first error XLA's parser records in a shape it takes and reads on past (in a
     layout's items) is appended to ``recorded`` when given; a shape refused after one is
     refused with it, as XLA reports the first error it records."""
-    printed = _PRINTED.match(text, start, stop)
-    if printed is not None and _taken_as_printed(printed) and (
-            printed.end() == stop or text[printed.end()] in ",)"):
+    if (printed := _printed_at(text, start, stop)) is not None:
         return printed.end(), None  # an array as XLA prints it: no shape to make
     reader = _Shape(text, stop)
     try:
@@ -217,9 +225,7 @@ class _Shape:
                 raise _Refused("expects ')' at the end of buffer shape.", at)
             return at + 1, Shape(array.element_type, array.dimensions, array.dynamic,
                                  array.layout, is_buffer=True)
-        printed = _PRINTED.match(text, pos, self.stop)
-        if printed is not None and _taken_as_printed(printed) and (
-                printed.end() == self.stop or text[printed.end()] in ",)"):
+        if (printed := _printed_at(text, pos, self.stop)) is not None:
             return printed.end(), _printed_array(printed)  # a tuple's elements, mostly
         element = _TYPE.match(text, pos, self.stop)
         if element is None or element.group() not in ELEMENT_BITS:
