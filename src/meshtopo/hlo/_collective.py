@@ -29,7 +29,7 @@ from typing import NamedTuple, Protocol, TypeAlias
 
 from numpy.typing import ArrayLike
 
-from .._errors import HloParseError, InvalidArgumentError
+from .._errors import InvalidArgumentError
 from ..groups._device_list import CollectiveDeviceList
 from ..groups._modes import CollectiveOpGroupMode, group_mode_for_opcode
 from ..groups._pairs import participating_device_pairs
@@ -40,7 +40,7 @@ from ._metadata import metadata_fields
 from ._opcodes import async_form
 from ._shape import Shape
 from ._shape_syntax import parse_shape
-from ._values import parse_int, parse_int_lists
+from ._values import parse_int
 
 SYNC_OPCODES = frozenset({
     "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
@@ -68,7 +68,6 @@ GROUPED_OPCODES = frozenset({
 })  # fmt: skip
 # The computation root opcode -> XLA's ReductionKind (MatchReductionInstruction).
 REDUCTIONS = {"add": "sum", "multiply": "prod", "minimum": "min", "maximum": "max"}
-SEND_RECV_PAIRS = "_xla_send_recv_source_target_pairs"
 
 
 def base_opcode(opcode: str) -> str:
@@ -524,13 +523,4 @@ def _element_bytes(shape: Shape, index: int) -> int | None:
     if index < len(shape.tuple_shapes):
         return shape.tuple_shapes[index].byte_size
     return None
-
-
-def send_recv_pairs(text: str, line: int, column: int) -> list[tuple[int, int]]:
-    """The pairs of ``_xla_send_recv_source_target_pairs="{{0,1},{1,2}}"``."""
-    lists = parse_int_lists(text, line, column)
-    for item in lists:
-        if len(item) != 2:
-            raise HloParseError(f"Incorrect element size : {text}", line, column)
-    return [(a, b) for a, b in lists]
 

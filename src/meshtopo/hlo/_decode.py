@@ -25,29 +25,28 @@ all-gather mode error) is left for ``meshtopo.hlo.verify``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import TypeVar, cast
 
-from .._errors import HloParseError, InvalidArgumentError, LimitError
+from .._errors import HloParseError, InvalidArgumentError
 from ..groups._device_list import CollectiveDeviceList
 from ..groups._modes import CollectiveOpGroupMode
 from ._collective import (
     ASYNC_OPCODES,
     GROUPED_OPCODES,
     P2P_OPCODES,
-    SEND_RECV_PAIRS,
     WAIT_OPCODES,
     Collective,
     CollectiveAttributes,
     CollectiveScope,
     Written,
-    send_recv_pairs,
 )
 from ._explicit import explicit_list
 from ._frontend_attributes import frontend_attributes
 from ._name_lists import names_in
 from ._opcodes import async_form
+from ._replica_groups import decode_groups
+from ._send_recv_pairs import SEND_RECV_PAIRS, send_recv_pairs
 from ._structure import Instruction
 from ._values import (
     flat_value,
@@ -60,7 +59,6 @@ from ._values import (
 
 _MODE_CHECK_OPCODES = frozenset({"all-reduce", "all-reduce-start", "reduce-scatter"})
 _EMPTY_GROUPS = CollectiveDeviceList([])
-_LONG_NUMBER = re.compile(r"[0-9]{20,}")
 _T = TypeVar("_T")
 # What collectives that share one decoding have in common: opcode, operand count, whether a
 # leading channel id and explicit groups were read apart, and the attribute text after them.
@@ -134,33 +132,6 @@ def _explicit(text: str, span: tuple[int, int] | None,
 
 
 _MISSING = object()
-
-
-def decode_groups(text: str, line: int, column: int) -> CollectiveDeviceList:
-    """``replica_groups=`` in any encoding; errors point into the input."""
-    groups = explicit_list(text) if len(text) > 256 else None
-    if groups is not None:
-        return groups
-    try:
-        return CollectiveDeviceList.parse(text, line, column)
-    except LimitError as error:
-        raise LimitError(f"{line}:{column}: replica_groups: {error}") from None
-    except HloParseError as error:
-        if text.lstrip().startswith("{"):  # XLA's words: its reader of a list of lists
-            try:
-                parse_int_lists(text, line, column)
-            except HloParseError as xla_words:
-                if (xla_words.line, xla_words.column) == (error.line, error.column):
-                    raise xla_words from None
-        raise
-    except InvalidArgumentError as error:
-        raise HloParseError(
-            f"error parsing attribute replica_groups: {error}", line, column) from None
-    except ValueError:  # an integer too long for int() to convert
-        found = _LONG_NUMBER.search(text)
-        at = column + (found.start() if found else 0)
-        raise HloParseError("an integer in replica groups does not fit in int64", line,
-                            at) from None
 
 
 def _dimensions(text: str, line: int, column: int) -> tuple[int, ...]:
@@ -269,8 +240,8 @@ def _decoded(instruction: Instruction, cache: DecodeCache) -> CollectiveAttribut
             has_mode = True
         elif key == "frontend_attributes" and opcode in P2P_OPCODES:
             found = frontend_attributes(value, line, column).get(SEND_RECV_PAIRS)
-            if found is not None:
-                pairs = send_recv_pairs(found, line, column)
+            if found is not None:  # None when XLA cannot read them (its parser keeps them)
+                pairs = send_recv_pairs(found)
     form = async_form(opcode)
     if form is not None and form[0] == "async-start":
         opcode = form[1]  # the shorthand carries its op's attributes

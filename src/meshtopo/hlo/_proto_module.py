@@ -24,10 +24,8 @@ from ._collective import (
     COLLECTIVE_OPCODES,
     GROUPED_OPCODES,
     P2P_OPCODES,
-    SEND_RECV_PAIRS,
     Collective,
     CollectiveAttributes,
-    send_recv_pairs,
 )
 from ._compile_options import AssignmentSource
 from ._link import Linker
@@ -36,6 +34,7 @@ from ._proto import literal_text, not_a_module, shape_text
 from ._proto_groups import Groups
 from ._proto_printer import CALL_KEYS, ProtoPrinter, TextCache, frontend_attributes
 from ._reader import HeaderRecord
+from ._send_recv_pairs import SEND_RECV_PAIRS, send_recv_pairs
 from ._structure import Attribute, Computation, Instruction
 
 EMPTY_GROUPS = CollectiveDeviceList([])
@@ -259,7 +258,7 @@ class _Builder:
         if opcode in P2P_OPCODES:
             for entry in frontend_attributes(p):
                 if entry.key == SEND_RECV_PAIRS:
-                    pairs = send_recv_pairs(entry.value, instruction.line, instruction.column)
+                    pairs = send_recv_pairs(entry.value)
         dimensions = tuple(p.dimensions) or None
         to_apply = instruction.called_computations[0] if (
             opcode in CALL_KEYS and CALL_KEYS[opcode] == ("to_apply",)

@@ -6,7 +6,8 @@ computation at its call site, as one state machine over the sends and recvs, who
 from the frontend attribute ``_xla_send_recv_source_target_pairs``:
 
 - a send or recv that is a host transfer or carries ``_xla_send_recv_pipeline`` is skipped;
-  otherwise its own pairs must have no cycle, then no repeated source or target;
+  otherwise its pairs attribute must be there and readable (``SourceTargetPairs::FromString``,
+  in XLA's words), and its own pairs must have no cycle, then no repeated source or target;
 - with nothing pending, a send (recv) becomes pending and a recv (send) is expected;
 - another send (recv) while recvs (sends) are expected is pending too, unless its pairs
   joined with a pending one's have a cycle or a repeat (``Expected recv, but found ...``);
@@ -33,13 +34,13 @@ from typing import TYPE_CHECKING
 from .._errors import MeshtopoError
 from ..groups._pairs import has_cycles
 from ._finding import Finding, SourceText
+from ._send_recv_pairs import SEND_RECV_PAIRS, pairs_problem, send_recv_pairs
 from ._verify_async import instruction_text
 
 if TYPE_CHECKING:
     from ._module import Module
     from ._structure import Computation, Instruction
 
-PAIRS_ATTRIBUTE = "_xla_send_recv_source_target_pairs"
 PIPELINE_ATTRIBUTE = "_xla_send_recv_pipeline"
 _OTHER_COLLECTIVES = frozenset({
     "all-gather", "all-reduce", "all-to-all", "ragged-all-to-all", "collective-permute",
@@ -132,7 +133,7 @@ class _Checker:
         pairs = self.pairs(instruction)
         if pairs is None:
             return
-        problem = _pairs_problem(pairs)
+        problem = _conflict(pairs)
         if problem is not None:
             raise _Deadlock(f"{problem}, but found {self.text(instruction)}", instruction)
         kind = instruction.opcode
@@ -145,7 +146,7 @@ class _Checker:
         elif state.expect == other:
             for pending in mine:
                 joined = pairs + (self.pairs(pending) or [])
-                if _pairs_problem(joined) is not None:
+                if _conflict(joined) is not None:
                     raise _Deadlock(f"Expected {other}, but found {self.text(instruction)}",
                                     instruction)
             mine.append(instruction)
@@ -183,22 +184,30 @@ class _Checker:
     def match(self, instruction: Instruction, candidates: list[Instruction]
               ) -> Instruction | None:
         """The first candidate whose pairs attribute is the same text."""
-        key = _attributes(instruction).get(PAIRS_ATTRIBUTE)
-        return next((c for c in candidates if _attributes(c).get(PAIRS_ATTRIBUTE) == key),
+        key = _attributes(instruction).get(SEND_RECV_PAIRS)
+        return next((c for c in candidates if _attributes(c).get(SEND_RECV_PAIRS) == key),
                     None)
 
     def pairs(self, instruction: Instruction) -> list[tuple[int, int]] | None:
-        """The instruction's pairs, or None when the checker skips it (a host transfer, a
-        pipelined op, or one without readable pairs)."""
+        """The instruction's pairs (``SourceTargetPairs::FromInstruction``), or None when the
+        checker skips it (a host transfer, a pipelined op); a ``_Deadlock`` with XLA's status
+        message when the attribute is missing or XLA cannot read it."""
         collective = instruction.collective
         if collective is not None and collective.is_host_transfer:
             return None
         if instruction.attributes.get("is_host_transfer", "").strip() == "true":
             return None
         attributes = _attributes(instruction)
-        if PIPELINE_ATTRIBUTE in attributes or PAIRS_ATTRIBUTE not in attributes:
+        if PIPELINE_ATTRIBUTE in attributes:
             return None
-        return _parse_pairs(attributes[PAIRS_ATTRIBUTE])
+        text = attributes.get(SEND_RECV_PAIRS)
+        if text is None:
+            raise _Deadlock(f"Instruction {self.text(instruction)} does not have "
+                            "source-target pairs attribute", instruction)
+        pairs = send_recv_pairs(text)
+        if pairs is None:
+            raise _Deadlock(pairs_problem(text) or "", instruction)
+        return pairs
 
 
 def _attributes(instruction: Instruction) -> dict[str, str]:
@@ -211,29 +220,7 @@ def _attributes(instruction: Instruction) -> dict[str, str]:
         return {}
 
 
-def _parse_pairs(text: str) -> list[tuple[int, int]] | None:
-    """``{{0,1},{1,2}}`` as pairs; None when the text is not such a list."""
-    body = text.strip()
-    if not (body.startswith("{") and body.endswith("}")):
-        return None
-    pairs: list[tuple[int, int]] = []
-    inner = body[1:-1].strip()
-    if not inner:
-        return pairs
-    for part in inner.split("}"):
-        item = part.strip().lstrip(",").strip()
-        if not item:
-            continue
-        if not item.startswith("{"):
-            return None
-        values = [v.strip() for v in item[1:].split(",")]
-        if len(values) != 2 or not all(v.lstrip("-").isdigit() for v in values):
-            return None
-        pairs.append((int(values[0]), int(values[1])))
-    return pairs
-
-
-def _pairs_problem(pairs: list[tuple[int, int]]) -> str | None:
+def _conflict(pairs: list[tuple[int, int]]) -> str | None:
     """``VerifyNoConflictingSourceTargetPairs``: a cycle first, then a repeated source or
     target."""
     if has_cycles(pairs):

@@ -29,6 +29,7 @@ from ..hlo import (
     Module,
     verify,
 )
+from ..hlo._send_recv_pairs import SEND_RECV_PAIRS, pairs_problem
 from ._clique_key import CliqueKey
 from ._values import check_shape
 
@@ -137,9 +138,12 @@ class Plan:
                 raise InvalidArgumentError(
                     f"{where(instruction, self.module)}: host transfers are not executed")
             if collective.source_target_pairs is None:
+                written = collective.frontend_attributes.get(SEND_RECV_PAIRS)
                 raise InvalidArgumentError(
                     f"{where(instruction, self.module)}: {opcode} without the frontend "
-                    "attribute _xla_send_recv_source_target_pairs is not executed"
+                    f"attribute {SEND_RECV_PAIRS} is not executed" if written is None else
+                    f"{where(instruction, self.module)}: {opcode} is not executed: its "
+                    f"{SEND_RECV_PAIRS} does not read as pairs: {pairs_problem(written)}"
                 )
             if any(a == b for a, b in collective.source_target_pairs):
                 raise InvalidArgumentError(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import meshtopo.hlo as hlo
 
 from ._modules import SUM
@@ -135,6 +137,37 @@ def test_host_transfers_and_pipelined_ops_are_skipped() -> None:
             "is_host_transfer=true")
     assert deadlocks("\n".join([host, TAIL])) == []
 
+
+
+@pytest.mark.parametrize(("pairs", "message"), [
+    # SourceTargetPairs::FromString: each group a pair, then ParseReplicaGroupsOnly's status
+    # (HloParserImpl::Error: the first line's columns count from 0, the caret one left).
+    ("{{0,1,2}}", "Incorrect element size : {{0,1,2}}"),
+    ("{{0,1},}", "Syntax error:\nwas parsing 1:7: error: expects a list to end with kRbrace\n"
+                 "{{0,1},}\n      ^"),
+    ("{{0,1}} {{1,2}}", "Syntax error:\nExtra content after replica groups"),
+])
+def test_pairs_xla_cannot_read_are_its_error(pairs: str, message: str) -> None:
+    # XLA's parser keeps any string there; the checker reads it before anything else.
+    body = "\n".join([recv("recv", pairs), send("send", "{{0,1}}"), TAIL])
+    assert deadlocks(body) == [("recv", 10, message)]
+    assert deadlocks(body, scheduled=False) == []
+
+
+def test_pairs_written_as_an_iota_list_are_read() -> None:
+    body = "\n".join([recv("recv", "[2,2]<=[4]"), send("send", "[2,2]<=[4]"), TAIL])
+    assert deadlocks(body) == []
+    collectives = module(body).collectives
+    assert [c.source_target_pairs for c in collectives if c.opcode == "recv"] == [
+        [(0, 1), (2, 3)]]
+
+
+def test_a_send_or_recv_without_pairs_is_an_error() -> None:
+    lone = ("%recv = (f32[8]{0}, u32[], token[]) recv(%tok), channel_id=1\n"
+            "%recv-done = (f32[8]{0}, token[]) recv-done(%recv), channel_id=1")
+    assert deadlocks("\n".join([lone, TAIL])) == [(
+        "recv", 10, "Instruction %recv = (f32[8]{0}, u32[], token[]) recv(%tok), channel_id=1 "
+        "does not have source-target pairs attribute")]
 
 WHILE = """HloModule m, is_scheduled=true, num_partitions=4
 %cond (c: (f32[8], token[])) -> pred[] {
