@@ -314,7 +314,8 @@ def test_replay_launches_send_recv_in_order_and_waits_for_them(backend: str) -> 
 def test_pairs_xla_cannot_read_are_refused_in_its_words() -> None:
     text = _send_recv(1, 2, True).replace('"{{0,1},{1,0}}"', '"{{0,1,2}}"', 1)
     with pytest.raises(mt.MeshtopoError, match=r"instruction %snd1 \(send\): send is not "
-                                               r"executed: its _xla_send_recv_source_target_pairs "
-                                               r"does not read as pairs: Incorrect element size : "
+                                               r"executed: XLA cannot read its "
+                                               r"_xla_send_recv_source_target_pairs: Incorrect "
+                                               r"element size : "
                                                r"\{\{0,1,2\}\}$"):
         mt.runtime.Plan(mt.hlo.parse_module(text))

@@ -38,6 +38,7 @@ from ._assignment import placed
 from ._frontend_attributes import frontend_attributes
 from ._metadata import metadata_fields
 from ._opcodes import async_form
+from ._send_recv_pairs import SEND_RECV_PAIRS, pairs_problem_line
 from ._shape import Shape
 from ._shape_syntax import parse_shape
 from ._values import parse_int
@@ -374,8 +375,11 @@ class Collective:
         pair in every partition (no channel) or every replica (channel), per XLA. Placement
         as in ``device_groups``."""
         if self.source_target_pairs is None:
+            written = self.frontend_attributes.get(SEND_RECV_PAIRS)
             raise InvalidArgumentError(
                 f"{self.opcode} {self.name} (line {self.line}) has no source_target_pairs"
+                if written is None else f"{self.opcode} {self.name} (line {self.line}) has a "
+                f"{SEND_RECV_PAIRS} XLA cannot read: {pairs_problem_line(written)}"
             )
         assignment = self._placement(device_assignment)
         return participating_device_pairs(self.source_target_pairs, mode=self.mode, device_assignment=assignment)

@@ -46,6 +46,12 @@ def pairs_problem(text: str) -> str | None:
     return problem
 
 
+def pairs_problem_line(text: str) -> str:
+    """``pairs_problem`` of a ``text`` XLA cannot read, on one line: what is wrong and where,
+    without the source line and caret."""
+    return " ".join((pairs_problem(text) or "").split("\n")[:2])
+
+
 def _read(text: str) -> tuple[list[tuple[int, int]] | None, str | None]:
     start = skip(text, 0)
     try:  # where the groups end: an explicit list's braces, or an iota list's tokens

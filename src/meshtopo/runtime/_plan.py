@@ -29,7 +29,7 @@ from ..hlo import (
     Module,
     verify,
 )
-from ..hlo._send_recv_pairs import SEND_RECV_PAIRS, pairs_problem
+from ..hlo._send_recv_pairs import SEND_RECV_PAIRS, pairs_problem_line
 from ._clique_key import CliqueKey
 from ._values import check_shape
 
@@ -142,8 +142,8 @@ class Plan:
                 raise InvalidArgumentError(
                     f"{where(instruction, self.module)}: {opcode} without the frontend "
                     f"attribute {SEND_RECV_PAIRS} is not executed" if written is None else
-                    f"{where(instruction, self.module)}: {opcode} is not executed: its "
-                    f"{SEND_RECV_PAIRS} does not read as pairs: {pairs_problem(written)}"
+                    f"{where(instruction, self.module)}: {opcode} is not executed: XLA cannot "
+                    f"read its {SEND_RECV_PAIRS}: {pairs_problem_line(written)}"
                 )
             if any(a == b for a, b in collective.source_target_pairs):
                 raise InvalidArgumentError(

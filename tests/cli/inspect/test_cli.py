@@ -219,6 +219,26 @@ def test_an_empty_group_is_an_error_row_and_exit_1(capsys, dump, groups):
     assert (c["device_groups"], c["group_count"], c["in_group_order_ascending"]) == ([], 0, None)
 
 
+def test_sends_and_recvs_without_readable_pairs_are_each_their_own_error(capsys, dump):
+    attribute = 'frontend_attributes={{_xla_send_recv_source_target_pairs="{}"}}'
+    path = dump(
+        "HloModule m, replica_count=3\n\nENTRY %e {\n  %p = f32[8] parameter(0)\n"
+        "  %tok = token[] after-all()\n"
+        "  %send = (f32[8], u32[], token[]) send(%p, %tok), channel_id=1\n"
+        "  %send-done = token[] send-done(%send), channel_id=1\n"
+        "  %recv = (f32[8], u32[], token[]) recv(%tok), channel_id=1, "
+        f"{attribute.format('{{0,1},}')}\n"
+        "  %recv-done = (f32[8], token[]) recv-done(%recv), channel_id=1\n"
+        "  ROOT %r = f32[8] get-tuple-element(%recv-done), index=0\n}\n")
+    code, out, err = run(capsys, "inspect", path)
+    assert (code, err) == (1, "")
+    assert out.splitlines()[-4:] == [
+        f"{path}:6:3: send: send send (line 6) has no source_target_pairs",
+        f"{path}:7:3: send-done: send-done send-done (line 7) has no source_target_pairs",
+        f"{path}:8:3: recv: recv recv (line 8) has a _xla_send_recv_source_target_pairs XLA "
+        "cannot read: Syntax error: was parsing 1:7: error: expects a list to end with kRbrace",
+        f"{path}:9:3: recv-done: recv-done recv-done (line 9) has no source_target_pairs"]
+
 def test_errors_past_the_tenth_are_counted(capsys, dump):
     body = "".join(f"  %ar{i} = f32[8]{{0}} all-reduce(%p), replica_groups={{{{}}}}, "
                    "to_apply=%add\n" for i in range(11))

@@ -251,6 +251,8 @@ def _pattern_of(
     pairs = collective.source_target_pairs
     if collective.replica_groups is None and pairs is not None:
         key: tuple[object, ...] = (mode, "pairs", tuple(pairs))
+    elif collective.replica_groups is None:  # an error that names the collective: its own
+        key = (mode, "unread", collective.name)
     else:
         key = (mode, "groups", _written(collective))
     if mode is None:
