@@ -1456,9 +1456,23 @@ class Reader:
         attribute up (``UnparsedAttribute``), the refusal points at its name, as XLA's
         does."""
         try:
-            return check(value, line, column)
+            found = check(value, line, column)
         except UnparsedAttribute as error:
             raise self.error(error.message, key_at) from None
+        except HloParseError as error:
+            raise self._past_the_value(error, value, key_at) from None
+        return None if found is None else self._past_the_value(found, value, key_at)
+
+    def _past_the_value(self, error: HloParseError, value: str, key_at: int) -> HloParseError:
+        """``error`` of a value's reader, or, where the reader ran out of the value (the
+        error is at its end), the same error at the token after it, where XLA's reader
+        stands."""
+        start = skip(self.text, self.text.index("=", key_at) + 1)
+        end = start + len(value)
+        if not self.text.startswith(value, start) or (error.line, error.column) != self.position(
+                end):
+            return error
+        return self.error(error.message, skip(self.text, end))
 
 
 class _AsyncStart(NamedTuple):
