@@ -37,6 +37,14 @@ def allowed_attributes(opcode: str, keys: Collection[str],
     return TABLE[opcode].attributes
 
 
+def conditional_required(keys: Collection[str], predicate: str | None = None
+                         ) -> tuple[str, ...]:
+    """The attributes XLA requires of a conditional (with attributes ``keys``, its
+    predicate's element type ``predicate``), in the order it asks for them (by name):
+    ``false_computation`` and ``true_computation``, or ``branch_computations``."""
+    return tuple(sorted(allowed_attributes("conditional", keys, predicate) - COMMON))
+
+
 def unexpected_attribute(opcode: str, key: str, keys: Collection[str] = (),
                          predicate: str | None = None) -> str | None:
     """XLA's message when ``key`` is not an attribute of ``opcode`` (one of XLA's opcodes,

@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator
 from typing import NamedTuple, TypeVar, cast
 
 from .._errors import HloParseError
-from ._allowed import allowed_attributes, unexpected_attribute
+from ._allowed import allowed_attributes, conditional_required, unexpected_attribute
 from ._bool_lists import parameter_replication
 from ._extents import group_end, value_end
 from ._frontend_attributes import frontend_attributes_end
@@ -1097,11 +1097,15 @@ class Reader:
             computation, is_root, text[open_at + 1:close - 1], text[start:end],
             attributes, close - start, [_key_at(text, k, s) for k, s, _ in found])
         written = {a.key for a in attributes}
-        for key in required_attributes(opcode.group()):
+        required = (conditional_required(written, self._operand_type(operands, computation))
+                    if kind == "conditional" else required_attributes(opcode.group()))
+        for key in required:
             if key == "dimensions" and kind == "broadcast" and _is_scalar(
                     self._operand_shape(operands, computation)):
                 continue  # a scalar's broadcast needs none
-            if key not in written:  # where the attribute list starts (past it: none)
+            if key not in written and all(self._defined(o) for o in operands[0]):
+                # where the attribute list starts (past it: none); an operand XLA finds
+                # undefined comes first (``_check``)
                 raise SyntaxFault(f"attribute {key} is expected but not seen", skip(text, close))
         if checked_after(kind, written) and (after_error := instruction_error(
                 kind, shape, self._operand_shapes(operands, computation),
