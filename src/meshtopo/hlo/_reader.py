@@ -247,9 +247,8 @@ class _Shared:
     the state of a text that is one instruction (kept apart from ``Reader``'s own attributes,
     which stay few enough for Python to share their layout)."""
 
-    __slots__ = ("async_called", "definition", "inline", "inline_count", "missing", "opcodes",
-                 "recorded",
-                 "results", "single_state", "visit")
+    __slots__ = ("after_reading", "async_called", "definition", "inline", "inline_count",
+                 "missing", "opcodes", "recorded", "results", "single_state", "visit")
 
     def __init__(self, definition: Callable[[Computation, str], str | None]) -> None:
         self.definition = definition
@@ -263,6 +262,8 @@ class _Shared:
         self.missing = 0  # parameters made for operands not defined
         # The first error XLA's parser records and reads on past (``Reader.reported``).
         self.recorded: HloParseError | None = None
+        # The first error of XLA's checks of the whole module, once every statement is read.
+        self.after_reading: HloParseError | None = None
 
 
 class HeaderRecord:
@@ -458,6 +459,8 @@ class Reader:
             return Computation("_", True, self.line, "")
         self._fill()
         computation: Computation | None = self._step(self._computation_head)  # type: ignore[assignment]
+        if computation is None and self._shared.after_reading is not None:
+            raise self._shared.after_reading
         if computation is not None and computation.is_entry:
             self._entry_seen = True
         self._begin()
@@ -1236,9 +1239,10 @@ class Reader:
             calls = ""
         thread = unquote(written.get("async_execution_thread", '"main"').strip())
         if kind == "async-start":
-            if calls in self._shared.async_called:  # XLA's module check, after reading
-                raise SyntaxFault(f"Computation {calls} is called by more than one async op",
-                                  skip(self.text, end))
+            if calls in self._shared.async_called and self._shared.after_reading is None:
+                self._shared.after_reading = self.error(  # XLA's module check, after reading
+                    f"Computation {calls} is called by more than one async op",
+                    skip(self.text, end))
             if calls:
                 self._shared.async_called.add(calls)
             start = start._replace(thread=thread, calls=calls)
