@@ -33,3 +33,4 @@ def test_a_conditional_s_by_its_predicate(predicate: str, attributes: str) -> No
 def test_an_undefined_operand_comes_first(operands: str) -> None:
     _agrees_with_xla("HloModule m\nENTRY e {\n  %o = f32[8] parameter(0)\n"
                      f"  ROOT %c = f32[8] all-gather({operands})\n}}\n")
+

@@ -104,7 +104,7 @@ from ._value_checks import (
     value_check,
 )
 from ._value_starts import device_list_end
-from ._values import unquote
+from ._values import parse_int, parse_int_list, unquote
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter"})
 _LITERAL_WINDOW = 1 << 16  # how far a constant without its ')' is read for XLA's stop
@@ -248,11 +248,13 @@ class _Shared:
     which stay few enough for Python to share their layout)."""
 
     __slots__ = ("after_reading", "async_called", "definition", "inline", "inline_count",
-                 "missing", "opcodes", "recorded", "results", "single_state", "visit")
+                 "missing", "opcodes", "parameter_counts", "recorded", "results",
+                 "single_state", "visit")
 
     def __init__(self, definition: Callable[[Computation, str], str | None]) -> None:
         self.definition = definition
         self.results: dict[str, str] = {}  # computation -> its root's shape text
+        self.parameter_counts: dict[str, int] = {}  # computation -> its parameters
         self.async_called: set[str] = set()
         self.inline: list[Computation] = []
         self.inline_count = 0  # names given: _, _.1, ...
@@ -533,6 +535,7 @@ class Reader:
                                         *self._name_at, self.source)
                 self.computation_names.add(computation.name)
                 self._shared.results[computation.name] = computation.root.shape_text
+                self._shared.parameter_counts[computation.name] = len(self._parameters)
                 return
             for operand in self._nested:  # written as operands: they come first
                 self._check(computation, operand, None)
@@ -1071,6 +1074,8 @@ class Reader:
         if nested:
             name = self._anonymous(opcode.group())
         if kind == "conditional":
+            if not operands[0]:
+                raise SyntaxFault("conditional requires at least one operand", skip(text, close))
             _check_predicate(self._operand_shape(operands, computation), skip(text, close))
         continues = None
         if kind in ASYNC_KINDS:
@@ -1110,6 +1115,11 @@ class Reader:
                 # where the attribute list starts (past it: none); an operand XLA finds
                 # undefined comes first (``_check``)
                 raise SyntaxFault(f"attribute {key} is expected but not seen", skip(text, close))
+        if kind == "conditional":
+            _check_branches(attributes, len(operands[0]), skip(text, end))
+        elif kind == "scan":
+            _check_scan(attributes, len(operands[0]), self._shared.parameter_counts,
+                        skip(text, end))
         if checked_after(kind, written) and (after_error := instruction_error(
                 kind, shape, self._operand_shapes(operands, computation),
                 {a.key: a.value for a in attributes})) is not None:
@@ -1159,6 +1169,7 @@ class Reader:
             raise SyntaxFault("expects '}' at the end of instruction list.", start + inner.pos)
         self.computation_names.discard("")
         result = shared.results.pop("")
+        parameters = shared.parameter_counts.pop("")
         while True:
             count = shared.inline_count
             shared.inline_count += 1
@@ -1170,6 +1181,7 @@ class Reader:
             instruction.computation = name
         self.computation_names.add(name)
         shared.results[name] = result
+        shared.parameter_counts[name] = parameters
         shared.inline.append(computation)
         return name
 
@@ -1522,6 +1534,45 @@ def _check_predicate(shape: str | None, after: int) -> None:
         raise SyntaxFault("The first operand must be a scalar of PRED or S32", after)
 
 
+def _check_branches(attributes: list[Attribute], operands: int, after: int) -> None:
+    """XLA's rule for a conditional's branches (its ``attributes``) and its number of
+    ``operands``: one branch at least, and one operand per branch after the branch index,
+    refused at ``after``, the token after the instruction (XLA refuses it without a
+    message)."""
+    branches = 2
+    for key, value, line, column in attributes:
+        if key == "branch_computations":
+            branches = len(names_in(key, value, line, column))
+    if branches == 0:
+        raise SyntaxFault("a conditional needs at least one branch computation", after)
+    if operands != branches + 1:
+        raise SyntaxFault(f"a conditional of {branches} branch computations takes "
+                          f"{branches + 1} operands (the branch index, then one for each "
+                          f"branch), but has {operands} operands", after)
+
+
+def _check_scan(attributes: list[Attribute], operands: int,
+                parameter_counts: dict[str, int], after: int) -> None:
+    """XLA's rules for a scan of ``operands`` operands with ``attributes`` (the parameters of
+    each computation read, ``parameter_counts``): as many operands as its ``to_apply`` has
+    parameters, one dimension, and no more carries than operands; refused at ``after``,
+    the token after the instruction."""
+    written = {a.key: a for a in attributes}
+    to_apply, dimensions, num_carries = (
+        written["to_apply"], written["dimensions"], written["num_carries"])
+    called = names_in("to_apply", to_apply.value, to_apply.line, to_apply.column)
+    parameters = parameter_counts.get(called[0]) if called else None
+    if parameters is not None and parameters != operands:
+        raise SyntaxFault(f"expects {operands} operands to match the number of parameters of "
+                          f"to_apply, but to_apply has {parameters} parameters", after)
+    if len(parse_int_list(dimensions.value, dimensions.line, dimensions.column)) != 1:
+        raise SyntaxFault("expects exactly one dimension", after)
+    carries = parse_int(num_carries.value, "num_carries", num_carries.line, num_carries.column)
+    if operands < carries:
+        raise SyntaxFault(f"expects at least {carries} operands to match the number of "
+                          f"carries, but has {operands} operands", after)
+
+
 def _is_scalar(shape: str | None) -> bool:
     """True when ``shape`` is an array of rank 0 (False when it is not known)."""
     try:
@@ -1665,8 +1716,9 @@ _BEFORE_OPERANDS = {"constant": "before constant literal", "parameter": "before 
 # The opcodes whose instructions the fast path checks once read (``instructions``).
 _CHECKED_WHEN_READ = CHECKED_OPCODES | {"constant"}
 # The opcodes the fast path reads: async wrappers are left to the general reader (``_async``),
-# and conditionals, whose attributes depend on their predicate's type.
-_FAST_OPCODES = OPCODES - frozenset(ASYNC_KINDS) - {"conditional"}  # by its predicate's type
+# and conditionals, whose attributes depend on their predicate's type, and scans, checked
+# against the computation they call (``_check_branches``, ``_check_scan``).
+_FAST_OPCODES = OPCODES - frozenset(ASYNC_KINDS) - {"conditional", "scan"}
 # The opcodes the fast path reads written without attributes: those that require none.
 _BARE_OPCODES = _FAST_OPCODES - set(REQUIRED_ATTRIBUTES)
 
