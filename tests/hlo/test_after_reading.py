@@ -9,7 +9,7 @@ import pytest
 import meshtopo as mt
 import meshtopo.hlo as hlo
 
-from .test_xla_parser_agreement import _agrees_with_xla
+from ._xla_agreement import agrees_with_xla
 
 pytestmark = pytest.mark.jax
 
@@ -35,7 +35,7 @@ ENTRY %e (p: f32[4]) -> f32[4] {{
     "ROOT %done1 = f32[8] async-done(%start1)",  # a shape error after it
 ])
 def test_an_error_in_a_later_statement_comes_first(last: str) -> None:
-    _agrees_with_xla(_SHARED.format(last=last))
+    agrees_with_xla(_SHARED.format(last=last))
 
 
 def test_two_starts_calling_one_computation_are_refused_at_the_second() -> None:

@@ -9,8 +9,8 @@ import pytest
 import meshtopo as mt
 import meshtopo.hlo as hlo
 
-from .test_required_attributes import _conditional
-from .test_xla_parser_agreement import _agrees_in_xla_words
+from ._text import conditional
+from ._xla_agreement import agrees_in_xla_words
 
 pytestmark = pytest.mark.jax
 
@@ -30,7 +30,7 @@ def test_a_conditional_s_branches_match_its_operands(
     # XLA refuses these without a message (its parser returns no instruction).
     from jaxlib._hlo import hlo_module_from_text  # type: ignore[import-not-found]
 
-    text = _conditional(predicate, attributes).replace("(%p, %o, %o)", f"({operands})")
+    text = conditional(predicate, attributes).replace("(%p, %o, %o)", f"({operands})")
     with pytest.raises(Exception, match="Syntax error when trying to parse the text"):
         hlo_module_from_text(text)
     with pytest.raises(mt.HloParseError) as info:
@@ -40,7 +40,7 @@ def test_a_conditional_s_branches_match_its_operands(
 
 def test_a_conditional_without_operands_is_refused() -> None:
     # jaxlib 0.10.2 stops the process on it; XLA's newer parser refuses it so.
-    text = _conditional("s32[]", ", branch_computations={%b}").replace("(%p, %o, %o)", "()")
+    text = conditional("s32[]", ", branch_computations={%b}").replace("(%p, %o, %o)", "()")
     with pytest.raises(mt.HloParseError) as info:
         hlo.parse_module(text)
     assert (info.value.line, info.value.column, info.value.message) == (
@@ -64,7 +64,7 @@ _SCAN_BODY = """%body {
     (", %init", "dimensions={0}, num_carries=1"),  # an operand left out, read past
 ])
 def test_a_scan_s_operands_match_its_body(operands: str, attributes: str) -> None:
-    _agrees_in_xla_words(
+    agrees_in_xla_words(
         f"HloModule m\n{_SCAN_BODY}ENTRY e {{\n  %xs = f32[4] parameter(0)\n"
         f"  %init = f32[] parameter(1)\n  %scan = (f32[4], f32[]) scan({operands}), "
         f"{attributes}, to_apply=%body\n"

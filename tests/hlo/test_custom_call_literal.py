@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_xla_parser_agreement import _agrees_in_xla_words
+from ._xla_agreement import agrees_in_xla_words
 
 pytestmark = pytest.mark.jax
 
@@ -26,4 +26,4 @@ _VALUES = [
 def test_as_xla_reads_it(value: str) -> None:
     text = ("HloModule m\n\nENTRY e {\n  ROOT c = s32[] custom-call(), "
             f'custom_call_target="x", literal={value}\n}}\n')
-    _agrees_in_xla_words(text)
+    agrees_in_xla_words(text)

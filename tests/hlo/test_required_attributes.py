@@ -6,17 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from .test_xla_parser_agreement import _agrees_in_xla_words, _agrees_with_xla
+from ._text import conditional
+from ._xla_agreement import agrees_in_xla_words, agrees_with_xla
 
 pytestmark = pytest.mark.jax
 
-_BRANCH = "%b {\n  ROOT %x = f32[8] parameter(0)\n}\n"
-
-
-def _conditional(predicate: str, attributes: str) -> str:
-    return (f"HloModule m\n{_BRANCH}ENTRY e {{\n  %p = {predicate} parameter(0)\n"
-            f"  %o = f32[8] parameter(1)\n"
-            f"  ROOT %c = f32[8] conditional(%p, %o, %o){attributes}\n}}\n")
 
 
 @pytest.mark.parametrize(("predicate", "attributes"), [
@@ -26,11 +20,11 @@ def _conditional(predicate: str, attributes: str) -> str:
     ("pred[]", ", true_computation=%b, false_computation=%b"),
 ])
 def test_a_conditional_s_by_its_predicate(predicate: str, attributes: str) -> None:
-    _agrees_in_xla_words(_conditional(predicate, attributes))
+    agrees_in_xla_words(conditional(predicate, attributes))
 
 
 @pytest.mark.parametrize("operands", ["%q", "f32[4] %q", "%o, %q"])
 def test_an_undefined_operand_comes_first(operands: str) -> None:
-    _agrees_with_xla("HloModule m\nENTRY e {\n  %o = f32[8] parameter(0)\n"
+    agrees_with_xla("HloModule m\nENTRY e {\n  %o = f32[8] parameter(0)\n"
                      f"  ROOT %c = f32[8] all-gather({operands})\n}}\n")
 

@@ -9,7 +9,7 @@ import pytest
 
 import meshtopo.hlo as hlo
 
-from .test_xla_parser_agreement import _agrees_with_xla
+from ._xla_agreement import agrees_with_xla
 
 _TEXT = """HloModule m, replica_count=4
 
@@ -43,7 +43,7 @@ _PAIRS = {
 @pytest.mark.jax
 @pytest.mark.parametrize("pairs", list(_PAIRS))
 def test_the_module_is_read_as_xla_reads_it(pairs: str) -> None:
-    _agrees_with_xla(_TEXT.format(pairs=pairs))
+    agrees_with_xla(_TEXT.format(pairs=pairs))
 
 
 @pytest.mark.parametrize(("pairs", "expected"), list(_PAIRS.items()))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_xla_parser_agreement import _agrees_in_xla_words
+from ._xla_agreement import agrees_in_xla_words
 
 pytestmark = pytest.mark.jax
 
@@ -26,4 +26,4 @@ def test_as_xla_reads_it(value: str) -> None:
     text = ("HloModule m\n\nENTRY e {\n  %input = f32[1,2] parameter(0)\n"
             "  %filter = f32[2,2] parameter(1)\n  ROOT %convolution = f32[1,2] convolution("
             f"%input, %filter), dim_labels=bf_io->bf, sparsity_config={value}\n}}\n")
-    _agrees_in_xla_words(text)
+    agrees_in_xla_words(text)

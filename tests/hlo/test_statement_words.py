@@ -10,7 +10,7 @@ import pytest
 import meshtopo as mt
 from meshtopo import hlo
 
-from .test_xla_parser_agreement import _agrees_in_xla_words
+from ._xla_agreement import agrees_in_xla_words
 
 pytestmark = pytest.mark.jax
 
@@ -37,4 +37,4 @@ TEXTS = {
 def test_refused_as_xla_refuses(name: str) -> None:
     with pytest.raises(mt.HloParseError):  # XLA refuses every one
         hlo.parse_module(TEXTS[name])
-    _agrees_in_xla_words(TEXTS[name])
+    agrees_in_xla_words(TEXTS[name])

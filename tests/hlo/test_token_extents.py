@@ -11,7 +11,7 @@ import pytest
 import meshtopo as mt
 from meshtopo import hlo
 
-from .test_xla_parser_agreement import _agrees_in_xla_words, _agrees_with_xla, _module
+from ._xla_agreement import agrees_in_xla_words, agrees_with_xla, module_text
 
 pytestmark = pytest.mark.jax
 
@@ -34,17 +34,17 @@ _REFUSED = {
 
 @pytest.mark.parametrize("name", sorted(_READ))
 def test_read_where_xla_reads(name: str) -> None:
-    text = _module(f"ROOT %r = f32[8]{{0}} copy(%p), {_READ[name]}")
-    _agrees_with_xla(text)
+    text = module_text(f"ROOT %r = f32[8]{{0}} copy(%p), {_READ[name]}")
+    agrees_with_xla(text)
     assert hlo.parse_module(text).computations["main"].root.name == "r"
 
 
 @pytest.mark.parametrize("name", sorted(_REFUSED))
 def test_refused_where_and_as_xla_refuses(name: str) -> None:
-    text = _module(f"ROOT %r = f32[8]{{0}} copy(%p), {_REFUSED[name]}")
+    text = module_text(f"ROOT %r = f32[8]{{0}} copy(%p), {_REFUSED[name]}")
     with pytest.raises(mt.HloParseError):  # XLA refuses every one
         hlo.parse_module(text)
-    _agrees_in_xla_words(text)
+    agrees_in_xla_words(text)
 
 
 _BODY = "  %p = f32[8]{0} parameter(0)\n  ROOT %r = f32[8]{0} copy(%p)\n}\n"
@@ -64,4 +64,4 @@ def test_an_unterminated_comment_is_refused_by_what_reads_it(name: str) -> None:
     expects there (not as a comment)."""
     with pytest.raises(mt.HloParseError):  # XLA refuses every one
         hlo.parse_module(_PLACES[name])
-    _agrees_in_xla_words(_PLACES[name])
+    agrees_in_xla_words(_PLACES[name])

@@ -3,125 +3,109 @@ line and column XLA reports, and texts it accepts are read."""
 
 from __future__ import annotations
 
-import io
-import re
-
 import pytest
 
 import meshtopo as mt
 from meshtopo import hlo
 
 from ._text import ADD
+from ._xla_agreement import (
+    agrees_with_xla,
+    module_text,
+    xla_message,
+    xla_position,
+)
 
 pytestmark = pytest.mark.jax
 
 
-def _module(*lines: str) -> str:
-    body = "\n".join(f"  {line}" for line in lines)
-    return (f"HloModule m\n{ADD}ENTRY %main (p: f32[8]) -> f32[8] {{\n"
-            f"  %p = f32[8]{{0}} parameter(0)\n{body}\n}}\n")
-
-
-def _xla_position(text: str) -> tuple[int, int] | None:
-    """(line, column) of XLA's first parse error, or None when it reads ``text``."""
-    from jaxlib._hlo import hlo_module_from_text  # type: ignore[import-not-found]
-
-    try:
-        hlo_module_from_text(text)
-    except Exception as error:  # jaxlib raises its own status error
-        found = re.search(r"was parsing (\d+):(\d+)", str(error))
-        assert found is not None, str(error)
-        return int(found.group(1)), int(found.group(2))
-    return None
-
-
 CASES = {
-    "type name as a name": _module("%c64 = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%c64)"),
-    "pred as the root's name": _module("ROOT %pred = f32[8]{0} copy(%p)"),
-    "bare type name": _module("f32 = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)"),
-    "tuple is a name": _module("%tuple = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%tuple)"),
-    "s3 is a name": _module("%s3 = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%s3)"),
-    "undefined operand": _module("ROOT %r = f32[8]{0} add(%p, %q)"),
-    "undefined operand on the next line": _module("ROOT %r = f32[8]{0} add(%p,", "   %q)"),
-    "undefined operand with its shape": _module(
+    "type name as a name": module_text("%c64 = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%c64)"),
+    "pred as the root's name": module_text("ROOT %pred = f32[8]{0} copy(%p)"),
+    "bare type name": module_text("f32 = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)"),
+    "tuple is a name": module_text("%tuple = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%tuple)"),
+    "s3 is a name": module_text("%s3 = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%s3)"),
+    "undefined operand": module_text("ROOT %r = f32[8]{0} add(%p, %q)"),
+    "undefined operand on the next line": module_text("ROOT %r = f32[8]{0} add(%p,", "   %q)"),
+    "undefined operand with its shape": module_text(
         "ROOT %r = f32[8]{0} add(f32[8]{0} %p, f32[8]{0} q)"),
-    "undefined callee": _module(
+    "undefined callee": module_text(
         "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply=%nothere"),
-    "control predecessor defined before": _module(
+    "control predecessor defined before": module_text(
         "%a = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%p), control-predecessors={%a}"),
-    "control predecessor undefined": _module(
+    "control predecessor undefined": module_text(
         "ROOT %r = f32[8]{0} copy(%p), control-predecessors={%zz}"),
-    "control predecessor defined later": _module(
+    "control predecessor defined later": module_text(
         "%a = f32[8]{0} copy(%p), control-predecessors={%r}", "ROOT %r = f32[8]{0} copy(%a)"),
-    "control predecessor itself": _module(
+    "control predecessor itself": module_text(
         "ROOT %r = f32[8]{0} copy(%p), control-predecessors={%r}"),
-    "second control predecessor undefined, across lines": _module(
+    "second control predecessor undefined, across lines": module_text(
         "%a = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%p), control-predecessors={%a,",
         "    /* later */ %b  }"),
-    "callee after a comment": _module(
+    "callee after a comment": module_text(
         "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply=/* c */ %add"),
-    "control predecessor after a comment": _module(
+    "control predecessor after a comment": module_text(
         "%a = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%p), control-predecessors={/* c */%a}"),
-    "control predecessor naming a computation": _module(
+    "control predecessor naming a computation": module_text(
         "ROOT %r = f32[8]{0} copy(%p), control-predecessors={%add}"),
-    "a keyword as a name": _module("true = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)"),
-    "a keyword with % as a name": _module("%ENTRY = f32[8]{0} copy(%p)",
+    "a keyword as a name": module_text("true = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)"),
+    "a keyword with % as a name": module_text("%ENTRY = f32[8]{0} copy(%p)",
                                           "ROOT %r = f32[8]{0} copy(%ENTRY)"),
-    "ROOT as the name": _module("ROOT = f32[8]{0} copy(%p)"),
-    "a name right before =": _module("b= f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(b)"),
-    "a name with % right before =": _module("%b= f32[8]{0} copy(%p)",
+    "ROOT as the name": module_text("ROOT = f32[8]{0} copy(%p)"),
+    "a name right before =": module_text("b= f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(b)"),
+    "a name with % right before =": module_text("%b= f32[8]{0} copy(%p)",
                                             "ROOT %r = f32[8]{0} copy(%b)"),
-    "parameter of a name": _module("%q = f32[8]{0} parameter(a)", "ROOT %r = f32[8]{0} copy(%p)"),
-    "parameter of nothing": _module("%q = f32[8]{0} parameter()", "ROOT %r = f32[8]{0} copy(%p)"),
-    "parameter of two numbers": _module("%q = f32[8]{0} parameter(1, 2)",
+    "parameter of a name": module_text("%q = f32[8]{0} parameter(a)", "ROOT %r = f32[8]{0} copy(%p)"),
+    "parameter of nothing": module_text("%q = f32[8]{0} parameter()", "ROOT %r = f32[8]{0} copy(%p)"),
+    "parameter of two numbers": module_text("%q = f32[8]{0} parameter(1, 2)",
                                         "ROOT %r = f32[8]{0} copy(%p)"),
-    "parameter below 0": _module("%q = f32[8]{0} parameter(-1)", "ROOT %r = f32[8]{0} copy(%p)"),
-    "parameter number with a comment": _module("%q = f32[8]{0} parameter(/* one */ 1)",
+    "parameter below 0": module_text("%q = f32[8]{0} parameter(-1)", "ROOT %r = f32[8]{0} copy(%p)"),
+    "parameter number with a comment": module_text("%q = f32[8]{0} parameter(/* one */ 1)",
                                                "ROOT %r = f32[8]{0} copy(%p)"),
-    "parameter number twice": _module("%q = f32[8]{0} parameter( 0 )",
+    "parameter number twice": module_text("%q = f32[8]{0} parameter( 0 )",
                                       "ROOT %r = f32[8]{0} copy(%p)"),
-    "a computation with no instruction": _module("ROOT %r = f32[8]{0} copy(%p)")
+    "a computation with no instruction": module_text("ROOT %r = f32[8]{0} copy(%p)")
     + "%none () -> f32[8] {\n}\n",
-    "a computation with no instruction on one line": _module("ROOT %r = f32[8]{0} copy(%p)")
+    "a computation with no instruction on one line": module_text("ROOT %r = f32[8]{0} copy(%p)")
     + "%none () -> f32[8] { }\n",
-    "two ENTRY computations": _module("ROOT %r = f32[8]{0} copy(%p)")
+    "two ENTRY computations": module_text("ROOT %r = f32[8]{0} copy(%p)")
     + "\n  ENTRY %again {\n  ROOT %p = f32[8]{0} parameter(0)\n}\n",
-    "defined callee": _module("ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply=%add"),
-    "attributes continued on the next line": _module(
+    "defined callee": module_text("ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply=%add"),
+    "attributes continued on the next line": module_text(
         "ROOT %r = f32[8]{0} all-reduce(%p), to_apply=%add, replica_groups={}",
         "    ,channel_id=1, use_global_device_ids=true"),
-    "a comment between tokens": _module(
+    "a comment between tokens": module_text(
         "ROOT %r = f32[8]{0} all-reduce(%p), /* c */ to_apply=%add, replica_groups={}"),
-    "prose in a computation": _module("this is not an instruction", "ROOT %r = f32[8]{0} copy(%p)"),
-    "two roots": _module("ROOT %a = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%a)"),
-    "junk after the operands": _module("ROOT %r = f32[8]{0} copy(%p) junk"),
-    "duplicate attribute": _module(
+    "prose in a computation": module_text("this is not an instruction", "ROOT %r = f32[8]{0} copy(%p)"),
+    "two roots": module_text("ROOT %a = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%a)"),
+    "junk after the operands": module_text("ROOT %r = f32[8]{0} copy(%p) junk"),
+    "duplicate attribute": module_text(
         "ROOT %r = f32[8]{0} all-reduce(%p), to_apply=%add, to_apply=%add"),
-    "collective-broadcast without groups": _module(
+    "collective-broadcast without groups": module_text(
         "ROOT %r = f32[8]{0} collective-broadcast(%p)"),
-    "a constant named like an operand": _module(
+    "a constant named like an operand": module_text(
         "%c = f32[] constant(inf)", "ROOT %r = f32[8]{0} broadcast(%c), dimensions={}"),
     # XLA's lexer reads ``name=`` as one token: nothing between the name and '=', anything
     # after it.
-    "a space before an attribute's '='": _module(
+    "a space before an attribute's '='": module_text(
         "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups ={}, to_apply=%add"),
-    "a comment before an attribute's '='": _module(
+    "a comment before an attribute's '='": module_text(
         "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups/* c */={}, to_apply=%add"),
-    "a line break before an attribute's '='": _module(
+    "a line break before an attribute's '='": module_text(
         "ROOT %r = f32[8]{0} all-reduce(%p), channel_id", "    =1, to_apply=%add"),
-    "an attribute name without '='": _module(
+    "an attribute name without '='": module_text(
         "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups, to_apply=%add"),
-    "white space and comments after an attribute's '='": _module(
+    "white space and comments after an attribute's '='": module_text(
         "ROOT %r = f32[8]{0} all-reduce(%p), channel_id= /* c */ 1, replica_groups=",
         "    {}, to_apply=%add"),
-    "a misspelt collective": _module(
+    "a misspelt collective": module_text(
         "ROOT %r = f32[8]{0} all-duce(%p), replica_groups={}, to_apply=%add"),
-    "a capitalised opcode": _module("ROOT %r = f32[8]{0} All-reduce(%p), to_apply=%add"),
-    "a collective's attributes on a copy": _module(
+    "a capitalised opcode": module_text("ROOT %r = f32[8]{0} All-reduce(%p), to_apply=%add"),
+    "a collective's attributes on a copy": module_text(
         "ROOT %r = f32[8]{0} copy(%p), channel_id=2, replica_groups={}"),
-    "an attribute fusion does not take": _module(
+    "an attribute fusion does not take": module_text(
         "ROOT %r = f32[8]{0} fusion(%p), kind=kLoop, calls=%add, dimensions={0}"),
-    "a conditional's branches in both forms": _module(
+    "a conditional's branches in both forms": module_text(
         "%i = s32[] constant(0)",
         "ROOT %r = f32[8]{0} conditional(%i, %p), branch_computations={%add}, "
         "true_computation=%add"),
@@ -129,24 +113,24 @@ CASES = {
         "HloModule m\n%c (p: f32[8]) -> (f32[8], s32[2]) {\n  %p = f32[8]{0} parameter(0)\n"
         "  %i = s32[] constant(0)\n  ROOT %t = (f32[8]{0}, s32[]) tuple(%p, %i)\n}\n\n"
         "ENTRY %main (p: f32[8]) -> f32[8] {\n  ROOT %p = f32[8]{0} parameter(0)\n}\n"),
-    "duplicate name": _module("%a = f32[8]{0} copy(%p)", "%a = f32[8]{0} copy(%p)",
+    "duplicate name": module_text("%a = f32[8]{0} copy(%p)", "%a = f32[8]{0} copy(%p)",
                               "ROOT %r = f32[8]{0} copy(%a)"),
-    "a root of another shape than the signature's": _module("ROOT %r = f32[16]{0} copy(%p)"),
-    "a root of another layout than the signature's": _module("ROOT %r = f32[8]{1} copy(%p)"),
-    "a dynamic root": _module("ROOT %r = f32[<=8]{0} copy(%p)"),
-    "a root of another element type": _module("ROOT %r = s32[8]{0} convert(%p)"),
+    "a root of another shape than the signature's": module_text("ROOT %r = f32[16]{0} copy(%p)"),
+    "a root of another layout than the signature's": module_text("ROOT %r = f32[8]{1} copy(%p)"),
+    "a dynamic root": module_text("ROOT %r = f32[<=8]{0} copy(%p)"),
+    "a root of another element type": module_text("ROOT %r = s32[8]{0} convert(%p)"),
     # The decoder's refusals, where XLA's parser is when it makes them.
-    "a required attribute missing": _module(
+    "a required attribute missing": module_text(
         "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}"),
-    "a required attribute missing, space before the list": _module(
+    "a required attribute missing, space before the list": module_text(
         "ROOT %r = f32[8]{0} all-reduce(%p)  , replica_groups={}"),
-    "a required attribute missing, the list on the next line": _module(
+    "a required attribute missing, the list on the next line": module_text(
         "ROOT %r = f32[8]{0} all-gather(%p)", "    /* c */ , replica_groups={}"),
-    "pairs missing": _module("ROOT %r = f32[8]{0} collective-permute(%p), channel_id=1"),
-    "global ids without a channel": _module(
+    "pairs missing": module_text("ROOT %r = f32[8]{0} collective-permute(%p), channel_id=1"),
+    "global ids without a channel": module_text(
         "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, use_global_device_ids=true, "
         "to_apply=%add"),
-    "global ids without a channel, a line before another": _module(
+    "global ids without a channel, a line before another": module_text(
         "%r = f32[8]{0} reduce-scatter( %p ), replica_groups={}, dimensions={0}, "
         "use_global_device_ids=true, to_apply=%add", "ROOT %s = f32[8]{0} copy(%r)"),
 }
@@ -182,19 +166,19 @@ METADATA = {
                               'metadata_payload="p"}',
 }
 for _name, _value in METADATA.items():  # last, and on a line the fast path reads
-    CASES[_name] = _module(f"ROOT %r = f32[8]{{0}} copy(%p), metadata={_value}")
-    CASES[_name + ", not the root"] = _module(
+    CASES[_name] = module_text(f"ROOT %r = f32[8]{{0}} copy(%p), metadata={_value}")
+    CASES[_name + ", not the root"] = module_text(
         f"%c = f32[8]{{0}} copy(%p), metadata={_value}", "ROOT %r = f32[8]{0} copy(%c)")
 
 
 # Instructions written without a shape: XLA infers it where the opcode allows.
-CASES["shape left out where XLA infers it"] = _module(
+CASES["shape left out where XLA infers it"] = module_text(
     "%t = tuple(%p, %p)", "%g = get-tuple-element(%t), index=1", "ROOT %r = negate(%g)")
-CASES["shape left out of a convert"] = _module("ROOT %r = convert(%p)")
-CASES["shape left out of an all-reduce"] = _module(
+CASES["shape left out of a convert"] = module_text("ROOT %r = convert(%p)")
+CASES["shape left out of an all-reduce"] = module_text(
     "ROOT %r = all-reduce(%p), replica_groups={}, to_apply=%add")
-CASES["shape left out, unknown opcode"] = _module("ROOT %r = fancy(%p)")
-CASES["shape left out, root of another shape"] = _module("ROOT %r = tuple(%p)")
+CASES["shape left out, unknown opcode"] = module_text("ROOT %r = fancy(%p)")
+CASES["shape left out, root of another shape"] = module_text("ROOT %r = tuple(%p)")
 # XLA's shorthand for async wrappers: <op>-start, <op>-update, <op>-done.
 _START = "%s = ((f32[8]{0}), f32[8]{0}) negate-start(%p)"
 for _name, _lines in (
@@ -241,7 +225,7 @@ for _name, _lines in (
     ("an all-to-all with calls", (
         "ROOT %s = ((f32[8]{0}), f32[8]{0}) all-to-all-start(%p), calls=%add",)),
 ):
-    CASES[f"async shorthand, {_name}"] = _module(*_lines).replace(
+    CASES[f"async shorthand, {_name}"] = module_text(*_lines).replace(
         "ENTRY", ADD.replace("%add", "%add2") + "ENTRY").replace(
         "{0} parameter(0)\n", "{0} parameter(0)\n  %x = f32[] constant(1)\n", 1)
 # Attributes after a computation's closing brace: execution_thread alone.
@@ -282,16 +266,16 @@ for _name, _line in (
                                       "replica_groups={}, to_apply=%add"),
     ("two names without a comma", "ROOT %r = f32[8]{0} add(%p %p)"),
 ):
-    CASES[f"nested operand, {_name}"] = _module(_line)
+    CASES[f"nested operand, {_name}"] = module_text(_line)
 # Lexical rules: strings span lines; a '//' comment ends at a line feed or a carriage return.
-CASES["string across lines"] = _module('ROOT %r = f32[8]{0} copy(%p), backend_config="{\n  a: 1}"')
+CASES["string across lines"] = module_text('ROOT %r = f32[8]{0} copy(%p), backend_config="{\n  a: 1}"')
 CASES["comments ended by carriage returns"] = (
     "HloModule m // c\r// d\rENTRY %e {\r  ROOT %p = f32[] parameter(0) // e\r}\r")
 
 # A custom call's literal: a shape and its value.
 for _name, _value in (("a scalar", "f32[] 0.1"), ("an array", "f32[2]{0} {1, 2}"),
                       ("an array across lines", "f32[2]{0}\n   {1, 2}, api_version=API_VERSION_ORIGINAL")):
-    CASES[f"custom-call literal, {_name}"] = _module(
+    CASES[f"custom-call literal, {_name}"] = module_text(
         f'ROOT %r = f32[8]{{0}} custom-call(%p), custom_call_target="t", literal={_value}')
 
 # Computations written inline as attribute values: XLA names them _, _.1, ...
@@ -307,8 +291,8 @@ for _name, _lines in (
     ("of another shape", ("ROOT %r = f32[8]{0} call(%p), to_apply={\n  %a = f32[8]{0} "
                           "parameter(0)\n  ROOT %b = f32[4]{0} slice(%a), slice={[0:4]}\n}",)),
 ):
-    CASES[f"inline computation, {_name}"] = _module(*_lines)
-CASES["undefined operand, in a computation written inline"] = _module(  # position only
+    CASES[f"inline computation, {_name}"] = module_text(*_lines)
+CASES["undefined operand, in a computation written inline"] = module_text(  # position only
     "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply="
     + _SUM.replace("(%x, %y)", "(%x, %z)"))
 
@@ -336,7 +320,7 @@ for _name, _text in (
 for _type, _value in (("pred", "false"), ("s32", "0"), ("f32", "0"), ("s32[2]{0}", "{0, 1}")):
     for _attributes in ("true_computation=%add, false_computation=%add",
                         "branch_computations={%add, %add}"):
-        CASES[f"conditional on {_type}, {_attributes.split('=')[0]}"] = _module(
+        CASES[f"conditional on {_type}, {_attributes.split('=')[0]}"] = module_text(
             f"%i = {_type if '[' in _type else _type + '[]'} constant({_value})",
             "%z = f32[] constant(0)",
             f"%c = f32[] conditional(%i, %z, %z), {_attributes}", "ROOT %r = f32[8]{0} copy(%p)")
@@ -351,7 +335,7 @@ for _name, _line in (("none written", "ROOT %r = f32[8]{0} broadcast(%p)"),
                      ("of an async shorthand", "ROOT %r = ((f32[8]{0}), f32[4]{0}) "
                                                "reduce-scatter-start(%p), dimensions={0}"),
                      ("of a collective", "ROOT %r = f32[8]{0} all-reduce(%p)")):
-    CASES[f"required attribute missing, {_name}"] = _module(
+    CASES[f"required attribute missing, {_name}"] = module_text(
         "%x = f32[] constant(0)", _line)
 
 # result_accuracy, as XLA reads it (_accuracy).
@@ -365,12 +349,12 @@ for _value in ("{mode=highest}", "{mode=Default}", "{tolerance={atol=1,rtol=2e-3
     for _where in ("", ", not the root"):
         _lines = [f"%e = f32[8]{{0}} exponential(%p), result_accuracy={_value}",
                   "ROOT %r = f32[8]{0} copy(%e)"]
-        CASES[f"result_accuracy {_value}{_where}"] = _module(
+        CASES[f"result_accuracy {_value}{_where}"] = module_text(
             *(_lines if _where else [_lines[0].replace("%e =", "ROOT %e =")]))
 
 for _pairs in ("{{0,1}{1,0}}", "{{0,1},,{1,0}}", "{,{0,1}}", "{{0,1},}", "{{0,1},1}", "{1}",
                "{ {0,1} , {1,0} }", "{{0,1},\n   {1,0}}", "{}"):
-    CASES[f"pairs punctuation {_pairs}"] = _module(
+    CASES[f"pairs punctuation {_pairs}"] = module_text(
         f"ROOT %r = f32[8]{{0}} collective-permute(%p), channel_id=1, "
         f"source_target_pairs={_pairs}")
 
@@ -397,7 +381,7 @@ for _shape, _literal in (
         ("f8e8m0fnu[]", "5.8e-39"), ("f8e8m0fnu[]", "1e-300"), ("f8e8m0fnu[]", "0"),
         ("f8e8m0fnu[]", "-1"), ("f8e8m0fnu[]", "2.5521177519070385e38"),
         ("f8e8m0fnu[]", "2.552117751907038e38")):
-    CASES[f"literal {_shape} {_literal}"] = _module(
+    CASES[f"literal {_shape} {_literal}"] = module_text(
         f"%c = {_shape} constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")
 for _shape, _name, _literal in (
         ("s32[]", "5,000 digits", "9" * 5000), ("s32[]", "leading zeros", "0" * 40 + "7"),
@@ -405,48 +389,8 @@ for _shape, _name, _literal in (
         ("f32[]", "below int64", "-9223372036854775809"),
         ("pred[]", "past uint64", "99999999999999999999999"),
         ("u64[]", "int64's least", "-9223372036854775808")):
-    CASES[f"literal {_shape} of {_name}"] = _module(
+    CASES[f"literal {_shape} of {_name}"] = module_text(
         f"%c = {_shape} constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")
-
-
-# The collectives whose fields XLA prints on the instruction itself.
-_PRINTED_COLLECTIVES = frozenset({
-    "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
-    "collective-permute", "collective-broadcast", "all-reduce-start", "all-gather-start",
-    "collective-permute-start",
-})  # fmt: skip
-
-
-def _xla_collectives(text: str) -> dict[str, tuple[object, ...]]:
-    """Each collective of the module XLA reads from ``text``, by name: its opcode, its
-    groups as XLA prints them, its pairs, channel_id and use_global_device_ids."""
-    from jaxlib._hlo import hlo_module_from_text
-
-    found: dict[str, tuple[object, ...]] = {}
-    for computation in hlo_module_from_text(text).computations():
-        for instruction in computation.instructions():
-            opcode = re.sub(r"(?<!^)(?=[A-Z])", "-", instruction.opcode.name[1:]).lower()
-            if opcode not in _PRINTED_COLLECTIVES:
-                continue
-            printed = instruction.to_string()
-            groups = re.search(r"replica_groups=(\S+?)(?=, |$)", printed)
-            pairs = re.search(r"source_target_pairs=(\S+?)(?=, |$)", printed)
-            channel = re.search(r"channel_id=([0-9]+)", printed)
-            flag = re.search(r"use_global_device_ids=(true|false)", printed)
-            found[instruction.name] = (
-                opcode, groups.group(1) if groups else None,
-                [int(n) for n in re.findall(r"-?[0-9]+", pairs.group(1))] if pairs else None,
-                int(channel.group(1)) if channel else None, flag is not None and flag.group(1) == "true")
-    return found
-
-
-def _collectives(module: hlo.Module) -> dict[str, tuple[object, ...]]:
-    """``_xla_collectives`` of what meshtopo reads."""
-    return {c.name: (c.opcode, None if c.replica_groups is None else str(c.replica_groups),
-                     None if c.source_target_pairs is None
-                     else [n for pair in c.source_target_pairs for n in pair],
-                     c.channel_id, bool(c.use_global_device_ids))
-            for c in module.collectives if c.opcode in _PRINTED_COLLECTIVES}
 
 
 # An attribute list refused where a value is cut (its brackets do not balance, or text after
@@ -466,7 +410,7 @@ for _name, _attributes in (
         ("window on an opcode without one, before a cut", "window={size=3 pad=1_1_0}, junk"),
         ("sharding metadata of an unknown profile type",
          "sharding={devices=[2,1]0,1 metadata={profile_type={9}}}")):
-    CASES[f"attribute list cut, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} negate(%p), {_attributes}")
+    CASES[f"attribute list cut, {_name}"] = module_text(f"ROOT %r = f32[8]{{0}} negate(%p), {_attributes}")
 # The module header's entry_computation_layout, read as XLA's ParseComputationLayout reads it
 # (written on the header's second line: XLA counts the first line's columns from 0).
 for _layout in ("{(f32[8]{0})->f32[8]{0}}", "{()->f32[8]}", "{(f32[8]{0}, )->f32[8]}",
@@ -477,30 +421,30 @@ for _layout in ("{(f32[8]{0})->f32[8]{0}}", "{()->f32[8]}", "{(f32[8]{0}, )->f32
                 "{(f32[8]{0})->(f32[8]{0} s32[])}", "{(f32[8]{0})->(f32[8]{0}, )}",
                 "{(f32[8]{0})->((f32[8]{0}), (s32[], f33[]))}", "{(f32[8]{0})->(f32[8,8]{0})}",
                 "{((f32[8]{0}, s32[]))->(f32[8]{0}, s32[])}"):
-    CASES[f"entry_computation_layout {_layout}"] = _module(
+    CASES[f"entry_computation_layout {_layout}"] = module_text(
         "ROOT %r = f32[8]{0} negate(%p)").replace(
         "HloModule m\n", f"HloModule m,\n  entry_computation_layout={_layout}\n", 1)
 # An operand list whose ')' is missing: XLA reads the operands token by token past it.
-CASES["operand list without its ')', before the computation's '}'"] = _module(
+CASES["operand list without its ')', before the computation's '}'"] = module_text(
     "ROOT %r = f32[8]{0} negate(%p").replace("\n}", "\n\n}")
-CASES["operand list without its ')', before an attribute"] = _module(
+CASES["operand list without its ')', before an attribute"] = module_text(
     "ROOT %r = f32[8]{0} all-reduce(%p, to_apply=%add")
-CASES["nested operand list without its ')'"] = _module(
+CASES["nested operand list without its ')'"] = module_text(
     "ROOT %r = f32[8]{0} add(%p, f32[8]{0} negate(%p)")
 # An operand whose shape XLA refuses: neither a named operand nor a nested instruction to it.
 for _operand in ("f32[ [] %p", "(%p, %p)", "f32[8]{0 %p", "f33[8] %p"):
-    CASES[f"operand shape refused, {_operand}"] = _module(f"ROOT %r = f32[8]{{0}} negate({_operand})")
+    CASES[f"operand shape refused, {_operand}"] = module_text(f"ROOT %r = f32[8]{{0}} negate({_operand})")
 # A layout's items after ':', in XLA's order, each read by a parser whose failure XLA records
 # and reads on from: the layout is refused only at its '}', with the first error recorded.
 for _items in ("T(8)", "T(8", "T(8)L(", "Q(1)", "L(2)T(8)", "T(8)(2)", "T(*)", "T(x)",
                "E(4)S(1)", "S(1)E(4)", "E()", "E(4", "#(u32)", "#(f32)", "*(u16)",
                "#(u32)*(u8)", "SC(0:1,2)", "SC(0:)", "M(8)", "D(D)", "D(X)", "T(8)T(2)", "",
                "T()", "TT(8)", "#(u32", "#u32)", "SC(0:1)(1:2)", "SC(x)", "D(D,X)T(8)"):
-    CASES[f"layout items {_items!r}"] = _module(f"ROOT %r = f32[8]{{0:{_items}}} negate(%p)")
+    CASES[f"layout items {_items!r}"] = module_text(f"ROOT %r = f32[8]{{0:{_items}}} negate(%p)")
 # A constant without its ')': XLA reads the literal token by token and stops in it or after.
 for _constant in ("f32[2]{0} constant({1, 2}", "f32[2]{0} constant({1, 2", "f32[] constant(1",
                   "(f32[], s32[]) constant((1, 2)", "f32[2]{0} constant({1, (2}"):
-    CASES[f"constant without its ')', {_constant}"] = _module(
+    CASES[f"constant without its ')', {_constant}"] = module_text(
         f"%c = {_constant}", "ROOT %r = f32[8]{0} negate(%p)")
 # A signature's parameter list, read as XLA's ParseParamList reads it.
 for _signature in ("(p: f32[8]) -> f32[8]", "(p f32[8]) -> f32[8]", "(%p: f32[8]) -> f32[8]",
@@ -509,11 +453,11 @@ for _signature in ("(p: f32[8]) -> f32[8]", "(p f32[8]) -> f32[8]", "(%p: f32[8]
                    "(p: f32[8] -> f32[8]", "(p: f32[8]{1,0}) -> f32[8]",
                    "(p: (f32[8]{1,0}, s32[])) -> f32[8]", "(p: f32[8], q: (f32[], s33[])) -> f32[8]",
                    "(p: f32[8]{0:T(2)L(}) -> f32[8]"):
-    CASES[f"signature {_signature}"] = _module("ROOT %r = f32[8]{0} negate(%p)").replace(
+    CASES[f"signature {_signature}"] = module_text("ROOT %r = f32[8]{0} negate(%p)").replace(
         "ENTRY %main (p: f32[8]) -> f32[8] {", f"ENTRY %main {_signature} {{")
 for _header in ("replica_count=x", "num_partitions=2.5", "is_scheduled=1",
                 "alias_passthrough_params=yes", "replica_count=4, is_scheduled=true"):
-    CASES[f"header {_header}"] = _module("ROOT %r = f32[8]{0} negate(%p)").replace(
+    CASES[f"header {_header}"] = module_text("ROOT %r = f32[8]{0} negate(%p)").replace(
         "HloModule m\n", f"HloModule m,\n  {_header}\n", 1)
 # A text that ends inside an instruction (a dump cut off): XLA stops at its own token.
 for _cut in ("%q = f32[8]{0} parameter(1", "%c = f32[2]{0} constant({1, 2}", "%c = f32[] constant(1",
@@ -521,8 +465,8 @@ for _cut in ("%q = f32[8]{0} parameter(1", "%c = f32[2]{0} constant({1, 2}", "%c
              "%q = f32[8]{0} all-reduce(%p), to_apply=%add, replica_groups={{0,1},{2",
              "%q = f32[8]{0} collective-permute(%p), source_target_pairs={{0,1},",
              "%q = f32[8]{0} negate("):
-    CASES[f"text ending in {_cut}"] = _module(_cut).removesuffix("\n}\n")
-CASES["transpose without its shape or dimensions"] = _module("ROOT %t = transpose(%p)")
+    CASES[f"text ending in {_cut}"] = module_text(_cut).removesuffix("\n}\n")
+CASES["transpose without its shape or dimensions"] = module_text("ROOT %t = transpose(%p)")
 # Values XLA reads as one name of a fixed set (some without regard to case).
 for _key, _line, _values in (
     ("direction", "%c = pred[8]{0} compare(%p, %p), direction=VALUE", ("GT", "gt", "XX", "1")),
@@ -545,7 +489,7 @@ for _key, _line, _values in (
      ("PADDING_SAME", "valid", "1")),
 ):
     for _value in _values:
-        CASES[f"a name of a kind: {_key}={_value}"] = _module(
+        CASES[f"a name of a kind: {_key}={_value}"] = module_text(
             _line.replace("VALUE", _value), "ROOT %r = f32[8]{0} copy(%p)")
 
 # A value that is none of its attribute's kind, or missing (the next attribute's name, a ','
@@ -578,14 +522,14 @@ for _name, _line in (
     ("replica groups, a list of integers and one more list",
      "%a = f32[8]{0} all-reduce(%p), replica_groups={0,1}, {2,3}}, to_apply=%add"),
 ):
-    CASES[f"a value none of its kind: {_name}"] = _module(_line, "ROOT %r = f32[8]{0} copy(%p)")
+    CASES[f"a value none of its kind: {_name}"] = module_text(_line, "ROOT %r = f32[8]{0} copy(%p)")
 
 # A literal's number ends where XLA's lexer ends it: a word written against it is the token
 # after the literal.
 for _literal, _shape in (("0operand\n  ", "f32[]"), ("1.5x", "f32[]"), ("1e5abc", "f32[]"),
                          ("-infROOT\n  ", "f32[]"),
                          ("-0foo", "f32[]"), ("3abc", "s32[]"), ("{1, 2operand}", "f32[2]")):
-    CASES[f"literal {_literal.strip()!r} of {_shape}"] = _module(
+    CASES[f"literal {_literal.strip()!r} of {_shape}"] = module_text(
         f"%k = {_shape} constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")
 
 # An array's literal written as one value without braces: XLA records that the rank differs
@@ -612,7 +556,7 @@ for _name, _lines in (
     ("all-reduce-update", ("%s = f32[8] all-reduce-start(%p), to_apply=%add",
                            "%u = f32[8] all-reduce-update(%s)")),
 ):
-    CASES[f"operands and literals: {_name}"] = _module(*_lines, "ROOT %z = f32[8]{0} copy(%p)")
+    CASES[f"operands and literals: {_name}"] = module_text(*_lines, "ROOT %z = f32[8]{0} copy(%p)")
 
 # An operand is read token by token: a shape (read whole), one name token (a name written
 # 'p:' is one), then ',' or ')'; XLA refuses anything else at the operand's first token.
@@ -626,9 +570,9 @@ for _name, _operands in (
     ("a name and a shape", "%p f32[8], %p"),
     ("a name '%' and a digit", "%p, %0p"),
 ):
-    CASES[f"operands: {_name}"] = _module(f"ROOT %r = f32[8]{{0}} add({_operands})")
+    CASES[f"operands: {_name}"] = module_text(f"ROOT %r = f32[8]{{0}} add({_operands})")
 for _name, _operands in (("an operand", "%p"), ("none read", ","), ("two names", "x y")):
-    CASES[f"operands of an iota: {_name}"] = _module(
+    CASES[f"operands of an iota: {_name}"] = module_text(
         f"%i = s32[8]{{0}} iota({_operands}), iota_dimension=0", "ROOT %r = f32[8]{0} copy(%p)")
 # Names listed by a value are read token by token: a computation (or one written inline,
 # which starts as an instruction list does), a braced list of computations, and control
@@ -654,7 +598,7 @@ for _name, _lines in (
         "%a = f32[8]{0} all-reduce(%p), to_apply={ ROOT }",)),
     ("a computation written 'add:'", ("%a = f32[8]{0} all-reduce(%p), to_apply=add:",)),
 ):
-    CASES[f"name lists: {_name}"] = _module(*_lines, "ROOT %z = f32[8]{0} copy(%p)")
+    CASES[f"name lists: {_name}"] = module_text(*_lines, "ROOT %z = f32[8]{0} copy(%p)")
 # statistics={...}: the index first (an integer), then names and numbers; XLA gives the
 # attribute up, at its name, where a number is of another kind.
 for _value in ("{}", "{visualizing_index=1,stat-1=33,stat-2=4.5}", "{visualizing_index=1,s=4 4}",
@@ -662,7 +606,7 @@ for _value in ("{}", "{visualizing_index=1,stat-1=33,stat-2=4.5}", "{visualizing
                "{visualizing_index=1,}", "{visualizing_index=1,a=b}", "x", "{1}",
                "{visualizing_index=1, a=inf}", "{visualizing_index=99999999999999999999}",
                '{visualizing_index=1, a="2"}'):
-    CASES[f"statistics={_value}"] = _module(f"%a = f32[8]{{0}} copy(%p), statistics={_value}",
+    CASES[f"statistics={_value}"] = module_text(f"%a = f32[8]{{0}} copy(%p), statistics={_value}",
                                             "ROOT %z = f32[8]{0} copy(%p)")
 # The stack-frame index after the header: its four sections in order, each name a string
 # (a missing one recorded), each location and frame all of its integer fields once.
@@ -698,32 +642,32 @@ for _name, _index in (
     CASES[f"stack frames, {_name}"] = _text
     CASES[f"stack frames, {_name}, refused later"] = _text.replace("constant(true)",
                                                                    "constant(true)\n  %z = junk")
-CASES["operands: a shape refused, on an op whose operand shapes are checked"] = _module(
+CASES["operands: a shape refused, on an op whose operand shapes are checked"] = module_text(
     "%z = s32[] constant(0)",
     "ROOT %r = f32[8]{0} dynamic-update-slice(f32[,8] p, f32[8] p, s32[] z)")
 for _name, _shape in (("an empty layout item", "f32[8]{,0}"), ("a layout of another rank", "f32[8]{1,0}")):
-    CASES[f"operands: {_name} in an operand's shape as XLA prints it"] = _module(
+    CASES[f"operands: {_name} in an operand's shape as XLA prints it"] = module_text(
         "%z = s32[] constant(0)",
         f"ROOT %r = f32[8]{{0}} dynamic-update-slice({_shape} %p, f32[8]{{0}} %p, s32[] %z)")
 # A value is one token or bracketed group but for those XLA reads as several (an iota's or
 # a mesh's groups, a literal's shape and value): a '{' after a line break starts no value.
 CASES["a header value and a brace on a later line"] = (
     "HloModule m, is_scheduled=true\n\n {\n  ROOT %p = f32[] parameter(0)\n}\n")
-CASES["a shape as a value (outfeed_shape)"] = _module(
+CASES["a shape as a value (outfeed_shape)"] = module_text(
     "%t = token[] after-all()", "%o = token[] outfeed(%p, %t), outfeed_shape=f32[8]{0}",
     "ROOT %z = f32[8]{0} copy(%p)")
 for _shape in ("x", "f32[x]", "(f32[8], s32[])", "f32[8]{1,0}", "f32[8]{0:T(2}", "1"):
     for _after, _root in (("", "ROOT %z = f32[8]{0} copy(%p)"),
                           (", refused later", "ROOT %z = f32[8]{0} junk(%p)")):
-        CASES[f"a shape as a value, outfeed_shape={_shape}{_after}"] = _module(
+        CASES[f"a shape as a value, outfeed_shape={_shape}{_after}"] = module_text(
             "%t = token[] after-all()", f"%o = token[] outfeed(%p, %t), outfeed_shape={_shape}",
             _root)
-CASES["an instruction's value and a brace on a later line"] = _module(
+CASES["an instruction's value and a brace on a later line"] = module_text(
     "%a = f32[8]{0} copy(%p), sharding={replicated}", "{", "ROOT %z = f32[8]{0} copy(%p)")
 # Lists of booleans: parameter_replication's (braced; one per leaf buffer, checked once the
 # instruction is made) and the header's (one boolean, or braced).
 for _value in ("{true}", "{}", "{true true}", "{,true}", "{true,}", "x", "true", "{1}", "{{true}}"):
-    CASES[f"parameter_replication={_value}"] = _module(
+    CASES[f"parameter_replication={_value}"] = module_text(
         "%a = f32[8]{0} parameter(0), parameter_replication=" + _value,
         "ROOT %z = f32[8]{0} copy(%p)").replace("%p = f32[8]{0} parameter(0)", "%p = f32[8]{0} parameter(1)")
 for _value in ("true", "{}", "{true,false}", "{true,true true}", "{,true}", "{true,}", "x", "TRUE",
@@ -740,19 +684,19 @@ for _name, _lines in (
     ("a second ROOT, its right side refused", (
         "ROOT %a = f32[8]{0} copy(%p)", "ROOT %b = f32[8]{ {0} copy(%p)")),
 ):
-    CASES[f"instruction name {_name}"] = _module(*_lines)
+    CASES[f"instruction name {_name}"] = module_text(*_lines)
 # An iota list of replica groups is read by XLA's tokens: its tile's two dimensions, '<=',
 # then the iota a sharding's is (reshape dimensions, and 'T(...)' when there are several).
 for _groups in ("[2,4<=[8]", "[2,4]<=[ [8]", "[2,4]", "[2,4][8]", "[2,2,2]<=[8]", "[2,4]<=[2,4]",
                 "[2,4]<=[2,4]T(1,0", "[8]<=[8]", "[]<=[8]", "[2,4]<=[]", "[2,4]<=[4,2]T(2,0)",
                 "[x]<=[8]", "[2,4]<=[8] x", "[2,4]<=[8]T(0)", "[2,4]<=[2,4]T(1,0) x",
                 "[2,2] ]<=[2,2]T(1,0)", "[2,2]<=[2,2] ]T(1,0)"):
-    CASES[f"iota groups read by tokens {_groups}"] = _module(
+    CASES[f"iota groups read by tokens {_groups}"] = module_text(
         f"%a = f32[8]{{0}} all-reduce(%p), replica_groups={_groups}, to_apply=%add",
         "ROOT %z = f32[8]{0} copy(%p)")
 # A convolution's dim_labels is one token of XLA's lexer (which reads the pattern).
 for _labels in ("b01f_01io->b01f", "\n", "x", "b01f_01io", "b0z_0io->b0f", "1"):
-    CASES[f"dim_labels={_labels.strip()}"] = _module(
+    CASES[f"dim_labels={_labels.strip()}"] = module_text(
         "%k = f32[1,1]{1,0} constant({{1}})", "%x = f32[1,8]{1,0} reshape(%p)",
         f"%c = f32[1,8]{{1,0}} convolution(%x, %k), window={{size=1}}, dim_labels={_labels}",
         "ROOT %z = f32[8]{0} copy(%p)")
@@ -762,7 +706,7 @@ for _value in ('{{"v1"}}', "{[synthetic_call]}", "{[synthetic]}", '{({"v1"}, {"v
                '{({"v1"}, {"v2"}\n', '{({"v1"}, {"v2")}', "{}", "{x}", "x",
                "{[synthetic_call synthetic_call]}", '{{"v1" {0,}}}', '{{"v1" {x}}}', "{{v1}}",
                '{({"v1"} {"v2"})}', '{[synthetic_call] x}', '{{"v1" {0 1}}}', "{(,)}"):
-    CASES[f"origin={_value.strip()}"] = _module(
+    CASES[f"origin={_value.strip()}"] = module_text(
         f"%a = f32[8]{{0}} copy(%p), origin={_value}", "ROOT %z = f32[8]{0} copy(%p)")
 # Scalars and names of a fixed set by their attribute's type: booleans, an int32, a float
 # (within float's range; a NaN is one), a collective's mode, a convolution's kind, and an
@@ -795,7 +739,7 @@ for _key, _values, _lines in (
                     .replace("=TRANSPOSE", "=" + _given["TRANSPOSE"])
                     .replace("=EPSILON", "=" + _given["EPSILON"])
                     .replace("=VALUE", "=" + _given.get("VALUE", "")) for line in _lines]
-        CASES[f"typed value {_key}={_value}"] = _module(*_written,
+        CASES[f"typed value {_key}={_value}"] = module_text(*_written,
                                                        "ROOT %z = f32[8]{0} copy(%p)")
 # An operand list ends at the ')' after an operand, whatever brackets come before it: an
 # operand's shape whose layout item XLA records an error in and reads past leaves a '('
@@ -806,16 +750,16 @@ for _name, _operands, _root in (
     ("never closed", "f32[8]{0:T(8} %p, f32[8]{0} %p", "copy(%a)"),
     ("closed by ']'", "%p, %p]", "copy(%a)"),
 ):
-    CASES[f"operands: a '(' left open in a shape, {_name}"] = _module(
+    CASES[f"operands: a '(' left open in a shape, {_name}"] = module_text(
         f"%a = f32[8]{{0}} add({_operands}", f"ROOT %z = f32[8]{{0}} {_root}")
 # A backend_config written as a JSON dictionary ends where XLA's lexer ends it: braces alone
 # count (strings aside), whatever other brackets it holds.
 for _config in ('{"a": [1}', '{"a": [{"b": 1]}', '{"a": {"b": [}}', "{a: (}", '{"a" 1}}'):
-    CASES[f"backend_config={_config}"] = _module(
+    CASES[f"backend_config={_config}"] = module_text(
         f'%c = f32[8]{{0}} custom-call(%p), custom_call_target="x", backend_config={_config}',
         "ROOT %z = f32[8]{0} copy(%c)")
 for _attributes in ('{b={"x": [1}}', '{b={"x": [1}, c="("}', '{b={"x": (}, c=1}', '{b={"x": [}'):
-    CASES[f"frontend_attributes={_attributes}"] = _module(
+    CASES[f"frontend_attributes={_attributes}"] = module_text(
         f"%a = f32[8]{{0}} copy(%p), frontend_attributes={_attributes}",
         "ROOT %z = f32[8]{0} copy(%a)")
     CASES[f"header frontend_attributes={_attributes}"] = (
@@ -823,7 +767,7 @@ for _attributes in ('{b={"x": [1}}', '{b={"x": [1}, c="("}', '{b={"x": (}, c=1}'
         "ENTRY %e {\n  ROOT %p = f32[] parameter(0)\n}\n")
 # A computation written inline whose brackets do not balance is read instruction by
 # instruction, as XLA reads it, and refused where XLA stops in it.
-CASES["inline computation with a bracket left open"] = _module(
+CASES["inline computation with a bracket left open"] = module_text(
     "%z = f32[] constant(0)", "ROOT %r = f32[] reduce(%p, %z), dimensions={0}, to_apply={",
     "  %x = f32[] parameter(0)", "  %y = f32[] parameter(1)", "  ROOT %a = f32[] add(%x, f32] %y)",
     "}")
@@ -845,22 +789,22 @@ for _groups in ("mesh['a'=2,'b'=4] 'a'", "mesh['a'=2,'b'=4] {a}", "mesh['a'=2,'b
         "dimensions={0}, use_global_device_ids=true\n  ROOT %z = f32[8]{0} copy(%p)\n}\n")
 # Explicit groups end at their '}': a bracket after them continues no value.
 for _after in (" {{2,3}}", "[2]"):
-    CASES[f"explicit groups and{_after}"] = _module(
+    CASES[f"explicit groups and{_after}"] = module_text(
         f"%a = f32[8]{{0}} all-reduce(%p), replica_groups={{{{0,1}}}}{_after}, to_apply=%add",
         "ROOT %z = f32[8]{0} copy(%p)")
-CASES["a name '%' and a digit, defined"] = _module("%0p = f32[8]{0} copy(%p)",
+CASES["a name '%' and a digit, defined"] = module_text("%0p = f32[8]{0} copy(%p)",
                                                    "ROOT %r = f32[8]{0} copy(%p)")
 
 # XLA records an error in a layout's items and reads on; refused later, it reports that one.
 _RECORDED = "{0:T(8,128}"
-CASES["layout, an item's error recorded in a shape, read"] = _module(
+CASES["layout, an item's error recorded in a shape, read"] = module_text(
     f"ROOT %r = f32[8]{_RECORDED} copy(%p)")
-CASES["layout, an item's error recorded in a shape, refused later"] = _module(
+CASES["layout, an item's error recorded in a shape, refused later"] = module_text(
     f"%a = f32[8]{_RECORDED} copy(%p)", "ROOT %r = f32[8]{0} copy(%q)")
 CASES["layout, an item's error recorded in a signature, refused later"] = (
     f"HloModule m\n\nENTRY %main (p: f32[8]{_RECORDED}) -> f32[8] {{\n"
     "  %p = f32[8]{0} parameter(0)\n  ROOT %r = f32[8]{0} copy(%q)\n}\n")
-CASES["layout, an item's error recorded before an error earlier in the text"] = _module(
+CASES["layout, an item's error recorded before an error earlier in the text"] = module_text(
     "%a = f32[8]{0} fancy(%p)", f"ROOT %r = f32[8]{_RECORDED} copy(%p)")
 
 for _word in ("ENTRY {", "ROOT {", "f32 {", "true {", "%f32 {", "c: {"):  # XLA's ParseName
@@ -873,14 +817,14 @@ for _word in ("ENTRY {", "ROOT {", "f32 {", "true {", "%f32 {", "c: {"):  # XLA'
 def test_refused_where_xla_refuses(name: str) -> None:
     """Refused at XLA's line and column (read whole and streamed); read, with the same
     collectives as XLA's, where XLA reads it."""
-    _agrees_with_xla(CASES[name])
+    agrees_with_xla(CASES[name])
 
 
 # A value with text written against its end (no white space, no ','): XLA's parser of the
 # value stops at the value's last token, the instruction ends there, and the text after it is
 # read as the next statement (accepted when it is one, refused at it when not).
 _AGAINST_THE_VALUE = {
-    f"{value} against {after}": _module(
+    f"{value} against {after}": module_text(
         f"%a = f32[8]{{0}} all-reduce(%p), to_apply=%add, {value}{after}",
         "ROOT %r = f32[8]{0} add(%q, %q)" if after.startswith("%q =") else
         "ROOT %r = f32[8]{0} add(%a, %a)")
@@ -893,42 +837,7 @@ _AGAINST_THE_VALUE = {
 
 @pytest.mark.parametrize("name", sorted(_AGAINST_THE_VALUE))
 def test_a_value_ends_where_xla_s_parser_stops(name: str) -> None:
-    _agrees_with_xla(_AGAINST_THE_VALUE[name])
-
-
-def _agrees_with_xla(text: str) -> None:
-    expected = _xla_position(text)
-    if expected is None:
-        assert _collectives(hlo.parse_module(text)) == _xla_collectives(text)
-        return
-    with pytest.raises(mt.HloParseError) as info:
-        hlo.parse_module(text)
-    assert (info.value.line, info.value.column) == expected, info.value.message
-    with pytest.raises(mt.HloParseError) as streamed:
-        list(hlo.iter_collectives(io.StringIO(text), progress=False, block_size=64))
-    assert (streamed.value.line, streamed.value.column) == expected, streamed.value.message
-
-
-def _xla_message(text: str) -> str:
-    from jaxlib._hlo import hlo_module_from_text
-
-    try:
-        hlo_module_from_text(text)
-    except Exception as error:  # jaxlib raises its own status error
-        found = re.search(r"was parsing \d+:\d+: error: ([^\n]*)", str(error))
-        assert found is not None, str(error)
-        return found.group(1)
-    raise AssertionError("XLA read it")
-
-
-def _agrees_in_xla_words(text: str) -> None:
-    """``_agrees_with_xla``, and where XLA refuses ``text``, in XLA's words (its first
-    line)."""
-    _agrees_with_xla(text)
-    if _xla_position(text) is not None:
-        with pytest.raises(mt.HloParseError) as info:
-            hlo.parse_module(text)
-        assert info.value.message.split("\n")[0] == _xla_message(text)
+    agrees_with_xla(_AGAINST_THE_VALUE[name])
 
 
 _SHAPES = ["f33[8]{0}", "f32[x]{0}", "f32[8,]{0}", "f32[8 8]", "f32[<=x]", "f32[8]{x}",
@@ -939,7 +848,7 @@ _SHAPES = ["f33[8]{0}", "f32[x]{0}", "f32[8,]{0}", "f32[8 8]", "f32[<=x]", "f32[
            "b(f32[8]{0})", "b (f32[8])", "b(f32[8]", "b(f32[8]{1,0})", "(b(f32[8]), s32[])",
            "b[8]", "b(f32[8]) /* b */"]
 for _groups in ("[2,2]<=[2,2]T (1,0)", "[2,2]<=[2,2] T /* t */ (1,0)", "[2,2]<=[2,2]Tx(1,0)"):
-    CASES[f"iota groups {_groups}"] = _module(
+    CASES[f"iota groups {_groups}"] = module_text(
         f"ROOT %r = f32[8]{{0}} all-reduce(%p), replica_groups={_groups}, to_apply=%add")
 _BODY = " {\n  ROOT %p = f32[8]{0} parameter(0)\n}\n"
 for _name, _head in (("junk after its name", "%c junk"), ("no arrow", "%c (p: f32[8])"),
@@ -956,9 +865,9 @@ CASES["no header, a name and '{' first"] = "\n%c" + _BODY
 CASES["no header, prose"] = "\nimport jax\nprint(1)\n"
 for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("none", "copy()"),
                      ("across lines", "negate(\n   %p,\n %p)"), ("a done's", "all-reduce-done(%p, %p)")):
-    CASES[f"operand count, {_name}"] = _module(f"ROOT %r = f32[8]{{0}} {_line}")
+    CASES[f"operand count, {_name}"] = module_text(f"ROOT %r = f32[8]{{0}} {_line}")
 for _shape in _SHAPES:
-    CASES[f"shape {_shape}"] = _module(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
+    CASES[f"shape {_shape}"] = module_text(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
 # Values read by a grammar of their own, and what XLA checks once an instruction is read.
 _ZERO = "%z = f32[] constant(0)"
 for _name, _lines in (
@@ -1021,7 +930,7 @@ for _name, _lines in (
     ("layout, a physical shape on a dense array", (
         "%q = f32[8]{0:P(s32[8])} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")),
 ):
-    CASES[_name] = _module(*_lines)
+    CASES[_name] = module_text(*_lines)
 # The header's aliasing values (on line 2: XLA counts the first line's columns from 0).
 for _name, _value in (
     ("input_output_alias of one pair", "input_output_alias={ {}: (0, {}, may-alias) }"),
@@ -1037,9 +946,9 @@ for _name, _value in (
      "input_output_alias={ {}: (, {}) }"),
     ("buffer_donor, no parameter number (XLA reads on)", "buffer_donor={ (, {}) }"),
 ):
-    CASES[f"header {_name}"] = "\n" + _module("ROOT %r = f32[8]{0} copy(%p)").replace(
+    CASES[f"header {_name}"] = "\n" + module_text("ROOT %r = f32[8]{0} copy(%p)").replace(
         "HloModule m", f"HloModule m, {_value}", 1)
-CASES["header input_output_alias, no parameter number, refused later"] = "\n" + _module(
+CASES["header input_output_alias, no parameter number, refused later"] = "\n" + module_text(
     "ROOT %r = f32[8]{0} copy(%q)").replace(
         "HloModule m", "HloModule m, input_output_alias={ {}: (, {}) }", 1)
 # An instruction's output_to_operand_aliasing (XLA's ParseInstructionOutputOperandAliasing).
@@ -1055,10 +964,10 @@ for _name, _value in (
     ("a word before its '}'", "{{}: (0, {})x}"),
     ("a comma alone", "{,}"),
 ):
-    CASES[f"output_to_operand_aliasing {_name}"] = _module(
+    CASES[f"output_to_operand_aliasing {_name}"] = module_text(
         f'%c = f32[8]{{0}} custom-call(%p), custom_call_target="x", '
         f"output_to_operand_aliasing={_value}", "ROOT %r = f32[8]{0} copy(%c)")
-CASES["output_to_operand_aliasing, no operand number, refused later"] = _module(
+CASES["output_to_operand_aliasing, no operand number, refused later"] = module_text(
     '%c = f32[8]{0} custom-call(%p), custom_call_target="x", '
     "output_to_operand_aliasing={{}: (, {})}", "ROOT %r = f32[8]{0} copy(%q)")
 _IN_XLA_WORDS = ("none of its kind", "output_to_operand_aliasing", "window", "padding", "api_version", "operand layout", "operand rule",
@@ -1073,12 +982,12 @@ def test_refused_in_xla_words(name: str) -> None:
     """Refused with XLA's message (its first line) where XLA refuses it; read where XLA
     reads it."""
     text = CASES[name]
-    if _xla_position(text) is None:
+    if xla_position(text) is None:
         assert isinstance(hlo.parse_module(text), hlo.Module)
         return
     with pytest.raises(mt.HloParseError) as info:
         hlo.parse_module(text)
-    assert info.value.message.split("\n")[0] == _xla_message(text)  # its first line
+    assert info.value.message.split("\n")[0] == xla_message(text)  # its first line
 
 
 @pytest.mark.parametrize("attributes", [", foo=bar", ", replica_count=2, replica_count=2",
@@ -1086,12 +995,12 @@ def test_refused_in_xla_words(name: str) -> None:
 def test_header_attributes_are_xlas(attributes: str) -> None:
     """The header takes XLA's attributes, each once, refused in XLA's words. (XLA counts the
     columns of the first line from 0, so its column there is one less than the character's.)"""
-    text = _module("ROOT %r = f32[8]{0} copy(%p)").replace("HloModule m", "HloModule m"
+    text = module_text("ROOT %r = f32[8]{0} copy(%p)").replace("HloModule m", "HloModule m"
                                                             + attributes, 1)
     with pytest.raises(mt.HloParseError) as info:
         hlo.parse_module(text)
-    assert info.value.message.split("\n")[0] == _xla_message(text)  # its first line
-    assert (info.value.line, info.value.column - 1) == _xla_position(text)
+    assert info.value.message.split("\n")[0] == xla_message(text)  # its first line
+    assert (info.value.line, info.value.column - 1) == xla_position(text)
 
 
 @pytest.mark.parametrize("name", ['"m"', "5", "f32", "true", "%m", "m:", "m.1-x"])
@@ -1102,13 +1011,13 @@ def test_the_module_s_name_is_xla_s(name: str) -> None:
     from jaxlib._hlo import hlo_module_from_text
 
     text = f"HloModule {name}\nENTRY e {{\n  ROOT p = f32[] parameter(0)\n}}\n"
-    expected = _xla_position(text)
+    expected = xla_position(text)
     if expected is None:
         assert hlo.parse_module(text).name == hlo_module_from_text(text).name
         return
     with pytest.raises(mt.HloParseError) as info:
         hlo.parse_module(text)
-    assert info.value.message == _xla_message(text) == "expects name"
+    assert info.value.message == xla_message(text) == "expects name"
     assert (info.value.line, info.value.column - 1) == expected
 
 
@@ -1170,7 +1079,7 @@ def test_async_shorthand_is_the_async_collective() -> None:
     """``reduce-scatter-start``/``-done`` are XLA's async-start/-done wrapping a
     reduce-scatter: the collective says so, the start carries the op's attributes and the
     done takes them from its start."""
-    module = hlo.parse_module(_module(
+    module = hlo.parse_module(module_text(
         "%s = ((f32[8]{0}), f32[4]{0}) reduce-scatter-start(%p), replica_groups={{0,1}}, "
         "dimensions={0}, to_apply=%add, channel_id=2",
         "%d = f32[4]{0} reduce-scatter-done(%s)",
@@ -1290,7 +1199,7 @@ def test_parse_shape_refuses_as_xla(shape: str) -> None:
     at XLA's token."""
     prefix = "ENTRY %e () -> ("
     text = f"HloModule m\n\n{prefix}{shape}) {{\n  ROOT %q = ({shape}) parameter(0)\n}}\n"
-    expected = _xla_position(text)
+    expected = xla_position(text)
     if expected is None or expected[0] != 3:  # read, or refused for what follows the shape
         hlo.parse_shape(shape)
         return
@@ -1300,8 +1209,8 @@ def test_parse_shape_refuses_as_xla(shape: str) -> None:
     if column > len(shape):  # XLA read on into the ')' around it: refused past its end
         assert info.value.column == len(shape) + 1
     elif info.value.message == "Extra content after shape":  # the ')' XLA wanted is missing
-        assert (_xla_message(text), info.value.column) == (
+        assert (xla_message(text), info.value.column) == (
             "expects ')' at the end of tuple.", column)
     else:
         assert (info.value.message, info.value.line, info.value.column) == (
-            _xla_message(text), 1, column)
+            xla_message(text), 1, column)
