@@ -15,6 +15,19 @@ says so) and nothing that needs it is checked.
 'pred[4,8]{1,0}'
 >>> infer_shape("transpose", ["f32[4,8]{1,0}"], {"dimensions": "{1,0}"}, lambda name: None)
 'f32[8,4]{0,1}'
+
+A binary elementwise op's operands must be arrays of one element type whose shapes are the
+same, or broadcast: a scalar, or dimensions of 1 (``InferBinaryOpShape``); where they are
+not, XLA's parser refuses the instruction, and so does ``infer_shape`` (``InferenceError``,
+in XLA's words):
+
+>>> infer_shape("add", ["f32[]", "f32[4,1]"], {}, lambda name: None), infer_shape(
+...     "multiply", ["f32[4,1]", "f32[1,8]"], {}, lambda name: None)
+('f32[4,1]', 'f32[4,8]')
+>>> infer_shape("multiply", ["f32[4]", "f32[8]"], {}, lambda name: None)
+Traceback (most recent call last):
+...
+meshtopo.hlo._infer.InferenceError: Binary op with incompatible shapes: f32[4] and f32[8].
 """
 
 from __future__ import annotations
@@ -23,30 +36,47 @@ from collections.abc import Callable, Sequence
 
 from .._errors import HloParseError
 from ._name_lists import names_in
-from ._shape import Shape
+from ._shape import ELEMENT_BITS, Shape
 from ._shape_syntax import parse_shape
 from ._values import flat_value, parse_int, parse_int_list
 
 # Ops whose result is their operand 0's shape (element type included).
 _SAME = frozenset({
-    "abs", "acos", "acosh", "add", "add-dependency", "and", "asin", "asinh", "atan2", "atanh",
-    "cbrt", "ceil", "copy", "cosh", "cosine", "count-leading-zeros", "divide", "domain", "erf",
-    "exponential", "exponential-minus-one", "floor", "log", "log-plus-one", "logistic",
-    "maximum", "minimum", "mulhi", "multiply", "negate", "not", "or",
-    "popcnt", "power", "remainder", "reverse", "round-nearest-afz", "round-nearest-even",
-    "rsqrt", "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign", "sine",
-    "sinh", "sqrt", "subtract", "tan", "tanh", "xor", "while",
+    "abs", "acos", "acosh", "add-dependency", "asin", "asinh", "atanh", "cbrt", "ceil", "copy",
+    "cosh", "cosine", "count-leading-zeros", "domain", "erf", "exponential",
+    "exponential-minus-one", "floor", "log", "log-plus-one", "logistic", "negate", "not",
+    "popcnt", "reverse", "round-nearest-afz", "round-nearest-even", "rsqrt", "sign", "sine",
+    "sinh", "sqrt", "tan", "tanh", "while",
 })  # fmt: skip
+# Binary ops (``InferBinaryOpShape``): elementwise on any element type; on arithmetic types
+# (not pred); on pred or integers (``and``, ``or``, ``xor``).
+_BINARY = frozenset({"add", "maximum", "minimum", "multiply", "mulhi", "compare"})
+_ARITHMETIC = frozenset({
+    "subtract", "atan2", "power", "divide", "remainder", "shift-left", "shift-right-arithmetic",
+    "shift-right-logical",
+})  # fmt: skip
+_LOGICAL = frozenset({"and", "or", "xor"})
+_FLOATING = frozenset(t for t in ELEMENT_BITS if t.startswith(("f", "bf")))
+_INTEGRAL = frozenset(t for t in ELEMENT_BITS if t[0] in "su" and t[1:].isdigit())
 # Complex element types and their real component's type (``real``, ``imag``, ``abs``).
 _COMPONENT = {"c64": "f32", "c128": "f64"}
 _COMPLEX = {"f32": "c64", "f64": "c128"}
+
+
+class InferenceError(Exception):
+    """XLA's ``ShapeInference`` refuses the operands: ``message`` in its words."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 def infer_shape(opcode: str, operands: Sequence[str | None], attributes: dict[str, str],
                 computation_result: Callable[[str], str | None]) -> str:
     """The shape text XLA infers for ``opcode`` on operands of shapes ``operands`` (texts,
     None where unknown) with raw ``attributes``, or ``""`` when meshtopo does not infer it;
-    ``computation_result(name)`` is the result shape text of computation ``name``."""
+    ``computation_result(name)`` is the result shape text of computation ``name``. An
+    ``InferenceError`` where XLA refuses the operands."""
     try:
         shape = _infer(opcode, operands, attributes, computation_result)
     except (HloParseError, IndexError, ValueError):
@@ -78,13 +108,16 @@ def _infer(opcode: str, texts: Sequence[str | None], attributes: dict[str, str],
     if opcode == "get-tuple-element":
         index = parse_int(flat_value(attributes.get("index", "")), "index", 1, 1)
         return first.tuple_shapes[index] if first.tuple_shapes is not None else None
-    if first.tuple_shapes is not None:
+    if first.tuple_shapes is not None and opcode not in _BINARY | _ARITHMETIC | _LOGICAL:
         return first if opcode in ("while", "add-dependency", "domain") else None
     if opcode in ("real", "imag") or (opcode == "abs" and first.element_type in _COMPONENT):
         return _retyped(first, _COMPONENT.get(first.element_type, first.element_type))
     if opcode == "complex":
         return _retyped(first, _COMPLEX.get(first.element_type, first.element_type))
-    if opcode in ("compare", "is-finite"):
+    if opcode in _BINARY | _ARITHMETIC | _LOGICAL and len(shapes) == 2:
+        found = _binary(opcode, first, shapes[1])
+        return None if found is None else _retyped(found, "pred") if opcode == "compare" else found
+    if opcode == "is-finite":
         return _retyped(first, "pred")
     if opcode in ("select", "clamp"):
         return shapes[1]
@@ -93,6 +126,48 @@ def _infer(opcode: str, texts: Sequence[str | None], attributes: dict[str, str],
         return None if dimensions is None else _transposed(
             first, parse_int_list(dimensions, 1, 1))
     return first if opcode in _SAME else None
+
+
+def _binary(opcode: str, lhs: Shape, rhs: Shape) -> Shape | None:
+    """XLA's ``InferBinaryOpShape`` of ``opcode`` on ``lhs`` and ``rhs`` (no broadcast
+    dimensions: an instruction written in text has none); None where meshtopo does not infer
+    it (dynamic dimensions, floating types of two precisions)."""
+    for side, shape in (("lhs", lhs), ("rhs", rhs)):
+        if shape.tuple_shapes is not None or shape.is_buffer or shape.element_type in (
+                "token", "opaque"):
+            raise InferenceError(f"Expected array argument for {side} of binary operation "
+                                 f"{opcode}, but got {shape.human_string}.")
+    kind = lhs.element_type
+    if opcode in _ARITHMETIC and "pred" in (kind, rhs.element_type):
+        raise InferenceError("Expected element type in shape to be arithmetic type for "
+                             f"operation {opcode}; got PRED.")
+    if opcode in _LOGICAL and kind != "pred" and kind not in _INTEGRAL:
+        raise InferenceError("Expected pred or integral type in argument to and/or "
+                             f"operation; got {kind.upper()}.")
+    if kind != rhs.element_type:
+        if kind in _FLOATING and rhs.element_type in _FLOATING:
+            return None  # the result is the more precise of the two
+        raise InferenceError(f"Binary op {opcode} with different element types: "
+                             f"{lhs.human_string} and {rhs.human_string}.")
+    if opcode == "atan2" and kind not in _FLOATING and kind not in _COMPONENT:
+        raise InferenceError("Expected input element type to be floating or complex for "
+                             f"atan2 operation; got {kind.upper()}.")
+    if any(lhs.dynamic) or any(rhs.dynamic):
+        return None
+    if lhs.dimensions == rhs.dimensions:
+        return lhs
+    if len(lhs.dimensions) == len(rhs.dimensions):
+        if any(a != b and 1 not in (a, b) for a, b in zip(lhs.dimensions, rhs.dimensions,
+                                                          strict=True)):
+            raise InferenceError(f"Binary op with incompatible shapes: {lhs.human_string} "
+                                 f"and {rhs.human_string}.")
+        return Shape(kind, tuple(b if a == 1 else a for a, b in zip(
+            lhs.dimensions, rhs.dimensions, strict=True)), (False,) * len(lhs.dimensions))
+    smaller, larger = (lhs, rhs) if len(lhs.dimensions) < len(rhs.dimensions) else (rhs, lhs)
+    if smaller.dimensions:
+        raise InferenceError(f"Shapes must be equal rank, but are {smaller.human_string} and "
+                             f"{larger.human_string}")
+    return Shape(kind, larger.dimensions, larger.dynamic)
 
 
 def _retyped(shape: Shape, element_type: str) -> Shape:

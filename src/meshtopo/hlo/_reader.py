@@ -51,7 +51,7 @@ from ._allowed import allowed_attributes, conditional_required, unexpected_attri
 from ._bool_lists import parameter_replication
 from ._extents import group_end, value_end
 from ._frontend_attributes import frontend_attributes_end
-from ._infer import infer_shape
+from ._infer import InferenceError, infer_shape
 from ._instruction_checks import (
     CHECKED_OPCODES,
     checked_after,
@@ -1098,8 +1098,12 @@ class Reader:
         attributes = [Attribute(k, inline.get(at) or text[s:e], *self.position(s))
                       for at, (k, s, e) in enumerate(found)]
         shape = text[shape_start:shape_stop]
+        refused_inference = None
         if not shape:
-            shape = self._inferred(opcode.group(), operands, attributes, computation)
+            try:
+                shape = self._inferred(opcode.group(), operands, attributes, computation)
+            except InferenceError as error:  # XLA refuses it once the attributes are read
+                refused_inference = error.message
         instruction = self._make(
             name, opcode.group(), shape, operands, line, column,
             computation, is_root, text[open_at + 1:close - 1], text[start:end],
@@ -1115,6 +1119,9 @@ class Reader:
                 # where the attribute list starts (past it: none); an operand XLA finds
                 # undefined comes first (``_check``)
                 raise SyntaxFault(f"attribute {key} is expected but not seen", skip(text, close))
+        if refused_inference is not None:
+            raise SyntaxFault(f"failed to infer shape for opcode: {opcode.group()}, error: "
+                              f"{refused_inference}", skip(text, end))
         if kind == "conditional":
             _check_branches(attributes, len(operands[0]), skip(text, end))
         elif kind == "scan":
