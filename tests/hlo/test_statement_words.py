@@ -1,7 +1,7 @@
 """Statements refused in XLA's words at XLA's token, in XLA's order (jaxlib's
 ``hlo_module_from_text`` is the reference): a computation defined again is refused once it
-is read (what is wrong inside it comes first), at its name; an opcode without its '(' in the
-words XLA uses for that opcode."""
+is read (what is wrong inside it comes first), at its name, and so is a second ENTRY, at its
+``ENTRY``; an opcode without its '(' in the words XLA uses for that opcode."""
 
 from __future__ import annotations
 
@@ -24,6 +24,12 @@ TEXTS = {
         + "ENTRY e {\n  x = f32[] constant(1)\n  ROOT y = f32[] call(x), to_apply=no\n}\n"),
     "a computation defined again, an error inside it": (
         "HloModule m\n\n" + _COMP + _COMP.replace("copy(p)", "constant{1})") + _ENTRY),
+    "a second entry": "HloModule m\n\n" + _ENTRY + _ENTRY.replace("e {", "f {"),
+    "a second entry, an error inside it": (
+        "HloModule m\n\n" + _ENTRY + _ENTRY.replace("f32[] constant", "[] constant")),
+    "a second entry of the same name": "HloModule m\n\n" + _ENTRY + _ENTRY,
+    "a second entry, its result not its root's": (
+        "HloModule m\n\n" + _ENTRY + _ENTRY.replace("e {", "f () -> s32[] {")),
     "the entry named as a computation before it": (
         "HloModule m\n\n" + _COMP.replace("comp", "e") + _ENTRY),
     **{f"{value} without its '('": (

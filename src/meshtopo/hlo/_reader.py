@@ -311,6 +311,7 @@ class Reader:
         self.single = False
         self._entry_seen = False
         self._name_at = (1, 1)  # where the name of the computation being read is written
+        self._head_at = (1, 1)  # where the computation being read starts (ENTRY, if written)
         # (opcode, has channel, has groups, attribute text as scanned) -> its layout
         # (``_layout_of``).
         self._layouts: dict[tuple[str, bool, bool, str], _Layout] = {}
@@ -463,8 +464,6 @@ class Reader:
         computation: Computation | None = self._step(self._computation_head)  # type: ignore[assignment]
         if computation is None and self._shared.after_reading is not None:
             raise self._shared.after_reading
-        if computation is not None and computation.is_entry:
-            self._entry_seen = True
         self._begin()
         return computation
 
@@ -530,6 +529,11 @@ class Reader:
                     thread = cast("str | None", self._step(self._computation_attributes))
                     if thread is not None:
                         computation.execution_thread = thread
+                if computation.is_entry:  # once read, as XLA checks, at its ENTRY
+                    if self._entry_seen:
+                        raise HloParseError("expects only one ENTRY", *self._head_at,
+                                            self.source)
+                    self._entry_seen = True
                 if computation.name in self.computation_names:  # once read, as XLA checks
                     raise HloParseError(f"computation already exists: {computation.name}",
                                         *self._name_at, self.source)
@@ -557,12 +561,12 @@ class Reader:
         text = self.text
         fast = _FAST_HEAD.match(text, pos) if self._fast else None
         if fast is not None and (fast.group(2) in _RESERVED or (
-                fast.group(1) and self._entry_seen) or (
                 fast.group(4) and _signature_shape_refused(fast.group(4)))):
             fast = None  # the general reader says why
         if fast is not None:  # on one line: the result is where it is on the head's
             start = fast.start(1) if fast.group(1) else fast.start(2)
             start_line, start_column = self.position(start)
+            self._head_at = (start_line, start_column)
             self._name_at = (start_line, start_column + fast.start(2) - start)
             result = fast.start(4)
             return Computation(
@@ -572,9 +576,7 @@ class Reader:
         pos = skip(text, pos)
         if pos >= len(text):
             return None, pos
-        start_line, start_column = self.position(pos)
-        if self._entry_seen and _ENTRY.match(text, pos):
-            raise SyntaxFault("expects only one ENTRY", pos)
+        start_line, start_column = self._head_at = self.position(pos)
         entry = _ENTRY.match(text, pos)
         at = skip(text, entry.end()) if entry else pos
         kind, _, name_end, _ = next_token(text, at)  # XLA's ParseName: one name token
