@@ -97,7 +97,7 @@ def _read(value: str, line: int, column: int
           ) -> tuple[Sharding | tuple[Sharding, ...], HloParseError | None]:
     cursor = TokenCursor(flat_value(value), line, column)
     try:
-        found = _sharding(cursor)
+        found = sharding_value(cursor)
     except GiveUp:  # XLA says so at the attribute's name
         if cursor.recorded is None:
             raise UnparsedAttribute("sharding", line, column) from None
@@ -108,7 +108,9 @@ def _read(value: str, line: int, column: int
     return found, None if recorded is None else relocate(recorded, value, line, column)
 
 
-def _sharding(c: TokenCursor) -> Sharding | tuple[Sharding, ...]:
+def sharding_value(c: TokenCursor) -> Sharding | tuple[Sharding, ...]:
+    """XLA's ``ParseSharding`` at the cursor's ``{``: one sharding, or a tuple's; ``GiveUp``
+    where XLA gives the attribute up without words of its own."""
     c.expect(K.kLbrace, "expected '{' to start sharding attribute")
     if c.kind not in (K.kLbrace, K.kRbrace):
         return _single(c)

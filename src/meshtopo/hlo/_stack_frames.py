@@ -23,7 +23,7 @@ meshtopo._errors.HloParseError: 1:62: sub-attribute parent_frame_id is expected 
 
 from __future__ import annotations
 
-from ._token_cursor import TokenCursor
+from ._token_cursor import TokenCursor, sub_attributes
 from ._tokens import TokKind
 
 K = TokKind
@@ -63,26 +63,4 @@ def _names(c: TokenCursor) -> None:
 def _located(c: TokenCursor, fields: tuple[str, ...]) -> None:
     while c.kind == K.kInt:
         c.lex()
-        _fields(c, fields)
-
-
-def _fields(c: TokenCursor, fields: tuple[str, ...]) -> None:
-    """XLA's ``ParseSubAttributes`` of integer ``fields``, all required."""
-    opened = c.start
-    c.expect(K.kLbrace, "expects '{' to start sub attributes")
-    seen: set[str] = set()
-    while c.kind != K.kRbrace:
-        c.eat(K.kComma)
-        at = c.start
-        name = c.attribute_name()
-        if name in seen:
-            raise c.error(f"attribute {name} already exists", at)
-        if name not in fields:
-            raise c.error(f'unexpected attribute "{name}". Allowed attributes: '
-                          + ", ".join(fields), at)
-        seen.add(name)
-        c.integer()
-    missing = [name for name in fields if name not in seen]
-    if missing:
-        raise c.error(f"sub-attribute {missing[0]} is expected but not seen", opened)
-    c.expect(K.kRbrace, "expects '}' to end sub attributes")
+        sub_attributes(c, dict.fromkeys(fields, TokenCursor.integer))

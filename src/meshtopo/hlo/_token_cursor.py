@@ -18,7 +18,7 @@ meshtopo._errors.HloParseError: 1:16: expects integer
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from .._errors import HloParseError
@@ -114,6 +114,36 @@ def read_attribute(key: str, read: Callable[[TokenCursor], _T], value: str, line
         return read_value(read, value, line, column)
     except GiveUp:
         raise UnparsedAttribute(key, line, column) from None
+
+
+def sub_attributes(c: TokenCursor, readers: Mapping[str, Callable[[TokenCursor], _T]]
+                   ) -> dict[str, _T]:
+    """XLA's ``ParseSubAttributes`` at the cursor's ``{``, every one of them required: each
+    ``name=value`` (a ``,`` before it optional) read by ``readers[name]``, through the
+    ``}``; refused in XLA's words at its token (a name not in ``readers``, one written twice,
+    one missing)."""
+    opened = c.start
+    c.expect(TokKind.kLbrace, "expects '{' to start sub attributes")
+    found: dict[str, _T] = {}
+    while c.kind != TokKind.kRbrace:
+        c.eat(TokKind.kComma)
+        at = c.start
+        name = c.attribute_name()
+        if name in found:
+            raise c.error(f"attribute {name} already exists", at)
+        read = readers.get(name)
+        if read is None:
+            raise c.error(f'unexpected attribute "{name}". Allowed attributes: '
+                          + ", ".join(sorted(readers)), at)
+        try:
+            found[name] = read(c)
+        except GiveUp:  # XLA's words for a value it gives up
+            raise c.error(f"error parsing attribute {name}", at) from None
+    missing = sorted(set(readers) - set(found))
+    if missing:
+        raise c.error(f"sub-attribute {missing[0]} is expected but not seen", opened)
+    c.expect(TokKind.kRbrace, "expects '}' to end sub attributes")
+    return found
 
 
 class TokenCursor:

@@ -14,6 +14,7 @@ from ._aliasing import check_aliasing, check_buffer_donor, check_output_operand_
 from ._bool_lists import check_bool_list_or_bool, check_parameter_replication
 from ._computation_layout import check_computation_layout
 from ._custom_call import check_api_version, check_layout_constraints
+from ._domain import check_domain
 from ._enum_values import NAME_CHECKS, OPCODE_NAME_CHECKS
 from ._frontend_attributes import check_frontend_attributes
 from ._literal import check_shaped_literal
@@ -56,6 +57,7 @@ INT_LIST_ATTRIBUTES = frozenset({
 VALUE_CHECKS: dict[str, Check] = {
     "api_version": check_api_version,
     "dim_labels": check_dim_labels,
+    "domain": check_domain,
     "frontend_attributes": check_frontend_attributes,
     "operand_layout_constraints": check_layout_constraints,
     "origin": check_original_value,
