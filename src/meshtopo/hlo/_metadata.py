@@ -19,16 +19,13 @@ from __future__ import annotations
 import re
 
 from ._syntax import SyntaxFault
-from ._token_cursor import GiveUp, TokenCursor, read_attribute, to_the_end
-from ._tokens import TokKind
+from ._token_cursor import GiveUp, TokenCursor, read_attribute, sub_attributes, to_the_end
 from ._values import int_list_at
 
 _STRINGS = frozenset({"op_type", "op_name", "source_file", "deduplicated_name",
                       "scheduling_name", "metadata_payload"})
 _INT32S = frozenset({"source_line", "source_end_line", "source_column", "source_end_column",
                      "stack_frame_id"})
-_KEYS = _STRINGS | _INT32S | {"profile_type"}
-_ALLOWED = ", ".join(sorted(_KEYS))
 _PROFILE_TYPES = range(4)  # OpMetadata's ProfileType values
 # Metadata as XLA prints it: fields of strings or numbers of at most 9 digits, one space
 # between them. A string's escapes are those XLA prints (CEscape), each one its lexer reads
@@ -67,39 +64,39 @@ def metadata_fields(value: str, line: int, column: int) -> dict[str, str]:
 
 
 def read_metadata(c: TokenCursor) -> dict[str, str]:
-    """XLA's ``ParseMetadata`` at the cursor's ``{``: the fields, the cursor moved past
-    the ``}``; refused in XLA's words at XLA's token. A profile type that is none of XLA's
-    fails the parse without a message of its own once the whole value is read
-    (``GiveUp``)."""
-    fields: dict[str, str] = {}
-    taken = True
-    c.expect(TokKind.kLbrace, "expects '{' to start sub attributes")
-    while c.kind != TokKind.kRbrace:
-        c.eat(TokKind.kComma)
-        at = c.start
-        key = c.attribute_name()
-        if key not in _KEYS:
-            raise c.error(f'unexpected attribute "{key}". Allowed attributes: {_ALLOWED}', at)
-        if key in fields:
-            raise c.error(f"attribute {key} already exists", at)
-        value_at = c.start
-        if key in _STRINGS:
-            fields[key] = c.string()
-            continue
-        if key == "profile_type":
-            try:
-                numbers, end = int_list_at(c.text, value_at)
-            except SyntaxFault as fault:
-                raise c.error(fault.message, fault.offset) from None
-            c.jump(end)
-            taken = taken and all(_int32_bits(n) in _PROFILE_TYPES for n in numbers)
-        elif not -_INT32 <= c.integer() < _INT32:
-            raise c.error("value out of range for int32_t", value_at)
-        fields[key] = c.text[value_at:c.previous_end]
-    c.lex()
-    if not taken:
+    """XLA's ``ParseMetadata`` at the cursor's ``{`` (its fields sub-attributes, none
+    required): the fields, strings decoded, numbers as written, the cursor moved past the
+    ``}``; refused in XLA's words at XLA's token. A profile type that is none of XLA's fails
+    the parse without a message of its own once the whole value is read (``GiveUp``)."""
+    profile_types: list[int] = []
+    fields = sub_attributes(c, {**dict.fromkeys(_STRINGS, TokenCursor.string),
+                                **dict.fromkeys(_INT32S, _int32),
+                                "profile_type": lambda c: _profile_type(c, profile_types)},
+                            required=False)
+    if not all(_int32_bits(n) in _PROFILE_TYPES for n in profile_types):
         raise GiveUp
     return fields
+
+
+def _int32(c: TokenCursor) -> str:
+    """An int32 field's number, as written."""
+    at = c.start
+    if not -_INT32 <= c.integer() < _INT32:
+        raise c.error("value out of range for int32_t", at)
+    return c.text[at:c.previous_end]
+
+
+def _profile_type(c: TokenCursor, numbers: list[int]) -> str:
+    """A profile type's braced list of numbers, as written (its numbers added to
+    ``numbers``)."""
+    at = c.start
+    try:
+        found, end = int_list_at(c.text, at)
+    except SyntaxFault as fault:
+        raise c.error(fault.message, fault.offset) from None
+    c.jump(end)
+    numbers += found
+    return c.text[at:end]
 
 
 _WHOLE = to_the_end(read_metadata, "expects the metadata to end at its '}'")

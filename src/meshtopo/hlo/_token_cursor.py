@@ -116,12 +116,12 @@ def read_attribute(key: str, read: Callable[[TokenCursor], _T], value: str, line
         raise UnparsedAttribute(key, line, column) from None
 
 
-def sub_attributes(c: TokenCursor, readers: Mapping[str, Callable[[TokenCursor], _T]]
-                   ) -> dict[str, _T]:
-    """XLA's ``ParseSubAttributes`` at the cursor's ``{``, every one of them required: each
-    ``name=value`` (a ``,`` before it optional) read by ``readers[name]``, through the
-    ``}``; refused in XLA's words at its token (a name not in ``readers``, one written twice,
-    one missing)."""
+def sub_attributes(c: TokenCursor, readers: Mapping[str, Callable[[TokenCursor], _T]],
+                   required: bool = True) -> dict[str, _T]:
+    """XLA's ``ParseSubAttributes`` at the cursor's ``{``, every one of them ``required`` or
+    none: each ``name=value`` (a ``,`` before it optional) read by ``readers[name]``, through
+    the ``}``; refused in XLA's words at its token (a name not in ``readers``, one written
+    twice, one missing)."""
     opened = c.start
     c.expect(TokKind.kLbrace, "expects '{' to start sub attributes")
     found: dict[str, _T] = {}
@@ -139,7 +139,7 @@ def sub_attributes(c: TokenCursor, readers: Mapping[str, Callable[[TokenCursor],
             found[name] = read(c)
         except GiveUp:  # XLA's words for a value it gives up
             raise c.error(f"error parsing attribute {name}", at) from None
-    missing = sorted(set(readers) - set(found))
+    missing = sorted(set(readers) - set(found)) if required else []
     if missing:
         raise c.error(f"sub-attribute {missing[0]} is expected but not seen", opened)
     c.expect(TokKind.kRbrace, "expects '}' to end sub attributes")
