@@ -345,12 +345,17 @@ for _value in ("{mode=highest}", "{mode=Default}", "{tolerance={atol=1,rtol=2e-3
                "{tolerance={foo=1}}", "{tolerance={atol=x}}", "{\n   mode=tolerance}",
                "{mode=55}", "{mode=}", '{mode="x"}', "{tolerance={atol=1 rtol=2}}",
                "{tolerance={atol=inf}}", "{tolerance=x}", "{tolerance={atol=1,}}",
-               "{tolerance={,}}", "{mode=highest x}"):
+               "{tolerance={,}}", "{mode=highest x}", "{tolerance={atol=, ulps=2}}",
+               "{tolerance={rtol=}}"):
     for _where in ("", ", not the root"):
         _lines = [f"%e = f32[8]{{0}} exponential(%p), result_accuracy={_value}",
                   "ROOT %r = f32[8]{0} copy(%e)"]
         CASES[f"result_accuracy {_value}{_where}"] = module_text(
             *(_lines if _where else [_lines[0].replace("%e =", "ROOT %e =")]))
+# A tolerance without its number is recorded and read past: reported if the text is refused.
+CASES["result_accuracy, a number left out, an error later"] = module_text(
+    "%e = f32[8]{0} exponential(%p), result_accuracy={tolerance={atol=, ulps=2}}",
+    "ROOT %r = f32[8]{0} negate(%nope)")
 
 for _pairs in ("{{0,1}{1,0}}", "{{0,1},,{1,0}}", "{,{0,1}}", "{{0,1},}", "{{0,1},1}", "{1}",
                "{ {0,1} , {1,0} }", "{{0,1},\n   {1,0}}", "{}"):

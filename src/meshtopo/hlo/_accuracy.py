@@ -47,9 +47,10 @@ def _tolerance(c: TokenCursor) -> None:
             name = c.attribute_name()
             if name not in _TOLERANCES:
                 raise c.error(f"invalid attribute name: {name}")
-            if c.kind not in (K.kDecimal, K.kInt, K.kw_inf):
-                raise c.error("expects decimal or integer")
-            c.lex()
+            if c.kind in (K.kDecimal, K.kInt, K.kw_inf):
+                c.lex()
+            else:  # XLA records it and reads on
+                c.record("expects decimal or integer")
             if not c.eat(K.kComma):
                 break
     c.expect(K.kRbrace, "expects '}' at the end of result precision")

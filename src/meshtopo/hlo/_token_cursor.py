@@ -47,20 +47,21 @@ def read_value(read: Callable[[TokenCursor], _T], value: str, line: int, column:
 
 
 def value_check(read: Callable[[TokenCursor], object], what: str, key: str | None = None
-                ) -> Callable[[str, int, int], None]:
+                ) -> Callable[[str, int, int], HloParseError | None]:
     """The check of an attribute value (``what``) that XLA's parser reads as ``read``
-    does: ``check(value, line, column)`` refuses it as XLA does, at XLA's token
-    (``read_value``; with the attribute's ``key``, ``read_attribute``: the reader may give
-    the attribute up)."""
+    does: ``check(value, line, column)`` refuses it as XLA does, at XLA's token, and gives
+    the first error XLA records and reads on past, if any (``recorded_reading``); with the
+    attribute's ``key``, the reader may give the attribute up (``read_attribute``)."""
 
-    def check(value: str, line: int, column: int) -> None:
-        if key is None:
-            read_value(read, value, line, column)
-        else:
-            read_attribute(key, read, value, line, column)
+    def check(value: str, line: int, column: int) -> HloParseError | None:
+        try:
+            return recorded_reading(read, value, line, column)
+        except GiveUp:  # (a reader that gives up is given its attribute's key)
+            raise UnparsedAttribute(key or what, line, column) from None
 
     check.__doc__ = (f"Refuse ``value`` ({what} written at ``line``/``column``) as XLA's "
-                     "parser refuses it, with an ``HloParseError`` at the token XLA points at.")
+                     "parser refuses it, with an ``HloParseError`` at the token XLA points "
+                     "at; the first error XLA records reading it and reads on past, or None.")
     return check
 
 
