@@ -352,6 +352,12 @@ for _value in ("{mode=highest}", "{mode=Default}", "{tolerance={atol=1,rtol=2e-3
                   "ROOT %r = f32[8]{0} copy(%e)"]
         CASES[f"result_accuracy {_value}{_where}"] = module_text(
             *(_lines if _where else [_lines[0].replace("%e =", "ROOT %e =")]))
+# A number XLA's lexer ends before a '.' (which starts no number): the '.' is no literal token.
+for _literal in ("{{2.02.0}, {2.0, 2.0}}", "{{2.02.0 ,}, {2.0, 2.0}}", "{{.5, 1}, {1, 1}}",
+                 "{{-.5, 1}, {1, 1}}", "{{1., 1}, {1, 1.e1}}"):
+    CASES[f"literal {_literal}"] = module_text(
+        f"%c = f32[2,2] constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")
+
 # A tolerance without its number is recorded and read past: reported if the text is refused.
 CASES["result_accuracy, a number left out, an error later"] = module_text(
     "%e = f32[8]{0} exponential(%p), result_accuracy={tolerance={atol=, ulps=2}}",

@@ -41,7 +41,7 @@ _TOKEN = re.compile(
     r"(?P<nan>-?nan(?:\(0x(?P<payload>[0-9a-fA-F]+)\))?)(?![A-Za-z0-9_.\-])"
     r"|(?P<neginf>-inf)(?![A-Za-z0-9_.\-])|(?P<inf>inf)(?![A-Za-z0-9_.\-])"
     r"|(?P<bool>true|false)(?![A-Za-z0-9_.\-])"
-    f"|(?P<decimal>{FLOAT})(?![A-Za-z0-9_.\\-])"
+    f"|(?P<decimal>(?=[0-9\\-])(?:{FLOAT}))(?![A-Za-z0-9_.\\-])"  # (XLA lexes no '.5')
     f"|(?P<int>{INT})(?![A-Za-z0-9_.\\-])"
     r"|(?P<dots>\.\.\.)|(?P<punct>[{}(),])")
 _INTEGRAL_BITS = {f"{sign}{bits}": bits for sign in "su" for bits in (1, 2, 4, 8, 16, 32, 64)}
