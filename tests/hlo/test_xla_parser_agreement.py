@@ -265,6 +265,11 @@ for _name, _line in (
     ("nothing first on a collective", "ROOT %r = f32[8]{0} all-reduce(,%p), "
                                       "replica_groups={}, to_apply=%add"),
     ("two names without a comma", "ROOT %r = f32[8]{0} add(%p %p)"),
+    # What XLA records in a nested instruction comes after its error for the operand, or is
+    # dropped with the instruction read.
+    ("nothing first in a nested one", "ROOT %r = f32[8]{0} add(%p, add(, %p))"),
+    ("nothing first two deep", "ROOT %r = (f32[8], f32[8]) tuple(%p, negate(add(, %p)))"),
+    ("nothing first in a nested one, read", "ROOT %r = (f32[8], (f32[8])) tuple(%p, tuple(, %p))"),
 ):
     CASES[f"nested operand, {_name}"] = module_text(_line)
 # Lexical rules: strings span lines; a '//' comment ends at a line feed or a carriage return.

@@ -1371,11 +1371,16 @@ class Reader:
                 if self._depth >= MAX_DEPTH:
                     raise SyntaxFault(f"values nested more than {MAX_DEPTH} deep", operand)
                 self._depth += 1
+                # What XLA records reading a nested instruction is dropped if it reads one,
+                # and comes after its error for the operand if not.
+                recorded, self._shared.recorded = self._shared.recorded, None
                 try:
                     found, end = self._right_side("", operand, operand, computation, False,
                                                   nested=True)
                 except SyntaxFault:
+                    self._shared.recorded = recorded
                     raise SyntaxFault(NOT_AN_OPERAND, operand) from None
+                self._shared.recorded = recorded
                 self._depth -= 1
                 if not all(self._defined(name) for name in found.operands):
                     raise SyntaxFault(NOT_AN_OPERAND, operand)
