@@ -363,6 +363,16 @@ for _literal in ("{{2.02.0}, {2.0, 2.0}}", "{{2.02.0 ,}, {2.0, 2.0}}", "{{.5, 1}
     CASES[f"literal {_literal}"] = module_text(
         f"%c = f32[2,2] constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")
 
+# A computation is looked up as its name is read: before what is wrong after it.
+for _name, _line in (
+        ("in a list, before a syntax error", "%b = s32[] constant(0)\n  ROOT %r = f32[8]{0} "
+         "conditional(%b, %p, %p), branch_computations={ff ,, %add}"),
+        ("before a later attribute's error", "ROOT %r = f32[8]{0} call(%p), to_apply=nope, "
+         "backend_config=, x=1"),
+        ("before a later value's error", "ROOT %r = f32[] reduce(%p, %p), to_apply=nope, "
+         "dimensions={x}")):
+    CASES[f"computation that does not exist, {_name}"] = module_text(_line)
+
 # A tolerance without its number is recorded and read past: reported if the text is refused.
 CASES["result_accuracy, a number left out, an error later"] = module_text(
     "%e = f32[8]{0} exponential(%p), result_accuracy={tolerance={atol=, ulps=2}}",

@@ -19,7 +19,7 @@ meshtopo._errors.HloParseError: 3:33: expects '}' at the end of instruction name
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from ._token_cursor import TokenCursor, read_value
 from ._tokens import TokKind
@@ -36,18 +36,29 @@ COMPUTATION_LIST_ATTRIBUTES = frozenset({"branch_computations", "called_computat
 NAME_LIST_ATTRIBUTES = (COMPUTATION_ATTRIBUTES | COMPUTATION_LIST_ATTRIBUTES
                         | {"control-predecessors"})
 
-# Each name read, with the offset of the token after it (where XLA reports an instruction
-# the name does not define).
-_Named = list[tuple[str, int]]
+
+class _Named(list[tuple[str, int]]):
+    """Each name read, with the offset of the token after it (where XLA reports an
+    instruction the name does not define); ``known``, the computations that exist (None:
+    not looked up)."""
+
+    def __init__(self, known: Collection[str] | None = None) -> None:
+        super().__init__()
+        self.known = known
 
 
 def _computation(c: TokenCursor, named: _Named) -> None:
     """``ParseHloComputation``: a name, or a computation written inline. The reader reads
     and names one that starts as an instruction list does; here, the start of one that does
     not is refused as XLA's ``ParseInstruction`` refuses it (``[ROOT] name '='``), and the
-    rest is stepped over."""
+    rest is stepped over. A name is looked up as it is read, as XLA does, when the
+    computations that exist are given."""
     if c.kind != K.kLbrace:
-        named.append((c.name(), c.start))
+        at = c.start
+        name = c.name()
+        if named.known is not None and name not in named.known:
+            raise c.error(f"computation does not exist: {name}", at)
+        named.append((name, c.start))
         return
     c.lex()
     c.eat(K.kw_ROOT)
@@ -94,15 +105,17 @@ _READERS: dict[str, Callable[[TokenCursor, _Named], None]] = {
 }
 
 
-def names_in(key: str, value: str, line: int, column: int) -> list[str]:
+def names_in(key: str, value: str, line: int, column: int,
+             known: Collection[str] | None = None) -> list[str]:
     """The names attribute ``key``'s ``value`` (written at ``line:column``; "" when not
-    written: none) lists; an ``HloParseError`` where XLA's parser refuses it."""
+    written: none) lists; an ``HloParseError`` where XLA's parser refuses it, or (given the
+    computations that exist, ``known``) names one that does not exist."""
     if not value:
         return []
     read = _READERS[key]
 
     def names(c: TokenCursor) -> list[str]:
-        named: _Named = []
+        named = _Named(known)
         read(c, named)
         return [name for name, _ in named]
 
@@ -112,6 +125,6 @@ def names_in(key: str, value: str, line: int, column: int) -> list[str]:
 def named_in(key: str, value: str) -> list[tuple[str, int]]:
     """Each name attribute ``key``'s ``value`` lists (one XLA's parser takes) and the offset
     in ``value`` of the token after it."""
-    named: _Named = []
+    named = _Named()
     _READERS[key](TokenCursor(flat_value(value), 1, 0), named)
     return named

@@ -1470,7 +1470,8 @@ class Reader:
                     inline_at := self._inline_start(key, key_offsets[index])) is not None:
                 self._inline_computation(inline_at, cut=True)  # XLA stops in its instructions
             elif key in CALL_ATTRIBUTES:
-                called.extend(names_in(key, value, at_line, at_column))
+                called.extend(names_in(key, value, at_line, at_column,
+                                       self.computation_names))  # looked up as read
             elif key == "control-predecessors":
                 controls = tuple(names_in(key, value, at_line, at_column))
             if cut_here:
