@@ -33,6 +33,7 @@ meshtopo.hlo._infer.InferenceError: Binary op with incompatible shapes: f32[4] a
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from .._errors import HloParseError
 from ._name_lists import names_in
@@ -46,7 +47,7 @@ _SAME = frozenset({
     "cosh", "cosine", "count-leading-zeros", "domain", "erf", "exponential",
     "exponential-minus-one", "floor", "log", "log-plus-one", "logistic", "negate", "not",
     "popcnt", "reverse", "round-nearest-afz", "round-nearest-even", "rsqrt", "sign", "sine",
-    "sinh", "sqrt", "tan", "tanh", "while",
+    "sinh", "sqrt", "tan", "tanh",
 })  # fmt: skip
 # Binary ops (``InferBinaryOpShape``): elementwise on any element type; on arithmetic types
 # (not pred); on pred or integers (``and``, ``or``, ``xor``).
@@ -63,6 +64,21 @@ _COMPONENT = {"c64": "f32", "c128": "f64"}
 _COMPLEX = {"f32": "c64", "f64": "c128"}
 
 
+class ProgramShape(NamedTuple):
+    """A computation's program shape (XLA's ``ProgramShape``): its parameters' names and
+    shape texts in number order, and its result's shape text."""
+
+    parameters: tuple[tuple[str, str], ...]
+    result: str
+
+    @property
+    def human_string(self) -> str:
+        """As XLA's messages print it: ``(name: shape, ...) -> shape``, without layouts."""
+        parameters = ", ".join(f"{name}: {parse_shape(shape).human_string}"
+                               for name, shape in self.parameters)
+        return f"({parameters}) -> {parse_shape(self.result).human_string}"
+
+
 class InferenceError(Exception):
     """XLA's ``ShapeInference`` refuses the operands: ``message`` in its words."""
 
@@ -72,20 +88,20 @@ class InferenceError(Exception):
 
 
 def infer_shape(opcode: str, operands: Sequence[str | None], attributes: dict[str, str],
-                computation_result: Callable[[str], str | None]) -> str:
+                program: Callable[[str], ProgramShape | None]) -> str:
     """The shape text XLA infers for ``opcode`` on operands of shapes ``operands`` (texts,
     None where unknown) with raw ``attributes``, or ``""`` when meshtopo does not infer it;
-    ``computation_result(name)`` is the result shape text of computation ``name``. An
+    ``program(name)`` is the program shape of computation ``name`` (None: not read). An
     ``InferenceError`` where XLA refuses the operands."""
     try:
-        shape = _infer(opcode, operands, attributes, computation_result)
+        shape = _infer(opcode, operands, attributes, program)
     except (HloParseError, IndexError, ValueError):
         return ""
     return "" if shape is None else str(shape)
 
 
 def _infer(opcode: str, texts: Sequence[str | None], attributes: dict[str, str],
-           computation_result: Callable[[str], str | None]) -> Shape | None:
+           program: Callable[[str], ProgramShape | None]) -> Shape | None:
     if opcode in ("after-all",):
         return Shape("token", layout=None)
     if opcode in ("partition-id", "replica-id"):
@@ -95,8 +111,8 @@ def _infer(opcode: str, texts: Sequence[str | None], attributes: dict[str, str],
         if key not in attributes and opcode == "conditional":
             key = "true_computation"
         names = names_in(key, attributes.get(key, ""), 1, 1)
-        result = computation_result(names[0]) if names else None
-        return parse_shape(result) if result else None
+        called = program(names[0]) if names else None
+        return parse_shape(called.result) if called else None
     if any(text is None or not text for text in texts):
         return None
     shapes = [parse_shape(text) for text in texts]  # type: ignore[arg-type]
@@ -108,8 +124,15 @@ def _infer(opcode: str, texts: Sequence[str | None], attributes: dict[str, str],
     if opcode == "get-tuple-element":
         index = parse_int(flat_value(attributes.get("index", "")), "index", 1, 1)
         return first.tuple_shapes[index] if first.tuple_shapes is not None else None
+    if opcode == "while":
+        return _while(first, *(_program(key, attributes, program)
+                               for key in ("condition", "body")))
+    if opcode == "transpose":  # without dimensions, the reader says they are required
+        dimensions = attributes.get("dimensions")
+        return None if dimensions is None else _transposed(
+            first, parse_int_list(dimensions, 1, 1))
     if first.tuple_shapes is not None and opcode not in _BINARY | _ARITHMETIC | _LOGICAL:
-        return first if opcode in ("while", "add-dependency", "domain") else None
+        return first if opcode in ("add-dependency", "domain") else None
     if opcode in ("real", "imag") or (opcode == "abs" and first.element_type in _COMPONENT):
         return _retyped(first, _COMPONENT.get(first.element_type, first.element_type))
     if opcode == "complex":
@@ -121,10 +144,6 @@ def _infer(opcode: str, texts: Sequence[str | None], attributes: dict[str, str],
         return _retyped(first, "pred")
     if opcode in ("select", "clamp"):
         return shapes[1]
-    if opcode == "transpose":  # without dimensions, the reader says they are required
-        dimensions = attributes.get("dimensions")
-        return None if dimensions is None else _transposed(
-            first, parse_int_list(dimensions, 1, 1))
     return first if opcode in _SAME else None
 
 
@@ -170,6 +189,36 @@ def _binary(opcode: str, lhs: Shape, rhs: Shape) -> Shape | None:
     return Shape(kind, larger.dimensions, larger.dynamic)
 
 
+def _program(key: str, attributes: dict[str, str],
+             program: Callable[[str], ProgramShape | None]) -> ProgramShape | None:
+    """The program shape of the computation attribute ``key`` names, if read."""
+    names = names_in(key, attributes.get(key, ""), 1, 1)
+    return program(names[0]) if names else None
+
+
+def _while(init: Shape, condition: ProgramShape | None, body: ProgramShape | None
+           ) -> Shape | None:
+    """XLA's ``InferWhileShape``: ``init``, where the condition and the body take one
+    parameter of its shape, the body returns it and the condition a ``pred[]``."""
+    if condition is None or body is None:
+        return None
+    for what, called in (("Condition", condition), ("Body", body)):
+        if len(called.parameters) != 1:
+            raise InferenceError(f"{what} must take 1 arguments; got "
+                                 f"{len(called.parameters)}.")
+    got = (f"Condition: {condition.human_string}; body: {body.human_string}; init: "
+           f"{init.human_string}.")
+    if not parse_shape(condition.result).compatible(Shape("pred")):
+        raise InferenceError(f"Condition must return a boolean; got {got}.")
+    result = parse_shape(body.result)
+    if not (result.compatible(parse_shape(condition.parameters[0][1]))
+            and result.compatible(parse_shape(body.parameters[0][1]))
+            and result.compatible(init)):
+        raise InferenceError("The parameter of condition and body, the result of the body, "
+                             f"and init must all have the same shape; got {got}.")
+    return init
+
+
 def _retyped(shape: Shape, element_type: str) -> Shape:
     return Shape(element_type, shape.dimensions, shape.dynamic, shape.layout)
 
@@ -177,8 +226,14 @@ def _retyped(shape: Shape, element_type: str) -> Shape:
 def _transposed(shape: Shape, permutation: list[int]) -> Shape | None:
     """XLA's ``InferTransposeShape``: dimension i is the operand's ``permutation[i]``; the
     layout keeps the data where it is (``ShapeUtil::PermuteDimensions``)."""
+    if shape.tuple_shapes is not None or shape.is_buffer or shape.element_type in (
+            "token", "opaque"):
+        raise InferenceError(f"Expected array argument for transpose, but got "
+                             f"{shape.human_string}.")
     if sorted(permutation) != list(range(len(shape.dimensions))):
-        return None
+        raise InferenceError(f"Transpose dimensions [{','.join(map(str, permutation))}] are "
+                             "not a permutation of the operand dimensions (operand shape is "
+                             f"{shape.human_string}).")
     layout = shape.layout
     if layout is not None:
         minor_to_major = parse_int_list("{" + layout.partition(":")[0] + "}", 1, 1)

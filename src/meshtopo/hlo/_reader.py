@@ -51,7 +51,7 @@ from ._allowed import allowed_attributes, conditional_required, unexpected_attri
 from ._bool_lists import parameter_replication
 from ._extents import group_end, value_end
 from ._frontend_attributes import frontend_attributes_end
-from ._infer import InferenceError, infer_shape
+from ._infer import InferenceError, ProgramShape, infer_shape
 from ._instruction_checks import (
     CHECKED_OPCODES,
     checked_after,
@@ -248,13 +248,11 @@ class _Shared:
     which stay few enough for Python to share their layout)."""
 
     __slots__ = ("after_reading", "async_called", "definition", "inline", "inline_count",
-                 "missing", "opcodes", "parameter_counts", "recorded", "results",
-                 "single_state", "visit")
+                 "missing", "opcodes", "programs", "recorded", "single_state", "visit")
 
     def __init__(self, definition: Callable[[Computation, str], str | None]) -> None:
         self.definition = definition
-        self.results: dict[str, str] = {}  # computation -> its root's shape text
-        self.parameter_counts: dict[str, int] = {}  # computation -> its parameters
+        self.programs: dict[str, ProgramShape] = {}  # each computation's, once read
         self.async_called: set[str] = set()
         self.inline: list[Computation] = []
         self.inline_count = 0  # names given: _, _.1, ...
@@ -538,8 +536,9 @@ class Reader:
                     raise HloParseError(f"computation already exists: {computation.name}",
                                         *self._name_at, self.source)
                 self.computation_names.add(computation.name)
-                self._shared.results[computation.name] = computation.root.shape_text
-                self._shared.parameter_counts[computation.name] = len(self._parameters)
+                self._shared.programs[computation.name] = ProgramShape(
+                    tuple((p.name, p.shape_text) for _, p in sorted(self._parameters.items())),
+                    computation.root.shape_text)
                 return
             for operand in self._nested:  # written as operands: they come first
                 self._check(computation, operand, None)
@@ -1127,8 +1126,7 @@ class Reader:
         if kind == "conditional":
             _check_branches(attributes, len(operands[0]), skip(text, end))
         elif kind == "scan":
-            _check_scan(attributes, len(operands[0]), self._shared.parameter_counts,
-                        skip(text, end))
+            _check_scan(attributes, len(operands[0]), self._shared.programs, skip(text, end))
         if checked_after(kind, written) and (after_error := instruction_error(
                 kind, shape, self._operand_shapes(operands, computation),
                 {a.key: a.value for a in attributes})) is not None:
@@ -1177,8 +1175,7 @@ class Reader:
         if skip(inner.text, inner.pos) < len(inner.text) and not cut:
             raise SyntaxFault("expects '}' at the end of instruction list.", start + inner.pos)
         self.computation_names.discard("")
-        result = shared.results.pop("")
-        parameters = shared.parameter_counts.pop("")
+        program = shared.programs.pop("")
         while True:
             count = shared.inline_count
             shared.inline_count += 1
@@ -1189,8 +1186,7 @@ class Reader:
         for instruction in computation.instructions:
             instruction.computation = name
         self.computation_names.add(name)
-        shared.results[name] = result
-        shared.parameter_counts[name] = parameters
+        shared.programs[name] = program
         shared.inline.append(computation)
         return name
 
@@ -1299,7 +1295,7 @@ class Reader:
         its operands' shapes (written inline, else their ``definition``), or "" when it is
         not inferred."""
         return infer_shape(opcode, self._operand_shapes(operands, computation),
-                           {a.key: a.value for a in attributes}, self._shared.results.get)
+                           {a.key: a.value for a in attributes}, self._shared.programs.get)
 
     def _operand_shapes(self, operands: _Operands, computation: Computation
                         ) -> list[str | None]:
@@ -1567,16 +1563,17 @@ def _check_branches(attributes: list[Attribute], operands: int, after: int) -> N
 
 
 def _check_scan(attributes: list[Attribute], operands: int,
-                parameter_counts: dict[str, int], after: int) -> None:
-    """XLA's rules for a scan of ``operands`` operands with ``attributes`` (the parameters of
-    each computation read, ``parameter_counts``): as many operands as its ``to_apply`` has
+                programs: dict[str, ProgramShape], after: int) -> None:
+    """XLA's rules for a scan of ``operands`` operands with ``attributes`` (the program shape
+    of each computation read, ``programs``): as many operands as its ``to_apply`` has
     parameters, one dimension, and no more carries than operands; refused at ``after``,
     the token after the instruction."""
     written = {a.key: a for a in attributes}
     to_apply, dimensions, num_carries = (
         written["to_apply"], written["dimensions"], written["num_carries"])
     called = names_in("to_apply", to_apply.value, to_apply.line, to_apply.column)
-    parameters = parameter_counts.get(called[0]) if called else None
+    program = programs.get(called[0]) if called else None
+    parameters = None if program is None else len(program.parameters)
     if parameters is not None and parameters != operands:
         raise SyntaxFault(f"expects {operands} operands to match the number of parameters of "
                           f"to_apply, but to_apply has {parameters} parameters", after)
