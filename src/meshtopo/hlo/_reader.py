@@ -1072,69 +1072,86 @@ class Reader:
                 self._defined(operand) for operand in operands[0]):  # else: which is not
             raise SyntaxFault(f"expects {expected} operands, but has {len(operands[0])} "
                               "operands", open_at)
-        if nested:
-            name = self._anonymous(opcode.group())
-        if kind == "conditional":
-            if not operands[0]:
-                raise SyntaxFault("conditional requires at least one operand", skip(text, close))
-            _check_predicate(self._operand_shape(operands, computation), skip(text, close))
-        continues = None
-        if kind in ASYNC_KINDS:
-            continues = self._async(opcode.group(), text[shape_start:shape_stop], operands[0],
-                                    skip(text, close))
         try:
-            found, end = ([], close) if nested else read_attributes(text, close)
-        except AttributesCut as cut:  # XLA judges the attributes before the cut first
-            self._judged(opcode.group(), [Attribute(k, text[s:e], *self.position(s))
-                                          for k, s, e in cut.found],
-                         [_key_at(text, k, s) for k, s, _ in cut.found],
-                         operands, computation, cut.value_cut)
-            raise
-        inline = {at: self._inline_computations(s, e) for at, (k, s, e) in enumerate(found)
-                  if k in CALL_ATTRIBUTES and _INLINE.match(text, s)}
-        if continues is not None:
-            self._async_attributes(name.lstrip("%"), kind, continues, [
-                (k, text[s:e]) for k, s, e in found], end)
-        line, column = self.position(start)
-        attributes = [Attribute(k, inline.get(at) or text[s:e], *self.position(s))
-                      for at, (k, s, e) in enumerate(found)]
-        shape = text[shape_start:shape_stop]
-        refused_inference = None
-        if not shape:
+            if nested:
+                name = self._anonymous(opcode.group())
+            if kind == "conditional":
+                if not operands[0]:
+                    raise SyntaxFault("conditional requires at least one operand", skip(text, close))
+                _check_predicate(self._operand_shape(operands, computation), skip(text, close))
+            continues = None
+            if kind in ASYNC_KINDS:
+                continues = self._async(opcode.group(), text[shape_start:shape_stop], operands[0],
+                                        skip(text, close))
             try:
-                shape = self._inferred(opcode.group(), operands, attributes, computation)
-            except InferenceError as error:  # XLA refuses it once the attributes are read
-                refused_inference = error.message
-        instruction = self._make(
-            name, opcode.group(), shape, operands, line, column,
-            computation, is_root, text[open_at + 1:close - 1], text[start:end],
-            attributes, close - start, [_key_at(text, k, s) for k, s, _ in found])
-        written = {a.key for a in attributes}
-        required = (conditional_required(written, self._operand_type(operands, computation))
-                    if kind == "conditional" else required_attributes(opcode.group()))
-        for key in required:
-            if key == "dimensions" and kind == "broadcast" and _is_scalar(
-                    self._operand_shape(operands, computation)):
-                continue  # a scalar's broadcast needs none
-            if key not in written and all(self._defined(o) for o in operands[0]):
-                # where the attribute list starts (past it: none); an operand XLA finds
-                # undefined comes first (``_check``)
-                raise SyntaxFault(f"attribute {key} is expected but not seen", skip(text, close))
-        if refused_inference is not None:
-            raise SyntaxFault(f"failed to infer shape for opcode: {opcode.group()}, error: "
-                              f"{refused_inference}", skip(text, end))
-        if kind == "conditional":
-            _check_branches(attributes, len(operands[0]), skip(text, end))
-        elif kind == "scan":
-            _check_scan(attributes, len(operands[0]), self._shared.programs, skip(text, end))
-        if checked_after(kind, written) and (after_error := instruction_error(
-                kind, shape, self._operand_shapes(operands, computation),
-                {a.key: a.value for a in attributes})) is not None:
-            raise SyntaxFault(after_error, skip(text, end))
-        for attribute in attributes:  # once the instruction is made, as XLA checks it
-            if attribute.key == "parameter_replication":
-                _check_replication(attribute.value, shape, skip(text, end))
-        return instruction, end
+                found, end = ([], close) if nested else read_attributes(text, close)
+            except AttributesCut as cut:  # XLA judges the attributes before the cut first
+                self._judged(opcode.group(), [Attribute(k, text[s:e], *self.position(s))
+                                              for k, s, e in cut.found],
+                             [_key_at(text, k, s) for k, s, _ in cut.found],
+                             operands, computation, cut.value_cut)
+                raise
+            inline = {at: self._inline_computations(s, e) for at, (k, s, e) in enumerate(found)
+                      if k in CALL_ATTRIBUTES and _INLINE.match(text, s)}
+            if continues is not None:
+                self._async_attributes(name.lstrip("%"), kind, continues, [
+                    (k, text[s:e]) for k, s, e in found], end)
+            line, column = self.position(start)
+            attributes = [Attribute(k, inline.get(at) or text[s:e], *self.position(s))
+                          for at, (k, s, e) in enumerate(found)]
+            shape = text[shape_start:shape_stop]
+            refused_inference = None
+            if not shape:
+                try:
+                    shape = self._inferred(opcode.group(), operands, attributes, computation)
+                except InferenceError as error:  # XLA refuses it once the attributes are read
+                    refused_inference = error.message
+            instruction = self._make(
+                name, opcode.group(), shape, operands, line, column,
+                computation, is_root, text[open_at + 1:close - 1], text[start:end],
+                attributes, close - start, [_key_at(text, k, s) for k, s, _ in found])
+            written = {a.key for a in attributes}
+            required = (conditional_required(written, self._operand_type(operands, computation))
+                        if kind == "conditional" else required_attributes(opcode.group()))
+            for key in required:
+                if key == "dimensions" and kind == "broadcast" and _is_scalar(
+                        self._operand_shape(operands, computation)):
+                    continue  # a scalar's broadcast needs none
+                if key not in written:  # where the attribute list starts (past it: none)
+                    raise SyntaxFault(f"attribute {key} is expected but not seen", skip(text, close))
+            if refused_inference is not None:
+                raise SyntaxFault(f"failed to infer shape for opcode: {opcode.group()}, error: "
+                                  f"{refused_inference}", skip(text, end))
+            if kind == "conditional":
+                _check_branches(attributes, len(operands[0]), skip(text, end))
+            elif kind == "scan":
+                _check_scan(attributes, len(operands[0]), self._shared.programs, skip(text, end))
+            if checked_after(kind, written) and (after_error := instruction_error(
+                    kind, shape, self._operand_shapes(operands, computation),
+                    {a.key: a.value for a in attributes})) is not None:
+                raise SyntaxFault(after_error, skip(text, end))
+            for attribute in attributes:  # once the instruction is made, as XLA checks it
+                if attribute.key == "parameter_replication":
+                    _check_replication(attribute.value, shape, skip(text, end))
+            return instruction, end
+        except (SyntaxFault, HloParseError):
+            self._undefined_operand_first(operands[0], text, open_at + 1, close - 1)
+            raise
+
+    def _undefined_operand_first(self, operands: tuple[str, ...], text: str, start: int,
+                                 stop: int) -> None:
+        """XLA records an operand it finds undefined and reads on, so its error comes before
+        any later in the instruction: raised here, at the operand (written in
+        ``text[start:stop]``), when one of ``operands`` is."""
+        undefined = next((o for o in operands if not self._defined(o)), None)
+        if undefined is None:
+            return
+        try:
+            at = next(at for name, _, at in split_operands(text[start:stop], check_shapes=False)
+                      if name == undefined)
+        except (SyntaxFault, StopIteration):
+            return
+        raise SyntaxFault(f"instruction does not exist: {undefined}", start + at)
 
     def _inline_computations(self, start: int, stop: int) -> str:
         """Read the computations written inline as the attribute value ``text[start:stop]``
