@@ -977,6 +977,13 @@ for _name, _value in (
 CASES["header input_output_alias, no parameter number, refused later"] = "\n" + module_text(
     "ROOT %r = f32[8]{0} copy(%q)").replace(
         "HloModule m", "HloModule m, input_output_alias={ {}: (, {}) }", 1)
+# The header's entry_computation_layout: a layout's item XLA records and reads past leaves a
+# bracket open, which its reader of the layout steps over.
+for _name, _line in (("a tile left open", "ROOT %r = f32[8]{0} copy(%p)"),
+                     ("a tile left open, refused later", "ROOT %r = f32[8]{0} copy(%q)")):
+    CASES[f"header entry_computation_layout, {_name}"] = "\n" + module_text(_line).replace(
+        "HloModule m", "HloModule m, entry_computation_layout={(f32[8]{0:T(8S(5)})->f32[8]{0}}",
+        1)
 # An instruction's output_to_operand_aliasing (XLA's ParseInstructionOutputOperandAliasing).
 for _name, _value in (
     ("of one pair", "{{}: (0, {})}"),

@@ -12,17 +12,31 @@ meshtopo._errors.HloParseError: 1:53: Expects -> before result shape
 
 from __future__ import annotations
 
+from .._errors import HloParseError
 from ._shape_syntax import read_shape
-from ._token_cursor import TokenCursor, read_value
+from ._token_cursor import TokenCursor, recorded_reading
 from ._tokens import TokKind
 
 K = TokKind
 
 
-def check_computation_layout(value: str, line: int, column: int) -> None:
+def check_computation_layout(value: str, line: int, column: int) -> HloParseError | None:
     """Refuse ``value`` (an ``entry_computation_layout`` written at ``line``/``column``) as
-    XLA's parser refuses it, with an ``HloParseError`` at the token XLA points at."""
-    read_value(_layout, value, line, column)
+    XLA's parser refuses it, with an ``HloParseError`` at the token XLA points at; the first
+    error XLA records reading it and reads on past (a layout's item), or None."""
+    return recorded_reading(_layout, value, line, column)
+
+
+def computation_layout_end(text: str, start: int) -> int | None:
+    """Where the computation layout at ``start`` ends, as XLA's reader of it stops (past its
+    '}', whatever brackets the errors it reads past leave open), or None where it refuses
+    it."""
+    c = TokenCursor(text, 1, 0, start)
+    try:
+        _layout(c)
+    except HloParseError:
+        return None
+    return c.previous_end
 
 
 def _layout(c: TokenCursor) -> None:

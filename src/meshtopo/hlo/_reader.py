@@ -49,6 +49,7 @@ from typing import NamedTuple, TypeVar, cast
 from .._errors import HloParseError
 from ._allowed import allowed_attributes, conditional_required, unexpected_attribute
 from ._bool_lists import parameter_replication
+from ._computation_layout import computation_layout_end
 from ._extents import group_end, value_end
 from ._frontend_attributes import frontend_attributes_end
 from ._infer import InferenceError, ProgramShape, infer_shape
@@ -1797,6 +1798,10 @@ def attribute_value_end(key: str, text: str, start: int) -> int:
         attributes_end = frontend_attributes_end(text, start)
         if attributes_end is not None:
             return attributes_end
+    if key == "entry_computation_layout" and text.startswith("{", start):
+        layout_end = computation_layout_end(text, start)
+        if layout_end is not None:
+            return layout_end
     if key == "outfeed_shape":
         end, refused = read_shape(text, start, len(text), signature=True)
         if refused is not None:
