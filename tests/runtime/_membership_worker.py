@@ -1,11 +1,13 @@
-"""One process of the membership test: ``_membership_worker.py RANK PORT OUT``.
+"""One process of the membership test: ``_membership_worker.py RANK PORT OUT [LATE]``.
 
 Two gloo processes, one ``TorchFactory`` with the default membership (met once per clique):
 an in-place all-reduce (``out=`` the send buffer), an all-reduce of a type gloo carries
 widened, then the two ranks diverge (rank 0 an all-reduce, rank 1 an all-gather, the second
 operation of the clique, which no store rendezvous precedes): each must get the
-``RendezvousError`` naming the other, from gloo's timeout diagnosed in the store. Writes what
-it saw to OUT/<rank>.json, then ends once the other has written its own."""
+``RendezvousError`` naming the other, from gloo's timeout diagnosed in the store (rank 1
+starting its operation LATE seconds after rank 0, rank 0 times out first and closes the pair,
+which rank 1 sees instead of its own timeout). Writes what it saw to OUT/<rank>.json, then
+ends once the other has written its own."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from meshtopo.runtime._torch import TorchFactory
 TIMEOUT = 3.0
 
 
-def main(rank: int, port: int, out: Path) -> None:
+def main(rank: int, port: int, out: Path, late: float = 0.0) -> None:
     """Run rank ``rank`` (see the module docstring)."""
     logging.basicConfig(stream=sys.stderr)
     store = dist.TCPStore("127.0.0.1", port, 2, is_master=rank == 0,
@@ -45,6 +47,7 @@ def main(rank: int, port: int, out: Path) -> None:
         if rank == 0:
             communicator.all_reduce(np.ones(4, np.float32), op_name="first").wait()
         else:
+            time.sleep(late)
             communicator.all_gather(np.ones(4, np.float32), op_name="second").wait()
     except RendezvousError as error:
         seen.update(error=str(error), missing=error.missing, waited=error.waited)
@@ -59,4 +62,4 @@ def main(rank: int, port: int, out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3]))
+    main(int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3]), float(sys.argv[4]))

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -269,16 +270,13 @@ def test_replay_of_opposite_orders_on_torch_ends_in_the_rendezvous_error(
     assert "instruction %ag_b (all-gather) on device 1" in last
 
 
-@pytest.mark.timeout(90)
-def test_clique_membership_diagnoses_a_later_divergence_from_gloo_timeouts(
-        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    # Two Pythons of their own: as forks of one process the two ranks' gloo timeouts race
-    # (one sees the other's pair closed instead of its own timeout) about one run in six.
+def _membership_ranks(tmp_path: Path, late: float) -> list[dict[str, Any]]:
+    """What each of the two ranks of ``_membership_worker.py`` saw (rank 1 ``late``)."""
     port = str(free_port())
     env = dict(os.environ, PYTHONPATH=SRC, TORCH_CPP_LOG_LEVEL="ERROR")
     worker = str(Path(__file__).with_name("_membership_worker.py"))
-    processes = [subprocess.Popen([sys.executable, worker, str(r), port, str(tmp_path)],
-                                  env=env) for r in range(2)]
+    processes = [subprocess.Popen([sys.executable, worker, str(r), port, str(tmp_path),
+                                   str(late)], env=env) for r in range(2)]
     try:
         codes = [p.wait(timeout=60) for p in processes]
     finally:
@@ -287,7 +285,14 @@ def test_clique_membership_diagnoses_a_later_divergence_from_gloo_timeouts(
                 process.kill()
             process.wait()
     assert codes == [0, 0]
-    seen = [json.loads((tmp_path / f"{r}.json").read_text()) for r in range(2)]
+    return [json.loads((tmp_path / f"{r}.json").read_text()) for r in range(2)]
+
+
+@pytest.mark.timeout(90)
+def test_clique_membership_diagnoses_a_later_divergence_from_gloo_timeouts(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    # Two Pythons of their own: as forks of one process one rank times out first more often.
+    seen = _membership_ranks(tmp_path, late=0.0)
     assert all(s["in_place"] and s["reduced"] == [1.0, 3.0, 5.0, 7.0] for s in seen)
     assert all(s["widened"] == [1, 300] and s["dtype"] == "int16" for s in seen)
     # Each waited in its own operation; the other never arrived there.
@@ -300,6 +305,19 @@ def test_clique_membership_diagnoses_a_later_divergence_from_gloo_timeouts(
     stuck = capfd.readouterr().err
     assert "[id=0] This thread has been waiting for `first` for " in stuck
     assert "Arrived: devices [0]; not arrived: devices [1]." in stuck
+
+
+@pytest.mark.timeout(90)
+def test_a_peer_that_timed_out_first_is_the_same_divergence(tmp_path: Path) -> None:
+    # Rank 0 times out first and closes the pair: rank 1 sees the pair closed instead of its
+    # own timeout, which the store diagnoses alike (before, rank 1 failed with gloo's words
+    # and rank 0 waited for it in vain).
+    seen = _membership_ranks(tmp_path, late=1.5)
+    assert "`first` timed out after 3 s on device 0: device(s) [1] never arrived" in \
+        seen[0]["error"]
+    assert "`second` timed out after 3 s on device 1: device(s) [0] never arrived" in \
+        seen[1]["error"]
+    assert [s["missing"] for s in seen] == [[1], [0]]
 
 
 @pytest.mark.usefixtures("torch_server")

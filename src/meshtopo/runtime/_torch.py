@@ -178,7 +178,11 @@ WATCHDOG = Watchdog()
 
 
 def _timed_out(error: BaseException) -> bool:
-    return "timed out" in str(error).lower()
+    """Whether gloo's ``error`` says it gave up waiting for a peer: its own timeout, or the
+    peer closing the pair (a peer waiting in another operation that timed out first: which
+    the store diagnoses as the same divergence)."""
+    message = str(error).lower()
+    return "timed out" in message or "closed by peer" in message or "reset by peer" in message
 
 
 class StoreRendezvous:
