@@ -57,6 +57,7 @@ _ARITHMETIC = frozenset({
     "shift-right-logical",
 })  # fmt: skip
 _LOGICAL = frozenset({"and", "or", "xor"})
+_BINARY_OPS = _BINARY | _ARITHMETIC | _LOGICAL
 _FLOATING = frozenset(t for t in ELEMENT_BITS if t.startswith(("f", "bf")))
 _INTEGRAL = frozenset(t for t in ELEMENT_BITS if t[0] in "su" and t[1:].isdigit())
 # Complex element types and their real component's type (``real``, ``imag``, ``abs``).
@@ -131,15 +132,15 @@ def _infer(opcode: str, texts: Sequence[str | None], attributes: dict[str, str],
         dimensions = attributes.get("dimensions")
         return None if dimensions is None else _transposed(
             first, parse_int_list(dimensions, 1, 1))
-    if first.tuple_shapes is not None and opcode not in _BINARY | _ARITHMETIC | _LOGICAL:
+    if opcode in _BINARY_OPS and len(shapes) == 2:
+        found = _binary(opcode, first, shapes[1])
+        return found if found is None or opcode != "compare" else _retyped(found, "pred")
+    if first.tuple_shapes is not None:
         return first if opcode in ("add-dependency", "domain") else None
     if opcode in ("real", "imag") or (opcode == "abs" and first.element_type in _COMPONENT):
         return _retyped(first, _COMPONENT.get(first.element_type, first.element_type))
     if opcode == "complex":
         return _retyped(first, _COMPLEX.get(first.element_type, first.element_type))
-    if opcode in _BINARY | _ARITHMETIC | _LOGICAL and len(shapes) == 2:
-        found = _binary(opcode, first, shapes[1])
-        return None if found is None else _retyped(found, "pred") if opcode == "compare" else found
     if opcode == "is-finite":
         return _retyped(first, "pred")
     if opcode in ("select", "clamp"):
