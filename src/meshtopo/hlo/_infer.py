@@ -4,7 +4,7 @@ XLA's parser takes ``name = opcode(operands)`` with no shape for the opcodes tha
 theirs (``_opcodes.SHAPE_REQUIRED`` lists those that cannot) and infers it from the operands'
 shapes. meshtopo infers the shapes of the opcodes whose rule needs only the operands' shapes
 and a few attributes (elementwise ops, ``compare``, ``select``, ``tuple``,
-``get-tuple-element``, ``transpose``, ``call``/``while``/``conditional`` by their
+``get-tuple-element``, ``transpose``, ``dot``, ``call``/``while``/``conditional`` by their
 computation, tokens and ids); for the others, and where an operand's shape is itself unknown,
 ``infer_shape`` gives ``""``: the instruction's shape is not known (``Instruction.shape``
 says so) and nothing that needs it is checked.
@@ -63,6 +63,9 @@ _INTEGRAL = frozenset(t for t in ELEMENT_BITS if t[0] in "su" and t[1:].isdigit(
 # Complex element types and their real component's type (``real``, ``imag``, ``abs``).
 _COMPONENT = {"c64": "f32", "c128": "f64"}
 _COMPLEX = {"f32": "c64", "f64": "c128"}
+# A dot's dimension numbers, as its attributes name them (each a braced list, empty if absent).
+_DOT_DIMENSIONS = ("lhs_contracting_dims", "rhs_contracting_dims", "lhs_batch_dims",
+                   "rhs_batch_dims")
 
 
 class ProgramShape(NamedTuple):
@@ -132,6 +135,9 @@ def _infer(opcode: str, texts: Sequence[str | None], attributes: dict[str, str],
         dimensions = attributes.get("dimensions")
         return None if dimensions is None else _transposed(
             first, parse_int_list(dimensions, 1, 1))
+    if opcode == "dot" and len(shapes) >= 2:
+        return _dot(first, shapes[1], *(parse_int_list(attributes.get(key, "{}"), 1, 1)
+                                        for key in _DOT_DIMENSIONS))
     if opcode in _BINARY_OPS and len(shapes) == 2:
         found = _binary(opcode, first, shapes[1])
         return found if found is None or opcode != "compare" else _retyped(found, "pred")
@@ -188,6 +194,52 @@ def _binary(opcode: str, lhs: Shape, rhs: Shape) -> Shape | None:
         raise InferenceError(f"Shapes must be equal rank, but are {smaller.human_string} and "
                              f"{larger.human_string}")
     return Shape(kind, larger.dimensions, larger.dynamic)
+
+
+def _dot(lhs: Shape, rhs: Shape, lhs_contracting: list[int], rhs_contracting: list[int],
+         lhs_batch: list[int], rhs_batch: list[int]) -> Shape | None:
+    """XLA's ``InferDotOpShape``: the batch dimensions, then ``lhs``'s and ``rhs``'s other
+    non-contracting ones, in order; None where the element types differ (meshtopo does not
+    pick the more precise one)."""
+    for side, shape in (("lhs", lhs), ("rhs", rhs)):
+        if shape.tuple_shapes is not None or shape.is_buffer or shape.element_type in (
+                "token", "opaque"):
+            raise InferenceError(f"Expected array argument for {side} of dot, but got "
+                                 f"{shape.human_string}.")
+    sides = ((lhs, lhs_contracting, lhs_batch), (rhs, rhs_contracting, rhs_batch))
+    if not all(0 <= d < len(shape.dimensions) for shape, contracting, batch in sides
+               for d in (*contracting, *batch)):
+        raise InferenceError("A dimension number is out of range in Dot.")
+    if any(len({*contracting, *batch}) != len(contracting) + len(batch)
+           for _, contracting, batch in sides):
+        raise InferenceError("A dimension number is not unique in Dot.")
+    cannot = (f"Cannot infer shape for dot operation: {lhs.human_string} <dot> "
+              f"{rhs.human_string}.")
+    if len(lhs_contracting) != len(rhs_contracting):
+        raise InferenceError(f"{cannot} Must specify the same number of contracting "
+                             "dimensions for lhs and rhs.")
+    if not _compatible_sizes(lhs, rhs, lhs_contracting, rhs_contracting):
+        raise InferenceError(f"{cannot} Contracting dimension sizes are not compatible.")
+    if len(lhs_batch) != len(rhs_batch):
+        raise InferenceError(f"{cannot} Must the same number of batch dimensions for lhs "
+                             "and rhs.")
+    if not _compatible_sizes(lhs, rhs, lhs_batch, rhs_batch):
+        raise InferenceError(f"{cannot} Batch dimension sizes are not compatible.")
+    if lhs.element_type != rhs.element_type:
+        return None
+    kept = [(lhs, d) for d in lhs_batch] + [
+        (shape, d) for shape, contracting, batch in sides
+        for d in range(len(shape.dimensions)) if d not in contracting and d not in batch]
+    return Shape(lhs.element_type, tuple(shape.dimensions[d] for shape, d in kept),
+                 tuple(shape.dynamic[d] for shape, d in kept))
+
+
+def _compatible_sizes(lhs: Shape, rhs: Shape, lhs_dimensions: list[int],
+                      rhs_dimensions: list[int]) -> bool:
+    """Whether each pair of dimensions has one size, or one of them is unbounded (``?``)."""
+    return all(a == b or -1 in (a, b) for a, b in zip(
+        (lhs.dimensions[d] for d in lhs_dimensions),
+        (rhs.dimensions[d] for d in rhs_dimensions), strict=True))
 
 
 def _program(key: str, attributes: dict[str, str],
