@@ -10,6 +10,7 @@ from meshtopo import hlo
 
 from ._text import ADD
 from ._xla_agreement import (
+    agrees_in_xla_words,
     agrees_with_xla,
     module_text,
     xla_message,
@@ -872,7 +873,9 @@ _SHAPES = ["f33[8]{0}", "f32[x]{0}", "f32[8,]{0}", "f32[8 8]", "f32[<=x]", "f32[
            "f32[8]{0:T(2)(3)}", "f32[8]{0:zz}", "(f32[8]{0} f32[8])", "(f32[8]{0},)",
            "( f32[8]{0} )", "(f33[8])", "(f32[8]{1,0})", "f32[<=8,?]{1,0}",
            "b(f32[8]{0})", "b (f32[8])", "b(f32[8]", "b(f32[8]{1,0})", "(b(f32[8]), s32[])",
-           "b[8]", "b(f32[8]) /* b */"]
+           "b[8]", "b(f32[8]) /* b */", "b(bf16[8]{0})", "b(([bf16[8]]))", "f32[-1 token",
+           "f32[4x8]", "f32[8]{1x2}", "f32.5[8]", "(f32[8]{0}, f32:[8])", "b(f32:]",
+           "(f32[8], token-1f32[])", "(u8[], predS[1]{0})"]
 for _groups in ("[2,2]<=[2,2]T (1,0)", "[2,2]<=[2,2] T /* t */ (1,0)", "[2,2]<=[2,2]Tx(1,0)"):
     CASES[f"iota groups {_groups}"] = module_text(
         f"ROOT %r = f32[8]{{0}} all-reduce(%p), replica_groups={_groups}, to_apply=%add")
@@ -892,6 +895,11 @@ CASES["no header, prose"] = "\nimport jax\nprint(1)\n"
 for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("none", "copy()"),
                      ("across lines", "negate(\n   %p,\n %p)"), ("a done's", "all-reduce-done(%p, %p)")):
     CASES[f"operand count, {_name}"] = module_text(f"ROOT %r = f32[8]{{0}} {_line}")
+# The opcode is one identifier token: a name (``copy:``), an attribute name (``copy=``), a
+# keyword or a word with '.' is no opcode XLA knows.
+for _call in ("copy=(%p)", "copy:(%p)", "true(%p)", "cop.y(%p)", "copy.1(%p)",
+              "/*x*/copy(%p)"):
+    CASES[f"opcode {_call}"] = module_text(f"ROOT %r = f32[8]{{0}} {_call}")
 for _shape in _SHAPES:
     CASES[f"shape {_shape}"] = module_text(f"%q = {_shape} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)")
 # Values read by a grammar of their own, and what XLA checks once an instruction is read.
@@ -1009,18 +1017,12 @@ _IN_XLA_WORDS = ("none of its kind", "output_to_operand_aliasing", "window", "pa
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")
                                          or "root of" in name
-                                         or name.startswith("shape ")
+                                         or name.startswith(("shape ", "opcode "))
                                          or any(word in name for word in _IN_XLA_WORDS)))
 def test_refused_in_xla_words(name: str) -> None:
-    """Refused with XLA's message (its first line) where XLA refuses it; read where XLA
-    reads it."""
-    text = CASES[name]
-    if xla_position(text) is None:
-        assert isinstance(hlo.parse_module(text), hlo.Module)
-        return
-    with pytest.raises(mt.HloParseError) as info:
-        hlo.parse_module(text)
-    assert info.value.message.split("\n")[0] == xla_message(text)  # its first line
+    """Refused with XLA's message (its first line) at XLA's line and column where XLA
+    refuses it; read where XLA reads it."""
+    agrees_in_xla_words(CASES[name])
 
 
 @pytest.mark.parametrize("attributes", [", foo=bar", ", replica_count=2, replica_count=2",

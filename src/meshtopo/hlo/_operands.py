@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from ._shape import ELEMENT_BITS
+from ._pure_lexer import next_token
 from ._shape_syntax import read_shape
 from ._syntax import SyntaxFault, skip
 from ._token_cursor import TokenCursor
@@ -28,7 +28,6 @@ from ._tokens import TokKind
 
 # XLA's first words where an operand is neither a name nor an instruction.
 NOT_AN_OPERAND = "cannot parse as an instruction name or as a nested instruction:"
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")  # an identifier token of XLA's lexer
 
 # An operand list as XLA prints it with operand shapes: array shapes with a plain layout (or a
 # tuple of them) and names, items joined by ", " with an optional "/*index=N*/" comment; read
@@ -45,12 +44,11 @@ _PRINTED_OPERANDS = re.compile(
 def can_be_shape(text: str, pos: int) -> bool:
     """True when the token at ``pos`` starts a shape (XLA's ``CanBeShape``: '(', an element
     type, or ``b`` and '(' of a buffer), so that an instruction without one is read as such."""
-    if text.startswith("(", pos):
+    kind, start, end, _ = next_token(text, pos)
+    if kind in (TokKind.kLparen, TokKind.kPrimitiveType):
         return True
-    word = _WORD.match(text, pos)
-    if word is not None and word.group() == "b":  # a buffer shape: b(f32[16])
-        return text.startswith("(", skip(text, word.end()))
-    return word is not None and word.group() in ELEMENT_BITS
+    return kind == TokKind.kIdent and text[start:end] == "b" and (
+        next_token(text, end)[0] == TokKind.kLparen)
 
 
 def name_at(text: str, pos: int) -> tuple[str, int] | None:

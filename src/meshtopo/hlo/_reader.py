@@ -125,7 +125,6 @@ HEADER_ATTRIBUTES = (
     "frontend_attributes", "input_output_alias", "is_scheduled", "num_partitions",
     "origin_recovery_table", "replica_count",
 )
-_OPCODE = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")  # an identifier token of XLA's lexer
 _ROOT = re.compile(r"ROOT(?![A-Za-z0-9_.\-])")
 _ENTRY = re.compile(r"ENTRY(?![A-Za-z0-9_.\-])")
@@ -1030,10 +1029,10 @@ class Reader:
             if recorded:
                 self._record(self.error(*recorded[0]))
         op_start = skip(text, shape_stop)
-        opcode = _OPCODE.match(text, op_start)
-        if opcode is None:
+        token, _, opcode_end, _ = next_token(text, op_start)  # XLA's ``ParseOpcode``
+        if token != TokKind.kIdent:
             raise SyntaxFault("expects opcode", op_start)
-        kind = opcode.group()
+        opcode = kind = text[op_start:opcode_end]
         if kind not in OPCODES:
             form = async_form(kind)
             if form is None:
@@ -1044,9 +1043,9 @@ class Reader:
                                   f"Unknown opcode: {form[1]}", op_start)
             kind = form[0]
         if shape_stop == shape_start and kind in SHAPE_REQUIRED:
-            raise SyntaxFault(f"cannot infer shape for opcode: {kind}", skip(text, opcode.end()))
-        open_at = self._expect("(", opcode.end(), _BEFORE_OPERANDS.get(
-            opcode.group(), "at the beginning of operands")) - 1
+            raise SyntaxFault(f"cannot infer shape for opcode: {kind}", skip(text, opcode_end))
+        open_at = self._expect("(", opcode_end, _BEFORE_OPERANDS.get(
+            opcode, "at the beginning of operands")) - 1
         operands: _Operands | None = None
         try:
             close = group_end(text, open_at)
@@ -1054,8 +1053,8 @@ class Reader:
             if kind == "constant" and shape_stop > shape_start:
                 _refuse_as_a_literal(text, open_at + 1, text[shape_start:shape_stop])
                 raise
-            if opcode.group() in _LITERAL_OPCODES:
-                self._read_operands(opcode.group(), open_at + 1, len(text), computation)
+            if opcode in _LITERAL_OPCODES:
+                self._read_operands(opcode, open_at + 1, len(text), computation)
             else:  # the ')' after an operand ends them, whatever brackets come after
                 operands, close = self._operand_list(open_at + 1, len(text), computation,
                                                      to_paren=True)
@@ -1067,27 +1066,27 @@ class Reader:
                     raise SyntaxFault("expects ')' after parameter number", len(text)) from None
                 raise SyntaxFault(NOT_AN_OPERAND, _last_operand(text, open_at + 1)) from None
         if operands is None:
-            operands = self._read_operands(opcode.group(), open_at + 1, close - 1, computation)
-        expected = _operand_count(opcode.group(), text[shape_start:shape_stop])
+            operands = self._read_operands(opcode, open_at + 1, close - 1, computation)
+        expected = _operand_count(opcode, text[shape_start:shape_stop])
         if expected >= 0 and len(operands[0]) != expected and all(
                 self._defined(operand) for operand in operands[0]):  # else: which is not
             raise SyntaxFault(f"expects {expected} operands, but has {len(operands[0])} "
                               "operands", open_at)
         try:
             if nested:
-                name = self._anonymous(opcode.group())
+                name = self._anonymous(opcode)
             if kind == "conditional":
                 if not operands[0]:
                     raise SyntaxFault("conditional requires at least one operand", skip(text, close))
                 _check_predicate(self._operand_shape(operands, computation), skip(text, close))
             continues = None
             if kind in ASYNC_KINDS:
-                continues = self._async(opcode.group(), text[shape_start:shape_stop], operands[0],
+                continues = self._async(opcode, text[shape_start:shape_stop], operands[0],
                                         skip(text, close))
             try:
                 found, end = ([], close) if nested else read_attributes(text, close)
             except AttributesCut as cut:  # XLA judges the attributes before the cut first
-                self._judged(opcode.group(), [Attribute(k, text[s:e], *self.position(s))
+                self._judged(opcode, [Attribute(k, text[s:e], *self.position(s))
                                               for k, s, e in cut.found],
                              [_key_at(text, k, s) for k, s, _ in cut.found],
                              operands, computation, cut.value_cut)
@@ -1104,16 +1103,16 @@ class Reader:
             refused_inference = None
             if not shape:
                 try:
-                    shape = self._inferred(opcode.group(), operands, attributes, computation)
+                    shape = self._inferred(opcode, operands, attributes, computation)
                 except InferenceError as error:  # XLA refuses it once the attributes are read
                     refused_inference = error.message
             instruction = self._make(
-                name, opcode.group(), shape, operands, line, column,
+                name, opcode, shape, operands, line, column,
                 computation, is_root, text[open_at + 1:close - 1], text[start:end],
                 attributes, close - start, [_key_at(text, k, s) for k, s, _ in found])
             written = {a.key for a in attributes}
             required = (conditional_required(written, self._operand_type(operands, computation))
-                        if kind == "conditional" else required_attributes(opcode.group()))
+                        if kind == "conditional" else required_attributes(opcode))
             for key in required:
                 if key == "dimensions" and kind == "broadcast" and _is_scalar(
                         self._operand_shape(operands, computation)):
@@ -1121,7 +1120,7 @@ class Reader:
                 if key not in written:  # where the attribute list starts (past it: none)
                     raise SyntaxFault(f"attribute {key} is expected but not seen", skip(text, close))
             if refused_inference is not None:
-                raise SyntaxFault(f"failed to infer shape for opcode: {opcode.group()}, error: "
+                raise SyntaxFault(f"failed to infer shape for opcode: {opcode}, error: "
                                   f"{refused_inference}", skip(text, end))
             if kind == "conditional":
                 _check_branches(attributes, len(operands[0]), skip(text, end))

@@ -28,11 +28,13 @@ import re
 
 from .._errors import HloParseError
 from ._layout_items import UNSIGNED_TYPES, layout_items
-from ._pure_lexer import next_token
 from ._shape import ELEMENT_BITS, Shape
-from ._syntax import MAX_DEPTH, SKIP, SyntaxFault, int64_at, skip
+from ._syntax import MAX_DEPTH, SKIP, skip
+from ._token_cursor import TokenCursor
 from ._tokens import TokKind
 from ._values import flat_value, relocate
+
+K = TokKind
 
 # A shape as XLA prints it, which the reader takes as it is (``shape_error``): a layout's
 # items after ':' in XLA's order (``_layout_items``) without white space, integers of at most
@@ -61,15 +63,9 @@ def _after_dimensions(rank: int) -> str:
 
 
 PRINTED_ARRAY = _ELEMENT + r"\[(?:\]|" + _DIM + _after_dimensions(1) + ")"
-_TYPE = re.compile(r"[a-z][a-z0-9]*")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 # A physical shape in a layout (``P(f32[10,10])``), which XLA takes on sparse arrays alone.
 _PHYSICAL = re.compile(r"(?<![A-Z])P" + SKIP.pattern + r"\(")
-# XLA's token names.
-class _Refused(Exception):
-    def __init__(self, message: str, offset: int) -> None:
-        super().__init__(message)
-        self.message, self.offset = message, offset
 
 
 def shape_error(text: str, start: int, stop: int) -> tuple[str, int] | None:
@@ -123,14 +119,16 @@ def read_shape(text: str, start: int, stop: int, signature: bool = False,
     refused with it, as XLA reports the first error it records."""
     if (printed := _printed_at(text, start, stop)) is not None:
         return printed.end(), None  # an array as XLA prints it: no shape to make
-    reader = _Shape(text, stop)
+    c = TokenCursor(text, 1, 0, start)  # (an error's column is its offset in ``text``)
     try:
-        end = reader.shape(reader.next(start), nested=signature)[0]
-    except _Refused as refused:
-        return start, reader.recorded or (refused.message, refused.offset)
-    if reader.recorded is not None and recorded is not None:
-        recorded.append(reader.recorded)
-    return end, None
+        shape_at(c, nested=signature)
+    except HloParseError as refused:
+        return start, (refused.message, refused.column)
+    if c.previous_end > stop:
+        return start, ("expects a shape", stop)
+    if c.recorded is not None and recorded is not None:
+        recorded.append((c.recorded.message, c.recorded.column))
+    return c.previous_end, None
 
 
 def check_shape(value: str, line: int, column: int) -> HloParseError | None:
@@ -156,8 +154,8 @@ def parse_shape(text: str, line: int = 1, column: int = 1) -> Shape:
     text is read once."""
     try:
         return _shape_of(text)
-    except (_Refused, SyntaxFault) as refused:
-        offset = refused.offset
+    except HloParseError as refused:
+        offset = refused.column
         lines_before = text.count("\n", 0, offset)
         at_column = (column + offset if not lines_before
                      else offset - text.rfind("\n", 0, offset))
@@ -166,11 +164,12 @@ def parse_shape(text: str, line: int = 1, column: int = 1) -> Shape:
 
 @functools.lru_cache(maxsize=4096)
 def _shape_of(text: str) -> Shape:
-    """The shape of the whole of ``text``; ``_Refused`` (not cached) where XLA refuses it."""
-    reader = _Shape(text, len(text))
-    end, shape = reader.shape(reader.next(0), nested=True)
-    if (after := reader.next(end)) < len(text):
-        raise _Refused("Extra content after shape", after)
+    """The shape of the whole of ``text``; an ``HloParseError`` whose column is the offset
+    in ``text`` (not cached) where XLA refuses it."""
+    c = TokenCursor(text, 1, 0)
+    shape = shape_at(c, nested=True)
+    if c.kind != K.kEof:
+        raise c.error("Extra content after shape")
     return shape
 
 
@@ -178,140 +177,109 @@ def _count(items: str | None) -> int:
     return 0 if not items else items.count(",") + 1
 
 
-class _Shape:
-    """The reader of one shape's tokens, up to ``stop``."""
+def shape_at(c: TokenCursor, nested: bool, depth: int = 0) -> Shape:
+    """XLA's ``ParseShape`` at the cursor (``depth`` tuples or buffers deep): the shape, the
+    cursor moved to the token after it; refused as XLA refuses it. Outside a tuple, where
+    an instruction's shape may be left out (not ``nested``), a token that starts no shape is
+    the opcode XLA then expects."""
+    text = c.text
+    if c.kind == K.kIdent and c.word == "b" and c.look_ahead() == K.kLparen:  # a buffer
+        if depth >= MAX_DEPTH:
+            raise c.error(f"values nested more than {MAX_DEPTH} deep")
+        c.lex()
+        c.lex()
+        inner = c.start
+        array = shape_at(c, nested=True, depth=depth + 1)
+        if array.tuple_shapes is not None or array.is_buffer or array.element_type == "token":
+            raise c.error("element_shape must be an array shape to create a buffer shape.",
+                          inner)
+        c.expect(K.kRparen, "expects ')' at the end of buffer shape.")
+        return Shape(array.element_type, array.dimensions, array.dynamic, array.layout,
+                     is_buffer=True)
+    if c.kind == K.kLparen:  # a tuple
+        if depth >= MAX_DEPTH:
+            raise c.error(f"values nested more than {MAX_DEPTH} deep")
+        c.lex()
+        parts: list[Shape] = []
+        if c.kind != K.kRparen:
+            parts.append(shape_at(c, nested=True, depth=depth + 1))
+            while c.eat(K.kComma):
+                parts.append(shape_at(c, nested=True, depth=depth + 1))
+        c.expect(K.kRparen, "expects ')' at the end of tuple.")
+        return Shape("tuple", tuple_shapes=tuple(parts))
+    if (printed := _printed_at(text, c.start, len(text))) is not None:
+        c.jump(printed.end())  # a tuple's elements, mostly
+        return _printed_array(printed)
+    if c.kind != K.kPrimitiveType:
+        if nested:
+            raise c.error(f"expected primitive type, saw {TokKind(c.kind).name}")
+        word = _WORD.match(text, c.start)
+        seen = word.group() if word else text[c.start:c.start + 1]
+        raise c.error(f"expects opcode but sees: {seen}, error: Unknown opcode: {seen}")
+    element = c.word
+    c.lex()
+    if c.kind != K.kLsquare:
+        raise c.error("expects '[' to start the dimensions of the shape")
+    sizes, dynamic = _dimensions(c)
+    if not (c.kind == K.kLbrace and c.look_ahead() in (K.kInt, K.kColon)):
+        return Shape(element, sizes, dynamic)  # a '{' that follows is not the shape's
+    opened = c.start
+    minor_to_major = _layout(c)
+    if minor_to_major != len(sizes):
+        raise c.error(f"Dimensions size is {len(sizes)}, but minor to major size is "
+                      f"{minor_to_major}.")
+    written = text[opened + 1:c.previous_end - 1]
+    if _PHYSICAL.search(written):
+        raise c.error("Layout has physical shape, but is not for a sparse array: "
+                      f"{{{_printed_layout(written)}}}")
+    return Shape(element, sizes, dynamic, written)
 
-    def __init__(self, text: str, stop: int) -> None:
-        self.text, self.stop = text, stop
-        self.recorded: tuple[str, int] | None = None  # the first error read on past
 
-    def next(self, pos: int) -> int:
-        return min(skip(self.text, pos), self.stop) if pos < self.stop else pos
+def _dimensions(c: TokenCursor) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+    """XLA's ``ParseDimensionSizes`` at the cursor's ``[``: the sizes (a bound for ``<=N``,
+    -1 for ``?``) and which are dynamic, the cursor moved past the ``]``."""
+    sizes: list[int] = []
+    dynamic: list[bool] = []
+    written: list[tuple[int, int]] = []  # each integer size and its offset
+    c.lex()
+    if c.eat(K.kRsquare):
+        return (), ()
+    while True:
+        if c.eat(K.kQuestionMark):
+            sizes.append(-1)
+            dynamic.append(True)
+        else:
+            dynamic.append(c.eat(K.kLeq))
+            at = c.start
+            sizes.append(c.integer())
+            written.append((sizes[-1], at))
+        if not c.eat(K.kComma):
+            break
+    c.expect(K.kRsquare, "expects a list to end with kRsquare")
+    for size, at in written:
+        if size < 0:  # (XLA refuses it once the list is read, without words)
+            raise c.error(f"a dimension's size is negative: {size}", at)
+    return tuple(sizes), tuple(dynamic)
 
-    def at(self, pos: int, token: str) -> bool:
-        return pos < self.stop and self.text.startswith(token, pos)
 
-    def shape(self, pos: int, nested: bool, depth: int = 0) -> tuple[int, Shape]:
-        """Past the shape at ``pos`` (a token, ``depth`` tuples deep), and the shape; refuses
-        as XLA does."""
-        text = self.text
-        if self.at(pos, "("):
-            if depth >= MAX_DEPTH:
-                raise _Refused(f"values nested more than {MAX_DEPTH} deep", pos)
-            at = self.next(pos + 1)
-            parts: list[Shape] = []
-            if self.at(at, ")"):
-                return at + 1, Shape("tuple", tuple_shapes=())
-            while True:
-                end, part = self.shape(at, nested=True, depth=depth + 1)
-                parts.append(part)
-                at = self.next(end)
-                if self.at(at, ","):
-                    at = self.next(at + 1)
-                    continue
-                if self.at(at, ")"):
-                    return at + 1, Shape("tuple", tuple_shapes=tuple(parts))
-                raise _Refused("expects ')' at the end of tuple.", at)
-        if self.at(pos, "b") and self.at(after := self.next(pos + 1), "("):  # a buffer
-            if depth >= MAX_DEPTH:
-                raise _Refused(f"values nested more than {MAX_DEPTH} deep", pos)
-            inner = self.next(after + 1)
-            if self.at(inner, "(") or self.at(inner, "b") or self.at(inner, "token"):
-                raise _Refused("element_shape must be an array shape to create a buffer "
-                               "shape.", inner)
-            end, array = self.shape(inner, nested=True, depth=depth + 1)
-            at = self.next(end)
-            if not self.at(at, ")"):
-                raise _Refused("expects ')' at the end of buffer shape.", at)
-            return at + 1, Shape(array.element_type, array.dimensions, array.dynamic,
-                                 array.layout, is_buffer=True)
-        if (printed := _printed_at(text, pos, self.stop)) is not None:
-            return printed.end(), _printed_array(printed)  # a tuple's elements, mostly
-        element = _TYPE.match(text, pos, self.stop)
-        if element is None or element.group() not in ELEMENT_BITS:
-            if nested:
-                kind = TokKind(next_token(text, pos)[0]).name  # XLA's TokKindToString
-                raise _Refused(f"expected primitive type, saw {kind}", pos)
-            word = _WORD.match(text, pos, self.stop)
-            seen = word.group() if word else text[pos:pos + 1]
-            raise _Refused(f"expects opcode but sees: {seen}, error: Unknown opcode: {seen}",
-                           pos)
-        at = self.next(element.end())
-        if not self.at(at, "["):
-            raise _Refused("expects '[' to start the dimensions of the shape", at)
-        sizes, dynamic, at = self.dimensions(self.next(at + 1))
-        layout = self.next(at)
-        array = Shape(element.group(), sizes, dynamic)
-        if not self.at(layout, "{"):
-            return at, array
-        first = self.next(layout + 1)
-        if not (int64_at(text, first, self.stop) or self.at(first, ":")):
-            return at, array  # no layout: XLA reads the '{' as what follows the shape
-        minor_to_major, end = self.layout(first)
-        if minor_to_major != len(sizes):
-            raise _Refused(f"Dimensions size is {len(sizes)}, but minor to major size is "
-                           f"{minor_to_major}.", skip(text, end))
-        written = text[layout + 1:end - 1]
-        if _PHYSICAL.search(written):
-            raise _Refused("Layout has physical shape, but is not for a sparse array: "
-                           f"{{{_printed_layout(written)}}}", skip(text, end))
-        return end, Shape(element.group(), sizes, dynamic, written)
-
-    def dimensions(self, at: int) -> tuple[tuple[int, ...], tuple[bool, ...], int]:
-        """The sizes (a bound for ``<=N``, -1 for ``?``), which are dynamic, and the offset
-        past ``]`` of the dimensions starting at ``at``."""
-        sizes: list[int] = []
-        dynamic: list[bool] = []
-        if self.at(at, "]"):
-            return (), (), at + 1
-        while True:
-            if self.at(at, "?"):
-                sizes.append(-1)
-                dynamic.append(True)
-                at = self.next(at + 1)
-            else:
-                bounded = self.at(at, "<=")
-                if bounded:
-                    at = self.next(at + 2)
-                size, end = self.integer(at, least=0)
-                sizes.append(size)
-                dynamic.append(bounded)
-                at = self.next(end)
-            if self.at(at, ","):
-                at = self.next(at + 1)
-                continue
-            if self.at(at, "]"):
-                return tuple(sizes), tuple(dynamic), at + 1
-            raise _Refused("expects a list to end with kRsquare", at)
-
-    def integer(self, at: int, least: int | None = None) -> tuple[int, int]:
-        """The int64 token at ``at`` and the offset past it (at least ``least``)."""
-        found = int64_at(self.text, at, self.stop)
-        if found is None:
-            raise _Refused("expects integer", at)
-        if least is not None and found[0] < least:
-            raise _Refused(f"a dimension's size is negative: {found[0]}", at)
-        return found
-
-    def layout(self, at: int) -> tuple[int, int]:
-        """The minor-to-major count and the offset past ``}`` of the layout whose first
-        token is at ``at``."""
-        count = 0
-        if not self.at(at, ":"):
-            while True:
-                at = self.next(self.integer(at)[1])
-                count += 1
-                if not self.at(at, ","):
-                    break
-                at = self.next(at + 1)
-        recorded = None
-        if self.at(at, ":"):
-            at, recorded = layout_items(self.text, at + 1, read_shape)
-        if not self.at(at, "}"):
-            raise _Refused(*(recorded or ("expects layout to end with kRbrace", at)))
-        if self.recorded is None:
-            self.recorded = recorded
-        return count, at + 1
+def _layout(c: TokenCursor) -> int:
+    """XLA's ``ParseLayout`` at the cursor's ``{``: the minor-to-major count, the cursor
+    moved past the ``}``; the first error the layout's items record is recorded."""
+    c.lex()
+    count = 0
+    if c.kind == K.kInt:
+        c.integer()
+        count = 1
+        while c.eat(K.kComma):
+            c.integer()
+            count += 1
+    if c.kind == K.kColon:
+        end, recorded = layout_items(c.text, c.end, read_shape)
+        c.jump(end)
+        if recorded is not None:
+            c.record(*recorded)
+    c.expect(K.kRbrace, "expects layout to end with kRbrace")
+    return count
 
 
 def _printed_layout(written: str) -> str:
