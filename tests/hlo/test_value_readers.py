@@ -175,7 +175,7 @@ def test_explicit_groups_and_pairs_read_one_grammar(text: str) -> None:
     """Replica groups (read by the groups' scanner, below the HLO layer) and
     ``source_target_pairs`` (read by ``_values.parse_int_lists``) are lists of integer
     lists with one grammar: each takes the texts the other takes, as the same lists."""
-    from meshtopo.hlo._values import parse_int_lists
+    from meshtopo.hlo._int_lists import parse_int_lists
 
     try:
         pairs: list[list[int]] | None = parse_int_lists(text, 1, 1)

@@ -43,19 +43,13 @@ from ._collective import (
 )
 from ._explicit import explicit_list
 from ._frontend_attributes import frontend_attributes
+from ._int_lists import parse_int_list, parse_int_lists
 from ._name_lists import names_in
 from ._opcodes import async_form
 from ._replica_groups import decode_groups
 from ._send_recv_pairs import SEND_RECV_PAIRS, send_recv_pairs
 from ._structure import Instruction
-from ._values import (
-    flat_value,
-    parse_bool,
-    parse_int,
-    parse_int_list,
-    parse_int_lists,
-    relocate,
-)
+from ._values import flat_value, parse_bool, parse_int, relocate
 
 _MODE_CHECK_OPCODES = frozenset({"all-reduce", "all-reduce-start", "reduce-scatter"})
 _EMPTY_GROUPS = CollectiveDeviceList([])

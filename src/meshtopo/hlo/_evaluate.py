@@ -40,9 +40,9 @@ import numpy as np
 
 from .._errors import InvalidArgumentError
 from ._element_types import element_dtype
+from ._int_lists import parse_int_list
 from ._literal import literal_array
 from ._structure import Instruction
-from ._values import parse_int_list
 
 _SLICE = re.compile(r"\[\s*(-?\d+)\s*:\s*(-?\d+)\s*(?::\s*(\d+)\s*)?\]")
 

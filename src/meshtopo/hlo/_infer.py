@@ -36,10 +36,11 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from .._errors import HloParseError
+from ._int_lists import parse_int_list
 from ._name_lists import names_in
 from ._shape import ELEMENT_BITS, Shape
 from ._shape_syntax import parse_shape
-from ._values import flat_value, parse_int, parse_int_list
+from ._values import flat_value, parse_int
 
 # Ops whose result is their operand 0's shape (element type included).
 _SAME = frozenset({

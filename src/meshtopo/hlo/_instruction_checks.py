@@ -17,9 +17,10 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 
 from .._errors import HloParseError
 from ._custom_call import custom_call_error
+from ._int_lists import parse_int_lists
 from ._opcodes import TABLE
 from ._shape_syntax import parse_shape
-from ._values import flat_value, parse_int_lists
+from ._values import flat_value
 
 # The attributes whose values XLA checks against the rest of the instruction, by opcode.
 _CHECKED_KEYS = {

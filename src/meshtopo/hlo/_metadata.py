@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import re
 
-from ._syntax import SyntaxFault
 from ._token_cursor import GiveUp, TokenCursor, read_attribute, sub_attributes, to_the_end
-from ._values import int_list_at
 
 _STRINGS = frozenset({"op_type", "op_name", "source_file", "deduplicated_name",
                       "scheduling_name", "metadata_payload"})
@@ -90,13 +88,8 @@ def _profile_type(c: TokenCursor, numbers: list[int]) -> str:
     """A profile type's braced list of numbers, as written (its numbers added to
     ``numbers``)."""
     at = c.start
-    try:
-        found, end = int_list_at(c.text, at)
-    except SyntaxFault as fault:
-        raise c.error(fault.message, fault.offset) from None
-    c.jump(end)
-    numbers += found
-    return c.text[at:end]
+    numbers += c.int_list()
+    return c.text[at:c.previous_end]
 
 
 _WHOLE = to_the_end(read_metadata, "expects the metadata to end at its '}'")

@@ -59,6 +59,7 @@ from ._instruction_checks import (
     instruction_error,
     reads_attributes,
 )
+from ._int_lists import parse_int_list
 from ._literal import read_literal
 from ._metadata import check_metadata, printed_metadata
 from ._name_lists import named_in, names_in
@@ -105,7 +106,7 @@ from ._value_checks import (
     value_check,
 )
 from ._value_starts import device_list_end
-from ._values import parse_int, parse_int_list, unquote
+from ._values import parse_int, unquote
 
 _LITERAL_OPCODES = frozenset({"constant", "parameter"})
 _LITERAL_WINDOW = 1 << 16  # how far a constant without its ')' is read for XLA's stop

@@ -15,7 +15,7 @@ from .._errors import HloParseError, InvalidArgumentError, LimitError
 from ..groups._device_list import CollectiveDeviceList
 from ..groups._text import WHITESPACE
 from ._explicit import explicit_list
-from ._values import parse_int_lists
+from ._int_lists import parse_int_lists
 
 
 def decode_groups(text: str, line: int, column: int) -> CollectiveDeviceList:

@@ -248,6 +248,33 @@ class TokenCursor:
         self.lex()
         return value
 
+    def int_list(self) -> list[int]:
+        """XLA's ``ParseInt64List`` of a braced list, ``{1, 2, 3}`` (may be empty), where an
+        element is lexed as an integer first (``lex_integer_first``); refused in XLA's words,
+        "expects a list to end with kRbrace" where the ``{`` or the ``}`` is missing."""
+        if self.kind != TokKind.kLbrace:
+            raise self.error("expects a list to end with kRbrace")
+        self.lex_integer_first()
+        values: list[int] = []
+        if self.kind != TokKind.kRbrace:
+            values.append(self.integer())
+            while self.kind == TokKind.kComma:
+                self.lex_integer_first()
+                values.append(self.integer())
+        self.expect(TokKind.kRbrace, "expects a list to end with kRbrace")
+        return values
+
+    def int_lists(self) -> list[list[int]]:
+        """XLA's ``ParseInt64ListList``: ``{`` [``int_list`` (``,`` ``int_list``)*] ``}``."""
+        self.expect(TokKind.kLbrace, "expects a list starting with kLbrace")
+        lists: list[list[int]] = []
+        if self.kind != TokKind.kRbrace:
+            lists.append(self.int_list())
+            while self.eat(TokKind.kComma):
+                lists.append(self.int_list())
+        self.expect(TokKind.kRbrace, "expects a list to end with kRbrace")
+        return lists
+
     def string(self) -> str:
         """XLA's ``ParseString``: the current string token's value."""
         if self.kind != TokKind.kString:

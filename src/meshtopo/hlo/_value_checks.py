@@ -17,6 +17,7 @@ from ._custom_call import check_api_version, check_layout_constraints
 from ._domain import check_domain
 from ._enum_values import NAME_CHECKS, OPCODE_NAME_CHECKS
 from ._frontend_attributes import check_frontend_attributes
+from ._int_lists import check_int_list, check_int_lists
 from ._literal import check_shaped_literal
 from ._original_value import check_original_value
 from ._scalar_values import (
@@ -38,7 +39,6 @@ from ._slice_ranges import check_slice_ranges
 from ._sparsity_config import check_sparsity_config
 from ._statistics import check_statistics
 from ._value_starts import VALUE_STARTS
-from ._values import check_int_list, check_int_lists
 from ._window import check_padding, check_window
 
 Check = Callable[[str, int, int], HloParseError | None]

@@ -19,11 +19,12 @@ from __future__ import annotations
 import math
 
 from .._errors import HloParseError
+from ._int_lists import check_int_lists
 from ._sharding_reader import bracketed_integers, read_axis, read_iota, read_list, read_mesh
 from ._syntax import SyntaxFault
 from ._token_cursor import GiveUp, TokenCursor, UnparsedAttribute, read_attribute
 from ._tokens import TokKind
-from ._values import check_int_lists, flat_value
+from ._values import flat_value
 
 K = TokKind
 

@@ -5,8 +5,8 @@ A value's text may hold line breaks and comments (XLA reads them as white space)
 ``relocate`` moves an error's column back to the physical line. Errors are ``HloParseError``
 with the 1-based line and column of the offending character.
 
->>> parse_int_lists("{{0,1},{2,3}}", 1, 1)
-[[0, 1], [2, 3]]
+>>> parse_int("42", "index", 1, 1)
+42
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from .._errors import HloParseError
-from ..groups._text import WHITESPACE, int64_value
+from ..groups._text import WHITESPACE
 from ._syntax import SyntaxFault, int64_at, skip
 from ._token_values import unescape
 from ._tokens import STRING as QUOTED
@@ -22,11 +22,8 @@ from ._tokens import STRING as QUOTED
 # A comment, or a string (either quote, as XLA's lexer quotes them), in which no comment
 # starts.
 _COMMENT_OR_STRING = re.compile(f"(?:{QUOTED})" + r"|/\*(?:[^*]|\*(?!/))*\*/|//[^\n\r]*")
-# An element of a braced integer list, read by its characters (see ``int_list_at``), and a
-# list as XLA prints it, which ``int_list_at`` takes whole: no white space, elements of at
-# most 18 digits (so each is an int64 it reads).
+# A decimal integer of any length (``parse_int``'s, to say one is out of range).
 _DIGITS = re.compile(r"-?[0-9]+")
-_PRINTED_LIST = re.compile(r"\{(-?[0-9]{1,18}(?:,-?[0-9]{1,18})*)?\}")
 
 
 def flat_value(text: str) -> str:
@@ -82,107 +79,6 @@ def parse_bool(text: str, what: str, line: int, column: int) -> bool:
     if text in ("true", "false"):
         return text == "true"
     raise HloParseError(f"expected true or false for {what} but found {text[:40]!r}", line, column)
-
-
-def int_list_at(text: str, at: int) -> tuple[list[int], int]:
-    """The braced integer list ``{1, 2, 3}`` (may be empty) starting at ``at`` and the offset
-    past its ``}``, as XLA reads one (``kBracedInt64List``, ``ParseInt64List``): each
-    element read by its characters (``-?[0-9]+``, an int64 as ``groups._text.int64_value``
-    gives it), then ``,`` or ``}``. The one reader of an integer list: errors are
-    ``SyntaxFault`` in XLA's words at XLA's offset, "expects integer" where no element is,
-    "expects a list to end with kRbrace" where neither ``,`` nor ``}`` follows one (a
-    missing ``{`` is reported so too). ``text`` holds no comments (``flat_value``).
-
-    >>> int_list_at("{1, -2,3} x", 0), int_list_at("{}", 0)
-    (([1, -2, 3], 9), ([], 2))
-    """
-    printed = _PRINTED_LIST.match(text, at)
-    if printed is not None:  # as XLA prints one: every element an int64, read at once
-        body = printed.group(1)
-        return ([int(item) for item in body.split(",")] if body else []), printed.end()
-    if not text.startswith("{", at):
-        raise SyntaxFault("expects a list to end with kRbrace", at)
-    at = skip(text, at + 1)
-    values: list[int] = []
-    if text.startswith("}", at):
-        return values, at + 1
-    while True:
-        found = _DIGITS.match(text, at)
-        value = None if found is None else int64_value(found.group())
-        if value is None:
-            raise SyntaxFault("expects integer", at)
-        values.append(value)
-        at = skip(text, found.end())  # type: ignore[union-attr]
-        if text.startswith("}", at):
-            return values, at + 1
-        if not text.startswith(",", at):
-            raise SyntaxFault("expects a list to end with kRbrace", at)
-        at = skip(text, at + 1)
-
-
-def parse_int_list(text: str, line: int, column: int) -> list[int]:
-    """``{1,2,3}`` (braces required, may be empty; white space around it) as a list of
-    int64, read by ``int_list_at``; an ``HloParseError`` in XLA's words at the offending
-    character of ``text``, which starts at ``line:column`` (a text over several lines is
-    read flat, its error moved back to where it is)."""
-    flat = flat_value(text)
-    try:
-        values, end = int_list_at(flat, skip(flat, 0))
-        if skip(flat, end) != len(flat):
-            raise SyntaxFault("expects the list to end at its '}'", skip(flat, end))
-    except SyntaxFault as fault:
-        raise relocate(HloParseError(fault.message, line, column + fault.offset), text, line,
-                       column) from None
-    return values
-
-
-def check_int_list(value: str, line: int, column: int) -> None:
-    """Refuse ``value`` (an attribute XLA reads as a braced integer list, ``dimensions``)
-    as XLA refuses it (``parse_int_list``)."""
-    parse_int_list(value, line, column)
-
-
-def parse_int_lists(text: str, line: int, column: int) -> list[list[int]]:
-    """``{{0,1},{2,3}}`` as a list of int64 lists (XLA's ``kBracedInt64ListList``), read as
-    XLA's ``ParseList`` reads it: ``'{' [list (',' list)*] '}'``, each list by
-    ``int_list_at``, where any other token in place of a list or the end (``{{0,1}{1,2}}``,
-    ``{,{0,1}}``, ``{{0,1},}``) is refused at that token in XLA's words."""
-    pos = skip(text, 0)
-    if not text.startswith("{", pos):
-        raise HloParseError("expects a list starting with kLbrace", line, column + pos)
-    lists: list[list[int]] = []
-    pos = skip(text, pos + 1)
-    if text.startswith("}", pos) and skip(text, pos + 1) == len(text):
-        return lists
-    while True:
-        if not text.startswith("{", pos):
-            raise HloParseError("expects a list to end with kRbrace", line, column + pos)
-        try:
-            found, pos = int_list_at(text, pos)
-        except SyntaxFault as fault:
-            raise HloParseError(fault.message, line, column + fault.offset) from None
-        lists.append(found)
-        pos = skip(text, pos)
-        if text.startswith(",", pos):
-            pos = skip(text, pos + 1)
-        elif text.startswith("}", pos):
-            if skip(text, pos + 1) != len(text):
-                raise HloParseError("expects the list to end at its '}'", line,
-                                    column + skip(text, pos + 1))
-            return lists
-        else:
-            raise HloParseError("expects a list to end with kRbrace", line, column + pos)
-
-
-def check_int_lists(value: str, line: int, column: int) -> None:
-    """Refuse ``value`` (an attribute XLA reads as a braced list of integer lists:
-    ``source_target_pairs``, a permute's ``slice_sizes``, explicit ``replica_groups``) as XLA's
-    reader of it refuses it (``parse_int_lists``), comments and line breaks in it read as
-    white space, at its token."""
-    try:
-        parse_int_lists(flat_value(value), line, column)
-    except HloParseError as error:
-        raise relocate(error, value, line, column) from None
 
 
 def unquote(text: str) -> str:
