@@ -15,13 +15,24 @@ from meshtopo import hlo
 from meshtopo.hlo._explicit_scan import groups_end
 from meshtopo.hlo._line_scan import scan_lines
 from meshtopo.hlo._operands import _PRINTED_OPERAND, _PRINTED_OPERANDS
-from meshtopo.hlo._syntax import group_items
+from meshtopo.hlo._syntax import STRING
 
 from ._fast_paths import errors_both_ways, structure, turn_off
 from ._text import entry_head
 
 if TYPE_CHECKING:
     from meshtopo.hlo._line_scan import ScannedLine
+
+
+def group_items(depth: int) -> str:
+    """A regex for the inside of a bracketed group on one line, nested at most ``depth``
+    deep, with strings and comments."""
+    inner = r'[^{}()\[\]"/\n]++|' + STRING + r"|/\*(?:[^*\n]|\*(?!/))*\*/|/(?![*/])"
+    for _ in range(depth):
+        item = f"(?:{inner})*+"
+        inner = inner + r"|\{" + item + r"\}|\(" + item + r"\)|\[" + item + r"\]"
+    return f"(?:{inner})*+"
+
 
 # The form (see _line_scan.c): groups 1 ROOT, 2 name, 3 shape, 4 opcode, 5 operands, 6 the
 # operands when names alone, 7 the attributes, 8 a leading channel id, 9 the attributes after it.

@@ -81,14 +81,11 @@ from ._shape_syntax import PRINTED_ARRAY, parse_shape, read_shape, shape_error
 from ._stack_frames import read_stack_frames
 from ._structure import CALL_ATTRIBUTES, Attribute, Computation, Instruction
 from ._syntax import (
-    BARE,
     MAX_DEPTH,
     NAME,
     SKIP,
     STRING,
     SyntaxFault,
-    group_items,
-    group_pattern,
     int64_at,
     leading_channel,
     skip,
@@ -140,27 +137,17 @@ _NO_ATTRIBUTES_AFTER = re.compile(r"[ \t\r\n]*[^ \t\r\n,/]")
 # after a layout are taken with the shape, as a continuation).
 _LITERAL_VALUE = re.compile(r"[-+.0-9(]|(?:true|false|nan|inf)(?![A-Za-z0-9_.\-])")
 _HEAD_THREAD = re.compile(r",[ \t]*execution_thread=(" + STRING + ")")  # after a signature
-_GROUP = group_pattern(4)
-# Lists of integer lists (groups, pairs) first: ``_GROUP`` reads them too, twice as slowly.
-_INT_LISTS = r"\{(?:\{[0-9,]*+\}|,)*+\}"
-_VALUE = (r"(?:mesh\[[^\]\n]*\](?:, device_ids=\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?"
-          r"[ \t]*\{[^{}\n]*\}|(?:" + _INT_LISTS + "|" + _GROUP + "|" + STRING + "|" + BARE
-          + r")++)")
-# A shape on one line (no bracket, string or comment in its dimensions: the general reader's).
-_SHAPE = (r"[a-z][a-z0-9]*\[[^{}()\[\]\"/\n]*\](?:\{" + group_items(3) + r"\})?|\("
-          + group_items(3) + r"\)")
-# One attribute of a one-line attribute list: 1 key, 2 value.
-_FAST_ATTRIBUTE = re.compile(r",[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)=[ \t]*(" + _VALUE + ")")
 # Parameters of array shapes XLA takes, as XLA prints them: most signatures (others are read
 # by the one reader of a parameter list).
 _PRINTED_PARAMETER = r"[A-Za-z_][A-Za-z0-9_.\-]*:[ \t]*" + PRINTED_ARRAY
 # A computation's head on one line as XLA prints it, after white space: 1 ENTRY, 2 name, 3
 # the signature ``(params) -> shape`` with its parameters as XLA prints them, 4 its result
-# shape; the next line starts its instructions.
+# shape (the text up to the line's last '{', which the one shape reader judges); the next
+# line starts its instructions.
 _FAST_HEAD = re.compile(
     r"[ \t\r\n]*(ENTRY[ \t]+)?(%[A-Za-z_][A-Za-z0-9_.\-]*|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
-    rf"(\((?:{_PRINTED_PARAMETER}(?:,[ \t]*{_PRINTED_PARAMETER})*)?\)[ \t]*->[ \t]*"
-    r"(" + _SHAPE + r"))?[ \t]*\{[ \t]*(?=\n)")
+    rf"(\((?:{_PRINTED_PARAMETER}(?:,[ \t]*(?!\))|(?=\))))*\)[ \t]*->[ \t]*"
+    r"([^\n]+?))?[ \t]*\{[ \t]*(?=\n)")
 _LAYOUTS_KEPT = 4096
 _METADATA_KEPT = 8192  # metadata attributes the fast path remembers as taken (a dump repeats each)
 _SHAPES_KEPT = 4096  # shape texts the fast path keeps, each once (a dump repeats a few)
@@ -235,8 +222,8 @@ class _Layout:
             at = rest + shared_at
             found += [Attribute(key, value, line, at + start) for key, value, start in spans]
             shared_at += len(shared)
-        found += [Attribute(f.group(1), f.group(2), line, rest + f.start(2))
-                  for f in _FAST_ATTRIBUTE.finditer(after, shared_at)]
+        found += [Attribute(key, after[value_start:value_end], line, rest + value_start)
+                  for key, value_start, value_end in read_attributes(after, shared_at)[0]]
         return found
 
 
@@ -929,7 +916,7 @@ class Reader:
         dumps repeat the metadata of a source line on many instructions)."""
         value = tail[len(", metadata="):]
         if not tail.startswith(", metadata=") or not (printed_metadata(value) or (
-                _FAST_ATTRIBUTE.fullmatch(tail) is not None and _takes_metadata(value))):
+                _one_attribute(tail) and _takes_metadata(value))):
             return False
         if len(self._metadata_seen) >= _METADATA_KEPT:
             self._metadata_seen.clear()
@@ -957,15 +944,13 @@ class Reader:
         ``open_callees``, ``calls=%`` and ``to_apply=%`` stand for each line's own names (the
         scanner's), and a text that also names computations otherwise is left to the general
         reader."""
-        spans: list[tuple[str, str, int]] = []
-        end = 0
-        for found in _FAST_ATTRIBUTE.finditer(shared):
-            if found.start() != end:
-                return None
-            spans.append((found.group(1), found.group(2), found.start(2)))
-            end = found.end()
+        try:
+            read, end = read_attributes(shared, 0)
+        except SyntaxFault:
+            return None
         if end != len(shared):
             return None
+        spans = [(key, shared[start:stop], start) for key, start, stop in read]
         keys = ([k for k, *_ in spans] + (["channel_id"] if has_channel else [])
                 + (["replica_groups"] if has_groups else []))
         if len(set(keys)) != len(keys):
@@ -978,8 +963,6 @@ class Reader:
                 if open_callees and value == "%" and k in _OPEN_CALLEES:
                     opened += 1  # a name the scanner cut (read as a name)
                     continue
-                if attribute_value_end(k, value, 0) != len(value):  # text against its end
-                    return None
                 if k == "metadata" and not _takes_metadata(value):
                     return None
                 if k in _SHAPE_RULED:
@@ -1676,6 +1659,15 @@ def _parameter_number(text: str, offset: int) -> tuple[int, int]:
     if after != len(text):
         raise SyntaxFault("expects ')' after parameter number", offset + after)
     return number, after
+
+
+def _one_attribute(text: str) -> bool:
+    """True when ``text`` is one ``, key=value`` attribute and nothing more."""
+    try:
+        read, end = read_attributes(text, 0)
+    except SyntaxFault:
+        return False
+    return len(read) == 1 and end == len(text)
 
 
 def _takes_metadata(value: str) -> bool:

@@ -8,8 +8,8 @@ as special. Every function takes the text and an offset and returns an offset; e
 reader that owns the text (``_reader``). Where a group or a value ends is found on the
 tokens themselves (``_extents``).
 
-The patterns are also spelled out as strings (``STRING``, ``BARE``, ``group_pattern``) so that
-the reader's one-line fast path is built from the same lexical rules.
+The string pattern is also spelled out (``STRING``) so that the reader's one-line fast path is
+built from the same lexical rules.
 
 >>> skip("x  /* c */ y", 1)
 11
@@ -30,8 +30,6 @@ SKIP = re.compile(_GAP)
 # A string may span lines (XLA's lexer's); the fast path reads strings on one line.
 STRING = DOUBLE_QUOTED
 _STRING = re.compile(STRING)
-# A run of characters that is no bracket, string, separator, '=' (but '<=') or comment.
-BARE = r"(?:[^ \t\r\n\f\v,{}()\[\]\"=/<]++|<=?|/(?![*/]))++"
 NAME = re.compile(r"%[A-Za-z_][A-Za-z0-9_.\-]*|[A-Za-z_][A-Za-z0-9_.\-]*")
 MAX_DEPTH = 256
 
@@ -98,19 +96,3 @@ def leading_channel(attribute_text: str) -> tuple[str | None, int, str]:
     if found is None:
         return None, 0, attribute_text
     return found.group(1), found.start(1), attribute_text[found.end():]
-
-
-def group_items(depth: int) -> str:
-    """A regex for the inside of a bracketed group on one line, nested at most ``depth``
-    deep, with the same strings and comments as ``group_end`` (the fast path's groups)."""
-    inner = r'[^{}()\[\]"/\n]++|' + STRING + r"|/\*(?:[^*\n]|\*(?!/))*\*/|/(?![*/])"
-    for _ in range(depth):
-        item = f"(?:{inner})*+"
-        inner = inner + r"|\{" + item + r"\}|\(" + item + r"\)|\[" + item + r"\]"
-    return f"(?:{inner})*+"
-
-
-def group_pattern(depth: int) -> str:
-    """A regex for a whole bracketed group on one line (see ``group_items``)."""
-    item = group_items(depth - 1)
-    return r"\{" + item + r"\}|\(" + item + r"\)|\[" + item + r"\]"
