@@ -22,7 +22,7 @@ import re
 
 from ._pure_lexer import next_token
 from ._shape_syntax import read_shape
-from ._syntax import SyntaxFault, skip
+from ._syntax import SyntaxFault
 from ._token_cursor import TokenCursor
 from ._tokens import TokKind
 
@@ -80,21 +80,32 @@ def split_operands(text: str, check_shapes: bool = True) -> list[tuple[str, str 
                                    for _, shape, _ in printed):
             return printed
     operands: list[tuple[str, str | None, int]] = []
-    at = skip(text, 0)
+    c = TokenCursor(text, 1, 0)
     while True:
-        operand, shape = at, None
-        if can_be_shape(text, at):
-            end, refused = read_shape(text, at, len(text))
-            if refused is not None:
-                raise SyntaxFault(NOT_AN_OPERAND, operand)
-            shape, at = text[at:end], skip(text, end)
-        found = name_at(text, at)
-        if found is None:
+        operand = c.start
+        shape = operand_shape(c, len(text))
+        if c.kind not in (TokKind.kIdent, TokKind.kName):
             raise SyntaxFault(NOT_AN_OPERAND, operand)
-        at = skip(text, found[1])
-        if at < len(text) and text[at] != ",":
-            raise SyntaxFault(NOT_AN_OPERAND, operand)
-        operands.append((found[0], shape, operand))
-        if at >= len(text):
+        operands.append((c.name(), shape, operand))
+        if c.kind == TokKind.kEof:
             return operands
-        at = skip(text, at + 1)
+        if c.kind != TokKind.kComma:
+            raise SyntaxFault(NOT_AN_OPERAND, operand)
+        c.lex()
+
+
+def operand_shape(c: TokenCursor, stop: int) -> str | None:
+    """The text of the shape an operand starts with (XLA's ``CanBeShape``, then
+    ``ParseShape``, ending by ``stop``), the cursor moved past it; None, the cursor where it
+    is, where no shape starts. A shape XLA refuses makes the operand neither a name nor an
+    instruction to XLA: a ``SyntaxFault`` (``NOT_AN_OPERAND``) at it."""
+    kind = c.kind
+    if kind != TokKind.kLparen and kind != TokKind.kPrimitiveType and not (
+            kind == TokKind.kIdent and c.word == "b" and c.look_ahead() == TokKind.kLparen):
+        return None
+    start = c.start
+    end, refused = read_shape(c.text, start, stop)  # (what XLA records in it is not reported)
+    if refused is not None:
+        raise SyntaxFault(NOT_AN_OPERAND, start)
+    c.jump(end)
+    return c.text[start:end]

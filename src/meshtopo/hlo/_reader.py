@@ -74,7 +74,7 @@ from ._opcodes import (
     async_form,
     required_attributes,
 )
-from ._operands import NOT_AN_OPERAND, can_be_shape, name_at, split_operands
+from ._operands import NOT_AN_OPERAND, can_be_shape, name_at, operand_shape, split_operands
 from ._pure_lexer import next_token
 from ._shape import ELEMENT_BITS
 from ._shape_syntax import PRINTED_ARRAY, parse_shape, read_shape, shape_error
@@ -1351,20 +1351,14 @@ class Reader:
         text = self.text
         names: list[str] = []
         shapes: list[str | None] = []
-        at = skip(text, start)
+        c = TokenCursor(text, 1, 0, start)  # (an error's column is its offset in ``text``)
         while True:
-            operand = at
-            shape: str | None = None
-            if can_be_shape(text, at):  # (what XLA records in it is not reported)
-                end, refused = read_shape(text, at, stop)
-                if refused is not None:  # neither an operand nor an instruction, to XLA
-                    raise SyntaxFault(NOT_AN_OPERAND, operand)
-                shape, at = text[at:end], skip(text, end)
-            word = _WORD.match(text, at, stop)
-            after = skip(text, word.end()) if word is not None else at
-            if word is not None and after < stop and text[after] == "(" and (
-                    word.group() not in SHAPE_REQUIRED or shape is not None) and (
-                    word.group() in OPCODES or async_form(word.group()) is not None):
+            operand = c.start
+            shape = operand_shape(c, stop)
+            word = c.word
+            if c.kind == TokKind.kIdent and c.start < stop and c.look_ahead() == TokKind.kLparen \
+                    and (word not in SHAPE_REQUIRED or shape is not None) and (
+                    word in OPCODES or async_form(word) is not None):
                 if self._depth >= MAX_DEPTH:
                     raise SyntaxFault(f"values nested more than {MAX_DEPTH} deep", operand)
                 self._depth += 1
@@ -1384,42 +1378,38 @@ class Reader:
                 self._nested.append(found)
                 names.append(found.name)
                 shapes.append(None)
-            elif not self.single and (at >= stop or text[at] == "," or (
-                    to_paren and text[at] == ")")):
+                c.jump(end)
+            elif not self.single and (c.start >= stop or c.kind == TokKind.kComma or (
+                    to_paren and c.kind == TokKind.kRparen)):
                 # Nothing, or a shape alone: XLA's parser records that it reads neither a name
                 # nor an instruction there, reads on from the ',' or ')' and leaves the
                 # operand out.
                 self._record(self.error(NOT_AN_OPERAND, operand))
-                end = at
             else:
-                name = name_at(text, at) if at < stop else None
-                written = None if name is None else name[0]
+                name = c.name() if c.start < stop and c.kind in (
+                    TokKind.kIdent, TokKind.kName) else None
                 if self.single and shape is not None and (
-                        written is None or not self._defined(written)):
-                    made = self._missing_parameter(written, shape, operand, computation)
+                        name is None or not self._defined(name)):
+                    made = self._missing_parameter(name, shape, operand, computation)
                     self._nested.append(made)
                     names.append(made.name)
                     shapes.append(shape)
-                    end = at if name is None else name[1]
                 else:
-                    if name is None or not self._defined(name[0]):
+                    if name is None or not self._defined(name):
                         raise SyntaxFault(NOT_AN_OPERAND, operand)
-                    names.append(name[0])
+                    names.append(name)
                     shapes.append(shape)
-                    end = name[1]
-                follows = skip(text, end)
-                if follows < stop and text[follows] != "," and not (
-                        to_paren and text[follows] == ")"):  # XLA tries it as an instruction
+                if c.start < stop and c.kind != TokKind.kComma and not (
+                        to_paren and c.kind == TokKind.kRparen):  # XLA tries it as an instruction
                     raise SyntaxFault(NOT_AN_OPERAND, operand)
-            at = skip(text, end)
             read = tuple(names), (tuple(shapes) if any(shapes) else ())
-            if at >= stop:
+            if c.start >= stop:
                 return read, stop
-            if to_paren and text[at] == ")":
-                return read, at + 1
-            if text[at] != ",":
-                raise SyntaxFault("expects ')' at the end of operands", at)
-            at = skip(text, at + 1)
+            if to_paren and c.kind == TokKind.kRparen:
+                return read, c.end
+            if c.kind != TokKind.kComma:
+                raise SyntaxFault("expects ')' at the end of operands", c.start)
+            c.lex()
 
     def _make(
         self, name: str, opcode: str, shape: str, operands: _Operands, line: int,
