@@ -25,7 +25,7 @@ def int64_value(digits: str) -> int | None:
     """The int64 XLA's lexer holds for the decimal ``digits`` (``-?[0-9]+``) of a kInt token:
     a value past int64's maximum, up to uint64's, is the int64 of the same bits; None when
     the value is outside that range (XLA's lexer reads no integer there). The one rule for
-    an integer's value: the HLO reader's integers (``hlo._syntax.int64_at``) use it too.
+    an integer's value: the HLO lexer's integers (``hlo._token_values.int_value``) use it too.
 
     >>> int64_value("-12"), int64_value("18446744073709551615"), int64_value("18446744073709551616")
     (-12, -1, None)

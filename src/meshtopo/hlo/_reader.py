@@ -24,9 +24,9 @@ The fast path reads runs of instructions written one a line as XLA prints them: 
 (``_line_scan.scan_lines``) cuts each line into its texts (name, shape, opcode, operands,
 leading explicit groups, its metadata attribute, the names of ``calls=`` and ``to_apply=``,
 the attribute list left with those names written ``%``) and ``_lines`` decides the rest: the
-attribute list left is checked once per distinct text and opcode, with the same lexical
-patterns, and shapes, names and XLA's checks between
-instructions as the general reader checks them. It takes a line only when the next line
+attribute list left is read once per distinct text and opcode by the general reader's own
+reader of an attribute list (``read_attributes``), and shapes, names and XLA's checks between
+instructions are checked as the general reader checks them. It takes a line only when the next line
 starts another statement (a name or ``}``, which no value continues) and those checks pass,
 and otherwise declines to the general reader, so it decides only how quickly an instruction
 is read.
@@ -86,12 +86,12 @@ from ._syntax import (
     SKIP,
     STRING,
     SyntaxFault,
-    int64_at,
     leading_channel,
     skip,
     string_end,
 )
 from ._token_cursor import TokenCursor, UnparsedAttribute
+from ._token_values import int_value
 from ._tokenize import json_dict_end
 from ._tokens import KEYWORDS as KEYWORDS_OF_LEXER
 from ._tokens import PRIMITIVE_TYPES, TokKind
@@ -1639,11 +1639,10 @@ def _parameter_number(text: str, offset: int) -> tuple[int, int]:
     least 0 (else a ``SyntaxFault`` in XLA's words), and the offset of the token after it."""
     if (number := _PRINTED_NUMBERS.get(text)) is not None:
         return number, len(text)
-    at = skip(text, 0)
-    found = int64_at(text, at)
-    if found is None:
-        raise SyntaxFault("expects integer", offset + at)
-    number, after = found[0], skip(text, found[1])
+    kind, start, end, _ = next_token(text, 0)  # XLA's ParseInt64
+    if kind != TokKind.kInt:
+        raise SyntaxFault("expects integer", offset + start)
+    number, after = int_value(text, start, end), skip(text, end)
     if number < 0:
         raise SyntaxFault("parameter number must be >= 0", offset + after)
     if after != len(text):

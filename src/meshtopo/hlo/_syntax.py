@@ -1,4 +1,4 @@
-"""HLO's lexical rules on offsets of a text: white space, comments, names, strings, integers.
+"""HLO's lexical rules on offsets of a text: white space, comments, names, strings.
 
 XLA's lexer (``xla/hlo/parser/hlo_lexer.cc``) skips white space (newlines included),
 ``/* ... */`` comments and ``// ...`` comments to the end of the line (``\n`` or ``\r``)
@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import re
 
-from ..groups._text import int64_value
 from ._token_values import unescape
-from ._tokens import DIM_LABELS, DOUBLE_QUOTED, DXD, FLOAT, INT, PAD, WHITESPACE
+from ._tokens import DOUBLE_QUOTED, WHITESPACE
 
 # White space (XLA's lexer's: no form feed or vertical tab) and both kinds of comment, any
 # number of them.
@@ -48,27 +47,6 @@ def skip(text: str, pos: int) -> int:
     unterminated ``/*`` is XLA's lexer's error token there, refused by whatever reads it as
     the token it expects."""
     return SKIP.match(text, pos).end()  # type: ignore[union-attr]
-
-
-# XLA's number rules in its order (``_tokens.NUMBER_RULES``): group 1 is a kInt; a decimal,
-# dim labels, a DxD or a pad matched first is no integer.
-_NUMBER = re.compile(f"(?:{FLOAT})|(?:{DIM_LABELS})|(?:{DXD})|(?:{PAD})|({INT})")
-
-
-def int64_at(text: str, pos: int, stop: int | None = None) -> tuple[int, int] | None:
-    """The value and end of the integer token (kInt) XLA's lexer reads at ``pos`` (before
-    ``stop``), or None when it reads none there (another token, or a decimal out of kInt's
-    range): the one reader of an integer in HLO text. Its value is XLA's int64
-    (``groups._text.int64_value``: past int64's maximum, the int64 of the same bits).
-
-    >>> int64_at("x=-12,", 2), int64_at("18446744073709551615", 0), int64_at("1.5", 0)
-    ((-12, 5), (-1, 20), None)
-    """
-    found = _NUMBER.match(text, pos, len(text) if stop is None else stop)
-    if found is None or found.group(1) is None:
-        return None
-    value = int64_value(found.group(1))
-    return None if value is None else (value, found.end())
 
 
 def string_end(text: str, pos: int) -> int:

@@ -15,9 +15,11 @@ import re
 
 from .._errors import HloParseError
 from ..groups._text import WHITESPACE
-from ._syntax import SyntaxFault, int64_at, skip
-from ._token_values import unescape
+from ._pure_lexer import next_token
+from ._syntax import SyntaxFault
+from ._token_values import int_value, unescape
 from ._tokens import STRING as QUOTED
+from ._tokens import TokKind
 
 # A comment, or a string (either quote, as XLA's lexer quotes them), in which no comment
 # starts.
@@ -61,12 +63,11 @@ def relocate(error: HloParseError, text: str, line: int, column: int) -> HloPars
 
 
 def parse_int(text: str, what: str, line: int, column: int) -> int:
-    """The integer ``text`` holds (one kInt token, ``_syntax.int64_at``, white space around
-    it); anything else is an ``HloParseError`` naming ``what``."""
-    at = skip(text, 0)
-    found = int64_at(text, at)
-    if found is not None and skip(text, found[1]) == len(text):
-        return found[0]
+    """The integer ``text`` holds (one kInt token, white space and comments around it);
+    anything else is an ``HloParseError`` naming ``what``."""
+    kind, start, end, _ = next_token(text, 0)
+    if kind == TokKind.kInt and next_token(text, end)[0] == TokKind.kEof:
+        return int_value(text, start, end)
     digits = _DIGITS.fullmatch(text.strip(WHITESPACE))
     if digits is not None:  # a decimal out of range
         raise HloParseError(f"integer {digits.group()[:24]}... in {what} does not fit in int64",
