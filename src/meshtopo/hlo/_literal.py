@@ -30,20 +30,19 @@ import numpy as np
 from .._errors import HloParseError, InvalidArgumentError
 from ..groups._text import int64_value
 from ._element_types import is_float
-from ._pure_lexer import next_token
 from ._shape import Shape
 from ._shape_syntax import parse_shape, read_shape
-from ._syntax import SyntaxFault, skip
-from ._tokens import FLOAT, INT, TokKind
+from ._syntax import SyntaxFault
+from ._token_cursor import TokenCursor
+from ._tokens import TokKind
 from ._values import flat_value, relocate
 
-_TOKEN = re.compile(
-    r"(?P<nan>-?nan(?:\(0x(?P<payload>[0-9a-fA-F]+)\))?)(?![A-Za-z0-9_.\-])"
-    r"|(?P<neginf>-inf)(?![A-Za-z0-9_.\-])|(?P<inf>inf)(?![A-Za-z0-9_.\-])"
-    r"|(?P<bool>true|false)(?![A-Za-z0-9_.\-])"
-    f"|(?P<decimal>(?=[0-9\\-])(?:{FLOAT}))(?![A-Za-z0-9_.\\-])"  # (XLA lexes no '.5')
-    f"|(?P<int>{INT})(?![A-Za-z0-9_.\\-])"
-    r"|(?P<dots>\.\.\.)|(?P<punct>[{}(),])")
+K = TokKind
+# The tokens that are a scalar value: numbers (``nan`` and ``-nan`` are decimals), infinities
+# and booleans.
+_NUMBERS = frozenset({K.kDecimal, K.kInt, K.kw_inf, K.kNegInf})
+_SCALARS = _NUMBERS | {K.kw_true, K.kw_false}
+_PAYLOAD = re.compile(r"-?nan\(0x([0-9a-fA-F]+)\)")
 _INTEGRAL_BITS = {f"{sign}{bits}": bits for sign in "su" for bits in (1, 2, 4, 8, 16, 32, 64)}
 _NUMPY_FLOATS: dict[str, type[np.floating[Any]]] = {"f16": np.float16, "f32": np.float32,
                                                    "f64": np.float64}
@@ -73,26 +72,16 @@ class _Failed(Exception):
 
 
 class _Reader:
-    """One literal's tokens and XLA's error list: the first problem recorded is reported."""
+    """One literal's tokens (a cursor over them, ``c``) and XLA's error list: the first
+    problem recorded is reported."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.pos = skip(text, 0)
+        self.c = TokenCursor(text, 1, 0)  # (offsets in ``text`` as its columns)
         self.problems: list[tuple[str, int]] = []
 
-    def token(self) -> re.Match[str] | None:
-        found = _TOKEN.match(self.text, self.pos)
-        if found is None:  # a number XLA's lexer ends before the word written against it
-            kind, _, end, _ = next_token(self.text, self.pos)
-            if kind in (TokKind.kInt, TokKind.kDecimal, TokKind.kNegInf):
-                found = _TOKEN.match(self.text, self.pos, end)
-        return found
-
-    def advance(self, end: int) -> None:
-        self.pos = skip(self.text, end)
-
     def problem(self, message: str, at: int | None = None) -> None:
-        self.problems.append((message, self.pos if at is None else at))
+        self.problems.append((message, self.c.start if at is None else at))
 
     def fail(self, message: str, at: int | None = None) -> _Failed:
         self.problem(message, at)
@@ -134,27 +123,25 @@ def check_shaped_literal(value: str, line: int, column: int) -> HloParseError | 
 
 def _shaped(reader: _Reader) -> None:
     """One literal with its shape written first, or a tuple of them."""
-    if reader.text.startswith("(", reader.pos):
-        reader.advance(reader.pos + 1)
-        while not reader.text.startswith(")", reader.pos):
+    c = reader.c
+    if c.eat(K.kLparen):
+        while c.kind != K.kRparen:
             try:
                 _shaped(reader)
             except _Failed:
                 raise reader.fail("Fails when parsing tuple element") from None
-            if reader.text.startswith(",", reader.pos):
-                reader.advance(reader.pos + 1)
-            elif not reader.text.startswith(")", reader.pos):
+            if not c.eat(K.kComma) and c.kind != K.kRparen:
                 reader.problem("expects ',' to separate tuple elements")
-        reader.advance(reader.pos + 1)
+        c.lex()
         return
     recorded: list[tuple[str, int]] = []
-    end, refused = read_shape(reader.text, reader.pos, len(reader.text), signature=True,
+    end, refused = read_shape(reader.text, c.start, len(reader.text), signature=True,
                               recorded=recorded)
     reader.problems += recorded
     if refused is not None:
         raise reader.fail(*refused)
-    shape = parse_shape(reader.text[reader.pos:end])
-    reader.advance(end)
+    shape = parse_shape(reader.text[c.start:end])
+    c.jump(end)
     _literal(reader, shape)
 
 
@@ -163,7 +150,7 @@ def _read(text: str, shape: Shape) -> tuple[list[Any] | None, tuple[str, int] | 
     reader = _Reader(text)
     try:
         values = _literal(reader, shape)
-        if reader.pos < len(text):
+        if reader.c.kind != K.kEof:
             raise reader.fail("expects ')' after constant literal")
     except _Failed:
         message, at = reader.problems[0]
@@ -174,27 +161,23 @@ def _read(text: str, shape: Shape) -> tuple[list[Any] | None, tuple[str, int] | 
 def _literal(reader: _Reader, shape: Shape) -> list[Any] | None:
     if shape.tuple_shapes is None:
         return _dense(reader, shape)
-    found = reader.token()
-    if found is None or found.group() != "(":
+    c = reader.c
+    if not c.eat(K.kLparen):
         raise reader.fail("expects '(' in front of tuple elements")
-    reader.advance(found.end())
     values: list[Any] | None = []
-    if not reader.text.startswith(")", reader.pos):
+    if c.kind != K.kRparen:
         for index, element in enumerate(shape.tuple_shapes):
-            if index > 0:
-                if reader.text.startswith(",", reader.pos):
-                    reader.advance(reader.pos + 1)
-                else:
-                    reader.problem("expects ',' to separate tuple elements")
+            if index > 0 and not c.eat(K.kComma):
+                reader.problem("expects ',' to separate tuple elements")
             try:
                 part = _literal(reader, element)
             except _Failed:
                 raise reader.fail(f"expects the {index}th element") from None
             values = None if values is None or part is None else values + part
-    if not reader.text.startswith(")", reader.pos):
+    if c.kind != K.kRparen:
         raise reader.fail(f"expects ')' at the end of the tuple with "
                           f"{len(shape.tuple_shapes)}elements")
-    reader.advance(reader.pos + 1)
+    c.lex()
     return values
 
 
@@ -224,13 +207,10 @@ def _dense(reader: _Reader, shape: Shape) -> list[Any] | None:
             return False
         return True
 
+    c = reader.c
     while True:
-        found = reader.token()
-        if found is None:
-            raise reader.fail("unexpected token type in a literal")
-        group = found.lastgroup
-        written = found.group()
-        if written == "{":
+        token = c.kind
+        if token == K.kLbrace:
             nest += 1
             if nest > rank:
                 raise reader.fail(f"expects nested array in rank {rank}, but sees larger")
@@ -239,8 +219,8 @@ def _dense(reader: _Reader, shape: Shape) -> list[Any] | None:
                 if seen[nest - 2] > dims[nest - 2]:
                     raise reader.fail(f"expects {dims[nest - 2]} elements in the "
                                       f"{index_text(nest - 2)}th element, but sees more")
-            reader.advance(found.end())
-        elif written == "}":
+            c.lex()
+        elif token == K.kRbrace:
             if nest == 0:
                 raise reader.fail("unexpected '}' token")
             nest -= 1
@@ -248,28 +228,28 @@ def _dense(reader: _Reader, shape: Shape) -> list[Any] | None:
                 raise reader.fail(f"expects {dims[nest]} elements in the {index_text(nest)}th "
                                   f"element, but sees {seen[nest]}")
             seen[nest] = 0
-            reader.advance(found.end())
-        elif written == "(":
+            c.lex()
+        elif token == K.kLparen:
             if kind not in _COMPONENT:
                 raise reader.fail("unexpected '(' in literal. Parens are only valid for "
                                   "complex literals")
-            at = reader.pos
+            at = c.start
             if not one_more():
                 raise _Failed()
-            values.append(_complex(reader, found.end(), kind, shape, len(values), at))
-        elif group == "dots":
+            values.append(_complex(reader, kind, shape, len(values), at))
+        elif token == K.kDots:
             if nest != 1:
                 raise reader.fail(f"expects `...` at nest level 1, but sees it at nest level "
                                   f"{nest}")
             seen[0] = dims[0]
             elided = True
-            reader.advance(found.end())
-        elif written == ",":
-            reader.advance(found.end())
-        elif group in ("nan", "neginf", "inf", "bool", "decimal", "int"):
+            c.lex()
+        elif token == K.kComma:
+            c.lex()
+        elif token in _SCALARS:
             one_more()
-            values.append(_element(reader, found, shape, len(values)))
-            reader.advance(found.end())
+            values.append(_element(reader, shape, len(values)))
+            c.lex()
         else:
             raise reader.fail("unexpected token type in a literal")
         if nest == 0:
@@ -286,16 +266,16 @@ def _lexed_integer(token: str) -> int | None:
     return value % (1 << 64)
 
 
-def _element(reader: _Reader, found: re.Match[str], shape: Shape, index: int) -> object:
-    """The value of one scalar token, checked as XLA's ``SetValueInLiteral`` checks it."""
-    kind, group, at = shape.element_type, found.lastgroup, found.start()
-    integer = _lexed_integer(found.group()) if group == "int" else None
-    if group == "int" and integer is None:  # XLA's lexer makes it an error token
-        raise reader.fail("unexpected token type in a literal", at)
-    if group == "bool":
+def _element(reader: _Reader, shape: Shape, index: int) -> object:
+    """The value of the scalar token at the cursor, checked as XLA's ``SetValueInLiteral``
+    checks it."""
+    c = reader.c
+    kind, token, at = shape.element_type, c.kind, c.start
+    integer = _lexed_integer(c.word) if token == K.kInt else None
+    if token in (K.kw_true, K.kw_false):
         if kind != "pred":  # XLA stops the process here; refuse instead
             raise reader.fail(f"{kind.upper()} is not PRED type", at)
-        value: object = found.group() == "true"
+        value: object = token == K.kw_true
     elif kind == "pred" or kind in _INTEGRAL_BITS:
         if integer is None:
             reader.problem("expects integer", at)
@@ -307,8 +287,8 @@ def _element(reader: _Reader, found: re.Match[str], shape: Shape, index: int) ->
             return value != 0
         _check_integer(reader, value, kind, at)
     elif kind in _NUMPY_FLOATS or kind in _MANTISSA_BITS:
-        value = _double(reader, found, kind)
-        _check_float(reader, value, kind, shape, index, at, _payload(found))
+        value = _double(reader, kind)
+        _check_float(reader, value, kind, shape, index, at, _payload(c.word))
     else:
         raise reader.fail(f"unsupported primitive type {kind.upper()}", at)
     return value
@@ -327,28 +307,31 @@ def _check_integer(reader: _Reader, value: int, kind: str, at: int) -> None:
                           f"{(1 << (bits - 1)) - 1}].", at)
 
 
-def _double(reader: _Reader, found: re.Match[str], kind: str) -> float:
-    """XLA's ``ParseDouble`` of a token (a decimal past a double's range is refused)."""
-    group = found.lastgroup
-    if group == "nan":
-        return -math.nan if found.group().startswith("-") else math.nan
-    if group == "inf":
+def _double(reader: _Reader, kind: str) -> float:
+    """XLA's ``ParseDouble`` of the number token at the cursor (a decimal past a double's
+    range is refused)."""
+    c = reader.c
+    written = c.word
+    if c.kind == K.kw_inf:
         return math.inf
-    if group == "neginf":
+    if c.kind == K.kNegInf:
         return -math.inf
-    value = float(found.group())
+    if "nan" in written:
+        return -math.nan if written.startswith("-") else math.nan
+    value = float(written)
     if math.isinf(value):
         reader.problem(f"Constant is out of range for double (+/-{_DOUBLE_MAX}) and so is "
-                       "unparsable.", found.start())
+                       "unparsable.", c.start)
         raise reader.fail(f"expect floating point value for primitive type: {kind.upper()}",
-                          found.start())
+                          c.start)
     return value
 
 
-def _payload(found: re.Match[str]) -> int | None:
-    """The NaN payload written as ``nan(0x...)``, or None (a quiet NaN without one)."""
-    digits = found.group("payload") if found.lastgroup == "nan" else None
-    return None if digits is None else int(digits, 16)
+def _payload(written: str) -> int | None:
+    """The NaN payload of a token written ``nan(0x...)``, or None (another token, or a
+    quiet NaN without one)."""
+    found = _PAYLOAD.fullmatch(written)
+    return None if found is None else int(found.group(1), 16)
 
 
 def _finite_range(kind: str) -> tuple[float, float]:
@@ -410,20 +393,19 @@ def _check_float(reader: _Reader, value: float, kind: str, shape: Shape, index: 
                           "not support payloads", at)
 
 
-def _complex(reader: _Reader, after_paren: int, kind: str, shape: Shape, index: int,
-             at: int) -> complex:
-    """``(re, im)``: each part a double, range-checked against the component type."""
+def _complex(reader: _Reader, kind: str, shape: Shape, index: int, at: int) -> complex:
+    """``(re, im)`` at the cursor's ``(``: each part a double, range-checked against the
+    component type."""
+    c = reader.c
     parts: list[float] = []
-    reader.advance(after_paren)
-    for name, closer in (("real", ","), ("imaginary", ")")):
-        found = reader.token()
-        if found is None or found.lastgroup not in ("nan", "neginf", "inf", "decimal", "int"):
+    c.lex()
+    for name, closer, closing in (("real", ",", K.kComma), ("imaginary", ")", K.kRparen)):
+        if c.kind not in _NUMBERS:
             raise reader.fail("expects decimal or integer")
-        parts.append(_double(reader, found, kind))
-        reader.advance(found.end())
-        if not reader.text.startswith(closer, reader.pos):
+        parts.append(_double(reader, kind))
+        c.lex()
+        if not c.eat(closing):
             raise reader.fail(f"expects '{closer}' after the {name} part of a complex literal")
-        reader.advance(reader.pos + 1)
     low, high = _finite_range(_COMPONENT[kind])
     for name, part in zip(("real", "imaginary"), parts, strict=True):
         if math.isfinite(part) and not low <= part <= high:
