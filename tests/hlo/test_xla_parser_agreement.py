@@ -892,6 +892,13 @@ CASES["no header, a computation with a signature first"] = (
     "\n" + ADD + "ENTRY %c" + _BODY)
 CASES["no header, a name and '{' first"] = "\n%c" + _BODY
 CASES["no header, prose"] = "\nimport jax\nprint(1)\n"
+# XLA decides on tokens: a module when the first is ENTRY or the second is '{' (a name
+# token ``c:``, even ``ENTRY:``, or no name at all), and ``HloModule:`` is a name.
+for _first in ("c:", "ENTRY:", "(", "42"):
+    CASES[f"no header, {_first} and '{{' first"] = f"\n{_first}{_BODY}"
+CASES["no header, HloModule: as a name"] = "\nHloModule: m\nENTRY %c" + _BODY
+CASES["instruction named ROOT: (a name token)"] = module_text(
+    "ROOT: = f32[8]{0} copy(%p)")
 for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("none", "copy()"),
                      ("across lines", "negate(\n   %p,\n %p)"), ("a done's", "all-reduce-done(%p, %p)")):
     CASES[f"operand count, {_name}"] = module_text(f"ROOT %r = f32[8]{{0}} {_line}")

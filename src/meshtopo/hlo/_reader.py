@@ -123,10 +123,6 @@ HEADER_ATTRIBUTES = (
     "frontend_attributes", "input_output_alias", "is_scheduled", "num_partitions",
     "origin_recovery_table", "replica_count",
 )
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")  # an identifier token of XLA's lexer
-_ROOT = re.compile(r"ROOT(?![A-Za-z0-9_.\-])")
-_ENTRY = re.compile(r"ENTRY(?![A-Za-z0-9_.\-])")
-_HLO_MODULE = re.compile(r"HloModule(?![A-Za-z0-9_.\-])")
 # Words XLA's lexer reads as keywords or types, so never as a name without '%'.
 _RESERVED = KEYWORDS | PRIMITIVE_TYPES
 _STRING = re.compile(STRING)
@@ -374,11 +370,11 @@ class Reader:
         text = self.text
         pos = skip(text, pos)
         line, _ = self.position(pos)
-        found = _HLO_MODULE.match(text, pos)
-        if found is None:
+        kind, _, keyword_end, _ = next_token(text, pos)
+        if kind != TokKind.kw_HloModule:
             self._headerless(pos)
             return HeaderRecord(None, [], line), pos
-        at = skip(text, found.end())
+        at = skip(text, keyword_end)
         # The name is one token, an identifier or a name (``%m``, ``m:``), whatever is
         # written against it (XLA's ParseName).
         kind, _, end, _ = next_token(text, at)
@@ -414,13 +410,13 @@ class Reader:
                 self._record(recorded)
 
     def _headerless(self, pos: int) -> None:
-        """XLA reads a text without the header line as a module when it starts with ENTRY or
-        with a name and '{', else as one instruction (``single``)."""
+        """XLA reads a text without the header line as a module when its first token is
+        ENTRY or its second is '{', else as one instruction (``single``). A text without
+        tokens is read as a module, which says it has no computation where XLA stops."""
         text = self.text
-        name = NAME.match(text, pos)
-        if pos >= len(text) or _ENTRY.match(text, pos):
-            return
-        if name is None or not text.startswith("{", skip(text, name.end())):
+        kind, _, end, _ = next_token(text, pos)
+        if kind not in (TokKind.kw_ENTRY, TokKind.kEof) and (
+                next_token(text, end)[0] != TokKind.kLbrace):
             self.single = True
             self._shared.inline_count = 1  # the module and its computation are named _
 
@@ -564,8 +560,9 @@ class Reader:
         if pos >= len(text):
             return None, pos
         start_line, start_column = self._head_at = self.position(pos)
-        entry = _ENTRY.match(text, pos)
-        at = skip(text, entry.end()) if entry else pos
+        kind, _, keyword_end, _ = next_token(text, pos)
+        entry = kind == TokKind.kw_ENTRY
+        at = skip(text, keyword_end) if entry else pos
         kind, _, name_end, _ = next_token(text, at)  # XLA's ParseName: one name token
         if kind not in (TokKind.kIdent, TokKind.kName):
             raise SyntaxFault("expects name", at)
@@ -594,7 +591,7 @@ class Reader:
         if not text.startswith("{", at):
             raise SyntaxFault("expects '{' at the beginning of instruction list.", at)
         computation = Computation(
-            name, entry is not None, start_line, text[begin:at].strip(),
+            name, entry, start_line, text[begin:at].strip(),
             execution_thread=thread,
             result_at=self._result_at(pos, (start_line, start_column), begin, at))
         return computation, at + 1
@@ -985,9 +982,10 @@ class Reader:
     def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
         text = self.text
         self._nested, self._depth = [], 0
-        root = _ROOT.match(text, at)
+        kind, _, keyword_end, _ = next_token(text, at)
+        root = kind == TokKind.kw_ROOT
         self._root_at = self.position(at) if root else None
-        start = skip(text, root.end()) if root else at
+        start = skip(text, keyword_end) if root else at
         name = name_at(text, start)  # XLA's ParseName: an identifier, '%name' or 'name:'
         if name is None:
             raise SyntaxFault("expects name", start)
@@ -996,7 +994,7 @@ class Reader:
             raise SyntaxFault("one computation should have only one ROOT", at)
         written = text[start:name[1]]
         return self._right_side(written if written.startswith("%") else name[0], start,
-                                skip(text, pos), computation, root is not None)
+                                skip(text, pos), computation, root)
 
     def _right_side(self, name: str, start: int, shape_start: int, computation: Computation,
                     is_root: bool, nested: bool = False) -> tuple[Instruction, int]:
