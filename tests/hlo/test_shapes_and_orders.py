@@ -117,7 +117,7 @@ def test_buffer_shape() -> None:
 
 @pytest.mark.parametrize("element", [
     "f32[8]{0}", "f32[8,128]{1,0:T(8,128)(2,1)}", "bf16[<=4,2]{0,1}", "pred[]", "u8[3,3]",
-    "s4[8]{0:E(4)}", "f32[8]{0:S(1)}", "f32[2,2]{0,1:T(2)L(4)#(u32)*(u8)E(4)S(1)SC(0:1)M(8)}",
+    "s4[8]{0:E(4)}", "f32[8]{0:S(1)}", "f32[2,2]{0,1:T(2)L(4)E(4)S(1)SC(0:1)M(8)}",
 ])
 def test_a_tuple_s_printed_elements_read_as_each_alone(element: str) -> None:
     """A tuple's elements written as XLA prints them are read by the printed pattern; each

@@ -27,9 +27,9 @@ import functools
 import re
 
 from .._errors import HloParseError
-from ._layout_items import UNSIGNED_TYPES, layout_items
+from ._layout_items import UNSIGNED_TYPES, LayoutItems, layout_items, layout_problem
 from ._shape import ELEMENT_BITS, Shape
-from ._syntax import MAX_DEPTH, SKIP, skip
+from ._syntax import MAX_DEPTH, skip
 from ._token_cursor import TokenCursor
 from ._tokens import TokKind
 from ._values import flat_value, relocate
@@ -64,8 +64,6 @@ def _after_dimensions(rank: int) -> str:
 
 PRINTED_ARRAY = _ELEMENT + r"\[(?:\]|" + _DIM + _after_dimensions(1) + ")"
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
-# A physical shape in a layout (``P(f32[10,10])``), which XLA takes on sparse arrays alone.
-_PHYSICAL = re.compile(r"(?<![A-Z])P" + SKIP.pattern + r"\(")
 
 
 def shape_error(text: str, start: int, stop: int) -> tuple[str, int] | None:
@@ -98,6 +96,18 @@ def _printed_at(text: str, pos: int, stop: int) -> re.Match[str] | None:
             printed.end() == stop or text[printed.end()] in ",)"):
         return printed
     return None
+
+
+def _checked_in_a_tuple(printed: re.Match[str]) -> bool:
+    """Whether the layout of a printed array (a match of ``_PRINTED``) in a tuple is for
+    the token reader to check (``layout_problem``): one with items after ':', or whose
+    minor-to-major list is no permutation of the dimensions."""
+    minor_to_major = printed.group(3)
+    if minor_to_major is None:
+        return False
+    written = printed.group(0)
+    return ":" in written[written.find("{"):] or sorted(
+        int(d) for d in minor_to_major.split(",")) != list(range(minor_to_major.count(",") + 1))
 
 
 def _taken_as_printed(printed: re.Match[str] | None) -> bool:
@@ -177,11 +187,12 @@ def _count(items: str | None) -> int:
     return 0 if not items else items.count(",") + 1
 
 
-def shape_at(c: TokenCursor, nested: bool, depth: int = 0) -> Shape:
+def shape_at(c: TokenCursor, nested: bool, depth: int = 0, in_tuple: bool = False) -> Shape:
     """XLA's ``ParseShape`` at the cursor (``depth`` tuples or buffers deep): the shape, the
     cursor moved to the token after it; refused as XLA refuses it. Outside a tuple, where
     an instruction's shape may be left out (not ``nested``), a token that starts no shape is
-    the opcode XLA then expects."""
+    the opcode XLA then expects. A layout ``in_tuple`` is checked as XLA checks a tuple
+    shape's (``layout_problem``; XLA refuses it without words, so the words are ours)."""
     text = c.text
     if c.kind == K.kIdent and c.word == "b" and c.look_ahead() == K.kLparen:  # a buffer
         if depth >= MAX_DEPTH:
@@ -189,7 +200,7 @@ def shape_at(c: TokenCursor, nested: bool, depth: int = 0) -> Shape:
         c.lex()
         c.lex()
         inner = c.start
-        array = shape_at(c, nested=True, depth=depth + 1)
+        array = shape_at(c, nested=True, depth=depth + 1, in_tuple=in_tuple)
         if array.tuple_shapes is not None or array.is_buffer or array.element_type == "token":
             raise c.error("element_shape must be an array shape to create a buffer shape.",
                           inner)
@@ -202,12 +213,13 @@ def shape_at(c: TokenCursor, nested: bool, depth: int = 0) -> Shape:
         c.lex()
         parts: list[Shape] = []
         if c.kind != K.kRparen:
-            parts.append(shape_at(c, nested=True, depth=depth + 1))
+            parts.append(shape_at(c, nested=True, depth=depth + 1, in_tuple=True))
             while c.eat(K.kComma):
-                parts.append(shape_at(c, nested=True, depth=depth + 1))
+                parts.append(shape_at(c, nested=True, depth=depth + 1, in_tuple=True))
         c.expect(K.kRparen, "expects ')' at the end of tuple.")
         return Shape("tuple", tuple_shapes=tuple(parts))
-    if (printed := _printed_at(text, c.start, len(text))) is not None:
+    if (printed := _printed_at(text, c.start, len(text))) is not None and not (
+            in_tuple and _checked_in_a_tuple(printed)):
         c.jump(printed.end())  # a tuple's elements, mostly
         return _printed_array(printed)
     if c.kind != K.kPrimitiveType:
@@ -224,14 +236,16 @@ def shape_at(c: TokenCursor, nested: bool, depth: int = 0) -> Shape:
     if not (c.kind == K.kLbrace and c.look_ahead() in (K.kInt, K.kColon)):
         return Shape(element, sizes, dynamic)  # a '{' that follows is not the shape's
     opened = c.start
-    minor_to_major = _layout(c)
-    if minor_to_major != len(sizes):
+    minor_to_major, items = _layout(c)
+    if len(minor_to_major) != len(sizes):
         raise c.error(f"Dimensions size is {len(sizes)}, but minor to major size is "
-                      f"{minor_to_major}.")
+                      f"{len(minor_to_major)}.")
     written = text[opened + 1:c.previous_end - 1]
-    if _PHYSICAL.search(written):
+    if items.physical:
         raise c.error("Layout has physical shape, but is not for a sparse array: "
                       f"{{{_printed_layout(written)}}}")
+    if in_tuple and (problem := layout_problem(minor_to_major, items, sizes)) is not None:
+        raise c.error(problem, opened)
     return Shape(element, sizes, dynamic, written)
 
 
@@ -262,24 +276,24 @@ def _dimensions(c: TokenCursor) -> tuple[tuple[int, ...], tuple[bool, ...]]:
     return tuple(sizes), tuple(dynamic)
 
 
-def _layout(c: TokenCursor) -> int:
-    """XLA's ``ParseLayout`` at the cursor's ``{``: the minor-to-major count, the cursor
-    moved past the ``}``; the first error the layout's items record is recorded."""
+def _layout(c: TokenCursor) -> tuple[list[int], LayoutItems]:
+    """XLA's ``ParseLayout`` at the cursor's ``{``: the minor-to-major list and the items
+    after ':', the cursor moved past the ``}``; the first error the layout's items record
+    is recorded."""
     c.lex()
-    count = 0
+    minor_to_major: list[int] = []
     if c.kind == K.kInt:
-        c.integer()
-        count = 1
+        minor_to_major.append(c.integer())
         while c.eat(K.kComma):
-            c.integer()
-            count += 1
+            minor_to_major.append(c.integer())
+    items = LayoutItems()
     if c.kind == K.kColon:
-        end, recorded = layout_items(c.text, c.end, read_shape)
+        end, recorded, items = layout_items(c.text, c.end, read_shape)
         c.jump(end)
         if recorded is not None:
             c.record(*recorded)
     c.expect(K.kRbrace, "expects layout to end with kRbrace")
-    return count
+    return minor_to_major, items
 
 
 def _printed_layout(written: str) -> str:
