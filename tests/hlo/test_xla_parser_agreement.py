@@ -1256,3 +1256,20 @@ def test_parse_shape_refuses_as_xla(shape: str) -> None:
     else:
         assert (info.value.message, info.value.line, info.value.column) == (
             xla_message(text), 1, column)
+
+
+# Computations written in place whose brackets do not balance, in a text that is one
+# instruction: XLA reads them up to where it stops, in a list or in a computation.
+_OPEN_BODY = "\n  ROOT p = f32[] parameter(0)\n}"
+_LEFT_OPEN = {
+    "a list whose '}' is missing": "c = f32[] conditional(s32[] i, f32[] a), "
+                                   f"branch_computations={{{{{_OPEN_BODY}",
+    "a list whose second computation is left open": "c = f32[] conditional(s32[] i, "
+                                                    f"f32[] a), branch_computations={{{{{_OPEN_BODY}, {{",
+    "one computation left open": f"c = f32[] call(f32[] a), to_apply={{{_OPEN_BODY[:-1]}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LEFT_OPEN))
+def test_computations_written_in_place_left_open(name: str) -> None:
+    agrees_with_xla(_LEFT_OPEN[name])

@@ -789,8 +789,9 @@ class Reader:
         if self.single:
             return self._single_instruction(at, computation)
         if at >= len(text):
-            raise SyntaxFault(f"computation {computation.name} is never closed (expected '}}')",
-                              at)
+            what = (f"computation {computation.name}" if computation.name
+                    else "a computation written inline")
+            raise SyntaxFault(f"{what} is never closed (expected '}}')", at)
         if text[at] == "}":
             return None, at + 1
         return self._general(at, computation)
@@ -1155,6 +1156,28 @@ class Reader:
             raise SyntaxFault("expects '}' at the end of the computation list", at)
         return "{" + ", ".join(names) + "}"
 
+    def _cut_inline_computations(self, start: int) -> None:
+        """Read the computations written inline from the ``{`` at ``start`` whose brackets
+        do not balance, up to where XLA's parser stops in them, which raises there: in a
+        computation left open, or in a list of them where neither ',' nor '}' follows one."""
+        text = self.text
+        at = skip(text, start + 1)
+        if not text.startswith("{", at):  # one computation
+            self._inline_computation(start, cut=True)
+            return
+        while text.startswith("{", at):
+            try:
+                end = group_end(text, at)
+            except SyntaxFault:  # the last one, left open
+                self._inline_computation(at, cut=True)
+                raise SyntaxFault("expects a list to end with kRbrace", len(text)) from None
+            self._inline_computation(at)
+            at = skip(text, end)
+            if not text.startswith(",", at):
+                break
+            at = skip(text, at + 1)
+        raise SyntaxFault("expects a list to end with kRbrace", at)
+
     def _inline_computation(self, start: int, cut: bool = False) -> str:
         """Read the computation written inline from the ``{`` at ``start``; its name. With
         ``cut`` (its brackets do not balance), it is read up to where XLA's parser stops in
@@ -1453,7 +1476,7 @@ class Reader:
             cut_here = value_cut and index == len(attributes) - 1
             if key in CALL_ATTRIBUTES and cut_here and (
                     inline_at := self._inline_start(key, key_offsets[index])) is not None:
-                self._inline_computation(inline_at, cut=True)  # XLA stops in its instructions
+                self._cut_inline_computations(inline_at)  # XLA stops in them
             elif key in CALL_ATTRIBUTES:
                 called.extend(names_in(key, value, at_line, at_column,
                                        self.computation_names))  # looked up as read
