@@ -11,6 +11,8 @@ import pytest
 import meshtopo as mt
 from meshtopo import hlo
 
+from ._xla_agreement import agrees_in_xla_words
+
 pytestmark = pytest.mark.jax
 
 
@@ -74,3 +76,8 @@ def test_refused_where_jaxlib_stops_the_process(shape: str, message: str) -> Non
     with pytest.raises(mt.HloParseError) as info:
         hlo.parse_module(_module(shape))
     assert info.value.message == message
+
+
+def test_an_element_s_error_comes_before_the_tuple_s_check() -> None:
+    # XLA checks the tuple once all its elements are read: a later element's error is first.
+    agrees_in_xla_words(_module("(f32[2]{8}, (u8[], pred[1]{0S))"))

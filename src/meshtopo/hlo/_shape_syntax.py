@@ -187,12 +187,15 @@ def _count(items: str | None) -> int:
     return 0 if not items else items.count(",") + 1
 
 
-def shape_at(c: TokenCursor, nested: bool, depth: int = 0, in_tuple: bool = False) -> Shape:
+def shape_at(c: TokenCursor, nested: bool, depth: int = 0,
+             problems: list[tuple[str, int]] | None = None) -> Shape:
     """XLA's ``ParseShape`` at the cursor (``depth`` tuples or buffers deep): the shape, the
     cursor moved to the token after it; refused as XLA refuses it. Outside a tuple, where
     an instruction's shape may be left out (not ``nested``), a token that starts no shape is
-    the opcode XLA then expects. A layout ``in_tuple`` is checked as XLA checks a tuple
-    shape's (``layout_problem``; XLA refuses it without words, so the words are ours)."""
+    the opcode XLA then expects. In a tuple, what XLA's check of a tuple shape finds wrong
+    with a layout (``layout_problem``) is added to ``problems``: the tuple is refused with
+    the first once its elements are read, before its ')' (XLA refuses it without words, so
+    the words are ours)."""
     text = c.text
     if c.kind == K.kIdent and c.word == "b" and c.look_ahead() == K.kLparen:  # a buffer
         if depth >= MAX_DEPTH:
@@ -200,7 +203,7 @@ def shape_at(c: TokenCursor, nested: bool, depth: int = 0, in_tuple: bool = Fals
         c.lex()
         c.lex()
         inner = c.start
-        array = shape_at(c, nested=True, depth=depth + 1, in_tuple=in_tuple)
+        array = shape_at(c, nested=True, depth=depth + 1, problems=problems)
         if array.tuple_shapes is not None or array.is_buffer or array.element_type == "token":
             raise c.error("element_shape must be an array shape to create a buffer shape.",
                           inner)
@@ -212,14 +215,17 @@ def shape_at(c: TokenCursor, nested: bool, depth: int = 0, in_tuple: bool = Fals
             raise c.error(f"values nested more than {MAX_DEPTH} deep")
         c.lex()
         parts: list[Shape] = []
+        found: list[tuple[str, int]] = []
         if c.kind != K.kRparen:
-            parts.append(shape_at(c, nested=True, depth=depth + 1, in_tuple=True))
+            parts.append(shape_at(c, nested=True, depth=depth + 1, problems=found))
             while c.eat(K.kComma):
-                parts.append(shape_at(c, nested=True, depth=depth + 1, in_tuple=True))
+                parts.append(shape_at(c, nested=True, depth=depth + 1, problems=found))
+        if found:
+            raise c.error(*found[0])
         c.expect(K.kRparen, "expects ')' at the end of tuple.")
         return Shape("tuple", tuple_shapes=tuple(parts))
     if (printed := _printed_at(text, c.start, len(text))) is not None and not (
-            in_tuple and _checked_in_a_tuple(printed)):
+            problems is not None and _checked_in_a_tuple(printed)):
         c.jump(printed.end())  # a tuple's elements, mostly
         return _printed_array(printed)
     if c.kind != K.kPrimitiveType:
@@ -244,8 +250,9 @@ def shape_at(c: TokenCursor, nested: bool, depth: int = 0, in_tuple: bool = Fals
     if items.physical:
         raise c.error("Layout has physical shape, but is not for a sparse array: "
                       f"{{{_printed_layout(written)}}}")
-    if in_tuple and (problem := layout_problem(minor_to_major, items, sizes)) is not None:
-        raise c.error(problem, opened)
+    if problems is not None and (problem := layout_problem(minor_to_major, items,
+                                                           sizes)) is not None:
+        problems.append((problem, opened))
     return Shape(element, sizes, dynamic, written)
 
 
