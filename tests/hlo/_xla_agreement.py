@@ -109,3 +109,15 @@ def agrees_in_xla_words(text: str) -> None:
         with pytest.raises(mt.HloParseError) as info:
             hlo.parse_module(text)
         assert info.value.message.split("\n")[0] == xla_message(text)
+
+
+def inferred_root_agrees(text: str) -> None:
+    """The root of ``text``'s entry, written without its shape, has the shape XLA infers,
+    layouts aside (XLA gives an inferred shape a layout; meshtopo keeps its first operand's,
+    or none)."""
+    from jaxlib._hlo import hlo_module_from_text
+
+    ours = hlo.parse_module(text).entry.root
+    xla = hlo.parse_module(hlo_module_from_text(text).to_string()).entry.root
+    assert ours.shape_text, "not inferred"
+    assert hlo.parse_shape(ours.shape_text).compatible(hlo.parse_shape(xla.shape_text))
