@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeVar
+from typing import NamedTuple, TypeVar
 
 from ._token_cursor import TokenCursor
 from ._token_values import int_value
@@ -115,27 +115,30 @@ def layout_items(text: str, at: int, read_shape: ShapeReader
     A physical shape is read by ``read_shape`` (the shape reader's: ``(text, start, stop,
     signature)`` to its end and refusal)."""
     c = TokenCursor(text, 1, 0, at)
-    found: dict[str, Any] = {}
     _item(c, "D", _dim_level_types)
-    if _is(c, "T"):
-        c.lex()
-        found["tiles"] = _stopping(c, _tiles)
-    found["tail_padding"] = _item(
-        c, "L", lambda c: _int_attribute(c, "multiple padded to in elements"))
-    for kind, what in ((K.kOctothorp, "index"), (K.kAsterisk, "pointer")):
-        if c.kind == kind:
-            c.lex()
-            _stopping(c, functools.partial(_integer_type, kind=kind, what=what))
-            found[f"{what}_type"] = True
-    found["element_bits"] = _item(c, "E", lambda c: _int_attribute(c, "element size in bits"))
+    tiles = _item(c, "T", _tiles)
+    tail_padding = _item(c, "L", lambda c: _int_attribute(c, "multiple padded to in elements"))
+    index_type = _typed(c, K.kOctothorp, "index")
+    pointer_type = _typed(c, K.kAsterisk, "pointer")
+    element_bits = _item(c, "E", lambda c: _int_attribute(c, "element size in bits"))
     _item(c, "S", lambda c: _int_attribute(c, "memory space"))
-    found["split_configs"] = _item(c, "SC", _split_configs)
-    found["physical"] = _is(c, "P")
+    split_configs = _item(c, "SC", _split_configs)
+    physical = _is(c, "P")
     _item(c, "P", lambda c: _physical_shape(c, read_shape))
     _item(c, "M", lambda c: _int_attribute(c, "dynamic shape metadata prefix bytes"))
+    items = LayoutItems(tiles or (), 1 if tail_padding is None else tail_padding, index_type,
+                        pointer_type, element_bits or 0, split_configs or (), physical)
     recorded = c.recorded
-    items = LayoutItems(**{key: value for key, value in found.items() if value is not None})
     return c.start, None if recorded is None else (recorded.message, recorded.column), items
+
+
+def _typed(c: TokenCursor, kind: int, what: str) -> bool:
+    """Whether the ``#`` or ``*`` item (``kind``: an ``index`` or ``pointer`` type) is
+    written; it is read if so."""
+    if not c.eat(kind):
+        return False
+    _stopping(c, functools.partial(_integer_type, kind=kind, what=what))
+    return True
 
 
 def _is(c: TokenCursor, word: str) -> bool:

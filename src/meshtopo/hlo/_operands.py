@@ -99,11 +99,9 @@ def operand_shape(c: TokenCursor, stop: int) -> str | None:
     ``ParseShape``, ending by ``stop``), the cursor moved past it; None, the cursor where it
     is, where no shape starts. A shape XLA refuses makes the operand neither a name nor an
     instruction to XLA: a ``SyntaxFault`` (``NOT_AN_OPERAND``) at it."""
-    kind = c.kind
-    if kind != TokKind.kLparen and kind != TokKind.kPrimitiveType and not (
-            kind == TokKind.kIdent and c.word == "b" and c.look_ahead() == TokKind.kLparen):
-        return None
     start = c.start
+    if not can_be_shape(c.text, start):
+        return None
     end, refused = read_shape(c.text, start, stop)  # (what XLA records in it is not reported)
     if refused is not None:
         raise SyntaxFault(NOT_AN_OPERAND, start)

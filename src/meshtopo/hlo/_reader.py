@@ -370,11 +370,10 @@ class Reader:
         text = self.text
         pos = skip(text, pos)
         line, _ = self.position(pos)
-        kind, _, keyword_end, _ = next_token(text, pos)
-        if kind != TokKind.kw_HloModule:
+        at = _past_keyword(text, pos, TokKind.kw_HloModule)
+        if at is None:
             self._headerless(pos)
             return HeaderRecord(None, [], line), pos
-        at = skip(text, keyword_end)
         # The name is one token, an identifier or a name (``%m``, ``m:``), whatever is
         # written against it (XLA's ParseName).
         kind, _, end, _ = next_token(text, at)
@@ -560,9 +559,9 @@ class Reader:
         if pos >= len(text):
             return None, pos
         start_line, start_column = self._head_at = self.position(pos)
-        kind, _, keyword_end, _ = next_token(text, pos)
-        entry = kind == TokKind.kw_ENTRY
-        at = skip(text, keyword_end) if entry else pos
+        past_entry = _past_keyword(text, pos, TokKind.kw_ENTRY)
+        entry = past_entry is not None
+        at = pos if past_entry is None else past_entry
         kind, _, name_end, _ = next_token(text, at)  # XLA's ParseName: one name token
         if kind not in (TokKind.kIdent, TokKind.kName):
             raise SyntaxFault("expects name", at)
@@ -983,10 +982,10 @@ class Reader:
     def _general(self, at: int, computation: Computation) -> tuple[Instruction, int]:
         text = self.text
         self._nested, self._depth = [], 0
-        kind, _, keyword_end, _ = next_token(text, at)
-        root = kind == TokKind.kw_ROOT
+        past_root = _past_keyword(text, at, TokKind.kw_ROOT)
+        root = past_root is not None
         self._root_at = self.position(at) if root else None
-        start = skip(text, keyword_end) if root else at
+        start = at if past_root is None else past_root
         name = name_at(text, start)  # XLA's ParseName: an identifier, '%name' or 'name:'
         if name is None:
             raise SyntaxFault("expects name", start)
@@ -1377,9 +1376,10 @@ class Reader:
             operand = c.start
             shape = operand_shape(c, stop)
             word = c.word
-            if c.kind == TokKind.kIdent and c.start < stop and c.look_ahead() == TokKind.kLparen \
-                    and (word not in SHAPE_REQUIRED or shape is not None) and (
-                    word in OPCODES or async_form(word) is not None):
+            if (c.kind == TokKind.kIdent and c.start < stop
+                    and c.look_ahead() == TokKind.kLparen
+                    and (word not in SHAPE_REQUIRED or shape is not None)
+                    and (word in OPCODES or async_form(word) is not None)):
                 if self._depth >= MAX_DEPTH:
                     raise SyntaxFault(f"values nested more than {MAX_DEPTH} deep", operand)
                 self._depth += 1
@@ -1669,6 +1669,14 @@ def _parameter_number(text: str, offset: int) -> tuple[int, int]:
     if after != len(text):
         raise SyntaxFault("expects ')' after parameter number", offset + after)
     return number, after
+
+
+def _past_keyword(text: str, at: int, keyword: TokKind) -> int | None:
+    """Where the token after ``keyword`` starts when the token at ``at`` is that keyword
+    (``HloModule``, ``ENTRY``, ``ROOT``: a word written against ':' or '=' is a name), else
+    None."""
+    kind, _, end, _ = next_token(text, at)
+    return skip(text, end) if kind == keyword else None
 
 
 def _one_attribute(text: str) -> bool:
