@@ -18,12 +18,18 @@ from ._token_cursor import TokenCursor, recorded_reading
 from ._tokens import TokKind
 
 K = TokKind
+# Layouts read to their end without an error recorded, as written (a header's is read to
+# find its end, then checked: read once).
+_READ_CLEAN: set[str] = set()
+_CLEAN_KEPT = 16
 
 
 def check_computation_layout(value: str, line: int, column: int) -> HloParseError | None:
     """Refuse ``value`` (an ``entry_computation_layout`` written at ``line``/``column``) as
     XLA's parser refuses it, with an ``HloParseError`` at the token XLA points at; the first
     error XLA records reading it and reads on past (a layout's item), or None."""
+    if value in _READ_CLEAN:  # the reader found its end reading it: nothing to record
+        return None
     return recorded_reading(_layout, value, line, column)
 
 
@@ -36,6 +42,10 @@ def computation_layout_end(text: str, start: int) -> int | None:
         _layout(c)
     except HloParseError:
         return None
+    if c.recorded is None:
+        if len(_READ_CLEAN) >= _CLEAN_KEPT:
+            _READ_CLEAN.clear()
+        _READ_CLEAN.add(text[start:c.previous_end])
     return c.previous_end
 
 

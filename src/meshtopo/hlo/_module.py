@@ -258,11 +258,8 @@ def _parse(
         decode = collective_decoder(scope, cache, found.append)
         while (computation := reader.computation_head()) is not None:
             scope.computations[computation.name] = computation
-            add = computation.instructions.append
-            by_name = computation.by_name
-            for instruction in reader.instructions(computation, decode, COLLECTIVE_OPCODES):
-                add(instruction)
-                by_name[instruction.name] = instruction
+            for run in reader.instruction_runs(computation, decode, COLLECTIVE_OPCODES):
+                computation.add(run)
             if reader.inline:  # computations written inline come before the one that wrote them
                 del scope.computations[computation.name]
                 scope.computations.update((c.name, c) for c in reader.take_inline())

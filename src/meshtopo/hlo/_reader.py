@@ -234,9 +234,11 @@ class _Shared:
     __slots__ = ("after_reading", "async_called", "definition", "inline", "inline_count",
                  "missing", "opcodes", "programs", "recorded", "single_state", "visit")
 
-    def __init__(self, definition: Callable[[Computation, str], str | None]) -> None:
+    def __init__(self, definition: Callable[[Computation, str], str | None] | None) -> None:
         self.definition = definition
-        self.programs: dict[str, ProgramShape] = {}  # each computation's, once read
+        # Each computation's parameters (by number) and result shape once read, made its
+        # program shape on first use (``program``): few are ever asked for.
+        self.programs: dict[str, ProgramShape | tuple[dict[int, Instruction], str]] = {}
         self.async_called: set[str] = set()
         self.inline: list[Computation] = []
         self.inline_count = 0  # names given: _, _.1, ...
@@ -248,6 +250,16 @@ class _Shared:
         self.recorded: HloParseError | None = None
         # The first error of XLA's checks of the whole module, once every statement is read.
         self.after_reading: HloParseError | None = None
+
+    def program(self, name: str) -> ProgramShape | None:
+        """The program shape of computation ``name``, None when it is not read yet."""
+        found = self.programs.get(name)
+        if found is None or isinstance(found, ProgramShape):
+            return found
+        parameters, result = found
+        program = self.programs[name] = ProgramShape(
+            tuple((p.name, p.shape_text) for _, p in sorted(parameters.items())), result)
+        return program
 
 
 class HeaderRecord:
@@ -263,13 +275,13 @@ class HeaderRecord:
 
 class Reader:
     """Reads one module's text: ``header()`` once, then ``computation_head()`` and
-    ``instructions()`` for each computation until ``computation_head()`` returns
+    ``instruction_runs()`` for each computation until ``computation_head()`` returns
     None. ``pieces`` (streaming) gives the text after ``text``, each piece ending where a
     top-level statement ends (``_statements.statement_pieces``); without it ``text`` is the
     whole text. A streaming reader keeps the names of a computation's instructions in
-    bounded memory (``NameSet``). ``definition(computation, name)`` is the shape text of an
-    instruction read before in ``computation`` (by default from its ``by_name``, which the
-    caller fills as instructions come), for the shapes XLA infers."""
+    bounded memory (``NameSet``), and its ``definition(computation, name)`` is the shape
+    text of an instruction read before in ``computation`` (a reader of a whole text keeps
+    each itself), for the shapes XLA infers."""
 
     def __init__(
         self,
@@ -279,7 +291,7 @@ class Reader:
         definition: Callable[[Computation, str], str | None] | None = None,
     ) -> None:
         self.text = text
-        self._shared = _Shared(definition or _collected_definition)
+        self._shared = _Shared(definition)
         self.source = source
         self._pieces = pieces
         self._bounded = pieces is not None
@@ -462,24 +474,23 @@ class Reader:
         self._last: Instruction | None = None
         self._root_at: tuple[int, int] | None = None
 
-    def instructions(
+    def instruction_runs(
         self, computation: Computation, visit: Callable[[Instruction], None] | None = None,
         opcodes: frozenset[str] = frozenset(),
-    ) -> Iterator[Instruction]:
-        """The instructions of ``computation`` in text order, each checked against those
-        before it (and passed to ``visit`` first when its opcode is in ``opcodes``), until
-        its closing brace is read; then the computation's root is set. Runs of instructions
-        written one a line are read by the fast path (``_lines``); every other instruction
-        by the general reader."""
+    ) -> Iterator[list[Instruction]]:
+        """The instructions of ``computation`` in text order, a run at a time, each checked
+        against those before it (and passed to ``visit`` first when its opcode is in
+        ``opcodes``), until its closing brace is read; then the computation's root is set.
+        Runs of instructions written one a line are read by the fast path (``_lines``);
+        every other instruction by the general reader, with the operands written as
+        instructions in it before it."""
         self._shared.visit, self._shared.opcodes = visit, opcodes  # for inline computations
-        checked = _CHECKED_WHEN_READ | opcodes  # the opcodes a run's lines are checked for
+        checked = _checked_when_read(opcodes)  # the opcodes a run's lines are checked for
         while True:
             self._fill()
             run = (self.pos, self.line)  # where the fast path's run starts
             read, plain = ([], True) if self.single else self._lines(computation, checked)
-            if plain:
-                yield from read  # no line of the run is checked or visited
-            else:
+            if not plain:  # a line of the run is checked or visited
                 for instruction in read:
                     if instruction.inline_shapes and not self._same_as_defined(instruction,
                                                                                 computation):
@@ -490,7 +501,8 @@ class Reader:
                         self._check_after(instruction, computation, run)
                     if instruction.opcode in opcodes:
                         visit(instruction)  # type: ignore[misc]
-                    yield instruction
+            if read:
+                yield read
             if len(read) == _RUN:
                 continue  # the run may go on
             if self.text.startswith("\n}", self.pos):  # the closing brace on the next line
@@ -519,9 +531,8 @@ class Reader:
                     raise HloParseError(f"computation already exists: {computation.name}",
                                         *self._name_at, self.source)
                 self.computation_names.add(computation.name)
-                self._shared.programs[computation.name] = ProgramShape(
-                    tuple((p.name, p.shape_text) for _, p in sorted(self._parameters.items())),
-                    computation.root.shape_text)
+                self._shared.programs[computation.name] = (self._parameters,
+                                                           computation.root.shape_text)
                 return
             for operand in self._nested:  # written as operands: they come first
                 self._check(computation, operand, None)
@@ -529,7 +540,6 @@ class Reader:
                     visit(operand)  # type: ignore[misc]
                 elif operand.opcode == "parameter":
                     self._parameter(operand)
-                yield operand
             self._check(computation, found, self._root_at)
             if found.opcode == "constant":
                 self._check_literal(found)
@@ -537,7 +547,7 @@ class Reader:
                 visit(found)  # type: ignore[misc]
             elif found.opcode == "parameter":
                 self._parameter(found)
-            yield found
+            yield [*self._nested, found]
 
     def _computation_head(self, pos: int) -> tuple[Computation | None, int]:
         text = self.text
@@ -713,6 +723,14 @@ class Reader:
             self._shape_of[name] = instruction.shape_text
         self._last = instruction
 
+    def _definition(self, computation: Computation, name: str) -> str | None:
+        """The shape text of instruction ``name`` read before in ``computation``: as the
+        reader kept it (a whole text), else as the ``definition`` it was given says."""
+        if self._shape_of is not None:
+            return self._shape_of.get(name)
+        given = self._shared.definition
+        return None if given is None else given(computation, name)
+
     def _same_as_defined(self, instruction: Instruction, computation: Computation) -> bool:
         """True when every operand of ``instruction`` written with a shape is written with
         the shape text of its definition (``_check_operand_shapes`` says what else XLA
@@ -720,7 +738,7 @@ class Reader:
         shapes, shape_of = instruction.inline_shapes, self._shape_of
         if shape_of is not None and tuple(map(shape_of.get, instruction.operands)) == shapes:
             return True
-        definition = self._shared.definition
+        definition = self._definition
         return all(shape is None or definition(computation, name) == shape
                    for name, shape in zip(instruction.operands, shapes, strict=True))
 
@@ -734,7 +752,7 @@ class Reader:
     def _check_operand_shapes(self, instruction: Instruction, computation: Computation) -> None:
         """XLA finds an operand written with a shape by its name and that shape: one
         incompatible with the operand's own is no operand it knows."""
-        definition = self._shared.definition
+        definition = self._definition
         for name, shape in zip(instruction.operands, instruction.inline_shapes, strict=True):
             if shape is None or (defined := definition(computation, name)) in (shape, None):
                 continue
@@ -751,7 +769,7 @@ class Reader:
         if not checked_after(opcode, attributes):
             return
         inline = instruction.inline_shapes or (None,) * len(instruction.operands)
-        shapes = [shape if shape is not None else self._shared.definition(computation, name)
+        shapes = [shape if shape is not None else self._definition(computation, name)
                   for name, shape in zip(instruction.operands, inline, strict=True)]
         refused = instruction_error(opcode, instruction.shape_text, shapes, attributes)
         if refused is None:
@@ -1107,7 +1125,7 @@ class Reader:
             if kind == "conditional":
                 _check_branches(attributes, len(operands[0]), skip(text, end))
             elif kind == "scan":
-                _check_scan(attributes, len(operands[0]), self._shared.programs, skip(text, end))
+                _check_scan(attributes, len(operands[0]), self._shared.program, skip(text, end))
             if checked_after(kind, written) and (after_error := instruction_error(
                     kind, shape, self._operand_shapes(operands, computation),
                     {a.key: a.value for a in attributes})) is not None:
@@ -1190,9 +1208,8 @@ class Reader:
         # named once read, as XLA names it
         computation = Computation("", False, line, "", written_inline=True)
         inner._begin()
-        for instruction in inner.instructions(computation, shared.visit, shared.opcodes):
-            computation.instructions.append(instruction)
-            computation.by_name[instruction.name] = instruction
+        for run in inner.instruction_runs(computation, shared.visit, shared.opcodes):
+            computation.add(run)
         if skip(inner.text, inner.pos) < len(inner.text) and not cut:
             raise SyntaxFault("expects '}' at the end of instruction list.", start + inner.pos)
         self.computation_names.discard("")
@@ -1299,7 +1316,7 @@ class Reader:
             return None
         return (operands[1][0] if operands[1] else None) or next(
             (i.shape_text for i in self._nested if i.name == operands[0][0]), None) or (
-            self._shared.definition(computation, operands[0][0])) or None
+            self._definition(computation, operands[0][0])) or None
 
     def _operand_type(self, operands: _Operands, computation: Computation) -> str | None:
         """The element type of the first of ``operands`` (its shape's first token; None when
@@ -1316,7 +1333,7 @@ class Reader:
         its operands' shapes (written inline, else their ``definition``), or "" when it is
         not inferred."""
         return infer_shape(opcode, self._operand_shapes(operands, computation),
-                           {a.key: a.value for a in attributes}, self._shared.programs.get)
+                           {a.key: a.value for a in attributes}, self._shared.program)
 
     def _operand_shapes(self, operands: _Operands, computation: Computation
                         ) -> list[str | None]:
@@ -1325,7 +1342,7 @@ class Reader:
         inline = operands[1] or (None,) * len(operands[0])
         nested = {i.name: i.shape_text for i in self._nested}  # not yet the caller's
         return [shape if shape is not None else
-                nested.get(name) or self._shared.definition(computation, name)
+                nested.get(name) or self._definition(computation, name)
                 for name, shape in zip(operands[0], inline, strict=True)]
 
     def _operands(self, opcode: str, text: str, offset: int) -> _Operands:
@@ -1575,16 +1592,16 @@ def _check_branches(attributes: list[Attribute], operands: int, after: int) -> N
 
 
 def _check_scan(attributes: list[Attribute], operands: int,
-                programs: dict[str, ProgramShape], after: int) -> None:
-    """XLA's rules for a scan of ``operands`` operands with ``attributes`` (the program shape
-    of each computation read, ``programs``): as many operands as its ``to_apply`` has
+                program_of: Callable[[str], ProgramShape | None], after: int) -> None:
+    """XLA's rules for a scan of ``operands`` operands with ``attributes`` (``program_of``
+    a computation read gives its program shape): as many operands as its ``to_apply`` has
     parameters, one dimension, and no more carries than operands; refused at ``after``,
     the token after the instruction."""
     written = {a.key: a for a in attributes}
     to_apply, dimensions, num_carries = (
         written["to_apply"], written["dimensions"], written["num_carries"])
     called = names_in("to_apply", to_apply.value, to_apply.line, to_apply.column)
-    program = programs.get(called[0]) if called else None
+    program = program_of(called[0]) if called else None
     parameters = None if program is None else len(program.parameters)
     if parameters is not None and parameters != operands:
         raise SyntaxFault(f"expects {operands} operands to match the number of parameters of "
@@ -1634,16 +1651,10 @@ def _operand_count(opcode: str, shape: str) -> int:
     return OPERAND_COUNTS.get(opcode, -1)
 
 
-def _collected_definition(computation: Computation, name: str) -> str | None:
-    """The shape text of instruction ``name`` of ``computation``, if collected."""
-    found = computation.by_name.get(name)
-    return None if found is None else found.shape_text
-
-
 @functools.lru_cache(maxsize=4096)
 def _signature_shape_refused(shape: str) -> bool:
-    """True when XLA refuses ``shape`` in a signature, or records an error reading it (few
-    texts, many heads)."""
+    """True when XLA refuses ``shape`` in a signature, or records an error reading it
+    (remembered: a dump's heads repeat a few result shapes)."""
     recorded: list[tuple[str, int]] = []
     end, refused = read_shape(shape, 0, len(shape), signature=True, recorded=recorded)
     return refused is not None or bool(recorded) or skip(shape, end) < len(shape)
@@ -1753,8 +1764,14 @@ _OPEN_CALLEES = frozenset({"calls", "to_apply"})
 _GENERAL_NAMES = frozenset(ELEMENT_BITS) | KEYWORDS
 # Where XLA's parser expects the '(' after an opcode, in its words (most: its operands').
 _BEFORE_OPERANDS = {"constant": "before constant literal", "parameter": "before parameter number"}
-# The opcodes whose instructions the fast path checks once read (``instructions``).
-_CHECKED_WHEN_READ = CHECKED_OPCODES | {"constant"}
+
+
+@functools.cache
+def _checked_when_read(visited: frozenset[str]) -> frozenset[str]:
+    """The opcodes whose instructions the fast path checks once read (``instructions``),
+    those ``visited`` among them."""
+    return CHECKED_OPCODES | {"constant"} | visited
+
 # The opcodes the fast path reads: async wrappers are left to the general reader (``_async``),
 # and conditionals, whose attributes depend on their predicate's type, and scans, checked
 # against the computation they call (``_check_branches``, ``_check_scan``).

@@ -78,10 +78,13 @@ def shape_error(text: str, start: int, stop: int) -> tuple[str, int] | None:
     return refused or next(iter(recorded), None)
 
 
-def _printed_array(printed: re.Match[str]) -> Shape:
-    """The array shape a match of ``_PRINTED`` that XLA takes (``_taken_as_printed``) is."""
+@functools.lru_cache(maxsize=4096)
+def _printed_array(written: str) -> Shape:
+    """The array shape ``written`` as XLA prints it, a whole match of ``_PRINTED`` that XLA
+    takes (``_taken_as_printed``; remembered: a dump repeats a few)."""
+    printed = _PRINTED.fullmatch(written)
+    assert printed is not None
     dims = printed.group(2).split(",") if printed.group(2) else []
-    written = printed.group(0)
     brace = written.find("{")
     return Shape(printed.group(1), tuple(int(d.removeprefix("<=")) for d in dims),
                  tuple(d.startswith("<=") for d in dims),
@@ -98,14 +101,17 @@ def _printed_at(text: str, pos: int, stop: int) -> re.Match[str] | None:
     return None
 
 
-def _checked_in_a_tuple(printed: re.Match[str]) -> bool:
-    """Whether the layout of a printed array (a match of ``_PRINTED``) in a tuple is for
-    the token reader to check (``layout_problem``): one with items after ':', or whose
-    minor-to-major list is no permutation of the dimensions."""
+@functools.lru_cache(maxsize=4096)
+def _checked_in_a_tuple(written: str) -> bool:
+    """Whether the layout of array ``written`` as XLA prints it (a whole match of
+    ``_PRINTED``) in a tuple is for the token reader to check (``layout_problem``): one with
+    items after ':', or whose minor-to-major list is no permutation of the dimensions
+    (remembered: a dump repeats a few)."""
+    printed = _PRINTED.fullmatch(written)
+    assert printed is not None
     minor_to_major = printed.group(3)
     if minor_to_major is None:
         return False
-    written = printed.group(0)
     return ":" in written[written.find("{"):] or sorted(
         int(d) for d in minor_to_major.split(",")) != list(range(minor_to_major.count(",") + 1))
 
@@ -225,9 +231,9 @@ def shape_at(c: TokenCursor, nested: bool, depth: int = 0,
         c.expect(K.kRparen, "expects ')' at the end of tuple.")
         return Shape("tuple", tuple_shapes=tuple(parts))
     if (printed := _printed_at(text, c.start, len(text))) is not None and not (
-            problems is not None and _checked_in_a_tuple(printed)):
+            problems is not None and _checked_in_a_tuple(printed.group())):
         c.jump(printed.end())  # a tuple's elements, mostly
-        return _printed_array(printed)
+        return _printed_array(printed.group())
     if c.kind != K.kPrimitiveType:
         if nested:
             raise c.error(f"expected primitive type, saw {TokKind(c.kind).name}")

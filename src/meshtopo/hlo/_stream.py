@@ -204,13 +204,14 @@ def _collectives(
     while (computation := reader.computation_head()) is not None:
         count += 1
         recent.clear()
-        for instruction in reader.instructions(computation, decode, COLLECTIVE_OPCODES):
-            if instruction.collective is not None:
-                _resolve_operands(instruction, recent)
-                yield from linker.link([instruction.collective])
-            recent[instruction.name] = instruction.shape_text
-            if len(recent) > RECENT_DEFINITIONS:
-                recent.popitem(last=False)
+        for run in reader.instruction_runs(computation, decode, COLLECTIVE_OPCODES):
+            for instruction in run:
+                if instruction.collective is not None:
+                    _resolve_operands(instruction, recent)
+                    yield from linker.link([instruction.collective])
+                recent[instruction.name] = instruction.shape_text
+                if len(recent) > RECENT_DEFINITIONS:
+                    recent.popitem(last=False)
         for read in [*reader.take_inline(), computation] if reader.inline else (computation,):
             root = read.root
             if root is not None:

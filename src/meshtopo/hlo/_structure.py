@@ -234,6 +234,11 @@ class Computation:
                         return self.__dict__[name]
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
+    def add(self, instructions: list[Instruction]) -> None:
+        """Append ``instructions`` (read in text order) to ``instructions`` and ``by_name``."""
+        self.instructions += instructions
+        self.by_name.update({instruction.name: instruction for instruction in instructions})
+
     @property
     def called_computations(self) -> list[str]:
         """Computations called by any instruction here, first-call order, no repeats."""
