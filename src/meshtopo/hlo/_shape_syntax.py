@@ -242,8 +242,6 @@ def shape_at(c: TokenCursor, nested: bool, depth: int = 0,
         raise c.error(f"expects opcode but sees: {seen}, error: Unknown opcode: {seen}")
     element = c.word
     c.lex()
-    if c.kind != K.kLsquare:
-        raise c.error("expects '[' to start the dimensions of the shape")
     sizes, dynamic = _dimensions(c)
     if not (c.kind == K.kLbrace and c.look_ahead() in (K.kInt, K.kColon)):
         return Shape(element, sizes, dynamic)  # a '{' that follows is not the shape's
@@ -263,12 +261,12 @@ def shape_at(c: TokenCursor, nested: bool, depth: int = 0,
 
 
 def _dimensions(c: TokenCursor) -> tuple[tuple[int, ...], tuple[bool, ...]]:
-    """XLA's ``ParseDimensionSizes`` at the cursor's ``[``: the sizes (a bound for ``<=N``,
-    -1 for ``?``) and which are dynamic, the cursor moved past the ``]``."""
+    """XLA's ``ParseDimensionSizes`` at the cursor (a list in ``[]``): the sizes (a bound
+    for ``<=N``, -1 for ``?``) and which are dynamic, the cursor moved past the ``]``."""
     sizes: list[int] = []
     dynamic: list[bool] = []
     written: list[tuple[int, int]] = []  # each integer size and its offset
-    c.lex()
+    c.expect(K.kLsquare, "expects a list starting with kLsquare")
     if c.eat(K.kRsquare):
         return (), ()
     while True:
