@@ -735,6 +735,21 @@ for _value in ('{{"v1"}}', "{[synthetic_call]}", "{[synthetic]}", '{({"v1"}, {"v
                '{({"v1"} {"v2"})}', '{[synthetic_call] x}', '{{"v1" {0 1}}}', "{(,)}"):
     CASES[f"origin={_value.strip()}"] = module_text(
         f"%a = f32[8]{{0}} copy(%p), origin={_value}", "ROOT %z = f32[8]{0} copy(%p)")
+# The header's recovery table: entries of two original arrays joined by ':', each maybe with
+# a module's text, which XLA reads (one it refuses gives the attribute up). (On line 2: XLA
+# counts the first line's columns from 0.)
+_RECOVERY = "HloModule r\nENTRY %r (p: f32[4]) -> f32[4] {\n  ROOT %p = f32[4]{0} parameter(0)\n}\n"
+for _name, _table in (
+        ("a module", f'{{{{"a"}} : {{"b"}}, "{_RECOVERY}"}}'),
+        ("two entries", f'{{{{"a"}}: {{"b"}}, "{_RECOVERY}" {{"c"}}: {{"d" {{0}}}}}}'),
+        ("no module", '{{"a"} : {"b"}}'),
+        ("a module XLA refuses", '{{"a"} : {"b"}, "' + _RECOVERY.replace("%p =", "%p: =") + '"}'),
+        ("entries joined by ','", '{{"a"}: {"b"}, {"c"}: {"d"}}'),
+        ("no ':'", '{{"a"} {"b"}}'), ("a number for a module", '{{"a"}: {"b"}, 5}'),
+        ("an array without braces", '{"a": {"b"}}'), ("left open", '{{"a"}: {"b"}')):
+    CASES[f"origin_recovery_table, {_name}"] = module_text(
+        "ROOT %z = f32[8]{0} copy(%p)").replace(
+        "HloModule m\n", f"\nHloModule m, origin_recovery_table={_table}\n", 1)
 # Scalars and names of a fixed set by their attribute's type: booleans, an int32, a float
 # (within float's range; a NaN is one), a collective's mode, a convolution's kind, and an
 # enumeration (transpose_a: an identifier; one XLA does not know aborts its parser).

@@ -207,7 +207,7 @@ class Module:
 
 def read_header(text: str, source: str | None = None) -> ModuleHeader:
     """The module header of ``text`` alone (the rest is not read)."""
-    return ModuleHeader(Reader(text, source).header())
+    return ModuleHeader(Reader(text, source, read_module=parse_module).header())
 
 
 def parse_module(
@@ -246,7 +246,7 @@ def _parse(
     assignment = None if device_assignment is None else as_assignment(device_assignment)
     collecting = gc.isenabled()
     gc.disable()  # reading creates many long-lived objects; cyclic GC passes only cost time
-    reader = Reader(text, source)
+    reader = Reader(text, source, read_module=parse_module)
     try:
         header = ModuleHeader(reader.header())
         r, p = resolve_counts(header, replica_count, num_partitions)

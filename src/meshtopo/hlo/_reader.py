@@ -75,6 +75,7 @@ from ._opcodes import (
     required_attributes,
 )
 from ._operands import NOT_AN_OPERAND, can_be_shape, name_at, operand_shape, split_operands
+from ._original_value import check_recovery_table
 from ._pure_lexer import next_token
 from ._shape import ELEMENT_BITS
 from ._shape_syntax import PRINTED_ARRAY, parse_shape, read_shape, shape_error
@@ -232,10 +233,13 @@ class _Shared:
     which stay few enough for Python to share their layout)."""
 
     __slots__ = ("after_reading", "async_called", "definition", "inline", "inline_count",
-                 "missing", "opcodes", "programs", "recorded", "single_state", "visit")
+                 "missing", "opcodes", "programs", "read_module", "recorded", "single_state",
+                 "visit")
 
-    def __init__(self, definition: Callable[[Computation, str], str | None] | None) -> None:
+    def __init__(self, definition: Callable[[Computation, str], str | None] | None,
+                 read_module: Callable[[str], object] | None) -> None:
         self.definition = definition
+        self.read_module = read_module  # reads a module text the header holds
         # Each computation's parameters (by number) and result shape once read, made its
         # program shape on first use (``program``): few are ever asked for.
         self.programs: dict[str, ProgramShape | tuple[dict[int, Instruction], str]] = {}
@@ -281,7 +285,9 @@ class Reader:
     whole text. A streaming reader keeps the names of a computation's instructions in
     bounded memory (``NameSet``), and its ``definition(computation, name)`` is the shape
     text of an instruction read before in ``computation`` (a reader of a whole text keeps
-    each itself), for the shapes XLA infers."""
+    each itself), for the shapes XLA infers. ``read_module`` reads the module texts a
+    header's ``origin_recovery_table`` holds (an ``HloParseError`` where XLA refuses one);
+    without it they are not read."""
 
     def __init__(
         self,
@@ -289,9 +295,10 @@ class Reader:
         source: str | None = None,
         pieces: Iterator[str] | None = None,
         definition: Callable[[Computation, str], str | None] | None = None,
+        read_module: Callable[[str], object] | None = None,
     ) -> None:
         self.text = text
-        self._shared = _Shared(definition)
+        self._shared = _Shared(definition, read_module)
         self.source = source
         self._pieces = pieces
         self._bounded = pieces is not None
@@ -415,10 +422,17 @@ class Reader:
                            + ", ".join(HEADER_ATTRIBUTES))
                 raise self.error(message, _key_at(self.text, key, start))
             seen.add(key)
-            if (check := HEADER_CHECKS.get(key)) is not None and (recorded := self._checked(
+            if (check := self._header_check(key)) is not None and (recorded := self._checked(
                     check, self.text[start:stop], *self.position(start),
                     _key_at(self.text, key, start))) is not None:
                 self._record(recorded)
+
+    def _header_check(self, key: str) -> Check | None:
+        """The check of header attribute ``key``'s value (the modules of a recovery table
+        are read by the module reader given, if any)."""
+        if key == "origin_recovery_table" and self._shared.read_module is not None:
+            return check_recovery_table(self._shared.read_module)
+        return HEADER_CHECKS.get(key)
 
     def _headerless(self, pos: int) -> None:
         """XLA reads a text without the header line as a module when its first token is

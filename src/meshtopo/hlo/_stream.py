@@ -38,7 +38,13 @@ from ._decode import DecodeCache
 from ._dump import single_module_file
 from ._input import HloInput, open_input
 from ._link import Linker
-from ._module import ModuleHeader, ModuleScope, collective_decoder, resolve_counts
+from ._module import (
+    ModuleHeader,
+    ModuleScope,
+    collective_decoder,
+    parse_module,
+    resolve_counts,
+)
 from ._reader import Reader
 from ._statements import statement_pieces
 from ._structure import Instruction
@@ -165,7 +171,7 @@ def _blocks(
     name = hlo_input.name
     recent: OrderedDict[str, str] = OrderedDict()
     reader = Reader("", name, statement_pieces(blocks()),
-                    lambda computation, operand: recent.get(operand))
+                    lambda computation, operand: recent.get(operand), parse_module)
     try:
         yield from _collectives(reader, recent, replica_count, num_partitions, stream, table)
     except HloParseError as raised:
