@@ -750,6 +750,13 @@ for _name, _table in (
     CASES[f"origin_recovery_table, {_name}"] = module_text(
         "ROOT %z = f32[8]{0} copy(%p)").replace(
         "HloModule m\n", f"\nHloModule m, origin_recovery_table={_table}\n", 1)
+# A text that ends right after an attribute's '=': the value's reader refuses the end.
+for _tail in ("fusion(%p), kind=kLoop, calls=", "all-reduce(%p), to_apply=",
+              "copy(%p), control-predecessors=", "call(%p), to_apply=%add, metadata=",
+              "conditional(%p), branch_computations="):
+    CASES[f"name list cut at the end of the text, {_tail}"] = (
+        f"HloModule m\n{ADD}ENTRY %main (p: f32[8]) -> f32[8] {{\n"
+        f"  %p = f32[8]{{0}} parameter(0)\n  ROOT %r = f32[8]{{0}} {_tail}")
 # Scalars and names of a fixed set by their attribute's type: booleans, an int32, a float
 # (within float's range; a NaN is one), a collective's mode, a convolution's kind, and an
 # enumeration (transpose_a: an identifier; one XLA does not know aborts its parser).

@@ -115,7 +115,7 @@ def _infer(opcode: str, texts: Sequence[str | None], attributes: dict[str, str],
         key = "to_apply" if opcode == "call" else "branch_computations"
         if key not in attributes and opcode == "conditional":
             key = "true_computation"
-        names = names_in(key, attributes.get(key, ""), 1, 1)
+        names = names_in(key, attributes.get(key), 1, 1)
         called = program(names[0]) if names else None
         return parse_shape(called.result) if called else None
     if any(text is None or not text for text in texts):
@@ -246,7 +246,7 @@ def _compatible_sizes(lhs: Shape, rhs: Shape, lhs_dimensions: list[int],
 def _program(key: str, attributes: dict[str, str],
              program: Callable[[str], ProgramShape | None]) -> ProgramShape | None:
     """The program shape of the computation attribute ``key`` names, if read."""
-    names = names_in(key, attributes.get(key, ""), 1, 1)
+    names = names_in(key, attributes.get(key), 1, 1)
     return program(names[0]) if names else None
 
 

@@ -42,7 +42,7 @@ class Linker:
             if opcode == "async-start" and c.wrapped_opcode is not None:  # XLA's shorthand
                 pending[(c.computation, c.name)] = c
             elif opcode == "async-start":
-                called = names_in("calls", c.attributes.get("calls", ""), c.line, c.column)
+                called = names_in("calls", c.attributes.get("calls"), c.line, c.column)
                 wrapped = self.root_collective(called[0]) if called else None
                 if wrapped is None:
                     continue

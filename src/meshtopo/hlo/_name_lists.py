@@ -105,12 +105,13 @@ _READERS: dict[str, Callable[[TokenCursor, _Named], None]] = {
 }
 
 
-def names_in(key: str, value: str, line: int, column: int,
+def names_in(key: str, value: str | None, line: int, column: int,
              known: Collection[str] | None = None) -> list[str]:
-    """The names attribute ``key``'s ``value`` (written at ``line:column``; "" when not
-    written: none) lists; an ``HloParseError`` where XLA's parser refuses it, or (given the
-    computations that exist, ``known``) names one that does not exist."""
-    if not value:
+    """The names attribute ``key``'s ``value`` (written at ``line:column``; None when not
+    written: none) lists; an ``HloParseError`` where XLA's parser refuses it (an empty value
+    is refused as XLA refuses the end of the text), or (given the computations that exist,
+    ``known``) names one that does not exist."""
+    if value is None:
         return []
     read = _READERS[key]
 

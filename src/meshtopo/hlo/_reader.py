@@ -1303,7 +1303,7 @@ class Reader:
         computation."""
         written = dict(found)
         try:
-            calls = next(iter(names_in("calls", written.get("calls", ""), 1, 1)), "")
+            calls = next(iter(names_in("calls", written.get("calls"), 1, 1)), "")
         except HloParseError:  # its reader refuses it where XLA does (``_judged``)
             calls = ""
         thread = unquote(written.get("async_execution_thread", '"main"').strip())
