@@ -820,6 +820,16 @@ CASES["inline computation with a bracket left open"] = module_text(
     "%z = f32[] constant(0)", "ROOT %r = f32[] reduce(%p, %z), dimensions={0}, to_apply={",
     "  %x = f32[] parameter(0)", "  %y = f32[] parameter(1)", "  ROOT %a = f32[] add(%x, f32] %y)",
     "}")
+# XLA judges each attribute as it comes to it: those before a computation written inline,
+# then the computation, then those after it.
+for _name, _before, _after in (
+        ("an unexpected attribute", "bogus=1, ", ""),
+        ("a repeated attribute", "channel_id=1, channel_id=2, ", ""),
+        ("a value refused", "replica_groups={{0,x}}, ", ""),
+        ("an unexpected attribute after it", "", ", bogus=1")):
+    CASES[f"inline computation after {_name}"] = module_text(
+        f"ROOT %r = f32[8]{{0}} all-reduce(%p), {_before}to_apply={{",
+        "  %x = f32[] parameter(0)", "  ROOT %a = f32[] add(%x)", f"}}{_after}")
 CASES["single instruction, an inline computation with a bracket left open"] = (
     "\nr = f32[] reduce(f32[10], f32[]), dimensions={1}, to_apply=\n{\n"
     "  result = f32[] add(f32[] x, f32] y)\n}\n")

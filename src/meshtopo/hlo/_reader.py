@@ -1105,8 +1105,14 @@ class Reader:
                              [_key_at(text, k, s) for k, s, _ in cut.found],
                              operands, computation, cut.value_cut)
                 raise
-            inline = {at: self._inline_computations(s, e) for at, (k, s, e) in enumerate(found)
-                      if k in CALL_ATTRIBUTES and _INLINE.match(text, s)}
+            written_inline = [at for at, (k, s, _) in enumerate(found)
+                              if k in CALL_ATTRIBUTES and _INLINE.match(text, s)]
+            if written_inline:  # XLA judges the attributes before one as it comes to it
+                before = found[:written_inline[0]]
+                self._judged(opcode, [Attribute(k, text[s:e], *self.position(s))
+                                      for k, s, e in before],
+                             [_key_at(text, k, s) for k, s, _ in before], operands, computation)
+            inline = {at: self._inline_computations(*found[at][1:]) for at in written_inline}
             if continues is not None:
                 self._async_attributes(name.lstrip("%"), kind, continues, [
                     (k, text[s:e]) for k, s, e in found], end)
