@@ -807,6 +807,16 @@ for _config in ('{"a": [1}', '{"a": [{"b": 1]}', '{"a": {"b": [}}', "{a: (}", '{
     CASES[f"backend_config={_config}"] = module_text(
         f'%c = f32[8]{{0}} custom-call(%p), custom_call_target="x", backend_config={_config}',
         "ROOT %z = f32[8]{0} copy(%c)")
+# A JSON dictionary whose braces never close, or with a '"' that opens no string, is no JSON
+# dictionary to XLA's lexer: refused at its '{'.
+for _name, _value in (("left open at the end of the text", '{"a": {"b":'),
+                      ("a string left open", '{"a": "}\n}\n')):
+    for _key, _text in (("backend_config", f"backend_config={_value}"),
+                        ("frontend attribute", f'frontend_attributes={{a="x", b={_value}')):
+        CASES[f"{_key}, a JSON dict {_name}"] = (
+            f"HloModule m\n{ADD}ENTRY %main (p: f32[8]) -> f32[8] {{\n"
+            f"  %p = f32[8]{{0}} parameter(0)\n"
+            f"  ROOT %r = f32[8]{{0}} copy(%p), metadata={{op_name=\"x\"}}, {_text}")
 for _attributes in ('{b={"x": [1}}', '{b={"x": [1}, c="("}', '{b={"x": (}, c=1}', '{b={"x": [}'):
     CASES[f"frontend_attributes={_attributes}"] = module_text(
         f"%a = f32[8]{{0}} copy(%p), frontend_attributes={_attributes}",
@@ -1051,7 +1061,7 @@ CASES["output_to_operand_aliasing, no operand number, refused later"] = module_t
     '%c = f32[8]{0} custom-call(%p), custom_call_target="x", '
     "output_to_operand_aliasing={{}: (, {})}", "ROOT %r = f32[8]{0} copy(%q)")
 _IN_XLA_WORDS = ("none of its kind", "output_to_operand_aliasing", "window", "padding", "api_version", "operand layout", "operand rule",
-                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name", "statistics", "stack frames", "replication", "allow_spmd", "dim_labels", "origin", "typed value", "outfeed_shape")
+                 "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name", "statistics", "stack frames", "replication", "allow_spmd", "dim_labels", "origin", "typed value", "outfeed_shape", "JSON dict")
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

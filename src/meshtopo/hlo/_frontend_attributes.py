@@ -51,7 +51,9 @@ def _attributes(c: TokenCursor) -> dict[str, str]:
             name = c.attribute_name()
             if c.kind == K.kString:
                 found[name] = c.string()
-            elif c.kind == K.kLbrace and (end := json_dict_end(c.text, c.start)) >= 0:
+            elif c.kind == K.kLbrace:  # XLA's ParseJsonDict
+                if (end := json_dict_end(c.text, c.start)) < 0:
+                    raise c.error("expects JSON dict")
                 found[name] = c.text[c.start:end]
                 c.jump(end)
             else:

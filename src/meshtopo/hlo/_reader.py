@@ -1839,8 +1839,9 @@ def attribute_value_end(key: str, text: str, start: int) -> int:
     atom (``value_end``), as XLA's reader of each kind reads one."""
     if key == "backend_config" and text.startswith("{", start):
         json_end = json_dict_end(text, start)  # XLA's lexer: braces alone count, strings aside
-        if json_end >= 0:
-            return json_end
+        if json_end < 0:
+            raise SyntaxFault("expects JSON dict", start)
+        return json_end
     if key == "frontend_attributes" and text.startswith("{", start):
         attributes_end = frontend_attributes_end(text, start)
         if attributes_end is not None:
