@@ -65,6 +65,17 @@ CASES = {
                                                "ROOT %r = f32[8]{0} copy(%p)"),
     "parameter number twice": module_text("%q = f32[8]{0} parameter( 0 )",
                                       "ROOT %r = f32[8]{0} copy(%p)"),
+    # XLA adds a parameter by its number before it adds it by its name; one written as an
+    # operand, as it reads it (a number repeated there is no operand it can read).
+    "parameter line written twice": module_text("%p = f32[8]{0} parameter(0)",
+                                                "ROOT %r = f32[8]{0} copy(%p)"),
+    "parameter name twice, another number": module_text("%p = f32[8]{0} parameter(1)",
+                                                        "ROOT %r = f32[8]{0} copy(%p)"),
+    "parameter number twice, as the root": module_text("ROOT %p = f32[8]{0} parameter(0)"),
+    "parameter number twice, in an operand": module_text(
+        "ROOT %r = f32[8]{0} add(%p, f32[8]{0} parameter(0))"),
+    "parameter number twice, in two operands": module_text(
+        "ROOT %r = f32[8]{0} add(f32[8]{0} parameter(1), f32[8]{0} parameter(1))"),
     "a computation with no instruction": module_text("ROOT %r = f32[8]{0} copy(%p)")
     + "%none () -> f32[8] {\n}\n",
     "a computation with no instruction on one line": module_text("ROOT %r = f32[8]{0} copy(%p)")

@@ -548,37 +548,35 @@ class Reader:
                 self._shared.programs[computation.name] = (self._parameters,
                                                            computation.root.shape_text)
                 return
-            for operand in self._nested:  # written as operands: they come first
+            for operand in self._nested:  # written as operands (parameters added): first
                 self._check(computation, operand, None)
                 if operand.opcode in opcodes:
                     visit(operand)  # type: ignore[misc]
-                elif operand.opcode == "parameter":
-                    self._parameter(operand)
+            if found.opcode == "parameter":  # XLA adds it by its number, then by its name
+                self._parameter(found)
             self._check(computation, found, self._root_at)
             if found.opcode == "constant":
                 self._check_literal(found)
             if found.opcode in opcodes:
                 visit(found)  # type: ignore[misc]
-            elif found.opcode == "parameter":
-                self._parameter(found)
             yield [*self._nested, found]
 
     def _computation_head(self, pos: int) -> tuple[Computation | None, int]:
         text = self.text
         fast = _FAST_HEAD.match(text, pos) if self._fast else None
-        if fast is not None and (fast.group(2) in _RESERVED or (
-                fast.group(4) and _signature_shape_refused(fast.group(4)))):
-            fast = None  # the general reader says why
+        if fast is not None:
+            entry, name, signature, result = fast.groups()
+            if name in _RESERVED or (result and _signature_shape_refused(result)):
+                fast = None  # the general reader says why
         if fast is not None:  # on one line: the result is where it is on the head's
-            start = fast.start(1) if fast.group(1) else fast.start(2)
+            start = fast.start(1) if entry else fast.start(2)
             start_line, start_column = self.position(start)
             self._head_at = (start_line, start_column)
             self._name_at = (start_line, start_column + fast.start(2) - start)
-            result = fast.start(4)
             return Computation(
-                fast.group(2).lstrip("%"), fast.group(1) is not None, start_line,
-                fast.group(3) or "", result_at=None if result < 0 else (
-                    start_line, start_column + result - start)), fast.end()
+                name.lstrip("%"), entry is not None, start_line, signature or "",
+                result_at=None if result is None else (
+                    start_line, start_column + fast.start(4) - start)), fast.end()
         pos = skip(text, pos)
         if pos >= len(text):
             return None, pos
@@ -1433,6 +1431,11 @@ class Reader:
                 self._depth -= 1
                 if not all(self._defined(name) for name in found.operands):
                     raise SyntaxFault(NOT_AN_OPERAND, operand)
+                if found.opcode == "parameter":  # XLA adds it as it reads it
+                    try:
+                        self._parameter(found)
+                    except HloParseError:
+                        raise SyntaxFault(NOT_AN_OPERAND, operand) from None
                 self._nested.append(found)
                 names.append(found.name)
                 shapes.append(None)
@@ -1449,6 +1452,7 @@ class Reader:
                 if self.single and shape is not None and (
                         name is None or not self._defined(name)):
                     made = self._missing_parameter(name, shape, operand, computation)
+                    self._parameter(made)
                     self._nested.append(made)
                     names.append(made.name)
                     shapes.append(shape)
