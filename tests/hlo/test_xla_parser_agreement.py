@@ -469,6 +469,18 @@ CASES["operand list without its ')', before an attribute"] = module_text(
     "ROOT %r = f32[8]{0} all-reduce(%p, to_apply=%add")
 CASES["nested operand list without its ')'"] = module_text(
     "ROOT %r = f32[8]{0} add(%p, f32[8]{0} negate(%p)")
+CASES["nested operand read, then the end of the text"] = (
+    f"HloModule m\n{ADD}ENTRY %main (p: f32[8]) -> f32[8] {{\n  %p = f32[8]{{0}} parameter(0)\n"
+    "  ROOT %r = f32[8]{0} add(%p, f32[8]{0} negate(%p)")
+# An operand that is no name defined: XLA tries it as an instruction. An opcode with ',' or
+# ')' after it stops that attempt there: XLA records it and reads on without the operand.
+for _name, _root in (("first", "(f32[8]{0}) tuple(copy, %p)"), ("last", "(f32[8]{0}) tuple(%p, copy)"),
+                     ("with a shape", "(f32[8]{0}) tuple(%p, f32[8]{0} copy)"),
+                     ("the only one", "f32[8]{0} negate(copy)"), ("written %", "(f32[8]{0}) tuple(%p, %copy)"),
+                     ("a keyword", "f32[8]{0} negate(true)"), ("a name after it", "(f32[8]{0}) tuple(%p, copy x)")):
+    CASES[f"nested operand, an opcode no name defines, {_name}"] = module_text(f"ROOT %r = {_root}")
+CASES["operand shape differs, the same name written before"] = module_text(
+    "ROOT %r = f32[8]{0} add(%p, f32[2]{0} %p)")
 # An operand whose shape XLA refuses: neither a named operand nor a nested instruction to it.
 for _operand in ("f32[ [] %p", "(%p, %p)", "f32[8]{0 %p", "f33[8] %p"):
     CASES[f"operand shape refused, {_operand}"] = module_text(f"ROOT %r = f32[8]{{0}} negate({_operand})")

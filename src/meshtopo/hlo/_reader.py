@@ -715,10 +715,10 @@ class Reader:
                                     *(root_at or (instruction.line, instruction.column)),
                                     self.source)
             computation.root = instruction
-        for operand in instruction.operands:
+        for index, operand in enumerate(instruction.operands):
             if operand not in names:
                 raise HloParseError(f"instruction does not exist: {operand}",
-                                    *_operand_position(instruction, operand), self.source)
+                                    *_operand_position(instruction, index), self.source)
         if instruction.inline_shapes:
             self._check_operand_shapes(instruction, computation)
         for callee in instruction.called_computations:
@@ -765,11 +765,12 @@ class Reader:
         """XLA finds an operand written with a shape by its name and that shape: one
         incompatible with the operand's own is no operand it knows."""
         definition = self._definition
-        for name, shape in zip(instruction.operands, instruction.inline_shapes, strict=True):
+        for index, (name, shape) in enumerate(zip(instruction.operands,
+                                                  instruction.inline_shapes, strict=True)):
             if shape is None or (defined := definition(computation, name)) in (shape, None):
                 continue
             if not _same_shape(shape, defined):
-                raise HloParseError(NOT_AN_OPERAND, *_operand_position(instruction, name),
+                raise HloParseError(NOT_AN_OPERAND, *_operand_position(instruction, index),
                                     self.source)
 
     def _check_after(self, instruction: Instruction, computation: Computation,
@@ -1070,6 +1071,10 @@ class Reader:
             else:  # the ')' after an operand ends them, whatever brackets come after
                 operands, close = self._operand_list(open_at + 1, len(text), computation,
                                                      to_paren=True)
+                if close >= len(text) and operands[0] and self._nested and (
+                        self._nested[-1].name == operands[0][-1]):
+                    # The last operand, an instruction, is read: no ')' comes after it.
+                    raise SyntaxFault("expects ')' at the end of operands", len(text)) from None
                 if close >= len(text):
                     operands = None
             if operands is None:
@@ -1371,7 +1376,7 @@ class Reader:
             _parameter_number(text, offset)
         if opcode in _LITERAL_OPCODES or not text.strip():
             return (), ()
-        if NAME.fullmatch(text):
+        if NAME.fullmatch(text) and text not in _RESERVED:  # (a keyword is no name)
             return (text.lstrip("%"),), ()
         try:
             found = split_operands(text)
@@ -1389,11 +1394,14 @@ class Reader:
         if ("(" in text or self.single) and opcode not in _LITERAL_OPCODES and text.strip():
             return self._operand_list(start, stop, computation)[0]
         try:
-            return self._operands(opcode, text, start)
+            read = self._operands(opcode, text, start)
         except SyntaxFault:
             if opcode in _LITERAL_OPCODES:
                 raise
             return self._operand_list(start, stop, computation)[0]
+        if any(_is_opcode(name) and not self._defined(name) for name in read[0]):
+            return self._operand_list(start, stop, computation)[0]  # which XLA leaves out
+        return read
 
     def _operand_list(self, start: int, stop: int, computation: Computation,
                       to_paren: bool = False) -> tuple[_Operands, int]:
@@ -1414,7 +1422,7 @@ class Reader:
             if (c.kind == TokKind.kIdent and c.start < stop
                     and c.look_ahead() == TokKind.kLparen
                     and (word not in SHAPE_REQUIRED or shape is not None)
-                    and (word in OPCODES or async_form(word) is not None)):
+                    and _is_opcode(word)):
                 if self._depth >= MAX_DEPTH:
                     raise SyntaxFault(f"values nested more than {MAX_DEPTH} deep", operand)
                 self._depth += 1
@@ -1447,6 +1455,7 @@ class Reader:
                 # operand out.
                 self._record(self.error(NOT_AN_OPERAND, operand))
             else:
+                opcode_word = c.kind == TokKind.kIdent and _is_opcode(word)
                 name = c.name() if c.start < stop and c.kind in (
                     TokKind.kIdent, TokKind.kName) else None
                 if self.single and shape is not None and (
@@ -1456,9 +1465,14 @@ class Reader:
                     self._nested.append(made)
                     names.append(made.name)
                     shapes.append(shape)
-                else:
-                    if name is None or not self._defined(name):
+                elif name is None or not self._defined(name):
+                    if not (opcode_word and (c.start >= stop or c.kind == TokKind.kComma or (
+                            to_paren and c.kind == TokKind.kRparen))):
                         raise SyntaxFault(NOT_AN_OPERAND, operand)
+                    # XLA then reads it as an instruction's opcode and stops at the ',' or
+                    # ')' after it: it records that it reads neither and reads on without it.
+                    self._record(self.error(NOT_AN_OPERAND, operand))
+                else:
                     names.append(name)
                     shapes.append(shape)
                 if c.start < stop and c.kind != TokKind.kComma and not (
@@ -1675,6 +1689,11 @@ def _operand_count(opcode: str, shape: str) -> int:
     return OPERAND_COUNTS.get(opcode, -1)
 
 
+def _is_opcode(word: str) -> bool:
+    """Whether XLA's parser reads ``word`` (an identifier) as an opcode."""
+    return word in OPCODES or async_form(word) is not None
+
+
 @functools.lru_cache(maxsize=4096)
 def _signature_shape_refused(shape: str) -> bool:
     """True when XLA refuses ``shape`` in a signature, or records an error reading it
@@ -1746,18 +1765,17 @@ def _remember(cache: dict[_Key, _Kept], key: _Key, value: _Kept) -> _Kept:
     return value
 
 
-def _operand_position(instruction: Instruction, operand: str) -> tuple[int, int]:
-    """Where the first operand called ``operand`` (its inline shape, if any) is written."""
+def _operand_position(instruction: Instruction, index: int) -> tuple[int, int]:
+    """Where operand ``index`` of ``instruction`` (its inline shape, if any) is written."""
     text, operands = instruction.text, instruction.operand_text
     start = text.find("(" + operands + ")", len(instruction.name)) + 1
     try:
         found = split_operands(operands, check_shapes=False)
     except SyntaxFault:  # operands written as instructions
         return instruction.line, instruction.column
-    for name, _, at in found:
-        if name == operand:
-            return instruction.position(start + at)
-    return instruction.line, instruction.column
+    if index >= len(found):
+        return instruction.line, instruction.column
+    return instruction.position(start + found[index][2])
 
 
 def _callee_position(instruction: Instruction, callee: str) -> tuple[int, int]:
