@@ -3,6 +3,8 @@ line and column XLA reports, and texts it accepts are read."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 import meshtopo as mt
@@ -1338,3 +1340,50 @@ _LEFT_OPEN = {
 @pytest.mark.parametrize("name", sorted(_LEFT_OPEN))
 def test_computations_written_in_place_left_open(name: str) -> None:
     agrees_with_xla(_LEFT_OPEN[name])
+
+
+# A send-done or recv-done whose operand is one of XLA's channel instructions carries its
+# channel_id (none on both, or the same); XLA refuses another without words or position.
+_SEND = "%a = token[] after-all()\n  %s = (f32[8]{0}, u32[], token[]) send(%p, %a)"
+_RECV = "%a = token[] after-all()\n  %r = (f32[8]{0}, u32[], token[]) recv(%a)"
+_DONE_CHANNELS = {
+    "send-done of another channel": (
+        module_text(f"{_SEND}, channel_id=2", "ROOT %d = token[] send-done(%s), channel_id=3"),
+        "send-done d has channel_id=3 but its operand s has channel_id=2"),
+    "send-done without its send's channel": (
+        module_text(f"{_SEND}, channel_id=2", "ROOT %d = token[] send-done(%s)"),
+        "send-done d has no channel_id but its operand s has channel_id=2"),
+    "recv-done with a channel its recv has not": (
+        module_text(_RECV, "%d = (f32[8]{0}, token[]) recv-done(%r), channel_id=-12",
+                    "ROOT %g = f32[8]{0} get-tuple-element(%d), index=0"),
+        "recv-done d has channel_id=-12 but its operand r has no channel_id"),
+    "send-done of an all-reduce of another channel": (
+        module_text("%x = f32[8]{0} all-reduce(%p), channel_id=4, to_apply=%add",
+                    "ROOT %d = token[] send-done(%x), channel_id=5"),
+        "send-done d has channel_id=5 but its operand x has channel_id=4"),
+    "send-done of its send's channel": (
+        module_text(f"{_SEND}, is_host_transfer=true, channel_id=2",
+                    "ROOT %d = token[] send-done(%s), channel_id=2, is_host_transfer=true"), None),
+    "send-done and send without channels": (
+        module_text(_SEND, "ROOT %d = token[] send-done(%s)"), None),
+    "send-done of a parameter": (
+        module_text("%t = (f32[8]{0}, u32[], token[]) parameter(1)",
+                    "ROOT %d = token[] send-done(%t), channel_id=5"), None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_DONE_CHANNELS))
+def test_done_carries_its_operands_channel(name: str) -> None:
+    from jaxlib._hlo import hlo_module_from_text
+
+    text, message = _DONE_CHANNELS[name]
+    if message is None:
+        agrees_with_xla(text)
+        return
+    with pytest.raises(Exception) as xla:  # jaxlib raises its own status error
+        hlo_module_from_text(text)
+    assert "was parsing" not in str(xla.value)  # (no words, no position)
+    with pytest.raises(mt.HloParseError, match=f"^[0-9]+:[0-9]+: {message}$"):
+        hlo.parse_module(text)
+    with pytest.raises(mt.HloParseError, match=message):
+        list(hlo.iter_collectives(io.StringIO(text), progress=False, block_size=64))

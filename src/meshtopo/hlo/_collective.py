@@ -56,6 +56,9 @@ P2P_OPCODES = frozenset({"send", "recv", "send-done", "recv-done"})
 SHORTHAND_OPCODES = frozenset(
     f"{op}{suffix}" for op in SYNC_OPCODES for suffix in ("-start", "-update", "-done")
 ) - START_OPCODES - DONE_OPCODES
+# XLA's channel instructions (``HloChannelInstruction``): a send-done or recv-done whose
+# operand is one must carry its channel_id.
+CHANNEL_OPCODES = SYNC_OPCODES | START_OPCODES | P2P_OPCODES
 COLLECTIVE_OPCODES = (SYNC_OPCODES | START_OPCODES | DONE_OPCODES | ASYNC_OPCODES | P2P_OPCODES
                       | SHORTHAND_OPCODES)
 # The ops that wait for an earlier start (``Collective.is_done``): every -done form, XLA's

@@ -49,6 +49,7 @@ from typing import NamedTuple, TypeVar, cast
 from .._errors import HloParseError
 from ._allowed import allowed_attributes, conditional_required, unexpected_attribute
 from ._bool_lists import parameter_replication
+from ._collective import CHANNEL_OPCODES
 from ._computation_layout import computation_layout_end
 from ._extents import group_end, value_end
 from ._frontend_attributes import frontend_attributes_end
@@ -483,6 +484,8 @@ class Reader:
         self._parameters: dict[int, Instruction] = {}
         # async starts and updates -> what their updates and dones continue
         self._async_ops: dict[str, _AsyncStart] = {}
+        # The channel_id of each of XLA's channel instructions read, by name (None: none).
+        self._channels: dict[str, int | None] = {}
         self._nested: list[Instruction] = []  # operands written as instructions, in order
         self._depth = 0  # how deep in them the reader is
         self._last: Instruction | None = None
@@ -513,6 +516,8 @@ class Reader:
                         self._check_literal(instruction)
                     elif instruction.opcode in CHECKED_OPCODES:
                         self._check_after(instruction, computation, run)
+                    if instruction.opcode in CHANNEL_OPCODES:
+                        self._check_channel(instruction)
                     if instruction.opcode in opcodes:
                         visit(instruction)  # type: ignore[misc]
             if read:
@@ -550,11 +555,15 @@ class Reader:
                 return
             for operand in self._nested:  # written as operands (parameters added): first
                 self._check(computation, operand, None)
+                if operand.opcode in CHANNEL_OPCODES:
+                    self._check_channel(operand)
                 if operand.opcode in opcodes:
                     visit(operand)  # type: ignore[misc]
             if found.opcode == "parameter":  # XLA adds it by its number, then by its name
                 self._parameter(found)
             self._check(computation, found, self._root_at)
+            if found.opcode in CHANNEL_OPCODES:
+                self._check_channel(found)
             if found.opcode == "constant":
                 self._check_literal(found)
             if found.opcode in opcodes:
@@ -657,6 +666,21 @@ class Reader:
             raise HloParseError(f"Duplicate parameter number {number}",
                                 *instruction.position(at + after), self.source)
         self._parameters[number] = instruction
+
+    def _check_channel(self, instruction: Instruction) -> None:
+        """XLA's rule for a send-done or recv-done whose operand is a channel instruction:
+        the same channel_id, or none on both (XLA refuses it without words; the words are
+        ours, at the instruction). Each channel instruction's channel_id is kept for the
+        dones after it."""
+        found = self._channels[instruction.name] = _channel_id(instruction)
+        if instruction.opcode not in ("send-done", "recv-done") or not instruction.operands:
+            return
+        operand = instruction.operands[0]
+        if operand in self._channels and found != (expected := self._channels[operand]):
+            raise HloParseError(
+                f"{instruction.opcode} {instruction.name} has {_channel_words(found)} but its "
+                f"operand {operand} has {_channel_words(expected)}", instruction.line,
+                instruction.column, self.source)
 
     def _check_parameters(self) -> None:
         """A computation's parameters are numbered 0 to their count less one (XLA stops at
@@ -1689,6 +1713,16 @@ def _operand_count(opcode: str, shape: str) -> int:
     return OPERAND_COUNTS.get(opcode, -1)
 
 
+def _channel_id(instruction: Instruction) -> int | None:
+    """The channel_id ``instruction`` is written with (its reader took it), or None."""
+    written = instruction.leading_channel or instruction.attributes.get("channel_id")
+    return None if written is None else int(written)
+
+
+def _channel_words(channel_id: int | None) -> str:
+    return "no channel_id" if channel_id is None else f"channel_id={channel_id}"
+
+
 def _is_opcode(word: str) -> bool:
     """Whether XLA's parser reads ``word`` (an identifier) as an opcode."""
     return word in OPCODES or async_form(word) is not None
@@ -1812,7 +1846,7 @@ _BEFORE_OPERANDS = {"constant": "before constant literal", "parameter": "before 
 def _checked_when_read(visited: frozenset[str]) -> frozenset[str]:
     """The opcodes whose instructions the fast path checks once read (``instructions``),
     those ``visited`` among them."""
-    return CHECKED_OPCODES | {"constant"} | visited
+    return CHECKED_OPCODES | CHANNEL_OPCODES | {"constant"} | visited
 
 # The opcodes the fast path reads: async wrappers are left to the general reader (``_async``),
 # and conditionals, whose attributes depend on their predicate's type, and scans, checked
