@@ -1,8 +1,9 @@
 """An instruction written without its shape has the shape XLA's shape inference gives it,
 and operands XLA cannot combine are refused where XLA refuses them, as jaxlib's
 ``hlo_module_from_text`` reads them: a binary op (``InferBinaryOpShape``: a scalar or a
-dimension of 1 broadcast) and a dot (``InferDotOpShape``: batch dimensions, then each side's
-other non-contracting ones)."""
+dimension of 1 broadcast), a dot (``InferDotOpShape``: batch dimensions, then each side's
+other non-contracting ones) and a select (``InferSelectShape``: a predicate of the branches'
+dimensions, or a scalar one)."""
 
 from __future__ import annotations
 
@@ -69,3 +70,26 @@ def test_refused_where_xla_refuses_it(lhs: str, rhs: str, op: str) -> None:
 @pytest.mark.parametrize(("lhs", "rhs", "op"), _READ)
 def test_the_shape_is_xla_s(lhs: str, rhs: str, op: str) -> None:
     inferred_root_agrees(_module(lhs, rhs, op))
+
+
+def _select(pred: str, on_true: str, on_false: str) -> str:
+    return (f"HloModule m\nENTRY e {{\n  %p = {pred} parameter(0)\n  %t = {on_true} parameter(1)\n"
+            f"  %f = {on_false} parameter(2)\n  ROOT %s = select(%p, %t, %f)\n}}\n")
+
+
+_SELECT_READ = [("pred[4]", "s32[4]", "s32[4]"), ("pred[]", "f32[2,3]", "f32[2,3]"),
+                ("pred[2,3]", "f32[2,3]{0,1}", "f32[2,3]")]
+_SELECT_REFUSED = [("pred[5]", "s32[4]", "s32[4]"), ("s32[4]", "s32[4]", "s32[4]"),
+                   ("pred[4]", "s32[4]", "f32[4]"), ("pred[4]", "s32[4]", "s32[2]"),
+                   ("(pred[4])", "s32[4]", "s32[4]"), ("pred[4]", "(s32[4])", "(s32[4])"),
+                   ("pred[4]", "s32[4]", "token[]"), ("pred[]", "f32[4]", "f16[4]{0}")]
+
+
+@pytest.mark.parametrize(("pred", "on_true", "on_false"), _SELECT_READ + _SELECT_REFUSED)
+def test_select_as_xla_reads_it(pred: str, on_true: str, on_false: str) -> None:
+    agrees_in_xla_words(_select(pred, on_true, on_false))
+
+
+@pytest.mark.parametrize(("pred", "on_true", "on_false"), _SELECT_READ)
+def test_the_select_shape_is_xla_s(pred: str, on_true: str, on_false: str) -> None:
+    inferred_root_agrees(_select(pred, on_true, on_false))

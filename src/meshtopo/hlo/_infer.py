@@ -142,6 +142,8 @@ def _infer(opcode: str, texts: Sequence[str | None], attributes: dict[str, str],
     if opcode in _BINARY_OPS and len(shapes) == 2:
         found = _binary(opcode, first, shapes[1])
         return found if found is None or opcode != "compare" else _retyped(found, "pred")
+    if opcode == "select" and len(shapes) == 3:
+        return _select(*shapes)
     if first.tuple_shapes is not None:
         return first if opcode in ("add-dependency", "domain") else None
     if opcode in ("real", "imag") or (opcode == "abs" and first.element_type in _COMPONENT):
@@ -150,7 +152,7 @@ def _infer(opcode: str, texts: Sequence[str | None], attributes: dict[str, str],
         return _retyped(first, _COMPLEX.get(first.element_type, first.element_type))
     if opcode == "is-finite":
         return _retyped(first, "pred")
-    if opcode in ("select", "clamp"):
+    if opcode == "clamp":
         return shapes[1]
     return first if opcode in _SAME else None
 
@@ -195,6 +197,35 @@ def _binary(opcode: str, lhs: Shape, rhs: Shape) -> Shape | None:
         raise InferenceError(f"Shapes must be equal rank, but are {smaller.human_string} and "
                              f"{larger.human_string}")
     return Shape(kind, larger.dimensions, larger.dynamic)
+
+
+def _select(pred: Shape, on_true: Shape, on_false: Shape) -> Shape | None:
+    """XLA's ``InferSelectShape``: ``pred``'s dimensions (``on_true``'s when it is a scalar)
+    of the branches' element type; None where meshtopo does not infer it (dynamic
+    dimensions, floating types of two precisions)."""
+    for what, shape in (("select pred", pred), ("select on-true", on_true),
+                        ("select on-false", on_false)):
+        if shape.tuple_shapes is not None or shape.is_buffer or shape.element_type in (
+                "token", "opaque"):
+            raise InferenceError(f"Expected array argument for {what}, but got "
+                                 f"{shape.human_string}.")
+    if any(pred.dynamic) or any(on_true.dynamic) or any(on_false.dynamic):
+        return None
+    same_type = on_true.element_type == on_false.element_type or (
+        on_true.element_type in _FLOATING and on_false.element_type in _FLOATING)
+    if on_true.dimensions != on_false.dimensions or not same_type:
+        raise InferenceError(f"Operands to select must be the same shape; got "
+                             f"{on_true.human_string} and {on_false.human_string}.")
+    if pred.element_type != "pred":
+        raise InferenceError("Select's pred operand must have PRED element type; got "
+                             f"{pred.human_string}.")
+    if pred.dimensions and pred.dimensions != on_true.dimensions:
+        raise InferenceError(f"Operands to select and predicate must be the same shape; got "
+                             f"{on_true.human_string} and {on_false.human_string} and "
+                             f"{pred.human_string}.")
+    if on_true.element_type != on_false.element_type:
+        return None  # the result is the more precise of the two
+    return on_true
 
 
 def _dot(lhs: Shape, rhs: Shape, lhs_contracting: list[int], rhs_contracting: list[int],
