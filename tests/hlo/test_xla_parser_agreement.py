@@ -964,6 +964,12 @@ CASES["no header, prose"] = "\nimport jax\nprint(1)\n"
 for _first in ("c:", "ENTRY:", "(", "42"):
     CASES[f"no header, {_first} and '{{' first"] = f"\n{_first}{_BODY}"
 CASES["no header, HloModule: as a name"] = "\nHloModule: m\nENTRY %c" + _BODY
+# A name starting "__" (the backends' prefix) other than "__xla_": XLA renames it, and
+# refuses the name it was given.
+for _name in ("__x", "%__", "__xla_x", "_x"):
+    CASES[f"instruction name {_name}"] = module_text(
+        f"{_name} = f32[8]{{0}} copy(%p)", f"ROOT %r = f32[8]{{0}} copy(%{_name.lstrip('%')})")
+CASES["instruction name __r, the root"] = module_text("ROOT __r = f32[8]{0} copy(%p)")
 CASES["instruction named ROOT: (a name token)"] = module_text(
     "ROOT: = f32[8]{0} copy(%p)")
 for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("none", "copy()"),

@@ -17,7 +17,8 @@
  * must start another statement: after ws*, '%', '}', a letter or '_' (a word starting with
  * 'T' only when '=' follows it, which no iota's 'T(' continuation is). Anything else, a
  * line whose name is the keyword ROOT and a name without '%' right before '=' (which XLA's
- * lexer reads as an attribute's name) end the scan, for the general reader to read.
+ * lexer reads as an attribute's name), and a name starting "__" but not "__xla_" (one XLA
+ * renames) end the scan, for the general reader to read.
  *
  *   scan_lines(text, pos, most) -> list of scanned lines
  *
@@ -418,6 +419,9 @@ scan(const void *d, int kind, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t last,
         return 0;
     if (i - s->start == 4 && starts_with(d, kind, n, s->start, "ROOT"))
         return 0; /* a keyword, not a name */
+    j = s->start + (CH(s->start) == '%');
+    if (starts_with(d, kind, n, j, "__") && !starts_with(d, kind, n, j, "__xla_"))
+        return 0; /* a name XLA renames (its prefix is the backends'): the general reader's */
     if (CH(s->start) != '%' && CH(i) == '=')
         return 0; /* the lexer reads "name=" as an attribute's name */
     while (is_blank(CH(i)))

@@ -733,6 +733,10 @@ class Reader:
             message = (f"illegal instruction name: {name}; suggest renaming to: {name}_"
                        if instruction.text.startswith("%") else "expects name")
             raise HloParseError(message, instruction.line, instruction.column, self.source)
+        if name.startswith("__") and not name.startswith("__xla_"):  # the backends' prefix
+            raise HloParseError(f"illegal instruction name: {name}; suggest renaming to: "
+                                f"a{name[1:]}", instruction.line, instruction.column,
+                                self.source)
         if instruction.is_root:
             if computation.root is not None:
                 raise HloParseError("one computation should have only one ROOT",
