@@ -511,7 +511,9 @@ class Reader:
                 for instruction in read:
                     if instruction.inline_shapes and not self._same_as_defined(instruction,
                                                                                 computation):
-                        self._check_operand_shapes(instruction, computation)
+                        self._check_operand_shapes(
+                            (instruction.operands, instruction.inline_shapes), computation,
+                            functools.partial(_operand_position, instruction))
                     if instruction.opcode == "constant":
                         self._check_literal(instruction)
                     elif instruction.opcode in CHECKED_OPCODES:
@@ -747,8 +749,6 @@ class Reader:
             if operand not in names:
                 raise HloParseError(f"instruction does not exist: {operand}",
                                     *_operand_position(instruction, index), self.source)
-        if instruction.inline_shapes:
-            self._check_operand_shapes(instruction, computation)
         for callee in instruction.called_computations:
             if callee not in self.computation_names:
                 raise HloParseError(f"computation does not exist: {callee}",
@@ -789,17 +789,17 @@ class Reader:
             self._shared.recorded = HloParseError(error.message, error.line, error.column,
                                                   self.source)
 
-    def _check_operand_shapes(self, instruction: Instruction, computation: Computation) -> None:
+    def _check_operand_shapes(self, operands: _Operands, computation: Computation,
+                              position: Callable[[int], tuple[int, int]]) -> None:
         """XLA finds an operand written with a shape by its name and that shape: one
-        incompatible with the operand's own is no operand it knows."""
+        incompatible with the operand's own is no operand it knows (refused where operand
+        ``index`` is written, ``position(index)``)."""
         definition = self._definition
-        for index, (name, shape) in enumerate(zip(instruction.operands,
-                                                  instruction.inline_shapes, strict=True)):
+        for index, (name, shape) in enumerate(zip(*operands, strict=True)):
             if shape is None or (defined := definition(computation, name)) in (shape, None):
                 continue
             if not _same_shape(shape, defined):
-                raise HloParseError(NOT_AN_OPERAND, *_operand_position(instruction, index),
-                                    self.source)
+                raise HloParseError(NOT_AN_OPERAND, *position(index), self.source)
 
     def _check_after(self, instruction: Instruction, computation: Computation,
                      run: tuple[int, int]) -> None:
@@ -1112,6 +1112,20 @@ class Reader:
                 raise SyntaxFault(NOT_AN_OPERAND, _last_operand(text, open_at + 1)) from None
         if operands is None:
             operands = self._read_operands(opcode, open_at + 1, close - 1, computation)
+        if operands[1]:  # as each operand is read, before XLA counts them
+
+            def written_at(index: int) -> tuple[int, int]:
+                try:
+                    found = split_operands(text[open_at + 1:close - 1], check_shapes=False)
+                except SyntaxFault:  # operands written as instructions
+                    return self.position(open_at + 1)
+                return self.position(open_at + 1 + found[index][2])
+
+            try:
+                self._check_operand_shapes(operands, computation, written_at)
+            except HloParseError:
+                self._undefined_operand_first(operands[0], text, open_at + 1, close - 1)
+                raise
         expected = _operand_count(opcode, text[shape_start:shape_stop])
         if expected >= 0 and len(operands[0]) != expected and all(
                 self._defined(operand) for operand in operands[0]):  # else: which is not
