@@ -484,8 +484,8 @@ for _name, _root in (("first", "(f32[8]{0}) tuple(copy, %p)"), ("last", "(f32[8]
 CASES["operand shape differs, the same name written before"] = module_text(
     "ROOT %r = f32[8]{0} add(%p, f32[2]{0} %p)")
 CASES["operand shape differs, found before the async update is checked"] = module_text(
-    '%s = ((f32[8]{0}), f32[8]{0}, s32[]) custom-call-start(%p), custom_call_target="foo"',
-    "%u = ((f32[8]{0}), f32[8]{0}, s32[]) custom-call-update(((f32[4]{0}), f32[8]{0}, s32[]) %s)",
+    '%s = ((f32[4]{0}), f32[8]{0}, s32[]) custom-call-start(%p), custom_call_target="foo"',
+    "%u = ((f32[8]{0}), f32[8]{0}, s32[]) custom-call-update(((f32[8]{0}), f32[8]{0}, s32[]) %s)",
     "ROOT %d = f32[8]{0} custom-call-done(((f32[8]{0}), f32[8]{0}, s32[]) %u)")
 # An operand whose shape XLA refuses: neither a named operand nor a nested instruction to it.
 for _operand in ("f32[ [] %p", "(%p, %p)", "f32[8]{0 %p", "f33[8] %p"):
