@@ -108,9 +108,13 @@ def reference(text: str, pos: int) -> ScannedLine | None:
     """What ``scan_lines`` gives for the line at ``pos``, from ``FORM``, the printed form of
     operands with their shapes and Python's string methods."""
     m = FORM.match(text, pos)
+    bare = m.group(2).lstrip("%") if m is not None else ""
     if m is None or "\n" in m.group() or m.group(2) == "ROOT" or (
-            not m.group(2).startswith("%") and text.startswith("=", m.end(2))):
-        return None  # not one line, a keyword, or what XLA's lexer reads as an attribute's name
+            not m.group(2).startswith("%") and text.startswith("=", m.end(2))) or (
+            bare.startswith("__") and not bare.startswith("__xla_")):
+        # not one line, a keyword, what XLA's lexer reads as an attribute's name, or a name
+        # XLA renames
+        return None
     start, (attributes, end) = m.start(2), m.span(7)
     while end > attributes and text[end - 1] in " \t\r":
         end -= 1
