@@ -58,7 +58,7 @@ def xla_collectives(text: str) -> dict[str, tuple[object, ...]]:
             printed = instruction.to_string()
             groups = re.search(r"replica_groups=(\S+?)(?=, |$)", printed)
             pairs = re.search(r"source_target_pairs=(\S+?)(?=, |$)", printed)
-            channel = re.search(r"channel_id=([0-9]+)", printed)
+            channel = re.search(r"channel_id=(-?[0-9]+)", printed)
             flag = re.search(r"use_global_device_ids=(true|false)", printed)
             found[instruction.name] = (
                 opcode, groups.group(1) if groups else None,

@@ -1352,11 +1352,14 @@ def test_computations_written_in_place_left_open(name: str) -> None:
     agrees_with_xla(_LEFT_OPEN[name])
 
 
-# A send-done or recv-done whose operand is one of XLA's channel instructions carries its
-# channel_id (none on both, or the same); XLA refuses another without words or position.
+# What XLA's parser refuses without words or position (the words are ours): a send-done or
+# recv-done whose operand is one of XLA's channel instructions without its channel_id (none
+# on both, or the same), and a concatenate or sort of other than one dimension.
 _SEND = "%a = token[] after-all()\n  %s = (f32[8]{0}, u32[], token[]) send(%p, %a)"
 _RECV = "%a = token[] after-all()\n  %r = (f32[8]{0}, u32[], token[]) recv(%a)"
-_DONE_CHANNELS = {
+_LESS = ("%lt (a: f32[], b: f32[]) -> pred[] {\n  %a = f32[] parameter(0)\n"
+         "  %b = f32[] parameter(1)\n  ROOT %c = pred[] compare(%a, %b), direction=LT\n}\n")
+_WITHOUT_WORDS = {
     "send-done of another channel": (
         module_text(f"{_SEND}, channel_id=2", "ROOT %d = token[] send-done(%s), channel_id=3"),
         "send-done d has channel_id=3 but its operand s has channel_id=2"),
@@ -1379,14 +1382,26 @@ _DONE_CHANNELS = {
     "send-done of a parameter": (
         module_text("%t = (f32[8]{0}, u32[], token[]) parameter(1)",
                     "ROOT %d = token[] send-done(%t), channel_id=5"), None),
+    "concatenate of no dimension": (
+        module_text("ROOT %c = f32[16]{0} concatenate(%p, %p), dimensions={}"),
+        "concatenate expects exactly one dimension, got 0"),
+    "concatenate of two dimensions": (
+        module_text("ROOT %c = f32[16]{0} concatenate(%p, %p), dimensions={0,0}"),
+        "concatenate expects exactly one dimension, got 2"),
+    "sort of no dimension": (
+        module_text("ROOT %s = f32[8]{0} sort(%p), dimensions={}, to_apply=%lt").replace(
+            "ENTRY", _LESS + "ENTRY", 1), "sort expects exactly one dimension, got 0"),
+    "sort of one dimension": (
+        module_text("ROOT %s = f32[8]{0} sort(%p), dimensions={0}, to_apply=%lt").replace(
+            "ENTRY", _LESS + "ENTRY", 1), None),
 }
 
 
-@pytest.mark.parametrize("name", sorted(_DONE_CHANNELS))
-def test_done_carries_its_operands_channel(name: str) -> None:
+@pytest.mark.parametrize("name", sorted(_WITHOUT_WORDS))
+def test_what_xla_refuses_without_words(name: str) -> None:
     from jaxlib._hlo import hlo_module_from_text
 
-    text, message = _DONE_CHANNELS[name]
+    text, message = _WITHOUT_WORDS[name]
     if message is None:
         agrees_with_xla(text)
         return

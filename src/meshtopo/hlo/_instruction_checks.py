@@ -1,8 +1,8 @@
 """What XLA's parser checks of an instruction once it has read it whole, refused at the token
 after the instruction (XLA's ``TokenError`` there): the operand rules the opcode table names
 (``_opcodes.OPERAND_RULES``), an infeed's tuple shape, a permute's ``source_target_pairs``
-that are pairs, and a custom call's version and operand layout constraints
-(``_custom_call``).
+that are pairs, a concatenate's or sort's one dimension, and a custom call's version and
+operand layout constraints (``_custom_call``).
 
 >>> instruction_error("reduce", "f32[]", ["f32[8]", "f32[]", "f32[8]"], {})
 'expects an even number of operands, but has 3 operands'
@@ -17,13 +17,15 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 
 from .._errors import HloParseError
 from ._custom_call import custom_call_error
-from ._int_lists import parse_int_lists
+from ._int_lists import parse_int_list, parse_int_lists
 from ._opcodes import TABLE
 from ._shape_syntax import parse_shape
 from ._values import flat_value
 
 # The attributes whose values XLA checks against the rest of the instruction, by opcode.
 _CHECKED_KEYS = {
+    "concatenate": ("dimensions",),
+    "sort": ("dimensions",),
     "custom-call": ("api_version", "operand_layout_constraints"),
     "collective-permute": ("source_target_pairs",),
     "collective-permute-start": ("source_target_pairs",),
@@ -64,6 +66,21 @@ def instruction_error(opcode: str, shape: str, operands: Sequence[str | None],
         return custom_call_error(attributes, operands)
     if (pairs := attributes.get("source_target_pairs")) is not None:
         return _pairs_error(pairs)
+    if opcode in ("concatenate", "sort") and (dimensions := attributes.get("dimensions")):
+        return _one_dimension_error(opcode, dimensions)
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _one_dimension_error(opcode: str, value: str) -> str | None:
+    """XLA's refusal (without words; the words are ours) of a concatenate or sort whose
+    ``dimensions`` is no list of one dimension (a value that is no list is its reader's)."""
+    try:
+        count = len(parse_int_list(flat_value(value), 1, 1))
+    except HloParseError:
+        return None
+    if count != 1:
+        return f"{opcode} expects exactly one dimension, got {count}"
     return None
 
 
