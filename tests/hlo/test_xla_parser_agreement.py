@@ -49,6 +49,10 @@ CASES = {
         "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply=/* c */ %add"),
     "control predecessor after a comment": module_text(
         "%a = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%p), control-predecessors={/* c */%a}"),
+    "control predecessor undefined, before a token no list takes": module_text(
+        "ROOT %r = f32[8]{0} copy(%p), control-predecessors={cr[1,4]<=[4](s}}"),
+    "control predecessor defined, before a token no list takes": module_text(
+        "%a = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%p), control-predecessors={a b}"),
     "control predecessor naming a computation": module_text(
         "ROOT %r = f32[8]{0} copy(%p), control-predecessors={%add}"),
     "a keyword as a name": module_text("true = f32[8]{0} copy(%p)", "ROOT %r = f32[8]{0} copy(%p)"),
@@ -750,8 +754,12 @@ for _groups in ("[2,4<=[8]", "[2,4]<=[ [8]", "[2,4]", "[2,4][8]", "[2,2,2]<=[8]"
     CASES[f"iota groups read by tokens {_groups}"] = module_text(
         f"%a = f32[8]{{0}} all-reduce(%p), replica_groups={_groups}, to_apply=%add",
         "ROOT %z = f32[8]{0} copy(%p)")
-# A convolution's dim_labels is one token of XLA's lexer (which reads the pattern).
-for _labels in ("b01f_01io->b01f", "\n", "x", "b01f_01io", "b0z_0io->b0f", "1"):
+# A convolution's dim_labels is one token of XLA's lexer (which reads the pattern); each
+# side's labels are unique ('?' aside), its spatial ones below its count of labels, and each
+# side has as many spatial dimensions.
+for _labels in ("b01f_01io->b01f", "\n", "x", "b01f_01io", "b0z_0io->b0f", "1", "bf_io->bf",
+                "f0b_i0o->00f", "bb0f_0io->b0f", "b0f_0io->b0ff", "b0?f_0?io->b0f",
+                "b21f_01io->b01f", "b41f_01io->b01f", "b0f_04io->b0f", "b0f_0io->bf"):
     CASES[f"dim_labels={_labels.strip()}"] = module_text(
         "%k = f32[1,1]{1,0} constant({{1}})", "%x = f32[1,8]{1,0} reshape(%p)",
         f"%c = f32[1,8]{{1,0}} convolution(%x, %k), window={{size=1}}, dim_labels={_labels}",

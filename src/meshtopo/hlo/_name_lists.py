@@ -19,7 +19,7 @@ meshtopo._errors.HloParseError: 3:33: expects '}' at the end of instruction name
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Container
 
 from ._token_cursor import TokenCursor, read_value
 from ._tokens import TokKind
@@ -39,10 +39,10 @@ NAME_LIST_ATTRIBUTES = (COMPUTATION_ATTRIBUTES | COMPUTATION_LIST_ATTRIBUTES
 
 class _Named(list[tuple[str, int]]):
     """Each name read, with the offset of the token after it (where XLA reports an
-    instruction the name does not define); ``known``, the computations that exist (None:
-    not looked up)."""
+    instruction the name does not define); ``known``, the computations or instructions
+    that exist (None: not looked up)."""
 
-    def __init__(self, known: Collection[str] | None = None) -> None:
+    def __init__(self, known: Container[str] | None = None) -> None:
         super().__init__()
         self.known = known
 
@@ -77,10 +77,16 @@ def _computation_list(c: TokenCursor, named: _Named) -> None:
 
 
 def _instruction_list(c: TokenCursor, named: _Named) -> None:
+    """``ParseInstructionNames``: '{', names joined by ',', '}'; each name looked up as it
+    is read, when the instructions defined are given."""
     c.expect(K.kLbrace, "expects '{' at the beginning of instruction name list")
-    named.append((c.name(), c.start))
-    while c.eat(K.kComma):
-        named.append((c.name(), c.start))
+    while True:
+        name = c.name()
+        if named.known is not None and name not in named.known:
+            raise c.error(f"instruction '{name}' is not defined")
+        named.append((name, c.start))
+        if not c.eat(K.kComma):
+            break
     c.expect(K.kRbrace, "expects '}' at the end of instruction name list")
 
 
@@ -106,11 +112,12 @@ _READERS: dict[str, Callable[[TokenCursor, _Named], None]] = {
 
 
 def names_in(key: str, value: str | None, line: int, column: int,
-             known: Collection[str] | None = None) -> list[str]:
+             known: Container[str] | None = None) -> list[str]:
     """The names attribute ``key``'s ``value`` (written at ``line:column``; None when not
     written: none) lists; an ``HloParseError`` where XLA's parser refuses it (an empty value
-    is refused as XLA refuses the end of the text), or (given the computations that exist,
-    ``known``) names one that does not exist."""
+    is refused as XLA refuses the end of the text), or (given the computations, or for
+    control predecessors the instructions, that exist, ``known``) names one that does not
+    exist."""
     if value is None:
         return []
     read = _READERS[key]

@@ -23,7 +23,7 @@ class NameSet:
         self._filter = bytearray(1)
         self._mask = 7  # slots - 1
 
-    def __contains__(self, name: str) -> bool:
+    def __contains__(self, name: object) -> bool:
         key = hash(name)
         if key in self._recent:
             return True

@@ -63,7 +63,7 @@ from ._instruction_checks import (
 from ._int_lists import parse_int_list
 from ._literal import read_literal
 from ._metadata import check_metadata, printed_metadata
-from ._name_lists import named_in, names_in
+from ._name_lists import names_in
 from ._name_set import NameSet
 from ._native import scan_lines
 from ._opcodes import (
@@ -753,11 +753,6 @@ class Reader:
             if callee not in self.computation_names:
                 raise HloParseError(f"computation does not exist: {callee}",
                                     *_callee_position(instruction, callee), self.source)
-        for predecessor in instruction.control_predecessors:
-            if predecessor not in names:  # XLA adds the edges as it reads, so none forward
-                raise HloParseError(f"instruction '{predecessor}' is not defined",
-                                    *_predecessor_position(instruction, predecessor),
-                                    self.source)
         names.add(name)
         if self._shape_of is not None:
             self._shape_of[name] = instruction.shape_text
@@ -1577,8 +1572,8 @@ class Reader:
             elif key in CALL_ATTRIBUTES:
                 called.extend(names_in(key, value, at_line, at_column,
                                        self.computation_names))  # looked up as read
-            elif key == "control-predecessors":
-                controls = tuple(names_in(key, value, at_line, at_column))
+            elif key == "control-predecessors":  # looked up as read
+                controls = tuple(names_in(key, value, at_line, at_column, self._names))
             if cut_here:
                 break  # (its reader, if any, stopped where XLA's does)
         return tuple(called), controls
@@ -1835,19 +1830,6 @@ def _callee_position(instruction: Instruction, callee: str) -> tuple[int, int]:
     for key, value, line, column in instruction.attribute_list:
         if key in CALL_ATTRIBUTES and callee in names_in(key, value, line, column):
             return line, column
-    return instruction.line, instruction.column
-
-
-def _predecessor_position(instruction: Instruction, predecessor: str) -> tuple[int, int]:
-    """Where XLA refuses control predecessor ``predecessor``: at the token after its name."""
-    for key, value, line, column in instruction.attribute_list:
-        if key != "control-predecessors":
-            continue
-        for name, at in named_in(key, value):
-            if name == predecessor:
-                newline = value.rfind("\n", 0, at)
-                return ((line, column + at) if newline < 0
-                        else (line + value.count("\n", 0, at), at - newline))
     return instruction.line, instruction.column
 
 

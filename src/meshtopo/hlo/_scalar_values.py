@@ -86,8 +86,24 @@ def check_dim_labels(value: str, line: int, column: int) -> None:
 
 
 def _dim_labels(c: TokenCursor) -> None:
+    """XLA's ``ParseConvolutionDimensionNumbers``: each side's labels unique ('?' aside),
+    its spatial dimensions numbered below its count of labels, and as many on each side."""
     if c.kind != K.kDimLabels:
         raise c.error("expects dim labels pattern, e.g., 'bf0_0io->0bf'")
+    lhs, _, rest = c.word.partition("_")
+    rhs, _, out = rest.partition("->")
+    spatial = []
+    for side, labels, named in (("lhs", lhs, "bf"), ("rhs", rhs, "io"), ("output", out, "bf")):
+        kept = labels.replace("?", "")
+        if len(set(kept)) != len(kept):
+            raise c.error(f"expects unique {side} dimension numbers, but sees {labels}")
+        if any(label not in named and not "0" <= label < chr(ord("0") + len(labels))
+               for label in kept):
+            raise c.error(f"expects [0-{len(labels) - 1}{named}?] in {side} dimension numbers")
+        spatial.append(sum(label not in named for label in kept))
+    if len(set(spatial)) != 1:
+        raise c.error("input, kernel, and output must have same number of spatial dimensions, "
+                      "but got {}, {}, {}, respectively.".format(*spatial))
     c.lex()
 
 
