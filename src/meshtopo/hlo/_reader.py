@@ -1110,11 +1110,8 @@ class Reader:
         if operands[1]:  # as each operand is read, before XLA counts them
 
             def written_at(index: int) -> tuple[int, int]:
-                try:
-                    found = split_operands(text[open_at + 1:close - 1], check_shapes=False)
-                except SyntaxFault:  # operands written as instructions
-                    return self.position(open_at + 1)
-                return self.position(open_at + 1 + found[index][2])
+                at = _operand_offset(text[open_at + 1:close - 1], index)
+                return self.position(open_at + 1 + (at or 0))
 
             try:
                 self._check_operand_shapes(operands, computation, written_at)
@@ -1729,7 +1726,8 @@ def _operand_count(opcode: str, shape: str) -> int:
 def _channel_id(instruction: Instruction) -> int | None:
     """The channel_id ``instruction`` is written with (its reader took it), or None."""
     written = instruction.leading_channel or instruction.attributes.get("channel_id")
-    return None if written is None else int(written)
+    return None if written is None else parse_int(written, "channel_id", instruction.line,
+                                                  instruction.column)
 
 
 def _channel_words(channel_id: int | None) -> str:
@@ -1812,17 +1810,23 @@ def _remember(cache: dict[_Key, _Kept], key: _Key, value: _Kept) -> _Kept:
     return value
 
 
+def _operand_offset(operand_text: str, index: int) -> int | None:
+    """Where operand ``index`` (its inline shape, if any) starts in ``operand_text``; None
+    where the operands are not all plain ones (some written as instructions)."""
+    try:
+        found = split_operands(operand_text, check_shapes=False)
+    except SyntaxFault:
+        return None
+    return found[index][2] if index < len(found) else None
+
+
 def _operand_position(instruction: Instruction, index: int) -> tuple[int, int]:
     """Where operand ``index`` of ``instruction`` (its inline shape, if any) is written."""
     text, operands = instruction.text, instruction.operand_text
-    start = text.find("(" + operands + ")", len(instruction.name)) + 1
-    try:
-        found = split_operands(operands, check_shapes=False)
-    except SyntaxFault:  # operands written as instructions
+    at = _operand_offset(operands, index)
+    if at is None:
         return instruction.line, instruction.column
-    if index >= len(found):
-        return instruction.line, instruction.column
-    return instruction.position(start + found[index][2])
+    return instruction.position(text.find("(" + operands + ")", len(instruction.name)) + 1 + at)
 
 
 def _callee_position(instruction: Instruction, callee: str) -> tuple[int, int]:
