@@ -137,8 +137,10 @@ def reference(text: str, pos: int) -> ScannedLine | None:
         names = tuple(p.group(2)[1:] for p in printed)
         if any(p.group(1) for p in printed):
             shapes = tuple(p.group(1) for p in printed)
+    printed_names = names and not shapes and operands == "%" + ", %".join(names)
     return (end, m.start(1) - pos + 1 if m.group(1) else -1, start - pos + 1,
-            m.group(2).lstrip("%"), m.group(4), m.group(3), operands, names, shapes,
+            m.group(2).lstrip("%"), m.group(4), m.group(3), None if printed_names else operands,
+            names, shapes,
             attributes - start, m.group(8), groups, rest, tail, text[start:end], callees)
 
 
@@ -199,9 +201,16 @@ def test_scan_lines_is_the_form(text: str, skipped: int, twice: bool, most: int)
 def test_scan_lines_reads_the_line() -> None:
     text = "\n" + SEEDS[0]
     assert scan_lines(text, 0, 1) == [(
-        len(text.split("\n")[1]) + 1, 3, 8, "ar.1", "all-reduce", "f32[8,128]{1,0}", "%p, %q",
+        len(text.split("\n")[1]) + 1, 3, 8, "ar.1", "all-reduce", "f32[8,128]{1,0}", None,
         ("p", "q"), (), 42, "12", (74, 87), ", use_global_device_ids=true, to_apply=%",
         ', metadata={op_name="x"}', text[8:text.index("\n", 1)], ("add",))]
+
+
+@pytest.mark.parametrize("operands", ["%p,%q", "%p,  %q", "p, %q", "%p, q", "f32[] %p, %q"])
+def test_operands_not_as_printed_are_kept_as_written(operands: str) -> None:
+    # Operands written as XLA prints them are given as None (their names join into them).
+    (line,) = scan_lines(f"\n  %n = f32[] add({operands})\n}}", 0, 1)
+    assert line[6:8] == (operands, ("p", "q"))
 
 
 def test_scan_lines_reads_operand_shapes() -> None:

@@ -581,10 +581,11 @@ next_operand(const void *d, int kind, Py_ssize_t n, Py_ssize_t end, int form)
 }
 
 /* The operand names (without '%') and shapes of text[i:stop] in the form ``form``, into the
- * new tuples *names and *shapes (empty when no shape is written); -1 on error. */
+ * new tuples *names and *shapes (empty when no shape is written), and into *printed whether
+ * the text is the names as XLA prints them ('%' before each, ", " between); -1 on error. */
 static int
 operand_list(PyObject *text, Py_ssize_t i, Py_ssize_t stop, int form, PyObject **names,
-             PyObject **shapes)
+             PyObject **shapes, int *printed)
 {
     const void *d = PyUnicode_DATA(text);
     int kind = PyUnicode_KIND(text);
@@ -599,10 +600,14 @@ operand_list(PyObject *text, Py_ssize_t i, Py_ssize_t stop, int form, PyObject *
     }
     *names = PyTuple_New(count);
     *shapes = PyTuple_New(shaped ? count : 0);
+    *printed = !shaped;
     for (k = 0, at = i; *names != NULL && *shapes != NULL && k < count; k++) {
         Py_ssize_t name = form == PRINTED_OPERANDS ? past_operand_shape(d, kind, n, at) : at;
         PyObject *item;
         end = name_end(d, kind, name);
+        *printed &= CH(name) == '%' &&
+                    (k == count - 1 ? end == stop : CH(end) == ',' && CH(end + 1) == ' ' &&
+                                                        end + 2 < stop && CH(end + 2) == '%');
         if ((item = PyUnicode_Substring(text, name + (CH(name) == '%'), end)) == NULL)
             break;
         PyTuple_SET_ITEM(*names, k, item);
@@ -621,12 +626,45 @@ operand_list(PyObject *text, Py_ssize_t i, Py_ssize_t stop, int form, PyObject *
     return -1;
 }
 
+/* Texts a dump repeats on many lines (opcodes, shapes, attribute lists, metadata), kept by
+ * content: a span equal to one kept is that string again, so it is neither allocated again
+ * nor hashed again by the dictionaries that look it up. A slot holds the last text whose
+ * content hashed to it. */
+#define KEPT_SLOTS 4096
+#define KEPT_LONGEST 256
+static PyObject *kept[KEPT_SLOTS];
+
+/* text[start:stop] (a new reference): the kept string of that content, else a new one,
+ * kept. */
+static PyObject *
+kept_span(PyObject *text, Py_ssize_t start, Py_ssize_t stop)
+{
+    const Py_UCS1 *in;
+    Py_ssize_t length = stop - start, k;
+    size_t hash = 2166136261u;
+    PyObject **slot, *found;
+    if (!PyUnicode_IS_ASCII(text) || length <= 0 || length > KEPT_LONGEST)
+        return PyUnicode_Substring(text, start, stop);
+    in = PyUnicode_1BYTE_DATA(text) + start;
+    for (k = 0; k < length; k++)
+        hash = (hash ^ in[k]) * 16777619u;
+    slot = &kept[(hash ^ (size_t)length) % KEPT_SLOTS];
+    found = *slot;
+    if (found != NULL && PyUnicode_GET_LENGTH(found) == length &&
+        memcmp(PyUnicode_1BYTE_DATA(found), in, (size_t)length) == 0)
+        return Py_NewRef(found);
+    if ((found = PyUnicode_Substring(text, start, stop)) == NULL)
+        return NULL;
+    Py_XSETREF(*slot, Py_NewRef(found));
+    return found;
+}
+
 static PyObject *
 span_or_none(PyObject *text, Py_ssize_t start, Py_ssize_t stop)
 {
     if (start < 0)
         Py_RETURN_NONE;
-    return PyUnicode_Substring(text, start, stop);
+    return kept_span(text, start, stop);
 }
 
 /* The spans of text[s->rest:s->end] kept around the metadata attribute and the called
@@ -664,7 +702,7 @@ open_rest(PyObject *text, const Spans *s)
     int c = 0;
     PyObject *open = NULL, *pieces, *piece, *joined = NULL;
     if (s->cut < 0 && s->callees == 0)
-        return PyUnicode_Substring(text, s->rest, s->end);
+        return kept_span(text, s->rest, s->end);
     count = kept_spans(s, kept);
     if (PyUnicode_IS_ASCII(text)) {
         const Py_UCS1 *in = PyUnicode_1BYTE_DATA(text);
@@ -740,26 +778,27 @@ callee_names(PyObject *text, const Spans *s)
 static PyObject *
 scanned_line(PyObject *text, Py_ssize_t pos, const Spans *s)
 {
-    int has_attributes = s->end > s->attributes;
+    int has_attributes = s->end > s->attributes, printed = 0;
     Py_ssize_t k;
     PyObject *found, *items[ITEMS], *opcode;
-    if ((opcode = PyUnicode_Substring(text, s->opcode_start, s->opcode_end)) != NULL)
-        PyUnicode_InternInPlace(&opcode); /* a dump has few */
+    opcode = kept_span(text, s->opcode_start, s->opcode_end);
     items[0] = PyLong_FromSsize_t(s->end);
     items[1] = PyLong_FromSsize_t(s->root < 0 ? -1 : s->root - pos + 1);
     items[2] = PyLong_FromSsize_t(s->start - pos + 1);
     items[3] = PyUnicode_Substring(text, s->start + (PyUnicode_READ_CHAR(text, s->start) == '%'),
                                    s->name_end);
     items[4] = opcode;
-    items[5] = PyUnicode_Substring(text, s->shape_start, s->shape_end);
-    items[6] = PyUnicode_Substring(text, s->opcode_end + 1, s->attributes - 1);
+    items[5] = kept_span(text, s->shape_start, s->shape_end);
     if (!s->names) {
         items[7] = Py_NewRef(Py_None);
         items[8] = PyTuple_New(0);
     } else if (operand_list(text, s->opcode_end + 1, s->attributes - 1, s->names, &items[7],
-                            &items[8]) < 0) {
+                            &items[8], &printed) < 0) {
         items[7] = items[8] = NULL;
     }
+    /* None when the names as printed are the text (the instruction joins them on use) */
+    items[6] = printed ? Py_NewRef(Py_None)
+                       : PyUnicode_Substring(text, s->opcode_end + 1, s->attributes - 1);
     items[9] = PyLong_FromSsize_t(s->attributes - s->start);
     items[10] = span_or_none(text, s->channel, s->channel_end);
     items[11] = s->groups < 0 ? Py_NewRef(Py_None)

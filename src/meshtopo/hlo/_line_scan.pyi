@@ -1,6 +1,7 @@
-# end, root column, column, name, opcode, shape, operands, operand names, operand shapes,
-# attributes, channel, explicit groups, rest, metadata, written, callees (see _line_scan.c).
-ScannedLine = tuple[int, int, int, str, str, str, str, tuple[str, ...] | None,
+# end, root column, column, name, opcode, shape, operands (None: the names as XLA prints
+# them), operand names, operand shapes, attributes, channel, explicit groups, rest, metadata,
+# written, callees (see _line_scan.c).
+ScannedLine = tuple[int, int, int, str, str, str, str | None, tuple[str, ...] | None,
                     tuple[str | None, ...], int, str | None, tuple[int, int] | None, str | None,
                     str | None, str, tuple[str, ...] | None]
 

@@ -313,6 +313,8 @@ class Reader:
         self.single = False
         self._entry_seen = False
         self._name_at = (1, 1)  # where the name of the computation being read is written
+        # The result shape written in its signature (None when it has none).
+        self._result: str | None = None
         self._head_at = (1, 1)  # where the computation being read starts (ENTRY, if written)
         # (opcode, has channel, has groups, attribute text as scanned) -> its layout
         # (``_layout_of``).
@@ -469,7 +471,9 @@ class Reader:
             self._begin()
             return Computation("_", True, self.line, "")
         self._fill()
-        computation: Computation | None = self._step(self._computation_head)  # type: ignore[assignment]
+        computation = self._printed_head() if self._fast else None
+        if computation is None:
+            computation = self._step(self._computation_head)  # type: ignore[assignment]
         if computation is None and self._shared.after_reading is not None:
             raise self._shared.after_reading
         self._begin()
@@ -527,7 +531,8 @@ class Reader:
             if len(read) == _RUN:
                 continue  # the run may go on
             if self.text.startswith("\n}", self.pos):  # the closing brace on the next line
-                self._advance(self.pos + 2)
+                self.pos += 2
+                self.line += 1
                 found: Instruction | None = None
             else:
                 found = self._step(  # type: ignore[assignment]
@@ -572,22 +577,28 @@ class Reader:
                 visit(found)  # type: ignore[misc]
             yield [*self._nested, found]
 
+    def _printed_head(self) -> Computation | None:
+        """The computation head at the current position when it is on one line as XLA
+        prints it (read past), else None (the general reader reads it: ``_computation_head``)."""
+        fast = _FAST_HEAD.match(self.text, self.pos)
+        if fast is None:
+            return None
+        entry, name, signature, result = fast.groups()
+        if name in _RESERVED or (result and _signature_shape_refused(result)):
+            return None  # the general reader says why
+        start = fast.start(1) if entry else fast.start(2)
+        start_line, start_column = self.position(start)
+        self._head_at = (start_line, start_column)
+        self._name_at = (start_line, start_column + fast.start(2) - start)
+        self._result = result
+        self.pos, self.line = fast.end(), start_line  # the head is on one line
+        return Computation(
+            name.lstrip("%"), entry is not None, start_line, signature or "",
+            result_at=None if result is None else (
+                start_line, start_column + fast.start(4) - start))
+
     def _computation_head(self, pos: int) -> tuple[Computation | None, int]:
         text = self.text
-        fast = _FAST_HEAD.match(text, pos) if self._fast else None
-        if fast is not None:
-            entry, name, signature, result = fast.groups()
-            if name in _RESERVED or (result and _signature_shape_refused(result)):
-                fast = None  # the general reader says why
-        if fast is not None:  # on one line: the result is where it is on the head's
-            start = fast.start(1) if entry else fast.start(2)
-            start_line, start_column = self.position(start)
-            self._head_at = (start_line, start_column)
-            self._name_at = (start_line, start_column + fast.start(2) - start)
-            return Computation(
-                name.lstrip("%"), entry is not None, start_line, signature or "",
-                result_at=None if result is None else (
-                    start_line, start_column + fast.start(4) - start)), fast.end()
         pos = skip(text, pos)
         if pos >= len(text):
             return None, pos
@@ -622,10 +633,11 @@ class Reader:
                 at = skip(text, written.end())
         if not text.startswith("{", at):
             raise SyntaxFault("expects '{' at the beginning of instruction list.", at)
-        computation = Computation(
-            name, entry, start_line, text[begin:at].strip(),
-            execution_thread=thread,
-            result_at=self._result_at(pos, (start_line, start_column), begin, at))
+        signature = text[begin:at].strip()
+        result_at = self._result_at(pos, (start_line, start_column), begin, at)
+        self._result = None if result_at is None else _signature_result(signature)
+        computation = Computation(name, entry, start_line, signature, execution_thread=thread,
+                                  result_at=result_at)
         return computation, at + 1
 
     def _computation_attributes(self, pos: int) -> tuple[str | None, int]:
@@ -700,10 +712,9 @@ class Reader:
         """XLA's rule at a computation's end: its root's shape is the signature's result
         shape, layouts and dynamic dimensions aside. (Shapes the shape reader refuses are
         left alone: the reader does not check shapes yet.)"""
-        root, signature = computation.root, computation.signature
-        if root is None or computation.result_at is None:
+        root, result, result_at = computation.root, self._result, computation.result_at
+        if root is None or result is None or result_at is None:
             return
-        result = signature.rpartition("->")[2].partition(", execution_thread=")[0].strip()
         if result == root.shape_text:
             return  # a shape is compatible with itself
         pair = (result, root.shape_text)
@@ -719,7 +730,7 @@ class Reader:
             raise HloParseError(
                 f"Shape of computation {computation.name}, {expected.human_string}, is not "
                 f"compatible with that of its root instruction {root.name}, "
-                f"{found.human_string}", *computation.result_at, self.source)
+                f"{found.human_string}", *result_at, self.source)
 
     def _check(self, computation: Computation, instruction: Instruction,
                root_at: tuple[int, int] | None) -> None:
@@ -915,17 +926,20 @@ class Reader:
                 if found.opened != (0 if callees is None else len(callees)):
                     break  # a name written '%' in the text: the general reader's
                 layout, called = found, callees or found.called
-            if opcode == "parameter":
-                # A number as XLA prints it, each once (the general reader says what else).
-                number = _PRINTED_NUMBERS.get(operand_text, -1)
-                if number < 0 or number in parameters:
-                    break  # the general reader takes other numbers
-                operands, inline = (), ()
-            elif operands is None or opcode in _LITERAL_OPCODES:
-                try:
-                    operands, inline = self._operands(opcode, operand_text, 0)
-                except SyntaxFault:
-                    break
+            if operands is None or opcode in _LITERAL_OPCODES:  # no names, or a literal
+                if operand_text is None:
+                    break  # a literal or number written as names: the general reader's
+                if opcode == "parameter":
+                    # A number as XLA prints it, each once (the general reader says what else).
+                    number = _PRINTED_NUMBERS.get(operand_text, -1)
+                    if number < 0 or number in parameters:
+                        break  # the general reader takes other numbers
+                    operands, inline = (), ()
+                else:
+                    try:
+                        operands, inline = self._operands(opcode, operand_text, 0)
+                    except SyntaxFault:
+                        break
             kept = shapes.get(shape)
             if kept is None:
                 if shape_error(shape, 0, len(shape)) is not None:
@@ -1721,6 +1735,11 @@ def _operand_count(opcode: str, shape: str) -> int:
         tuple_shapes = parse_shape(shape).tuple_shapes
         return -1 if tuple_shapes is None else len(tuple_shapes)
     return OPERAND_COUNTS.get(opcode, -1)
+
+
+def _signature_result(signature: str) -> str:
+    """The result shape's text of a computation's signature ``(params) -> shape``."""
+    return signature.rpartition("->")[2].partition(", execution_thread=")[0].strip()
 
 
 def _channel_id(instruction: Instruction) -> int | None:
