@@ -982,6 +982,11 @@ for _name in ("__x", "%__", "__xla_x", "_x"):
     CASES[f"instruction name {_name}"] = module_text(
         f"{_name} = f32[8]{{0}} copy(%p)", f"ROOT %r = f32[8]{{0}} copy(%{_name.lstrip('%')})")
 CASES["instruction name __r, the root"] = module_text("ROOT __r = f32[8]{0} copy(%p)")
+# A keyword or type written without '%' is no operand name, even where '%' makes it one.
+for _name in ("true", "ROOT", "nan", "inf", "pred"):
+    for _operands in (f"%p, {_name}", f"f32[8]{{0}} {_name}, %p", f"%{_name}, %p"):
+        CASES[f"operand name {_operands}"] = module_text(
+            f"%{_name} = f32[8]{{0}} negate(%p)", f"ROOT %r = f32[8]{{0}} add({_operands})")
 CASES["instruction named ROOT: (a name token)"] = module_text(
     "ROOT: = f32[8]{0} copy(%p)")
 for _name, _line in (("too many", "negate(%p, %p)"), ("too few", "add(%p)"), ("none", "copy()"),

@@ -735,8 +735,8 @@ class Reader:
     def _check(self, computation: Computation, instruction: Instruction,
                root_at: tuple[int, int] | None) -> None:
         """XLA's parser rules between instructions: legal and unique names, one ROOT (its
-        keyword written at ``root_at``), operands, called
-        computations and control predecessors defined before use."""
+        keyword written at ``root_at``), and operands defined before use (called
+        computations and control predecessors are looked up as they are read: ``_judged``)."""
         names = self._names
         name = instruction.name
         if name in names:
@@ -760,10 +760,6 @@ class Reader:
             if operand not in names:
                 raise HloParseError(f"instruction does not exist: {operand}",
                                     *_operand_position(instruction, index), self.source)
-        for callee in instruction.called_computations:
-            if callee not in self.computation_names:
-                raise HloParseError(f"computation does not exist: {callee}",
-                                    *_callee_position(instruction, callee), self.source)
         names.add(name)
         if self._shape_of is not None:
             self._shape_of[name] = instruction.shape_text
@@ -952,6 +948,7 @@ class Reader:
                      else _operand_count(opcode, kept))
             controls = layout.controls
             if (name in names or name in _GENERAL_NAMES or not defined(operands)
+                    or (operand_text is not None and not _RESERVED.isdisjoint(operands))
                     or (count >= 0 and count != len(operands)) or not known.issuperset(called)
                     or (controls and not defined(controls))
                     or (root >= 0 and computation.root is not None)):
@@ -1846,14 +1843,6 @@ def _operand_position(instruction: Instruction, index: int) -> tuple[int, int]:
     if at is None:
         return instruction.line, instruction.column
     return instruction.position(text.find("(" + operands + ")", len(instruction.name)) + 1 + at)
-
-
-def _callee_position(instruction: Instruction, callee: str) -> tuple[int, int]:
-    """Where the value of the attribute that names computation ``callee`` starts."""
-    for key, value, line, column in instruction.attribute_list:
-        if key in CALL_ATTRIBUTES and callee in names_in(key, value, line, column):
-            return line, column
-    return instruction.line, instruction.column
 
 
 _NO_ATTRIBUTES = _Layout((), (), "", {})
