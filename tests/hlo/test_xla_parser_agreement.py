@@ -982,6 +982,10 @@ for _name in ("__x", "%__", "__xla_x", "_x"):
     CASES[f"instruction name {_name}"] = module_text(
         f"{_name} = f32[8]{{0}} copy(%p)", f"ROOT %r = f32[8]{{0}} copy(%{_name.lstrip('%')})")
 CASES["instruction name __r, the root"] = module_text("ROOT __r = f32[8]{0} copy(%p)")
+# A constant's literal is read before its name is judged (legal, then not defined before).
+for _name in ("%f32", "%token", "%p", "%__x"):
+    CASES[f"constant name {_name}, a literal out of range"] = module_text(
+        f"ROOT {_name} = bf16[] constant(1e100)")
 # A keyword or type written without '%' is no operand name, even where '%' makes it one.
 for _name in ("true", "ROOT", "nan", "inf", "pred"):
     for _operands in (f"%p, {_name}", f"f32[8]{{0}} {_name}, %p", f"%{_name}, %p"):

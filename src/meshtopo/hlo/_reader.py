@@ -566,13 +566,13 @@ class Reader:
                     self._check_channel(operand)
                 if operand.opcode in opcodes:
                     visit(operand)  # type: ignore[misc]
-            if found.opcode == "parameter":  # XLA adds it by its number, then by its name
+            if found.opcode == "constant":  # XLA reads its literal before judging its name
+                self._check_literal(found)
+            elif found.opcode == "parameter":  # XLA adds it by its number, then by its name
                 self._parameter(found)
             self._check(computation, found, self._root_at)
             if found.opcode in CHANNEL_OPCODES:
                 self._check_channel(found)
-            if found.opcode == "constant":
-                self._check_literal(found)
             if found.opcode in opcodes:
                 visit(found)  # type: ignore[misc]
             yield [*self._nested, found]
