@@ -919,13 +919,6 @@ for _word in ("ENTRY {", "ROOT {", "f32 {", "true {", "%f32 {", "c: {"):  # XLA'
         "ENTRY e {\n  ROOT q = f32[] parameter(0)\n}\n")
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_refused_where_xla_refuses(name: str) -> None:
-    """Refused at XLA's line and column (read whole and streamed); read, with the same
-    collectives as XLA's, where XLA reads it."""
-    agrees_with_xla(CASES[name])
-
-
 # A value with text written against its end (no white space, no ','): XLA's parser of the
 # value stops at the value's last token, the instruction ends there, and the text after it is
 # read as the next statement (accepted when it is one, refused at it when not).
@@ -986,6 +979,23 @@ CASES["instruction name __r, the root"] = module_text("ROOT __r = f32[8]{0} copy
 for _name in ("%f32", "%token", "%p", "%__x"):
     CASES[f"constant name {_name}, a literal out of range"] = module_text(
         f"ROOT {_name} = bf16[] constant(1e100)")
+# A nested instruction XLA cannot make (its literal out of range) is no operand, where it
+# stands among the others.
+for _operands in ("%p, f32[8]{0} constant(1e100)", "f32[8]{0} constant(1e100), %zz",
+                  "%zz, f32[8]{0} constant(1e100)"):
+    CASES[f"nested operand out of range in add({_operands})"] = module_text(
+        f"ROOT %r = f32[8]{{0}} add({_operands})")
+CASES["nested operand out of range, the text one constant"] = "\nbf16[] constant(1e100)"
+# XLA records an undefined operand as it reads it, then judges the instruction's name (legal,
+# then not defined before), then its parameter_replication.
+for _defined in ("%a", "%f32", "%__a"):
+    CASES[f"undefined operand, then {_defined} judged"] = module_text(
+        "%a = f32[8]{0} negate(%p)", f"{_defined} = f32[8]{{0}} negate(%zz)",
+        "ROOT %r = f32[8]{0} negate(%a)")
+for _defined in ("%token", "%__x", "%p"):
+    CASES[f"{_defined} judged, then its replication"] = module_text(
+        f"{_defined} = (f32[8]{{0}}, f32[]) parameter(1), "
+        "parameter_replication={true,false,true}", "ROOT %r = f32[8]{0} negate(%p)")
 # A keyword or type written without '%' is no operand name, even where '%' makes it one.
 for _name in ("true", "ROOT", "nan", "inf", "pred"):
     for _operands in (f"%p, {_name}", f"f32[8]{{0}} {_name}, %p", f"%{_name}, %p"):
@@ -1114,6 +1124,13 @@ CASES["output_to_operand_aliasing, no operand number, refused later"] = module_t
     "output_to_operand_aliasing={{}: (, {})}", "ROOT %r = f32[8]{0} copy(%q)")
 _IN_XLA_WORDS = ("none of its kind", "output_to_operand_aliasing", "window", "padding", "api_version", "operand layout", "operand rule",
                  "infeed", "operand shape", "layout,", "header ","result_accuracy", "literal", "pairs punctuation", "required attribute", "conditional on", "single instruction", "inline computation", "nested operand", "computation attributes", "async shorthand", "shape left out", "operand count", "no header", "computation head", "parameter", "ENTRY", "no instruction", "control predecessor", "name", "statistics", "stack frames", "replication", "allow_spmd", "dim_labels", "origin", "typed value", "outfeed_shape", "JSON dict")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_refused_where_xla_refuses(name: str) -> None:
+    """Refused at XLA's line and column (read whole and streamed); read, with the same
+    collectives as XLA's, where XLA reads it."""
+    agrees_with_xla(CASES[name])
 
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("metadata")

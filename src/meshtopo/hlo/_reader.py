@@ -566,9 +566,7 @@ class Reader:
                     self._check_channel(operand)
                 if operand.opcode in opcodes:
                     visit(operand)  # type: ignore[misc]
-            if found.opcode == "constant":  # XLA reads its literal before judging its name
-                self._check_literal(found)
-            elif found.opcode == "parameter":  # XLA adds it by its number, then by its name
+            if found.opcode == "parameter":  # XLA adds it by its number, then by its name
                 self._parameter(found)
             self._check(computation, found, self._root_at)
             if found.opcode in CHANNEL_OPCODES:
@@ -734,22 +732,12 @@ class Reader:
 
     def _check(self, computation: Computation, instruction: Instruction,
                root_at: tuple[int, int] | None) -> None:
-        """XLA's parser rules between instructions: legal and unique names, one ROOT (its
-        keyword written at ``root_at``), and operands defined before use (called
-        computations and control predecessors are looked up as they are read: ``_judged``)."""
+        """XLA's parser rules between instructions, in its order: one ROOT (its keyword
+        written at ``root_at``), operands defined before use, unique names (called
+        computations and control predecessors are looked up as they are read, ``_judged``,
+        and names judged legal once the instruction is made, ``_right_side``)."""
         names = self._names
         name = instruction.name
-        if name in names:
-            raise HloParseError(f"instruction already exists: {name}",
-                                instruction.line, instruction.column, self.source)
-        if name in ELEMENT_BITS:  # XLA's lexer reads a type name as a type, not a name
-            message = (f"illegal instruction name: {name}; suggest renaming to: {name}_"
-                       if instruction.text.startswith("%") else "expects name")
-            raise HloParseError(message, instruction.line, instruction.column, self.source)
-        if name.startswith("__") and not name.startswith("__xla_"):  # the backends' prefix
-            raise HloParseError(f"illegal instruction name: {name}; suggest renaming to: "
-                                f"a{name[1:]}", instruction.line, instruction.column,
-                                self.source)
         if instruction.is_root:
             if computation.root is not None:
                 raise HloParseError("one computation should have only one ROOT",
@@ -760,6 +748,9 @@ class Reader:
             if operand not in names:
                 raise HloParseError(f"instruction does not exist: {operand}",
                                     *_operand_position(instruction, index), self.source)
+        if name in names:
+            raise HloParseError(f"instruction already exists: {name}",
+                                instruction.line, instruction.column, self.source)
         names.add(name)
         if self._shape_of is not None:
             self._shape_of[name] = instruction.shape_text
@@ -1198,7 +1189,12 @@ class Reader:
                     kind, shape, self._operand_shapes(operands, computation),
                     {a.key: a.value for a in attributes})) is not None:
                 raise SyntaxFault(after_error, skip(text, end))
-            for attribute in attributes:  # once the instruction is made, as XLA checks it
+            if kind == "constant":  # XLA reads the literal as it makes the instruction
+                self._check_literal(instruction)
+            refused_name = None if nested else _refused_name(name)
+            if refused_name is not None:  # once the instruction is made, as XLA checks it
+                raise SyntaxFault(refused_name, start)
+            for attribute in attributes:  # then its replication
                 if attribute.key == "parameter_replication":
                     _check_replication(attribute.value, shape, skip(text, end))
             return instruction, end
@@ -1477,7 +1473,7 @@ class Reader:
                 try:
                     found, end = self._right_side("", operand, operand, computation, False,
                                                   nested=True)
-                except SyntaxFault:
+                except (SyntaxFault, HloParseError):  # its literal's, too
                     self._shared.recorded = recorded
                     raise SyntaxFault(NOT_AN_OPERAND, operand) from None
                 self._shared.recorded = recorded
@@ -1732,6 +1728,19 @@ def _operand_count(opcode: str, shape: str) -> int:
         tuple_shapes = parse_shape(shape).tuple_shapes
         return -1 if tuple_shapes is None else len(tuple_shapes)
     return OPERAND_COUNTS.get(opcode, -1)
+
+
+def _refused_name(written: str) -> str | None:
+    """XLA's refusal of an instruction's name as written (with its '%', if any): a type's
+    name, which XLA's lexer reads as a type, or a name XLA's sanitizer renames (one that
+    starts "__", the backends' prefix, but not "__xla_"); None when XLA takes it."""
+    name = written.lstrip("%")
+    if name in ELEMENT_BITS:
+        return (f"illegal instruction name: {name}; suggest renaming to: {name}_"
+                if written.startswith("%") else "expects name")
+    if name.startswith("__") and not name.startswith("__xla_"):
+        return f"illegal instruction name: {name}; suggest renaming to: a{name[1:]}"
+    return None
 
 
 def _signature_result(signature: str) -> str:
