@@ -979,6 +979,16 @@ CASES["instruction name __r, the root"] = module_text("ROOT __r = f32[8]{0} copy
 for _name in ("%f32", "%token", "%p", "%__x"):
     CASES[f"constant name {_name}, a literal out of range"] = module_text(
         f"ROOT {_name} = bf16[] constant(1e100)")
+# The key of a value written as a computation in place is judged before the value is read.
+for _case, _line in (
+    ("an attribute parameter does not take", "ROOT %r = f32[8]{0} parameter(1), "
+     'calls={devices=[2]0,1 metadata={op_name="a"}}'),
+    ("an attribute all-gather does not take", "ROOT %r = f32[8]{0} all-gather(%p), "
+     "dimensions={0}, to_apply={{0,1},{2,3}}"),
+    ("to_apply twice", "ROOT %r = f32[8]{0} all-reduce(%p), to_apply=%add, "
+     "to_apply={ ROOT %x = f32[] parameter(0) }"),
+):
+    CASES[f"inline computation key judged first, {_case}"] = module_text(_line)
 # A nested instruction XLA cannot make (its literal out of range) is no operand, where it
 # stands among the others.
 for _operands in ("%p, f32[8]{0} constant(1e100)", "f32[8]{0} constant(1e100), %zz",

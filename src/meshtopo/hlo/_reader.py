@@ -1146,11 +1146,13 @@ class Reader:
                 raise
             written_inline = [at for at, (k, s, _) in enumerate(found)
                               if k in CALL_ATTRIBUTES and _INLINE.match(text, s)]
-            if written_inline:  # XLA judges the attributes before one as it comes to it
+            if written_inline:  # XLA judges the attributes before one, and its key, first
                 before = found[:written_inline[0]]
+                key, key_start, _ = found[written_inline[0]]
                 self._judged(opcode, [Attribute(k, text[s:e], *self.position(s))
                                       for k, s, e in before],
-                             [_key_at(text, k, s) for k, s, _ in before], operands, computation)
+                             [_key_at(text, k, s) for k, s, _ in before], operands, computation,
+                             key_after=(key, _key_at(text, key, key_start)))
             inline = {at: self._inline_computations(*found[at][1:]) for at in written_inline}
             if continues is not None:
                 self._async_attributes(name.lstrip("%"), kind, continues, [
@@ -1545,24 +1547,31 @@ class Reader:
 
     def _judged(self, opcode: str, attributes: list[Attribute], key_offsets: list[int],
                 operands: _Operands, computation: Computation, value_cut: bool = False,
+                key_after: tuple[str, int] | None = None,
                 ) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
         """The computations ``attributes`` (of an ``opcode`` instruction) call and the
         control predecessors they name (None when they name none), after XLA's judgement of
         each in turn: an attribute ``opcode`` does not take or takes once, and each value by
         its reader. With ``value_cut``, the last value is cut where the attribute list is
-        refused and only read by a reader of its own kind that may stop before."""
+        refused and only read by a reader of its own kind that may stop before. With
+        ``key_after`` (a key and its offset), the key of the attribute after them is judged
+        too (its value is a computation written in place, read next)."""
         called: list[str] = []
         controls: tuple[str, ...] | None = None
         seen: set[str] = set()
-        keys = [a.key for a in attributes]
+        keys = [a.key for a in attributes] + ([key_after[0]] if key_after else [])
         predicate = (self._operand_type(operands, computation) if opcode == "conditional"
                      else None)
-        for index, (key, value, at_line, at_column) in enumerate(attributes):
+
+        def judge(key: str, key_at: int) -> None:
             refusal = (unexpected_attribute(opcode, key, keys, predicate)
                        if key not in seen else f"attribute {key} already exists")
             if refusal is not None:
-                raise self.error(refusal, key_offsets[index])
+                raise self.error(refusal, key_at)
             seen.add(key)
+
+        for index, (key, value, at_line, at_column) in enumerate(attributes):
+            judge(key, key_offsets[index])
             if key == "metadata":
                 check_metadata(value, at_line, at_column)
                 continue
@@ -1580,6 +1589,9 @@ class Reader:
                 controls = tuple(names_in(key, value, at_line, at_column, self._names))
             if cut_here:
                 break  # (its reader, if any, stopped where XLA's does)
+        else:
+            if key_after is not None:
+                judge(*key_after)
         return tuple(called), controls
 
     def _inline_start(self, key: str, key_at: int) -> int | None:
