@@ -979,6 +979,14 @@ CASES["instruction name __r, the root"] = module_text("ROOT __r = f32[8]{0} copy
 for _name in ("%f32", "%token", "%p", "%__x"):
     CASES[f"constant name {_name}, a literal out of range"] = module_text(
         f"ROOT {_name} = bf16[] constant(1e100)")
+# A computation written in place whose first instruction is written ``x: = ...`` (a name
+# token with its colon) is read as one.
+CASES["to_apply in place, first written x:"] = module_text(
+    "ROOT %r = f32[8]{0} all-reduce(%p), replica_groups={}, to_apply={ x: = f32[] "
+    "parameter(0)\n y: = f32[] parameter(1)\n ROOT z: = f32[] add(x, y) }")
+CASES["to_apply in place, first written x:, its operands undefined"] = (
+    "\nreduce = f32[] reduce(f32[10], f32[]), dimensions={1}, to_apply=\n{\n"
+    "  x: = f32[] add(f32[] x, f32[] y)\n}")
 # The key of a value written as a computation in place is judged before the value is read.
 for _case, _line in (
     ("an attribute parameter does not take", "ROOT %r = f32[8]{0} parameter(1), "
@@ -1341,6 +1349,14 @@ def test_inline_computations_are_computations() -> None:
     assert (all_reduce.computation, all_reduce.to_apply, all_reduce.reduction) == ("_.1", "_", "sum")
     assert module.entry.root.called_computations == ("_.1",)
     assert list(hlo.parse_module(module.to_text()).computations) == list(module.computations)
+
+
+def test_inline_computation_starting_with_a_name_token() -> None:
+    """``{ x: = ...}`` is a computation written in place (its first name a name token)."""
+    module = hlo.parse_module(CASES["to_apply in place, first written x:"])
+    assert list(module.computations) == ["add", "_", "main"]
+    (all_reduce,) = module.collectives
+    assert (all_reduce.to_apply, all_reduce.reduction) == ("_", "sum")
 
 
 def test_one_instruction_is_a_module() -> None:

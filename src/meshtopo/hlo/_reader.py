@@ -114,7 +114,8 @@ _CLOSERS = frozenset({TokKind.kRparen, TokKind.kRsquare, TokKind.kRbrace})
 # An attribute value that is a computation written inline (or a list of them): a brace and,
 # before any ',' or '}', a name and '=' (an instruction), or a second brace.
 _INLINE = re.compile(r"\{" + SKIP.pattern + r"(?:\{|(?:ROOT(?![A-Za-z0-9_.\-])" + SKIP.pattern
-                     + r")?%?[A-Za-z_][A-Za-z0-9_.\-]*" + SKIP.pattern + "=)")
+                     + r")?(?:%[A-Za-z_][A-Za-z0-9_.\-]*|[A-Za-z_][A-Za-z0-9_.\-]*:?)"
+                     + SKIP.pattern + "=)")
 # XLA's words for an operand that is neither a defined name nor an instruction it reads.
 # Words XLA's lexer reads as keywords: no name unless written with '%'.
 KEYWORDS = frozenset(KEYWORDS_OF_LEXER) | {"nan"}  # nan is a decimal's token
