@@ -987,6 +987,17 @@ CASES["to_apply in place, first written x:"] = module_text(
 CASES["to_apply in place, first written x:, its operands undefined"] = (
     "\nreduce = f32[] reduce(f32[10], f32[]), dimensions={1}, to_apply=\n{\n"
     "  x: = f32[] add(f32[] x, f32[] y)\n}")
+# "{{" is a list of computations written in place only for a key that takes a list; for one
+# that takes a computation, it is a computation whose first instruction starts with '{'. A
+# list whose first item is no '{' is a list of names.
+for _key, _value in (("to_apply", "{{}: (0, {})}"), ("to_apply", "{{ ROOT x = f32[] parameter(0) }}"),
+                     ("to_apply", "{{\n"), ("calls", "{{ ROOT x = f32[] parameter(0) }}")):
+    CASES[f"inline computation {_key}={_value.strip()}"] = module_text(
+        f"ROOT %r = f32[8]{{0}} all-reduce(%p), replica_groups={{}}, {_key}={_value}")
+CASES["inline computation branch_computations={ ROOT x = ... }"] = module_text(
+    "%i = s32[] constant(0)",
+    "ROOT %r = f32[8]{0} conditional(%i, %p), branch_computations={ ROOT x = f32[8]{0} "
+    "parameter(0) }")
 # The key of a value written as a computation in place is judged before the value is read.
 for _case, _line in (
     ("an attribute parameter does not take", "ROOT %r = f32[8]{0} parameter(1), "

@@ -63,7 +63,7 @@ from ._instruction_checks import (
 from ._int_lists import parse_int_list
 from ._literal import read_literal
 from ._metadata import check_metadata, printed_metadata
-from ._name_lists import names_in
+from ._name_lists import COMPUTATION_LIST_ATTRIBUTES, names_in
 from ._name_set import NameSet
 from ._native import scan_lines
 from ._opcodes import (
@@ -1146,7 +1146,7 @@ class Reader:
                              operands, computation, cut.value_cut)
                 raise
             written_inline = [at for at, (k, s, _) in enumerate(found)
-                              if k in CALL_ATTRIBUTES and _INLINE.match(text, s)]
+                              if k in CALL_ATTRIBUTES and _written_inline(k, text, s)]
             if written_inline:  # XLA judges the attributes before one, and its key, first
                 before = found[:written_inline[0]]
                 key, key_start, _ = found[written_inline[0]]
@@ -1154,7 +1154,7 @@ class Reader:
                                       for k, s, e in before],
                              [_key_at(text, k, s) for k, s, _ in before], operands, computation,
                              key_after=(key, _key_at(text, key, key_start)))
-            inline = {at: self._inline_computations(*found[at][1:]) for at in written_inline}
+            inline = {at: self._inline_computations(*found[at]) for at in written_inline}
             if continues is not None:
                 self._async_attributes(name.lstrip("%"), kind, continues, [
                     (k, text[s:e]) for k, s, e in found], end)
@@ -1220,14 +1220,15 @@ class Reader:
             return
         raise SyntaxFault(f"instruction does not exist: {undefined}", start + at)
 
-    def _inline_computations(self, start: int, stop: int) -> str:
-        """Read the computations written inline as the attribute value ``text[start:stop]``
-        (``{ instructions }``, or ``{ {...}, {...} }`` for a list) as XLA reads them: each a
-        computation of the module named ``_`` (``_.1``, ``_.2``, ... in the order they are
-        read), kept in ``inline``; the value as their names (``_``, or ``{_, _.1}``)."""
+    def _inline_computations(self, key: str, start: int, stop: int) -> str:
+        """Read the computations written inline as attribute ``key``'s value
+        ``text[start:stop]`` (``{ instructions }``, or ``{ {...}, {...} }`` for a key that
+        takes a list) as XLA reads them: each a computation of the module named ``_`` (``_.1``,
+        ``_.2``, ... in the order they are read), kept in ``inline``; the value as their
+        names (``_``, or ``{_, _.1}``)."""
         text = self.text
         first = skip(text, start + 1)
-        if not text.startswith("{", first):  # one computation
+        if key not in COMPUTATION_LIST_ATTRIBUTES:  # one computation (else a list: "{{")
             return self._inline_computation(start)
         names = []
         at = first
@@ -1240,13 +1241,14 @@ class Reader:
             raise SyntaxFault("expects '}' at the end of the computation list", at)
         return "{" + ", ".join(names) + "}"
 
-    def _cut_inline_computations(self, start: int) -> None:
-        """Read the computations written inline from the ``{`` at ``start`` whose brackets
-        do not balance, up to where XLA's parser stops in them, which raises there: in a
-        computation left open, or in a list of them where neither ',' nor '}' follows one."""
+    def _cut_inline_computations(self, key: str, start: int) -> None:
+        """Read the computations written inline as attribute ``key``'s value from the ``{``
+        at ``start`` whose brackets do not balance, up to where XLA's parser stops in them,
+        which raises there: in a computation left open, or in a list of them where neither
+        ',' nor '}' follows one."""
         text = self.text
         at = skip(text, start + 1)
-        if not text.startswith("{", at):  # one computation
+        if key not in COMPUTATION_LIST_ATTRIBUTES:  # one computation (else a list: "{{")
             self._inline_computation(start, cut=True)
             return
         while text.startswith("{", at):
@@ -1582,7 +1584,7 @@ class Reader:
             cut_here = value_cut and index == len(attributes) - 1
             if key in CALL_ATTRIBUTES and cut_here and (
                     inline_at := self._inline_start(key, key_offsets[index])) is not None:
-                self._cut_inline_computations(inline_at)  # XLA stops in them
+                self._cut_inline_computations(key, inline_at)  # XLA stops in them
             elif key in CALL_ATTRIBUTES:
                 called.extend(names_in(key, value, at_line, at_column,
                                        self.computation_names))  # looked up as read
@@ -1599,7 +1601,7 @@ class Reader:
         """Where the computation written inline as attribute ``key``'s value (its name at
         offset ``key_at``) starts, or None when the value is no such computation."""
         start = skip(self.text, key_at + len(key) + 1)
-        return start if _INLINE.match(self.text, start) else None
+        return start if _written_inline(key, self.text, start) else None
 
     def _checked(self, check: Check, value: str, line: int, column: int, key_at: int
                  ) -> HloParseError | None:
@@ -1741,6 +1743,14 @@ def _operand_count(opcode: str, shape: str) -> int:
         tuple_shapes = parse_shape(shape).tuple_shapes
         return -1 if tuple_shapes is None else len(tuple_shapes)
     return OPERAND_COUNTS.get(opcode, -1)
+
+
+def _written_inline(key: str, text: str, start: int) -> bool:
+    """True when attribute ``key``'s value at ``start`` is a computation written in place,
+    or for a key that takes a list of computations, a list of them ("{{"): a list whose
+    first item is no '{' is a list of names (its reader says what is wrong)."""
+    return _INLINE.match(text, start) is not None and (
+        key not in COMPUTATION_LIST_ATTRIBUTES or text.startswith("{", skip(text, start + 1)))
 
 
 def _refused_name(written: str) -> str | None:
