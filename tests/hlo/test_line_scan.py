@@ -15,7 +15,7 @@ from meshtopo import hlo
 from meshtopo.hlo._explicit_scan import groups_end
 from meshtopo.hlo._line_scan import scan_lines
 from meshtopo.hlo._operands import _PRINTED_OPERAND, _PRINTED_OPERANDS
-from meshtopo.hlo._syntax import STRING
+from meshtopo.hlo._tokens import DOUBLE_QUOTED
 
 from ._fast_paths import errors_both_ways, structure, turn_off
 from ._text import entry_head
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 def group_items(depth: int) -> str:
     """A regex for the inside of a bracketed group on one line, nested at most ``depth``
     deep, with strings and comments."""
-    inner = r'[^{}()\[\]"/\n]++|' + STRING + r"|/\*(?:[^*\n]|\*(?!/))*\*/|/(?![*/])"
+    inner = r'[^{}()\[\]"/\n]++|' + DOUBLE_QUOTED + r"|/\*(?:[^*\n]|\*(?!/))*\*/|/(?![*/])"
     for _ in range(depth):
         item = f"(?:{inner})*+"
         inner = inner + r"|\{" + item + r"\}|\(" + item + r"\)|\[" + item + r"\]"

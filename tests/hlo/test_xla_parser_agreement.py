@@ -251,7 +251,10 @@ for _name, _tail in (("its thread", ', execution_thread="t"'), ("another", ', fo
                      ("a thread not a string", ", execution_thread=1"),
                      ("its thread twice", ', execution_thread="a", execution_thread="b"'),
                      ("a comma alone", ","), ("its thread on the next line",
-                                              '\n  , /* c */ execution_thread= "t"')):
+                                              '\n  , /* c */ execution_thread= "t"'),
+                     ("its thread in single quotes", ", execution_thread='t\\'s'"),
+                     ("its thread unterminated", ', execution_thread="t'),
+                     ("its thread unterminated in single quotes", ", execution_thread='t\"")):
     CASES[f"computation attributes, {_name}"] = (
         "HloModule m\n%c {\n  ROOT %p = f32[] parameter(0)\n}" + _tail
         + "\nENTRY %e {\n  ROOT %p = f32[] parameter(0)\n}\n")
@@ -958,6 +961,10 @@ for _name, _head in (("junk after its name", "%c junk"), ("no arrow", "%c (p: f3
                      ("a result layout of another rank", "%c (p: f32[8]) -> f32[8]{1,0}"),
                      ("text after the module", "ENTRY %c" + _BODY + "junk here")):
     CASES[f"computation head with {_name}"] = f"HloModule m\n{_head}{_BODY}"
+# A thread is written after the computation's brace, never in its head.
+for _thread in ('"t"', "'t'"):
+    CASES[f"computation head with execution_thread={_thread}"] = (
+        f"HloModule m\n%c (p: f32[8]) -> f32[8], execution_thread={_thread}{_BODY}")
 # A text without the header line is a module when it starts with ENTRY or a name and '{'.
 # (Each starts on line 2: XLA counts the first line's columns from 0.)
 CASES["no header, a computation with a signature first"] = (
@@ -1282,6 +1289,8 @@ def test_computation_thread_after_its_brace() -> None:
     module = hlo.parse_module(CASES["computation attributes, its thread on the next line"])
     assert module.computations["c"].execution_thread == "t"
     assert module.computations["e"].execution_thread is None
+    quoted = hlo.parse_module(CASES["computation attributes, its thread in single quotes"])
+    assert quoted.computations["c"].execution_thread == "t's"
 
 
 def test_nested_operands_are_instructions_before_their_user() -> None:

@@ -27,7 +27,7 @@ _INT32S = frozenset({"source_line", "source_end_line", "source_column", "source_
 _PROFILE_TYPES = range(4)  # OpMetadata's ProfileType values
 # Metadata as XLA prints it: fields of strings or numbers of at most 9 digits, one space
 # between them. A string's escapes are those XLA prints (CEscape), each one its lexer reads
-# (any other is read token by token: ``_syntax.string_end`` decides).
+# (any other is read token by token, by the lexer).
 _FIELD = ("(?:(?:" + "|".join(sorted(_STRINGS)) + r')="(?:[^"\\\n]|\\[abfnrtv\\?\'"]|\\[0-3][0-7]{2})*"|(?:'
           + "|".join(sorted(_INT32S)) + r")=-?[0-9]{1,9})")
 _PRINTED = re.compile(r"\{(?:" + _FIELD + "(?: " + _FIELD + r")*)?\}")

@@ -86,17 +86,15 @@ from ._syntax import (
     MAX_DEPTH,
     NAME,
     SKIP,
-    STRING,
     SyntaxFault,
     leading_channel,
     skip,
-    string_end,
 )
 from ._token_cursor import TokenCursor, UnparsedAttribute
 from ._token_values import int_value
 from ._tokenize import json_dict_end
 from ._tokens import KEYWORDS as KEYWORDS_OF_LEXER
-from ._tokens import PRIMITIVE_TYPES, TokKind
+from ._tokens import PRIMITIVE_TYPES, STRING, TokKind
 from ._value_checks import (
     HEADER_CHECKS,
     OPCODE_VALUE_CHECKS,
@@ -135,7 +133,6 @@ _NO_ATTRIBUTES_AFTER = re.compile(r"[ \t\r\n]*[^ \t\r\n,/]")
 # The start of a literal's value after its shape (``literal=f32[] 0.1``; an array's braces
 # after a layout are taken with the shape, as a continuation).
 _LITERAL_VALUE = re.compile(r"[-+.0-9(]|(?:true|false|nan|inf)(?![A-Za-z0-9_.\-])")
-_HEAD_THREAD = re.compile(r",[ \t]*execution_thread=(" + STRING + ")")  # after a signature
 # Parameters of array shapes XLA takes, as XLA prints them: most signatures (others are read
 # by the one reader of a parameter list).
 _PRINTED_PARAMETER = r"[A-Za-z_][A-Za-z0-9_.\-]*:[ \t]*" + PRINTED_ARRAY
@@ -612,7 +609,6 @@ class Reader:
         self._name_at = self.position(at)
         begin = skip(text, name_end)
         at = begin
-        thread: str | None = None
         if text.startswith("(", at):  # the signature: (parameters) -> shape
             recorded: list[tuple[str, int]] = []
             arrow = _parameter_list_end(text, at, recorded)
@@ -625,24 +621,27 @@ class Reader:
             if recorded:
                 self._record(self.error(*recorded[0]))
             at = skip(text, at)
-            written = _HEAD_THREAD.match(text, at)
-            if written is not None:
-                string_end(text, written.start(1))  # its escapes, read by the one reader
-                thread = unquote(written.group(1))
-                at = skip(text, written.end())
         if not text.startswith("{", at):
             raise SyntaxFault("expects '{' at the beginning of instruction list.", at)
         signature = text[begin:at].strip()
         result_at = self._result_at(pos, (start_line, start_column), begin, at)
         self._result = None if result_at is None else _signature_result(signature)
-        computation = Computation(name, entry, start_line, signature, execution_thread=thread,
-                                  result_at=result_at)
+        computation = Computation(name, entry, start_line, signature, result_at=result_at)
         return computation, at + 1
 
     def _computation_attributes(self, pos: int) -> tuple[str | None, int]:
         """The attributes after a computation's closing brace: ``execution_thread``, a string,
         alone, as XLA takes them (its value, or None when not written)."""
-        found, end = read_attributes(self.text, pos)
+        try:
+            found, end = read_attributes(self.text, pos)
+        except AttributesCut as cut:  # XLA judges the attributes before the cut first
+            self._thread(cut.found)
+            raise
+        return self._thread(found), end
+
+    def _thread(self, found: list[tuple[str, int, int]]) -> str | None:
+        """The execution thread the attributes ``found`` after a computation's brace (key,
+        value start and end) name, each judged in turn as XLA judges them."""
         thread = None
         for key, start, stop in found:
             at = _key_at(self.text, key, start)  # XLA points at the attribute's name
@@ -655,7 +654,7 @@ class Reader:
             if _STRING.fullmatch(value) is None:
                 raise SyntaxFault("expects string", start)
             thread = unquote(value)
-        return thread, end
+        return thread
 
     def _result_at(self, head: int, head_at: tuple[int, int], start: int, stop: int
                    ) -> tuple[int, int] | None:
@@ -1768,7 +1767,7 @@ def _refused_name(written: str) -> str | None:
 
 def _signature_result(signature: str) -> str:
     """The result shape's text of a computation's signature ``(params) -> shape``."""
-    return signature.rpartition("->")[2].partition(", execution_thread=")[0].strip()
+    return signature.rpartition("->")[2].strip()
 
 
 def _channel_id(instruction: Instruction) -> int | None:

@@ -1,4 +1,4 @@
-"""HLO's lexical rules on offsets of a text: white space, comments, names, strings.
+"""HLO's lexical rules on offsets of a text: white space, comments and names.
 
 XLA's lexer (``xla/hlo/parser/hlo_lexer.cc``) skips white space (newlines included),
 ``/* ... */`` comments and ``// ...`` comments to the end of the line (``\n`` or ``\r``)
@@ -8,9 +8,6 @@ as special. Every function takes the text and an offset and returns an offset; e
 reader that owns the text (``_reader``). Where a group or a value ends is found on the
 tokens themselves (``_extents``).
 
-The string pattern is also spelled out (``STRING``) so that the reader's one-line fast path is
-built from the same lexical rules.
-
 >>> skip("x  /* c */ y", 1)
 11
 """
@@ -19,16 +16,12 @@ from __future__ import annotations
 
 import re
 
-from ._token_values import unescape
-from ._tokens import DOUBLE_QUOTED, WHITESPACE
+from ._tokens import WHITESPACE
 
 # White space (XLA's lexer's: no form feed or vertical tab) and both kinds of comment, any
 # number of them.
 _GAP = f"(?:[{WHITESPACE}]+|" + r"/\*(?:[^*]|\*(?!/))*\*/|//[^\n\r]*)*"
 SKIP = re.compile(_GAP)
-# A string may span lines (XLA's lexer's); the fast path reads strings on one line.
-STRING = DOUBLE_QUOTED
-_STRING = re.compile(STRING)
 NAME = re.compile(r"%[A-Za-z_][A-Za-z0-9_.\-]*|[A-Za-z_][A-Za-z0-9_.\-]*")
 MAX_DEPTH = 256
 
@@ -47,19 +40,6 @@ def skip(text: str, pos: int) -> int:
     unterminated ``/*`` is XLA's lexer's error token there, refused by whatever reads it as
     the token it expects."""
     return SKIP.match(text, pos).end()  # type: ignore[union-attr]
-
-
-def string_end(text: str, pos: int) -> int:
-    """The offset just past the string literal starting at ``pos``: the one reader of a
-    string, which refuses one whose escapes XLA's lexer refuses (``_token_values.unescape``:
-    absl's ``CUnescape``)."""
-    match = _STRING.match(text, pos)
-    if match is None:
-        raise SyntaxFault("unterminated string", pos)
-    end = match.end()
-    if text.find("\\", pos, end) >= 0 and unescape(text[pos + 1:end - 1]) is None:
-        raise SyntaxFault("an escape in the string is none XLA's lexer reads", pos)
-    return end
 
 
 _LEADING_CHANNEL = re.compile(r",[ \t]*channel_id=[ \t]*([0-9]{1,18})[ \t]*(?=,|$)")

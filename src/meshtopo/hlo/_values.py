@@ -87,7 +87,7 @@ def unquote(text: str) -> str:
     (``_token_values.unescape``; bytes that are no UTF-8 come back as surrogate escapes);
     unquoted text is returned as is. A string whose escapes XLA's lexer refuses is a
     ``SyntaxFault`` at its start."""
-    if len(text) < 2 or not (text.startswith('"') and text.endswith('"')):
+    if len(text) < 2 or text[0] not in "\"'" or text[-1] != text[0]:
         return text
     value = unescape(text[1:-1])
     if value is None:
