@@ -1032,6 +1032,14 @@ for _defined in ("%token", "%__x", "%p"):
     CASES[f"{_defined} judged, then its replication"] = module_text(
         f"{_defined} = (f32[8]{{0}}, f32[]) parameter(1), "
         "parameter_replication={true,false,true}", "ROOT %r = f32[8]{0} negate(%p)")
+# ... nor the name of a computation it calls.
+for _name in ("f8e4m3", "true", "pred"):
+    for _call in (f"call(%p), to_apply={_name}", f"call(%p), to_apply=%{_name}",
+                  f"fusion(%p), kind=kLoop, calls={_name}"):
+        CASES[f"called computation name {_call}"] = module_text(
+            f"ROOT %r = f32[8]{{0}} {_call}").replace(
+            "ENTRY", f"%{_name} (x: f32[8]) -> f32[8] {{\n  ROOT %x = f32[8]{{0}} parameter(0)\n}}"
+                     "\n\nENTRY")
 # A keyword or type written without '%' is no operand name, even where '%' makes it one.
 for _name in ("true", "ROOT", "nan", "inf", "pred"):
     for _operands in (f"%p, {_name}", f"f32[8]{{0}} {_name}, %p", f"%{_name}, %p"):

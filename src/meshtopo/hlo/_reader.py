@@ -910,8 +910,9 @@ class Reader:
                 found = layouts.get(key) or self._layout_of(*key, callees is not None)
                 if found is None or (tail is not None and found.has_metadata):
                     break
-                if found.opened != (0 if callees is None else len(callees)):
-                    break  # a name written '%' in the text: the general reader's
+                if found.opened != (0 if callees is None else len(callees)) or (
+                        callees and not _RESERVED.isdisjoint(callees)):
+                    break  # a name written '%' in the text, or a keyword: the general reader's
                 layout, called = found, callees or found.called
             if operands is None or opcode in _LITERAL_OPCODES:  # no names, or a literal
                 if operand_text is None:
