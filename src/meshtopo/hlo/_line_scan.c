@@ -632,7 +632,7 @@ operand_list(PyObject *text, Py_ssize_t i, Py_ssize_t stop, int form, PyObject *
  * content hashed to it. */
 #define KEPT_SLOTS 4096
 #define KEPT_LONGEST 256
-static PyObject *kept[KEPT_SLOTS];
+static PyObject *kept_texts[KEPT_SLOTS];
 
 /* text[start:stop] (a new reference): the kept string of that content, else a new one,
  * kept. */
@@ -648,7 +648,7 @@ kept_span(PyObject *text, Py_ssize_t start, Py_ssize_t stop)
     in = PyUnicode_1BYTE_DATA(text) + start;
     for (k = 0; k < length; k++)
         hash = (hash ^ in[k]) * 16777619u;
-    slot = &kept[(hash ^ (size_t)length) % KEPT_SLOTS];
+    slot = &kept_texts[(hash ^ (size_t)length) % KEPT_SLOTS];
     found = *slot;
     if (found != NULL && PyUnicode_GET_LENGTH(found) == length &&
         memcmp(PyUnicode_1BYTE_DATA(found), in, (size_t)length) == 0)
