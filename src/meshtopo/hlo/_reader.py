@@ -1773,7 +1773,9 @@ def _signature_result(signature: str) -> str:
 
 def _channel_id(instruction: Instruction) -> int | None:
     """The channel_id ``instruction`` is written with (its reader took it), or None."""
-    written = instruction.leading_channel or instruction.attributes.get("channel_id")
+    if instruction.leading_channel is not None:  # digits the fast path took (at most 18)
+        return int(instruction.leading_channel)
+    written = instruction.attributes.get("channel_id")
     return None if written is None else parse_int(written, "channel_id", instruction.line,
                                                   instruction.column)
 
