@@ -1022,6 +1022,13 @@ for _operands in ("%p, f32[8]{0} constant(1e100)", "f32[8]{0} constant(1e100), %
     CASES[f"nested operand out of range in add({_operands})"] = module_text(
         f"ROOT %r = f32[8]{{0}} add({_operands})")
 CASES["nested operand out of range, the text one constant"] = "\nbf16[] constant(1e100)"
+# XLA decodes a collective as it makes it: a mode it refuses comes before the
+# instruction's name is judged (legal, then not defined before).
+for _defined, _collective in (
+        ("%p", "all-reduce(%p), replica_groups={}, use_global_device_ids=true, to_apply=%add"),
+        ("%f32", "all-reduce(%p), replica_groups={}, use_global_device_ids=true, to_apply=%add")):
+    CASES[f"mode refused before {_defined} is judged: {_collective[:10]}"] = module_text(
+        f"{_defined} = f32[8]{{0}} {_collective}", "ROOT %r = f32[8]{0} negate(%p)")
 # XLA records an undefined operand as it reads it, then judges the instruction's name (legal,
 # then not defined before), then its parameter_replication.
 for _defined in ("%a", "%f32", "%__a"):

@@ -498,12 +498,13 @@ class Reader:
         opcodes: frozenset[str] = frozenset(),
     ) -> Iterator[list[Instruction]]:
         """The instructions of ``computation`` in text order, a run at a time, each checked
-        against those before it (and passed to ``visit`` first when its opcode is in
-        ``opcodes``), until its closing brace is read; then the computation's root is set.
+        against those before it and passed to ``visit`` when its opcode is in ``opcodes``
+        (once made, before its name is judged, as XLA decodes it), until its closing brace
+        is read; then the computation's root is set.
         Runs of instructions written one a line are read by the fast path (``_lines``);
         every other instruction by the general reader, with the operands written as
         instructions in it before it."""
-        self._shared.visit, self._shared.opcodes = visit, opcodes  # for inline computations
+        self._shared.visit, self._shared.opcodes = visit, opcodes  # for every right side
         checked = _checked_when_read(opcodes)  # the opcodes a run's lines are checked for
         while True:
             self._fill()
@@ -562,15 +563,11 @@ class Reader:
                 self._check(computation, operand, None)
                 if operand.opcode in CHANNEL_OPCODES:
                     self._check_channel(operand)
-                if operand.opcode in opcodes:
-                    visit(operand)  # type: ignore[misc]
             if found.opcode == "parameter":  # XLA adds it by its number, then by its name
                 self._parameter(found)
             self._check(computation, found, self._root_at)
             if found.opcode in CHANNEL_OPCODES:
                 self._check_channel(found)
-            if found.opcode in opcodes:
-                visit(found)  # type: ignore[misc]
             yield [*self._nested, found]
 
     def _printed_head(self) -> Computation | None:
@@ -1194,6 +1191,9 @@ class Reader:
                 raise SyntaxFault(after_error, skip(text, end))
             if kind == "constant":  # XLA reads the literal as it makes the instruction
                 self._check_literal(instruction)
+            shared = self._shared
+            if opcode in shared.opcodes and shared.visit is not None:
+                shared.visit(instruction)  # (XLA reads what the visitor decodes there too)
             refused_name = None if nested else _refused_name(name)
             if refused_name is not None:  # once the instruction is made, as XLA checks it
                 raise SyntaxFault(refused_name, start)
