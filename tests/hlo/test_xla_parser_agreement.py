@@ -1015,6 +1015,14 @@ for _case, _line in (
      "to_apply={ ROOT %x = f32[] parameter(0) }"),
 ):
     CASES[f"inline computation key judged first, {_case}"] = module_text(_line)
+# A nested parameter whose number is taken is read whole, then left out: XLA records that it
+# reads no operand there and reads on (an all-reduce of what is left; an add short of one).
+for _operands in ("f32[8]{0} parameter(0), %p", "%p, f32[8]{0} parameter(0)"):
+    CASES[f"nested operand parameter taken, all-reduce({_operands})"] = module_text(
+        f"ROOT %r = f32[8]{{0}} all-reduce({_operands}), replica_groups={{}}, "
+        "to_apply=%add")
+    CASES[f"nested operand parameter taken, add({_operands})"] = module_text(
+        f"ROOT %r = f32[8]{{0}} add({_operands})")
 # A nested instruction XLA cannot make (its literal out of range) is no operand, where it
 # stands among the others.
 for _operands in ("%p, f32[8]{0} constant(1e100)", "f32[8]{0} constant(1e100), %zz",
@@ -1392,6 +1400,14 @@ def test_inline_computation_starting_with_a_name_token() -> None:
     assert list(module.computations) == ["add", "_", "main"]
     (all_reduce,) = module.collectives
     assert (all_reduce.to_apply, all_reduce.reduction) == ("_", "sum")
+
+
+def test_a_nested_parameter_whose_number_is_taken_is_left_out() -> None:
+    """As XLA reads it: the all-reduce has the one operand left."""
+    module = hlo.parse_module(
+        CASES["nested operand parameter taken, all-reduce(f32[8]{0} parameter(0), %p)"])
+    assert module.entry.root.operands == ("p",)
+    assert [i.name for i in module.entry.instructions] == ["p", "r"]
 
 
 def test_one_instruction_is_a_module() -> None:

@@ -1485,14 +1485,17 @@ class Reader:
                 self._depth -= 1
                 if not all(self._defined(name) for name in found.operands):
                     raise SyntaxFault(NOT_AN_OPERAND, operand)
-                if found.opcode == "parameter":  # XLA adds it as it reads it
-                    try:
+                try:
+                    if found.opcode == "parameter":  # XLA adds it as it makes it
                         self._parameter(found)
-                    except HloParseError:
-                        raise SyntaxFault(NOT_AN_OPERAND, operand) from None
-                self._nested.append(found)
-                names.append(found.name)
-                shapes.append(None)
+                except HloParseError:
+                    # Its number is taken: XLA, having read it whole, records that it reads
+                    # neither a name nor an instruction there and reads on without it.
+                    self._record(self.error(NOT_AN_OPERAND, operand))
+                else:
+                    self._nested.append(found)
+                    names.append(found.name)
+                    shapes.append(None)
                 c.jump(end)
             elif not self.single and (c.start >= stop or c.kind == TokKind.kComma or (
                     to_paren and c.kind == TokKind.kRparen)):
