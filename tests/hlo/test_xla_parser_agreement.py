@@ -1023,6 +1023,15 @@ for _operands in ("f32[8]{0} parameter(0), %p", "%p, f32[8]{0} parameter(0)"):
         "to_apply=%add")
     CASES[f"nested operand parameter taken, add({_operands})"] = module_text(
         f"ROOT %r = f32[8]{{0}} add({_operands})")
+# So is one XLA reads to its ')' and then refuses: an attribute it needs and cannot have
+# (nested instructions take none), or a channel its done does not share.
+for _operand in ("f32[8]{0} all-reduce(%p)", "f32[8]{0} get-tuple-element(%t)"):
+    CASES[f"nested operand refused whole, tuple(%p, {_operand})"] = module_text(
+        "%t = (f32[8]{0}) tuple(%p)", f"%r = (f32[8]{{0}}) tuple(%p, {_operand})",
+        "ROOT %o = f32[8]{0} copy(%p)")
+CASES["nested operand refused whole, a send-done of another channel"] = module_text(
+    "%k = token[] after-all()", "%s = (f32[8]{0}, u32[], token[]) send(%p, %k), channel_id=1",
+    "ROOT %r = (f32[8]{0}, u32[], token[]) send(%p, token[] send-done(%s)), channel_id=2")
 # A nested instruction XLA cannot make (its literal out of range) is no operand, where it
 # stands among the others.
 for _operands in ("%p, f32[8]{0} constant(1e100)", "f32[8]{0} constant(1e100), %zz",

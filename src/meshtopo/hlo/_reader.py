@@ -232,8 +232,8 @@ class _Shared:
     which stay few enough for Python to share their layout)."""
 
     __slots__ = ("after_reading", "async_called", "definition", "inline", "inline_count",
-                 "missing", "opcodes", "programs", "read_module", "recorded", "single_state",
-                 "visit")
+                 "made_whole", "missing", "opcodes", "programs", "read_module", "recorded",
+                 "single_state", "visit")
 
     def __init__(self, definition: Callable[[Computation, str], str | None] | None,
                  read_module: Callable[[str], object] | None) -> None:
@@ -253,6 +253,9 @@ class _Shared:
         self.recorded: HloParseError | None = None
         # The first error of XLA's checks of the whole module, once every statement is read.
         self.after_reading: HloParseError | None = None
+        # Where the operand written as an instruction being read ends, once it is read to its
+        # ')' (XLA's reader then stands there whatever it refuses; None before).
+        self.made_whole: int | None = None
 
     def program(self, name: str) -> ProgramShape | None:
         """The program shape of computation ``name``, None when it is not read yet."""
@@ -561,13 +564,9 @@ class Reader:
                 return
             for operand in self._nested:  # written as operands (parameters added): first
                 self._check(computation, operand, None)
-                if operand.opcode in CHANNEL_OPCODES:
-                    self._check_channel(operand)
             if found.opcode == "parameter":  # XLA adds it by its number, then by its name
                 self._parameter(found)
             self._check(computation, found, self._root_at)
-            if found.opcode in CHANNEL_OPCODES:
-                self._check_channel(found)
             yield [*self._nested, found]
 
     def _printed_head(self) -> Computation | None:
@@ -1118,6 +1117,8 @@ class Reader:
             except HloParseError:
                 self._undefined_operand_first(operands[0], text, open_at + 1, close - 1)
                 raise
+        if nested:  # read to its ')': XLA refuses what follows with its reader past it
+            self._shared.made_whole = close
         expected = _operand_count(opcode, text[shape_start:shape_stop])
         if expected >= 0 and len(operands[0]) != expected and all(
                 self._defined(operand) for operand in operands[0]):  # else: which is not
@@ -1194,6 +1195,8 @@ class Reader:
             shared = self._shared
             if opcode in shared.opcodes and shared.visit is not None:
                 shared.visit(instruction)  # (XLA reads what the visitor decodes there too)
+            if opcode in CHANNEL_OPCODES:
+                self._check_channel(instruction)
             refused_name = None if nested else _refused_name(name)
             if refused_name is not None:  # once the instruction is made, as XLA checks it
                 raise SyntaxFault(refused_name, start)
@@ -1475,27 +1478,31 @@ class Reader:
                 # What XLA records reading a nested instruction is dropped if it reads one,
                 # and comes after its error for the operand if not.
                 recorded, self._shared.recorded = self._shared.recorded, None
+                shared = self._shared
+                shared.made_whole = None
                 try:
                     found, end = self._right_side("", operand, operand, computation, False,
                                                   nested=True)
-                except (SyntaxFault, HloParseError):  # its literal's, too
-                    self._shared.recorded = recorded
-                    raise SyntaxFault(NOT_AN_OPERAND, operand) from None
-                self._shared.recorded = recorded
-                self._depth -= 1
-                if not all(self._defined(name) for name in found.operands):
-                    raise SyntaxFault(NOT_AN_OPERAND, operand)
-                try:
+                    if not all(self._defined(name) for name in found.operands):
+                        raise SyntaxFault(NOT_AN_OPERAND, operand)
                     if found.opcode == "parameter":  # XLA adds it as it makes it
                         self._parameter(found)
-                except HloParseError:
-                    # Its number is taken: XLA, having read it whole, records that it reads
-                    # neither a name nor an instruction there and reads on without it.
+                except (SyntaxFault, HloParseError):  # its literal's, too
+                    shared.recorded = recorded
+                    whole, shared.made_whole = shared.made_whole, None
+                    if whole is None:  # XLA stops in it
+                        raise SyntaxFault(NOT_AN_OPERAND, operand) from None
+                    end = whole
+                    # Refused once read to its ')' (its number taken, an attribute it needs,
+                    # an operand not defined): XLA records that it reads neither a name nor
+                    # an instruction there and reads on without it.
                     self._record(self.error(NOT_AN_OPERAND, operand))
                 else:
+                    shared.recorded, shared.made_whole = recorded, None
                     self._nested.append(found)
                     names.append(found.name)
                     shapes.append(None)
+                self._depth -= 1
                 c.jump(end)
             elif not self.single and (c.start >= stop or c.kind == TokKind.kComma or (
                     to_paren and c.kind == TokKind.kRparen)):
