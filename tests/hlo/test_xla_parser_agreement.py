@@ -438,6 +438,9 @@ for _shape, _name, _literal in (
         ("u64[]", "int64's least", "-9223372036854775808")):
     CASES[f"literal {_shape} of {_name}"] = module_text(
         f"%c = {_shape} constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")
+for _shape, _literal in (("c64[]", "(0 -1)"), ("c64[]", "(0, 1 2)"), ("c64[2]", "{(1, 2), (3 4)}")):
+    CASES[f"literal {_shape} {_literal}, a complex's punctuation"] = module_text(
+        f"%c = {_shape} constant({_literal})", "ROOT %r = f32[8]{0} copy(%p)")
 
 
 # An attribute list refused where a value is cut (its brackets do not balance, or text after

@@ -399,13 +399,14 @@ def _complex(reader: _Reader, kind: str, shape: Shape, index: int, at: int) -> c
     c = reader.c
     parts: list[float] = []
     c.lex()
-    for name, closer, closing in (("real", ",", K.kComma), ("imaginary", ")", K.kRparen)):
+    for closing, refusal in ((K.kComma, "expect comma after real part of complex literal"),
+                             (K.kRparen, "expect ')' after complex number")):  # XLA's words
         if c.kind not in _NUMBERS:
             raise reader.fail("expects decimal or integer")
         parts.append(_double(reader, kind))
         c.lex()
         if not c.eat(closing):
-            raise reader.fail(f"expects '{closer}' after the {name} part of a complex literal")
+            raise reader.fail(refusal)
     low, high = _finite_range(_COMPONENT[kind])
     for name, part in zip(("real", "imaginary"), parts, strict=True):
         if math.isfinite(part) and not low <= part <= high:
