@@ -1032,6 +1032,11 @@ for _operand in ("f32[8]{0} all-reduce(%p)", "f32[8]{0} get-tuple-element(%t)"):
     CASES[f"nested operand refused whole, tuple(%p, {_operand})"] = module_text(
         "%t = (f32[8]{0}) tuple(%p)", f"%r = (f32[8]{{0}}) tuple(%p, {_operand})",
         "ROOT %o = f32[8]{0} copy(%p)")
+CASES["nested operand with an operand not defined, in a tuple"] = module_text(
+    "%r = (f32[8]{0}) tuple(%p, f32[8]{0} all-reduce-done(%zz))", "ROOT %o = f32[8]{0} copy(%p)")
+CASES["nested operand refused whole, a send-done in a tuple"] = module_text(
+    "%k = token[] after-all()", "%s = (f32[8]{0}, u32[], token[]) send(%p, %k), channel_id=1",
+    "%r = (f32[8]{0}) tuple(%p, token[] send-done(%s))", "ROOT %o = f32[8]{0} copy(%p)")
 CASES["nested operand refused whole, a send-done of another channel"] = module_text(
     "%k = token[] after-all()", "%s = (f32[8]{0}, u32[], token[]) send(%p, %k), channel_id=1",
     "ROOT %r = (f32[8]{0}, u32[], token[]) send(%p, token[] send-done(%s)), channel_id=2")
@@ -1420,6 +1425,14 @@ def test_a_nested_parameter_whose_number_is_taken_is_left_out() -> None:
         CASES["nested operand parameter taken, all-reduce(f32[8]{0} parameter(0), %p)"])
     assert module.entry.root.operands == ("p",)
     assert [i.name for i in module.entry.instructions] == ["p", "r"]
+
+
+def test_a_nested_collective_left_out_is_no_collective() -> None:
+    """A nested send-done XLA leaves out (its channel is not its send's) is in neither the
+    module's instructions nor its collectives."""
+    module = hlo.parse_module(CASES["nested operand refused whole, a send-done in a tuple"])
+    assert [i.name for i in module.entry.instructions] == ["p", "k", "s", "r", "o"]
+    assert [c.name for c in module.collectives] == ["s"]
 
 
 def test_one_instruction_is_a_module() -> None:

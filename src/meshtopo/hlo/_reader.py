@@ -1192,11 +1192,11 @@ class Reader:
                 raise SyntaxFault(after_error, skip(text, end))
             if kind == "constant":  # XLA reads the literal as it makes the instruction
                 self._check_literal(instruction)
-            shared = self._shared
-            if opcode in shared.opcodes and shared.visit is not None:
-                shared.visit(instruction)  # (XLA reads what the visitor decodes there too)
             if opcode in CHANNEL_OPCODES:
                 self._check_channel(instruction)
+            shared = self._shared
+            if opcode in shared.opcodes and shared.visit is not None:
+                shared.visit(instruction)  # after the checks a nested one is dropped for
             refused_name = None if nested else _refused_name(name)
             if refused_name is not None:  # once the instruction is made, as XLA checks it
                 raise SyntaxFault(refused_name, start)
@@ -1477,14 +1477,11 @@ class Reader:
                 self._depth += 1
                 # What XLA records reading a nested instruction is dropped if it reads one,
                 # and comes after its error for the operand if not.
-                recorded, self._shared.recorded = self._shared.recorded, None
                 shared = self._shared
-                shared.made_whole = None
+                recorded, shared.recorded, shared.made_whole = shared.recorded, None, None
                 try:
                     found, end = self._right_side("", operand, operand, computation, False,
                                                   nested=True)
-                    if not all(self._defined(name) for name in found.operands):
-                        raise SyntaxFault(NOT_AN_OPERAND, operand)
                     if found.opcode == "parameter":  # XLA adds it as it makes it
                         self._parameter(found)
                 except (SyntaxFault, HloParseError):  # its literal's, too
@@ -1494,11 +1491,13 @@ class Reader:
                         raise SyntaxFault(NOT_AN_OPERAND, operand) from None
                     end = whole
                     # Refused once read to its ')' (its number taken, an attribute it needs,
-                    # an operand not defined): XLA records that it reads neither a name nor
-                    # an instruction there and reads on without it.
+                    # its channel): XLA records that it reads neither a name nor an
+                    # instruction there and reads on without it.
                     self._record(self.error(NOT_AN_OPERAND, operand))
                 else:
                     shared.recorded, shared.made_whole = recorded, None
+                    if not all(self._defined(name) for name in found.operands):
+                        raise SyntaxFault(NOT_AN_OPERAND, operand)  # XLA stops in it
                     self._nested.append(found)
                     names.append(found.name)
                     shapes.append(None)
