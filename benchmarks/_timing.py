@@ -2,7 +2,10 @@
 
 ``measure_all`` takes the best of several ``time.perf_counter`` samples after one warm-up call,
 interleaving the functions it compares; a fast call is repeated inside each sample so that a
-sample lasts a few milliseconds, and the figure is per call. ``Comparison`` records one measurement against its anchor and the goal
+sample lasts a few milliseconds, and the figure is per call. Every sample counts the work the
+cyclic garbage collector does for the objects the calls made (``_sample``): a result whose
+objects only the collector can free costs its caller that collection, and a call that leaves
+its collection for later is not faster. ``Comparison`` records one measurement against its anchor and the goal
 ratio; ``comparison_table`` and ``summary`` print them.
 """
 
@@ -34,6 +37,22 @@ class Timing:
     calls: int
 
 
+def _sample(function: Callable[[], object], calls: int) -> float:
+    """Seconds per call of ``calls`` calls of ``function()``, the collector's work on the
+    objects they made included: the young generations are emptied first (untimed), the
+    collector runs as the caller has it during the calls, and a collection of the young
+    generations ends the sample (timed). So a call that turns the collector off and leaves a
+    deferred collection behind, or returns objects in reference cycles that only the
+    collector frees, pays for it here as its caller would; the old generation, which neither
+    side's calls add to, is not walked."""
+    gc.collect(1)
+    start = time.perf_counter()
+    for _ in range(calls):
+        function()
+    gc.collect(1)
+    return (time.perf_counter() - start) / calls
+
+
 def measure(function: Callable[[], object], repeat: int = 5) -> Timing:
     """Time ``function()`` alone: see ``measure_all``."""
     return measure_all({"function": function}, repeat)["function"]
@@ -47,9 +66,9 @@ def measure_all(
 
     Interleaving means a burst of load from elsewhere on the machine hits every function
     alike. There are at least ``repeat`` rounds, more (up to 50) while the rounds fit in about
-    ``budget`` seconds, so fast calls get many samples. Garbage collection runs once before
-    the rounds and is off during each sample; results are dropped at once (reference counting
-    frees them), so memory holds one at a time.
+    ``budget`` seconds, so fast calls get many samples. A full garbage collection runs once
+    before the rounds; each sample counts the collector's work on what its calls made
+    (``_sample``), and results are dropped at once, so memory holds one at a time.
     """
     first: dict[str, float] = {}
     calls: dict[str, int] = {}
@@ -65,21 +84,10 @@ def measure_all(
     round_seconds = sum(first[name] * calls[name] for name in functions)
     rounds = max(repeat, min(50, int(budget / max(round_seconds, 1e-9))))
     best = dict.fromkeys(functions, float("inf"))
-    enabled = gc.isenabled()
     gc.collect()  # once: with jax imported a full collection takes tens of milliseconds
-    try:
-        for _ in range(rounds):
-            for name, function in functions.items():
-                gc.disable()
-                start = time.perf_counter()
-                for _ in range(calls[name]):
-                    function()
-                best[name] = min(best[name], (time.perf_counter() - start) / calls[name])
-                if enabled:
-                    gc.enable()
-    finally:
-        if enabled:
-            gc.enable()
+    for _ in range(rounds):
+        for name, function in functions.items():
+            best[name] = min(best[name], _sample(function, calls[name]))
     return {
         name: Timing(best=best[name], first=first[name], samples=rounds, calls=calls[name])
         for name in functions
@@ -112,8 +120,8 @@ def measure_paired(first: Callable[[], object], second: Callable[[], object],
                    warm_up: bool = True) -> Paired:
     """Time ``first()`` and ``second()`` in alternation for ``rounds`` rounds (after one
     warm-up call each unless ``warm_up`` is False, for calls of minutes that warm nothing;
-    the order within a round alternates too), garbage collection off during each side's
-    turn: the paired median cancels drift that hits both sides of a round.
+    the order within a round alternates too), each turn counting the collector's work on what
+    it made (``_sample``): the paired median cancels drift that hits both sides of a round.
     A side whose warm-up call took less than ``min_seconds`` is called enough times in a row
     each round to last about that long, and its figure is per call: a call of a few hundred
     microseconds is otherwise timed as much by the scheduler as by its own work. Without a
@@ -126,25 +134,13 @@ def measure_paired(first: Callable[[], object], second: Callable[[], object],
             elapsed = time.perf_counter() - start
             calls[side] = max(1, math.ceil(min_seconds / max(elapsed, 1e-7)))
     times: list[tuple[float, float]] = []
-    enabled = gc.isenabled()
     gc.collect()
-    try:
-        for number in range(rounds):
-            pair = [0.0, 0.0]
-            order = (0, 1) if number % 2 == 0 else (1, 0)
-            for side in order:
-                function = first if side == 0 else second
-                gc.disable()
-                start = time.perf_counter()
-                for _ in range(calls[side]):
-                    function()
-                pair[side] = (time.perf_counter() - start) / calls[side]
-                if enabled:
-                    gc.enable()
-            times.append((pair[0], pair[1]))
-    finally:
-        if enabled:
-            gc.enable()
+    for number in range(rounds):
+        pair = [0.0, 0.0]
+        order = (0, 1) if number % 2 == 0 else (1, 0)
+        for side in order:
+            pair[side] = _sample(first if side == 0 else second, calls[side])
+        times.append((pair[0], pair[1]))
     ratios = sorted(a / b for a, b in times)
     differences = sorted(a - b for a, b in times)
     return Paired(min(a for a, _ in times), min(b for _, b in times),

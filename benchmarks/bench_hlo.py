@@ -22,8 +22,9 @@ groups sharing one text, lists from Python against numpy, and a 200 MB dump stre
 What is compared: meshtopo's ``parse_module`` plus, for every collective, its replica groups
 as written (a decoded ``CollectiveDeviceList``), group mode, channel id and source-target
 pairs, against jaxlib's C++ ``hlo_module_from_text`` of the same text. The two sides run in
-alternation round by round, the collector off during each call (``measure_paired``); the
-best of each and the paired median of their ratio are printed. Device groups
+alternation round by round, each call timed with its result's teardown and the garbage
+collector's work on the objects it made (``measure_paired``); the best of each and the
+paired median of their ratio are printed. Device groups
 (``device_groups()``) are computed only on request; their cost is printed separately and is
 not part of the comparison (jaxlib computes none).
 """

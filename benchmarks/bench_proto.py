@@ -77,31 +77,24 @@ class Rounds:
 def measure_rounds(first: Callable[[], object], second: Callable[[], object],
                    rounds: int) -> Rounds:
     """Time ``first()`` and ``second()`` in alternation for ``rounds`` rounds after one warm-up
-    call each, the order within a round alternating, garbage collection off during each call;
-    results are dropped after their timing."""
+    call each, the order within a round alternating. Each call is timed as ``_timing``'s
+    samples are: its result dropped and the collector's work on what it made counted."""
     first(), second()
     wall: list[tuple[float, float]] = []
     cpu: list[tuple[float, float]] = []
-    enabled = gc.isenabled()
     gc.collect()
-    try:
-        for number in range(rounds):
-            walls, cpus = [0.0, 0.0], [0.0, 0.0]
-            for side in ((0, 1) if number % 2 == 0 else (1, 0)):
-                function = first if side == 0 else second
-                gc.disable()
-                start, start_cpu = time.perf_counter(), time.process_time()
-                result = function()
-                walls[side] = time.perf_counter() - start
-                cpus[side] = time.process_time() - start_cpu
-                del result
-                if enabled:
-                    gc.enable()
-            wall.append((walls[0], walls[1]))
-            cpu.append((cpus[0], cpus[1]))
-    finally:
-        if enabled:
-            gc.enable()
+    for number in range(rounds):
+        walls, cpus = [0.0, 0.0], [0.0, 0.0]
+        for side in ((0, 1) if number % 2 == 0 else (1, 0)):
+            function = first if side == 0 else second
+            gc.collect(1)
+            start, start_cpu = time.perf_counter(), time.process_time()
+            function()
+            gc.collect(1)
+            walls[side] = time.perf_counter() - start
+            cpus[side] = time.process_time() - start_cpu
+        wall.append((walls[0], walls[1]))
+        cpu.append((cpus[0], cpus[1]))
     return Rounds(wall, cpu)
 
 
