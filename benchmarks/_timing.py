@@ -3,7 +3,7 @@
 ``measure_all`` takes the best of several ``time.perf_counter`` samples after one warm-up call,
 interleaving the functions it compares; a fast call is repeated inside each sample so that a
 sample lasts a few milliseconds, and the figure is per call. Every sample counts the work the
-cyclic garbage collector does for the objects the calls made (``_sample``): a result whose
+cyclic garbage collector does for the objects the calls made (``sample``): a result whose
 objects only the collector can free costs its caller that collection, and a call that leaves
 its collection for later is not faster. ``Comparison`` records one measurement against its anchor and the goal
 ratio; ``comparison_table`` and ``summary`` print them.
@@ -37,20 +37,25 @@ class Timing:
     calls: int
 
 
-def _sample(function: Callable[[], object], calls: int) -> float:
-    """Seconds per call of ``calls`` calls of ``function()``, the collector's work on the
-    objects they made included: the young generations are emptied first (untimed), the
-    collector runs as the caller has it during the calls, and a collection of the young
-    generations ends the sample (timed). So a call that turns the collector off and leaves a
-    deferred collection behind, or returns objects in reference cycles that only the
-    collector frees, pays for it here as its caller would; the old generation, which neither
-    side's calls add to, is not walked."""
-    gc.collect(1)
-    start = time.perf_counter()
-    for _ in range(calls):
-        function()
-    gc.collect(1)
-    return (time.perf_counter() - start) / calls
+def sample(function: Callable[[], object], calls: int = 1) -> tuple[float, float]:
+    """Wall and CPU seconds per call of ``calls`` calls of ``function()``, the collector's
+    work on the objects they made included. Everything alive before the sample is frozen
+    (set aside from collection), the calls run with the collector as the caller has it, and
+    a full collection ends the sample (timed): it walks only what the calls made. So a call
+    that turns the collector off and leaves the collection for later, or whose results are
+    in reference cycles only the collector frees, pays for it here as its caller would; the
+    heap before the sample (with jax imported, hundreds of thousands of objects) is walked
+    by no side."""
+    gc.freeze()
+    try:
+        start, start_cpu = time.perf_counter(), time.process_time()
+        for _ in range(calls):
+            function()
+        gc.collect()
+        return ((time.perf_counter() - start) / calls,
+                (time.process_time() - start_cpu) / calls)
+    finally:
+        gc.unfreeze()
 
 
 def measure(function: Callable[[], object], repeat: int = 5) -> Timing:
@@ -68,7 +73,7 @@ def measure_all(
     alike. There are at least ``repeat`` rounds, more (up to 50) while the rounds fit in about
     ``budget`` seconds, so fast calls get many samples. A full garbage collection runs once
     before the rounds; each sample counts the collector's work on what its calls made
-    (``_sample``), and results are dropped at once, so memory holds one at a time.
+    (``sample``), and results are dropped at once, so memory holds one at a time.
     """
     first: dict[str, float] = {}
     calls: dict[str, int] = {}
@@ -84,10 +89,10 @@ def measure_all(
     round_seconds = sum(first[name] * calls[name] for name in functions)
     rounds = max(repeat, min(50, int(budget / max(round_seconds, 1e-9))))
     best = dict.fromkeys(functions, float("inf"))
-    gc.collect()  # once: with jax imported a full collection takes tens of milliseconds
+    gc.collect()  # each sample starts from a heap without garbage (its own collection ends it)
     for _ in range(rounds):
         for name, function in functions.items():
-            best[name] = min(best[name], _sample(function, calls[name]))
+            best[name] = min(best[name], sample(function, calls[name])[0])
     return {
         name: Timing(best=best[name], first=first[name], samples=rounds, calls=calls[name])
         for name in functions
@@ -121,7 +126,7 @@ def measure_paired(first: Callable[[], object], second: Callable[[], object],
     """Time ``first()`` and ``second()`` in alternation for ``rounds`` rounds (after one
     warm-up call each unless ``warm_up`` is False, for calls of minutes that warm nothing;
     the order within a round alternates too), each turn counting the collector's work on what
-    it made (``_sample``): the paired median cancels drift that hits both sides of a round.
+    it made (``sample``): the paired median cancels drift that hits both sides of a round.
     A side whose warm-up call took less than ``min_seconds`` is called enough times in a row
     each round to last about that long, and its figure is per call: a call of a few hundred
     microseconds is otherwise timed as much by the scheduler as by its own work. Without a
@@ -139,7 +144,7 @@ def measure_paired(first: Callable[[], object], second: Callable[[], object],
         pair = [0.0, 0.0]
         order = (0, 1) if number % 2 == 0 else (1, 0)
         for side in order:
-            pair[side] = _sample(first if side == 0 else second, calls[side])
+            pair[side] = sample(first if side == 0 else second, calls[side])[0]
         times.append((pair[0], pair[1]))
     ratios = sorted(a / b for a, b in times)
     differences = sorted(a - b for a, b in times)

@@ -21,13 +21,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import meshtopo as mt
-from benchmarks._timing import Comparison, comparison_table, console, seconds
+from benchmarks._timing import Comparison, comparison_table, console, sample, seconds
 from benchmarks.bench_hlo import _REAL_DUMP
 
 LAYERS = (32, 128)
@@ -78,7 +77,7 @@ def measure_rounds(first: Callable[[], object], second: Callable[[], object],
                    rounds: int) -> Rounds:
     """Time ``first()`` and ``second()`` in alternation for ``rounds`` rounds after one warm-up
     call each, the order within a round alternating. Each call is timed as ``_timing``'s
-    samples are: its result dropped and the collector's work on what it made counted."""
+    ``sample`` times them: its result dropped and the collector's work on what it made counted."""
     first(), second()
     wall: list[tuple[float, float]] = []
     cpu: list[tuple[float, float]] = []
@@ -86,13 +85,7 @@ def measure_rounds(first: Callable[[], object], second: Callable[[], object],
     for number in range(rounds):
         walls, cpus = [0.0, 0.0], [0.0, 0.0]
         for side in ((0, 1) if number % 2 == 0 else (1, 0)):
-            function = first if side == 0 else second
-            gc.collect(1)
-            start, start_cpu = time.perf_counter(), time.process_time()
-            function()
-            gc.collect(1)
-            walls[side] = time.perf_counter() - start
-            cpus[side] = time.process_time() - start_cpu
+            walls[side], cpus[side] = sample(first if side == 0 else second)
         wall.append((walls[0], walls[1]))
         cpu.append((cpus[0], cpus[1]))
     return Rounds(wall, cpu)
