@@ -37,3 +37,38 @@ def test_a_dropped_module_leaves_nothing_behind() -> None:
         tracemalloc.stop()
     assert one_module > 100_000
     assert grown < one_module / 4  # a leak would keep 20 modules
+
+
+def test_a_dropped_module_is_freed_without_the_collector() -> None:
+    """Reference counting frees a module no one holds: of its computations and instructions
+    only a collective's own instruction is in a cycle (with its collective), so the rest does
+    not wait for a collection that must walk every object first."""
+    many = "".join(f"%m{i} = f32[8]{{0}} negate(%ar)\n  " for i in range(500))
+    text = TEXT.replace("ROOT %n1", many + "ROOT %n1")
+    collecting = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        module = hlo.parse_module(text)
+        assert module.collectives[0].device_groups() == [[0, 1]]
+        del module
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        garbage, gc.garbage[:] = gc.garbage[:], []
+    finally:
+        gc.set_debug(0)
+        if collecting:
+            gc.enable()
+    assert [o.name for o in garbage if isinstance(o, hlo.Instruction)] == ["ar"]
+    assert not [o for o in garbage if isinstance(o, hlo.Computation)]
+
+
+def test_collectives_answer_after_their_module_is_dropped() -> None:
+    """What a collective asks of its module (the reduction's root, its operands' shapes, the
+    placement) is kept for it when the module is gone."""
+    (collective,) = hlo.parse_module(TEXT).collectives
+    gc.collect()
+    assert collective.reduction == "sum"
+    assert collective.operand_shape_texts == ["f32[8]{0}"]
+    assert collective.bytes == 32
+    assert collective.device_groups() == [[0, 1]]
