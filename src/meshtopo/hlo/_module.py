@@ -86,7 +86,7 @@ class ModuleScope:
         self.wrapped: dict[str, Collective] = {}
         self._assignment = assignment
         self._roots: dict[str, tuple[str, str] | None] | None = None
-        self._definitions: dict[tuple[str, str], str | None] = {}
+        self._definitions: dict[str, dict[str, str | None]] = {}  # computation -> name -> shape
 
     def default_assignment(self) -> DeviceAssignment:
         """The table given to the reader, else XLA's default placement (built on first use)."""
@@ -113,7 +113,7 @@ class ModuleScope:
     def definition(self, computation: str, name: str) -> str | None:
         """The shape text of instruction ``name`` of ``computation`` (None when unknown)."""
         if self._roots is not None:
-            return self._definitions.get((computation, name))
+            return self._definitions.get(computation, {}).get(name)
         found = self.computations.get(computation)
         instruction = found.by_name.get(name) if found is not None else None
         return None if instruction is None or not instruction.shape_text else instruction.shape_text
@@ -133,11 +133,13 @@ class ModuleScope:
             computation = instruction.computation
             held = computations.get(computation)
             defined = held.by_name if held is not None else {}
+            kept = definitions.get(computation)
+            if kept is None:
+                kept = definitions[computation] = {}
             for index, name in enumerate(instruction.operands):
                 if not inline or inline[index] is None:
                     found = defined.get(name)
-                    definitions[computation, name] = None if found is None else (
-                        found.shape_text or None)
+                    kept[name] = None if found is None else (found.shape_text or None)
         self._roots = roots
         self.computations = {}
 
