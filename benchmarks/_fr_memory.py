@@ -23,6 +23,7 @@ import tracemalloc
 from pathlib import Path
 
 import meshtopo as mt
+from meshtopo._collector import paused
 from meshtopo.order import _flight
 from meshtopo.order._flight_columns import read_dump
 
@@ -44,7 +45,7 @@ def measure(directory: Path) -> dict[str, float]:
     mt.order.from_flight_recorder(directory)
     rss = _high_water() - before
     tracemalloc.start()
-    with _flight.collector_paused():
+    with paused():
         tracemalloc.reset_peak()
         columns = read_dump(largest)
         left, peak = tracemalloc.get_traced_memory()

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import gc
 import tracemalloc
+from collections.abc import Callable
 
 from meshtopo import hlo
+from meshtopo._collector import BATCH
 
 from ._text import entry_head
 
@@ -72,3 +74,44 @@ def test_collectives_answer_after_their_module_is_dropped() -> None:
     assert collective.operand_shape_texts == ["f32[8]{0}"]
     assert collective.bytes == 32
     assert collective.device_groups() == [[0, 1]]
+
+
+def _collections_while(read: Callable[[], object]) -> list[int]:
+    """The generations the collector collected while ``read()`` ran."""
+    seen: list[int] = []
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            seen.append(info["generation"])
+
+    gc.callbacks.append(watch)
+    try:
+        read()
+    finally:
+        gc.callbacks.remove(watch)
+    return seen
+
+
+def test_reading_leaves_few_young_objects_for_the_next_collection() -> None:
+    """The objects a big module is made of are collected young while they are made (in
+    batches of at most ``BATCH``), not all left young for the first collection after the
+    read, which would walk them all at once."""
+    many = "".join(f"%m{i} = f32[8]{{0}} negate(%ar)\n  " for i in range(4 * BATCH))
+    text = TEXT.replace("ROOT %n1", many + "ROOT %n1")
+    gc.collect()
+    kept: list[hlo.Module] = []
+    assert _collections_while(lambda: kept.append(hlo.parse_module(text))).count(1) >= 4
+    assert gc.isenabled()
+    assert gc.get_count()[0] <= BATCH + 100  # what the last batch and the return made
+    assert len(kept[0].entry.instructions) == 4 * BATCH + 4
+
+
+def test_a_caller_who_turned_the_collector_off_keeps_it_off() -> None:
+    many = "".join(f"%m{i} = f32[8]{{0}} negate(%ar)\n  " for i in range(4 * BATCH))
+    text = TEXT.replace("ROOT %n1", many + "ROOT %n1")
+    gc.disable()
+    try:
+        assert _collections_while(lambda: hlo.parse_module(text)) == []
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -12,13 +12,13 @@ module in XLA's dump layout takes its device table and counts from the
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Callable
 from typing import IO
 
 from numpy.typing import ArrayLike
 
+from .._collector import paused
 from .._errors import HloParseError, InvalidArgumentError
 from ..groups._placement import DeviceAssignment
 from ._assignment import as_assignment, check_assignment, count
@@ -282,47 +282,44 @@ def _parse(
     if not isinstance(text, str):
         raise InvalidArgumentError(f"parse_module expects str text, got {type(text).__name__}")
     assignment = None if device_assignment is None else as_assignment(device_assignment)
-    collecting = gc.isenabled()
-    gc.disable()  # reading creates many long-lived objects; cyclic GC passes only cost time
-    reader = Reader(text, source, read_module=parse_module)
-    try:
-        header = ModuleHeader(reader.header())
-        r, p = resolve_counts(header, replica_count, num_partitions)
-        if assignment is not None:
-            check_assignment(assignment, r, p, f"module {header.name}", dump)
-        scope = ModuleScope(r, p, assignment)
-        cache = DecodeCache()
-        found: list[Collective] = []
-        decode = collective_decoder(scope, cache, found.append)
-        while (computation := reader.computation_head()) is not None:
-            scope.computations[computation.name] = computation
-            for run in reader.instruction_runs(computation, decode, COLLECTIVE_OPCODES):
-                computation.add(run)
-            if reader.inline:  # computations written inline come before the one that wrote them
-                del scope.computations[computation.name]
-                scope.computations.update((c.name, c) for c in reader.take_inline())
+    with paused() as settle:  # some 20 objects a line, which live as long as the module
+        reader = Reader(text, source, read_module=parse_module)
+        try:
+            header = ModuleHeader(reader.header())
+            r, p = resolve_counts(header, replica_count, num_partitions)
+            if assignment is not None:
+                check_assignment(assignment, r, p, f"module {header.name}", dump)
+            scope = ModuleScope(r, p, assignment)
+            cache = DecodeCache()
+            found: list[Collective] = []
+            decode = collective_decoder(scope, cache, found.append)
+            while (computation := reader.computation_head()) is not None:
                 scope.computations[computation.name] = computation
-        if not scope.computations:
-            raise reader.error("expects a computation (the module has none)", len(text))
-        if reader.single:  # one instruction: XLA's module _, scheduled
-            header.name, header.is_scheduled = "_", True
-        elif not header.has_header_line:
-            computations = list(scope.computations.values())
-            entry = next((c.name for c in computations if c.is_entry), computations[-1].name)
-            header.name = f"module_{entry}"
-        collectives = Linker(scope.root_collective, scope.wrapped).link(found)
-        module = Module(header, text, scope, collectives, source, assignment_source)
-        scope.let_go(found)
-    except HloParseError as raised:
-        error = reader.reported(raised)
-        if source and error.source is None:
-            raise HloParseError(error.message, error.line, error.column, source) from None
-        if error is not raised:
-            raise error from None
-        raise
-    finally:
-        if collecting:
-            gc.enable()
+                for run in reader.instruction_runs(computation, decode, COLLECTIVE_OPCODES):
+                    computation.add(run)
+                    settle()
+                if reader.inline:  # computations written inline come before their writer
+                    del scope.computations[computation.name]
+                    scope.computations.update((c.name, c) for c in reader.take_inline())
+                    scope.computations[computation.name] = computation
+            if not scope.computations:
+                raise reader.error("expects a computation (the module has none)", len(text))
+            if reader.single:  # one instruction: XLA's module _, scheduled
+                header.name, header.is_scheduled = "_", True
+            elif not header.has_header_line:
+                computations = list(scope.computations.values())
+                entry = next((c.name for c in computations if c.is_entry), computations[-1].name)
+                header.name = f"module_{entry}"
+            collectives = Linker(scope.root_collective, scope.wrapped).link(found)
+            module = Module(header, text, scope, collectives, source, assignment_source)
+            scope.let_go(found)
+        except HloParseError as raised:
+            error = reader.reported(raised)
+            if source and error.source is None:
+                raise HloParseError(error.message, error.line, error.column, source) from None
+            if error is not raised:
+                raise error from None
+            raise
     return module
 
 

@@ -11,11 +11,11 @@ not from that text.
 from __future__ import annotations
 
 import functools
-import gc
 from operator import attrgetter, itemgetter
 
 from google.protobuf.message import DecodeError, Message
 
+from .._collector import paused
 from .._errors import InvalidArgumentError
 from ..groups._device_list import CollectiveDeviceList
 from ..groups._placement import DeviceAssignment
@@ -69,17 +69,13 @@ def build_module(
     if table is not None:
         check_assignment(table, r, p, f"module {header.name}", table_path)
     scope = ModuleScope(r, p, table)
-    collecting = gc.isenabled()
-    gc.disable()  # many long-lived objects; cyclic GC passes only cost time
     try:
-        builder = _Builder(proto, scope, schedule, name)
-        found = builder.build()
-        collectives = Linker(scope.root_collective, scope.wrapped).link(found)
+        with paused():  # many long-lived objects
+            builder = _Builder(proto, scope, schedule, name)
+            found = builder.build()
+            collectives = Linker(scope.root_collective, scope.wrapped).link(found)
     except DecodeError:  # a shape, literal or frontend attributes field read on use
         raise not_a_module(name, "cut short or damaged") from None
-    finally:
-        if collecting:
-            gc.enable()
     module = Module(header, None, scope, collectives, name, assignment_source)
     module.schedule_source = "proto" if schedule else None
     return module

@@ -58,18 +58,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import json
 import os
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .._collector import paused
 from .._errors import InvalidArgumentError
 from .._limits import check_size
 from ._analyze import run_schedule
@@ -94,31 +94,17 @@ _INT64 = (-2**63, 2**63 - 1)
 def from_flight_recorder(path: str | os.PathLike[str]) -> Report:
     """Read every dump in directory ``path`` (or the one file ``path``) and match the ranks'
     collectives by arrival order (bound in the module docstring)."""
-    with collector_paused():
+    with paused():
         return _from_dumps(_read(Path(path)))
 
 
 def from_columns(ranks: dict[int, Columns]) -> Report:
     """Match per-rank entries already read into ``Columns`` (``_flight_columns``), as dumps
     are matched: ``ranks`` maps each global rank to its columns."""
-    with collector_paused():
+    with paused():
         tables = _Tables()
         rows = [_rank_rows(rank, ranks[rank], tables, f"rank {rank}") for rank in sorted(ranks)]
         return _from_dumps(_Dumps(rows, tables))
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: dumps and traces are millions of small acyclic
-    objects, and full collections over them while they are alive would make reading
-    quadratic."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class _Table:

@@ -42,8 +42,9 @@ from typing import Any, cast, overload
 import numpy as np
 
 from .._checks import is_int
+from .._collector import paused
 from .._errors import InvalidArgumentError
-from ._flight import DEFAULT_GROUP, collector_paused, distinct_rows, from_columns
+from ._flight import DEFAULT_GROUP, distinct_rows, from_columns
 from ._flight_columns import FIELDS, WIDTH, Columns
 from ._report import Report
 from ._trace_events import (
@@ -352,7 +353,7 @@ def from_profiler_traces(paths: list[str | os.PathLike[str]]) -> tuple[Report, l
     ranks' traces (for ``_trace_timing``)."""
     traces: dict[int, RankTrace] = {}
     reader = TraceReader()
-    with collector_paused():
+    with paused():
         for file in trace_files(paths):
             trace = read_rank_trace(file, reader)
             if trace.rank in traces:

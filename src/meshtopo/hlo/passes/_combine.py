@@ -23,11 +23,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..._collector import paused
 from ..._errors import InvalidArgumentError
 from .._module import Module
 from .._shape_syntax import parse_shape
 from ._decision import Decision, PassResult
-from ._draft import Draft, DraftComputation, Line, collection_paused, operand_list
+from ._draft import Draft, DraftComputation, Line, operand_list
 from ._graph import ancestors, post_order, stable_topological
 
 COMBINABLE = ("all-reduce", "all-gather", "reduce-scatter")
@@ -56,7 +57,7 @@ def run_combine_collectives(module: Module, threshold_bytes: int = 30 * 1024 * 1
                             threshold_count: int = 256,
                             opcodes: tuple[str, ...] = COMBINABLE) -> PassResult:
     """``combine_collectives`` with, for each collective, what it merged with or why not."""
-    with collection_paused():
+    with paused():
         unknown = set(opcodes).difference(COMBINABLE)
         if unknown:
             raise InvalidArgumentError(f"combine_collectives combines {list(COMBINABLE)}, "

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
+from ..._collector import paused
 from ..._errors import InvalidArgumentError
 from .._module import Module
 from .._shape_syntax import parse_shape
 from ._decision import Decision, PassResult
-from ._draft import Draft, DraftComputation, Line, collection_paused, new_computation, operand_list
+from ._draft import Draft, DraftComputation, Line, new_computation, operand_list
 
 CONVERTIBLE = ("all-reduce", "all-gather", "collective-broadcast", "collective-permute",
                "all-to-all", "reduce-scatter", "ragged-all-to-all")
@@ -62,7 +63,7 @@ def run_async_collective_creator(
     use_generic_async_start_done: bool = False,
 ) -> PassResult:
     """``async_collective_creator`` with the decision taken on each collective."""
-    with collection_paused():
+    with paused():
         selected = _predicate(convert)
         ignore = ignore_size_check if callable(ignore_size_check) else (lambda _: ignore_size_check)
         thresholds = {"all-reduce": all_reduce_min_bytes, "all-gather": all_gather_min_bytes,

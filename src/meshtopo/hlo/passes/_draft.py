@@ -9,9 +9,6 @@ the reader stays the one place that builds modules.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .._module import Module, parse_module
@@ -155,16 +152,3 @@ class Draft:
 def new_computation(name: str, signature: str) -> Computation:
     """The head of a computation a pass creates."""
     return Computation(name, False, 0, signature)
-
-
-@contextmanager
-def collection_paused() -> Iterator[None]:
-    """Cyclic garbage collection off while a pass builds its many long-lived lines (its
-    passes would only cost time, growing with the heap), restored afterwards."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()

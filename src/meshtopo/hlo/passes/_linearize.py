@@ -13,9 +13,10 @@ the pass before scheduling).
 
 from __future__ import annotations
 
+from ..._collector import paused
 from .._module import Module
 from ._decision import Decision, PassResult
-from ._draft import Draft, DraftComputation, Line, collection_paused
+from ._draft import Draft, DraftComputation, Line
 from ._graph import ancestors, post_order, stable_topological, users
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
@@ -31,7 +32,7 @@ def linearize_collectives(module: Module) -> Module:
 
 def run_linearize_collectives(module: Module) -> PassResult:
     """``linearize_collectives`` with the decision taken on each collective."""
-    with collection_paused():
+    with paused():
         draft = Draft(module)
         decisions: list[Decision] = []
         fusions = {called for c in module.computations.values() for i in c.instructions

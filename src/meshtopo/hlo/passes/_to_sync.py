@@ -18,9 +18,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from ..._collector import paused
 from .._module import Module
 from ._decision import Decision, PassResult
-from ._draft import Draft, DraftComputation, Line, collection_paused
+from ._draft import Draft, DraftComputation, Line
 from ._graph import users
 
 _STARTS = {"all-reduce-start": "all-reduce-done", "all-gather-start": "all-gather-done",
@@ -40,7 +41,7 @@ def convert_async_collectives_to_sync(
 def run_convert_async_collectives_to_sync(
         module: Module, is_nop: Callable[[Line], bool] | None = None) -> PassResult:
     """``convert_async_collectives_to_sync`` with the decision taken on each pair."""
-    with collection_paused():
+    with paused():
         draft = Draft(module)
         decisions: list[Decision] = []
         fusions = {called for c in module.computations.values() for i in c.instructions
