@@ -282,7 +282,7 @@ def _parse(
     if not isinstance(text, str):
         raise InvalidArgumentError(f"parse_module expects str text, got {type(text).__name__}")
     assignment = None if device_assignment is None else as_assignment(device_assignment)
-    with paused() as settle:  # some 20 objects a line, which live as long as the module
+    with paused():  # some 20 objects a line, which live as long as the module
         reader = Reader(text, source, read_module=parse_module)
         try:
             header = ModuleHeader(reader.header())
@@ -297,7 +297,6 @@ def _parse(
                 scope.computations[computation.name] = computation
                 for run in reader.instruction_runs(computation, decode, COLLECTIVE_OPCODES):
                     computation.add(run)
-                    settle()
                 if reader.inline:  # computations written inline come before their writer
                     del scope.computations[computation.name]
                     scope.computations.update((c.name, c) for c in reader.take_inline())
