@@ -12,6 +12,7 @@ module in XLA's dump layout takes its device table and counts from the
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Callable
 from typing import IO
@@ -123,25 +124,22 @@ class ModuleScope:
         linked) can ask for, and stop holding the computations."""
         roots: dict[str, tuple[str, str] | None] = {}
         definitions = self._definitions
-        computations = self.computations
-        for c in collectives:
-            to_apply = c.to_apply
+        for to_apply, instruction in map(_ASKS, collectives):
             if to_apply is not None and to_apply not in roots:
                 roots[to_apply] = self.computation_root(to_apply)
-            instruction = c.instruction
-            inline = instruction.inline_shapes
-            computation = instruction.computation
-            held = computations.get(computation)
-            defined = held.by_name if held is not None else {}
+            computation, operands, inline = _OPERANDS(instruction)
             kept = definitions.get(computation)
             if kept is None:
                 kept = definitions[computation] = {}
-            for index, name in enumerate(instruction.operands):
-                if not inline or inline[index] is None:
-                    found = defined.get(name)
-                    kept[name] = None if found is None else (found.shape_text or None)
+            for index, name in enumerate(operands):
+                if name not in kept and (not inline or inline[index] is None):
+                    kept[name] = self.definition(computation, name)
         self._roots = roots
         self.computations = {}
+
+
+_ASKS = operator.attrgetter("to_apply", "instruction")
+_OPERANDS = operator.attrgetter("computation", "operands", "inline_shapes")
 
 
 def _element_type(shape_text: str) -> str:
