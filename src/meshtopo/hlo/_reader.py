@@ -314,8 +314,9 @@ class Reader:
         self.single = False
         self._entry_seen = False
         self._name_at = (1, 1)  # where the name of the computation being read is written
-        # The result shape written in its signature (None when it has none).
+        # The result shape written in its signature (None when it has none), and where.
         self._result: str | None = None
+        self._result_where: tuple[int, int] | None = None
         self._head_at = (1, 1)  # where the computation being read starts (ENTRY, if written)
         # (opcode, has channel, has groups, attribute text as scanned) -> its layout
         # (``_layout_of``).
@@ -583,11 +584,10 @@ class Reader:
         self._head_at = (start_line, start_column)
         self._name_at = (start_line, start_column + fast.start(2) - start)
         self._result = result
+        self._result_where = None if result is None else (
+            start_line, start_column + fast.start(4) - start)
         self.pos, self.line = fast.end(), start_line  # the head is on one line
-        return Computation(
-            name.lstrip("%"), entry is not None, start_line, signature or "",
-            result_at=None if result is None else (
-                start_line, start_column + fast.start(4) - start))
+        return Computation(name.lstrip("%"), entry is not None, start_line, signature or "")
 
     def _computation_head(self, pos: int) -> tuple[Computation | None, int]:
         text = self.text
@@ -620,9 +620,10 @@ class Reader:
         if not text.startswith("{", at):
             raise SyntaxFault("expects '{' at the beginning of instruction list.", at)
         signature = text[begin:at].strip()
-        result_at = self._result_at(pos, (start_line, start_column), begin, at)
+        result_at = self._result_where = self._result_at(pos, (start_line, start_column), begin,
+                                                         at)
         self._result = None if result_at is None else _signature_result(signature)
-        computation = Computation(name, entry, start_line, signature, result_at=result_at)
+        computation = Computation(name, entry, start_line, signature)
         return computation, at + 1
 
     def _computation_attributes(self, pos: int) -> tuple[str | None, int]:
@@ -706,7 +707,7 @@ class Reader:
         """XLA's rule at a computation's end: its root's shape is the signature's result
         shape, layouts and dynamic dimensions aside. (Shapes the shape reader refuses are
         left alone: the reader does not check shapes yet.)"""
-        root, result, result_at = computation.root, self._result, computation.result_at
+        root, result, result_at = computation.root, self._result, self._result_where
         if root is None or result is None or result_at is None:
             return
         if result == root.shape_text:

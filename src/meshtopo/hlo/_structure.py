@@ -192,7 +192,7 @@ class Computation:
         self, name: str, is_entry: bool, line: int, signature: str,
         instructions: list[Instruction] | None = None, execution_thread: str | None = None,
         by_name: dict[str, Instruction] | None = None, root: Instruction | None = None,
-        result_at: tuple[int, int] | None = None, written_inline: bool = False,
+        written_inline: bool = False,
     ) -> None:
         self.name = name
         self.is_entry = is_entry
@@ -202,7 +202,6 @@ class Computation:
         self.execution_thread = execution_thread
         self.by_name: dict[str, Instruction] = {} if by_name is None else by_name
         self.root = root
-        self.result_at = result_at  # where the signature's result shape starts
         self.written_inline = written_inline  # as an attribute's value (``to_apply={...}``)
         self._unread: Callable[[], None] | None = None
 
