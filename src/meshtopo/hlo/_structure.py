@@ -39,7 +39,7 @@ class Attribute(NamedTuple):
 
 
 # What a computation read on use (``Computation.read_on_use``) reads on first use.
-_READ_ON_USE = frozenset({"instructions", "by_name", "root", "signature"})
+_READ_ON_USE = frozenset({"instructions", "root", "signature"})
 # An instruction's attributes, or what makes them on first use (``Instruction.attribute_list``).
 Attributes = list[Attribute] | Callable[["Instruction"], list[Attribute]]
 # What prints an instruction read from a proto on first use: its (text, attribute_at,
@@ -186,6 +186,8 @@ class Computation:
     A computation read from a proto that holds no collective is read on first use of
     ``instructions``, ``by_name``, ``root`` or ``signature`` (``read_on_use``): its line and
     its instruction count, which place every later line, are known without them.
+    ``by_name`` is made from ``instructions`` on first use when not given: most computations
+    of a module are never looked up by name.
     """
 
     def __init__(
@@ -200,7 +202,7 @@ class Computation:
         self.signature = signature
         self.instructions: list[Instruction] = [] if instructions is None else instructions
         self.execution_thread = execution_thread
-        self.by_name: dict[str, Instruction] = {} if by_name is None else by_name
+        self._by_name = by_name
         self.root = root
         self.written_inline = written_inline  # as an attribute's value (``to_apply={...}``)
         self._unread: Callable[[], None] | None = None
@@ -210,7 +212,8 @@ class Computation:
         one of them is first asked for (until then they are not set, so reading any other
         attribute costs nothing more); an error it raises goes to that caller, and is raised
         again at the next use."""
-        del self.instructions, self.by_name, self.root, self.signature
+        del self.instructions, self.root, self.signature
+        self._by_name = None
         self._unread = reader
         self._reading = threading.Lock()
 
@@ -234,9 +237,24 @@ class Computation:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def add(self, instructions: list[Instruction]) -> None:
-        """Append ``instructions`` (read in text order) to ``instructions`` and ``by_name``."""
+        """Append ``instructions`` (read in text order) to ``instructions`` (and to ``by_name``
+        once made)."""
         self.instructions += instructions
-        self.by_name.update({instruction.name: instruction for instruction in instructions})
+        if self._by_name is not None:
+            self._by_name.update({instruction.name: instruction for instruction in instructions})
+
+    @property
+    def by_name(self) -> dict[str, Instruction]:
+        """The instructions by name (made on first use when not given)."""
+        found = self._by_name
+        if found is None:
+            found = {instruction.name: instruction for instruction in self.instructions}
+            self._by_name = found
+        return found
+
+    @by_name.setter
+    def by_name(self, value: dict[str, Instruction]) -> None:
+        self._by_name = value
 
     @property
     def called_computations(self) -> list[str]:
