@@ -5,8 +5,8 @@ interleaving the functions it compares; a fast call is repeated inside each samp
 sample lasts a few milliseconds, and the figure is per call. Every sample counts the work the
 cyclic garbage collector does for the objects the calls made (``sample``): a result whose
 objects only the collector can free costs its caller that collection, and a call that leaves
-its collection for later is not faster. ``Comparison`` records one measurement against its anchor and the goal
-ratio; ``comparison_table`` and ``summary`` print them.
+its collection for later is not faster. ``Comparison`` records one measurement against its
+anchor and the goal ratio; ``comparison_table`` and ``summary`` print them.
 """
 
 from __future__ import annotations
