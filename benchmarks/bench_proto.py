@@ -7,10 +7,10 @@ transformer of ``bench_hlo`` (FSDP x TP on a 2 x 4 mesh) at ``LAYERS`` layers ea
 compilation. Both sides read their file from disk to a ``Module`` (every collective decoded;
 the proto's instruction texts, and its computations that hold no collective, are made on
 first use, so not by the load). Each round times both sides, in alternating order, each
-with the collector's work on what it made (``_timing.sample``): the best wall time of each side, the median over rounds of the per-round ratio proto / text
-(paired: drift hits both sides of a round) with its spread, and the same for CPU time
-(``time.process_time``: the machine may be shared) are printed, with the load average before
-and after. Goal: a proto reads at least as fast as its text (paired median of wall times
+with the collector's work on what it made (``_timing.sample``). The best wall time of each
+side, the median over rounds of the per-round ratio proto / text (paired: drift hits both
+sides of a round) with its spread, and the same for CPU time (``time.process_time``: the
+machine may be shared) are printed, with the load average before and after. Goal: a proto reads at least as fast as its text (paired median of wall times
 <= 1).
 """
 
