@@ -942,10 +942,10 @@ class Reader:
                     or (controls and not defined(controls))
                     or (root >= 0 and computation.root is not None)):
                 break
-            instruction = Instruction(
-                name, opcode, kept, operands, line + 1, column, owner, root >= 0, operand_text,
-                written, layout, called, controls, inline, attribute_at, channel, groups,
-                layout.shared)
+            instruction = Instruction(  # names as printed are split from the text on use
+                name, opcode, kept, None if operand_text is None and operands else operands,
+                line + 1, column, owner, root >= 0, operand_text, written, layout, called,
+                controls, inline, attribute_at, channel, groups, layout.shared)
             add(name)
             if shape_of is not None:
                 shape_of[name] = kept

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from .._errors import HloParseError, InvalidArgumentError
 from ._shape import Shape
@@ -59,18 +59,21 @@ class Instruction:
     An instruction read from a proto is printed on first use of ``text``,
     ``attribute_at`` or ``attribute_list`` (a ``Printer`` makes the three), and its
     ``operand_text`` is its operands' names, joined on first use: its line and column do not
-    depend on its text, and most are never asked for. Where the fast path read the line,
-    ``leading_channel`` holds the digits of a leading ``channel_id``, ``groups_span`` where
-    in ``text`` the ``replica_groups`` value after it is when written in XLA's printed
-    explicit form (``_explicit_scan`` checked it; the value is ``explicit_groups``, sliced on
-    use, as such lists can be most of a line), and ``shared_attributes`` the attribute text after those (what collectives that differ only
+    depend on its text, and most are never asked for. Where the fast path read a line whose
+    operands are names as XLA prints them, ``operands`` are split from ``text`` on first use
+    (a tuple kept for every instruction would be one more object for the collector to walk).
+    Where the fast path read the line, ``leading_channel`` holds the digits of a leading
+    ``channel_id``, ``groups_span`` where in ``text`` the ``replica_groups`` value after it
+    is when written in XLA's printed explicit form (``_explicit_scan`` checked it; the value
+    is ``explicit_groups``, sliced on use, as such lists can be most of a line), and
+    ``shared_attributes`` the attribute text after those (what collectives that differ only
     in channel id and explicit groups share); ``shared_attributes`` is None otherwise.
     """
 
     name: str
     opcode: str
     shape_text: str
-    operands: tuple[str, ...]
+    _operands: tuple[str, ...] | None
     line: int
     column: int
     computation: str
@@ -88,18 +91,41 @@ class Instruction:
     collective: Collective | None = None
 
     @property
+    def operands(self) -> tuple[str, ...]:
+        """The operands' names (no ``%``), in order."""
+        found = self._operands
+        if found is None:  # names as XLA prints them, in the text: split on first use
+            found = self._operands = tuple(self.operand_text[1:].split(", %"))
+        return found
+
+    @operands.setter
+    def operands(self, value: tuple[str, ...]) -> None:
+        self._operands = value
+
+    @property
     def operand_text(self) -> str:
         """What is written between the opcode's parentheses (None given: the operands'
-        names, as XLA prints them)."""
+        names, as XLA prints them, joined from ``operands`` or, when those are None too,
+        cut from ``text`` before ``attribute_at``)."""
         found = self._operand_text
         if found is None:
-            operands = self.operands
-            found = self._operand_text = "%" + ", %".join(operands) if operands else ""
+            operands = self._operands
+            if operands is None:
+                text, close = cast("str", self._text), self._attribute_at - 1
+                found = text[text.rfind("(", 0, close) + 1:close]
+            else:
+                found = "%" + ", %".join(operands) if operands else ""
+            self._operand_text = found
         return found
 
     @operand_text.setter
     def operand_text(self, value: str) -> None:
         self._operand_text = value
+
+    def _keep_operands(self) -> None:
+        """Split the operands out of the text before the text changes."""
+        if self._operands is None:
+            self._operands = self.operands
 
     @property
     def text(self) -> str:
@@ -113,6 +139,7 @@ class Instruction:
     def text(self, value: str) -> None:
         if not isinstance(self._text, str):
             self._printed(self._text)  # what goes with the text stays as printed
+        self._keep_operands()
         self._text = value
 
     @property
@@ -127,6 +154,7 @@ class Instruction:
     def attribute_at(self, value: int) -> None:
         if not isinstance(self._text, str):
             self._printed(self._text)
+        self._keep_operands()
         self._attribute_at = value
 
     def _printed(self, printer: Printer) -> str:
