@@ -942,8 +942,10 @@ class Reader:
                     or (controls and not defined(controls))
                     or (root >= 0 and computation.root is not None)):
                 break
-            instruction = Instruction(  # names as printed are split from the text on use
-                name, opcode, kept, None if operand_text is None and operands else operands,
+            instruction = Instruction(  # names as printed: split from the text on use,
+                name, opcode, kept,  # but where the checks when read need them at once
+                None if operand_text is None and operands and opcode not in checked
+                else operands,
                 line + 1, column, owner, root >= 0, operand_text, written, layout, called,
                 controls, inline, attribute_at, channel, groups, layout.shared)
             add(name)
