@@ -361,3 +361,19 @@ def test_tuple_shapes_nest_at_most_as_deep_as_values(where: str) -> None:
     with pytest.raises(mt.HloParseError) as error:
         hlo.parse_module(text)
     assert error.value.message == "values nested more than 256 deep"
+
+
+def test_operands_written_as_xla_prints_them_are_the_written_names() -> None:
+    """The names between the parentheses, in order, whether asked for first or after the
+    operand text, and kept when the text, the operand text or where the attributes start is
+    changed afterwards."""
+    body = "  %q = f32[8]{0} negate(%p)\n  ROOT %z = f32[8]{0} add(%p, %q), metadata={op_name=\"a(b)\"}"
+    assert module(body).entry.instruction("z").operands == ("p", "q")
+    z = module(body).entry.instruction("z")
+    assert z.operand_text == "%p, %q"
+    assert z.operands == ("p", "q")
+    for change in ("operand_text", "text", "attribute_at"):
+        z = module(body).entry.instruction("z")
+        setattr(z, change, {"operand_text": "%q, %p", "text": "z = f32[8]{0} add(%q, %p)",
+                            "attribute_at": 3}[change])
+        assert z.operands == ("p", "q"), change

@@ -120,6 +120,7 @@ class Instruction:
 
     @operand_text.setter
     def operand_text(self, value: str) -> None:
+        self._keep_operands()
         self._operand_text = value
 
     def _keep_operands(self) -> None:
