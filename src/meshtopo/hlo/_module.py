@@ -87,6 +87,7 @@ class ModuleScope:
         self.computations: dict[str, Computation] = {}
         self.wrapped: dict[str, Collective] = {}
         self._assignment = assignment
+        # the roots kept once the computations are let go (None: look them up)
         self._roots: dict[str, tuple[str, str] | None] | None = None
         self._definitions: dict[str, dict[str, str | None]] = {}  # computation -> name -> shape
 
@@ -102,7 +103,13 @@ class ModuleScope:
             return self._roots.get(name)
         computation = self.computations.get(name)
         root = computation.root if computation is not None else None
-        return None if root is None else (root.opcode, _element_type(root.shape_text))
+        return None if root is None else _root_facts(root)
+
+    def keep_root(self, name: str, root: Instruction) -> None:
+        """Keep what a collective can ask of computation ``name``'s ``root``, for a scope
+        that has let go of its computations (or, streaming, never holds them)."""
+        assert self._roots is not None, "keep_root is for a scope that has let go"
+        self._roots[name] = _root_facts(root)
 
     def root_collective(self, name: str) -> Collective | None:
         """The collective at the root of computation ``name`` (not an async wrapper), while
@@ -123,7 +130,7 @@ class ModuleScope:
     def let_go(self, collectives: list[Collective]) -> None:
         """Keep the roots and operand definitions ``collectives`` (every collective read,
         linked) can ask for, and stop holding the computations."""
-        roots: dict[str, tuple[str, str] | None] = {}
+        roots: dict[str, tuple[str, str] | None] = dict(self._roots or {})
         definitions = self._definitions
         for to_apply, instruction in map(_ASKS, collectives):
             if to_apply is not None and to_apply not in roots:
@@ -143,9 +150,10 @@ _ASKS = operator.attrgetter("to_apply", "instruction")
 _OPERANDS = operator.attrgetter("computation", "operands", "inline_shapes")
 
 
-def _element_type(shape_text: str) -> str:
-    bracket = shape_text.find("[")
-    return shape_text[:bracket] if bracket > 0 else ""
+def _root_facts(root: Instruction) -> tuple[str, str]:
+    """A root's opcode and element type (empty for a shape without one, such as a tuple)."""
+    bracket = root.shape_text.find("[")
+    return root.opcode, root.shape_text[:bracket] if bracket > 0 else ""
 
 
 class Module:

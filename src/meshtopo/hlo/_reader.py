@@ -620,8 +620,8 @@ class Reader:
         if not text.startswith("{", at):
             raise SyntaxFault("expects '{' at the beginning of instruction list.", at)
         signature = text[begin:at].strip()
-        result_at = self._result_where = self._result_at(pos, (start_line, start_column), begin,
-                                                         at)
+        result_at = self._result_at(pos, (start_line, start_column), begin, at)
+        self._result_where = result_at
         self._result = None if result_at is None else _signature_result(signature)
         computation = Computation(name, entry, start_line, signature)
         return computation, at + 1

@@ -134,23 +134,18 @@ def iter_text_collectives(
 
 
 class _StreamScope(ModuleScope):
-    """A ``ModuleScope`` that keeps no computations: the roots of those read so far, and no
-    definitions (each collective's operand shapes are resolved as it is read)."""
+    """A ``ModuleScope`` that keeps no computations: the roots of those read so far
+    (``keep_root``), and no definitions (each collective's operand shapes are resolved as it
+    is read)."""
 
     def __init__(self, replica_count: int, num_partitions: int,
                  assignment: DeviceAssignment | None) -> None:
         super().__init__(replica_count, num_partitions, assignment)
-        self.roots: dict[str, tuple[str, str]] = {}
+        self.let_go([])
         self.root_collectives: dict[str, Collective] = {}
-
-    def computation_root(self, name: str) -> tuple[str, str] | None:
-        return self.roots.get(name)
 
     def root_collective(self, name: str) -> Collective | None:
         return self.root_collectives.get(name)
-
-    def definition(self, computation: str, name: str) -> str | None:
-        return None
 
 
 def _blocks(
@@ -221,7 +216,7 @@ def _collectives(
         for read in [*reader.take_inline(), computation] if reader.inline else (computation,):
             root = read.root
             if root is not None:
-                scope.roots[read.name] = (root.opcode, root.shape_text.split("[", 1)[0])
+                scope.keep_root(read.name, root)
                 if root.collective is not None and root.opcode not in ASYNC_OPCODES:
                     scope.root_collectives[read.name] = root.collective
         if computation.is_entry or not marked:
