@@ -304,6 +304,8 @@ def _parse(
                 scope.computations[computation.name] = computation
                 for run in reader.instruction_runs(computation, decode, COLLECTIVE_OPCODES):
                     computation.add(run)
+                if reader.lines_again is not None:  # read again on use: fewer objects kept
+                    computation.read_on_use(reader.lines_again)
                 if reader.inline:  # computations written inline come before their writer
                     del scope.computations[computation.name]
                     scope.computations.update((c.name, c) for c in reader.take_inline())
@@ -326,6 +328,7 @@ def _parse(
             if error is not raised:
                 raise error from None
             raise
+        del reader  # with what it kept for its checks, before the collector walks it
     return module
 
 

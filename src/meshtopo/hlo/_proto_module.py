@@ -141,15 +141,15 @@ class _Builder:
         # its head, its instructions and its closing brace
         self.line += 3 + (len(ids) if indices is None else len(indices))
         if COLLECTIVE_OPCODES.isdisjoint(map(_OPCODE, messages)):
-            computation.read_on_use(functools.partial(
-                self._read_later, proto, computation, root_id, indices))
+            computation.read_on_use(functools.partial(self._read_later, proto, root_id,
+                                                      indices))
             return []
         if indices is not None:
             messages = list(map(messages.__getitem__, indices))
         return self._read(proto, computation, root_id, messages)
 
-    def _read_later(self, proto: Message, computation: Computation, root_id: int,
-                    indices: list[int] | None) -> None:
+    def _read_later(self, proto: Message, root_id: int, indices: list[int] | None,
+                    computation: Computation) -> None:
         """``_read`` of a computation read on use; a damaged shape or literal is an
         ``InvalidArgumentError`` naming the file."""
         messages = list(proto.instructions)

@@ -325,6 +325,10 @@ class Reader:
         self._shapes: dict[str, str] = {}  # each shape text the fast path read, kept once
         # (signature's result, root's shape) -> whether XLA finds them compatible.
         self._compatible: dict[tuple[str, str], bool] = {}
+        # For the computation just read: how to read its instructions again on first use,
+        # when the fast path read every one and none was visited (``_LinesAgain``), else None.
+        self.lines_again: _LinesAgain | None = None
+        self._again: _AgainState | None = None  # what every ``_LinesAgain`` shares
 
     # ---- positions, errors and more text -------------------------------------------------
 
@@ -510,12 +514,17 @@ class Reader:
         instructions in it before it."""
         self._shared.visit, self._shared.opcodes = visit, opcodes  # for every right side
         checked = _checked_when_read(opcodes)  # the opcodes a run's lines are checked for
+        body = (self.pos, self.line)
+        by_lines = not self.single and not self._bounded  # every line the fast path's, none visited
+        self.lines_again = None
         while True:
             self._fill()
             run = (self.pos, self.line)  # where the fast path's run starts
             read, plain = ([], True) if self.single else self._lines(computation, checked)
             if not plain:  # a line of the run is checked or visited
                 for instruction in read:
+                    if instruction.opcode in opcodes:
+                        by_lines = False
                     if instruction.inline_shapes and not self._same_as_defined(instruction,
                                                                                 computation):
                         self._check_operand_shapes(
@@ -541,6 +550,9 @@ class Reader:
                 found = self._step(  # type: ignore[assignment]
                     lambda pos: self._instruction(pos, computation))
             if found is None:
+                if by_lines:
+                    self.lines_again = _LinesAgain(self._again_state(), *body, checked,
+                                                   computation.signature)
                 if self._last is None:  # XLA reads an instruction's name where '}' is
                     raise self.error("expects name", self.text.rfind("}", 0, self.pos))
                 if computation.root is None:
@@ -563,12 +575,22 @@ class Reader:
                 self._shared.programs[computation.name] = (self._parameters,
                                                            computation.root.shape_text)
                 return
+            by_lines = False
             for operand in self._nested:  # written as operands (parameters added): first
                 self._check(computation, operand, None)
             if found.opcode == "parameter":  # XLA adds it by its number, then by its name
                 self._parameter(found)
             self._check(computation, found, self._root_at)
             yield [*self._nested, found]
+
+    def _again_state(self) -> _AgainState:
+        """What reading a computation's lines again needs of this reader: the text and the
+        caches and names its fast path checked the lines against (shared, not copied)."""
+        state = self._again
+        if state is None:
+            state = self._again = (self.text, self.source, self.computation_names,
+                                   self._layouts, self._shapes, self._metadata_seen)
+        return state
 
     def _printed_head(self) -> Computation | None:
         """The computation head at the current position when it is on one line as XLA
@@ -1880,6 +1902,44 @@ def _operand_offset(operand_text: str, index: int) -> int | None:
     except SyntaxFault:
         return None
     return found[index][2] if index < len(found) else None
+
+
+# A reader's text, source, computation names, layouts, shapes and metadata seen.
+_AgainState = tuple[str, "str | None", set[str], dict[tuple[str, bool, bool, str], "_Layout"],
+                    dict[str, str], set[str]]
+
+
+class _LinesAgain:
+    """A computation's instructions and root read again from the text, the same as when
+    first read, by the fast path alone (``Computation.read_on_use``): for a computation each
+    of whose lines the fast path read and none of which was visited, whose checks then
+    passed. It holds no computation, so a module of such computations holds no cycle."""
+
+    __slots__ = ("_checked", "_line", "_pos", "_signature", "_state")
+
+    def __init__(self, state: _AgainState, pos: int, line: int, checked: frozenset[str],
+                 signature: str) -> None:
+        self._state, self._pos, self._line = state, pos, line
+        self._checked, self._signature = checked, signature
+
+    def __call__(self, computation: Computation) -> None:
+        text, source, names, layouts, shapes, metadata = self._state
+        reader = Reader(text, source)
+        reader.computation_names, reader._layouts = names, layouts
+        reader._shapes, reader._metadata_seen = shapes, metadata
+        reader.pos, reader.line = self._pos, self._line
+        reader._begin()
+        computation.root = None  # held back until now: the ROOT line sets it
+        instructions: list[Instruction] = []
+        while True:
+            read, _ = reader._lines(computation, self._checked)
+            instructions += read
+            if len(read) < _RUN:
+                break
+        computation.instructions = instructions
+        if computation.root is None:
+            computation.root = reader._last
+        computation.signature = self._signature
 
 
 def _operand_position(instruction: Instruction, index: int) -> tuple[int, int]:

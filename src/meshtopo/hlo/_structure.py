@@ -40,6 +40,7 @@ class Attribute(NamedTuple):
 
 # What a computation read on use (``Computation.read_on_use``) reads on first use.
 _READ_ON_USE = frozenset({"instructions", "root", "signature"})
+_READING = threading.RLock()  # held while one is read (a reader may ask for another)
 # An instruction's attributes, or what makes them on first use (``Instruction.attribute_list``).
 Attributes = list[Attribute] | Callable[["Instruction"], list[Attribute]]
 # What prints an instruction read from a proto on first use: its (text, attribute_at,
@@ -212,9 +213,11 @@ class Instruction:
 class Computation:
     """A computation: its instructions in text (for scheduled modules: schedule) order.
 
-    A computation read from a proto that holds no collective is read on first use of
-    ``instructions``, ``by_name``, ``root`` or ``signature`` (``read_on_use``): its line and
-    its instruction count, which place every later line, are known without them.
+    A computation that holds no collective is read on first use of ``instructions``,
+    ``by_name``, ``root`` or ``signature`` (``read_on_use``) when read from a proto (its line
+    and its instruction count, which place every later line, are known without them), or
+    from text when the reader's fast path read every line of it (read again the same way:
+    until then it holds no instruction for the collector to walk).
     ``by_name`` is made from ``instructions`` on first use when not given: most computations
     of a module are never looked up by name.
     """
@@ -234,30 +237,28 @@ class Computation:
         self._by_name = by_name
         self.root = root
         self.written_inline = written_inline  # as an attribute's value (``to_apply={...}``)
-        self._unread: Callable[[], None] | None = None
+        self._unread: Callable[[Computation], None] | None = None
 
-    def read_on_use(self, reader: Callable[[], None]) -> None:
-        """``reader()`` sets ``instructions``, ``by_name``, ``root`` and ``signature`` when
-        one of them is first asked for (until then they are not set, so reading any other
-        attribute costs nothing more); an error it raises goes to that caller, and is raised
-        again at the next use."""
+    def read_on_use(self, reader: Callable[[Computation], None]) -> None:
+        """``reader(computation)`` sets ``instructions``, ``root`` and ``signature`` when one
+        of them or ``by_name`` is first asked for (until then they are not set, so reading
+        any other attribute costs nothing more); an error it raises goes to that caller,
+        and is raised again at the next use. Computations are read on use one at a time."""
         del self.instructions, self.root, self.signature
         self._by_name = None
         self._unread = reader
-        self._reading = threading.Lock()
 
     if not TYPE_CHECKING:  # the checker sees the declared attributes only
 
         def __getattr__(self, name: str) -> object:
             # Called only for an attribute that is not set: those ``read_on_use`` holds back.
-            reading = self.__dict__.get("_reading")
-            if reading is not None and name in _READ_ON_USE:
-                with reading:  # a thread that asks while another reads waits for it
+            if name in _READ_ON_USE and "_unread" in self.__dict__:
+                with _READING:  # a thread that asks while another reads waits for it
                     reader = self._unread
                     if reader is not None:
                         self._unread = None
                         try:
-                            reader()
+                            reader(self)
                         except BaseException:
                             self._unread = reader
                             raise

@@ -1,0 +1,78 @@
+"""A computation whose every line the fast path read, none of them a collective, makes its
+instructions when they are first asked for: the same the general reader makes."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import pytest
+
+from meshtopo import hlo
+
+from ._fast_paths import structure, turn_off
+from ._text import ADD
+
+
+def _fused(index: int) -> str:
+    return (f"%fused.{index} (p0: f32[8], p1: f32[8]) -> f32[] {{\n"
+            f"  %p0 = f32[8]{{0}} parameter(0)\n"
+            f"  %p1 = f32[8]{{0}} parameter(1)\n"
+            f"  %m = f32[8]{{0}} multiply(%p0, %p1), metadata={{op_name=\"m{index}\"}}\n"
+            f"  %z = f32[] constant(0)\n"
+            f"  ROOT %r = f32[] reduce(%m, %z), dimensions={{0}}, to_apply=%add\n"
+            f"}}\n\n")
+
+
+COUNT = 40
+TEXT = ("HloModule m, num_partitions=2\n\n" + ADD + "\n" + "".join(map(_fused, range(COUNT)))
+        + "ENTRY %main (p: f32[8]) -> f32[] {\n  %p = f32[8]{0} parameter(0)\n"
+        + "  %ar = f32[8]{0} all-reduce(%p), channel_id=1, replica_groups={{0,1}}, "
+          "use_global_device_ids=true, to_apply=%add\n"
+        + "".join(f"  %call{i} = f32[] fusion(%ar, %p), kind=kLoop, calls=%fused.{i}\n"
+                  for i in range(COUNT))
+        + f"  ROOT %t = f32[] add(%call0, %call{COUNT - 1})\n}}\n")
+
+
+def _live_instructions() -> int:
+    return sum(type(o) is hlo.Instruction for o in gc.get_objects())
+
+
+def test_instructions_are_made_when_asked_for_and_are_the_general_readers(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    gc.collect()
+    before = _live_instructions()
+    module = hlo.parse_module(TEXT)
+    # Once read, only the entry (with the collective) and %add (whose root the all-reduce
+    # asked for) hold instructions.
+    assert _live_instructions() - before == COUNT + 3 + 3
+    fused = module.computations["fused.7"]
+    assert fused.root.name == "r"  # asking for one reads them all
+    assert [i.name for i in fused.instructions] == ["p0", "p1", "m", "z", "r"]
+    assert fused.signature == "(p0: f32[8], p1: f32[8]) -> f32[]"
+    assert fused.by_name["m"].line == TEXT.splitlines().index(
+        '  %m = f32[8]{0} multiply(%p0, %p1), metadata={op_name="m7"}') + 1
+    assert module.collectives[0].reduction == "sum"  # the root of %add, read on use
+    read = structure(module)
+    assert _live_instructions() - before == COUNT + 3 + 3 + 5 * COUNT  # and now every one
+    turn_off(monkeypatch)
+    assert read == structure(hlo.parse_module(TEXT))
+
+
+def test_threads_asking_at_once_get_the_same_instructions() -> None:
+    module = hlo.parse_module(TEXT)
+    start = threading.Barrier(8)
+    seen: list[list[list[hlo.Instruction]]] = []
+
+    def ask() -> None:
+        start.wait()
+        seen.append([c.instructions for c in module.computations.values()])
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(seen) == 8
+    for found in seen[1:]:
+        assert all(a is b for a, b in zip(found, seen[0], strict=True))
