@@ -138,12 +138,13 @@ _LITERAL_VALUE = re.compile(r"[-+.0-9(]|(?:true|false|nan|inf)(?![A-Za-z0-9_.\-]
 _PRINTED_PARAMETER = r"[A-Za-z_][A-Za-z0-9_.\-]*:[ \t]*" + PRINTED_ARRAY
 # A computation's head on one line as XLA prints it, after white space: 1 ENTRY, 2 name, 3
 # the signature ``(params) -> shape`` with its parameters as XLA prints them, 4 its result
-# shape (the text up to the line's last '{', which the one shape reader judges); the next
-# line starts its instructions.
+# shape (the text up to the line's last '{', which only white space follows: matched
+# greedily, back from the line's end; the one shape reader judges it); the next line
+# starts its instructions.
 _FAST_HEAD = re.compile(
     r"[ \t\r\n]*(ENTRY[ \t]+)?(%[A-Za-z_][A-Za-z0-9_.\-]*|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
     rf"(\((?:{_PRINTED_PARAMETER}(?:,[ \t]*(?!\))|(?=\))))*\)[ \t]*->[ \t]*"
-    r"([^\n]+?))?[ \t]*\{[ \t]*(?=\n)")
+    r"([^\n]*[^ \t\n]))?[ \t]*\{[ \t]*(?=\n)")
 _LAYOUTS_KEPT = 4096
 _METADATA_KEPT = 8192  # metadata attributes the fast path remembers as taken (a dump repeats each)
 _SHAPES_KEPT = 4096  # shape texts the fast path keeps, each once (a dump repeats a few)

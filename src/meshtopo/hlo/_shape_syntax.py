@@ -50,8 +50,27 @@ _PRINTED = re.compile(r"([a-z][a-z0-9]*)\[((?:<=)?[0-9]{1,18}(?:,(?:<=)?[0-9]{1,
 # An array shape as XLA prints it that XLA takes, as one pattern: an element type, and a
 # layout (if any) naming as many dimensions as the array has (ranks 1 to 8, each dimension
 # read once: after it, the list ends or goes on; anything else is left to ``shape_error``).
-_ELEMENT = "(?:" + "|".join(sorted((t for t in ELEMENT_BITS if t != "token"),
-                                   key=len, reverse=True)) + ")"
+
+
+def _prefix_tree(words: list[str]) -> str:
+    """A pattern that matches each of ``words`` (non-empty), branching letter by letter:
+    Python's ``re`` tries an alternation's branches in turn, and a branch per first letter
+    makes that a few tries, not one per word."""
+    heads: dict[str, list[str]] = {}
+    for word in words:
+        heads.setdefault(word[0], []).append(word[1:])
+    branches = []
+    for head, tails in heads.items():
+        longer = [tail for tail in tails if tail]
+        branch = re.escape(head)
+        if longer:
+            inner = _prefix_tree(longer)
+            branch += f"(?:{inner})?" if len(longer) < len(tails) else inner
+        branches.append(branch)
+    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+
+_ELEMENT = _prefix_tree([t for t in ELEMENT_BITS if t != "token"])
 _DIM = r"(?:<=)?[0-9]{1,18}"
 
 
