@@ -19,6 +19,7 @@ meshtopo._errors.HloParseError: 1:56: expected '}' to end boolean list attribute
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from ._token_cursor import GiveUp, TokenCursor, read_attribute
@@ -26,10 +27,16 @@ from ._tokens import TokKind
 
 K = TokKind
 _BOOLEANS = {K.kw_true: True, K.kw_false: False}
+# The items and '}' of a list as XLA prints it (read at once; any other, token by token).
+_PRINTED_ITEMS = re.compile(r"((?:true|false)(?:, ?(?:true|false))*)?\}")
 
 
 def _items(c: TokenCursor, end_message: str) -> list[bool]:
     """The booleans of a list whose '{' was read, and its '}'."""
+    if (printed := _PRINTED_ITEMS.match(c.text, c.start)) is not None:
+        c.jump(printed.end())
+        items = printed.group(1)
+        return [word == "true" for word in items.replace(" ", "").split(",")] if items else []
     found: list[bool] = []
     if c.kind != K.kRbrace:
         while True:

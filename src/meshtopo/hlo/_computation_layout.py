@@ -12,8 +12,10 @@ meshtopo._errors.HloParseError: 1:53: Expects -> before result shape
 
 from __future__ import annotations
 
+import re
+
 from .._errors import HloParseError
-from ._shape_syntax import read_shape
+from ._shape_syntax import PRINTED_ARRAY, read_shape
 from ._token_cursor import TokenCursor, recorded_reading
 from ._tokens import TokKind
 
@@ -22,6 +24,9 @@ K = TokKind
 # find its end, then checked: read once).
 _READ_CLEAN: set[str] = set()
 _CLEAN_KEPT = 16
+# Parameter shapes as XLA prints them, each an array XLA takes followed by ', ' and, every
+# fifth, an index comment: stepped over at once (the token reader reads on from what stops it).
+_PRINTED_PARAMETERS = re.compile(rf"(?:{PRINTED_ARRAY}, (?:/\*index=[0-9]+\*/)?)+")
 
 
 def check_computation_layout(value: str, line: int, column: int) -> HloParseError | None:
@@ -52,6 +57,8 @@ def computation_layout_end(text: str, start: int) -> int | None:
 def _layout(c: TokenCursor) -> None:
     c.expect(K.kLbrace, "Expects '{' at the start of aliasing description")
     c.expect(K.kLparen, "Expects ( before parameter shape list")
+    if (printed := _PRINTED_PARAMETERS.match(c.text, c.start)) is not None:
+        c.jump(printed.end())
     while c.kind != K.kRparen:
         _shape(c)
         if c.kind == K.kRparen:

@@ -17,6 +17,7 @@ meshtopo._errors.HloParseError: 1:16: expects integer
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Mapping
 from typing import TypeVar
@@ -198,9 +199,18 @@ class TokenCursor:
                 self.kind, self.end, self.resume = TokKind.kInt, found.end(), found.end()
 
     def jump(self, at: int) -> None:
-        """Move to the token at or after offset ``at`` (where another reader stopped)."""
+        """Move to the token at or after offset ``at`` (where another reader stopped): the
+        one after a token lexed before that ends at ``at``, or those lexed from there."""
         self.previous_end = at
-        self._lex_from(at)
+        ends = self._ends if self._kinds else ()
+        index = bisect.bisect_left(ends, at, self._index)
+        if index + 1 < len(ends) and ends[index] == at:
+            self._index = index = index + 1
+            self.kind, self.start, self.end = (
+                self._kinds[index], self._starts[index], ends[index])
+            self.resume = self.end
+        else:
+            self._lex_from(at)
 
     def look_ahead(self) -> int:
         """The kind of the token after the current one."""
