@@ -66,7 +66,10 @@ class DecodeCache:
         self.values: dict[tuple[str, str], object] = {}
         self.templates: dict[DecodingKey, tuple[CollectiveAttributes,
                                                 CollectiveOpGroupMode | None]] = {}
-        self._last_groups: tuple[str, CollectiveDeviceList] = ("", _EMPTY_GROUPS)
+        # The explicit groups the fast path last found: where in which text, their device
+        # list and what was kept as written.
+        self._last_groups: tuple[str, int, int, CollectiveDeviceList, Written] = (
+            "", 0, 0, _EMPTY_GROUPS, "")
 
     def get(self, key: str, text: str, line: int, column: int,
             decode: Callable[[str, int, int], _T]) -> _T:
@@ -92,25 +95,28 @@ class DecodeCache:
         lists holds each list's text once."""
         text = instruction.text
         start, stop = instruction.groups_span  # type: ignore[misc]
-        written = text[start:stop]
-        last, found = self._last_groups
-        if written == last:
-            return found, last
+        last_text, last_start, last_stop, found, kept = self._last_groups
+        if stop - start == last_stop - last_start and text.startswith(  # (unequal lists of
+                last_text[last_start:last_start + _COMPARED_FIRST], start) and text.startswith(
+                last_text[last_start:last_stop], start):  # one length differ early, mostly)
+            return found, kept
         if stop - start <= _SHARED_LENGTH:
+            written = text[start:stop]
             key = ("replica_groups", written)
             shared = cast(CollectiveDeviceList | None, self.values.get(key))
             if shared is None:
                 shared = self.values[key] = _explicit(written, None, instruction)
-            self._last_groups = (written, shared)
+            self._last_groups = (text, start, stop, shared, written)
             return shared, written
         found = _explicit(text, (start, stop), instruction)
-        self._last_groups = (written, found)
+        self._last_groups = (text, start, stop, found, (text, start, stop))
         return found, (text, start, stop)
 
 
 # The longest explicit list shared by its text across a module (longer ones are shared only
 # with the collective right before, which dumps of long lists repeat them on).
 _SHARED_LENGTH = 256
+_COMPARED_FIRST = 64  # how much of two lists is compared before the whole
 
 
 def _explicit(text: str, span: tuple[int, int] | None,
