@@ -116,17 +116,18 @@ def test_an_error_in_groups_cut_off_is_where_the_general_reader_puts_it(
 
 def test_long_lists_alternating_keep_their_own_text_and_groups() -> None:
     first, second = list(range(200)), list(range(199, -1, -1))
-    texts = ["{{" + ",".join(map(str, ids)) + "}}" for ids in (first, second, first, first)]
+    last_two_swapped = [*first[:-2], 199, 198]  # as long as the first, alike far into it
+    lists = (first, second, first, first, last_two_swapped)
+    texts = ["{{" + ",".join(map(str, ids)) + "}}" for ids in lists]
     lines = [f"  %ar{i} = f32[8]{{0}} all-reduce(%p), channel_id={i + 1}, replica_groups={t}, "
              "use_global_device_ids=true, to_apply=%add\n" for i, t in enumerate(texts)]
     module = hlo.parse_module(entry_head("HloModule m, num_partitions=200") + "".join(lines)
                               + "}\n")
     collectives = module.collectives
     assert [c.groups_text for c in collectives] == texts
-    assert [c.replica_groups.replica_groups for c in collectives] == [
-        [first], [second], [first], [first]]
+    assert [c.replica_groups.replica_groups for c in collectives] == [[ids] for ids in lists]
     assert collectives[3].replica_groups is collectives[2].replica_groups  # repeated: shared
-    assert [c.device_groups() for c in collectives] == [[first], [second], [first], [first]]
+    assert [c.device_groups() for c in collectives] == [[ids] for ids in lists]
 
 
 def test_groups_arrays_of_a_span_shorter_than_the_list_is_none() -> None:
