@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+import meshtopo as mt
 from meshtopo import hlo
 
 from ._fast_paths import structure, turn_off
@@ -20,12 +21,14 @@ def _fused(index: int) -> str:
             f"  %p1 = f32[8]{{0}} parameter(1)\n"
             f"  %m = f32[8]{{0}} multiply(%p0, %p1), metadata={{op_name=\"m{index}\"}}\n"
             f"  %z = f32[] constant(0)\n"
-            f"  ROOT %r = f32[] reduce(%m, %z), dimensions={{0}}, to_apply=%add\n"
+            f"  ROOT %r = f32[] reduce(%m, %z), dimensions={{0}}, to_apply=%sum\n"
             f"}}\n\n")
 
 
 COUNT = 40
-TEXT = ("HloModule m, num_partitions=2\n\n" + ADD + "\n" + "".join(map(_fused, range(COUNT)))
+SUM = ADD.replace("%add", "%sum")
+TEXT = ("HloModule m, num_partitions=2\n\n" + ADD + "\n" + SUM + "\n"
+        + "".join(map(_fused, range(COUNT)))
         + "ENTRY %main (p: f32[8]) -> f32[] {\n  %p = f32[8]{0} parameter(0)\n"
         + "  %ar = f32[8]{0} all-reduce(%p), channel_id=1, replica_groups={{0,1}}, "
           "use_global_device_ids=true, to_apply=%add\n"
@@ -54,7 +57,7 @@ def test_instructions_are_made_when_asked_for_and_are_the_general_readers(
         '  %m = f32[8]{0} multiply(%p0, %p1), metadata={op_name="m7"}') + 1
     assert module.collectives[0].reduction == "sum"  # the root of %add, read on use
     read = structure(module)
-    assert _live_instructions() - before == COUNT + 3 + 3 + 5 * COUNT  # and now every one
+    assert _live_instructions() - before == COUNT + 3 + 3 + 3 + 5 * COUNT  # and now every one
     turn_off(monkeypatch)
     assert read == structure(hlo.parse_module(TEXT))
 
@@ -76,3 +79,28 @@ def test_threads_asking_at_once_get_the_same_instructions() -> None:
     assert len(seen) == 8
     for found in seen[1:]:
         assert all(a is b for a, b in zip(found, seen[0], strict=True))
+
+
+def test_what_a_computation_calls_is_known_without_reading_it() -> None:
+    module = hlo.parse_module(TEXT)
+    fused = module.computations["fused.3"]
+    assert fused.called_computations == ["sum"]
+    assert "instructions" not in vars(fused)  # still unread
+    assert [i.name for i in fused.instructions] == ["p0", "p1", "m", "z", "r"]
+    assert fused.called_computations == ["sum"]
+
+
+def test_order_analysis_of_a_scheduled_module_reads_no_computation_without_collectives(
+        ) -> None:
+    leaf = ("%leaf (a: f32[8]) -> f32[8] {\n  %a = f32[8]{0} parameter(0)\n"
+            "  ROOT %n = f32[8]{0} negate(%a)\n}\n\n")
+    text = ("HloModule m, is_scheduled=true, num_partitions=2\n\n" + ADD + "\n" + leaf
+            + "ENTRY %main (p: f32[8]) -> f32[8] {\n  %p = f32[8]{0} parameter(0)\n"
+            "  %f = f32[8]{0} fusion(%p), kind=kLoop, calls=%leaf\n"
+            "  ROOT %ar = f32[8]{0} all-reduce(%f), channel_id=1, replica_groups={{0,1}}, "
+            "use_global_device_ids=true, to_apply=%add\n}\n")
+    module = hlo.parse_module(text)
+    report = mt.order.analyze(module)
+    assert [a.entry.name for a in report.schedule(0)] == ["ar"]
+    assert "instructions" not in vars(module.computations["leaf"])  # not read: no step in it
+    assert [i.name for i in module.computations["leaf"].instructions] == ["a", "n"]

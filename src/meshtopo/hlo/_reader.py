@@ -41,6 +41,7 @@ read starts turns the fast paths off (the general reader reads every line), to c
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -329,7 +330,7 @@ class Reader:
         # For the computation just read: how to read its instructions again on first use,
         # when the fast path read every one and none was visited (``_LinesAgain``), else None.
         self.lines_again: _LinesAgain | None = None
-        self._again: _AgainState | None = None  # what every ``_LinesAgain`` shares
+        self._again: Reader | None = None  # what every ``_LinesAgain`` reads with
 
     # ---- positions, errors and more text -------------------------------------------------
 
@@ -498,6 +499,9 @@ class Reader:
         # The channel_id of each of XLA's channel instructions read, by name (None: none).
         self._channels: dict[str, int | None] = {}
         self._nested: list[Instruction] = []  # operands written as instructions, in order
+        # What each line the fast path read calls (a whole text's: a stream's computation
+        # is never read again on use, and its lines are not kept).
+        self._calls: list[tuple[str, ...]] | None = None if self._bounded else []
         self._depth = 0  # how deep in them the reader is
         self._last: Instruction | None = None
         self._root_at: tuple[int, int] | None = None
@@ -552,8 +556,9 @@ class Reader:
                     lambda pos: self._instruction(pos, computation))
             if found is None:
                 if by_lines:
-                    self.lines_again = _LinesAgain(self._again_state(), *body, checked,
-                                                   computation.signature)
+                    self.lines_again = _LinesAgain(
+                        self._reader_again(), *body, checked, computation.signature,
+                        list(dict.fromkeys(itertools.chain.from_iterable(self._calls or ()))))
                 if self._last is None:  # XLA reads an instruction's name where '}' is
                     raise self.error("expects name", self.text.rfind("}", 0, self.pos))
                 if computation.root is None:
@@ -584,14 +589,16 @@ class Reader:
             self._check(computation, found, self._root_at)
             yield [*self._nested, found]
 
-    def _again_state(self) -> _AgainState:
-        """What reading a computation's lines again needs of this reader: the text and the
-        caches and names its fast path checked the lines against (shared, not copied)."""
-        state = self._again
-        if state is None:
-            state = self._again = (self.text, self.source, self.computation_names,
-                                   self._layouts, self._shapes, self._metadata_seen)
-        return state
+    def _reader_again(self) -> Reader:
+        """The reader that reads this one's computations again on first use
+        (``_LinesAgain``): one for the module, over the same text, with the same names and
+        caches (shared, not copied)."""
+        again = self._again
+        if again is None:
+            again = self._again = Reader(self.text, self.source)
+            again.computation_names, again._layouts = self.computation_names, self._layouts
+            again._shapes, again._metadata_seen = self._shapes, self._metadata_seen
+        return again
 
     def _printed_head(self) -> Computation | None:
         """The computation head at the current position when it is on one line as XLA
@@ -910,9 +917,9 @@ class Reader:
         scanned = scan_lines(self.text, self.pos, _RUN) if self._fast else None
         if not scanned:
             return [], True
-        names, known, layouts, shapes, metadata, shape_of, parameters = (
+        names, known, layouts, shapes, metadata, shape_of, parameters, calls = (
             self._names, self.computation_names, self._layouts, self._shapes,
-            self._metadata_seen, self._shape_of, self._parameters)
+            self._metadata_seen, self._shape_of, self._parameters, self._calls)
         defined, add = names.issuperset, names.add
         owner, line, end = computation.name, self.line, self.pos
         read: list[Instruction] = []
@@ -934,6 +941,8 @@ class Reader:
                         callees and not _RESERVED.isdisjoint(callees)):
                     break  # a name written '%' in the text, or a keyword: the general reader's
                 layout, called = found, callees or found.called
+                if called and calls is not None:
+                    calls.append(called)
             if operands is None or opcode in _LITERAL_OPCODES:  # no names, or a literal
                 if operand_text is None:
                     break  # a literal or number written as names: the general reader's
@@ -1905,29 +1914,23 @@ def _operand_offset(operand_text: str, index: int) -> int | None:
     return found[index][2] if index < len(found) else None
 
 
-# A reader's text, source, computation names, layouts, shapes and metadata seen.
-_AgainState = tuple[str, "str | None", set[str], dict[tuple[str, bool, bool, str], "_Layout"],
-                    dict[str, str], set[str]]
-
-
 class _LinesAgain:
     """A computation's instructions and root read again from the text, the same as when
     first read, by the fast path alone (``Computation.read_on_use``): for a computation each
     of whose lines the fast path read and none of which was visited, whose checks then
     passed. It holds no computation, so a module of such computations holds no cycle."""
 
-    __slots__ = ("_checked", "_line", "_pos", "_signature", "_state")
+    __slots__ = ("_checked", "_line", "_pos", "_reader", "_signature", "called")
 
-    def __init__(self, state: _AgainState, pos: int, line: int, checked: frozenset[str],
-                 signature: str) -> None:
-        self._state, self._pos, self._line = state, pos, line
+    def __init__(self, reader: Reader, pos: int, line: int, checked: frozenset[str],
+                 signature: str, called: list[str]) -> None:
+        self._reader, self._pos, self._line = reader, pos, line
         self._checked, self._signature = checked, signature
+        self.called = called  # the computations its lines call, first-call order
 
     def __call__(self, computation: Computation) -> None:
-        text, source, names, layouts, shapes, metadata = self._state
-        reader = Reader(text, source)
-        reader.computation_names, reader._layouts = names, layouts
-        reader._shapes, reader._metadata_seen = shapes, metadata
+        # (computations are read on use one at a time: the module's one reader is free)
+        reader = self._reader
         reader.pos, reader.line = self._pos, self._line
         reader._begin()
         computation.root = None  # held back until now: the ROOT line sets it

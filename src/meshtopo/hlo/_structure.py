@@ -238,15 +238,20 @@ class Computation:
         self.root = root
         self.written_inline = written_inline  # as an attribute's value (``to_apply={...}``)
         self._unread: Callable[[Computation], None] | None = None
+        self._called: list[str] | None = None  # called_computations, when known unread
 
-    def read_on_use(self, reader: Callable[[Computation], None]) -> None:
+    def read_on_use(self, reader: Callable[[Computation], None],
+                    called: list[str] | None = None) -> None:
         """``reader(computation)`` sets ``instructions``, ``root`` and ``signature`` when one
         of them or ``by_name`` is first asked for (until then they are not set, so reading
         any other attribute costs nothing more); an error it raises goes to that caller,
-        and is raised again at the next use. Computations are read on use one at a time."""
+        and is raised again at the next use. Computations are read on use one at a time.
+        ``called``, when given, is ``called_computations`` until then (asking for it reads
+        nothing)."""
         del self.instructions, self.root, self.signature
         self._by_name = None
         self._unread = reader
+        self._called = called
 
     if not TYPE_CHECKING:  # the checker sees the declared attributes only
 
@@ -289,6 +294,8 @@ class Computation:
     @property
     def called_computations(self) -> list[str]:
         """Computations called by any instruction here, first-call order, no repeats."""
+        if self._called is not None and "instructions" not in self.__dict__:
+            return list(self._called)  # known without reading them
         seen: dict[str, None] = {}
         for instruction in self.instructions:
             for name in instruction.called_computations:

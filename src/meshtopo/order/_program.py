@@ -219,6 +219,9 @@ class _Walker:
         self.spans: dict[tuple[Site, str], tuple[int, int]] = {}
         self.opcodes: dict[tuple[str, str | None], str] = {}
         self.forms: dict[tuple[object, ...], _Form] = {}
+        # The computations that hold a collective instruction (of a scheduled module, one
+        # that holds none and calls nothing makes no step: it is not walked, nor read).
+        self.holding = {c.instruction.computation for c in module.collectives}
 
     def computation(self, computation: Computation, loops: tuple[tuple[str, int | None], ...],
                     branches: tuple[tuple[str, int], ...], stack: tuple[str, ...],
@@ -228,6 +231,10 @@ class _Walker:
         stack = (*stack, computation.name)
         started: dict[str, int] = {}
         first_step = len(self.kinds)
+        if (self.module.is_scheduled and computation.name not in self.holding
+                and not computation.called_computations):
+            self.spans[(sites, computation.name)] = (first_step, first_step)
+            return
         for inst in _ordered(self.orders, computation, self.module.is_scheduled):
             collective = inst.collective
             if collective is None and inst.opcode not in _WALKED:
