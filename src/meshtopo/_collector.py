@@ -13,19 +13,22 @@ the one it set off right after the read cost as much as the batches saved.
 
 from __future__ import annotations
 
-import contextlib
 import gc
-from collections.abc import Iterator
+from types import TracebackType
 
 
-@contextlib.contextmanager
-def paused() -> Iterator[None]:
+class paused:  # lower case: used as ``with paused():``, as a function would be
     """Pause the cyclic garbage collector for the block; a collector that was on is turned
-    back on afterwards, whatever the block raises, and one that was off stays off."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
+    back on afterwards, whatever the block raises, and one that was off stays off (a class,
+    not a generator: it is entered once per computation read on use)."""
+
+    __slots__ = ("_enabled",)
+
+    def __enter__(self) -> None:
+        self._enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if self._enabled:
             gc.enable()

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, cast
 
+from .._collector import paused
 from .._errors import HloParseError, InvalidArgumentError
 from ._shape import Shape
 from ._shape_syntax import parse_shape
@@ -258,7 +259,9 @@ class Computation:
         def __getattr__(self, name: str) -> object:
             # Called only for an attribute that is not set: those ``read_on_use`` holds back.
             if name in _READ_ON_USE and "_unread" in self.__dict__:
-                with _READING:  # a thread that asks while another reads waits for it
+                # A thread that asks while another reads waits for it. The collector waits
+                # too: one asking for many computations leaves what they make to one walk.
+                with _READING, paused():
                     reader = self._unread
                     if reader is not None:
                         self._unread = None
