@@ -72,6 +72,9 @@ if TYPE_CHECKING:  # numpy.typing costs start-up time; annotations only
     from numpy.typing import ArrayLike
 
 
+_set = object.__setattr__  # (the list's own ``__setattr__`` refuses every name)
+
+
 class CollectiveDeviceList:
     """Replica groups as written on a collective: explicit, iota or mesh-axes.
 
@@ -92,18 +95,19 @@ class CollectiveDeviceList:
 
     def __init__(self, groups: object = ()) -> None:
         form: _Form
-        if isinstance(groups, CollectiveDeviceList):
+        expanded = None
+        if type(groups) in _FORMS:  # (a reader makes one per collective: checked first)
+            form = groups  # type: ignore[assignment]
+        elif isinstance(groups, CollectiveDeviceList):
             form = groups._form
             expanded = groups._expanded_once
+        elif isinstance(groups, IotaReplicaGroupList | MeshAxesReplicaGroupList
+                        | ExplicitArrays | WrittenGroups):
+            form = groups
         else:
-            expanded = None
-            if isinstance(groups, IotaReplicaGroupList | MeshAxesReplicaGroupList
-                          | ExplicitArrays | WrittenGroups):
-                form = groups
-            else:
-                form = ExplicitArrays(*explicit_arrays(groups))
-        object.__setattr__(self, "_form", form)
-        object.__setattr__(self, "_expanded_once", expanded)
+            form = ExplicitArrays(*explicit_arrays(groups))
+        _set(self, "_form", form)
+        _set(self, "_expanded_once", expanded)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"CollectiveDeviceList is immutable; cannot set {name}")
@@ -597,6 +601,11 @@ class MeshAxesReplicaGroupList:
         groups = read_mesh_axes(scanner)
         scanner.finish()
         return groups
+
+
+# The forms a list holds, exactly these types (``CollectiveDeviceList.__init__``).
+_FORMS = frozenset({IotaReplicaGroupList, MeshAxesReplicaGroupList, ExplicitArrays,
+                    WrittenGroups})
 
 
 def read_mesh_axes(scanner: Scanner) -> MeshAxesReplicaGroupList:
