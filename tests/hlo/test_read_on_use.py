@@ -4,12 +4,16 @@ instructions when they are first asked for: the same the general reader makes.""
 from __future__ import annotations
 
 import gc
+import os
+import signal
 import threading
+import time
 
 import pytest
 
 import meshtopo as mt
 from meshtopo import hlo
+from meshtopo.hlo._reader import Reader
 
 from ._fast_paths import structure, turn_off
 from ._text import ADD
@@ -104,3 +108,100 @@ def test_order_analysis_of_a_scheduled_module_reads_no_computation_without_colle
     assert [a.entry.name for a in report.schedule(0)] == ["ar"]
     assert "instructions" not in vars(module.computations["leaf"])  # not read: no step in it
     assert [i.name for i in module.computations["leaf"].instructions] == ["a", "n"]
+
+
+def _reading_held(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threading.Event]:
+    """Make the next read on use stop in its first run of lines until ``go`` is set
+    (``stopped`` is set once it has stopped there)."""
+    stopped, go = threading.Event(), threading.Event()
+    lines = Reader._lines
+
+    def held(self: Reader, *args: object) -> object:
+        if not go.is_set():
+            stopped.set()
+            go.wait(timeout=60)
+        return lines(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Reader, "_lines", held)
+    return stopped, go
+
+
+def test_a_thread_asking_while_another_reads_waits_for_the_whole_read(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    module = hlo.parse_module(TEXT)
+    fused = module.computations["fused.5"]
+    stopped, go = _reading_held(monkeypatch)
+    reading = threading.Thread(target=lambda: fused.signature)
+    reading.start()
+    assert stopped.wait(timeout=60)
+    assert not {"instructions", "root", "signature"} & set(vars(fused))  # nothing half set
+    roots: list[object] = []
+    asking = threading.Thread(target=lambda: roots.append(fused.root))
+    asking.start()
+    go.set()
+    for thread in (reading, asking):
+        thread.join(timeout=60)
+    assert [r.name for r in roots] == ["r"]  # type: ignore[attr-defined]
+
+
+def test_a_read_on_use_that_fails_leaves_nothing_set_and_reads_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    module = hlo.parse_module(TEXT)
+    fused = module.computations["fused.5"]
+    lines = Reader._lines
+    calls: list[int] = []
+
+    def failing_once(self: Reader, *args: object) -> object:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return lines(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Reader, "_lines", failing_once)
+    with pytest.raises(KeyboardInterrupt):
+        _ = fused.instructions
+    assert not {"instructions", "root", "signature"} & set(vars(fused))
+    assert fused.root.name == "r"
+    assert [i.name for i in fused.instructions] == ["p0", "p1", "m", "z", "r"]
+
+
+def test_what_a_caller_set_before_the_read_stays_set() -> None:
+    module = hlo.parse_module(TEXT)
+    fused = module.computations["fused.5"]
+    fused.signature = "(x: f32[8]) -> f32[]"
+    assert fused.root.name == "r"
+    assert fused.signature == "(x: f32[8]) -> f32[]"
+    other = module.computations["fused.6"]
+    other.instructions = []
+    assert other.root.name == "r" and other.instructions == []
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.timeout(120)
+def test_a_process_forked_while_a_thread_reads_reads_on_use(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    module = hlo.parse_module(TEXT)
+    stopped, go = _reading_held(monkeypatch)
+    reading = threading.Thread(target=lambda: module.computations["fused.5"].instructions)
+    reading.start()
+    assert stopped.wait(timeout=60)
+    child = os.fork()
+    if child == 0:  # the child: the thread that held the lock is not here
+        signal.alarm(20)
+        go.set()
+        ok = ([i.name for i in module.computations["fused.5"].instructions]
+              == [i.name for i in module.computations["fused.6"].instructions]
+              == ["p0", "p1", "m", "z", "r"])
+        os._exit(0 if ok else 1)
+    go.set()
+    reading.join(timeout=60)
+    for _ in range(600):
+        done, status = os.waitpid(child, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+        pytest.fail("the forked process hung reading a computation on use")
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -1933,17 +1933,18 @@ class _LinesAgain:
         reader = self._reader
         reader.pos, reader.line = self._pos, self._line
         reader._begin()
-        computation.root = None  # held back until now: the ROOT line sets it
+        read_into = Computation(computation.name, False, self._line, "")  # its ROOT set here
         instructions: list[Instruction] = []
         while True:
-            read, _ = reader._lines(computation, self._checked)
+            read, _ = reader._lines(read_into, self._checked)
             instructions += read
             if len(read) < _RUN:
                 break
-        computation.instructions = instructions
-        if computation.root is None:
-            computation.root = reader._last
-        computation.signature = self._signature
+        root = read_into.root if read_into.root is not None else reader._last
+        found = (instructions, root, self._signature)
+        for key, value in zip(("instructions", "root", "signature"), found, strict=True):
+            if key not in vars(computation):  # (one a caller set stays as set)
+                setattr(computation, key, value)
 
 
 def _operand_position(instruction: Instruction, index: int) -> tuple[int, int]:

@@ -9,6 +9,7 @@ async wrappers, custom calls). Nothing here reads text: ``_reader`` builds these
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -42,6 +43,17 @@ class Attribute(NamedTuple):
 # What a computation read on use (``Computation.read_on_use``) reads on first use.
 _READ_ON_USE = frozenset({"instructions", "root", "signature"})
 _READING = threading.RLock()  # held while one is read (a reader may ask for another)
+
+
+def _fresh_lock() -> None:
+    """A process forked while another thread read a computation starts with the lock free
+    (the computation that thread read is read again on use)."""
+    global _READING
+    _READING = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_lock)
 # An instruction's attributes, or what makes them on first use (``Instruction.attribute_list``).
 Attributes = list[Attribute] | Callable[["Instruction"], list[Attribute]]
 # What prints an instruction read from a proto on first use: its (text, attribute_at,
@@ -239,14 +251,16 @@ class Computation:
         self.root = root
         self.written_inline = written_inline  # as an attribute's value (``to_apply={...}``)
         self._unread: Callable[[Computation], None] | None = None
-        self._called: list[str] | None = None  # called_computations, when known unread
+
+    _called: list[str] | None = None  # called_computations, when known unread
 
     def read_on_use(self, reader: Callable[[Computation], None],
                     called: list[str] | None = None) -> None:
-        """``reader(computation)`` sets ``instructions``, ``root`` and ``signature`` when one
-        of them or ``by_name`` is first asked for (until then they are not set, so reading
-        any other attribute costs nothing more); an error it raises goes to that caller,
-        and is raised again at the next use. Computations are read on use one at a time.
+        """``reader(computation)`` sets ``instructions``, ``root`` and ``signature``, each
+        once complete, when one of them or ``by_name`` is first asked for (until then they
+        are not set, so reading any other attribute costs nothing more); an error it raises
+        goes to that caller, and the next use reads again. Computations are read on use one
+        at a time.
         ``called``, when given, is ``called_computations`` until then (asking for it reads
         nothing)."""
         del self.instructions, self.root, self.signature
@@ -264,12 +278,8 @@ class Computation:
                 with _READING, paused():
                     reader = self._unread
                     if reader is not None:
+                        reader(self)
                         self._unread = None
-                        try:
-                            reader(self)
-                        except BaseException:
-                            self._unread = reader
-                            raise
                     if name in self.__dict__:
                         return self.__dict__[name]
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
