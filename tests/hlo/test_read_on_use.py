@@ -178,6 +178,7 @@ def test_what_a_caller_set_before_the_read_stays_set() -> None:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 @pytest.mark.timeout(120)
+@pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")  # the child runs no jax
 def test_a_process_forked_while_a_thread_reads_reads_on_use(
         monkeypatch: pytest.MonkeyPatch) -> None:
     module = hlo.parse_module(TEXT)
