@@ -41,10 +41,9 @@ read starts turns the fast paths off (the general reader reads every line), to c
 from __future__ import annotations
 
 import functools
-import itertools
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple, TypeVar, cast
 
 from .._errors import HloParseError
@@ -558,7 +557,7 @@ class Reader:
                 if by_lines:
                     self.lines_again = _LinesAgain(
                         self._reader_again(), *body, checked, computation.signature,
-                        list(dict.fromkeys(itertools.chain.from_iterable(self._calls or ()))))
+                        self._calls or ())
                 if self._last is None:  # XLA reads an instruction's name where '}' is
                     raise self.error("expects name", self.text.rfind("}", 0, self.pos))
                 if computation.root is None:
@@ -1920,13 +1919,13 @@ class _LinesAgain:
     of whose lines the fast path read and none of which was visited, whose checks then
     passed. It holds no computation, so a module of such computations holds no cycle."""
 
-    __slots__ = ("_checked", "_line", "_pos", "_reader", "_signature", "called")
+    __slots__ = ("_checked", "_line", "_pos", "_reader", "_signature", "calls")
 
     def __init__(self, reader: Reader, pos: int, line: int, checked: frozenset[str],
-                 signature: str, called: list[str]) -> None:
+                 signature: str, calls: Sequence[tuple[str, ...]]) -> None:
         self._reader, self._pos, self._line = reader, pos, line
         self._checked, self._signature = checked, signature
-        self.called = called  # the computations its lines call, first-call order
+        self.calls = calls  # what each of its lines that calls computations calls, in order
 
     def __call__(self, computation: Computation) -> None:
         # (computations are read on use one at a time: the module's one reader is free)

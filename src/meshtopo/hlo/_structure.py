@@ -9,9 +9,10 @@ async wrappers, custom calls). Nothing here reads text: ``_reader`` builds these
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, cast
 
@@ -251,22 +252,26 @@ class Computation:
         self.root = root
         self.written_inline = written_inline  # as an attribute's value (``to_apply={...}``)
         self._unread: Callable[[Computation], None] | None = None
+        self._calls: Sequence[tuple[str, ...]] | None = None
 
-    _called: list[str] | None = None  # called_computations, when known unread
+    # What each instruction that calls computations calls, when known unread (a class
+    # default too: a computation pickled before it was kept has none).
+    _calls: Sequence[tuple[str, ...]] | None = None
 
     def read_on_use(self, reader: Callable[[Computation], None],
-                    called: list[str] | None = None) -> None:
+                    calls: Sequence[tuple[str, ...]] | None = None) -> None:
         """``reader(computation)`` sets ``instructions``, ``root`` and ``signature``, each
         once complete, when one of them or ``by_name`` is first asked for (until then they
         are not set, so reading any other attribute costs nothing more); an error it raises
         goes to that caller, and the next use reads again. Computations are read on use one
         at a time.
-        ``called``, when given, is ``called_computations`` until then (asking for it reads
-        nothing)."""
+        ``calls``, when given, is what each of its instructions that calls computations
+        calls, in order: ``called_computations`` is answered from it until then (asking
+        for it reads nothing)."""
         del self.instructions, self.root, self.signature
         self._by_name = None
         self._unread = reader
-        self._called = called
+        self._calls = calls
 
     if not TYPE_CHECKING:  # the checker sees the declared attributes only
 
@@ -307,8 +312,8 @@ class Computation:
     @property
     def called_computations(self) -> list[str]:
         """Computations called by any instruction here, first-call order, no repeats."""
-        if self._called is not None and "instructions" not in self.__dict__:
-            return list(self._called)  # known without reading them
+        if self._calls is not None and "instructions" not in self.__dict__:
+            return list(dict.fromkeys(itertools.chain.from_iterable(self._calls)))
         seen: dict[str, None] = {}
         for instruction in self.instructions:
             for name in instruction.called_computations:
