@@ -43,7 +43,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import NamedTuple, TypeVar, cast
 
 from .._errors import HloParseError
@@ -825,7 +825,7 @@ class Reader:
         """``instruction_error`` on an instruction of the fast path's run that started at
         offset and line ``run``: one a line, so XLA points at the next line's first token."""
         opcode = instruction.opcode
-        attributes = instruction.attributes if reads_attributes(opcode) else {}
+        attributes = _values(instruction) if reads_attributes(opcode) else {}
         if not checked_after(opcode, attributes):
             return
         inline = instruction.inline_shapes or (None,) * len(instruction.operands)
@@ -1944,6 +1944,16 @@ class _LinesAgain:
         for key, value in zip(("instructions", "root", "signature"), found, strict=True):
             if key not in vars(computation):  # (one a caller set stays as set)
                 setattr(computation, key, value)
+
+
+def _values(instruction: Instruction) -> Mapping[str, str]:
+    """The attribute values of ``instruction`` by key, as the checks after reading ask for
+    them: its fast-path layout's while it holds one unsplit (a leading channel id and
+    explicit groups are there empty, a metadata tail absent: no check reads them), else
+    its own. Splitting a long line into attributes with positions costs more than those
+    checks."""
+    found = instruction._attributes
+    return found.values if isinstance(found, _Layout) else instruction.attributes
 
 
 def _operand_position(instruction: Instruction, index: int) -> tuple[int, int]:
