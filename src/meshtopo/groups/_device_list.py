@@ -101,8 +101,7 @@ class CollectiveDeviceList:
         elif isinstance(groups, CollectiveDeviceList):
             form = groups._form
             expanded = groups._expanded_once
-        elif isinstance(groups, IotaReplicaGroupList | MeshAxesReplicaGroupList
-                        | ExplicitArrays | WrittenGroups):
+        elif isinstance(groups, _FORMS):  # (a subclass of one)
             form = groups
         else:
             form = ExplicitArrays(*explicit_arrays(groups))
@@ -603,9 +602,8 @@ class MeshAxesReplicaGroupList:
         return groups
 
 
-# The forms a list holds, exactly these types (``CollectiveDeviceList.__init__``).
-_FORMS = frozenset({IotaReplicaGroupList, MeshAxesReplicaGroupList, ExplicitArrays,
-                    WrittenGroups})
+# The forms a list holds (``CollectiveDeviceList.__init__``).
+_FORMS = (IotaReplicaGroupList, MeshAxesReplicaGroupList, ExplicitArrays, WrittenGroups)
 
 
 def read_mesh_axes(scanner: Scanner) -> MeshAxesReplicaGroupList:

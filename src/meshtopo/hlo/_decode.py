@@ -96,9 +96,7 @@ class DecodeCache:
         text = instruction.text
         start, stop = instruction.groups_span  # type: ignore[misc]
         last_text, last_start, last_stop, found, kept = self._last_groups
-        if stop - start == last_stop - last_start and text.startswith(  # (unequal lists of
-                last_text[last_start:last_start + _COMPARED_FIRST], start) and text.startswith(
-                last_text[last_start:last_stop], start):  # one length differ early, mostly)
+        if _same_text(text, start, stop, last_text, last_start, last_stop):
             return found, kept
         if stop - start <= _SHARED_LENGTH:
             written = text[start:stop]
@@ -116,7 +114,18 @@ class DecodeCache:
 # The longest explicit list shared by its text across a module (longer ones are shared only
 # with the collective right before, which dumps of long lists repeat them on).
 _SHARED_LENGTH = 256
-_COMPARED_FIRST = 64  # how much of two lists is compared before the whole
+_COMPARED_FIRST = 64  # how much of two spans is compared before the whole
+
+
+def _same_text(text: str, start: int, stop: int, other: str, other_start: int,
+               other_stop: int) -> bool:
+    """Whether ``text[start:stop]`` and ``other[other_start:other_stop]`` are the same text,
+    compared in place: their first ``_COMPARED_FIRST`` characters first (lists of one
+    length that differ mostly differ early), so that neither long span is copied then."""
+    if stop - start != other_stop - other_start:
+        return False
+    return text.startswith(other[other_start:other_start + _COMPARED_FIRST], start) and (
+        text.startswith(other[other_start:other_stop], start))
 
 
 def _explicit(text: str, span: tuple[int, int] | None,

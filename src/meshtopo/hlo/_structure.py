@@ -55,6 +55,7 @@ def _fresh_lock() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_fresh_lock)
+
 # An instruction's attributes, or what makes them on first use (``Instruction.attribute_list``).
 Attributes = list[Attribute] | Callable[["Instruction"], list[Attribute]]
 # What prints an instruction read from a proto on first use: its (text, attribute_at,
@@ -252,10 +253,9 @@ class Computation:
         self.root = root
         self.written_inline = written_inline  # as an attribute's value (``to_apply={...}``)
         self._unread: Callable[[Computation], None] | None = None
-        self._calls: Sequence[tuple[str, ...]] | None = None
 
-    # What each instruction that calls computations calls, when known unread (a class
-    # default too: a computation pickled before it was kept has none).
+    # What each instruction that calls computations calls, while it is known unread
+    # (``read_on_use``; a class default, which a pickled computation without it reads too).
     _calls: Sequence[tuple[str, ...]] | None = None
 
     def read_on_use(self, reader: Callable[[Computation], None],
