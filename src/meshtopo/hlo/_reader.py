@@ -258,6 +258,11 @@ class _Shared:
         # ')' (XLA's reader then stands there whatever it refuses; None before).
         self.made_whole: int | None = None
 
+    def take_made_whole(self) -> int | None:
+        """``made_whole``, reset to None."""
+        found, self.made_whole = self.made_whole, None
+        return found
+
     def program(self, name: str) -> ProgramShape | None:
         """The program shape of computation ``name``, None when it is not read yet."""
         found = self.programs.get(name)
@@ -1512,7 +1517,8 @@ class Reader:
                 # What XLA records reading a nested instruction is dropped if it reads one,
                 # and comes after its error for the operand if not.
                 shared = self._shared
-                recorded, shared.recorded, shared.made_whole = shared.recorded, None, None
+                recorded, shared.recorded = shared.recorded, None
+                shared.made_whole = None
                 try:
                     found, end = self._right_side("", operand, operand, computation, False,
                                                   nested=True)
@@ -1520,7 +1526,7 @@ class Reader:
                         self._parameter(found)
                 except (SyntaxFault, HloParseError):  # its literal's, too
                     shared.recorded = recorded
-                    whole, shared.made_whole = shared.made_whole, None
+                    whole = shared.take_made_whole()  # (the read above may have set it)
                     if whole is None:  # XLA stops in it
                         raise SyntaxFault(NOT_AN_OPERAND, operand) from None
                     end = whole
