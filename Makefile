@@ -12,7 +12,7 @@ $(VENV)/bin/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 # The compiled scanners (setup.py) are rebuilt when their sources change.
-BUILD_INPUTS := pyproject.toml setup.py $(wildcard src/meshtopo/hlo/*.c src/meshtopo/hlo/*.h src/meshtopo/order/*.c)
+BUILD_INPUTS := pyproject.toml setup.py src/meshtopo/hlo/_reader.py $(wildcard src/meshtopo/hlo/*.c src/meshtopo/hlo/*.h src/meshtopo/order/*.c)
 
 $(DEMO_STAMP): $(BUILD_INPUTS) | $(VENV)/bin/python
 	$(BIN)/pip install --quiet -e .

@@ -1,8 +1,9 @@
 """An install without a C compiler reads every text as the compiled scanners do.
 
-The tokenizer and the reader's two C extensions are optional (``setup.py``). ``hlo/_native.py`` stands in
-for them in pure Python where they were not built, or where ``MESHTOPO_PURE_PYTHON=1`` is
-set: the same modules, the same collectives, the same refusals at the same line and column,
+The tokenizer, the reader's two C extensions and the reader compiled by mypyc are optional
+(``setup.py``). ``hlo/_native.py`` stands in for the extensions in pure Python where they were
+not built, or where ``MESHTOPO_PURE_PYTHON=1`` is set, and ``hlo/_compiled.py`` has the
+reader's source read: the same modules, the same collectives, the same refusals at the same line and column,
 more slowly. One test reads with both in two processes; another builds the package with
 ``CC=false`` in a temporary directory, as on a machine without a compiler, and runs it.
 """
@@ -21,6 +22,7 @@ import pytest
 
 import meshtopo as mt
 from meshtopo import hlo
+from meshtopo.hlo._compiled import READER
 from meshtopo.hlo._native import SCANNERS
 from meshtopo.hlo._tokenize import tokenize
 
@@ -84,10 +86,11 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 from tests.hlo._fast_paths import structure
 from tests.hlo.test_pure_python import _readings
+from meshtopo.hlo._compiled import READER
 from meshtopo.hlo._native import SCANNERS
 from meshtopo.hlo._tokenize import tokenize
 texts = json.load(open(sys.argv[2]))
-json.dump({"scanners": SCANNERS, "readings": _readings(texts)}, sys.stdout)
+json.dump({"scanners": SCANNERS, "reader": READER, "readings": _readings(texts)}, sys.stdout)
 """
 
 
@@ -99,8 +102,8 @@ def test_pure_python_reads_what_native_reads(tmp_path: Path) -> None:
         env={**os.environ, "MESHTOPO_PURE_PYTHON": "1"}, capture_output=True, text=True,
         timeout=240, check=True)
     pure = json.loads(child.stdout)
-    assert SCANNERS == "native"  # the suite's own install has a compiler
-    assert pure["scanners"] == "pure Python"
+    assert (SCANNERS, READER) == ("native", "compiled")  # the suite's own install compiles
+    assert (pure["scanners"], pure["reader"]) == ("pure Python", "Python")
     native = _readings(texts)
     # XLA's words and place for an operand list the text ends in
     assert native[-1] == ("refused: 5:30: cannot parse as an instruction name or as a nested "
@@ -161,10 +164,10 @@ def test_install_without_a_compiler(tmp_path: Path) -> None:
     release = version("meshtopo")
     assert run("--version", env=installed) == (
         f"meshtopo {release} (pure-Python tokenizer, HLO scanners: pure Python, "
-        "Flight Recorder decoder: pure Python, trace scanner: pure Python)\n")
+        "HLO reader: Python, Flight Recorder decoder: pure Python, trace scanner: pure Python)\n")
     assert run("--version", env=dict(os.environ)) == (
         f"meshtopo {release} (native tokenizer, HLO scanners: native, "
-        "Flight Recorder decoder: native, trace scanner: native)\n")
+        "HLO reader: compiled, Flight Recorder decoder: native, trace scanner: native)\n")
     # The installed tokenizer (pure Python) gives the tokens the compiled one gives here.
     example = EXAMPLES / "data_model_2x4.hlo"
     tokens = subprocess.run(

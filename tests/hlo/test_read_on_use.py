@@ -13,7 +13,7 @@ import pytest
 
 import meshtopo as mt
 from meshtopo import hlo
-from meshtopo.hlo._reader import Reader
+from meshtopo.hlo import _reader
 
 from ._fast_paths import structure, turn_off
 from ._text import ADD
@@ -111,18 +111,19 @@ def test_order_analysis_of_a_scheduled_module_reads_no_computation_without_colle
 
 
 def _reading_held(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threading.Event]:
-    """Make the next read on use stop in its first run of lines until ``go`` is set
-    (``stopped`` is set once it has stopped there)."""
+    """Make the next read on use stop at its first run of lines until ``go`` is set
+    (``stopped`` is set once it has stopped there): the scanner the reader calls is held
+    (a module's function, which the reader compiled or not calls through its module)."""
     stopped, go = threading.Event(), threading.Event()
-    lines = Reader._lines
+    scan_lines = _reader.scan_lines
 
-    def held(self: Reader, *args: object) -> object:
+    def held(*args: object) -> object:
         if not go.is_set():
             stopped.set()
             go.wait(timeout=60)
-        return lines(self, *args)  # type: ignore[arg-type]
+        return scan_lines(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Reader, "_lines", held)
+    monkeypatch.setattr(_reader, "scan_lines", held)
     return stopped, go
 
 
@@ -148,16 +149,16 @@ def test_a_read_on_use_that_fails_leaves_nothing_set_and_reads_again(
         monkeypatch: pytest.MonkeyPatch) -> None:
     module = hlo.parse_module(TEXT)
     fused = module.computations["fused.5"]
-    lines = Reader._lines
+    scan_lines = _reader.scan_lines
     calls: list[int] = []
 
-    def failing_once(self: Reader, *args: object) -> object:
+    def failing_once(*args: object) -> object:
         calls.append(1)
         if len(calls) == 1:
             raise KeyboardInterrupt
-        return lines(self, *args)  # type: ignore[arg-type]
+        return scan_lines(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Reader, "_lines", failing_once)
+    monkeypatch.setattr(_reader, "scan_lines", failing_once)
     with pytest.raises(KeyboardInterrupt):
         _ = fused.instructions
     assert not {"instructions", "root", "signature"} & set(vars(fused))

@@ -11,18 +11,21 @@ from . import _commands
 def _print_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
     """``--version``: the package's version and which HLO tokenizer and scanners, Flight
     Recorder decoder and trace scanner it reads with (the compiled ones, or the pure-Python
-    stand-ins of an install without a C compiler), e.g. ``meshtopo 0.1.0 (native tokenizer,
-    HLO scanners: native, Flight Recorder decoder: native, trace scanner: native)``."""
+    stand-ins of an install without a C compiler) and whether the HLO reader is compiled, e.g.
+    ``meshtopo 0.1.0 (native tokenizer, HLO scanners: native, HLO reader: compiled, Flight
+    Recorder decoder: native, trace scanner: native)``."""
     if not value or ctx.resilient_parsing:
         return
     from importlib.metadata import version
 
+    from ..hlo._compiled import READER
     from ..hlo._native import SCANNERS, TOKENIZER
     from ..order._flight_columns import DECODER
     from ..order._trace_events import SCANNER
 
     click.echo(f"meshtopo {version('meshtopo')} ({TOKENIZER} tokenizer, HLO scanners: "
-               f"{SCANNERS}, Flight Recorder decoder: {DECODER}, trace scanner: {SCANNER})")
+               f"{SCANNERS}, HLO reader: {READER}, Flight Recorder decoder: {DECODER}, "
+               f"trace scanner: {SCANNER})")
     ctx.exit()
 
 

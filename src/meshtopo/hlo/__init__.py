@@ -89,6 +89,7 @@ a ``LimitError`` naming line:column.
 [[0, 1], [2, 3]]
 """
 
+from . import _compiled  # noqa: F401 (first: which reader is imported, compiled or source)
 from . import passes as passes
 from ._collective import COLLECTIVE_OPCODES as COLLECTIVE_OPCODES
 from ._collective import DONE_OPCODES as DONE_OPCODES
