@@ -61,35 +61,39 @@ class _BuildExt(build_ext):
             places.append(Path(_HLO))
         for place in places:  # no stamp until the reader compiled from this source is built
             (place / _STAMP).unlink(missing_ok=True)
-        if self._compiled:
-            self._write_compiled()
+        if self._compiled and not self._write_compiled():
+            self.extensions = [e for e in self.extensions if e not in self._compiled]
+            self._compiled = []
         super().run()
         if self._compiled and all(e.name in self._built for e in self._compiled):
             for place in places:
                 if place.is_dir():
                     (place / _STAMP).write_text(digest + "\n")
 
-    def _write_compiled(self) -> None:
-        """Have mypyc write the compiled reader's C and fill in its extensions (left without
-        sources, so not built, when mypyc refuses)."""
+    def _write_compiled(self) -> bool:
+        """Have mypyc write the compiled reader's C and fill in its extensions; False, with
+        a warning, when mypyc refuses (the reader is then not compiled). Only the reader's
+        own type errors refuse: those of the modules it imports are left to ``make lint``,
+        as the packages they import may be missing here."""
         from mypyc.build import mypycify
 
         try:
-            made = mypycify(["--ignore-missing-imports", _READER], opt_level="3",
-                            group_name=_READER_MODULE,
+            made = mypycify(["--ignore-missing-imports", "--follow-imports=silent", _READER],
+                            opt_level="3", group_name=_READER_MODULE,
                             target_dir=os.path.join(self.build_temp, "mypyc"))
         except (Exception, SystemExit) as error:
-            self.warn(f"compiling {_READER} with mypyc failed: {error}")
-            return
+            self.warn(f"compiling {_READER} with mypyc failed ({error!r}; mypy says why above)")
+            return False
         by_name = {extension.name: extension for extension in made}
+        if set(by_name) != set(_COMPILED):
+            self.warn(f"mypyc made {sorted(by_name)}, not {_COMPILED}")
+            return False
         for extension in self._compiled:
-            written = by_name.get(extension.name)
-            if written is None:
-                self.warn(f"mypyc made no extension {extension.name}")
-                continue
-            for field in ("sources", "include_dirs", "extra_compile_args",
-                          "define_macros", "libraries", "library_dirs", "extra_link_args"):
+            written = by_name[extension.name]
+            for field in ("sources", "include_dirs", "extra_compile_args", "define_macros",
+                          "libraries", "library_dirs", "extra_link_args"):
                 setattr(extension, field, getattr(written, field))
+        return True
 
 
 def _compiler_runs() -> bool:

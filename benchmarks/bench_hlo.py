@@ -362,7 +362,11 @@ def main() -> None:
     same printed with operand shapes and metadata, (c) 20,000 collectives over 1,024 devices
     with metadata on every line and (d) 1,024 randomly permuted explicit lists over 1,024
     devices; lists from Python within 1.5x of numpy."""
+    from meshtopo.hlo._compiled import READER
+    from meshtopo.hlo._native import SCANNERS, TOKENIZER
+
     print(DEFINITION)
+    print(f"reading with: {TOKENIZER} tokenizer, scanners: {SCANNERS}, HLO reader: {READER}")
     rows = []
     inputs: list[tuple[str, str, str]] = []
     real = real_dumps()
