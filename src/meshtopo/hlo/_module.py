@@ -302,10 +302,7 @@ def _parse(
             decode = collective_decoder(scope, cache, found.append)
             while (computation := reader.computation_head()) is not None:
                 scope.computations[computation.name] = computation
-                for run in reader.instruction_runs(computation, decode, COLLECTIVE_OPCODES):
-                    computation.add(run)
-                if reader.lines_again is not None:  # read again on use: fewer objects kept
-                    computation.read_on_use(reader.lines_again, reader.lines_again.calls)
+                reader.read_into(computation, decode, COLLECTIVE_OPCODES)
                 if reader.inline:  # computations written inline come before their writer
                     del scope.computations[computation.name]
                     scope.computations.update((c.name, c) for c in reader.take_inline())

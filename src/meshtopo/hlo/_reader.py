@@ -44,7 +44,7 @@ import functools
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import NamedTuple, TypeVar, cast
+from typing import Final, NamedTuple, TypeVar, cast
 
 from .._errors import HloParseError
 from ._allowed import allowed_attributes, conditional_required, unexpected_attribute
@@ -105,54 +105,54 @@ from ._value_checks import (
 from ._value_starts import device_list_end
 from ._values import parse_int, unquote
 
-_LITERAL_OPCODES = frozenset({"constant", "parameter"})
-_LITERAL_WINDOW = 1 << 16  # how far a constant without its ')' is read for XLA's stop
-_OPENERS = frozenset({TokKind.kLparen, TokKind.kLsquare, TokKind.kLbrace})
-_CLOSERS = frozenset({TokKind.kRparen, TokKind.kRsquare, TokKind.kRbrace})
+_LITERAL_OPCODES: Final = frozenset({"constant", "parameter"})
+_LITERAL_WINDOW: Final = 1 << 16  # how far a constant without its ')' is read for XLA's stop
+_OPENERS: Final = frozenset({TokKind.kLparen, TokKind.kLsquare, TokKind.kLbrace})
+_CLOSERS: Final = frozenset({TokKind.kRparen, TokKind.kRsquare, TokKind.kRbrace})
 # An attribute value that is a computation written inline (or a list of them): a brace and,
 # before any ',' or '}', a name and '=' (an instruction), or a second brace.
-_INLINE = re.compile(r"\{" + SKIP.pattern + r"(?:\{|(?:ROOT(?![A-Za-z0-9_.\-])" + SKIP.pattern
+_INLINE: Final = re.compile(r"\{" + SKIP.pattern + r"(?:\{|(?:ROOT(?![A-Za-z0-9_.\-])" + SKIP.pattern
                      + r")?(?:%[A-Za-z_][A-Za-z0-9_.\-]*|[A-Za-z_][A-Za-z0-9_.\-]*:?)"
                      + SKIP.pattern + "=)")
 # XLA's words for an operand that is neither a defined name nor an instruction it reads.
 # Words XLA's lexer reads as keywords: no name unless written with '%'.
-KEYWORDS = frozenset(KEYWORDS_OF_LEXER) | {"nan"}  # nan is a decimal's token
+KEYWORDS: Final = frozenset(KEYWORDS_OF_LEXER) | {"nan"}  # nan is a decimal's token
 # The module header's attributes XLA's parser takes.
-HEADER_ATTRIBUTES = (
+HEADER_ATTRIBUTES: Final = (
     "alias_passthrough_params", "allow_spmd_sharding_propagation_to_output",
     "allow_spmd_sharding_propagation_to_parameters", "buffer_donor", "entry_computation_layout",
     "frontend_attributes", "input_output_alias", "is_scheduled", "num_partitions",
     "origin_recovery_table", "replica_count",
 )
 # Words XLA's lexer reads as keywords or types, so never as a name without '%'.
-_RESERVED = KEYWORDS | PRIMITIVE_TYPES
-_STRING = re.compile(STRING)
+_RESERVED: Final = KEYWORDS | PRIMITIVE_TYPES
+_STRING: Final = re.compile(STRING)
 # After a computation's brace, white space and a token that is no ',' (or a comment): no
 # attributes follow (what a dump always has; anything else is read by the grammar).
-_NO_ATTRIBUTES_AFTER = re.compile(r"[ \t\r\n]*[^ \t\r\n,/]")
+_NO_ATTRIBUTES_AFTER: Final = re.compile(r"[ \t\r\n]*[^ \t\r\n,/]")
 # The start of a literal's value after its shape (``literal=f32[] 0.1``; an array's braces
 # after a layout are taken with the shape, as a continuation).
-_LITERAL_VALUE = re.compile(r"[-+.0-9(]|(?:true|false|nan|inf)(?![A-Za-z0-9_.\-])")
+_LITERAL_VALUE: Final = re.compile(r"[-+.0-9(]|(?:true|false|nan|inf)(?![A-Za-z0-9_.\-])")
 # Parameters of array shapes XLA takes, as XLA prints them: most signatures (others are read
 # by the one reader of a parameter list).
-_PRINTED_PARAMETER = r"[A-Za-z_][A-Za-z0-9_.\-]*:[ \t]*" + PRINTED_ARRAY
+_PRINTED_PARAMETER: Final = r"[A-Za-z_][A-Za-z0-9_.\-]*:[ \t]*" + PRINTED_ARRAY
 # A computation's head on one line as XLA prints it, after white space: 1 ENTRY, 2 name, 3
 # the signature ``(params) -> shape`` with its parameters as XLA prints them, 4 its result
 # shape (the text up to the line's last '{', which only white space follows: matched
 # greedily, back from the line's end; the one shape reader judges it); the next line
 # starts its instructions.
-_FAST_HEAD = re.compile(
+_FAST_HEAD: Final = re.compile(
     r"[ \t\r\n]*(ENTRY[ \t]+)?(%[A-Za-z_][A-Za-z0-9_.\-]*|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
     rf"(\((?:{_PRINTED_PARAMETER}(?:,[ \t]*(?!\))|(?=\))))*\)[ \t]*->[ \t]*"
     r"([^\n]*[^ \t\n]))?[ \t]*\{[ \t]*(?=\n)")
-_LAYOUTS_KEPT = 4096
-_METADATA_KEPT = 8192  # metadata attributes the fast path remembers as taken (a dump repeats each)
-_SHAPES_KEPT = 4096  # shape texts the fast path keeps, each once (a dump repeats a few)
+_LAYOUTS_KEPT: Final = 4096
+_METADATA_KEPT: Final = 8192  # metadata attributes the fast path remembers as taken (a dump repeats each)
+_SHAPES_KEPT: Final = 4096  # shape texts the fast path keeps, each once (a dump repeats a few)
 # The most instructions the fast path reads at once (a stream holds them until yielded).
-_RUN = 64
+_RUN: Final = 64
 # Parameter numbers as XLA prints them, the most a computation of a dump has (the fast
 # path's; the general reader takes every other).
-_PRINTED_NUMBERS = {str(number): number for number in range(4096)}
+_PRINTED_NUMBERS: Final = {str(number): number for number in range(4096)}
 # Operand names and their inline shapes (empty when none is written).
 _Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
 
@@ -287,8 +287,8 @@ class HeaderRecord:
 
 class Reader:
     """Reads one module's text: ``header()`` once, then ``computation_head()`` and
-    ``instruction_runs()`` for each computation until ``computation_head()`` returns
-    None. ``pieces`` (streaming) gives the text after ``text``, each piece ending where a
+    ``instruction_runs()`` (or ``read_into``, which keeps them) for each computation until
+    ``computation_head()`` returns None. ``pieces`` (streaming) gives the text after ``text``, each piece ending where a
     top-level statement ends (``_statements.statement_pieces``); without it ``text`` is the
     whole text. A streaming reader keeps the names of a computation's instructions in
     bounded memory (``NameSet``), and its ``definition(computation, name)`` is the shape
@@ -333,7 +333,7 @@ class Reader:
         self._compatible: dict[tuple[str, str], bool] = {}
         # For the computation just read: how to read its instructions again on first use,
         # when the fast path read every one and none was visited (``_LinesAgain``), else None.
-        self.lines_again: _LinesAgain | None = None
+        self._lines_again: _LinesAgain | None = None
         self._again: Reader | None = None  # what every ``_LinesAgain`` reads with
 
     # ---- positions, errors and more text -------------------------------------------------
@@ -525,7 +525,7 @@ class Reader:
         checked = _checked_when_read(opcodes)  # the opcodes a run's lines are checked for
         body = (self.pos, self.line)
         by_lines = not self.single and not self._bounded  # every line the fast path's, none visited
-        self.lines_again = None
+        self._lines_again = None
         while True:
             self._fill()
             run = (self.pos, self.line)  # where the fast path's run starts
@@ -560,7 +560,7 @@ class Reader:
                     lambda pos: self._instruction(pos, computation))
             if found is None:
                 if by_lines:
-                    self.lines_again = _LinesAgain(
+                    self._lines_again = _LinesAgain(
                         self._reader_again(), *body, checked, computation.signature,
                         self._calls or ())
                 if self._last is None:  # XLA reads an instruction's name where '}' is
@@ -592,6 +592,18 @@ class Reader:
                 self._parameter(found)
             self._check(computation, found, self._root_at)
             yield [*self._nested, found]
+
+    def read_into(self, computation: Computation,
+                  visit: Callable[[Instruction], None] | None = None,
+                  opcodes: frozenset[str] = frozenset()) -> None:
+        """Read ``computation``'s instructions into it (``instruction_runs``, with the same
+        ``visit`` and ``opcodes``); one whose every line the fast path read, none visited,
+        is left to read them again on first use (``Computation.read_on_use``)."""
+        for run in self.instruction_runs(computation, visit, opcodes):
+            computation.add(run)
+        again = self._lines_again
+        if again is not None:  # read again on use: fewer objects kept
+            computation.read_on_use(again, again.calls)
 
     def _reader_again(self) -> Reader:
         """The reader that reads this one's computations again on first use
@@ -1971,13 +1983,13 @@ def _operand_position(instruction: Instruction, index: int) -> tuple[int, int]:
     return instruction.position(text.find("(" + operands + ")", len(instruction.name)) + 1 + at)
 
 
-_NO_ATTRIBUTES = _Layout((), (), "", {})
+_NO_ATTRIBUTES: Final = _Layout((), (), "", {})
 # The attributes whose one name the scanner gives each line's own (``scan_lines``' callees).
-_OPEN_CALLEES = frozenset({"calls", "to_apply"})
+_OPEN_CALLEES: Final = frozenset({"calls", "to_apply"})
 # Names the general reader judges (a type or keyword: XLA's lexer reads them as such).
-_GENERAL_NAMES = frozenset(ELEMENT_BITS) | KEYWORDS
+_GENERAL_NAMES: Final = frozenset(ELEMENT_BITS) | KEYWORDS
 # Where XLA's parser expects the '(' after an opcode, in its words (most: its operands').
-_BEFORE_OPERANDS = {"constant": "before constant literal", "parameter": "before parameter number"}
+_BEFORE_OPERANDS: Final = {"constant": "before constant literal", "parameter": "before parameter number"}
 
 
 @functools.cache
@@ -1989,14 +2001,14 @@ def _checked_when_read(visited: frozenset[str]) -> frozenset[str]:
 # The opcodes the fast path reads: async wrappers are left to the general reader (``_async``),
 # and conditionals, whose attributes depend on their predicate's type, and scans, checked
 # against the computation they call (``_check_branches``, ``_check_scan``).
-_FAST_OPCODES = OPCODES - frozenset(ASYNC_KINDS) - {"conditional", "scan"}
+_FAST_OPCODES: Final = OPCODES - frozenset(ASYNC_KINDS) - {"conditional", "scan"}
 # The opcodes the fast path reads written without attributes: those that require none.
-_BARE_OPCODES = _FAST_OPCODES - set(REQUIRED_ATTRIBUTES)
+_BARE_OPCODES: Final = _FAST_OPCODES - set(REQUIRED_ATTRIBUTES)
 
 
 # Attributes XLA checks against the instruction's shape (``_check_replication``).
-_SHAPE_RULED = frozenset({"parameter_replication"})
-_MESH = re.compile(r"mesh(?![A-Za-z0-9_.\-])")  # the word that starts a mesh's groups
+_SHAPE_RULED: Final = frozenset({"parameter_replication"})
+_MESH: Final = re.compile(r"mesh(?![A-Za-z0-9_.\-])")  # the word that starts a mesh's groups
 
 
 def read_attributes(text: str, pos: int) -> tuple[list[tuple[str, int, int]], int]:
