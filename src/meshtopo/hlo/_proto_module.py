@@ -10,7 +10,6 @@ not from that text.
 
 from __future__ import annotations
 
-import functools
 from operator import attrgetter, itemgetter
 
 from google.protobuf.message import DecodeError, Message
@@ -141,17 +140,18 @@ class _Builder:
         # its head, its instructions and its closing brace
         self.line += 3 + (len(ids) if indices is None else len(indices))
         if COLLECTIVE_OPCODES.isdisjoint(map(_OPCODE, messages)):
-            computation.read_on_use(functools.partial(self._read_later, proto, root_id,
-                                                      indices))
+            computation.read_on_use(self._read_later, at=(proto, root_id, indices))
             return []
         if indices is not None:
             messages = list(map(messages.__getitem__, indices))
         return self._read(proto, computation, root_id, messages)
 
-    def _read_later(self, proto: Message, root_id: int, indices: list[int] | None,
-                    computation: Computation) -> None:
-        """``_read`` of a computation read on use; a damaged shape or literal is an
-        ``InvalidArgumentError`` naming the file."""
+    def _read_later(self, computation: Computation,
+                    at: tuple[Message, int, list[int] | None]) -> None:
+        """``_read`` of a computation read on use (``at``: its proto, its root's id and the
+        index of each instruction read, when not all in the proto's order); a damaged shape
+        or literal is an ``InvalidArgumentError`` naming the file."""
+        proto, root_id, indices = at
         messages = list(proto.instructions)
         if indices is not None:
             messages = list(map(messages.__getitem__, indices))

@@ -43,7 +43,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from typing import Final, NamedTuple, TypeVar, cast
 
 from .._errors import HloParseError
@@ -331,10 +331,11 @@ class Reader:
         self._shapes: dict[str, str] = {}  # each shape text the fast path read, kept once
         # (signature's result, root's shape) -> whether XLA finds them compatible.
         self._compatible: dict[tuple[str, str], bool] = {}
-        # For the computation just read: how to read its instructions again on first use,
-        # when the fast path read every one and none was visited (``_LinesAgain``), else None.
-        self._lines_again: _LinesAgain | None = None
-        self._again: Reader | None = None  # what every ``_LinesAgain`` reads with
+        # For the computation just read: the offset and line its instructions start at,
+        # when the fast path read every one and none was visited (so ``_LinesAgain`` can
+        # read them again on first use), else None.
+        self._again_at: tuple[int, int] | None = None
+        self._lines_again: _LinesAgain | None = None  # what reads them (one for the module)
 
     # ---- positions, errors and more text -------------------------------------------------
 
@@ -525,7 +526,7 @@ class Reader:
         checked = _checked_when_read(opcodes)  # the opcodes a run's lines are checked for
         body = (self.pos, self.line)
         by_lines = not self.single and not self._bounded  # every line the fast path's, none visited
-        self._lines_again = None
+        self._again_at = None
         while True:
             self._fill()
             run = (self.pos, self.line)  # where the fast path's run starts
@@ -560,9 +561,7 @@ class Reader:
                     lambda pos: self._instruction(pos, computation))
             if found is None:
                 if by_lines:
-                    self._lines_again = _LinesAgain(
-                        self._reader_again(), *body, checked, computation.signature,
-                        self._calls or ())
+                    self._again_at = body
                 if self._last is None:  # XLA reads an instruction's name where '}' is
                     raise self.error("expects name", self.text.rfind("}", 0, self.pos))
                 if computation.root is None:
@@ -601,20 +600,21 @@ class Reader:
         is left to read them again on first use (``Computation.read_on_use``)."""
         for run in self.instruction_runs(computation, visit, opcodes):
             computation.add(run)
-        again = self._lines_again
-        if again is not None:  # read again on use: fewer objects kept
-            computation.read_on_use(again, again.calls)
+        at = self._again_at
+        if at is not None:  # read again on use: fewer objects kept
+            computation.read_on_use(self._reading_again(_checked_when_read(opcodes)),
+                                    self._calls or (), at, signature_known=True)
 
-    def _reader_again(self) -> Reader:
-        """The reader that reads this one's computations again on first use
-        (``_LinesAgain``): one for the module, over the same text, with the same names and
-        caches (shared, not copied)."""
-        again = self._again
-        if again is None:
-            again = self._again = Reader(self.text, self.source)
+    def _reading_again(self, checked: frozenset[str]) -> _LinesAgain:
+        """What reads this one's computations again on first use: one for the module, with
+        a reader over the same text, with the same names and caches (shared, not copied)."""
+        found = self._lines_again
+        if found is None or found.checked is not checked:
+            again = Reader(self.text, self.source)
             again.computation_names, again._layouts = self.computation_names, self._layouts
             again._shapes, again._metadata_seen = self._shapes, self._metadata_seen
-        return again
+            found = self._lines_again = _LinesAgain(again, checked)
+        return found
 
     def _printed_head(self) -> Computation | None:
         """The computation head at the current position when it is on one line as XLA
@@ -1932,34 +1932,31 @@ def _operand_offset(operand_text: str, index: int) -> int | None:
 
 
 class _LinesAgain:
-    """A computation's instructions and root read again from the text, the same as when
-    first read, by the fast path alone (``Computation.read_on_use``): for a computation each
-    of whose lines the fast path read and none of which was visited, whose checks then
-    passed. It holds no computation, so a module of such computations holds no cycle."""
+    """Reads a computation's instructions and root again from the text, the same as when
+    first read, by the fast path alone (``Computation.read_on_use``; ``at`` is the offset and
+    line they start at): for a computation each of whose lines the fast path read and none
+    of which was visited, whose checks then passed. One serves the module's computations;
+    it holds none, so a module of such computations holds no cycle."""
 
-    __slots__ = ("_checked", "_line", "_pos", "_reader", "_signature", "calls")
+    __slots__ = ("checked", "reader")
 
-    def __init__(self, reader: Reader, pos: int, line: int, checked: frozenset[str],
-                 signature: str, calls: Sequence[tuple[str, ...]]) -> None:
-        self._reader, self._pos, self._line = reader, pos, line
-        self._checked, self._signature = checked, signature
-        self.calls = calls  # what each of its lines that calls computations calls, in order
+    def __init__(self, reader: Reader, checked: frozenset[str]) -> None:
+        self.reader, self.checked = reader, checked
 
-    def __call__(self, computation: Computation) -> None:
+    def __call__(self, computation: Computation, at: tuple[int, int]) -> None:
         # (computations are read on use one at a time: the module's one reader is free)
-        reader = self._reader
-        reader.pos, reader.line = self._pos, self._line
+        reader = self.reader
+        reader.pos, reader.line = at
         reader._begin()
-        read_into = Computation(computation.name, False, self._line, "")  # its ROOT set here
+        read_into = Computation(computation.name, False, at[1], "")  # its ROOT set here
         instructions: list[Instruction] = []
         while True:
-            read, _ = reader._lines(read_into, self._checked)
+            read, _ = reader._lines(read_into, self.checked)
             instructions += read
             if len(read) < _RUN:
                 break
         root = read_into.root if read_into.root is not None else reader._last
-        found = (instructions, root, self._signature)
-        for key, value in zip(("instructions", "root", "signature"), found, strict=True):
+        for key, value in (("instructions", instructions), ("root", root)):
             if key not in vars(computation):  # (one a caller set stays as set)
                 setattr(computation, key, value)
 

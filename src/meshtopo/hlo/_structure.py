@@ -14,7 +14,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from .._collector import paused
 from .._errors import HloParseError, InvalidArgumentError
@@ -230,9 +230,10 @@ class Computation:
 
     A computation that holds no collective is read on first use of ``instructions``,
     ``by_name``, ``root`` or ``signature`` (``read_on_use``) when read from a proto (its line
-    and its instruction count, which place every later line, are known without them), or
-    from text when the reader's fast path read every line of it (read again the same way:
-    until then it holds no instruction for the collector to walk).
+    and its instruction count, which place every later line, are known without them), or,
+    its signature as written kept, on first use of the others from text when the reader's
+    fast path read every line of it (read again the same way: until then it holds no
+    instruction for the collector to walk).
     ``by_name`` is made from ``instructions`` on first use when not given: most computations
     of a module are never looked up by name.
     """
@@ -252,25 +253,31 @@ class Computation:
         self._by_name = by_name
         self.root = root
         self.written_inline = written_inline  # as an attribute's value (``to_apply={...}``)
-        self._unread: Callable[[Computation], None] | None = None
+        self._unread: Callable[[Computation, Any], None] | None = None
 
     # What each instruction that calls computations calls, while it is known unread
     # (``read_on_use``; a class default, which a pickled computation without it reads too).
     _calls: Sequence[tuple[str, ...]] | None = None
 
-    def read_on_use(self, reader: Callable[[Computation], None],
-                    calls: Sequence[tuple[str, ...]] | None = None) -> None:
-        """``reader(computation)`` sets ``instructions``, ``root`` and ``signature``, each
-        once complete, when one of them or ``by_name`` is first asked for (until then they
-        are not set, so reading any other attribute costs nothing more); an error it raises
-        goes to that caller, and the next use reads again. Computations are read on use one
-        at a time.
+    _unread_at: Any = None  # what ``read_on_use`` hands its reader (a class default)
+
+    def read_on_use(self, reader: Callable[[Computation, Any], None],
+                    calls: Sequence[tuple[str, ...]] | None = None, at: Any = None,
+                    signature_known: bool = False) -> None:
+        """``reader(computation, at)`` sets ``instructions``, ``root`` and ``signature``
+        (``signature`` stays as set when ``signature_known``), each once complete, when one
+        of them or ``by_name`` is first asked for (until then they are not set, so reading
+        any other attribute costs nothing more); an error it raises goes to that caller,
+        and the next use reads again. Computations are read on use one at a time.
         ``calls``, when given, is what each of its instructions that calls computations
         calls, in order: ``called_computations`` is answered from it until then (asking
-        for it reads nothing)."""
-        del self.instructions, self.root, self.signature
+        for it reads nothing). ``at`` is what the reader needs of this computation (one
+        reader serves many)."""
+        del self.instructions, self.root
+        if not signature_known:
+            del self.signature
         self._by_name = None
-        self._unread = reader
+        self._unread, self._unread_at = reader, at
         self._calls = calls
 
     if not TYPE_CHECKING:  # the checker sees the declared attributes only
@@ -283,8 +290,8 @@ class Computation:
                 with _READING, paused():
                     reader = self._unread
                     if reader is not None:
-                        reader(self)
-                        self._unread = None
+                        reader(self, self._unread_at)
+                        self._unread = self._unread_at = None
                     if name in self.__dict__:
                         return self.__dict__[name]
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
