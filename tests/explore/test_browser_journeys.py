@@ -338,6 +338,34 @@ def test_back_and_forward_cross_an_order_example_and_keep_forward(own_tab: Page)
     assert page.evaluate("history.length") == entries + 1
 
 
+def test_a_late_answer_to_a_restored_entry_leaves_a_later_entry_alone(own_tab: Page) -> None:
+    # Back restores the order example's entry and asks for an answer; Forward moves the URL
+    # on before it comes (its hashchange not yet run). The answer must not open the example
+    # again over the later entry, which would drop it from Forward.
+    page = own_tab.open()
+    page.click("#tab-order")
+    page.click("#order-example")
+    page.wait_for_function("location.hash.includes('show=opposite')")
+    page.click("#tab-dial")
+    answered(page)
+    later = page.evaluate("location.hash")
+    held: list[Any] = []
+
+    def hold(route: Any) -> None:  # answers wait until let go below
+        held.append(route)
+
+    page.route("**/api/**", hold)
+    page.go_back()
+    page.wait_for_function("document.querySelector('#tab-order').getAttribute('aria-selected') === 'true'")
+    assert held  # the restore's question is held
+    page.evaluate(f"history.pushState(null, '', {json.dumps(later)})")  # no hashchange
+    for route in held:
+        route.continue_()
+    page.unroute("**/api/**")  # (what came meanwhile goes on too)
+    page.wait_for_load_state("networkidle")
+    assert page.evaluate("location.hash") == later
+
+
 def test_a_reload_restores_the_page_and_names_the_file_it_lost(
         tab: Page, dump_file: Path) -> None:
     page = tab.open()

@@ -448,7 +448,10 @@ function wireControls() {
     applyUi(fromHash(location.hash));
     // Restoring an entry rewrites it in place: a push here would drop the Forward entries.
     switchTab($(`tab-${url.ui.tab}`), false, true);
-    update().then(openShown);
+    // Its example opens once answered, in place too, unless Back or Forward moved on first
+    // (the later entry's own restore has it then).
+    const restored = location.hash;
+    update().then(() => { if (location.hash === restored) openShown(true); });
   });
 }
 
@@ -469,9 +472,9 @@ function gridDefaults() {
 }
 
 // Open the order example the URL names, if any.
-function openShown() {
+function openShown(replace = false) {
   if (!url.ui.show) return;
-  switchTab($("tab-order"), false);
+  switchTab($("tab-order"), false, replace);
   showExample(url.ui.show);
 }
 
