@@ -319,12 +319,17 @@ def test_tab_and_dial_are_in_the_url_and_back_returns(tab: Page) -> None:
     assert page.url.startswith(tab.server.url)
 
 
-def test_back_and_forward_cross_an_order_example_and_keep_forward(own_tab: Page) -> None:
-    # A page of its own: Chromium counts at most 50 entries in history.length.
-    page = own_tab.open()
+def _order_example(page: Any) -> None:
+    """Open the order tab's example (its entry names it)."""
     page.click("#tab-order")
     page.click("#order-example")
     page.wait_for_function("location.hash.includes('show=opposite')")
+
+
+def test_back_and_forward_cross_an_order_example_and_keep_forward(own_tab: Page) -> None:
+    # A page of its own: Chromium counts at most 50 entries in history.length.
+    page = own_tab.open()
+    _order_example(page)
     entries = page.evaluate("history.length")
     page.click("#tab-dial")
     # One entry for the switch, naming no example.
@@ -343,9 +348,7 @@ def test_a_late_answer_to_a_restored_entry_leaves_a_later_entry_alone(own_tab: P
     # on before it comes (its hashchange not yet run). The answer must not open the example
     # again over the later entry, which would drop it from Forward.
     page = own_tab.open()
-    page.click("#tab-order")
-    page.click("#order-example")
-    page.wait_for_function("location.hash.includes('show=opposite')")
+    _order_example(page)
     page.click("#tab-dial")
     answered(page)
     later = page.evaluate("location.hash")
