@@ -3,9 +3,10 @@
 The tokenizer, the reader's two C extensions and the reader compiled by mypyc are optional
 (``setup.py``). ``hlo/_native.py`` stands in for the extensions in pure Python where they were
 not built, or where ``MESHTOPO_PURE_PYTHON=1`` is set, and ``hlo/_compiled.py`` has the
-reader's source read: the same modules, the same collectives, the same refusals at the same line and column,
-more slowly. One test reads with both in two processes; another builds the package with
-``CC=false`` in a temporary directory, as on a machine without a compiler, and runs it.
+reader's source read: the same modules, the same collectives, the same refusals at the same
+line and column, more slowly. One test reads with both in two processes; another builds the
+package with ``CC=false`` in a temporary directory, as on a machine without a compiler, and
+runs it.
 """
 
 from __future__ import annotations

@@ -111,9 +111,9 @@ _OPENERS: Final = frozenset({TokKind.kLparen, TokKind.kLsquare, TokKind.kLbrace}
 _CLOSERS: Final = frozenset({TokKind.kRparen, TokKind.kRsquare, TokKind.kRbrace})
 # An attribute value that is a computation written inline (or a list of them): a brace and,
 # before any ',' or '}', a name and '=' (an instruction), or a second brace.
-_INLINE: Final = re.compile(r"\{" + SKIP.pattern + r"(?:\{|(?:ROOT(?![A-Za-z0-9_.\-])" + SKIP.pattern
-                     + r")?(?:%[A-Za-z_][A-Za-z0-9_.\-]*|[A-Za-z_][A-Za-z0-9_.\-]*:?)"
-                     + SKIP.pattern + "=)")
+_INLINE: Final = re.compile(
+    r"\{" + SKIP.pattern + r"(?:\{|(?:ROOT(?![A-Za-z0-9_.\-])" + SKIP.pattern
+    + r")?(?:%[A-Za-z_][A-Za-z0-9_.\-]*|[A-Za-z_][A-Za-z0-9_.\-]*:?)" + SKIP.pattern + "=)")
 # XLA's words for an operand that is neither a defined name nor an instruction it reads.
 # Words XLA's lexer reads as keywords: no name unless written with '%'.
 KEYWORDS: Final = frozenset(KEYWORDS_OF_LEXER) | {"nan"}  # nan is a decimal's token
@@ -146,7 +146,8 @@ _FAST_HEAD: Final = re.compile(
     rf"(\((?:{_PRINTED_PARAMETER}(?:,[ \t]*(?!\))|(?=\))))*\)[ \t]*->[ \t]*"
     r"([^\n]*[^ \t\n]))?[ \t]*\{[ \t]*(?=\n)")
 _LAYOUTS_KEPT: Final = 4096
-_METADATA_KEPT: Final = 8192  # metadata attributes the fast path remembers as taken (a dump repeats each)
+# Metadata attributes the fast path remembers as taken (a dump repeats each).
+_METADATA_KEPT: Final = 8192
 _SHAPES_KEPT: Final = 4096  # shape texts the fast path keeps, each once (a dump repeats a few)
 # The most instructions the fast path reads at once (a stream holds them until yielded).
 _RUN: Final = 64
@@ -288,10 +289,11 @@ class HeaderRecord:
 class Reader:
     """Reads one module's text: ``header()`` once, then ``computation_head()`` and
     ``instruction_runs()`` (or ``read_into``, which keeps them) for each computation until
-    ``computation_head()`` returns None. ``pieces`` (streaming) gives the text after ``text``, each piece ending where a
-    top-level statement ends (``_statements.statement_pieces``); without it ``text`` is the
-    whole text. A streaming reader keeps the names of a computation's instructions in
-    bounded memory (``NameSet``), and its ``definition(computation, name)`` is the shape
+    ``computation_head()`` returns None. ``pieces`` (streaming) gives the text after
+    ``text``, each piece ending where a top-level statement ends
+    (``_statements.statement_pieces``); without it ``text`` is the whole text. A streaming
+    reader keeps the names of a computation's instructions in bounded memory (``NameSet``),
+    and its ``definition(computation, name)`` is the shape
     text of an instruction read before in ``computation`` (a reader of a whole text keeps
     each itself), for the shapes XLA infers. ``read_module`` reads the module texts a
     header's ``origin_recovery_table`` holds (an ``HloParseError`` where XLA refuses one);
@@ -603,7 +605,7 @@ class Reader:
         at = self._again_at
         if at is not None:  # read again on use: fewer objects kept
             computation.read_on_use(self._reading_again(_checked_when_read(opcodes)),
-                                    self._calls or (), at, signature_known=True)
+                                    self._calls or (), at=at, signature_known=True)
 
     def _reading_again(self, checked: frozenset[str]) -> _LinesAgain:
         """What reads this one's computations again on first use: one for the module, with
@@ -1986,7 +1988,8 @@ _OPEN_CALLEES: Final = frozenset({"calls", "to_apply"})
 # Names the general reader judges (a type or keyword: XLA's lexer reads them as such).
 _GENERAL_NAMES: Final = frozenset(ELEMENT_BITS) | KEYWORDS
 # Where XLA's parser expects the '(' after an opcode, in its words (most: its operands').
-_BEFORE_OPERANDS: Final = {"constant": "before constant literal", "parameter": "before parameter number"}
+_BEFORE_OPERANDS: Final = {"constant": "before constant literal",
+                           "parameter": "before parameter number"}
 
 
 @functools.cache

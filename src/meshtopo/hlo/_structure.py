@@ -262,7 +262,7 @@ class Computation:
     _unread_at: Any = None  # what ``read_on_use`` hands its reader (a class default)
 
     def read_on_use(self, reader: Callable[[Computation, Any], None],
-                    calls: Sequence[tuple[str, ...]] | None = None, at: Any = None,
+                    calls: Sequence[tuple[str, ...]] | None = None, *, at: Any = None,
                     signature_known: bool = False) -> None:
         """``reader(computation, at)`` sets ``instructions``, ``root`` and ``signature``
         (``signature`` stays as set when ``signature_known``), each once complete, when one
