@@ -156,6 +156,11 @@ _RUN: Final = 64
 _PRINTED_NUMBERS: Final = {str(number): number for number in range(4096)}
 # Operand names and their inline shapes (empty when none is written).
 _Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
+# The arguments of an instruction the fast path read that no check made when read needs: it
+# is made once its computation is kept (``read_into``), never when it is read again on use.
+_Unmade = tuple[str, str, str, tuple[str, ...] | None, int, int, str, bool, str | None, str,
+                "_Layout", tuple[str, ...], tuple[str, ...], tuple[str | None, ...], int,
+                str | None, tuple[int, int] | None, str | None]
 
 
 class _Layout:
@@ -524,6 +529,14 @@ class Reader:
         Runs of instructions written one a line are read by the fast path (``_lines``);
         every other instruction by the general reader, with the operands written as
         instructions in it before it."""
+        return cast("Iterator[list[Instruction]]", self._runs(computation, visit, opcodes))
+
+    def _runs(
+        self, computation: Computation, visit: Callable[[Instruction], None] | None,
+        opcodes: frozenset[str], unmade: bool = False,
+    ) -> Iterator[list[Instruction | _Unmade]]:
+        """``instruction_runs``; with ``unmade``, the fast path leaves the instructions no
+        check needs unmade (``_lines``)."""
         self._shared.visit, self._shared.opcodes = visit, opcodes  # for every right side
         checked = _checked_when_read(opcodes)  # the opcodes a run's lines are checked for
         body = (self.pos, self.line)
@@ -532,9 +545,12 @@ class Reader:
         while True:
             self._fill()
             run = (self.pos, self.line)  # where the fast path's run starts
-            read, plain = ([], True) if self.single else self._lines(computation, checked)
+            read, plain = ([], True) if self.single else self._lines(computation, checked,
+                                                                       unmade)
             if not plain:  # a line of the run is checked or visited
                 for instruction in read:
+                    if not isinstance(instruction, Instruction):
+                        continue  # (none that is checked is left unmade)
                     if instruction.opcode in opcodes:
                         by_lines = False
                     if instruction.inline_shapes and not self._same_as_defined(instruction,
@@ -599,13 +615,18 @@ class Reader:
                   opcodes: frozenset[str] = frozenset()) -> None:
         """Read ``computation``'s instructions into it (``instruction_runs``, with the same
         ``visit`` and ``opcodes``); one whose every line the fast path read, none visited,
-        is left to read them again on first use (``Computation.read_on_use``)."""
-        for run in self.instruction_runs(computation, visit, opcodes):
-            computation.add(run)
+        is left to read them again on first use (``Computation.read_on_use``): the
+        instructions no check needed are then never made."""
+        read: list[Instruction | _Unmade] = []
+        for run in self._runs(computation, visit, opcodes, not self.single and not self._bounded):
+            read += run
         at = self._again_at
         if at is not None:  # read again on use: fewer objects kept
             computation.read_on_use(self._reading_again(_checked_when_read(opcodes)),
                                     self._calls or (), at=at, signature_known=True)
+        else:
+            computation.add([item if isinstance(item, Instruction) else Instruction(*item)
+                             for item in read])
 
     def _reading_again(self, checked: frozenset[str]) -> _LinesAgain:
         """What reads this one's computations again on first use: one for the module, with
@@ -924,23 +945,25 @@ class Reader:
         return self._make(name, "parameter", shape, ((), ()), line, column, computation,
                           False, str(number), written, [], len(written), [])
 
-    def _lines(self, computation: Computation, checked: frozenset[str]
-               ) -> tuple[list[Instruction], bool]:
+    def _lines(self, computation: Computation, checked: frozenset[str], unmade: bool = False
+               ) -> tuple[list[Instruction | _Unmade], bool]:
         """The instructions of ``computation`` on the lines after the current position (a
         line's end) that the fast path takes, at most ``_RUN``, read past: each line
         ``scan_lines`` scans, up to the first whose attributes, shape, operands or names
         the general reader must judge (it reads that line and says what is wrong); and
         whether none of them has an opcode in ``checked`` or operands written with
-        shapes (none needs checks when read)."""
+        shapes (none needs checks when read). With ``unmade``, each that is no parameter
+        and no root, has no such opcode or operands and is not the last is left unmade
+        (``_Unmade``)."""
         scanned = scan_lines(self.text, self.pos, _RUN) if self._fast else None
+        read: list[Instruction | _Unmade] = []
         if not scanned:
-            return [], True
+            return read, True
         names, known, layouts, shapes, metadata, shape_of, parameters, calls = (
             self._names, self.computation_names, self._layouts, self._shapes,
             self._metadata_seen, self._shape_of, self._parameters, self._calls)
         defined, add = names.issuperset, names.add
         owner, line, end = computation.name, self.line, self.pos
-        read: list[Instruction] = []
         plain = True
         for (after, root, column, name, opcode, shape, operand_text, operands, inline,
              attribute_at, channel, groups, rest, tail, written, callees) in scanned:
@@ -992,7 +1015,7 @@ class Reader:
                     or (controls and not defined(controls))
                     or (root >= 0 and computation.root is not None)):
                 break
-            instruction = Instruction(  # names as printed: split from the text on use,
+            arguments: _Unmade = (  # names as printed: split from the text on use,
                 name, opcode, kept,  # but where the checks when read need them at once
                 None if operand_text is None and operands and opcode not in checked
                 else operands,
@@ -1001,17 +1024,26 @@ class Reader:
             add(name)
             if shape_of is not None:
                 shape_of[name] = kept
+            if inline or opcode in checked:
+                plain = False
+            elif unmade and root < 0 and opcode != "parameter":
+                read.append(arguments)
+                line += 1
+                end = after
+                continue
+            instruction = Instruction(*arguments)
             if root >= 0:
                 computation.root = instruction
             if opcode == "parameter":
                 parameters[number] = instruction
-            if inline or opcode in checked:
-                plain = False
             read.append(instruction)
             line += 1
             end = after
         if read:
-            self.pos, self.line, self._last = end, line, read[-1]
+            last = read[-1]
+            if not isinstance(last, Instruction):  # the last is made: it may be the root
+                last = read[-1] = Instruction(*last)
+            self.pos, self.line, self._last = end, line, last
         return read, plain
 
     def _metadata(self, tail: str) -> bool:
@@ -1954,7 +1986,7 @@ class _LinesAgain:
         instructions: list[Instruction] = []
         while True:
             read, _ = reader._lines(read_into, self.checked)
-            instructions += read
+            instructions += cast("list[Instruction]", read)  # (none left unmade)
             if len(read) < _RUN:
                 break
         root = read_into.root if read_into.root is not None else reader._last
