@@ -1,6 +1,6 @@
-"""The compiled scanner of one-line instructions, against the form it takes written as a regex
-with the cuts it makes after it (operand names and shapes, explicit groups, a metadata
-attribute, called names)."""
+"""The compiled scanner of one-line instructions and computation heads, against the forms it
+takes written as regexes with the cuts it makes after them (operand names and shapes, explicit
+groups, a metadata attribute, called names, parameter shapes)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from hypothesis import strategies as st
 
 from meshtopo import hlo
 from meshtopo.hlo._explicit_scan import groups_end
-from meshtopo.hlo._line_scan import scan_lines
+from meshtopo.hlo._line_scan import scan_head, scan_lines
 from meshtopo.hlo._operands import _PRINTED_OPERAND, _PRINTED_OPERANDS
 from meshtopo.hlo._tokens import DOUBLE_QUOTED
 
+from ._corpus import corpus
 from ._fast_paths import errors_both_ways, structure, turn_off
 from ._text import entry_head
 
@@ -299,3 +300,81 @@ def test_fusions_calling_their_own_computations_share_one_layout() -> None:
     assert shared == {', kind=kLoop, calls=%, backend_config={"k":1}'}
     assert [entry.instruction(f"x.{i}").called_computations for i in range(3)] == [
         ("f.0",), ("f.1",), ("f.2",)]
+
+
+# A computation's head in the form (see _line_scan.c): groups 1 ENTRY, 2 name, 3 signature,
+# 4 parameters, 5 result; each parameter's shape as the scanner cuts it.
+_PARAMETER = r"[A-Za-z_][A-Za-z0-9_.\-]*:[ \t]*([a-z][a-z0-9]*\[[^\]\n]*\](?:\{[^}\n]*\})?)"
+HEAD = re.compile(
+    r"[ \t\r\n]*(ENTRY[ \t]+)?(" + _NAME + r")[ \t]*(\(((?:" + _PARAMETER.replace("(", "(?:", 1)
+    + r"(?:,[ \t]*(?!\))|(?=\))))*)\)[ \t]*->[ \t]*([^\n]*[^ \t\n]))?[ \t]*\{[ \t]*(?=\n)")
+HEAD_SEEDS = [
+    "\n\nENTRY %main.5 (p: f32[8,128]{1,0}, q.1: s32[]) -> (f32[8,128], s32[]) {\n  %x\n",
+    "fused_computation.3 (param_0.1: bf16[4]{0:T(128)}, param_1: pred[]) -> bf16[4]{0} {  \n",
+    "\r\n%add (x: f32[], y: f32[]) -> f32[] {\n",
+    "region_0.1 {\n",
+    "ENTRY e () -> f32[2]{0} {\n",
+]
+HEAD_PIECES = [*" \t\r\n,:{}()[]-> %_.0aEf", "ENTRY ", ", q: s32[]", "f32[2]{0}", "/*x*/",
+               "é", "\x00", "(f32[], s32[])"]
+
+
+def head_reference(text: str, pos: int) -> tuple[object, ...] | None:
+    """What ``scan_head`` gives at ``pos``, from ``HEAD``."""
+    m = HEAD.match(text, pos)
+    if m is None:
+        return None
+    if m.group(3) is None:
+        return m.end(), m.start(1) if m.group(1) else -1, m.start(2), m.end(2), -1, -1, -1, ()
+    return (m.end(), m.start(1) if m.group(1) else -1, m.start(2), m.end(2), m.start(3),
+            m.start(5), m.end(5), tuple(re.findall(_PARAMETER, m.group(4))))
+
+
+@st.composite
+def mutated_head(draw: st.DrawFn) -> str:
+    """A seed head with a few pieces inserted, deleted or replaced."""
+    text = list(draw(st.sampled_from(HEAD_SEEDS)))
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(text)))
+        edit, piece = draw(st.sampled_from("idr")), draw(st.sampled_from(HEAD_PIECES))
+        if edit == "i":
+            text.insert(at, piece)
+        elif at < len(text):
+            text[at:at + 1] = [piece] if edit == "r" else []
+    return "".join(text)
+
+
+@given(mutated_head(), st.sampled_from([0, 1, 2]))
+@settings(max_examples=3000, deadline=None)
+def test_scan_head_is_the_form(text: str, pos: int) -> None:
+    assert scan_head(text, pos) == head_reference(text, pos)
+
+
+def test_scan_head_reads_the_head() -> None:
+    assert scan_head(HEAD_SEEDS[0], 0) == (
+        73, 2, 8, 15, 16, 52, 71, ("f32[8,128]{1,0}", "s32[]"))
+    assert scan_head("ENTRY {\n", 0) == (7, -1, 0, 5, -1, -1, -1, ())  # ENTRY as the name
+
+
+@pytest.mark.parametrize("text", [
+    "f (p: f32[]) -> f32[] {",  # no newline: the text may go on
+    "f (p: f32[],) -> f32[] {\n",  # a trailing comma
+    "f ( p: f32[]) -> f32[] {\n",  # white space inside the parentheses
+    "f (p: (f32[], s32[])) -> f32[] {\n",  # a tuple parameter
+    "f (p: f32[]) -> {\n",  # no result
+    "f { {\n",  # a brace after the brace
+    "f (p: f32[]) -> f32[] {\r\n",  # a carriage return after the brace
+])
+def test_scan_head_declines(text: str) -> None:
+    assert scan_head(text, 0) is None
+
+
+@pytest.mark.parametrize("pos", [-1, 999])
+def test_scan_head_out_of_range(pos: int) -> None:
+    assert scan_head(HEAD_SEEDS[0], pos) is None
+
+
+def test_scan_head_is_the_form_on_the_corpus() -> None:
+    for _, text in corpus():
+        for line in re.finditer(r"(?m)^(?=[^ \t\n}])", text):
+            assert scan_head(text, line.start()) == head_reference(text, line.start())

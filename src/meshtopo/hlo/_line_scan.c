@@ -48,6 +48,24 @@
  * (so that lines calling different computations share it). ``rest`` and ``callees`` are
  * None when the instruction has no attributes. ``written`` is the instruction's text,
  * from its name to ``end``.
+ *
+ * A computation's head on one line as XLA prints it is scanned in this form, after any
+ * ' ', '\t', '\r' and '\n':
+ *
+ *   head  := [ 'ENTRY' ws+ ] name ws* [ '(' [ param (',' ws* param)* ] ')' ws* '->' ws*
+ *            result ] ws* '{' ws* '\n'
+ *   param := (letter | '_') namechar* ':' ws* type '[' (no ']' or '\n')* ']'
+ *            [ '{' (no '}' or '\n')* '}' ]                     type := [a-z][a-z0-9]*
+ *
+ * where ``result`` is the rest of the line up to its last '{' (which only ws follows), ws
+ * around it left out, and not empty.
+ *
+ *   scan_head(text, pos) -> (end, entry, name, name_end, signature, result, result_end,
+ *                            shapes) or None
+ *
+ * gives the offsets of the head's '\n', of ENTRY (-1 without), of its name and past it,
+ * of the signature's '(' and its result and past it (-1 without a signature), and the
+ * parameters' shapes as written (the reader judges them).
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -860,10 +878,142 @@ scan_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return found;
 }
 
+/* The end of the array shape at i as a computation's head cuts a parameter's (a type
+ * [a-z][a-z0-9]*, '[', anything but ']' or '\n', ']', and an optional layout '{', anything
+ * but '}' or '\n', '}'), or -1. */
+INLINE Py_ssize_t
+parameter_shape_end(const void *d, int kind, Py_ssize_t n, Py_ssize_t i)
+{
+    if (!(CH(i) >= 'a' && CH(i) <= 'z'))
+        return -1;
+    for (i++; (CH(i) >= 'a' && CH(i) <= 'z') || is_digit(CH(i)); i++)
+        ;
+    if (CH(i) != '[')
+        return -1;
+    for (i++; i < n && CH(i) != ']'; i++)
+        if (CH(i) == '\n')
+            return -1;
+    if (i >= n)
+        return -1;
+    if (CH(++i) != '{')
+        return i;
+    for (i++; i < n && CH(i) != '}'; i++)
+        if (CH(i) == '\n')
+            return -1;
+    return i < n ? i + 1 : -1;
+}
+
+/* scan_head(text, pos): the computation head at pos in its form (see the top), or None.
+ * (Reading at n gives the string's NUL, which only a parameter shape's brackets may hold:
+ * they stop at n.) */
+static PyObject *
+scan_head(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t pos, n, i, entry = -1, name, name_stop, signature = -1, result = -1,
+                          result_stop = -1, line_end, k;
+    const void *d;
+    int kind;
+    PyObject *shapes, *found;
+    if (nargs != 2 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "scan_head(text: str, pos: int)");
+        return NULL;
+    }
+    n = PyUnicode_GET_LENGTH(args[0]);
+    pos = PyLong_AsSsize_t(args[1]);
+    if (pos == -1 && PyErr_Occurred())
+        return NULL;
+    if (pos < 0 || pos > n)
+        Py_RETURN_NONE;
+    d = PyUnicode_DATA(args[0]);
+    kind = PyUnicode_KIND(args[0]);
+    for (i = pos; i < n && (is_blank(CH(i)) || CH(i) == '\r' || CH(i) == '\n'); i++)
+        ;
+    if (i < n && starts_with(d, kind, n, i, "ENTRY") && is_blank(CH(i + 5))) {
+        entry = i;
+        for (i += 5; is_blank(CH(i)); i++)
+            ;
+    }
+    if (entry >= 0 && (i >= n || name_end(d, kind, i) < 0))
+        i = entry, entry = -1; /* no name after it: ENTRY is the name */
+    name = i;
+    if (i >= n || (name_stop = name_end(d, kind, i)) < 0)
+        Py_RETURN_NONE;
+    for (i = name_stop; is_blank(CH(i)); i++)
+        ;
+    if ((shapes = PyList_New(0)) == NULL)
+        return NULL;
+    if (CH(i) == '(') {
+        signature = i++;
+        while (CH(i) != ')') {
+            Py_ssize_t shape;
+            PyObject *text;
+            if (!is_letter(CH(i)) && CH(i) != '_')
+                goto none;
+            for (i++; is_name_char(CH(i)); i++)
+                ;
+            if (CH(i) != ':')
+                goto none;
+            for (i++; is_blank(CH(i)); i++)
+                ;
+            shape = i;
+            if ((i = parameter_shape_end(d, kind, n, i)) < 0)
+                goto none;
+            if ((text = kept_span(args[0], shape, i)) == NULL || PyList_Append(shapes, text) < 0) {
+                Py_XDECREF(text);
+                Py_DECREF(shapes);
+                return NULL;
+            }
+            Py_DECREF(text);
+            if (CH(i) == ')')
+                break;
+            if (CH(i) != ',')
+                goto none;
+            for (i++; is_blank(CH(i)); i++)
+                ;
+            if (CH(i) == ')')
+                goto none;
+        }
+        for (i++; is_blank(CH(i)); i++)
+            ;
+        if (CH(i) != '-' || CH(i + 1) != '>')
+            goto none;
+        for (i += 2; is_blank(CH(i)); i++)
+            ;
+        result = i;
+    }
+    for (line_end = i; line_end < n && CH(line_end) != '\n'; line_end++)
+        ;
+    if (line_end >= n)
+        goto none;
+    for (k = line_end; k > i && is_blank(CH(k - 1)); k--)
+        ;
+    if (k == i || CH(k - 1) != '{')
+        goto none;
+    if (result >= 0) {
+        for (result_stop = k - 1; result_stop > result && is_blank(CH(result_stop - 1));
+             result_stop--)
+            ;
+        if (result_stop == result)
+            goto none;
+    }
+    else if (CH(i) != '{' || k != i + 1)
+        goto none; /* the brace alone after the name */
+    found = Py_BuildValue("(nnnnnnnN)", line_end, entry, name, name_stop, signature, result,
+                          result_stop, PyList_AsTuple(shapes));
+    Py_DECREF(shapes);
+    return found;
+none:
+    Py_DECREF(shapes);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"scan_lines", (PyCFunction)(void (*)(void))scan_lines, METH_FASTCALL,
      "scan_lines(text, pos, most): the scanned lines after the '\\n' at pos, one after the "
      "other while each is in the form (at most most)."},
+    {"scan_head", (PyCFunction)(void (*)(void))scan_head, METH_FASTCALL,
+     "scan_head(text, pos): the computation head after white space at pos when in the form, "
+     "else None."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -6,3 +6,9 @@ ScannedLine = tuple[int, int, int, str, str, str, str | None, tuple[str, ...] | 
                     str | None, str, tuple[str, ...] | None]
 
 def scan_lines(text: str, pos: int, most: int, /) -> list[ScannedLine]: ...
+
+# end, ENTRY, name, name end, signature, result, result end (-1: none), parameter shapes (see
+# _line_scan.c).
+ScannedHead = tuple[int, int, int, int, int, int, int, tuple[str, ...]]
+
+def scan_head(text: str, pos: int, /) -> ScannedHead | None: ...

@@ -11,8 +11,9 @@ purpose (the test suite reads with both). What each stand-in does:
 - explicit replica groups (``_explicit_scan``): ``groups_end`` and ``groups_arrays`` check
   and convert XLA's printed form ``{{0,1},{2,3}}`` with one regular expression of that same
   form (``_explicit_form.h`` defines it for the compiled one);
-- lines (``_line_scan``): ``scan_lines`` scans no line, so the general reader reads every
-  instruction (the fast path only decides how quickly a line is read).
+- lines (``_line_scan``): ``scan_lines`` scans no line and ``scan_head`` no computation
+  head, so the general reader reads every instruction and head (the fast paths only decide
+  how quickly a line is read).
 
 ``TOKENIZER`` says which tokenizer is in use (``"native"`` or ``"pure-Python"``), ``SCANNERS``
 which scanners (``"native"`` or ``"pure Python"``).
@@ -29,7 +30,7 @@ import numpy as np
 from .._pure_python import PURE_PYTHON
 
 if TYPE_CHECKING:
-    from ._line_scan import ScannedLine
+    from ._line_scan import ScannedHead, ScannedLine
 
 
 # XLA's printed explicit form: groups of 1 to 18 ASCII digits joined by ',', groups joined
@@ -64,10 +65,16 @@ def _scan_no_lines(text: str, pos: int, most: int, /) -> list[ScannedLine]:
     return []
 
 
+def _scan_no_head(text: str, pos: int, /) -> ScannedHead | None:
+    """Scans no computation head: the general reader reads them all."""
+    return None
+
+
 lex: Callable[[str, int, int], tuple[bytes, bytes, bytes]]
 groups_end: Callable[[str, int], int]
 groups_arrays: Callable[[str, int, int], tuple[bytearray, bytearray] | None]
 scan_lines: Callable[[str, int, int], list[ScannedLine]]
+scan_head: Callable[[str, int], ScannedHead | None]
 
 try:
     if PURE_PYTHON:
@@ -83,9 +90,9 @@ try:
     if PURE_PYTHON:
         raise ImportError("MESHTOPO_PURE_PYTHON is set")
     from ._explicit_scan import groups_arrays, groups_end
-    from ._line_scan import scan_lines
+    from ._line_scan import scan_head, scan_lines
     SCANNERS = "native"
 except ImportError:
     groups_end, groups_arrays = _groups_end, _groups_arrays
-    scan_lines = _scan_no_lines
+    scan_lines, scan_head = _scan_no_lines, _scan_no_head
     SCANNERS = "pure Python"

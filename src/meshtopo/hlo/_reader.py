@@ -29,7 +29,9 @@ reader of an attribute list (``read_attributes``), and shapes, names and XLA's c
 instructions are checked as the general reader checks them. It takes a line only when the next line
 starts another statement (a name or ``}``, which no value continues) and those checks pass,
 and otherwise declines to the general reader, so it decides only how quickly an instruction
-is read.
+is read. A computation's head on one line as XLA prints it is scanned the same way
+(``_line_scan.scan_head``); it is taken when each parameter's shape is an array as XLA
+prints it and XLA takes the result shape, and the general reader reads any other.
 
 The text is read whole (``parse_module``) or in pieces (the stream) that each end where a
 top-level statement ends (``_statements``): the reader takes the next piece only between
@@ -65,7 +67,7 @@ from ._literal import read_literal
 from ._metadata import check_metadata, printed_metadata
 from ._name_lists import COMPUTATION_LIST_ATTRIBUTES, names_in
 from ._name_set import NameSet
-from ._native import scan_lines
+from ._native import scan_head, scan_lines
 from ._opcodes import (
     ASYNC_KINDS,
     OPCODES,
@@ -133,18 +135,9 @@ _NO_ATTRIBUTES_AFTER: Final = re.compile(r"[ \t\r\n]*[^ \t\r\n,/]")
 # The start of a literal's value after its shape (``literal=f32[] 0.1``; an array's braces
 # after a layout are taken with the shape, as a continuation).
 _LITERAL_VALUE: Final = re.compile(r"[-+.0-9(]|(?:true|false|nan|inf)(?![A-Za-z0-9_.\-])")
-# Parameters of array shapes XLA takes, as XLA prints them: most signatures (others are read
-# by the one reader of a parameter list).
-_PRINTED_PARAMETER: Final = r"[A-Za-z_][A-Za-z0-9_.\-]*:[ \t]*" + PRINTED_ARRAY
-# A computation's head on one line as XLA prints it, after white space: 1 ENTRY, 2 name, 3
-# the signature ``(params) -> shape`` with its parameters as XLA prints them, 4 its result
-# shape (the text up to the line's last '{', which only white space follows: matched
-# greedily, back from the line's end; the one shape reader judges it); the next line
-# starts its instructions.
-_FAST_HEAD: Final = re.compile(
-    r"[ \t\r\n]*(ENTRY[ \t]+)?(%[A-Za-z_][A-Za-z0-9_.\-]*|[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
-    rf"(\((?:{_PRINTED_PARAMETER}(?:,[ \t]*(?!\))|(?=\))))*\)[ \t]*->[ \t]*"
-    r"([^\n]*[^ \t\n]))?[ \t]*\{[ \t]*(?=\n)")
+# A parameter's shape in a head the fast path reads: an array shape XLA takes, as XLA prints
+# it (others are read by the one reader of a parameter list).
+_PRINTED_PARAMETER_SHAPE: Final = re.compile(PRINTED_ARRAY)
 _LAYOUTS_KEPT: Final = 4096
 # Metadata attributes the fast path remembers as taken (a dump repeats each).
 _METADATA_KEPT: Final = 8192
@@ -336,6 +329,8 @@ class Reader:
         self._layouts: dict[tuple[str, bool, bool, str], _Layout] = {}
         self._metadata_seen: set[str] = set()
         self._shapes: dict[str, str] = {}  # each shape text the fast path read, kept once
+        # Each parameter shape of a head the fast path scanned: whether XLA prints it so.
+        self._parameter_shapes: dict[str, bool] = {}
         # (signature's result, root's shape) -> whether XLA finds them compatible.
         self._compatible: dict[tuple[str, str], bool] = {}
         # For the computation just read: the offset and line its instructions start at,
@@ -642,21 +637,32 @@ class Reader:
     def _printed_head(self) -> Computation | None:
         """The computation head at the current position when it is on one line as XLA
         prints it (read past), else None (the general reader reads it: ``_computation_head``)."""
-        fast = _FAST_HEAD.match(self.text, self.pos)
-        if fast is None:
+        scanned = scan_head(self.text, self.pos)
+        if scanned is None:
             return None
-        entry, name, signature, result = fast.groups()
-        if name in _RESERVED or (result and _signature_shape_refused(result)):
+        end, entry, name_at, name_end, signature_at, result_at, result_end, shapes = scanned
+        text, kept = self.text, self._parameter_shapes
+        for shape in shapes:
+            printed = kept.get(shape)
+            if printed is None:
+                printed = _remember(kept, shape,
+                                    _PRINTED_PARAMETER_SHAPE.fullmatch(shape) is not None)
+            if not printed:
+                return None  # the one reader of a parameter list reads it
+        name = text[name_at:name_end]
+        result = text[result_at:result_end] if signature_at >= 0 else None
+        if name in _RESERVED or (result is not None and _signature_shape_refused(result)):
             return None  # the general reader says why
-        start = fast.start(1) if entry else fast.start(2)
+        start = entry if entry >= 0 else name_at
         start_line, start_column = self.position(start)
         self._head_at = (start_line, start_column)
-        self._name_at = (start_line, start_column + fast.start(2) - start)
+        self._name_at = (start_line, start_column + name_at - start)
         self._result = result
         self._result_where = None if result is None else (
-            start_line, start_column + fast.start(4) - start)
-        self.pos, self.line = fast.end(), start_line  # the head is on one line
-        return Computation(name.lstrip("%"), entry is not None, start_line, signature or "")
+            start_line, start_column + result_at - start)
+        self.pos, self.line = end, start_line  # the head is on one line
+        return Computation(name.lstrip("%"), entry >= 0, start_line,
+                           "" if result is None else text[signature_at:result_end])
 
     def _computation_head(self, pos: int) -> tuple[Computation | None, int]:
         text = self.text
