@@ -617,8 +617,10 @@ class Reader:
             read += run
         at = self._again_at
         if at is not None:  # read again on use: fewer objects kept
+            offset, line = at  # (the line is the head's, one a line, as XLA prints it)
             computation.read_on_use(self._reading_again(_checked_when_read(opcodes)),
-                                    self._calls or (), at=at, signature_known=True)
+                                    self._calls or (), signature_known=True,
+                                    at=offset if line == computation.line else at)
         else:
             computation.add([item if isinstance(item, Instruction) else Instruction(*item)
                              for item in read])
@@ -1974,21 +1976,22 @@ def _operand_offset(operand_text: str, index: int) -> int | None:
 class _LinesAgain:
     """Reads a computation's instructions and root again from the text, the same as when
     first read, by the fast path alone (``Computation.read_on_use``; ``at`` is the offset and
-    line they start at): for a computation each of whose lines the fast path read and none
-    of which was visited, whose checks then passed. One serves the module's computations;
-    it holds none, so a module of such computations holds no cycle."""
+    line they start at, or the offset alone when that line is the computation's own, its head
+    written on one line): for a computation each of whose lines the fast path read and none
+    of which was visited, whose checks then passed. One serves the module's computations; it
+    holds none, so a module of such computations holds no cycle."""
 
     __slots__ = ("checked", "reader")
 
     def __init__(self, reader: Reader, checked: frozenset[str]) -> None:
         self.reader, self.checked = reader, checked
 
-    def __call__(self, computation: Computation, at: tuple[int, int]) -> None:
+    def __call__(self, computation: Computation, at: int | tuple[int, int]) -> None:
         # (computations are read on use one at a time: the module's one reader is free)
         reader = self.reader
-        reader.pos, reader.line = at
+        reader.pos, reader.line = (at, computation.line) if isinstance(at, int) else at
         reader._begin()
-        read_into = Computation(computation.name, False, at[1], "")  # its ROOT set here
+        read_into = Computation(computation.name, False, reader.line, "")  # its ROOT set here
         instructions: list[Instruction] = []
         while True:
             read, _ = reader._lines(read_into, self.checked)
