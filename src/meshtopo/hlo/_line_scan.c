@@ -998,10 +998,30 @@ scan_head(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     else if (CH(i) != '{' || k != i + 1)
         goto none; /* the brace alone after the name */
-    found = Py_BuildValue("(nnnnnnnN)", line_end, entry, name, name_stop, signature, result,
-                          result_stop, PyList_AsTuple(shapes));
-    Py_DECREF(shapes);
-    return found;
+    {
+        Py_ssize_t offsets[] = {line_end, entry, name, name_stop, signature, result, result_stop};
+        Py_ssize_t k;
+        if ((found = PyTuple_New(8)) == NULL) {
+            Py_DECREF(shapes);
+            return NULL;
+        }
+        for (k = 0; k < 7; k++) {
+            PyObject *offset = PyLong_FromSsize_t(offsets[k]);
+            if (offset == NULL) {
+                Py_DECREF(found);
+                Py_DECREF(shapes);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(found, k, offset);
+        }
+        PyTuple_SET_ITEM(found, 7, PyList_AsTuple(shapes));
+        Py_DECREF(shapes);
+        if (PyTuple_GET_ITEM(found, 7) == NULL) {
+            Py_DECREF(found);
+            return NULL;
+        }
+        return found;
+    }
 none:
     Py_DECREF(shapes);
     Py_RETURN_NONE;

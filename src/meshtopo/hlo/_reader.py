@@ -338,6 +338,9 @@ class Reader:
         # read them again on first use), else None.
         self._again_at: tuple[int, int] | None = None
         self._lines_again: _LinesAgain | None = None  # what reads them (one for the module)
+        # The opcodes last visited, and those the fast path checks when it reads them.
+        self._visited: frozenset[str] | None = None
+        self._checked_opcodes: frozenset[str] = frozenset()
 
     # ---- positions, errors and more text -------------------------------------------------
 
@@ -533,7 +536,9 @@ class Reader:
         """``instruction_runs``; with ``unmade``, the fast path leaves the instructions no
         check needs unmade (``_lines``)."""
         self._shared.visit, self._shared.opcodes = visit, opcodes  # for every right side
-        checked = _checked_when_read(opcodes)  # the opcodes a run's lines are checked for
+        if opcodes is not self._visited:  # the opcodes a run's lines are checked for
+            self._visited, self._checked_opcodes = opcodes, _checked_when_read(opcodes)
+        checked = self._checked_opcodes
         body = (self.pos, self.line)
         by_lines = not self.single and not self._bounded  # every line the fast path's, none visited
         self._again_at = None
@@ -544,7 +549,7 @@ class Reader:
                                                                        unmade)
             if not plain:  # a line of the run is checked or visited
                 for instruction in read:
-                    if not isinstance(instruction, Instruction):
+                    if isinstance(instruction, tuple):
                         continue  # (none that is checked is left unmade)
                     if instruction.opcode in opcodes:
                         by_lines = False
@@ -618,11 +623,11 @@ class Reader:
         at = self._again_at
         if at is not None:  # read again on use: fewer objects kept
             offset, line = at  # (the line is the head's, one a line, as XLA prints it)
-            computation.read_on_use(self._reading_again(_checked_when_read(opcodes)),
+            computation.read_on_use(self._reading_again(self._checked_opcodes),
                                     self._calls or (), signature_known=True,
                                     at=offset if line == computation.line else at)
         else:
-            computation.add([item if isinstance(item, Instruction) else Instruction(*item)
+            computation.add([Instruction(*item) if isinstance(item, tuple) else item
                              for item in read])
 
     def _reading_again(self, checked: frozenset[str]) -> _LinesAgain:
@@ -971,6 +976,7 @@ class Reader:
             self._names, self.computation_names, self._layouts, self._shapes,
             self._metadata_seen, self._shape_of, self._parameters, self._calls)
         defined, add = names.issuperset, names.add
+        make, counts = Instruction, OPERAND_COUNTS  # (each looked up once a run)
         owner, line, end = computation.name, self.line, self.pos
         plain = True
         for (after, root, column, name, opcode, shape, operand_text, operands, inline,
@@ -1014,7 +1020,7 @@ class Reader:
                     shapes.clear()
                 kept = shapes[shape] = shape
             # XLA's checks between instructions (``_check``), when they pass.
-            count = (OPERAND_COUNTS.get(opcode, -1) if opcode != "tuple"
+            count = (counts.get(opcode, -1) if opcode != "tuple"
                      else _operand_count(opcode, kept))
             controls = layout.controls
             if (name in names or name in _GENERAL_NAMES or not defined(operands)
@@ -1039,7 +1045,7 @@ class Reader:
                 line += 1
                 end = after
                 continue
-            instruction = Instruction(*arguments)
+            instruction = make(*arguments)
             if root >= 0:
                 computation.root = instruction
             if opcode == "parameter":
@@ -1049,8 +1055,8 @@ class Reader:
             end = after
         if read:
             last = read[-1]
-            if not isinstance(last, Instruction):  # the last is made: it may be the root
-                last = read[-1] = Instruction(*last)
+            if isinstance(last, tuple):  # the last is made: it may be the root
+                last = read[-1] = make(*last)
             self.pos, self.line, self._last = end, line, last
         return read, plain
 
