@@ -176,12 +176,12 @@ PIECES = [*" \t\r\n,={}()[]\"/*%\\_.-0123456789aTRO", "ROOT ", "channel_id=",
 
 
 @st.composite
-def mutated(draw: st.DrawFn) -> str:
-    """A seed line with a few pieces inserted, deleted or replaced."""
-    text = list(draw(st.sampled_from(SEEDS)))
+def mutated(draw: st.DrawFn, seeds: list[str], pieces: list[str]) -> str:
+    """One of ``seeds`` with a few of ``pieces`` inserted, deleted or replaced."""
+    text = list(draw(st.sampled_from(seeds)))
     for _ in range(draw(st.integers(1, 4))):
         at = draw(st.integers(0, len(text)))
-        edit, piece = draw(st.sampled_from("idr")), draw(st.sampled_from(PIECES))
+        edit, piece = draw(st.sampled_from("idr")), draw(st.sampled_from(pieces))
         if edit == "i":
             text.insert(at, piece)
         elif at < len(text):
@@ -189,7 +189,7 @@ def mutated(draw: st.DrawFn) -> str:
     return "".join(text)
 
 
-@given(mutated(), st.sampled_from([0, 2]), st.booleans(), st.sampled_from([1, 2, 64]))
+@given(mutated(SEEDS, PIECES), st.sampled_from([0, 2]), st.booleans(), st.sampled_from([1, 2, 64]))
 @settings(max_examples=3000, deadline=None)
 def test_scan_lines_is_the_form(text: str, skipped: int, twice: bool, most: int) -> None:
     text = "\n" + text[skipped:]
@@ -330,21 +330,7 @@ def head_reference(text: str, pos: int) -> tuple[object, ...] | None:
             m.start(5), m.end(5), tuple(re.findall(_PARAMETER, m.group(4))))
 
 
-@st.composite
-def mutated_head(draw: st.DrawFn) -> str:
-    """A seed head with a few pieces inserted, deleted or replaced."""
-    text = list(draw(st.sampled_from(HEAD_SEEDS)))
-    for _ in range(draw(st.integers(1, 4))):
-        at = draw(st.integers(0, len(text)))
-        edit, piece = draw(st.sampled_from("idr")), draw(st.sampled_from(HEAD_PIECES))
-        if edit == "i":
-            text.insert(at, piece)
-        elif at < len(text):
-            text[at:at + 1] = [piece] if edit == "r" else []
-    return "".join(text)
-
-
-@given(mutated_head(), st.sampled_from([0, 1, 2]))
+@given(mutated(HEAD_SEEDS, HEAD_PIECES), st.sampled_from([0, 1, 2]))
 @settings(max_examples=3000, deadline=None)
 def test_scan_head_is_the_form(text: str, pos: int) -> None:
     assert scan_head(text, pos) == head_reference(text, pos)
