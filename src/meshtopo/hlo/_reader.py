@@ -582,10 +582,11 @@ class Reader:
                     self._again_at = body
                 if self._last is None:  # XLA reads an instruction's name where '}' is
                     raise self.error("expects name", self.text.rfind("}", 0, self.pos))
-                if computation.root is None:
-                    computation.root = self._last
+                root = computation.root
+                if root is None:
+                    root = computation.root = self._last
                 self._check_parameters()
-                self._check_result(computation)
+                self._check_result(computation, root)
                 if _NO_ATTRIBUTES_AFTER.match(self.text, self.pos) is None:  # a ',' may come
                     thread = cast("str | None", self._step(self._computation_attributes))
                     if thread is not None:
@@ -595,12 +596,12 @@ class Reader:
                         raise HloParseError("expects only one ENTRY", *self._head_at,
                                             self.source)
                     self._entry_seen = True
-                if computation.name in self.computation_names:  # once read, as XLA checks
-                    raise HloParseError(f"computation already exists: {computation.name}",
+                name = computation.name
+                if name in self.computation_names:  # once read, as XLA checks
+                    raise HloParseError(f"computation already exists: {name}",
                                         *self._name_at, self.source)
-                self.computation_names.add(computation.name)
-                self._shared.programs[computation.name] = (self._parameters,
-                                                           computation.root.shape_text)
+                self.computation_names.add(name)
+                self._shared.programs[name] = (self._parameters, root.shape_text)
                 return
             by_lines = False
             for operand in self._nested:  # written as operands (parameters added): first
@@ -785,12 +786,12 @@ class Reader:
                                     f"{number}", instruction.line, instruction.column,
                                     self.source)
 
-    def _check_result(self, computation: Computation) -> None:
-        """XLA's rule at a computation's end: its root's shape is the signature's result
-        shape, layouts and dynamic dimensions aside. (Shapes the shape reader refuses are
-        left alone: the reader does not check shapes yet.)"""
-        root, result, result_at = computation.root, self._result, self._result_where
-        if root is None or result is None or result_at is None:
+    def _check_result(self, computation: Computation, root: Instruction) -> None:
+        """XLA's rule at a computation's end: its root's shape (``root``) is the signature's
+        result shape, layouts and dynamic dimensions aside. (Shapes the shape reader refuses
+        are left alone: the reader does not check shapes yet.)"""
+        result, result_at = self._result, self._result_where
+        if result is None or result_at is None:
             return
         if result == root.shape_text:
             return  # a shape is compatible with itself
