@@ -127,14 +127,19 @@ class ModuleScope:
         instruction = found.by_name.get(name) if found is not None else None
         return None if instruction is None or not instruction.shape_text else instruction.shape_text
 
-    def let_go(self, collectives: list[Collective]) -> None:
+    def let_go(self, collectives: list[Collective],
+               read_root: Callable[[str], Instruction | None] | None = None) -> None:
         """Keep the roots and operand definitions ``collectives`` (every collective read,
-        linked) can ask for, and stop holding the computations."""
+        linked) can ask for, and stop holding the computations. ``read_root(name)``, when
+        given, is the root of computation ``name`` as the reader read it (None when it did
+        not), so that a computation read again on use is not read again for its root."""
         roots: dict[str, tuple[str, str] | None] = dict(self._roots or {})
         definitions = self._definitions
         for to_apply, instruction in map(_ASKS, collectives):
             if to_apply is not None and to_apply not in roots:
-                roots[to_apply] = self.computation_root(to_apply)
+                root = None if read_root is None else read_root(to_apply)
+                roots[to_apply] = (self.computation_root(to_apply) if root is None
+                                   else _root_facts(root))
             computation, operands, inline = _OPERANDS(instruction)
             kept = definitions.get(computation)
             if kept is None:
@@ -317,7 +322,7 @@ def _parse(
                 header.name = f"module_{entry}"
             collectives = Linker(scope.root_collective, scope.wrapped).link(found)
             module = Module(header, text, scope, collectives, source, assignment_source)
-            scope.let_go(found)
+            scope.let_go(found, reader.root)
         except HloParseError as raised:
             error = reader.reported(raised)
             if source and error.source is None:

@@ -226,14 +226,14 @@ class _Layout:
 class _Shared:
     """What the readers of one module share (a computation written inline is read by a
     reader of its own): operands' definitions (``Reader``'s ``definition``), each
-    computation's result shape, the computations async starts call, the computations written
+    computation's result shape and root, the computations async starts call, the computations written
     inline not yet taken and how many were named, the caller's ``visit`` and ``opcodes``, and
     the state of a text that is one instruction (kept apart from ``Reader``'s own attributes,
     which stay few enough for Python to share their layout)."""
 
     __slots__ = ("after_reading", "async_called", "definition", "inline", "inline_count",
                  "made_whole", "missing", "opcodes", "programs", "read_module", "recorded",
-                 "single_state", "visit")
+                 "roots", "single_state", "visit")
 
     def __init__(self, definition: Callable[[Computation, str], str | None] | None,
                  read_module: Callable[[str], object] | None) -> None:
@@ -242,6 +242,7 @@ class _Shared:
         # Each computation's parameters (by number) and result shape once read, made its
         # program shape on first use (``program``): few are ever asked for.
         self.programs: dict[str, ProgramShape | tuple[dict[int, Instruction], str]] = {}
+        self.roots: dict[str, Instruction] = {}  # each computation's root once read (whole)
         self.async_called: set[str] = set()
         self.inline: list[Computation] = []
         self.inline_count = 0  # names given: _, _.1, ...
@@ -497,6 +498,11 @@ class Reader:
         self._begin()
         return computation
 
+    def root(self, name: str) -> Instruction | None:
+        """The root of computation ``name`` as it was read (None when none of that name was):
+        one read again on use is not read again for it."""
+        return self._shared.roots.get(name)
+
     def _begin(self) -> None:
         """Start reading a computation's instructions."""
         self._names: set[str] | NameSet = NameSet() if self._bounded else set()
@@ -602,6 +608,8 @@ class Reader:
                                         *self._name_at, self.source)
                 self.computation_names.add(name)
                 self._shared.programs[name] = (self._parameters, root.shape_text)
+                if not self._bounded:  # (a stream keeps no computation)
+                    self._shared.roots[name] = root
                 return
             by_lines = False
             for operand in self._nested:  # written as operands (parameters added): first
@@ -1385,7 +1393,7 @@ class Reader:
         if skip(inner.text, inner.pos) < len(inner.text) and not cut:
             raise SyntaxFault("expects '}' at the end of instruction list.", start + inner.pos)
         self.computation_names.discard("")
-        program = shared.programs.pop("")
+        program, root = shared.programs.pop(""), shared.roots.pop("")
         while True:
             count = shared.inline_count
             shared.inline_count += 1
@@ -1396,7 +1404,7 @@ class Reader:
         for instruction in computation.instructions:
             instruction.computation = name
         self.computation_names.add(name)
-        shared.programs[name] = program
+        shared.programs[name], shared.roots[name] = program, root
         shared.inline.append(computation)
         return name
 
