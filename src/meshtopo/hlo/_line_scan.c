@@ -1000,7 +1000,6 @@ scan_head(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         goto none; /* the brace alone after the name */
     {
         Py_ssize_t offsets[] = {line_end, entry, name, name_stop, signature, result, result_stop};
-        Py_ssize_t k;
         if ((found = PyTuple_New(8)) == NULL) {
             Py_DECREF(shapes);
             return NULL;

@@ -226,10 +226,11 @@ class _Layout:
 class _Shared:
     """What the readers of one module share (a computation written inline is read by a
     reader of its own): operands' definitions (``Reader``'s ``definition``), each
-    computation's result shape and root, the computations async starts call, the computations written
-    inline not yet taken and how many were named, the caller's ``visit`` and ``opcodes``, and
-    the state of a text that is one instruction (kept apart from ``Reader``'s own attributes,
-    which stay few enough for Python to share their layout)."""
+    computation's result shape and root, the computations async starts call, the
+    computations written inline not yet taken and how many were named, the caller's
+    ``visit`` and ``opcodes``, and the state of a text that is one instruction (kept apart
+    from ``Reader``'s own attributes, which stay few enough for Python to share their
+    layout)."""
 
     __slots__ = ("after_reading", "async_called", "definition", "inline", "inline_count",
                  "made_whole", "missing", "opcodes", "programs", "read_module", "recorded",
@@ -1047,12 +1048,13 @@ class Reader:
             add(name)
             if shape_of is not None:
                 shape_of[name] = kept
-            if inline or opcode in checked:
+            checks = bool(inline) or opcode in checked
+            if checks:
                 plain = False
-            elif unmade and root < 0 and opcode != "parameter":
+            line += 1
+            end = after
+            if unmade and not checks and root < 0 and opcode != "parameter":
                 read.append(arguments)
-                line += 1
-                end = after
                 continue
             instruction = make(*arguments)
             if root >= 0:
@@ -1060,8 +1062,6 @@ class Reader:
             if opcode == "parameter":
                 parameters[number] = instruction
             read.append(instruction)
-            line += 1
-            end = after
         if read:
             last = read[-1]
             if isinstance(last, tuple):  # the last is made: it may be the root
