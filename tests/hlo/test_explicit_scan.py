@@ -41,6 +41,54 @@ def test_groups_end_is_the_form(text: str, pos: int) -> None:
     assert groups_end(text, pos) == reference_end(text, pos)
 
 
+# Long texts, checked 64 characters at a time in 1-byte strings: short numbers and numbers of
+# 17 and 18 digits (runs of digits across those blocks, one digit more by an edit too long),
+# edited anywhere, and at ',', '{' and '}'.
+long_numbers = st.one_of(st.integers(0, 2047), st.integers(10**16, 10**18 - 1))
+long_well_formed = st.lists(st.lists(long_numbers, min_size=1, max_size=40),
+                            min_size=1, max_size=12).map(
+    lambda groups: "{" + ",".join("{" + ",".join(map(str, g)) + "}" for g in groups) + "}")
+edits = st.lists(st.tuples(st.integers(0, 1000), st.booleans(),
+                           st.sampled_from("0123456789,{} x\x00é"),
+                           st.sampled_from(["put", "insert", "delete"])), max_size=3)
+
+
+def edited(text: str, changes: list[tuple[int, bool, str, str]]) -> str:
+    """``text`` edited at each offset (or, with the flag, at that ',', '{' or '}')."""
+    for at, at_punctuation, character, how in changes:
+        punctuation = [k for k, c in enumerate(text) if c in ",{}"]
+        at = punctuation[at % len(punctuation)] if at_punctuation and punctuation else at
+        at = min(at, len(text))
+        if how == "delete":
+            text = text[:at] + text[at + 1:]
+        else:
+            text = text[:at] + character + text[at + (how == "put"):]
+    return text
+
+
+@given(st.integers(0, 70), long_well_formed, edits, st.sampled_from(["", "}", ", x", "}}"]))
+@settings(max_examples=1000, deadline=None)
+def test_groups_end_of_long_texts_is_the_form(before: int, form: str,
+                                              changes: list[tuple[int, bool, str, str]],
+                                              after: str) -> None:
+    text = "x" * before + edited(form, changes) + after
+    end = reference_end(text, before)
+    assert groups_end(text, before) == end
+    assert groups_end(text + "\u0100", before) == end  # 2-byte text: read one by one
+    if end >= 0:
+        ids, sizes = groups_arrays(text, before, end)  # type: ignore[misc]
+        groups = [[int(i) for i in g.split(",")] for g in text[before + 2:end - 2].split("},{")]
+        assert np.frombuffer(ids, np.int64).tolist() == [i for g in groups for i in g]
+        assert np.frombuffer(sizes, np.int64).tolist() == [len(g) for g in groups]
+
+
+@pytest.mark.parametrize("digits", [18, 19])
+def test_a_number_across_64_characters_is_at_most_18_digits(digits: int) -> None:
+    for before in range(64 + digits):  # the number at every place across two blocks of 64
+        text = "x" * before + "{{1,2," + "9" * digits + ",3}}"
+        assert groups_end(text, before) == (len(text) if digits == 18 else -1)
+
+
 @given(well_formed)
 @settings(max_examples=200, deadline=None)
 def test_groups_arrays_converts_the_form(text: str) -> None:

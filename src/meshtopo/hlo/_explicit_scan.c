@@ -25,14 +25,14 @@ scan(PyObject *text, Py_ssize_t pos, int64_t *ids, int64_t *sizes, Py_ssize_t *n
 {
     if (pos < 0 || pos > PyUnicode_GET_LENGTH(text))
         return -1;
-    return explicit_form(PyUnicode_DATA(text), PyUnicode_KIND(text), pos, ids, sizes, n_ids,
-                         n_groups);
+    return explicit_form(PyUnicode_DATA(text), PyUnicode_KIND(text), PyUnicode_GET_LENGTH(text),
+                         pos, ids, sizes, n_ids, n_groups);
 }
 
 static PyObject *
 groups_end(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_ssize_t pos, n_ids, n_groups;
+    Py_ssize_t pos, n_ids = 0, n_groups = 0;
     if (nargs != 2 || !PyUnicode_Check(args[0])) {
         PyErr_SetString(PyExc_TypeError, "groups_end(text: str, pos: int)");
         return NULL;
@@ -46,7 +46,7 @@ groups_end(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *
 groups_arrays(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_ssize_t pos, end, n_ids, n_groups;
+    Py_ssize_t pos, end, n_ids = 0, n_groups = 0;
     PyObject *text, *ids, *sizes;
     if (nargs != 3 || !PyUnicode_Check(args[0])) {
         PyErr_SetString(PyExc_TypeError, "groups_arrays(text: str, pos: int, end: int)");
@@ -70,8 +70,15 @@ groups_arrays(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_XDECREF(sizes);
         return NULL;
     }
-    scan(text, pos, (int64_t *)PyByteArray_AS_STRING(ids),
-         (int64_t *)PyByteArray_AS_STRING(sizes), &n_ids, &n_groups);
+    if (scan(text, pos, (int64_t *)PyByteArray_AS_STRING(ids),
+             (int64_t *)PyByteArray_AS_STRING(sizes), &n_ids, &n_groups) != end ||
+        (Py_ssize_t)sizeof(int64_t) * n_ids != PyByteArray_GET_SIZE(ids) ||
+        (Py_ssize_t)sizeof(int64_t) * n_groups != PyByteArray_GET_SIZE(sizes)) {
+        Py_DECREF(ids);
+        Py_DECREF(sizes);
+        PyErr_SetString(PyExc_SystemError, "groups_arrays: the two scans of the form differ");
+        return NULL;
+    }
     return Py_BuildValue("(NN)", ids, sizes);
 }
 

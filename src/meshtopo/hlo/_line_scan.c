@@ -535,12 +535,12 @@ scan(const void *d, int kind, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t last,
     if (s->end == s->attributes)
         return 1;
     if (starts_with(d, kind, j, s->rest, ", replica_groups=")) {
-        Py_ssize_t at = s->rest + 17, stop, after, count, groups;
+        Py_ssize_t at = s->rest + 17, stop, after, count = 0, groups = 0;
         if (last >= 0 && at + (last_stop - last) <= j &&
             same_text(d, kind, last, at, last_stop - last))
             stop = at + (last_stop - last);
         else
-            stop = explicit_form(d, kind, at, NULL, NULL, &count, &groups);
+            stop = explicit_form(d, kind, n, at, NULL, NULL, &count, &groups);
         for (after = stop; after < j && is_blank(CH(after)); after++)
             ;
         if (stop > 0 && stop <= j && (after == j || CH(after) == ',')) {
