@@ -154,6 +154,9 @@ _Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
 _Unmade = tuple[str, str, str, tuple[str, ...] | None, int, int, str, bool, str | None, str,
                 "_Layout", tuple[str, ...], tuple[str, ...], tuple[str | None, ...], int,
                 str | None, tuple[int, int] | None, str | None]
+# A computation's parameter as its checks and program shape need it: name, shape text, and
+# the line and column of its name.
+_Parameter = tuple[str, str, int, int]
 
 
 class _Layout:
@@ -242,7 +245,7 @@ class _Shared:
         self.read_module = read_module  # reads a module text the header holds
         # Each computation's parameters (by number) and result shape once read, made its
         # program shape on first use (``program``): few are ever asked for.
-        self.programs: dict[str, ProgramShape | tuple[dict[int, Instruction], str]] = {}
+        self.programs: dict[str, ProgramShape | tuple[dict[int, _Parameter], str]] = {}
         self.roots: dict[str, Instruction] = {}  # each computation's root once read (whole)
         self.async_called: set[str] = set()
         self.inline: list[Computation] = []
@@ -271,7 +274,7 @@ class _Shared:
             return found
         parameters, result = found
         program = self.programs[name] = ProgramShape(
-            tuple((p.name, p.shape_text) for _, p in sorted(parameters.items())), result)
+            tuple((p[0], p[1]) for _, p in sorted(parameters.items())), result)
         return program
 
 
@@ -510,7 +513,7 @@ class Reader:
         # The shape text of each name read (a whole text only): what an operand written with
         # its shape is compared with first (``_same_as_defined``).
         self._shape_of: dict[str, str] | None = None if self._bounded else {}
-        self._parameters: dict[int, Instruction] = {}
+        self._parameters: dict[int, _Parameter] = {}
         # async starts and updates -> what their updates and dones continue
         self._async_ops: dict[str, _AsyncStart] = {}
         # The channel_id of each of XLA's channel instructions read, by name (None: none).
@@ -766,7 +769,8 @@ class Reader:
             at = instruction.attribute_at - 1 - len(operands)  # where the operand text starts
             raise HloParseError(f"Duplicate parameter number {number}",
                                 *instruction.position(at + after), self.source)
-        self._parameters[number] = instruction
+        self._parameters[number] = (instruction.name, instruction.shape_text, instruction.line,
+                                    instruction.column)
 
     def _check_channel(self, instruction: Instruction) -> None:
         """XLA's rule for a send-done or recv-done whose operand is a channel instruction:
@@ -789,11 +793,10 @@ class Reader:
         count = len(self._parameters)
         if not count or max(self._parameters) < count:
             return
-        for number, instruction in self._parameters.items():
+        for number, (_, _, line, column) in self._parameters.items():
             if number >= count:
                 raise HloParseError(f"invalid parameter number. Expected [0, {count}), got "
-                                    f"{number}", instruction.line, instruction.column,
-                                    self.source)
+                                    f"{number}", line, column, self.source)
 
     def _check_result(self, computation: Computation, root: Instruction) -> None:
         """XLA's rule at a computation's end: its root's shape (``root``) is the signature's
@@ -975,9 +978,8 @@ class Reader:
         ``scan_lines`` scans, up to the first whose attributes, shape, operands or names
         the general reader must judge (it reads that line and says what is wrong); and
         whether none of them has an opcode in ``checked`` or operands written with
-        shapes (none needs checks when read). With ``unmade``, each that is no parameter
-        and no root, has no such opcode or operands and is not the last is left unmade
-        (``_Unmade``)."""
+        shapes (none needs checks when read). With ``unmade``, each that is no root, has no
+        such opcode or operands and is not the last is left unmade (``_Unmade``)."""
         scanned = scan_lines(self.text, self.pos, _RUN) if self._fast else None
         read: list[Instruction | _Unmade] = []
         if not scanned:
@@ -1053,14 +1055,14 @@ class Reader:
                 plain = False
             line += 1
             end = after
-            if unmade and not checks and root < 0 and opcode != "parameter":
+            if opcode == "parameter":
+                parameters[number] = (name, kept, line, column)
+            if unmade and not checks and root < 0:
                 read.append(arguments)
                 continue
             instruction = make(*arguments)
             if root >= 0:
                 computation.root = instruction
-            if opcode == "parameter":
-                parameters[number] = instruction
             read.append(instruction)
         if read:
             last = read[-1]
