@@ -246,7 +246,8 @@ class _Shared:
         # Each computation's parameters (by number) and result shape once read, made its
         # program shape on first use (``program``): few are ever asked for.
         self.programs: dict[str, ProgramShape | tuple[dict[int, _Parameter], str]] = {}
-        self.roots: dict[str, Instruction] = {}  # each computation's root once read (whole)
+        # Each computation's root once read (a whole text), made on first use (``root``).
+        self.roots: dict[str, Instruction | _Unmade] = {}
         self.async_called: set[str] = set()
         self.inline: list[Computation] = []
         self.inline_count = 0  # names given: _, _.1, ...
@@ -505,7 +506,11 @@ class Reader:
     def root(self, name: str) -> Instruction | None:
         """The root of computation ``name`` as it was read (None when none of that name was):
         one read again on use is not read again for it."""
-        return self._shared.roots.get(name)
+        roots = self._shared.roots
+        found = roots.get(name)
+        if isinstance(found, tuple):
+            found = roots[name] = Instruction(*found)
+        return found
 
     def _begin(self) -> None:
         """Start reading a computation's instructions."""
@@ -523,7 +528,9 @@ class Reader:
         # is never read again on use, and its lines are not kept).
         self._calls: list[tuple[str, ...]] | None = None if self._bounded else []
         self._depth = 0  # how deep in them the reader is
-        self._last: Instruction | None = None
+        # The ROOT and the last instruction read (left unmade where the fast path left them).
+        self._root: Instruction | _Unmade | None = None
+        self._last: Instruction | _Unmade | None = None
         self._root_at: tuple[int, int] | None = None
 
     def instruction_runs(
@@ -592,11 +599,13 @@ class Reader:
                     self._again_at = body
                 if self._last is None:  # XLA reads an instruction's name where '}' is
                     raise self.error("expects name", self.text.rfind("}", 0, self.pos))
-                root = computation.root
-                if root is None:
-                    root = computation.root = self._last
+                root = self._root = self._last if self._root is None else self._root
+                root_name, root_shape = ((root[0], root[2]) if isinstance(root, tuple)
+                                         else (root.name, root.shape_text))
+                if isinstance(root, Instruction):  # (an unmade one is set once made)
+                    computation.root = root
                 self._check_parameters()
-                self._check_result(computation, root)
+                self._check_result(computation, root_name, root_shape)
                 if _NO_ATTRIBUTES_AFTER.match(self.text, self.pos) is None:  # a ',' may come
                     thread = cast("str | None", self._step(self._computation_attributes))
                     if thread is not None:
@@ -611,7 +620,7 @@ class Reader:
                     raise HloParseError(f"computation already exists: {name}",
                                         *self._name_at, self.source)
                 self.computation_names.add(name)
-                self._shared.programs[name] = (self._parameters, root.shape_text)
+                self._shared.programs[name] = (self._parameters, root_shape)
                 if not self._bounded:  # (a stream keeps no computation)
                     self._shared.roots[name] = root
                 return
@@ -640,8 +649,14 @@ class Reader:
                                     self._calls or (), signature_known=True,
                                     at=offset if line == computation.line else at)
         else:
-            computation.add([Instruction(*item) if isinstance(item, tuple) else item
-                             for item in read])
+            made = [Instruction(*item) if isinstance(item, tuple) else item for item in read]
+            if isinstance(self._root, tuple):  # the root as made, here and in the module's
+                # roots: its ROOT, else the last line (an unmade one is no general reader's)
+                computation.root = next((m for m in reversed(made) if m.is_root), made[-1])
+                roots = self._shared.roots
+                if isinstance(roots.get(computation.name), tuple):
+                    roots[computation.name] = computation.root
+            computation.add(made)
 
     def _reading_again(self, checked: frozenset[str]) -> _LinesAgain:
         """What reads this one's computations again on first use: one for the module, with
@@ -798,28 +813,29 @@ class Reader:
                 raise HloParseError(f"invalid parameter number. Expected [0, {count}), got "
                                     f"{number}", line, column, self.source)
 
-    def _check_result(self, computation: Computation, root: Instruction) -> None:
-        """XLA's rule at a computation's end: its root's shape (``root``) is the signature's
-        result shape, layouts and dynamic dimensions aside. (Shapes the shape reader refuses
-        are left alone: the reader does not check shapes yet.)"""
+    def _check_result(self, computation: Computation, root: str, shape_text: str) -> None:
+        """XLA's rule at a computation's end: the shape of its root (``shape_text``, of the
+        instruction named ``root``) is the signature's result shape, layouts and dynamic
+        dimensions aside. (Shapes the shape reader refuses are left alone: the reader does
+        not check shapes yet.)"""
         result, result_at = self._result, self._result_where
         if result is None or result_at is None:
             return
-        if result == root.shape_text:
+        if result == shape_text:
             return  # a shape is compatible with itself
-        pair = (result, root.shape_text)
+        pair = (result, shape_text)
         compatible = self._compatible.get(pair)
         if compatible is None:
             try:
-                expected, found = parse_shape(result), parse_shape(root.shape_text)
+                expected, found = parse_shape(result), parse_shape(shape_text)
             except HloParseError:
                 return
             compatible = _remember(self._compatible, pair, expected.compatible(found))
         if not compatible:
-            expected, found = parse_shape(result), parse_shape(root.shape_text)
+            expected, found = parse_shape(result), parse_shape(shape_text)
             raise HloParseError(
                 f"Shape of computation {computation.name}, {expected.human_string}, is not "
-                f"compatible with that of its root instruction {root.name}, "
+                f"compatible with that of its root instruction {root}, "
                 f"{found.human_string}", *result_at, self.source)
 
     def _check(self, computation: Computation, instruction: Instruction,
@@ -831,11 +847,11 @@ class Reader:
         names = self._names
         name = instruction.name
         if instruction.is_root:
-            if computation.root is not None:
+            if self._root is not None:
                 raise HloParseError("one computation should have only one ROOT",
                                     *(root_at or (instruction.line, instruction.column)),
                                     self.source)
-            computation.root = instruction
+            self._root = instruction
         for index, operand in enumerate(instruction.operands):
             if operand not in names:
                 raise HloParseError(f"instruction does not exist: {operand}",
@@ -1039,7 +1055,7 @@ class Reader:
                     or (operand_text is not None and not _RESERVED.isdisjoint(operands))
                     or (count >= 0 and count != len(operands)) or not known.issuperset(called)
                     or (controls and not defined(controls))
-                    or (root >= 0 and computation.root is not None)):
+                    or (root >= 0 and self._root is not None)):
                 break
             arguments: _Unmade = (  # names as printed: split from the text on use,
                 name, opcode, kept,  # but where the checks when read need them at once
@@ -1057,18 +1073,12 @@ class Reader:
             end = after
             if opcode == "parameter":
                 parameters[number] = (name, kept, line, column)
-            if unmade and not checks and root < 0:
-                read.append(arguments)
-                continue
-            instruction = make(*arguments)
+            instruction = arguments if unmade and not checks else make(*arguments)
             if root >= 0:
-                computation.root = instruction
+                self._root = instruction
             read.append(instruction)
         if read:
-            last = read[-1]
-            if isinstance(last, tuple):  # the last is made: it may be the root
-                last = read[-1] = make(*last)
-            self.pos, self.line, self._last = end, line, last
+            self.pos, self.line, self._last = end, line, read[-1]
         return read, plain
 
     def _metadata(self, tail: str) -> bool:
@@ -1153,7 +1163,7 @@ class Reader:
         if name is None:
             raise SyntaxFault("expects name", start)
         pos = self._expect("=", name[1], "in instruction")
-        if root and computation.root is not None:  # XLA's check before the right side
+        if root and self._root is not None:  # XLA's check before the right side
             raise SyntaxFault("one computation should have only one ROOT", at)
         written = text[start:name[1]]
         return self._right_side(written if written.startswith("%") else name[0], start,
@@ -2008,14 +2018,14 @@ class _LinesAgain:
         reader = self.reader
         reader.pos, reader.line = (at, computation.line) if isinstance(at, int) else at
         reader._begin()
-        read_into = Computation(computation.name, False, reader.line, "")  # its ROOT set here
+        read_into = Computation(computation.name, False, reader.line, "")
         instructions: list[Instruction] = []
         while True:
             read, _ = reader._lines(read_into, self.checked)
             instructions += cast("list[Instruction]", read)  # (none left unmade)
             if len(read) < _RUN:
                 break
-        root = read_into.root if read_into.root is not None else reader._last
+        root = cast("Instruction", reader._last if reader._root is None else reader._root)
         for key, value in (("instructions", instructions), ("root", root)):
             if key not in vars(computation):  # (one a caller set stays as set)
                 setattr(computation, key, value)
