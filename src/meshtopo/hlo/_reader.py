@@ -129,9 +129,6 @@ HEADER_ATTRIBUTES: Final = (
 # Words XLA's lexer reads as keywords or types, so never as a name without '%'.
 _RESERVED: Final = KEYWORDS | PRIMITIVE_TYPES
 _STRING: Final = re.compile(STRING)
-# After a computation's brace, white space and a token that is no ',' (or a comment): no
-# attributes follow (what a dump always has; anything else is read by the grammar).
-_NO_ATTRIBUTES_AFTER: Final = re.compile(r"[ \t\r\n]*[^ \t\r\n,/]")
 # The start of a literal's value after its shape (``literal=f32[] 0.1``; an array's braces
 # after a layout are taken with the shape, as a continuation).
 _LITERAL_VALUE: Final = re.compile(r"[-+.0-9(]|(?:true|false|nan|inf)(?![A-Za-z0-9_.\-])")
@@ -606,7 +603,7 @@ class Reader:
                     computation.root = root
                 self._check_parameters()
                 self._check_result(computation, root_name, root_shape)
-                if _NO_ATTRIBUTES_AFTER.match(self.text, self.pos) is None:  # a ',' may come
+                if not _no_attributes_after(self.text, self.pos):  # a ',' may come
                     thread = cast("str | None", self._step(self._computation_attributes))
                     if thread is not None:
                         computation.execution_thread = thread
@@ -1998,6 +1995,16 @@ def _operand_offset(operand_text: str, index: int) -> int | None:
     except SyntaxFault:
         return None
     return found[index][2] if index < len(found) else None
+
+
+def _no_attributes_after(text: str, pos: int) -> bool:
+    """True when white space and a token that is no ',' (nor a comment) follow a computation's
+    brace at ``pos``: no attributes follow it (what a dump always has; anything else is read
+    by the grammar)."""
+    end = len(text)
+    while pos < end and text[pos] in " \t\r\n":
+        pos += 1
+    return pos < end and text[pos] not in ",/"
 
 
 class _LinesAgain:
