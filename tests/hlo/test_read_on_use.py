@@ -1,5 +1,6 @@
-"""A computation whose every line the fast path read, none of them a collective, makes its
-instructions when they are first asked for: the same the general reader makes."""
+"""A computation whose every line the fast path read makes its instructions when they are
+first asked for: the same the general reader makes, its collectives' own (kept from the
+first read, which their collectives refer to) in their places."""
 
 from __future__ import annotations
 
@@ -50,10 +51,13 @@ def test_instructions_are_made_when_asked_for_and_are_the_general_readers(
     gc.collect()
     before = _live_instructions()
     module = hlo.parse_module(TEXT)
-    # Once read, only the entry (with the collective) holds instructions: %add's root, which
-    # the all-reduce asks for, is taken as it was read, not read again.
-    assert _live_instructions() - before == COUNT + 3
+    # Once read, only the collective's instruction is held (the entry too is read on use):
+    # %add's root, which the all-reduce asks for, is taken as it was read, not read again.
+    assert _live_instructions() - before == 1
     assert "instructions" not in vars(module.computations["add"])
+    assert "instructions" not in vars(module.entry)
+    assert module.collectives[0].operand_shape_texts == ["f32[8]{0}"]  # kept as read
+    assert "instructions" not in vars(module.entry)
     fused = module.computations["fused.7"]
     assert fused.root.name == "r"  # asking for one reads them all
     assert [i.name for i in fused.instructions] == ["p0", "p1", "m", "z", "r"]
@@ -63,6 +67,8 @@ def test_instructions_are_made_when_asked_for_and_are_the_general_readers(
     assert module.collectives[0].reduction == "sum"  # the root of %add, read on use
     read = structure(module)
     assert _live_instructions() - before == COUNT + 3 + 3 + 3 + 5 * COUNT  # and now every one
+    ar = module.collectives[0].instruction
+    assert module.entry.by_name["ar"] is ar and ar.collective is module.collectives[0]
     turn_off(monkeypatch)
     assert read == structure(hlo.parse_module(TEXT))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import operator
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import IO
 
 from numpy.typing import ArrayLike
@@ -128,11 +128,14 @@ class ModuleScope:
         return None if instruction is None or not instruction.shape_text else instruction.shape_text
 
     def let_go(self, collectives: list[Collective],
-               read_root: Callable[[str], Instruction | None] | None = None) -> None:
+               read_root: Callable[[str], Instruction | None] | None = None,
+               shapes_read: Callable[[str], Mapping[str, str] | None] | None = None) -> None:
         """Keep the roots and operand definitions ``collectives`` (every collective read,
         linked) can ask for, and stop holding the computations. ``read_root(name)``, when
         given, is the root of computation ``name`` as the reader read it (None when it did
-        not), so that a computation read again on use is not read again for its root."""
+        not), and ``shapes_read(name)`` the shape text of each of its instructions by name
+        (None when not kept), so that a computation read again on use is not read again for
+        its root or its collectives' operands."""
         roots: dict[str, tuple[str, str] | None] = dict(self._roots or {})
         definitions = self._definitions
         for to_apply, instruction in map(_ASKS, collectives):
@@ -144,9 +147,11 @@ class ModuleScope:
             kept = definitions.get(computation)
             if kept is None:
                 kept = definitions[computation] = {}
+            shapes = None if shapes_read is None else shapes_read(computation)
             for index, name in enumerate(operands):
                 if name not in kept and (not inline or inline[index] is None):
-                    kept[name] = self.definition(computation, name)
+                    kept[name] = (self.definition(computation, name) if shapes is None
+                                  else shapes.get(name) or None)
         self._roots = roots
         self.computations = {}
 
@@ -322,7 +327,7 @@ def _parse(
                 header.name = f"module_{entry}"
             collectives = Linker(scope.root_collective, scope.wrapped).link(found)
             module = Module(header, text, scope, collectives, source, assignment_source)
-            scope.let_go(found, reader.root)
+            scope.let_go(found, reader.root, reader.shapes_read)
         except HloParseError as raised:
             error = reader.reported(raised)
             if source and error.source is None:

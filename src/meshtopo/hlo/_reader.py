@@ -234,7 +234,7 @@ class _Shared:
 
     __slots__ = ("after_reading", "async_called", "definition", "inline", "inline_count",
                  "made_whole", "missing", "opcodes", "programs", "read_module", "recorded",
-                 "roots", "single_state", "visit")
+                 "roots", "shapes_read", "single_state", "visit")
 
     def __init__(self, definition: Callable[[Computation, str], str | None] | None,
                  read_module: Callable[[str], object] | None) -> None:
@@ -245,6 +245,9 @@ class _Shared:
         self.programs: dict[str, ProgramShape | tuple[dict[int, _Parameter], str]] = {}
         # Each computation's root once read (a whole text), made on first use (``root``).
         self.roots: dict[str, Instruction | _Unmade] = {}
+        # The shape text of each name read in a computation read again on use whose
+        # instructions were visited (its visited ones' operands are looked up there).
+        self.shapes_read: dict[str, dict[str, str]] = {}
         self.async_called: set[str] = set()
         self.inline: list[Computation] = []
         self.inline_count = 0  # names given: _, _.1, ...
@@ -337,8 +340,8 @@ class Reader:
         # (signature's result, root's shape) -> whether XLA finds them compatible.
         self._compatible: dict[tuple[str, str], bool] = {}
         # For the computation just read: the offset and line its instructions start at,
-        # when the fast path read every one and none was visited (so ``_LinesAgain`` can
-        # read them again on first use), else None.
+        # when the fast path read every one (so ``_LinesAgain`` can read them again on first
+        # use), else None.
         self._again_at: tuple[int, int] | None = None
         self._lines_again: _LinesAgain | None = None  # what reads them (one for the module)
         # The opcodes last visited, and those the fast path checks when it reads them.
@@ -509,6 +512,12 @@ class Reader:
             found = roots[name] = Instruction(*found)
         return found
 
+    def shapes_read(self, name: str) -> Mapping[str, str] | None:
+        """The shape text of each instruction of computation ``name`` by name, as read,
+        when it is read again on use and some of its instructions were visited (None
+        otherwise: look them up in the computation)."""
+        return self._shared.shapes_read.get(name)
+
     def _begin(self) -> None:
         """Start reading a computation's instructions."""
         self._names: set[str] | NameSet = NameSet() if self._bounded else set()
@@ -554,7 +563,7 @@ class Reader:
             self._visited, self._checked_opcodes = opcodes, _checked_when_read(opcodes)
         checked = self._checked_opcodes
         body = (self.pos, self.line)
-        by_lines = not self.single and not self._bounded  # every line the fast path's, none visited
+        by_lines = not self.single and not self._bounded  # every line the fast path's
         self._again_at = None
         while True:
             self._fill()
@@ -565,8 +574,6 @@ class Reader:
                 for instruction in read:
                     if isinstance(instruction, tuple):
                         continue  # (none that is checked is left unmade)
-                    if instruction.opcode in opcodes:
-                        by_lines = False
                     if instruction.inline_shapes and not self._same_as_defined(instruction,
                                                                                 computation):
                         self._check_operand_shapes(
@@ -633,18 +640,26 @@ class Reader:
                   visit: Callable[[Instruction], None] | None = None,
                   opcodes: frozenset[str] = frozenset()) -> None:
         """Read ``computation``'s instructions into it (``instruction_runs``, with the same
-        ``visit`` and ``opcodes``); one whose every line the fast path read, none visited,
-        is left to read them again on first use (``Computation.read_on_use``): the
-        instructions no check needed are then never made."""
+        ``visit`` and ``opcodes``); one whose every line the fast path read is left to read
+        them again on first use (``Computation.read_on_use``), but for the instructions
+        visited, kept to take their places then (their collectives refer to them), and their
+        operands' shapes, kept for ``shapes_read``: the instructions no check needed are
+        then never made."""
         read: list[Instruction | _Unmade] = []
         for run in self._runs(computation, visit, opcodes, not self.single and not self._bounded):
             read += run
         at = self._again_at
         if at is not None:  # read again on use: fewer objects kept
             offset, line = at  # (the line is the head's, one a line, as XLA prints it)
+            visited = {item.name: item for item in read
+                       if not isinstance(item, tuple) and item.opcode in opcodes}
+            where: object = offset if line == computation.line else at
+            if visited:
+                where = _Visited(offset, line, visited)
+                if self._shape_of is not None:
+                    self._shared.shapes_read[computation.name] = self._shape_of
             computation.read_on_use(self._reading_again(self._checked_opcodes),
-                                    self._calls or (), signature_known=True,
-                                    at=offset if line == computation.line else at)
+                                    self._calls or (), signature_known=True, at=where)
         else:
             made = [Instruction(*item) if isinstance(item, tuple) else item for item in read]
             if isinstance(self._root, tuple):  # the root as made, here and in the module's
@@ -2007,23 +2022,39 @@ def _no_attributes_after(text: str, pos: int) -> bool:
     return pos < end and text[pos] not in ",/"
 
 
+class _Visited:
+    """Where a computation read again on use starts (``_LinesAgain``) and the instructions
+    visited when it was first read, by name."""
+
+    __slots__ = ("instructions", "line", "offset")
+
+    def __init__(self, offset: int, line: int, instructions: dict[str, Instruction]) -> None:
+        self.offset, self.line, self.instructions = offset, line, instructions
+
+
 class _LinesAgain:
     """Reads a computation's instructions and root again from the text, the same as when
     first read, by the fast path alone (``Computation.read_on_use``; ``at`` is the offset and
     line they start at, or the offset alone when that line is the computation's own, its head
-    written on one line): for a computation each of whose lines the fast path read and none
-    of which was visited, whose checks then passed. One serves the module's computations; it
-    holds none, so a module of such computations holds no cycle."""
+    written on one line, or, with them, the instructions visited when it was first read,
+    which take their places): for a computation each of whose lines the fast path read, whose
+    checks then passed. One serves the module's computations; it holds none, so a module of
+    such computations holds no cycle."""
 
     __slots__ = ("checked", "reader")
 
     def __init__(self, reader: Reader, checked: frozenset[str]) -> None:
         self.reader, self.checked = reader, checked
 
-    def __call__(self, computation: Computation, at: int | tuple[int, int]) -> None:
+    def __call__(self, computation: Computation, at: int | tuple[int, int] | _Visited) -> None:
         # (computations are read on use one at a time: the module's one reader is free)
-        reader = self.reader
-        reader.pos, reader.line = (at, computation.line) if isinstance(at, int) else at
+        reader, visited = self.reader, None
+        if isinstance(at, int):
+            reader.pos, reader.line = at, computation.line
+        elif isinstance(at, _Visited):
+            reader.pos, reader.line, visited = at.offset, at.line, at.instructions
+        else:
+            reader.pos, reader.line = at
         reader._begin()
         read_into = Computation(computation.name, False, reader.line, "")
         instructions: list[Instruction] = []
@@ -2033,6 +2064,9 @@ class _LinesAgain:
             if len(read) < _RUN:
                 break
         root = cast("Instruction", reader._last if reader._root is None else reader._root)
+        if visited:  # in their places, the instructions visited when first read
+            instructions = [visited.get(i.name, i) for i in instructions]
+            root = visited.get(root.name, root)
         for key, value in (("instructions", instructions), ("root", root)):
             if key not in vars(computation):  # (one a caller set stays as set)
                 setattr(computation, key, value)

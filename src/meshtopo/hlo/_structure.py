@@ -230,9 +230,10 @@ class Computation:
 
     A computation that holds no collective is read on first use of ``instructions``,
     ``by_name``, ``root`` or ``signature`` (``read_on_use``) when read from a proto (its line
-    and its instruction count, which place every later line, are known without them), or,
-    its signature as written kept, on first use of the others from text when the reader's
-    fast path read every line of it (read again the same way: until then it holds no
+    and its instruction count, which place every later line, are known without them), and
+    any computation, its signature as written kept, on first use of the others from text
+    when the reader's fast path read every line of it (read again the same way, its
+    collectives' instructions, kept, in their places: until then it holds no other
     instruction for the collector to walk).
     ``by_name`` is made from ``instructions`` on first use when not given: most computations
     of a module are never looked up by name.
