@@ -181,6 +181,9 @@ ENTRY %main (p: f32[8]) -> f32[8] {{
     assert by["r"].source_target_pairs == [(0, 1), (1, 2)] and by["rd"].start == "r"
     assert by["r"].device_pairs() == [(0, 1), (1, 2)] and by["rd"].bytes == 32
     assert by["s"].is_host_transfer and not by["r"].is_host_transfer
+    # The wrapper of a fusion is no collective: neither it nor its done names one.
+    assert m.entry.by_name["fs"].collective is None and m.entry.by_name["fd"].collective is None
+    assert m.entry.by_name["as"].collective is by["as"]
 
 
 def test_call_graph() -> None:

@@ -154,6 +154,47 @@ ENTRY %main (p: f32[8]) -> f32[8] {{
     assert [i.opcode for i in order] == ["all-reduce-start", *["all-reduce"] * 4]
 
 
+def test_async_wrappers_of_no_collective_are_walked_into(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # An async fusion, and an async computation issuing two all-reduces (its root a tuple):
+    # neither wrapper is a collective; the walk issues what they call where they stand.
+    text = f"""HloModule w, is_scheduled=true, num_partitions=2
+{ADD}
+%fused (f: f32[8]) -> f32[8] {{
+  %f = f32[8]{{0}} parameter(0)
+  ROOT %n = f32[8]{{0}} negate(%f)
+}}
+
+%two (q: f32[8]) -> (f32[8], f32[8]) {{
+  %q = f32[8]{{0}} parameter(0)
+  %x = f32[8]{{0}} all-reduce(%q), channel_id=2, replica_groups={{{{0,1}}}}, use_global_device_ids=true, to_apply=%add
+  %y = f32[8]{{0}} all-reduce(%x), channel_id=3, replica_groups={{{{0,1}}}}, use_global_device_ids=true, to_apply=%add
+  ROOT %t = (f32[8]{{0}}, f32[8]{{0}}) tuple(%x, %y)
+}}
+
+ENTRY %main (p: f32[8]) -> f32[8] {{
+  %p = f32[8]{{0}} parameter(0)
+  %fs = ((f32[8]{{0}}), f32[8]{{0}}, s32[]) async-start(%p), calls=%fused
+  %fd = f32[8]{{0}} async-done(%fs)
+  %ts = ((f32[8]{{0}}), (f32[8]{{0}}, f32[8]{{0}}), s32[]) async-start(%fd), calls=%two
+  %td = (f32[8]{{0}}, f32[8]{{0}}) async-done(%ts)
+  %g = f32[8]{{0}} get-tuple-element(%td), index=1
+  ROOT %ar = f32[8]{{0}} all-reduce(%g), channel_id=1, replica_groups={{{{0,1}}}}, use_global_device_ids=true, to_apply=%add
+}}
+"""
+    module = mt.hlo.parse_module(text)
+    assert [c.name for c in module.collectives] == ["x", "y", "ar"]
+    assert all(module.entry.by_name[n].collective is None for n in ("fs", "fd", "ts", "td"))
+    assert _names(mt.order.issue_order(module, 0)) == ["x", "y", "ar"]
+    path = tmp_path / "wrappers.hlo"
+    path.write_text(text)
+    with pytest.raises(SystemExit) as exited:
+        main(["check", str(path)])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"{path}: 3 collectives verified, no findings (replica_count=1, num_partitions=2)")
+
+
 def test_a_device_that_is_not_placed_is_refused() -> None:
     ring = module(all_reduce("sum", "{{0,1}}"), 2)
     with pytest.raises(mt.InvalidArgumentError, match=(

@@ -130,6 +130,7 @@ class InstructionRecord(Protocol):
     computation: str
     is_root: bool
     inline_shapes: tuple[str | None, ...]
+    collective: Collective | None  # this collective; None once it is found to be none
 
     @property
     def text(self) -> str:

@@ -5,7 +5,8 @@
   attributes and ``start`` names it.
 - ``async-start`` with ``calls=%c``: when the root of ``%c`` is a collective, the wrapper takes
   its attributes and ``wrapped_opcode``; ``async-update``/``async-done`` follow their operand.
-  Async wrappers of anything else (fusions, copies) are dropped: they are not collectives.
+  Async wrappers of anything else (fusions, copies, several ops) are dropped: they are not
+  collectives, and their instructions no longer name a collective (``collective`` is None).
   XLA's shorthand (``reduce-scatter-start``) carries its op's attributes: its start waits
   for its done like any other.
 """
@@ -45,6 +46,7 @@ class Linker:
                 called = names_in("calls", c.attributes.get("calls"), c.line, c.column)
                 wrapped = self.root_collective(called[0]) if called else None
                 if wrapped is None:
+                    c.instruction.collective = None
                     continue
                 c.copy_attributes_from(wrapped)
                 self.wrapped[c.name] = wrapped
@@ -52,6 +54,7 @@ class Linker:
             elif opcode in ("async-update", "async-done"):
                 start = pending.get((c.computation, c.operands[0])) if c.operands else None
                 if start is None:
+                    c.instruction.collective = None
                     continue
                 c.copy_attributes_from(start)
                 c.start = start.name if start.start is None else start.start
