@@ -147,7 +147,8 @@ _PRINTED_NUMBERS: Final = {str(number): number for number in range(4096)}
 # Operand names and their inline shapes (empty when none is written).
 _Operands = tuple[tuple[str, ...], tuple[str | None, ...]]
 # The arguments of an instruction the fast path read that no check made when read needs: it
-# is made once its computation is kept (``read_into``), never when it is read again on use.
+# is made once its computation is kept (``read_into``) or, a root, once asked for
+# (``Reader.root``); never when its computation is read again on use.
 _Unmade = tuple[str, str, str, tuple[str, ...] | None, int, int, str, bool, str | None, str,
                 "_Layout", tuple[str, ...], tuple[str, ...], tuple[str | None, ...], int,
                 str | None, tuple[int, int] | None, str | None]
@@ -1006,8 +1007,8 @@ class Reader:
         ``scan_lines`` scans, up to the first whose attributes, shape, operands or names
         the general reader must judge (it reads that line and says what is wrong); and
         whether none of them has an opcode in ``checked`` or operands written with
-        shapes (none needs checks when read). With ``unmade``, each that is no root, has no
-        such opcode or operands and is not the last is left unmade (``_Unmade``)."""
+        shapes (none needs checks when read). With ``unmade``, each that has no such opcode
+        or operands is left unmade (``_Unmade``)."""
         scanned = scan_lines(self.text, self.pos, _RUN) if self._fast else None
         read: list[Instruction | _Unmade] = []
         if not scanned:
@@ -2056,10 +2057,9 @@ class _LinesAgain:
         else:
             reader.pos, reader.line = at
         reader._begin()
-        read_into = Computation(computation.name, False, reader.line, "")
         instructions: list[Instruction] = []
         while True:
-            read, _ = reader._lines(read_into, self.checked)
+            read, _ = reader._lines(computation, self.checked)  # (it reads only the name)
             instructions += cast("list[Instruction]", read)  # (none left unmade)
             if len(read) < _RUN:
                 break
